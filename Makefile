@@ -1,0 +1,128 @@
+# snakepit — build, run, test.
+#
+#   make            build the four binaries into build/bin/
+#   make run        install what is missing, build, start the farm (snakepit up)
+#   make test       install what is missing, build, run every suite
+#   make SANITIZE=1 ASan+UBSan build into build-san/ (tests use it with SANITIZE=1 too)
+#   make bench      the benchmark harness (bench/README.md); bench-quick for a short run
+#   make fuzz       build the libFuzzer targets and run each briefly
+#   make format     clang-format every C file
+SHELL := /bin/bash
+
+CC       ?= gcc
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+BUILD    ?= build-san
+OPT      := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+else
+BUILD    ?= build
+OPT      := -O2 -g
+endif
+
+PKG_CONFIG ?= pkg-config
+PY_CFLAGS  := $(shell $(PKG_CONFIG) --cflags python3-embed 2>/dev/null)
+PY_LIBS    := $(shell $(PKG_CONFIG) --libs python3-embed 2>/dev/null)
+
+CFLAGS   := -std=c11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers $(OPT) -pipe
+CPPFLAGS := -I. -MMD -MP
+LDFLAGS  := $(filter -fsanitize%,$(OPT))
+LIBS     := -lzmq -lmsgpackc -lm
+
+BIN := $(BUILD)/bin
+OBJ := $(BUILD)/obj
+
+LIB_SRC := $(wildcard common/*.c proto/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(OBJ)/%.o)
+LIB     := $(BUILD)/lib/libsnakepit.a
+
+BROKER_SRC   := $(wildcard broker/*.c)
+EXECUTOR_SRC := $(wildcard executor-node/*.c)
+MCP_SRC      := $(wildcard mcp-frontend/*.c)
+CLI_SRC      := $(wildcard cli/*.c)
+
+BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-mcp $(BIN)/snakepit
+
+.PHONY: all deps deps-test run test test-unit test-integration test-security test-interop \
+        test-cluster conformance bench bench-quick fuzz format clean
+all: $(BINARIES)
+
+# ---- library shared by every component
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# the executor embeds CPython and its Python-side runner
+$(OBJ)/executor-node/%.o: executor-node/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(BUILD)/gen $(PY_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/gen/runner_py.h: executor-node/runner.py
+	@mkdir -p $(@D)
+	{ echo '/* generated from executor-node/runner.py by the Makefile */'; \
+	  echo 'static const char runner_py[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
+
+$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h
+
+$(BIN)/snakepit-broker: $(BROKER_SRC:%.c=$(OBJ)/%.o) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BIN)/snakepit-executor: $(EXECUTOR_SRC:%.c=$(OBJ)/%.o) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS) -lseccomp $(LIBS)
+
+$(BIN)/snakepit-mcp: $(MCP_SRC:%.c=$(OBJ)/%.o) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -ljansson -lhiredis $(LIBS)
+
+$(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis $(LIBS)
+
+# ---- set-up
+deps:
+	@deploy/install-deps.sh run
+deps-test:
+	@deploy/install-deps.sh test
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BIN)/snakepit up $(ARGS)
+
+# ---- tests
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) -lcmocka -ljansson -lhiredis $(LIBS)
+
+test-unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+PYTEST := /usr/bin/python3 -m pytest -q -p no:cacheprovider
+export SNAKEPIT_BIN := $(abspath $(BIN))
+
+test-integration: all
+	$(PYTEST) tests/integration
+
+test-security: all
+	$(PYTEST) tests/security
+
+test: deps-test
+	@$(MAKE) --no-print-directory all test-unit
+	@$(MAKE) --no-print-directory test-integration test-security
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

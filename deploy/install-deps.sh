@@ -1,0 +1,60 @@
+#!/bin/sh
+# deploy/install-deps.sh — install the Debian 12 packages snakepit needs, only those missing.
+#
+#   deploy/install-deps.sh [run|test|all]
+#
+#   run   what building and running the farm needs (the default)
+#   test  run + what `make test` needs (cmocka, pytest, clang for fuzz targets, iproute2)
+#   all   test + the data-science profile's libraries
+#
+# Works as root, or as a user with sudo. Does nothing (and needs no privilege) when every
+# package is already installed, so `make run` and `make test` can call it every time.
+set -eu
+
+what=${1:-run}
+
+run_pkgs="gcc make pkg-config libzmq3-dev libmsgpack-dev libhiredis-dev libpython3.11-dev
+python3.11 libseccomp-dev libmicrohttpd-dev libjansson-dev redis-server"
+test_pkgs="libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang
+libclang-rt-14-dev iproute2 nodejs npm"
+ds_pkgs="python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy"
+
+case "$what" in
+run) want="$run_pkgs" ;;
+test) want="$run_pkgs $test_pkgs" ;;
+all) want="$run_pkgs $test_pkgs $ds_pkgs" ;;
+*) echo "usage: $0 [run|test|all]" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $want; do
+    # nodejs/npm may come from outside Debian (nvm, nodesource): a working binary counts.
+    case "$p" in
+    nodejs) command -v node >/dev/null 2>&1 && continue ;;
+    npm) command -v npm >/dev/null 2>&1 && continue ;;
+    esac
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    case "$status" in
+    *"install ok installed"*) ;;
+    *) missing="$missing $p" ;;
+    esac
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+    sudo="sudo"
+else
+    echo "install-deps: missing packages:$missing" >&2
+    echo "install-deps: not root and no sudo; install them and run again" >&2
+    exit 1
+fi
+
+echo "install-deps: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# A stale package list makes apt-get fail on a fresh machine; refresh it once.
+$sudo apt-get update -qq >&2
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing >&2

@@ -1,0 +1,217 @@
+/* proto/job.c — JobSpec encoding and hostile-input decoding (PROTOCOL.md §4). Unknown keys
+ * are skipped so that newer senders can add fields; a wrong type or an over-cap value makes
+ * the whole body malformed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "mpack.h"
+
+void jobspec_init(jobspec_t *job)
+{
+    memset(job, 0, sizeof *job);
+    job->capture_output = 1;
+}
+
+static void s_free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+void jobspec_clear(jobspec_t *job)
+{
+    free(job->tenant);
+    free(job->service);
+    free(job->code);
+    free(job->stdin_data);
+    s_free_names(job->inspect, job->n_inspect);
+    s_free_names(job->allowed_imports, job->n_allowed_imports);
+    for (size_t i = 0; i < job->n_files; i++) {
+        free(job->files[i].path);
+        free(job->files[i].data);
+    }
+    free(job->files);
+    jobspec_init(job);
+}
+
+static void s_write_names(mpw_t *w, const char *key, char **names, size_t n)
+{
+    mpw_str(w, key);
+    mpw_array(w, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) mpw_str(w, names[i]);
+}
+
+void jobspec_encode(const jobspec_t *job, buf_t *out)
+{
+    mpw_t w;
+    mpw_init(&w, out);
+    mpw_map(&w, 13);
+    mpw_kv_uint(&w, "v", 1);
+    mpw_kv_str(&w, "kind", job->kind == JOB_VALIDATE ? "validate" : "exec");
+    mpw_kv_str(&w, "tenant", job->tenant ? job->tenant : "");
+    mpw_kv_str(&w, "service", job->service ? job->service : "");
+    mpw_str(&w, "code");
+    mpw_strn(&w, job->code ? job->code : "", job->code ? job->code_len : 0);
+    mpw_str(&w, "limits");
+    mpw_map(&w, 5);
+    mpw_kv_int(&w, "wall_ms", job->limits.wall_ms);
+    mpw_kv_int(&w, "cpu_ms", job->limits.cpu_ms);
+    mpw_kv_int(&w, "memory_mb", job->limits.memory_mb);
+    mpw_kv_int(&w, "output_bytes", job->limits.output_bytes);
+    mpw_kv_int(&w, "nofile", job->limits.nofile);
+    s_write_names(&w, "inspect", job->inspect, job->n_inspect);
+    s_write_names(&w, "allowed_imports", job->allowed_imports, job->n_allowed_imports);
+    mpw_str(&w, "stdin");
+    if (job->stdin_data)
+        mpw_strn(&w, job->stdin_data, job->stdin_len);
+    else
+        mpw_nil(&w);
+    mpw_kv_bool(&w, "capture_output", job->capture_output);
+    mpw_str(&w, "files");
+    mpw_array(&w, (uint32_t)job->n_files);
+    for (size_t i = 0; i < job->n_files; i++) {
+        mpw_map(&w, 2);
+        mpw_kv_str(&w, "path", job->files[i].path);
+        mpw_str(&w, "data");
+        mpw_bin(&w, job->files[i].data, job->files[i].len);
+    }
+    mpw_kv_uint(&w, "submitted_ms", job->submitted_ms);
+    mpw_kv_uint(&w, "attempt", 0); /* reserved; the broker's header carries the real one */
+}
+
+static int s_read_names(mpr_t *r, char ***names, size_t *n)
+{
+    uint32_t count;
+    if (mpr_array(r, &count) < 0) return -1;
+    if (count > JOB_MAX_NAMES) return mpr_fail(r, "too many names");
+    *names = xcalloc(count ? count : 1, sizeof **names);
+    for (uint32_t i = 0; i < count; i++) {
+        if (mpr_strdup(r, JOB_MAX_NAME, &(*names)[i]) < 0) return -1;
+        if (!(*names)[i]) return mpr_fail(r, "name is nil");
+        (*n)++;
+    }
+    return 0;
+}
+
+static int s_read_limit(mpr_t *r, long *out)
+{
+    int64_t v;
+    if (mpr_int(r, &v) < 0) return -1;
+    if (v < 0 || v > (int64_t)1 << 40) return mpr_fail(r, "limit out of range");
+    *out = (long)v;
+    return 0;
+}
+
+static int s_read_limits(mpr_t *r, limits_t *l)
+{
+    uint32_t n;
+    if (mpr_map(r, &n) < 0) return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *k;
+        uint32_t    kl;
+        if (mpr_str(r, &k, &kl) < 0) return -1;
+        if (mpr_key_is(k, kl, "wall_ms")) s_read_limit(r, &l->wall_ms);
+        else if (mpr_key_is(k, kl, "cpu_ms")) s_read_limit(r, &l->cpu_ms);
+        else if (mpr_key_is(k, kl, "memory_mb")) s_read_limit(r, &l->memory_mb);
+        else if (mpr_key_is(k, kl, "output_bytes")) s_read_limit(r, &l->output_bytes);
+        else if (mpr_key_is(k, kl, "nofile")) s_read_limit(r, &l->nofile);
+        else mpr_skip(r);
+    }
+    return r->err ? -1 : 0;
+}
+
+static int s_read_files(mpr_t *r, jobspec_t *job)
+{
+    uint32_t n;
+    if (mpr_array(r, &n) < 0) return -1;
+    if (n > JOB_MAX_FILES) return mpr_fail(r, "too many files");
+    job->files = xcalloc(n ? n : 1, sizeof *job->files);
+    for (uint32_t i = 0; i < n; i++) {
+        job_file_t *f = &job->files[job->n_files++];
+        uint32_t    m;
+        if (mpr_map(r, &m) < 0) return -1;
+        for (uint32_t j = 0; j < m; j++) {
+            const char *k;
+            uint32_t    kl;
+            if (mpr_str(r, &k, &kl) < 0) return -1;
+            if (mpr_key_is(k, kl, "path")) {
+                free(f->path);
+                mpr_strdup(r, JOB_MAX_PATH, &f->path);
+            } else if (mpr_key_is(k, kl, "data")) {
+                free(f->data);
+                mpr_bytesdup(r, JOB_MAX_FILE, &f->data, &f->len);
+            } else {
+                mpr_skip(r);
+            }
+        }
+        if (!r->err && !f->path) return mpr_fail(r, "file without path");
+        if (!f->data) f->data = xstrdup("");
+    }
+    return r->err ? -1 : 0;
+}
+
+int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size_t errlen)
+{
+    mpr_t    r;
+    uint32_t n;
+    uint64_t version = 0;
+    jobspec_init(job);
+    mpr_init(&r, data, len);
+    if (mpr_map(&r, &n) == 0) {
+        for (uint32_t i = 0; i < n && !r.err; i++) {
+            const char *k;
+            uint32_t    kl;
+            if (mpr_str(&r, &k, &kl) < 0) break;
+            if (mpr_key_is(k, kl, "v")) {
+                mpr_uint(&r, &version);
+            } else if (mpr_key_is(k, kl, "kind")) {
+                const char *v;
+                uint32_t    vl;
+                if (mpr_str(&r, &v, &vl) == 0) {
+                    if (mpr_key_is(v, vl, "exec")) job->kind = JOB_EXEC;
+                    else if (mpr_key_is(v, vl, "validate")) job->kind = JOB_VALIDATE;
+                    else mpr_fail(&r, "unknown job kind");
+                }
+            } else if (mpr_key_is(k, kl, "tenant")) {
+                free(job->tenant);
+                mpr_strdup(&r, JOB_MAX_TENANT, &job->tenant);
+            } else if (mpr_key_is(k, kl, "service")) {
+                free(job->service);
+                mpr_strdup(&r, JOB_MAX_SERVICE, &job->service);
+            } else if (mpr_key_is(k, kl, "code")) {
+                free(job->code);
+                mpr_bytesdup(&r, JOB_MAX_CODE, &job->code, &job->code_len);
+            } else if (mpr_key_is(k, kl, "limits")) {
+                s_read_limits(&r, &job->limits);
+            } else if (mpr_key_is(k, kl, "inspect") && !job->inspect) {
+                s_read_names(&r, &job->inspect, &job->n_inspect);
+            } else if (mpr_key_is(k, kl, "allowed_imports") && !job->allowed_imports) {
+                s_read_names(&r, &job->allowed_imports, &job->n_allowed_imports);
+            } else if (mpr_key_is(k, kl, "stdin")) {
+                free(job->stdin_data);
+                mpr_bytesdup(&r, JOB_MAX_STDIN, &job->stdin_data, &job->stdin_len);
+            } else if (mpr_key_is(k, kl, "capture_output")) {
+                mpr_bool(&r, &job->capture_output);
+            } else if (mpr_key_is(k, kl, "files") && !job->files) {
+                s_read_files(&r, job);
+            } else if (mpr_key_is(k, kl, "submitted_ms")) {
+                mpr_uint(&r, &job->submitted_ms);
+            } else {
+                mpr_skip(&r);
+            }
+        }
+    }
+    const char *why = r.err;
+    if (!why && mpr_done(&r) < 0) why = "trailing bytes after JobSpec";
+    if (!why && version != 1) why = "unsupported JobSpec version";
+    if (!why && !job->code) why = "JobSpec without code";
+    if (!why && (!job->tenant || !job->service)) why = "JobSpec without tenant or service";
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        jobspec_clear(job);
+        return -1;
+    }
+    return 0;
+}

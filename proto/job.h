@@ -1,0 +1,68 @@
+/* proto/job.h — the JobSpec body (PROTOCOL.md §4): what to run and within which limits.
+ * Encoded by whoever submits (front-end, CLI, bench), decoded by the executor node, its
+ * zygote and the job's child. The broker never decodes it; it reads the small route header
+ * (route.h) instead. */
+#ifndef SP_JOB_H
+#define SP_JOB_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "../common/ids.h"
+
+/* Caps a decoder enforces whatever the operator configures: beyond them a JobSpec is
+ * malformed, not merely over quota. */
+#define JOB_MAX_CODE      (1u << 20) /* 1 MiB of source */
+#define JOB_MAX_STDIN     (1u << 20)
+#define JOB_MAX_NAMES     64         /* inspect_variables, allowed_imports */
+#define JOB_MAX_NAME      128
+#define JOB_MAX_FILES     64
+#define JOB_MAX_FILE      (4u << 20)
+#define JOB_MAX_PATH      200
+#define JOB_MAX_TENANT    64
+#define JOB_MAX_SERVICE   64
+
+typedef enum { JOB_EXEC = 0, JOB_VALIDATE = 1 } job_kind_t;
+
+typedef struct {
+    long wall_ms;      /* wall-clock limit */
+    long cpu_ms;       /* CPU time limit */
+    long memory_mb;    /* address space the code may add on top of the interpreter */
+    long output_bytes; /* per stream (stdout, stderr) */
+    long nofile;       /* open file descriptors */
+} limits_t;
+
+typedef struct {
+    char  *path;       /* relative, validated by the executor before use */
+    char  *data;
+    size_t len;
+} job_file_t;
+
+typedef struct {
+    uint8_t     id[ID_BYTES];
+    job_kind_t  kind;
+    char       *tenant;
+    char       *service;
+    char       *code;
+    size_t      code_len;
+    limits_t    limits;
+    char      **inspect;          /* variable names to return */
+    size_t      n_inspect;
+    char      **allowed_imports;  /* narrows the profile's allowlist; empty = the profile's */
+    size_t      n_allowed_imports;
+    char       *stdin_data;       /* NULL when none */
+    size_t      stdin_len;
+    int         capture_output;   /* 0: discard what the code prints */
+    job_file_t *files;
+    size_t      n_files;
+    uint64_t    submitted_ms;     /* wall clock at the front-end */
+} jobspec_t;
+
+void jobspec_init(jobspec_t *job);
+void jobspec_clear(jobspec_t *job);
+void jobspec_encode(const jobspec_t *job, buf_t *out);
+/* 0, or -1 with the reason in err. The id is not in the body (it travels in its own frame):
+ * callers copy it in. */
+int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size_t errlen);
+
+#endif

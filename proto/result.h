@@ -1,0 +1,76 @@
+/* proto/result.h — the Result body (PROTOCOL.md §5): what happened to one job. Built by the
+ * zygote (or by the broker for jobs that never ran: rejected, lost, timeout in queue),
+ * carried opaque through the broker, decoded by the front-end and the CLI. */
+#ifndef SP_RESULT_H
+#define SP_RESULT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "status.h"
+
+#define RESULT_MAX_STREAM (64u << 20) /* decoder cap per stream; operators cap far lower */
+#define RESULT_MAX_TEXT   (8u << 20)  /* result repr, variables JSON, traceback */
+#define RESULT_MAX_IMAGES 16
+#define RESULT_MAX_IMAGE  (8u << 20)
+#define RESULT_MAX_FILES  64
+
+typedef struct {
+    char    *mime;
+    uint32_t width, height;
+    char    *data;
+    size_t   len;
+} result_image_t;
+
+typedef struct {
+    char  *path;
+    char  *data;
+    size_t len;
+} result_file_t;
+
+typedef struct {
+    status_t status;
+    char    *out;           /* stdout bytes as written (may end mid UTF-8 sequence when capped) */
+    size_t   out_len;
+    int      out_truncated;
+    char    *err;           /* stderr */
+    size_t   err_len;
+    int      err_truncated;
+    char    *result;        /* repr of the trailing expression or of `result`; NULL if none */
+    char    *variables;     /* JSON object text {name: value}; NULL when none were asked for */
+    char    *validation;    /* JSON object text, for validate jobs */
+    struct {
+        int   present;
+        char *type;
+        char *message;
+        char *traceback;
+        long  line;         /* line in the user's code, 0 when unknown */
+    } error;
+    double   queue_ms, wall_ms, cpu_ms;
+    long     max_rss_kb;
+    struct {
+        char *reason;       /* "exit", "signal", "timeout", "seccomp", "audit", "output_limit", ... */
+        int   signal;
+        char *syscall;      /* the syscall or audit event that was refused */
+        int   code;
+    } exit;
+    result_image_t *images;
+    size_t          n_images;
+    int             images_truncated;
+    result_file_t  *files;
+    size_t          n_files;
+    int             files_truncated;
+    char           *executor; /* node id that ran it */
+    uint32_t        attempt;
+} result_t;
+
+void result_init(result_t *res);
+void result_clear(result_t *res);
+void result_encode(const result_t *res, buf_t *out);
+int  result_decode(const void *data, size_t len, result_t *res, char *err, size_t errlen);
+
+/* A result for a job that did not run: status plus an error type and message. Used by the
+ * broker (rejected, lost, timeout) and by clients on local failures. */
+void result_encode_simple(buf_t *out, status_t status, const char *type, const char *message);
+
+#endif

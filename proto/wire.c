@@ -1,0 +1,246 @@
+/* proto/wire.c — frame validation for both channels (PROTOCOL.md §2–3). Every rejection
+ * names its reason so the caller can log and count it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "mpack.h"
+#include "wire.h"
+
+int wire_name_ok(const char *s, size_t len)
+{
+    if (len == 0 || len > 64) return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+static int s_fail(char *err, size_t errlen, const char *why)
+{
+    snprintf(err, errlen, "%s", why);
+    return -1;
+}
+
+static int s_service(const frame_t *f, char out[65])
+{
+    if (!wire_name_ok((const char *)f->data, f->len)) return -1;
+    memcpy(out, f->data, f->len);
+    out[f->len] = '\0';
+    return 0;
+}
+
+static int s_head(const frames_t *fr, const char *tag, uint8_t *cmd, char *err, size_t errlen)
+{
+    if (fr->n < 2) return s_fail(err, errlen, "too few frames");
+    if (fr->f[0].len != 4 || memcmp(fr->f[0].data, tag, 4) != 0)
+        return s_fail(err, errlen, "unknown protocol tag");
+    if (fr->f[1].len != 1) return s_fail(err, errlen, "command frame is not one byte");
+    *cmd = fr->f[1].data[0];
+    return 0;
+}
+
+int wire_parse_client(const frames_t *fr, client_msg_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (s_head(fr, WIRE_CLIENT_TAG, &out->cmd, err, errlen) < 0) return -1;
+    int want;
+    switch (out->cmd) {
+    case CMD_PING:
+    case CMD_PONG: want = 2; break;
+    case CMD_CANCEL:
+    case CMD_ACCEPTED: want = 4; break;
+    case CMD_PROGRESS:
+    case CMD_RESULT:
+    case CMD_REJECT: want = 5; break;
+    case CMD_SUBMIT: want = 6; break;
+    default: return s_fail(err, errlen, "unknown client command");
+    }
+    if (fr->n != want) return s_fail(err, errlen, "wrong number of frames for command");
+    if (want == 2) return 0;
+    if (s_service(&fr->f[2], out->service) < 0) return s_fail(err, errlen, "bad service name");
+    if (fr->f[3].len != ID_BYTES) return s_fail(err, errlen, "job id is not 16 bytes");
+    out->job_id = fr->f[3].data;
+    if (out->cmd == CMD_SUBMIT) {
+        if (route_decode(fr->f[4].data, fr->f[4].len, &out->route, err, errlen) < 0) return -1;
+        out->body = fr->f[5];
+    } else if (want == 5) {
+        out->body = fr->f[4];
+    }
+    if (out->body.len > WIRE_MAX_BODY) return s_fail(err, errlen, "body too large");
+    return 0;
+}
+
+int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (s_head(fr, WIRE_WORKER_TAG, &out->cmd, err, errlen) < 0) return -1;
+    int want;
+    switch (out->cmd) {
+    case W_HEARTBEAT:
+    case W_DISCONNECT: want = 2; break;
+    case W_READY:
+    case W_CREDIT:
+    case W_CANCEL: want = 3; break;
+    case W_RESULT:
+    case W_PROGRESS: want = 4; break;
+    case W_JOB: want = 6; break;
+    default: return s_fail(err, errlen, "unknown worker command");
+    }
+    if (fr->n != want) return s_fail(err, errlen, "wrong number of frames for command");
+    switch (out->cmd) {
+    case W_READY:
+        return ready_decode(fr->f[2].data, fr->f[2].len, &out->ready, err, errlen);
+    case W_CREDIT: {
+        mpr_t r;
+        mpr_init(&r, fr->f[2].data, fr->f[2].len);
+        if (mpr_uint(&r, &out->credit) < 0 || mpr_done(&r) < 0 || out->credit > 4096)
+            return s_fail(err, errlen, "bad credit");
+        return 0;
+    }
+    case W_CANCEL:
+    case W_RESULT:
+    case W_PROGRESS:
+        if (fr->f[2].len != ID_BYTES) return s_fail(err, errlen, "job id is not 16 bytes");
+        out->job_id = fr->f[2].data;
+        if (want == 4) out->body = fr->f[3];
+        break;
+    case W_JOB:
+        if (s_service(&fr->f[2], out->service) < 0) return s_fail(err, errlen, "bad service name");
+        if (fr->f[3].len != ID_BYTES) return s_fail(err, errlen, "job id is not 16 bytes");
+        out->job_id = fr->f[3].data;
+        if (route_decode(fr->f[4].data, fr->f[4].len, &out->route, err, errlen) < 0) return -1;
+        out->body = fr->f[5];
+        break;
+    }
+    if (out->body.len > WIRE_MAX_BODY) return s_fail(err, errlen, "body too large");
+    return 0;
+}
+
+void route_encode(const route_t *route, buf_t *out)
+{
+    mpw_t w;
+    mpw_init(&w, out);
+    mpw_map(&w, 4);
+    mpw_kv_str(&w, "tenant", route->tenant);
+    mpw_kv_uint(&w, "deadline_ms", route->deadline_ms);
+    mpw_kv_uint(&w, "max_inflight", route->max_inflight);
+    mpw_kv_uint(&w, "attempt", route->attempt);
+}
+
+static int s_copy_name(mpr_t *r, char out[65])
+{
+    const char *s;
+    uint32_t    len;
+    if (mpr_str(r, &s, &len) < 0) return -1;
+    if (!wire_name_ok(s, len)) return mpr_fail(r, "bad name");
+    memcpy(out, s, len);
+    out[len] = '\0';
+    return 0;
+}
+
+int route_decode(const void *data, size_t len, route_t *route, char *err, size_t errlen)
+{
+    mpr_t    r;
+    uint32_t n;
+    uint64_t v;
+    memset(route, 0, sizeof *route);
+    mpr_init(&r, data, len);
+    if (len > 1024) mpr_fail(&r, "route header too large");
+    if (mpr_map(&r, &n) == 0) {
+        for (uint32_t i = 0; i < n && !r.err; i++) {
+            const char *k;
+            uint32_t    kl;
+            if (mpr_str(&r, &k, &kl) < 0) break;
+            if (mpr_key_is(k, kl, "tenant")) s_copy_name(&r, route->tenant);
+            else if (mpr_key_is(k, kl, "deadline_ms")) mpr_uint(&r, &route->deadline_ms);
+            else if (mpr_key_is(k, kl, "max_inflight")) {
+                if (mpr_uint(&r, &v) == 0) route->max_inflight = v > 1u << 20 ? 1u << 20 : (uint32_t)v;
+            } else if (mpr_key_is(k, kl, "attempt")) {
+                if (mpr_uint(&r, &v) == 0) route->attempt = v > 100 ? 100 : (uint32_t)v;
+            } else mpr_skip(&r);
+        }
+    }
+    const char *why = r.err;
+    if (!why && mpr_done(&r) < 0) why = "trailing bytes in route header";
+    if (!why && !route->tenant[0]) why = "route header without tenant";
+    if (why) {
+        snprintf(err, errlen, "route: %s", why);
+        return -1;
+    }
+    return 0;
+}
+
+void ready_encode(const ready_t *ready, buf_t *out)
+{
+    mpw_t w;
+    mpw_init(&w, out);
+    mpw_map(&w, 6);
+    mpw_kv_uint(&w, "v", 1);
+    mpw_kv_str(&w, "node", ready->node);
+    mpw_str(&w, "services");
+    mpw_array(&w, (uint32_t)ready->n_services);
+    for (int i = 0; i < ready->n_services; i++) mpw_str(&w, ready->services[i]);
+    mpw_kv_uint(&w, "slots", ready->slots);
+    mpw_kv_str(&w, "python", ready->python);
+    mpw_kv_str(&w, "layers", ready->layers);
+}
+
+static void s_copy_text(mpr_t *r, char *out, size_t cap)
+{
+    const char *s;
+    uint32_t    len;
+    if (mpr_str(r, &s, &len) < 0) return;
+    if (len >= cap || memchr(s, '\0', len)) {
+        mpr_fail(r, "text field too long");
+        return;
+    }
+    memcpy(out, s, len);
+    out[len] = '\0';
+}
+
+int ready_decode(const void *data, size_t len, ready_t *ready, char *err, size_t errlen)
+{
+    mpr_t    r;
+    uint32_t n;
+    uint64_t v, version = 0;
+    memset(ready, 0, sizeof *ready);
+    mpr_init(&r, data, len);
+    if (mpr_map(&r, &n) == 0) {
+        for (uint32_t i = 0; i < n && !r.err; i++) {
+            const char *k;
+            uint32_t    kl;
+            if (mpr_str(&r, &k, &kl) < 0) break;
+            if (mpr_key_is(k, kl, "v")) mpr_uint(&r, &version);
+            else if (mpr_key_is(k, kl, "node")) s_copy_name(&r, ready->node);
+            else if (mpr_key_is(k, kl, "services")) {
+                uint32_t m;
+                if (mpr_array(&r, &m) < 0) break;
+                if (m > WIRE_MAX_SERVICES || ready->n_services) {
+                    mpr_fail(&r, "too many services");
+                    break;
+                }
+                for (uint32_t j = 0; j < m && !r.err; j++)
+                    s_copy_name(&r, ready->services[ready->n_services++]);
+            } else if (mpr_key_is(k, kl, "slots")) {
+                if (mpr_uint(&r, &v) == 0) {
+                    if (v > 4096) mpr_fail(&r, "too many slots");
+                    ready->slots = (uint32_t)v;
+                }
+            } else if (mpr_key_is(k, kl, "python")) s_copy_text(&r, ready->python, sizeof ready->python);
+            else if (mpr_key_is(k, kl, "layers")) s_copy_text(&r, ready->layers, sizeof ready->layers);
+            else mpr_skip(&r);
+        }
+    }
+    const char *why = r.err;
+    if (!why && mpr_done(&r) < 0) why = "trailing bytes in READY";
+    if (!why && version != 1) why = "unsupported READY version";
+    if (!why && (!ready->node[0] || ready->n_services == 0)) why = "READY without node or services";
+    if (why) {
+        snprintf(err, errlen, "ready: %s", why);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,106 @@
+/* proto/wire.h — ZeroMQ framing of snakepit's two channels (PROTOCOL.md §2–3):
+ *
+ *   client ⇄ broker    ["SPC1", cmd, service, job_id(16), route?, body?]
+ *   executor ⇄ broker  ["SPW1", cmd, ...]
+ *
+ * Routing data lives in frames (service, job id, and a small msgpack route header with the
+ * tenant and deadline) so that the broker never decodes a JobSpec or a Result. Parsing works
+ * on (pointer, length) frames and knows nothing of ZeroMQ, so the fuzz target can drive it
+ * directly; wire_zmq.h moves frames on and off sockets. */
+#ifndef SP_WIRE_H
+#define SP_WIRE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "../common/ids.h"
+
+#define WIRE_CLIENT_TAG "SPC1"
+#define WIRE_WORKER_TAG "SPW1"
+#define WIRE_MAX_FRAMES 8
+#define WIRE_MAX_BODY   (16u << 20) /* a JobSpec (code + files) or a Result */
+#define WIRE_MAX_SERVICES 8
+
+enum {
+    /* client → broker */
+    CMD_SUBMIT = 0x01,
+    CMD_CANCEL = 0x02,
+    CMD_PING = 0x03,     /* client heartbeat; the broker answers CMD_PONG */
+    /* broker → client */
+    CMD_ACCEPTED = 0x11,
+    CMD_PROGRESS = 0x12,
+    CMD_RESULT = 0x13,
+    CMD_REJECT = 0x14,   /* final, like RESULT; the body is a Result with status rejected */
+    CMD_PONG = 0x15,
+};
+
+enum {
+    W_READY = 0x01,      /* executor → broker: [tag, cmd, ready-body] */
+    W_CREDIT = 0x02,     /* executor → broker: [tag, cmd, uint n] */
+    W_HEARTBEAT = 0x03,  /* both ways: [tag, cmd] */
+    W_JOB = 0x04,        /* broker → executor: [tag, cmd, service, job_id, route, body] */
+    W_RESULT = 0x05,     /* executor → broker: [tag, cmd, job_id, body] */
+    W_PROGRESS = 0x06,   /* executor → broker: [tag, cmd, job_id, chunk] */
+    W_CANCEL = 0x07,     /* broker → executor: [tag, cmd, job_id] */
+    W_DISCONNECT = 0x08, /* both ways: [tag, cmd] */
+};
+
+typedef struct {
+    const uint8_t *data;
+    size_t         len;
+} frame_t;
+
+typedef struct {
+    frame_t f[WIRE_MAX_FRAMES];
+    int     n;
+} frames_t;
+
+/* The route header: what the broker needs to queue, bound and expire a job. */
+typedef struct {
+    char     tenant[65];
+    uint64_t deadline_ms;  /* wall clock; 0 = none */
+    uint32_t max_inflight; /* the tenant's concurrency quota; 0 = unlimited */
+    uint32_t attempt;      /* set by the broker when it dispatches */
+} route_t;
+
+typedef struct {
+    uint8_t        cmd;
+    char           service[65];
+    const uint8_t *job_id;  /* ID_BYTES, points into the frame */
+    route_t        route;   /* SUBMIT only */
+    frame_t        body;    /* SUBMIT: JobSpec; PROGRESS/RESULT/REJECT: chunk or Result */
+} client_msg_t;
+
+typedef struct {
+    char     node[65];
+    char     services[WIRE_MAX_SERVICES][65];
+    int      n_services;
+    uint32_t slots;
+    char     python[32];
+    char     layers[256]; /* comma-separated active sandbox layers */
+} ready_t;
+
+typedef struct {
+    uint8_t        cmd;
+    const uint8_t *job_id;  /* W_RESULT, W_PROGRESS, W_JOB, W_CANCEL */
+    char           service[65];
+    route_t        route;   /* W_JOB */
+    frame_t        body;    /* W_RESULT, W_PROGRESS, W_JOB */
+    uint64_t       credit;  /* W_CREDIT */
+    ready_t        ready;   /* W_READY */
+} worker_msg_t;
+
+/* Parse a message (identity frame already removed). 0, or -1 with the reason in err. */
+int wire_parse_client(const frames_t *fr, client_msg_t *out, char *err, size_t errlen);
+int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t errlen);
+
+/* Service names and tenant ids: 1–64 of [A-Za-z0-9._-]. They become Redis keys, metric
+ * labels and log values, so nothing else gets in. */
+int wire_name_ok(const char *s, size_t len);
+
+void route_encode(const route_t *route, buf_t *out);
+int  route_decode(const void *data, size_t len, route_t *route, char *err, size_t errlen);
+void ready_encode(const ready_t *ready, buf_t *out);
+int  ready_decode(const void *data, size_t len, ready_t *ready, char *err, size_t errlen);
+
+#endif
