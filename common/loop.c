@@ -205,6 +205,8 @@ int loop_run(loop_t *self)
     while (!self->stopped) {
         long wait = s_wait_ms(self);
         if (self->stopped) break;
+        /* a timer or prepare hook may have removed a watcher (and closed its socket) */
+        if (self->dirty) s_compact(self);
         int rc = zmq_poll(self->items, (int)self->n_items, wait);
         if (rc < 0) {
             if (errno == EINTR) continue;

@@ -42,7 +42,7 @@ void result_encode(const result_t *res, buf_t *out)
 {
     mpw_t w;
     mpw_init(&w, out);
-    mpw_map(&w, 17);
+    mpw_map(&w, 18);
     mpw_kv_uint(&w, "v", 1);
     mpw_kv_str(&w, "status", status_name(res->status));
     mpw_str(&w, "stdout");

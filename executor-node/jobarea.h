@@ -1,0 +1,59 @@
+/* executor-node/jobarea.h — the memory one job's child shares with its zygote.
+ *
+ * The zygote maps one area per pre-forked child (MAP_SHARED | MAP_ANONYMOUS) before forking
+ * it. It writes the JobSpec in, wakes the child, and after reaping it reads back what the
+ * child wrote: output, the runner's meta (msgpack), and the sandbox's own reports (the
+ * seccomp-trapped syscall, a blocked audit event). Output goes in as the code prints, so a
+ * job killed for time or memory still returns what it printed before.
+ *
+ * Everything the child writes is hostile: the zygote reads it only after wait4, clamps every
+ * length to the capacities it set itself, and decodes meta with the bounds-checked reader. */
+#ifndef SP_JOBAREA_H
+#define SP_JOBAREA_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define JOBAREA_HEADER     4096u
+#define JOBAREA_META_CAP   (8u << 20)
+
+enum { AREA_IDLE = 0, AREA_RUNNING = 1, AREA_STARTED = 2, AREA_STOPPED = 3, AREA_FINISHED = 4 };
+enum { LIMIT_NONE = 0, LIMIT_OUTPUT = 1 };
+
+typedef struct {
+    /* zygote → child, written before the wake byte */
+    uint32_t job_len;         /* JobSpec bytes at area_job() */
+    uint32_t job_cap;
+    uint32_t stream_cap;      /* capacity of each output stream */
+    uint32_t out_limit;       /* this job's output_bytes, ≤ stream_cap */
+    /* child → zygote */
+    volatile uint32_t phase;  /* AREA_* */
+    volatile uint32_t out_len;
+    volatile uint32_t err_len;
+    volatile uint32_t out_trunc;
+    volatile uint32_t err_trunc;
+    volatile uint32_t limit_hit;        /* LIMIT_* */
+    volatile uint32_t meta_len;
+    volatile int32_t  trap_syscall;     /* seccomp SIGSYS: syscall number, -1 when none */
+    volatile uint32_t audit_blocked;    /* count of blocked audit events */
+    char              audit_event[64];  /* the first one */
+    volatile uint64_t code_start_ns;    /* CLOCK_MONOTONIC around the user's code */
+    volatile uint64_t code_end_ns;
+} area_hdr_t;
+
+typedef struct {
+    uint8_t *base;
+    size_t   size;
+    uint32_t job_cap;
+    uint32_t stream_cap;
+} area_t;
+
+int  area_map(area_t *a, uint32_t job_cap, uint32_t stream_cap); /* 0 or -errno */
+void area_unmap(area_t *a);
+
+static inline area_hdr_t *area_hdr(const area_t *a) { return (area_hdr_t *)(void *)a->base; }
+static inline uint8_t *area_job(const area_t *a) { return a->base + JOBAREA_HEADER; }
+static inline uint8_t *area_out(const area_t *a) { return area_job(a) + a->job_cap; }
+static inline uint8_t *area_err(const area_t *a) { return area_out(a) + a->stream_cap; }
+static inline uint8_t *area_meta(const area_t *a) { return area_err(a) + a->stream_cap; }
+
+#endif

@@ -1,0 +1,116 @@
+/* executor-node/main.c — snakepit-executor: the node process, or (internally, with
+ * --zygote, as started by the node) one profile's zygote. */
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/config.h"
+#include "../common/log.h"
+#include "node.h"
+#include "zygote.h"
+
+static const cfg_opt_t s_node_opts[] = {
+    CFG_OPT_STR(node_conf_t, broker, "broker", "ENDPOINT", "broker executor endpoint"),
+    CFG_OPT_STR(node_conf_t, node_id, "node-id", "NAME", "name of this node (default: host-pid)"),
+    CFG_OPT_LIST(node_conf_t, profiles, "profiles", "LIST", "profiles (services) to serve"),
+    CFG_OPT_INT(node_conf_t, slots, "slots", 1, 1024, "N", "jobs at once (default: one per core)"),
+    CFG_OPT_INT(node_conf_t, pool, "pool", 0, 64, "N", "idle children pre-forked per profile"),
+    CFG_OPT_LIST(node_conf_t, disable_layer, "disable-layer", "LAYER",
+                 "switch a sandbox layer off (rlimits, namespaces, landlock, uid, nnp, seccomp, "
+                 "python); for hosts that lack it"),
+    CFG_OPT_INT(node_conf_t, heartbeat_ms, "heartbeat-ms", 100, 60000, "MS", "heartbeat interval"),
+    CFG_OPT_INT(node_conf_t, liveness, "liveness", 2, 100, "N", "missed heartbeats before reconnecting"),
+    CFG_OPT_INT(node_conf_t, run_uid_host, "run-uid", 1, 4294967294L, "UID",
+                "host uid jobs run as when started as root"),
+    CFG_OPT_INT(node_conf_t, run_gid_host, "run-gid", 1, 4294967294L, "GID",
+                "host gid jobs run as when started as root"),
+    CFG_OPT_STR(node_conf_t, python, "python", "PATH", "Python program CPython finds its stdlib from"),
+    CFG_OPT_INT(node_conf_t, output_max, "output-max", 4096, 64L << 20, "BYTES",
+                "most bytes a job may print per stream"),
+    CFG_OPT_INT(node_conf_t, recycle_jobs, "recycle-jobs", 0, 1L << 40, "N",
+                "restart a zygote after N jobs (0: never)"),
+    CFG_OPT_INT(node_conf_t, recycle_s, "recycle-s", 0, 1L << 30, "S",
+                "restart a zygote after S seconds (0: never)"),
+    CFG_OPT_STR(node_conf_t, log_level, "log-level", "LEVEL", "debug, info, warn, error"),
+    CFG_OPT_END,
+};
+
+typedef struct {
+    zygote_conf_t z;
+    long          layers;
+    long          drop_uid;
+    char          log_level[16];
+} zygote_args_t;
+
+static const cfg_opt_t s_zygote_opts[] = {
+    CFG_OPT_STR(zygote_args_t, z.profile, "zygote", "PROFILE", "profile"),
+    CFG_OPT_INT(zygote_args_t, layers, "layers", 0, 1 << 16, "BITS", "layers"),
+    CFG_OPT_INT(zygote_args_t, z.slots, "slots", 1, 1024, "N", "slots"),
+    CFG_OPT_INT(zygote_args_t, z.pool, "pool", 0, 64, "N", "pool"),
+    CFG_OPT_INT(zygote_args_t, z.run_uid, "run-uid", 0, 1L << 32, "UID", "uid"),
+    CFG_OPT_INT(zygote_args_t, z.run_gid, "run-gid", 0, 1L << 32, "GID", "gid"),
+    CFG_OPT_INT(zygote_args_t, drop_uid, "drop-uid", 0, 1, "0|1", "drop uid"),
+    CFG_OPT_INT(zygote_args_t, z.stream_cap, "stream-cap", 4096, 64L << 20, "BYTES", "stream cap"),
+    CFG_OPT_INT(zygote_args_t, z.recycle_jobs, "recycle-jobs", 0, 1L << 40, "N", "recycle"),
+    CFG_OPT_INT(zygote_args_t, z.recycle_s, "recycle-s", 0, 1L << 30, "S", "recycle"),
+    CFG_OPT_STR(zygote_args_t, z.python, "python", "PATH", "python"),
+    CFG_OPT_STR(zygote_args_t, log_level, "log-level", "LEVEL", "level"),
+    CFG_OPT_END,
+};
+
+static int s_zygote(int argc, char **argv)
+{
+    zygote_args_t a = {0};
+    char          err[256];
+    /* The zygote's options come only from the node on the command line: the environment is
+     * scrubbed and no config file is read. */
+    if (config_load(&a, s_zygote_opts, argc, argv, NULL, NULL, err, sizeof err) != CONFIG_OK) {
+        fprintf(stderr, "snakepit-executor --zygote: %s\n", err);
+        return 2;
+    }
+    log_level_t level = LOG_INFO;
+    log_level_parse(a.log_level, &level);
+    log_init("zygote", level);
+    a.z.layers = (unsigned)a.layers;
+    a.z.drop_uid = (int)a.drop_uid;
+    return zygote_main(&a.z);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--zygote") == 0) return s_zygote(argc, argv);
+
+    node_conf_t conf, defaults;
+    node_conf_defaults(&defaults);
+    conf = defaults;
+    char err[256];
+    switch (config_load(&conf, s_node_opts, argc, argv, NULL, NULL, err, sizeof err)) {
+    case CONFIG_HELP:
+        config_usage(stdout, "snakepit-executor [options]",
+                     "An executor node: serves sandboxed Python jobs from the broker. One warm\n"
+                     "zygote per profile forks a fresh, rlimited, namespaced, Landlocked,\n"
+                     "seccomp-filtered child for every job.",
+                     s_node_opts, &defaults);
+        return 0;
+    case CONFIG_ERROR: fprintf(stderr, "snakepit-executor: %s\n", err); return 2;
+    case CONFIG_OK: break;
+    }
+    log_level_t level;
+    if (log_level_parse(conf.log_level, &level) < 0) {
+        fprintf(stderr, "snakepit-executor: unknown log level '%s'\n", conf.log_level);
+        return 2;
+    }
+    log_init("executor", level);
+    if (!conf.node_id[0]) {
+        char host[64] = "node";
+        gethostname(host, sizeof host - 1);
+        snprintf(conf.node_id, sizeof conf.node_id, "%.40s-%d", host, (int)getpid());
+        for (char *c = conf.node_id; *c; c++)
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                  *c == '-' || *c == '.' || *c == '_'))
+                *c = '-';
+    }
+    return node_main(&conf);
+}

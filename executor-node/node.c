@@ -1,0 +1,621 @@
+/* executor-node/node.c — see node.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "../common/buf.h"
+#include "../common/clock.h"
+#include "../common/log.h"
+#include "../common/loop.h"
+#include "../common/profiles.h"
+#include "../proto/mpack.h"
+#include "../proto/result.h"
+#include "../proto/wire.h"
+#include "../proto/wire_zmq.h"
+#include "node.h"
+#include "sandbox.h"
+#include "zchan.h"
+
+#define MAX_ZYGOTES  WIRE_MAX_SERVICES
+#define RUN_UID_NS   1000 /* the uid children drop to inside the user namespace */
+#define HELLO_WAIT_S 60   /* numpy and pandas take seconds to import on a cold cache */
+
+typedef struct {
+    const profile_t *profile;
+    pid_t            pid;          /* 0 while down */
+    zchan_t         *chan;
+    int              ready;        /* HELLO received */
+    char             python[32];
+    char             layers[128];
+    uint64_t         restart_at_ms; /* monotonic; 0 = not scheduled */
+    uint64_t         backoff_ms;
+    long             restarts;
+} zyg_t;
+
+typedef struct {
+    uint8_t id[ID_BYTES];
+    int     zygote; /* index, -1 when the slot is free */
+} inflight_t;
+
+typedef struct {
+    const node_conf_t *conf;
+    loop_t            *loop;
+    void              *ctx;
+    void              *sock;
+    zyg_t              zygotes[MAX_ZYGOTES];
+    int                n_zygotes;
+    inflight_t        *inflight;
+    long               n_inflight;
+    unsigned           layers;
+    char               exe[PATH_MAX];
+    char               layers_str[128];
+    uint64_t           broker_seen_ms; /* last message from the broker, monotonic */
+    int                sig_fd;
+    int                stopping;
+} node_t;
+
+void node_conf_defaults(node_conf_t *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->broker, sizeof c->broker, "tcp://127.0.0.1:5556");
+    snprintf(c->profiles, sizeof c->profiles, "python.basic");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    c->slots = cpus > 0 ? cpus : 1;
+    c->pool = 2;
+    c->heartbeat_ms = 1000;
+    c->liveness = 3;
+    c->run_uid_host = 65534;
+    c->run_gid_host = 65534;
+    snprintf(c->python, sizeof c->python, "/usr/bin/python3.11");
+    c->output_max = 8 << 20;
+    c->recycle_jobs = 0;
+    c->recycle_s = 0;
+    snprintf(c->log_level, sizeof c->log_level, "info");
+}
+
+/* ---- zygote processes ------------------------------------------------------------------- */
+
+static int s_write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    int     e = errno;
+    close(fd);
+    errno = e;
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Maps the zygote's user namespace. As root: the zygote is root inside (it must read our
+ * binary and the stdlib wherever they are) and children drop to uid 1000 inside, which is
+ * the unprivileged run_uid_host outside. Unprivileged: one uid maps, children keep it. */
+static int s_map_ids(node_t *n, pid_t pid, char *err, size_t errlen)
+{
+    char path[64], map[128];
+    if (getuid() == 0) {
+        snprintf(map, sizeof map, "0 0 1\n%d %ld 1\n", RUN_UID_NS, n->conf->run_uid_host);
+        snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
+        if (s_write_file(path, map) < 0) goto fail;
+        snprintf(map, sizeof map, "0 0 1\n%d %ld 1\n", RUN_UID_NS, n->conf->run_gid_host);
+        snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
+        if (s_write_file(path, map) < 0) goto fail;
+        return 0;
+    }
+    snprintf(path, sizeof path, "/proc/%d/setgroups", pid);
+    if (s_write_file(path, "deny") < 0) goto fail;
+    snprintf(map, sizeof map, "0 %d 1\n", (int)getuid());
+    snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
+    if (s_write_file(path, map) < 0) goto fail;
+    snprintf(map, sizeof map, "0 %d 1\n", (int)getgid());
+    snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
+    if (s_write_file(path, map) < 0) goto fail;
+    return 0;
+fail:
+    snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
+    return -1;
+}
+
+static int s_spawn(node_t *n, zyg_t *z, char *err, size_t errlen)
+{
+    int sv[2], sync[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(sync, O_CLOEXEC) < 0) {
+        snprintf(err, errlen, "socketpair/pipe: %s", strerror(errno));
+        return -1;
+    }
+    /* Everything the child needs is built before clone: between clone and execve it may only
+     * make async-signal-safe calls (ZeroMQ's threads may hold locks we would inherit). */
+    char layers[16], slots[24], pool[24], uid[16], drop[4], cap[24], rj[24], rs[24];
+    snprintf(layers, sizeof layers, "%u", n->layers);
+    snprintf(slots, sizeof slots, "%ld", n->conf->slots);
+    snprintf(pool, sizeof pool, "%ld", n->conf->pool);
+    snprintf(uid, sizeof uid, "%d", RUN_UID_NS);
+    int drop_uid = getuid() == 0 && (n->layers & LAYER_NAMESPACES);
+    snprintf(drop, sizeof drop, "%d", drop_uid);
+    snprintf(cap, sizeof cap, "%ld", n->conf->output_max);
+    snprintf(rj, sizeof rj, "%ld", n->conf->recycle_jobs);
+    snprintf(rs, sizeof rs, "%ld", n->conf->recycle_s);
+    char *argv[] = {"snakepit-zygote", "--zygote", (char *)z->profile->name, "--layers", layers,
+                    "--slots", slots, "--pool", pool, "--run-uid", uid, "--run-gid", uid,
+                    "--drop-uid", drop, "--stream-cap", cap, "--recycle-jobs", rj,
+                    "--recycle-s", rs, "--python", (char *)n->conf->python, "--log-level",
+                    (char *)n->conf->log_level, NULL};
+    /* A scrubbed environment: nothing of the host's (tokens, paths, proxies) reaches a job.
+     * BLAS and OpenMP are pinned to one thread before any of them is imported. */
+    char  asan[512] = "ASAN_OPTIONS=";
+    char *asan_env = getenv("ASAN_OPTIONS");
+    if (asan_env) strncat(asan, asan_env, sizeof asan - strlen(asan) - 1);
+    char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC",
+                    "HOME=/nonexistent", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
+                    "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1", "MPLBACKEND=Agg",
+                    asan_env ? asan : NULL, NULL};
+    long flags = SIGCHLD;
+    if (n->layers & LAYER_NAMESPACES)
+        flags |= CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS;
+    pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+    if (pid < 0) {
+        snprintf(err, errlen, "layer namespaces: clone into new namespaces failed: %s "
+                 "(user namespaces disabled? --disable-layer namespaces to run without them)",
+                 strerror(errno));
+        close(sv[0]), close(sv[1]), close(sync[0]), close(sync[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        char b;
+        close(sync[1]);
+        if (read(sync[0], &b, 1) != 1) _exit(127); /* the node failed to map our ids */
+        if (dup2(sv[1], 3) < 0) _exit(127);        /* dup2 clears FD_CLOEXEC on fd 3 */
+        execve(n->exe, argv, envp);
+        _exit(127);
+    }
+    close(sv[1]);
+    close(sync[0]);
+    int rc = 0;
+    if ((n->layers & LAYER_NAMESPACES) && s_map_ids(n, pid, err, errlen) < 0) rc = -1;
+    if (rc == 0 && write(sync[1], "g", 1) != 1) {
+        snprintf(err, errlen, "starting zygote: %s", strerror(errno));
+        rc = -1;
+    }
+    close(sync[1]);
+    if (rc < 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        close(sv[0]);
+        return -1;
+    }
+    z->pid = pid;
+    z->chan = zchan_new(sv[0]);
+    z->ready = 0;
+    return 0;
+}
+
+/* ---- broker side ---------------------------------------------------------------------- */
+
+static void s_send(node_t *n, const frame_t *frames, int count)
+{
+    if (!n->sock) return;
+    if (wire_send(n->sock, NULL, frames, count) < 0 && errno != EAGAIN)
+        log_warn("event=send_failed error=\"%s\"", zmq_strerror(errno));
+}
+
+static void s_send_cmd(node_t *n, uint8_t cmd, const void *body, size_t len)
+{
+    frame_t f[3] = {{(const uint8_t *)WIRE_WORKER_TAG, 4}, {&cmd, 1}, {body, len}};
+    s_send(n, f, body ? 3 : 2);
+}
+
+static void s_send_credit(node_t *n, uint64_t credit)
+{
+    buf_t b;
+    buf_init(&b);
+    mpw_t w;
+    mpw_init(&w, &b);
+    mpw_uint(&w, credit);
+    s_send_cmd(n, W_CREDIT, b.data, b.len);
+    buf_free(&b);
+}
+
+static void s_send_result(node_t *n, const uint8_t id[ID_BYTES], const void *body, size_t len)
+{
+    uint8_t cmd = W_RESULT;
+    frame_t f[4] = {{(const uint8_t *)WIRE_WORKER_TAG, 4}, {&cmd, 1}, {id, ID_BYTES}, {body, len}};
+    s_send(n, f, 4);
+}
+
+static void s_send_simple(node_t *n, const uint8_t id[ID_BYTES], status_t st, const char *type,
+                          const char *msg)
+{
+    buf_t b;
+    buf_init(&b);
+    result_encode_simple(&b, st, type, msg);
+    s_send_result(n, id, b.data, b.len);
+    buf_free(&b);
+}
+
+static void s_send_ready(node_t *n)
+{
+    ready_t r = {0};
+    snprintf(r.node, sizeof r.node, "%s", n->conf->node_id);
+    for (int i = 0; i < n->n_zygotes; i++)
+        snprintf(r.services[r.n_services++], sizeof r.services[0], "%s", n->zygotes[i].profile->name);
+    r.slots = (uint32_t)n->conf->slots;
+    snprintf(r.python, sizeof r.python, "%s", n->zygotes[0].python);
+    snprintf(r.layers, sizeof r.layers, "%s", n->layers_str);
+    buf_t b;
+    buf_init(&b);
+    ready_encode(&r, &b);
+    s_send_cmd(n, W_READY, b.data, b.len);
+    buf_free(&b);
+    s_send_credit(n, (uint64_t)(n->conf->slots - n->n_inflight));
+}
+
+static inflight_t *s_inflight_find(node_t *n, const uint8_t *id)
+{
+    for (long i = 0; i < n->conf->slots; i++)
+        if (n->inflight[i].zygote >= 0 && memcmp(n->inflight[i].id, id, ID_BYTES) == 0)
+            return &n->inflight[i];
+    return NULL;
+}
+
+static void s_on_job(node_t *n, const worker_msg_t *m)
+{
+    zyg_t *z = NULL;
+    int    zi = -1;
+    for (int i = 0; i < n->n_zygotes; i++)
+        if (strcmp(n->zygotes[i].profile->name, m->service) == 0) z = &n->zygotes[i], zi = i;
+    inflight_t *slot = NULL;
+    for (long i = 0; i < n->conf->slots && !slot; i++)
+        if (n->inflight[i].zygote < 0) slot = &n->inflight[i];
+    if (!z || !slot || !z->ready || !z->chan) {
+        const char *why = !z ? "this executor does not serve the service"
+                          : !slot ? "no free slot (the broker sent more jobs than credits)"
+                                  : "the profile's sandbox is restarting";
+        log_warn("event=job_refused service=%s reason=\"%s\"", m->service, why);
+        s_send_simple(n, m->job_id, z && slot ? ST_INTERNAL_ERROR : ST_REJECTED, "ExecutorRefused", why);
+        s_send_credit(n, 1);
+        return;
+    }
+    memcpy(slot->id, m->job_id, ID_BYTES);
+    slot->zygote = zi;
+    n->n_inflight++;
+    if (zchan_send(z->chan, ZC_JOB, m->job_id, m->body.data, m->body.len) < 0)
+        log_warn("event=zygote_send_failed profile=%s", z->profile->name);
+    loop_set_fd_events(n->loop, zchan_fd(z->chan), ZMQ_POLLIN | (zchan_pending(z->chan) ? ZMQ_POLLOUT : 0));
+}
+
+static void s_on_cancel(node_t *n, const uint8_t *id)
+{
+    inflight_t *slot = s_inflight_find(n, id);
+    if (!slot) return;
+    zyg_t *z = &n->zygotes[slot->zygote];
+    if (z->chan) zchan_send(z->chan, ZC_CANCEL, id, NULL, 0);
+}
+
+static void s_connect(node_t *n);
+
+static void s_on_broker(loop_t *loop, short revents, void *arg)
+{
+    (void)loop, (void)revents;
+    node_t    *n = arg;
+    wire_msg_t msg;
+    for (int budget = 0; budget < 1000 && n->sock; budget++) {
+        int rc = wire_recv(n->sock, &msg, 0);
+        if (rc <= 0) break;
+        worker_msg_t m;
+        char         err[128];
+        n->broker_seen_ms = clock_mono_ms();
+        if (msg.overflow || wire_parse_worker(&msg.frames, &m, err, sizeof err) < 0) {
+            log_warn("event=bad_broker_message error=\"%s\"", msg.overflow ? "too many frames" : err);
+        } else if (m.cmd == W_JOB) {
+            s_on_job(n, &m);
+        } else if (m.cmd == W_CANCEL) {
+            s_on_cancel(n, m.job_id);
+        } else if (m.cmd == W_DISCONNECT) {
+            log_info("event=broker_disconnect");
+            wire_msg_close(&msg);
+            s_connect(n);
+            return;
+        }
+        wire_msg_close(&msg);
+    }
+}
+
+static void s_connect(node_t *n)
+{
+    if (n->sock) {
+        loop_remove_socket(n->loop, n->sock);
+        zmq_close(n->sock);
+    }
+    n->sock = zmq_socket(n->ctx, ZMQ_DEALER);
+    int linger = 0, hwm = 100000;
+    zmq_setsockopt(n->sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(n->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(n->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    if (zmq_connect(n->sock, n->conf->broker) < 0)
+        log_error("event=connect_failed broker=%s error=\"%s\"", n->conf->broker, zmq_strerror(errno));
+    loop_add_socket(n->loop, n->sock, ZMQ_POLLIN, s_on_broker, n);
+    n->broker_seen_ms = clock_mono_ms();
+    s_send_ready(n);
+    log_info("event=registered broker=%s slots=%ld services=%s", n->conf->broker, n->conf->slots,
+             n->conf->profiles);
+}
+
+static void s_on_heartbeat(loop_t *loop, void *arg)
+{
+    (void)loop;
+    node_t *n = arg;
+    s_send_cmd(n, W_HEARTBEAT, NULL, 0);
+    uint64_t silent = clock_mono_ms() - n->broker_seen_ms;
+    if (silent > (uint64_t)(n->conf->heartbeat_ms * n->conf->liveness)) {
+        log_warn("event=broker_silent ms=%llu action=reconnect", (unsigned long long)silent);
+        s_connect(n); /* a fresh socket re-registers; the broker requeues what it had leased */
+    }
+}
+
+/* ---- zygote channel --------------------------------------------------------------------- */
+
+static void s_zygote_down(node_t *n, zyg_t *z, const char *why);
+
+typedef struct {
+    node_t *n;
+    zyg_t  *z;
+} zctx_t;
+
+static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const uint8_t *payload,
+                      size_t len)
+{
+    zctx_t *c = arg;
+    node_t *n = c->n;
+    zyg_t  *z = c->z;
+    if (type == ZC_RESULT) {
+        inflight_t *slot = s_inflight_find(n, id);
+        if (!slot) return; /* cancelled and answered already, or from before a reconnect */
+        slot->zygote = -1;
+        n->n_inflight--;
+        s_send_result(n, id, payload, len);
+        s_send_credit(n, 1);
+    } else if (type == ZC_HELLO) {
+        mpr_t    r;
+        uint32_t m;
+        mpr_init(&r, payload, len);
+        if (mpr_map(&r, &m) == 0)
+            for (uint32_t i = 0; i < m && !r.err; i++) {
+                const char *k, *v;
+                uint32_t    kl, vl;
+                if (mpr_str(&r, &k, &kl) < 0) break;
+                if ((mpr_key_is(k, kl, "python") || mpr_key_is(k, kl, "layers")) &&
+                    mpr_str(&r, &v, &vl) == 0) {
+                    char  *dst = mpr_key_is(k, kl, "python") ? z->python : z->layers;
+                    size_t cap = mpr_key_is(k, kl, "python") ? sizeof z->python : sizeof z->layers;
+                    snprintf(dst, cap, "%.*s", (int)vl, v);
+                } else mpr_skip(&r);
+            }
+        z->ready = 1;
+        z->backoff_ms = 0;
+        log_info("event=zygote_ready profile=%s pid=%d python=%s layers=%s", z->profile->name,
+                 z->pid, z->python, z->layers);
+    } else if (type == ZC_FATAL) {
+        log_error("event=zygote_fatal profile=%s error=\"%.*s\"", z->profile->name, (int)len, payload);
+    }
+}
+
+static void s_on_zygote(loop_t *loop, short revents, void *arg)
+{
+    zctx_t *c = arg;
+    if (!c->z->chan) return;
+    if (revents & ZMQ_POLLOUT) zchan_flush(c->z->chan);
+    if ((revents & (ZMQ_POLLIN | ZMQ_POLLERR)) && zchan_read(c->z->chan, s_on_zmsg, c) < 0) {
+        s_zygote_down(c->n, c->z, "channel closed");
+        return;
+    }
+    loop_set_fd_events(loop, zchan_fd(c->z->chan),
+                       ZMQ_POLLIN | (zchan_pending(c->z->chan) ? ZMQ_POLLOUT : 0));
+}
+
+static zctx_t s_zctx[MAX_ZYGOTES];
+
+static void s_watch(node_t *n, int i)
+{
+    s_zctx[i] = (zctx_t){n, &n->zygotes[i]};
+    loop_add_fd(n->loop, zchan_fd(n->zygotes[i].chan), ZMQ_POLLIN, s_on_zygote, &s_zctx[i]);
+}
+
+static void s_zygote_down(node_t *n, zyg_t *z, const char *why)
+{
+    int zi = (int)(z - n->zygotes);
+    log_error("event=zygote_down profile=%s pid=%d reason=\"%s\" restarts=%ld", z->profile->name,
+              z->pid, why, z->restarts);
+    if (z->chan) {
+        loop_remove_fd(n->loop, zchan_fd(z->chan));
+        zchan_destroy(&z->chan);
+    }
+    if (z->pid > 0) kill(z->pid, SIGKILL); /* reaped by the SIGCHLD handler */
+    z->pid = 0;
+    z->ready = 0;
+    /* Every job it held gets its one answer now. */
+    for (long i = 0; i < n->conf->slots; i++) {
+        if (n->inflight[i].zygote != zi) continue;
+        s_send_simple(n, n->inflight[i].id, ST_INTERNAL_ERROR, "SandboxCrashed",
+                      "the executor's sandbox process died while running this job");
+        n->inflight[i].zygote = -1;
+        n->n_inflight--;
+        s_send_credit(n, 1);
+    }
+    z->backoff_ms = z->backoff_ms ? z->backoff_ms * 2 : 250;
+    if (z->backoff_ms > 30000) z->backoff_ms = 30000;
+    z->restart_at_ms = clock_mono_ms() + z->backoff_ms;
+}
+
+static void s_on_tick(loop_t *loop, void *arg)
+{
+    (void)loop;
+    node_t  *n = arg;
+    uint64_t now = clock_mono_ms();
+    for (int i = 0; i < n->n_zygotes; i++) {
+        zyg_t *z = &n->zygotes[i];
+        if (z->chan || !z->restart_at_ms || now < z->restart_at_ms || n->stopping) continue;
+        char err[512];
+        z->restart_at_ms = 0;
+        z->restarts++;
+        if (s_spawn(n, z, err, sizeof err) < 0) {
+            log_error("event=zygote_restart_failed profile=%s error=\"%s\"", z->profile->name, err);
+            z->backoff_ms = z->backoff_ms ? z->backoff_ms * 2 : 250;
+            if (z->backoff_ms > 30000) z->backoff_ms = 30000;
+            z->restart_at_ms = now + z->backoff_ms;
+            continue;
+        }
+        s_watch(n, i);
+    }
+}
+
+static void s_on_signal(loop_t *loop, short revents, void *arg)
+{
+    (void)revents;
+    node_t                 *n = arg;
+    struct signalfd_siginfo si;
+    while (read(n->sig_fd, &si, sizeof si) == sizeof si) {
+        if (si.ssi_signo == SIGCHLD) {
+            int   st;
+            pid_t pid;
+            while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+                for (int i = 0; i < n->n_zygotes; i++)
+                    if (n->zygotes[i].pid == pid) s_zygote_down(n, &n->zygotes[i], "process exited");
+        } else {
+            log_info("event=stopping signal=%u", si.ssi_signo);
+            n->stopping = 1;
+            loop_stop(loop);
+        }
+    }
+}
+
+/* Waits (before the loop exists) for every zygote's HELLO, or the first FATAL. */
+static int s_wait_ready(node_t *n)
+{
+    uint64_t give_up = clock_mono_ms() + HELLO_WAIT_S * 1000u;
+    for (;;) {
+        int pending = 0;
+        for (int i = 0; i < n->n_zygotes; i++) {
+            zyg_t *z = &n->zygotes[i];
+            if (!z->chan) return -1;
+            if (z->ready) continue;
+            pending++;
+            struct pollfd p = {zchan_fd(z->chan), POLLIN, 0};
+            if (poll(&p, 1, 100) > 0) {
+                zctx_t c = {n, z};
+                int    rc = zchan_read(z->chan, s_on_zmsg, &c);
+                if (!z->ready && rc < 0) return -1;
+            }
+        }
+        if (!pending) return 0;
+        if (clock_mono_ms() > give_up) {
+            log_error("event=zygote_timeout seconds=%d", HELLO_WAIT_S);
+            return -1;
+        }
+    }
+}
+
+int node_main(const node_conf_t *conf)
+{
+    node_t n = {0};
+    char   err[512];
+    n.conf = conf;
+    ssize_t len = readlink("/proc/self/exe", n.exe, sizeof n.exe - 1);
+    if (len <= 0) {
+        log_error("event=startup_failed error=\"cannot find own executable\"");
+        return 1;
+    }
+    n.exe[len] = '\0';
+    unsigned off = 0;
+    if (sandbox_layers_parse(conf->disable_layer, &off, err, sizeof err) < 0) {
+        log_error("event=startup_failed error=\"%s\"", err);
+        return 2;
+    }
+    n.layers = LAYER_ALL & ~off;
+    sandbox_layers_format(n.layers, n.layers_str, sizeof n.layers_str);
+    if (off) {
+        char disabled[128];
+        sandbox_layers_format(off, disabled, sizeof disabled);
+        log_warn("event=layers_disabled layers=%s", disabled);
+    }
+    /* profiles */
+    const char *p = conf->profiles;
+    while (*p && n.n_zygotes < MAX_ZYGOTES) {
+        size_t l = strcspn(p, ",");
+        char   name[65];
+        snprintf(name, sizeof name, "%.*s", (int)l, p);
+        const profile_t *prof = profile_find(name);
+        if (!prof) {
+            log_error("event=startup_failed error=\"unknown profile %s\"", name);
+            return 2;
+        }
+        n.zygotes[n.n_zygotes++].profile = prof;
+        p += l;
+        if (*p == ',') p++;
+    }
+    if (!n.n_zygotes) {
+        log_error("event=startup_failed error=\"no profile to serve\"");
+        return 2;
+    }
+    /* Signals go through a signalfd; zygotes get their own mask reset by execve. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    n.sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+
+    /* Zygotes first: no ZeroMQ thread exists yet. */
+    for (int i = 0; i < n.n_zygotes; i++)
+        if (s_spawn(&n, &n.zygotes[i], err, sizeof err) < 0) {
+            log_error("event=startup_failed profile=%s error=\"%s\"", n.zygotes[i].profile->name, err);
+            return 3;
+        }
+    if (s_wait_ready(&n) < 0) {
+        log_error("event=startup_failed error=\"a sandbox could not start (see zygote_fatal above)\"");
+        for (int i = 0; i < n.n_zygotes; i++)
+            if (n.zygotes[i].pid > 0) kill(n.zygotes[i].pid, SIGKILL);
+        return 3;
+    }
+    n.inflight = xcalloc((size_t)conf->slots, sizeof *n.inflight);
+    for (long i = 0; i < conf->slots; i++) n.inflight[i].zygote = -1;
+
+    n.ctx = zmq_ctx_new();
+    n.loop = loop_new();
+    loop_add_fd(n.loop, n.sig_fd, ZMQ_POLLIN, s_on_signal, &n);
+    for (int i = 0; i < n.n_zygotes; i++) s_watch(&n, i);
+    s_connect(&n);
+    loop_timer_add(n.loop, (uint64_t)conf->heartbeat_ms, (uint64_t)conf->heartbeat_ms, s_on_heartbeat, &n);
+    loop_timer_add(n.loop, 100, 100, s_on_tick, &n);
+    loop_run(n.loop);
+
+    /* Shutting down: say so, so the broker requeues at once instead of waiting out the
+     * heartbeat; the zygotes (and with them every child) die with their channel. */
+    s_send_cmd(&n, W_DISCONNECT, NULL, 0);
+    for (int i = 0; i < n.n_zygotes; i++) {
+        if (n.zygotes[i].chan) zchan_destroy(&n.zygotes[i].chan);
+        if (n.zygotes[i].pid > 0) {
+            kill(n.zygotes[i].pid, SIGKILL);
+            waitpid(n.zygotes[i].pid, NULL, 0);
+        }
+    }
+    zmq_close(n.sock);
+    zmq_ctx_term(n.ctx);
+    loop_destroy(&n.loop);
+    free(n.inflight);
+    log_info("event=stopped");
+    return 0;
+}

@@ -1,0 +1,31 @@
+/* executor-node/node.h — the executor node process: one DEALER to the broker, one zygote
+ * per served profile, credits equal to free sandbox slots, heartbeats both ways.
+ *
+ * Zygotes are started before the ZeroMQ context exists and, when they must be restarted
+ * later, by clone(2) + execve(2) with nothing but async-signal-safe calls in between, so no
+ * zygote ever holds a copy of ZeroMQ's threads' state. */
+#ifndef SP_NODE_H
+#define SP_NODE_H
+
+typedef struct {
+    char broker[256];        /* endpoint of the broker's executor socket */
+    char node_id[65];
+    char profiles[256];      /* comma-separated services to serve */
+    long slots;              /* jobs at once across all profiles */
+    long pool;               /* idle pre-forked children per zygote */
+    char disable_layer[128]; /* sandbox layers switched off, by name */
+    long heartbeat_ms;
+    long liveness;           /* missed heartbeats before the broker counts as gone */
+    long run_uid_host;       /* host uid the children run as, when the node is root */
+    long run_gid_host;
+    char python[256];
+    long output_max;         /* bytes each output stream can hold */
+    long recycle_jobs;
+    long recycle_s;
+    char log_level[16];
+} node_conf_t;
+
+void node_conf_defaults(node_conf_t *conf);
+int  node_main(const node_conf_t *conf);
+
+#endif

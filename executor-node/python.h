@@ -1,0 +1,24 @@
+/* executor-node/python.h — the embedded CPython of a zygote and of its children.
+ *
+ * The zygote calls py_init once: isolated interpreter (-I -S equivalent), the profile's
+ * modules imported, the runner loaded, the audit hook installed but not armed, gc.freeze()
+ * so children do not dirty the zygote's objects when they collect. A child calls
+ * py_after_fork right after fork and py_run_job once its sandbox is in place; py_run_job
+ * arms the audit hook and never returns control to anything but _exit. */
+#ifndef SP_PYTHON_H
+#define SP_PYTHON_H
+#include <stddef.h>
+
+#include "../common/profiles.h"
+#include "../proto/job.h"
+#include "jobarea.h"
+
+int         py_init(const profile_t *profile, const char *program, char *err, size_t errlen);
+const char *py_version(void); /* "3.11.2" */
+void        py_after_fork(void);
+/* Runs the job (exec or validate) in this process; results go to the area. */
+void        py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area);
+/* The audit hook's policy, exposed for tests: 1 when the event would be blocked. */
+int         py_event_blocked(const char *event, const char *arg1);
+
+#endif

@@ -1,0 +1,66 @@
+/* executor-node/sandbox.h — the OS layers between a job's code and the machine.
+ *
+ * Per zygote, once: namespaces (user, pid, net, ipc, uts, mount: entered by clone(2) when the
+ * node spawns the zygote), an empty read-only root (sandbox_seal_filesystem), the seccomp
+ * filter compiled to BPF (sandbox_compile).
+ * Per child, in this order (DESIGN.md §5): new process group, every inherited fd closed,
+ * parent-death signal (sandbox_child_prepare, at pre-fork time); then, once the job is known,
+ * rlimits, Landlock, an unprivileged uid, no_new_privs, seccomp (sandbox_child_enter).
+ *
+ * Each layer can be switched off by name for operators on hosts that lack it, and for the
+ * tests that prove each layer stops an attack on its own. */
+#ifndef SP_SANDBOX_H
+#define SP_SANDBOX_H
+#include <linux/filter.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../common/profiles.h"
+#include "../proto/job.h"
+#include "jobarea.h"
+
+enum {
+    LAYER_RLIMITS = 1 << 0,
+    LAYER_NAMESPACES = 1 << 1,
+    LAYER_LANDLOCK = 1 << 2,
+    LAYER_UID = 1 << 3,
+    LAYER_NNP = 1 << 4,
+    LAYER_SECCOMP = 1 << 5,
+    LAYER_PYTHON = 1 << 6, /* import allowlist + audit hook */
+    LAYER_ALL = (1 << 7) - 1,
+};
+
+/* "seccomp,landlock" → bits; 0, or -1 naming the unknown layer in err. */
+int  sandbox_layers_parse(const char *list, unsigned *bits, char *err, size_t errlen);
+/* bits → "rlimits,namespaces,..." */
+void sandbox_layers_format(unsigned bits, char *out, size_t cap);
+
+typedef struct {
+    unsigned           layers;     /* active */
+    struct sock_fprog  filter;     /* compiled seccomp program, owned */
+    uid_t              run_uid;    /* the uid children drop to (inside the user namespace) */
+    gid_t              run_gid;
+    int                drop_uid;   /* 0 when no other uid is mapped (unprivileged node) */
+    size_t             base_vm;    /* the zygote's address space after warm-up, for RLIMIT_AS */
+    int                landlock_abi;
+} sandbox_t;
+
+/* Zygote: checks that every requested layer is available here; fails closed, naming the
+ * layer and why, so the node refuses to start rather than run jobs with less isolation. */
+int  sandbox_probe(sandbox_t *sb, char *err, size_t errlen);
+int  sandbox_compile(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen);
+/* Zygote, after warm imports: make the filesystem view an empty read-only tmpfs. */
+int  sandbox_seal_filesystem(sandbox_t *sb, char *err, size_t errlen);
+void sandbox_free(sandbox_t *sb);
+
+/* Child at pre-fork time: keep_fd is the wake pipe. Returns 0 or -errno. */
+int sandbox_child_prepare(int keep_fd);
+/* Child once its job is known. Returns 0, or -1 with the failing layer in err. */
+int sandbox_child_enter(const sandbox_t *sb, const limits_t *limits, area_t *area, char *err,
+                        size_t errlen);
+
+/* The name of a syscall number, for reports ("socket"); "syscall_N" when unknown. */
+const char *sandbox_syscall_name(int nr, char *buf, size_t cap);
+
+#endif

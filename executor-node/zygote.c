@@ -1,0 +1,638 @@
+/* executor-node/zygote.c — see zygote.h.
+ *
+ * The loop waits on three fds: the channel to the node (jobs, cancels), a signalfd for
+ * SIGCHLD (a child finished), a timerfd armed at the earliest wall-clock deadline. A job
+ * takes an idle pre-forked child: its JobSpec is copied into the child's shared area and one
+ * byte on the child's wake pipe starts it. When the child is reaped, wait4's status and
+ * rusage plus what the child wrote into the area become the Result. The pool is refilled
+ * after the result is sent, so the fork is off the next job's path. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/clock.h"
+#include "../common/log.h"
+#include "../common/profiles.h"
+#include "../proto/job.h"
+#include "../proto/mpack.h"
+#include "../proto/result.h"
+#include "python.h"
+#include "sandbox.h"
+#include "zchan.h"
+#include "zygote.h"
+
+#define CHAN_FD     3
+#define JOB_CAP     (8u << 20) /* a JobSpec this large is refused before it reaches a child */
+#define MAX_CHILDREN 1024
+
+enum { CHILD_FREE = 0, CHILD_IDLE, CHILD_RUNNING };
+enum { KILL_NONE = 0, KILL_TIMEOUT, KILL_CANCEL };
+
+typedef struct {
+    int      state;       /* CHILD_* */
+    pid_t    pid;
+    int      wake_fd;     /* write end of the child's wake pipe (IDLE only) */
+    area_t   area;
+    uint8_t  id[ID_BYTES];
+    limits_t limits;
+    int      kind;        /* JOB_EXEC / JOB_VALIDATE */
+    uint64_t start_us;    /* dispatch, monotonic */
+    uint64_t deadline_us;
+    int      killed;      /* KILL_* */
+} child_t;
+
+typedef struct {
+    const zygote_conf_t *conf;
+    const profile_t     *profile;
+    sandbox_t            sb;
+    zchan_t             *chan;
+    int                  sig_fd;
+    int                  timer_fd;
+    child_t             *children;
+    size_t               n_children; /* slots in the table */
+    pid_t                self_pid;
+    long                 jobs_done;
+    uint64_t             started_us;
+    int                  retiring;
+    int                  quit;
+} zygote_t;
+
+static zygote_t *s_z; /* for the child, which consults the table right after fork */
+
+/* ---- the child ---------------------------------------------------------------------- */
+
+static void s_child_fail(area_t *area, const char *type, const char *message)
+{
+    buf_t out;
+    buf_init(&out);
+    mpw_t w;
+    mpw_init(&w, &out);
+    mpw_map(&w, 2);
+    mpw_kv_str(&w, "status", "internal_error");
+    mpw_str(&w, "error");
+    mpw_map(&w, 2);
+    mpw_kv_str(&w, "type", type);
+    mpw_kv_str(&w, "message", message);
+    if (out.len <= JOBAREA_META_CAP) {
+        memcpy(area_meta(area), out.data, out.len);
+        area_hdr(area)->meta_len = (uint32_t)out.len;
+    }
+    buf_free(&out);
+}
+
+static void s_child_run(zygote_t *z, child_t *c)
+{
+    area_hdr_t *h = area_hdr(&c->area);
+    jobspec_t   job;
+    char        err[256];
+    uint32_t    len = h->job_len < c->area.job_cap ? h->job_len : c->area.job_cap;
+    h->phase = AREA_RUNNING;
+    if (jobspec_decode(area_job(&c->area), len, &job, err, sizeof err) < 0) {
+        s_child_fail(&c->area, "BadJob", err);
+        _exit(0);
+    }
+    profile_apply_limits(z->profile, &job.limits);
+    if (sandbox_child_enter(&z->sb, &job.limits, &c->area, err, sizeof err) < 0) {
+        s_child_fail(&c->area, "SandboxError", err);
+        _exit(0);
+    }
+    py_run_job(&job, z->profile, &c->area);
+    _exit(0);
+}
+
+static void s_child_main(zygote_t *z, child_t *c, int wake_rd)
+{
+    py_after_fork();
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* Other children's areas are mapped here too (inherited): drop them, or this child
+     * could read another tenant's job and output. */
+    for (size_t i = 0; i < z->n_children; i++)
+        if (&z->children[i] != c && z->children[i].area.base) area_unmap(&z->children[i].area);
+    if (sandbox_child_prepare(wake_rd) < 0) _exit(1);
+    if (getppid() != z->self_pid) _exit(1); /* the zygote died before PDEATHSIG was set */
+    char    b;
+    ssize_t n;
+    do n = read(wake_rd, &b, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1) _exit(0); /* the zygote closed the pipe: this child is not needed */
+    close(wake_rd);
+    s_child_run(z, c);
+}
+
+/* ---- pool -------------------------------------------------------------------------------- */
+
+static child_t *s_slot(zygote_t *z)
+{
+    for (size_t i = 0; i < z->n_children; i++)
+        if (z->children[i].state == CHILD_FREE) return &z->children[i];
+    return NULL;
+}
+
+static child_t *s_fork_child(zygote_t *z)
+{
+    child_t *c = s_slot(z);
+    if (!c) return NULL;
+    memset(c, 0, sizeof *c);
+    int rc = area_map(&c->area, JOB_CAP, (uint32_t)z->conf->stream_cap);
+    if (rc < 0) {
+        log_error("event=area_map_failed error=\"%s\"", strerror(-rc));
+        return NULL;
+    }
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        log_error("event=pipe_failed error=\"%s\"", strerror(errno));
+        area_unmap(&c->area);
+        return NULL;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        log_error("event=fork_failed error=\"%s\"", strerror(errno));
+        close(p[0]);
+        close(p[1]);
+        area_unmap(&c->area);
+        return NULL;
+    }
+    if (pid == 0) s_child_main(z, c, p[0]); /* never returns */
+    close(p[0]);
+    c->pid = pid;
+    c->wake_fd = p[1];
+    c->state = CHILD_IDLE;
+    return c;
+}
+
+static size_t s_count(const zygote_t *z, int state)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < z->n_children; i++) n += z->children[i].state == state;
+    return n;
+}
+
+static void s_fill_pool(zygote_t *z)
+{
+    while (!z->retiring && s_count(z, CHILD_IDLE) < (size_t)z->conf->pool)
+        if (!s_fork_child(z)) break;
+}
+
+static child_t *s_find_pid(zygote_t *z, pid_t pid)
+{
+    for (size_t i = 0; i < z->n_children; i++)
+        if (z->children[i].state != CHILD_FREE && z->children[i].pid == pid) return &z->children[i];
+    return NULL;
+}
+
+static child_t *s_find_job(zygote_t *z, const uint8_t id[ID_BYTES])
+{
+    for (size_t i = 0; i < z->n_children; i++)
+        if (z->children[i].state == CHILD_RUNNING && memcmp(z->children[i].id, id, ID_BYTES) == 0)
+            return &z->children[i];
+    return NULL;
+}
+
+static void s_release(child_t *c)
+{
+    if (c->wake_fd > 0) close(c->wake_fd);
+    area_unmap(&c->area);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- deadlines ----------------------------------------------------------------------------- */
+
+static void s_arm_timer(zygote_t *z)
+{
+    uint64_t next = 0;
+    for (size_t i = 0; i < z->n_children; i++) {
+        child_t *c = &z->children[i];
+        if (c->state == CHILD_RUNNING && !c->killed && (!next || c->deadline_us < next))
+            next = c->deadline_us;
+    }
+    struct itimerspec its = {0};
+    if (next) {
+        its.it_value.tv_sec = (time_t)(next / 1000000u);
+        its.it_value.tv_nsec = (long)(next % 1000000u) * 1000;
+        if (!its.it_value.tv_sec && !its.it_value.tv_nsec) its.it_value.tv_nsec = 1;
+    }
+    if (timerfd_settime(z->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+        log_error("event=timerfd_failed error=\"%s\"", strerror(errno));
+}
+
+static void s_kill(child_t *c, int why)
+{
+    if (c->killed) return;
+    c->killed = why;
+    /* the whole process group: nothing the job might have left behind survives */
+    if (kill(-c->pid, SIGKILL) < 0 && errno != ESRCH) kill(c->pid, SIGKILL);
+}
+
+static void s_on_timer(zygote_t *z)
+{
+    uint64_t expirations;
+    if (read(z->timer_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+        log_warn("event=timerfd_read_failed error=\"%s\"", strerror(errno));
+    uint64_t now = clock_mono_us();
+    for (size_t i = 0; i < z->n_children; i++) {
+        child_t *c = &z->children[i];
+        if (c->state == CHILD_RUNNING && !c->killed && c->deadline_us <= now) s_kill(c, KILL_TIMEOUT);
+    }
+    s_arm_timer(z);
+}
+
+/* ---- results ------------------------------------------------------------------------------ */
+
+static void s_read_meta(const child_t *c, result_t *res)
+{
+    area_hdr_t *h = area_hdr(&c->area);
+    uint32_t    len = h->meta_len;
+    if (!len || len > JOBAREA_META_CAP) return;
+    mpr_t    r;
+    uint32_t n;
+    mpr_init(&r, area_meta(&c->area), len);
+    if (mpr_map(&r, &n) < 0) return;
+    status_t st = ST_ERROR;
+    for (uint32_t i = 0; i < n && !r.err; i++) {
+        const char *k;
+        uint32_t    kl;
+        if (mpr_str(&r, &k, &kl) < 0) break;
+        if (mpr_key_is(k, kl, "status")) {
+            const char *v;
+            uint32_t    vl;
+            if (mpr_str(&r, &v, &vl) == 0 && status_parse_n(v, vl, &st) < 0) st = ST_ERROR;
+        } else if (mpr_key_is(k, kl, "result")) {
+            free(res->result);
+            mpr_strdup(&r, RESULT_MAX_TEXT, &res->result);
+        } else if (mpr_key_is(k, kl, "variables")) {
+            free(res->variables);
+            mpr_strdup(&r, RESULT_MAX_TEXT, &res->variables);
+        } else if (mpr_key_is(k, kl, "validation")) {
+            free(res->validation);
+            mpr_strdup(&r, RESULT_MAX_TEXT, &res->validation);
+        } else if (mpr_key_is(k, kl, "error") && !res->error.present) {
+            uint32_t m;
+            if (mpr_nil(&r)) continue;
+            if (mpr_map(&r, &m) < 0) break;
+            res->error.present = 1;
+            for (uint32_t j = 0; j < m && !r.err; j++) {
+                if (mpr_str(&r, &k, &kl) < 0) break;
+                if (mpr_key_is(k, kl, "type")) mpr_strdup(&r, 256, &res->error.type);
+                else if (mpr_key_is(k, kl, "message")) mpr_strdup(&r, RESULT_MAX_TEXT, &res->error.message);
+                else if (mpr_key_is(k, kl, "traceback")) mpr_strdup(&r, RESULT_MAX_TEXT, &res->error.traceback);
+                else if (mpr_key_is(k, kl, "line")) {
+                    int64_t v;
+                    if (mpr_int(&r, &v) == 0) res->error.line = v > 0 && v < 1 << 30 ? (long)v : 0;
+                } else mpr_skip(&r);
+            }
+        } else {
+            mpr_skip(&r);
+        }
+    }
+    if (r.err) { /* a child that scribbled over its meta gets a plain error, nothing else */
+        log_warn("event=bad_meta error=\"%s\"", r.err);
+        st = ST_ERROR;
+    }
+    /* The child may only report outcomes of its own code; the rest are the zygote's call. */
+    if (st != ST_OK && st != ST_ERROR && st != ST_SYNTAX_ERROR && st != ST_MEMORY_LIMIT &&
+        st != ST_OUTPUT_LIMIT && st != ST_INTERNAL_ERROR)
+        st = ST_ERROR;
+    res->status = st;
+}
+
+static void s_set_error(result_t *res, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void s_set_error(result_t *res, const char *type, const char *fmt, ...)
+{
+    char    msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    free(res->error.type);
+    free(res->error.message);
+    free(res->error.traceback);
+    res->error.type = xstrdup(type);
+    res->error.message = xstrdup(msg);
+    res->error.traceback = NULL;
+    res->error.present = 1;
+}
+
+static void s_collect(zygote_t *z, child_t *c, int wstatus, const struct rusage *ru, result_t *res)
+{
+    area_hdr_t *h = area_hdr(&c->area);
+    uint32_t    cap = c->area.stream_cap;
+    uint32_t    out_len = h->out_len < cap ? h->out_len : cap;
+    uint32_t    err_len = h->err_len < cap ? h->err_len : cap;
+    res->out = xstrndup((const char *)area_out(&c->area), out_len);
+    res->out_len = out_len;
+    res->err = xstrndup((const char *)area_err(&c->area), err_len);
+    res->err_len = err_len;
+    res->out_truncated = h->out_trunc != 0;
+    res->err_truncated = h->err_trunc != 0;
+    res->wall_ms = (double)(clock_mono_us() - c->start_us) / 1000.0;
+    res->cpu_ms = (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000.0 +
+                  (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000.0;
+    res->max_rss_kb = ru->ru_maxrss;
+    int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+    res->exit.signal = sig;
+    res->exit.code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 0;
+    const char *reason = sig ? "signal" : "exit";
+    char        name[64];
+
+    s_read_meta(c, res); /* the runner's view first; the checks below override it */
+    if (c->killed == KILL_TIMEOUT) {
+        res->status = ST_TIMEOUT;
+        reason = "timeout";
+        s_set_error(res, "Timeout", "execution exceeded the %ld ms wall-clock limit", c->limits.wall_ms);
+    } else if (c->killed == KILL_CANCEL) {
+        res->status = ST_CANCELLED;
+        reason = "cancelled";
+        s_set_error(res, "Cancelled", "execution was cancelled");
+    } else if (h->trap_syscall >= 0 || sig == SIGSYS) {
+        res->status = ST_SECURITY_VIOLATION;
+        reason = "seccomp";
+        const char *sys = h->trap_syscall >= 0
+                              ? sandbox_syscall_name(h->trap_syscall, name, sizeof name)
+                              : "rt_sigaction";
+        res->exit.syscall = xstrdup(sys);
+        s_set_error(res, "SecurityViolation", "the sandbox stopped the process at syscall %s", sys);
+    } else if (sig == SIGXCPU || (sig == SIGKILL && res->cpu_ms >= (double)c->limits.cpu_ms)) {
+        res->status = ST_CPU_LIMIT;
+        reason = "cpu_limit";
+        s_set_error(res, "CpuLimit", "execution exceeded the %ld ms CPU time limit", c->limits.cpu_ms);
+    } else if (h->limit_hit == LIMIT_OUTPUT) {
+        res->status = ST_OUTPUT_LIMIT;
+        reason = "output_limit";
+        s_set_error(res, "OutputLimit", "output exceeded %ld bytes; the job was stopped there",
+                    c->limits.output_bytes);
+    } else if (h->audit_blocked) {
+        char event[sizeof h->audit_event];
+        memcpy(event, (const char *)h->audit_event, sizeof event);
+        event[sizeof event - 1] = '\0';
+        res->status = ST_SECURITY_VIOLATION;
+        reason = "audit";
+        res->exit.syscall = xstrdup(event);
+        s_set_error(res, "SecurityViolation", "the sandbox blocked '%s'", event);
+    } else if (!h->meta_len) {
+        if (sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT || sig == SIGKILL) {
+            /* Most interpreter crashes under an address-space limit are allocation
+             * failures in C code that did not raise MemoryError. */
+            res->status = ST_MEMORY_LIMIT;
+            s_set_error(res, "MemoryLimit", "the interpreter died with signal %d, most likely "
+                        "out of memory (limit %ld MB)", sig, c->limits.memory_mb);
+        } else if (sig) {
+            res->status = ST_ERROR;
+            s_set_error(res, "ProcessDied", "the process was killed by signal %d", sig);
+        } else {
+            res->status = ST_ERROR;
+            s_set_error(res, "ProcessExit", "the code ended the process (exit status %d) "
+                        "before it finished", res->exit.code);
+        }
+    }
+    if (res->status == ST_MEMORY_LIMIT && !res->error.present)
+        s_set_error(res, "MemoryError", "memory limit of %ld MB reached", c->limits.memory_mb);
+    res->exit.reason = xstrdup(reason);
+    (void)z;
+}
+
+static void s_send_result(zygote_t *z, const uint8_t id[ID_BYTES], const result_t *res)
+{
+    buf_t out;
+    buf_init(&out);
+    result_encode(res, &out);
+    if (zchan_send(z->chan, ZC_RESULT, id, out.data, out.len) < 0) z->quit = 1;
+    buf_free(&out);
+}
+
+static void s_send_simple(zygote_t *z, const uint8_t id[ID_BYTES], status_t st, const char *type,
+                          const char *msg)
+{
+    buf_t out;
+    buf_init(&out);
+    result_encode_simple(&out, st, type, msg);
+    if (zchan_send(z->chan, ZC_RESULT, id, out.data, out.len) < 0) z->quit = 1;
+    buf_free(&out);
+}
+
+static void s_on_sigchld(zygote_t *z)
+{
+    struct signalfd_siginfo si;
+    while (read(z->sig_fd, &si, sizeof si) == sizeof si) {
+    }
+    for (;;) {
+        int           wstatus;
+        struct rusage ru;
+        pid_t         pid = wait4(-1, &wstatus, WNOHANG, &ru);
+        if (pid <= 0) break;
+        child_t *c = s_find_pid(z, pid);
+        if (!c) continue;
+        if (c->state == CHILD_RUNNING) {
+            result_t res;
+            result_init(&res);
+            s_collect(z, c, wstatus, &ru, &res);
+            s_send_result(z, c->id, &res);
+            char idstr[ID_STR_LEN + 1];
+            id_format(c->id, idstr);
+            log_debug("event=job_done job=%s status=%s wall_ms=%.2f cpu_ms=%.2f", idstr,
+                      status_name(res.status), res.wall_ms, res.cpu_ms);
+            result_clear(&res);
+            z->jobs_done++;
+        } else {
+            log_warn("event=idle_child_died pid=%d status=%d", pid, wstatus);
+        }
+        s_release(c);
+    }
+    s_arm_timer(z);
+}
+
+/* ---- jobs from the node ------------------------------------------------------------------- */
+
+static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len)
+{
+    jobspec_t job;
+    char      err[256];
+    if (len > JOB_CAP) {
+        s_send_simple(z, id, ST_REJECTED, "JobTooLarge", "the JobSpec exceeds the executor's 8 MiB job area");
+        return;
+    }
+    if (jobspec_decode(body, len, &job, err, sizeof err) < 0) {
+        log_warn("event=bad_jobspec error=\"%s\"", err);
+        s_send_simple(z, id, ST_REJECTED, "BadJob", err);
+        return;
+    }
+    if (strcmp(job.service, z->profile->name) != 0) {
+        snprintf(err, sizeof err, "this zygote serves %s, not %s", z->profile->name, job.service);
+        jobspec_clear(&job);
+        s_send_simple(z, id, ST_REJECTED, "WrongService", err);
+        return;
+    }
+    child_t *c = NULL;
+    for (size_t i = 0; i < z->n_children && !c; i++)
+        if (z->children[i].state == CHILD_IDLE) c = &z->children[i];
+    if (!c) c = s_fork_child(z); /* the pool ran dry: fork on the job's path */
+    if (!c) {
+        jobspec_clear(&job);
+        s_send_simple(z, id, ST_INTERNAL_ERROR, "ForkFailed", "the executor could not start a sandbox");
+        return;
+    }
+    area_hdr_t *h = area_hdr(&c->area);
+    memcpy(area_job(&c->area), body, len);
+    h->job_len = (uint32_t)len;
+    profile_apply_limits(z->profile, &job.limits);
+    if (job.limits.output_bytes > z->conf->stream_cap) job.limits.output_bytes = z->conf->stream_cap;
+    h->out_limit = (uint32_t)job.limits.output_bytes;
+    memcpy(c->id, id, ID_BYTES);
+    c->limits = job.limits;
+    c->kind = job.kind;
+    c->start_us = clock_mono_us();
+    c->deadline_us = c->start_us + (uint64_t)job.limits.wall_ms * 1000u;
+    c->state = CHILD_RUNNING;
+    jobspec_clear(&job);
+    char    b = 'j';
+    ssize_t n = write(c->wake_fd, &b, 1);
+    close(c->wake_fd);
+    c->wake_fd = -1;
+    if (n != 1) s_kill(c, KILL_CANCEL); /* reaping reports it; the child is already gone */
+    s_arm_timer(z);
+}
+
+static void s_on_msg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const uint8_t *payload,
+                     size_t len)
+{
+    zygote_t *z = arg;
+    switch (type) {
+    case ZC_JOB: s_on_job(z, id, payload, len); break;
+    case ZC_CANCEL: {
+        child_t *c = s_find_job(z, id);
+        if (c) s_kill(c, KILL_CANCEL);
+        break;
+    }
+    default: log_warn("event=unknown_message type=%u", type); break;
+    }
+}
+
+/* ---- start-up ----------------------------------------------------------------------------- */
+
+static size_t s_vm_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    unsigned long pages = 0;
+    if (fscanf(f, "%lu", &pages) != 1) pages = 0;
+    fclose(f);
+    return pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void s_hello(zygote_t *z)
+{
+    buf_t out;
+    buf_init(&out);
+    mpw_t w;
+    mpw_init(&w, &out);
+    char layers[128];
+    sandbox_layers_format(z->sb.layers, layers, sizeof layers);
+    mpw_map(&w, 5);
+    mpw_kv_str(&w, "profile", z->profile->name);
+    mpw_kv_str(&w, "python", py_version());
+    mpw_kv_str(&w, "layers", layers);
+    mpw_kv_uint(&w, "base_vm", z->sb.base_vm);
+    mpw_kv_int(&w, "landlock_abi", z->sb.landlock_abi);
+    zchan_send(z->chan, ZC_HELLO, NULL, out.data, out.len);
+    buf_free(&out);
+}
+
+static int s_fatal(zygote_t *z, const char *msg)
+{
+    log_error("event=zygote_failed profile=%s error=\"%s\"", z->conf->profile, msg);
+    if (z->chan) {
+        zchan_send(z->chan, ZC_FATAL, NULL, msg, strlen(msg));
+        for (int i = 0; i < 50 && zchan_pending(z->chan); i++) {
+            struct pollfd p = {zchan_fd(z->chan), POLLOUT, 0};
+            poll(&p, 1, 100);
+            zchan_flush(z->chan);
+        }
+    }
+    return 2;
+}
+
+static int s_start(zygote_t *z, char *err, size_t errlen)
+{
+    z->sb.layers = z->conf->layers;
+    z->sb.run_uid = (uid_t)z->conf->run_uid;
+    z->sb.run_gid = (gid_t)z->conf->run_gid;
+    z->sb.drop_uid = z->conf->drop_uid;
+    if (sandbox_probe(&z->sb, err, errlen) < 0) return -1;
+    if (py_init(z->profile, z->conf->python, err, errlen) < 0) return -1;
+    if (sandbox_compile(&z->sb, z->profile, err, errlen) < 0) return -1;
+    z->sb.base_vm = s_vm_bytes() + (32u << 20); /* slack for the runner's own allocations */
+    if (sandbox_seal_filesystem(&z->sb, err, errlen) < 0) return -1;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    z->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    z->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (z->sig_fd < 0 || z->timer_fd < 0) {
+        snprintf(err, errlen, "signalfd/timerfd: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int zygote_main(const zygote_conf_t *conf)
+{
+    zygote_t z = {0};
+    char     err[512];
+    s_z = &z;
+    z.conf = conf;
+    z.self_pid = getpid();
+    z.started_us = clock_mono_us();
+    z.chan = zchan_new(CHAN_FD);
+    z.profile = profile_find(conf->profile);
+    if (!z.profile) {
+        snprintf(err, sizeof err, "unknown profile %s", conf->profile);
+        return s_fatal(&z, err);
+    }
+    if (s_start(&z, err, sizeof err) < 0) return s_fatal(&z, err);
+    z.n_children = (size_t)(conf->slots + conf->pool + 1);
+    if (z.n_children > MAX_CHILDREN) z.n_children = MAX_CHILDREN;
+    z.children = xcalloc(z.n_children, sizeof *z.children);
+    s_hello(&z);
+    s_fill_pool(&z);
+    log_info("event=zygote_ready profile=%s python=%s pid=%d pool=%ld", z.profile->name,
+             py_version(), (int)getpid(), conf->pool);
+
+    while (!z.quit) {
+        struct pollfd fds[3] = {
+            {zchan_fd(z.chan), POLLIN | (zchan_pending(z.chan) ? POLLOUT : 0), 0},
+            {z.sig_fd, POLLIN, 0},
+            {z.timer_fd, POLLIN, 0},
+        };
+        if (poll(fds, 3, -1) < 0) {
+            if (errno == EINTR) continue;
+            log_error("event=poll_failed error=\"%s\"", strerror(errno));
+            break;
+        }
+        if (fds[1].revents) s_on_sigchld(&z);
+        if (fds[2].revents) s_on_timer(&z);
+        if (fds[0].revents & POLLOUT && zchan_flush(z.chan) < 0) break;
+        if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            if (zchan_read(z.chan, s_on_msg, &z) < 0) break; /* the node is gone */
+        }
+        s_fill_pool(&z);
+    }
+    /* Children die with us (PDEATHSIG), and as pid 1 of the namespace our exit kills
+     * everything left in it anyway. */
+    log_info("event=zygote_exit profile=%s jobs=%ld", z.profile->name, z.jobs_done);
+    return 0;
+}
