@@ -283,8 +283,8 @@ static void s_on_job(node_t *n, const worker_msg_t *m)
                           : !slot ? "no free slot (the broker sent more jobs than credits)"
                                   : "the profile's sandbox is restarting";
         log_warn("event=job_refused service=%s reason=\"%s\"", m->service, why);
+        /* the RESULT hands the credit back (PROTOCOL.md §3) */
         s_send_simple(n, m->job_id, z && slot ? ST_INTERNAL_ERROR : ST_REJECTED, "ExecutorRefused", why);
-        s_send_credit(n, 1);
         return;
     }
     memcpy(slot->id, m->job_id, ID_BYTES);
@@ -384,8 +384,7 @@ static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const
         if (!slot) return; /* cancelled and answered already, or from before a reconnect */
         slot->zygote = -1;
         n->n_inflight--;
-        s_send_result(n, id, payload, len);
-        s_send_credit(n, 1);
+        s_send_result(n, id, payload, len); /* returns the slot's credit */
     } else if (type == ZC_HELLO) {
         mpr_t    r;
         uint32_t m;
@@ -451,7 +450,6 @@ static void s_zygote_down(node_t *n, zyg_t *z, const char *why)
                       "the executor's sandbox process died while running this job");
         n->inflight[i].zygote = -1;
         n->n_inflight--;
-        s_send_credit(n, 1);
     }
     z->backoff_ms = z->backoff_ms ? z->backoff_ms * 2 : 250;
     if (z->backoff_ms > 30000) z->backoff_ms = 30000;
