@@ -24,7 +24,8 @@ PY_CFLAGS  := $(shell $(PKG_CONFIG) --cflags python3-embed 2>/dev/null)
 PY_LIBS    := $(shell $(PKG_CONFIG) --libs python3-embed 2>/dev/null)
 
 CFLAGS   := -std=c11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers $(OPT) -pipe
-CPPFLAGS := -I. -MMD -MP
+VERSION  := 0.1.0
+CPPFLAGS := -I. -MMD -MP -DSNAKEPIT_VERSION='"$(VERSION)"'
 LDFLAGS  := $(filter -fsanitize%,$(OPT))
 LIBS     := -lzmq -lmsgpackc -lm
 
@@ -84,6 +85,9 @@ $(BIN)/snakepit-mcp: $(MCP_SRC:%.c=$(OBJ)/%.o) $(LIB)
 $(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis $(LIBS)
+
+# keygen.c comes with the broker's CURVE support; the dispatcher wires it in when present
+$(OBJ)/cli/main.o: CPPFLAGS += $(if $(wildcard cli/keygen.c),-DSNAKEPIT_HAVE_KEYGEN)
 
 # ---- set-up
 deps:

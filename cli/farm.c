@@ -1,0 +1,113 @@
+/* cli/farm.c — see farm.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/redis_url.h"
+#include "farm.h"
+
+void farm_state_dir(const char *given, char *out, size_t cap)
+{
+    const char *env = getenv("SNAKEPIT_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME"),
+               *home = getenv("HOME");
+    if (given && *given)
+        snprintf(out, cap, "%s", given);
+    else if (env && *env)
+        snprintf(out, cap, "%s", env);
+    else if (xdg && *xdg)
+        snprintf(out, cap, "%s/snakepit", xdg);
+    else if (home && *home)
+        snprintf(out, cap, "%s/.local/state/snakepit", home);
+    else
+        snprintf(out, cap, "/tmp/snakepit-%d", (int)getuid());
+}
+
+static void s_copy(json_t *o, const char *key, char *out, size_t cap)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    snprintf(out, cap, "%s", v ? v : "");
+}
+
+int farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t errlen)
+{
+    char path[PATH_MAX + 16];
+    memset(out, 0, sizeof *out);
+    snprintf(out->state_dir, sizeof out->state_dir, "%s", state_dir);
+    snprintf(path, sizeof path, "%s/ready.json", state_dir);
+    json_error_t je;
+    json_t      *o = json_load_file(path, 0, &je);
+    if (!o) {
+        snprintf(err, errlen, "no running farm in %s (%s); start one with `snakepit up`", state_dir,
+                 je.text);
+        return -1;
+    }
+    s_copy(o, "url", out->url, sizeof out->url);
+    s_copy(o, "api_key", out->api_key, sizeof out->api_key);
+    s_copy(o, "redis", out->redis, sizeof out->redis);
+    s_copy(o, "broker", out->broker, sizeof out->broker);
+    s_copy(o, "executors", out->executors, sizeof out->executors);
+    out->pid = (long)json_integer_value(json_object_get(o, "pid"));
+    json_decref(o);
+    return 0;
+}
+
+int farm_alive(const farm_info_t *info)
+{
+    return info->pid > 0 && (kill((pid_t)info->pid, 0) == 0 || errno == EPERM);
+}
+
+redisContext *farm_redis(const char *url, char *err, size_t errlen)
+{
+    redis_url_t u;
+    if (redis_url_parse(url, &u, err, errlen) < 0) return NULL;
+    struct timeval tv = {2, 0};
+    redisContext  *c = u.path[0] ? redisConnectUnixWithTimeout(u.path, tv)
+                                 : redisConnectWithTimeout(u.host, u.port, tv);
+    if (!c || c->err) {
+        snprintf(err, errlen, "redis %s: %s", url, c ? c->errstr : "out of memory");
+        if (c) redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, tv);
+    redisReply *r = NULL;
+    if (u.password[0])
+        r = u.user[0] ? redisCommand(c, "AUTH %s %s", u.user, u.password)
+                      : redisCommand(c, "AUTH %s", u.password);
+    if (r && r->type == REDIS_REPLY_ERROR) {
+        snprintf(err, errlen, "redis AUTH: %s", r->str);
+        freeReplyObject(r);
+        redisFree(c);
+        return NULL;
+    }
+    if (r) freeReplyObject(r);
+    if (u.db) {
+        r = redisCommand(c, "SELECT %d", u.db);
+        if (!r || r->type == REDIS_REPLY_ERROR) {
+            snprintf(err, errlen, "redis SELECT %d failed", u.db);
+            if (r) freeReplyObject(r);
+            redisFree(c);
+            return NULL;
+        }
+        freeReplyObject(r);
+    }
+    return c;
+}
+
+void farm_bin_dir(char *out, size_t cap)
+{
+    char    exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        snprintf(out, cap, ".");
+        return;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    snprintf(out, cap, "%s", exe);
+}

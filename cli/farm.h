@@ -1,0 +1,30 @@
+/* cli/farm.h — what the CLI knows about a farm: where its state directory is, what
+ * `snakepit up` wrote to ready.json, and how to reach its Redis. */
+#ifndef SP_FARM_H
+#define SP_FARM_H
+#include <hiredis/hiredis.h>
+#include <limits.h>
+#include <stddef.h>
+
+typedef struct {
+    char state_dir[PATH_MAX];
+    char url[256];          /* MCP endpoint */
+    char api_key[128];      /* the local tenant's key */
+    char redis[PATH_MAX + 16];
+    char broker[PATH_MAX + 16];    /* client endpoint */
+    char executors[PATH_MAX + 16]; /* executor endpoint */
+    long pid;               /* of `snakepit up` */
+} farm_info_t;
+
+/* The state directory: the one given, else $SNAKEPIT_STATE_DIR, else $XDG_STATE_HOME/snakepit,
+ * else ~/.local/state/snakepit. */
+void farm_state_dir(const char *given, char *out, size_t cap);
+int  farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t errlen);
+/* 1 when ready.json names a live `snakepit up`. */
+int  farm_alive(const farm_info_t *info);
+/* A blocking connection with a timeout, authenticated and on the right db. */
+redisContext *farm_redis(const char *url, char *err, size_t errlen);
+/* Directory holding this binary (siblings: snakepit-broker, ...). */
+void farm_bin_dir(char *out, size_t cap);
+
+#endif

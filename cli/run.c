@@ -1,0 +1,280 @@
+/* cli/run.c — `snakepit run`: one job from the command line, straight to the broker of a
+ * running farm (its ready.json), printed the way the code wrote it. The exit status is the
+ * job's status: 0 ok, 1 error, 2 syntax_error, 3 timeout, 4 cpu_limit, 5 memory_limit,
+ * 6 output_limit, 7 security_violation, 8 cancelled, 9 rejected, 10 lost, 11 internal_error;
+ * 64 for a usage error. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "../common/buf.h"
+#include "../common/clock.h"
+#include "../common/config.h"
+#include "../common/ids.h"
+#include "../common/log.h"
+#include "../common/loop.h"
+#include "../common/profiles.h"
+#include "../proto/client.h"
+#include "../proto/job.h"
+#include "../proto/result.h"
+#include "../proto/result_json.h"
+#include "farm.h"
+#include "run.h"
+
+#define EX_USAGE_ 64
+
+typedef struct {
+    long timeout_s;
+    long memory_mb;
+    long output_bytes;
+    char vars[2048];
+    char profile[65];
+    char file[PATH_MAX];
+    char stdin_text[4096];
+    char tenant[65];
+    char state_dir[PATH_MAX];
+    char broker[PATH_MAX + 16];
+    int  json;
+    int  validate;
+} run_args_t;
+
+static const cfg_opt_t s_opts[] = {
+    CFG_OPT_INT(run_args_t, timeout_s, "timeout", 1, 3600, "S", "wall-clock limit (-t)"),
+    CFG_OPT_INT(run_args_t, memory_mb, "memory", 1, 1 << 20, "MB", "memory limit (-m)"),
+    CFG_OPT_INT(run_args_t, output_bytes, "output", 1, 1L << 30, "BYTES", "output limit per stream (-o)"),
+    CFG_OPT_LIST(run_args_t, vars, "var", "NAME", "print this variable afterwards; repeatable (-v)"),
+    CFG_OPT_STR(run_args_t, profile, "profile", "P", "sandbox profile"),
+    CFG_OPT_STR(run_args_t, file, "file", "FILE", "run the code in FILE (-f; - for stdin)"),
+    CFG_OPT_STR(run_args_t, stdin_text, "stdin", "TEXT", "text the code reads with input()"),
+    CFG_OPT_STR(run_args_t, tenant, "tenant", "NAME", "tenant to run as"),
+    CFG_OPT_STR(run_args_t, state_dir, "state-dir", "DIR", "farm state directory"),
+    CFG_OPT_STR(run_args_t, broker, "broker", "ENDPOINT", "broker client endpoint (default: the farm's)"),
+    CFG_OPT_BOOL(run_args_t, json, "json", "print the structured result as JSON"),
+    CFG_OPT_BOOL(run_args_t, validate, "validate", "only validate the code (validate_code)"),
+    CFG_OPT_END,
+};
+
+typedef struct {
+    int      done;
+    result_t res;
+    int      decoded;
+    char     err[256];
+} wait_t;
+
+static void s_event(void *arg, const uint8_t id[ID_BYTES], client_event_t ev, const uint8_t *body,
+                    size_t len)
+{
+    (void)id;
+    wait_t *w = arg;
+    if (ev != CLIENT_RESULT) return;
+    w->done = 1;
+    w->decoded = result_decode(body, len, &w->res, w->err, sizeof w->err) == 0;
+}
+
+static void s_stop(loop_t *loop, void *arg)
+{
+    wait_t *w = arg;
+    if (w->done) loop_stop(loop);
+}
+
+static char *s_read_all(FILE *f, size_t *len)
+{
+    buf_t b;
+    buf_init(&b);
+    char  chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        buf_append(&b, chunk, n);
+        if (b.len > JOB_MAX_CODE) break;
+    }
+    return buf_steal(&b, len);
+}
+
+static void s_expand_short(int argc, char **argv, char **out)
+{
+    static const struct { const char *s, *l; } map[] = {
+        {"-t", "--timeout"}, {"-m", "--memory"}, {"-o", "--output"}, {"-v", "--var"}, {"-f", "--file"},
+    };
+    for (int i = 0; i < argc; i++) {
+        out[i] = argv[i];
+        for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+            if (strcmp(argv[i], map[k].s) == 0) out[i] = (char *)map[k].l;
+    }
+}
+
+int run_main(int argc, char **argv)
+{
+    run_args_t a = {0}, defaults = {0};
+    snprintf(defaults.profile, sizeof defaults.profile, "python.basic");
+    snprintf(defaults.tenant, sizeof defaults.tenant, "local");
+    a = defaults;
+    char **args = xcalloc((size_t)argc + 1, sizeof *args);
+    s_expand_short(argc, argv, args);
+    char *rest[2];
+    int   n_rest = 2;
+    char  err[512];
+    config_rc_t rc = config_load(&a, s_opts, argc, args, rest, &n_rest, err, sizeof err);
+    free(args);
+    if (rc == CONFIG_HELP) {
+        config_usage(stdout, "snakepit run [-t S] [-m MB] [-o BYTES] [-v NAME]... [--profile P] [--json] (-f FILE | CODE | -)",
+                     "Run Python code in the farm's sandbox and print what it printed. Exit status:\n"
+                     "0 ok, 1 error, 2 syntax_error, 3 timeout, 4 cpu_limit, 5 memory_limit,\n"
+                     "6 output_limit, 7 security_violation, 8 cancelled, 9 rejected, 10 lost,\n"
+                     "11 internal_error, 64 usage.",
+                     s_opts, &defaults);
+        return 0;
+    }
+    if (rc == CONFIG_ERROR) {
+        fprintf(stderr, "snakepit run: %s\n", err);
+        return EX_USAGE_;
+    }
+    char  *code = NULL;
+    size_t code_len = 0;
+    if (a.file[0] && strcmp(a.file, "-") != 0) {
+        FILE *f = fopen(a.file, "r");
+        if (!f) {
+            fprintf(stderr, "snakepit run: %s: %s\n", a.file, strerror(errno));
+            return EX_USAGE_;
+        }
+        code = s_read_all(f, &code_len);
+        fclose(f);
+    } else if (strcmp(a.file, "-") == 0 || (n_rest == 1 && strcmp(rest[0], "-") == 0)) {
+        code = s_read_all(stdin, &code_len);
+    } else if (n_rest == 1) {
+        code = xstrdup(rest[0]);
+        code_len = strlen(code);
+    } else {
+        fprintf(stderr, "snakepit run: give the code as an argument, -f FILE, or - for stdin\n");
+        return EX_USAGE_;
+    }
+    if (code_len > JOB_MAX_CODE) {
+        fprintf(stderr, "snakepit run: code larger than %u bytes\n", JOB_MAX_CODE);
+        free(code);
+        return EX_USAGE_;
+    }
+    if (!a.broker[0]) {
+        char        dir[PATH_MAX];
+        farm_info_t info;
+        farm_state_dir(a.state_dir, dir, sizeof dir);
+        if (farm_read_ready(dir, &info, err, sizeof err) < 0) {
+            fprintf(stderr, "snakepit run: %s\n", err);
+            free(code);
+            return ST_REJECTED;
+        }
+        snprintf(a.broker, sizeof a.broker, "%s", info.broker);
+    }
+    const profile_t *prof = profile_find(a.profile);
+    if (!prof) {
+        fprintf(stderr, "snakepit run: unknown profile '%s'\n", a.profile);
+        free(code);
+        return EX_USAGE_;
+    }
+
+    jobspec_t job;
+    jobspec_init(&job);
+    job.kind = a.validate ? JOB_VALIDATE : JOB_EXEC;
+    job.tenant = a.tenant;
+    job.service = a.profile;
+    job.code = code;
+    job.code_len = code_len;
+    job.limits.wall_ms = a.timeout_s * 1000;
+    job.limits.cpu_ms = a.timeout_s * 1000;
+    job.limits.memory_mb = a.memory_mb;
+    job.limits.output_bytes = a.output_bytes;
+    char  *names[JOB_MAX_NAMES];
+    size_t n_names = 0;
+    for (char *save = NULL, *tok = strtok_r(a.vars, ",", &save); tok && n_names < JOB_MAX_NAMES;
+         tok = strtok_r(NULL, ",", &save))
+        names[n_names++] = tok;
+    job.inspect = names;
+    job.n_inspect = n_names;
+    if (a.stdin_text[0]) {
+        job.stdin_data = a.stdin_text;
+        job.stdin_len = strlen(a.stdin_text);
+    }
+    job.submitted_ms = clock_wall_ms();
+    limits_t eff = job.limits;
+    profile_apply_limits(prof, &eff);
+    buf_t body;
+    buf_init(&body);
+    jobspec_encode(&job, &body);
+
+    log_init("run", LOG_WARN);
+    void         *ctx = zmq_ctx_new();
+    loop_t       *loop = loop_new();
+    wait_t        w = {0};
+    client_conf_t cc = {.endpoint = a.broker, .heartbeat_ms = 1000, .grace_ms = 5000};
+    client_t     *cl = client_new(ctx, loop, &cc, s_event, &w);
+    uint8_t       id[ID_BYTES];
+    id_new(id);
+    route_t route = {.deadline_ms = clock_wall_ms() + (uint64_t)eff.wall_ms + 30000};
+    snprintf(route.tenant, sizeof route.tenant, "%s", a.tenant);
+    /* ZMQ_IMMEDIATE: the submit fails until the connection is up, so retry briefly. */
+    uint64_t give_up = clock_mono_ms() + 3000;
+    int      sent = 0;
+    while (!(sent = client_submit(cl, a.profile, id, &route, body.data, body.len) == 0) &&
+           clock_mono_ms() < give_up)
+        usleep(10000);
+    int status = ST_REJECTED;
+    if (!sent) {
+        fprintf(stderr, "snakepit run: cannot reach the broker at %s\n", a.broker);
+    } else {
+        loop_timer_add(loop, 20, 20, s_stop, &w);
+        loop_run(loop);
+        if (!w.decoded) {
+            fprintf(stderr, "snakepit run: bad answer from the farm: %s\n", w.err);
+            status = ST_INTERNAL_ERROR;
+        } else {
+            result_t *r = &w.res;
+            status = r->status;
+            char idstr[ID_STR_LEN + 1];
+            id_format(id, idstr);
+            if (a.json) {
+                json_t *o = result_to_json(r, idstr);
+                if (r->validation) json_object_set_new(o, "validation", json_loads(r->validation, 0, NULL));
+                char *s = json_dumps(o, JSON_INDENT(2));
+                printf("%s\n", s);
+                free(s);
+                json_decref(o);
+            } else if (r->validation) {
+                json_t *v = json_loads(r->validation, 0, NULL);
+                char   *s = v ? json_dumps(v, JSON_INDENT(2)) : NULL;
+                printf("%s\n", s ? s : r->validation);
+                free(s);
+                json_decref(v);
+            } else {
+                fwrite(r->out, 1, r->out_len, stdout);
+                fwrite(r->err, 1, r->err_len, stderr);
+                if (r->out_truncated || r->err_truncated) fprintf(stderr, "[output truncated]\n");
+                if (r->result) printf("%s\n", r->result);
+                json_t *vars = r->variables ? json_loads(r->variables, 0, NULL) : NULL;
+                const char *k;
+                json_t     *v;
+                json_object_foreach(vars, k, v) {
+                    char *s = json_dumps(v, JSON_ENCODE_ANY);
+                    printf("%s = %s\n", k, s ? s : "?");
+                    free(s);
+                }
+                json_decref(vars);
+                if (r->status != ST_OK) {
+                    if (r->error.traceback) fputs(r->error.traceback, stderr);
+                    fprintf(stderr, "snakepit: %s%s%s%s%s\n", status_name(r->status),
+                            r->error.message ? ": " : "", r->error.message ? r->error.message : "",
+                            r->exit.syscall ? " — " : "", r->exit.syscall ? r->exit.syscall : "");
+                }
+            }
+            result_clear(r);
+        }
+    }
+    buf_free(&body);
+    free(code);
+    client_destroy(&cl);
+    loop_destroy(&loop);
+    zmq_ctx_term(ctx);
+    return status;
+}

@@ -1,0 +1,33 @@
+/* cli/tenant.h — tenants and their API keys in Redis (DESIGN.md §7):
+ *   sp:tenants            set of tenant names
+ *   sp:t:{tenant}         hash: rate, burst, max_concurrency, max_timeout_s, max_memory_mb,
+ *                         profiles, created_ms, key_sha256
+ *   sp:key:{sha256(key)}  string: tenant name
+ * Keys are shown once and stored only as their SHA-256. */
+#ifndef SP_TENANT_H
+#define SP_TENANT_H
+#include <hiredis/hiredis.h>
+#include <stddef.h>
+
+typedef struct {
+    char   rate[32];     /* requests per second, e.g. "10" or "0.5" */
+    long   burst;
+    long   max_concurrency;
+    long   max_timeout_s;
+    long   max_memory_mb;
+    char   profiles[256];
+} tenant_quota_t;
+
+void tenant_quota_defaults(tenant_quota_t *q);
+/* Makes a new random key: "sp_" + 64 hex characters. */
+void tenant_new_key(char out[68]);
+/* Creates or updates the tenant and gives it `key` (replacing any previous key). */
+int  tenant_store(redisContext *c, const char *name, const tenant_quota_t *q, const char *key,
+                  char *err, size_t errlen);
+/* For `snakepit up`: the local tenant exists and its key (kept in key_file, mode 0600) maps to
+ * it; creates either when missing. The key is written to key_out. */
+int  tenant_ensure_local(redisContext *c, const char *key_file, char key_out[68], char *err,
+                         size_t errlen);
+int  tenant_main(int argc, char **argv);
+
+#endif
