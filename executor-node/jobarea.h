@@ -16,7 +16,12 @@
 #define JOBAREA_HEADER     4096u
 #define JOBAREA_META_CAP   (8u << 20)
 
-enum { AREA_IDLE = 0, AREA_RUNNING = 1, AREA_STARTED = 2, AREA_STOPPED = 3, AREA_FINISHED = 4 };
+/* phase: IDLE while the pooled child prepares, READY once it waits for its wake byte (sandbox
+ * locked, interpreter warmed), then RUNNING → STARTED → STOPPED → FINISHED. */
+enum {
+    AREA_IDLE = 0, AREA_READY = 5, AREA_RUNNING = 1, AREA_STARTED = 2, AREA_STOPPED = 3,
+    AREA_FINISHED = 4
+};
 enum { LIMIT_NONE = 0, LIMIT_OUTPUT = 1 };
 
 typedef struct {
@@ -36,8 +41,15 @@ typedef struct {
     volatile int32_t  trap_syscall;     /* seccomp SIGSYS: syscall number, -1 when none */
     volatile uint32_t audit_blocked;    /* count of blocked audit events */
     char              audit_event[64];  /* the first one */
-    volatile uint64_t code_start_ns;    /* CLOCK_MONOTONIC around the user's code */
+    volatile uint64_t forked_ns;        /* CLOCK_MONOTONIC: pool-time milestones of the child */
+    volatile uint64_t locked_ns;
+    volatile uint64_t warmed_ns;
+    volatile uint64_t wake_ns;          /* the child read its wake byte */
+    volatile uint64_t code_start_ns;    /* around the user's code */
     volatile uint64_t code_end_ns;
+    volatile uint64_t finish_ns;        /* the runner's result is written */
+    volatile uint64_t self_cpu_us;      /* the child's own getrusage at finish: lets the zygote */
+    volatile uint64_t self_maxrss_kb;   /* answer before the exit teardown (see zygote.c) */
 } area_hdr_t;
 
 typedef struct {

@@ -74,7 +74,7 @@ void node_conf_defaults(node_conf_t *c)
     snprintf(c->profiles, sizeof c->profiles, "python.basic");
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     c->slots = cpus > 0 ? cpus : 1;
-    c->pool = 2;
+    c->pool = 0; /* auto: slots + 1 */
     c->heartbeat_ms = 1000;
     c->liveness = 3;
     c->run_uid_host = 65534;
@@ -140,7 +140,8 @@ static int s_spawn(node_t *n, zyg_t *z, char *err, size_t errlen)
     char layers[16], slots[24], pool[24], uid[16], drop[4], cap[24], rj[24], rs[24];
     snprintf(layers, sizeof layers, "%u", n->layers);
     snprintf(slots, sizeof slots, "%ld", n->conf->slots);
-    snprintf(pool, sizeof pool, "%ld", n->conf->pool);
+    /* auto: enough warm children for every slot plus one, so a burst never waits on a fork */
+    snprintf(pool, sizeof pool, "%ld", n->conf->pool ? n->conf->pool : n->conf->slots + 1);
     snprintf(uid, sizeof uid, "%d", RUN_UID_NS);
     int drop_uid = getuid() == 0 && (n->layers & LAYER_NAMESPACES);
     snprintf(drop, sizeof drop, "%d", drop_uid);

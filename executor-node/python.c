@@ -17,6 +17,7 @@ static area_t   *s_area;        /* the child's job area; NULL in the zygote */
 static int       s_armed;       /* the audit hook enforces once set, in the child only */
 static PyObject *s_run_fn;      /* runner.run */
 static PyObject *s_validate_fn; /* runner.validate */
+static PyObject *s_warm_fn;     /* runner.warm */
 static char      s_version[32];
 
 /* ---- audit policy ------------------------------------------------------------------- */
@@ -226,6 +227,7 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
     }
     buf_free(&out);
     if (!h->code_end_ns) h->code_end_ns = s_now_ns();
+    h->finish_ns = s_now_ns();
     h->phase = AREA_FINISHED;
     Py_RETURN_NONE;
 }
@@ -314,8 +316,15 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
     if (!runner) return s_pyerr(err, errlen, "loading the runner");
     s_run_fn = PyObject_GetAttrString(runner, "run");
     s_validate_fn = PyObject_GetAttrString(runner, "validate");
+    PyObject *prepare = PyObject_GetAttrString(runner, "prepare");
+    s_warm_fn = PyObject_GetAttrString(runner, "warm");
     Py_DECREF(runner);
-    if (!s_run_fn || !s_validate_fn) return s_pyerr(err, errlen, "runner entry points");
+    if (!s_run_fn || !s_validate_fn || !prepare || !s_warm_fn)
+        return s_pyerr(err, errlen, "runner entry points");
+    PyObject *r = PyObject_CallFunction(prepare, "si", profile->name, profile->workspace);
+    Py_DECREF(prepare);
+    if (!r) return s_pyerr(err, errlen, "runner.prepare");
+    Py_DECREF(r);
 
     if (PySys_AddAuditHook(s_audit_hook, NULL) < 0) return s_pyerr(err, errlen, "audit hook");
     /* Everything allocated so far moves to the permanent generation: a child's collections
@@ -335,6 +344,13 @@ const char *py_version(void)
 void py_after_fork(void)
 {
     PyOS_AfterFork_Child();
+}
+
+void py_warm(void)
+{
+    PyObject *r = PyObject_CallNoArgs(s_warm_fn);
+    if (!r) PyErr_Clear(); /* a failed warm-up only costs speed */
+    Py_XDECREF(r);
 }
 
 /* ---- child side ------------------------------------------------------------------------- */

@@ -82,33 +82,37 @@ def _module_allowed(name, allowed):
     return False
 
 
-def _make_import(allowed, profile):
-    def _import(name, globals=None, locals=None, fromlist=(), level=0):
-        if level:
-            raise ImportError("relative imports are not available in the sandbox")
-        if not isinstance(name, str):
-            raise TypeError("module name must be str")
-        if not _module_allowed(name, allowed):
-            raise ImportError(
-                "import of '%s' is not allowed in profile %s (allowed: %s)"
-                % (name, profile, ", ".join(sorted(allowed)))
-            )
-        module = _real_import(name, globals, locals, fromlist, 0)
-        for item in fromlist or ():
-            if isinstance(item, str) and item != "*":
-                sub = getattr(module, item, None)
-                if isinstance(sub, _ModuleType) and not _module_allowed(name + "." + item, allowed):
-                    raise ImportError(
-                        "import of '%s.%s' is not allowed in profile %s" % (name, item, profile)
-                    )
-        return module
-
-    return _import
+# What the user's code may import, set per job. A list cell so the guard (built once, in the
+# zygote) sees each job's allowlist.
+_allowed = [()]
+_profile = ["python.basic"]
 
 
-def _make_builtins(allowed, profile, workspace):
+def _import(name, globals=None, locals=None, fromlist=(), level=0):
+    if level:
+        raise ImportError("relative imports are not available in the sandbox")
+    if not isinstance(name, str):
+        raise TypeError("module name must be str")
+    allowed = _allowed[0]
+    if not _module_allowed(name, allowed):
+        raise ImportError(
+            "import of '%s' is not allowed in profile %s (allowed: %s)"
+            % (name, _profile[0], ", ".join(sorted(allowed)))
+        )
+    module = _real_import(name, globals, locals, fromlist, 0)
+    for item in fromlist or ():
+        if isinstance(item, str) and item != "*":
+            sub = getattr(module, item, None)
+            if isinstance(sub, _ModuleType) and not _module_allowed(name + "." + item, allowed):
+                raise ImportError(
+                    "import of '%s.%s' is not allowed in profile %s" % (name, item, _profile[0])
+                )
+    return module
+
+
+def _make_builtins(profile, workspace):
     b = dict(builtins.__dict__)
-    b["__import__"] = _make_import(allowed, profile)
+    b["__import__"] = _import
     if not workspace:
 
         def open(*args, **kwargs):
@@ -121,6 +125,16 @@ def _make_builtins(allowed, profile, workspace):
     for name in ("breakpoint", "help", "copyright", "credits", "license", "exit", "quit"):
         b.pop(name, None)
     return b
+
+
+# The restricted builtins, built once per zygote (prepare) and shared copy-on-write by every
+# child: a job gets them without copying a dict on its critical path.
+_builtins = [None]
+
+
+def prepare(profile, workspace):
+    _profile[0] = profile
+    _builtins[0] = _make_builtins(profile, workspace)
 
 
 def _cap(text, cap):
@@ -186,11 +200,8 @@ def run(job):
     sys.stdin = io.StringIO(job["stdin"] or "")
     source = job["code"]
     source_lines = source.splitlines()
-    g = {
-        "__name__": "__main__",
-        "__doc__": None,
-        "__builtins__": _make_builtins(job["allowed"], job["profile"], job["workspace"]),
-    }
+    _allowed[0] = job["allowed"]
+    g = {"__name__": "__main__", "__doc__": None, "__builtins__": _builtins[0]}
     try:
         tree = compile(source, _FILENAME, "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as e:
@@ -235,6 +246,29 @@ def run(job):
     if job["inspect"]:
         kwargs["variables"] = _variables(job["inspect"], g)
     _snakepit.finish(status, **kwargs)
+
+
+_WARM_CODE = """
+import json, math
+data = [i * i for i in range(50)]
+text = "%d %s %.2f" % (len(data), json.dumps({"a": [1, 2]}), math.sqrt(sum(data)))
+print(text)
+try:
+    1 / 0
+except ZeroDivisionError as e:
+    err = str(e)
+len(data)
+"""
+
+
+def warm():
+    """A dry run in a pooled child before its job arrives: it touches (and so copies on
+    write) the interpreter pages a job needs, off the job's critical path. Output and
+    results go nowhere: the child has no job area yet."""
+    saved = _allowed[0]
+    run({"code": _WARM_CODE, "allowed": ("json", "math"), "profile": _profile[0],
+         "inspect": ("data",), "stdin": None, "capture": True, "workspace": False})
+    _allowed[0] = saved
 
 
 _ADVICE_NAMES = {

@@ -213,11 +213,12 @@ int sandbox_compile(sandbox_t *sb, const profile_t *profile, char *err, size_t e
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
                               SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl), 0);
-    /* getrlimit via prlimit64(0, res, NULL, old) only: lowering or raising limits is not for
-     * the code to decide. */
+    /* prlimit64 on this process only: the job's limits are set after the filter is loaded
+     * (sandbox_child_limits). Without CAP_SYS_RESOURCE a process can only lower its limits,
+     * so user code gains nothing from it. */
     if (rc == 0)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
-                              SCMP_A2(SCMP_CMP_EQ, 0));
+                              SCMP_A0(SCMP_CMP_EQ, 0));
     if (rc != 0) {
         snprintf(err, errlen, "seccomp rule: %s", strerror(-rc));
         seccomp_release(ctx);
@@ -320,9 +321,28 @@ static int s_set_rlimit(int resource, rlim_t soft, rlim_t hard)
     return setrlimit(resource, &rl);
 }
 
-static int s_rlimits(const sandbox_t *sb, const limits_t *l, const area_t *area)
+/* Limits every job gets, whatever it asked for. */
+static int s_static_rlimits(void)
 {
-    rlim_t cpu_s = (rlim_t)((l->cpu_ms + 999) / 1000);
+    int rc = 0;
+    rc |= s_set_rlimit(RLIMIT_NPROC, 0, 0); /* no fork, no threads (seccomp also refuses) */
+    rc |= s_set_rlimit(RLIMIT_CORE, 0, 0);
+    rc |= s_set_rlimit(RLIMIT_FSIZE, 0, 0); /* no file may grow */
+    rc |= s_set_rlimit(RLIMIT_MEMLOCK, 0, 0);
+    rc |= s_set_rlimit(RLIMIT_MSGQUEUE, 0, 0);
+    return rc ? -1 : 0;
+}
+
+int sandbox_child_limits(const sandbox_t *sb, const limits_t *l, const area_t *area, char *err,
+                         size_t errlen)
+{
+    if (!(sb->layers & LAYER_RLIMITS)) return 0;
+    /* RLIMIT_CPU counts the whole process; the pool's warm-up already used some. */
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    long   used_ms = (long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                   (long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+    rlim_t cpu_s = (rlim_t)((used_ms + l->cpu_ms + 999) / 1000);
     if (cpu_s < 1) cpu_s = 1;
     int rc = 0;
 #if !defined(__SANITIZE_ADDRESS__)
@@ -332,16 +352,15 @@ static int s_rlimits(const sandbox_t *sb, const limits_t *l, const area_t *area)
     rlim_t as = (rlim_t)sb->base_vm + (rlim_t)area->size + (rlim_t)l->memory_mb * 1024 * 1024;
     rc |= s_set_rlimit(RLIMIT_AS, as, as);
 #else
-    (void)sb, (void)area;
+    (void)area;
 #endif
     rc |= s_set_rlimit(RLIMIT_CPU, cpu_s, cpu_s + 1); /* SIGXCPU first, SIGKILL a second later */
-    rc |= s_set_rlimit(RLIMIT_FSIZE, 0, 0);
     rc |= s_set_rlimit(RLIMIT_NOFILE, (rlim_t)l->nofile, (rlim_t)l->nofile);
-    rc |= s_set_rlimit(RLIMIT_NPROC, 0, 0);
-    rc |= s_set_rlimit(RLIMIT_CORE, 0, 0);
-    rc |= s_set_rlimit(RLIMIT_MEMLOCK, 0, 0);
-    rc |= s_set_rlimit(RLIMIT_MSGQUEUE, 0, 0);
-    return rc ? -1 : 0;
+    if (rc) {
+        snprintf(err, errlen, "entering layer rlimits: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static int s_landlock(const sandbox_t *sb)
@@ -416,11 +435,10 @@ static int s_signal_filter(void)
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
 }
 
-int sandbox_child_enter(const sandbox_t *sb, const limits_t *limits, area_t *area, char *err,
-                        size_t errlen)
+int sandbox_child_lock(const sandbox_t *sb, area_t *area, char *err, size_t errlen)
 {
     const char *layer = NULL;
-    if ((sb->layers & LAYER_RLIMITS) && s_rlimits(sb, limits, area) < 0) layer = "rlimits";
+    if ((sb->layers & LAYER_RLIMITS) && s_static_rlimits() < 0) layer = "rlimits";
     /* Landlock needs no_new_privs or CAP_SYS_ADMIN in our namespace; an unprivileged node
      * without namespaces has neither until nnp is set, so set it first there (nnp only
      * affects execve, which is trapped anyway). */

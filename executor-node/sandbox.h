@@ -4,8 +4,12 @@
  * node spawns the zygote), an empty read-only root (sandbox_seal_filesystem), the seccomp
  * filter compiled to BPF (sandbox_compile).
  * Per child, in this order (DESIGN.md §5): new process group, every inherited fd closed,
- * parent-death signal (sandbox_child_prepare, at pre-fork time); then, once the job is known,
- * rlimits, Landlock, an unprivileged uid, no_new_privs, seccomp (sandbox_child_enter).
+ * parent-death signal (sandbox_child_prepare), then rlimits, Landlock, an unprivileged uid,
+ * no_new_privs, seccomp (sandbox_child_lock) — all while the child waits in the pool. Only the
+ * limits that depend on the job (address space, CPU, open files) are set when it arrives
+ * (sandbox_child_limits): lowering a limit needs no privilege, and no user code runs before
+ * every layer is in place. This keeps seccomp's JIT compile and the layers' cost off the job's
+ * critical path.
  *
  * Each layer can be switched off by name for operators on hosts that lack it, and for the
  * tests that prove each layer stops an attack on its own. */
@@ -56,9 +60,16 @@ void sandbox_free(sandbox_t *sb);
 
 /* Child at pre-fork time: keep_fd is the wake pipe. Returns 0 or -errno. */
 int sandbox_child_prepare(int keep_fd);
-/* Child once its job is known. Returns 0, or -1 with the failing layer in err. */
-int sandbox_child_enter(const sandbox_t *sb, const limits_t *limits, area_t *area, char *err,
-                        size_t errlen);
+/* Child at pre-fork time, after prepare: every layer that does not depend on the job, in
+ * DESIGN.md §5 order — the job-independent rlimits (NPROC, CORE, FSIZE, MEMLOCK, MSGQUEUE),
+ * Landlock, unprivileged uid, no_new_privs, seccomp. Loading the seccomp program costs a
+ * kernel JIT compile; doing it here keeps it off the job's path. 0, or -1 naming the layer. */
+int sandbox_child_lock(const sandbox_t *sb, area_t *area, char *err, size_t errlen);
+/* Child once its job is known: its own limits (address space, CPU, open files). Lowering a
+ * limit needs no privilege, so this works under the locked-down sandbox; no user code has run
+ * yet. 0, or -1 with the reason. */
+int sandbox_child_limits(const sandbox_t *sb, const limits_t *limits, const area_t *area,
+                         char *err, size_t errlen);
 
 /* The name of a syscall number, for reports ("socket"); "syscall_N" when unknown. */
 const char *sandbox_syscall_name(int nr, char *buf, size_t cap);

@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,7 +44,8 @@ enum { KILL_NONE = 0, KILL_TIMEOUT, KILL_CANCEL };
 typedef struct {
     int      state;       /* CHILD_* */
     pid_t    pid;
-    int      wake_fd;     /* write end of the child's wake pipe (IDLE only) */
+    int      sock;        /* our end of the child's socketpair: wake byte out, done byte in */
+    int      answered;    /* its result is sent; only the reaping is left */
     area_t   area;
     uint8_t  id[ID_BYTES];
     limits_t limits;
@@ -62,6 +65,7 @@ typedef struct {
     child_t             *children;
     size_t               n_children; /* slots in the table */
     pid_t                self_pid;
+    int                  child_sock; /* in a child: its end of the socketpair */
     long                 jobs_done;
     uint64_t             started_us;
     int                  retiring;
@@ -103,32 +107,59 @@ static void s_child_run(zygote_t *z, child_t *c)
         _exit(0);
     }
     profile_apply_limits(z->profile, &job.limits);
-    if (sandbox_child_enter(&z->sb, &job.limits, &c->area, err, sizeof err) < 0) {
+    if (sandbox_child_limits(&z->sb, &job.limits, &c->area, err, sizeof err) < 0) {
         s_child_fail(&c->area, "SandboxError", err);
         _exit(0);
     }
     py_run_job(&job, z->profile, &c->area);
+    /* Tell the zygote the result is complete, with our own resource use, so it can answer
+     * before the exit teardown (which takes as long as the job itself for print(1)). */
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    area_hdr_t *hh = area_hdr(&c->area);
+    hh->self_cpu_us = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+                      (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    hh->self_maxrss_kb = (uint64_t)ru.ru_maxrss;
+    char d = 'd';
+    if (write(z->child_sock, &d, 1) < 0) {
+    }
     _exit(0);
 }
 
 static void s_child_main(zygote_t *z, child_t *c, int wake_rd)
 {
+    z->child_sock = wake_rd;
+    area_hdr(&c->area)->forked_ns = clock_mono_us() * 1000u;
     py_after_fork();
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    /* Other children's areas are mapped here too (inherited): drop them, or this child
-     * could read another tenant's job and output. */
+    /* Other children's areas are MADV_DONTFORK in the zygote, so this child never sees
+     * another tenant's job or output; forget their addresses too. */
     for (size_t i = 0; i < z->n_children; i++)
-        if (&z->children[i] != c && z->children[i].area.base) area_unmap(&z->children[i].area);
+        if (&z->children[i] != c) z->children[i].area.base = NULL;
     if (sandbox_child_prepare(wake_rd) < 0) _exit(1);
     if (getppid() != z->self_pid) _exit(1); /* the zygote died before PDEATHSIG was set */
+    char err[256];
+    if (sandbox_child_lock(&z->sb, &c->area, err, sizeof err) < 0) {
+        /* Reported with the job it was meant for: the zygote sees the meta when it reaps. */
+        s_child_fail(&c->area, "SandboxError", err);
+        area_hdr(&c->area)->phase = AREA_FINISHED;
+        char b;
+        while (read(wake_rd, &b, 1) < 0 && errno == EINTR) {
+        }
+        _exit(0);
+    }
+    area_hdr(&c->area)->locked_ns = clock_mono_us() * 1000u;
+    py_warm();
+    area_hdr(&c->area)->warmed_ns = clock_mono_us() * 1000u;
+    area_hdr(&c->area)->phase = AREA_READY;
     char    b;
     ssize_t n;
     do n = read(wake_rd, &b, 1);
     while (n < 0 && errno == EINTR);
-    if (n != 1) _exit(0); /* the zygote closed the pipe: this child is not needed */
-    close(wake_rd);
+    if (n != 1) _exit(0); /* the zygote closed the socket: this child is not needed */
+    area_hdr(&c->area)->wake_ns = clock_mono_us() * 1000u;
     s_child_run(z, c);
 }
 
@@ -152,12 +183,14 @@ static child_t *s_fork_child(zygote_t *z)
         return NULL;
     }
     int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0) {
-        log_error("event=pipe_failed error=\"%s\"", strerror(errno));
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) < 0) {
+        log_error("event=socketpair_failed error=\"%s\"", strerror(errno));
         area_unmap(&c->area);
         return NULL;
     }
+    uint64_t t0 = clock_mono_us();
     pid_t pid = fork();
+    if (pid > 0) log_debug("event=forked us=%llu", (unsigned long long)(clock_mono_us() - t0));
     if (pid < 0) {
         log_error("event=fork_failed error=\"%s\"", strerror(errno));
         close(p[0]);
@@ -167,8 +200,12 @@ static child_t *s_fork_child(zygote_t *z)
     }
     if (pid == 0) s_child_main(z, c, p[0]); /* never returns */
     close(p[0]);
+    /* Later children must not inherit this area: it is this child's alone, and not copying
+     * it keeps every later fork cheaper. */
+    if (madvise(c->area.base, c->area.size, MADV_DONTFORK) < 0)
+        log_warn("event=madvise_failed error=\"%s\"", strerror(errno));
     c->pid = pid;
-    c->wake_fd = p[1];
+    c->sock = p[1];
     c->state = CHILD_IDLE;
     return c;
 }
@@ -180,10 +217,9 @@ static size_t s_count(const zygote_t *z, int state)
     return n;
 }
 
-static void s_fill_pool(zygote_t *z)
+static int s_pool_short(const zygote_t *z)
 {
-    while (!z->retiring && s_count(z, CHILD_IDLE) < (size_t)z->conf->pool)
-        if (!s_fork_child(z)) break;
+    return !z->retiring && s_count(z, CHILD_IDLE) < (size_t)z->conf->pool;
 }
 
 static child_t *s_find_pid(zygote_t *z, pid_t pid)
@@ -203,7 +239,7 @@ static child_t *s_find_job(zygote_t *z, const uint8_t id[ID_BYTES])
 
 static void s_release(child_t *c)
 {
-    if (c->wake_fd > 0) close(c->wake_fd);
+    if (c->sock > 0) close(c->sock);
     area_unmap(&c->area);
     memset(c, 0, sizeof *c);
 }
@@ -329,6 +365,8 @@ static void s_set_error(result_t *res, const char *type, const char *fmt, ...)
 
 static void s_collect(zygote_t *z, child_t *c, int wstatus, const struct rusage *ru, result_t *res)
 {
+    /* ru is NULL when answering on the child's done byte: it is still exiting, and its own
+     * figures stand in (clamped; they only concern its own job). */
     area_hdr_t *h = area_hdr(&c->area);
     uint32_t    cap = c->area.stream_cap;
     uint32_t    out_len = h->out_len < cap ? h->out_len : cap;
@@ -340,9 +378,15 @@ static void s_collect(zygote_t *z, child_t *c, int wstatus, const struct rusage 
     res->out_truncated = h->out_trunc != 0;
     res->err_truncated = h->err_trunc != 0;
     res->wall_ms = (double)(clock_mono_us() - c->start_us) / 1000.0;
-    res->cpu_ms = (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000.0 +
-                  (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000.0;
-    res->max_rss_kb = ru->ru_maxrss;
+    if (ru) {
+        res->cpu_ms = (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000.0 +
+                      (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000.0;
+        res->max_rss_kb = ru->ru_maxrss;
+    } else {
+        uint64_t cpu_us = h->self_cpu_us, rss = h->self_maxrss_kb;
+        res->cpu_ms = cpu_us < 1000000000000ull ? (double)cpu_us / 1000.0 : 0;
+        res->max_rss_kb = rss < (1ull << 40) ? (long)rss : 0;
+    }
     int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
     res->exit.signal = sig;
     res->exit.code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 0;
@@ -405,6 +449,25 @@ static void s_collect(zygote_t *z, child_t *c, int wstatus, const struct rusage 
     (void)z;
 }
 
+static void s_log_job(const child_t *c, const result_t *res, long minflt)
+{
+    if (log_get_level() > LOG_DEBUG) return;
+    char        idstr[ID_STR_LEN + 1];
+    area_hdr_t *h = area_hdr(&c->area);
+    uint64_t    t0 = c->start_us * 1000u;
+    id_format(c->id, idstr);
+    /* Where a job's time went, relative to its dispatch (µs): for profiling the pool. */
+    log_debug("event=job_done job=%s status=%s wall_ms=%.3f cpu_ms=%.2f wake_us=%lld "
+              "start_us=%lld end_us=%lld finish_us=%lld minflt=%ld lock_us=%lld warm_us=%lld",
+              idstr, status_name(res->status), res->wall_ms, res->cpu_ms,
+              h->wake_ns ? (long long)(h->wake_ns - t0) / 1000 : -1,
+              h->code_start_ns ? (long long)(h->code_start_ns - t0) / 1000 : -1,
+              h->code_end_ns ? (long long)(h->code_end_ns - t0) / 1000 : -1,
+              h->finish_ns ? (long long)(h->finish_ns - t0) / 1000 : -1, minflt,
+              (long long)(h->locked_ns - h->forked_ns) / 1000,
+              (long long)(h->warmed_ns - h->locked_ns) / 1000);
+}
+
 static void s_send_result(zygote_t *z, const uint8_t id[ID_BYTES], const result_t *res)
 {
     buf_t out;
@@ -424,6 +487,31 @@ static void s_send_simple(zygote_t *z, const uint8_t id[ID_BYTES], status_t st, 
     buf_free(&out);
 }
 
+/* A running child wrote its done byte: answer now, then make sure it ends. A byte written
+ * early by the job's own code (the fd is visible to it) is ignored unless the runner has
+ * finished; a forged finish only hurts the forger, who gets its own answer early and is
+ * killed. */
+static void s_on_done(zygote_t *z, child_t *c)
+{
+    char    b[16];
+    ssize_t n = read(c->sock, b, sizeof b);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        close(c->sock); /* the child is gone or going: SIGCHLD will tell how */
+        c->sock = -1;
+        return;
+    }
+    if (c->answered || area_hdr(&c->area)->phase != AREA_FINISHED) return;
+    result_t res;
+    result_init(&res);
+    s_collect(z, c, 0, NULL, &res);
+    s_send_result(z, c->id, &res);
+    s_log_job(c, &res, -1);
+    result_clear(&res);
+    c->answered = 1;
+    z->jobs_done++;
+    kill(c->pid, SIGKILL); /* nothing of the job may run past its answer */
+}
+
 static void s_on_sigchld(zygote_t *z)
 {
     struct signalfd_siginfo si;
@@ -436,18 +524,17 @@ static void s_on_sigchld(zygote_t *z)
         if (pid <= 0) break;
         child_t *c = s_find_pid(z, pid);
         if (!c) continue;
-        if (c->state == CHILD_RUNNING) {
+        if (c->state == CHILD_RUNNING && !c->answered) {
             result_t res;
             result_init(&res);
             s_collect(z, c, wstatus, &ru, &res);
             s_send_result(z, c->id, &res);
             char idstr[ID_STR_LEN + 1];
             id_format(c->id, idstr);
-            log_debug("event=job_done job=%s status=%s wall_ms=%.2f cpu_ms=%.2f", idstr,
-                      status_name(res.status), res.wall_ms, res.cpu_ms);
+            s_log_job(c, &res, ru.ru_minflt);
             result_clear(&res);
             z->jobs_done++;
-        } else {
+        } else if (c->state == CHILD_IDLE) {
             log_warn("event=idle_child_died pid=%d status=%d", pid, wstatus);
         }
         s_release(c);
@@ -476,9 +563,18 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
         s_send_simple(z, id, ST_REJECTED, "WrongService", err);
         return;
     }
+    /* A child that is still warming up would make the job wait for it: take a ready one
+     * when there is one (the phase is the child's word, but a wrong one only costs time). */
     child_t *c = NULL;
-    for (size_t i = 0; i < z->n_children && !c; i++)
-        if (z->children[i].state == CHILD_IDLE) c = &z->children[i];
+    for (size_t i = 0; i < z->n_children; i++) {
+        child_t *k = &z->children[i];
+        if (k->state != CHILD_IDLE) continue;
+        if (area_hdr(&k->area)->phase == AREA_READY) {
+            c = k;
+            break;
+        }
+        if (!c) c = k;
+    }
     if (!c) c = s_fork_child(z); /* the pool ran dry: fork on the job's path */
     if (!c) {
         jobspec_clear(&job);
@@ -499,9 +595,7 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
     c->state = CHILD_RUNNING;
     jobspec_clear(&job);
     char    b = 'j';
-    ssize_t n = write(c->wake_fd, &b, 1);
-    close(c->wake_fd);
-    c->wake_fd = -1;
+    ssize_t n = write(c->sock, &b, 1);
     if (n != 1) s_kill(c, KILL_CANCEL); /* reaping reports it; the child is already gone */
     s_arm_timer(z);
 }
@@ -604,33 +698,54 @@ int zygote_main(const zygote_conf_t *conf)
         return s_fatal(&z, err);
     }
     if (s_start(&z, err, sizeof err) < 0) return s_fatal(&z, err);
-    z.n_children = (size_t)(conf->slots + conf->pool + 1);
+    /* running + answered-but-not-yet-reaped + pool, with room to spare */
+    z.n_children = (size_t)(2 * conf->slots + conf->pool + 2);
     if (z.n_children > MAX_CHILDREN) z.n_children = MAX_CHILDREN;
     z.children = xcalloc(z.n_children, sizeof *z.children);
     s_hello(&z);
-    s_fill_pool(&z);
+    while (s_pool_short(&z) && s_fork_child(&z)) {
+    }
     log_info("event=zygote_ready profile=%s python=%s pid=%d pool=%ld", z.profile->name,
              py_version(), (int)getpid(), conf->pool);
 
+    struct pollfd *fds = xcalloc(z.n_children + 3, sizeof *fds);
+    child_t      **owner = xcalloc(z.n_children + 3, sizeof *owner);
     while (!z.quit) {
-        struct pollfd fds[3] = {
-            {zchan_fd(z.chan), POLLIN | (zchan_pending(z.chan) ? POLLOUT : 0), 0},
-            {z.sig_fd, POLLIN, 0},
-            {z.timer_fd, POLLIN, 0},
-        };
-        if (poll(fds, 3, -1) < 0) {
+        fds[0] = (struct pollfd){zchan_fd(z.chan), POLLIN | (zchan_pending(z.chan) ? POLLOUT : 0), 0};
+        fds[1] = (struct pollfd){z.sig_fd, POLLIN, 0};
+        fds[2] = (struct pollfd){z.timer_fd, POLLIN, 0};
+        nfds_t nfds = 3;
+        for (size_t i = 0; i < z.n_children; i++) {
+            child_t *c = &z.children[i];
+            if (c->state == CHILD_RUNNING && !c->answered && c->sock >= 0) {
+                owner[nfds] = c;
+                fds[nfds++] = (struct pollfd){c->sock, POLLIN, 0};
+            }
+        }
+        /* Refilling the pool (a fork) waits until nothing else is pending: a job or a
+         * finished child is always served first. */
+        int short_pool = s_pool_short(&z);
+        int ready = poll(fds, nfds, short_pool ? 0 : -1);
+        if (ready < 0) {
             if (errno == EINTR) continue;
             log_error("event=poll_failed error=\"%s\"", strerror(errno));
             break;
         }
+        if (ready == 0) {
+            if (short_pool && !s_fork_child(&z)) poll(NULL, 0, 100); /* fork failing: back off */
+            continue;
+        }
+        for (nfds_t i = 3; i < nfds; i++)
+            if (fds[i].revents && owner[i]->state == CHILD_RUNNING) s_on_done(&z, owner[i]);
         if (fds[1].revents) s_on_sigchld(&z);
         if (fds[2].revents) s_on_timer(&z);
         if (fds[0].revents & POLLOUT && zchan_flush(z.chan) < 0) break;
         if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             if (zchan_read(z.chan, s_on_msg, &z) < 0) break; /* the node is gone */
         }
-        s_fill_pool(&z);
     }
+    free(fds);
+    free(owner);
     /* Children die with us (PDEATHSIG), and as pid 1 of the namespace our exit kills
      * everything left in it anyway. */
     log_info("event=zygote_exit profile=%s jobs=%ld", z.profile->name, z.jobs_done);
