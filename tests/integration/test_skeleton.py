@@ -1,0 +1,138 @@
+"""The walking skeleton, as a new user meets it: `snakepit up`, then execute_code over HTTP and
+stdio, the CLI, the record in Redis, and a clean stop (issue #2)."""
+import os
+import re
+import subprocess
+import time
+import uuid
+
+from farm import BIN, Farm, McpHttp, McpStdio
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+
+def run(mcp, code, **kw):
+    result = mcp.call("execute_code", dict(code=code, **kw))
+    return result, result["structuredContent"]
+
+
+def test_print_returns_stdout_and_ok(mcp):
+    result, s = run(mcp, "print(1+1)")
+    assert s["status"] == "ok"
+    assert s["stdout"] == "2\n"
+    assert s["stderr"] == ""
+    assert result.get("isError") is False
+    assert UUID.match(s["execution_id"])
+    assert s["timings"]["wall_ms"] > 0
+    assert any(c["type"] == "text" for c in result["content"])
+
+
+def test_trailing_expression_is_the_result(mcp):
+    _, s = run(mcp, "x = 6\nx * 7")
+    assert s["status"] == "ok"
+    assert s["result"] == "42"
+
+
+def test_runtime_error_reports_type_message_and_line(mcp):
+    result, s = run(mcp, "a = 1\nb = 0\nprint('before')\na / b\n")
+    assert s["status"] == "error"
+    assert result["isError"] is True
+    assert s["error"]["type"] == "ZeroDivisionError"
+    assert "division by zero" in s["error"]["message"]
+    assert s["error"]["line"] == 4
+    assert "a / b" in s["error"]["traceback"]
+    assert s["stdout"] == "before\n"
+
+
+def test_syntax_error_has_a_line(mcp):
+    result, s = run(mcp, "x = 1\ndef f(:\n    pass\n")
+    assert s["status"] == "syntax_error"
+    assert result["isError"] is True
+    assert s["error"]["line"] == 2
+
+
+def test_infinite_loop_is_killed_at_the_timeout(mcp):
+    t = time.time()
+    result, s = run(mcp, "print('started')\nwhile True:\n    pass\n", timeout=1)
+    assert s["status"] == "timeout"
+    assert s["exit"]["reason"] == "timeout"
+    assert s["stdout"] == "started\n"  # what was printed before the kill is kept
+    assert result["isError"] is True
+    assert time.time() - t < 30  # it ended; how fast is `make bench`'s business
+
+
+def test_oversized_output_is_capped(mcp):
+    _, s = run(mcp, "print('x' * (3 * 1024 * 1024))")
+    assert s["status"] == "output_limit"
+    assert s["truncated"]["stdout"] is True
+    assert len(s["stdout"]) == 1024 * 1024  # the default output limit per stream
+
+
+def test_record_lands_in_redis(farm, mcp):
+    _, s = run(mcp, "print('recorded')")
+    eid = s["execution_id"]
+    r = farm.redis()
+    record = {}
+    for _ in range(50):  # records are written off the critical path
+        record = r.hgetall("sp:exec:" + eid)
+        if record.get("status"):
+            break
+        time.sleep(0.1)
+    assert record["status"] == "ok"
+    assert record["tenant"] == "local"
+    assert r.zscore("sp:t:local:execs", eid) is not None
+    assert r.ttl("sp:exec:" + eid) > 0
+
+
+def test_missing_api_key_is_401(farm):
+    client = McpHttp(farm.url, None)
+    status, headers, _ = client.post({"jsonrpc": "2.0", "id": 1, "method": "ping"}, raw=True)
+    assert status == 401
+    assert headers.get("WWW-Authenticate", "").startswith("Bearer")
+
+
+def test_wrong_api_key_is_401(farm):
+    client = McpHttp(farm.url, "sp_" + "0" * 64)
+    status, _, _ = client.post({"jsonrpc": "2.0", "id": 1, "method": "ping"}, raw=True)
+    assert status == 401
+
+
+def test_stdio_serves_the_same_farm(farm):
+    client = McpStdio(farm.dir)
+    try:
+        client.initialize()
+        tools = client.request("tools/list")["result"]["tools"]
+        assert "execute_code" in {t["name"] for t in tools}
+        s = client.call("execute_code", {"code": "print(1+1)"})["structuredContent"]
+        assert s["status"] == "ok" and s["stdout"] == "2\n"
+    finally:
+        assert client.close() == 0  # EOF on stdin ends it cleanly
+
+
+def test_cli_run_prints_output_and_exits_with_the_status(farm):
+    snakepit = os.path.join(BIN, "snakepit")
+    ok = subprocess.run([snakepit, "run", "--state-dir", farm.dir, "print(1+1)"],
+                        capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout == "2\n"
+    err = subprocess.run([snakepit, "run", "--state-dir", farm.dir, "1/0"],
+                         capture_output=True, text=True, timeout=60)
+    assert err.returncode == 1
+    assert "ZeroDivisionError" in err.stderr
+    loop = subprocess.run([snakepit, "run", "--state-dir", farm.dir, "-t", "1", "while True: pass"],
+                          capture_output=True, text=True, timeout=60)
+    assert loop.returncode == 3  # timeout
+    assert "timeout" in loop.stderr
+
+
+def test_stop_leaves_no_process_behind():
+    farm = Farm(slots=1)
+    try:
+        pids = farm.child_pids()
+        assert len(pids) >= 4  # redis, broker, executor (+ zygote), front-end
+    finally:
+        farm.stop()
+    time.sleep(0.2)
+    alive = [p for p in pids if os.path.exists("/proc/%d" % p)]
+    assert alive == []
+    assert not os.path.exists(os.path.join(farm.dir, "ready.json"))
