@@ -70,9 +70,15 @@ $(BUILD)/gen/runner_py.h: executor-node/runner.py
 
 $(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h
 
-$(BIN)/snakepit-broker: $(BROKER_SRC:%.c=$(OBJ)/%.o) $(LIB)
+# the broker's logic without its main(): also linked into unit tests and bench tools
+BROKER_LIB := $(BUILD)/lib/libbroker.a
+$(BROKER_LIB): $(filter-out $(OBJ)/broker/main.o,$(BROKER_SRC:%.c=$(OBJ)/%.o))
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	ar rcs $@ $^
+
+$(BIN)/snakepit-broker: $(OBJ)/broker/main.o $(BROKER_LIB) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -lhiredis $(LIBS)
 
 $(BIN)/snakepit-executor: $(EXECUTOR_SRC:%.c=$(OBJ)/%.o) $(LIB)
 	@mkdir -p $(@D)
@@ -103,9 +109,9 @@ run: deps
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+$(BUILD)/tests/%: tests/unit/%.c $(BROKER_LIB) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) -lcmocka -ljansson -lhiredis $(LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BROKER_LIB) $(LIB) $(LDFLAGS) -lcmocka -ljansson -lmicrohttpd -lhiredis $(LIBS)
 
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

@@ -1,0 +1,129 @@
+/* broker/executors.c — see executors.h. Executors sit in an array for picking and iteration
+ * and in a keymap by routing id for message lookup; picking scans the array, which at the
+ * hundreds of executors one broker feeds costs less than keeping a heap ordered under
+ * constant credit changes. */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/buf.h"
+#include "executors.h"
+#include "keymap.h"
+
+struct executors {
+    executor_t **all;
+    size_t       n, max;
+    keymap_t    *by_identity;
+    uint64_t     stamp; /* dispatch counter behind last_used */
+};
+
+executors_t *executors_new(size_t max)
+{
+    executors_t *self = xcalloc(1, sizeof *self);
+    self->max = max;
+    self->all = xcalloc(max, sizeof *self->all);
+    self->by_identity = keymap_new();
+    return self;
+}
+
+void executors_destroy(executors_t **self_p)
+{
+    assert(self_p);
+    executors_t *self = *self_p;
+    if (!self) return;
+    while (self->n) {
+        executor_t *ex = self->all[self->n - 1];
+        executors_remove(self, &ex);
+    }
+    free(self->all);
+    keymap_destroy(&self->by_identity);
+    free(self);
+    *self_p = NULL;
+}
+
+executor_t *executors_add(executors_t *self, const void *identity, size_t len, const ready_t *ready,
+                          uint64_t service_mask, uint64_t now_ms)
+{
+    if (self->n >= self->max || len == 0 || len > EXECUTOR_MAX_IDENTITY) return NULL;
+    if (keymap_get(self->by_identity, identity, len)) return NULL;
+    executor_t *ex = xcalloc(1, sizeof *ex);
+    memcpy(ex->identity, identity, len);
+    ex->identity_len = len;
+    snprintf(ex->node, sizeof ex->node, "%s", ready->node);
+    for (int i = 0; i < ready->n_services && i < WIRE_MAX_SERVICES; i++)
+        snprintf(ex->services[ex->n_services++], sizeof ex->services[0], "%s", ready->services[i]);
+    snprintf(ex->python, sizeof ex->python, "%s", ready->python);
+    ex->service_mask = service_mask;
+    ex->slots = ready->slots;
+    ex->registered_ms = ex->last_seen_ms = now_ms;
+    ex->last_used = 0; /* never used: first in line among equals */
+    ex->index = self->n;
+    self->all[self->n++] = ex;
+    keymap_put(self->by_identity, ex->identity, len, ex);
+    return ex;
+}
+
+executor_t *executors_get(const executors_t *self, const void *identity, size_t len)
+{
+    return keymap_get(self->by_identity, identity, len);
+}
+
+executor_t *executors_find_node(const executors_t *self, const char *node)
+{
+    for (size_t i = 0; i < self->n; i++)
+        if (strcmp(self->all[i]->node, node) == 0) return self->all[i];
+    return NULL;
+}
+
+void executors_remove(executors_t *self, executor_t **ex_p)
+{
+    executor_t *ex = *ex_p;
+    if (!ex) return;
+    assert(ex->n_leases == 0 && !ex->leases);
+    keymap_del(self->by_identity, ex->identity, ex->identity_len);
+    size_t i = ex->index;
+    assert(i < self->n && self->all[i] == ex);
+    self->all[i] = self->all[--self->n];
+    self->all[i]->index = i;
+    free(ex);
+    *ex_p = NULL;
+}
+
+executor_t *executors_pick(const executors_t *self, unsigned service)
+{
+    uint64_t    bit = 1ULL << service;
+    executor_t *best = NULL;
+    for (size_t i = 0; i < self->n; i++) {
+        executor_t *ex = self->all[i];
+        if (!ex->credit || !(ex->service_mask & bit)) continue;
+        if (!best || ex->credit > best->credit ||
+            (ex->credit == best->credit && ex->last_used < best->last_used))
+            best = ex;
+    }
+    return best;
+}
+
+void executors_charge(executors_t *self, executor_t *ex)
+{
+    assert(ex->credit > 0);
+    ex->credit--;
+    ex->last_used = ++self->stamp;
+}
+
+void executors_refund(executor_t *ex, uint32_t n)
+{
+    uint64_t c = (uint64_t)ex->credit + n;
+    ex->credit = c > ex->slots ? ex->slots : (uint32_t)c;
+}
+
+size_t executors_count(const executors_t *self)
+{
+    return self->n;
+}
+
+executor_t *executors_at(const executors_t *self, size_t i)
+{
+    return i < self->n ? self->all[i] : NULL;
+}

@@ -1,0 +1,317 @@
+/* broker/sched_life.c — the scheduler's other half (see sched.h): executors coming and
+ * going, clients that vanish, deadlines, the service grace, and shutting down. */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/buf.h"
+#include "../common/log.h"
+#include "lease.h"
+#include "sched_int.h"
+
+/* ---- executors --------------------------------------------------------------------------- */
+
+static void s_requeue(sched_t *s, job_t *job)
+{
+    job->route.attempt++;
+    queue_push_head(job->service->queue, job);
+    s_count_queued(s, job, +1);
+    if (job->expires_ms) {
+        job->due_ms = job->expires_ms;
+        deadlines_update(s->deadlines, job);
+    }
+    job->service->count.requeued++;
+    job->service->dirty = 1;
+}
+
+void s_executor_lost(sched_t *s, executor_t *ex, const char *why)
+{
+    size_t requeued = 0, answered = 0;
+    uint64_t now = s->conf.mono_ms();
+    /* Leases are listed newest first; pushing each at the head of its FIFO leaves the
+     * oldest first in line again. */
+    while (ex->leases) {
+        job_t     *job = ex->leases;
+        service_t *sv = job->service;
+        lease_end(job);
+        s_inflight_done(s, job);
+        switch (lease_fate(job)) {
+        case LEASE_REQUEUE:
+            s_requeue(s, job);
+            requeued++;
+            break;
+        case LEASE_LOST:
+            s_detach(s, job);
+            sv->count.lost++;
+            answered++;
+            s_answer(s, job, ST_LOST, "ExecutorLost",
+                     "the executor running the job was lost, and so was the one that retried it");
+            break;
+        case LEASE_CANCELLED:
+            s_detach(s, job);
+            sv->count.cancelled++;
+            answered++;
+            s_answer(s, job, ST_CANCELLED, "Cancelled",
+                     "cancelled by the client; its executor was lost before answering");
+            break;
+        }
+    }
+    for (size_t i = 0; i < services_count(s->services); i++) {
+        if (!(ex->service_mask & (1ULL << i))) continue;
+        service_t *sv = services_at(s->services, i);
+        sv->executors--;
+        sv->slots -= ex->slots;
+        if (!sv->executors) {
+            sv->orphaned_ms = now;
+            if (queue_depth(sv->queue) || sv->inflight)
+                log_warn("event=service_orphaned service=%s queued=%zu grace_ms=%llu", sv->name,
+                         queue_depth(sv->queue), (unsigned long long)s->conf.service_grace_ms);
+        }
+    }
+    s->stats.executors_lost++;
+    log_warn("event=executor_lost node=%s reason=\"%s\" requeued=%zu answered=%zu", ex->node, why,
+             requeued, answered);
+    executors_remove(s->executors, &ex);
+}
+
+executor_t *sched_executor_ready(sched_t *s, const void *identity, size_t len, const ready_t *ready,
+                                 const char *key_name)
+{
+    uint64_t    now = s->conf.mono_ms();
+    executor_t *ex = executors_get(s->executors, identity, len);
+    if (ex) s_executor_lost(s, ex, "registered again on the same connection");
+    ex = executors_find_node(s->executors, ready->node);
+    if (ex) s_executor_lost(s, ex, "the node registered again on a new connection");
+
+    uint64_t mask = 0;
+    for (int i = 0; i < ready->n_services; i++) {
+        service_t *sv = services_get(s->services, ready->services[i]);
+        if (!sv) sv = services_add(s->services, ready->services[i], now);
+        if (!sv) {
+            log_warn("event=service_refused service=%s node=%s reason=\"more than %d services\"",
+                     ready->services[i], ready->node, SERVICES_MAX);
+            continue;
+        }
+        mask |= 1ULL << sv->index;
+    }
+    ex = executors_add(s->executors, identity, len, ready, mask, now);
+    if (!ex) {
+        log_warn("event=executor_refused node=%s reason=\"executor table full\"", ready->node);
+        return NULL;
+    }
+    snprintf(ex->key_name, sizeof ex->key_name, "%s", key_name ? key_name : "");
+    for (size_t i = 0; i < services_count(s->services); i++) {
+        if (!(mask & (1ULL << i))) continue;
+        service_t *sv = services_at(s->services, i);
+        sv->executors++;
+        sv->slots += ex->slots;
+        sv->dirty = 1;
+    }
+    s->stats.executors_registered++;
+    log_info("event=executor_ready node=%s slots=%u services=%d key=%s python=%s", ex->node,
+             ex->slots, ready->n_services, ex->key_name[0] ? ex->key_name : "-",
+             ex->python[0] ? ex->python : "-");
+    return ex;
+}
+
+executor_t *sched_executor(sched_t *s, const void *identity, size_t len)
+{
+    executor_t *ex = executors_get(s->executors, identity, len);
+    if (ex) ex->last_seen_ms = s->conf.mono_ms();
+    return ex;
+}
+
+void sched_executor_credit(sched_t *s, executor_t *ex, uint32_t n)
+{
+    executors_refund(ex, n);
+    s_mark_dirty(s, ex->service_mask);
+}
+
+void sched_executor_gone(sched_t *s, executor_t *ex, const char *why)
+{
+    s_executor_lost(s, ex, why);
+}
+
+/* ---- clients ----------------------------------------------------------------------------- */
+
+typedef struct {
+    job_t        **jobs;
+    size_t         n;
+    const client_t *client; /* NULL: every job */
+} collect_t;
+
+static void s_collect(void *arg, const uint8_t *id, void *value)
+{
+    (void)id;
+    collect_t *c = arg;
+    job_t     *job = value;
+    if (!c->client || job->client == c->client) c->jobs[c->n++] = job;
+}
+
+static size_t s_jobs_of(sched_t *s, const client_t *c, job_t ***out)
+{
+    collect_t col = {xcalloc(idmap_size(s->jobs) + 1, sizeof(job_t *)), 0, c};
+    idmap_each(s->jobs, s_collect, &col);
+    *out = col.jobs;
+    return col.n;
+}
+
+/* Answers (when answer) and drops every job of c, cancelling those that run. */
+static void s_abandon(sched_t *s, client_t *c, int answer)
+{
+    job_t **jobs;
+    size_t  n = s_jobs_of(s, c, &jobs);
+    if (!answer) c->gone = 1;
+    for (size_t i = 0; i < n; i++) {
+        job_t      *job = jobs[i];
+        executor_t *holder = s_detach(s, job);
+        if (holder) s->io.cancel(s->io.arg, holder, job->id);
+        job->service->count.abandoned++;
+        s_answer(s, job, ST_LOST, "ClientLost",
+                 "the submitting client stopped answering heartbeats; the job was dropped");
+    }
+    c->gone = 1;
+    free(jobs);
+    if (n) log_warn("event=client_lost jobs=%zu", n);
+}
+
+void sched_client_gone(sched_t *s, client_t *c)
+{
+    if (!c->gone) s_abandon(s, c, 0);
+}
+
+typedef struct {
+    uint64_t now, window;
+    int      silent_with_jobs; /* 1: select heartbeating clients that fell silent with jobs */
+} client_pick_t;
+
+static int s_pick_client(void *arg, const client_t *c)
+{
+    const client_pick_t *p = arg;
+    int silent = p->now - c->last_seen_ms > p->window;
+    if (p->silent_with_jobs) return silent && c->jobs && c->pings && !c->gone;
+    return !c->jobs && (silent || c->gone);
+}
+
+static void s_housekeep_clients(sched_t *s, uint64_t now, uint64_t window)
+{
+    client_t *batch[256];
+    size_t    n;
+    client_pick_t lost = {now, window, 1}, idle = {now, window, 0};
+    /* Batches keep the stack small; each round removes what it selected, so it ends. */
+    while ((n = clients_select(s->clients, s_pick_client, &lost, batch, 256)) > 0)
+        for (size_t i = 0; i < n; i++) s_abandon(s, batch[i], 1);
+    while ((n = clients_select(s->clients, s_pick_client, &idle, batch, 256)) > 0)
+        for (size_t i = 0; i < n; i++) clients_remove(s->clients, &batch[i]);
+}
+
+/* ---- clocks ------------------------------------------------------------------------------ */
+
+void sched_expire(sched_t *s)
+{
+    uint64_t now = s->conf.mono_ms();
+    job_t   *job;
+    while ((job = deadlines_first(s->deadlines)) && job->due_ms <= now) {
+        service_t *sv = job->service;
+        if (job->state == JOB_QUEUED) {
+            s_detach(s, job);
+            sv->count.expired_queued++;
+            s_answer(s, job, ST_TIMEOUT, "Timeout",
+                     "the job's deadline passed while it waited in the queue");
+        } else {
+            executor_t *holder = s_detach(s, job);
+            if (holder) s->io.cancel(s->io.arg, holder, job->id);
+            sv->count.expired_leased++;
+            s_answer(s, job, ST_TIMEOUT, "Timeout",
+                     "the executor gave no result by the job's deadline");
+        }
+    }
+}
+
+/* A service with no executor past its grace: everything queued for it is answered. */
+static void s_drain_orphan(sched_t *s, service_t *sv, uint64_t now)
+{
+    char   msg[200];
+    size_t n = 0;
+    snprintf(msg, sizeof msg, "no executor serves service '%s' (none for %llu s)", sv->name,
+             (unsigned long long)((now - sv->orphaned_ms) / 1000));
+    job_t *job;
+    while ((job = queue_pop(sv->queue, NULL, NULL))) {
+        s_count_queued(s, job, -1);
+        s_detach(s, job);
+        n++;
+        if (job->route.attempt) {
+            sv->count.lost++;
+            s_answer(s, job, ST_LOST, "ExecutorLost", msg);
+        } else {
+            s->stats.rejected[REFUSE_NO_EXECUTOR]++;
+            s_answer(s, job, ST_REJECTED, "NoExecutor", msg);
+        }
+    }
+    log_warn("event=service_drained service=%s jobs=%zu reason=\"no executor\"", sv->name, n);
+}
+
+void sched_housekeep(sched_t *s)
+{
+    uint64_t now = s->conf.mono_ms();
+    uint64_t window = s->conf.heartbeat_ms * s->conf.liveness;
+    /* Downwards: removing executor i moves the last one, already visited, into slot i. */
+    for (size_t i = executors_count(s->executors); i-- > 0;) {
+        executor_t *ex = executors_at(s->executors, i);
+        if (now - ex->last_seen_ms > window) s_executor_lost(s, ex, "heartbeat expired");
+    }
+    for (size_t i = 0; i < services_count(s->services); i++) {
+        service_t *sv = services_at(s->services, i);
+        if (!sv->executors && queue_depth(sv->queue) &&
+            now - sv->orphaned_ms >= s->conf.service_grace_ms)
+            s_drain_orphan(s, sv, now);
+    }
+    s_housekeep_clients(s, now, window);
+}
+
+long sched_next_deadline_ms(const sched_t *s)
+{
+    const job_t *job = deadlines_first(s->deadlines);
+    if (!job) return -1;
+    uint64_t now = s->conf.mono_ms();
+    return job->due_ms > now ? (long)(job->due_ms - now) : 0;
+}
+
+/* ---- the end ----------------------------------------------------------------------------- */
+
+static void s_drop_all(sched_t *s, const char *why)
+{
+    job_t **jobs;
+    size_t  n = s_jobs_of(s, NULL, &jobs);
+    for (size_t i = 0; i < n; i++) {
+        s_detach(s, jobs[i]);
+        if (why)
+            s_answer(s, jobs[i], ST_LOST, "BrokerStopping", why);
+        else
+            s_finish(s, jobs[i]);
+    }
+    free(jobs);
+}
+
+void sched_shutdown(sched_t *s, const char *why)
+{
+    s_drop_all(s, why ? why : "the broker is shutting down");
+}
+
+void sched_destroy(sched_t **self_p)
+{
+    assert(self_p);
+    sched_t *s = *self_p;
+    if (!s) return;
+    s_drop_all(s, NULL);
+    executors_destroy(&s->executors);
+    deadlines_destroy(&s->deadlines);
+    idmap_destroy(&s->jobs);
+    services_destroy(&s->services);
+    tenants_destroy(&s->tenants);
+    clients_destroy(&s->clients);
+    free(s);
+    *self_p = NULL;
+}
