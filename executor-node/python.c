@@ -412,11 +412,16 @@ static PyObject *s_job_dict(const jobspec_t *job, const profile_t *profile)
     return d;
 }
 
-void py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area)
+void py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy)
 {
     s_area = area;
     PyObject *d = s_job_dict(job, profile);
-    s_armed = 1; /* from here on every audited event goes through the policy */
+    if (d) {
+        PyObject *p = PyBool_FromLong(policy);
+        PyDict_SetItemString(d, "policy", p);
+        Py_DECREF(p);
+    }
+    s_armed = policy; /* from here on every audited event goes through the policy */
     PyObject *r = d ? PyObject_CallOneArg(job->kind == JOB_VALIDATE ? s_validate_fn : s_run_fn, d) : NULL;
     if (!r) {
         /* The runner itself failed (MemoryError while formatting, a hostile object…): record

@@ -18,8 +18,9 @@ const char *py_version(void); /* "3.11.2" */
 void        py_after_fork(void);
 /* In a pooled child, before its job: a dry run that pre-touches what a job uses. */
 void        py_warm(void);
-/* Runs the job (exec or validate) in this process; results go to the area. */
-void        py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area);
+/* Runs the job (exec or validate) in this process; results go to the area. policy: the
+ * Python layer (import allowlist, restricted builtins, audit hook) is on. */
+void        py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy);
 /* The audit hook's policy, exposed for tests: 1 when the event would be blocked. */
 int         py_event_blocked(const char *event, const char *arg1);
 

@@ -111,7 +111,7 @@ static void s_child_run(zygote_t *z, child_t *c)
         s_child_fail(&c->area, "SandboxError", err);
         _exit(0);
     }
-    py_run_job(&job, z->profile, &c->area);
+    py_run_job(&job, z->profile, &c->area, (z->sb.layers & LAYER_PYTHON) != 0);
     /* Tell the zygote the result is complete, with our own resource use, so it can answer
      * before the exit teardown (which takes as long as the job itself for print(1)). */
     struct rusage ru;

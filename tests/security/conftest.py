@@ -1,0 +1,21 @@
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import Executor, Listener  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def executor():
+    ex = Executor(slots=2)
+    yield ex
+    ex.close()
+
+
+@pytest.fixture(scope="session")
+def listener():
+    l = Listener()
+    yield l
+    l.close()

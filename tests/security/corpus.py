@@ -1,0 +1,240 @@
+"""tests/security/corpus.py — escape attempts, written the way a hostile user would write them.
+
+Each case: the code (with {pwn}, {canary}, {port} filled in per run), the statuses it may end
+in, and what must be absent afterwards. Every case is also checked for the effects no job may
+ever have: a file created on the host ({pwn}), the canary file's content or the executor's
+secret environment variable in anything returned, a connection to the test's listener.
+
+Statuses: "violation" = security_violation (seccomp trap or a blocked audit event); "error" =
+the code raised (ImportError, PermissionError, NameError...), which is the Python layer saying
+no. Where either can happen depending on the route taken, both are listed; the absent effect is
+what the case is really about.
+"""
+
+V = "security_violation"
+E = "error"
+
+CASES = [
+    # --- dunder and __subclasses__ walks to os.system -------------------------------------
+    ("subclasses_wrap_close_system",
+     "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close'][0]"
+     ".__init__.__globals__['system']('touch {pwn}')", {V}),
+    ("subclasses_mro_builtin_importer",
+     "imp = [c for c in ().__class__.__mro__[-1].__subclasses__() if c.__name__ == 'BuiltinImporter'][0]\n"
+     "imp.load_module('posix').system('touch {pwn}')", {V, E}),
+    ("subclasses_globals_sys_modules_os",
+     "for c in object.__subclasses__():\n"
+     "    g = getattr(getattr(c, '__init__', None), '__globals__', None)\n"
+     "    if isinstance(g, dict) and 'sys' in g:\n"
+     "        g['sys'].modules['os'].system('touch {pwn}')\n"
+     "        break", {V}),
+    ("subclasses_real_builtins_open",
+     "for c in object.__subclasses__():\n"
+     "    g = getattr(getattr(c, '__init__', None), '__globals__', None)\n"
+     "    if isinstance(g, dict) and '__builtins__' in g:\n"
+     "        b = g['__builtins__']\n"
+     "        b = b if isinstance(b, dict) else b.__dict__\n"
+     "        print(b['open']('{canary}').read())\n"
+     "        break", {V}),
+    ("subclasses_real_import_os_listdir",
+     "for c in object.__subclasses__():\n"
+     "    g = getattr(getattr(c, '__init__', None), '__globals__', None)\n"
+     "    if isinstance(g, dict) and '__builtins__' in g:\n"
+     "        b = g['__builtins__']\n"
+     "        b = b if isinstance(b, dict) else b.__dict__\n"
+     "        print(b['__import__']('os').listdir('/'))\n"
+     "        break", {V}),
+    ("subclasses_fileio_passwd",
+     "io = [c for c in object.__subclasses__() if c.__name__ == '_IOBase'][0]\n"
+     "f = [c for c in io.__subclasses__() if 'RawIOBase' in c.__name__][0]\n"
+     "print([k for k in f.__subclasses__() if k.__name__ == 'FileIO'][0]('/etc/passwd').read())",
+     {V, E}),
+    ("catch_warnings_module_builtins",
+     "w = [c for c in object.__subclasses__() if c.__name__ == 'catch_warnings'][0]()\n"
+     "w._module.__builtins__['__import__']('os').system('touch {pwn}')", {V, E}),
+    ("builtins_dict_import",
+     "__builtins__['__import__']('os').system('touch {pwn}')", {E}),
+    ("builtins_dict_open",
+     "print(__builtins__['open']('{canary}').read())", {E}),
+    ("getattr_builtins_import",
+     "getattr(__builtins__, '__import__')('os')", {E}),
+    ("lambda_globals_builtins",
+     "(lambda: 0).__globals__['__builtins__']['__import__']('subprocess')", {E}),
+    ("type_subclasses_of_type",
+     "print([c for c in type.__subclasses__(type)])\n"
+     "[c for c in object.__subclasses__() if c.__name__ == '_wrap_close'][0]"
+     ".__init__.__globals__['popen']('touch {pwn}')", {V}),
+
+    # --- __import__ and importlib tricks ----------------------------------------------------
+    ("import_os", "import os\nos.system('touch {pwn}')", {E}),
+    ("import_sys", "import sys\nprint(sys.modules)", {E}),
+    ("import_importlib", "import importlib\nimportlib.import_module('os')", {E}),
+    ("dunder_import_os", "__import__('os').system('touch {pwn}')", {E}),
+    ("from_os_import", "from os import system\nsystem('touch {pwn}')", {E}),
+    ("import_subprocess", "import subprocess\nsubprocess.run(['touch', '{pwn}'])", {E}),
+    ("import_builtins", "import builtins\nbuiltins.open('{canary}')", {E}),
+    ("import_underscore_imp", "import _imp", {E}),
+    ("import_frozen_importlib", "import _frozen_importlib", {E}),
+    ("import_ctypes", "import ctypes\nctypes.CDLL(None).system(b'touch {pwn}')", {E}),
+    ("relative_import", "from . import os", {E}),
+    ("import_with_fromlist_submodule", "from xml import dom", {E}),
+    ("math_loader_load_posix",
+     "import math\nmath.__loader__.load_module('posix').system('touch {pwn}')", {V, E}),
+    ("json_spec_loader",
+     "import json\nprint(json.__spec__.loader.load_module('os').system('touch {pwn}'))", {V, E}),
+    ("allowed_module_not_preloaded", "import zipfile", {E}),
+
+    # --- modules reached through other modules ---------------------------------------------
+    ("typing_sys_os_system", "import typing\ntyping.sys.modules['os'].system('touch {pwn}')", {V}),
+    ("uuid_os_system", "import uuid\nuuid.os.system('touch {pwn}')", {V}),
+    ("uuid_os_listdir", "import uuid\nprint(uuid.os.listdir('/'))", {V}),
+    ("random_os_system", "import random\nrandom._os.system('touch {pwn}')", {V}),
+    ("calendar_sys_popen",
+     "import calendar\ncalendar.sys.modules['os'].popen('touch {pwn}').read()", {V}),
+    ("elementtree_sys_os",
+     "import xml.etree.ElementTree as ET\nET.sys.modules['os'].system('touch {pwn}')", {V}),
+    ("uuid_os_execv", "import uuid\nuuid.os.execv('/bin/sh', ['sh', '-c', 'touch {pwn}'])", {V}),
+    ("uuid_os_posix_spawn",
+     "import uuid\nuuid.os.posix_spawn('/bin/touch', ['touch', '{pwn}'], {{}})", {V}),
+    ("uuid_os_open_passwd", "import uuid\nprint(uuid.os.read(uuid.os.open('/etc/passwd', 0), 100))", {V}),
+    ("posix_module_system", "import typing\ntyping.sys.modules['posix'].system('touch {pwn}')", {V}),
+    ("subprocess_via_sys_modules",
+     "import typing\nsp = typing.sys.modules.get('subprocess')\n"
+     "sp.run(['touch', '{pwn}']) if sp else typing.sys.modules['os'].system('touch {pwn}')", {V}),
+    ("shutil_via_sys_modules",
+     "import typing\nsh = typing.sys.modules.get('shutil')\n"
+     "print(sh.copy('{canary}', '{pwn}') if sh else typing.sys.modules['os'].listdir('/'))", {V}),
+
+    # --- str.format attribute walks ----------------------------------------------------------
+    ("format_globals_environ", "import uuid\nprint('{{0.__globals__[os].environ}}'.format(uuid.uuid4))", {"ok"}),
+    ("format_json_decoder_globals", "import json\nprint('{{0.__init__.__globals__}}'.format(json.JSONDecoder))", {"ok"}),
+    ("format_subclasses", "print('{{0.__class__.__base__.__subclasses__}}'.format(()))", {"ok"}),
+    ("format_map_walk", "print('{{x.__class__.__mro__}}'.format_map({{'x': 1}}))", {"ok"}),
+
+    # --- generator and frame escapes ---------------------------------------------------------
+    ("generator_gi_frame_back",
+     "def g():\n    yield 1\nx = g()\nnext(x)\nprint(x.gi_frame.f_back.f_globals.keys())", {V}),
+    ("traceback_frame_globals",
+     "try:\n    1 / 0\nexcept Exception as e:\n"
+     "    f = e.__traceback__.tb_frame.f_back\n    print(f.f_globals['_real_import']('os').listdir('/'))", {V}),
+    ("coroutine_cr_frame", "async def c():\n    pass\nx = c()\nprint(x.cr_frame)", {V}),
+    ("genexpr_gi_frame", "print((i for i in []).gi_frame.f_globals)", {V}),
+    ("getframe_runner_globals",
+     "import typing\nf = typing.sys._getframe(1)\nf.f_globals['_real_import']('os').system('touch {pwn}')", {V}),
+    ("getframe_builtins_open",
+     "import typing\nb = typing.sys._getframe(0).f_builtins\nprint(b)\n"
+     "import json\nprint(json.__builtins__['open']('{canary}').read())", {V}),
+    ("getframe_snakepit_write_other",
+     "import typing\nsp = typing.sys._getframe(1).f_globals['_snakepit']\nsp.write(1, 'own output only')",
+     {"ok", E}),
+
+    # --- open and /proc/self -----------------------------------------------------------------
+    ("open_etc_passwd", "print(open('/etc/passwd').read())", {E}),
+    ("open_canary", "print(open('{canary}').read())", {E}),
+    ("open_proc_environ", "print(open('/proc/self/environ').read())", {E}),
+    ("io_open_passwd", "import io\nprint(io.open('/etc/passwd').read())", {V}),
+    ("io_fileio_proc_mem", "import io\nprint(io.FileIO('/proc/self/mem').read(10))", {V}),
+    ("io_open_canary", "import io\nprint(io.open('{canary}').read())", {V}),
+    ("io_open_write_host_file", "import io\nio.open('{pwn}', 'w').write('x')", {V}),
+    ("os_stat_passwd", "import uuid\nprint(uuid.os.stat('/etc/passwd'))", {E}),
+    ("os_listdir_proc", "import uuid\nprint(uuid.os.listdir('/proc'))", {V}),
+    ("os_readlink_proc_exe", "import uuid\nprint(uuid.os.readlink('/proc/self/exe'))", {E, V}),
+    ("os_scandir_root", "import uuid\nprint(list(uuid.os.scandir('/')))", {V}),
+    ("zoneinfo_path_traversal",
+     "import zoneinfo\nprint(zoneinfo.ZoneInfo('../../../../etc/passwd'))", {E, V}),
+
+    # --- environment reads -------------------------------------------------------------------
+    ("environ_dump", "import uuid\nprint(dict(uuid.os.environ))", {"ok"}),
+    ("environ_getenv_secret", "import uuid\nprint(uuid.os.getenv('SNAKEPIT_TEST_SECRET'))", {"ok"}),
+    ("environb_dump", "import uuid\nprint(uuid.os.environb)", {"ok"}),
+    ("proc_environ_os_open", "import uuid\nprint(uuid.os.read(uuid.os.open('/proc/self/environ', 0), 4096))", {V}),
+    ("proc_parent_environ", "import uuid\nprint(uuid.os.read(uuid.os.open('/proc/1/environ', 0), 4096))", {V}),
+
+    # --- fork and thread bombs ---------------------------------------------------------------
+    ("fork_bomb", "import uuid\nwhile True:\n    uuid.os.fork()", {V}),
+    ("forkpty", "import uuid\nuuid.os.forkpty()", {V}),
+    ("thread_bomb",
+     "import typing\nT = typing.sys.modules['threading'].Thread\n"
+     "for i in range(1000):\n    T(target=lambda: None).start()", {E, V}),
+    ("thread_start_new", "import typing\ntyping.sys.modules['_thread'].start_new_thread(print, ('x',))", {E, V}),
+    ("import_threading", "import threading", {E}),
+
+    # --- sockets ------------------------------------------------------------------------------
+    ("socket_connect_listener",
+     "import typing\ns = typing.sys.modules['socket'].socket()\ns.connect(('127.0.0.1', {port}))", {V}),
+    ("raw_socket_module",
+     "import typing\ns = typing.sys.modules['_socket'].socket()\ns.connect(('127.0.0.1', {port}))", {V}),
+    ("socket_dns_lookup", "import typing\nprint(typing.sys.modules['socket'].gethostbyname('example.com'))", {V, E}),
+    ("import_socket", "import socket", {E}),
+    ("socketpair", "import typing\nprint(typing.sys.modules['socket'].socketpair())", {V}),
+
+    # --- signals to the parent and to other jobs --------------------------------------------
+    ("kill_parent", "import uuid\nuuid.os.kill(uuid.os.getppid(), 9)", {V}),
+    ("kill_everything", "import uuid\nuuid.os.kill(-1, 9)", {V}),
+    ("killpg_zero", "import uuid\nuuid.os.killpg(0, 9)", {V}),
+    ("kill_zygote_pid1", "import uuid\nuuid.os.kill(1, 15)", {V}),
+    ("pthread_kill",
+     "import typing, math\nsig = typing.sys.modules.get('_signal') or math.__loader__.load_module('_signal')\n"
+     "sig.pthread_kill(1, 9)", {V, E}),
+    ("sigsys_handler_replace",
+     "import typing, math\nsig = typing.sys.modules.get('_signal') or math.__loader__.load_module('_signal')\n"
+     "sig.signal(31, sig.SIG_IGN)\ntyping.sys.modules['socket'].socket()", {V, E}),
+
+    # --- writes to inherited fds -------------------------------------------------------------
+    ("write_fd1", "import uuid\nuuid.os.write(1, b'INJECTED-LOG-LINE level=error')", {E}),
+    ("write_fd2", "import uuid\nuuid.os.write(2, b'INJECTED-LOG-LINE level=error')", {E}),
+    ("write_every_fd",
+     "import uuid\nn = 0\nfor fd in range(256):\n    try:\n        uuid.os.write(fd, b'INJECTED-LOG-LINE')\n"
+     "        n += 1\n    except OSError:\n        pass\nprint('wrote to', n, 'fds')", {"ok", E}),
+    ("original_stdout", "import typing\ntyping.sys.__stdout__.write('INJECTED-LOG-LINE')\ntyping.sys.__stdout__.flush()", {E}),
+
+    # --- forged results -------------------------------------------------------------------------
+    ("forge_status_lost",
+     "import typing\nsp = typing.sys._getframe(1).f_globals['_snakepit']\nsp.finish('lost')\n"
+     "import uuid\nuuid.os._exit(0)", {E, "ok"}),
+    ("forge_protocol_bytes", "print('{{\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {{}}}}')", {"ok"}),
+    ("lone_surrogate_output", "print('\\udcff\\ud800 and \\x00 nul')", {"ok"}),
+
+    # --- exits ----------------------------------------------------------------------------------
+    ("os_exit", "import uuid\nprint('before')\nuuid.os._exit(0)", {E}),
+    ("sys_exit_zero", "import typing\ntyping.sys.exit(0)", {"ok"}),
+    ("system_exit_code", "raise SystemExit(3)", {E}),
+    ("builtin_exit_removed", "exit()", {E}),
+    ("keyboard_interrupt", "raise KeyboardInterrupt", {E}),
+    ("os_abort", "import uuid\nuuid.os.abort()", {E, "memory_limit"}),
+
+    # --- recursion and parser bombs ---------------------------------------------------------
+    ("recursion", "def f():\n    f()\nf()", {E}),
+    ("eval_nested_parens", "eval('(' * 200000 + ')' * 200000)", {E}),
+    ("code_nested_brackets", "x = " + "[" * 100000 + "]" * 100000, {"syntax_error", E, "memory_limit"}),
+    ("json_nested", "import json\njson.loads('[' * 100000 + ']' * 100000)", {E}),
+    ("deep_c_recursion",
+     "import typing\ntyping.sys.setrecursionlimit(10 ** 7)\ndef f(n):\n    return f(n + 1)\nf(0)",
+     {E, "memory_limit", "timeout", "cpu_limit"}),
+
+    # --- memory bombs ----------------------------------------------------------------------------
+    ("bytes_bomb", "x = b'\\0' * (4 * 1024 ** 3)", {"memory_limit"}),
+    ("list_bomb", "x = [0] * (10 ** 9)", {"memory_limit"}),
+    ("append_bomb", "s = []\nwhile True:\n    s.append(' ' * 10 ** 6)", {"memory_limit"}),
+    ("bigint_bomb", "x = 10 ** (10 ** 10)", {"memory_limit", "cpu_limit", "timeout"}),
+
+    # --- output floods ---------------------------------------------------------------------------
+    ("print_flood", "while True:\n    print('flood' * 100)", {"output_limit"}),
+    ("one_huge_print", "print('x' * 10 ** 7)", {"output_limit"}),
+    ("stderr_flood", "import typing\nwhile True:\n    typing.sys.stderr.write('e' * 1000)", {"output_limit"}),
+
+    # --- time ------------------------------------------------------------------------------------
+    ("sleep_past_deadline", "import time\ntime.sleep(100)", {"timeout"}),
+    ("busy_loop", "while True:\n    pass", {"timeout", "cpu_limit"}),
+    ("many_short_sleeps", "import time\nfor i in range(1000):\n    time.sleep(0.05)", {"timeout"}),
+
+    # --- interpreter internals -------------------------------------------------------------------
+    ("code_replace_bytecode",
+     "c = (lambda: 0).__code__\nc2 = c.replace(co_code=b'\\x00' * 20)\nprint(c2)", {V}),
+    ("marshal_loads", "import typing\ntyping.sys.modules['marshal'].loads(b'\\xe3' + b'\\0' * 40)", {V}),
+    ("gc_get_objects", "import typing\nprint(len(typing.sys.modules['gc'].get_objects()))", {V}),
+    ("gc_get_referrers", "import typing\nprint(typing.sys.modules['gc'].get_referrers(print))", {V}),
+    ("current_frames", "import typing\nprint(typing.sys._current_frames())", {V}),
+    ("settrace_runner",
+     "import typing\ntyping.sys.settrace(lambda *a: None)\nimport uuid\nuuid.os.system('touch {pwn}')", {V}),
+]

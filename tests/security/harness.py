@@ -1,0 +1,133 @@
+"""tests/security/harness.py — an executor node driven directly, the way the broker drives it.
+
+The test is the broker: a ZeroMQ ROUTER speaking SPW1 (proto/PROTOCOL.md §3). It starts a
+real `snakepit-executor` (with chosen sandbox layers switched off, for the tests that prove
+each layer alone), sends JOBs and decodes RESULTs. The executor runs with a secret in its
+environment and a canary file on disk, which no job may ever see.
+"""
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+
+import msgpack
+import zmq
+
+BIN = os.path.abspath(os.environ.get("SNAKEPIT_BIN") or
+                      os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
+CANARY_ENV = "SNAKEPIT_TEST_SECRET"
+
+
+class Executor:
+    def __init__(self, disable=(), slots=2, profiles="python.basic", extra=()):
+        self.ctx = zmq.Context.instance()
+        self.sock = self.ctx.socket(zmq.ROUTER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        port = self.sock.bind_to_random_port("tcp://127.0.0.1")
+        self.secret = secrets.token_hex(16)
+        fd, self.canary_path = tempfile.mkstemp(prefix="sp-canary-", dir="/tmp")
+        os.write(fd, ("CANARY-" + self.secret).encode())
+        os.close(fd)
+        os.chmod(self.canary_path, 0o644)  # world-readable on purpose: only the sandbox stops it
+        env = dict(os.environ, **{CANARY_ENV: self.secret})
+        args = [os.path.join(BIN, "snakepit-executor"), "--broker", "tcp://127.0.0.1:%d" % port,
+                "--slots", str(slots), "--profiles", profiles, "--log-level", "warn", *extra]
+        if disable:
+            args += ["--disable-layer", ",".join(disable)]
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(args, env=env, stdout=self.log, stderr=self.log)
+        self.identity = None
+        self.ready = None
+        deadline = time.time() + 60
+        while self.identity is None or self.ready is None:
+            if time.time() > deadline or self.proc.poll() is not None:
+                self.log.seek(0)
+                raise RuntimeError("executor did not register:\n" + self.log.read().decode())
+            if self.sock.poll(200):
+                parts = self.sock.recv_multipart()
+                if parts[1] == b"SPW1" and parts[2] == b"\x01":
+                    self.identity = parts[0]
+                    self.ready = msgpack.unpackb(parts[3])
+
+    def run(self, code, service="python.basic", kind="exec", wall_ms=5000, cpu_ms=0,
+            memory_mb=0, output_bytes=0, inspect=(), stdin=None, timeout=60):
+        job = {"v": 1, "kind": kind, "tenant": "attacker", "service": service, "code": code,
+               "limits": {"wall_ms": wall_ms, "cpu_ms": cpu_ms or wall_ms, "memory_mb": memory_mb,
+                          "output_bytes": output_bytes, "nofile": 0},
+               "inspect": list(inspect), "allowed_imports": [], "stdin": stdin,
+               "capture_output": True, "files": [], "submitted_ms": int(time.time() * 1000)}
+        route = {"tenant": "attacker", "deadline_ms": 0, "max_inflight": 0, "attempt": 0}
+        jid = uuid.uuid4().bytes
+        self._pump(0)  # catch up: the node may have re-registered while we were idle
+        self.sock.send_multipart([self.identity, b"SPW1", b"\x04", service.encode(), jid,
+                                  msgpack.packb(route), msgpack.packb(job)])
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            r = self._pump(200, jid)
+            if r is not None:
+                for k in ("stdout", "stderr"):
+                    r[k] = r[k].decode("utf-8", "replace")
+                return r
+            if self.proc.poll() is not None:
+                raise RuntimeError("executor died: %s" % self.output())
+        raise TimeoutError("no result in %ss for %r" % (timeout, code[:80]))
+
+    def _pump(self, wait_ms, want=None):
+        """Handles what the node sent: READY (a reconnect changes its identity), HEARTBEAT
+        (answered, so the node keeps us as its broker), RESULT (returned when it is `want`)."""
+        while self.sock.poll(wait_ms):
+            parts = self.sock.recv_multipart()
+            cmd = parts[2]
+            if cmd == b"\x01":
+                self.identity = parts[0]
+                self.ready = msgpack.unpackb(parts[3])
+            elif cmd == b"\x03":
+                self.sock.send_multipart([parts[0], b"SPW1", b"\x03"])
+            elif cmd == b"\x05" and want is not None and parts[3] == want:
+                return msgpack.unpackb(parts[4], raw=False)
+            wait_ms = 0
+        return None
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def output(self):
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.sock.close()
+        os.unlink(self.canary_path)
+
+
+class Listener:
+    """A TCP listener on loopback: an attack that reaches it has escaped the network layer."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.setblocking(False)
+        self.port = self.sock.getsockname()[1]
+
+    def contacted(self):
+        try:
+            conn, _ = self.sock.accept()
+            conn.close()
+            return True
+        except BlockingIOError:
+            return False
+
+    def close(self):
+        self.sock.close()

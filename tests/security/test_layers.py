@@ -1,0 +1,113 @@
+"""Each sandbox layer, alone, stops an attack (issue #3).
+
+For every layer: the attack first runs on an executor with *every* layer switched off and
+succeeds (so the test can fail), then on an executor where only that layer is on, and is
+stopped. The layers: seccomp, rlimits, namespaces, Landlock, and the Python layer (import
+policy + audit hook)."""
+import pytest
+
+from harness import Executor
+
+ALL = ("rlimits", "namespaces", "landlock", "uid", "nnp", "seccomp", "python")
+
+
+def only(layer):
+    return [l for l in ALL if l != layer]
+
+
+@pytest.fixture(scope="module")
+def bare():
+    ex = Executor(disable=ALL, slots=1)
+    yield ex
+    ex.close()
+
+
+def _with_only(layer):
+    ex = Executor(disable=only(layer), slots=1)
+    assert layer in ex.ready["layers"].split(",")
+    return ex
+
+
+READ_PASSWD = "print(open('/etc/passwd').read())"
+CONNECT = "import socket\ns = socket.socket()\ns.connect(('127.0.0.1', {port}))\nprint('connected')"
+LIST_ROOT = "import os\nprint(sorted(os.listdir('/')))"
+ALLOCATE = "x = bytearray(600 * 1024 * 1024)\nprint('allocated', len(x))"
+
+
+def test_everything_off_lets_the_attacks_through(bare, listener):
+    """The control: without the sandbox each attack works, so the tests below can fail."""
+    assert "root:x:0:0" in bare.run(READ_PASSWD)["stdout"]
+    assert bare.run(CONNECT.format(port=listener.port))["stdout"] == "connected\n"
+    assert listener.contacted()
+    assert "proc" in bare.run(LIST_ROOT)["stdout"]
+    r = bare.run(ALLOCATE, memory_mb=128)
+    assert r["status"] == "ok", r
+
+
+def test_seccomp_alone_stops_a_socket(listener):
+    ex = _with_only("seccomp")
+    try:
+        r = ex.run(CONNECT.format(port=listener.port))
+        assert r["status"] == "security_violation"
+        assert r["exit"]["reason"] == "seccomp"
+        assert r["exit"]["syscall"] == "socket"
+        assert not listener.contacted()
+        # still serving after the kill
+        assert ex.run("print(2)")["stdout"] == "2\n"
+    finally:
+        ex.close()
+
+
+def test_namespaces_alone_hide_the_hosts_files_and_network(listener):
+    ex = _with_only("namespaces")
+    try:
+        r = ex.run(READ_PASSWD)
+        assert r["status"] == "error"
+        assert r["error"]["type"] == "FileNotFoundError"  # an empty root: nothing to find
+        assert "root:x:0:0" not in r["stdout"]
+        assert ex.run(LIST_ROOT)["stdout"] == "[]\n"
+        r = ex.run(CONNECT.format(port=listener.port))
+        assert r["status"] == "error"  # no network device: unreachable
+        assert not listener.contacted()
+    finally:
+        ex.close()
+
+
+def test_landlock_alone_denies_the_filesystem(listener):
+    ex = _with_only("landlock")
+    try:
+        r = ex.run(READ_PASSWD)
+        assert r["status"] == "error"
+        assert r["error"]["type"] == "PermissionError"
+        assert "root:x:0:0" not in r["stdout"]
+        r = ex.run(LIST_ROOT)
+        assert r["error"]["type"] == "PermissionError"
+    finally:
+        ex.close()
+
+
+def test_rlimits_alone_stop_a_memory_bomb():
+    ex = _with_only("rlimits")
+    try:
+        r = ex.run(ALLOCATE, memory_mb=128)
+        assert r["status"] == "memory_limit"
+        assert "allocated" not in r["stdout"]
+        r = ex.run("while True:\n    pass", wall_ms=10000, cpu_ms=1000)
+        assert r["status"] == "cpu_limit"
+    finally:
+        ex.close()
+
+
+def test_python_layer_alone_refuses_the_import():
+    ex = _with_only("python")
+    try:
+        r = ex.run(LIST_ROOT)
+        assert r["status"] == "error"
+        assert r["error"]["type"] == "ImportError"
+        assert "proc" not in r["stdout"]
+        r = ex.run("import uuid\nprint(uuid.os.listdir('/'))")  # past the import guard
+        assert r["status"] == "security_violation"
+        assert r["exit"]["reason"] == "audit"
+        assert r["exit"]["syscall"] == "os.listdir"
+    finally:
+        ex.close()
