@@ -1,0 +1,363 @@
+/* mcp-frontend/exchange.c — exchange plumbing: the access handler's entry, body collection,
+ * parked answers, SSE streams, and the small endpoints (/healthz, /metrics). The MCP endpoint
+ * itself is in exchange_mcp.c. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../common/buf.h"
+#include "../common/clock.h"
+#include "../common/log.h"
+#include "exchange.h"
+#include "metrics.h"
+
+/* ---- suspend and resume (MHD_ALLOW_SUSPEND_RESUME) */
+
+void exchange_suspend(exchange_t *ex)
+{
+    if (ex->suspended) return;
+    ex->suspended = 1;
+    MHD_suspend_connection(ex->conn);
+}
+
+void exchange_resume(exchange_t *ex)
+{
+    if (!ex->suspended) return;
+    ex->suspended = 0;
+    MHD_resume_connection(ex->conn);
+    ex->http->kick = 1;
+}
+
+/* ---- responses */
+
+static void s_count(unsigned status)
+{
+    char code[8];
+    snprintf(code, sizeof code, "%u", status);
+    metric_inc(M.http_responses, code, NULL);
+}
+
+static void s_common_headers(exchange_t *ex, struct MHD_Response *r)
+{
+    const char *origin = MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, "Origin");
+    if (origin) { /* only allowed origins get this far */
+        MHD_add_response_header(r, "Access-Control-Allow-Origin", origin);
+        MHD_add_response_header(r, "Vary", "Origin");
+        MHD_add_response_header(r, "Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate, Retry-After");
+    }
+    if (ex->session && ex->session->transport == TRANSPORT_HTTP && (ex->new_session || ex->method != 'D'))
+        MHD_add_response_header(r, "Mcp-Session-Id", ex->session->id);
+    if (ex->retry_after_s > 0) {
+        char v[24];
+        snprintf(v, sizeof v, "%ld", ex->retry_after_s);
+        MHD_add_response_header(r, "Retry-After", v);
+    }
+    if (ex->www_authenticate) MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"snakepit\"");
+}
+
+static enum MHD_Result s_queue_text(exchange_t *ex, unsigned status, const char *ctype, char *text, size_t len)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, text ? MHD_RESPMEM_MUST_FREE
+                                                                              : MHD_RESPMEM_PERSISTENT);
+    if (ctype) MHD_add_response_header(r, "Content-Type", ctype);
+    s_common_headers(ex, r);
+    enum MHD_Result rc = MHD_queue_response(ex->conn, status, r);
+    MHD_destroy_response(r);
+    ex->state = EX_DONE;
+    s_count(status);
+    return rc;
+}
+
+enum MHD_Result exchange_queue_json(exchange_t *ex, unsigned status, json_t *msg)
+{
+    if (!msg) return s_queue_text(ex, status, NULL, NULL, 0);
+    size_t len;
+    char  *text = rpc_dump(msg, &len);
+    return s_queue_text(ex, status, "application/json", text, len);
+}
+
+/* Keeps an answer for the next handler call (the connection is suspended now). */
+void exchange_park(exchange_t *ex, unsigned status, json_t *msg)
+{
+    ex->status = status;
+    free(ex->answer);
+    ex->answer = msg ? rpc_dump(msg, &ex->answer_len) : NULL;
+    ex->state = EX_READY;
+    exchange_resume(ex);
+}
+
+enum MHD_Result exchange_queue_parked(exchange_t *ex)
+{
+    char *text = ex->answer;
+    ex->answer = NULL;
+    return s_queue_text(ex, ex->status, text ? "application/json" : NULL, text, text ? ex->answer_len : 0);
+}
+
+enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, const char *reason, const char *message)
+{
+    metric_inc(M.rejections, reason, NULL);
+    const char *ua = MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, "User-Agent");
+    char        q[200], uq[100];
+    log_info("event=http_refused status=%u reason=%s message=%s agent=%s", status, reason,
+             log_quote(q, sizeof q, message), log_quote(uq, sizeof uq, ua ? ua : ""));
+    json_t         *msg = rpc_error(NULL, code, message, NULL);
+    enum MHD_Result rc = exchange_queue_json(ex, status, msg);
+    json_decref(msg);
+    return rc;
+}
+
+/* ---- SSE (text/event-stream, WHATWG HTML §9.2): each JSON-RPC message is one "message"
+ * event; comments keep idle streams alive through proxies. */
+
+static ssize_t s_sse_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+    (void)pos;
+    exchange_t *ex = cls;
+    size_t      left = ex->sse_out.len - ex->sse_off;
+    if (left) {
+        size_t n = left < max ? left : max;
+        memcpy(out, ex->sse_out.data + ex->sse_off, n);
+        ex->sse_off += n;
+        if (ex->sse_off == ex->sse_out.len) {
+            buf_reset(&ex->sse_out);
+            ex->sse_off = 0;
+        }
+        return (ssize_t)n;
+    }
+    if (ex->sse_final) return MHD_CONTENT_READER_END_OF_STREAM;
+    /* nothing to send: park the connection until there is (microhttpd.h's prescribed way) */
+    exchange_suspend(ex);
+    return 0;
+}
+
+static void s_sse_free(void *cls)
+{
+    (void)cls; /* the exchange is freed by exchange_completed */
+}
+
+enum MHD_Result exchange_start_sse(exchange_t *ex)
+{
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, s_sse_read, ex, s_sse_free);
+    MHD_add_response_header(r, "Content-Type", "text/event-stream");
+    MHD_add_response_header(r, "Cache-Control", "no-cache");
+    MHD_add_response_header(r, "X-Accel-Buffering", "no"); /* nginx: do not buffer the stream */
+    s_common_headers(ex, r);
+    enum MHD_Result rc = MHD_queue_response(ex->conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    ex->state = EX_STREAMING;
+    ex->last_write_ms = clock_mono_ms();
+    s_count(MHD_HTTP_OK);
+    return rc;
+}
+
+static void s_sse_event(exchange_t *ex, const json_t *msg)
+{
+    size_t len;
+    char  *text = rpc_dump(msg, &len);
+    buf_puts(&ex->sse_out, "event: message\ndata: ");
+    buf_append(&ex->sse_out, text, len);
+    buf_puts(&ex->sse_out, "\n\n");
+    free(text);
+    ex->last_write_ms = clock_mono_ms();
+}
+
+/* Comments on idle streams, so that proxies and clients see the stream alive. */
+void exchange_keepalive(loop_t *loop, void *arg)
+{
+    (void)loop;
+    http_t  *h = arg;
+    uint64_t now = clock_mono_ms(), every = (uint64_t)h->fe->conf.sse_keepalive_s * 1000;
+    for (exchange_t *ex = h->all; ex; ex = ex->next) {
+        if (ex->state != EX_STREAMING || now - ex->last_write_ms < every || ex->sse_final) continue;
+        buf_puts(&ex->sse_out, ": keepalive\n\n");
+        ex->last_write_ms = now;
+        exchange_resume(ex);
+    }
+}
+
+/* Shutdown: libmicrohttpd refuses to stop with suspended connections, so every exchange
+ * still waiting is answered (503) or its stream ended, and resumed. */
+void exchange_close_streams(http_t *h)
+{
+    for (exchange_t *ex = h->all; ex; ex = ex->next) {
+        if (ex->call) {
+            call_detach(ex->call);
+            ex->call = NULL;
+        }
+        if (ex->state == EX_STREAMING || ex->sse) {
+            ex->sse_final = 1;
+            if (ex->state != EX_STREAMING) ex->state = EX_READY;
+        } else if (ex->state == EX_AUTH || ex->state == EX_CALL) {
+            json_t *msg = rpc_error(NULL, RPC_UNAVAILABLE, "the server is shutting down", NULL);
+            exchange_park(ex, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
+            json_decref(msg);
+        }
+        exchange_resume(ex);
+    }
+    for (int i = 0; i < 3 && h->daemon; i++) MHD_run(h->daemon);
+}
+
+/* ---- the emitters mcp.c calls */
+
+void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
+{
+    exchange_t *ex = ctx;
+    (void)call;
+    if (final) ex->call = NULL; /* the call is finished and may be freed after this */
+    if (!final) {
+        if (!ex->accept_sse) return; /* a JSON-only client cannot receive notifications */
+        ex->sse = 1;
+        s_sse_event(ex, msg);
+        if (ex->state == EX_STREAMING) exchange_resume(ex);
+        else if (ex->state == EX_CALL) {
+            ex->state = EX_READY; /* the handler will start the stream */
+            exchange_resume(ex);
+        }
+        return;
+    }
+    if (ex->sse) {
+        if (msg) s_sse_event(ex, msg);
+        ex->sse_final = 1;
+        if (ex->state == EX_CALL) ex->state = EX_READY;
+        exchange_resume(ex);
+        return;
+    }
+    unsigned status = MHD_HTTP_OK;
+    json_t  *err = msg ? json_object_get(msg, "error") : NULL;
+    if (err && json_integer_value(json_object_get(err, "code")) == RPC_RATE_LIMITED) {
+        /* DESIGN.md §6: over quota is HTTP 429 with Retry-After when the response is not a stream */
+        json_int_t ms = json_integer_value(json_object_get(json_object_get(err, "data"), "retry_after_ms"));
+        status = 429;
+        ex->retry_after_s = (long)((ms + 999) / 1000);
+        if (ex->retry_after_s < 1) ex->retry_after_s = 1;
+    }
+    if (!msg) status = MHD_HTTP_NO_CONTENT; /* cancelled: nothing to say */
+    ex->status = status;
+    free(ex->answer);
+    ex->answer = msg ? rpc_dump(msg, &ex->answer_len) : NULL;
+    ex->state = EX_READY;
+    exchange_resume(ex);
+}
+
+void exchange_notify(void *ctx, session_t *s, json_t *msg)
+{
+    (void)s;
+    exchange_t *ex = ctx;
+    s_sse_event(ex, msg);
+    exchange_resume(ex);
+}
+
+/* ---- small endpoints */
+
+static enum MHD_Result s_healthz(exchange_t *ex)
+{
+    fe_t *fe = ex->http->fe;
+    char *text;
+    int   n = asprintf(&text,
+                       "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
+                       "\"redis_connected\":%s,\"sessions\":%zu,\"jobs_in_flight\":%zu}",
+                       FE_VERSION, client_connected(fe->client) ? "true" : "false",
+                       store_connected(fe->store) ? "true" : "false", sessions_count(fe), idmap_size(fe->jobs));
+    if (n < 0) return MHD_NO;
+    return s_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
+}
+
+static enum MHD_Result s_metrics(exchange_t *ex)
+{
+    buf_t b;
+    buf_init(&b);
+    metrics_render(&b);
+    size_t len;
+    char  *text = buf_steal(&b, &len);
+    return s_queue_text(ex, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
+}
+
+/* ---- the access handler */
+
+static exchange_t *s_new(http_t *h, struct MHD_Connection *conn, const char *method)
+{
+    exchange_t *ex = xcalloc(1, sizeof *ex);
+    ex->http = h;
+    ex->conn = conn;
+    ex->state = EX_BODY;
+    ex->method = method[0];
+    ex->start_us = clock_mono_us();
+    buf_init(&ex->body);
+    buf_init(&ex->sse_out);
+    ex->next = h->all;
+    if (h->all) h->all->prev = &ex->next;
+    ex->prev = &h->all;
+    h->all = ex;
+    return ex;
+}
+
+enum MHD_Result exchange_access(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                                const char *version, const char *upload_data, size_t *upload_data_size,
+                                void **con_cls)
+{
+    (void)version;
+    http_t     *h = cls;
+    exchange_t *ex = *con_cls;
+    if (!ex) {
+        ex = s_new(h, conn, method);
+        *con_cls = ex;
+        if (strcmp(url, "/healthz") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD"))) return s_healthz(ex);
+        if (strcmp(url, "/metrics") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD"))) return s_metrics(ex);
+        return exchange_mcp(ex, url);
+    }
+    switch (ex->state) {
+    case EX_BODY:
+        if (*upload_data_size) {
+            if (!ex->too_big && ex->body.len + *upload_data_size <= (size_t)h->fe->conf.max_body)
+                buf_append(&ex->body, upload_data, *upload_data_size);
+            else
+                ex->too_big = 1; /* keep reading and discarding; answer 413 at the end */
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+        return exchange_mcp(ex, url);
+    case EX_READY:
+        if (ex->sse) {
+            ex->state = EX_STREAMING;
+            return exchange_start_sse(ex);
+        }
+        return exchange_queue_parked(ex);
+    case EX_AUTH:
+    case EX_CALL:
+        return exchange_mcp(ex, url);
+    case EX_STREAMING:
+    case EX_DONE: *upload_data_size = 0; return MHD_YES;
+    }
+    return MHD_NO;
+}
+
+void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)conn;
+    exchange_t *ex = *con_cls;
+    if (!ex) return;
+    *con_cls = NULL;
+    *ex->prev = ex->next;
+    if (ex->next) ex->next->prev = ex->prev;
+    if (ex->call) {
+        /* the client went away before the answer: the work goes on, its output is dropped
+         * (MCP transports: a disconnect is not a cancellation) */
+        call_detach(ex->call);
+        ex->call = NULL;
+    }
+    if (ex->session) {
+        if (ex->get_stream && ex->session->notify_ctx == ex) {
+            ex->session->notify = NULL;
+            ex->session->notify_ctx = NULL;
+        }
+        session_release(ex->session);
+    }
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && ex->method == 'P')
+        log_debug("event=http_request_ended code=%d", (int)toe);
+    buf_free(&ex->body);
+    buf_free(&ex->sse_out);
+    free(ex->answer);
+    free(ex);
+}

@@ -1,0 +1,349 @@
+/* mcp-frontend/exchange_mcp.c — the /mcp endpoint (MCP 2025-11-25 "Transports", Streamable
+ * HTTP): header checks first (path, method, Origin and Host, Content-Type, Accept, body size,
+ * MCP-Protocol-Version), then who is calling (Bearer key → tenant), then the session
+ * (Mcp-Session-Id: 400 when missing, 404 when unknown or ended), then the message.
+ * Every refusal is a JSON-RPC error body with the fitting HTTP status, logged and counted. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../common/buf.h"
+#include "../common/log.h"
+#include "exchange.h"
+#include "http.h"
+#include "metrics.h"
+#include "tenants.h"
+
+static const char *s_header(exchange_t *ex, const char *name)
+{
+    return MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, name);
+}
+
+/* Does an Accept header admit this type? (type/subtype, type/ *, * / *; q=0 excluded) */
+static int s_accepts(const char *accept, const char *type)
+{
+    if (!accept) return 1; /* RFC 9110 §12.5.1: no Accept means anything is fine */
+    const char *slash = strchr(type, '/');
+    size_t      tl = (size_t)(slash - type);
+    const char *p = accept;
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ';') e++;
+        size_t      len = (size_t)(e - p);
+        const char *params = e;
+        while (*params && *params != ',') params++;
+        int q0 = 0;
+        for (const char *q = e; q < params; q++)
+            if (!strncmp(q, "q=0", 3) && (q + 3 == params || q[3] == ' ' || (q[3] == '.' && strspn(q + 4, "0") >= (size_t)(params - q - 4))))
+                q0 = 1;
+        while (len && p[len - 1] == ' ') len--;
+        if (!q0 && ((len == strlen(type) && !strncasecmp(p, type, len)) || (len == 3 && !strncmp(p, "*/*", 3)) ||
+                    (len == tl + 2 && !strncasecmp(p, type, tl) && !strncmp(p + tl, "/*", 2))))
+            return 1;
+        p = params;
+    }
+    return 0;
+}
+
+static void s_audit_auth_failure(exchange_t *ex, const char *reason)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(ex->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    char                            addr[64] = "?";
+    if (ci && ci->client_addr) {
+        const struct sockaddr *sa = ci->client_addr;
+        if (sa->sa_family == AF_INET)
+            inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, addr, sizeof addr);
+        else if (sa->sa_family == AF_INET6)
+            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, addr, sizeof addr);
+    }
+    metric_inc(M.auth_failures, reason, NULL);
+    log_warn("event=auth_failed audit=1 reason=%s client=%s", reason, addr);
+}
+
+/* ---- step 1: headers */
+
+static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
+{
+    http_t *h = ex->http;
+    fe_t   *fe = h->fe;
+    if (strcmp(url, "/mcp") != 0 && strcmp(url, "/mcp/") != 0)
+        return exchange_refuse(ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, "not_found",
+                               "not found: the MCP endpoint is /mcp");
+    if (!http_host_allowed(s_header(ex, "Host"), fe->conf.allow_host, h->loopback))
+        return exchange_refuse(ex, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, "bad_host",
+                               "forbidden: Host header not allowed (DNS rebinding protection)");
+    if (!http_origin_allowed(s_header(ex, "Origin"), fe->conf.allow_origin))
+        return exchange_refuse(ex, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, "bad_origin",
+                               "forbidden: Origin not allowed (see --allow-origin)");
+    if (ex->method == 'O') { /* CORS preflight from an allowed origin */
+        struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        const char          *origin = s_header(ex, "Origin");
+        if (origin) MHD_add_response_header(r, "Access-Control-Allow-Origin", origin);
+        MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
+        MHD_add_response_header(r, "Access-Control-Allow-Headers",
+                                "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID");
+        MHD_add_response_header(r, "Access-Control-Max-Age", "600");
+        enum MHD_Result rc = MHD_queue_response(ex->conn, MHD_HTTP_NO_CONTENT, r);
+        MHD_destroy_response(r);
+        ex->state = EX_DONE;
+        return rc;
+    }
+    if (ex->method != 'P' && ex->method != 'G' && ex->method != 'D') {
+        json_t              *msg = rpc_error(NULL, RPC_INVALID_REQUEST, "method not allowed", NULL);
+        size_t               len;
+        char                *text = rpc_dump(msg, &len);
+        struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+        json_decref(msg);
+        MHD_add_response_header(r, "Allow", "GET, POST, DELETE");
+        MHD_add_response_header(r, "Content-Type", "application/json");
+        enum MHD_Result rc = MHD_queue_response(ex->conn, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+        MHD_destroy_response(r);
+        metric_inc(M.rejections, "http_method", NULL);
+        ex->state = EX_DONE;
+        return rc;
+    }
+    const char *accept = s_header(ex, "Accept");
+    if (ex->method == 'P') {
+        ex->accept_json = s_accepts(accept, "application/json");
+        ex->accept_sse = s_accepts(accept, "text/event-stream");
+        /* the spec has clients list both; we serve whichever they can take */
+        if (!ex->accept_json && !ex->accept_sse)
+            return exchange_refuse(ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, "not_acceptable",
+                                   "not acceptable: Accept must include application/json or text/event-stream");
+        if (!ex->accept_json) ex->sse = 1;
+        const char *ctype = s_header(ex, "Content-Type");
+        if (!ctype || strncasecmp(ctype, "application/json", 16) != 0 || (ctype[16] && ctype[16] != ';' && ctype[16] != ' '))
+            return exchange_refuse(ex, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_INVALID_REQUEST, "content_type",
+                                   "unsupported media type: Content-Type must be application/json");
+        const char *clen = s_header(ex, "Content-Length");
+        if (clen && strtoull(clen, NULL, 10) > (unsigned long long)fe->conf.max_body) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)", fe->conf.max_body);
+            return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST, "body_too_large", msg);
+        }
+    } else if (ex->method == 'G') {
+        if (!s_accepts(accept, "text/event-stream") || !accept)
+            return exchange_refuse(ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, "not_acceptable",
+                                   "not acceptable: GET /mcp opens an event stream (Accept: text/event-stream)");
+    }
+    const char *pv = s_header(ex, "MCP-Protocol-Version");
+    if (pv && !mcp_version_supported(pv)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "unsupported MCP-Protocol-Version: %.40s (supported: 2025-11-25, 2025-06-18, "
+                                  "2025-03-26, 2024-11-05)", pv);
+        return exchange_refuse(ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, "bad_protocol_version", msg);
+    }
+    ex->headers_checked = 1;
+    return MHD_YES;
+}
+
+/* ---- step 2: who is calling */
+
+static void s_on_tenant(void *arg, tenant_t *t, auth_status_t st)
+{
+    exchange_t *ex = arg;
+    ex->tenant = t;
+    ex->status = st == AUTH_OK ? 0 : st == AUTH_UNKNOWN_KEY ? 401 : 503;
+    exchange_resume(ex);
+}
+
+/* 1: ex->tenant is set; 0: waiting for Redis (suspended); -1: refused (queued). */
+static int s_authenticate(exchange_t *ex, enum MHD_Result *rc)
+{
+    fe_t       *fe = ex->http->fe;
+    const char *auth = s_header(ex, "Authorization");
+    if (!auth || !*auth) {
+        if (fe->conf.anonymous_tenant[0]) {
+            ex->tenant = tenants_named(fe->tenants, fe->conf.anonymous_tenant);
+            return 1;
+        }
+        s_audit_auth_failure(ex, "missing");
+        ex->www_authenticate = 1;
+        *rc = exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, "unauthorized",
+                              "unauthorized: send Authorization: Bearer <API key>");
+        return -1;
+    }
+    if (strncasecmp(auth, "Bearer ", 7) != 0 || !auth[7] || strlen(auth + 7) > 512) {
+        s_audit_auth_failure(ex, "malformed");
+        ex->www_authenticate = 1;
+        *rc = exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, "unauthorized",
+                              "unauthorized: the Authorization header must be \"Bearer <API key>\"");
+        return -1;
+    }
+    const char *key = auth + 7;
+    while (*key == ' ') key++;
+    tenant_t *t = tenants_cached(fe->tenants, key, strlen(key));
+    if (t) {
+        ex->tenant = t;
+        return 1;
+    }
+    if (tenants_lookup(fe->tenants, key, strlen(key), s_on_tenant, ex) < 0) {
+        s_audit_auth_failure(ex, "redis_unavailable");
+        ex->retry_after_s = 2;
+        *rc = exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "auth_unavailable",
+                              "service unavailable: cannot check the API key now (key store unreachable)");
+        return -1;
+    }
+    ex->state = EX_AUTH;
+    exchange_suspend(ex);
+    *rc = MHD_YES;
+    return 0;
+}
+
+static enum MHD_Result s_auth_result(exchange_t *ex)
+{
+    if (ex->status == 401) {
+        s_audit_auth_failure(ex, "invalid");
+        ex->www_authenticate = 1;
+        return exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, "unauthorized",
+                               "unauthorized: unknown API key");
+    }
+    s_audit_auth_failure(ex, "redis_unavailable");
+    ex->retry_after_s = 2;
+    return exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "auth_unavailable",
+                           "service unavailable: cannot check the API key now (key store unreachable)");
+}
+
+/* ---- step 3: the session */
+
+static enum MHD_Result s_find_session(exchange_t *ex, int is_initialize, int *ok)
+{
+    fe_t       *fe = ex->http->fe;
+    const char *sid = s_header(ex, "Mcp-Session-Id");
+    *ok = 0;
+    if (!sid) {
+        if (ex->method == 'P' && is_initialize) {
+            if ((long)sessions_count(fe) >= fe->conf.max_sessions) {
+                ex->retry_after_s = 5;
+                return exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "too_many_sessions",
+                                       "too many open sessions; try again later");
+            }
+            ex->session = session_new(fe, TRANSPORT_HTTP, ex->tenant);
+            if (!ex->session)
+                return exchange_refuse(ex, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR, "session_failed",
+                                       "could not create a session");
+            session_hold(ex->session);
+            ex->new_session = 1;
+            *ok = 1;
+            return MHD_YES;
+        }
+        return exchange_refuse(ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, "missing_session",
+                               "bad request: Mcp-Session-Id header is required (send initialize first)");
+    }
+    session_t *s = session_find(fe, sid);
+    /* another tenant's session is as unknown to this caller as a made-up id */
+    if (!s || s->closed || s->tenant != ex->tenant)
+        return exchange_refuse(ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, "unknown_session",
+                               "session not found: it ended or never existed; initialize a new one");
+    ex->session = s;
+    session_hold(s);
+    *ok = 1;
+    return MHD_YES;
+}
+
+/* ---- step 4: the message */
+
+static enum MHD_Result s_answer_now_or_wait(exchange_t *ex)
+{
+    if (ex->state == EX_READY) return ex->sse ? exchange_start_sse(ex) : exchange_queue_parked(ex);
+    if (ex->sse && ex->state == EX_CALL && ex->sse_out.len) return exchange_start_sse(ex);
+    exchange_suspend(ex);
+    return MHD_YES;
+}
+
+static void s_reject_emit(void *ctx, call_t *call, json_t *msg, int final)
+{
+    (void)call, (void)final;
+    exchange_t *ex = ctx;
+    ex->status = MHD_HTTP_BAD_REQUEST;
+    ex->answer = rpc_dump(msg, &ex->answer_len);
+    ex->state = EX_READY;
+}
+
+static enum MHD_Result s_post(exchange_t *ex)
+{
+    fe_t *fe = ex->http->fe;
+    if (ex->too_big) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)", fe->conf.max_body);
+        return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST, "body_too_large", msg);
+    }
+    rpc_msg_t m;
+    if (rpc_parse((const char *)ex->body.data, ex->body.len, &m) < 0) {
+        ex->sse = 0;
+        mcp_reject(fe, &m, "http", s_reject_emit, ex);
+        rpc_msg_clear(&m);
+        return s_answer_now_or_wait(ex);
+    }
+    int is_init = m.kind == RPC_REQUEST && strcmp(m.method, "initialize") == 0;
+    int ok;
+    enum MHD_Result rc = s_find_session(ex, is_init, &ok);
+    if (!ok) {
+        rpc_msg_clear(&m);
+        return rc;
+    }
+    if (m.kind != RPC_REQUEST) {
+        /* notifications and responses: accepted, no body (202) */
+        mcp_handle(fe, ex->session, &m, NULL, NULL);
+        rpc_msg_clear(&m);
+        return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
+    }
+    ex->state = EX_CALL;
+    /* kept to detach the call should the client go away before the answer */
+    ex->call = mcp_handle(fe, ex->session, &m, exchange_emit, ex);
+    rpc_msg_clear(&m);
+    return s_answer_now_or_wait(ex);
+}
+
+static enum MHD_Result s_get(exchange_t *ex)
+{
+    if (ex->session->notify) /* one stream per session: the spec lets us refuse a second */
+        return exchange_refuse(ex, MHD_HTTP_CONFLICT, RPC_INVALID_REQUEST, "stream_exists",
+                               "conflict: this session already has an open GET stream");
+    ex->get_stream = 1;
+    ex->sse = 1;
+    ex->session->notify = exchange_notify;
+    ex->session->notify_ctx = ex;
+    return exchange_start_sse(ex);
+}
+
+static enum MHD_Result s_delete(exchange_t *ex)
+{
+    log_info("event=session_deleted session=%.8s tenant=%s", ex->session->id, ex->session->tenant->name);
+    session_close(ex->session);
+    return exchange_queue_json(ex, MHD_HTTP_OK, NULL);
+}
+
+static enum MHD_Result s_after_auth(exchange_t *ex)
+{
+    if (ex->method == 'P') return s_post(ex);
+    int             ok;
+    enum MHD_Result rc = s_find_session(ex, 0, &ok);
+    if (!ok) return rc;
+    return ex->method == 'G' ? s_get(ex) : s_delete(ex);
+}
+
+enum MHD_Result exchange_mcp(exchange_t *ex, const char *url)
+{
+    enum MHD_Result rc = MHD_YES;
+    if (!ex->headers_checked) {
+        rc = s_check_headers(ex, url);
+        if (ex->state == EX_DONE || ex->method == 'P') return rc; /* refused, or now read the body */
+    }
+    switch (ex->state) {
+    case EX_BODY:
+        if (s_authenticate(ex, &rc) <= 0) return rc;
+        return s_after_auth(ex);
+    case EX_AUTH:
+        if (!ex->tenant) return s_auth_result(ex);
+        ex->state = EX_BODY;
+        return s_after_auth(ex);
+    case EX_CALL: /* resumed by a notification before the stream started */
+        return s_answer_now_or_wait(ex);
+    default: return MHD_YES;
+    }
+}

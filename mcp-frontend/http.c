@@ -1,0 +1,258 @@
+/* mcp-frontend/http.c — see http.h. The daemon, its place in the loop, and routing. One
+ * exchange_t per HTTP request carries it through the asynchronous steps (authentication,
+ * the MCP call, an SSE stream); exchange.c holds the responses and streams themselves.
+ *
+ * libmicrohttpd's rule shapes everything here: a response can be queued only from inside the
+ * access handler. So an answer that arrives later (from a job or Redis) is parked in the
+ * exchange and the connection resumed; MHD then calls the handler again, which queues it. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "../common/buf.h"
+#include "../common/clock.h"
+#include "../common/log.h"
+#include "exchange.h"
+#include "http.h"
+#include "metrics.h"
+#include "tenants.h"
+
+/* ---- Origin and Host (MCP transports §"Security Warning": validate Origin; bind to
+ * localhost; the Host check closes DNS rebinding for servers on loopback) */
+
+static int s_list_has(const char *list, const char *item, size_t len)
+{
+    const char *p = list;
+    while (p && *p) {
+        while (*p == ' ' || *p == ',') p++;
+        const char *e = p;
+        while (*e && *e != ',') e++;
+        const char *end = e;
+        while (end > p && end[-1] == ' ') end--;
+        if ((size_t)(end - p) == len && strncasecmp(p, item, len) == 0) return 1;
+        if (end - p == 1 && *p == '*') return 1;
+        p = e;
+    }
+    return 0;
+}
+
+/* host without the port: "localhost:8765" → "localhost", "[::1]:80" → "[::1]" */
+static size_t s_host_len(const char *h)
+{
+    if (*h == '[') {
+        const char *e = strchr(h, ']');
+        return e ? (size_t)(e - h + 1) : strlen(h);
+    }
+    const char *c = strchr(h, ':');
+    return c ? (size_t)(c - h) : strlen(h);
+}
+
+static int s_is_loopback_name(const char *h, size_t len)
+{
+    return (len == 9 && strncasecmp(h, "localhost", 9) == 0) || (len == 9 && strncmp(h, "127.0.0.1", 9) == 0) ||
+           (len == 5 && strncmp(h, "[::1]", 5) == 0);
+}
+
+int http_origin_allowed(const char *origin, const char *allow_list)
+{
+    if (!origin) return 1; /* not a browser: Origin is how browsers say where a page came from */
+    if (allow_list && *allow_list) return s_list_has(allow_list, origin, strlen(origin));
+    const char *h = strstr(origin, "://");
+    if (!h || (strncmp(origin, "http://", 7) != 0 && strncmp(origin, "https://", 8) != 0)) return 0;
+    h += 3;
+    return s_is_loopback_name(h, s_host_len(h));
+}
+
+int http_host_allowed(const char *host, const char *allow_list, int loopback_bound)
+{
+    if (!host || !*host) return !loopback_bound; /* HTTP/1.0 without Host */
+    size_t len = s_host_len(host);
+    if (allow_list && *allow_list && (s_list_has(allow_list, host, strlen(host)) || s_list_has(allow_list, host, len)))
+        return 1;
+    if (!loopback_bound) return !(allow_list && *allow_list);
+    return s_is_loopback_name(host, len);
+}
+
+/* ---- the daemon in the loop */
+
+static void s_on_epoll(loop_t *loop, short revents, void *arg)
+{
+    (void)loop, (void)revents;
+    http_t *self = arg;
+    MHD_run(self->daemon);
+}
+
+static long s_prepare(loop_t *loop, void *arg)
+{
+    (void)loop;
+    http_t *self = arg;
+    if (!self->daemon) return -1;
+    if (self->kick) {
+        self->kick = 0;
+        MHD_run(self->daemon);
+    }
+    MHD_UNSIGNED_LONG_LONG t;
+    if (MHD_get_timeout(self->daemon, &t) != MHD_YES) return -1;
+    return t > 60000 ? 60000 : (long)t;
+}
+
+static void s_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) msg[--n] = '\0';
+    char q[600];
+    log_warn("event=http_library_message msg=%s", log_quote(q, sizeof q, msg));
+}
+
+static char *s_read_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    buf_t b;
+    buf_init(&b);
+    char   chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (1u << 20)) buf_append(&b, chunk, n);
+    fclose(f);
+    return buf_steal(&b, NULL);
+}
+
+static int s_parse_addr(const char *hostport, struct sockaddr_storage *ss, int *v6, int *loopback, char *err,
+                        size_t errlen)
+{
+    char        host[128];
+    const char *colon = strrchr(hostport, ':');
+    if (!colon) {
+        snprintf(err, errlen, "--http %s: expected HOST:PORT", hostport);
+        return -1;
+    }
+    size_t hl = (size_t)(colon - hostport);
+    if (hl >= sizeof host) hl = sizeof host - 1;
+    memcpy(host, hostport, hl);
+    host[hl] = '\0';
+    char *end;
+    long  port = strtol(colon + 1, &end, 10);
+    if (*end || port < 0 || port > 65535) {
+        snprintf(err, errlen, "--http %s: bad port", hostport);
+        return -1;
+    }
+    memset(ss, 0, sizeof *ss);
+    if (host[0] == '[') {
+        memmove(host, host + 1, strlen(host));
+        char *rb = strchr(host, ']');
+        if (rb) *rb = '\0';
+    }
+    if (!strcmp(host, "localhost") || !host[0]) snprintf(host, sizeof host, "127.0.0.1");
+    struct sockaddr_in  *a4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        *v6 = 0;
+        *loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
+        return 0;
+    }
+    if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        *v6 = 1;
+        *loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
+        return 0;
+    }
+    snprintf(err, errlen, "--http %s: HOST must be an IP address or localhost", hostport);
+    return -1;
+}
+
+int http_start(fe_t *fe, char *err, size_t errlen)
+{
+    http_t *self = xcalloc(1, sizeof *self);
+    self->fe = fe;
+    struct sockaddr_storage ss;
+    int                     v6 = 0;
+    if (s_parse_addr(fe->conf.http, &ss, &v6, &self->loopback, err, errlen) < 0) {
+        free(self);
+        return -1;
+    }
+    int tls = fe->conf.tls_cert[0] && fe->conf.tls_key[0];
+    if (!self->loopback && !tls && !fe->conf.allow_remote) {
+        snprintf(err, errlen, "refusing plain HTTP on non-loopback address %s: give --tls-cert/--tls-key, "
+                              "or --allow-remote when a TLS-terminating reverse proxy is in front",
+                 fe->conf.http);
+        free(self);
+        return -1;
+    }
+    if (fe->conf.anonymous_tenant[0] && !self->loopback) {
+        snprintf(err, errlen, "--anonymous-tenant is allowed only on a loopback address");
+        free(self);
+        return -1;
+    }
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+    if (v6) flags |= MHD_USE_IPv6;
+    char *cert = NULL, *key = NULL;
+    if (tls) {
+        flags |= MHD_USE_TLS;
+        if (!(cert = s_read_file(fe->conf.tls_cert, err, errlen)) || !(key = s_read_file(fe->conf.tls_key, err, errlen))) {
+            free(cert);
+            free(self);
+            return -1;
+        }
+    }
+    uint16_t port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
+    fe->http = self;
+    if (tls)
+        self->daemon = MHD_start_daemon(
+            flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+            MHD_OPTION_NOTIFY_COMPLETED, exchange_completed, self, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+            MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+            MHD_OPTION_HTTPS_MEM_CERT, cert,
+            MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
+    else
+        self->daemon = MHD_start_daemon(
+            flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+            MHD_OPTION_NOTIFY_COMPLETED, exchange_completed, self, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+            MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+            MHD_OPTION_END);
+    free(cert);
+    free(key);
+    if (!self->daemon) {
+        snprintf(err, errlen, "cannot listen on %s (address in use, or not available)", fe->conf.http);
+        fe->http = NULL;
+        free(self);
+        return -1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(self->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    self->epoll_fd = info->epoll_fd;
+    loop_add_fd(fe->loop, self->epoll_fd, ZMQ_POLLIN, s_on_epoll, self);
+    loop_on_prepare(fe->loop, s_prepare, self);
+    self->keepalive_timer = loop_timer_add(fe->loop, 1000, 1000, exchange_keepalive, self);
+    log_info("event=http_listening address=%s tls=%d", fe->conf.http, tls);
+    return 0;
+}
+
+void http_stop(fe_t *fe)
+{
+    http_t *self = fe->http;
+    if (!self) return;
+    loop_timer_cancel(fe->loop, self->keepalive_timer);
+    loop_remove_fd(fe->loop, self->epoll_fd);
+    exchange_close_streams(self);
+    MHD_stop_daemon(self->daemon);
+    self->daemon = NULL;
+    fe->http = NULL;
+    free(self);
+}

@@ -1,0 +1,26 @@
+/* mcp-frontend/limiter.h — per-tenant rate limiting by GCRA (the generic cell rate algorithm
+ * of ATM networks, as in redis-cell): one timestamp per tenant, the theoretical arrival time
+ * (TAT), kept in Redis (`sp:rl:<tenant>`, PX-expiring) by a Lua script so that every
+ * front-end shares it. A tenant with rate r and burst b may make b calls at once and then one
+ * per 1/r seconds. When Redis cannot answer, a local GCRA at a conservative share of the rate
+ * decides instead, and each such decision is counted (DESIGN.md §6). */
+#ifndef SP_FE_LIMITER_H
+#define SP_FE_LIMITER_H
+#include "fe.h"
+#include "tenants.h"
+
+enum { LIMIT_ALLOW, LIMIT_DENY, LIMIT_PENDING };
+
+typedef void(limit_fn)(void *arg, int allowed, long retry_after_ms);
+
+limiter_t *limiter_new(fe_t *fe);
+void       limiter_destroy(limiter_t **self_p);
+/* LIMIT_ALLOW or LIMIT_DENY (retry_after_ms set) when decided at once; LIMIT_PENDING when
+ * fn will be called with the decision. */
+int limiter_check(limiter_t *self, tenant_t *t, limit_fn *fn, void *arg, long *retry_after_ms);
+
+/* The GCRA step itself, shared by the local limiter and the unit test: tat_ms is updated
+ * when allowed. Returns 1 and 0, with retry_after_ms on refusal. */
+int gcra_step(double *tat_ms, double now_ms, double rate, long burst, long *retry_after_ms);
+
+#endif

@@ -1,0 +1,385 @@
+/* mcp-frontend/mcp.c — lifecycle, dispatch and the call object (see mcp.h). Method rules
+ * follow MCP 2025-11-25 "Lifecycle": initialize first (anything but ping before it is
+ * refused), version negotiation answers the client's version when we support it and our
+ * latest otherwise. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/buf.h"
+#include "../common/clock.h"
+#include "../common/log.h"
+#include "jobs.h"
+#include "limiter.h"
+#include "metrics.h"
+#include "mcp.h"
+#include "methods.h"
+
+static const char *const s_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL};
+
+int mcp_version_supported(const char *v)
+{
+    for (int i = 0; s_versions[i]; i++)
+        if (strcmp(v, s_versions[i]) == 0) return 1;
+    return 0;
+}
+
+/* ---- calls */
+
+static void s_unlink_call(call_t *c)
+{
+    session_t *s = c->session;
+    for (call_t **pp = &s->calls; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            s->n_calls--;
+            return;
+        }
+}
+
+void call_hold(call_t *c)
+{
+    c->refs++;
+}
+
+void call_release(call_t *c)
+{
+    if (--c->refs > 0) return;
+    json_decref(c->msg);
+    session_release(c->session);
+    free(c);
+}
+
+int call_alive(const call_t *c)
+{
+    return !c->answered && !c->cancelled;
+}
+
+static const char *s_outcome(const json_t *msg)
+{
+    return !msg ? "cancelled" : json_object_get(msg, "error") ? "error" : "ok";
+}
+
+/* The final answer: msg is the response, or NULL when none is to be sent. */
+static void s_finish(call_t *c, json_t *msg)
+{
+    if (c->answered) {
+        json_decref(msg);
+        return;
+    }
+    c->answered = 1;
+    s_unlink_call(c);
+    double secs = (double)(clock_mono_us() - c->start_us) / 1e6;
+    const char *label = methods_label(c->method);
+    metric_inc(M.requests, label, s_outcome(msg));
+    metric_observe(M.request_seconds, secs, label);
+    if (msg && json_object_get(msg, "error")) {
+        json_t *e = json_object_get(msg, "error");
+        log_info("event=request_error method=%s code=%lld session=%.8s tenant=%s", label,
+                 (long long)json_integer_value(json_object_get(e, "code")), c->session->id,
+                 c->session->tenant->name);
+    }
+    if (c->emit) c->emit(c->emit_ctx, c, msg, 1);
+    json_decref(msg);
+    call_release(c);
+}
+
+void call_reply(call_t *c, json_t *result)
+{
+    if (!call_alive(c)) {
+        json_decref(result);
+        return;
+    }
+    s_finish(c, rpc_result(c->id, result));
+}
+
+void call_error(call_t *c, int code, const char *message, json_t *data)
+{
+    if (!call_alive(c)) {
+        json_decref(data);
+        return;
+    }
+    s_finish(c, rpc_error(c->id, code, message, data));
+}
+
+void call_send(call_t *c, json_t *msg)
+{
+    if (call_alive(c) && c->emit) c->emit(c->emit_ctx, c, msg, 0);
+    json_decref(msg);
+}
+
+void call_progress(call_t *c, const char *message)
+{
+    if (!c->progress_token) return;
+    c->progress += 1;
+    json_t *p = json_pack("{s:O,s:f}", "progressToken", c->progress_token, "progress", c->progress);
+    if (message) json_object_set_new(p, "message", json_string(message));
+    call_send(c, rpc_notification("notifications/progress", p));
+}
+
+static const char *const s_level_names[] = {"debug",    "info",  "notice", "warning", "error",
+                                            "critical", "alert", "emergency"};
+
+void call_log(call_t *c, int level, const char *logger, json_t *data)
+{
+    if (level < c->session->log_level || c->session->log_level == LOGLEVEL_NONE) {
+        json_decref(data);
+        return;
+    }
+    json_t *p = json_pack("{s:s,s:o}", "level", s_level_names[level], "data", data);
+    if (logger) json_object_set_new(p, "logger", json_string(logger));
+    call_send(c, rpc_notification("notifications/message", p));
+}
+
+void call_detach(call_t *c)
+{
+    c->emit = NULL;
+    c->emit_ctx = NULL;
+}
+
+void call_cancel(call_t *c, const char *why)
+{
+    if (!call_alive(c)) return;
+    c->cancelled = 1;
+    log_info("event=request_cancelled method=%s session=%.8s reason=\"%s\"", c->method,
+             c->session->id, why ? why : "");
+    if (c->job) jobs_cancel_for_call(c);
+    s_finish(c, NULL);
+}
+
+const char *call_str(const call_t *c, const char *name)
+{
+    return json_string_value(json_object_get(c->params, name));
+}
+
+/* ---- the lifecycle methods */
+
+static const char s_instructions[] =
+    "snakepit runs Python 3.11 code in a fresh sandboxed interpreter per call. Use execute_code "
+    "to run code (print what you need, or end with an expression to get its value as `result`); "
+    "each call starts clean, with no filesystem, network or processes. validate_code checks code "
+    "without running it, get_sandbox_info lists profiles, modules and limits, and get_execution / "
+    "list_executions show your earlier runs.";
+
+static void s_initialize(call_t *c)
+{
+    session_t  *s = c->session;
+    const char *want = call_str(c, "protocolVersion");
+    if (!want) {
+        call_error(c, RPC_INVALID_PARAMS, "initialize: \"protocolVersion\" (string) is required", NULL);
+        return;
+    }
+    json_t *caps = json_object_get(c->params, "capabilities");
+    if (caps && !json_is_object(caps)) {
+        call_error(c, RPC_INVALID_PARAMS, "initialize: \"capabilities\" must be an object", NULL);
+        return;
+    }
+    if (s->protocol[0]) {
+        call_error(c, RPC_INVALID_REQUEST, "the session is already initialized", NULL);
+        return;
+    }
+    snprintf(s->protocol, sizeof s->protocol, "%s", mcp_version_supported(want) ? want : MCP_LATEST);
+    s->client_tasks = json_object_get(caps, "tasks") != NULL;
+    const char *name = json_string_value(json_object_get(json_object_get(c->params, "clientInfo"), "name"));
+    snprintf(s->client_name, sizeof s->client_name, "%s", name ? name : "");
+    json_t *server_caps = json_pack(
+        "{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}", "tools", "listChanged", 0,
+        "resources", "subscribe", 1, "listChanged", 1, "prompts", "listChanged", 0, "logging",
+        "completions", "tasks", "list", "cancel", "requests", "tools", "call");
+    json_t *result = json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol,
+                               "capabilities", server_caps, "serverInfo", "name", "snakepit", "title",
+                               "snakepit Python sandbox", "version", FE_VERSION, "instructions",
+                               s_instructions);
+    log_info("event=session_initialized session=%.8s tenant=%s protocol=%s client=\"%.40s\"", s->id,
+             s->tenant->name, s->protocol, s->client_name);
+    call_reply(c, result);
+}
+
+static void s_ping(call_t *c)
+{
+    call_reply(c, json_object());
+}
+
+static void s_set_level(call_t *c)
+{
+    const char *level = call_str(c, "level");
+    for (int i = 0; level && i < LOGLEVEL_NONE; i++)
+        if (strcmp(level, s_level_names[i]) == 0) {
+            c->session->log_level = i;
+            call_reply(c, json_object());
+            return;
+        }
+    call_error(c, RPC_INVALID_PARAMS, "logging/setLevel: \"level\" must be one of debug, info, notice, "
+                                      "warning, error, critical, alert, emergency", NULL);
+}
+
+/* ---- dispatch */
+
+typedef struct {
+    const char *name;
+    void (*fn)(call_t *c);
+    int before_init; /* allowed before initialize */
+    int limited;     /* counts against the tenant's rate limit */
+} method_t;
+
+static const method_t s_methods[] = {
+    {"initialize", s_initialize, 1, 0},
+    {"ping", s_ping, 1, 0},
+    {"logging/setLevel", s_set_level, 0, 0},
+    {"tools/list", methods_tools_list, 0, 0},
+    {"tools/call", methods_tools_call, 0, 1},
+    {"resources/list", methods_resources_list, 0, 0},
+    {"resources/templates/list", methods_resources_templates_list, 0, 0},
+    {"resources/read", methods_resources_read, 0, 1},
+    {"resources/subscribe", methods_resources_subscribe, 0, 0},
+    {"resources/unsubscribe", methods_resources_unsubscribe, 0, 0},
+    {"prompts/list", methods_prompts_list, 0, 0},
+    {"prompts/get", methods_prompts_get, 0, 0},
+    {"completion/complete", methods_completion_complete, 0, 0},
+    {"tasks/get", methods_tasks_get, 0, 0},
+    {"tasks/result", methods_tasks_result, 0, 0},
+    {"tasks/list", methods_tasks_list, 0, 0},
+    {"tasks/cancel", methods_tasks_cancel, 0, 0},
+    {NULL, NULL, 0, 0},
+};
+
+const char *methods_label(const char *method)
+{
+    for (const method_t *m = s_methods; m->name; m++)
+        if (strcmp(m->name, method) == 0) return m->name;
+    return "other";
+}
+
+static const method_t *s_find_method(const char *name)
+{
+    for (const method_t *m = s_methods; m->name; m++)
+        if (strcmp(m->name, name) == 0) return m;
+    return NULL;
+}
+
+static call_t *s_find_call(session_t *s, const json_t *id)
+{
+    for (call_t *c = s->calls; c; c = c->next)
+        if (json_equal(c->id, id)) return c;
+    return NULL;
+}
+
+static void s_notification(fe_t *fe, session_t *s, rpc_msg_t *m)
+{
+    (void)fe;
+    const char *label = "notification";
+    if (strcmp(m->method, "notifications/initialized") == 0) {
+        s->initialized = 1;
+        label = m->method;
+    } else if (strcmp(m->method, "notifications/cancelled") == 0) {
+        json_t *rid = m->params ? json_object_get(m->params, "requestId") : NULL;
+        call_t *c = rid ? s_find_call(s, rid) : NULL;
+        /* an unknown id is normal: the answer may have crossed the cancellation (spec) */
+        if (c && strcmp(c->method, "initialize") != 0) {
+            const char *why = json_string_value(json_object_get(m->params, "reason"));
+            call_cancel(c, why ? why : "client cancelled");
+        }
+        label = m->method;
+    }
+    metric_inc(M.requests, label, "ok");
+}
+
+static void s_limit_done(void *arg, int allowed, long retry_after_ms)
+{
+    call_t *c = arg;
+    if (call_alive(c)) {
+        if (allowed) {
+            const method_t *m = s_find_method(c->method);
+            m->fn(c);
+        } else {
+            char msg[128];
+            snprintf(msg, sizeof msg, "rate limit exceeded for tenant %s; retry in %ld ms",
+                     c->session->tenant->name, retry_after_ms);
+            call_error(c, RPC_RATE_LIMITED, msg, json_pack("{s:I}", "retry_after_ms", (json_int_t)retry_after_ms));
+        }
+    }
+    call_release(c);
+}
+
+static void s_dispatch(fe_t *fe, call_t *c)
+{
+    session_t      *s = c->session;
+    const method_t *meth = s_find_method(c->method);
+    if (!meth) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "method not found: %.100s", c->method);
+        call_error(c, RPC_METHOD_NOT_FOUND, msg, NULL);
+        return;
+    }
+    if (!meth->before_init && !s->protocol[0]) {
+        call_error(c, RPC_INVALID_REQUEST, "the session is not initialized: send initialize first", NULL);
+        return;
+    }
+    if (s->n_calls > fe->conf.max_inflight_session) {
+        call_error(c, RPC_QUOTA, "too many requests in flight on this session", NULL);
+        return;
+    }
+    if (meth->limited) {
+        long retry = 0;
+        call_hold(c); /* released by s_limit_done */
+        int rc = limiter_check(fe->limiter, s->tenant, s_limit_done, c, &retry);
+        if (rc != LIMIT_PENDING) s_limit_done(c, rc == LIMIT_ALLOW, retry);
+        return;
+    }
+    meth->fn(c);
+}
+
+call_t *mcp_handle(fe_t *fe, session_t *s, rpc_msg_t *m, call_emit_fn *emit, void *emit_ctx)
+{
+    s->last_used_ms = clock_mono_ms();
+    if (m->kind == RPC_NOTIFICATION) {
+        s_notification(fe, s, m);
+        return NULL;
+    }
+    if (m->kind == RPC_RESPONSE) { /* we send no requests; a stray answer is dropped */
+        metric_inc(M.requests, "response", "ignored");
+        return NULL;
+    }
+    call_t *c = xcalloc(1, sizeof *c);
+    c->fe = fe;
+    c->session = s;
+    session_hold(s);
+    c->msg = json_incref(m->msg);
+    c->id = m->id;
+    c->method = m->method;
+    c->params = m->params ? m->params : json_object_get(m->msg, "params");
+    if (!c->params) {
+        json_object_set_new(c->msg, "params", json_object());
+        c->params = json_object_get(c->msg, "params");
+    }
+    c->progress_token = json_object_get(json_object_get(c->params, "_meta"), "progressToken");
+    if (c->progress_token && !json_is_string(c->progress_token) && !json_is_integer(c->progress_token))
+        c->progress_token = NULL;
+    c->start_us = clock_mono_us();
+    c->emit = emit;
+    c->emit_ctx = emit_ctx;
+    c->refs = 1;
+    c->next = s->calls;
+    s->calls = c;
+    s->n_calls++;
+
+    call_hold(c); /* so that c can be returned if the handler did not answer it */
+    s_dispatch(fe, c);
+    call_t *pending = call_alive(c) ? c : NULL;
+    call_release(c);
+    return pending;
+}
+
+void mcp_reject(fe_t *fe, const rpc_msg_t *m, const char *transport, call_emit_fn *emit, void *emit_ctx)
+{
+    (void)fe;
+    metric_inc(M.rejections, m->code == RPC_PARSE_ERROR ? "parse_error" : "invalid_request", NULL);
+    metric_inc(M.requests, "invalid", "error");
+    char q[200];
+    log_info("event=message_rejected transport=%s code=%d why=%s", transport, m->code,
+             log_quote(q, sizeof q, m->why));
+    json_t *msg = rpc_error(m->id, m->code, m->code == RPC_PARSE_ERROR ? "Parse error" : "Invalid Request",
+                            json_pack("{s:o}", "detail", json_str_safe(m->why)));
+    emit(emit_ctx, NULL, msg, 1);
+    json_decref(msg);
+}

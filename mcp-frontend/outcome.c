@@ -1,0 +1,187 @@
+/* mcp-frontend/outcome.c — see outcome.h. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outcome.h"
+#include "utf8.h"
+
+#define SUMMARY_STREAM_MAX 2000 /* bytes of each stream repeated in the text summary */
+
+json_t *json_bytes(const char *data, size_t len)
+{
+    if (!data) return json_string("");
+    if (utf8_valid(data, len)) return json_stringn(data, len);
+    buf_t b;
+    buf_init(&b);
+    utf8_sanitize(&b, data, len);
+    json_t *j = json_stringn((const char *)b.data, b.len);
+    buf_free(&b);
+    return j;
+}
+
+json_t *json_text(const char *s)
+{
+    return s ? json_bytes(s, strlen(s)) : json_null();
+}
+
+void base64_encode(buf_t *out, const void *data, size_t len)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const uint8_t    *p = data;
+    buf_reserve(out, (len + 2) / 3 * 4);
+    size_t i = 0;
+    for (; i + 2 < len; i += 3) {
+        char q[4] = {tab[p[i] >> 2], tab[(p[i] & 3) << 4 | p[i + 1] >> 4],
+                     tab[(p[i + 1] & 15) << 2 | p[i + 2] >> 6], tab[p[i + 2] & 63]};
+        buf_append(out, q, 4);
+    }
+    if (i < len) {
+        char q[4] = {tab[p[i] >> 2], 0, '=', '='};
+        if (i + 1 < len) {
+            q[1] = tab[(p[i] & 3) << 4 | p[i + 1] >> 4];
+            q[2] = tab[(p[i + 1] & 15) << 2];
+        } else {
+            q[1] = tab[(p[i] & 3) << 4];
+        }
+        buf_append(out, q, 4);
+    }
+}
+
+json_t *tool_result(const char *text, json_t *structured, int is_error)
+{
+    json_t *r = json_pack("{s:[{s:s,s:o}]}", "content", "type", "text", "text", json_text(text));
+    if (structured) json_object_set_new(r, "structuredContent", structured);
+    json_object_set_new(r, "isError", json_boolean(is_error));
+    return r;
+}
+
+static json_t *s_variables(const result_t *res)
+{
+    if (!res->variables) return json_object();
+    json_t *v = json_loads(res->variables, JSON_REJECT_DUPLICATES, NULL);
+    if (json_is_object(v)) return v;
+    json_decref(v);
+    return json_object();
+}
+
+static json_t *s_error(const result_t *res)
+{
+    if (!res->error.present) return json_null();
+    return json_pack("{s:o,s:o,s:o,s:o}", "type", json_text(res->error.type ? res->error.type : "Error"),
+                     "message", json_text(res->error.message ? res->error.message : ""), "traceback",
+                     json_text(res->error.traceback), "line",
+                     res->error.line > 0 ? json_integer(res->error.line) : json_null());
+}
+
+static json_t *s_structured(const job_t *job, const result_t *res)
+{
+    json_t *s = json_object();
+    json_object_set_new(s, "execution_id", json_string(job->id_str));
+    json_object_set_new(s, "status", json_string(status_name(res->status)));
+    json_object_set_new(s, "stdout", json_bytes(res->out, res->out_len));
+    json_object_set_new(s, "stderr", json_bytes(res->err, res->err_len));
+    json_object_set_new(s, "truncated", json_pack("{s:b,s:b}", "stdout", res->out_truncated, "stderr",
+                                                  res->err_truncated));
+    json_object_set_new(s, "result", json_text(res->result));
+    json_object_set_new(s, "variables", s_variables(res));
+    json_object_set_new(s, "error", s_error(res));
+    json_object_set_new(s, "timings", json_pack("{s:f,s:f,s:f}", "queue_ms", res->queue_ms, "wall_ms",
+                                                res->wall_ms, "cpu_ms", res->cpu_ms));
+    json_object_set_new(s, "resources", json_pack("{s:I}", "max_rss_kb", (json_int_t)res->max_rss_kb));
+    json_object_set_new(s, "exit", json_pack("{s:o,s:o,s:o}", "reason", json_text(res->exit.reason), "signal",
+                                             res->exit.signal ? json_integer(res->exit.signal) : json_null(),
+                                             "syscall", json_text(res->exit.syscall)));
+    return s;
+}
+
+static void s_append_stream(buf_t *b, const char *name, const char *data, size_t len, int truncated)
+{
+    if (!len) return;
+    size_t n = utf8_prefix(data, len, SUMMARY_STREAM_MAX);
+    buf_printf(b, "%s:\n", name);
+    utf8_sanitize(b, data, n);
+    if (n < len) buf_printf(b, "\n[... %zu more bytes in structuredContent.%s]", len - n, name);
+    else if (truncated) buf_printf(b, "\n[%s was cut at the output limit]", name);
+    if (b->len && b->data[b->len - 1] != '\n') buf_puts(b, "\n");
+}
+
+/* The text block: what a model that ignores structuredContent needs to see. */
+static void s_summary(buf_t *b, const result_t *res)
+{
+    buf_printf(b, "status: %s (wall %.1f ms", status_name(res->status), res->wall_ms);
+    if (res->queue_ms >= 1) buf_printf(b, ", queued %.1f ms", res->queue_ms);
+    buf_puts(b, ")\n");
+    s_append_stream(b, "stdout", res->out, res->out_len, res->out_truncated);
+    s_append_stream(b, "stderr", res->err, res->err_len, res->err_truncated);
+    if (res->result) {
+        buf_puts(b, "result: ");
+        utf8_sanitize(b, res->result, utf8_prefix(res->result, strlen(res->result), SUMMARY_STREAM_MAX));
+        buf_puts(b, "\n");
+    }
+    if (res->error.present) {
+        buf_puts(b, "error: ");
+        utf8_sanitize(b, res->error.type ? res->error.type : "Error",
+                      strlen(res->error.type ? res->error.type : "Error"));
+        if (res->error.message && *res->error.message) {
+            buf_puts(b, ": ");
+            utf8_sanitize(b, res->error.message, utf8_prefix(res->error.message, strlen(res->error.message), 1000));
+        }
+        if (res->error.line > 0) buf_printf(b, " (line %ld)", res->error.line);
+        buf_puts(b, "\n");
+    }
+    if (res->exit.syscall) buf_printf(b, "blocked: %.100s\n", res->exit.syscall);
+}
+
+json_t *outcome_execute(const job_t *job, const result_t *res)
+{
+    buf_t b;
+    buf_init(&b);
+    s_summary(&b, res);
+    json_t *r = tool_result((const char *)b.data, s_structured(job, res), res->status != ST_OK);
+    buf_free(&b);
+    json_t *content = json_object_get(r, "content");
+    for (size_t i = 0; i < res->n_images; i++) {
+        const result_image_t *im = &res->images[i];
+        buf_t                 d;
+        buf_init(&d);
+        base64_encode(&d, im->data, im->len);
+        json_array_append_new(content, json_pack("{s:s,s:s%,s:s}", "type", "image", "data", (const char *)d.data,
+                                                 d.len, "mimeType", im->mime ? im->mime : "image/png"));
+        buf_free(&d);
+    }
+    return r;
+}
+
+json_t *outcome_validate(const job_t *job, const result_t *res)
+{
+    (void)job;
+    json_t *v = res->validation ? json_loads(res->validation, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    if (res->status != ST_OK || !json_is_object(v)) {
+        json_decref(v);
+        buf_t b;
+        buf_init(&b);
+        buf_printf(&b, "validation could not run: %s", status_name(res->status));
+        if (res->error.present && res->error.message) buf_printf(&b, ": %.500s", res->error.message);
+        json_t *s = json_pack("{s:b,s:[o],s:[],s:[],s:s,s:{},s:[]}", "valid", 0, "errors",
+                              json_text((const char *)b.data), "warnings", "details", "message",
+                              "validation failed to run", "analysis", "recommendations");
+        json_t *r = tool_result((const char *)b.data, s, 1);
+        buf_free(&b);
+        return r;
+    }
+    buf_t b;
+    buf_init(&b);
+    int valid = json_is_true(json_object_get(v, "valid"));
+    buf_printf(&b, "%s\n", valid ? "valid: the code parses and uses only allowed modules"
+                                 : "not valid:");
+    json_t *e;
+    size_t  i;
+    json_array_foreach(json_object_get(v, "errors"), i, e) buf_printf(&b, "- %s\n", json_is_string(e) ? json_string_value(e) : "?");
+    json_array_foreach(json_object_get(v, "warnings"), i, e)
+        buf_printf(&b, "- warning: %s\n", json_is_string(e) ? json_string_value(e) : "?");
+    json_t *r = tool_result((const char *)b.data, v, 0);
+    buf_free(&b);
+    return r;
+}

@@ -1,0 +1,28 @@
+/* mcp-frontend/outcome.h — a Result from the farm as an MCP CallToolResult. The shape of
+ * execute_code's structuredContent is the contract of issue #5 and is declared, field for
+ * field, in its outputSchema (tools.c):
+ *
+ *   execution_id, status, stdout, stderr, truncated {stdout, stderr}, result (repr or null),
+ *   variables {name: value}, error {type, message, traceback, line} or null,
+ *   timings {queue_ms, wall_ms, cpu_ms}, resources {max_rss_kb}, exit {reason, signal, syscall}
+ *
+ * Everything from the sandbox is bytes and is made valid UTF-8 here (U+FFFD for what is not). */
+#ifndef SP_FE_OUTCOME_H
+#define SP_FE_OUTCOME_H
+#include <jansson.h>
+
+#include "../common/buf.h"
+#include "../proto/result.h"
+#include "jobs.h"
+
+json_t *outcome_execute(const job_t *job, const result_t *res);
+json_t *outcome_validate(const job_t *job, const result_t *res);
+
+/* Helpers shared with other renderers. */
+json_t *json_bytes(const char *data, size_t len); /* a JSON string from arbitrary bytes */
+json_t *json_text(const char *s);                 /* NULL → null */
+void    base64_encode(buf_t *out, const void *data, size_t len);
+/* A CallToolResult with one text block and the given structuredContent (stolen). */
+json_t *tool_result(const char *text, json_t *structured, int is_error);
+
+#endif

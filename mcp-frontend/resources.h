@@ -1,0 +1,15 @@
+/* mcp-frontend/resources.h — MCP resources: sandbox://info (what the sandbox offers) and the
+ * template sandbox://executions/{id} (one of the caller's execution records), plus
+ * subscriptions: a subscribed execution URI gets notifications/resources/updated when the
+ * execution ends. */
+#ifndef SP_FE_RESOURCES_H
+#define SP_FE_RESOURCES_H
+#include "fe.h"
+#include "jobs.h"
+
+void resources_init(fe_t *fe);
+void resources_shutdown(fe_t *fe);
+/* An execution finished: tell sessions subscribed to its URI. */
+void resources_execution_updated(fe_t *fe, const job_t *job);
+
+#endif

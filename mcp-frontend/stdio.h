@@ -1,0 +1,12 @@
+/* mcp-frontend/stdio.h — the stdio transport (MCP 2025-11-25 "Transports" §stdio): one
+ * JSON-RPC message per line on stdin, one per line on stdout, nothing else on stdout (logs go
+ * to stderr). One session, running as the --tenant identity. EOF on stdin ends the process
+ * once the calls in flight have been answered (or a short grace has passed). */
+#ifndef SP_FE_STDIO_H
+#define SP_FE_STDIO_H
+#include "fe.h"
+
+int  stdio_start(fe_t *fe);
+void stdio_stop(fe_t *fe);
+
+#endif

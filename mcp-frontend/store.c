@@ -1,0 +1,524 @@
+/* mcp-frontend/store.c — see store.h. hiredis's async context is driven by the loop through
+ * its ev hooks (the adapter pattern of hiredis/adapters/ae.h): the hooks only record which
+ * events hiredis wants, and the loop calls redisAsyncHandleRead/Write. hiredis answers
+ * commands in order, so a FIFO of send times is enough to find the oldest unanswered one. */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <errno.h>
+#include <hiredis/async.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zmq.h>
+
+#include "../common/buf.h"
+#include "../common/clock.h"
+#include "../common/log.h"
+#include "metrics.h"
+#include "store.h"
+
+struct store_script {
+    char                *source;
+    char                 sha[41]; /* empty until SCRIPT LOAD answered */
+    struct store_script *next;
+};
+
+typedef struct pending_write {
+    char                 *cmd; /* RESP-formatted */
+    size_t                len;
+    struct pending_write *next;
+} pending_write_t;
+
+/* One command in flight: what to call back, and whether it is an EVALSHA to retry. */
+typedef struct {
+    store_t        *store;
+    store_reply_fn *fn;
+    void           *arg;
+    store_script_t *script; /* EVALSHA: retried as EVAL on NOSCRIPT */
+    int             argc;
+    char          **argv;
+    size_t         *argvlen;
+} op_t;
+
+struct store {
+    loop_t            *loop;
+    redis_url_t        url;
+    store_conf_t       conf;
+    redisAsyncContext *ac;           /* NULL while waiting to reconnect */
+    int                connected;    /* the connect callback said so */
+    int                fd;           /* registered with the loop, -1 when none */
+    short              events;       /* what hiredis asked for */
+    uint64_t          *sent;         /* FIFO of send times (mono ms) of unanswered commands */
+    size_t             sent_head, sent_n, sent_cap;
+    pending_write_t   *queue, *queue_tail;
+    long               queue_n, queue_bytes;
+    store_script_t    *scripts;
+    uint64_t           timer;        /* watchdog and reconnect */
+    uint64_t           retry_at_ms;  /* next reconnect attempt */
+    long               backoff_ms;
+    int                closing;      /* inside redisAsyncFree: send nothing */
+};
+
+static void s_connect(store_t *self);
+static void s_flush_queue(store_t *self);
+
+/* ---- the FIFO of send times */
+
+static void s_sent_push(store_t *self)
+{
+    if (self->sent_n == self->sent_cap) {
+        size_t    cap = self->sent_cap ? self->sent_cap * 2 : 64;
+        uint64_t *a = xmalloc(cap * sizeof *a);
+        for (size_t i = 0; i < self->sent_n; i++) a[i] = self->sent[(self->sent_head + i) % self->sent_cap];
+        free(self->sent);
+        self->sent = a;
+        self->sent_cap = cap;
+        self->sent_head = 0;
+    }
+    self->sent[(self->sent_head + self->sent_n) % self->sent_cap] = clock_mono_ms();
+    self->sent_n++;
+}
+
+static void s_sent_pop(store_t *self)
+{
+    if (!self->sent_n) return;
+    self->sent_head = (self->sent_head + 1) % self->sent_cap;
+    self->sent_n--;
+}
+
+/* ---- loop adapter */
+
+static void s_update_watch(store_t *self)
+{
+    if (self->fd < 0) return;
+    loop_set_fd_events(self->loop, self->fd, self->events);
+}
+
+static void s_ev_add_read(void *p)
+{
+    store_t *self = p;
+    self->events |= ZMQ_POLLIN;
+    s_update_watch(self);
+}
+static void s_ev_del_read(void *p)
+{
+    store_t *self = p;
+    self->events &= (short)~ZMQ_POLLIN;
+    s_update_watch(self);
+}
+static void s_ev_add_write(void *p)
+{
+    store_t *self = p;
+    self->events |= ZMQ_POLLOUT;
+    s_update_watch(self);
+}
+static void s_ev_del_write(void *p)
+{
+    store_t *self = p;
+    self->events &= (short)~ZMQ_POLLOUT;
+    s_update_watch(self);
+}
+static void s_ev_cleanup(void *p)
+{
+    store_t *self = p;
+    if (self->fd >= 0) loop_remove_fd(self->loop, self->fd);
+    self->fd = -1;
+    self->events = 0;
+}
+
+static void s_on_io(loop_t *loop, short revents, void *arg)
+{
+    (void)loop;
+    store_t *self = arg;
+    /* hiredis may free the context inside HandleRead (on a disconnect): re-check between */
+    if (self->ac && (revents & (ZMQ_POLLIN | ZMQ_POLLERR))) redisAsyncHandleRead(self->ac);
+    if (self->ac && (revents & ZMQ_POLLOUT)) redisAsyncHandleWrite(self->ac);
+}
+
+/* ---- connection life */
+
+static void s_schedule_reconnect(store_t *self)
+{
+    self->retry_at_ms = clock_mono_ms() + (uint64_t)self->backoff_ms;
+    self->backoff_ms = self->backoff_ms * 2 > 2000 ? 2000 : self->backoff_ms * 2;
+}
+
+static void s_on_connect(const redisAsyncContext *ac, int status)
+{
+    store_t *self = ac->data;
+    if (status != REDIS_OK) {
+        log_warn("event=redis_connect_failed error=\"%s\"", ac->errstr);
+        metric_inc(M.redis_errors, "connect", NULL);
+        /* hiredis frees the context after this callback */
+        self->ac = NULL;
+        self->connected = 0;
+        self->sent_n = 0;
+        s_schedule_reconnect(self);
+        return;
+    }
+    char where[300];
+    redis_url_describe(&self->url, where, sizeof where);
+    log_info("event=redis_connected url=%s", where);
+    self->connected = 1;
+    self->backoff_ms = 100;
+    s_flush_queue(self);
+}
+
+static void s_on_disconnect(const redisAsyncContext *ac, int status)
+{
+    store_t *self = ac->data;
+    if (status != REDIS_OK) {
+        log_warn("event=redis_disconnected error=\"%s\"", ac->errstr);
+        metric_inc(M.redis_errors, "disconnect", NULL);
+    }
+    self->ac = NULL;
+    self->connected = 0;
+    self->sent_n = 0;
+    s_schedule_reconnect(self);
+}
+
+static void s_on_script_loaded(void *arg, redisReply *reply);
+
+static void s_connect(store_t *self)
+{
+    redisAsyncContext *ac = self->url.path[0] ? redisAsyncConnectUnix(self->url.path)
+                                              : redisAsyncConnect(self->url.host, self->url.port);
+    if (!ac || ac->err) {
+        log_warn("event=redis_connect_failed error=\"%s\"", ac ? ac->errstr : "out of memory");
+        metric_inc(M.redis_errors, "connect", NULL);
+        if (ac) redisAsyncFree(ac);
+        s_schedule_reconnect(self);
+        return;
+    }
+    ac->data = self;
+    self->ac = ac;
+    self->fd = ac->c.fd;
+    self->events = 0;
+    loop_add_fd(self->loop, self->fd, 0, s_on_io, self);
+    ac->ev.data = self;
+    ac->ev.addRead = s_ev_add_read;
+    ac->ev.delRead = s_ev_del_read;
+    ac->ev.addWrite = s_ev_add_write;
+    ac->ev.delWrite = s_ev_del_write;
+    ac->ev.cleanup = s_ev_cleanup;
+    redisAsyncSetConnectCallback(ac, s_on_connect);
+    redisAsyncSetDisconnectCallback(ac, s_on_disconnect);
+    /* hiredis queues these until the socket connects; they go first, in this order */
+    if (self->url.password[0]) {
+        if (self->url.user[0])
+            store_queryf(self, NULL, NULL, "AUTH %s %s", self->url.user, self->url.password);
+        else
+            store_queryf(self, NULL, NULL, "AUTH %s", self->url.password);
+    }
+    if (self->url.db) store_queryf(self, NULL, NULL, "SELECT %d", self->url.db);
+    for (store_script_t *s = self->scripts; s; s = s->next)
+        store_queryf(self, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);
+}
+
+/* The watchdog: reconnects when due, and drops a connection whose oldest command has waited
+ * too long (a stopped or overloaded Redis must not hold requests forever). */
+static void s_on_timer(loop_t *loop, void *arg)
+{
+    (void)loop;
+    store_t *self = arg;
+    uint64_t now = clock_mono_ms();
+    if (!self->ac) {
+        if (now >= self->retry_at_ms) s_connect(self);
+        return;
+    }
+    if (self->sent_n && now - self->sent[self->sent_head] > (uint64_t)self->conf.timeout_ms) {
+        log_warn("event=redis_timeout waited_ms=%llu unanswered=%zu",
+                 (unsigned long long)(now - self->sent[self->sent_head]), self->sent_n);
+        metric_inc(M.redis_errors, "timeout", NULL);
+        /* every pending callback is called with NULL, then the disconnect callback; no new
+         * command may be sent on the dying context meanwhile */
+        self->closing = 1;
+        redisAsyncFree(self->ac);
+        self->closing = 0;
+        if (self->ac) { /* the disconnect callback is not called for a free before connect */
+            self->ac = NULL;
+            self->connected = 0;
+            self->sent_n = 0;
+            s_schedule_reconnect(self);
+        }
+    }
+}
+
+store_t *store_new(loop_t *loop, const redis_url_t *url, const store_conf_t *conf)
+{
+    store_t *self = xcalloc(1, sizeof *self);
+    self->loop = loop;
+    self->url = *url;
+    self->conf = *conf;
+    if (self->conf.timeout_ms <= 0) self->conf.timeout_ms = 2000;
+    self->fd = -1;
+    self->backoff_ms = 100;
+    s_connect(self);
+    self->timer = loop_timer_add(loop, 50, 50, s_on_timer, self);
+    return self;
+}
+
+void store_destroy(store_t **self_p)
+{
+    assert(self_p);
+    store_t *self = *self_p;
+    if (!self) return;
+    loop_timer_cancel(self->loop, self->timer);
+    if (self->ac) {
+        self->closing = 1;
+        redisAsyncFree(self->ac); /* pending callbacks get NULL now */
+        self->ac = NULL;
+    }
+    while (self->queue) {
+        pending_write_t *w = self->queue;
+        self->queue = w->next;
+        free(w->cmd);
+        free(w);
+    }
+    while (self->scripts) {
+        store_script_t *s = self->scripts;
+        self->scripts = s->next;
+        free(s->source);
+        free(s);
+    }
+    free(self->sent);
+    free(self);
+    *self_p = NULL;
+}
+
+int store_connected(const store_t *self)
+{
+    return self && self->connected;
+}
+
+/* ---- commands */
+
+static void s_op_free(op_t *op)
+{
+    for (int i = 0; i < op->argc; i++) free(op->argv[i]);
+    free(op->argv);
+    free(op->argvlen);
+    free(op);
+}
+
+static int s_send_op(store_t *self, op_t *op, const char *cmd, size_t len);
+
+static int s_is_noscript(const redisReply *r)
+{
+    return r && r->type == REDIS_REPLY_ERROR && r->str && strncmp(r->str, "NOSCRIPT", 8) == 0;
+}
+
+static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    (void)ac;
+    op_t      *op = privdata;
+    store_t   *self = op->store;
+    redisReply *reply = r;
+    s_sent_pop(self);
+    if (op->script && s_is_noscript(reply)) {
+        /* the script cache was flushed (or Redis restarted): run it by source once */
+        op->script->sha[0] = '\0';
+        char  *cmd;
+        free(op->argv[0]);
+        free(op->argv[1]);
+        op->argv[0] = xstrdup("EVAL");
+        op->argvlen[0] = 4;
+        op->argv[1] = xstrdup(op->script->source);
+        op->argvlen[1] = strlen(op->script->source);
+        op->script = NULL;
+        int len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
+        if (len > 0 && s_send_op(self, op, cmd, (size_t)len) == 0) {
+            free(cmd);
+            return;
+        }
+        free(cmd);
+        reply = NULL;
+    }
+    if (!reply) metric_inc(M.redis_errors, op->fn ? "query" : "write", NULL);
+    else if (reply->type == REDIS_REPLY_ERROR) {
+        metric_inc(M.redis_errors, op->fn ? "query" : "write", NULL);
+        log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
+    }
+    if (op->fn) op->fn(op->arg, reply);
+    s_op_free(op);
+}
+
+static int s_send_op(store_t *self, op_t *op, const char *cmd, size_t len)
+{
+    if (!self->ac || self->closing) return -1;
+    if (redisAsyncFormattedCommand(self->ac, s_on_reply, op, cmd, len) != REDIS_OK) return -1;
+    s_sent_push(self);
+    return 0;
+}
+
+static op_t *s_op_new(store_t *self, store_reply_fn *fn, void *arg)
+{
+    op_t *op = xcalloc(1, sizeof *op);
+    op->store = self;
+    op->fn = fn;
+    op->arg = arg;
+    return op;
+}
+
+int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
+                const size_t *argvlen)
+{
+    if (!self) return -1; /* shutting down */
+    char *cmd;
+    int   len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    if (len < 0) return -1;
+    op_t *op = s_op_new(self, fn, arg);
+    int   rc = s_send_op(self, op, cmd, (size_t)len);
+    free(cmd);
+    if (rc < 0) s_op_free(op);
+    return rc;
+}
+
+int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, ...)
+{
+    if (!self) return -1; /* shutting down */
+    char   *cmd;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = redisvFormatCommand(&cmd, fmt, ap);
+    va_end(ap);
+    if (len < 0) return -1;
+    op_t *op = s_op_new(self, fn, arg);
+    int   rc = s_send_op(self, op, cmd, (size_t)len);
+    free(cmd);
+    if (rc < 0) s_op_free(op);
+    return rc;
+}
+
+/* ---- writes */
+
+static void s_enqueue(store_t *self, char *cmd, size_t len)
+{
+    if (self->queue_n >= self->conf.buffer_commands ||
+        self->queue_bytes + (long)len > self->conf.buffer_bytes) {
+        metric_inc(M.records_dropped, NULL, NULL);
+        static uint64_t last_log;
+        uint64_t        now = clock_mono_ms();
+        if (now - last_log > 5000) {
+            last_log = now;
+            log_warn("event=redis_write_dropped reason=buffer_full buffered=%ld bytes=%ld",
+                     self->queue_n, self->queue_bytes);
+        }
+        free(cmd);
+        return;
+    }
+    pending_write_t *w = xcalloc(1, sizeof *w);
+    w->cmd = cmd;
+    w->len = len;
+    if (self->queue_tail) self->queue_tail->next = w;
+    else self->queue = w;
+    self->queue_tail = w;
+    self->queue_n++;
+    self->queue_bytes += (long)len;
+}
+
+/* Writes go straight out only while the connection is up and not backed up: the number of
+ * unanswered commands doubles as the measure of a slow Redis. */
+static int s_can_send_write(const store_t *self)
+{
+    return self->connected && !self->closing && !self->queue &&
+           (long)self->sent_n < self->conf.buffer_commands;
+}
+
+static void s_write_formatted(store_t *self, char *cmd, size_t len)
+{
+    if (s_can_send_write(self)) {
+        op_t *op = s_op_new(self, NULL, NULL);
+        if (s_send_op(self, op, cmd, len) == 0) {
+            free(cmd);
+            return;
+        }
+        s_op_free(op);
+    }
+    s_enqueue(self, cmd, len);
+}
+
+void store_write(store_t *self, int argc, const char **argv, const size_t *argvlen)
+{
+    if (!self) return;
+    char *cmd;
+    int   len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    if (len < 0) return;
+    s_write_formatted(self, cmd, (size_t)len);
+}
+
+void store_writef(store_t *self, const char *fmt, ...)
+{
+    if (!self) return;
+    char   *cmd;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = redisvFormatCommand(&cmd, fmt, ap);
+    va_end(ap);
+    if (len < 0) return;
+    s_write_formatted(self, cmd, (size_t)len);
+}
+
+static void s_flush_queue(store_t *self)
+{
+    while (self->queue && self->connected && !self->closing) {
+        pending_write_t *w = self->queue;
+        op_t            *op = s_op_new(self, NULL, NULL);
+        if (s_send_op(self, op, w->cmd, w->len) < 0) {
+            s_op_free(op);
+            return;
+        }
+        self->queue = w->next;
+        if (!self->queue) self->queue_tail = NULL;
+        self->queue_n--;
+        self->queue_bytes -= (long)w->len;
+        free(w->cmd);
+        free(w);
+    }
+}
+
+/* ---- scripts */
+
+static void s_on_script_loaded(void *arg, redisReply *reply)
+{
+    store_script_t *s = arg;
+    if (reply && reply->type == REDIS_REPLY_STRING && reply->len == 40) memcpy(s->sha, reply->str, 41);
+}
+
+store_script_t *store_script(store_t *self, const char *source)
+{
+    store_script_t *s = xcalloc(1, sizeof *s);
+    s->source = xstrdup(source);
+    s->next = self->scripts;
+    self->scripts = s;
+    if (self->ac) store_queryf(self, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);
+    return s;
+}
+
+int store_eval(store_t *self, store_script_t *script, store_reply_fn *fn, void *arg, int nkeys,
+               int nargs, const char **args)
+{
+    if (!self) return -1; /* shutting down */
+    if (!self->ac || self->closing) return -1;
+    op_t *op = s_op_new(self, fn, arg);
+    op->argc = 3 + nargs;
+    op->argv = xcalloc((size_t)op->argc, sizeof *op->argv);
+    op->argvlen = xcalloc((size_t)op->argc, sizeof *op->argvlen);
+    int by_sha = script->sha[0] != '\0';
+    op->argv[0] = xstrdup(by_sha ? "EVALSHA" : "EVAL");
+    op->argv[1] = xstrdup(by_sha ? script->sha : script->source);
+    char n[16];
+    snprintf(n, sizeof n, "%d", nkeys);
+    op->argv[2] = xstrdup(n);
+    for (int i = 0; i < nargs; i++) op->argv[3 + i] = xstrdup(args[i]);
+    for (int i = 0; i < op->argc; i++) op->argvlen[i] = strlen(op->argv[i]);
+    op->script = by_sha ? script : NULL;
+    char *cmd;
+    int   len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
+    int   rc = len < 0 ? -1 : s_send_op(self, op, cmd, (size_t)len);
+    if (len >= 0) free(cmd);
+    if (rc < 0) s_op_free(op);
+    return rc;
+}

@@ -1,0 +1,52 @@
+/* mcp-frontend/store.h — the front-end's one Redis connection (hiredis async, on the loop).
+ *
+ * Two kinds of traffic, with different promises:
+ *   - queries (auth lookups, rate-limit scripts, record reads): sent at once, answered exactly
+ *     once through the callback with the reply, or with NULL when Redis failed or went away.
+ *     A query that cannot be sent now returns -1 and its callback is never called.
+ *   - writes (execution records, usage counters): fire and forget, pipelined, buffered in a
+ *     bounded queue while Redis is away or slow; what does not fit is dropped and counted.
+ * Neither ever blocks the loop: a Redis that stops answering is detected by the age of the
+ * oldest unanswered command and the connection is dropped and re-made (DESIGN.md §7). */
+#ifndef SP_FE_STORE_H
+#define SP_FE_STORE_H
+#include <hiredis/hiredis.h>
+#include <stddef.h>
+
+#include "../common/loop.h"
+#include "../common/redis_url.h"
+
+typedef struct store store_t;
+
+typedef struct {
+    long timeout_ms;      /* an unanswered command older than this drops the connection */
+    long buffer_commands; /* writes kept while Redis is away */
+    long buffer_bytes;
+} store_conf_t;
+
+/* reply is NULL when the command failed at the connection level (an error reply from Redis
+ * is passed through as a REDIS_REPLY_ERROR). The reply is freed after the callback. */
+typedef void(store_reply_fn)(void *arg, redisReply *reply);
+
+store_t *store_new(loop_t *loop, const redis_url_t *url, const store_conf_t *conf);
+void     store_destroy(store_t **self_p);
+int      store_connected(const store_t *self);
+
+int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
+                const size_t *argvlen);
+/* A query from printf-like arguments (hiredis's format: %s, %b, %d...). */
+int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, ...);
+
+/* Fire-and-forget write, queued when Redis is away. */
+void store_write(store_t *self, int argc, const char **argv, const size_t *argvlen);
+void store_writef(store_t *self, const char *fmt, ...);
+
+/* A Lua script run by EVALSHA, falling back to EVAL on NOSCRIPT. The script is loaded
+ * (SCRIPT LOAD) on every connect, which also gives us its SHA-1 without computing it here. */
+typedef struct store_script store_script_t;
+
+store_script_t *store_script(store_t *self, const char *source); /* owned by the store */
+int store_eval(store_t *self, store_script_t *script, store_reply_fn *fn, void *arg, int nkeys,
+               int nargs, const char **args /* keys, then arguments */);
+
+#endif

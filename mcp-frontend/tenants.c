@@ -1,0 +1,270 @@
+/* mcp-frontend/tenants.c — see tenants.h. Both caches are small chained hash tables; tenant
+ * objects are never freed while the process runs (there are few, and sessions point at them),
+ * only refreshed. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/buf.h"
+#include "../common/clock.h"
+#include "../common/log.h"
+#include "../proto/wire.h"
+#include "metrics.h"
+#include "sha256.h"
+#include "tenants.h"
+
+#define KEY_BUCKETS 1024
+#define KEY_CACHE_MAX 100000
+
+typedef struct key_entry {
+    char              hash[SHA256_HEX + 1];
+    tenant_t         *tenant;
+    uint64_t          expires_ms; /* monotonic */
+    struct key_entry *next;
+} key_entry_t;
+
+struct tenants {
+    fe_t        *fe;
+    tenant_t    *list;             /* every tenant seen */
+    key_entry_t *keys[KEY_BUCKETS];
+    long         n_keys;
+    uint64_t     refresh_timer;
+};
+
+/* One lookup in flight: the key's hash, then the tenant's hash fields. */
+typedef struct {
+    tenants_t *self;
+    char       hash[SHA256_HEX + 1];
+    char       name[65];
+    tenant_fn *fn;
+    void      *arg;
+} lookup_t;
+
+static unsigned s_bucket(const char *hash)
+{
+    return (unsigned)strtoul((char[9]){hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6],
+                                       hash[7], 0},
+                             NULL, 16) % KEY_BUCKETS;
+}
+
+static tenant_t *s_find(tenants_t *self, const char *name)
+{
+    for (tenant_t *t = self->list; t; t = t->next)
+        if (strcmp(t->name, name) == 0) return t;
+    return NULL;
+}
+
+static tenant_t *s_get(tenants_t *self, const char *name)
+{
+    tenant_t *t = s_find(self, name);
+    if (t) return t;
+    t = xcalloc(1, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->rate = TENANT_DEFAULT_RATE;
+    t->burst = TENANT_DEFAULT_BURST;
+    t->max_concurrency = TENANT_DEFAULT_MAX_CONCURRENCY;
+    t->max_timeout_s = TENANT_DEFAULT_MAX_TIMEOUT_S;
+    t->max_memory_mb = TENANT_DEFAULT_MAX_MEMORY_MB;
+    t->next = self->list;
+    self->list = t;
+    return t;
+}
+
+static double s_num(const redisReply *v, double def, double lo, double hi)
+{
+    if (!v || v->type != REDIS_REPLY_STRING || !v->len) return def;
+    char  *end;
+    double d = strtod(v->str, &end);
+    if (end == v->str || *end || d != d) return def;
+    return d < lo ? lo : d > hi ? hi : d;
+}
+
+/* Applies an HGETALL reply; fields the operator did not set keep the defaults. */
+static void s_apply_fields(tenant_t *t, const redisReply *r)
+{
+    double rate = TENANT_DEFAULT_RATE;
+    long   burst = TENANT_DEFAULT_BURST, conc = TENANT_DEFAULT_MAX_CONCURRENCY;
+    long   tmo = TENANT_DEFAULT_MAX_TIMEOUT_S, mem = TENANT_DEFAULT_MAX_MEMORY_MB;
+    char   profiles[512] = "";
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+        const redisReply *k = r->element[i], *v = r->element[i + 1];
+        if (k->type != REDIS_REPLY_STRING) continue;
+        if (strcmp(k->str, "rate") == 0) rate = s_num(v, rate, 0.001, 1e6);
+        else if (strcmp(k->str, "burst") == 0) burst = (long)s_num(v, (double)burst, 1, 1e6);
+        else if (strcmp(k->str, "max_concurrency") == 0) conc = (long)s_num(v, (double)conc, 1, 1e5);
+        else if (strcmp(k->str, "max_timeout_s") == 0) tmo = (long)s_num(v, (double)tmo, 1, 86400);
+        else if (strcmp(k->str, "max_memory_mb") == 0) mem = (long)s_num(v, (double)mem, 16, 1 << 20);
+        else if (strcmp(k->str, "profiles") == 0 && v->type == REDIS_REPLY_STRING)
+            snprintf(profiles, sizeof profiles, "%s", v->str);
+    }
+    t->rate = rate;
+    t->burst = burst;
+    t->max_concurrency = conc;
+    t->max_timeout_s = tmo;
+    t->max_memory_mb = mem;
+    snprintf(t->profiles, sizeof t->profiles, "%s", profiles);
+}
+
+static void s_cache_put(tenants_t *self, const char *hash, tenant_t *t)
+{
+    unsigned     b = s_bucket(hash);
+    key_entry_t *e;
+    for (e = self->keys[b]; e; e = e->next)
+        if (strcmp(e->hash, hash) == 0) break;
+    if (!e) {
+        if (self->n_keys >= KEY_CACHE_MAX) return; /* a flood of distinct keys: stop caching */
+        e = xcalloc(1, sizeof *e);
+        memcpy(e->hash, hash, sizeof e->hash);
+        e->next = self->keys[b];
+        self->keys[b] = e;
+        self->n_keys++;
+    }
+    e->tenant = t;
+    e->expires_ms = clock_mono_ms() + (uint64_t)self->fe->conf.auth_cache_ms;
+}
+
+tenant_t *tenants_cached(tenants_t *self, const char *key, size_t key_len)
+{
+    char hash[SHA256_HEX + 1];
+    sha256_hex(key, key_len, hash);
+    for (key_entry_t *e = self->keys[s_bucket(hash)]; e; e = e->next)
+        if (strcmp(e->hash, hash) == 0) return e->expires_ms > clock_mono_ms() ? e->tenant : NULL;
+    return NULL;
+}
+
+static void s_finish(lookup_t *l, tenant_t *t, auth_status_t st)
+{
+    l->fn(l->arg, t, st);
+    free(l);
+}
+
+static void s_on_fields(void *arg, redisReply *reply)
+{
+    lookup_t *l = arg;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY) {
+        s_finish(l, NULL, AUTH_UNAVAILABLE);
+        return;
+    }
+    tenant_t *t = s_get(l->self, l->name);
+    s_apply_fields(t, reply);
+    s_cache_put(l->self, l->hash, t);
+    s_finish(l, t, AUTH_OK);
+}
+
+static void s_on_key(void *arg, redisReply *reply)
+{
+    lookup_t *l = arg;
+    if (!reply || reply->type == REDIS_REPLY_ERROR) {
+        s_finish(l, NULL, AUTH_UNAVAILABLE);
+        return;
+    }
+    if (reply->type != REDIS_REPLY_STRING || !wire_name_ok(reply->str, reply->len)) {
+        if (reply->type == REDIS_REPLY_STRING)
+            log_warn("event=bad_tenant_name key_hash=%.12s", l->hash);
+        s_finish(l, NULL, AUTH_UNKNOWN_KEY);
+        return;
+    }
+    memcpy(l->name, reply->str, reply->len);
+    l->name[reply->len] = '\0';
+    if (store_queryf(l->self->fe->store, s_on_fields, l, "HGETALL sp:t:%s", l->name) < 0)
+        s_finish(l, NULL, AUTH_UNAVAILABLE);
+}
+
+int tenants_lookup(tenants_t *self, const char *key, size_t key_len, tenant_fn *fn, void *arg)
+{
+    lookup_t *l = xcalloc(1, sizeof *l);
+    l->self = self;
+    l->fn = fn;
+    l->arg = arg;
+    sha256_hex(key, key_len, l->hash);
+    if (store_queryf(self->fe->store, s_on_key, l, "GET sp:key:%s", l->hash) < 0) {
+        free(l);
+        return -1;
+    }
+    return 0;
+}
+
+static void s_on_named_fields(void *arg, redisReply *reply)
+{
+    tenant_t *t = arg;
+    if (reply && reply->type == REDIS_REPLY_ARRAY) s_apply_fields(t, reply);
+}
+
+/* Named tenants have no key to re-check; their quotas are re-read every few seconds. */
+static void s_on_refresh(loop_t *loop, void *arg)
+{
+    (void)loop;
+    tenants_t *self = arg;
+    uint64_t   now = clock_mono_ms();
+    for (tenant_t *t = self->list; t; t = t->next)
+        store_queryf(self->fe->store, s_on_named_fields, t, "HGETALL sp:t:%s", t->name);
+    /* drop expired key entries so a rotated or removed key stops working */
+    for (unsigned b = 0; b < KEY_BUCKETS; b++) {
+        key_entry_t **pp = &self->keys[b];
+        while (*pp) {
+            key_entry_t *e = *pp;
+            if (e->expires_ms <= now) {
+                *pp = e->next;
+                free(e);
+                self->n_keys--;
+            } else {
+                pp = &e->next;
+            }
+        }
+    }
+}
+
+tenant_t *tenants_named(tenants_t *self, const char *name)
+{
+    tenant_t *t = s_find(self, name);
+    if (t) return t;
+    t = s_get(self, name);
+    store_queryf(self->fe->store, s_on_named_fields, t, "HGETALL sp:t:%s", t->name);
+    return t;
+}
+
+tenants_t *tenants_new(fe_t *fe)
+{
+    tenants_t *self = xcalloc(1, sizeof *self);
+    self->fe = fe;
+    long every = fe->conf.auth_cache_ms > 1000 ? fe->conf.auth_cache_ms : 1000;
+    self->refresh_timer = loop_timer_add(fe->loop, (uint64_t)every, (uint64_t)every, s_on_refresh, self);
+    return self;
+}
+
+void tenants_destroy(tenants_t **self_p)
+{
+    tenants_t *self = *self_p;
+    if (!self) return;
+    loop_timer_cancel(self->fe->loop, self->refresh_timer);
+    for (unsigned b = 0; b < KEY_BUCKETS; b++)
+        while (self->keys[b]) {
+            key_entry_t *e = self->keys[b];
+            self->keys[b] = e->next;
+            free(e);
+        }
+    while (self->list) {
+        tenant_t *t = self->list;
+        self->list = t->next;
+        free(t);
+    }
+    free(self);
+    *self_p = NULL;
+}
+
+int tenant_allows_profile(const tenant_t *t, const char *profile)
+{
+    if (!t->profiles[0]) return 1;
+    size_t      n = strlen(profile);
+    const char *p = t->profiles;
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        const char *e = p;
+        while (*e && *e != ',') e++;
+        const char *end = e;
+        while (end > p && end[-1] == ' ') end--;
+        if ((size_t)(end - p) == n && strncmp(p, profile, n) == 0) return 1;
+        p = e;
+    }
+    return 0;
+}

@@ -1,0 +1,54 @@
+/* mcp-frontend/tenants.h — who is calling, and what they may do. An API key is looked up by
+ * its SHA-256 (`sp:key:<hex>` → tenant name), the tenant's quotas from `sp:t:<name>` (fields
+ * rate, burst, max_concurrency, max_timeout_s, max_memory_mb, profiles; missing fields take
+ * the defaults below). Positive lookups are cached briefly; a miss while Redis is unreachable
+ * fails closed. Tenant objects are shared by every session of the tenant and refreshed in
+ * place, so a quota change reaches open sessions at the next refresh. */
+#ifndef SP_FE_TENANTS_H
+#define SP_FE_TENANTS_H
+#include <stdint.h>
+
+#include "fe.h"
+
+#define TENANT_DEFAULT_RATE            10.0
+#define TENANT_DEFAULT_BURST           20
+#define TENANT_DEFAULT_MAX_CONCURRENCY 4
+#define TENANT_DEFAULT_MAX_TIMEOUT_S   300
+#define TENANT_DEFAULT_MAX_MEMORY_MB   2048
+
+typedef struct tenant {
+    char     name[65];
+    double   rate;            /* requests per second */
+    long     burst;
+    long     max_concurrency;
+    long     max_timeout_s;
+    long     max_memory_mb;
+    char     profiles[512];   /* comma list; empty = every profile */
+    long     inflight;        /* this process's jobs in flight for the tenant */
+    double   local_tat_ms;    /* the local limiter's GCRA state */
+    struct tenant *next;
+} tenant_t;
+
+typedef enum {
+    AUTH_OK,
+    AUTH_UNKNOWN_KEY, /* no such key: 401 */
+    AUTH_UNAVAILABLE, /* Redis cannot answer: fail closed, 503 */
+} auth_status_t;
+
+typedef void(tenant_fn)(void *arg, tenant_t *tenant, auth_status_t status);
+
+tenants_t *tenants_new(fe_t *fe);
+void       tenants_destroy(tenants_t **self_p);
+
+/* The tenant for key when a fresh cached answer exists, else NULL. */
+tenant_t *tenants_cached(tenants_t *self, const char *key, size_t key_len);
+/* Asks Redis. 0: fn will be called once; -1: Redis unreachable now (fail closed). */
+int tenants_lookup(tenants_t *self, const char *key, size_t key_len, tenant_fn *fn, void *arg);
+/* The tenant by name (for stdio and the anonymous tenant): created with defaults, then its
+ * quotas are loaded from Redis in the background and refreshed periodically. */
+tenant_t *tenants_named(tenants_t *self, const char *name);
+
+/* 1 when the tenant may use the profile. */
+int tenant_allows_profile(const tenant_t *t, const char *profile);
+
+#endif
