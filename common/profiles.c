@@ -21,8 +21,13 @@ static const char *const s_basic_preload[] = {
     "encodings.cp1252", "encodings.idna", "encodings.raw_unicode_escape",
     "encodings.unicode_escape", "xml.etree.ElementTree", "xml.etree.ElementPath", "json.decoder",
     "json.encoder", "json.scanner", "email.utils", "html.entities", "ast", "traceback", "linecache",
+    "importlib.resources", "zoneinfo._tzpath", "zoneinfo._common",
     NULL,
 };
+
+/* The IANA time zone database, so zoneinfo.ZoneInfo("Europe/Paris") works: mounted read-only,
+ * readable through Landlock, and the only path the audit hook lets open() reach. */
+static const char *const s_tzdata[] = {"/usr/share/zoneinfo", NULL};
 
 const profile_t profiles[] = {
     {
@@ -31,6 +36,7 @@ const profile_t profiles[] = {
                    "no network, no processes",
         .modules = s_basic_modules,
         .preload = s_basic_preload,
+        .ro_paths = s_tzdata,
         .defaults = {.wall_ms = 30000, .cpu_ms = 30000, .memory_mb = 256,
                      .output_bytes = 1 << 20, .nofile = 16},
         .max = {.wall_ms = 300000, .cpu_ms = 300000, .memory_mb = 2048,

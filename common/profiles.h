@@ -14,6 +14,7 @@ typedef struct {
     const char *const  *preload;   /* also imported in the zygote: lazy internals of the above */
     limits_t            defaults;  /* applied when a call gives no limit */
     limits_t            max;       /* a call's limits are clamped to these */
+    const char *const  *ro_paths;  /* host directories visible read-only inside the sandbox */
     int                 workspace; /* a per-job directory the code may read and write */
     int                 figures;   /* matplotlib figures come back as PNG images */
 } profile_t;

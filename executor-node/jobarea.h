@@ -40,7 +40,7 @@ typedef struct {
     volatile uint32_t meta_len;
     volatile int32_t  trap_syscall;     /* seccomp SIGSYS: syscall number, -1 when none */
     volatile uint32_t audit_blocked;    /* count of blocked audit events */
-    char              audit_event[64];  /* the first one */
+    char              audit_event[128]; /* the first one, with its path or attribute */
     volatile uint64_t forked_ns;        /* CLOCK_MONOTONIC: pool-time milestones of the child */
     volatile uint64_t locked_ns;
     volatile uint64_t warmed_ns;

@@ -29,13 +29,16 @@
 #include "sandbox.h"
 #include "zchan.h"
 
-#define MAX_ZYGOTES  WIRE_MAX_SERVICES
+#define MAX_ZYGOTES  (2 * WIRE_MAX_SERVICES) /* one per profile, plus one retiring each */
 #define RUN_UID_NS   1000 /* the uid children drop to inside the user namespace */
 #define HELLO_WAIT_S 60   /* numpy and pandas take seconds to import on a cold cache */
 
 typedef struct {
-    const profile_t *profile;
+    const profile_t *profile;      /* NULL: a free slot */
     pid_t            pid;          /* 0 while down */
+    int              retiring;     /* recycling: serves what it has, gets nothing new once its
+                                      successor is ready, and is closed when idle */
+    long             inflight;
     zchan_t         *chan;
     int              ready;        /* HELLO received */
     char             python[32];
@@ -81,8 +84,8 @@ void node_conf_defaults(node_conf_t *c)
     c->run_gid_host = 65534;
     snprintf(c->python, sizeof c->python, "/usr/bin/python3.11");
     c->output_max = 8 << 20;
-    c->recycle_jobs = 0;
-    c->recycle_s = 0;
+    c->recycle_jobs = 10000;
+    c->recycle_s = 1800;
     snprintf(c->log_level, sizeof c->log_level, "info");
 }
 
@@ -249,8 +252,13 @@ static void s_send_ready(node_t *n)
 {
     ready_t r = {0};
     snprintf(r.node, sizeof r.node, "%s", n->conf->node_id);
-    for (int i = 0; i < n->n_zygotes; i++)
-        snprintf(r.services[r.n_services++], sizeof r.services[0], "%s", n->zygotes[i].profile->name);
+    for (int i = 0; i < n->n_zygotes; i++) {
+        const profile_t *p = n->zygotes[i].profile;
+        int              dup = !p;
+        for (int k = 0; k < r.n_services && !dup; k++) dup = !strcmp(r.services[k], p->name);
+        if (!dup && r.n_services < WIRE_MAX_SERVICES)
+            snprintf(r.services[r.n_services++], sizeof r.services[0], "%s", p->name);
+    }
     r.slots = (uint32_t)n->conf->slots;
     snprintf(r.python, sizeof r.python, "%s", n->zygotes[0].python);
     snprintf(r.layers, sizeof r.layers, "%s", n->layers_str);
@@ -272,10 +280,15 @@ static inflight_t *s_inflight_find(node_t *n, const uint8_t *id)
 
 static void s_on_job(node_t *n, const worker_msg_t *m)
 {
+    /* the profile's ready zygote; a retiring one only until its successor is ready */
     zyg_t *z = NULL;
     int    zi = -1;
-    for (int i = 0; i < n->n_zygotes; i++)
-        if (strcmp(n->zygotes[i].profile->name, m->service) == 0) z = &n->zygotes[i], zi = i;
+    for (int i = 0; i < n->n_zygotes; i++) {
+        zyg_t *k = &n->zygotes[i];
+        if (!k->profile || strcmp(k->profile->name, m->service) != 0) continue;
+        int better = !z || (k->ready && !z->ready) || (k->ready && z->retiring && !k->retiring);
+        if (better) z = k, zi = i;
+    }
     inflight_t *slot = NULL;
     for (long i = 0; i < n->conf->slots && !slot; i++)
         if (n->inflight[i].zygote < 0) slot = &n->inflight[i];
@@ -291,6 +304,7 @@ static void s_on_job(node_t *n, const worker_msg_t *m)
     memcpy(slot->id, m->job_id, ID_BYTES);
     slot->zygote = zi;
     n->n_inflight++;
+    z->inflight++;
     if (zchan_send(z->chan, ZC_JOB, m->job_id, m->body.data, m->body.len) < 0)
         log_warn("event=zygote_send_failed profile=%s", z->profile->name);
     loop_set_fd_events(n->loop, zchan_fd(z->chan), ZMQ_POLLIN | (zchan_pending(z->chan) ? ZMQ_POLLOUT : 0));
@@ -374,6 +388,56 @@ typedef struct {
     zyg_t  *z;
 } zctx_t;
 
+static void s_watch(node_t *n, int i);
+
+/* A zygote asked to be recycled (after --recycle-jobs jobs or --recycle-s seconds: its
+ * children share its address-space layout and hash secret, so it must not live forever).
+ * Its successor starts now; it keeps serving until the successor is ready. */
+static void s_recycle(node_t *n, zyg_t *z)
+{
+    if (z->retiring) return;
+    int free_slot = -1;
+    for (int i = 0; i < MAX_ZYGOTES && free_slot < 0; i++)
+        if (!n->zygotes[i].profile) free_slot = i;
+    if (free_slot < 0) {
+        log_warn("event=recycle_deferred profile=%s reason=\"no free zygote slot\"", z->profile->name);
+        return;
+    }
+    zyg_t *succ = &n->zygotes[free_slot];
+    memset(succ, 0, sizeof *succ);
+    succ->profile = z->profile;
+    char err[512];
+    if (s_spawn(n, succ, err, sizeof err) < 0) {
+        log_error("event=recycle_failed profile=%s error=\"%s\"", z->profile->name, err);
+        succ->profile = NULL;
+        return;
+    }
+    if (free_slot >= n->n_zygotes) n->n_zygotes = free_slot + 1;
+    z->retiring = 1;
+    s_watch(n, free_slot);
+    log_info("event=zygote_recycling profile=%s old_pid=%d new_pid=%d", z->profile->name, z->pid, succ->pid);
+}
+
+/* Closes retiring zygotes that have nothing in flight once a successor is ready; closing the
+ * channel ends the zygote (and its idle children, by PDEATHSIG). */
+static void s_retire_idle(node_t *n)
+{
+    for (int i = 0; i < n->n_zygotes; i++) {
+        zyg_t *z = &n->zygotes[i];
+        if (!z->profile || !z->retiring || z->inflight > 0 || !z->chan) continue;
+        int succ_ready = 0;
+        for (int k = 0; k < n->n_zygotes; k++)
+            succ_ready |= k != i && n->zygotes[k].profile == z->profile && n->zygotes[k].ready &&
+                          !n->zygotes[k].retiring;
+        if (!succ_ready) continue;
+        log_info("event=zygote_retired profile=%s pid=%d", z->profile->name, z->pid);
+        loop_remove_fd(n->loop, zchan_fd(z->chan));
+        zchan_destroy(&z->chan); /* its SIGCHLD finds the slot already free */
+        z->profile = NULL;
+        z->ready = 0;
+    }
+}
+
 static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const uint8_t *payload,
                       size_t len)
 {
@@ -385,7 +449,9 @@ static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const
         if (!slot) return; /* cancelled and answered already, or from before a reconnect */
         slot->zygote = -1;
         n->n_inflight--;
+        z->inflight--;
         s_send_result(n, id, payload, len); /* returns the slot's credit */
+        s_retire_idle(n);
     } else if (type == ZC_HELLO) {
         mpr_t    r;
         uint32_t m;
@@ -406,6 +472,9 @@ static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const
         z->backoff_ms = 0;
         log_info("event=zygote_ready profile=%s pid=%d python=%s layers=%s", z->profile->name,
                  z->pid, z->python, z->layers);
+        s_retire_idle(n);
+    } else if (type == ZC_RETIRE) {
+        s_recycle(n, z);
     } else if (type == ZC_FATAL) {
         log_error("event=zygote_fatal profile=%s error=\"%.*s\"", z->profile->name, (int)len, payload);
     }
@@ -435,6 +504,10 @@ static void s_watch(node_t *n, int i)
 static void s_zygote_down(node_t *n, zyg_t *z, const char *why)
 {
     int zi = (int)(z - n->zygotes);
+    if (!z->profile) { /* retired on purpose: just reaped */
+        z->pid = 0;
+        return;
+    }
     log_error("event=zygote_down profile=%s pid=%d reason=\"%s\" restarts=%ld", z->profile->name,
               z->pid, why, z->restarts);
     if (z->chan) {
@@ -452,6 +525,11 @@ static void s_zygote_down(node_t *n, zyg_t *z, const char *why)
         n->inflight[i].zygote = -1;
         n->n_inflight--;
     }
+    z->inflight = 0;
+    if (z->retiring) { /* its successor already exists */
+        z->profile = NULL;
+        return;
+    }
     z->backoff_ms = z->backoff_ms ? z->backoff_ms * 2 : 250;
     if (z->backoff_ms > 30000) z->backoff_ms = 30000;
     z->restart_at_ms = clock_mono_ms() + z->backoff_ms;
@@ -464,7 +542,7 @@ static void s_on_tick(loop_t *loop, void *arg)
     uint64_t now = clock_mono_ms();
     for (int i = 0; i < n->n_zygotes; i++) {
         zyg_t *z = &n->zygotes[i];
-        if (z->chan || !z->restart_at_ms || now < z->restart_at_ms || n->stopping) continue;
+        if (!z->profile || z->chan || !z->restart_at_ms || now < z->restart_at_ms || n->stopping) continue;
         char err[512];
         z->restart_at_ms = 0;
         z->restarts++;
@@ -490,7 +568,10 @@ static void s_on_signal(loop_t *loop, short revents, void *arg)
             pid_t pid;
             while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
                 for (int i = 0; i < n->n_zygotes; i++)
-                    if (n->zygotes[i].pid == pid) s_zygote_down(n, &n->zygotes[i], "process exited");
+                    if (n->zygotes[i].pid == pid) {
+                        if (!n->zygotes[i].profile) n->zygotes[i].pid = 0; /* retired */
+                        else s_zygote_down(n, &n->zygotes[i], "process exited");
+                    }
         } else {
             log_info("event=stopping signal=%u", si.ssi_signo);
             n->stopping = 1;

@@ -3,6 +3,7 @@
  * tb_frame from Python) and the audit hook (PEP 578), which cannot be removed once added. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <fcntl.h>
 #include <frameobject.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -29,15 +30,41 @@ static const char *const s_blocked_prefixes[] = {
     "urllib.Request", "http.client.", "ftplib.", "smtplib.", "poplib.", "imaplib.", "nntplib.",
     "telnetlib.", "winreg.", "msvcrt.", "marshal.", "gc.get_", "code.__new__", "setopencode",
     "sys._current_frames", "sys._current_exceptions", "pdb.", "builtins.breakpoint",
-    "signal.pthread_kill", "cpython.run_", "ensurepip.", "import", NULL,
+    "signal.pthread_kill", "cpython.run_", "ensurepip.", NULL,
 };
+/* Not "import": the import guard already enforces the allowlist for the code's own imports,
+ * and loading a module that is not preloaded needs files the other layers refuse; blocking
+ * the event would turn a library's `try: import optional ... except ImportError` into a
+ * violation. */
 
 /* Reading these attributes is how frame and generator escapes reach the runner's globals. */
 static const char *const s_frame_attrs[] = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", NULL};
 
-int py_event_blocked(const char *event, const char *arg1)
+static const profile_t *s_profile; /* for the read-only paths the hook lets through */
+
+/* A path the job may read: under one of the profile's read-only directories, absolute, with
+ * no ".." component (Landlock and the mount namespace would stop a traversal anyway; the hook
+ * should not be the layer that is fooled). */
+static int s_readable_path(const char *path)
 {
-    if (strcmp(event, "open") == 0) return 1; /* no profile here has a filesystem yet */
+    if (!path || path[0] != '/' || strstr(path, "/..") || strstr(path, "//")) return 0;
+    for (const char *const *p = s_profile ? s_profile->ro_paths : NULL; p && *p; p++) {
+        size_t n = strlen(*p);
+        if (strncmp(path, *p, n) == 0 && (path[n] == '\0' || path[n] == '/')) return 1;
+    }
+    return 0;
+}
+
+int py_event_blocked(const char *event, const char *arg1, const char *mode, long flags)
+{
+    if (strcmp(event, "open") == 0) {
+        int write = (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)) != 0;
+        if (mode && strpbrk(mode, "wax+")) write = 1;
+        return write || !s_readable_path(arg1);
+    }
+    if (strcmp(event, "os.listdir") == 0 || strcmp(event, "os.scandir") == 0 ||
+        strcmp(event, "os.walk") == 0)
+        return !s_readable_path(arg1);
     if (strcmp(event, "object.__getattr__") == 0) {
         for (const char *const *a = s_frame_attrs; *a; a++)
             if (arg1 && strcmp(arg1, *a) == 0) return 1;
@@ -45,25 +72,43 @@ int py_event_blocked(const char *event, const char *arg1)
     }
     for (const char *const *p = s_blocked_prefixes; *p; p++) {
         size_t n = strlen(*p);
-        /* "import" must match the event exactly, not "importlib..." */
-        if (strcmp(*p, "import") == 0 ? strcmp(event, "import") == 0 : strncmp(event, *p, n) == 0)
-            return 1;
+        if (strncmp(event, *p, n) == 0) return 1;
     }
     return 0;
+}
+
+static const char *s_arg_str(PyObject *args, Py_ssize_t i)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) <= i) return NULL;
+    PyObject *a = PyTuple_GET_ITEM(args, i);
+    if (PyUnicode_Check(a)) return PyUnicode_AsUTF8(a);
+    if (PyBytes_Check(a)) return PyBytes_AS_STRING(a);
+    return NULL;
 }
 
 static int s_audit_hook(const char *event, PyObject *args, void *user_data)
 {
     (void)user_data;
     if (!s_armed) return 0;
-    const char *arg1 = NULL;
-    if (strcmp(event, "object.__getattr__") == 0 && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 1 &&
-        PyUnicode_Check(PyTuple_GET_ITEM(args, 1)))
-        arg1 = PyUnicode_AsUTF8(PyTuple_GET_ITEM(args, 1));
-    if (!py_event_blocked(event, arg1)) return 0;
+    const char *arg1 = NULL, *mode = NULL;
+    long        flags = 0;
+    if (strcmp(event, "object.__getattr__") == 0) {
+        arg1 = s_arg_str(args, 1);
+    } else if (strcmp(event, "open") == 0) { /* (path, mode, flags) */
+        arg1 = s_arg_str(args, 0);
+        mode = s_arg_str(args, 1);
+        if (PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 2 && PyLong_Check(PyTuple_GET_ITEM(args, 2)))
+            flags = PyLong_AsLong(PyTuple_GET_ITEM(args, 2));
+    } else if (strncmp(event, "os.", 3) == 0) {
+        arg1 = s_arg_str(args, 0);
+    }
+    PyErr_Clear(); /* a failed conversion leaves the argument unknown, and so blocked */
+    if (!py_event_blocked(event, arg1, mode, flags)) return 0;
     area_hdr_t *h = area_hdr(s_area);
-    if (h->audit_blocked++ == 0) snprintf(h->audit_event, sizeof h->audit_event, "%s", event);
-    PyErr_Format(PyExc_PermissionError, "snakepit: '%s' is not permitted in the sandbox", event);
+    if (h->audit_blocked++ == 0)
+        snprintf(h->audit_event, sizeof h->audit_event, "%s%s%.100s", event, arg1 ? " " : "", arg1 ? arg1 : "");
+    PyErr_Format(PyExc_PermissionError, "snakepit: '%s' is not permitted in the sandbox%s%.200s", event,
+                 arg1 ? ": " : "", arg1 ? arg1 : "");
     return -1;
 }
 
@@ -283,6 +328,7 @@ static int s_import_all(const char *const *names, char *err, size_t errlen)
 
 int py_init(const profile_t *profile, const char *program, char *err, size_t errlen)
 {
+    s_profile = profile;
     if (PyImport_AppendInittab("_snakepit", s_module_init) < 0) {
         snprintf(err, errlen, "cannot register _snakepit");
         return -1;

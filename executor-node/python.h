@@ -21,7 +21,8 @@ void        py_warm(void);
 /* Runs the job (exec or validate) in this process; results go to the area. policy: the
  * Python layer (import allowlist, restricted builtins, audit hook) is on. */
 void        py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy);
-/* The audit hook's policy, exposed for tests: 1 when the event would be blocked. */
-int         py_event_blocked(const char *event, const char *arg1);
+/* The audit hook's policy: 1 when the event would be blocked. arg1 is the event's path (or
+ * attribute name); mode and flags describe an "open". */
+int         py_event_blocked(const char *event, const char *arg1, const char *mode, long flags);
 
 #endif

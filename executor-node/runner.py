@@ -134,7 +134,14 @@ _plain_builtins = [None]
 
 
 def prepare(profile, workspace):
+    """Called once in the zygote after its warm imports."""
     _profile[0] = profile
+    # From here on imports come from memory only: a module that was not preloaded fails as
+    # ModuleNotFoundError at once, without the path finder listing directories (which the
+    # audit hook would rightly report).
+    sys.path[:] = []
+    sys.path_importer_cache.clear()
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__name__", "") != "PathFinder"]
     _builtins[0] = _make_builtins(profile, workspace)
     # For nodes run with --disable-layer python (tests that prove each OS layer alone): the
     # interpreter's own builtins, no import guard.

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <limits.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -204,14 +205,14 @@ int sandbox_compile(sandbox_t *sb, const profile_t *profile, char *err, size_t e
                               SCMP_A0(SCMP_CMP_NE, SIGSYS));
     /* Reading files is Landlock's and the mount namespace's to restrict; here only the
      * read-only forms pass, so nothing can be created, written or truncated. */
-    const uint64_t wflags = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_TMPFILE;
+    /* (O_TMPFILE includes O_DIRECTORY's bit; only its own bit is a write.) */
+    const uint64_t wflags = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | (O_TMPFILE & ~O_DIRECTORY);
     if (rc == 0)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
                               SCMP_A2(SCMP_CMP_MASKED_EQ, wflags, 0));
-    /* fstat is newfstatat(fd, "", AT_EMPTY_PATH) in glibc 2.33+; path stats fail cleanly. */
-    if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
-                              SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
+    /* stat: metadata of what the mount namespace lets the job see (an empty root plus the
+     * profile's read-only paths); zoneinfo needs it to find its files. */
+    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 0);
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl), 0);
     /* prlimit64 on this process only: the job's limits are set after the filter is loaded
      * (sandbox_child_limits). Without CAP_SYS_RESOURCE a process can only lower its limits,
@@ -259,47 +260,89 @@ void sandbox_free(sandbox_t *sb)
     sb->filter.len = 0;
 }
 
-int sandbox_seal_filesystem(sandbox_t *sb, char *err, size_t errlen)
+/* mkdir -p inside the new root (which is mounted at /tmp until the pivot). */
+static int s_mkdirs(const char *path)
 {
-    if (!(sb->layers & LAYER_NAMESPACES)) return 0;
-    /* Our mount namespace is a copy of the host's: detach it so nothing propagates back,
-     * then pivot into an empty tmpfs and drop the old root entirely. */
-    const char *step = "make-rprivate";
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) goto fail;
-    step = "tmpfs";
-    if (mount("snakepit", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=0755") < 0)
-        goto fail;
-    step = "mkdir";
-    if (mkdir("/tmp/.old", 0700) < 0) goto fail;
-    step = "chdir";
-    if (chdir("/tmp") < 0) goto fail;
-    step = "pivot_root";
-    if (syscall(SYS_pivot_root, ".", ".old") < 0) goto fail;
-    step = "umount old root";
-    if (umount2("/.old", MNT_DETACH) < 0) goto fail;
-    step = "rmdir";
-    if (rmdir("/.old") < 0) goto fail;
-    step = "chdir /";
-    if (chdir("/") < 0) goto fail;
-    step = "remount read-only";
-    if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-        goto fail;
-    return 0;
-fail:
-    snprintf(err, errlen, "layer namespaces: sealing the filesystem failed at %s: %s", step,
-             strerror(errno));
-    return -1;
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int s_landlock_ruleset(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen);
+
+int sandbox_seal_filesystem(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen)
+{
+    sb->landlock_fd = -1;
+    if (sb->layers & LAYER_NAMESPACES) {
+        /* Our mount namespace is a copy of the host's: detach it so nothing propagates back,
+         * build a new root on a tmpfs, pivot into it and drop the old root entirely. */
+        const char *step = "make-rprivate";
+        char        where[PATH_MAX];
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) goto fail;
+        step = "tmpfs";
+        if (mount("snakepit", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=0755") < 0)
+            goto fail;
+        for (const char *const *p = profile->ro_paths; p && *p; p++) {
+            struct stat st;
+            if (stat(*p, &st) < 0 || !S_ISDIR(st.st_mode)) continue; /* not on this host */
+            snprintf(where, sizeof where, "/tmp%s", *p);
+            step = "mkdir for a read-only path";
+            if (s_mkdirs(where) < 0) goto fail;
+            step = "bind a read-only path";
+            if (mount(*p, where, NULL, MS_BIND | MS_REC, NULL) < 0) goto fail;
+            if (mount(NULL, where, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                      NULL) < 0)
+                goto fail;
+        }
+        step = "mkdir";
+        if (mkdir("/tmp/.old", 0700) < 0) goto fail;
+        step = "chdir";
+        if (chdir("/tmp") < 0) goto fail;
+        step = "pivot_root";
+        if (syscall(SYS_pivot_root, ".", ".old") < 0) goto fail;
+        step = "umount old root";
+        if (umount2("/.old", MNT_DETACH) < 0) goto fail;
+        step = "rmdir";
+        if (rmdir("/.old") < 0) goto fail;
+        step = "chdir /";
+        if (chdir("/") < 0) goto fail;
+        step = "remount read-only";
+        if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+            goto fail;
+        goto landlock;
+    fail:
+        snprintf(err, errlen, "layer namespaces: sealing the filesystem failed at %s: %s", step,
+                 strerror(errno));
+        return -1;
+    }
+landlock:
+    return (sb->layers & LAYER_LANDLOCK) ? s_landlock_ruleset(sb, profile, err, errlen) : 0;
 }
 
 /* ---- child side ------------------------------------------------------------------------- */
 
-int sandbox_child_prepare(int keep_fd)
+int sandbox_child_prepare(const sandbox_t *sb, int keep_fd)
 {
     if (setpgid(0, 0) < 0) return -errno;
-    /* Every inherited fd goes: the zygote's channel to the node, other children's pipes,
-     * stdin/stdout/stderr (writing to the node's log would be log injection). */
-    if (keep_fd > 0 && syscall(SYS_close_range, 0, (unsigned)keep_fd - 1, 0) < 0) return -errno;
-    if (syscall(SYS_close_range, (unsigned)keep_fd + 1, ~0U, 0) < 0) return -errno;
+    /* Every inherited fd goes: the zygote's channel to the node, other children's sockets,
+     * stdin/stdout/stderr (writing to the node's log would be log injection). Only the wake
+     * socket and the Landlock ruleset stay, and the ruleset is closed once applied. */
+    int keep[2] = {keep_fd, sb->landlock_fd};
+    if (keep[1] >= 0 && keep[1] < keep[0]) keep[0] = sb->landlock_fd, keep[1] = keep_fd;
+    unsigned from = 0;
+    for (int i = 0; i < 2; i++) {
+        if (keep[i] < 0) continue;
+        if ((unsigned)keep[i] > from && syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0) < 0)
+            return -errno;
+        from = (unsigned)keep[i] + 1;
+    }
+    if (syscall(SYS_close_range, from, ~0U, 0) < 0) return -errno;
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) return -errno;
     return 0;
 }
@@ -363,7 +406,7 @@ int sandbox_child_limits(const sandbox_t *sb, const limits_t *l, const area_t *a
     return 0;
 }
 
-static int s_landlock(const sandbox_t *sb)
+static int s_landlock_ruleset(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen)
 {
     uint64_t fs = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
                   LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
@@ -389,10 +432,34 @@ static int s_landlock(const sandbox_t *sb)
         size = sizeof attr;
     }
     int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
-    if (fd < 0) return -1;
-    /* No rules: every handled access is denied everywhere. */
-    int rc = (int)syscall(SYS_landlock_restrict_self, fd, 0);
-    close(fd);
+    if (fd < 0) {
+        snprintf(err, errlen, "layer landlock: creating the ruleset: %s", strerror(errno));
+        return -1;
+    }
+    /* Everything handled is denied everywhere, except reading the profile's read-only paths. */
+    for (const char *const *p = profile->ro_paths; p && *p; p++) {
+        int dir = open(*p, O_PATH | O_CLOEXEC | O_DIRECTORY);
+        if (dir < 0) continue; /* not on this host (or not in our mount view) */
+        struct landlock_path_beneath_attr rule = {
+            .allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
+            .parent_fd = dir,
+        };
+        long rc = syscall(SYS_landlock_add_rule, fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+        close(dir);
+        if (rc < 0) {
+            snprintf(err, errlen, "layer landlock: rule for %s: %s", *p, strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+    sb->landlock_fd = fd;
+    return 0;
+}
+
+static int s_landlock(const sandbox_t *sb)
+{
+    int rc = (int)syscall(SYS_landlock_restrict_self, sb->landlock_fd, 0);
+    close(sb->landlock_fd);
     return rc;
 }
 

@@ -48,18 +48,21 @@ typedef struct {
     int                drop_uid;   /* 0 when no other uid is mapped (unprivileged node) */
     size_t             base_vm;    /* the zygote's address space after warm-up, for RLIMIT_AS */
     int                landlock_abi;
+    int                landlock_fd; /* the ruleset, built once per zygote; -1 without Landlock */
 } sandbox_t;
 
 /* Zygote: checks that every requested layer is available here; fails closed, naming the
  * layer and why, so the node refuses to start rather than run jobs with less isolation. */
 int  sandbox_probe(sandbox_t *sb, char *err, size_t errlen);
 int  sandbox_compile(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen);
-/* Zygote, after warm imports: make the filesystem view an empty read-only tmpfs. */
-int  sandbox_seal_filesystem(sandbox_t *sb, char *err, size_t errlen);
+/* Zygote, after warm imports: make the filesystem view an empty read-only tmpfs holding only
+ * the profile's read-only paths; then build the Landlock ruleset that allows reading them. */
+int  sandbox_seal_filesystem(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen);
 void sandbox_free(sandbox_t *sb);
 
-/* Child at pre-fork time: keep_fd is the wake pipe. Returns 0 or -errno. */
-int sandbox_child_prepare(int keep_fd);
+/* Child at pre-fork time: closes every fd but keep_fd (its wake socket) and the Landlock
+ * ruleset. Returns 0 or -errno. */
+int sandbox_child_prepare(const sandbox_t *sb, int keep_fd);
 /* Child at pre-fork time, after prepare: every layer that does not depend on the job, in
  * DESIGN.md §5 order — the job-independent rlimits (NPROC, CORE, FSIZE, MEMLOCK, MSGQUEUE),
  * Landlock, unprivileged uid, no_new_privs, seccomp. Loading the seccomp program costs a

@@ -138,7 +138,7 @@ static void s_child_main(zygote_t *z, child_t *c, int wake_rd)
      * another tenant's job or output; forget their addresses too. */
     for (size_t i = 0; i < z->n_children; i++)
         if (&z->children[i] != c) z->children[i].area.base = NULL;
-    if (sandbox_child_prepare(wake_rd) < 0) _exit(1);
+    if (sandbox_child_prepare(&z->sb, wake_rd) < 0) _exit(1);
     if (getppid() != z->self_pid) _exit(1); /* the zygote died before PDEATHSIG was set */
     char err[256];
     if (sandbox_child_lock(&z->sb, &c->area, err, sizeof err) < 0) {
@@ -615,6 +615,22 @@ static void s_on_msg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const 
     }
 }
 
+/* Children share this process's address-space layout and hash secret: after enough jobs or
+ * time, ask the node for a successor (a fresh exec, fresh randomness). We keep serving until
+ * the node closes our channel. */
+static void s_check_recycle(zygote_t *z)
+{
+    if (z->retiring) return;
+    int by_jobs = z->conf->recycle_jobs > 0 && z->jobs_done >= z->conf->recycle_jobs;
+    int by_time = z->conf->recycle_s > 0 &&
+                  clock_mono_us() - z->started_us >= (uint64_t)z->conf->recycle_s * 1000000u;
+    if (!by_jobs && !by_time) return;
+    z->retiring = 1;
+    log_info("event=zygote_retire profile=%s jobs=%ld reason=%s", z->profile->name, z->jobs_done,
+             by_jobs ? "jobs" : "age");
+    if (zchan_send(z->chan, ZC_RETIRE, NULL, NULL, 0) < 0) z->quit = 1;
+}
+
 /* ---- start-up ----------------------------------------------------------------------------- */
 
 static size_t s_vm_bytes(void)
@@ -669,7 +685,7 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
     if (py_init(z->profile, z->conf->python, err, errlen) < 0) return -1;
     if (sandbox_compile(&z->sb, z->profile, err, errlen) < 0) return -1;
     z->sb.base_vm = s_vm_bytes() + (32u << 20); /* slack for the runner's own allocations */
-    if (sandbox_seal_filesystem(&z->sb, err, errlen) < 0) return -1;
+    if (sandbox_seal_filesystem(&z->sb, z->profile, err, errlen) < 0) return -1;
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -725,7 +741,7 @@ int zygote_main(const zygote_conf_t *conf)
         /* Refilling the pool (a fork) waits until nothing else is pending: a job or a
          * finished child is always served first. */
         int short_pool = s_pool_short(&z);
-        int ready = poll(fds, nfds, short_pool ? 0 : -1);
+        int ready = poll(fds, nfds, short_pool ? 0 : 1000); /* wakes to check its age */
         if (ready < 0) {
             if (errno == EINTR) continue;
             log_error("event=poll_failed error=\"%s\"", strerror(errno));
@@ -733,10 +749,12 @@ int zygote_main(const zygote_conf_t *conf)
         }
         if (ready == 0) {
             if (short_pool && !s_fork_child(&z)) poll(NULL, 0, 100); /* fork failing: back off */
+            s_check_recycle(&z);
             continue;
         }
         for (nfds_t i = 3; i < nfds; i++)
             if (fds[i].revents && owner[i]->state == CHILD_RUNNING) s_on_done(&z, owner[i]);
+        s_check_recycle(&z);
         if (fds[1].revents) s_on_sigchld(&z);
         if (fds[2].revents) s_on_timer(&z);
         if (fds[0].revents & POLLOUT && zchan_flush(z.chan) < 0) break;

@@ -63,7 +63,7 @@ CASES = [
     ("type_subclasses_of_type",
      "print([c for c in type.__subclasses__(type)])\n"
      "[c for c in object.__subclasses__() if c.__name__ == '_wrap_close'][0]"
-     ".__init__.__globals__['popen']('touch {pwn}')", {V}),
+     ".__init__.__globals__['popen']('touch {pwn}')", {V, E}),
 
     # --- __import__ and importlib tricks ----------------------------------------------------
     ("import_os", "import os\nos.system('touch {pwn}')", {E}),
@@ -90,7 +90,7 @@ CASES = [
     ("uuid_os_listdir", "import uuid\nprint(uuid.os.listdir('/'))", {V}),
     ("random_os_system", "import random\nrandom._os.system('touch {pwn}')", {V}),
     ("calendar_sys_popen",
-     "import calendar\ncalendar.sys.modules['os'].popen('touch {pwn}').read()", {V}),
+     "import calendar\ncalendar.sys.modules['os'].popen('touch {pwn}').read()", {V, E}),
     ("elementtree_sys_os",
      "import xml.etree.ElementTree as ET\nET.sys.modules['os'].system('touch {pwn}')", {V}),
     ("uuid_os_execv", "import uuid\nuuid.os.execv('/bin/sh', ['sh', '-c', 'touch {pwn}'])", {V}),
