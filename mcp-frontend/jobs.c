@@ -13,6 +13,7 @@
 #include "jobs.h"
 #include "metrics.h"
 #include "records.h"
+#include "resources.h"
 #include "utf8.h"
 
 const char *task_status_for(status_t st, int cancelled)
@@ -121,7 +122,10 @@ static void s_finish(job_t *job, const uint8_t *body, size_t len)
     metric_inc(M.tool_calls, job->tool, status_name(res.status));
     log_info("event=job_done job=%s tenant=%s tool=%s status=%s wall_ms=%.3f queue_ms=%.3f", job->id_str,
              job->tenant->name, job->tool, status_name(res.status), res.wall_ms, res.queue_ms);
-    if (job->record) record_finished(fe, job, &res, call_result);
+    if (job->record) {
+        record_finished(fe, job, &res, call_result);
+        resources_execution_updated(fe, job);
+    }
     if (job->call) {
         call_t *c = job->call;
         if (call_alive(c)) call_progress(c, "done");

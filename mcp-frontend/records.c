@@ -116,6 +116,13 @@ void record_submitted(fe_t *fe, const job_t *job, const jobspec_t *spec)
     }
     s_hset_send(fe, &h);
     s_expire(fe, key, fe->conf.record_ttl_s);
+    if (job->task) { /* tasks/list reads this one */
+        char tkey[96];
+        snprintf(tkey, sizeof tkey, "sp:t:%s:tasks", job->tenant->name);
+        store_writef(fe->store, "ZADD %s %llu %s", tkey, (unsigned long long)job->created_ms, job->id_str);
+        store_writef(fe->store, "ZREMRANGEBYRANK %s 0 %d", tkey, -(RECORD_MAX_PER_TENANT + 1));
+        s_expire(fe, tkey, fe->conf.record_ttl_s);
+    }
     store_writef(fe->store, "ZADD %s %llu %s", zkey, (unsigned long long)job->created_ms, job->id_str);
     store_writef(fe->store, "ZREMRANGEBYRANK %s 0 %d", zkey, -(RECORD_MAX_PER_TENANT + 1));
     s_expire(fe, zkey, fe->conf.record_ttl_s);

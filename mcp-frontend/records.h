@@ -7,6 +7,7 @@
  *                                MCP CallToolResult JSON (≤ --result-cap), which get_execution
  *                                and tasks/result serve back; task_* fields for tasks.
  *   sp:t:<tenant>:execs          zset of ids by created ms, trimmed to the newest 10,000.
+ *   sp:t:<tenant>:tasks          the same for task-augmented calls (tasks/list).
  *   sp:t:<tenant>:use:<yyyymmdd> hash, TTL 90 d: executions, status:<status>, cpu_ms, wall_ms.
  *
  * All writes go through store_write: pipelined, off the job's critical path, buffered (bounded)

@@ -1,0 +1,216 @@
+/* mcp-frontend/fixtures.c — the MCP conformance suite's fixtures (test_* tools, test://
+ * resources, test_* prompts), served only with --test-fixtures so that `make conformance`
+ * can run the official server scenarios against this server. Off by default: none of this
+ * is part of snakepit's own surface. Shapes follow each scenario's stated requirements in
+ * @modelcontextprotocol/conformance. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/buf.h"
+#include "fixtures.h"
+#include "mcp.h"
+#include "outcome.h"
+#include "tools.h"
+
+static const char s_png[] = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+static const char s_wav[] = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA==";
+
+static const char s_tools[] = "["
+  "{\"name\":\"test_simple_text\",\"description\":\"Returns simple text\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
+  "{\"name\":\"test_image_content\",\"description\":\"Returns an image\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
+  "{\"name\":\"test_audio_content\",\"description\":\"Returns audio\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
+  "{\"name\":\"test_embedded_resource\",\"description\":\"Returns an embedded resource\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
+  "{\"name\":\"test_multiple_content_types\",\"description\":\"Returns mixed content\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
+  "{\"name\":\"test_tool_with_logging\",\"description\":\"Sends three log messages\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
+  "{\"name\":\"test_tool_with_progress\",\"description\":\"Reports progress\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
+  "{\"name\":\"test_error_handling\",\"description\":\"Always fails\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
+  "{\"name\":\"test_reconnection\",\"description\":\"Answers after a short delay\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
+  "{\"name\":\"json_schema_2020_12_tool\",\"description\":\"Tool with JSON Schema 2020-12 features\",\"inputSchema\":{"
+    "\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\"$defs\":{\"address\":{\"type\":\"object\","
+    "\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":{\"name\":{\"type\":\"string\"},"
+    "\"address\":{\"$ref\":\"#/$defs/address\"}},\"additionalProperties\":false}}"
+"]";
+
+json_t *fixtures_tools(void)
+{
+    return json_loads(s_tools, 0, NULL);
+}
+
+/* ---- delayed steps (logging and progress fixtures send three messages ~50 ms apart) */
+
+typedef struct {
+    call_t *call;
+    int     kind; /* 'L' logging, 'P' progress, 'R' reconnection */
+    int     step;
+} steps_t;
+
+static void s_step(loop_t *loop, void *arg)
+{
+    steps_t *s = arg;
+    call_t  *c = s->call;
+    static const char *logs[] = {"Tool execution started", "Tool processing data", "Tool execution completed"};
+    if (call_alive(c) && s->kind == 'L') {
+        call_log(c, LOGLEVEL_INFO, "conformance", json_string(logs[s->step]));
+    } else if (call_alive(c) && s->kind == 'P' && c->progress_token) {
+        json_t *p = json_pack("{s:O,s:i,s:i}", "progressToken", c->progress_token, "progress", 50 * s->step, "total", 100);
+        call_send(c, rpc_notification("notifications/progress", p));
+    }
+    if (++s->step < 3 && s->kind != 'R') {
+        loop_timer_add(loop, 50, 0, s_step, s);
+        return;
+    }
+    const char *text = s->kind == 'L' ? "Logging test completed" : s->kind == 'P' ? "Progress test completed"
+                                                                                    : "Reconnection test completed";
+    call_reply(c, json_pack("{s:[{s:s,s:s}]}", "content", "type", "text", "text", text));
+    call_release(c);
+    free(s);
+}
+
+static void s_steps(call_t *c, int kind)
+{
+    steps_t *s = xcalloc(1, sizeof *s);
+    s->call = c;
+    s->kind = kind;
+    call_hold(c);
+    if (kind == 'R') loop_timer_add(c->fe->loop, 100, 0, s_step, s);
+    else s_step(c->fe->loop, s);
+}
+
+int fixtures_call(call_t *c, const char *name, json_t *args)
+{
+    (void)args;
+    if (!strcmp(name, "test_simple_text")) {
+        call_reply(c, json_pack("{s:[{s:s,s:s}]}", "content", "type", "text", "text",
+                                "This is a simple text response for testing."));
+    } else if (!strcmp(name, "test_image_content")) {
+        call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "content", "type", "image", "data", s_png, "mimeType", "image/png"));
+    } else if (!strcmp(name, "test_audio_content")) {
+        call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "content", "type", "audio", "data", s_wav, "mimeType", "audio/wav"));
+    } else if (!strcmp(name, "test_embedded_resource")) {
+        call_reply(c, json_pack("{s:[{s:s,s:{s:s,s:s,s:s}}]}", "content", "type", "resource", "resource", "uri",
+                                "test://embedded-resource", "mimeType", "text/plain", "text",
+                                "This is an embedded resource content."));
+    } else if (!strcmp(name, "test_multiple_content_types")) {
+        call_reply(c, json_pack("{s:[{s:s,s:s},{s:s,s:s,s:s},{s:s,s:{s:s,s:s,s:s}}]}", "content", "type", "text", "text",
+                                "Multiple content types test:", "type", "image", "data", s_png, "mimeType", "image/png",
+                                "type", "resource", "resource", "uri", "test://mixed-content-resource", "mimeType",
+                                "application/json", "text", "{\"test\":\"data\",\"value\":123}"));
+    } else if (!strcmp(name, "test_error_handling")) {
+        call_reply(c, tool_result("This tool intentionally returns an error for testing", NULL, 1));
+    } else if (!strcmp(name, "test_tool_with_logging")) {
+        s_steps(c, 'L');
+    } else if (!strcmp(name, "test_tool_with_progress")) {
+        s_steps(c, 'P');
+    } else if (!strcmp(name, "test_reconnection")) {
+        s_steps(c, 'R');
+    } else if (!strcmp(name, "json_schema_2020_12_tool")) {
+        call_reply(c, json_pack("{s:[{s:s,s:s}]}", "content", "type", "text", "text", "ok"));
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- resources */
+
+json_t *fixtures_resources(void)
+{
+    return json_pack("[{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]", "uri", "test://static-text", "name",
+                     "static-text", "description", "A static text resource", "mimeType", "text/plain", "uri",
+                     "test://static-binary", "name", "static-binary", "description", "A static binary resource",
+                     "mimeType", "image/png", "uri", "test://watched-resource", "name", "watched-resource",
+                     "description", "A resource that can be subscribed to", "mimeType", "text/plain");
+}
+
+json_t *fixtures_resource_templates(void)
+{
+    return json_pack("[{s:s,s:s,s:s,s:s}]", "uriTemplate", "test://template/{id}/data", "name", "template-data",
+                     "description", "Data for an id", "mimeType", "application/json");
+}
+
+json_t *fixtures_read(const char *uri)
+{
+    if (!strcmp(uri, "test://static-text"))
+        return json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType", "text/plain", "text",
+                         "This is the content of the static text resource.");
+    if (!strcmp(uri, "test://static-binary"))
+        return json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType", "image/png", "blob", s_png);
+    if (!strcmp(uri, "test://watched-resource"))
+        return json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType", "text/plain", "text", "watched");
+    const char *prefix = "test://template/";
+    size_t      pl = strlen(prefix), ul = strlen(uri);
+    if (!strncmp(uri, prefix, pl) && ul > pl + 5 && !strcmp(uri + ul - 5, "/data")) {
+        char id[64];
+        snprintf(id, sizeof id, "%.*s", (int)(ul - pl - 5), uri + pl);
+        json_t *payload = json_pack("{s:s,s:b,s:s+}", "id", id, "templateTest", 1, "data", "Data for ID: ", id);
+        char   *text = json_dumps(payload, JSON_COMPACT);
+        json_decref(payload);
+        json_t *r = json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType", "application/json", "text", text);
+        free(text);
+        return r;
+    }
+    return NULL;
+}
+
+int fixtures_subscribable(const char *uri)
+{
+    return !strncmp(uri, "test://", 7);
+}
+
+/* ---- prompts */
+
+json_t *fixtures_prompts(void)
+{
+    return json_pack("[{s:s,s:s},{s:s,s:s,s:[{s:s,s:s,s:b},{s:s,s:s,s:b}]},{s:s,s:s,s:[{s:s,s:s,s:b}]},{s:s,s:s}]",
+                     "name", "test_simple_prompt", "description", "A simple prompt", "name",
+                     "test_prompt_with_arguments", "description", "A prompt with arguments", "arguments", "name", "arg1",
+                     "description", "First argument", "required", 1, "name", "arg2", "description", "Second argument",
+                     "required", 1, "name", "test_prompt_with_embedded_resource", "description",
+                     "A prompt with an embedded resource", "arguments", "name", "resourceUri", "description",
+                     "URI of the resource to embed", "required", 1, "name", "test_prompt_with_image", "description",
+                     "A prompt with an image");
+}
+
+static json_t *s_text_message(const char *text)
+{
+    return json_pack("{s:s,s:{s:s,s:s}}", "role", "user", "content", "type", "text", "text", text);
+}
+
+json_t *fixtures_prompt_get(const char *name, const json_t *args)
+{
+    if (!strcmp(name, "test_simple_prompt"))
+        return json_pack("{s:[o]}", "messages", s_text_message("This is a simple prompt for testing."));
+    if (!strcmp(name, "test_prompt_with_arguments")) {
+        const char *a1 = json_string_value(json_object_get(args, "arg1")), *a2 = json_string_value(json_object_get(args, "arg2"));
+        buf_t       b;
+        buf_init(&b);
+        buf_printf(&b, "Prompt with arguments: arg1='%s', arg2='%s'", a1 ? a1 : "", a2 ? a2 : "");
+        json_t *r = json_pack("{s:[o]}", "messages", s_text_message((const char *)b.data));
+        buf_free(&b);
+        return r;
+    }
+    if (!strcmp(name, "test_prompt_with_embedded_resource")) {
+        const char *uri = json_string_value(json_object_get(args, "resourceUri"));
+        return json_pack("{s:[{s:s,s:{s:s,s:{s:s,s:s,s:s}}},o]}", "messages", "role", "user", "content", "type",
+                         "resource", "resource", "uri", uri ? uri : "test://example-resource", "mimeType", "text/plain",
+                         "text", "Embedded resource content for testing.",
+                         s_text_message("Please process the embedded resource above."));
+    }
+    if (!strcmp(name, "test_prompt_with_image"))
+        return json_pack("{s:[{s:s,s:{s:s,s:s,s:s}},o]}", "messages", "role", "user", "content", "type", "image", "data",
+                         s_png, "mimeType", "image/png", s_text_message("Please analyze the image above."));
+    return NULL;
+}
+
+json_t *fixtures_complete(const char *ref_name, const char *arg, const char *value)
+{
+    (void)arg;
+    if (strcmp(ref_name, "test_prompt_with_arguments") != 0) return NULL;
+    static const char *words[] = {"paris", "park", "party", "test", "testing", NULL};
+    json_t            *values = json_array();
+    for (int i = 0; words[i]; i++)
+        if (!strncmp(words[i], value, strlen(value))) json_array_append_new(values, json_string(words[i]));
+    return values;
+}
