@@ -1,0 +1,358 @@
+/* broker/broker.c — see broker.h. Message handling for both channels; set-up, timers and
+ * shutdown are in broker_setup.c. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "../common/clock.h"
+#include "../common/log.h"
+#include "../proto/mpack.h"
+#include "../proto/result.h"
+#include "../proto/wire_zmq.h"
+#include "broker_int.h"
+
+#define RECV_BUDGET 512 /* messages per socket per loop turn: the other socket gets its turn */
+
+static const char *s_bad_names[BAD__COUNT] = {
+    "too_many_frames", "unknown_version", "unknown_command", "unexpected_command",
+    "oversized",       "bad_route",       "bad_ready",       "bad_credit",
+    "bad_framing",
+};
+
+const char *broker_bad_reason_name(bad_reason_t r)
+{
+    return (unsigned)r < BAD__COUNT ? s_bad_names[r] : "unknown";
+}
+
+int s_ratelog(ratelog_t *r)
+{
+    uint64_t now = clock_mono_ms();
+    if (now - r->window_ms >= 1000) {
+        if (r->suppressed)
+            log_warn("event=log_suppressed lines=%llu", (unsigned long long)r->suppressed);
+        r->window_ms = now;
+        r->count = 0;
+        r->suppressed = 0;
+    }
+    if (r->count++ < 10) return 1;
+    r->suppressed++;
+    return 0;
+}
+
+/* ---- sending ----------------------------------------------------------------------------- */
+
+int s_send(broker_t *b, channel_t ch, const uint8_t *identity, size_t id_len, const frame_t *head,
+           int n, zmq_msg_t *body)
+{
+    void *sock = ch == CH_CLIENT ? b->clients : b->executors;
+    if (zmq_send(sock, identity, id_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+        b->io.send_failed[ch][errno == EAGAIN ? SEND_WOULD_BLOCK : SEND_UNREACHABLE]++;
+        return -1;
+    }
+    /* Past the first part ZeroMQ takes the rest of the message whole. */
+    for (int i = 0; i < n; i++) {
+        int more = i + 1 < n || body;
+        zmq_send(sock, head[i].data, head[i].len, (more ? ZMQ_SNDMORE : 0) | ZMQ_DONTWAIT);
+    }
+    if (body) zmq_msg_send(body, sock, ZMQ_DONTWAIT);
+    return 0;
+}
+
+static const frame_t s_client_tag = {(const uint8_t *)WIRE_CLIENT_TAG, 4};
+static const frame_t s_worker_tag = {(const uint8_t *)WIRE_WORKER_TAG, 4};
+
+/* To a client: [SPC1, cmd, service, id, body?]. A client that cannot be reached any more is
+ * told to the scheduler, which drops its jobs. */
+static void s_to_client(broker_t *b, client_t *c, const uint8_t *identity, size_t id_len, uint8_t cmd,
+                        const char *service, const uint8_t *job_id, const void *body, size_t len,
+                        zmq_msg_t *body_msg)
+{
+    frame_t f[5] = {s_client_tag, {&cmd, 1}, {(const uint8_t *)service, strlen(service)},
+                    {job_id, ID_BYTES}, {body, len}};
+    int     n = body && !body_msg ? 5 : 4; /* a body message goes as itself, uncopied */
+    if (s_send(b, CH_CLIENT, identity, id_len, f, n, body_msg) < 0 && errno == EHOSTUNREACH && c)
+        sched_client_gone(b->sched, c);
+}
+
+static void s_reject(broker_t *b, client_t *c, const uint8_t *identity, size_t id_len,
+                     const char *service, const uint8_t *job_id, status_t st, const char *type,
+                     const char *message)
+{
+    buf_reset(&b->scratch);
+    result_encode_simple(&b->scratch, st, type, message);
+    s_to_client(b, c, identity, id_len, CMD_REJECT, service, job_id, b->scratch.data,
+                b->scratch.len, NULL);
+}
+
+void s_worker_cmd(broker_t *b, const uint8_t *identity, size_t id_len, uint8_t cmd)
+{
+    frame_t f[2] = {s_worker_tag, {&cmd, 1}};
+    s_send(b, CH_WORKER, identity, id_len, f, 2, NULL);
+}
+
+/* ---- sched_io_t -------------------------------------------------------------------------- */
+
+int s_io_send_job(void *arg, executor_t *ex, job_t *job)
+{
+    broker_t *b = arg;
+    uint8_t   cmd = W_JOB;
+    buf_reset(&b->scratch);
+    route_encode(&job->route, &b->scratch);
+    frame_t f[5] = {s_worker_tag, {&cmd, 1},
+                    {(const uint8_t *)job->service->name, strlen(job->service->name)},
+                    {job->id, ID_BYTES}, {b->scratch.data, b->scratch.len}};
+    /* A reference, not a copy: the job keeps its body for a possible requeue. */
+    zmq_msg_t body;
+    zmq_msg_init(&body);
+    zmq_msg_copy(&body, &job->body);
+    int rc = s_send(b, CH_WORKER, ex->identity, ex->identity_len, f, 5, &body);
+    zmq_msg_close(&body);
+    return rc;
+}
+
+static const char *s_type_for(status_t st)
+{
+    switch (st) {
+    case ST_TIMEOUT: return "Timeout";
+    case ST_LOST: return "ExecutorLost";
+    case ST_CANCELLED: return "Cancelled";
+    default: return "Rejected";
+    }
+}
+
+void s_io_answer(void *arg, const job_t *job, status_t st, const char *type, const char *message)
+{
+    broker_t *b = arg;
+    client_t *c = job->client;
+    s_reject(b, c, c->identity, c->identity_len, job->service->name, job->id, st,
+             type ? type : s_type_for(st), message);
+}
+
+void s_io_cancel(void *arg, executor_t *ex, const uint8_t id[ID_BYTES])
+{
+    broker_t *b = arg;
+    uint8_t   cmd = W_CANCEL;
+    frame_t   f[3] = {s_worker_tag, {&cmd, 1}, {id, ID_BYTES}};
+    s_send(b, CH_WORKER, ex->identity, ex->identity_len, f, 3, NULL);
+}
+
+/* ---- malformed input ---------------------------------------------------------------------- */
+
+static bad_reason_t s_classify(const char *err)
+{
+    if (strstr(err, "protocol tag")) return BAD_UNKNOWN_VERSION;
+    if (strstr(err, "unknown") && strstr(err, "command")) return BAD_UNKNOWN_COMMAND;
+    if (strstr(err, "too large")) return BAD_OVERSIZED;
+    if (strncmp(err, "route:", 6) == 0) return BAD_ROUTE;
+    if (strncmp(err, "ready:", 6) == 0) return BAD_READY;
+    if (strstr(err, "credit")) return BAD_CREDIT;
+    return BAD_FRAMING;
+}
+
+static void s_malformed(broker_t *b, channel_t ch, bad_reason_t why, const char *detail,
+                        size_t bytes)
+{
+    b->io.malformed[ch][why]++;
+    if (s_ratelog(&b->bad_log)) {
+        char q[160];
+        log_warn("event=malformed channel=%s reason=%s detail=%s bytes=%zu total=%llu",
+                 ch == CH_CLIENT ? "client" : "worker", broker_bad_reason_name(why),
+                 log_quote(q, sizeof q, detail), bytes,
+                 (unsigned long long)b->io.malformed[ch][why]);
+    }
+}
+
+/* A SUBMIT that failed to parse but names a service and a job id the broker does not hold
+ * gets a REJECT, so its submitter learns why instead of waiting out its deadline. */
+static void s_reject_malformed_submit(broker_t *b, const wire_msg_t *msg, const char *why)
+{
+    const frames_t *fr = &msg->frames;
+    if (fr->n < 4 || fr->f[0].len != 4 || memcmp(fr->f[0].data, WIRE_CLIENT_TAG, 4) ||
+        fr->f[1].len != 1 || fr->f[1].data[0] != CMD_SUBMIT || fr->f[3].len != ID_BYTES ||
+        !wire_name_ok((const char *)fr->f[2].data, fr->f[2].len) || sched_knows(b->sched, fr->f[3].data))
+        return;
+    char service[65], message[200];
+    snprintf(service, sizeof service, "%.*s", (int)fr->f[2].len, (const char *)fr->f[2].data);
+    snprintf(message, sizeof message, "malformed SUBMIT: %s", why);
+    b->rejected_malformed++;
+    s_reject(b, NULL, msg->identity.data, msg->identity.len, service, fr->f[3].data, ST_REJECTED,
+             "MalformedRequest", message);
+}
+
+/* ---- client channel ---------------------------------------------------------------------- */
+
+static const char *s_refusal_type(refusal_t r)
+{
+    static const char *types[REFUSE__COUNT] = {
+        "QueueFull",  "QueueFull",    "TenantQueueFull", "InflightQuota",   "NoExecutor",
+        "DuplicateJob", "DeadlinePassed", "Overloaded",    "MalformedRequest",
+    };
+    return (unsigned)r < REFUSE__COUNT ? types[r] : "Rejected";
+}
+
+static void s_on_submit(broker_t *b, wire_msg_t *msg, client_t *c, const client_msg_t *m)
+{
+    const uint8_t  *ident = msg->identity.data;
+    size_t          ilen = msg->identity.len;
+    sched_refusal_t why;
+    if (!c) {
+        why.reason = REFUSE_OVERLOAD;
+        why.status = ST_REJECTED;
+        snprintf(why.message, sizeof why.message, "the broker has too many client connections");
+    } else {
+        /* The JobSpec is the last part; the job takes it over without a copy. */
+        job_t *job = job_new(m->job_id, &m->route, &msg->parts[msg->n - 1]);
+        if (sched_submit(b->sched, c, m->service, job, &why) == 0) {
+            s_to_client(b, c, ident, ilen, CMD_ACCEPTED, m->service, m->job_id, NULL, 0, NULL);
+            return;
+        }
+        job_destroy(&job);
+    }
+    b->refused[why.reason]++;
+    if (s_ratelog(&b->reject_log)) {
+        char q[300];
+        log_info("event=rejected service=%s tenant=%s reason=%s message=%s", m->service,
+                 m->route.tenant, refusal_name(why.reason), log_quote(q, sizeof q, why.message));
+    }
+    s_reject(b, c, ident, ilen, m->service, m->job_id, why.status, s_refusal_type(why.reason),
+             why.message);
+}
+
+static void s_client_message(broker_t *b, wire_msg_t *msg)
+{
+    client_msg_t m;
+    char         err[128];
+    b->io.received[CH_CLIENT]++;
+    if (msg->overflow) {
+        s_malformed(b, CH_CLIENT, BAD_TOO_MANY_FRAMES, "more than 8 frames", msg->bytes);
+        return;
+    }
+    if (wire_parse_client(&msg->frames, &m, err, sizeof err) < 0) {
+        s_malformed(b, CH_CLIENT, s_classify(err), err, msg->bytes);
+        s_reject_malformed_submit(b, msg, err);
+        return;
+    }
+    client_t *c = sched_client(b->sched, msg->identity.data, msg->identity.len, m.cmd == CMD_PING);
+    switch (m.cmd) {
+    case CMD_PING: {
+        uint8_t cmd = CMD_PONG;
+        frame_t f[2] = {s_client_tag, {&cmd, 1}};
+        s_send(b, CH_CLIENT, msg->identity.data, msg->identity.len, f, 2, NULL);
+        break;
+    }
+    case CMD_SUBMIT: s_on_submit(b, msg, c, &m); break;
+    case CMD_CANCEL:
+        b->io.cancels++;
+        if (!c || sched_cancel(b->sched, c, m.job_id) < 0)
+            log_debug("event=cancel_ignored service=%s reason=\"not a job of this client\"", m.service);
+        break;
+    default: s_malformed(b, CH_CLIENT, BAD_UNEXPECTED, "broker-to-client command", msg->bytes); break;
+    }
+}
+
+void s_on_clients(loop_t *loop, short revents, void *arg)
+{
+    (void)loop, (void)revents;
+    broker_t  *b = arg;
+    wire_msg_t msg;
+    for (int i = 0; i < RECV_BUDGET; i++) {
+        int rc = wire_recv(b->clients, &msg, 1);
+        if (rc <= 0) {
+            if (rc < 0 && errno != EAGAIN && s_ratelog(&b->bad_log))
+                log_warn("event=recv_failed channel=client error=\"%s\"", zmq_strerror(errno));
+            break;
+        }
+        s_client_message(b, &msg);
+        wire_msg_close(&msg);
+    }
+}
+
+/* ---- worker channel ---------------------------------------------------------------------- */
+
+static void s_on_result(broker_t *b, wire_msg_t *msg, executor_t *ex, const worker_msg_t *m)
+{
+    job_t *job = sched_result(b->sched, ex, m->job_id);
+    if (!job) return;
+    client_t *c = job->client;
+    if (!c->gone)
+        s_to_client(b, c, c->identity, c->identity_len, CMD_RESULT, job->service->name, job->id,
+                    m->body.data, m->body.len, &msg->parts[msg->n - 1]);
+    sched_finish(b->sched, &job);
+}
+
+static void s_on_progress(broker_t *b, wire_msg_t *msg, executor_t *ex, const worker_msg_t *m)
+{
+    job_t *job = sched_progress(b->sched, ex, m->job_id);
+    if (!job || job->client->gone) return;
+    client_t *c = job->client;
+    s_to_client(b, c, c->identity, c->identity_len, CMD_PROGRESS, job->service->name, job->id,
+                m->body.data, m->body.len, &msg->parts[msg->n - 1]);
+}
+
+static void s_on_ready(broker_t *b, wire_msg_t *msg, const worker_msg_t *m)
+{
+    /* With CURVE on, ZAP named the key this connection authenticated with. */
+    const char *key = b->zap ? zmq_msg_gets(&msg->parts[1], "User-Id") : NULL;
+    if (!sched_executor_ready(b->sched, msg->identity.data, msg->identity.len, &m->ready, key))
+        s_worker_cmd(b, msg->identity.data, msg->identity.len, W_DISCONNECT);
+}
+
+static void s_worker_message(broker_t *b, wire_msg_t *msg)
+{
+    worker_msg_t m;
+    char         err[128];
+    b->io.received[CH_WORKER]++;
+    if (msg->overflow) {
+        s_malformed(b, CH_WORKER, BAD_TOO_MANY_FRAMES, "more than 8 frames", msg->bytes);
+        return;
+    }
+    if (wire_parse_worker(&msg->frames, &m, err, sizeof err) < 0) {
+        s_malformed(b, CH_WORKER, s_classify(err), err, msg->bytes);
+        return;
+    }
+    if (m.cmd == W_READY) {
+        s_on_ready(b, msg, &m);
+        return;
+    }
+    executor_t *ex = sched_executor(b->sched, msg->identity.data, msg->identity.len);
+    if (!ex && m.cmd != W_DISCONNECT) {
+        /* Not registered (a broker restart, or it was expired): tell it to register again.
+         * Its RESULT still counts below: first answer wins. */
+        b->io.unregistered[CH_WORKER]++;
+        s_worker_cmd(b, msg->identity.data, msg->identity.len, W_DISCONNECT);
+    }
+    switch (m.cmd) {
+    case W_CREDIT:
+        if (ex) sched_executor_credit(b->sched, ex, (uint32_t)m.credit);
+        break;
+    case W_HEARTBEAT: break;
+    case W_RESULT: s_on_result(b, msg, ex, &m); break;
+    case W_PROGRESS:
+        if (ex) s_on_progress(b, msg, ex, &m);
+        break;
+    case W_DISCONNECT:
+        if (ex) sched_executor_gone(b->sched, ex, "it said DISCONNECT");
+        break;
+    default: s_malformed(b, CH_WORKER, BAD_UNEXPECTED, "broker-to-executor command", msg->bytes); break;
+    }
+}
+
+void s_on_executors(loop_t *loop, short revents, void *arg)
+{
+    (void)loop, (void)revents;
+    broker_t  *b = arg;
+    wire_msg_t msg;
+    for (int i = 0; i < RECV_BUDGET; i++) {
+        int rc = wire_recv(b->executors, &msg, 1);
+        if (rc <= 0) {
+            if (rc < 0 && errno != EAGAIN && s_ratelog(&b->bad_log))
+                log_warn("event=recv_failed channel=worker error=\"%s\"", zmq_strerror(errno));
+            break;
+        }
+        s_worker_message(b, &msg);
+        wire_msg_close(&msg);
+    }
+}

@@ -1,0 +1,365 @@
+/* common/metrics_pub.c — see metrics_pub.h. The hiredis adapter here maps hiredis's
+ * add/del read/write hooks onto one loop fd watcher. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <assert.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <zmq.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "log.h"
+#include "metrics_pub.h"
+#include "redis_url.h"
+
+#define PUB_MAX_FIELDS   64
+#define PUB_STUCK_MS     5000  /* a snapshot or a connect pending this long: start over */
+#define PUB_BACKOFF_MAX  10000
+
+struct metrics_pub {
+    loop_t              *loop;
+    redis_url_t          url;
+    char                 ip[64];        /* url.host resolved, for TCP */
+    char                *key;
+    long                 ttl_s;
+    metrics_pub_fill_fn *fill;
+    void                *arg;
+    uint64_t             timer;
+    redisAsyncContext   *ac;            /* NULL while disconnected */
+    int                  connected;
+    int                  fd;            /* watched fd, -1 when none */
+    short                events;        /* what hiredis wants: ZMQ_POLLIN / ZMQ_POLLOUT */
+    uint64_t             since_ms;      /* connect started, or the pending snapshot was sent */
+    int                  inflight;      /* a snapshot awaits its replies */
+    uint64_t             next_connect_ms;
+    uint64_t             backoff_ms;
+    int                  destroying;
+    char                *fields[2 * PUB_MAX_FIELDS]; /* the snapshot being filled */
+    int                  n_fields;
+    uint64_t             published, errors;
+    uint64_t             log_window_ms;
+    unsigned             log_count;
+};
+
+static void s_log_error(metrics_pub_t *self, const char *what, const char *detail)
+{
+    uint64_t now = clock_mono_ms();
+    if (now - self->log_window_ms > 60000) self->log_window_ms = now, self->log_count = 0;
+    if (self->log_count++ < 5) {
+        char q[200];
+        log_warn("event=redis_publish_error what=%s error=%s errors_total=%llu", what,
+                 log_quote(q, sizeof q, detail ? detail : ""), (unsigned long long)self->errors);
+    }
+}
+
+/* ---- hiredis ↔ loop adapter -------------------------------------------------------------- */
+
+static void s_on_fd(loop_t *loop, short revents, void *arg);
+
+static void s_watch(metrics_pub_t *self)
+{
+    int fd = self->ac ? self->ac->c.fd : -1;
+    if (self->fd >= 0 && (fd != self->fd || !self->events)) {
+        loop_remove_fd(self->loop, self->fd);
+        self->fd = -1;
+    }
+    if (fd < 0 || !self->events) return;
+    if (self->fd < 0) {
+        loop_add_fd(self->loop, fd, self->events, s_on_fd, self);
+        self->fd = fd;
+    } else {
+        loop_set_fd_events(self->loop, fd, self->events);
+    }
+}
+
+static void s_add_read(void *p)
+{
+    metrics_pub_t *self = p;
+    self->events |= ZMQ_POLLIN;
+    s_watch(self);
+}
+static void s_del_read(void *p)
+{
+    metrics_pub_t *self = p;
+    self->events &= (short)~ZMQ_POLLIN;
+    s_watch(self);
+}
+static void s_add_write(void *p)
+{
+    metrics_pub_t *self = p;
+    self->events |= ZMQ_POLLOUT;
+    s_watch(self);
+}
+static void s_del_write(void *p)
+{
+    metrics_pub_t *self = p;
+    self->events &= (short)~ZMQ_POLLOUT;
+    s_watch(self);
+}
+static void s_cleanup(void *p)
+{
+    metrics_pub_t *self = p;
+    self->events = 0;
+    if (self->fd >= 0) loop_remove_fd(self->loop, self->fd);
+    self->fd = -1;
+}
+
+static void s_on_fd(loop_t *loop, short revents, void *arg)
+{
+    (void)loop;
+    metrics_pub_t *self = arg;
+    if (self->ac && (revents & (ZMQ_POLLIN | ZMQ_POLLERR))) redisAsyncHandleRead(self->ac);
+    /* a read may have dropped (and freed) the connection: self->ac is NULL then */
+    if (self->ac && (revents & ZMQ_POLLOUT)) redisAsyncHandleWrite(self->ac);
+}
+
+/* ---- connection ---------------------------------------------------------------------------- */
+
+static void s_retry_later(metrics_pub_t *self)
+{
+    self->backoff_ms = self->backoff_ms ? self->backoff_ms * 2 : 500;
+    if (self->backoff_ms > PUB_BACKOFF_MAX) self->backoff_ms = PUB_BACKOFF_MAX;
+    self->next_connect_ms = clock_mono_ms() + self->backoff_ms;
+}
+
+static void s_on_connect(const redisAsyncContext *ac, int status)
+{
+    metrics_pub_t *self = ac->data;
+    if (status != REDIS_OK) {
+        self->errors++;
+        s_log_error(self, "connect", ac->errstr);
+        self->ac = NULL; /* hiredis frees it after this callback */
+        self->connected = 0;
+        if (!self->destroying) s_retry_later(self);
+        return;
+    }
+    self->connected = 1;
+    self->backoff_ms = 0;
+    log_info("event=redis_connected purpose=metrics_snapshot");
+}
+
+static void s_on_disconnect(const redisAsyncContext *ac, int status)
+{
+    metrics_pub_t *self = ac->data;
+    if (status != REDIS_OK && !self->destroying) {
+        self->errors++;
+        s_log_error(self, "disconnect", ac->errstr);
+    }
+    self->ac = NULL;
+    self->connected = 0;
+    self->inflight = 0;
+    if (!self->destroying) s_retry_later(self);
+}
+
+static void s_on_setup_reply(redisAsyncContext *ac, void *r, void *priv)
+{
+    (void)ac;
+    metrics_pub_t *self = priv;
+    redisReply    *reply = r;
+    if (reply && reply->type == REDIS_REPLY_ERROR) {
+        self->errors++;
+        s_log_error(self, "auth_or_select", reply->str);
+    }
+}
+
+static void s_connect(metrics_pub_t *self)
+{
+    redisAsyncContext *ac = self->url.path[0] ? redisAsyncConnectUnix(self->url.path)
+                                              : redisAsyncConnect(self->ip, self->url.port);
+    if (!ac || ac->err) {
+        self->errors++;
+        s_log_error(self, "connect", ac ? ac->errstr : "out of memory");
+        if (ac) redisAsyncFree(ac);
+        s_retry_later(self);
+        return;
+    }
+    self->ac = ac;
+    self->since_ms = clock_mono_ms();
+    ac->data = self;
+    ac->ev.data = self;
+    ac->ev.addRead = s_add_read;
+    ac->ev.delRead = s_del_read;
+    ac->ev.addWrite = s_add_write;
+    ac->ev.delWrite = s_del_write;
+    ac->ev.cleanup = s_cleanup;
+    redisAsyncSetDisconnectCallback(ac, s_on_disconnect);
+    redisAsyncSetConnectCallback(ac, s_on_connect); /* arms the first write event */
+    if (self->url.password[0]) {
+        if (self->url.user[0])
+            redisAsyncCommand(ac, s_on_setup_reply, self, "AUTH %s %s", self->url.user,
+                              self->url.password);
+        else
+            redisAsyncCommand(ac, s_on_setup_reply, self, "AUTH %s", self->url.password);
+    }
+    if (self->url.db) redisAsyncCommand(ac, s_on_setup_reply, self, "SELECT %d", self->url.db);
+}
+
+/* Frees the context from outside hiredis's callbacks (a connect or a snapshot stuck). */
+static void s_drop(metrics_pub_t *self, const char *why)
+{
+    self->errors++;
+    s_log_error(self, why, "no answer from Redis");
+    redisAsyncContext *ac = self->ac;
+    int                was_connected = self->connected;
+    redisAsyncFree(ac); /* calls s_on_disconnect when it was connected */
+    if (!was_connected) {
+        self->ac = NULL;
+        s_retry_later(self);
+    }
+    self->ac = NULL;
+    self->connected = 0;
+    self->inflight = 0;
+}
+
+/* ---- snapshots ----------------------------------------------------------------------------- */
+
+void metrics_pub_field(metrics_pub_t *self, const char *name, const char *fmt, ...)
+{
+    if (self->n_fields >= PUB_MAX_FIELDS) return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *value = NULL;
+    if (vasprintf(&value, fmt, ap) < 0) value = NULL;
+    va_end(ap);
+    if (!value) return;
+    self->fields[2 * self->n_fields] = xstrdup(name);
+    self->fields[2 * self->n_fields + 1] = value;
+    self->n_fields++;
+}
+
+static void s_on_hset(redisAsyncContext *ac, void *r, void *priv)
+{
+    (void)ac;
+    metrics_pub_t *self = priv;
+    redisReply    *reply = r;
+    if (!reply || reply->type == REDIS_REPLY_ERROR) {
+        self->errors++;
+        s_log_error(self, "hset", reply ? reply->str : "disconnected");
+    }
+}
+
+static void s_on_expire(redisAsyncContext *ac, void *r, void *priv)
+{
+    (void)ac;
+    metrics_pub_t *self = priv;
+    redisReply    *reply = r;
+    self->inflight = 0;
+    if (reply && reply->type != REDIS_REPLY_ERROR) self->published++;
+}
+
+static void s_publish(metrics_pub_t *self)
+{
+    self->n_fields = 0;
+    self->fill(self->arg, self);
+    int         argc = 2 + 2 * self->n_fields;
+    const char *argv[2 + 2 * PUB_MAX_FIELDS];
+    size_t      lens[2 + 2 * PUB_MAX_FIELDS];
+    argv[0] = "HSET", lens[0] = 4;
+    argv[1] = self->key, lens[1] = strlen(self->key);
+    for (int i = 0; i < 2 * self->n_fields; i++) {
+        argv[2 + i] = self->fields[i];
+        lens[2 + i] = strlen(self->fields[i]);
+    }
+    if (self->n_fields) {
+        /* HSET then EXPIRE on one connection: replies come in order, so the EXPIRE reply
+         * ends the snapshot. */
+        redisAsyncCommandArgv(self->ac, s_on_hset, self, argc, argv, lens);
+        redisAsyncCommand(self->ac, s_on_expire, self, "EXPIRE %s %ld", self->key, self->ttl_s);
+        self->inflight = 1;
+        self->since_ms = clock_mono_ms();
+    }
+    for (int i = 0; i < 2 * self->n_fields; i++) free(self->fields[i]);
+    self->n_fields = 0;
+}
+
+static void s_on_tick(loop_t *loop, void *arg)
+{
+    (void)loop;
+    metrics_pub_t *self = arg;
+    uint64_t       now = clock_mono_ms();
+    if (!self->ac) {
+        if (now >= self->next_connect_ms) s_connect(self);
+        return;
+    }
+    if (!self->connected) {
+        if (now - self->since_ms > PUB_STUCK_MS) s_drop(self, "connect_timeout");
+        return;
+    }
+    if (self->inflight) {
+        self->errors++; /* this interval's snapshot is skipped */
+        if (now - self->since_ms > PUB_STUCK_MS) s_drop(self, "reply_timeout");
+        return;
+    }
+    s_publish(self);
+}
+
+metrics_pub_t *metrics_pub_new(loop_t *loop, const char *redis_url, const char *key, long every_ms,
+                               long ttl_s, metrics_pub_fill_fn *fn, void *arg, char *err,
+                               size_t errlen)
+{
+    metrics_pub_t *self = xcalloc(1, sizeof *self);
+    if (redis_url_parse(redis_url, &self->url, err, errlen) < 0) {
+        free(self);
+        return NULL;
+    }
+    if (!self->url.path[0]) {
+        struct addrinfo hints = {0}, *res = NULL;
+        hints.ai_socktype = SOCK_STREAM;
+        int rc = getaddrinfo(self->url.host, NULL, &hints, &res);
+        if (rc != 0 || !res) {
+            snprintf(err, errlen, "redis host %s: %s", self->url.host, gai_strerror(rc));
+            free(self);
+            return NULL;
+        }
+        void *addr = res->ai_family == AF_INET6
+                         ? (void *)&((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr
+                         : (void *)&((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
+        inet_ntop(res->ai_family, addr, self->ip, sizeof self->ip);
+        freeaddrinfo(res);
+    }
+    self->loop = loop;
+    self->key = xstrdup(key);
+    self->ttl_s = ttl_s > 0 ? ttl_s : 10;
+    self->fill = fn;
+    self->arg = arg;
+    self->fd = -1;
+    s_connect(self);
+    self->timer = loop_timer_add(loop, (uint64_t)every_ms, (uint64_t)every_ms, s_on_tick, self);
+    return self;
+}
+
+void metrics_pub_destroy(metrics_pub_t **self_p)
+{
+    assert(self_p);
+    metrics_pub_t *self = *self_p;
+    if (!self) return;
+    self->destroying = 1;
+    loop_timer_cancel(self->loop, self->timer);
+    if (self->ac) redisAsyncFree(self->ac);
+    self->ac = NULL;
+    if (self->fd >= 0) loop_remove_fd(self->loop, self->fd);
+    free(self->key);
+    free(self);
+    *self_p = NULL;
+}
+
+uint64_t metrics_pub_published(const metrics_pub_t *self)
+{
+    return self->published;
+}
+
+uint64_t metrics_pub_errors(const metrics_pub_t *self)
+{
+    return self->errors;
+}
+
+int metrics_pub_connected(const metrics_pub_t *self)
+{
+    return self->connected;
+}
