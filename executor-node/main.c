@@ -34,6 +34,10 @@ static const cfg_opt_t s_node_opts[] = {
     CFG_OPT_INT(node_conf_t, recycle_s, "recycle-s", 0, 1L << 30, "S",
                 "restart a zygote after S seconds (0: never)"),
     CFG_OPT_STR(node_conf_t, log_level, "log-level", "LEVEL", "debug, info, warn, error"),
+    CFG_OPT_STR(node_conf_t, curve_server_key, "curve-server-key", "KEY|FILE",
+                "the broker's CURVE public key (Z85, or its .key file): turns CURVE on"),
+    CFG_OPT_STR(node_conf_t, curve_secret_file, "curve-secret-file", "FILE",
+                "this node's CURVE key pair (snakepit keygen NAME.key_secret)"),
     CFG_OPT_END,
 };
 

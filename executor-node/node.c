@@ -18,6 +18,7 @@
 
 #include "../common/buf.h"
 #include "../common/clock.h"
+#include "../common/curve_cert.h"
 #include "../common/log.h"
 #include "../common/loop.h"
 #include "../common/profiles.h"
@@ -347,6 +348,35 @@ static void s_on_broker(loop_t *loop, short revents, void *arg)
     }
 }
 
+/* CURVE to the broker when configured (broker/README.md): the broker's public key and this
+ * node's key pair, read at each (re)connect so replaced key files take effect. 0 when off or
+ * set; -1 (logged) when configured but unusable: then the node does not connect at all rather
+ * than fall back to plain text. */
+static int s_curve(node_t *n)
+{
+    const node_conf_t *c = n->conf;
+    if (!c->curve_server_key[0] && !c->curve_secret_file[0]) return 0;
+    char         server[CURVE_Z85_LEN + 1], err[1200] = "--curve-server-key and --curve-secret-file "
+                                                        "go together";
+    curve_cert_t cert = {0};
+    int          ok = c->curve_server_key[0] && c->curve_secret_file[0] &&
+             curve_key_resolve(c->curve_server_key, server, err, sizeof err) == 0 &&
+             curve_cert_load(c->curve_secret_file, &cert, err, sizeof err) == 0;
+    if (ok && !cert.secret_key[0]) {
+        snprintf(err, sizeof err, "%s holds no secret-key (use the _secret file)", c->curve_secret_file);
+        ok = 0;
+    }
+    if (!ok) {
+        log_error("event=curve_config_failed error=\"%s\"", err);
+        return -1;
+    }
+    zmq_setsockopt(n->sock, ZMQ_CURVE_SERVERKEY, server, CURVE_Z85_LEN + 1);
+    zmq_setsockopt(n->sock, ZMQ_CURVE_PUBLICKEY, cert.public_key, CURVE_Z85_LEN + 1);
+    zmq_setsockopt(n->sock, ZMQ_CURVE_SECRETKEY, cert.secret_key, CURVE_Z85_LEN + 1);
+    explicit_bzero(&cert, sizeof cert);
+    return 0;
+}
+
 static void s_connect(node_t *n)
 {
     if (n->sock) {
@@ -358,7 +388,8 @@ static void s_connect(node_t *n)
     zmq_setsockopt(n->sock, ZMQ_LINGER, &linger, sizeof linger);
     zmq_setsockopt(n->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(n->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
-    if (zmq_connect(n->sock, n->conf->broker) < 0)
+    /* with CURVE misconfigured (logged) it stays unconnected; the heartbeat tries again */
+    if (s_curve(n) == 0 && zmq_connect(n->sock, n->conf->broker) < 0)
         log_error("event=connect_failed broker=%s error=\"%s\"", n->conf->broker, zmq_strerror(errno));
     loop_add_socket(n->loop, n->sock, ZMQ_POLLIN, s_on_broker, n);
     n->broker_seen_ms = clock_mono_ms();

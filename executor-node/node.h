@@ -23,6 +23,8 @@ typedef struct {
     long recycle_jobs;
     long recycle_s;
     char log_level[16];
+    char curve_server_key[1024];  /* the broker's public key, or its .key file: CURVE on */
+    char curve_secret_file[1024]; /* this node's key pair (snakepit keygen NAME.key_secret) */
 } node_conf_t;
 
 void node_conf_defaults(node_conf_t *conf);
