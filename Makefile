@@ -44,7 +44,7 @@ CLI_SRC      := $(wildcard cli/*.c)
 BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-mcp $(BIN)/snakepit
 
 .PHONY: all deps deps-test run test test-unit test-integration test-security test-interop \
-        test-cluster conformance bench bench-quick fuzz format clean
+        test-executor test-cluster conformance bench bench-quick fuzz format clean
 all: $(BINARIES)
 
 # ---- library shared by every component
@@ -121,6 +121,13 @@ export SNAKEPIT_BIN := $(abspath $(BIN))
 
 test-integration: all
 	$(PYTEST) tests/integration
+
+$(BUILD)/tests/deny_syscall: tests/executor/deny_syscall.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $<
+
+test-executor: all $(BUILD)/tests/deny_syscall
+	$(PYTEST) tests/executor
 
 test-security: all
 	$(PYTEST) tests/security

@@ -153,6 +153,8 @@ config_rc_t config_load(void *conf, const cfg_opt_t *opts, int argc, char **argv
     }
     if (s_load_env(conf, opts, err, errlen) < 0) return CONFIG_ERROR;
 
+    /* A list flag replaces what defaults, file or environment gave; repeating it appends. */
+    unsigned char seen[64] = {0};
     int only_positional = 0;
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
@@ -202,7 +204,10 @@ config_rc_t config_load(void *conf, const cfg_opt_t *opts, int argc, char **argv
             snprintf(err, errlen, "--%s needs a value", o->name);
             return CONFIG_ERROR;
         }
-        if (s_set(conf, o, value, o->type == CFG_LIST, err, errlen) < 0) return CONFIG_ERROR;
+        size_t idx = (size_t)(o - opts);
+        int    append = o->type == CFG_LIST && idx < sizeof seen && seen[idx];
+        if (idx < sizeof seen) seen[idx] = 1;
+        if (s_set(conf, o, value, append, err, errlen) < 0) return CONFIG_ERROR;
     }
     if (n_rest) *n_rest = got;
     return CONFIG_OK;

@@ -671,7 +671,9 @@ int node_main(const node_conf_t *conf)
             log_error("event=startup_failed error=\"unknown profile %s\"", name);
             return 2;
         }
-        n.zygotes[n.n_zygotes++].profile = prof;
+        int dup = 0;
+        for (int i = 0; i < n.n_zygotes; i++) dup |= n.zygotes[i].profile == prof;
+        if (!dup) n.zygotes[n.n_zygotes++].profile = prof;
         p += l;
         if (*p == ',') p++;
     }

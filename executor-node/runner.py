@@ -310,12 +310,9 @@ def validate(job):
     allowed = job["allowed"]
     profile = job["profile"]
     errors, warnings, imports, recommendations = [], [], [], []
+    seen_imports = set()
     lines = source.splitlines()
-    analysis = {
-        "line_count": len(lines),
-        "character_count": len(source),
-        "imports": imports,
-    }
+    analysis = {"line_count": len(lines), "character_count": len(source)}
     try:
         tree = compile(source, _FILENAME, "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as e:
@@ -346,8 +343,9 @@ def validate(job):
                 else:
                     names = [a.name for a in node.names]
                 for name in names:
-                    if name not in imports:
-                        imports.append(name)
+                    if name not in seen_imports:
+                        seen_imports.add(name)
+                        imports.append((node.lineno, node.col_offset, name))
                     if not _module_allowed(name, allowed):
                         errors.append({"kind": "import", "line": node.lineno, "column": node.col_offset,
                                        "message": "Line %d: Import '%s' is not allowed in profile %s"
@@ -374,6 +372,9 @@ def validate(job):
                 stack.append((child, depth + 1))
 
     score = 1 + branches + 2 * loops + functions
+    errors.sort(key=lambda d: (d["line"], d["column"]))
+    warnings.sort(key=lambda d: (d["line"], d["column"]))
+    analysis["imports"] = [name for _, _, name in sorted(imports)]
     analysis.update(
         branches=branches, loops=loops, functions=functions, max_nesting=depth_max,
         complexity_score=score,

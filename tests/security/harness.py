@@ -5,6 +5,7 @@ real `snakepit-executor` (with chosen sandbox layers switched off, for the tests
 each layer alone), sends JOBs and decodes RESULTs. The executor runs with a secret in its
 environment and a canary file on disk, which no job may ever see.
 """
+import atexit
 import os
 import secrets
 import signal
@@ -24,6 +25,7 @@ CANARY_ENV = "SNAKEPIT_TEST_SECRET"
 
 class Executor:
     def __init__(self, disable=(), slots=2, profiles="python.basic", extra=()):
+        self.closed = False
         self.ctx = zmq.Context.instance()
         self.sock = self.ctx.socket(zmq.ROUTER)
         self.sock.setsockopt(zmq.LINGER, 0)
@@ -40,13 +42,15 @@ class Executor:
             args += ["--disable-layer", ",".join(disable)]
         self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(args, env=env, stdout=self.log, stderr=self.log)
+        _started.append(self)  # stopped at exit whatever happens to the test
         self.identity = None
         self.ready = None
         deadline = time.time() + 60
         while self.identity is None or self.ready is None:
             if time.time() > deadline or self.proc.poll() is not None:
-                self.log.seek(0)
-                raise RuntimeError("executor did not register:\n" + self.log.read().decode())
+                out = self.output()
+                self.close()
+                raise RuntimeError("executor did not register:\n" + out)
             if self.sock.poll(200):
                 parts = self.sock.recv_multipart()
                 if parts[1] == b"SPW1" and parts[2] == b"\x01":
@@ -54,11 +58,11 @@ class Executor:
                     self.ready = msgpack.unpackb(parts[3])
 
     def run(self, code, service="python.basic", kind="exec", wall_ms=5000, cpu_ms=0,
-            memory_mb=0, output_bytes=0, inspect=(), stdin=None, timeout=60):
+            memory_mb=0, output_bytes=0, inspect=(), stdin=None, allowed_imports=(), timeout=60):
         job = {"v": 1, "kind": kind, "tenant": "attacker", "service": service, "code": code,
                "limits": {"wall_ms": wall_ms, "cpu_ms": cpu_ms or wall_ms, "memory_mb": memory_mb,
                           "output_bytes": output_bytes, "nofile": 0},
-               "inspect": list(inspect), "allowed_imports": [], "stdin": stdin,
+               "inspect": list(inspect), "allowed_imports": list(allowed_imports), "stdin": stdin,
                "capture_output": True, "files": [], "submitted_ms": int(time.time() * 1000)}
         route = {"tenant": "attacker", "deadline_ms": 0, "max_inflight": 0, "attempt": 0}
         jid = uuid.uuid4().bytes
@@ -100,6 +104,9 @@ class Executor:
         return self.log.read().decode(errors="replace")
 
     def close(self):
+        if self.closed:
+            return
+        self.closed = True
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -109,6 +116,15 @@ class Executor:
                 self.proc.wait()
         self.sock.close()
         os.unlink(self.canary_path)
+
+
+_started = []
+
+
+@atexit.register
+def _stop_all():
+    for ex in _started:
+        ex.close()
 
 
 class Listener:

@@ -114,6 +114,21 @@ static void test_config_flags_env_and_precedence(void **state)
     unsetenv("SNAKEPIT_NAME");
 }
 
+static void test_config_list_flag_replaces_the_default(void **state)
+{
+    (void)state;
+    conf_t c = {0};
+    snprintf(c.list, sizeof c.list, "default");
+    char  err[128];
+    char *a1[] = {"prog", "--item", "x", NULL};
+    assert_int_equal(config_load(&c, s_opts, 3, a1, NULL, NULL, err, sizeof err), CONFIG_OK);
+    assert_string_equal(c.list, "x");
+    char *a2[] = {"prog", "--item", "x", "--item=y", NULL};
+    snprintf(c.list, sizeof c.list, "default");
+    assert_int_equal(config_load(&c, s_opts, 4, a2, NULL, NULL, err, sizeof err), CONFIG_OK);
+    assert_string_equal(c.list, "x,y");
+}
+
 static void test_config_rejects_out_of_range_and_unknown(void **state)
 {
     (void)state;
@@ -187,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_idmap_put_get_delete_and_grow),
         cmocka_unit_test(test_sha256_known_vectors),
         cmocka_unit_test(test_config_flags_env_and_precedence),
+        cmocka_unit_test(test_config_list_flag_replaces_the_default),
         cmocka_unit_test(test_config_rejects_out_of_range_and_unknown),
         cmocka_unit_test(test_redis_urls),
         cmocka_unit_test(test_profile_limits_are_clamped),

@@ -1,0 +1,176 @@
+"""The executor node's features, driven the way the broker drives it (issue #3): validation,
+variables, stdin, import narrowing, limits, recycling, crash recovery, failing closed."""
+import errno
+import json
+import os
+import signal
+import subprocess
+import time
+
+from harness import BIN, Executor
+
+
+def test_validate_reports_syntax_errors_with_line_and_column(executor):
+    r = executor.run("x = 1\nif x\n    print(x)\n", kind="validate")
+    assert r["status"] == "ok"
+    v = json.loads(r["validation"])
+    assert v["valid"] is False
+    syntax = [d for d in v["details"] if d["kind"] == "syntax"]
+    assert syntax and syntax[0]["line"] == 2 and syntax[0]["column"] > 0
+
+
+def test_validate_finds_disallowed_imports_and_dunders(executor):
+    code = "import os\nimport math\nx = ().__class__.__subclasses__()\neval('1')\n"
+    v = json.loads(executor.run(code, kind="validate")["validation"])
+    assert v["valid"] is False
+    assert any("'os' is not allowed" in e for e in v["errors"])
+    assert any("__subclasses__" in e for e in v["errors"])
+    assert any("eval" in w for w in v["warnings"])
+    assert v["analysis"]["imports"] == ["os", "math"]
+    assert v["analysis"]["line_count"] == 4
+    assert v["recommendations"]
+
+
+def test_validate_accepts_clean_code(executor):
+    code = "import math\n\ndef area(r):\n    return math.pi * r * r\n\nprint(area(2))\n"
+    v = json.loads(executor.run(code, kind="validate")["validation"])
+    assert v["valid"] is True and v["errors"] == []
+    assert v["analysis"]["estimated_complexity"] == "low"
+    assert v["analysis"]["functions"] == 1
+
+
+def test_validate_does_not_run_the_code(executor):
+    r = executor.run("print('ran')\nwhile True: pass", kind="validate")
+    assert r["status"] == "ok" and r["stdout"] == ""
+
+
+def test_variables_json_values_as_values_others_as_repr(executor):
+    r = executor.run("x = 5\nname = 'bob'\nxs = [1, 2.5, None]\nobj = object()\nd = {'k': (1, 2)}",
+                     inspect=["x", "name", "xs", "obj", "d", "missing"])
+    v = json.loads(r["variables"])
+    assert v["x"] == 5 and v["name"] == "bob" and v["xs"] == [1, 2.5, None]
+    assert v["obj"].startswith("<object object at")
+    assert v["d"] == {"k": [1, 2]}
+    assert "missing" not in v
+
+
+def test_result_falls_back_to_a_global_named_result(executor):
+    assert executor.run("result = {'answer': 42}\nprint('done')")["result"] == "{'answer': 42}"
+    assert executor.run("result = 1\n2 + 2")["result"] == "4"
+
+
+def test_stdin_feeds_input(executor):
+    r = executor.run("a = input()\nb = input()\nprint(int(a) + int(b))", stdin="40\n2\n")
+    assert r["status"] == "ok" and r["stdout"] == "42\n"
+
+
+def test_memory_limit_keeps_the_output_before_it(executor):
+    r = executor.run("print('before')\nx = bytearray(1024 ** 3)", memory_mb=64)
+    assert r["status"] == "memory_limit"
+    assert r["stdout"] == "before\n"
+
+
+def test_allowed_imports_narrow_the_profile(executor):
+    assert executor.run("import math\nimport json", allowed_imports=["math", "json"])["status"] == "ok"
+    r = executor.run("import math\nimport json", allowed_imports=["math"])
+    assert r["status"] == "error" and r["error"]["type"] == "ImportError"
+    assert "'json' is not allowed" in r["error"]["message"]
+
+
+def test_allowed_imports_cannot_widen_the_profile(executor):
+    r = executor.run("import os", allowed_imports=["os", "math"])
+    assert r["status"] == "error" and r["error"]["type"] == "ImportError"
+
+
+def test_threads_fail_cleanly(executor):
+    r = executor.run("import math\nt = math.__loader__.load_module('_thread')\n"
+                     "try:\n    t.start_new_thread(print, ('x',))\nexcept RuntimeError as e:\n"
+                     "    print('refused:', e)")
+    assert r["status"] == "ok", r
+    assert r["stdout"].startswith("refused:")
+
+
+def test_zoneinfo_works_inside_the_sandbox(executor):
+    r = executor.run("from zoneinfo import ZoneInfo\nimport datetime\n"
+                     "d = datetime.datetime(2026, 1, 15, 12, tzinfo=ZoneInfo('America/New_York'))\n"
+                     "print(d.utcoffset())")
+    assert r["status"] == "ok" and r["stdout"] == "-1 day, 19:00:00\n"
+
+
+def test_zygotes_are_recycled_with_fresh_randomness():
+    ex = Executor(slots=1, extra=["--recycle-jobs", "3", "--log-level", "info"])
+    try:
+        seeds = set()
+        for _ in range(60):  # a successor takes a moment to start; the old one serves meanwhile
+            r = ex.run("print(hash('snakepit'))")
+            assert r["status"] == "ok"
+            seeds.add(r["stdout"])
+            if len(seeds) >= 3:
+                break
+            time.sleep(0.05)
+        # every three jobs a new zygote, with its own hash secret
+        assert len(seeds) >= 3
+        assert ex.output().count("zygote_retired") >= 2
+    finally:
+        ex.close()
+
+
+def _zygote_pids(executor_pid):
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open("/proc/%s/cmdline" % entry, "rb") as f:
+                    cmd = f.read()
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == executor_pid and b"--zygote" in cmd:
+                pids.append(int(entry))
+    return pids
+
+
+def test_a_crashed_zygote_is_restarted_and_its_jobs_answered():
+    ex = Executor(slots=2)
+    try:
+        [zygote] = _zygote_pids(ex.proc.pid)
+        import threading
+        box = {}
+        t = threading.Thread(target=lambda: box.update(r=ex.run("import time\ntime.sleep(5)", wall_ms=20000)))
+        t.start()
+        time.sleep(1.0)
+        os.kill(zygote, signal.SIGKILL)
+        t.join(30)
+        assert box["r"]["status"] == "internal_error"
+        assert "died" in box["r"]["error"]["message"]
+        for _ in range(50):  # restarted with backoff
+            r = ex.run("print('back')")
+            if r["status"] == "ok":
+                break
+            time.sleep(0.2)
+        assert r["stdout"] == "back\n"
+        assert [p for p in _zygote_pids(ex.proc.pid) if p != zygote]
+    finally:
+        ex.close()
+
+
+def test_missing_layer_fails_closed_and_says_which():
+    deny = os.path.join(BIN, "..", "tests", "deny_syscall")
+    landlock_create_ruleset = 444
+    p = subprocess.run([deny, str(landlock_create_ruleset), str(errno.ENOSYS), "--",
+                        os.path.join(BIN, "snakepit-executor"), "--broker", "tcp://127.0.0.1:1"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0
+    assert "layer landlock unavailable" in p.stderr
+    assert "--disable-layer landlock" in p.stderr
+
+
+def test_an_operator_can_switch_the_missing_layer_off():
+    ex = Executor(slots=1, disable=["landlock"])
+    try:
+        assert "landlock" not in ex.ready["layers"].split(",")
+        assert "seccomp" in ex.ready["layers"].split(",")
+        assert ex.run("print(1)")["stdout"] == "1\n"
+    finally:
+        ex.close()
