@@ -134,7 +134,7 @@ test-security: all
 
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
-	@$(MAKE) --no-print-directory test-integration test-security
+	@$(MAKE) --no-print-directory test-executor test-security test-integration
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
