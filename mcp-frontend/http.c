@@ -91,18 +91,26 @@ static void s_on_epoll(loop_t *loop, short revents, void *arg)
     MHD_run(self->daemon);
 }
 
+/* Before each wait: run MHD while it has work it knows of without an fd event (a resumed
+ * connection, data already read past the request before, an expired timeout). In epoll mode
+ * MHD uses edge-triggered events for connections, so a timeout of 0 means "call me now",
+ * and nothing else would. */
 static long s_prepare(loop_t *loop, void *arg)
 {
     (void)loop;
     http_t *self = arg;
     if (!self->daemon) return -1;
-    if (self->kick) {
-        self->kick = 0;
+    for (int round = 0; round < 16; round++) {
+        if (self->kick) {
+            self->kick = 0;
+            MHD_run(self->daemon);
+        }
+        MHD_UNSIGNED_LONG_LONG t;
+        if (MHD_get_timeout(self->daemon, &t) != MHD_YES) return self->kick ? 0 : -1;
+        if (t > 0 && !self->kick) return t > 60000 ? 60000 : (long)t;
         MHD_run(self->daemon);
     }
-    MHD_UNSIGNED_LONG_LONG t;
-    if (MHD_get_timeout(self->daemon, &t) != MHD_YES) return -1;
-    return t > 60000 ? 60000 : (long)t;
+    return 0;
 }
 
 static void s_mhd_log(void *cls, const char *fmt, va_list ap)

@@ -155,7 +155,11 @@ void methods_tasks_cancel(call_t *c)
         s_from_record(c, id, OP_CANCEL);
         return;
     }
-    if (!job->task_cancelled) jobs_cancel(job);
+    if (job->task_cancelled) { /* cancelled is terminal: the spec refuses a second cancel */
+        call_error(c, RPC_INVALID_PARAMS, "the task is already cancelled", NULL);
+        return;
+    }
+    jobs_cancel(job);
     json_t *t = s_task_from_job(job);
     char    now[40];
     task_iso8601(clock_wall_ms(), now);
@@ -249,8 +253,8 @@ void methods_tasks_list(call_t *c)
     l->call = c;
     l->offset = offset;
     call_hold(c);
-    if (store_queryf(c->fe->store, s_on_task_ids, l, "ZREVRANGE sp:t:%s:tasks %zu %zu", c->session->tenant->name,
-                     offset, offset + (size_t)c->fe->conf.page_size) < 0) {
+    if (store_queryf(c->fe->store, s_on_task_ids, l, "ZREVRANGE sp:t:%s:tasks %lu %lu", c->session->tenant->name,
+                     (unsigned long)offset, (unsigned long)(offset + (size_t)c->fe->conf.page_size)) < 0) {
         call_error(c, RPC_UNAVAILABLE, "the task store is unreachable right now; try again shortly", NULL);
         call_release(c);
         free(l);

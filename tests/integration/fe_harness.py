@@ -1,0 +1,296 @@
+"""tests/integration/fe_harness.py — a front-end under test, with real neighbours.
+
+Starts, in a fresh temp dir: a private redis-server on a unix socket, the broker stand-in
+(fake_broker.py: canned answers, or bridging to a real snakepit-executor), and snakepit-mcp
+on a free loopback port. Everything is stopped by pid. Also a small MCP-over-HTTP client that
+can send any bytes and read JSON or SSE answers, and helpers to add tenants the way
+`snakepit tenant add` stores them (sp:key:<sha256> → name, sp:t:<name> hash).
+"""
+import hashlib
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.path.abspath(os.environ.get("SNAKEPIT_BIN") or os.path.join(HERE, "..", "..", "build", "bin"))
+PY = "/usr/bin/python3"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if pred():
+                return
+        except Exception:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError("timed out waiting for " + what)
+
+
+class Frontend:
+    """redis + broker stand-in (+ executor) + snakepit-mcp; stop() ends them all by pid."""
+
+    def __init__(self, extra=(), executor=False, stdio=False, redis=True):
+        self.dir = tempfile.mkdtemp(prefix="spfe-", dir="/tmp")
+        self.procs = {}
+        self.redis_sock = os.path.join(self.dir, "redis.sock")
+        self.redis_url = "unix://" + self.redis_sock
+        if redis:
+            self.start_redis()
+        self.broker_ep = "tcp://127.0.0.1:%d" % free_port()
+        self.stats_path = os.path.join(self.dir, "broker-stats.json")
+        args = [PY, os.path.join(HERE, "fake_broker.py"), "--clients", self.broker_ep, "--stats", self.stats_path]
+        if executor:
+            self.executor_ep = "tcp://127.0.0.1:%d" % free_port()
+            args += ["--executors", self.executor_ep]
+        self._spawn("broker", args)
+        if executor:
+            self._spawn("executor", [os.path.join(BIN, "snakepit-executor"), "--broker", self.executor_ep,
+                                     "--slots", "2", "--log-level", "warn"])
+        self.port = free_port()
+        self.url = "http://127.0.0.1:%d/mcp" % self.port
+        self.mcp_args = [os.path.join(BIN, "snakepit-mcp"), "--http", "127.0.0.1:%d" % self.port,
+                         "--broker", self.broker_ep, "--redis", self.redis_url, "--log-level", "debug",
+                         *extra]
+        if not stdio:
+            self._spawn("mcp", self.mcp_args)
+            wait_for(lambda: self.health()["broker_connected"], 20, "the front-end to listen and see the broker")
+        if executor:
+            wait_for(self._executor_ready, 60, "the executor to register")
+
+    # ---- processes
+
+    def _spawn(self, name, args, **kw):
+        log = open(os.path.join(self.dir, name + ".log"), "ab")
+        self.procs[name] = subprocess.Popen(args, stdout=kw.pop("stdout", log), stderr=log,
+                                            stdin=kw.pop("stdin", subprocess.DEVNULL), **kw)
+        return self.procs[name]
+
+    def start_redis(self):
+        self._spawn("redis", ["redis-server", "--port", "0", "--unixsocket", self.redis_sock, "--save", "",
+                              "--appendonly", "no", "--dir", self.dir])
+        wait_for(lambda: self.redis().ping(), 10, "redis")
+
+    def stop_redis(self):
+        self._stop("redis")
+        if os.path.exists(self.redis_sock):
+            os.unlink(self.redis_sock)
+
+    def _stop(self, name, timeout=10):
+        p = self.procs.pop(name, None)
+        if not p or p.poll() is not None:
+            return p.returncode if p else None
+        p.send_signal(signal.SIGTERM)
+        try:
+            return p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            return p.wait()
+
+    def stop(self):
+        for name in ("mcp", "executor", "broker", "redis"):
+            self._stop(name)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def log(self, name="mcp"):
+        with open(os.path.join(self.dir, name + ".log"), "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def mcp_alive(self):
+        p = self.procs.get("mcp")
+        return p is not None and p.poll() is None
+
+    def _executor_ready(self):
+        # the bridge sends a job to the executor once it has credit; a canned answer says "ran"
+        c = Client(self.url, self.add_tenant("probe", "probe-key"))
+        c.initialize()
+        r = c.call("execute_code", {"code": "print('real')"})
+        return r["result"]["structuredContent"]["stdout"] == "real\n"
+
+    # ---- Redis and tenants
+
+    def redis(self):
+        import redis
+        return redis.Redis(unix_socket_path=self.redis_sock, decode_responses=True, socket_timeout=5)
+
+    def add_tenant(self, name, key=None, **quotas):
+        key = key or ("key-" + name + "-" + os.urandom(6).hex())
+        r = self.redis()
+        r.set("sp:key:" + hashlib.sha256(key.encode()).hexdigest(), name)
+        r.hset("sp:t:" + name, mapping={"created_ms": int(time.time() * 1000), **quotas})
+        return key
+
+    def broker_stats(self):
+        try:
+            with open(self.stats_path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {"submits": 0, "cancels": 0, "routes": [], "specs": []}
+
+    # ---- HTTP
+
+    def health(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+        conn.request("GET", "/healthz")
+        r = conn.getresponse()
+        body = json.loads(r.read())
+        conn.close()
+        return body
+
+    def metrics(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+        conn.request("GET", "/metrics")
+        r = conn.getresponse()
+        body = r.read().decode()
+        conn.close()
+        return body
+
+    def metric(self, name, **labels):
+        """The sum of the series of one metric whose labels include these (0 when absent)."""
+        total = 0.0
+        for line in self.metrics().splitlines():
+            if line.startswith("#"):
+                continue
+            series, value = line.rsplit(" ", 1)
+            base, _, rest = series.partition("{")
+            if base != name:
+                continue
+            have = dict(kv.split("=", 1) for kv in rest.rstrip("}").split(",") if kv)
+            have = {k: v.strip('"') for k, v in have.items()}
+            if all(have.get(k) == str(v) for k, v in labels.items()):
+                total += float(value)
+        return total
+
+
+class Reply:
+    def __init__(self, status, headers, body, messages):
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.messages = messages  # JSON-RPC messages, in order (one for JSON answers)
+
+    @property
+    def json(self):
+        return self.messages[-1] if self.messages else None
+
+    def header(self, name):
+        return self.headers.get(name.lower())
+
+
+def parse_sse(text):
+    msgs = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        data = [l[5:].lstrip(" ") if l.startswith("data:") else None for l in block.split("\n")]
+        data = [d for d in data if d is not None]
+        if data:
+            msgs.append(json.loads("\n".join(data)))
+    return msgs
+
+
+class Client:
+    """MCP over Streamable HTTP, one request at a time, keep-alive."""
+
+    def __init__(self, url, key=None, protocol="2025-11-25", accept="application/json, text/event-stream"):
+        self.url = url
+        self.host, rest = url.split("://", 1)[1].split("/", 1)
+        self.path = "/" + rest
+        self.key = key
+        self.protocol = protocol
+        self.accept = accept
+        self.session = None
+        self.next_id = 1
+        self.conn = None
+
+    def _conn(self):
+        if self.conn is None:
+            h, p = self.host.rsplit(":", 1)
+            self.conn = http.client.HTTPConnection(h, int(p), timeout=60)
+        return self.conn
+
+    def raw(self, method="POST", body=b"", headers=None, path=None):
+        h = {"Content-Type": "application/json", "Accept": self.accept}
+        if self.key:
+            h["Authorization"] = "Bearer " + self.key
+        if self.session:
+            h["Mcp-Session-Id"] = self.session
+        if self.protocol and self.session:
+            h["MCP-Protocol-Version"] = self.protocol
+        for k, v in (headers or {}).items():
+            if v is None:
+                h.pop(k, None)
+            else:
+                h[k] = v
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+        elif isinstance(body, str):
+            body = body.encode()
+        for attempt in range(2):
+            conn = self._conn()
+            try:
+                conn.request(method, path or self.path, body=body, headers=h)
+                r = conn.getresponse()
+                data = r.read()
+                break
+            except (ConnectionError, http.client.RemoteDisconnected, http.client.BadStatusLine):
+                self.conn = None
+                if attempt:
+                    raise
+        headers_out = {k.lower(): v for k, v in r.getheaders()}
+        ctype = headers_out.get("content-type", "")
+        text = data.decode("utf-8", "replace")
+        if ctype.startswith("text/event-stream"):
+            msgs = parse_sse(text)
+        elif data and ctype.startswith("application/json"):
+            msgs = [json.loads(text)]
+        else:
+            msgs = []
+        if r.getheader("Connection", "").lower() == "close":
+            self.conn = None
+        return Reply(r.status, headers_out, data, msgs)
+
+    def send(self, method, params=None, notify=False, **kw):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        if not notify:
+            msg["id"] = self.next_id
+            self.next_id += 1
+        return self.raw(body=msg, **kw)
+
+    def request(self, method, params=None, **kw):
+        r = self.send(method, params, **kw)
+        assert r.status == 200, (r.status, r.body[:500])
+        return r.json
+
+    def initialize(self, version="2025-11-25", capabilities=None):
+        self.session = None
+        r = self.send("initialize", {"protocolVersion": version, "capabilities": capabilities or {},
+                                     "clientInfo": {"name": "pytest", "version": "1"}})
+        assert r.status == 200, (r.status, r.body)
+        self.session = r.header("Mcp-Session-Id")
+        n = self.send("notifications/initialized", notify=True)
+        assert n.status == 202, n.status
+        return r.json
+
+    def call(self, tool, arguments=None, **params):
+        p = {"name": tool, "arguments": arguments or {}}
+        p.update(params)
+        return self.request("tools/call", p)
+
+    def close(self):
+        if self.conn:
+            self.conn.close()
+            self.conn = None
