@@ -282,7 +282,8 @@ static exchange_t *s_new(http_t *h, struct MHD_Connection *conn, const char *met
     ex->http = h;
     ex->conn = conn;
     ex->state = EX_BODY;
-    ex->method = method[0];
+    ex->method = !strcmp(method, "POST") ? 'P' : !strcmp(method, "GET") ? 'G' : !strcmp(method, "DELETE") ? 'D'
+                 : !strcmp(method, "OPTIONS") ? 'O' : '?';
     ex->start_us = clock_mono_us();
     buf_init(&ex->body);
     buf_init(&ex->sse_out);

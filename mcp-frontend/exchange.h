@@ -34,7 +34,7 @@ struct exchange {
     http_t                *http;
     struct MHD_Connection *conn;
     exchange_state_t       state;
-    int                    method;         /* 'P'ost, 'G'et, 'D'elete */
+    int                    method;         /* 'P'OST, 'G'ET, 'D'ELETE, 'O'PTIONS, '?' other */
     buf_t                  body;
     int                    too_big;
     int                    suspended;

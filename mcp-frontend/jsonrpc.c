@@ -27,7 +27,7 @@ int rpc_parse(const char *data, size_t len, rpc_msg_t *m)
 {
     memset(m, 0, sizeof *m);
     json_error_t jerr;
-    m->msg = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+    m->msg = json_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
     if (!m->msg) {
         char why[240];
         snprintf(why, sizeof why, "parse error at byte %d: %.150s", jerr.position, jerr.text);

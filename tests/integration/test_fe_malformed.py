@@ -1,0 +1,153 @@
+"""Malformed input, as a careless or hostile client sends it: each case gets the right HTTP status
+and JSON-RPC error, the rejection is counted (and logged), and the server keeps serving."""
+import http.client
+
+import pytest
+
+from fe_harness import Client, Frontend
+
+MAX_BODY = 65536
+
+
+@pytest.fixture(scope="module")
+def fe():
+    f = Frontend(extra=["--max-body", str(MAX_BODY)])
+    f.key = f.add_tenant("mal", "mal-key", rate="100000", burst="100000")
+    yield f
+    f.stop()
+
+
+@pytest.fixture(scope="module")
+def client(fe):
+    c = Client(fe.url, fe.key)
+    c.initialize()
+    return c
+
+
+def errors_seen(fe):
+    return fe.metric("snakepit_mcp_rejections_total") + fe.metric("snakepit_mcp_requests_total", outcome="error")
+
+
+def req(id_=7, method="ping", **kw):
+    m = {"jsonrpc": "2.0", "id": id_, "method": method}
+    m.update(kw)
+    return m
+
+
+def call(args, name="execute_code"):
+    return req(method="tools/call", params={"name": name, "arguments": args})
+
+
+# (name, body, extra headers, expected HTTP status, expected JSON-RPC error code or None)
+SESSION = "<session>"
+CASES = [
+    ("broken json", b"{", {}, 400, -32700),
+    ("empty body", b"", {}, 400, -32700),
+    ("trailing garbage", b'{"jsonrpc":"2.0","id":1,"method":"ping"} x', {}, 400, -32700),
+    ("json null", b"null", {}, 400, -32600),
+    ("bare string", b'"ping"', {}, 400, -32600),
+    ("bare number", b"42", {}, 400, -32600),
+    ("empty batch", b"[]", {}, 400, -32600),
+    ("batch", b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', {}, 400, -32600),
+    ("no jsonrpc member", b'{"id":1,"method":"ping"}', {}, 400, -32600),
+    ("jsonrpc 1.0", b'{"jsonrpc":"1.0","id":1,"method":"ping"}', {}, 400, -32600),
+    ("jsonrpc as number", b'{"jsonrpc":2.0,"id":1,"method":"ping"}', {}, 400, -32600),
+    ("method is a number", b'{"jsonrpc":"2.0","id":1,"method":5}', {}, 400, -32600),
+    ("method is empty", b'{"jsonrpc":"2.0","id":1,"method":""}', {}, 400, -32600),
+    ("id is an object", b'{"jsonrpc":"2.0","id":{},"method":"ping"}', {}, 400, -32600),
+    ("id is a float", b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', {}, 400, -32600),
+    ("id is null", b'{"jsonrpc":"2.0","id":null,"method":"ping"}', {}, 400, -32600),
+    ("id is a boolean", b'{"jsonrpc":"2.0","id":true,"method":"ping"}', {}, 400, -32600),
+    ("params is an array", b'{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}', {}, 400, -32600),
+    ("params is a string", b'{"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}', {}, 400, -32600),
+    ("result and error together", b'{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}', {}, 400,
+     -32600),
+    ("neither method nor id", b'{"jsonrpc":"2.0"}', {}, 400, -32600),
+    ("response without id", b'{"jsonrpc":"2.0","result":{}}', {}, 400, -32600),
+    ("duplicate keys", b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', {}, 400, -32700),
+    ("invalid utf-8", b'{"jsonrpc":"2.0","id":1,"method":"p\xffing"}', {}, 400, -32700),
+    ("overlong utf-8", b'{"jsonrpc":"2.0","id":1,"method":"\xc0\xafping"}', {}, 400, -32700),
+    ("lone surrogate escape", b'{"jsonrpc":"2.0","id":1,"method":"\\ud800"}', {}, 400, -32700),
+    ("raw NUL byte", b'{"jsonrpc":"2.0","id":1,\x00"method":"ping"}', {}, 400, -32700),
+    ("escaped NUL in a string", b'{"jsonrpc":"2.0","id":1,"method":"pi\\u0000ng"}', {}, 400, -32700),
+    ("nesting bomb", b"[" * 5000 + b"]" * 5000, {}, 400, -32700),
+    ("body over --max-body", b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * MAX_BODY + b'"}}', {},
+     413, -32600),
+    ("wrong content type", b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"Content-Type": "text/plain"}, 415, -32600),
+    ("no content type", b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"Content-Type": None}, 415, -32600),
+    ("accept excludes json and sse", b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"Accept": "text/html"}, 406, -32600),
+    ("unsupported protocol version header", req(), {"MCP-Protocol-Version": "2099-01-01"}, 400, -32600),
+    ("no session id", req(), {"Mcp-Session-Id": None}, 400, -32600),
+    ("unknown session id", req(), {"Mcp-Session-Id": "0" * 32}, 404, -32600),
+    ("hostile Origin", req(), {"Origin": "http://evil.example"}, 403, -32600),
+    ("rebinding Host", req(), {"Host": "evil.example:80"}, 403, -32600),
+    ("unknown method", req(method="tools/explode"), {}, 200, -32601),
+    ("very long method name", req(method="x" * 20000), {}, 200, -32601),
+    ("second initialize on a session", req(method="initialize", params={"protocolVersion": "2025-11-25",
+                                                                          "capabilities": {}, "clientInfo": {}}), {},
+     200, -32600),
+    ("tools/call without name", req(method="tools/call", params={}), {}, 200, -32602),
+    ("tools/call arguments is an array", req(method="tools/call", params={"name": "execute_code", "arguments": []}),
+     {}, 200, -32602),
+    ("unknown tool", call({}, name="rm_rf"), {}, 200, -32602),
+    ("execute_code without code", call({}), {}, 200, -32602),
+    ("code is a number", call({"code": 5}), {}, 200, -32602),
+    ("timeout is negative", call({"code": "1", "timeout": -1}), {}, 200, -32602),
+    ("timeout is a string", call({"code": "1", "timeout": "soon"}), {}, 200, -32602),
+    ("memory_limit nonsense", call({"code": "1", "memory_limit": "lots"}), {}, 200, -32602),
+    ("memory_limit zero", call({"code": "1", "memory_limit": 0}), {}, 200, -32602),
+    ("unknown argument", call({"code": "1", "use_gpu": True}), {}, 200, -32602),
+    ("import outside the profile", call({"code": "1", "allowed_imports": ["os"]}), {}, 200, -32602),
+    ("allowed_imports not a list", call({"code": "1", "allowed_imports": "math"}), {}, 200, -32602),
+    ("unknown profile", call({"code": "1", "profile": "python.root"}), {}, 200, -32602),
+    ("bad variable name", call({"code": "1", "inspect_variables": ["a b"]}), {}, 200, -32602),
+    ("capture_output not a boolean", call({"code": "1", "capture_output": "yes"}), {}, 200, -32602),
+    ("task is not an object", req(method="tools/call", params={"name": "execute_code", "arguments": {"code": "1"},
+                                                                "task": 5}), {}, 200, -32602),
+    ("get_execution with a bad id", call({"execution_id": "../../etc"}, name="get_execution"), {}, 200, -32602),
+    ("list_executions limit too big", call({"limit": 100000}, name="list_executions"), {}, 200, -32602),
+    ("resources/read without uri", req(method="resources/read", params={}), {}, 200, -32602),
+    ("resources/read unknown uri", req(method="resources/read", params={"uri": "file:///etc/passwd"}), {}, 200,
+     -32002),
+    ("tasks/get with a bad id", req(method="tasks/get", params={"taskId": "x"}), {}, 200, -32602),
+    ("prompts/get unknown prompt", req(method="prompts/get", params={"name": "nope"}), {}, 200, -32602),
+    ("logging/setLevel bad level", req(method="logging/setLevel", params={"level": "shout"}), {}, 200, -32602),
+    ("tools/list bad cursor", req(method="tools/list", params={"cursor": "zzz"}), {}, 200, -32602),
+    ("completion without ref", req(method="completion/complete", params={}), {}, 200, -32602),
+]
+
+
+@pytest.mark.parametrize("name,body,headers,status,code", CASES, ids=[c[0] for c in CASES])
+def test_malformed_input_is_refused_and_the_server_keeps_serving(fe, client, name, body, headers, status, code):
+    before = errors_seen(fe)
+    r = client.raw(body=body, headers=headers)
+    assert r.status == status, (r.status, r.body[:300])
+    if code is not None:
+        err = r.json["error"]
+        assert err["code"] == code, err
+        assert isinstance(err["message"], str) and err["message"]
+    assert errors_seen(fe) > before
+    assert client.request("ping")["result"] == {}
+    assert fe.mcp_alive()
+
+
+def test_other_http_methods_and_paths(fe, client):
+    assert client.raw("PUT", b"{}").status == 405
+    assert client.raw("POST", b"{}", path="/nope").status == 404
+    assert client.raw("GET", b"", headers={"Accept": "application/json"}).status == 406
+
+
+def test_a_client_that_sends_half_a_request_and_leaves(fe, client):
+    conn = http.client.HTTPConnection("127.0.0.1", fe.port, timeout=5)
+    conn.putrequest("POST", "/mcp")
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Content-Length", "1000")
+    conn.endheaders()
+    conn.send(b'{"jsonrpc":')
+    conn.close()
+    assert client.request("ping")["result"] == {}
+
+
+def test_rejections_are_logged(fe):
+    log = fe.log()
+    assert "event=message_rejected" in log and "event=http_refused" in log
