@@ -82,7 +82,7 @@ $(BIN)/snakepit-broker: $(OBJ)/broker/main.o $(BROKER_LIB) $(LIB)
 
 $(BIN)/snakepit-executor: $(EXECUTOR_SRC:%.c=$(OBJ)/%.o) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS) -lseccomp $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS) -lseccomp -lmicrohttpd -lhiredis $(LIBS)
 
 $(BIN)/snakepit-mcp: $(MCP_SRC:%.c=$(OBJ)/%.o) $(LIB)
 	@mkdir -p $(@D)
@@ -135,6 +135,45 @@ test-security: all
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
 	@$(MAKE) --no-print-directory test-executor test-security test-integration
+
+# ---- broker: bench tools, its own suites, fuzzing (broker/README.md)
+.PHONY: bench-broker test-broker
+BENCH_TOOLS := $(BUILD)/bench/stub_executor $(BUILD)/bench/loadgen
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LIBS)
+
+export SNAKEPIT_BENCH := $(abspath $(BUILD)/bench)
+
+# broker routing throughput with instant stub executors (measured, never asserted)
+bench-broker: all $(BENCH_TOOLS)
+	SNAKEPIT_BIN=$(abspath $(BIN)) BENCH_TOOLS=$(abspath $(BUILD)/bench) bench/broker_bench.sh
+
+# the broker alone, driven over real ZeroMQ by raw Python peers: fairness, caps, leases,
+# deadlines, cancels, restarts, hostile input, metrics, Redis snapshot
+test-broker: all $(BENCH_TOOLS)
+	$(PYTEST) tests/broker
+
+# three hosts from network namespaces, CURVE on, one executor host killed under load (root)
+test-cluster: all $(BENCH_TOOLS)
+	$(PYTEST) tests/cluster
+
+# libFuzzer targets (clang), each run FUZZ_SECONDS from the seeds in tests/fuzz/seeds/
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 20
+FUZZ_FLAGS   := -g -O1 -I. -DSNAKEPIT_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined
+FUZZ_COMMON  := common/buf.c common/idmap.c common/clock.c common/log.c common/profiles.c common/prom.c \
+                proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/job.c
+FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROKER_SRC))
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_COMMON) $(filter-out broker/main.c broker/broker.c broker/broker_setup.c broker/metrics.c broker/zap.c,$(BROKER_SRC)) -lzmq -lmsgpackc -lm
+
+fuzz: $(FUZZ_BINS)
+	@set -e; for f in $(FUZZ_BINS); do n=$$(basename $$f); c=$(BUILD)/fuzz/corpus-$$n; \
+	  mkdir -p $$c; cp -n tests/fuzz/seeds/$$n/* $$c/ 2>/dev/null || true; \
+	  echo "== $$n ($(FUZZ_SECONDS) s)"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 $$c 2>&1 | tail -12; done
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -181,6 +181,10 @@ static void s_plan(up_t *u)
     s_arg(c, "%ld", u->conf.slots);
     s_arg(c, "--profiles");
     s_arg(c, "%s", u->conf.profiles);
+    s_arg(c, "--metrics");
+    s_arg(c, "127.0.0.1:%ld", u->metrics[1]);
+    s_arg(c, "--redis");
+    s_arg(c, "%s", u->redis_url);
     if (u->conf.disable_layer[0]) {
         s_arg(c, "--disable-layer");
         s_arg(c, "%s", u->conf.disable_layer);

@@ -26,6 +26,9 @@
 #include "../proto/result.h"
 #include "../proto/wire.h"
 #include "../proto/wire_zmq.h"
+#include "../common/metrics_http.h"
+#include "../common/metrics_pub.h"
+#include "metrics.h"
 #include "node.h"
 #include "sandbox.h"
 #include "zchan.h"
@@ -69,6 +72,10 @@ typedef struct {
     uint64_t           broker_seen_ms; /* last message from the broker, monotonic */
     int                sig_fd;
     int                stopping;
+    int                registered;     /* READY sent at least once */
+    exec_metrics_t     metrics;
+    metrics_http_t    *http;
+    metrics_pub_t     *pub;
 } node_t;
 
 void node_conf_defaults(node_conf_t *c)
@@ -88,6 +95,7 @@ void node_conf_defaults(node_conf_t *c)
     c->recycle_jobs = 10000;
     c->recycle_s = 1800;
     snprintf(c->log_level, sizeof c->log_level, "info");
+    snprintf(c->metrics, sizeof c->metrics, "127.0.0.1:9102");
 }
 
 /* ---- zygote processes ------------------------------------------------------------------- */
@@ -298,6 +306,7 @@ static void s_on_job(node_t *n, const worker_msg_t *m)
                           : !slot ? "no free slot (the broker sent more jobs than credits)"
                                   : "the profile's sandbox is restarting";
         log_warn("event=job_refused service=%s reason=\"%s\"", m->service, why);
+        n->metrics.refused++;
         /* the RESULT hands the credit back (PROTOCOL.md §3) */
         s_send_simple(n, m->job_id, z && slot ? ST_INTERNAL_ERROR : ST_REJECTED, "ExecutorRefused", why);
         return;
@@ -305,6 +314,7 @@ static void s_on_job(node_t *n, const worker_msg_t *m)
     memcpy(slot->id, m->job_id, ID_BYTES);
     slot->zygote = zi;
     n->n_inflight++;
+    n->metrics.busy = n->n_inflight;
     z->inflight++;
     if (zchan_send(z->chan, ZC_JOB, m->job_id, m->body.data, m->body.len) < 0)
         log_warn("event=zygote_send_failed profile=%s", z->profile->name);
@@ -332,8 +342,10 @@ static void s_on_broker(loop_t *loop, short revents, void *arg)
         worker_msg_t m;
         char         err[128];
         n->broker_seen_ms = clock_mono_ms();
+        n->metrics.broker_connected = 1;
         if (msg.overflow || wire_parse_worker(&msg.frames, &m, err, sizeof err) < 0) {
             log_warn("event=bad_broker_message error=\"%s\"", msg.overflow ? "too many frames" : err);
+            n->metrics.malformed++;
         } else if (m.cmd == W_JOB) {
             s_on_job(n, &m);
         } else if (m.cmd == W_CANCEL) {
@@ -393,6 +405,9 @@ static void s_connect(node_t *n)
         log_error("event=connect_failed broker=%s error=\"%s\"", n->conf->broker, zmq_strerror(errno));
     loop_add_socket(n->loop, n->sock, ZMQ_POLLIN, s_on_broker, n);
     n->broker_seen_ms = clock_mono_ms();
+    if (n->registered) n->metrics.reconnects++;
+    n->registered = 1;
+    n->metrics.broker_connected = 0; /* until the broker speaks */
     s_send_ready(n);
     log_info("event=registered broker=%s slots=%ld services=%s", n->conf->broker, n->conf->slots,
              n->conf->profiles);
@@ -445,6 +460,7 @@ static void s_recycle(node_t *n, zyg_t *z)
     }
     if (free_slot >= n->n_zygotes) n->n_zygotes = free_slot + 1;
     z->retiring = 1;
+    exec_metrics_profile(&n->metrics, z->profile->name)->zygote_recycles++;
     s_watch(n, free_slot);
     log_info("event=zygote_recycling profile=%s old_pid=%d new_pid=%d", z->profile->name, z->pid, succ->pid);
 }
@@ -480,6 +496,7 @@ static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const
         if (!slot) return; /* cancelled and answered already, or from before a reconnect */
         slot->zygote = -1;
         n->n_inflight--;
+        n->metrics.busy = n->n_inflight;
         z->inflight--;
         s_send_result(n, id, payload, len); /* returns the slot's credit */
         s_retire_idle(n);
@@ -504,6 +521,8 @@ static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const
         log_info("event=zygote_ready profile=%s pid=%d python=%s layers=%s", z->profile->name,
                  z->pid, z->python, z->layers);
         s_retire_idle(n);
+    } else if (type == ZC_STATS) {
+        exec_metrics_job(&n->metrics, z->profile->name, payload, len);
     } else if (type == ZC_RETIRE) {
         s_recycle(n, z);
     } else if (type == ZC_FATAL) {
@@ -555,6 +574,7 @@ static void s_zygote_down(node_t *n, zyg_t *z, const char *why)
                       "the executor's sandbox process died while running this job");
         n->inflight[i].zygote = -1;
         n->n_inflight--;
+        n->metrics.busy = n->n_inflight;
     }
     z->inflight = 0;
     if (z->retiring) { /* its successor already exists */
@@ -577,6 +597,7 @@ static void s_on_tick(loop_t *loop, void *arg)
         char err[512];
         z->restart_at_ms = 0;
         z->restarts++;
+        exec_metrics_profile(&n->metrics, z->profile->name)->zygote_restarts++;
         if (s_spawn(n, z, err, sizeof err) < 0) {
             log_error("event=zygote_restart_failed profile=%s error=\"%s\"", z->profile->name, err);
             z->backoff_ms = z->backoff_ms ? z->backoff_ms * 2 : 250;
@@ -609,6 +630,39 @@ static void s_on_signal(loop_t *loop, short revents, void *arg)
             loop_stop(loop);
         }
     }
+}
+
+/* The node's hash in Redis, for `snakepit status` and get_sandbox_info. */
+static void s_fill_snapshot(void *arg, metrics_pub_t *pub)
+{
+    node_t *n = arg;
+    uint64_t jobs = 0, violations = 0, forks = 0, restarts = 0;
+    char     services[256] = "";
+    size_t   used = 0;
+    for (int i = 0; i < n->metrics.n_profiles; i++) {
+        const profile_stats_t *p = &n->metrics.profiles[i];
+        for (int s = 0; s < ST__COUNT; s++) jobs += p->jobs[s];
+        violations += p->jobs[ST_SECURITY_VIOLATION];
+        forks += p->forks;
+        restarts += p->zygote_restarts;
+    }
+    for (int i = 0; i < n->n_zygotes; i++)
+        if (n->zygotes[i].profile && !n->zygotes[i].retiring)
+            used += (size_t)snprintf(services + used, used < sizeof services ? sizeof services - used : 0,
+                                     "%s%s", used ? "," : "", n->zygotes[i].profile->name);
+    metrics_pub_field(pub, "node", "%s", n->conf->node_id);
+    metrics_pub_field(pub, "services", "%s", services);
+    metrics_pub_field(pub, "slots", "%ld", n->conf->slots);
+    metrics_pub_field(pub, "busy", "%ld", n->n_inflight);
+    metrics_pub_field(pub, "free", "%ld", n->conf->slots - n->n_inflight);
+    metrics_pub_field(pub, "python", "%s", n->n_zygotes ? n->zygotes[0].python : "");
+    metrics_pub_field(pub, "layers", "%s", n->layers_str);
+    metrics_pub_field(pub, "jobs", "%llu", (unsigned long long)jobs);
+    metrics_pub_field(pub, "violations", "%llu", (unsigned long long)violations);
+    metrics_pub_field(pub, "forks", "%llu", (unsigned long long)forks);
+    metrics_pub_field(pub, "zygote_restarts", "%llu", (unsigned long long)restarts);
+    metrics_pub_field(pub, "broker_connected", "%d", n->metrics.broker_connected);
+    metrics_pub_field(pub, "updated_ms", "%llu", (unsigned long long)clock_wall_ms());
 }
 
 /* Waits (before the loop exists) for every zygote's HELLO, or the first FATAL. */
@@ -706,8 +760,24 @@ int node_main(const node_conf_t *conf)
     n.inflight = xcalloc((size_t)conf->slots, sizeof *n.inflight);
     for (long i = 0; i < conf->slots; i++) n.inflight[i].zygote = -1;
 
+    exec_metrics_init(&n.metrics, conf->node_id, n.layers_str, conf->slots);
+    for (int i = 0; i < n.n_zygotes; i++) exec_metrics_profile(&n.metrics, n.zygotes[i].profile->name);
     n.ctx = zmq_ctx_new();
     n.loop = loop_new();
+    if (conf->metrics[0] && strcmp(conf->metrics, "off") != 0) {
+        n.http = metrics_http_new(n.loop, conf->metrics, exec_metrics_render, &n.metrics, err, sizeof err);
+        if (!n.http) {
+            log_error("event=startup_failed error=\"metrics: %s\"", err);
+            return 2;
+        }
+        log_info("event=metrics_listening port=%d", metrics_http_port(n.http));
+    }
+    if (conf->redis[0]) {
+        char key[160];
+        snprintf(key, sizeof key, "sp:metrics:executor:%s", conf->node_id);
+        n.pub = metrics_pub_new(n.loop, conf->redis, key, 1000, 10, s_fill_snapshot, &n, err, sizeof err);
+        if (!n.pub) log_warn("event=snapshot_disabled error=\"%s\"", err);
+    }
     loop_add_fd(n.loop, n.sig_fd, ZMQ_POLLIN, s_on_signal, &n);
     for (int i = 0; i < n.n_zygotes; i++) s_watch(&n, i);
     s_connect(&n);
@@ -726,6 +796,8 @@ int node_main(const node_conf_t *conf)
         }
     }
     zmq_close(n.sock);
+    metrics_pub_destroy(&n.pub);
+    metrics_http_destroy(&n.http);
     zmq_ctx_term(n.ctx);
     loop_destroy(&n.loop);
     free(n.inflight);

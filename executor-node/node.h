@@ -6,6 +6,7 @@
  * zygote ever holds a copy of ZeroMQ's threads' state. */
 #ifndef SP_NODE_H
 #define SP_NODE_H
+#include <limits.h>
 
 typedef struct {
     char broker[256];        /* endpoint of the broker's executor socket */
@@ -25,6 +26,8 @@ typedef struct {
     char log_level[16];
     char curve_server_key[1024];  /* the broker's public key, or its .key file: CURVE on */
     char curve_secret_file[1024]; /* this node's key pair (snakepit keygen NAME.key_secret) */
+    char metrics[128];            /* HOST:PORT for /metrics, "off" for none */
+    char redis[PATH_MAX + 16];    /* where to publish the snapshot; empty for none */
 } node_conf_t;
 
 void node_conf_defaults(node_conf_t *conf);

@@ -18,6 +18,7 @@ enum {
     ZC_RESULT = 5,   /* zygote → node: id + Result */
     ZC_PROGRESS = 6, /* zygote → node: id + progress chunk */
     ZC_RETIRE = 7,   /* zygote → node: recycling; send no more jobs */
+    ZC_STATS = 8,    /* zygote → node: id + msgpack summary of a finished job, for metrics */
 };
 
 #define ZCHAN_MAX_MSG (64u << 20)

@@ -50,6 +50,7 @@ typedef struct {
     uint8_t  id[ID_BYTES];
     limits_t limits;
     int      kind;        /* JOB_EXEC / JOB_VALIDATE */
+    char     tenant[JOB_MAX_TENANT + 1]; /* for the audit log */
     uint64_t start_us;    /* dispatch, monotonic */
     uint64_t deadline_us;
     int      killed;      /* KILL_* */
@@ -67,6 +68,8 @@ typedef struct {
     pid_t                self_pid;
     int                  child_sock; /* in a child: its end of the socketpair */
     long                 jobs_done;
+    uint64_t             forks;
+    uint64_t             forks_reported;
     uint64_t             started_us;
     int                  retiring;
     int                  quit;
@@ -199,6 +202,7 @@ static child_t *s_fork_child(zygote_t *z)
         return NULL;
     }
     if (pid == 0) s_child_main(z, c, p[0]); /* never returns */
+    z->forks++;
     close(p[0]);
     /* Later children must not inherit this area: it is this child's alone, and not copying
      * it keeps every later fork cheaper. */
@@ -468,13 +472,47 @@ static void s_log_job(const child_t *c, const result_t *res, long minflt)
               (long long)(h->warmed_ns - h->locked_ns) / 1000);
 }
 
-static void s_send_result(zygote_t *z, const uint8_t id[ID_BYTES], const result_t *res)
+/* One line per security violation, for the operator's audit trail (issue #6). */
+static void s_audit_log(const child_t *c, const result_t *res)
+{
+    if (res->status != ST_SECURITY_VIOLATION) return;
+    char idstr[ID_STR_LEN + 1], what[200];
+    id_format(c->id, idstr);
+    log_warn("event=security_violation audit=1 job=%s tenant=%s profile=%s reason=%s syscall=%s",
+             idstr, c->tenant, s_z->profile->name, res->exit.reason ? res->exit.reason : "?",
+             log_quote(what, sizeof what, res->exit.syscall ? res->exit.syscall : "?"));
+}
+
+/* What the node needs for its metrics, without decoding the whole Result. */
+static void s_send_stats(zygote_t *z, const child_t *c, const result_t *res)
+{
+    buf_t out;
+    buf_init(&out);
+    mpw_t w;
+    mpw_init(&w, &out);
+    mpw_map(&w, 8);
+    mpw_kv_str(&w, "status", status_name(res->status));
+    mpw_kv_double(&w, "wall_ms", res->wall_ms);
+    mpw_kv_double(&w, "cpu_ms", res->cpu_ms);
+    mpw_kv_int(&w, "max_rss_kb", res->max_rss_kb);
+    mpw_kv_str(&w, "syscall", res->status == ST_SECURITY_VIOLATION ? res->exit.syscall : NULL);
+    mpw_kv_uint(&w, "forks", z->forks - z->forks_reported); /* since the last summary */
+    z->forks_reported = z->forks;
+    mpw_kv_uint(&w, "pool", s_count(z, CHILD_IDLE));
+    mpw_kv_int(&w, "kind", c->kind);
+    zchan_send(z->chan, ZC_STATS, c->id, out.data, out.len);
+    buf_free(&out);
+}
+
+static void s_send_result(zygote_t *z, const child_t *c, const result_t *res)
 {
     buf_t out;
     buf_init(&out);
     result_encode(res, &out);
-    if (zchan_send(z->chan, ZC_RESULT, id, out.data, out.len) < 0) z->quit = 1;
+    if (zchan_send(z->chan, ZC_RESULT, c->id, out.data, out.len) < 0) z->quit = 1;
     buf_free(&out);
+    s_audit_log(c, res);
+    s_send_stats(z, c, res);
 }
 
 static void s_send_simple(zygote_t *z, const uint8_t id[ID_BYTES], status_t st, const char *type,
@@ -504,7 +542,7 @@ static void s_on_done(zygote_t *z, child_t *c)
     result_t res;
     result_init(&res);
     s_collect(z, c, 0, NULL, &res);
-    s_send_result(z, c->id, &res);
+    s_send_result(z, c, &res);
     s_log_job(c, &res, -1);
     result_clear(&res);
     c->answered = 1;
@@ -528,7 +566,7 @@ static void s_on_sigchld(zygote_t *z)
             result_t res;
             result_init(&res);
             s_collect(z, c, wstatus, &ru, &res);
-            s_send_result(z, c->id, &res);
+            s_send_result(z, c, &res);
             char idstr[ID_STR_LEN + 1];
             id_format(c->id, idstr);
             s_log_job(c, &res, ru.ru_minflt);
@@ -590,6 +628,7 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
     memcpy(c->id, id, ID_BYTES);
     c->limits = job.limits;
     c->kind = job.kind;
+    snprintf(c->tenant, sizeof c->tenant, "%s", job.tenant);
     c->start_us = clock_mono_us();
     c->deadline_us = c->start_us + (uint64_t)job.limits.wall_ms * 1000u;
     c->state = CHILD_RUNNING;

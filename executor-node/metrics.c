@@ -1,0 +1,172 @@
+/* executor-node/metrics.c — see metrics.h. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../proto/mpack.h"
+#include "metrics.h"
+
+static const double s_rss_buckets[] = {16e6, 32e6, 64e6, 128e6, 256e6, 512e6, 1024e6, 2048e6, 4096e6};
+
+void exec_metrics_init(exec_metrics_t *m, const char *node, const char *layers, long slots)
+{
+    memset(m, 0, sizeof *m);
+    m->node = node;
+    m->layers = layers;
+    m->slots = slots;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    m->start_wall_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+profile_stats_t *exec_metrics_profile(exec_metrics_t *m, const char *profile)
+{
+    for (int i = 0; i < m->n_profiles; i++)
+        if (strcmp(m->profiles[i].name, profile) == 0) return &m->profiles[i];
+    if (m->n_profiles == METRICS_MAX_PROFILES) return &m->profiles[METRICS_MAX_PROFILES - 1];
+    profile_stats_t *p = &m->profiles[m->n_profiles++];
+    snprintf(p->name, sizeof p->name, "%s", profile);
+    prom_hist_init(&p->wall, prom_seconds_buckets, prom_seconds_buckets_n);
+    prom_hist_init(&p->cpu, prom_seconds_buckets, prom_seconds_buckets_n);
+    prom_hist_init(&p->rss, s_rss_buckets, sizeof s_rss_buckets / sizeof s_rss_buckets[0]);
+    return p;
+}
+
+static void s_kill(exec_metrics_t *m, const char *syscall, size_t len)
+{
+    /* an audit event carries its path ("open /etc/passwd"): count by event name only */
+    size_t n = strcspn(syscall, " ");
+    if (n > len) n = len;
+    if (n >= sizeof m->kills[0].syscall) n = sizeof m->kills[0].syscall - 1;
+    for (int i = 0; i < m->n_kills; i++)
+        if (strlen(m->kills[i].syscall) == n && strncmp(m->kills[i].syscall, syscall, n) == 0) {
+            m->kills[i].count++;
+            return;
+        }
+    if (m->n_kills == METRICS_MAX_SYSCALLS) {
+        m->kills_other++;
+        return;
+    }
+    kill_stat_t *k = &m->kills[m->n_kills++];
+    memcpy(k->syscall, syscall, n);
+    k->syscall[n] = '\0';
+    k->count = 1;
+}
+
+void exec_metrics_job(exec_metrics_t *m, const char *profile, const uint8_t *summary, size_t len)
+{
+    profile_stats_t *p = exec_metrics_profile(m, profile);
+    mpr_t            r;
+    uint32_t         n;
+    status_t         st = ST_INTERNAL_ERROR;
+    double           wall = 0, cpu = 0;
+    int64_t          rss = 0, kind = 0;
+    uint64_t         forks = 0, pool = 0;
+    const char      *sys = NULL;
+    uint32_t         sys_len = 0;
+    mpr_init(&r, summary, len);
+    if (mpr_map(&r, &n) < 0) return;
+    for (uint32_t i = 0; i < n && !r.err; i++) {
+        const char *k, *v;
+        uint32_t    kl, vl;
+        if (mpr_str(&r, &k, &kl) < 0) break;
+        if (mpr_key_is(k, kl, "status")) {
+            if (mpr_str(&r, &v, &vl) == 0 && status_parse_n(v, vl, &st) < 0) st = ST_INTERNAL_ERROR;
+        } else if (mpr_key_is(k, kl, "wall_ms")) mpr_double(&r, &wall);
+        else if (mpr_key_is(k, kl, "cpu_ms")) mpr_double(&r, &cpu);
+        else if (mpr_key_is(k, kl, "max_rss_kb")) mpr_int(&r, &rss);
+        else if (mpr_key_is(k, kl, "forks")) mpr_uint(&r, &forks);
+        else if (mpr_key_is(k, kl, "pool")) mpr_uint(&r, &pool);
+        else if (mpr_key_is(k, kl, "kind")) mpr_int(&r, &kind);
+        else if (mpr_key_is(k, kl, "syscall")) {
+            if (!mpr_nil(&r)) mpr_str(&r, &sys, &sys_len);
+        } else mpr_skip(&r);
+    }
+    if (r.err) return;
+    p->jobs[st]++;
+    if (kind == 1) p->validations++;
+    p->forks += forks;
+    p->pool = (long)pool;
+    prom_hist_observe(&p->wall, wall / 1000.0);
+    prom_hist_observe(&p->cpu, cpu / 1000.0);
+    prom_hist_observe(&p->rss, (double)rss * 1024.0);
+    if (st == ST_SECURITY_VIOLATION && sys) s_kill(m, sys, sys_len);
+}
+
+void exec_metrics_render(void *arg, buf_t *out)
+{
+    const exec_metrics_t *m = arg;
+    prom_write_process(out, "executor", SNAKEPIT_VERSION, m->start_wall_s);
+
+    prom_family(out, "snakepit_executor_slots", PROM_GAUGE, "Sandbox slots of this node, by state.");
+    prom_sample(out, "snakepit_executor_slots", (double)m->busy, "state", "busy", NULL);
+    prom_sample(out, "snakepit_executor_slots", (double)(m->slots - m->busy), "state", "free", NULL);
+
+    prom_family(out, "snakepit_executor_broker_connected", PROM_GAUGE,
+                "1 while the broker answers heartbeats.");
+    prom_sample(out, "snakepit_executor_broker_connected", m->broker_connected, NULL);
+    prom_family(out, "snakepit_executor_broker_reconnects_total", PROM_COUNTER,
+                "Times the node re-registered with the broker.");
+    prom_sample(out, "snakepit_executor_broker_reconnects_total", (double)m->reconnects, NULL);
+    prom_family(out, "snakepit_executor_malformed_messages_total", PROM_COUNTER,
+                "Messages from the broker dropped as malformed.");
+    prom_sample(out, "snakepit_executor_malformed_messages_total", (double)m->malformed, NULL);
+    prom_family(out, "snakepit_executor_jobs_refused_total", PROM_COUNTER,
+                "Jobs answered without running (no free slot, service not served, sandbox restarting).");
+    prom_sample(out, "snakepit_executor_jobs_refused_total", (double)m->refused, NULL);
+
+    prom_family(out, "snakepit_executor_jobs_total", PROM_COUNTER, "Finished jobs, by profile and status.");
+    for (int i = 0; i < m->n_profiles; i++)
+        for (int s = 0; s < ST__COUNT; s++)
+            if (m->profiles[i].jobs[s] || s == ST_OK)
+                prom_sample(out, "snakepit_executor_jobs_total", (double)m->profiles[i].jobs[s],
+                            "profile", m->profiles[i].name, "status", status_name((status_t)s), NULL);
+    prom_family(out, "snakepit_executor_pool_children", PROM_GAUGE,
+                "Pre-forked children ready for a job, by profile.");
+    for (int i = 0; i < m->n_profiles; i++)
+        prom_sample(out, "snakepit_executor_pool_children", (double)m->profiles[i].pool, "profile",
+                    m->profiles[i].name, NULL);
+    prom_family(out, "snakepit_executor_forks_total", PROM_COUNTER, "Children forked by zygotes.");
+    for (int i = 0; i < m->n_profiles; i++)
+        prom_sample(out, "snakepit_executor_forks_total",
+                    (double)m->profiles[i].forks, "profile",
+                    m->profiles[i].name, NULL);
+    prom_family(out, "snakepit_executor_zygote_restarts_total", PROM_COUNTER,
+                "Zygotes restarted after dying.");
+    for (int i = 0; i < m->n_profiles; i++)
+        prom_sample(out, "snakepit_executor_zygote_restarts_total", (double)m->profiles[i].zygote_restarts,
+                    "profile", m->profiles[i].name, NULL);
+    prom_family(out, "snakepit_executor_zygote_recycles_total", PROM_COUNTER,
+                "Zygotes replaced on schedule (fresh address-space layout and hash secret).");
+    for (int i = 0; i < m->n_profiles; i++)
+        prom_sample(out, "snakepit_executor_zygote_recycles_total", (double)m->profiles[i].zygote_recycles,
+                    "profile", m->profiles[i].name, NULL);
+
+    prom_family(out, "snakepit_executor_sandbox_kills_total", PROM_COUNTER,
+                "Security violations, by the syscall (seccomp) or audit event that was stopped.");
+    for (int i = 0; i < m->n_kills; i++)
+        prom_sample(out, "snakepit_executor_sandbox_kills_total", (double)m->kills[i].count, "syscall",
+                    m->kills[i].syscall, NULL);
+    if (m->kills_other)
+        prom_sample(out, "snakepit_executor_sandbox_kills_total", (double)m->kills_other, "syscall",
+                    "other", NULL);
+
+    prom_family(out, "snakepit_executor_job_wall_seconds", PROM_HISTOGRAM,
+                "Wall-clock time of a job, dispatch to answer.");
+    for (int i = 0; i < m->n_profiles; i++) {
+        const char *const labels[] = {"profile", m->profiles[i].name, NULL};
+        prom_hist_write(out, "snakepit_executor_job_wall_seconds", &m->profiles[i].wall, labels);
+    }
+    prom_family(out, "snakepit_executor_job_cpu_seconds", PROM_HISTOGRAM, "CPU time of a job's process.");
+    for (int i = 0; i < m->n_profiles; i++) {
+        const char *const labels[] = {"profile", m->profiles[i].name, NULL};
+        prom_hist_write(out, "snakepit_executor_job_cpu_seconds", &m->profiles[i].cpu, labels);
+    }
+    prom_family(out, "snakepit_executor_job_max_rss_bytes", PROM_HISTOGRAM,
+                "Peak resident memory of a job's process (includes pages shared with the zygote).");
+    for (int i = 0; i < m->n_profiles; i++) {
+        const char *const labels[] = {"profile", m->profiles[i].name, NULL};
+        prom_hist_write(out, "snakepit_executor_job_max_rss_bytes", &m->profiles[i].rss, labels);
+    }
+}

@@ -1,0 +1,59 @@
+/* executor-node/metrics.h — the executor node's counters, its Prometheus /metrics and its Redis
+ * snapshot (sp:metrics:executor:{node}). Zygotes report each finished job with a small summary
+ * (zchan ZC_STATS) so the node counts jobs without decoding Result bodies. No tenant or job id
+ * is ever a label. */
+#ifndef SP_EXEC_METRICS_H
+#define SP_EXEC_METRICS_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "../common/prom.h"
+#include "../proto/status.h"
+
+#define METRICS_MAX_PROFILES 8
+#define METRICS_MAX_SYSCALLS 64
+
+typedef struct {
+    char        name[65];
+    uint64_t    jobs[ST__COUNT];
+    uint64_t    validations;
+    uint64_t    forks;        /* summed from the zygotes' per-job deltas */
+    long        pool;         /* idle children ready */
+    uint64_t    zygote_restarts;
+    uint64_t    zygote_recycles;
+    prom_hist_t wall;         /* seconds */
+    prom_hist_t cpu;          /* seconds */
+    prom_hist_t rss;          /* bytes */
+} profile_stats_t;
+
+typedef struct {
+    char     syscall[64];
+    uint64_t count;
+} kill_stat_t;
+
+typedef struct {
+    const char     *node;
+    const char     *layers;
+    long            slots;
+    long            busy;
+    int             broker_connected;
+    uint64_t        reconnects;
+    uint64_t        malformed;       /* bad messages from the broker */
+    uint64_t        refused;         /* jobs answered without running (no slot, unknown service) */
+    double          start_wall_s;
+    profile_stats_t profiles[METRICS_MAX_PROFILES];
+    int             n_profiles;
+    kill_stat_t     kills[METRICS_MAX_SYSCALLS];
+    int             n_kills;
+    uint64_t        kills_other;     /* past the syscall table */
+} exec_metrics_t;
+
+void             exec_metrics_init(exec_metrics_t *m, const char *node, const char *layers, long slots);
+profile_stats_t *exec_metrics_profile(exec_metrics_t *m, const char *profile);
+/* A zygote's ZC_STATS message. */
+void             exec_metrics_job(exec_metrics_t *m, const char *profile, const uint8_t *summary,
+                                  size_t len);
+void             exec_metrics_render(void *arg, buf_t *out); /* metrics_render_fn */
+
+#endif
