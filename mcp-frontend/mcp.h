@@ -49,6 +49,7 @@ struct session {
     long               n_calls;
     session_notify_fn *notify;        /* the GET stream or stdout; NULL when none */
     void              *notify_ctx;
+    void             (*notify_end)(void *ctx); /* the session ended: close that stream */
     uint64_t           last_used_ms;  /* monotonic, for idle expiry */
     int                closed;        /* DELETEd or expired: no new requests */
     int                refs;

@@ -132,6 +132,9 @@ void session_close(session_t *s)
     if (s->closed) return;
     s->closed = 1;
     s_unlink(s->fe->sessions, s);
+    if (s->notify && s->notify_end) s->notify_end(s->notify_ctx);
+    s->notify = NULL;
+    s->notify_ctx = NULL;
     /* in-flight calls are cancelled: their answers have nowhere to go */
     session_hold(s);
     call_t *c = s->calls;

