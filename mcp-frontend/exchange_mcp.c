@@ -14,6 +14,7 @@
 #include "../common/log.h"
 #include "exchange.h"
 #include "http.h"
+#include "origin.h"
 #include "metrics.h"
 #include "tenants.h"
 

@@ -16,8 +16,4 @@
 int  http_start(fe_t *fe, char *err, size_t errlen);
 void http_stop(fe_t *fe);
 
-/* Helpers shared with the tests: Origin and Host checks against DNS rebinding. */
-int http_origin_allowed(const char *origin, const char *allow_list);
-int http_host_allowed(const char *host, const char *allow_list, int loopback_bound);
-
 #endif

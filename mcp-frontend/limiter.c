@@ -10,6 +10,7 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
+#include "gcra.h"
 #include "limiter.h"
 #include "metrics.h"
 
@@ -38,19 +39,6 @@ typedef struct {
     limit_fn  *fn;
     void      *arg;
 } check_t;
-
-int gcra_step(double *tat_ms, double now_ms, double rate, long burst, long *retry_after_ms)
-{
-    double period = 1000.0 / rate;
-    double tat = *tat_ms < now_ms ? now_ms : *tat_ms;
-    double allow_at = tat + period - (double)burst * period;
-    if (allow_at > now_ms) {
-        *retry_after_ms = (long)ceil(allow_at - now_ms);
-        return 0;
-    }
-    *tat_ms = tat + period;
-    return 1;
-}
 
 /* Redis is unreachable: decide here, at a share of the rate, since other front-ends may be
  * deciding for the same tenant at the same time. */

@@ -19,8 +19,4 @@ void       limiter_destroy(limiter_t **self_p);
  * fn will be called with the decision. */
 int limiter_check(limiter_t *self, tenant_t *t, limit_fn *fn, void *arg, long *retry_after_ms);
 
-/* The GCRA step itself, shared by the local limiter and the unit test: tat_ms is updated
- * when allowed. Returns 1 and 0, with retry_after_ms on refusal. */
-int gcra_step(double *tat_ms, double now_ms, double rate, long burst, long *retry_after_ms);
-
 #endif

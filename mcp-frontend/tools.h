@@ -15,8 +15,4 @@ void tool_list_executions(call_t *c, json_t *args);
 /* 1 when name is a fixture tool and the call was handled. */
 int  fixtures_call(call_t *c, const char *name, json_t *args);
 
-/* "memory_limit" as users write it: MB as an integer, or "256m", "1g", "512M", "1024k",
- * "300mb". 0 and the MB, or -1 when it does not parse. */
-int parse_memory_mb(const json_t *v, long *mb);
-
 #endif

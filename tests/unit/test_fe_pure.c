@@ -1,0 +1,218 @@
+/* tests/unit/test_fe_pure.c — the front-end's pure modules through their headers: UTF-8
+ * repair, SHA-256, the JSON-RPC parser, GCRA, memory-limit parsing, Origin/Host checks.
+ * The modules are compiled in directly (they live in mcp-frontend/, not the shared lib). */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../mcp-frontend/gcra.c"
+#include "../../mcp-frontend/jsonrpc.c"
+#include "../../mcp-frontend/origin.c"
+#include "../../mcp-frontend/sha256.c"
+#include "../../mcp-frontend/units.c"
+#include "../../mcp-frontend/utf8.c"
+
+static char *s_sanitized(const char *in, size_t len)
+{
+    buf_t b;
+    buf_init(&b);
+    utf8_sanitize(&b, in, len);
+    return buf_steal(&b, NULL);
+}
+
+static void test_valid_utf8_passes_through_unchanged(void **state)
+{
+    (void)state;
+    const char *s = "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x90\x8d";
+    assert_true(utf8_valid(s, strlen(s)));
+    char *out = s_sanitized(s, strlen(s));
+    assert_string_equal(out, s);
+    free(out);
+}
+
+static void test_output_cut_mid_sequence_ends_in_one_replacement_char(void **state)
+{
+    (void)state;
+    const char *s = "ab\xe2\x82"; /* the euro sign, cut by the output cap */
+    assert_false(utf8_valid(s, 4));
+    char *out = s_sanitized(s, 4);
+    assert_string_equal(out, "ab\xef\xbf\xbd");
+    free(out);
+}
+
+static void test_overlongs_surrogates_and_nul_are_replaced(void **state)
+{
+    (void)state;
+    char *out = s_sanitized("\xc0\xaf|\xed\xa0\x80|\0|\xff", 10);
+    assert_true(utf8_valid(out, strlen(out)));
+    assert_null(memchr(out, '\xc0', strlen(out)));
+    assert_string_equal(out, "\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd|\xef\xbf\xbd");
+    free(out);
+}
+
+static void test_prefix_never_splits_a_sequence(void **state)
+{
+    (void)state;
+    const char *s = "a\xe2\x82\xac"; /* 4 bytes */
+    assert_int_equal(utf8_prefix(s, 4, 2), 1);
+    assert_int_equal(utf8_prefix(s, 4, 3), 1);
+    assert_int_equal(utf8_prefix(s, 4, 4), 4);
+    assert_int_equal(utf8_prefix(s, 4, 1), 1);
+}
+
+static void test_sha256_matches_the_fips_vectors(void **state)
+{
+    (void)state;
+    char hex[65];
+    sha256_hex("abc", 3, hex);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    sha256_hex("", 0, hex);
+    assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"; /* 56 bytes: two blocks */
+    sha256_hex(two, strlen(two), hex);
+    assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+static void test_request_notification_and_response_are_told_apart(void **state)
+{
+    (void)state;
+    rpc_msg_t m;
+    const char *req = "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"ping\"}";
+    assert_int_equal(rpc_parse(req, strlen(req), &m), 0);
+    assert_int_equal(m.kind, RPC_REQUEST);
+    assert_string_equal(m.method, "ping");
+    assert_null(m.params);
+    rpc_msg_clear(&m);
+    const char *note = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\",\"params\":{}}";
+    assert_int_equal(rpc_parse(note, strlen(note), &m), 0);
+    assert_int_equal(m.kind, RPC_NOTIFICATION);
+    rpc_msg_clear(&m);
+    const char *resp = "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}";
+    assert_int_equal(rpc_parse(resp, strlen(resp), &m), 0);
+    assert_int_equal(m.kind, RPC_RESPONSE);
+    rpc_msg_clear(&m);
+}
+
+static void test_parse_errors_and_invalid_requests_get_their_codes(void **state)
+{
+    (void)state;
+    struct {
+        const char *in;
+        int         code;
+        int         has_id;
+    } cases[] = {
+        {"{", RPC_PARSE_ERROR, 0},
+        {"", RPC_PARSE_ERROR, 0},
+        {"{\"a\":1,\"a\":2}", RPC_PARSE_ERROR, 0},
+        {"[]", RPC_INVALID_REQUEST, 0},
+        {"7", RPC_INVALID_REQUEST, 0},
+        {"{\"jsonrpc\":\"1.0\",\"id\":4,\"method\":\"x\"}", RPC_INVALID_REQUEST, 1},
+        {"{\"jsonrpc\":\"2.0\",\"id\":4.5,\"method\":\"x\"}", RPC_INVALID_REQUEST, 0},
+        {"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"x\",\"params\":[1]}", RPC_INVALID_REQUEST, 1},
+        {"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":1,\"error\":{\"code\":1}}", RPC_INVALID_REQUEST, 1},
+        {"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"\"}", RPC_INVALID_REQUEST, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rpc_msg_t m;
+        assert_int_equal(rpc_parse(cases[i].in, strlen(cases[i].in), &m), -1);
+        assert_int_equal(m.kind, RPC_INVALID);
+        assert_int_equal(m.code, cases[i].code);
+        assert_int_equal(m.id != NULL, cases[i].has_id);
+        assert_true(m.why[0] != '\0');
+        rpc_msg_clear(&m);
+    }
+}
+
+static void test_error_messages_with_invalid_utf8_still_serialize(void **state)
+{
+    (void)state;
+    json_t *e = rpc_error(NULL, RPC_METHOD_NOT_FOUND, "method not found: \xe2\x82", NULL);
+    size_t  len;
+    char   *text = rpc_dump(e, &len);
+    assert_non_null(strstr(text, "\\ufffd") ? strstr(text, "\\ufffd") : strstr(text, "\xef\xbf\xbd"));
+    free(text);
+    json_decref(e);
+}
+
+static void test_gcra_allows_the_burst_then_one_per_period(void **state)
+{
+    (void)state;
+    double tat = 0;
+    long   retry = 0;
+    for (int i = 0; i < 3; i++) assert_true(gcra_step(&tat, 1000, 2.0, 3, &retry)); /* 2/s, burst 3 */
+    assert_false(gcra_step(&tat, 1000, 2.0, 3, &retry));
+    assert_int_equal(retry, 500);
+    assert_true(gcra_step(&tat, 1500, 2.0, 3, &retry));
+    assert_false(gcra_step(&tat, 1500, 2.0, 3, &retry));
+    assert_true(gcra_step(&tat, 10000, 2.0, 3, &retry)); /* idle time refills the burst */
+    assert_true(gcra_step(&tat, 10000, 2.0, 3, &retry));
+}
+
+static void test_memory_limits_as_users_write_them(void **state)
+{
+    (void)state;
+    struct {
+        const char *json;
+        long        mb; /* -1: refused */
+    } cases[] = {{"256", 256}, {"\"256m\"", 256}, {"\"1g\"", 1024}, {"\"512M\"", 512}, {"\"300mb\"", 300},
+                 {"\"2GiB\"", 2048}, {"\"1024k\"", 1}, {"\"1.5g\"", 1536}, {"0", -1}, {"-5", -1}, {"\"lots\"", -1},
+                 {"\"5x\"", -1}, {"\"\"", -1}, {"true", -1}, {"2.5", -1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *v = json_loads(cases[i].json, JSON_DECODE_ANY, NULL);
+        long    mb = 0;
+        int     rc = parse_memory_mb(v, &mb);
+        if (cases[i].mb < 0) {
+            assert_int_equal(rc, -1);
+        } else {
+            assert_int_equal(rc, 0);
+            assert_int_equal(mb, cases[i].mb);
+        }
+        json_decref(v);
+    }
+}
+
+static void test_origin_and_host_checks_stop_dns_rebinding(void **state)
+{
+    (void)state;
+    assert_true(http_origin_allowed(NULL, ""));
+    assert_true(http_origin_allowed("http://localhost:3000", ""));
+    assert_true(http_origin_allowed("http://127.0.0.1", ""));
+    assert_true(http_origin_allowed("https://[::1]:8080", ""));
+    assert_false(http_origin_allowed("http://evil.example", ""));
+    assert_false(http_origin_allowed("http://localhost.evil.example", ""));
+    assert_false(http_origin_allowed("null", ""));
+    assert_true(http_origin_allowed("https://app.example", "https://app.example,https://b.example"));
+    assert_false(http_origin_allowed("https://c.example", "https://app.example"));
+    assert_true(http_origin_allowed("https://c.example", "*"));
+    assert_true(http_host_allowed("localhost:8765", "", 1));
+    assert_true(http_host_allowed("127.0.0.1:8765", "", 1));
+    assert_true(http_host_allowed("[::1]:8765", "", 1));
+    assert_false(http_host_allowed("evil.example:8765", "", 1));
+    assert_false(http_host_allowed(NULL, "", 1));
+    assert_true(http_host_allowed("mcp.example", "mcp.example", 1));
+    assert_true(http_host_allowed("anything", "", 0));
+    assert_false(http_host_allowed("other.example", "mcp.example", 0));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_utf8_passes_through_unchanged),
+        cmocka_unit_test(test_output_cut_mid_sequence_ends_in_one_replacement_char),
+        cmocka_unit_test(test_overlongs_surrogates_and_nul_are_replaced),
+        cmocka_unit_test(test_prefix_never_splits_a_sequence),
+        cmocka_unit_test(test_sha256_matches_the_fips_vectors),
+        cmocka_unit_test(test_request_notification_and_response_are_told_apart),
+        cmocka_unit_test(test_parse_errors_and_invalid_requests_get_their_codes),
+        cmocka_unit_test(test_error_messages_with_invalid_utf8_still_serialize),
+        cmocka_unit_test(test_gcra_allows_the_burst_then_one_per_period),
+        cmocka_unit_test(test_memory_limits_as_users_write_them),
+        cmocka_unit_test(test_origin_and_host_checks_stop_dns_rebinding),
+    };
+    return cmocka_run_group_tests_name("mcp-frontend", tests, NULL, NULL);
+}
