@@ -44,7 +44,7 @@ CLI_SRC      := $(wildcard cli/*.c)
 BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-mcp $(BIN)/snakepit
 
 .PHONY: all deps deps-test run test test-unit test-integration test-security test-interop \
-        test-executor test-cluster conformance bench bench-quick fuzz format clean
+        test-executor test-san test-cluster conformance bench bench-quick fuzz format clean
 all: $(BINARIES)
 
 # ---- library shared by every component
@@ -116,6 +116,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BROKER_LIB) $(LIB)
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
+$(abspath build-san)/tests/deny_syscall: tests/executor/deny_syscall.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -o $@ $<
+
 PYTEST := /usr/bin/python3 -m pytest -q -p no:cacheprovider
 export SNAKEPIT_BIN := $(abspath $(BIN))
 
@@ -132,9 +136,16 @@ test-executor: all $(BUILD)/tests/deny_syscall
 test-security: all
 	$(PYTEST) tests/security
 
+# The sanitizer pass: unit tests with leak detection, then the executor and integration suites
+# against ASan+UBSan binaries (leaks off there: the embedded interpreter keeps its heap).
+test-san:
+	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
+	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
+
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
 	@$(MAKE) --no-print-directory test-executor test-security test-integration
+	@$(MAKE) --no-print-directory test-san
 
 # ---- broker: bench tools, its own suites, fuzzing (broker/README.md)
 .PHONY: bench-broker test-broker

@@ -61,7 +61,7 @@ int curve_cert_load(const char *path, curve_cert_t *cert, char *err, size_t errl
             s_field(s, "name", cert->name, sizeof cert->name) < 0)
             bad = 1;
         else if (strlen(s) == CURVE_Z85_LEN && !strchr(s, '=') && !cert->public_key[0])
-            snprintf(cert->public_key, sizeof cert->public_key, "%s", s); /* a bare key */
+            memcpy(cert->public_key, s, CURVE_Z85_LEN + 1); /* a bare key (length checked) */
     }
     fclose(f);
     const char *why = bad                             ? "not a certificate (line or file too long)"

@@ -170,6 +170,13 @@ static int s_spawn(node_t *n, zyg_t *z, char *err, size_t errlen)
     char  asan[512] = "ASAN_OPTIONS=";
     char *asan_env = getenv("ASAN_OPTIONS");
     if (asan_env) strncat(asan, asan_env, sizeof asan - strlen(asan) - 1);
+#if defined(__SANITIZE_ADDRESS__)
+    /* A job past its memory limit must see MemoryError, as in a normal build, not an ASan
+     * out-of-memory report. */
+    strncat(asan, asan_env ? ":allocator_may_return_null=1" : "allocator_may_return_null=1",
+            sizeof asan - strlen(asan) - 1);
+    asan_env = asan;
+#endif
     char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC",
                     "HOME=/nonexistent", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
                     "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1", "MPLBACKEND=Agg",
@@ -466,7 +473,8 @@ static void s_recycle(node_t *n, zyg_t *z)
 }
 
 /* Closes retiring zygotes that have nothing in flight once a successor is ready; closing the
- * channel ends the zygote (and its idle children, by PDEATHSIG). */
+ * channel ends the zygote (and its idle children, by PDEATHSIG). Called from the periodic tick
+ * only: never from a channel's message callback, which may be reading that very channel. */
 static void s_retire_idle(node_t *n)
 {
     for (int i = 0; i < n->n_zygotes; i++) {
@@ -499,7 +507,6 @@ static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const
         n->metrics.busy = n->n_inflight;
         z->inflight--;
         s_send_result(n, id, payload, len); /* returns the slot's credit */
-        s_retire_idle(n);
     } else if (type == ZC_HELLO) {
         mpr_t    r;
         uint32_t m;
@@ -520,7 +527,6 @@ static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const
         z->backoff_ms = 0;
         log_info("event=zygote_ready profile=%s pid=%d python=%s layers=%s", z->profile->name,
                  z->pid, z->python, z->layers);
-        s_retire_idle(n);
     } else if (type == ZC_STATS) {
         exec_metrics_job(&n->metrics, z->profile->name, payload, len);
     } else if (type == ZC_RETIRE) {
@@ -591,6 +597,7 @@ static void s_on_tick(loop_t *loop, void *arg)
     (void)loop;
     node_t  *n = arg;
     uint64_t now = clock_mono_ms();
+    s_retire_idle(n);
     for (int i = 0; i < n->n_zygotes; i++) {
         zyg_t *z = &n->zygotes[i];
         if (!z->profile || z->chan || !z->restart_at_ms || now < z->restart_at_ms || n->stopping) continue;

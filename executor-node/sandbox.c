@@ -388,15 +388,11 @@ int sandbox_child_limits(const sandbox_t *sb, const limits_t *l, const area_t *a
     rlim_t cpu_s = (rlim_t)((used_ms + l->cpu_ms + 999) / 1000);
     if (cpu_s < 1) cpu_s = 1;
     int rc = 0;
-#if !defined(__SANITIZE_ADDRESS__)
-    /* The address space limit counts what the interpreter already maps, plus the job area;
-     * the memory limit is what the code may add on top. ASan reserves terabytes of shadow,
-     * so sanitizer builds cannot use it. */
+    /* The address space limit counts what the interpreter already maps (in ASan builds that
+     * includes the shadow reserved at exec), plus the job area; the memory limit is what the
+     * code may add on top. */
     rlim_t as = (rlim_t)sb->base_vm + (rlim_t)area->size + (rlim_t)l->memory_mb * 1024 * 1024;
     rc |= s_set_rlimit(RLIMIT_AS, as, as);
-#else
-    (void)area;
-#endif
     rc |= s_set_rlimit(RLIMIT_CPU, cpu_s, cpu_s + 1); /* SIGXCPU first, SIGKILL a second later */
     rc |= s_set_rlimit(RLIMIT_NOFILE, (rlim_t)l->nofile, (rlim_t)l->nofile);
     if (rc) {

@@ -85,6 +85,18 @@ class Farm:
                 pass
         return pids
 
+    def sanitizer_reports(self):
+        """ASan/UBSan reports in any component's log (a sanitizer build aborts the component,
+        and `snakepit up` would quietly restart it: the tests look)."""
+        found = []
+        logs = os.path.join(self.dir, "logs")
+        for name in sorted(os.listdir(logs)) if os.path.isdir(logs) else []:
+            text = self.component_log(name[:-4]) if name.endswith(".log") else ""
+            for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+                if marker in text:
+                    found.append("%s: %s" % (name, text[text.index(marker):][:2000]))
+        return found
+
     def stop(self, timeout=30):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -94,6 +106,8 @@ class Farm:
                 os.killpg(self.proc.pid, signal.SIGKILL)  # our own session only
                 self.proc.wait()
         self.log.close()
+        reports = self.sanitizer_reports()
+        assert not reports, "sanitizer reports:\n" + "\n".join(reports)
 
 
 class McpError(Exception):

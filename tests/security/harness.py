@@ -37,7 +37,8 @@ class Executor:
         os.chmod(self.canary_path, 0o644)  # world-readable on purpose: only the sandbox stops it
         env = dict(os.environ, **{CANARY_ENV: self.secret})
         args = [os.path.join(BIN, "snakepit-executor"), "--broker", "tcp://127.0.0.1:%d" % port,
-                "--slots", str(slots), "--profiles", profiles, "--log-level", "warn", *extra]
+                "--slots", str(slots), "--profiles", profiles, "--log-level", "warn",
+                "--metrics", "127.0.0.1:0", *extra]
         if disable:
             args += ["--disable-layer", ",".join(disable)]
         self.log = tempfile.TemporaryFile()
@@ -116,6 +117,9 @@ class Executor:
                 self.proc.wait()
         self.sock.close()
         os.unlink(self.canary_path)
+        out = self.output()
+        for marker in ("ERROR: AddressSanitizer", "runtime error:"):
+            assert marker not in out, "sanitizer report:\n" + out[out.index(marker):][:3000]
 
 
 _started = []
