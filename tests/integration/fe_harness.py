@@ -101,9 +101,30 @@ class Frontend:
             return p.wait()
 
     def stop(self):
-        for name in ("mcp", "executor", "broker", "redis"):
+        rc = self._stop("mcp")
+        for name in ("executor", "broker", "redis"):
             self._stop(name)
+        # a sanitizer build reports into the log; a clean exit on SIGTERM is part of the contract
+        problems = self.sanitizer_reports()
         shutil.rmtree(self.dir, ignore_errors=True)
+        assert not problems, "sanitizer reports in the front-end's stderr:\n" + problems
+        assert rc in (None, 0), "snakepit-mcp exited with %s on SIGTERM" % rc
+
+    def sanitizer_reports(self):
+        out = []
+        for name in os.listdir(self.dir):
+            if not (name.startswith("mcp") or name.startswith("stdio")):
+                continue
+            try:
+                with open(os.path.join(self.dir, name), "rb") as f:
+                    text = f.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+                i = text.find(marker)
+                if i >= 0:
+                    out.append("%s: %s" % (name, text[max(0, i - 200):i + 3000]))
+        return "\n".join(out)
 
     def log(self, name="mcp"):
         with open(os.path.join(self.dir, name + ".log"), "rb") as f:
