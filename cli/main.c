@@ -4,8 +4,10 @@
 
 #include "mcp.h"
 #include "run.h"
+#include "status.h"
 #include "tenant.h"
 #include "up.h"
+#include "usage.h"
 
 #ifdef SNAKEPIT_HAVE_KEYGEN
 #include "keygen.h"
@@ -19,6 +21,8 @@ static const char *s_usage =
     "  run         run Python code in the sandbox and print its output\n"
     "  tenant      add, list, show, rotate-key, remove tenants and their API keys\n"
     "  keygen      write a CURVE key pair for a broker, executor or front-end\n"
+    "  status      the whole farm on one screen: executors, slots, queues, rates\n"
+    "  usage       executions, CPU and wall time per tenant per day\n"
     "  version     print the version\n";
 
 int main(int argc, char **argv)
@@ -33,6 +37,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run")) return run_main(argc, argv);
     if (!strcmp(cmd, "mcp")) return mcp_main(argc, argv);
     if (!strcmp(cmd, "tenant")) return tenant_main(argc, argv);
+    if (!strcmp(cmd, "status")) return status_main(argc, argv);
+    if (!strcmp(cmd, "usage")) return usage_main(argc, argv);
 #ifdef SNAKEPIT_HAVE_KEYGEN
     if (!strcmp(cmd, "keygen")) return keygen_main(argc, argv);
 #endif

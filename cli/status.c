@@ -1,0 +1,498 @@
+/* cli/status.c — `snakepit status`; see status.h.
+ *
+ * Snapshots are read with SCAN (never KEYS: the farm's Redis also holds every execution
+ * record) and one pipelined HGETALL + PTTL per key. Field values are kept as JSON values:
+ * numbers where the text is a number, objects where it is a JSON object (the broker's
+ * per-service table), strings otherwise, so `--json` passes on fields this file does not know
+ * yet. A counter's rate is its difference between two readings over the difference of the
+ * snapshots' own timestamps, not of our clock: a process publishes once a second, so two
+ * readings a second apart may see the same snapshot twice. */
+#define _GNU_SOURCE
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/clock.h"
+#include "../common/config.h"
+#include "farm.h"
+#include "status.h"
+
+#define EX_USAGE_ 64
+#define EX_UNAVAILABLE_ 69
+#define MAX_SNAPSHOTS 4096
+#define STALE_MS 5000 /* publishers write every second; the key's TTL is about 10 s */
+
+typedef struct {
+    char     component[32];
+    char     instance[160];
+    json_t  *fields; /* object: field -> number | object | string */
+    long long ts_ms;  /* the snapshot's own time; 0 when it carries none */
+    long long ttl_ms; /* -1: no TTL, -2: gone */
+} snapshot_t;
+
+typedef struct {
+    snapshot_t *v;
+    size_t      n;
+} snapshots_t;
+
+typedef struct {
+    char state_dir[PATH_MAX];
+    char redis[PATH_MAX + 16];
+    int  json;
+    long interval_ms;
+} status_args_t;
+
+static const cfg_opt_t s_opts[] = {
+    CFG_OPT_STR(status_args_t, state_dir, "state-dir", "DIR", "farm state directory (its ready.json names the Redis)"),
+    CFG_OPT_STR(status_args_t, redis, "redis", "URL", "the farm's Redis, for a farm not started by `snakepit up` here"),
+    CFG_OPT_BOOL(status_args_t, json, "json", "print one JSON object instead of the screen"),
+    CFG_OPT_INT(status_args_t, interval_ms, "interval-ms", 0, 60000, "MS",
+                "time between the two readings rates come from (0: one reading, no rates)"),
+    CFG_OPT_END,
+};
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+static json_t *s_value(const char *text)
+{
+    char  *end;
+    double d = strtod(text, &end);
+    if (*text && !*end && end != text) {
+        long long i = strtoll(text, &end, 10);
+        return !*end ? json_integer(i) : json_real(d);
+    }
+    if (text[0] == '{' || text[0] == '[') {
+        json_t *o = json_loads(text, 0, NULL);
+        if (o) return o;
+    }
+    return json_string(text);
+}
+
+static long long s_num(const json_t *fields, const char *name, long long dflt)
+{
+    const json_t *v = json_object_get(fields, name);
+    return json_is_number(v) ? (long long)json_number_value(v) : dflt;
+}
+
+/* "sp:metrics:broker:vm-1" -> component "broker", instance "vm-1" (instances may hold ':'). */
+static int s_split_key(const char *key, snapshot_t *s)
+{
+    const char *rest = key + strlen("sp:metrics:");
+    const char *colon = strchr(rest, ':');
+    if (!colon || colon == rest || (size_t)(colon - rest) >= sizeof s->component) return -1;
+    snprintf(s->component, sizeof s->component, "%.*s", (int)(colon - rest), rest);
+    snprintf(s->instance, sizeof s->instance, "%s", colon + 1);
+    return 0;
+}
+
+static void s_free(snapshots_t *all)
+{
+    for (size_t i = 0; i < all->n; i++) json_decref(all->v[i].fields);
+    free(all->v);
+    all->v = NULL;
+    all->n = 0;
+}
+
+static int s_cmp(const void *a, const void *b)
+{
+    const snapshot_t *x = a, *y = b;
+    int               c = strcmp(x->component, y->component);
+    return c ? c : strcmp(x->instance, y->instance);
+}
+
+/* Loads every key of one SCAN page: HGETALL and PTTL pipelined. */
+static int s_load_page(redisContext *c, redisReply *keys, snapshots_t *all, char *err, size_t errlen)
+{
+    size_t first = all->n;
+    for (size_t i = 0; i < keys->elements && all->n < MAX_SNAPSHOTS; i++) {
+        snapshot_t s = {0};
+        if (keys->element[i]->type != REDIS_REPLY_STRING || s_split_key(keys->element[i]->str, &s) < 0)
+            continue;
+        redisAppendCommand(c, "HGETALL %s", keys->element[i]->str);
+        redisAppendCommand(c, "PTTL %s", keys->element[i]->str);
+        all->v[all->n++] = s;
+    }
+    for (size_t k = first; k < all->n; k++) {
+        snapshot_t *s = &all->v[k];
+        redisReply *h = NULL, *t = NULL;
+        if (redisGetReply(c, (void **)&h) != REDIS_OK || redisGetReply(c, (void **)&t) != REDIS_OK) {
+            snprintf(err, errlen, "redis: %s", c->errstr);
+            if (h) freeReplyObject(h);
+            all->n = k; /* the rest have no fields object yet */
+            return -1;
+        }
+        s->fields = json_object();
+        if (h->type == REDIS_REPLY_ARRAY)
+            for (size_t j = 0; j + 1 < h->elements; j += 2)
+                if (h->element[j]->type == REDIS_REPLY_STRING && h->element[j + 1]->type == REDIS_REPLY_STRING)
+                    json_object_set_new(s->fields, h->element[j]->str, s_value(h->element[j + 1]->str));
+        s->ttl_ms = t->type == REDIS_REPLY_INTEGER ? t->integer : -2;
+        /* the broker writes ts_ms, the executor updated_ms: accept either */
+        s->ts_ms = s_num(s->fields, "ts_ms", s_num(s->fields, "updated_ms", 0));
+        freeReplyObject(h);
+        freeReplyObject(t);
+    }
+    return 0;
+}
+
+static int s_read(redisContext *c, snapshots_t *all, char *err, size_t errlen)
+{
+    all->v = calloc(MAX_SNAPSHOTS, sizeof *all->v);
+    all->n = 0;
+    if (!all->v) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    char cursor[32] = "0";
+    do {
+        redisReply *r = redisCommand(c, "SCAN %s MATCH sp:metrics:* COUNT 1000", cursor);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+            snprintf(err, errlen, "redis SCAN: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
+            if (r) freeReplyObject(r);
+            return -1;
+        }
+        snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
+        int rc = s_load_page(c, r->element[1], all, err, errlen);
+        freeReplyObject(r);
+        if (rc < 0) return -1;
+    } while (strcmp(cursor, "0") != 0 && all->n < MAX_SNAPSHOTS);
+    qsort(all->v, all->n, sizeof *all->v, s_cmp);
+    return 0;
+}
+
+static const snapshot_t *s_find(const snapshots_t *all, const snapshot_t *s)
+{
+    for (size_t i = 0; i < all->n; i++)
+        if (!strcmp(all->v[i].component, s->component) && !strcmp(all->v[i].instance, s->instance))
+            return &all->v[i];
+    return NULL;
+}
+
+/* Counters are the fields named *_total plus the executor's plain counts. */
+static int s_is_counter(const char *name)
+{
+    static const char *plain[] = {"jobs", "violations", "forks", "zygote_restarts", NULL};
+    size_t             n = strlen(name);
+    if (n > 6 && !strcmp(name + n - 6, "_total")) return 1;
+    for (int i = 0; plain[i]; i++)
+        if (!strcmp(name, plain[i])) return 1;
+    return 0;
+}
+
+/* Rates per second of each counter between two readings of the same process; NULL when
+ * the snapshot did not change (or the process restarted: counters went down). */
+static json_t *s_rates(const snapshot_t *now, const snapshot_t *before)
+{
+    if (!before || now->ts_ms <= before->ts_ms || !before->ts_ms) return NULL;
+    double      dt = (double)(now->ts_ms - before->ts_ms) / 1000.0;
+    json_t     *rates = json_object();
+    const char *name;
+    json_t     *v;
+    json_object_foreach(now->fields, name, v)
+    {
+        const json_t *old = json_object_get(before->fields, name);
+        if (!s_is_counter(name) || !json_is_number(v) || !json_is_number(old)) continue;
+        double d = json_number_value(v) - json_number_value(old);
+        if (d < 0) {
+            json_decref(rates);
+            return NULL;
+        }
+        json_object_set_new(rates, name, json_real(d / dt));
+    }
+    return rates;
+}
+
+/* ---- the picture --------------------------------------------------------------------- */
+
+typedef struct {
+    long long now_ms;
+    size_t    brokers, executors, frontends, stale;
+    long long slots, busy, free_slots, queued, inflight;
+    double    jobs_per_s;
+    int       have_rates;
+    json_t   *problems; /* array of strings */
+} summary_t;
+
+static int s_stale(const snapshot_t *s, long long now_ms)
+{
+    return !s->ts_ms || now_ms - s->ts_ms > STALE_MS;
+}
+
+static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t *sum)
+{
+    sum->problems = json_array();
+    for (size_t i = 0; i < all->n; i++) {
+        const snapshot_t *s = &all->v[i];
+        int               stale = s_stale(s, sum->now_ms);
+        sum->stale += stale;
+        if (stale)
+            json_array_append_new(sum->problems, json_sprintf("%s %s: snapshot is %s", s->component, s->instance,
+                                                              s->ts_ms ? "stale" : "without a timestamp"));
+        if (!strcmp(s->component, "broker")) {
+            sum->brokers += !stale;
+            sum->queued += s_num(s->fields, "queued", 0);
+            sum->inflight += s_num(s->fields, "inflight", 0);
+        } else if (!strcmp(s->component, "executor")) {
+            sum->executors += !stale;
+            if (stale) continue;
+            long long slots = s_num(s->fields, "slots", 0);
+            sum->slots += slots;
+            sum->busy += s_num(s->fields, "busy", 0);
+            sum->free_slots += s_num(s->fields, "free", slots - s_num(s->fields, "busy", 0));
+            if (rates[i]) {
+                sum->have_rates = 1;
+                sum->jobs_per_s += json_number_value(json_object_get(rates[i], "jobs"));
+            }
+        } else if (!strcmp(s->component, "mcp") || !strcmp(s->component, "frontend")) {
+            sum->frontends += !stale;
+        }
+    }
+    if (!sum->brokers) json_array_append_new(sum->problems, json_string("no broker publishes a fresh snapshot"));
+    if (!sum->executors) json_array_append_new(sum->problems, json_string("no executor node publishes a fresh snapshot"));
+}
+
+static json_t *s_to_json(const char *redis, const snapshots_t *all, json_t *const *rates, const summary_t *sum)
+{
+    json_t *comps = json_array();
+    for (size_t i = 0; i < all->n; i++) {
+        const snapshot_t *s = &all->v[i];
+        json_t           *o = json_pack("{s:s, s:s, s:O, s:b}", "component", s->component, "instance", s->instance,
+                                        "fields", s->fields, "stale", s_stale(s, sum->now_ms));
+        json_object_set_new(o, "age_s", s->ts_ms ? json_real((double)(sum->now_ms - s->ts_ms) / 1000.0) : json_null());
+        json_object_set_new(o, "ttl_s", s->ttl_ms >= 0 ? json_real((double)s->ttl_ms / 1000.0) : json_null());
+        json_object_set_new(o, "rates", rates[i] ? json_incref(rates[i]) : json_null());
+        json_array_append_new(comps, o);
+    }
+    json_t *summary = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "brokers", (json_int_t)sum->brokers,
+                                "executors", (json_int_t)sum->executors, "frontends", (json_int_t)sum->frontends,
+                                "slots", (json_int_t)sum->slots, "busy", (json_int_t)sum->busy, "free",
+                                (json_int_t)sum->free_slots, "queued", (json_int_t)sum->queued, "inflight",
+                                (json_int_t)sum->inflight, "stale", (json_int_t)sum->stale);
+    json_object_set_new(summary, "jobs_per_s", sum->have_rates ? json_real(sum->jobs_per_s) : json_null());
+    return json_pack("{s:s, s:I, s:b, s:O, s:o, s:o}", "redis", redis, "time_ms", (json_int_t)sum->now_ms, "healthy",
+                     json_array_size(sum->problems) == 0, "problems", sum->problems, "summary", summary,
+                     "components", comps);
+}
+
+static void s_age(char *out, size_t cap, const snapshot_t *s, long long now_ms)
+{
+    if (!s->ts_ms)
+        snprintf(out, cap, "?!");
+    else
+        snprintf(out, cap, "%.1fs%s", (double)(now_ms - s->ts_ms) / 1000.0, s_stale(s, now_ms) ? "!" : "");
+}
+
+static void s_rate(char *out, size_t cap, const json_t *rates, const char *name)
+{
+    const json_t *v = rates ? json_object_get(rates, name) : NULL;
+    if (v)
+        snprintf(out, cap, "%.1f", json_number_value(v));
+    else
+        snprintf(out, cap, "-");
+}
+
+static void s_print_brokers(const snapshots_t *all, json_t *const *rates, long long now_ms)
+{
+    printf("\n%-22s %9s %5s %5s %7s %8s %7s %7s %10s %9s %6s %6s\n", "BROKER", "EXECUTORS", "SLOTS", "FREE",
+           "QUEUED", "INFLIGHT", "TENANTS", "CLIENTS", "DISPATCH/S", "REJECT/S", "LOST", "AGE");
+    size_t n = 0;
+    for (size_t i = 0; i < all->n; i++) {
+        const snapshot_t *s = &all->v[i];
+        if (strcmp(s->component, "broker")) continue;
+        char age[16], disp[16], rej[16];
+        s_age(age, sizeof age, s, now_ms);
+        s_rate(disp, sizeof disp, rates[i], "dispatched_total");
+        s_rate(rej, sizeof rej, rates[i], "rejected_total");
+        printf("%-22.22s %9lld %5lld %5lld %7lld %8lld %7lld %7lld %10s %9s %6lld %6s\n", s->instance,
+               s_num(s->fields, "executors", 0), s_num(s->fields, "slots", 0), s_num(s->fields, "free_slots", 0),
+               s_num(s->fields, "queued", 0), s_num(s->fields, "inflight", 0), s_num(s->fields, "tenants", 0),
+               s_num(s->fields, "clients", 0), disp, rej, s_num(s->fields, "lost_total", 0), age);
+        n++;
+    }
+    if (!n) printf("  (none: no sp:metrics:broker:* snapshot)\n");
+
+    printf("\n%-22s %-16s %9s %5s %5s %7s %8s\n", "SERVICE", "BROKER", "EXECUTORS", "SLOTS", "FREE", "QUEUED",
+           "INFLIGHT");
+    for (size_t i = 0; i < all->n; i++) {
+        const snapshot_t *s = &all->v[i];
+        const json_t     *svs = json_object_get(s->fields, "services");
+        if (strcmp(s->component, "broker") || !json_is_object(svs)) continue;
+        const char *name;
+        json_t     *sv;
+        json_object_foreach((json_t *)svs, name, sv)
+        {
+            printf("%-22.22s %-16.16s %9lld %5lld %5lld %7lld %8lld\n", name, s->instance, s_num(sv, "executors", 0),
+                   s_num(sv, "slots", 0), s_num(sv, "free", 0), s_num(sv, "queued", 0), s_num(sv, "inflight", 0));
+        }
+    }
+}
+
+static void s_print_executors(const snapshots_t *all, json_t *const *rates, long long now_ms)
+{
+    printf("\n%-22s %-16s %5s %4s %4s %6s %6s %10s %6s %8s %6s %6s\n", "EXECUTOR", "SERVICES", "SLOTS", "BUSY",
+           "FREE", "JOBS", "JOBS/S", "VIOLATIONS", "FORKS", "RESTARTS", "BROKER", "AGE");
+    size_t n = 0;
+    for (size_t i = 0; i < all->n; i++) {
+        const snapshot_t *s = &all->v[i];
+        if (strcmp(s->component, "executor")) continue;
+        char        age[16], jps[16];
+        const char *svc = json_string_value(json_object_get(s->fields, "services"));
+        long long   conn = s_num(s->fields, "broker_connected", -1);
+        s_age(age, sizeof age, s, now_ms);
+        s_rate(jps, sizeof jps, rates[i], "jobs");
+        printf("%-22.22s %-16.16s %5lld %4lld %4lld %6lld %6s %10lld %6lld %8lld %6s %6s\n", s->instance,
+               svc ? svc : "-", s_num(s->fields, "slots", 0), s_num(s->fields, "busy", 0), s_num(s->fields, "free", 0),
+               s_num(s->fields, "jobs", 0), jps, s_num(s->fields, "violations", 0), s_num(s->fields, "forks", 0),
+               s_num(s->fields, "zygote_restarts", 0), conn < 0 ? "?" : conn ? "up" : "DOWN", age);
+        n++;
+    }
+    if (!n) printf("  (none: no sp:metrics:executor:* snapshot)\n");
+}
+
+/* Front-ends and anything else: their fields as they are, counters with their rate. */
+static void s_print_others(const snapshots_t *all, json_t *const *rates, long long now_ms)
+{
+    size_t fe = 0;
+    for (size_t i = 0; i < all->n; i++) {
+        const snapshot_t *s = &all->v[i];
+        if (!strcmp(s->component, "broker") || !strcmp(s->component, "executor")) continue;
+        if (!strcmp(s->component, "mcp")) fe++;
+        char age[16];
+        s_age(age, sizeof age, s, now_ms);
+        printf("\n%s %s (age %s)\n ", s->component, s->instance, age);
+        const char *name;
+        json_t     *v;
+        json_object_foreach(s->fields, name, v)
+        {
+            if (!strcmp(name, "ts_ms") || !strcmp(name, "updated_ms")) continue;
+            char *text = json_is_string(v) ? strdup(json_string_value(v)) : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            printf(" %s=%s", name, text ? text : "?");
+            free(text);
+            const json_t *r = rates[i] ? json_object_get(rates[i], name) : NULL;
+            if (r) printf(" (%.1f/s)", json_number_value(r));
+        }
+        printf("\n");
+    }
+    if (!fe) printf("\nFRONT-ENDS\n  (none: no sp:metrics:mcp:* snapshot; front-ends show on their /metrics)\n");
+}
+
+static void s_print(const char *redis, const snapshots_t *all, json_t *const *rates, const summary_t *sum)
+{
+    char      when[32];
+    time_t    secs = (time_t)(sum->now_ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    printf("snakepit farm   %s   redis %s\n\n", when, redis);
+    printf("  executors %zu   slots %lld (busy %lld, free %lld)   queued %lld   in flight %lld", sum->executors,
+           sum->slots, sum->busy, sum->free_slots, sum->queued, sum->inflight);
+    if (sum->have_rates) printf("   jobs %.1f/s", sum->jobs_per_s);
+    printf("\n  brokers %zu   front-ends publishing %zu\n", sum->brokers, sum->frontends);
+    s_print_brokers(all, rates, sum->now_ms);
+    s_print_executors(all, rates, sum->now_ms);
+    s_print_others(all, rates, sum->now_ms);
+    if (json_array_size(sum->problems)) {
+        printf("\nPROBLEMS (AGE ending in ! = snapshot older than %d s)\n", STALE_MS / 1000);
+        size_t  i;
+        json_t *p;
+        json_array_foreach(sum->problems, i, p) printf("  %s\n", json_string_value(p));
+    }
+}
+
+/* ---- main ----------------------------------------------------------------------------- */
+
+static redisContext *s_connect(status_args_t *a)
+{
+    char err[512];
+    if (!a->redis[0]) {
+        char        dir[PATH_MAX];
+        farm_info_t info;
+        farm_state_dir(a->state_dir[0] ? a->state_dir : NULL, dir, sizeof dir);
+        if (farm_read_ready(dir, &info, err, sizeof err) < 0) {
+            fprintf(stderr, "snakepit status: %s (or pass --redis URL)\n", err);
+            return NULL;
+        }
+        snprintf(a->redis, sizeof a->redis, "%s", info.redis);
+    }
+    redisContext *c = farm_redis(a->redis, err, sizeof err);
+    if (!c) fprintf(stderr, "snakepit status: %s\n", err);
+    return c;
+}
+
+/* Waits for the interval, then up to a second more for each process's next snapshot. */
+static int s_second_reading(redisContext *c, const snapshots_t *first, snapshots_t *now, long interval_ms,
+                            char *err, size_t errlen)
+{
+    usleep((useconds_t)interval_ms * 1000);
+    for (int tries = 0;; tries++) {
+        if (s_read(c, now, err, errlen) < 0) return -1;
+        size_t unchanged = 0;
+        for (size_t i = 0; i < now->n; i++) {
+            const snapshot_t *b = s_find(first, &now->v[i]);
+            unchanged += b && b->ts_ms && b->ts_ms == now->v[i].ts_ms && !s_stale(&now->v[i], (long long)clock_wall_ms());
+        }
+        if (!unchanged || tries == 10) return 0;
+        s_free(now);
+        usleep(100 * 1000);
+    }
+}
+
+int status_main(int argc, char **argv)
+{
+    status_args_t a = {.interval_ms = 1000}, defaults = a;
+    char         *rest[1];
+    int           n_rest = 1;
+    char          err[512];
+    switch (config_load(&a, s_opts, argc, argv, rest, &n_rest, err, sizeof err)) {
+    case CONFIG_HELP:
+        config_usage(stdout, "snakepit status [--state-dir DIR | --redis URL] [--json] [--interval-ms MS]",
+                     "The whole farm on one screen, from the snapshots each broker, executor node and\n"
+                     "front-end publishes to Redis (sp:metrics:COMPONENT:INSTANCE). Exit status: 0\n"
+                     "healthy, 1 degraded (no broker, no executor, or a stale snapshot), 69 Redis\n"
+                     "unreachable.",
+                     s_opts, &defaults);
+        return 0;
+    case CONFIG_ERROR: fprintf(stderr, "snakepit status: %s\n", err); return EX_USAGE_;
+    case CONFIG_OK: break;
+    }
+    if (n_rest) {
+        fprintf(stderr, "snakepit status: unexpected argument '%s' (see --help)\n", rest[0]);
+        return EX_USAGE_;
+    }
+    redisContext *c = s_connect(&a);
+    if (!c) return EX_UNAVAILABLE_;
+    snapshots_t first = {0}, now = {0};
+    int         rc = s_read(c, &first, err, sizeof err);
+    if (rc == 0 && a.interval_ms > 0) rc = s_second_reading(c, &first, &now, a.interval_ms, err, sizeof err);
+    redisFree(c);
+    if (rc < 0) {
+        fprintf(stderr, "snakepit status: %s\n", err);
+        s_free(&first);
+        s_free(&now);
+        return EX_UNAVAILABLE_;
+    }
+    snapshots_t *cur = a.interval_ms > 0 ? &now : &first;
+    json_t     **rates = calloc(cur->n ? cur->n : 1, sizeof *rates);
+    for (size_t i = 0; rates && a.interval_ms > 0 && i < cur->n; i++) rates[i] = s_rates(&cur->v[i], s_find(&first, &cur->v[i]));
+    summary_t sum = {.now_ms = (long long)clock_wall_ms()};
+    s_summarise(cur, rates, &sum);
+    int healthy = json_array_size(sum.problems) == 0;
+    if (a.json) {
+        json_t *o = s_to_json(a.redis, cur, rates, &sum);
+        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        printf("\n");
+        json_decref(o);
+    } else {
+        s_print(a.redis, cur, rates, &sum);
+    }
+    json_decref(sum.problems);
+    for (size_t i = 0; rates && i < cur->n; i++) json_decref(rates[i]);
+    free(rates);
+    s_free(&first);
+    s_free(&now);
+    return healthy ? 0 : 1;
+}
