@@ -109,6 +109,7 @@ static void s_finish(job_t *job, const uint8_t *body, size_t len)
     fe_t    *fe = job->fe;
     result_t res;
     char     err[160];
+    if (job->submitted_us) job->farm_us = clock_mono_us() - job->submitted_us;
     if (result_decode(body, len, &res, err, sizeof err) < 0) {
         log_warn("event=bad_result job=%s error=\"%s\"", job->id_str, err);
         metric_inc(M.rejections, "bad_result", NULL);
@@ -128,6 +129,7 @@ static void s_finish(job_t *job, const uint8_t *body, size_t len)
     }
     if (job->call) {
         call_t *c = job->call;
+        c->farm_us = job->farm_us;
         if (call_alive(c)) call_progress(c, "done");
         call_reply(c, json_incref(call_result));
     }
@@ -259,11 +261,13 @@ void jobs_submit(job_t *job, jobspec_t *spec, long wall_ms)
     job->route = route;
     idmap_put(fe->jobs, job->id, job);
     job->tenant->inflight++;
-    job->submitted_us = clock_mono_us();
     metric_set(M.jobs_inflight, (double)idmap_size(fe->jobs), NULL, NULL);
-    if (job->record) record_submitted(fe, job, spec);
     if (job->task) s_answer_with_task(job);
-    if (client_submit(fe->client, job->service, job->id, &job->route, job->body.data, job->body.len) == 0) {
+    job->submitted_us = clock_mono_us();
+    int rc = client_submit(fe->client, job->service, job->id, &job->route, job->body.data, job->body.len);
+    /* the record is written while the job runs, never before it leaves */
+    if (job->record) record_submitted(fe, job, spec);
+    if (rc == 0) {
         buf_free(&job->body);
         return;
     }

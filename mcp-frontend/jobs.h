@@ -35,7 +35,8 @@ struct job {
     job_render_fn *render;
     int            record;        /* write sp:exec and usage (executions, not validations) */
     uint64_t       created_ms;    /* wall clock */
-    uint64_t       submitted_us;  /* monotonic */
+    uint64_t       submitted_us;  /* monotonic, when handed to the broker client */
+    uint64_t       farm_us;       /* submit → result, set when the result arrives */
     int            running_sent;  /* "running" progress already sent */
     int            task;          /* task-augmented: the call was answered with a task */
     long           task_ttl_ms;

@@ -2,8 +2,9 @@
  * of ATM networks, as in redis-cell): one timestamp per tenant, the theoretical arrival time
  * (TAT), kept in Redis (`sp:rl:<tenant>`, PX-expiring) by a Lua script so that every
  * front-end shares it. A tenant with rate r and burst b may make b calls at once and then one
- * per 1/r seconds. When Redis cannot answer, a local GCRA at a conservative share of the rate
- * decides instead, and each such decision is counted (DESIGN.md §6). */
+ * per 1/r seconds. Calls spend permits leased from Redis in small batches, so most calls do
+ * not wait for Redis (limiter.c). When Redis cannot answer, a local GCRA at a conservative
+ * share of the rate decides instead, and each such decision is counted (DESIGN.md §6). */
 #ifndef SP_FE_LIMITER_H
 #define SP_FE_LIMITER_H
 #include "fe.h"

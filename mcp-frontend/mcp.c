@@ -73,6 +73,8 @@ static void s_finish(call_t *c, json_t *msg)
     const char *label = methods_label(c->method);
     metric_inc(M.requests, label, s_outcome(msg));
     metric_observe(M.request_seconds, secs, label);
+    if (c->farm_us) /* the front-end's own share of a job's round trip */
+        metric_observe(M.overhead_seconds, secs - (double)c->farm_us / 1e6, label);
     if (msg && json_object_get(msg, "error")) {
         json_t *e = json_object_get(msg, "error");
         log_info("event=request_error method=%s code=%lld session=%.8s tenant=%s", label,

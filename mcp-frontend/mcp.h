@@ -72,6 +72,7 @@ struct call {
     int           cancelled;  /* notifications/cancelled: answer nothing */
     int           refs;
     void         *job;        /* the job_t this call waits on, if any */
+    uint64_t      farm_us;    /* time the job spent beyond this process (submit → result) */
     call_t       *next;       /* in the session's list */
 };
 

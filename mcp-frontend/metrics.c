@@ -211,6 +211,9 @@ static const double s_duration_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.002
                                            0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5,
                                            5,      10,      30,     60,    120,    300};
 
+static const double s_overhead_bounds[] = {0.00005, 0.0001, 0.00015, 0.0002, 0.00025, 0.0003, 0.0004,
+                                           0.0005,  0.00075, 0.001, 0.002, 0.005, 0.01, 0.05};
+
 void fe_metrics_init(const char *version)
 {
     snprintf(s_version, sizeof s_version, "%s", version);
@@ -221,6 +224,11 @@ void fe_metrics_init(const char *version)
                                          "Time from a request's arrival to its final response.", "method",
                                          s_duration_bounds,
                                          (int)(sizeof s_duration_bounds / sizeof s_duration_bounds[0]));
+    M.overhead_seconds = metric_histogram("snakepit_mcp_overhead_seconds",
+                                          "The front-end's own time per job-backed request: its duration "
+                                          "minus the job's time between submit and result.", "method",
+                                          s_overhead_bounds,
+                                          (int)(sizeof s_overhead_bounds / sizeof s_overhead_bounds[0]));
     M.tool_calls = metric_counter("snakepit_mcp_tool_calls_total", "Tool calls by tool and result status.",
                                   "tool", "status");
     M.rate_limited = metric_counter("snakepit_mcp_rate_limit_rejections_total",

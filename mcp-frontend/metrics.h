@@ -25,6 +25,7 @@ void metrics_free(void);
 typedef struct {
     metric_t *requests;         /* {method, outcome} */
     metric_t *request_seconds;  /* {method} */
+    metric_t *overhead_seconds; /* {method}: request time minus the job's time in the farm */
     metric_t *tool_calls;       /* {tool, status} */
     metric_t *rate_limited;     /* {source}: redis, local */
     metric_t *rate_fallback;    /* decisions made locally because Redis was unreachable */

@@ -26,6 +26,11 @@ typedef struct tenant {
     char     profiles[512];   /* comma list; empty = every profile */
     long     inflight;        /* this process's jobs in flight for the tenant */
     double   local_tat_ms;    /* the local limiter's GCRA state */
+    /* permits leased from the shared (Redis) limiter, spent here without a round trip */
+    long     permits;
+    uint64_t permits_expire_ms;   /* monotonic; unspent permits lapse (the limit errs low) */
+    int      refilling;           /* a lease request is in flight */
+    struct limit_waiter *waiters; /* checks waiting for that lease, oldest first */
     struct tenant *next;
 } tenant_t;
 

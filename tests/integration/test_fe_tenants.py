@@ -6,7 +6,10 @@ import time
 
 import pytest
 
-from fe_harness import Client, Frontend, wait_for
+import http.client
+import json
+
+from fe_harness import Client, Frontend, free_port, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +69,26 @@ def test_rate_limit_is_per_tenant(fe):
     slow.call("get_sandbox_info")
     assert slow.send("tools/call", {"name": "get_sandbox_info", "arguments": {}}).status == 429
     assert other.send("tools/call", {"name": "get_sandbox_info", "arguments": {}}).status == 200
+
+
+def test_the_limit_is_shared_by_front_ends(fe):
+    key = fe.add_tenant("shared", rate="0.01", burst="4")
+    port = free_port()
+    args = [("127.0.0.1:%d" % port if a == "127.0.0.1:%d" % fe.port else a) for a in fe.mcp_args]
+    fe._spawn("mcp2", args)
+    try:
+        def up():
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            return json.loads(conn.getresponse().read())["ok"]
+        wait_for(up, 10, "the second front-end")
+        one, two = init(fe, key), Client("http://127.0.0.1:%d/mcp" % port, key)
+        two.initialize()
+        codes = [c.send("tools/call", {"name": "get_sandbox_info", "arguments": {}}).status
+                 for c in (one, two) * 4]
+        assert codes.count(200) == 4 and codes.count(429) == 4, codes
+    finally:
+        assert fe._stop("mcp2") == 0
 
 
 def test_profiles_a_tenant_may_not_use_are_refused(fe):
