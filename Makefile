@@ -160,6 +160,23 @@ export SNAKEPIT_BENCH := $(abspath $(BUILD)/bench)
 bench-broker: all $(BENCH_TOOLS)
 	SNAKEPIT_BIN=$(abspath $(BIN)) BENCH_TOOLS=$(abspath $(BUILD)/bench) bench/broker_bench.sh
 
+# ---- make bench (bench/README.md): (a) the executor driven directly, (b) the farm over MCP/HTTP,
+# (c) a fresh python3 per call, plus the broker with instant executors. Reports, never asserts.
+.PHONY: bench-tools bench-smoke
+BENCH_COMMON  := bench/latency.c bench/proctree.c
+BENCH_DRIVERS := $(BUILD)/bench/limit $(BUILD)/bench/http_load $(BUILD)/bench/spawn_load
+$(BENCH_DRIVERS): $(BUILD)/bench/%: bench/%.c $(BENCH_COMMON) bench/latency.h bench/proctree.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) -I. $(CFLAGS) -o $@ $< $(BENCH_COMMON) $(LIB) $(LDFLAGS) $(LIBS)
+bench-tools: all $(BENCH_DRIVERS) $(BENCH_TOOLS)
+BENCH_ENV := SNAKEPIT_BIN=$(abspath $(BIN)) SNAKEPIT_BENCH=$(abspath $(BUILD)/bench)
+bench: bench-tools
+	$(BENCH_ENV) /usr/bin/python3 bench/bench.py --mode full
+bench-quick: bench-tools
+	$(BENCH_ENV) /usr/bin/python3 bench/bench.py --mode quick
+bench-smoke: bench-tools
+	$(BENCH_ENV) /usr/bin/python3 bench/bench.py --mode smoke
+
 # the broker alone, driven over real ZeroMQ by raw Python peers: fairness, caps, leases,
 # deadlines, cancels, restarts, hostile input, metrics, Redis snapshot
 test-broker: all $(BENCH_TOOLS)
@@ -179,6 +196,11 @@ FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROKER_SRC))
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_COMMON) $(filter-out broker/main.c broker/broker.c broker/broker_setup.c broker/metrics.c broker/zap.c,$(BROKER_SRC)) -lzmq -lmsgpackc -lm
+
+# the zygote's reading of a child's meta needs the executor's outcome module
+$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome.c executor-node/sandbox.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lseccomp -lzmq -lmsgpackc -lm
 
 fuzz: $(FUZZ_BINS)
 	@set -eo pipefail; for f in $(FUZZ_BINS); do n=$$(basename $$f); c=$(BUILD)/fuzz/corpus-$$n; \
