@@ -52,6 +52,7 @@ typedef struct {
     char curve_secret_key[64];
     long heartbeat_ms;
     long broker_wait_ms;        /* how long a job waits for a broker connection */
+    char broker_instance[65];   /* the broker's --instance: its snapshot in Redis */
 } fe_conf_t;
 
 typedef struct sessions sessions_t;

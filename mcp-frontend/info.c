@@ -3,7 +3,10 @@
  * calling tenant's own limits, and the farm's capacity as far as this front-end knows it. */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "../common/clock.h"
 
 #include "../common/profiles.h"
 #include "info.h"
@@ -46,13 +49,30 @@ json_t *info_json(fe_t *fe, const tenant_t *t)
                      capacity, "security", security);
 }
 
-void tool_get_sandbox_info(call_t *c, json_t *args)
+/* The broker's one-second snapshot (sp:metrics:broker:<instance>, broker/metrics.c) adds
+ * what only the broker knows: executors, slots, queue depth, per-service figures. */
+static void s_add_snapshot(json_t *capacity, const redisReply *r)
 {
-    if (json_object_size(args)) {
-        call_error(c, RPC_INVALID_PARAMS, "get_sandbox_info takes no arguments", NULL);
-        return;
+    static const char *const nums[] = {"executors", "slots", "free_slots", "queued", "inflight", "tenants", NULL};
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+        const redisReply *k = r->element[i], *v = r->element[i + 1];
+        if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) continue;
+        for (int n = 0; nums[n]; n++)
+            if (!strcmp(k->str, nums[n])) json_object_set_new(capacity, nums[n], json_integer(strtoll(v->str, NULL, 10)));
+        if (!strcmp(k->str, "services")) {
+            json_t *sv = json_loads(v->str, 0, NULL);
+            if (sv) json_object_set_new(capacity, "services", sv);
+        } else if (!strcmp(k->str, "ts_ms")) {
+            long long ts = strtoll(v->str, NULL, 10), now = (long long)clock_wall_ms();
+            json_object_set_new(capacity, "snapshot_age_ms", json_integer(now > ts ? now - ts : 0));
+        }
     }
+}
+
+static void s_reply_info(call_t *c, const redisReply *snapshot)
+{
     json_t *info = info_json(c->fe, c->session->tenant);
+    s_add_snapshot(json_object_get(info, "capacity"), snapshot);
     char    text[512];
     snprintf(text, sizeof text,
              "%zu profile(s): default python.basic (Python 3.11, safe standard library). Your limits: "
@@ -61,4 +81,24 @@ void tool_get_sandbox_info(call_t *c, json_t *args)
              n_profiles, c->session->tenant->max_timeout_s, c->session->tenant->max_memory_mb,
              c->session->tenant->max_concurrency, c->session->tenant->rate);
     call_reply(c, tool_result(text, info, 0));
+}
+
+static void s_on_snapshot(void *arg, redisReply *reply)
+{
+    call_t *c = arg;
+    s_reply_info(c, reply);
+    call_release(c);
+}
+
+void tool_get_sandbox_info(call_t *c, json_t *args)
+{
+    if (json_object_size(args)) {
+        call_error(c, RPC_INVALID_PARAMS, "get_sandbox_info takes no arguments", NULL);
+        return;
+    }
+    call_hold(c);
+    if (store_queryf(c->fe->store, s_on_snapshot, c, "HGETALL sp:metrics:broker:%s", c->fe->conf.broker_instance) < 0) {
+        s_reply_info(c, NULL); /* without Redis: what this front-end knows */
+        call_release(c);
+    }
 }

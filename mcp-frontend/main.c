@@ -71,6 +71,8 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(fe_conf_t, curve_public_key, "curve-public-key", "Z85", "this front-end's CURVE public key"),
     CFG_OPT_STR(fe_conf_t, curve_secret_key, "curve-secret-key", "Z85", "this front-end's CURVE secret key"),
     CFG_OPT_INT(fe_conf_t, heartbeat_ms, "heartbeat-ms", 100, 60000, "MS", "broker heartbeat interval"),
+    CFG_OPT_STR(fe_conf_t, broker_instance, "broker-instance", "NAME",
+                "the broker's --instance, whose Redis snapshot get_sandbox_info reports (default: host name)"),
     CFG_OPT_INT(fe_conf_t, broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
                 "a job waits this long for a broker connection before it is answered rejected"),
     CFG_OPT_END,
@@ -140,6 +142,7 @@ static void s_instance(fe_t *fe)
     char host[64] = "host";
     gethostname(host, sizeof host);
     host[sizeof host - 1] = '\0';
+    if (!fe->conf.broker_instance[0]) snprintf(fe->conf.broker_instance, sizeof fe->conf.broker_instance, "%s", host);
     snprintf(fe->instance, sizeof fe->instance, "%s:%d", host, (int)getpid());
 }
 

@@ -1,7 +1,8 @@
 """tests/integration/fe_harness.py — a front-end under test, with real neighbours.
 
-Starts, in a fresh temp dir: a private redis-server on a unix socket, the broker stand-in
-(fake_broker.py: canned answers, or bridging to a real snakepit-executor), and snakepit-mcp
+Starts, in a fresh temp dir: a private redis-server on a unix socket, either the broker
+stand-in (fake_broker.py, answering from directives in the code, for the front-end's own
+behaviour) or the real snakepit-broker with a snakepit-executor node, and snakepit-mcp
 on a free loopback port. Everything is stopped by pid. Also a small MCP-over-HTTP client that
 can send any bytes and read JSON or SSE answers, and helpers to add tenants the way
 `snakepit tenant add` stores them (sp:key:<sha256> → name, sp:t:<name> hash).
@@ -52,10 +53,15 @@ class Frontend:
             self.start_redis()
         self.broker_ep = "tcp://127.0.0.1:%d" % free_port()
         self.stats_path = os.path.join(self.dir, "broker-stats.json")
-        args = [PY, os.path.join(HERE, "fake_broker.py"), "--clients", self.broker_ep, "--stats", self.stats_path]
         if executor:
+            # the real thing end to end: snakepit-broker and a snakepit-executor node
             self.executor_ep = "tcp://127.0.0.1:%d" % free_port()
-            args += ["--executors", self.executor_ep]
+            args = [os.path.join(BIN, "snakepit-broker"), "--clients", self.broker_ep, "--executors",
+                    self.executor_ep, "--metrics", "off", "--redis", self.redis_url, "--instance", "test",
+                    "--log-level", "warn"]
+        else:
+            # the stand-in answers from directives in the code (fake_broker.py)
+            args = [PY, os.path.join(HERE, "fake_broker.py"), "--clients", self.broker_ep, "--stats", self.stats_path]
         self._spawn("broker", args)
         if executor:
             self._spawn("executor", [os.path.join(BIN, "snakepit-executor"), "--broker", self.executor_ep,

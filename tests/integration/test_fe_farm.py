@@ -1,0 +1,105 @@
+"""execute_code end to end through the front-end, the real snakepit-broker and a real
+snakepit-executor, with real Redis: what a user's code does and what comes back."""
+import json
+import time
+
+import pytest
+
+from fe_harness import Client, Frontend, wait_for
+
+
+@pytest.fixture(scope="module")
+def fe():
+    f = Frontend(executor=True, extra=["--broker-instance", "test"])
+    yield f
+    f.stop()
+
+
+@pytest.fixture(scope="module")
+def client(fe):
+    c = Client(fe.url, fe.add_tenant("farm", rate="1000", burst="1000"))
+    c.initialize()
+    return c
+
+
+def run(client, code, **kw):
+    r = client.call("execute_code", dict(code=code, **kw))["result"]
+    return r, r["structuredContent"]
+
+
+def test_print_and_last_expression(client):
+    r, sc = run(client, "print(1+1)\n6*7")
+    assert (sc["status"], sc["stdout"], sc["result"], r["isError"]) == ("ok", "2\n", "42", False)
+    assert sc["timings"]["wall_ms"] > 0 and sc["resources"]["max_rss_kb"] > 0
+
+
+def test_runtime_error_has_type_message_traceback_and_line(client):
+    r, sc = run(client, "x = 1\ny = x / 0")
+    assert r["isError"] and sc["status"] == "error"
+    assert sc["error"]["type"] == "ZeroDivisionError" and sc["error"]["line"] == 2
+    assert "Traceback" in sc["error"]["traceback"]
+
+
+def test_syntax_error(client):
+    r, sc = run(client, "def f(:\n  pass")
+    assert sc["status"] == "syntax_error" and r["isError"]
+
+
+def test_infinite_loop_is_killed_at_the_timeout(client):
+    r, sc = run(client, "print('before')\nwhile True: pass", timeout=1)
+    assert sc["status"] == "timeout" and sc["stdout"] == "before\n"
+
+
+def test_output_flood_is_capped(client):
+    r, sc = run(client, "print('x' * (20 << 20))")
+    assert sc["status"] == "output_limit" and sc["truncated"]["stdout"] is True
+    assert 0 < len(sc["stdout"]) <= 8 << 20
+
+
+def test_variables_and_stdin(client):
+    r, sc = run(client, "a = [1, 2]\nname = input()\nclass C: pass\nc = C()", stdin="ada\n",
+                inspect_variables=["a", "name", "c"])
+    assert sc["variables"]["a"] == [1, 2] and sc["variables"]["name"] == "ada"
+    assert isinstance(sc["variables"]["c"], str)
+
+
+def test_a_blocked_import_is_reported(client):
+    r, sc = run(client, "import socket")
+    assert r["isError"] and sc["status"] in ("error", "security_violation")
+
+
+def test_the_record_lands_in_redis(fe, client):
+    r, sc = run(client, "print('kept')")
+    eid = sc["execution_id"]
+    wait_for(lambda: fe.redis().hget("sp:exec:" + eid, "status") == "ok", 5, "the record")
+    rec = fe.redis().hgetall("sp:exec:" + eid)
+    assert rec["stdout"] == "kept\n" and rec["code"] == "print('kept')" and "executor" in rec
+    assert float(rec["wall_ms"]) > 0
+
+
+def test_validate_code_runs_on_the_farm(client):
+    sc = client.call("validate_code", {"code": "import os\nx = (1,"})["result"]["structuredContent"]
+    assert sc["valid"] is False and sc["errors"]
+
+
+def test_sandbox_info_shows_the_farms_capacity(client):
+    def capacity():
+        return client.call("get_sandbox_info")["result"]["structuredContent"]["capacity"]
+    wait_for(lambda: capacity().get("executors") == 1, 10, "the broker's snapshot")
+    cap = capacity()
+    assert cap["broker_connected"] is True and cap["slots"] == 2 and "snapshot_age_ms" in cap
+
+
+def test_concurrent_calls_from_one_session_all_complete(fe, client):
+    import threading
+    results = []
+
+    def one(i):
+        c = Client(fe.url, client.key)
+        c.session = client.session
+        results.append(c.call("execute_code", {"code": "print(%d)" % i})["result"]["structuredContent"]["stdout"])
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    [t.start() for t in threads]
+    [t.join(30) for t in threads]
+    assert sorted(results) == sorted("%d\n" % i for i in range(8))
