@@ -214,7 +214,7 @@ $(NODE22): $(INTEROP)/package.json $(INTEROP)/package-lock.json
 	cd $(INTEROP) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-test-interop: $(BIN)/snakepit-mcp $(BIN)/snakepit-executor $(NODE22)
+test-interop: $(BIN)/snakepit-mcp $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(NODE22)
 	/usr/bin/python3 $(INTEROP)/run_interop.py
 
 conformance: $(BIN)/snakepit-mcp $(NODE22)

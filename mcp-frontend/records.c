@@ -12,7 +12,7 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "records.h"
-#include "sha256.h"
+#include "../common/sha256.h"
 #include "utf8.h"
 
 #define MAX_FIELDS 64
@@ -99,7 +99,7 @@ void record_submitted(fe_t *fe, const job_t *job, const jobspec_t *spec)
     if ((long)spec->code_len <= fe->conf.code_cap) {
         s_field(&h, "code", spec->code, spec->code_len);
     } else {
-        char hex[SHA256_HEX + 1];
+        char hex[65];
         sha256_hex(spec->code, spec->code_len, hex);
         s_field_fmt(&h, "code_sha256", "%s", hex);
     }

@@ -10,14 +10,14 @@
 #include "../common/log.h"
 #include "../proto/wire.h"
 #include "metrics.h"
-#include "sha256.h"
+#include "../common/sha256.h"
 #include "tenants.h"
 
 #define KEY_BUCKETS 1024
 #define KEY_CACHE_MAX 100000
 
 typedef struct key_entry {
-    char              hash[SHA256_HEX + 1];
+    char              hash[65];
     tenant_t         *tenant;
     uint64_t          expires_ms; /* monotonic */
     struct key_entry *next;
@@ -34,7 +34,7 @@ struct tenants {
 /* One lookup in flight: the key's hash, then the tenant's hash fields. */
 typedef struct {
     tenants_t *self;
-    char       hash[SHA256_HEX + 1];
+    char       hash[65];
     char       name[65];
     tenant_fn *fn;
     void      *arg;
@@ -125,7 +125,7 @@ static void s_cache_put(tenants_t *self, const char *hash, tenant_t *t)
 
 tenant_t *tenants_cached(tenants_t *self, const char *key, size_t key_len)
 {
-    char hash[SHA256_HEX + 1];
+    char hash[65];
     sha256_hex(key, key_len, hash);
     for (key_entry_t *e = self->keys[s_bucket(hash)]; e; e = e->next)
         if (strcmp(e->hash, hash) == 0) return e->expires_ms > clock_mono_ms() ? e->tenant : NULL;

@@ -13,7 +13,7 @@
 #include "../../mcp-frontend/gcra.c"
 #include "../../mcp-frontend/jsonrpc.c"
 #include "../../mcp-frontend/origin.c"
-#include "../../mcp-frontend/sha256.c"
+#include "../../common/sha256.h"
 #include "../../mcp-frontend/units.c"
 #include "../../mcp-frontend/utf8.c"
 
