@@ -130,7 +130,13 @@ static void s_finish(job_t *job, const uint8_t *body, size_t len)
     if (job->call) {
         call_t *c = job->call;
         c->farm_us = job->farm_us;
-        if (call_alive(c)) call_progress(c, "done");
+        if (call_alive(c)) {
+            call_progress(c, "done");
+            /* logging/setLevel subscribers hear how it ended; failures louder than successes */
+            call_log(c, res.status == ST_OK ? LOGLEVEL_DEBUG : LOGLEVEL_WARNING, "snakepit",
+                     json_pack("{s:s,s:s,s:f}", "execution_id", job->id_str, "status", status_name(res.status),
+                               "wall_ms", res.wall_ms));
+        }
         call_reply(c, json_incref(call_result));
     }
     if (job->task) {

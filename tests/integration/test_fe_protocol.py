@@ -298,9 +298,18 @@ def test_prompt_and_completion(client):
     assert c["completion"]["values"] == ["python.basic"]
 
 
-def test_logging_set_level(client):
-    assert client.request("logging/setLevel", {"level": "warning"})["result"] == {}
-    assert client.request("logging/setLevel", {"level": "loud"})["error"]["code"] == -32602
+def test_logging_set_level_filters_log_notifications(fe, key):
+    c = Client(fe.url, key)
+    c.initialize()
+    assert c.request("logging/setLevel", {"level": "loud"})["error"]["code"] == -32602
+    r = c.send("tools/call", {"name": "execute_code", "arguments": {"code": "#status error"}})
+    assert not [m for m in r.messages if m.get("method") == "notifications/message"]  # no level set yet
+    assert c.request("logging/setLevel", {"level": "warning"})["result"] == {}
+    r = c.send("tools/call", {"name": "execute_code", "arguments": {"code": "#status error"}})
+    logs = [m["params"] for m in r.messages if m.get("method") == "notifications/message"]
+    assert logs and logs[0]["level"] == "warning" and logs[0]["data"]["status"] == "error"
+    r = c.send("tools/call", {"name": "execute_code", "arguments": {"code": "ok"}})
+    assert not [m for m in r.messages if m.get("method") == "notifications/message"]  # debug < warning
 
 
 def test_delete_ends_the_session(fe, key):
