@@ -341,6 +341,14 @@ enum MHD_Result exchange_access(void *cls, struct MHD_Connection *conn, const ch
     return MHD_NO;
 }
 
+void exchange_free(exchange_t *ex)
+{
+    buf_free(&ex->body);
+    buf_free(&ex->sse_out);
+    free(ex->answer);
+    free(ex);
+}
+
 void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
     (void)cls, (void)conn;
@@ -359,13 +367,16 @@ void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls, 
         if (ex->get_stream && ex->session->notify_ctx == ex) {
             ex->session->notify = NULL;
             ex->session->notify_ctx = NULL;
+            ex->session->notify_end = NULL;
         }
         session_release(ex->session);
+        ex->session = NULL;
     }
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && ex->method == 'P')
         log_debug("event=http_request_ended code=%d", (int)toe);
-    buf_free(&ex->body);
-    buf_free(&ex->sse_out);
-    free(ex->answer);
-    free(ex);
+    if (ex->auth_pending) {
+        ex->orphaned = 1; /* a key lookup still points here: it frees the exchange */
+        return;
+    }
+    exchange_free(ex);
 }

@@ -58,6 +58,8 @@ struct exchange {
     int                    sse_final;      /* end the stream once sse_out is drained */
     uint64_t               last_write_ms;
     int                    headers_checked;
+    int                    auth_pending;   /* a key lookup is in flight */
+    int                    orphaned;       /* MHD is done with it; the lookup's callback frees it */
     exchange_t            *next, **prev;
 };
 
@@ -67,6 +69,7 @@ enum MHD_Result exchange_access(void *cls, struct MHD_Connection *conn, const ch
 void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                         enum MHD_RequestTerminationCode toe);
 void exchange_keepalive(loop_t *loop, void *arg);
+void exchange_free(exchange_t *ex);
 void exchange_close_streams(http_t *self);
 
 /* mcp.c's emitter and the session notify sink for HTTP */

@@ -147,20 +147,27 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
 static void s_on_tenant(void *arg, tenant_t *t, auth_status_t st)
 {
     exchange_t *ex = arg;
+    ex->auth_pending = 0;
+    if (ex->orphaned) { /* the client left during the lookup */
+        exchange_free(ex);
+        return;
+    }
     ex->tenant = t;
     ex->status = st == AUTH_OK ? 0 : st == AUTH_UNKNOWN_KEY ? 401 : 503;
-    exchange_resume(ex);
+    if (ex->state == EX_AUTH) exchange_resume(ex);
 }
 
-/* 1: ex->tenant is set; 0: waiting for Redis (suspended); -1: refused (queued). */
-static int s_authenticate(exchange_t *ex, enum MHD_Result *rc)
+/* Authentication starts as soon as the headers are in, so that a caller without a key never
+ * gets a body buffered, and a Redis lookup overlaps the body's upload. 0: ex->tenant is set
+ * or ex->auth_pending; -1: refused (a response is queued). */
+static int s_auth_start(exchange_t *ex, enum MHD_Result *rc)
 {
     fe_t       *fe = ex->http->fe;
     const char *auth = s_header(ex, "Authorization");
     if (!auth || !*auth) {
         if (fe->conf.anonymous_tenant[0]) {
             ex->tenant = tenants_named(fe->tenants, fe->conf.anonymous_tenant);
-            return 1;
+            return 0;
         }
         s_audit_auth_failure(ex, "missing");
         ex->www_authenticate = 1;
@@ -180,18 +187,17 @@ static int s_authenticate(exchange_t *ex, enum MHD_Result *rc)
     tenant_t *t = tenants_cached(fe->tenants, key, strlen(key));
     if (t) {
         ex->tenant = t;
-        return 1;
+        return 0;
     }
+    ex->auth_pending = 1;
     if (tenants_lookup(fe->tenants, key, strlen(key), s_on_tenant, ex) < 0) {
+        ex->auth_pending = 0;
         s_audit_auth_failure(ex, "redis_unavailable");
         ex->retry_after_s = 2;
         *rc = exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "auth_unavailable",
                               "service unavailable: cannot check the API key now (key store unreachable)");
         return -1;
     }
-    ex->state = EX_AUTH;
-    exchange_suspend(ex);
-    *rc = MHD_YES;
     return 0;
 }
 
@@ -334,13 +340,18 @@ enum MHD_Result exchange_mcp(exchange_t *ex, const char *url)
     enum MHD_Result rc = MHD_YES;
     if (!ex->headers_checked) {
         rc = s_check_headers(ex, url);
-        if (ex->state == EX_DONE || ex->method == 'P') return rc; /* refused, or now read the body */
+        if (ex->state == EX_DONE) return rc;
+        if (s_auth_start(ex, &rc) < 0) return rc;
+        if (ex->method == 'P') return MHD_YES; /* now read the body */
     }
     switch (ex->state) {
-    case EX_BODY:
-        if (s_authenticate(ex, &rc) <= 0) return rc;
-        return s_after_auth(ex);
+    case EX_BODY: /* the body is in (POST), or there is none (GET, DELETE) */
     case EX_AUTH:
+        if (ex->auth_pending) { /* Redis has not said yet who this is */
+            ex->state = EX_AUTH;
+            exchange_suspend(ex);
+            return MHD_YES;
+        }
         if (!ex->tenant) return s_auth_result(ex);
         ex->state = EX_BODY;
         return s_after_auth(ex);

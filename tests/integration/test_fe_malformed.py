@@ -151,3 +151,28 @@ def test_a_client_that_sends_half_a_request_and_leaves(fe, client):
 def test_rejections_are_logged(fe):
     log = fe.log()
     assert "event=message_rejected" in log and "event=http_refused" in log
+
+
+def test_a_caller_without_a_key_is_refused_before_its_body_is_read(fe):
+    conn = http.client.HTTPConnection("127.0.0.1", fe.port, timeout=5)
+    conn.putrequest("POST", "/mcp")
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Accept", "application/json")
+    conn.putheader("Content-Length", str(MAX_BODY))
+    conn.endheaders()  # and no body at all: the answer must not wait for it
+    r = conn.getresponse()
+    assert r.status == 401
+    conn.close()
+
+
+def test_a_client_leaving_during_its_key_lookup(fe, client):
+    for i in range(20):
+        conn = http.client.HTTPConnection("127.0.0.1", fe.port, timeout=5)
+        conn.putrequest("POST", "/mcp")
+        conn.putheader("Authorization", "Bearer unknown-%d" % i)  # not cached: Redis is asked
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", "100")
+        conn.endheaders()
+        conn.close()
+    assert client.request("ping")["result"] == {}
+    assert fe.mcp_alive()
