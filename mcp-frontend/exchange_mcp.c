@@ -224,7 +224,8 @@ static enum MHD_Result s_find_session(exchange_t *ex, int is_initialize, int *ok
     *ok = 0;
     if (!sid) {
         if (ex->method == 'P' && is_initialize) {
-            if ((long)sessions_count(fe) >= fe->conf.max_sessions) {
+            if ((long)sessions_count(fe) >= fe->conf.max_sessions ||
+                ex->tenant->sessions >= fe->conf.max_sessions_tenant) {
                 ex->retry_after_s = 5;
                 return exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "too_many_sessions",
                                        "too many open sessions; try again later");

@@ -34,6 +34,7 @@ typedef struct {
     char anonymous_tenant[65];  /* HTTP without a key runs as this tenant (loopback only) */
     int  test_fixtures;         /* the conformance suite's test_* tools, resources, prompts */
     long max_sessions;
+    long max_sessions_tenant;   /* one tenant cannot take every session */
     long session_idle_s;
     long auth_cache_ms;
     long local_rate_pct;        /* the local limiter's share of a tenant's rate when Redis is down */

@@ -41,6 +41,7 @@ static void s_unlink(sessions_t *self, session_t *s)
         if (*pp == s) {
             *pp = s->next;
             self->n--;
+            s->tenant->sessions--;
             metric_add(M.sessions, -1, s_transport_name(s->transport), NULL);
             return;
         }
@@ -114,6 +115,7 @@ session_t *session_new(fe_t *fe, transport_t transport, tenant_t *tenant)
     s->next = self->buckets[h];
     self->buckets[h] = s;
     self->n++;
+    tenant->sessions++;
     metric_add(M.sessions, 1, s_transport_name(transport), NULL);
     metric_inc(M.sessions_opened, s_transport_name(transport), NULL);
     return s;

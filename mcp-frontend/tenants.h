@@ -25,6 +25,7 @@ typedef struct tenant {
     long     max_memory_mb;
     char     profiles[512];   /* comma list; empty = every profile */
     long     inflight;        /* this process's jobs in flight for the tenant */
+    long     sessions;        /* this process's open sessions of the tenant */
     double   local_tat_ms;    /* the local limiter's GCRA state */
     /* permits leased from the shared (Redis) limiter, spent here without a round trip */
     long     permits;

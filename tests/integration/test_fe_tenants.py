@@ -129,3 +129,17 @@ def test_a_stalled_redis_does_not_hang_requests(fe):
         fe.procs["redis"].send_signal(18)  # SIGCONT
     assert fe.metric("snakepit_mcp_redis_errors_total", op="timeout") >= 1
     wait_for(lambda: fe.health()["redis_connected"], 15, "the front-end to reconnect")
+
+
+def test_one_tenant_cannot_take_every_session():
+    f = Frontend(extra=["--max-sessions-per-tenant", "3"])
+    try:
+        greedy, other = f.add_tenant("greedy"), f.add_tenant("polite")
+        for _ in range(3):
+            init(f, greedy)
+        r = Client(f.url, greedy).send("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                       "clientInfo": {"name": "x", "version": "1"}})
+        assert r.status == 503 and r.header("Retry-After")
+        init(f, other)  # others are unaffected
+    finally:
+        f.stop()
