@@ -45,22 +45,26 @@ static void s_common_headers(exchange_t *ex, struct MHD_Response *r)
     if (origin) { /* only allowed origins get this far */
         MHD_add_response_header(r, "Access-Control-Allow-Origin", origin);
         MHD_add_response_header(r, "Vary", "Origin");
-        MHD_add_response_header(r, "Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate, Retry-After");
+        MHD_add_response_header(r, "Access-Control-Expose-Headers",
+                                "Mcp-Session-Id, WWW-Authenticate, Retry-After");
     }
-    if (ex->session && ex->session->transport == TRANSPORT_HTTP && (ex->new_session || ex->method != 'D'))
+    if (ex->session && ex->session->transport == TRANSPORT_HTTP &&
+        (ex->new_session || ex->method != 'D'))
         MHD_add_response_header(r, "Mcp-Session-Id", ex->session->id);
     if (ex->retry_after_s > 0) {
         char v[24];
         snprintf(v, sizeof v, "%ld", ex->retry_after_s);
         MHD_add_response_header(r, "Retry-After", v);
     }
-    if (ex->www_authenticate) MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"snakepit\"");
+    if (ex->www_authenticate)
+        MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"snakepit\"");
 }
 
-static enum MHD_Result s_queue_text(exchange_t *ex, unsigned status, const char *ctype, char *text, size_t len)
+static enum MHD_Result s_queue_text(exchange_t *ex, unsigned status, const char *ctype, char *text,
+                                    size_t len)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, text ? MHD_RESPMEM_MUST_FREE
-                                                                              : MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        len, text, text ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     if (ctype) MHD_add_response_header(r, "Content-Type", ctype);
     s_common_headers(ex, r);
     enum MHD_Result rc = MHD_queue_response(ex->conn, status, r);
@@ -74,7 +78,7 @@ enum MHD_Result exchange_queue_json(exchange_t *ex, unsigned status, json_t *msg
 {
     if (!msg) return s_queue_text(ex, status, NULL, NULL, 0);
     size_t len;
-    char  *text = rpc_dump(msg, &len);
+    char *text = rpc_dump(msg, &len);
     return s_queue_text(ex, status, "application/json", text, len);
 }
 
@@ -92,17 +96,19 @@ enum MHD_Result exchange_queue_parked(exchange_t *ex)
 {
     char *text = ex->answer;
     ex->answer = NULL;
-    return s_queue_text(ex, ex->status, text ? "application/json" : NULL, text, text ? ex->answer_len : 0);
+    return s_queue_text(ex, ex->status, text ? "application/json" : NULL, text,
+                        text ? ex->answer_len : 0);
 }
 
-enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, const char *reason, const char *message)
+enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, const char *reason,
+                                const char *message)
 {
     metric_inc(M.rejections, reason, NULL);
     const char *ua = MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, "User-Agent");
-    char        q[200], uq[100];
+    char q[200], uq[100];
     log_info("event=http_refused status=%u reason=%s message=%s agent=%s", status, reason,
              log_quote(q, sizeof q, message), log_quote(uq, sizeof uq, ua ? ua : ""));
-    json_t         *msg = rpc_error(NULL, code, message, NULL);
+    json_t *msg = rpc_error(NULL, code, message, NULL);
     enum MHD_Result rc = exchange_queue_json(ex, status, msg);
     json_decref(msg);
     return rc;
@@ -115,7 +121,7 @@ static ssize_t s_sse_read(void *cls, uint64_t pos, char *out, size_t max)
 {
     (void)pos;
     exchange_t *ex = cls;
-    size_t      left = ex->sse_out.len - ex->sse_off;
+    size_t left = ex->sse_out.len - ex->sse_off;
     if (left) {
         size_t n = left < max ? left : max;
         memcpy(out, ex->sse_out.data + ex->sse_off, n);
@@ -139,7 +145,8 @@ static void s_sse_free(void *cls)
 
 enum MHD_Result exchange_start_sse(exchange_t *ex)
 {
-    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, s_sse_read, ex, s_sse_free);
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, s_sse_read, ex, s_sse_free);
     MHD_add_response_header(r, "Content-Type", "text/event-stream");
     MHD_add_response_header(r, "Cache-Control", "no-cache");
     MHD_add_response_header(r, "X-Accel-Buffering", "no"); /* nginx: do not buffer the stream */
@@ -155,7 +162,7 @@ enum MHD_Result exchange_start_sse(exchange_t *ex)
 static void s_sse_event(exchange_t *ex, const json_t *msg)
 {
     size_t len;
-    char  *text = rpc_dump(msg, &len);
+    char *text = rpc_dump(msg, &len);
     buf_puts(&ex->sse_out, "event: message\ndata: ");
     buf_append(&ex->sse_out, text, len);
     buf_puts(&ex->sse_out, "\n\n");
@@ -167,7 +174,7 @@ static void s_sse_event(exchange_t *ex, const json_t *msg)
 void exchange_keepalive(loop_t *loop, void *arg)
 {
     (void)loop;
-    http_t  *h = arg;
+    http_t *h = arg;
     uint64_t now = clock_mono_ms(), every = (uint64_t)h->fe->conf.sse_keepalive_s * 1000;
     for (exchange_t *ex = h->all; ex; ex = ex->next) {
         if (ex->state != EX_STREAMING || now - ex->last_write_ms < every || ex->sse_final) continue;
@@ -210,7 +217,8 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
         if (!ex->accept_sse) return; /* a JSON-only client cannot receive notifications */
         ex->sse = 1;
         s_sse_event(ex, msg);
-        if (ex->state == EX_STREAMING) exchange_resume(ex);
+        if (ex->state == EX_STREAMING)
+            exchange_resume(ex);
         else if (ex->state == EX_CALL) {
             ex->state = EX_READY; /* the handler will start the stream */
             exchange_resume(ex);
@@ -225,10 +233,12 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
         return;
     }
     unsigned status = MHD_HTTP_OK;
-    json_t  *err = msg ? json_object_get(msg, "error") : NULL;
+    json_t *err = msg ? json_object_get(msg, "error") : NULL;
     if (err && json_integer_value(json_object_get(err, "code")) == RPC_RATE_LIMITED) {
-        /* DESIGN.md §6: over quota is HTTP 429 with Retry-After when the response is not a stream */
-        json_int_t ms = json_integer_value(json_object_get(json_object_get(err, "data"), "retry_after_ms"));
+        /* DESIGN.md §6: over quota is HTTP 429 with Retry-After when the response is not a stream
+         */
+        json_int_t ms =
+            json_integer_value(json_object_get(json_object_get(err, "data"), "retry_after_ms"));
         status = 429;
         ex->retry_after_s = (long)((ms + 999) / 1000);
         if (ex->retry_after_s < 1) ex->retry_after_s = 1;
@@ -262,11 +272,12 @@ static enum MHD_Result s_healthz(exchange_t *ex)
 {
     fe_t *fe = ex->http->fe;
     char *text;
-    int   n = asprintf(&text,
-                       "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
-                       "\"redis_connected\":%s,\"sessions\":%zu,\"jobs_in_flight\":%zu}",
-                       FE_VERSION, client_connected(fe->client) ? "true" : "false",
-                       store_connected(fe->store) ? "true" : "false", sessions_count(fe), idmap_size(fe->jobs));
+    int n = asprintf(
+        &text,
+        "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
+        "\"redis_connected\":%s,\"sessions\":%zu,\"jobs_in_flight\":%zu}",
+        FE_VERSION, client_connected(fe->client) ? "true" : "false",
+        store_connected(fe->store) ? "true" : "false", sessions_count(fe), idmap_size(fe->jobs));
     if (n < 0) return MHD_NO;
     return s_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
 }
@@ -277,7 +288,7 @@ static enum MHD_Result s_metrics(exchange_t *ex)
     buf_init(&b);
     metrics_render(&b);
     size_t len;
-    char  *text = buf_steal(&b, &len);
+    char *text = buf_steal(&b, &len);
     return s_queue_text(ex, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
 
@@ -289,8 +300,11 @@ static exchange_t *s_new(http_t *h, struct MHD_Connection *conn, const char *met
     ex->http = h;
     ex->conn = conn;
     ex->state = EX_BODY;
-    ex->method = !strcmp(method, "POST") ? 'P' : !strcmp(method, "GET") ? 'G' : !strcmp(method, "DELETE") ? 'D'
-                 : !strcmp(method, "OPTIONS") ? 'O' : '?';
+    ex->method = !strcmp(method, "POST")      ? 'P'
+                 : !strcmp(method, "GET")     ? 'G'
+                 : !strcmp(method, "DELETE")  ? 'D'
+                 : !strcmp(method, "OPTIONS") ? 'O'
+                                              : '?';
     ex->start_us = clock_mono_us();
     buf_init(&ex->body);
     buf_init(&ex->sse_out);
@@ -301,18 +315,20 @@ static exchange_t *s_new(http_t *h, struct MHD_Connection *conn, const char *met
     return ex;
 }
 
-enum MHD_Result exchange_access(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
-                                const char *version, const char *upload_data, size_t *upload_data_size,
-                                void **con_cls)
+enum MHD_Result exchange_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                const char *method, const char *version, const char *upload_data,
+                                size_t *upload_data_size, void **con_cls)
 {
     (void)version;
-    http_t     *h = cls;
+    http_t *h = cls;
     exchange_t *ex = *con_cls;
     if (!ex) {
         ex = s_new(h, conn, method);
         *con_cls = ex;
-        if (strcmp(url, "/healthz") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD"))) return s_healthz(ex);
-        if (strcmp(url, "/metrics") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD"))) return s_metrics(ex);
+        if (strcmp(url, "/healthz") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
+            return s_healthz(ex);
+        if (strcmp(url, "/metrics") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
+            return s_metrics(ex);
         return exchange_mcp(ex, url);
     }
     switch (ex->state) {
@@ -336,7 +352,9 @@ enum MHD_Result exchange_access(void *cls, struct MHD_Connection *conn, const ch
     case EX_CALL:
         return exchange_mcp(ex, url);
     case EX_STREAMING:
-    case EX_DONE: *upload_data_size = 0; return MHD_YES;
+    case EX_DONE:
+        *upload_data_size = 0;
+        return MHD_YES;
     }
     return MHD_NO;
 }
@@ -349,7 +367,8 @@ void exchange_free(exchange_t *ex)
     free(ex);
 }
 
-void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                        enum MHD_RequestTerminationCode toe)
 {
     (void)cls, (void)conn;
     exchange_t *ex = *con_cls;

@@ -28,21 +28,24 @@ static int s_accepts(const char *accept, const char *type)
 {
     if (!accept) return 1; /* RFC 9110 §12.5.1: no Accept means anything is fine */
     const char *slash = strchr(type, '/');
-    size_t      tl = (size_t)(slash - type);
+    size_t tl = (size_t)(slash - type);
     const char *p = accept;
     while (*p) {
         while (*p == ' ' || *p == ',') p++;
         const char *e = p;
         while (*e && *e != ',' && *e != ';') e++;
-        size_t      len = (size_t)(e - p);
+        size_t len = (size_t)(e - p);
         const char *params = e;
         while (*params && *params != ',') params++;
         int q0 = 0;
         for (const char *q = e; q < params; q++)
-            if (!strncmp(q, "q=0", 3) && (q + 3 == params || q[3] == ' ' || (q[3] == '.' && strspn(q + 4, "0") >= (size_t)(params - q - 4))))
+            if (!strncmp(q, "q=0", 3) &&
+                (q + 3 == params || q[3] == ' ' ||
+                 (q[3] == '.' && strspn(q + 4, "0") >= (size_t)(params - q - 4))))
                 q0 = 1;
         while (len && p[len - 1] == ' ') len--;
-        if (!q0 && ((len == strlen(type) && !strncasecmp(p, type, len)) || (len == 3 && !strncmp(p, "*/*", 3)) ||
+        if (!q0 && ((len == strlen(type) && !strncasecmp(p, type, len)) ||
+                    (len == 3 && !strncmp(p, "*/*", 3)) ||
                     (len == tl + 2 && !strncasecmp(p, type, tl) && !strncmp(p + tl, "/*", 2))))
             return 1;
         p = params;
@@ -52,14 +55,17 @@ static int s_accepts(const char *accept, const char *type)
 
 static void s_audit_auth_failure(exchange_t *ex, const char *reason)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(ex->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    char                            addr[64] = "?";
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(ex->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    char addr[64] = "?";
     if (ci && ci->client_addr) {
         const struct sockaddr *sa = ci->client_addr;
         if (sa->sa_family == AF_INET)
-            inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, addr, sizeof addr);
+            inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, addr,
+                      sizeof addr);
         else if (sa->sa_family == AF_INET6)
-            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, addr, sizeof addr);
+            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, addr,
+                      sizeof addr);
     }
     metric_inc(M.auth_failures, reason, NULL);
     log_warn("event=auth_failed audit=1 reason=%s client=%s", reason, addr);
@@ -70,7 +76,7 @@ static void s_audit_auth_failure(exchange_t *ex, const char *reason)
 static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
 {
     http_t *h = ex->http;
-    fe_t   *fe = h->fe;
+    fe_t *fe = h->fe;
     if (strcmp(url, "/mcp") != 0 && strcmp(url, "/mcp/") != 0)
         return exchange_refuse(ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, "not_found",
                                "not found: the MCP endpoint is /mcp");
@@ -82,11 +88,12 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
                                "forbidden: Origin not allowed (see --allow-origin)");
     if (ex->method == 'O') { /* CORS preflight from an allowed origin */
         struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-        const char          *origin = s_header(ex, "Origin");
+        const char *origin = s_header(ex, "Origin");
         if (origin) MHD_add_response_header(r, "Access-Control-Allow-Origin", origin);
         MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
         MHD_add_response_header(r, "Access-Control-Allow-Headers",
-                                "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID");
+                                "Authorization, Content-Type, Accept, Mcp-Session-Id, "
+                                "MCP-Protocol-Version, Last-Event-ID");
         MHD_add_response_header(r, "Access-Control-Max-Age", "600");
         enum MHD_Result rc = MHD_queue_response(ex->conn, MHD_HTTP_NO_CONTENT, r);
         MHD_destroy_response(r);
@@ -94,9 +101,9 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
         return rc;
     }
     if (ex->method != 'P' && ex->method != 'G' && ex->method != 'D') {
-        json_t              *msg = rpc_error(NULL, RPC_INVALID_REQUEST, "method not allowed", NULL);
-        size_t               len;
-        char                *text = rpc_dump(msg, &len);
+        json_t *msg = rpc_error(NULL, RPC_INVALID_REQUEST, "method not allowed", NULL);
+        size_t len;
+        char *text = rpc_dump(msg, &len);
         struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
         json_decref(msg);
         MHD_add_response_header(r, "Allow", "GET, POST, DELETE");
@@ -113,30 +120,39 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
         ex->accept_sse = s_accepts(accept, "text/event-stream");
         /* the spec has clients list both; we serve whichever they can take */
         if (!ex->accept_json && !ex->accept_sse)
-            return exchange_refuse(ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, "not_acceptable",
-                                   "not acceptable: Accept must include application/json or text/event-stream");
+            return exchange_refuse(
+                ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, "not_acceptable",
+                "not acceptable: Accept must include application/json or text/event-stream");
         if (!ex->accept_json) ex->sse = 1;
         const char *ctype = s_header(ex, "Content-Type");
-        if (!ctype || strncasecmp(ctype, "application/json", 16) != 0 || (ctype[16] && ctype[16] != ';' && ctype[16] != ' '))
-            return exchange_refuse(ex, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_INVALID_REQUEST, "content_type",
+        if (!ctype || strncasecmp(ctype, "application/json", 16) != 0 ||
+            (ctype[16] && ctype[16] != ';' && ctype[16] != ' '))
+            return exchange_refuse(ex, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_INVALID_REQUEST,
+                                   "content_type",
                                    "unsupported media type: Content-Type must be application/json");
         const char *clen = s_header(ex, "Content-Length");
         if (clen && strtoull(clen, NULL, 10) > (unsigned long long)fe->conf.max_body) {
             char msg[128];
-            snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)", fe->conf.max_body);
-            return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST, "body_too_large", msg);
+            snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)",
+                     fe->conf.max_body);
+            return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
+                                   "body_too_large", msg);
         }
     } else if (ex->method == 'G') {
         if (!s_accepts(accept, "text/event-stream") || !accept)
-            return exchange_refuse(ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, "not_acceptable",
-                                   "not acceptable: GET /mcp opens an event stream (Accept: text/event-stream)");
+            return exchange_refuse(
+                ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, "not_acceptable",
+                "not acceptable: GET /mcp opens an event stream (Accept: text/event-stream)");
     }
     const char *pv = s_header(ex, "MCP-Protocol-Version");
     if (pv && !mcp_version_supported(pv)) {
         char msg[160];
-        snprintf(msg, sizeof msg, "unsupported MCP-Protocol-Version: %.40s (supported: 2025-11-25, 2025-06-18, "
-                                  "2025-03-26, 2024-11-05)", pv);
-        return exchange_refuse(ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, "bad_protocol_version", msg);
+        snprintf(msg, sizeof msg,
+                 "unsupported MCP-Protocol-Version: %.40s (supported: 2025-11-25, 2025-06-18, "
+                 "2025-03-26, 2024-11-05)",
+                 pv);
+        return exchange_refuse(ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                               "bad_protocol_version", msg);
     }
     ex->headers_checked = 1;
     return MHD_YES;
@@ -162,7 +178,7 @@ static void s_on_tenant(void *arg, tenant_t *t, auth_status_t st)
  * or ex->auth_pending; -1: refused (a response is queued). */
 static int s_auth_start(exchange_t *ex, enum MHD_Result *rc)
 {
-    fe_t       *fe = ex->http->fe;
+    fe_t *fe = ex->http->fe;
     const char *auth = s_header(ex, "Authorization");
     if (!auth || !*auth) {
         if (fe->conf.anonymous_tenant[0]) {
@@ -178,8 +194,9 @@ static int s_auth_start(exchange_t *ex, enum MHD_Result *rc)
     if (strncasecmp(auth, "Bearer ", 7) != 0 || !auth[7] || strlen(auth + 7) > 512) {
         s_audit_auth_failure(ex, "malformed");
         ex->www_authenticate = 1;
-        *rc = exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, "unauthorized",
-                              "unauthorized: the Authorization header must be \"Bearer <API key>\"");
+        *rc =
+            exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, "unauthorized",
+                            "unauthorized: the Authorization header must be \"Bearer <API key>\"");
         return -1;
     }
     const char *key = auth + 7;
@@ -194,8 +211,9 @@ static int s_auth_start(exchange_t *ex, enum MHD_Result *rc)
         ex->auth_pending = 0;
         s_audit_auth_failure(ex, "redis_unavailable");
         ex->retry_after_s = 2;
-        *rc = exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "auth_unavailable",
-                              "service unavailable: cannot check the API key now (key store unreachable)");
+        *rc = exchange_refuse(
+            ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "auth_unavailable",
+            "service unavailable: cannot check the API key now (key store unreachable)");
         return -1;
     }
     return 0;
@@ -211,15 +229,16 @@ static enum MHD_Result s_auth_result(exchange_t *ex)
     }
     s_audit_auth_failure(ex, "redis_unavailable");
     ex->retry_after_s = 2;
-    return exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "auth_unavailable",
-                           "service unavailable: cannot check the API key now (key store unreachable)");
+    return exchange_refuse(
+        ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "auth_unavailable",
+        "service unavailable: cannot check the API key now (key store unreachable)");
 }
 
 /* ---- step 3: the session */
 
 static enum MHD_Result s_find_session(exchange_t *ex, int is_initialize, int *ok)
 {
-    fe_t       *fe = ex->http->fe;
+    fe_t *fe = ex->http->fe;
     const char *sid = s_header(ex, "Mcp-Session-Id");
     *ok = 0;
     if (!sid) {
@@ -227,26 +246,29 @@ static enum MHD_Result s_find_session(exchange_t *ex, int is_initialize, int *ok
             if ((long)sessions_count(fe) >= fe->conf.max_sessions ||
                 ex->tenant->sessions >= fe->conf.max_sessions_tenant) {
                 ex->retry_after_s = 5;
-                return exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "too_many_sessions",
+                return exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE,
+                                       "too_many_sessions",
                                        "too many open sessions; try again later");
             }
             ex->session = session_new(fe, TRANSPORT_HTTP, ex->tenant);
             if (!ex->session)
-                return exchange_refuse(ex, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR, "session_failed",
-                                       "could not create a session");
+                return exchange_refuse(ex, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+                                       "session_failed", "could not create a session");
             session_hold(ex->session);
             ex->new_session = 1;
             *ok = 1;
             return MHD_YES;
         }
-        return exchange_refuse(ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, "missing_session",
-                               "bad request: Mcp-Session-Id header is required (send initialize first)");
+        return exchange_refuse(
+            ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, "missing_session",
+            "bad request: Mcp-Session-Id header is required (send initialize first)");
     }
     session_t *s = session_find(fe, sid);
     /* another tenant's session is as unknown to this caller as a made-up id */
     if (!s || s->closed || s->tenant != ex->tenant)
-        return exchange_refuse(ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, "unknown_session",
-                               "session not found: it ended or never existed; initialize a new one");
+        return exchange_refuse(
+            ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, "unknown_session",
+            "session not found: it ended or never existed; initialize a new one");
     ex->session = s;
     session_hold(s);
     *ok = 1;
@@ -265,7 +287,7 @@ static enum MHD_Result s_answer_now_or_wait(exchange_t *ex)
 
 static void s_reject_emit(void *ctx, call_t *call, json_t *msg, int final)
 {
-    (void)call, (void)final;
+    (void)call, (void) final;
     exchange_t *ex = ctx;
     ex->status = MHD_HTTP_BAD_REQUEST;
     ex->answer = rpc_dump(msg, &ex->answer_len);
@@ -278,7 +300,8 @@ static enum MHD_Result s_post(exchange_t *ex)
     if (ex->too_big) {
         char msg[128];
         snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)", fe->conf.max_body);
-        return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST, "body_too_large", msg);
+        return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
+                               "body_too_large", msg);
     }
     rpc_msg_t m;
     if (rpc_parse((const char *)ex->body.data, ex->body.len, &m) < 0) {
@@ -322,7 +345,8 @@ static enum MHD_Result s_get(exchange_t *ex)
 
 static enum MHD_Result s_delete(exchange_t *ex)
 {
-    log_info("event=session_deleted session=%.8s tenant=%s", ex->session->id, ex->session->tenant->name);
+    log_info("event=session_deleted session=%.8s tenant=%s", ex->session->id,
+             ex->session->tenant->name);
     session_close(ex->session);
     return exchange_queue_json(ex, MHD_HTTP_OK, NULL);
 }
@@ -330,7 +354,7 @@ static enum MHD_Result s_delete(exchange_t *ex)
 static enum MHD_Result s_after_auth(exchange_t *ex)
 {
     if (ex->method == 'P') return s_post(ex);
-    int             ok;
+    int ok;
     enum MHD_Result rc = s_find_session(ex, 0, &ok);
     if (!ok) return rc;
     return ex->method == 'G' ? s_get(ex) : s_delete(ex);
@@ -358,6 +382,7 @@ enum MHD_Result exchange_mcp(exchange_t *ex, const char *url)
         return s_after_auth(ex);
     case EX_CALL: /* resumed by a notification before the stream started */
         return s_answer_now_or_wait(ex);
-    default: return MHD_YES;
+    default:
+        return MHD_YES;
     }
 }

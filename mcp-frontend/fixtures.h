@@ -6,9 +6,10 @@
 json_t *fixtures_resources(void);
 json_t *fixtures_resource_templates(void);
 json_t *fixtures_read(const char *uri); /* a ReadResourceResult, or NULL when not ours */
-int     fixtures_subscribable(const char *uri);
+int fixtures_subscribable(const char *uri);
 json_t *fixtures_prompts(void);
 json_t *fixtures_prompt_get(const char *name, const json_t *args); /* NULL when unknown */
-json_t *fixtures_complete(const char *ref_name, const char *arg, const char *value); /* values, or NULL */
+json_t *fixtures_complete(const char *ref_name, const char *arg,
+                          const char *value); /* values, or NULL */
 
 #endif

@@ -18,17 +18,17 @@
 #define LIST_SCAN    400 /* records looked at per page when filtering by status */
 
 typedef struct {
-    fe_t      *fe;
-    char       tenant[65];
+    fe_t *fe;
+    char tenant[65];
     record_fn *fn;
-    void      *arg;
+    void *arg;
 } fetch_t;
 
 json_t *field_int(const json_t *fields, const char *name)
 {
     const char *s = json_string_value(json_object_get(fields, name));
     if (!s || !*s) return json_null();
-    char     *end;
+    char *end;
     long long v = strtoll(s, &end, 10);
     return end != s && (*end == '\0' || *end == '.') ? json_integer(v) : json_null();
 }
@@ -50,7 +50,7 @@ static void s_on_record(void *arg, redisReply *reply)
     if (!reply || reply->type != REDIS_REPLY_ARRAY) {
         f->fn(f->arg, FETCH_UNAVAILABLE, NULL);
     } else {
-        json_t     *fields = s_hash_to_json(reply);
+        json_t *fields = s_hash_to_json(reply);
         const char *owner = json_string_value(json_object_get(fields, "tenant"));
         if (!owner || strcmp(owner, f->tenant) != 0) {
             json_decref(fields);
@@ -85,16 +85,17 @@ void record_fetch(fe_t *fe, const char *id, const tenant_t *tenant, record_fn *f
 
 json_t *record_view(const char *id, const json_t *fields)
 {
-    json_t     *v = json_object();
+    json_t *v = json_object();
     const char *s;
     json_object_set_new(v, "execution_id", json_string(id));
-    const char *strs[] = {"status", "profile", "tool", "code", "code_sha256", "exit_reason", "error_type",
-                          "error_message", "executor", "task_status", NULL};
+    const char *strs[] = {"status",      "profile",     "tool",       "code",
+                          "code_sha256", "exit_reason", "error_type", "error_message",
+                          "executor",    "task_status", NULL};
     for (int i = 0; strs[i]; i++)
         if ((s = json_string_value(json_object_get(fields, strs[i]))) && *s)
             json_object_set_new(v, strs[i], json_string(s));
-    const char *ints[] = {"created_ms", "started_ms", "finished_ms", "timeout_ms", "memory_mb", "code_bytes",
-                          "max_rss_kb", NULL};
+    const char *ints[] = {"created_ms", "started_ms", "finished_ms", "timeout_ms",
+                          "memory_mb",  "code_bytes", "max_rss_kb",  NULL};
     for (int i = 0; ints[i]; i++) json_object_set_new(v, ints[i], field_int(fields, ints[i]));
     const char *nums[] = {"queue_ms", "wall_ms", "cpu_ms", NULL};
     for (int i = 0; nums[i]; i++)
@@ -104,7 +105,8 @@ json_t *record_view(const char *id, const json_t *fields)
     if (!json_object_get(v, "code_sha256")) json_object_set_new(v, "code_sha256", json_null());
     if (!json_object_get(v, "status")) json_object_set_new(v, "status", json_string("unknown"));
     if (!json_object_get(v, "profile")) json_object_set_new(v, "profile", json_string(""));
-    if (json_is_null(json_object_get(v, "created_ms"))) json_object_set_new(v, "created_ms", json_integer(0));
+    if (json_is_null(json_object_get(v, "created_ms")))
+        json_object_set_new(v, "created_ms", json_integer(0));
     json_t *result = NULL;
     if ((s = json_string_value(json_object_get(fields, "call_result")))) {
         json_t *cr = json_loads(s, 0, NULL);
@@ -121,19 +123,23 @@ static void s_on_get(void *arg, fetch_status_t st, json_t *fields)
 {
     call_t *c = arg;
     if (st == FETCH_UNAVAILABLE) {
-        call_reply(c, tool_result("the execution store is unreachable right now; try again shortly", NULL, 1));
+        call_reply(c, tool_result("the execution store is unreachable right now; try again shortly",
+                                  NULL, 1));
     } else if (st == FETCH_NOT_FOUND) {
-        call_reply(c, tool_result("no such execution for your tenant (records are kept 7 days)", NULL, 1));
+        call_reply(
+            c, tool_result("no such execution for your tenant (records are kept 7 days)", NULL, 1));
     } else {
-        const char *id = json_string_value(json_object_get(json_object_get(c->params, "arguments"), "execution_id"));
-        char        canonical[ID_STR_LEN + 1];
-        uint8_t     raw[ID_BYTES];
+        const char *id = json_string_value(
+            json_object_get(json_object_get(c->params, "arguments"), "execution_id"));
+        char canonical[ID_STR_LEN + 1];
+        uint8_t raw[ID_BYTES];
         id_parse(id, raw);
         id_format(raw, canonical);
         json_t *view = record_view(canonical, fields);
-        char    text[256];
+        char text[256];
         snprintf(text, sizeof text, "execution %s: %s (profile %s)", canonical,
-                 json_string_value(json_object_get(view, "status")), json_string_value(json_object_get(view, "profile")));
+                 json_string_value(json_object_get(view, "status")),
+                 json_string_value(json_object_get(view, "profile")));
         call_reply(c, tool_result(text, view, 0));
     }
     call_release(c);
@@ -143,12 +149,14 @@ void tool_get_execution(call_t *c, json_t *args)
 {
     json_t *id = json_object_get(args, "execution_id");
     if (json_object_size(args) != 1 || !json_is_string(id)) {
-        call_error(c, RPC_INVALID_PARAMS, "get_execution takes one argument, execution_id (string)", NULL);
+        call_error(c, RPC_INVALID_PARAMS, "get_execution takes one argument, execution_id (string)",
+                   NULL);
         return;
     }
     uint8_t raw[ID_BYTES];
     if (id_parse(json_string_value(id), raw) < 0) {
-        call_error(c, RPC_INVALID_PARAMS, "execution_id must be a UUID as returned by execute_code", NULL);
+        call_error(c, RPC_INVALID_PARAMS, "execution_id must be a UUID as returned by execute_code",
+                   NULL);
         return;
     }
     call_hold(c);
@@ -159,19 +167,20 @@ void tool_get_execution(call_t *c, json_t *args)
  * fields (one pipelined HMGET per id). The cursor is "<created_ms>:<id>" of the last entry
  * returned; ids sort by time, so entries sharing that millisecond are told apart by id. */
 
-static const char *const s_summary_fields[] = {"status", "profile", "tool", "created_ms", "finished_ms",
-                                               "wall_ms", "code_bytes", "error_type", "task_status", NULL};
+static const char *const s_summary_fields[] = {"status",      "profile", "tool",       "created_ms",
+                                               "finished_ms", "wall_ms", "code_bytes", "error_type",
+                                               "task_status", NULL};
 
 typedef struct {
-    call_t  *call;
-    long     limit;
-    char     status[32];
-    size_t   n, pending;
-    char   (*ids)[ID_STR_LEN + 1];
-    double  *scores;
+    call_t *call;
+    long limit;
+    char status[32];
+    size_t n, pending;
+    char (*ids)[ID_STR_LEN + 1];
+    double *scores;
     json_t **rows;
-    int      more; /* the scan stopped before the end of the zset */
-    long     scan; /* entries asked of the zset */
+    int more;  /* the scan stopped before the end of the zset */
+    long scan; /* entries asked of the zset */
 } listing_t;
 
 static void s_listing_free(listing_t *l)
@@ -187,7 +196,7 @@ static void s_listing_free(listing_t *l)
 static void s_listing_done(listing_t *l)
 {
     json_t *list = json_array();
-    char    next[80] = "";
+    char next[80] = "";
     for (size_t i = 0; i < l->n; i++) {
         if (!l->rows[i]) continue;
         if ((long)json_array_size(list) == l->limit) {
@@ -200,7 +209,8 @@ static void s_listing_done(listing_t *l)
     json_t *out = json_pack("{s:o,s:o}", "executions", list, "next_cursor",
                             l->more && next[0] ? json_string(next) : json_null());
     char text[160];
-    snprintf(text, sizeof text, "%zu execution(s)%s", json_array_size(list), l->more ? "; more with next_cursor" : "");
+    snprintf(text, sizeof text, "%zu execution(s)%s", json_array_size(list),
+             l->more ? "; more with next_cursor" : "");
     call_reply(l->call, tool_result(text, out, 0));
     s_listing_free(l);
 }
@@ -213,20 +223,22 @@ static const char *s_or_empty(const json_t *v)
 static void s_on_summary(void *arg, redisReply *reply)
 {
     listing_t *l = arg;
-    size_t     i = l->n - l->pending; /* replies come in the order sent */
+    size_t i = l->n - l->pending; /* replies come in the order sent */
     l->pending--;
     if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 &&
         reply->element[0]->type == REDIS_REPLY_STRING) {
         json_t *f = json_object();
         for (size_t k = 0; s_summary_fields[k] && k < reply->elements; k++)
             if (reply->element[k]->type == REDIS_REPLY_STRING)
-                json_object_set_new(f, s_summary_fields[k], json_bytes(reply->element[k]->str, reply->element[k]->len));
+                json_object_set_new(f, s_summary_fields[k],
+                                    json_bytes(reply->element[k]->str, reply->element[k]->len));
         const char *st = json_string_value(json_object_get(f, "status"));
         if (!l->status[0] || (st && strcmp(st, l->status) == 0)) {
-            json_t *row = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o}", "execution_id", l->ids[i], "status", st ? st : "unknown",
-                                    "profile", s_or_empty(json_object_get(f, "profile")), "tool",
-                                    s_or_empty(json_object_get(f, "tool")), "created_ms",
-                                    field_int(f, "created_ms"), "finished_ms", field_int(f, "finished_ms"));
+            json_t *row =
+                json_pack("{s:s,s:s,s:s,s:s,s:o,s:o}", "execution_id", l->ids[i], "status",
+                          st ? st : "unknown", "profile", s_or_empty(json_object_get(f, "profile")),
+                          "tool", s_or_empty(json_object_get(f, "tool")), "created_ms",
+                          field_int(f, "created_ms"), "finished_ms", field_int(f, "finished_ms"));
             const char *w = json_string_value(json_object_get(f, "wall_ms"));
             json_object_set_new(row, "wall_ms", w ? json_real(strtod(w, NULL)) : json_null());
             const char *et = json_string_value(json_object_get(f, "error_type"));
@@ -242,7 +254,9 @@ static void s_on_ids(void *arg, redisReply *reply)
 {
     listing_t *l = arg;
     if (!reply || reply->type != REDIS_REPLY_ARRAY) {
-        call_reply(l->call, tool_result("the execution store is unreachable right now; try again shortly", NULL, 1));
+        call_reply(l->call,
+                   tool_result("the execution store is unreachable right now; try again shortly",
+                               NULL, 1));
         s_listing_free(l);
         return;
     }
@@ -250,9 +264,10 @@ static void s_on_ids(void *arg, redisReply *reply)
     l->ids = xcalloc(n + 1, sizeof *l->ids);
     l->scores = xcalloc(n + 1, sizeof *l->scores);
     l->rows = xcalloc(n + 1, sizeof *l->rows);
-    const char *cursor = json_string_value(json_object_get(json_object_get(l->call->params, "arguments"), "cursor"));
+    const char *cursor =
+        json_string_value(json_object_get(json_object_get(l->call->params, "arguments"), "cursor"));
     const char *after = cursor ? strchr(cursor, ':') : NULL;
-    double      cursor_ms = cursor ? strtod(cursor, NULL) : 0;
+    double cursor_ms = cursor ? strtod(cursor, NULL) : 0;
     for (size_t i = 0; i < n; i++) {
         const redisReply *id = reply->element[2 * i], *score = reply->element[2 * i + 1];
         if (id->type != REDIS_REPLY_STRING || id->len != ID_STR_LEN) continue;
@@ -269,8 +284,8 @@ static void s_on_ids(void *arg, redisReply *reply)
     }
     for (size_t i = 0; i < l->n; i++) {
         const char *argv[3 + 16] = {"HMGET"};
-        size_t      argl[3 + 16] = {5};
-        char        key[64];
+        size_t argl[3 + 16] = {5};
+        char key[64];
         snprintf(key, sizeof key, "sp:exec:%s", l->ids[i]);
         argv[1] = key, argl[1] = strlen(key);
         int argc = 2;
@@ -284,31 +299,39 @@ static void s_on_ids(void *arg, redisReply *reply)
 void tool_list_executions(call_t *c, json_t *args)
 {
     const char *key;
-    json_t     *v;
-    json_object_foreach(args, key, v) if (strcmp(key, "limit") && strcmp(key, "cursor") && strcmp(key, "status")) {
+    json_t *v;
+    json_object_foreach(args, key, v) if (strcmp(key, "limit") && strcmp(key, "cursor") &&
+                                          strcmp(key, "status"))
+    {
         call_error(c, RPC_INVALID_PARAMS, "list_executions takes limit, cursor and status", NULL);
         return;
     }
     json_t *limit = json_object_get(args, "limit"), *cursor = json_object_get(args, "cursor"),
            *status = json_object_get(args, "status");
-    if ((limit && (!json_is_integer(limit) || json_integer_value(limit) < 1 || json_integer_value(limit) > LIST_MAX)) ||
-        (cursor && !json_is_null(cursor) && !json_is_string(cursor)) || (status && !json_is_string(status))) {
-        call_error(c, RPC_INVALID_PARAMS, "list_executions: limit must be 1-100, cursor and status strings", NULL);
+    if ((limit && (!json_is_integer(limit) || json_integer_value(limit) < 1 ||
+                   json_integer_value(limit) > LIST_MAX)) ||
+        (cursor && !json_is_null(cursor) && !json_is_string(cursor)) ||
+        (status && !json_is_string(status))) {
+        call_error(c, RPC_INVALID_PARAMS,
+                   "list_executions: limit must be 1-100, cursor and status strings", NULL);
         return;
     }
     status_t st;
-    if (status && status_parse(json_string_value(status), &st) < 0 && strcmp(json_string_value(status), "queued") != 0) {
-        call_error(c, RPC_INVALID_PARAMS, "list_executions: unknown status (see execute_code's outputSchema)", NULL);
+    if (status && status_parse(json_string_value(status), &st) < 0 &&
+        strcmp(json_string_value(status), "queued") != 0) {
+        call_error(c, RPC_INVALID_PARAMS,
+                   "list_executions: unknown status (see execute_code's outputSchema)", NULL);
         return;
     }
     char max[40] = "+inf";
     if (json_is_string(cursor)) {
         const char *cs = json_string_value(cursor), *colon = strchr(cs, ':');
-        char       *end;
-        double      ms = strtod(cs, &end);
-        uint8_t     raw[ID_BYTES];
+        char *end;
+        double ms = strtod(cs, &end);
+        uint8_t raw[ID_BYTES];
         if (!colon || end != colon || ms < 0 || id_parse(colon + 1, raw) < 0) {
-            call_error(c, RPC_INVALID_PARAMS, "list_executions: cursor is not one this server returned", NULL);
+            call_error(c, RPC_INVALID_PARAMS,
+                       "list_executions: cursor is not one this server returned", NULL);
             return;
         }
         snprintf(max, sizeof max, "%.0f", ms);
@@ -318,12 +341,15 @@ void tool_list_executions(call_t *c, json_t *args)
     call_hold(c);
     l->limit = limit ? (long)json_integer_value(limit) : LIST_DEFAULT;
     if (status) snprintf(l->status, sizeof l->status, "%s", json_string_value(status));
-    long scan = l->status[0] ? LIST_SCAN : l->limit + 1 + 16; /* + room for same-millisecond skips */
+    long scan =
+        l->status[0] ? LIST_SCAN : l->limit + 1 + 16; /* + room for same-millisecond skips */
     if (scan > LIST_SCAN) scan = LIST_SCAN;
     l->scan = scan;
-    if (store_queryf(c->fe->store, s_on_ids, l, "ZREVRANGEBYSCORE sp:t:%s:execs %s -inf WITHSCORES LIMIT 0 %ld",
+    if (store_queryf(c->fe->store, s_on_ids, l,
+                     "ZREVRANGEBYSCORE sp:t:%s:execs %s -inf WITHSCORES LIMIT 0 %ld",
                      c->session->tenant->name, max, scan) < 0) {
-        call_reply(c, tool_result("the execution store is unreachable right now; try again shortly", NULL, 1));
+        call_reply(c, tool_result("the execution store is unreachable right now; try again shortly",
+                                  NULL, 1));
         s_listing_free(l);
     }
 }

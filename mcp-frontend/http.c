@@ -65,8 +65,9 @@ static void s_on_connection(void *cls, struct MHD_Connection *conn, void **socke
 {
     (void)cls, (void)socket_context;
     if (toe != MHD_CONNECTION_NOTIFY_STARTED) return;
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    int                             one = 1;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int one = 1;
     if (ci && setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
         log_debug("event=nodelay_failed error=\"%s\"", strerror(errno));
 }
@@ -91,17 +92,18 @@ static char *s_read_file(const char *path, char *err, size_t errlen)
     }
     buf_t b;
     buf_init(&b);
-    char   chunk[4096];
+    char chunk[4096];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (1u << 20)) buf_append(&b, chunk, n);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (1u << 20))
+        buf_append(&b, chunk, n);
     fclose(f);
     return buf_steal(&b, NULL);
 }
 
-static int s_parse_addr(const char *hostport, struct sockaddr_storage *ss, int *v6, int *loopback, char *err,
-                        size_t errlen)
+static int s_parse_addr(const char *hostport, struct sockaddr_storage *ss, int *v6, int *loopback,
+                        char *err, size_t errlen)
 {
-    char        host[128];
+    char host[128];
     const char *colon = strrchr(hostport, ':');
     if (!colon) {
         snprintf(err, errlen, "--http %s: expected HOST:PORT", hostport);
@@ -112,7 +114,7 @@ static int s_parse_addr(const char *hostport, struct sockaddr_storage *ss, int *
     memcpy(host, hostport, hl);
     host[hl] = '\0';
     char *end;
-    long  port = strtol(colon + 1, &end, 10);
+    long port = strtol(colon + 1, &end, 10);
     if (*end || port < 0 || port > 65535) {
         snprintf(err, errlen, "--http %s: bad port", hostport);
         return -1;
@@ -124,7 +126,7 @@ static int s_parse_addr(const char *hostport, struct sockaddr_storage *ss, int *
         if (rb) *rb = '\0';
     }
     if (!strcmp(host, "localhost") || !host[0]) snprintf(host, sizeof host, "127.0.0.1");
-    struct sockaddr_in  *a4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
     if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
         a4->sin_family = AF_INET;
@@ -149,15 +151,16 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     http_t *self = xcalloc(1, sizeof *self);
     self->fe = fe;
     struct sockaddr_storage ss;
-    int                     v6 = 0;
+    int v6 = 0;
     if (s_parse_addr(fe->conf.http, &ss, &v6, &self->loopback, err, errlen) < 0) {
         free(self);
         return -1;
     }
     int tls = fe->conf.tls_cert[0] && fe->conf.tls_key[0];
     if (!self->loopback && !tls && !fe->conf.allow_remote) {
-        snprintf(err, errlen, "refusing plain HTTP on non-loopback address %s: give --tls-cert/--tls-key, "
-                              "or --allow-remote when a TLS-terminating reverse proxy is in front",
+        snprintf(err, errlen,
+                 "refusing plain HTTP on non-loopback address %s: give --tls-cert/--tls-key, "
+                 "or --allow-remote when a TLS-terminating reverse proxy is in front",
                  fe->conf.http);
         free(self);
         return -1;
@@ -172,31 +175,36 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     char *cert = NULL, *key = NULL;
     if (tls) {
         flags |= MHD_USE_TLS;
-        if (!(cert = s_read_file(fe->conf.tls_cert, err, errlen)) || !(key = s_read_file(fe->conf.tls_key, err, errlen))) {
+        if (!(cert = s_read_file(fe->conf.tls_cert, err, errlen)) ||
+            !(key = s_read_file(fe->conf.tls_key, err, errlen))) {
             free(cert);
             free(self);
             return -1;
         }
     }
-    uint16_t port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
+    uint16_t port =
+        ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
     fe->http = self;
     if (tls)
         self->daemon = MHD_start_daemon(
-            flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-            MHD_OPTION_NOTIFY_COMPLETED, exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-            MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-            MHD_OPTION_HTTPS_MEM_CERT, cert,
-            MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
+            flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log,
+            self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
+            exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self,
+            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_LIMIT,
+            (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+            MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
     else
         self->daemon = MHD_start_daemon(
-            flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-            MHD_OPTION_NOTIFY_COMPLETED, exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-            MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-            MHD_OPTION_END);
+            flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log,
+            self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
+            exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self,
+            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_LIMIT,
+            (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
     free(cert);
     free(key);
     if (!self->daemon) {
-        snprintf(err, errlen, "cannot listen on %s (address in use, or not available)", fe->conf.http);
+        snprintf(err, errlen, "cannot listen on %s (address in use, or not available)",
+                 fe->conf.http);
         fe->http = NULL;
         free(self);
         return -1;

@@ -13,7 +13,7 @@
 #include "fe.h"
 
 /* 0, or -1 with the reason in err (bad address, port in use, TLS files). */
-int  http_start(fe_t *fe, char *err, size_t errlen);
+int http_start(fe_t *fe, char *err, size_t errlen);
 void http_stop(fe_t *fe);
 
 #endif

@@ -24,7 +24,7 @@ const char *task_status_for(status_t st, int cancelled)
 
 void task_iso8601(uint64_t ms, char out[40])
 {
-    time_t    secs = (time_t)(ms / 1000);
+    time_t secs = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
     size_t n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
@@ -52,7 +52,7 @@ job_t *job_new(fe_t *fe, call_t *call, job_kind_t kind, const char *service, con
     return job;
 }
 
-static job_t   *s_waiting;     /* jobs waiting for a broker connection, oldest first */
+static job_t *s_waiting; /* jobs waiting for a broker connection, oldest first */
 static uint64_t s_retry_timer;
 
 static void s_on_retry(loop_t *loop, void *arg);
@@ -89,7 +89,8 @@ static json_t *s_with_task_meta(const json_t *call_result, const char *task_id)
         meta = json_object();
         json_object_set_new(copy, "_meta", meta);
     }
-    json_object_set_new(meta, "io.modelcontextprotocol/related-task", json_pack("{s:s}", "taskId", task_id));
+    json_object_set_new(meta, "io.modelcontextprotocol/related-task",
+                        json_pack("{s:s}", "taskId", task_id));
     return copy;
 }
 
@@ -98,17 +99,18 @@ static void s_task_notify(job_t *job, const char *status, uint64_t updated_ms)
     char created[40], updated[40];
     task_iso8601(job->created_ms, created);
     task_iso8601(updated_ms, updated);
-    json_t *p = json_pack("{s:s,s:s,s:s,s:s,s:I}", "taskId", job->id_str, "status", status, "createdAt",
-                          created, "lastUpdatedAt", updated, "ttl", (json_int_t)job->task_ttl_ms);
+    json_t *p =
+        json_pack("{s:s,s:s,s:s,s:s,s:I}", "taskId", job->id_str, "status", status, "createdAt",
+                  created, "lastUpdatedAt", updated, "ttl", (json_int_t)job->task_ttl_ms);
     session_notify(job->session, rpc_notification("notifications/tasks/status", p));
 }
 
 /* The job's one ending: render, record, answer, free. */
 static void s_finish(job_t *job, const uint8_t *body, size_t len)
 {
-    fe_t    *fe = job->fe;
+    fe_t *fe = job->fe;
     result_t res;
-    char     err[160];
+    char err[160];
     if (job->submitted_us) job->farm_us = clock_mono_us() - job->submitted_us;
     if (result_decode(body, len, &res, err, sizeof err) < 0) {
         log_warn("event=bad_result job=%s error=\"%s\"", job->id_str, err);
@@ -121,8 +123,9 @@ static void s_finish(job_t *job, const uint8_t *body, size_t len)
     }
     json_t *call_result = job->render(job, &res);
     metric_inc(M.tool_calls, job->tool, status_name(res.status));
-    log_info("event=job_done job=%s tenant=%s tool=%s status=%s wall_ms=%.3f queue_ms=%.3f", job->id_str,
-             job->tenant->name, job->tool, status_name(res.status), res.wall_ms, res.queue_ms);
+    log_info("event=job_done job=%s tenant=%s tool=%s status=%s wall_ms=%.3f queue_ms=%.3f",
+             job->id_str, job->tenant->name, job->tool, status_name(res.status), res.wall_ms,
+             res.queue_ms);
     if (job->record) {
         record_finished(fe, job, &res, call_result);
         resources_execution_updated(fe, job);
@@ -134,15 +137,16 @@ static void s_finish(job_t *job, const uint8_t *body, size_t len)
             call_progress(c, "done");
             /* logging/setLevel subscribers hear how it ended; failures louder than successes */
             call_log(c, res.status == ST_OK ? LOGLEVEL_DEBUG : LOGLEVEL_WARNING, "snakepit",
-                     json_pack("{s:s,s:s,s:f}", "execution_id", job->id_str, "status", status_name(res.status),
-                               "wall_ms", res.wall_ms));
+                     json_pack("{s:s,s:s,s:f}", "execution_id", job->id_str, "status",
+                               status_name(res.status), "wall_ms", res.wall_ms));
         }
         call_reply(c, json_incref(call_result));
     }
     if (job->task) {
         s_task_notify(job, task_status_for(res.status, job->task_cancelled), clock_wall_ms());
         json_t *payload = s_with_task_meta(call_result, job->id_str);
-        for (size_t i = 0; i < job->n_waiters; i++) call_reply(job->waiters[i], json_incref(payload));
+        for (size_t i = 0; i < job->n_waiters; i++)
+            call_reply(job->waiters[i], json_incref(payload));
         json_decref(payload);
     }
     json_decref(call_result);
@@ -163,16 +167,16 @@ static void s_progress_chunk(job_t *job, const uint8_t *body, size_t len)
         job->running_sent = 1;
         call_progress(c, "running");
     }
-    mpr_t    r;
+    mpr_t r;
     uint32_t n;
     mpr_init(&r, body, len);
     if (mpr_map(&r, &n) < 0) return;
     const uint8_t *data = NULL;
-    uint32_t       dlen = 0;
-    char           stream[8] = "";
+    uint32_t dlen = 0;
+    char stream[8] = "";
     for (uint32_t i = 0; i < n && !r.err; i++) {
         const char *k, *v;
-        uint32_t    kl, vl;
+        uint32_t kl, vl;
         if (mpr_str(&r, &k, &kl) < 0) return;
         if (mpr_key_is(k, kl, "stream") && mpr_str(&r, &v, &vl) == 0 && vl < sizeof stream) {
             memcpy(stream, v, vl);
@@ -192,18 +196,22 @@ static void s_progress_chunk(job_t *job, const uint8_t *body, size_t len)
     buf_free(&b);
 }
 
-static void s_on_event(void *arg, const uint8_t id[ID_BYTES], client_event_t ev, const uint8_t *body,
-                       size_t len)
+static void s_on_event(void *arg, const uint8_t id[ID_BYTES], client_event_t ev,
+                       const uint8_t *body, size_t len)
 {
-    fe_t  *fe = arg;
+    fe_t *fe = arg;
     job_t *job = idmap_get(fe->jobs, id);
     if (!job) return;
     switch (ev) {
     case CLIENT_ACCEPTED:
         if (job->call && call_alive(job->call)) call_progress(job->call, "queued");
         break;
-    case CLIENT_PROGRESS: s_progress_chunk(job, body, len); break;
-    case CLIENT_RESULT: s_finish(job, body, len); break;
+    case CLIENT_PROGRESS:
+        s_progress_chunk(job, body, len);
+        break;
+    case CLIENT_RESULT:
+        s_finish(job, body, len);
+        break;
     }
 }
 
@@ -242,8 +250,8 @@ static void s_answer_with_task(job_t *job)
 {
     char created[40];
     task_iso8601(job->created_ms, created);
-    json_t *task = json_pack("{s:s,s:s,s:s,s:s,s:I,s:i}", "taskId", job->id_str, "status", "working",
-                             "createdAt", created, "lastUpdatedAt", created, "ttl",
+    json_t *task = json_pack("{s:s,s:s,s:s,s:s,s:I,s:i}", "taskId", job->id_str, "status",
+                             "working", "createdAt", created, "lastUpdatedAt", created, "ttl",
                              (json_int_t)job->task_ttl_ms, "pollInterval", 250);
     call_t *c = job->call;
     job->call = NULL;
@@ -270,7 +278,8 @@ void jobs_submit(job_t *job, jobspec_t *spec, long wall_ms)
     metric_set(M.jobs_inflight, (double)idmap_size(fe->jobs), NULL, NULL);
     if (job->task) s_answer_with_task(job);
     job->submitted_us = clock_mono_us();
-    int rc = client_submit(fe->client, job->service, job->id, &job->route, job->body.data, job->body.len);
+    int rc = client_submit(fe->client, job->service, job->id, &job->route, job->body.data,
+                           job->body.len);
     /* the record is written while the job runs, never before it leaves */
     if (job->record) record_submitted(fe, job, spec);
     if (rc == 0) {
@@ -292,9 +301,10 @@ static void s_unavailable(job_t *job)
     log_warn("event=broker_unavailable job=%s endpoint=%s", job->id_str, fe->conf.broker);
     buf_t r;
     buf_init(&r);
-    result_encode_simple(&r, ST_REJECTED, "Unavailable",
-                         "no broker is connected: the sandbox farm is not running or not reachable from "
-                         "this front-end; try again shortly");
+    result_encode_simple(
+        &r, ST_REJECTED, "Unavailable",
+        "no broker is connected: the sandbox farm is not running or not reachable from "
+        "this front-end; try again shortly");
     s_finish(job, r.data, r.len);
     buf_free(&r);
 }
@@ -306,7 +316,8 @@ static void s_on_retry(loop_t *loop, void *arg)
     uint64_t now = clock_mono_ms();
     while (s_waiting) {
         job_t *job = s_waiting;
-        if (client_submit(job->fe->client, job->service, job->id, &job->route, job->body.data, job->body.len) == 0) {
+        if (client_submit(job->fe->client, job->service, job->id, &job->route, job->body.data,
+                          job->body.len) == 0) {
             s_waiting = job->next_waiting;
             job->broker_wait_until = 0;
             buf_free(&job->body);
@@ -327,7 +338,8 @@ static int s_cancel_waiting(job_t *job)
             *pp = job->next_waiting;
             buf_t r;
             buf_init(&r);
-            result_encode_simple(&r, ST_CANCELLED, "Cancelled", "cancelled before it reached the farm");
+            result_encode_simple(&r, ST_CANCELLED, "Cancelled",
+                                 "cancelled before it reached the farm");
             s_finish(job, r.data, r.len);
             buf_free(&r);
             return 1;

@@ -34,9 +34,11 @@ int rpc_parse(const char *data, size_t len, rpc_msg_t *m)
         return s_invalid(m, RPC_PARSE_ERROR, why);
     }
     if (json_is_array(m->msg))
-        return s_invalid(m, RPC_INVALID_REQUEST, "batches are not supported (MCP 2025-06-18 and "
-                                                 "later send one message per request)");
-    if (!json_is_object(m->msg)) return s_invalid(m, RPC_INVALID_REQUEST, "message is not a JSON object");
+        return s_invalid(m, RPC_INVALID_REQUEST,
+                         "batches are not supported (MCP 2025-06-18 and "
+                         "later send one message per request)");
+    if (!json_is_object(m->msg))
+        return s_invalid(m, RPC_INVALID_REQUEST, "message is not a JSON object");
     json_t *id = json_object_get(m->msg, "id");
     if (id && s_id_ok(id)) m->id = id;
     json_t *ver = json_object_get(m->msg, "jsonrpc");
@@ -51,7 +53,8 @@ int rpc_parse(const char *data, size_t len, rpc_msg_t *m)
         if (!json_is_string(method) || json_string_length(method) == 0)
             return s_invalid(m, RPC_INVALID_REQUEST, "\"method\" must be a non-empty string");
         if (result || error)
-            return s_invalid(m, RPC_INVALID_REQUEST, "a request cannot carry \"result\" or \"error\"");
+            return s_invalid(m, RPC_INVALID_REQUEST,
+                             "a request cannot carry \"result\" or \"error\"");
         m->method = json_string_value(method);
         m->params = json_object_get(m->msg, "params");
         if (m->params && json_is_null(m->params)) m->params = NULL;
@@ -62,9 +65,11 @@ int rpc_parse(const char *data, size_t len, rpc_msg_t *m)
     }
     if (!id) return s_invalid(m, RPC_INVALID_REQUEST, "message has neither \"method\" nor \"id\"");
     if (!result == !error)
-        return s_invalid(m, RPC_INVALID_REQUEST, "a response carries exactly one of \"result\" and \"error\"");
+        return s_invalid(m, RPC_INVALID_REQUEST,
+                         "a response carries exactly one of \"result\" and \"error\"");
     if (error && (!json_is_object(error) || !json_is_integer(json_object_get(error, "code"))))
-        return s_invalid(m, RPC_INVALID_REQUEST, "\"error\" must be an object with an integer code");
+        return s_invalid(m, RPC_INVALID_REQUEST,
+                         "\"error\" must be an object with an integer code");
     m->kind = RPC_RESPONSE;
     return 0;
 }

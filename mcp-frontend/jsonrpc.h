@@ -9,16 +9,16 @@
 #include <stddef.h>
 
 /* JSON-RPC 2.0 §5.1 and MCP's own codes */
-#define RPC_PARSE_ERROR      -32700
-#define RPC_INVALID_REQUEST  -32600
-#define RPC_METHOD_NOT_FOUND -32601
-#define RPC_INVALID_PARAMS   -32602
-#define RPC_INTERNAL_ERROR   -32603
+#define RPC_PARSE_ERROR        -32700
+#define RPC_INVALID_REQUEST    -32600
+#define RPC_METHOD_NOT_FOUND   -32601
+#define RPC_INVALID_PARAMS     -32602
+#define RPC_INTERNAL_ERROR     -32603
 #define RPC_RESOURCE_NOT_FOUND -32002 /* MCP: resources/read of an unknown URI */
 /* implementation-defined server errors (-32000..-32099) */
-#define RPC_RATE_LIMITED     -32029 /* data: {retry_after_ms} */
-#define RPC_UNAVAILABLE      -32030 /* a dependency (Redis, broker) cannot serve now */
-#define RPC_QUOTA            -32031 /* a tenant limit refuses the call */
+#define RPC_RATE_LIMITED -32029 /* data: {retry_after_ms} */
+#define RPC_UNAVAILABLE  -32030 /* a dependency (Redis, broker) cannot serve now */
+#define RPC_QUOTA        -32031 /* a tenant limit refuses the call */
 
 typedef enum {
     RPC_REQUEST,      /* method + id */
@@ -28,19 +28,19 @@ typedef enum {
 } rpc_kind_t;
 
 typedef struct {
-    rpc_kind_t  kind;
-    json_t     *msg;    /* the whole message (owned; NULL when it did not parse) */
-    json_t     *id;     /* borrowed from msg; NULL when absent or unusable */
+    rpc_kind_t kind;
+    json_t *msg;        /* the whole message (owned; NULL when it did not parse) */
+    json_t *id;         /* borrowed from msg; NULL when absent or unusable */
     const char *method; /* borrowed from msg */
-    json_t     *params; /* borrowed; NULL when absent */
-    int         code;   /* for RPC_INVALID: RPC_PARSE_ERROR or RPC_INVALID_REQUEST */
-    char        why[256];
+    json_t *params;     /* borrowed; NULL when absent */
+    int code;           /* for RPC_INVALID: RPC_PARSE_ERROR or RPC_INVALID_REQUEST */
+    char why[256];
 } rpc_msg_t;
 
 /* Parses one message. Returns 0 for a request, notification or response, -1 otherwise (then
  * kind is RPC_INVALID, code and why say what to answer, and id is set when the message had a
  * usable id so that the error can carry it). */
-int  rpc_parse(const char *data, size_t len, rpc_msg_t *out);
+int rpc_parse(const char *data, size_t len, rpc_msg_t *out);
 void rpc_msg_clear(rpc_msg_t *m);
 
 /* Builders; each steals the json_t references it is given (id is copied, not stolen). */

@@ -37,24 +37,25 @@ static const char s_gcra_lua[] =
     "if k > want then k = want end\n"
     "if k <= 0 then return {0, math.ceil(tat + period - burst * period - now)} end\n"
     "local new_tat = tat + k * period\n"
-    "redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 1000)\n"
+    "redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + "
+    "1000)\n"
     "return {k, 0}\n";
 
 struct limiter {
-    fe_t           *fe;
+    fe_t *fe;
     store_script_t *gcra;
-    uint64_t        last_fallback_log;
+    uint64_t last_fallback_log;
 };
 
 typedef struct limit_waiter {
-    limit_fn            *fn;
-    void                *arg;
+    limit_fn *fn;
+    void *arg;
     struct limit_waiter *next;
 } waiter_t;
 
 typedef struct {
     limiter_t *self;
-    tenant_t  *tenant;
+    tenant_t *tenant;
 } lease_t;
 
 static long s_batch(const tenant_t *t)
@@ -71,12 +72,14 @@ static int s_local(limiter_t *self, tenant_t *t, long *retry_after_ms)
     uint64_t now = clock_mono_ms();
     if (now - self->last_fallback_log > 10000) {
         self->last_fallback_log = now;
-        log_warn("event=rate_limit_fallback reason=redis_unreachable share_pct=%ld", self->fe->conf.local_rate_pct);
+        log_warn("event=rate_limit_fallback reason=redis_unreachable share_pct=%ld",
+                 self->fe->conf.local_rate_pct);
     }
     double rate = t->rate * (double)self->fe->conf.local_rate_pct / 100.0;
-    long   burst = (long)((double)t->burst * (double)self->fe->conf.local_rate_pct / 100.0);
+    long burst = (long)((double)t->burst * (double)self->fe->conf.local_rate_pct / 100.0);
     if (burst < 1) burst = 1;
-    if (gcra_step(&t->local_tat_ms, (double)now, rate > 0 ? rate : 0.001, burst, retry_after_ms)) return LIMIT_ALLOW;
+    if (gcra_step(&t->local_tat_ms, (double)now, rate > 0 ? rate : 0.001, burst, retry_after_ms))
+        return LIMIT_ALLOW;
     metric_inc(M.rate_limited, "local", NULL);
     return LIMIT_DENY;
 }
@@ -92,13 +95,14 @@ static void s_refill(limiter_t *self, tenant_t *t);
 
 static void s_on_lease(void *arg, redisReply *reply)
 {
-    lease_t  *l = arg;
+    lease_t *l = arg;
     tenant_t *t = l->tenant;
     limiter_t *self = l->self;
     free(l);
     t->refilling = 0;
-    int  ok = reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-              reply->element[0]->type == REDIS_REPLY_INTEGER && reply->element[1]->type == REDIS_REPLY_INTEGER;
+    int ok = reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+             reply->element[0]->type == REDIS_REPLY_INTEGER &&
+             reply->element[1]->type == REDIS_REPLY_INTEGER;
     long retry = ok ? (long)reply->element[1]->integer : 0;
     if (ok) {
         uint64_t now = clock_mono_ms();
@@ -112,8 +116,8 @@ static void s_on_lease(void *arg, redisReply *reply)
     t->waiters = NULL;
     while (w) {
         waiter_t *next = w->next;
-        long      r = retry;
-        int       allowed;
+        long r = retry;
+        int allowed;
         if (!ok) {
             allowed = s_local(self, t, &r) == LIMIT_ALLOW;
         } else {
@@ -138,7 +142,7 @@ static void s_refill(limiter_t *self, tenant_t *t)
     snprintf(burst, sizeof burst, "%ld", t->burst);
     snprintf(want, sizeof want, "%ld", s_batch(t));
     const char *args[] = {key, period, burst, want};
-    lease_t    *l = xcalloc(1, sizeof *l);
+    lease_t *l = xcalloc(1, sizeof *l);
     *l = (lease_t){self, t};
     t->refilling = 1;
     if (store_eval(self->fe->store, self->gcra, s_on_lease, l, 1, 4, args) < 0) {
@@ -151,7 +155,8 @@ int limiter_check(limiter_t *self, tenant_t *t, limit_fn *fn, void *arg, long *r
 {
     if (s_take(t)) {
         /* renew in the background when half spent, so the next calls find permits */
-        if (t->permits <= s_batch(t) / 2 && !t->refilling && store_connected(self->fe->store)) s_refill(self, t);
+        if (t->permits <= s_batch(t) / 2 && !t->refilling && store_connected(self->fe->store))
+            s_refill(self, t);
         return LIMIT_ALLOW;
     }
     if (!store_connected(self->fe->store)) return s_local(self, t, retry_after_ms);

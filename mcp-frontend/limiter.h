@@ -15,7 +15,7 @@ enum { LIMIT_ALLOW, LIMIT_DENY, LIMIT_PENDING };
 typedef void(limit_fn)(void *arg, int allowed, long retry_after_ms);
 
 limiter_t *limiter_new(fe_t *fe);
-void       limiter_destroy(limiter_t **self_p);
+void limiter_destroy(limiter_t **self_p);
 /* LIMIT_ALLOW or LIMIT_DENY (retry_after_ms set) when decided at once; LIMIT_PENDING when
  * fn will be called with the decision. */
 int limiter_check(limiter_t *self, tenant_t *t, limit_fn *fn, void *arg, long *retry_after_ms);

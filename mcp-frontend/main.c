@@ -28,31 +28,40 @@
 
 static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(fe_conf_t, http, "http", "HOST:PORT",
-                "serve Streamable HTTP on /mcp here (default 127.0.0.1:8765; with --stdio only when given)"),
+                "serve Streamable HTTP on /mcp here (default 127.0.0.1:8765; with --stdio only "
+                "when given)"),
     CFG_OPT_BOOL(fe_conf_t, stdio, "stdio", "serve MCP on stdin/stdout as the --tenant identity"),
     CFG_OPT_STR(fe_conf_t, broker, "broker", "ENDPOINT", "the broker's client endpoint"),
-    CFG_OPT_STR(fe_conf_t, redis, "redis", "URL", "redis://[user:pass@]host:port[/db] or unix:///path"),
+    CFG_OPT_STR(fe_conf_t, redis, "redis", "URL",
+                "redis://[user:pass@]host:port[/db] or unix:///path"),
     CFG_OPT_STR(fe_conf_t, tenant, "tenant", "NAME", "tenant that --stdio runs as"),
     CFG_OPT_STR(fe_conf_t, log_level, "log-level", "LEVEL", "debug, info, warn, error"),
     CFG_OPT_INT(fe_conf_t, max_body, "max-body", 1024, 64L << 20, "BYTES",
                 "largest accepted HTTP request body or stdio line"),
-    CFG_OPT_LIST(fe_conf_t, allow_origin, "allow-origin", "ORIGIN",
-                 "browser Origin allowed to call (repeatable; default: loopback origins only; * = any)"),
+    CFG_OPT_LIST(
+        fe_conf_t, allow_origin, "allow-origin", "ORIGIN",
+        "browser Origin allowed to call (repeatable; default: loopback origins only; * = any)"),
     CFG_OPT_LIST(fe_conf_t, allow_host, "allow-host", "HOST",
                  "Host header value accepted besides loopback names (repeatable; for proxies)"),
-    CFG_OPT_STR(fe_conf_t, tls_cert, "tls-cert", "FILE", "serve HTTPS with this PEM certificate chain"),
+    CFG_OPT_STR(fe_conf_t, tls_cert, "tls-cert", "FILE",
+                "serve HTTPS with this PEM certificate chain"),
     CFG_OPT_STR(fe_conf_t, tls_key, "tls-key", "FILE", "the PEM private key for --tls-cert"),
-    CFG_OPT_BOOL(fe_conf_t, allow_remote, "allow-remote",
-                 "allow plain HTTP on a non-loopback address (only behind a TLS-terminating proxy)"),
+    CFG_OPT_BOOL(
+        fe_conf_t, allow_remote, "allow-remote",
+        "allow plain HTTP on a non-loopback address (only behind a TLS-terminating proxy)"),
     CFG_OPT_STR(fe_conf_t, anonymous_tenant, "anonymous-tenant", "NAME",
                 "HTTP requests without a key run as this tenant (loopback only; for local tests)"),
-    CFG_OPT_BOOL(fe_conf_t, test_fixtures, "test-fixtures",
-                 "serve the MCP conformance suite's test_* tools, resources and prompts (tests only)"),
-    CFG_OPT_INT(fe_conf_t, max_sessions, "max-sessions", 1, 10000000, "N", "open HTTP sessions at most"),
+    CFG_OPT_BOOL(
+        fe_conf_t, test_fixtures, "test-fixtures",
+        "serve the MCP conformance suite's test_* tools, resources and prompts (tests only)"),
+    CFG_OPT_INT(fe_conf_t, max_sessions, "max-sessions", 1, 10000000, "N",
+                "open HTTP sessions at most"),
     CFG_OPT_INT(fe_conf_t, max_sessions_tenant, "max-sessions-per-tenant", 1, 10000000, "N",
                 "open HTTP sessions at most per tenant"),
-    CFG_OPT_INT(fe_conf_t, session_idle_s, "session-idle-s", 10, 86400 * 7, "S", "close idle HTTP sessions after S"),
-    CFG_OPT_INT(fe_conf_t, auth_cache_ms, "auth-cache-ms", 0, 3600000, "MS", "cache key → tenant lookups this long"),
+    CFG_OPT_INT(fe_conf_t, session_idle_s, "session-idle-s", 10, 86400 * 7, "S",
+                "close idle HTTP sessions after S"),
+    CFG_OPT_INT(fe_conf_t, auth_cache_ms, "auth-cache-ms", 0, 3600000, "MS",
+                "cache key → tenant lookups this long"),
     CFG_OPT_INT(fe_conf_t, local_rate_pct, "local-rate-pct", 1, 100, "PCT",
                 "share of a tenant's rate the local limiter allows while Redis is down"),
     CFG_OPT_INT(fe_conf_t, queue_allowance_ms, "queue-allowance-ms", 0, 3600000, "MS",
@@ -61,20 +70,31 @@ static const cfg_opt_t s_opts[] = {
                 "a Redis command unanswered this long drops the connection"),
     CFG_OPT_INT(fe_conf_t, record_buffer, "record-buffer", 0, 10000000, "N",
                 "record writes kept while Redis is away (then dropped and counted)"),
-    CFG_OPT_INT(fe_conf_t, record_ttl_s, "record-ttl-s", 60, 86400 * 365, "S", "execution records live this long"),
-    CFG_OPT_INT(fe_conf_t, code_cap, "code-cap", 0, 1 << 20, "BYTES", "code kept in a record (else its sha256)"),
-    CFG_OPT_INT(fe_conf_t, head_cap, "head-cap", 0, 1 << 20, "BYTES", "stdout/stderr kept in a record"),
-    CFG_OPT_INT(fe_conf_t, result_cap, "result-cap", 1024, 16 << 20, "BYTES", "structured result kept in a record"),
-    CFG_OPT_INT(fe_conf_t, page_size, "page-size", 1, 1000, "N", "items per page of tools/resources/prompts/tasks lists"),
+    CFG_OPT_INT(fe_conf_t, record_ttl_s, "record-ttl-s", 60, 86400 * 365, "S",
+                "execution records live this long"),
+    CFG_OPT_INT(fe_conf_t, code_cap, "code-cap", 0, 1 << 20, "BYTES",
+                "code kept in a record (else its sha256)"),
+    CFG_OPT_INT(fe_conf_t, head_cap, "head-cap", 0, 1 << 20, "BYTES",
+                "stdout/stderr kept in a record"),
+    CFG_OPT_INT(fe_conf_t, result_cap, "result-cap", 1024, 16 << 20, "BYTES",
+                "structured result kept in a record"),
+    CFG_OPT_INT(fe_conf_t, page_size, "page-size", 1, 1000, "N",
+                "items per page of tools/resources/prompts/tasks lists"),
     CFG_OPT_INT(fe_conf_t, max_inflight_session, "max-inflight-session", 1, 100000, "N",
                 "requests in flight per session"),
-    CFG_OPT_INT(fe_conf_t, sse_keepalive_s, "sse-keepalive-s", 1, 3600, "S", "comment lines on idle SSE streams"),
-    CFG_OPT_STR(fe_conf_t, curve_server_key, "broker-curve-key", "Z85", "the broker's CURVE public key (enables CURVE)"),
-    CFG_OPT_STR(fe_conf_t, curve_public_key, "curve-public-key", "Z85", "this front-end's CURVE public key"),
-    CFG_OPT_STR(fe_conf_t, curve_secret_key, "curve-secret-key", "Z85", "this front-end's CURVE secret key"),
-    CFG_OPT_INT(fe_conf_t, heartbeat_ms, "heartbeat-ms", 100, 60000, "MS", "broker heartbeat interval"),
+    CFG_OPT_INT(fe_conf_t, sse_keepalive_s, "sse-keepalive-s", 1, 3600, "S",
+                "comment lines on idle SSE streams"),
+    CFG_OPT_STR(fe_conf_t, curve_server_key, "broker-curve-key", "Z85",
+                "the broker's CURVE public key (enables CURVE)"),
+    CFG_OPT_STR(fe_conf_t, curve_public_key, "curve-public-key", "Z85",
+                "this front-end's CURVE public key"),
+    CFG_OPT_STR(fe_conf_t, curve_secret_key, "curve-secret-key", "Z85",
+                "this front-end's CURVE secret key"),
+    CFG_OPT_INT(fe_conf_t, heartbeat_ms, "heartbeat-ms", 100, 60000, "MS",
+                "broker heartbeat interval"),
     CFG_OPT_STR(fe_conf_t, broker_instance, "broker-instance", "NAME",
-                "the broker's --instance, whose Redis snapshot get_sandbox_info reports (default: host name)"),
+                "the broker's --instance, whose Redis snapshot get_sandbox_info reports (default: "
+                "host name)"),
     CFG_OPT_INT(fe_conf_t, broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
                 "a job waits this long for a broker connection before it is answered rejected"),
     CFG_OPT_END,
@@ -109,7 +129,7 @@ static const fe_conf_t s_defaults = {
 static void s_on_signal(loop_t *loop, short revents, void *arg)
 {
     (void)revents;
-    int                     fd = *(int *)arg;
+    int fd = *(int *)arg;
     struct signalfd_siginfo si;
     if (read(fd, &si, sizeof si) == (ssize_t)sizeof si)
         log_info("event=signal signal=%s", strsignal((int)si.ssi_signo));
@@ -131,10 +151,12 @@ static int s_validate(fe_conf_t *c, char *err, size_t errlen)
         snprintf(err, errlen, "--tls-cert and --tls-key go together");
         return -1;
     }
-    if (c->curve_server_key[0] && (strlen(c->curve_public_key) != 40 || strlen(c->curve_secret_key) != 40 ||
-                                   strlen(c->curve_server_key) != 40)) {
-        snprintf(err, errlen, "CURVE keys are 40-character Z85 strings (--broker-curve-key, --curve-public-key, "
-                              "--curve-secret-key)");
+    if (c->curve_server_key[0] &&
+        (strlen(c->curve_public_key) != 40 || strlen(c->curve_secret_key) != 40 ||
+         strlen(c->curve_server_key) != 40)) {
+        snprintf(err, errlen,
+                 "CURVE keys are 40-character Z85 strings (--broker-curve-key, --curve-public-key, "
+                 "--curve-secret-key)");
         return -1;
     }
     return 0;
@@ -145,7 +167,8 @@ static void s_instance(fe_t *fe)
     char host[64] = "host";
     gethostname(host, sizeof host);
     host[sizeof host - 1] = '\0';
-    if (!fe->conf.broker_instance[0]) snprintf(fe->conf.broker_instance, sizeof fe->conf.broker_instance, "%s", host);
+    if (!fe->conf.broker_instance[0])
+        snprintf(fe->conf.broker_instance, sizeof fe->conf.broker_instance, "%s", host);
     snprintf(fe->instance, sizeof fe->instance, "%s:%d", host, (int)getpid());
 }
 
@@ -156,14 +179,20 @@ int main(int argc, char **argv)
     char err[512];
     switch (config_load(&fe->conf, s_opts, argc, argv, NULL, NULL, err, sizeof err)) {
     case CONFIG_HELP:
-        config_usage(stdout, "snakepit-mcp [--http HOST:PORT] [--stdio] --broker ENDPOINT --redis URL [options]",
-                     "The snakepit MCP front-end: MCP 2025-11-25 over Streamable HTTP (/mcp) and stdio, "
-                     "backed by the broker and Redis.",
-                     s_opts, &s_defaults);
+        config_usage(
+            stdout,
+            "snakepit-mcp [--http HOST:PORT] [--stdio] --broker ENDPOINT --redis URL [options]",
+            "The snakepit MCP front-end: MCP 2025-11-25 over Streamable HTTP (/mcp) and stdio, "
+            "backed by the broker and Redis.",
+            s_opts, &s_defaults);
         free(fe);
         return 0;
-    case CONFIG_ERROR: fprintf(stderr, "snakepit-mcp: %s\n", err); free(fe); return 2;
-    case CONFIG_OK: break;
+    case CONFIG_ERROR:
+        fprintf(stderr, "snakepit-mcp: %s\n", err);
+        free(fe);
+        return 2;
+    case CONFIG_OK:
+        break;
     }
     log_level_t level = LOG_INFO;
     if (log_level_parse(fe->conf.log_level, &level) < 0) {
@@ -211,8 +240,9 @@ int main(int argc, char **argv)
     if (!rc) {
         char where[300];
         redis_url_describe(&fe->redis_url, where, sizeof where);
-        log_info("event=started version=%s http=%s stdio=%d broker=%s redis=%s instance=%s", FE_VERSION,
-                 fe->conf.http[0] ? fe->conf.http : "off", fe->conf.stdio, fe->conf.broker, where, fe->instance);
+        log_info("event=started version=%s http=%s stdio=%d broker=%s redis=%s instance=%s",
+                 FE_VERSION, fe->conf.http[0] ? fe->conf.http : "off", fe->conf.stdio,
+                 fe->conf.broker, where, fe->instance);
         if (loop_run(fe->loop) < 0) rc = 1;
     }
     log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe),

@@ -15,7 +15,8 @@
 #include "mcp.h"
 #include "methods.h"
 
-static const char *const s_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL};
+static const char *const s_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
+                                         NULL};
 
 int mcp_version_supported(const char *v)
 {
@@ -119,8 +120,8 @@ void call_progress(call_t *c, const char *message)
     call_send(c, rpc_notification("notifications/progress", p));
 }
 
-static const char *const s_level_names[] = {"debug",    "info",  "notice", "warning", "error",
-                                            "critical", "alert", "emergency"};
+static const char *const s_level_names[] = {"debug", "info",     "notice", "warning",
+                                            "error", "critical", "alert",  "emergency"};
 
 void call_log(call_t *c, int level, const char *logger, json_t *data)
 {
@@ -165,10 +166,11 @@ static const char s_instructions[] =
 
 static void s_initialize(call_t *c)
 {
-    session_t  *s = c->session;
+    session_t *s = c->session;
     const char *want = call_str(c, "protocolVersion");
     if (!want) {
-        call_error(c, RPC_INVALID_PARAMS, "initialize: \"protocolVersion\" (string) is required", NULL);
+        call_error(c, RPC_INVALID_PARAMS, "initialize: \"protocolVersion\" (string) is required",
+                   NULL);
         return;
     }
     json_t *caps = json_object_get(c->params, "capabilities");
@@ -180,18 +182,20 @@ static void s_initialize(call_t *c)
         call_error(c, RPC_INVALID_REQUEST, "the session is already initialized", NULL);
         return;
     }
-    snprintf(s->protocol, sizeof s->protocol, "%s", mcp_version_supported(want) ? want : MCP_LATEST);
+    snprintf(s->protocol, sizeof s->protocol, "%s",
+             mcp_version_supported(want) ? want : MCP_LATEST);
     s->client_tasks = json_object_get(caps, "tasks") != NULL;
-    const char *name = json_string_value(json_object_get(json_object_get(c->params, "clientInfo"), "name"));
+    const char *name =
+        json_string_value(json_object_get(json_object_get(c->params, "clientInfo"), "name"));
     snprintf(s->client_name, sizeof s->client_name, "%s", name ? name : "");
     json_t *server_caps = json_pack(
-        "{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}", "tools", "listChanged", 0,
-        "resources", "subscribe", 1, "listChanged", 1, "prompts", "listChanged", 0, "logging",
-        "completions", "tasks", "list", "cancel", "requests", "tools", "call");
-    json_t *result = json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol,
-                               "capabilities", server_caps, "serverInfo", "name", "snakepit", "title",
-                               "snakepit Python sandbox", "version", FE_VERSION, "instructions",
-                               s_instructions);
+        "{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}", "tools",
+        "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1, "prompts", "listChanged",
+        0, "logging", "completions", "tasks", "list", "cancel", "requests", "tools", "call");
+    json_t *result =
+        json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol, "capabilities",
+                  server_caps, "serverInfo", "name", "snakepit", "title", "snakepit Python sandbox",
+                  "version", FE_VERSION, "instructions", s_instructions);
     log_info("event=session_initialized session=%.8s tenant=%s protocol=%s client=\"%.40s\"", s->id,
              s->tenant->name, s->protocol, s->client_name);
     call_reply(c, result);
@@ -211,8 +215,10 @@ static void s_set_level(call_t *c)
             call_reply(c, json_object());
             return;
         }
-    call_error(c, RPC_INVALID_PARAMS, "logging/setLevel: \"level\" must be one of debug, info, notice, "
-                                      "warning, error, critical, alert, emergency", NULL);
+    call_error(c, RPC_INVALID_PARAMS,
+               "logging/setLevel: \"level\" must be one of debug, info, notice, "
+               "warning, error, critical, alert, emergency",
+               NULL);
 }
 
 /* ---- dispatch */
@@ -297,7 +303,8 @@ static void s_limit_done(void *arg, int allowed, long retry_after_ms)
             char msg[128];
             snprintf(msg, sizeof msg, "rate limit exceeded for tenant %s; retry in %ld ms",
                      c->session->tenant->name, retry_after_ms);
-            call_error(c, RPC_RATE_LIMITED, msg, json_pack("{s:I}", "retry_after_ms", (json_int_t)retry_after_ms));
+            call_error(c, RPC_RATE_LIMITED, msg,
+                       json_pack("{s:I}", "retry_after_ms", (json_int_t)retry_after_ms));
         }
     }
     call_release(c);
@@ -305,7 +312,7 @@ static void s_limit_done(void *arg, int allowed, long retry_after_ms)
 
 static void s_dispatch(fe_t *fe, call_t *c)
 {
-    session_t      *s = c->session;
+    session_t *s = c->session;
     const method_t *meth = s_find_method(c->method);
     if (!meth) {
         char msg[160];
@@ -314,7 +321,8 @@ static void s_dispatch(fe_t *fe, call_t *c)
         return;
     }
     if (!meth->before_init && !s->protocol[0]) {
-        call_error(c, RPC_INVALID_REQUEST, "the session is not initialized: send initialize first", NULL);
+        call_error(c, RPC_INVALID_REQUEST, "the session is not initialized: send initialize first",
+                   NULL);
         return;
     }
     if (s->n_calls > fe->conf.max_inflight_session) {
@@ -355,7 +363,8 @@ call_t *mcp_handle(fe_t *fe, session_t *s, rpc_msg_t *m, call_emit_fn *emit, voi
         c->params = json_object_get(c->msg, "params");
     }
     c->progress_token = json_object_get(json_object_get(c->params, "_meta"), "progressToken");
-    if (c->progress_token && !json_is_string(c->progress_token) && !json_is_integer(c->progress_token))
+    if (c->progress_token && !json_is_string(c->progress_token) &&
+        !json_is_integer(c->progress_token))
         c->progress_token = NULL;
     c->start_us = clock_mono_us();
     c->emit = emit;
@@ -372,7 +381,8 @@ call_t *mcp_handle(fe_t *fe, session_t *s, rpc_msg_t *m, call_emit_fn *emit, voi
     return pending;
 }
 
-void mcp_reject(fe_t *fe, const rpc_msg_t *m, const char *transport, call_emit_fn *emit, void *emit_ctx)
+void mcp_reject(fe_t *fe, const rpc_msg_t *m, const char *transport, call_emit_fn *emit,
+                void *emit_ctx)
 {
     (void)fe;
     metric_inc(M.rejections, m->code == RPC_PARSE_ERROR ? "parse_error" : "invalid_request", NULL);
@@ -380,8 +390,9 @@ void mcp_reject(fe_t *fe, const rpc_msg_t *m, const char *transport, call_emit_f
     char q[200];
     log_info("event=message_rejected transport=%s code=%d why=%s", transport, m->code,
              log_quote(q, sizeof q, m->why));
-    json_t *msg = rpc_error(m->id, m->code, m->code == RPC_PARSE_ERROR ? "Parse error" : "Invalid Request",
-                            json_pack("{s:o}", "detail", json_str_safe(m->why)));
+    json_t *msg =
+        rpc_error(m->id, m->code, m->code == RPC_PARSE_ERROR ? "Parse error" : "Invalid Request",
+                  json_pack("{s:o}", "detail", json_str_safe(m->why)));
     emit(emit_ctx, NULL, msg, 1);
     json_decref(msg);
 }

@@ -23,7 +23,7 @@
 #define MCP_LATEST "2025-11-25"
 
 typedef struct session session_t;
-typedef struct call    call_t;
+typedef struct call call_t;
 
 typedef void(call_emit_fn)(void *ctx, call_t *call, json_t *msg, int final);
 typedef void(session_notify_fn)(void *ctx, session_t *s, json_t *msg);
@@ -31,63 +31,72 @@ typedef void(session_notify_fn)(void *ctx, session_t *s, json_t *msg);
 typedef enum { TRANSPORT_STDIO, TRANSPORT_HTTP } transport_t;
 
 /* MCP logging levels (RFC 5424 order); LOGLEVEL_NONE until logging/setLevel */
-enum { LOGLEVEL_DEBUG, LOGLEVEL_INFO, LOGLEVEL_NOTICE, LOGLEVEL_WARNING, LOGLEVEL_ERROR,
-       LOGLEVEL_CRITICAL, LOGLEVEL_ALERT, LOGLEVEL_EMERGENCY, LOGLEVEL_NONE };
+enum {
+    LOGLEVEL_DEBUG,
+    LOGLEVEL_INFO,
+    LOGLEVEL_NOTICE,
+    LOGLEVEL_WARNING,
+    LOGLEVEL_ERROR,
+    LOGLEVEL_CRITICAL,
+    LOGLEVEL_ALERT,
+    LOGLEVEL_EMERGENCY,
+    LOGLEVEL_NONE
+};
 
 struct session {
-    fe_t              *fe;
-    char               id[40];        /* Mcp-Session-Id (HTTP); "stdio" for stdio */
-    transport_t        transport;
-    tenant_t          *tenant;
-    char               protocol[16];  /* negotiated version; empty before initialize */
-    int                initialized;   /* notifications/initialized received */
-    int                log_level;
-    char               client_name[64];
-    int                client_tasks;  /* the client declared tasks support */
-    json_t            *subscriptions; /* object: uri → true */
-    call_t            *calls;         /* in flight */
-    long               n_calls;
-    session_notify_fn *notify;        /* the GET stream or stdout; NULL when none */
-    void              *notify_ctx;
-    void             (*notify_end)(void *ctx); /* the session ended: close that stream */
-    uint64_t           last_used_ms;  /* monotonic, for idle expiry */
-    int                closed;        /* DELETEd or expired: no new requests */
-    int                refs;
-    session_t         *next;
+    fe_t *fe;
+    char id[40]; /* Mcp-Session-Id (HTTP); "stdio" for stdio */
+    transport_t transport;
+    tenant_t *tenant;
+    char protocol[16]; /* negotiated version; empty before initialize */
+    int initialized;   /* notifications/initialized received */
+    int log_level;
+    char client_name[64];
+    int client_tasks;      /* the client declared tasks support */
+    json_t *subscriptions; /* object: uri → true */
+    call_t *calls;         /* in flight */
+    long n_calls;
+    session_notify_fn *notify; /* the GET stream or stdout; NULL when none */
+    void *notify_ctx;
+    void (*notify_end)(void *ctx); /* the session ended: close that stream */
+    uint64_t last_used_ms;         /* monotonic, for idle expiry */
+    int closed;                    /* DELETEd or expired: no new requests */
+    int refs;
+    session_t *next;
 };
 
 struct call {
-    fe_t         *fe;
-    session_t    *session;
-    json_t       *msg;        /* the request (owned reference) */
-    json_t       *id;         /* borrowed from msg */
-    const char   *method;     /* borrowed from msg */
-    json_t       *params;     /* borrowed from msg, never NULL (an empty object at worst) */
-    json_t       *progress_token;
-    double        progress;   /* last value sent: each notification must increase it */
-    uint64_t      start_us;
-    call_emit_fn *emit;       /* NULL once the transport is gone */
-    void         *emit_ctx;
-    int           answered;
-    int           cancelled;  /* notifications/cancelled: answer nothing */
-    int           refs;
-    void         *job;        /* the job_t this call waits on, if any */
-    uint64_t      farm_us;    /* time the job spent beyond this process (submit → result) */
-    call_t       *next;       /* in the session's list */
+    fe_t *fe;
+    session_t *session;
+    json_t *msg;        /* the request (owned reference) */
+    json_t *id;         /* borrowed from msg */
+    const char *method; /* borrowed from msg */
+    json_t *params;     /* borrowed from msg, never NULL (an empty object at worst) */
+    json_t *progress_token;
+    double progress; /* last value sent: each notification must increase it */
+    uint64_t start_us;
+    call_emit_fn *emit; /* NULL once the transport is gone */
+    void *emit_ctx;
+    int answered;
+    int cancelled; /* notifications/cancelled: answer nothing */
+    int refs;
+    void *job;        /* the job_t this call waits on, if any */
+    uint64_t farm_us; /* time the job spent beyond this process (submit → result) */
+    call_t *next;     /* in the session's list */
 };
 
 /* ---- sessions */
 sessions_t *sessions_new(fe_t *fe);
-void        sessions_destroy(sessions_t **self_p);
-session_t  *session_new(fe_t *fe, transport_t transport, tenant_t *tenant);
-session_t  *session_find(fe_t *fe, const char *id);
-void        session_close(session_t *s); /* ends it: in-flight calls are cancelled */
-void        session_hold(session_t *s);
-void        session_release(session_t *s);
-size_t      sessions_count(fe_t *fe);
+void sessions_destroy(sessions_t **self_p);
+session_t *session_new(fe_t *fe, transport_t transport, tenant_t *tenant);
+session_t *session_find(fe_t *fe, const char *id);
+void session_close(session_t *s); /* ends it: in-flight calls are cancelled */
+void session_hold(session_t *s);
+void session_release(session_t *s);
+size_t sessions_count(fe_t *fe);
 /* Sends a message not tied to a request (dropped when the session has no sink). */
-void        session_notify(session_t *s, json_t *msg);
-int         mcp_version_supported(const char *v);
+void session_notify(session_t *s, json_t *msg);
+int mcp_version_supported(const char *v);
 
 /* ---- the entry point for transports: takes a reference to m->msg. Returns the call when
  * it is still in flight (valid until its final emit or call_detach), else NULL. */
@@ -99,14 +108,14 @@ void mcp_reject(fe_t *fe, const rpc_msg_t *m, const char *transport, call_emit_f
 /* ---- calls, for handlers */
 void call_reply(call_t *c, json_t *result);
 void call_error(call_t *c, int code, const char *message, json_t *data);
-void call_send(call_t *c, json_t *msg);     /* a notification on the request's stream */
+void call_send(call_t *c, json_t *msg); /* a notification on the request's stream */
 void call_progress(call_t *c, const char *message);
 void call_log(call_t *c, int level, const char *logger, json_t *data);
-void call_detach(call_t *c);                /* the transport is gone; the work goes on */
+void call_detach(call_t *c);                  /* the transport is gone; the work goes on */
 void call_cancel(call_t *c, const char *why); /* stop the work; no response will be sent */
 void call_hold(call_t *c);
 void call_release(call_t *c);
-int  call_alive(const call_t *c);           /* still worth answering */
+int call_alive(const call_t *c); /* still worth answering */
 
 /* Calls a handler may make of its own: the params as an object (possibly empty). */
 const char *call_str(const call_t *c, const char *name);

@@ -8,7 +8,8 @@
 
 typedef struct metric metric_t;
 
-metric_t *metric_counter(const char *name, const char *help, const char *label1, const char *label2);
+metric_t *metric_counter(const char *name, const char *help, const char *label1,
+                         const char *label2);
 metric_t *metric_gauge(const char *name, const char *help, const char *label1, const char *label2);
 metric_t *metric_histogram(const char *name, const char *help, const char *label1,
                            const double *bounds, int n_bounds);

@@ -37,7 +37,8 @@ static size_t s_host_len(const char *h)
 
 static int s_is_loopback_name(const char *h, size_t len)
 {
-    return (len == 9 && strncasecmp(h, "localhost", 9) == 0) || (len == 9 && strncmp(h, "127.0.0.1", 9) == 0) ||
+    return (len == 9 && strncasecmp(h, "localhost", 9) == 0) ||
+           (len == 9 && strncmp(h, "127.0.0.1", 9) == 0) ||
            (len == 5 && strncmp(h, "[::1]", 5) == 0);
 }
 
@@ -55,9 +56,9 @@ int http_host_allowed(const char *host, const char *allow_list, int loopback_bou
 {
     if (!host || !*host) return !loopback_bound; /* HTTP/1.0 without Host */
     size_t len = s_host_len(host);
-    if (allow_list && *allow_list && (s_list_has(allow_list, host, strlen(host)) || s_list_has(allow_list, host, len)))
+    if (allow_list && *allow_list &&
+        (s_list_has(allow_list, host, strlen(host)) || s_list_has(allow_list, host, len)))
         return 1;
     if (!loopback_bound) return !(allow_list && *allow_list);
     return s_is_loopback_name(host, len);
 }
-

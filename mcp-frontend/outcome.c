@@ -29,7 +29,7 @@ json_t *json_text(const char *s)
 void base64_encode(buf_t *out, const void *data, size_t len)
 {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const uint8_t    *p = data;
+    const uint8_t *p = data;
     buf_reserve(out, (len + 2) / 3 * 4);
     size_t i = 0;
     for (; i + 2 < len; i += 3) {
@@ -69,8 +69,9 @@ static json_t *s_variables(const result_t *res)
 static json_t *s_error(const result_t *res)
 {
     if (!res->error.present) return json_null();
-    return json_pack("{s:o,s:o,s:o,s:o}", "type", json_text(res->error.type ? res->error.type : "Error"),
-                     "message", json_text(res->error.message ? res->error.message : ""), "traceback",
+    return json_pack("{s:o,s:o,s:o,s:o}", "type",
+                     json_text(res->error.type ? res->error.type : "Error"), "message",
+                     json_text(res->error.message ? res->error.message : ""), "traceback",
                      json_text(res->error.traceback), "line",
                      res->error.line > 0 ? json_integer(res->error.line) : json_null());
 }
@@ -82,17 +83,21 @@ static json_t *s_structured(const job_t *job, const result_t *res)
     json_object_set_new(s, "status", json_string(status_name(res->status)));
     json_object_set_new(s, "stdout", json_bytes(res->out, res->out_len));
     json_object_set_new(s, "stderr", json_bytes(res->err, res->err_len));
-    json_object_set_new(s, "truncated", json_pack("{s:b,s:b}", "stdout", res->out_truncated, "stderr",
-                                                  res->err_truncated));
+    json_object_set_new(
+        s, "truncated",
+        json_pack("{s:b,s:b}", "stdout", res->out_truncated, "stderr", res->err_truncated));
     json_object_set_new(s, "result", json_text(res->result));
     json_object_set_new(s, "variables", s_variables(res));
     json_object_set_new(s, "error", s_error(res));
-    json_object_set_new(s, "timings", json_pack("{s:f,s:f,s:f}", "queue_ms", res->queue_ms, "wall_ms",
-                                                res->wall_ms, "cpu_ms", res->cpu_ms));
-    json_object_set_new(s, "resources", json_pack("{s:I}", "max_rss_kb", (json_int_t)res->max_rss_kb));
-    json_object_set_new(s, "exit", json_pack("{s:o,s:o,s:o}", "reason", json_text(res->exit.reason), "signal",
-                                             res->exit.signal ? json_integer(res->exit.signal) : json_null(),
-                                             "syscall", json_text(res->exit.syscall)));
+    json_object_set_new(s, "timings",
+                        json_pack("{s:f,s:f,s:f}", "queue_ms", res->queue_ms, "wall_ms",
+                                  res->wall_ms, "cpu_ms", res->cpu_ms));
+    json_object_set_new(s, "resources",
+                        json_pack("{s:I}", "max_rss_kb", (json_int_t)res->max_rss_kb));
+    json_object_set_new(s, "exit",
+                        json_pack("{s:o,s:o,s:o}", "reason", json_text(res->exit.reason), "signal",
+                                  res->exit.signal ? json_integer(res->exit.signal) : json_null(),
+                                  "syscall", json_text(res->exit.syscall)));
     return s;
 }
 
@@ -102,8 +107,10 @@ static void s_append_stream(buf_t *b, const char *name, const char *data, size_t
     size_t n = utf8_prefix(data, len, SUMMARY_STREAM_MAX);
     buf_printf(b, "%s:\n", name);
     utf8_sanitize(b, data, n);
-    if (n < len) buf_printf(b, "\n[... %zu more bytes in structuredContent.%s]", len - n, name);
-    else if (truncated) buf_printf(b, "\n[%s was cut at the output limit]", name);
+    if (n < len)
+        buf_printf(b, "\n[... %zu more bytes in structuredContent.%s]", len - n, name);
+    else if (truncated)
+        buf_printf(b, "\n[%s was cut at the output limit]", name);
     if (b->len && b->data[b->len - 1] != '\n') buf_puts(b, "\n");
 }
 
@@ -117,7 +124,8 @@ static void s_summary(buf_t *b, const result_t *res)
     s_append_stream(b, "stderr", res->err, res->err_len, res->err_truncated);
     if (res->result) {
         buf_puts(b, "result: ");
-        utf8_sanitize(b, res->result, utf8_prefix(res->result, strlen(res->result), SUMMARY_STREAM_MAX));
+        utf8_sanitize(b, res->result,
+                      utf8_prefix(res->result, strlen(res->result), SUMMARY_STREAM_MAX));
         buf_puts(b, "\n");
     }
     if (res->error.present) {
@@ -126,7 +134,8 @@ static void s_summary(buf_t *b, const result_t *res)
                       strlen(res->error.type ? res->error.type : "Error"));
         if (res->error.message && *res->error.message) {
             buf_puts(b, ": ");
-            utf8_sanitize(b, res->error.message, utf8_prefix(res->error.message, strlen(res->error.message), 1000));
+            utf8_sanitize(b, res->error.message,
+                          utf8_prefix(res->error.message, strlen(res->error.message), 1000));
         }
         if (res->error.line > 0) buf_printf(b, " (line %ld)", res->error.line);
         buf_puts(b, "\n");
@@ -144,11 +153,12 @@ json_t *outcome_execute(const job_t *job, const result_t *res)
     json_t *content = json_object_get(r, "content");
     for (size_t i = 0; i < res->n_images; i++) {
         const result_image_t *im = &res->images[i];
-        buf_t                 d;
+        buf_t d;
         buf_init(&d);
         base64_encode(&d, im->data, im->len);
-        json_array_append_new(content, json_pack("{s:s,s:s%,s:s}", "type", "image", "data", (const char *)d.data,
-                                                 d.len, "mimeType", im->mime ? im->mime : "image/png"));
+        json_array_append_new(content, json_pack("{s:s,s:s%,s:s}", "type", "image", "data",
+                                                 (const char *)d.data, d.len, "mimeType",
+                                                 im->mime ? im->mime : "image/png"));
         buf_free(&d);
     }
     return r;
@@ -163,7 +173,8 @@ json_t *outcome_validate(const job_t *job, const result_t *res)
         buf_t b;
         buf_init(&b);
         buf_printf(&b, "validation could not run: %s", status_name(res->status));
-        if (res->error.present && res->error.message) buf_printf(&b, ": %.500s", res->error.message);
+        if (res->error.present && res->error.message)
+            buf_printf(&b, ": %.500s", res->error.message);
         json_t *s = json_pack("{s:b,s:[o],s:[],s:[],s:s,s:{},s:[]}", "valid", 0, "errors",
                               json_text((const char *)b.data), "warnings", "details", "message",
                               "validation failed to run", "analysis", "recommendations");
@@ -174,11 +185,12 @@ json_t *outcome_validate(const job_t *job, const result_t *res)
     buf_t b;
     buf_init(&b);
     int valid = json_is_true(json_object_get(v, "valid"));
-    buf_printf(&b, "%s\n", valid ? "valid: the code parses and uses only allowed modules"
-                                 : "not valid:");
+    buf_printf(&b, "%s\n",
+               valid ? "valid: the code parses and uses only allowed modules" : "not valid:");
     json_t *e;
-    size_t  i;
-    json_array_foreach(json_object_get(v, "errors"), i, e) buf_printf(&b, "- %s\n", json_is_string(e) ? json_string_value(e) : "?");
+    size_t i;
+    json_array_foreach(json_object_get(v, "errors"), i, e)
+        buf_printf(&b, "- %s\n", json_is_string(e) ? json_string_value(e) : "?");
     json_array_foreach(json_object_get(v, "warnings"), i, e)
         buf_printf(&b, "- warning: %s\n", json_is_string(e) ? json_string_value(e) : "?");
     json_t *r = tool_result((const char *)b.data, v, 0);

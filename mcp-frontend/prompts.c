@@ -12,18 +12,20 @@
 #include "methods.h"
 #include "outcome.h"
 
-#define PROMPT_NAME  "write_sandbox_code"
-#define MAX_VALUES   100 /* the spec caps completion values at 100 */
+#define PROMPT_NAME "write_sandbox_code"
+#define MAX_VALUES  100 /* the spec caps completion values at 100 */
 
 static json_t *s_prompt(void)
 {
     return json_pack("{s:s,s:s,s:s,s:[{s:s,s:s,s:b},{s:s,s:s,s:b}]}", "name", PROMPT_NAME, "title",
                      "Write Python for the snakepit sandbox", "description",
-                     "Guidance for writing Python that runs well in snakepit's sandbox: what is available, what is "
+                     "Guidance for writing Python that runs well in snakepit's sandbox: what is "
+                     "available, what is "
                      "not, limits, and how results come back",
-                     "arguments", "name", "task", "description", "What the code should do", "required", 1, "name",
-                     "profile", "description", "Sandbox profile to target (completable; default python.basic)",
-                     "required", 0);
+                     "arguments", "name", "task", "description", "What the code should do",
+                     "required", 1, "name", "profile", "description",
+                     "Sandbox profile to target (completable; default python.basic)", "required",
+                     0);
 }
 
 void methods_prompts_list(call_t *c)
@@ -46,62 +48,78 @@ void methods_prompts_list(call_t *c)
 
 static void s_guide(buf_t *b, const profile_t *p, const char *task, const tenant_t *t)
 {
+    buf_printf(
+        b,
+        "Write Python 3.11 code for the snakepit sandbox (profile %s) to do this:\n\n%s\n\n"
+        "How the sandbox works:\n"
+        "- Call the execute_code tool with the code. Each call runs in a fresh interpreter: "
+        "nothing "
+        "(variables, imports, files) survives between calls, so every call must be "
+        "self-contained.\n"
+        "- Print what you want to see; the value of the last expression (or of a variable named "
+        "`result`) comes back as `result`. Ask for variables by name with inspect_variables.\n"
+        "- There is no filesystem, no network, no subprocesses and no threads. Do not try to open "
+        "files, "
+        "fetch URLs or call os/sys/subprocess: such attempts end the run as a security_violation.\n"
+        "- Importable modules: ",
+        p->name, task);
+    for (const char *const *m = p->modules; *m; m++)
+        buf_printf(b, "%s%s", m == p->modules ? "" : ", ", *m);
     buf_printf(b,
-               "Write Python 3.11 code for the snakepit sandbox (profile %s) to do this:\n\n%s\n\n"
-               "How the sandbox works:\n"
-               "- Call the execute_code tool with the code. Each call runs in a fresh interpreter: nothing "
-               "(variables, imports, files) survives between calls, so every call must be self-contained.\n"
-               "- Print what you want to see; the value of the last expression (or of a variable named "
-               "`result`) comes back as `result`. Ask for variables by name with inspect_variables.\n"
-               "- There is no filesystem, no network, no subprocesses and no threads. Do not try to open files, "
-               "fetch URLs or call os/sys/subprocess: such attempts end the run as a security_violation.\n"
-               "- Importable modules: ",
-               p->name, task);
-    for (const char *const *m = p->modules; *m; m++) buf_printf(b, "%s%s", m == p->modules ? "" : ", ", *m);
-    buf_printf(b,
-               ".\n- Limits: %ld s wall time by default (at most %ld s for you), %ld MB memory by default, %ld bytes "
-               "of output per stream; past a limit the run ends with status timeout, memory_limit or output_limit "
+               ".\n- Limits: %ld s wall time by default (at most %ld s for you), %ld MB memory by "
+               "default, %ld bytes "
+               "of output per stream; past a limit the run ends with status timeout, memory_limit "
+               "or output_limit "
                "and what was printed before is kept.\n"
-               "- Check `status` in the result: ok, or error (with the exception's type, message, traceback and "
+               "- Check `status` in the result: ok, or error (with the exception's type, message, "
+               "traceback and "
                "line), syntax_error, timeout, memory_limit, output_limit, security_violation.\n"
                "- To check code without running it, call validate_code.\n",
-               p->defaults.wall_ms / 1000, t->max_timeout_s, p->defaults.memory_mb, p->defaults.output_bytes);
+               p->defaults.wall_ms / 1000, t->max_timeout_s, p->defaults.memory_mb,
+               p->defaults.output_bytes);
 }
 
 void methods_prompts_get(call_t *c)
 {
     const char *name = call_str(c, "name");
-    json_t     *args = json_object_get(c->params, "arguments");
+    json_t *args = json_object_get(c->params, "arguments");
     if (!name) {
         call_error(c, RPC_INVALID_PARAMS, "prompts/get: \"name\" (string) is required", NULL);
         return;
     }
     if (args && !json_is_object(args)) {
-        call_error(c, RPC_INVALID_PARAMS, "prompts/get: \"arguments\" must be an object of strings", NULL);
+        call_error(c, RPC_INVALID_PARAMS, "prompts/get: \"arguments\" must be an object of strings",
+                   NULL);
         return;
     }
     if (strcmp(name, PROMPT_NAME) != 0) {
         json_t *fx = c->fe->conf.test_fixtures ? fixtures_prompt_get(name, args) : NULL;
-        if (fx) call_reply(c, fx);
-        else call_error(c, RPC_INVALID_PARAMS, "unknown prompt", json_pack("{s:o}", "name", json_str_safe(name)));
+        if (fx)
+            call_reply(c, fx);
+        else
+            call_error(c, RPC_INVALID_PARAMS, "unknown prompt",
+                       json_pack("{s:o}", "name", json_str_safe(name)));
         return;
     }
     const char *task = json_string_value(json_object_get(args, "task"));
     const char *profile = json_string_value(json_object_get(args, "profile"));
     if (!task || !*task) {
-        call_error(c, RPC_INVALID_PARAMS, "prompts/get write_sandbox_code: argument \"task\" is required", NULL);
+        call_error(c, RPC_INVALID_PARAMS,
+                   "prompts/get write_sandbox_code: argument \"task\" is required", NULL);
         return;
     }
     const profile_t *p = profile_find(profile && *profile ? profile : "python.basic");
     if (!p) {
-        call_error(c, RPC_INVALID_PARAMS, "unknown profile (see completion/complete or get_sandbox_info)", NULL);
+        call_error(c, RPC_INVALID_PARAMS,
+                   "unknown profile (see completion/complete or get_sandbox_info)", NULL);
         return;
     }
     buf_t b;
     buf_init(&b);
     s_guide(&b, p, task, c->session->tenant);
-    json_t *r = json_pack("{s:s,s:[{s:s,s:{s:s,s:o}}]}", "description", "How to write code for the snakepit sandbox",
-                          "messages", "role", "user", "content", "type", "text", "text", json_str_safe((char *)b.data));
+    json_t *r = json_pack("{s:s,s:[{s:s,s:{s:s,s:o}}]}", "description",
+                          "How to write code for the snakepit sandbox", "messages", "role", "user",
+                          "content", "type", "text", "text", json_str_safe((char *)b.data));
     buf_free(&b);
     call_reply(c, r);
 }
@@ -111,20 +129,21 @@ void methods_prompts_get(call_t *c)
 static json_t *s_completion(json_t *values)
 {
     size_t total = json_array_size(values);
-    while (json_array_size(values) > MAX_VALUES) json_array_remove(values, json_array_size(values) - 1);
-    return json_pack("{s:{s:o,s:I,s:b}}", "completion", "values", values, "total", (json_int_t)total, "hasMore",
-                     total > MAX_VALUES);
+    while (json_array_size(values) > MAX_VALUES)
+        json_array_remove(values, json_array_size(values) - 1);
+    return json_pack("{s:{s:o,s:I,s:b}}", "completion", "values", values, "total",
+                     (json_int_t)total, "hasMore", total > MAX_VALUES);
 }
 
 typedef struct {
     call_t *call;
-    char    prefix[64];
+    char prefix[64];
 } id_completion_t;
 
 static void s_on_ids(void *arg, redisReply *reply)
 {
     id_completion_t *ic = arg;
-    json_t          *values = json_array();
+    json_t *values = json_array();
     for (size_t i = 0; reply && reply->type == REDIS_REPLY_ARRAY && i < reply->elements; i++) {
         const redisReply *e = reply->element[i];
         if (e->type == REDIS_REPLY_STRING && !strncmp(e->str, ic->prefix, strlen(ic->prefix)))
@@ -137,12 +156,14 @@ static void s_on_ids(void *arg, redisReply *reply)
 
 void methods_completion_complete(call_t *c)
 {
-    json_t     *ref = json_object_get(c->params, "ref"), *arg = json_object_get(c->params, "argument");
+    json_t *ref = json_object_get(c->params, "ref"), *arg = json_object_get(c->params, "argument");
     const char *type = json_string_value(json_object_get(ref, "type"));
     const char *arg_name = json_string_value(json_object_get(arg, "name"));
     const char *value = json_string_value(json_object_get(arg, "value"));
     if (!type || !arg_name || !value) {
-        call_error(c, RPC_INVALID_PARAMS, "completion/complete needs ref {type, name|uri} and argument {name, value}", NULL);
+        call_error(c, RPC_INVALID_PARAMS,
+                   "completion/complete needs ref {type, name|uri} and argument {name, value}",
+                   NULL);
         return;
     }
     json_t *values = json_array();
@@ -166,7 +187,8 @@ void methods_completion_complete(call_t *c)
             ic->call = c;
             snprintf(ic->prefix, sizeof ic->prefix, "%s", value);
             call_hold(c);
-            if (store_queryf(c->fe->store, s_on_ids, ic, "ZREVRANGE sp:t:%s:execs 0 99", c->session->tenant->name) == 0) {
+            if (store_queryf(c->fe->store, s_on_ids, ic, "ZREVRANGE sp:t:%s:execs 0 99",
+                             c->session->tenant->name) == 0) {
                 json_decref(values);
                 return;
             }
@@ -175,7 +197,8 @@ void methods_completion_complete(call_t *c)
         }
     } else {
         json_decref(values);
-        call_error(c, RPC_INVALID_PARAMS, "completion/complete: ref.type must be ref/prompt or ref/resource", NULL);
+        call_error(c, RPC_INVALID_PARAMS,
+                   "completion/complete: ref.type must be ref/prompt or ref/resource", NULL);
         return;
     }
     call_reply(c, s_completion(values));

@@ -20,9 +20,9 @@
 /* An HSET under construction. Values are copied: the argv outlives nothing but this call. */
 typedef struct {
     const char *argv[2 + 2 * MAX_FIELDS];
-    size_t      len[2 + 2 * MAX_FIELDS];
-    char       *owned[2 * MAX_FIELDS];
-    int         argc, n_owned;
+    size_t len[2 + 2 * MAX_FIELDS];
+    char *owned[2 * MAX_FIELDS];
+    int argc, n_owned;
 } hset_t;
 
 static void s_hset_init(hset_t *h, const char *key)
@@ -50,7 +50,7 @@ static void s_field_fmt(hset_t *h, const char *name, const char *fmt, ...)
 static void s_field_fmt(hset_t *h, const char *name, const char *fmt, ...)
 {
     if (h->n_owned >= 2 * MAX_FIELDS) return;
-    char   *s;
+    char *s;
     va_list ap;
     va_start(ap, fmt);
     int n = vasprintf(&s, fmt, ap);
@@ -68,7 +68,7 @@ static void s_field_head(hset_t *h, const char *name, const char *data, size_t l
     buf_init(&b);
     utf8_sanitize(&b, data ? data : "", data ? utf8_prefix(data, len, cap) : 0);
     size_t n;
-    char  *s = buf_steal(&b, &n);
+    char *s = buf_steal(&b, &n);
     h->owned[h->n_owned++] = s;
     s_field(h, name, s, n);
 }
@@ -119,11 +119,13 @@ void record_submitted(fe_t *fe, const job_t *job, const jobspec_t *spec)
     if (job->task) { /* tasks/list reads this one */
         char tkey[96];
         snprintf(tkey, sizeof tkey, "sp:t:%s:tasks", job->tenant->name);
-        store_writef(fe->store, "ZADD %s %llu %s", tkey, (unsigned long long)job->created_ms, job->id_str);
+        store_writef(fe->store, "ZADD %s %llu %s", tkey, (unsigned long long)job->created_ms,
+                     job->id_str);
         store_writef(fe->store, "ZREMRANGEBYRANK %s 0 %d", tkey, -(RECORD_MAX_PER_TENANT + 1));
         s_expire(fe, tkey, fe->conf.record_ttl_s);
     }
-    store_writef(fe->store, "ZADD %s %llu %s", zkey, (unsigned long long)job->created_ms, job->id_str);
+    store_writef(fe->store, "ZADD %s %llu %s", zkey, (unsigned long long)job->created_ms,
+                 job->id_str);
     store_writef(fe->store, "ZREMRANGEBYRANK %s 0 %d", zkey, -(RECORD_MAX_PER_TENANT + 1));
     s_expire(fe, zkey, fe->conf.record_ttl_s);
 }
@@ -146,8 +148,9 @@ static char *s_call_result_text(fe_t *fe, const json_t *call_result, size_t *len
         size_t n = utf8_prefix(v, strlen(v), (size_t)fe->conf.head_cap);
         json_object_set_new(sc, names[i], json_stringn(v, n));
     }
-    json_object_set_new(copy, "content", json_pack("[{s:s,s:s}]", "type", "text", "text",
-                        "(the stored record was cut to fit; this is its head)"));
+    json_object_set_new(copy, "content",
+                        json_pack("[{s:s,s:s}]", "type", "text", "text",
+                                  "(the stored record was cut to fit; this is its head)"));
     json_object_set_new(sc, "record_truncated", json_true());
     s = json_dumps(copy, JSON_COMPACT | JSON_REAL_PRECISION(12));
     json_decref(copy);
@@ -161,7 +164,7 @@ static char *s_call_result_text(fe_t *fe, const json_t *call_result, size_t *len
 
 static void s_usage(fe_t *fe, const job_t *job, const result_t *res)
 {
-    time_t    secs = (time_t)(job->created_ms / 1000);
+    time_t secs = (time_t)(job->created_ms / 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
     char key[128];
@@ -179,10 +182,11 @@ void record_finished(fe_t *fe, const job_t *job, const result_t *res, const json
     char key[64];
     snprintf(key, sizeof key, "sp:exec:%s", job->id_str);
     uint64_t finished = clock_wall_ms();
-    hset_t   h;
+    hset_t h;
     s_hset_init(&h, key);
     s_field_str(&h, "status", status_name(res->status));
-    s_field_fmt(&h, "started_ms", "%llu", (unsigned long long)(job->created_ms + (uint64_t)res->queue_ms));
+    s_field_fmt(&h, "started_ms", "%llu",
+                (unsigned long long)(job->created_ms + (uint64_t)res->queue_ms));
     s_field_fmt(&h, "finished_ms", "%llu", (unsigned long long)finished);
     s_field_fmt(&h, "queue_ms", "%.3f", res->queue_ms);
     s_field_fmt(&h, "wall_ms", "%.3f", res->wall_ms);
@@ -196,7 +200,8 @@ void record_finished(fe_t *fe, const job_t *job, const result_t *res, const json
     s_field_str(&h, "stdout_truncated", res->out_truncated ? "1" : "0");
     s_field_str(&h, "stderr_truncated", res->err_truncated ? "1" : "0");
     if (res->error.present) {
-        s_field_head(&h, "error_type", res->error.type, res->error.type ? strlen(res->error.type) : 0, 256);
+        s_field_head(&h, "error_type", res->error.type,
+                     res->error.type ? strlen(res->error.type) : 0, 256);
         s_field_head(&h, "error_message", res->error.message,
                      res->error.message ? strlen(res->error.message) : 0, 4096);
         s_field_fmt(&h, "error_line", "%ld", res->error.line);
@@ -204,12 +209,14 @@ void record_finished(fe_t *fe, const job_t *job, const result_t *res, const json
     s_field_str(&h, "executor", res->executor);
     s_field_fmt(&h, "attempt", "%u", res->attempt);
     size_t len = 0;
-    char  *text = call_result ? s_call_result_text(fe, call_result, &len) : NULL;
+    char *text = call_result ? s_call_result_text(fe, call_result, &len) : NULL;
     if (text) s_field(&h, "call_result", text, len);
     if (job->task) {
         const json_t *is_error = json_object_get(call_result, "isError");
-        s_field_str(&h, "task_status", job->task_cancelled ? "cancelled"
-                                       : json_is_true(is_error) ? "failed" : "completed");
+        s_field_str(&h, "task_status",
+                    job->task_cancelled      ? "cancelled"
+                    : json_is_true(is_error) ? "failed"
+                                             : "completed");
         s_field_fmt(&h, "task_updated_ms", "%llu", (unsigned long long)finished);
     }
     s_hset_send(fe, &h);

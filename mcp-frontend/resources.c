@@ -21,15 +21,18 @@ static json_t *s_resources, *s_templates; /* the published lists */
 
 void resources_init(fe_t *fe)
 {
-    s_resources = json_pack("[{s:s,s:s,s:s,s:s,s:s}]", "uri", INFO_URI, "name", "sandbox-info", "title",
-                            "Sandbox profiles and limits", "description",
-                            "The sandbox profiles with their modules and limits, your tenant's limits and the "
-                            "farm's capacity (the same as get_sandbox_info)",
-                            "mimeType", "application/json");
-    s_templates = json_pack("[{s:s,s:s,s:s,s:s,s:s}]", "uriTemplate", EXEC_BASE "{id}", "name", "execution", "title",
-                            "One of your executions", "description",
-                            "The record of one of your executions by its execution_id: status, code, timings and "
-                            "the structured result", "mimeType", "application/json");
+    s_resources = json_pack(
+        "[{s:s,s:s,s:s,s:s,s:s}]", "uri", INFO_URI, "name", "sandbox-info", "title",
+        "Sandbox profiles and limits", "description",
+        "The sandbox profiles with their modules and limits, your tenant's limits and the "
+        "farm's capacity (the same as get_sandbox_info)",
+        "mimeType", "application/json");
+    s_templates = json_pack(
+        "[{s:s,s:s,s:s,s:s,s:s}]", "uriTemplate", EXEC_BASE "{id}", "name", "execution", "title",
+        "One of your executions", "description",
+        "The record of one of your executions by its execution_id: status, code, timings and "
+        "the structured result",
+        "mimeType", "application/json");
     if (fe->conf.test_fixtures) {
         json_t *r = fixtures_resources(), *t = fixtures_resource_templates();
         json_array_extend(s_resources, r);
@@ -50,23 +53,24 @@ void resources_shutdown(fe_t *fe)
 /* Lists are short; a page is --page-size entries, the cursor "<prefix>:<offset>". */
 static void s_page(call_t *c, const json_t *all, const char *key, const char *prefix)
 {
-    size_t      start = 0, n = json_array_size(all), page = (size_t)c->fe->conf.page_size;
+    size_t start = 0, n = json_array_size(all), page = (size_t)c->fe->conf.page_size;
     const char *cursor = call_str(c, "cursor");
     if (json_object_get(c->params, "cursor") && !cursor) {
         call_error(c, RPC_INVALID_PARAMS, "cursor must be a string", NULL);
         return;
     }
     if (cursor) {
-        char  *end;
+        char *end;
         size_t pl = strlen(prefix);
-        if (strncmp(cursor, prefix, pl) != 0 || cursor[pl] != ':' || (start = strtoul(cursor + pl + 1, &end, 10), *end) ||
-            start > n) {
+        if (strncmp(cursor, prefix, pl) != 0 || cursor[pl] != ':' ||
+            (start = strtoul(cursor + pl + 1, &end, 10), *end) || start > n) {
             call_error(c, RPC_INVALID_PARAMS, "unknown cursor", NULL);
             return;
         }
     }
     json_t *list = json_array();
-    for (size_t i = start; i < n && i < start + page; i++) json_array_append(list, json_array_get(all, i));
+    for (size_t i = start; i < n && i < start + page; i++)
+        json_array_append(list, json_array_get(all, i));
     json_t *result = json_object();
     json_object_set_new(result, key, list);
     if (start + page < n) {
@@ -89,33 +93,37 @@ void methods_resources_templates_list(call_t *c)
 
 static void s_not_found(call_t *c, const char *uri)
 {
-    call_error(c, RPC_RESOURCE_NOT_FOUND, "Resource not found", json_pack("{s:o}", "uri", json_str_safe(uri)));
+    call_error(c, RPC_RESOURCE_NOT_FOUND, "Resource not found",
+               json_pack("{s:o}", "uri", json_str_safe(uri)));
 }
 
 /* "sandbox://executions/<uuid>" → 1 with the canonical id */
 static int s_execution_uri(const char *uri, char id[ID_STR_LEN + 1])
 {
     uint8_t raw[ID_BYTES];
-    if (strncmp(uri, EXEC_BASE, strlen(EXEC_BASE)) != 0 || id_parse(uri + strlen(EXEC_BASE), raw) < 0) return 0;
+    if (strncmp(uri, EXEC_BASE, strlen(EXEC_BASE)) != 0 ||
+        id_parse(uri + strlen(EXEC_BASE), raw) < 0)
+        return 0;
     id_format(raw, id);
     return 1;
 }
 
 static void s_on_execution(void *arg, fetch_status_t st, json_t *fields)
 {
-    call_t     *c = arg;
+    call_t *c = arg;
     const char *uri = call_str(c, "uri");
-    char        id[ID_STR_LEN + 1];
+    char id[ID_STR_LEN + 1];
     if (st == FETCH_UNAVAILABLE) {
-        call_error(c, RPC_UNAVAILABLE, "the execution store is unreachable right now; try again shortly", NULL);
+        call_error(c, RPC_UNAVAILABLE,
+                   "the execution store is unreachable right now; try again shortly", NULL);
     } else if (st == FETCH_NOT_FOUND || !s_execution_uri(uri, id)) {
         s_not_found(c, uri);
     } else {
         json_t *view = record_view(id, fields);
-        char   *text = json_dumps(view, JSON_COMPACT | JSON_REAL_PRECISION(12));
+        char *text = json_dumps(view, JSON_COMPACT | JSON_REAL_PRECISION(12));
         json_decref(view);
-        call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType", "application/json", "text",
-                                text ? text : "{}"));
+        call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType",
+                                "application/json", "text", text ? text : "{}"));
         free(text);
     }
     call_release(c);
@@ -124,16 +132,17 @@ static void s_on_execution(void *arg, fetch_status_t st, json_t *fields)
 void methods_resources_read(call_t *c)
 {
     const char *uri = call_str(c, "uri");
-    char        id[ID_STR_LEN + 1];
+    char id[ID_STR_LEN + 1];
     if (!uri) {
         call_error(c, RPC_INVALID_PARAMS, "resources/read: \"uri\" (string) is required", NULL);
         return;
     }
     if (!strcmp(uri, INFO_URI)) {
         json_t *info = info_json(c->fe, c->session->tenant);
-        char   *text = json_dumps(info, JSON_COMPACT | JSON_REAL_PRECISION(12));
+        char *text = json_dumps(info, JSON_COMPACT | JSON_REAL_PRECISION(12));
         json_decref(info);
-        call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType", "application/json", "text", text));
+        call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType",
+                                "application/json", "text", text));
         free(text);
         return;
     }
@@ -143,14 +152,17 @@ void methods_resources_read(call_t *c)
         return;
     }
     json_t *fx = c->fe->conf.test_fixtures ? fixtures_read(uri) : NULL;
-    if (fx) call_reply(c, fx);
-    else s_not_found(c, uri);
+    if (fx)
+        call_reply(c, fx);
+    else
+        s_not_found(c, uri);
 }
 
 static int s_subscribable(fe_t *fe, const char *uri)
 {
     char id[ID_STR_LEN + 1];
-    return !strcmp(uri, INFO_URI) || s_execution_uri(uri, id) || (fe->conf.test_fixtures && fixtures_subscribable(uri));
+    return !strcmp(uri, INFO_URI) || s_execution_uri(uri, id) ||
+           (fe->conf.test_fixtures && fixtures_subscribable(uri));
 }
 
 #define MAX_SUBSCRIPTIONS 1000
@@ -159,7 +171,8 @@ void methods_resources_subscribe(call_t *c)
 {
     const char *uri = call_str(c, "uri");
     if (!uri) {
-        call_error(c, RPC_INVALID_PARAMS, "resources/subscribe: \"uri\" (string) is required", NULL);
+        call_error(c, RPC_INVALID_PARAMS, "resources/subscribe: \"uri\" (string) is required",
+                   NULL);
         return;
     }
     if (!s_subscribable(c->fe, uri)) {
@@ -178,7 +191,8 @@ void methods_resources_unsubscribe(call_t *c)
 {
     const char *uri = call_str(c, "uri");
     if (!uri) {
-        call_error(c, RPC_INVALID_PARAMS, "resources/unsubscribe: \"uri\" (string) is required", NULL);
+        call_error(c, RPC_INVALID_PARAMS, "resources/unsubscribe: \"uri\" (string) is required",
+                   NULL);
         return;
     }
     json_object_del(c->session->subscriptions, uri);
@@ -193,5 +207,6 @@ void resources_execution_updated(fe_t *fe, const job_t *job)
     char uri[sizeof EXEC_BASE + ID_STR_LEN];
     snprintf(uri, sizeof uri, EXEC_BASE "%s", job->id_str);
     if (!json_object_get(job->session->subscriptions, uri)) return;
-    session_notify(job->session, rpc_notification("notifications/resources/updated", json_pack("{s:s}", "uri", uri)));
+    session_notify(job->session, rpc_notification("notifications/resources/updated",
+                                                  json_pack("{s:s}", "uri", uri)));
 }

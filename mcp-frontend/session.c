@@ -17,10 +17,10 @@
 #define SESSION_BUCKETS 4096
 
 struct sessions {
-    fe_t      *fe;
+    fe_t *fe;
     session_t *buckets[SESSION_BUCKETS];
-    size_t     n;
-    uint64_t   sweep_timer;
+    size_t n;
+    uint64_t sweep_timer;
 };
 
 static unsigned s_hash(const char *id)
@@ -51,8 +51,8 @@ static void s_on_sweep(loop_t *loop, void *arg)
 {
     (void)loop;
     sessions_t *self = arg;
-    uint64_t    now = clock_mono_ms();
-    uint64_t    idle = (uint64_t)self->fe->conf.session_idle_s * 1000;
+    uint64_t now = clock_mono_ms();
+    uint64_t idle = (uint64_t)self->fe->conf.session_idle_s * 1000;
     for (unsigned b = 0; b < SESSION_BUCKETS; b++) {
         session_t *s = self->buckets[b];
         while (s) {
@@ -90,7 +90,7 @@ void sessions_destroy(sessions_t **self_p)
 session_t *session_new(fe_t *fe, transport_t transport, tenant_t *tenant)
 {
     sessions_t *self = fe->sessions;
-    session_t  *s = xcalloc(1, sizeof *s);
+    session_t *s = xcalloc(1, sizeof *s);
     s->fe = fe;
     s->transport = transport;
     s->tenant = tenant;

@@ -19,15 +19,15 @@
 #define EOF_GRACE_MS 3000
 
 struct stdio_tx {
-    fe_t      *fe;
+    fe_t *fe;
     session_t *session;
-    buf_t      in;          /* bytes read, not yet a whole line */
-    int        discarding;  /* the current line passed --max-body: skip to its end */
-    buf_t      out;         /* bytes not yet written */
-    size_t     out_off;
-    int        writing;     /* POLLOUT watched on stdout */
-    int        eof;
-    uint64_t   grace_timer;
+    buf_t in;       /* bytes read, not yet a whole line */
+    int discarding; /* the current line passed --max-body: skip to its end */
+    buf_t out;      /* bytes not yet written */
+    size_t out_off;
+    int writing; /* POLLOUT watched on stdout */
+    int eof;
+    uint64_t grace_timer;
 };
 
 static void s_flush(stdio_tx_t *self);
@@ -68,7 +68,7 @@ static void s_flush(stdio_tx_t *self)
 static void s_send(stdio_tx_t *self, const json_t *msg)
 {
     size_t len;
-    char  *text = rpc_dump(msg, &len);
+    char *text = rpc_dump(msg, &len);
     buf_append(&self->out, text, len);
     buf_append(&self->out, "\n", 1);
     free(text);
@@ -85,7 +85,7 @@ static void s_maybe_exit(stdio_tx_t *self)
 
 static void s_emit(void *ctx, call_t *call, json_t *msg, int final)
 {
-    (void)call, (void)final;
+    (void)call, (void) final;
     stdio_tx_t *self = ctx;
     if (msg) s_send(self, msg);
 }
@@ -114,7 +114,8 @@ static void s_line(stdio_tx_t *self, const char *line, size_t len)
 static void s_too_long(stdio_tx_t *self)
 {
     rpc_msg_t m = {.kind = RPC_INVALID, .code = RPC_INVALID_REQUEST};
-    snprintf(m.why, sizeof m.why, "message longer than the limit of %ld bytes", self->fe->conf.max_body);
+    snprintf(m.why, sizeof m.why, "message longer than the limit of %ld bytes",
+             self->fe->conf.max_body);
     mcp_reject(self->fe, &m, "stdio", s_emit, self);
 }
 
@@ -129,11 +130,12 @@ static void s_on_readable(loop_t *loop, short revents, void *arg)
 {
     (void)revents;
     stdio_tx_t *self = arg;
-    char        chunk[65536];
-    ssize_t     n = read(0, chunk, sizeof chunk);
+    char chunk[65536];
+    ssize_t n = read(0, chunk, sizeof chunk);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
     if (n <= 0) {
-        if (self->in.len && !self->discarding) s_line(self, (const char *)self->in.data, self->in.len);
+        if (self->in.len && !self->discarding)
+            s_line(self, (const char *)self->in.data, self->in.len);
         loop_remove_fd(loop, 0);
         self->eof = 1;
         log_info("event=stdio_eof calls_in_flight=%ld", self->session->n_calls);
@@ -144,7 +146,7 @@ static void s_on_readable(loop_t *loop, short revents, void *arg)
     const char *p = chunk, *end = chunk + n;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t      take = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        size_t take = nl ? (size_t)(nl - p) : (size_t)(end - p);
         if (!self->discarding) {
             if (self->in.len + take > (size_t)self->fe->conf.max_body) {
                 self->discarding = 1;

@@ -6,7 +6,7 @@
 #define SP_FE_STDIO_H
 #include "fe.h"
 
-int  stdio_start(fe_t *fe);
+int stdio_start(fe_t *fe);
 void stdio_stop(fe_t *fe);
 
 #endif

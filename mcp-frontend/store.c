@@ -20,45 +20,45 @@
 #include "store.h"
 
 struct store_script {
-    char                *source;
-    char                 sha[41]; /* empty until SCRIPT LOAD answered */
+    char *source;
+    char sha[41]; /* empty until SCRIPT LOAD answered */
     struct store_script *next;
 };
 
 typedef struct pending_write {
-    char                 *cmd; /* RESP-formatted */
-    size_t                len;
+    char *cmd; /* RESP-formatted */
+    size_t len;
     struct pending_write *next;
 } pending_write_t;
 
 /* One command in flight: what to call back, and whether it is an EVALSHA to retry. */
 typedef struct {
-    store_t        *store;
+    store_t *store;
     store_reply_fn *fn;
-    void           *arg;
+    void *arg;
     store_script_t *script; /* EVALSHA: retried as EVAL on NOSCRIPT */
-    int             argc;
-    char          **argv;
-    size_t         *argvlen;
+    int argc;
+    char **argv;
+    size_t *argvlen;
 } op_t;
 
 struct store {
-    loop_t            *loop;
-    redis_url_t        url;
-    store_conf_t       conf;
-    redisAsyncContext *ac;           /* NULL while waiting to reconnect */
-    int                connected;    /* the connect callback said so */
-    int                fd;           /* registered with the loop, -1 when none */
-    short              events;       /* what hiredis asked for */
-    uint64_t          *sent;         /* FIFO of send times (mono ms) of unanswered commands */
-    size_t             sent_head, sent_n, sent_cap;
-    pending_write_t   *queue, *queue_tail;
-    long               queue_n, queue_bytes;
-    store_script_t    *scripts;
-    uint64_t           timer;        /* watchdog and reconnect */
-    uint64_t           retry_at_ms;  /* next reconnect attempt */
-    long               backoff_ms;
-    int                closing;      /* inside redisAsyncFree: send nothing */
+    loop_t *loop;
+    redis_url_t url;
+    store_conf_t conf;
+    redisAsyncContext *ac; /* NULL while waiting to reconnect */
+    int connected;         /* the connect callback said so */
+    int fd;                /* registered with the loop, -1 when none */
+    short events;          /* what hiredis asked for */
+    uint64_t *sent;        /* FIFO of send times (mono ms) of unanswered commands */
+    size_t sent_head, sent_n, sent_cap;
+    pending_write_t *queue, *queue_tail;
+    long queue_n, queue_bytes;
+    store_script_t *scripts;
+    uint64_t timer;       /* watchdog and reconnect */
+    uint64_t retry_at_ms; /* next reconnect attempt */
+    long backoff_ms;
+    int closing; /* inside redisAsyncFree: send nothing */
 };
 
 static void s_connect(store_t *self);
@@ -69,9 +69,10 @@ static void s_flush_queue(store_t *self);
 static void s_sent_push(store_t *self)
 {
     if (self->sent_n == self->sent_cap) {
-        size_t    cap = self->sent_cap ? self->sent_cap * 2 : 64;
+        size_t cap = self->sent_cap ? self->sent_cap * 2 : 64;
         uint64_t *a = xmalloc(cap * sizeof *a);
-        for (size_t i = 0; i < self->sent_n; i++) a[i] = self->sent[(self->sent_head + i) % self->sent_cap];
+        for (size_t i = 0; i < self->sent_n; i++)
+            a[i] = self->sent[(self->sent_head + i) % self->sent_cap];
         free(self->sent);
         self->sent = a;
         self->sent_cap = cap;
@@ -313,14 +314,14 @@ static int s_is_noscript(const redisReply *r)
 static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     (void)ac;
-    op_t      *op = privdata;
-    store_t   *self = op->store;
+    op_t *op = privdata;
+    store_t *self = op->store;
     redisReply *reply = r;
     s_sent_pop(self);
     if (op->script && s_is_noscript(reply)) {
         /* the script cache was flushed (or Redis restarted): run it by source once */
         op->script->sha[0] = '\0';
-        char  *cmd;
+        char *cmd;
         free(op->argv[0]);
         free(op->argv[1]);
         op->argv[0] = xstrdup("EVAL");
@@ -336,7 +337,8 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
         free(cmd);
         reply = NULL;
     }
-    if (!reply) metric_inc(M.redis_errors, op->fn ? "query" : "write", NULL);
+    if (!reply)
+        metric_inc(M.redis_errors, op->fn ? "query" : "write", NULL);
     else if (reply->type == REDIS_REPLY_ERROR) {
         metric_inc(M.redis_errors, op->fn ? "query" : "write", NULL);
         log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
@@ -367,10 +369,10 @@ int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const ch
 {
     if (!self) return -1; /* shutting down */
     char *cmd;
-    int   len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
     if (len < 0) return -1;
     op_t *op = s_op_new(self, fn, arg);
-    int   rc = s_send_op(self, op, cmd, (size_t)len);
+    int rc = s_send_op(self, op, cmd, (size_t)len);
     free(cmd);
     if (rc < 0) s_op_free(op);
     return rc;
@@ -379,14 +381,14 @@ int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const ch
 int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, ...)
 {
     if (!self) return -1; /* shutting down */
-    char   *cmd;
+    char *cmd;
     va_list ap;
     va_start(ap, fmt);
     int len = redisvFormatCommand(&cmd, fmt, ap);
     va_end(ap);
     if (len < 0) return -1;
     op_t *op = s_op_new(self, fn, arg);
-    int   rc = s_send_op(self, op, cmd, (size_t)len);
+    int rc = s_send_op(self, op, cmd, (size_t)len);
     free(cmd);
     if (rc < 0) s_op_free(op);
     return rc;
@@ -400,7 +402,7 @@ static void s_enqueue(store_t *self, char *cmd, size_t len)
         self->queue_bytes + (long)len > self->conf.buffer_bytes) {
         metric_inc(M.records_dropped, NULL, NULL);
         static uint64_t last_log;
-        uint64_t        now = clock_mono_ms();
+        uint64_t now = clock_mono_ms();
         if (now - last_log > 5000) {
             last_log = now;
             log_warn("event=redis_write_dropped reason=buffer_full buffered=%ld bytes=%ld",
@@ -412,8 +414,10 @@ static void s_enqueue(store_t *self, char *cmd, size_t len)
     pending_write_t *w = xcalloc(1, sizeof *w);
     w->cmd = cmd;
     w->len = len;
-    if (self->queue_tail) self->queue_tail->next = w;
-    else self->queue = w;
+    if (self->queue_tail)
+        self->queue_tail->next = w;
+    else
+        self->queue = w;
     self->queue_tail = w;
     self->queue_n++;
     self->queue_bytes += (long)len;
@@ -444,7 +448,7 @@ void store_write(store_t *self, int argc, const char **argv, const size_t *argvl
 {
     if (!self) return;
     char *cmd;
-    int   len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
     if (len < 0) return;
     s_write_formatted(self, cmd, (size_t)len);
 }
@@ -452,7 +456,7 @@ void store_write(store_t *self, int argc, const char **argv, const size_t *argvl
 void store_writef(store_t *self, const char *fmt, ...)
 {
     if (!self) return;
-    char   *cmd;
+    char *cmd;
     va_list ap;
     va_start(ap, fmt);
     int len = redisvFormatCommand(&cmd, fmt, ap);
@@ -465,7 +469,7 @@ static void s_flush_queue(store_t *self)
 {
     while (self->queue && self->connected && !self->closing) {
         pending_write_t *w = self->queue;
-        op_t            *op = s_op_new(self, NULL, NULL);
+        op_t *op = s_op_new(self, NULL, NULL);
         if (s_send_op(self, op, w->cmd, w->len) < 0) {
             s_op_free(op);
             return;
@@ -484,7 +488,8 @@ static void s_flush_queue(store_t *self)
 static void s_on_script_loaded(void *arg, redisReply *reply)
 {
     store_script_t *s = arg;
-    if (reply && reply->type == REDIS_REPLY_STRING && reply->len == 40) memcpy(s->sha, reply->str, 41);
+    if (reply && reply->type == REDIS_REPLY_STRING && reply->len == 40)
+        memcpy(s->sha, reply->str, 41);
 }
 
 store_script_t *store_script(store_t *self, const char *source)
@@ -516,8 +521,8 @@ int store_eval(store_t *self, store_script_t *script, store_reply_fn *fn, void *
     for (int i = 0; i < op->argc; i++) op->argvlen[i] = strlen(op->argv[i]);
     op->script = by_sha ? script : NULL;
     char *cmd;
-    int   len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
-    int   rc = len < 0 ? -1 : s_send_op(self, op, cmd, (size_t)len);
+    int len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
+    int rc = len < 0 ? -1 : s_send_op(self, op, cmd, (size_t)len);
     if (len >= 0) free(cmd);
     if (rc < 0) s_op_free(op);
     return rc;

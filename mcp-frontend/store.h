@@ -29,8 +29,8 @@ typedef struct {
 typedef void(store_reply_fn)(void *arg, redisReply *reply);
 
 store_t *store_new(loop_t *loop, const redis_url_t *url, const store_conf_t *conf);
-void     store_destroy(store_t **self_p);
-int      store_connected(const store_t *self);
+void store_destroy(store_t **self_p);
+int store_connected(const store_t *self);
 
 int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
                 const size_t *argvlen);

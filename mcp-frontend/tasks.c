@@ -19,14 +19,15 @@
 
 #define POLL_INTERVAL_MS 500
 
-static json_t *s_task_json(const char *id, const char *status, uint64_t created, uint64_t updated, long ttl,
-                           const char *message)
+static json_t *s_task_json(const char *id, const char *status, uint64_t created, uint64_t updated,
+                           long ttl, const char *message)
 {
     char c[40], u[40];
     task_iso8601(created, c);
     task_iso8601(updated, u);
-    json_t *t = json_pack("{s:s,s:s,s:s,s:s,s:I,s:i}", "taskId", id, "status", status, "createdAt", c,
-                          "lastUpdatedAt", u, "ttl", (json_int_t)ttl, "pollInterval", POLL_INTERVAL_MS);
+    json_t *t =
+        json_pack("{s:s,s:s,s:s,s:s,s:I,s:i}", "taskId", id, "status", status, "createdAt", c,
+                  "lastUpdatedAt", u, "ttl", (json_int_t)ttl, "pollInterval", POLL_INTERVAL_MS);
     if (message) json_object_set_new(t, "statusMessage", json_str_safe(message));
     return t;
 }
@@ -34,13 +35,14 @@ static json_t *s_task_json(const char *id, const char *status, uint64_t created,
 static json_t *s_task_from_job(const job_t *job)
 {
     return s_task_json(job->id_str, job->task_cancelled ? "cancelled" : "working", job->created_ms,
-                       job->created_ms, job->task_ttl_ms, job->task_cancelled ? "cancellation requested" : NULL);
+                       job->created_ms, job->task_ttl_ms,
+                       job->task_cancelled ? "cancellation requested" : NULL);
 }
 
 static long s_int(const json_t *fields, const char *name)
 {
     json_t *v = field_int(fields, name);
-    long    n = json_is_integer(v) ? (long)json_integer_value(v) : 0;
+    long n = json_is_integer(v) ? (long)json_integer_value(v) : 0;
     json_decref(v);
     return n;
 }
@@ -49,21 +51,23 @@ static json_t *s_task_from_record(const char *id, const json_t *fields)
 {
     const char *status = json_string_value(json_object_get(fields, "task_status"));
     const char *msg = json_string_value(json_object_get(fields, "error_message"));
-    long        created = s_int(fields, "created_ms"), updated = s_int(fields, "task_updated_ms");
-    return s_task_json(id, status ? status : "working", (uint64_t)created, (uint64_t)(updated ? updated : created),
-                       s_int(fields, "task_ttl_ms"), msg && *msg ? msg : NULL);
+    long created = s_int(fields, "created_ms"), updated = s_int(fields, "task_updated_ms");
+    return s_task_json(id, status ? status : "working", (uint64_t)created,
+                       (uint64_t)(updated ? updated : created), s_int(fields, "task_ttl_ms"),
+                       msg && *msg ? msg : NULL);
 }
 
 static int s_terminal(const char *status)
 {
-    return status && (!strcmp(status, "completed") || !strcmp(status, "failed") || !strcmp(status, "cancelled"));
+    return status && (!strcmp(status, "completed") || !strcmp(status, "failed") ||
+                      !strcmp(status, "cancelled"));
 }
 
 /* The task id from params, and this tenant's job for it when it runs here. */
 static const char *s_task_id(call_t *c, job_t **job)
 {
     const char *id = call_str(c, "taskId");
-    uint8_t     raw[ID_BYTES];
+    uint8_t raw[ID_BYTES];
     *job = NULL;
     if (!id || id_parse(id, raw) < 0) {
         call_error(c, RPC_INVALID_PARAMS, "taskId must be a task id returned by tools/call", NULL);
@@ -78,16 +82,17 @@ typedef enum { OP_GET, OP_RESULT, OP_CANCEL } op_t;
 
 typedef struct {
     call_t *call;
-    op_t    op;
-    char    id[ID_STR_LEN + 1];
+    op_t op;
+    char id[ID_STR_LEN + 1];
 } task_op_t;
 
 static void s_on_record(void *arg, fetch_status_t st, json_t *fields)
 {
     task_op_t *t = arg;
-    call_t    *c = t->call;
+    call_t *c = t->call;
     if (st == FETCH_UNAVAILABLE) {
-        call_error(c, RPC_UNAVAILABLE, "the task store is unreachable right now; try again shortly", NULL);
+        call_error(c, RPC_UNAVAILABLE, "the task store is unreachable right now; try again shortly",
+                   NULL);
     } else if (st == FETCH_NOT_FOUND || !json_object_get(fields, "task")) {
         call_error(c, RPC_INVALID_PARAMS, "unknown task (or expired)", NULL);
     } else {
@@ -96,20 +101,24 @@ static void s_on_record(void *arg, fetch_status_t st, json_t *fields)
             call_reply(c, s_task_from_record(t->id, fields));
         } else if (t->op == OP_CANCEL) {
             if (s_terminal(status))
-                call_error(c, RPC_INVALID_PARAMS, "the task is already in a terminal state and cannot be cancelled",
-                           NULL);
+                call_error(c, RPC_INVALID_PARAMS,
+                           "the task is already in a terminal state and cannot be cancelled", NULL);
             else /* running on another front-end, or lost with it: the record says working */
-                call_error(c, RPC_INVALID_PARAMS, "the task is not running on this server; poll tasks/get", NULL);
+                call_error(c, RPC_INVALID_PARAMS,
+                           "the task is not running on this server; poll tasks/get", NULL);
         } else {
             const char *text = json_string_value(json_object_get(fields, "call_result"));
-            json_t     *result = text ? json_loads(text, 0, NULL) : NULL;
+            json_t *result = text ? json_loads(text, 0, NULL) : NULL;
             if (!s_terminal(status) || !json_is_object(result)) {
                 json_decref(result);
-                call_error(c, RPC_INVALID_PARAMS, "the task has no result here yet; poll tasks/get", NULL);
+                call_error(c, RPC_INVALID_PARAMS, "the task has no result here yet; poll tasks/get",
+                           NULL);
             } else {
                 json_t *meta = json_object_get(result, "_meta");
-                if (!json_is_object(meta)) json_object_set_new(result, "_meta", meta = json_object());
-                json_object_set_new(meta, "io.modelcontextprotocol/related-task", json_pack("{s:s}", "taskId", t->id));
+                if (!json_is_object(meta))
+                    json_object_set_new(result, "_meta", meta = json_object());
+                json_object_set_new(meta, "io.modelcontextprotocol/related-task",
+                                    json_pack("{s:s}", "taskId", t->id));
                 call_reply(c, result);
             }
         }
@@ -130,25 +139,29 @@ static void s_from_record(call_t *c, const char *id, op_t op)
 
 void methods_tasks_get(call_t *c)
 {
-    job_t      *job;
+    job_t *job;
     const char *id = s_task_id(c, &job);
     if (!id) return;
-    if (job) call_reply(c, s_task_from_job(job));
-    else s_from_record(c, id, OP_GET);
+    if (job)
+        call_reply(c, s_task_from_job(job));
+    else
+        s_from_record(c, id, OP_GET);
 }
 
 void methods_tasks_result(call_t *c)
 {
-    job_t      *job;
+    job_t *job;
     const char *id = s_task_id(c, &job);
     if (!id) return;
-    if (job) jobs_add_waiter(job, c); /* answered when the job ends (jobs.c) */
-    else s_from_record(c, id, OP_RESULT);
+    if (job)
+        jobs_add_waiter(job, c); /* answered when the job ends (jobs.c) */
+    else
+        s_from_record(c, id, OP_RESULT);
 }
 
 void methods_tasks_cancel(call_t *c)
 {
-    job_t      *job;
+    job_t *job;
     const char *id = s_task_id(c, &job);
     if (!id) return;
     if (!job) {
@@ -161,7 +174,7 @@ void methods_tasks_cancel(call_t *c)
     }
     jobs_cancel(job);
     json_t *t = s_task_from_job(job);
-    char    now[40];
+    char now[40];
     task_iso8601(clock_wall_ms(), now);
     json_object_set_new(t, "lastUpdatedAt", json_string(now));
     call_reply(c, t);
@@ -170,11 +183,11 @@ void methods_tasks_cancel(call_t *c)
 /* ---- tasks/list: the tenant's task zset, newest first, then each record */
 
 typedef struct {
-    call_t  *call;
-    size_t   n, pending, offset, replied;
-    char   (*ids)[ID_STR_LEN + 1];
+    call_t *call;
+    size_t n, pending, offset, replied;
+    char (*ids)[ID_STR_LEN + 1];
     json_t **tasks;
-    int      more;
+    int more;
 } task_list_t;
 
 static void s_list_done(task_list_t *l)
@@ -198,12 +211,13 @@ static void s_list_done(task_list_t *l)
 static void s_on_list_record(void *arg, fetch_status_t st, json_t *fields)
 {
     task_list_t *l = arg;
-    size_t       i = l->replied++; /* answers come in the order asked */
+    size_t i = l->replied++; /* answers come in the order asked */
     if (st == FETCH_OK) {
-        job_t  *job = NULL;
+        job_t *job = NULL;
         uint8_t raw[ID_BYTES];
         if (id_parse(l->ids[i], raw) == 0) job = jobs_find(l->call->fe, raw);
-        l->tasks[i] = job && job->task ? s_task_from_job(job) : s_task_from_record(l->ids[i], fields);
+        l->tasks[i] =
+            job && job->task ? s_task_from_job(job) : s_task_from_record(l->ids[i], fields);
     }
     if (--l->pending == 0) s_list_done(l);
 }
@@ -212,7 +226,8 @@ static void s_on_task_ids(void *arg, redisReply *reply)
 {
     task_list_t *l = arg;
     if (!reply || reply->type != REDIS_REPLY_ARRAY) {
-        call_error(l->call, RPC_UNAVAILABLE, "the task store is unreachable right now; try again shortly", NULL);
+        call_error(l->call, RPC_UNAVAILABLE,
+                   "the task store is unreachable right now; try again shortly", NULL);
         call_release(l->call);
         free(l);
         return;
@@ -230,13 +245,14 @@ static void s_on_task_ids(void *arg, redisReply *reply)
         return;
     }
     l->pending = l->n + 1; /* + this loop's own hold: fetches may answer at once */
-    for (size_t i = 0; i < l->n; i++) record_fetch(l->call->fe, l->ids[i], l->call->session->tenant, s_on_list_record, l);
+    for (size_t i = 0; i < l->n; i++)
+        record_fetch(l->call->fe, l->ids[i], l->call->session->tenant, s_on_list_record, l);
     if (--l->pending == 0) s_list_done(l);
 }
 
 void methods_tasks_list(call_t *c)
 {
-    size_t      offset = 0;
+    size_t offset = 0;
     const char *cursor = call_str(c, "cursor");
     if (json_object_get(c->params, "cursor") && !cursor) {
         call_error(c, RPC_INVALID_PARAMS, "tasks/list: cursor must be a string", NULL);
@@ -253,9 +269,11 @@ void methods_tasks_list(call_t *c)
     l->call = c;
     l->offset = offset;
     call_hold(c);
-    if (store_queryf(c->fe->store, s_on_task_ids, l, "ZREVRANGE sp:t:%s:tasks %lu %lu", c->session->tenant->name,
-                     (unsigned long)offset, (unsigned long)(offset + (size_t)c->fe->conf.page_size)) < 0) {
-        call_error(c, RPC_UNAVAILABLE, "the task store is unreachable right now; try again shortly", NULL);
+    if (store_queryf(c->fe->store, s_on_task_ids, l, "ZREVRANGE sp:t:%s:tasks %lu %lu",
+                     c->session->tenant->name, (unsigned long)offset,
+                     (unsigned long)(offset + (size_t)c->fe->conf.page_size)) < 0) {
+        call_error(c, RPC_UNAVAILABLE, "the task store is unreachable right now; try again shortly",
+                   NULL);
         call_release(c);
         free(l);
     }

@@ -13,38 +13,39 @@
 #include "../common/sha256.h"
 #include "tenants.h"
 
-#define KEY_BUCKETS 1024
+#define KEY_BUCKETS   1024
 #define KEY_CACHE_MAX 100000
 
 typedef struct key_entry {
-    char              hash[65];
-    tenant_t         *tenant;
-    uint64_t          expires_ms; /* monotonic */
+    char hash[65];
+    tenant_t *tenant;
+    uint64_t expires_ms; /* monotonic */
     struct key_entry *next;
 } key_entry_t;
 
 struct tenants {
-    fe_t        *fe;
-    tenant_t    *list;             /* every tenant seen */
+    fe_t *fe;
+    tenant_t *list; /* every tenant seen */
     key_entry_t *keys[KEY_BUCKETS];
-    long         n_keys;
-    uint64_t     refresh_timer;
+    long n_keys;
+    uint64_t refresh_timer;
 };
 
 /* One lookup in flight: the key's hash, then the tenant's hash fields. */
 typedef struct {
     tenants_t *self;
-    char       hash[65];
-    char       name[65];
+    char hash[65];
+    char name[65];
     tenant_fn *fn;
-    void      *arg;
+    void *arg;
 } lookup_t;
 
 static unsigned s_bucket(const char *hash)
 {
-    return (unsigned)strtoul((char[9]){hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6],
-                                       hash[7], 0},
-                             NULL, 16) % KEY_BUCKETS;
+    return (unsigned)strtoul(
+               (char[9]){hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7], 0},
+               NULL, 16) %
+           KEY_BUCKETS;
 }
 
 static tenant_t *s_find(tenants_t *self, const char *name)
@@ -73,7 +74,7 @@ static tenant_t *s_get(tenants_t *self, const char *name)
 static double s_num(const redisReply *v, double def, double lo, double hi)
 {
     if (!v || v->type != REDIS_REPLY_STRING || !v->len) return def;
-    char  *end;
+    char *end;
     double d = strtod(v->str, &end);
     if (end == v->str || *end || d != d) return def;
     return d < lo ? lo : d > hi ? hi : d;
@@ -83,17 +84,22 @@ static double s_num(const redisReply *v, double def, double lo, double hi)
 static void s_apply_fields(tenant_t *t, const redisReply *r)
 {
     double rate = TENANT_DEFAULT_RATE;
-    long   burst = TENANT_DEFAULT_BURST, conc = TENANT_DEFAULT_MAX_CONCURRENCY;
-    long   tmo = TENANT_DEFAULT_MAX_TIMEOUT_S, mem = TENANT_DEFAULT_MAX_MEMORY_MB;
-    char   profiles[512] = "";
+    long burst = TENANT_DEFAULT_BURST, conc = TENANT_DEFAULT_MAX_CONCURRENCY;
+    long tmo = TENANT_DEFAULT_MAX_TIMEOUT_S, mem = TENANT_DEFAULT_MAX_MEMORY_MB;
+    char profiles[512] = "";
     for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
         const redisReply *k = r->element[i], *v = r->element[i + 1];
         if (k->type != REDIS_REPLY_STRING) continue;
-        if (strcmp(k->str, "rate") == 0) rate = s_num(v, rate, 0.001, 1e6);
-        else if (strcmp(k->str, "burst") == 0) burst = (long)s_num(v, (double)burst, 1, 1e6);
-        else if (strcmp(k->str, "max_concurrency") == 0) conc = (long)s_num(v, (double)conc, 1, 1e5);
-        else if (strcmp(k->str, "max_timeout_s") == 0) tmo = (long)s_num(v, (double)tmo, 1, 86400);
-        else if (strcmp(k->str, "max_memory_mb") == 0) mem = (long)s_num(v, (double)mem, 16, 1 << 20);
+        if (strcmp(k->str, "rate") == 0)
+            rate = s_num(v, rate, 0.001, 1e6);
+        else if (strcmp(k->str, "burst") == 0)
+            burst = (long)s_num(v, (double)burst, 1, 1e6);
+        else if (strcmp(k->str, "max_concurrency") == 0)
+            conc = (long)s_num(v, (double)conc, 1, 1e5);
+        else if (strcmp(k->str, "max_timeout_s") == 0)
+            tmo = (long)s_num(v, (double)tmo, 1, 86400);
+        else if (strcmp(k->str, "max_memory_mb") == 0)
+            mem = (long)s_num(v, (double)mem, 16, 1 << 20);
         else if (strcmp(k->str, "profiles") == 0 && v->type == REDIS_REPLY_STRING)
             snprintf(profiles, sizeof profiles, "%s", v->str);
     }
@@ -107,7 +113,7 @@ static void s_apply_fields(tenant_t *t, const redisReply *r)
 
 static void s_cache_put(tenants_t *self, const char *hash, tenant_t *t)
 {
-    unsigned     b = s_bucket(hash);
+    unsigned b = s_bucket(hash);
     key_entry_t *e;
     for (e = self->keys[b]; e; e = e->next)
         if (strcmp(e->hash, hash) == 0) break;
@@ -195,7 +201,7 @@ static void s_on_refresh(loop_t *loop, void *arg)
 {
     (void)loop;
     tenants_t *self = arg;
-    uint64_t   now = clock_mono_ms();
+    uint64_t now = clock_mono_ms();
     for (tenant_t *t = self->list; t; t = t->next)
         store_queryf(self->fe->store, s_on_named_fields, t, "HGETALL sp:t:%s", t->name);
     /* drop expired key entries so a rotated or removed key stops working */
@@ -228,7 +234,8 @@ tenants_t *tenants_new(fe_t *fe)
     tenants_t *self = xcalloc(1, sizeof *self);
     self->fe = fe;
     long every = fe->conf.auth_cache_ms > 1000 ? fe->conf.auth_cache_ms : 1000;
-    self->refresh_timer = loop_timer_add(fe->loop, (uint64_t)every, (uint64_t)every, s_on_refresh, self);
+    self->refresh_timer =
+        loop_timer_add(fe->loop, (uint64_t)every, (uint64_t)every, s_on_refresh, self);
     return self;
 }
 
@@ -255,7 +262,7 @@ void tenants_destroy(tenants_t **self_p)
 int tenant_allows_profile(const tenant_t *t, const char *profile)
 {
     if (!t->profiles[0]) return 1;
-    size_t      n = strlen(profile);
+    size_t n = strlen(profile);
     const char *p = t->profiles;
     while (*p) {
         while (*p == ' ' || *p == ',') p++;

@@ -17,20 +17,20 @@
 #define TENANT_DEFAULT_MAX_MEMORY_MB   2048
 
 typedef struct tenant {
-    char     name[65];
-    double   rate;            /* requests per second */
-    long     burst;
-    long     max_concurrency;
-    long     max_timeout_s;
-    long     max_memory_mb;
-    char     profiles[512];   /* comma list; empty = every profile */
-    long     inflight;        /* this process's jobs in flight for the tenant */
-    long     sessions;        /* this process's open sessions of the tenant */
-    double   local_tat_ms;    /* the local limiter's GCRA state */
+    char name[65];
+    double rate; /* requests per second */
+    long burst;
+    long max_concurrency;
+    long max_timeout_s;
+    long max_memory_mb;
+    char profiles[512];  /* comma list; empty = every profile */
+    long inflight;       /* this process's jobs in flight for the tenant */
+    long sessions;       /* this process's open sessions of the tenant */
+    double local_tat_ms; /* the local limiter's GCRA state */
     /* permits leased from the shared (Redis) limiter, spent here without a round trip */
-    long     permits;
+    long permits;
     uint64_t permits_expire_ms;   /* monotonic; unspent permits lapse (the limit errs low) */
-    int      refilling;           /* a lease request is in flight */
+    int refilling;                /* a lease request is in flight */
     struct limit_waiter *waiters; /* checks waiting for that lease, oldest first */
     struct tenant *next;
 } tenant_t;
@@ -44,7 +44,7 @@ typedef enum {
 typedef void(tenant_fn)(void *arg, tenant_t *tenant, auth_status_t status);
 
 tenants_t *tenants_new(fe_t *fe);
-void       tenants_destroy(tenants_t **self_p);
+void tenants_destroy(tenants_t **self_p);
 
 /* The tenant for key when a fresh cached answer exists, else NULL. */
 tenant_t *tenants_cached(tenants_t *self, const char *key, size_t key_len);

@@ -7,6 +7,8 @@
 
 #include "tooldefs.h"
 
+/* The JSON stays laid out as JSON. */
+/* clang-format off */
 static const char s_execute_code[] = "{"
   "\"name\": \"execute_code\","
   "\"title\": \"Run Python code\","
@@ -125,8 +127,9 @@ static const char s_list_executions[] = "{"
     "}},"
   "\"annotations\": {\"readOnlyHint\": true, \"openWorldHint\": false}"
 "}";
+/* clang-format on */
 
-static const char *const s_defs[] = {s_execute_code, s_validate_code, s_get_sandbox_info,
+static const char *const s_defs[] = {s_execute_code,  s_validate_code,   s_get_sandbox_info,
                                      s_get_execution, s_list_executions, NULL};
 
 json_t *tooldefs_load(void)
@@ -134,7 +137,7 @@ json_t *tooldefs_load(void)
     json_t *tools = json_array();
     for (int i = 0; s_defs[i]; i++) {
         json_error_t err;
-        json_t      *t = json_loads(s_defs[i], JSON_REJECT_DUPLICATES, &err);
+        json_t *t = json_loads(s_defs[i], JSON_REJECT_DUPLICATES, &err);
         if (!t) {
             fprintf(stderr, "tooldefs: tool %d: %s at %d\n", i, err.text, err.position);
             abort();

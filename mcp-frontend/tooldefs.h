@@ -4,7 +4,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-json_t *tooldefs_load(void); /* a new array of Tool objects */
+json_t *tooldefs_load(void);  /* a new array of Tool objects */
 json_t *fixtures_tools(void); /* the conformance suite's test_* tools (fixtures.c) */
 
 #endif

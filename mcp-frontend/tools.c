@@ -43,7 +43,7 @@ void tools_shutdown(void)
 /* Cursors are opaque to clients; ours is "t:<index>". */
 void methods_tools_list(call_t *c)
 {
-    size_t      start = 0, n = json_array_size(s_tools), page = (size_t)c->fe->conf.page_size;
+    size_t start = 0, n = json_array_size(s_tools), page = (size_t)c->fe->conf.page_size;
     const char *cursor = call_str(c, "cursor");
     if (json_object_get(c->params, "cursor") && !cursor) {
         call_error(c, RPC_INVALID_PARAMS, "tools/list: \"cursor\" must be a string", NULL);
@@ -51,13 +51,15 @@ void methods_tools_list(call_t *c)
     }
     if (cursor) {
         char *end;
-        if (strncmp(cursor, "t:", 2) != 0 || (start = strtoul(cursor + 2, &end, 10), *end) || start > n) {
+        if (strncmp(cursor, "t:", 2) != 0 || (start = strtoul(cursor + 2, &end, 10), *end) ||
+            start > n) {
             call_error(c, RPC_INVALID_PARAMS, "tools/list: unknown cursor", NULL);
             return;
         }
     }
     json_t *list = json_array();
-    for (size_t i = start; i < n && i < start + page; i++) json_array_append(list, json_array_get(s_tools, i));
+    for (size_t i = start; i < n && i < start + page; i++)
+        json_array_append(list, json_array_get(s_tools, i));
     json_t *result = json_pack("{s:o}", "tools", list);
     if (start + page < n) {
         char next[32];
@@ -70,7 +72,7 @@ void methods_tools_list(call_t *c)
 static int s_bad(call_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int s_bad(call_t *c, const char *fmt, ...)
 {
-    char    msg[300];
+    char msg[300];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -81,25 +83,32 @@ static int s_bad(call_t *c, const char *fmt, ...)
 }
 
 /* A list of names (inspect_variables, allowed_imports) into spec arrays. */
-static int s_names(call_t *c, json_t *args, const char *key, const profile_t *p, char ***out, size_t *n)
+static int s_names(call_t *c, json_t *args, const char *key, const profile_t *p, char ***out,
+                   size_t *n)
 {
     json_t *v = json_object_get(args, key);
     if (!v || json_is_null(v)) return 0;
     if (!json_is_array(v)) return s_bad(c, "%s must be an array of strings", key);
-    if (json_array_size(v) > JOB_MAX_NAMES) return s_bad(c, "%s has more than %u names", key, JOB_MAX_NAMES);
+    if (json_array_size(v) > JOB_MAX_NAMES)
+        return s_bad(c, "%s has more than %u names", key, JOB_MAX_NAMES);
     *out = xcalloc(json_array_size(v) + 1, sizeof **out);
-    size_t  i;
+    size_t i;
     json_t *e;
-    json_array_foreach(v, i, e) {
+    json_array_foreach(v, i, e)
+    {
         const char *s = json_string_value(e);
         if (!s) return s_bad(c, "%s[%zu] must be a string", key, i);
         size_t len = json_string_length(e);
-        if (!len || len > JOB_MAX_NAME) return s_bad(c, "%s[%zu] must be 1-%u characters", key, i, JOB_MAX_NAME);
+        if (!len || len > JOB_MAX_NAME)
+            return s_bad(c, "%s[%zu] must be 1-%u characters", key, i, JOB_MAX_NAME);
         for (size_t k = 0; k < len; k++)
             if (!(isalnum((unsigned char)s[k]) || s[k] == '_' || (p && s[k] == '.')))
-                return s_bad(c, "%s[%zu] is not a valid %s name", key, i, p ? "module" : "variable");
+                return s_bad(c, "%s[%zu] is not a valid %s name", key, i,
+                             p ? "module" : "variable");
         if (p && !profile_allows(p, s))
-            return s_bad(c, "allowed_imports: module '%s' is not available in profile %s (see get_sandbox_info)",
+            return s_bad(c,
+                         "allowed_imports: module '%s' is not available in profile %s (see "
+                         "get_sandbox_info)",
                          s, p->name);
         (*out)[(*n)++] = xstrndup(s, len);
     }
@@ -109,31 +118,37 @@ static int s_names(call_t *c, json_t *args, const char *key, const profile_t *p,
 static const profile_t *s_profile(call_t *c, json_t *args)
 {
     json_t *v = json_object_get(args, "profile");
-    if (v && !json_is_string(v) && !json_is_null(v)) return s_bad(c, "profile must be a string"), NULL;
-    const char      *name = json_is_string(v) ? json_string_value(v) : DEFAULT_PROFILE;
+    if (v && !json_is_string(v) && !json_is_null(v))
+        return s_bad(c, "profile must be a string"), NULL;
+    const char *name = json_is_string(v) ? json_string_value(v) : DEFAULT_PROFILE;
     const profile_t *p = profile_find(name);
     if (!p) {
         buf_t b;
         buf_init(&b);
-        for (size_t i = 0; i < n_profiles; i++) buf_printf(&b, "%s%s", i ? ", " : "", profiles[i].name);
+        for (size_t i = 0; i < n_profiles; i++)
+            buf_printf(&b, "%s%s", i ? ", " : "", profiles[i].name);
         s_bad(c, "unknown profile '%.64s' (available: %s)", name, (const char *)b.data);
         buf_free(&b);
         return NULL;
     }
     if (!tenant_allows_profile(c->session->tenant, p->name))
-        return s_bad(c, "profile %s is not enabled for tenant %s", p->name, c->session->tenant->name), NULL;
+        return s_bad(c, "profile %s is not enabled for tenant %s", p->name,
+                     c->session->tenant->name),
+               NULL;
     return p;
 }
 
-static const char *const s_execute_args[] = {"code", "timeout", "memory_limit", "profile", "allowed_imports",
-                                             "capture_output", "inspect_variables", "stdin", NULL};
+static const char *const s_execute_args[] = {
+    "code",           "timeout",           "memory_limit", "profile", "allowed_imports",
+    "capture_output", "inspect_variables", "stdin",        NULL};
 static const char *const s_validate_args[] = {"code", "profile", "allowed_imports", NULL};
 
 static int s_known_args(call_t *c, json_t *args, const char *const *known)
 {
     const char *key;
-    json_t     *v;
-    json_object_foreach(args, key, v) {
+    json_t *v;
+    json_object_foreach(args, key, v)
+    {
         int ok = 0;
         for (int i = 0; known[i] && !ok; i++) ok = strcmp(key, known[i]) == 0;
         if (!ok) return s_bad(c, "unknown argument '%.64s'", key);
@@ -147,7 +162,8 @@ static int s_code(call_t *c, json_t *args, jobspec_t *spec)
     if (!code) return s_bad(c, "missing required argument 'code'");
     if (!json_is_string(code)) return s_bad(c, "code must be a string");
     size_t len = json_string_length(code);
-    if (len > JOB_MAX_CODE) return s_bad(c, "code is %zu bytes; the limit is %u", len, JOB_MAX_CODE);
+    if (len > JOB_MAX_CODE)
+        return s_bad(c, "code is %zu bytes; the limit is %u", len, JOB_MAX_CODE);
     spec->code = xstrndup(json_string_value(code), len);
     spec->code_len = len;
     return 0;
@@ -157,7 +173,7 @@ static int s_code(call_t *c, json_t *args, jobspec_t *spec)
 static int s_limits(call_t *c, json_t *args, const profile_t *p, limits_t *l)
 {
     tenant_t *t = c->session->tenant;
-    json_t   *v = json_object_get(args, "timeout");
+    json_t *v = json_object_get(args, "timeout");
     if (v && !json_is_null(v)) {
         if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 86400)
             return s_bad(c, "timeout must be a positive number of seconds");
@@ -168,7 +184,8 @@ static int s_limits(call_t *c, json_t *args, const profile_t *p, limits_t *l)
     l->cpu_ms = l->wall_ms;
     v = json_object_get(args, "memory_limit");
     if (v && !json_is_null(v) && parse_memory_mb(v, &l->memory_mb) < 0)
-        return s_bad(c, "memory_limit must be MB as a positive integer or a string like \"256m\" or \"1g\"");
+        return s_bad(
+            c, "memory_limit must be MB as a positive integer or a string like \"256m\" or \"1g\"");
     if (!l->memory_mb) l->memory_mb = p->defaults.memory_mb;
     if (l->memory_mb > t->max_memory_mb) l->memory_mb = t->max_memory_mb;
     profile_apply_limits(p, l);
@@ -181,11 +198,13 @@ static int s_task(call_t *c, job_t *job)
     if (!task) return 0;
     if (!json_is_object(task)) return s_bad(c, "task must be an object");
     json_t *ttl = json_object_get(task, "ttl");
-    long    max = c->fe->conf.record_ttl_s * 1000;
+    long max = c->fe->conf.record_ttl_s * 1000;
     if (ttl && !json_is_null(ttl) && (!json_is_integer(ttl) || json_integer_value(ttl) < 0))
         return s_bad(c, "task.ttl must be a non-negative integer (ms)");
     job->task = 1;
-    job->task_ttl_ms = ttl && json_is_integer(ttl) && json_integer_value(ttl) < max ? (long)json_integer_value(ttl) : max;
+    job->task_ttl_ms = ttl && json_is_integer(ttl) && json_integer_value(ttl) < max
+                           ? (long)json_integer_value(ttl)
+                           : max;
     return 0;
 }
 
@@ -194,10 +213,11 @@ static void s_execute_code(call_t *c, json_t *args)
     jobspec_t spec;
     jobspec_init(&spec);
     const profile_t *p = NULL;
-    json_t          *v;
-    if (s_known_args(c, args, s_execute_args) < 0 || s_code(c, args, &spec) < 0 || !(p = s_profile(c, args)) ||
-        s_limits(c, args, p, &spec.limits) < 0 ||
-        s_names(c, args, "allowed_imports", p, &spec.allowed_imports, &spec.n_allowed_imports) < 0 ||
+    json_t *v;
+    if (s_known_args(c, args, s_execute_args) < 0 || s_code(c, args, &spec) < 0 ||
+        !(p = s_profile(c, args)) || s_limits(c, args, p, &spec.limits) < 0 ||
+        s_names(c, args, "allowed_imports", p, &spec.allowed_imports, &spec.n_allowed_imports) <
+            0 ||
         s_names(c, args, "inspect_variables", NULL, &spec.inspect, &spec.n_inspect) < 0)
         goto out;
     v = json_object_get(args, "capture_output");
@@ -234,7 +254,8 @@ static void s_validate_code(call_t *c, json_t *args)
     jobspec_t spec;
     jobspec_init(&spec);
     const profile_t *p = NULL;
-    if (s_known_args(c, args, s_validate_args) < 0 || s_code(c, args, &spec) < 0 || !(p = s_profile(c, args)) ||
+    if (s_known_args(c, args, s_validate_args) < 0 || s_code(c, args, &spec) < 0 ||
+        !(p = s_profile(c, args)) ||
         s_names(c, args, "allowed_imports", p, &spec.allowed_imports, &spec.n_allowed_imports) < 0)
         goto out;
     if (json_object_get(c->params, "task")) {

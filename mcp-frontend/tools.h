@@ -13,6 +13,6 @@ void tool_get_sandbox_info(call_t *c, json_t *args);
 void tool_get_execution(call_t *c, json_t *args);
 void tool_list_executions(call_t *c, json_t *args);
 /* 1 when name is a fixture tool and the call was handled. */
-int  fixtures_call(call_t *c, const char *name, json_t *args);
+int fixtures_call(call_t *c, const char *name, json_t *args);
 
 #endif

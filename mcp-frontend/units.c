@@ -21,17 +21,29 @@ int parse_memory_mb(const json_t *v, long *mb)
     }
     const char *s = json_string_value(v);
     if (!s) return -1;
-    char  *end;
+    char *end;
     double n = strtod(s, &end);
     if (end == s || !(n > 0)) return -1;
     while (*end == ' ') end++;
     double scale;
     switch (tolower((unsigned char)*end)) {
-    case '\0': scale = 1; break;
-    case 'k': scale = 1.0 / 1024; end++; break;
-    case 'm': scale = 1; end++; break;
-    case 'g': scale = 1024; end++; break;
-    default: return -1;
+    case '\0':
+        scale = 1;
+        break;
+    case 'k':
+        scale = 1.0 / 1024;
+        end++;
+        break;
+    case 'm':
+        scale = 1;
+        end++;
+        break;
+    case 'g':
+        scale = 1024;
+        end++;
+        break;
+    default:
+        return -1;
     }
     if (tolower((unsigned char)*end) == 'i') end++;
     if (tolower((unsigned char)*end) == 'b') end++;
@@ -41,4 +53,3 @@ int parse_memory_mb(const json_t *v, long *mb)
     *mb = (long)v_mb;
     return 0;
 }
-

@@ -12,16 +12,24 @@ static size_t s_seq(const unsigned char *s, size_t len, size_t *bad)
     unsigned char c = s[0];
     *bad = 1;
     if (c >= 0x01 && c < 0x80) return 1;
-    size_t        n;
+    size_t n;
     unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
-    else if (c == 0xE0) n = 3, lo = 0xA0;
-    else if (c == 0xED) n = 3, hi = 0x9F;
-    else if (c >= 0xE1 && c <= 0xEF) n = 3;
-    else if (c == 0xF0) n = 4, lo = 0x90;
-    else if (c == 0xF4) n = 4, hi = 0x8F;
-    else if (c >= 0xF1 && c <= 0xF3) n = 4;
-    else return 0; /* NUL, continuation bytes, C0, C1, F5..FF */
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c == 0xE0)
+        n = 3, lo = 0xA0;
+    else if (c == 0xED)
+        n = 3, hi = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF)
+        n = 3;
+    else if (c == 0xF0)
+        n = 4, lo = 0x90;
+    else if (c == 0xF4)
+        n = 4, hi = 0x8F;
+    else if (c >= 0xF1 && c <= 0xF3)
+        n = 4;
+    else
+        return 0; /* NUL, continuation bytes, C0, C1, F5..FF */
     for (size_t i = 1; i < n; i++) {
         if (i >= len) return 0;
         unsigned char b = s[i];
@@ -34,7 +42,7 @@ static size_t s_seq(const unsigned char *s, size_t len, size_t *bad)
 int utf8_valid(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
-    size_t               i = 0, bad;
+    size_t i = 0, bad;
     while (i < len) {
         size_t n = s_seq(p + i, len - i, &bad);
         if (!n) return 0;
@@ -46,7 +54,7 @@ int utf8_valid(const char *s, size_t len)
 void utf8_sanitize(buf_t *out, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
-    size_t               i = 0, run = 0, bad;
+    size_t i = 0, run = 0, bad;
     buf_reserve(out, len);
     while (i < len) {
         size_t n = s_seq(p + i, len - i, &bad);

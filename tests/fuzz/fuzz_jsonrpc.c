@@ -14,7 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     rpc_msg_t m;
-    int       rc = rpc_parse((const char *)data, size, &m);
+    int rc = rpc_parse((const char *)data, size, &m);
     if (rc == 0) {
         assert(m.kind == RPC_REQUEST || m.kind == RPC_NOTIFICATION || m.kind == RPC_RESPONSE);
         assert(json_is_object(m.msg));
@@ -24,9 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         assert(m.kind == RPC_INVALID);
         assert(m.code == RPC_PARSE_ERROR || m.code == RPC_INVALID_REQUEST);
-        json_t *err = rpc_error(m.id, m.code, "refused", json_pack("{s:o}", "detail", json_str_safe(m.why)));
-        size_t  len;
-        char   *text = rpc_dump(err, &len);
+        json_t *err =
+            rpc_error(m.id, m.code, "refused", json_pack("{s:o}", "detail", json_str_safe(m.why)));
+        size_t len;
+        char *text = rpc_dump(err, &len);
         assert(text && len > 0 && utf8_valid(text, len));
         free(text);
         json_decref(err);

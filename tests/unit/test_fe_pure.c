@@ -51,7 +51,9 @@ static void test_overlongs_surrogates_and_nul_are_replaced(void **state)
     char *out = s_sanitized("\xc0\xaf|\xed\xa0\x80|\0|\xff", 10);
     assert_true(utf8_valid(out, strlen(out)));
     assert_null(memchr(out, '\xc0', strlen(out)));
-    assert_string_equal(out, "\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd|\xef\xbf\xbd");
+    assert_string_equal(
+        out,
+        "\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd|\xef\xbf\xbd");
     free(out);
 }
 
@@ -73,7 +75,8 @@ static void test_sha256_matches_the_fips_vectors(void **state)
     assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     sha256_hex("", 0, hex);
     assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"; /* 56 bytes: two blocks */
+    const char *two =
+        "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"; /* 56 bytes: two blocks */
     sha256_hex(two, strlen(two), hex);
     assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
@@ -88,7 +91,8 @@ static void test_request_notification_and_response_are_told_apart(void **state)
     assert_string_equal(m.method, "ping");
     assert_null(m.params);
     rpc_msg_clear(&m);
-    const char *note = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\",\"params\":{}}";
+    const char *note =
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\",\"params\":{}}";
     assert_int_equal(rpc_parse(note, strlen(note), &m), 0);
     assert_int_equal(m.kind, RPC_NOTIFICATION);
     rpc_msg_clear(&m);
@@ -103,8 +107,8 @@ static void test_parse_errors_and_invalid_requests_get_their_codes(void **state)
     (void)state;
     struct {
         const char *in;
-        int         code;
-        int         has_id;
+        int code;
+        int has_id;
     } cases[] = {
         {"{", RPC_PARSE_ERROR, 0},
         {"", RPC_PARSE_ERROR, 0},
@@ -114,7 +118,8 @@ static void test_parse_errors_and_invalid_requests_get_their_codes(void **state)
         {"{\"jsonrpc\":\"1.0\",\"id\":4,\"method\":\"x\"}", RPC_INVALID_REQUEST, 1},
         {"{\"jsonrpc\":\"2.0\",\"id\":4.5,\"method\":\"x\"}", RPC_INVALID_REQUEST, 0},
         {"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"x\",\"params\":[1]}", RPC_INVALID_REQUEST, 1},
-        {"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":1,\"error\":{\"code\":1}}", RPC_INVALID_REQUEST, 1},
+        {"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":1,\"error\":{\"code\":1}}", RPC_INVALID_REQUEST,
+         1},
         {"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"\"}", RPC_INVALID_REQUEST, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -132,9 +137,10 @@ static void test_error_messages_with_invalid_utf8_still_serialize(void **state)
 {
     (void)state;
     json_t *e = rpc_error(NULL, RPC_METHOD_NOT_FOUND, "method not found: \xe2\x82", NULL);
-    size_t  len;
-    char   *text = rpc_dump(e, &len);
-    assert_non_null(strstr(text, "\\ufffd") ? strstr(text, "\\ufffd") : strstr(text, "\xef\xbf\xbd"));
+    size_t len;
+    char *text = rpc_dump(e, &len);
+    assert_non_null(strstr(text, "\\ufffd") ? strstr(text, "\\ufffd")
+                                            : strstr(text, "\xef\xbf\xbd"));
     free(text);
     json_decref(e);
 }
@@ -143,8 +149,9 @@ static void test_gcra_allows_the_burst_then_one_per_period(void **state)
 {
     (void)state;
     double tat = 0;
-    long   retry = 0;
-    for (int i = 0; i < 3; i++) assert_true(gcra_step(&tat, 1000, 2.0, 3, &retry)); /* 2/s, burst 3 */
+    long retry = 0;
+    for (int i = 0; i < 3; i++)
+        assert_true(gcra_step(&tat, 1000, 2.0, 3, &retry)); /* 2/s, burst 3 */
     assert_false(gcra_step(&tat, 1000, 2.0, 3, &retry));
     assert_int_equal(retry, 500);
     assert_true(gcra_step(&tat, 1500, 2.0, 3, &retry));
@@ -158,14 +165,15 @@ static void test_memory_limits_as_users_write_them(void **state)
     (void)state;
     struct {
         const char *json;
-        long        mb; /* -1: refused */
-    } cases[] = {{"256", 256}, {"\"256m\"", 256}, {"\"1g\"", 1024}, {"\"512M\"", 512}, {"\"300mb\"", 300},
-                 {"\"2GiB\"", 2048}, {"\"1024k\"", 1}, {"\"1.5g\"", 1536}, {"0", -1}, {"-5", -1}, {"\"lots\"", -1},
-                 {"\"5x\"", -1}, {"\"\"", -1}, {"true", -1}, {"2.5", -1}};
+        long mb; /* -1: refused */
+    } cases[] = {{"256", 256},       {"\"256m\"", 256},  {"\"1g\"", 1024}, {"\"512M\"", 512},
+                 {"\"300mb\"", 300}, {"\"2GiB\"", 2048}, {"\"1024k\"", 1}, {"\"1.5g\"", 1536},
+                 {"0", -1},          {"-5", -1},         {"\"lots\"", -1}, {"\"5x\"", -1},
+                 {"\"\"", -1},       {"true", -1},       {"2.5", -1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_t *v = json_loads(cases[i].json, JSON_DECODE_ANY, NULL);
-        long    mb = 0;
-        int     rc = parse_memory_mb(v, &mb);
+        long mb = 0;
+        int rc = parse_memory_mb(v, &mb);
         if (cases[i].mb < 0) {
             assert_int_equal(rc, -1);
         } else {
@@ -186,7 +194,8 @@ static void test_origin_and_host_checks_stop_dns_rebinding(void **state)
     assert_false(http_origin_allowed("http://evil.example", ""));
     assert_false(http_origin_allowed("http://localhost.evil.example", ""));
     assert_false(http_origin_allowed("null", ""));
-    assert_true(http_origin_allowed("https://app.example", "https://app.example,https://b.example"));
+    assert_true(
+        http_origin_allowed("https://app.example", "https://app.example,https://b.example"));
     assert_false(http_origin_allowed("https://c.example", "https://app.example"));
     assert_true(http_origin_allowed("https://c.example", "*"));
     assert_true(http_host_allowed("localhost:8765", "", 1));
