@@ -214,11 +214,20 @@ int main(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     sigprocmask(SIG_BLOCK, &sigs, NULL);
     int sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (sfd < 0) {
+        fprintf(stderr, "snakepit-mcp: signalfd: %s\n", strerror(errno));
+        free(fe);
+        return 1;
+    }
 
     s_instance(fe);
     fe_metrics_init(FE_VERSION);
     fe->loop = loop_new();
     fe->zmq_ctx = zmq_ctx_new();
+    if (!fe->zmq_ctx) {
+        log_error("event=start_failed error=\"zmq_ctx_new: %s\"", zmq_strerror(errno));
+        return 1;
+    }
     loop_add_fd(fe->loop, sfd, ZMQ_POLLIN, s_on_signal, &sfd);
     store_conf_t sc = {.timeout_ms = fe->conf.redis_timeout_ms,
                        .buffer_commands = fe->conf.record_buffer,
@@ -236,7 +245,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "snakepit-mcp: %s\n", err);
         rc = 1;
     }
-    if (!rc && fe->conf.stdio) stdio_start(fe);
+    if (!rc && fe->conf.stdio && stdio_start(fe) < 0) rc = 1;
     if (!rc) {
         char where[300];
         redis_url_describe(&fe->redis_url, where, sizeof where);

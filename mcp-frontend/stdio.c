@@ -179,8 +179,14 @@ int stdio_start(fe_t *fe)
     self->fe = fe;
     buf_init(&self->in);
     buf_init(&self->out);
-    fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
-    fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);
+    for (int fd = 0; fd <= 1; fd++) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+            log_error("event=stdio_failed fd=%d error=\"%s\"", fd, strerror(errno));
+            free(self);
+            return -1;
+        }
+    }
     self->session = session_new(fe, TRANSPORT_STDIO, tenants_named(fe->tenants, fe->conf.tenant));
     self->session->notify = s_notify;
     self->session->notify_ctx = self;
