@@ -327,3 +327,12 @@ def test_metrics_count_requests_and_tool_calls(fe, client):
                  "snakepit_mcp_redis_errors_total", "snakepit_build_info", "process_start_time_seconds"):
         assert name in text
     assert fe.metric("snakepit_mcp_requests_total", method="ping", outcome="ok") >= 1
+
+
+def test_metrics_pass_promtool(fe):
+    import shutil
+    import subprocess
+    if not shutil.which("promtool"):
+        pytest.skip("promtool (Debian package prometheus) is not installed")
+    p = subprocess.run(["promtool", "check", "metrics"], input=fe.metrics(), capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
