@@ -34,14 +34,16 @@ TOOLS = os.environ.get("SNAKEPIT_BENCH", os.path.join(ROOT, "build/bench"))
 SNIPPETS = ["print(1)", "x=sum(range(10**6))", 'import json; print(json.dumps({"a":[1,2,3]}))']
 VARIANTS = ["limit", "farm", "subprocess"]
 
-# seconds: the counting window; warmup: the least warm-up (the drivers also wait until every
-# one of the first C requests has been answered); drain: the most to wait for the last answers.
+# seconds: the least counting window, which also lasts until window_answers answers landed in it
+# (0: the concurrency, one turn of the closed loop); warmup: the least warm-up (the drivers also
+# wait until each of the first C requests has been answered); DRAIN_S: the most to wait for the
+# last answers.
 MODES = {
-    "full": dict(seconds=3.0, warmup=0.5, conc=[1, 8, 64], snippets=SNIPPETS,
+    "full": dict(seconds=3.0, warmup=0.5, window_answers=0, conc=[1, 8, 64], snippets=SNIPPETS,
                  broker=dict(JOBS="200000", RUNS="3", WINDOW="1000")),
-    "quick": dict(seconds=0.6, warmup=0.15, conc=[1, 8, 64], snippets=SNIPPETS,
+    "quick": dict(seconds=0.5, warmup=0.1, window_answers=16, conc=[1, 8, 64], snippets=SNIPPETS,
                   broker=dict(JOBS="30000", RUNS="1", WINDOW="1000")),
-    "smoke": dict(seconds=0.2, warmup=0.05, conc=[1], snippets=SNIPPETS[:1],
+    "smoke": dict(seconds=0.2, warmup=0.05, window_answers=1, conc=[1], snippets=SNIPPETS[:1],
                   broker=dict(JOBS="2000", RUNS="1", WINDOW="100")),
 }
 DRAIN_S = 60
@@ -134,6 +136,7 @@ def run_driver(argv, log_path, timeout=STEP_TIMEOUT_S):
 
 def common_args(m):
     return ["--seconds", str(m["seconds"]), "--warmup", str(m["warmup"]), "--drain", str(DRAIN_S),
+            "--window-answers", str(m["window_answers"]),
             "--concurrency", ",".join(map(str, m["conc"]))]
 
 

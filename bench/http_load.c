@@ -9,7 +9,7 @@
  * one call in flight (HTTP/1.1 without pipelining), so C calls are outstanding at once.
  *
  *   http_load --url http://127.0.0.1:PORT/mcp --key KEY [--cpu-root PID]
- *             [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] SNIPPET...
+ *             [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] SNIPPET...
  *
  * A call counts as done when the answer is HTTP 200 with a JSON-RPC result whose isError is
  * false (status `ok`); anything else is an error. With --cpu-root, the CPU of that process
@@ -67,6 +67,7 @@ static struct {
     pid_t              cpu_root;
     int                conc[16], n_conc;
     double             seconds, warmup, drain;
+    long               window_answers;
 } G;
 
 static volatile sig_atomic_t s_stop;
@@ -268,7 +269,7 @@ static void s_run_config(const char *snippet, int conc)
         buf_init(&conns[i].in);
         conns[i].fd = s_connect();
     }
-    run_begin(&run, G.warmup, G.seconds, G.drain, conc);
+    run_begin(&run, G.warmup, G.seconds, G.drain, conc, G.window_answers);
     for (int i = 0; i < conc; i++) {
         if (conns[i].fd < 0) {
             run_answer(&run, lat, 0, run.start_us, 0, "connect failed");
@@ -418,7 +419,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"url", 1, 0, 'u'},     {"key", 1, 0, 'k'},    {"cpu-root", 1, 0, 'r'},
         {"concurrency", 1, 0, 'c'}, {"seconds", 1, 0, 't'}, {"warmup", 1, 0, 'w'},
-        {"drain", 1, 0, 'd'},   {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
+        {"drain", 1, 0, 'd'}, {"window-answers", 1, 0, 'n'},   {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -434,9 +435,10 @@ int main(int argc, char **argv)
         case 't': G.seconds = atof(optarg); break;
         case 'w': G.warmup = atof(optarg); break;
         case 'd': G.drain = atof(optarg); break;
+        case 'n': G.window_answers = atol(optarg); break;
         default:
             fprintf(stderr, "usage: http_load --url http://127.0.0.1:PORT/mcp --key KEY [--cpu-root PID]\n"
-                            "                 [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] SNIPPET...\n");
+                            "                 [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] SNIPPET...\n");
             return o == 'h' ? 0 : 64;
         }
     }

@@ -63,16 +63,17 @@ double latency_pct_ms(latency_t *self, double pct)
     return (double)self->us[rank - 1] / 1000.0;
 }
 
-#define MAX_WARMUP_S 30.0
+#define PHASE_CAP_US (30u * 1000000u)
 #define FAR_AWAY     (UINT64_MAX / 4)
 
-void run_begin(run_t *run, double warmup_s, double seconds, double drain_s, int concurrency)
+void run_begin(run_t *run, double warmup_s, double seconds, double drain_s, int concurrency,
+               long window_answers)
 {
     memset(run, 0, sizeof *run);
     run->start_us = clock_mono_us();
     run->warm_us = run->start_us + (uint64_t)(warmup_s * 1e6);
-    run->warm_cap_us = run->start_us + (uint64_t)(MAX_WARMUP_S * 1e6);
     run->min_answers = (uint64_t)concurrency;
+    run->window_answers = window_answers > 0 ? (uint64_t)window_answers : (uint64_t)concurrency;
     run->seconds = seconds;
     run->drain_s = drain_s;
     run->window_us = run->end_us = run->give_up_us = FAR_AWAY;
@@ -80,11 +81,18 @@ void run_begin(run_t *run, double warmup_s, double seconds, double drain_s, int 
 
 void run_tick(run_t *run, uint64_t now_us)
 {
-    if (run->window_us != FAR_AWAY) return;
-    if ((now_us >= run->warm_us && run->answers >= run->min_answers) || now_us >= run->warm_cap_us) {
-        run->window_us = now_us;
-        run->end_us = now_us + (uint64_t)(run->seconds * 1e6);
-        run->give_up_us = run->end_us + (uint64_t)(run->drain_s * 1e6);
+    if (run->window_us == FAR_AWAY) {
+        if ((now_us >= run->warm_us && run->answers >= run->min_answers) ||
+            now_us >= run->start_us + PHASE_CAP_US)
+            run->window_us = now_us;
+        return;
+    }
+    if (run->end_us != FAR_AWAY) return;
+    if ((now_us >= run->window_us + (uint64_t)(run->seconds * 1e6) &&
+         run->done_in_window >= run->window_answers) ||
+        now_us >= run->window_us + PHASE_CAP_US) {
+        run->end_us = now_us;
+        run->give_up_us = now_us + (uint64_t)(run->drain_s * 1e6);
     }
 }
 
@@ -135,11 +143,12 @@ void latency_report(buf_t *out, const char *variant, const char *snippet, int co
     buf_puts(out, ",\"snippet\":");
     json_escape(out, snippet);
     buf_printf(out, ",\"concurrency\":%d,\"exec_per_s\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,"
-                    "\"p99_ms\":%.3f,\"errors\":%llu,\"n\":%zu,\"lost\":%llu,\"seconds\":%.2f",
+                    "\"p99_ms\":%.3f,\"errors\":%llu,\"n\":%zu,\"lost\":%llu,\"seconds\":%.2f,"
+                    "\"answers\":%llu",
                concurrency, secs > 0 ? (double)run->done_in_window / secs : 0,
                latency_pct_ms(lat, 50), latency_pct_ms(lat, 90), latency_pct_ms(lat, 99),
                (unsigned long long)run->errors, latency_count(lat),
-               (unsigned long long)run->lost, secs);
+               (unsigned long long)run->lost, secs, (unsigned long long)run->answers);
     if (run->first_error[0]) {
         buf_puts(out, ",\"first_error\":");
         json_escape(out, run->first_error);

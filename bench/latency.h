@@ -26,27 +26,29 @@ size_t     latency_count(const latency_t *self);
 double     latency_pct_ms(latency_t *self, double pct); /* nearest rank; 0 when empty */
 
 /* The phases of one configuration, on the monotonic clock (µs). The window opens once the
- * warm-up time has passed AND every one of the C first requests has been answered (so each
- * slot of the pipeline has turned over once and the queue is in its steady state), or after
- * max_warmup_s whatever happens; until then window_us, end_us and give_up_us are far away. */
+ * warm-up time has passed AND each of the first C requests has been answered (every place in
+ * the closed loop has turned over once, so latencies are the steady state's), and closes once
+ * `seconds` have passed AND at least `window_answers` answers landed in it; each phase gives up
+ * waiting after 30 s. Until decided, window_us, end_us and give_up_us are far away. */
 typedef struct {
-    uint64_t start_us;      /* requests start */
-    uint64_t warm_us;       /* the earliest the window may open */
-    uint64_t warm_cap_us;   /* the latest */
-    uint64_t min_answers;   /* answers needed before it opens */
-    uint64_t window_us;     /* counting starts */
-    uint64_t end_us;        /* counting ends, no new requests */
-    uint64_t give_up_us;    /* outstanding requests still unanswered then are errors */
+    uint64_t start_us;       /* requests start */
+    uint64_t warm_us;        /* the earliest the window may open */
+    uint64_t min_answers;    /* answers needed before it opens */
+    uint64_t window_us;      /* counting starts */
+    uint64_t end_us;         /* counting ends, no new requests */
+    uint64_t give_up_us;     /* outstanding requests still unanswered then are errors */
     double   seconds, drain_s;
-    uint64_t answers;       /* in any phase, ok or not */
+    uint64_t window_answers; /* answers needed in the window before it closes */
+    uint64_t answers;        /* in any phase, ok or not */
     uint64_t done_in_window;
-    uint64_t errors;        /* in any phase */
-    uint64_t lost;          /* never answered (counted in errors too) */
+    uint64_t errors;         /* in any phase */
+    uint64_t lost;           /* never answered (counted in errors too) */
     char     first_error[200];
 } run_t;
 
-void run_begin(run_t *run, double warmup_s, double seconds, double drain_s, int concurrency);
-/* Call once per loop turn: opens the window when its time has come. */
+void run_begin(run_t *run, double warmup_s, double seconds, double drain_s, int concurrency,
+               long window_answers);
+/* Call once per loop turn: opens and closes the window when their time has come. */
 void run_tick(run_t *run, uint64_t now_us);
 int  run_in_window(const run_t *run, uint64_t now_us);
 int  run_accepting(const run_t *run, uint64_t now_us); /* may a new request start? */

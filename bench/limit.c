@@ -9,7 +9,7 @@
  * the moment they were "submitted" to this queue, as the farm's does from the HTTP request.
  *
  *   limit --executor build/bin/snakepit-executor [--slots N] [--pool N] [--concurrency 1,8,64]
- *         [--seconds S] [--warmup S] [--drain S] [--memory] [--log FILE] [--log-level L]
+ *         [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--memory] [--log FILE] [--log-level L]
  *         [--executor-arg ARG]... SNIPPET...
  *
  * Prints one JSON line per (snippet, concurrency) — latency.h — with the CPU per execution
@@ -59,6 +59,7 @@ typedef struct {
     long        slots, pool;
     int         conc[16], n_conc;
     double      seconds, warmup, drain, ready_timeout;
+    long        window_answers; /* 0: the concurrency */
     int         memory;
     const char *log;
     const char *log_level;    /* the executor's */
@@ -284,7 +285,7 @@ static void s_run_config(limit_t *L, const char *snippet, int conc)
     struct rusage   self0, self1;
     proctree_cpu_t  cpu0, cpu1;
     int             sampled = 0;
-    run_begin(&run, L->warmup, L->seconds, L->drain, conc);
+    run_begin(&run, L->warmup, L->seconds, L->drain, conc, L->window_answers);
     L->q_head = L->q_len = 0;
     for (int k = 0; k < conc; k++) s_enqueue(L, k, run.start_us);
     s_dispatch(L, &body);
@@ -448,7 +449,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"executor", 1, 0, 'e'}, {"slots", 1, 0, 's'},   {"pool", 1, 0, 'p'},
         {"concurrency", 1, 0, 'c'}, {"seconds", 1, 0, 't'}, {"warmup", 1, 0, 'w'},
-        {"drain", 1, 0, 'd'},    {"memory", 0, 0, 'm'},  {"log", 1, 0, 'l'},
+        {"drain", 1, 0, 'd'}, {"window-answers", 1, 0, 'n'},    {"memory", 0, 0, 'm'},  {"log", 1, 0, 'l'},
         {"log-level", 1, 0, 'L'}, {"executor-arg", 1, 0, 'x'}, {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     int o;
@@ -466,6 +467,7 @@ int main(int argc, char **argv)
         case 't': L.seconds = atof(optarg); break;
         case 'w': L.warmup = atof(optarg); break;
         case 'd': L.drain = atof(optarg); break;
+        case 'n': L.window_answers = atol(optarg); break;
         case 'm': L.memory = 1; break;
         case 'l': L.log = optarg; break;
         case 'L': L.log_level = optarg; break;
@@ -474,7 +476,7 @@ int main(int argc, char **argv)
             break;
         default:
             fprintf(stderr, "usage: limit --executor PATH [--slots N] [--pool N] [--concurrency 1,8,64]\n"
-                            "             [--seconds S] [--warmup S] [--drain S] [--memory] [--log FILE]\n"
+                            "             [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--memory] [--log FILE]\n"
                             "             [--log-level L] [--executor-arg ARG]... SNIPPET...\n");
             return o == 'h' ? 0 : 64;
         }
