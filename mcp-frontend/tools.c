@@ -220,6 +220,11 @@ static void s_execute_code(call_t *c, json_t *args)
             0 ||
         s_names(c, args, "inspect_variables", NULL, &spec.inspect, &spec.n_inspect) < 0)
         goto out;
+    v = json_object_get(args, "use_container");
+    if (v && !json_is_boolean(v)) {
+        s_bad(c, "use_container must be a boolean");
+        goto out;
+    }
     v = json_object_get(args, "capture_output");
     if (v && !json_is_boolean(v)) {
         s_bad(c, "capture_output must be a boolean");
