@@ -139,8 +139,8 @@ static const profile_t *s_profile(call_t *c, json_t *args)
 }
 
 static const char *const s_execute_args[] = {
-    "code",           "timeout",           "memory_limit", "profile", "allowed_imports",
-    "capture_output", "inspect_variables", "stdin",        NULL};
+    "code",           "timeout",           "memory_limit", "profile",       "allowed_imports",
+    "capture_output", "inspect_variables", "stdin",        "use_container", NULL};
 static const char *const s_validate_args[] = {"code", "profile", "allowed_imports", NULL};
 
 static int s_known_args(call_t *c, json_t *args, const char *const *known)

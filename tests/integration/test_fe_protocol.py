@@ -83,6 +83,11 @@ def test_execute_code_result_has_exactly_the_contract_fields(client, fe):
     assert spec["limits"]["wall_ms"] == 5000 and spec["limits"]["memory_mb"] == 300
 
 
+def test_use_container_from_older_clients_is_accepted(client):
+    r = client.call("execute_code", {"code": "1", "use_container": True})["result"]
+    assert r["structuredContent"]["status"] == "ok"
+
+
 def test_limits_are_clamped_to_the_tenant(fe):
     k = fe.add_tenant("small", max_timeout_s="2", max_memory_mb="100", max_concurrency="1")
     c = Client(fe.url, k)
