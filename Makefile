@@ -136,6 +136,13 @@ test-executor: all $(BUILD)/tests/deny_syscall
 test-security: all
 	$(PYTEST) tests/security
 
+# Operations (tests/ops): the real Prometheus server and promtool against a running farm,
+# alert-rule unit tests, systemd-analyze verify on deploy/systemd, manifests, snakepit
+# status/usage. Needs `deploy/install-deps.sh test` (prometheus, python3-yaml).
+.PHONY: test-ops
+test-ops: all
+	$(PYTEST) tests/ops
+
 # The sanitizer pass: unit tests with leak detection, then the executor and integration suites
 # against ASan+UBSan binaries (leaks off there: the embedded interpreter keeps its heap).
 test-san:

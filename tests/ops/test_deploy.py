@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import opslib
-from conftest import VIOLATION, free_port, snakepit
+from opsfarm import VIOLATION, free_port, snakepit
 
 SYSTEMD = os.path.join(opslib.DEPLOY, "systemd")
 K8S = os.path.join(opslib.DEPLOY, "kubernetes")

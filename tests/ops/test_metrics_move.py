@@ -5,7 +5,7 @@ least about a second of wall clock) — never how fast anything was."""
 import pytest
 
 import opslib
-from conftest import CLI_MIX, MCP_MIX, STATUS_BY_EXIT
+from opsfarm import CLI_MIX, MCP_MIX, STATUS_BY_EXIT
 
 N_CLI, N_MCP = len(CLI_MIX), len(MCP_MIX)
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 import opslib
-from conftest import COMPONENTS, free_port
+from opsfarm import COMPONENTS, free_port
 
 RULES = os.path.join(opslib.MONITORING, "rules", "snakepit.rules.yml")
 DASHBOARD = os.path.join(opslib.MONITORING, "grafana", "snakepit.json")
