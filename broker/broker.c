@@ -27,16 +27,22 @@ const char *broker_bad_reason_name(bad_reason_t r)
     return (unsigned)r < BAD__COUNT ? s_bad_names[r] : "unknown";
 }
 
-int s_ratelog(ratelog_t *r)
+/* Ten lines a second per kind; what is held back is summed up once the second is over
+ * (here, or from the heartbeat timer when nothing more comes). */
+void s_ratelog_flush(ratelog_t *r)
 {
     uint64_t now = clock_mono_ms();
-    if (now - r->window_ms >= 1000) {
-        if (r->suppressed)
-            log_warn("event=log_suppressed lines=%llu", (unsigned long long)r->suppressed);
-        r->window_ms = now;
-        r->count = 0;
-        r->suppressed = 0;
-    }
+    if (now - r->window_ms < 1000) return;
+    if (r->suppressed)
+        log_warn("event=log_suppressed kind=%s lines=%llu", r->kind, (unsigned long long)r->suppressed);
+    r->window_ms = now;
+    r->count = 0;
+    r->suppressed = 0;
+}
+
+int s_ratelog(ratelog_t *r)
+{
+    s_ratelog_flush(r);
     if (r->count++ < 10) return 1;
     r->suppressed++;
     return 0;

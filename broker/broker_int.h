@@ -15,6 +15,7 @@
 #endif
 
 typedef struct {
+    const char *kind;   /* for the summary line */
     uint64_t window_ms;
     unsigned count;
     uint64_t suppressed;
@@ -43,6 +44,7 @@ struct broker {
 
 /* broker.c */
 int  s_ratelog(ratelog_t *r);
+void s_ratelog_flush(ratelog_t *r);
 int  s_send(broker_t *b, channel_t ch, const uint8_t *identity, size_t id_len, const frame_t *head,
             int n, zmq_msg_t *body);
 void s_worker_cmd(broker_t *b, const uint8_t *identity, size_t id_len, uint8_t cmd);

@@ -71,6 +71,8 @@ static void s_on_heartbeat(loop_t *loop, void *arg)
             sched_executor_gone(b->sched, ex, "unreachable");
     }
     sched_housekeep(b->sched);
+    s_ratelog_flush(&b->bad_log);
+    s_ratelog_flush(&b->reject_log);
 }
 
 /* Before each wait: answer what expired, send what can go, sleep until the next deadline. */
@@ -183,6 +185,8 @@ broker_t *broker_new(const broker_conf_t *conf, char *err, size_t errlen)
     b->sig_fd = -1;
     b->started = (double)clock_wall_ms() / 1000.0;
     buf_init(&b->scratch);
+    b->bad_log.kind = "malformed";
+    b->reject_log.kind = "rejected";
     b->loop = loop_new();
     b->ctx = zmq_ctx_new();
     sched_conf_t sc;

@@ -2,8 +2,10 @@
 #define _GNU_SOURCE
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "../common/buf.h"
@@ -23,6 +25,7 @@ typedef struct {
 struct client {
     void            *ctx;
     void            *sock;
+    void            *monitor;  /* PAIR fed by zmq_socket_monitor: connection drops */
     loop_t          *loop;
     client_conf_t    conf;
     char            *endpoint;
@@ -36,6 +39,31 @@ struct client {
 };
 
 static void s_on_socket(loop_t *loop, short revents, void *arg);
+static void s_on_monitor(loop_t *loop, short revents, void *arg);
+
+/* Watches the connection itself: when it drops, whatever the broker held for us is gone
+ * with it (a crashed or restarted broker forgets its jobs; after a reconnect the ROUTER
+ * knows us under a new identity, so answers to the old one are lost). Heartbeats alone
+ * would not tell: a broker restarted within three intervals answers PING again at once. */
+static void s_open_monitor(client_t *self)
+{
+    static unsigned n;
+    char            ep[64];
+    snprintf(ep, sizeof ep, "inproc://sp-client-monitor-%d-%u", (int)getpid(), n++);
+    if (zmq_socket_monitor(self->sock, ep, ZMQ_EVENT_DISCONNECTED) < 0) {
+        log_warn("event=monitor_failed error=\"%s\"", zmq_strerror(errno));
+        return;
+    }
+    self->monitor = zmq_socket(self->ctx, ZMQ_PAIR);
+    int linger = 0;
+    zmq_setsockopt(self->monitor, ZMQ_LINGER, &linger, sizeof linger);
+    if (zmq_connect(self->monitor, ep) < 0) {
+        zmq_close(self->monitor);
+        self->monitor = NULL;
+        return;
+    }
+    loop_add_socket(self->loop, self->monitor, ZMQ_POLLIN, s_on_monitor, self);
+}
 
 static void s_open(client_t *self)
 {
@@ -52,6 +80,7 @@ static void s_open(client_t *self)
         zmq_setsockopt(self->sock, ZMQ_CURVE_PUBLICKEY, self->curve_public, 41);
         zmq_setsockopt(self->sock, ZMQ_CURVE_SECRETKEY, self->curve_secret, 41);
     }
+    s_open_monitor(self);
     if (zmq_connect(self->sock, self->endpoint) < 0)
         log_error("event=broker_connect_failed endpoint=%s error=\"%s\"", self->endpoint,
                   zmq_strerror(errno));
@@ -61,6 +90,12 @@ static void s_open(client_t *self)
 
 static void s_close(client_t *self)
 {
+    if (self->monitor) {
+        zmq_socket_monitor(self->sock, NULL, 0);
+        loop_remove_socket(self->loop, self->monitor);
+        zmq_close(self->monitor);
+        self->monitor = NULL;
+    }
     if (!self->sock) return;
     loop_remove_socket(self->loop, self->sock);
     zmq_close(self->sock);
@@ -123,15 +158,56 @@ static void s_on_timer(loop_t *loop, void *arg)
         if (self->connected) log_warn("event=broker_lost endpoint=%s pending=%zu", self->endpoint,
                                       idmap_size(self->pending));
         self->connected = 0;
-        /* The broker may have restarted and forgotten them: each gets its one answer now. */
-        s_fail_pending(self, 0, ST_LOST, "BrokerLost", "the connection to the broker was lost "
-                       "while the job was pending; it may or may not have run");
+        /* A fresh socket first, so that jobs the callbacks below submit again go to it and
+         * not into the connection being thrown away. */
         s_close(self);
         s_open(self);
         self->last_seen_ms = now; /* give the new connection its full liveness window */
+        /* The broker may have restarted and forgotten them: each gets its one answer now. */
+        s_fail_pending(self, 0, ST_LOST, "BrokerLost", "the connection to the broker was lost "
+                       "while the job was pending; it may or may not have run");
     }
     s_fail_pending(self, now, ST_TIMEOUT, "Timeout", "no answer from the farm before the "
                    "job's deadline");
+}
+
+static void s_on_monitor(loop_t *loop, short revents, void *arg)
+{
+    (void)loop, (void)revents;
+    client_t *self = arg;
+    int       dropped = 0;
+    for (int budget = 0; budget < 100 && self->monitor; budget++) {
+        zmq_msg_t ev, addr;
+        zmq_msg_init(&ev);
+        if (zmq_msg_recv(&ev, self->monitor, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&ev);
+            break;
+        }
+        uint16_t id = 0;
+        if (zmq_msg_size(&ev) >= 2) memcpy(&id, zmq_msg_data(&ev), 2);
+        int more = zmq_msg_more(&ev);
+        zmq_msg_close(&ev);
+        if (more) { /* the endpoint frame */
+            zmq_msg_init(&addr);
+            zmq_msg_recv(&addr, self->monitor, 0);
+            zmq_msg_close(&addr);
+        }
+        if (id == ZMQ_EVENT_DISCONNECTED) dropped = 1;
+    }
+    /* A connection that never carried anything (a refused CURVE key, say) is left to
+     * ZeroMQ's own reconnect backoff. */
+    if (!dropped || (!self->connected && !idmap_size(self->pending))) return;
+    log_warn("event=broker_disconnected endpoint=%s pending=%zu", self->endpoint,
+             idmap_size(self->pending));
+    self->connected = 0;
+    /* A new socket before the answers: what the callbacks submit again must not land in the
+     * dying connection's pipe, which ZeroMQ may still accept messages into. (Closing the
+     * monitor from its own callback is allowed: the loop only marks the watcher.) */
+    s_close(self);
+    s_open(self);
+    self->last_seen_ms = clock_mono_ms();
+    s_fail_pending(self, 0, ST_LOST, "BrokerLost", "the connection to the broker dropped "
+                   "while the job was pending; it may or may not have run");
 }
 
 static void s_on_socket(loop_t *loop, short revents, void *arg)
