@@ -204,6 +204,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROK
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_COMMON) $(filter-out broker/main.c broker/broker.c broker/broker_setup.c broker/metrics.c broker/zap.c,$(BROKER_SRC)) -lzmq -lmsgpackc -lm
 
+# the zygote's reading of a child's meta needs the executor's outcome module
+$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome.c executor-node/sandbox.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lseccomp -lzmq -lmsgpackc -lm
+
 fuzz: $(FUZZ_BINS)
 	@set -eo pipefail; for f in $(FUZZ_BINS); do n=$$(basename $$f); c=$(BUILD)/fuzz/corpus-$$n; \
 	  mkdir -p $$c; cp -n tests/fuzz/seeds/$$n/* $$c/ 2>/dev/null || true; \

@@ -29,6 +29,7 @@
 #include "../proto/job.h"
 #include "../proto/mpack.h"
 #include "../proto/result.h"
+#include "outcome.h"
 #include "python.h"
 #include "sandbox.h"
 #include "zchan.h"
@@ -39,7 +40,6 @@
 #define MAX_CHILDREN 1024
 
 enum { CHILD_FREE = 0, CHILD_IDLE, CHILD_RUNNING };
-enum { KILL_NONE = 0, KILL_TIMEOUT, KILL_CANCEL };
 
 typedef struct {
     int      state;       /* CHILD_* */
@@ -291,166 +291,12 @@ static void s_on_timer(zygote_t *z)
 
 /* ---- results ------------------------------------------------------------------------------ */
 
-static void s_read_meta(const child_t *c, result_t *res)
+static void s_collect(const child_t *c, int wstatus, const struct rusage *ru, result_t *res)
 {
-    area_hdr_t *h = area_hdr(&c->area);
-    uint32_t    len = h->meta_len;
-    if (!len || len > JOBAREA_META_CAP) return;
-    mpr_t    r;
-    uint32_t n;
-    mpr_init(&r, area_meta(&c->area), len);
-    if (mpr_map(&r, &n) < 0) return;
-    status_t st = ST_ERROR;
-    for (uint32_t i = 0; i < n && !r.err; i++) {
-        const char *k;
-        uint32_t    kl;
-        if (mpr_str(&r, &k, &kl) < 0) break;
-        if (mpr_key_is(k, kl, "status")) {
-            const char *v;
-            uint32_t    vl;
-            if (mpr_str(&r, &v, &vl) == 0 && status_parse_n(v, vl, &st) < 0) st = ST_ERROR;
-        } else if (mpr_key_is(k, kl, "result")) {
-            free(res->result);
-            mpr_strdup(&r, RESULT_MAX_TEXT, &res->result);
-        } else if (mpr_key_is(k, kl, "variables")) {
-            free(res->variables);
-            mpr_strdup(&r, RESULT_MAX_TEXT, &res->variables);
-        } else if (mpr_key_is(k, kl, "validation")) {
-            free(res->validation);
-            mpr_strdup(&r, RESULT_MAX_TEXT, &res->validation);
-        } else if (mpr_key_is(k, kl, "error") && !res->error.present) {
-            uint32_t m;
-            if (mpr_nil(&r)) continue;
-            if (mpr_map(&r, &m) < 0) break;
-            res->error.present = 1;
-            for (uint32_t j = 0; j < m && !r.err; j++) {
-                if (mpr_str(&r, &k, &kl) < 0) break;
-                if (mpr_key_is(k, kl, "type")) mpr_strdup(&r, 256, &res->error.type);
-                else if (mpr_key_is(k, kl, "message")) mpr_strdup(&r, RESULT_MAX_TEXT, &res->error.message);
-                else if (mpr_key_is(k, kl, "traceback")) mpr_strdup(&r, RESULT_MAX_TEXT, &res->error.traceback);
-                else if (mpr_key_is(k, kl, "line")) {
-                    int64_t v;
-                    if (mpr_int(&r, &v) == 0) res->error.line = v > 0 && v < 1 << 30 ? (long)v : 0;
-                } else mpr_skip(&r);
-            }
-        } else {
-            mpr_skip(&r);
-        }
-    }
-    if (r.err) { /* a child that scribbled over its meta gets a plain error, nothing else */
-        log_warn("event=bad_meta error=\"%s\"", r.err);
-        st = ST_ERROR;
-    }
-    /* The child may only report outcomes of its own code; the rest are the zygote's call. */
-    if (st != ST_OK && st != ST_ERROR && st != ST_SYNTAX_ERROR && st != ST_MEMORY_LIMIT &&
-        st != ST_OUTPUT_LIMIT && st != ST_INTERNAL_ERROR)
-        st = ST_ERROR;
-    res->status = st;
-}
-
-static void s_set_error(result_t *res, const char *type, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void s_set_error(result_t *res, const char *type, const char *fmt, ...)
-{
-    char    msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    free(res->error.type);
-    free(res->error.message);
-    free(res->error.traceback);
-    res->error.type = xstrdup(type);
-    res->error.message = xstrdup(msg);
-    res->error.traceback = NULL;
-    res->error.present = 1;
-}
-
-static void s_collect(zygote_t *z, child_t *c, int wstatus, const struct rusage *ru, result_t *res)
-{
-    /* ru is NULL when answering on the child's done byte: it is still exiting, and its own
-     * figures stand in (clamped; they only concern its own job). */
-    area_hdr_t *h = area_hdr(&c->area);
-    uint32_t    cap = c->area.stream_cap;
-    uint32_t    out_len = h->out_len < cap ? h->out_len : cap;
-    uint32_t    err_len = h->err_len < cap ? h->err_len : cap;
-    res->out = xstrndup((const char *)area_out(&c->area), out_len);
-    res->out_len = out_len;
-    res->err = xstrndup((const char *)area_err(&c->area), err_len);
-    res->err_len = err_len;
-    res->out_truncated = h->out_trunc != 0;
-    res->err_truncated = h->err_trunc != 0;
-    res->wall_ms = (double)(clock_mono_us() - c->start_us) / 1000.0;
-    if (ru) {
-        res->cpu_ms = (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000.0 +
-                      (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000.0;
-        res->max_rss_kb = ru->ru_maxrss;
-    } else {
-        uint64_t cpu_us = h->self_cpu_us, rss = h->self_maxrss_kb;
-        res->cpu_ms = cpu_us < 1000000000000ull ? (double)cpu_us / 1000.0 : 0;
-        res->max_rss_kb = rss < (1ull << 40) ? (long)rss : 0;
-    }
-    int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
-    res->exit.signal = sig;
-    res->exit.code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 0;
-    const char *reason = sig ? "signal" : "exit";
-    char        name[64];
-
-    s_read_meta(c, res); /* the runner's view first; the checks below override it */
-    if (c->killed == KILL_TIMEOUT) {
-        res->status = ST_TIMEOUT;
-        reason = "timeout";
-        s_set_error(res, "Timeout", "execution exceeded the %ld ms wall-clock limit", c->limits.wall_ms);
-    } else if (c->killed == KILL_CANCEL) {
-        res->status = ST_CANCELLED;
-        reason = "cancelled";
-        s_set_error(res, "Cancelled", "execution was cancelled");
-    } else if (h->trap_syscall >= 0 || sig == SIGSYS) {
-        res->status = ST_SECURITY_VIOLATION;
-        reason = "seccomp";
-        const char *sys = h->trap_syscall >= 0
-                              ? sandbox_syscall_name(h->trap_syscall, name, sizeof name)
-                              : "rt_sigaction";
-        res->exit.syscall = xstrdup(sys);
-        s_set_error(res, "SecurityViolation", "the sandbox stopped the process at syscall %s", sys);
-    } else if (sig == SIGXCPU || (sig == SIGKILL && res->cpu_ms >= (double)c->limits.cpu_ms)) {
-        res->status = ST_CPU_LIMIT;
-        reason = "cpu_limit";
-        s_set_error(res, "CpuLimit", "execution exceeded the %ld ms CPU time limit", c->limits.cpu_ms);
-    } else if (h->limit_hit == LIMIT_OUTPUT) {
-        res->status = ST_OUTPUT_LIMIT;
-        reason = "output_limit";
-        s_set_error(res, "OutputLimit", "output exceeded %ld bytes; the job was stopped there",
-                    c->limits.output_bytes);
-    } else if (h->audit_blocked) {
-        char event[sizeof h->audit_event];
-        memcpy(event, (const char *)h->audit_event, sizeof event);
-        event[sizeof event - 1] = '\0';
-        res->status = ST_SECURITY_VIOLATION;
-        reason = "audit";
-        res->exit.syscall = xstrdup(event);
-        s_set_error(res, "SecurityViolation", "the sandbox blocked '%s'", event);
-    } else if (!h->meta_len) {
-        if (sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT || sig == SIGKILL) {
-            /* Most interpreter crashes under an address-space limit are allocation
-             * failures in C code that did not raise MemoryError. */
-            res->status = ST_MEMORY_LIMIT;
-            s_set_error(res, "MemoryLimit", "the interpreter died with signal %d, most likely "
-                        "out of memory (limit %ld MB)", sig, c->limits.memory_mb);
-        } else if (sig) {
-            res->status = ST_ERROR;
-            s_set_error(res, "ProcessDied", "the process was killed by signal %d", sig);
-        } else {
-            res->status = ST_ERROR;
-            s_set_error(res, "ProcessExit", "the code ended the process (exit status %d) "
-                        "before it finished", res->exit.code);
-        }
-    }
-    if (res->status == ST_MEMORY_LIMIT && !res->error.present)
-        s_set_error(res, "MemoryError", "memory limit of %ld MB reached", c->limits.memory_mb);
-    res->exit.reason = xstrdup(reason);
-    (void)z;
+    outcome_t o = {.area = &c->area, .limits = c->limits, .killed = (kill_reason_t)c->killed,
+                   .wstatus = wstatus, .ru = ru,
+                   .wall_ms = (double)(clock_mono_us() - c->start_us) / 1000.0};
+    outcome_result(&o, res);
 }
 
 static void s_log_job(const child_t *c, const result_t *res, long minflt)
@@ -541,7 +387,7 @@ static void s_on_done(zygote_t *z, child_t *c)
     if (c->answered || area_hdr(&c->area)->phase != AREA_FINISHED) return;
     result_t res;
     result_init(&res);
-    s_collect(z, c, 0, NULL, &res);
+    s_collect(c, 0, NULL, &res);
     s_send_result(z, c, &res);
     s_log_job(c, &res, -1);
     result_clear(&res);
@@ -565,7 +411,7 @@ static void s_on_sigchld(zygote_t *z)
         if (c->state == CHILD_RUNNING && !c->answered) {
             result_t res;
             result_init(&res);
-            s_collect(z, c, wstatus, &ru, &res);
+            s_collect(c, wstatus, &ru, &res);
             s_send_result(z, c, &res);
             char idstr[ID_STR_LEN + 1];
             id_format(c->id, idstr);

@@ -1,0 +1,21 @@
+/* tests/fuzz/fuzz_meta.c — libFuzzer target for the zygote's reading of what a job's child
+ * wrote into its shared area (executor-node/outcome.c outcome_read_meta). The child ran
+ * hostile code, so its meta may be anything; what comes out must be a status the child is
+ * allowed to claim (never security_violation, lost, rejected, timeout...). */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../../executor-node/outcome.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    result_t res;
+    result_init(&res);
+    outcome_read_meta(data, size, &res);
+    status_t st = res.status;
+    if (size && !(st == ST_OK || st == ST_ERROR || st == ST_SYNTAX_ERROR || st == ST_MEMORY_LIMIT ||
+                  st == ST_OUTPUT_LIMIT || st == ST_INTERNAL_ERROR))
+        abort();
+    result_clear(&res);
+    return 0;
+}
