@@ -210,11 +210,14 @@ static json_t *s_rates(const snapshot_t *now, const snapshot_t *before)
 
 typedef struct {
     long long now_ms;
-    size_t    brokers, executors, frontends, stale;
+    size_t    brokers, frontends, stale;
+    size_t    executors;           /* registered with the broker (or publishing, without one) */
+    size_t    executors_publishing;
     long long slots, busy, free_slots, queued, inflight;
     double    jobs_per_s;
     int       have_rates;
-    json_t   *problems; /* array of strings */
+    json_t   *problems; /* array of strings: any makes the exit status 1 */
+    json_t   *notes;    /* array of strings: worth knowing, not a failure */
 } summary_t;
 
 static int s_stale(const snapshot_t *s, long long now_ms)
@@ -222,9 +225,17 @@ static int s_stale(const snapshot_t *s, long long now_ms)
     return !s->ts_ms || now_ms - s->ts_ms > STALE_MS;
 }
 
+/* Capacity comes from the broker, which sees every executor registered with it, publishing
+ * or not (a node started without --redis publishes nothing); with several brokers each
+ * executor registers with all, so the largest view is taken, not the sum. Without a fresh
+ * broker snapshot, the executors' own snapshots are all there is. */
 static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t *sum)
 {
     sum->problems = json_array();
+    sum->notes = json_array();
+    long long ex_slots = 0, ex_busy = 0, ex_free = 0;
+    double    ex_jobs_per_s = 0, broker_jobs_per_s = 0;
+    int       ex_rates = 0, broker_rates = 0;
     for (size_t i = 0; i < all->n; i++) {
         const snapshot_t *s = &all->v[i];
         int               stale = s_stale(s, sum->now_ms);
@@ -232,27 +243,51 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
         if (stale)
             json_array_append_new(sum->problems, json_sprintf("%s %s: snapshot is %s", s->component, s->instance,
                                                               s->ts_ms ? "stale" : "without a timestamp"));
+        if (stale) continue;
         if (!strcmp(s->component, "broker")) {
-            sum->brokers += !stale;
+            sum->brokers++;
             sum->queued += s_num(s->fields, "queued", 0);
             sum->inflight += s_num(s->fields, "inflight", 0);
-        } else if (!strcmp(s->component, "executor")) {
-            sum->executors += !stale;
-            if (stale) continue;
-            long long slots = s_num(s->fields, "slots", 0);
-            sum->slots += slots;
-            sum->busy += s_num(s->fields, "busy", 0);
-            sum->free_slots += s_num(s->fields, "free", slots - s_num(s->fields, "busy", 0));
-            if (rates[i]) {
-                sum->have_rates = 1;
-                sum->jobs_per_s += json_number_value(json_object_get(rates[i], "jobs"));
+            if ((size_t)s_num(s->fields, "executors", 0) >= sum->executors) {
+                sum->executors = (size_t)s_num(s->fields, "executors", 0);
+                sum->slots = s_num(s->fields, "slots", 0);
+                sum->free_slots = s_num(s->fields, "free_slots", 0);
             }
-        } else if (!strcmp(s->component, "mcp") || !strcmp(s->component, "frontend")) {
-            sum->frontends += !stale;
+            if (rates[i] && json_object_get(rates[i], "completed_total")) {
+                broker_rates = 1;
+                broker_jobs_per_s += json_number_value(json_object_get(rates[i], "completed_total"));
+            }
+        } else if (!strcmp(s->component, "executor")) {
+            long long slots = s_num(s->fields, "slots", 0);
+            sum->executors_publishing++;
+            ex_slots += slots;
+            ex_busy += s_num(s->fields, "busy", 0);
+            ex_free += s_num(s->fields, "free", slots - s_num(s->fields, "busy", 0));
+            if (rates[i] && json_object_get(rates[i], "jobs")) {
+                ex_rates = 1;
+                ex_jobs_per_s += json_number_value(json_object_get(rates[i], "jobs"));
+            }
+        } else if (!strcmp(s->component, "mcp")) {
+            sum->frontends++;
         }
     }
+    if (!sum->brokers) {
+        sum->executors = sum->executors_publishing;
+        sum->slots = ex_slots;
+        sum->free_slots = ex_free;
+    }
+    sum->busy = sum->brokers ? sum->slots - sum->free_slots : ex_busy;
+    sum->have_rates = broker_rates || ex_rates;
+    sum->jobs_per_s = broker_rates ? broker_jobs_per_s : ex_jobs_per_s;
     if (!sum->brokers) json_array_append_new(sum->problems, json_string("no broker publishes a fresh snapshot"));
-    if (!sum->executors) json_array_append_new(sum->problems, json_string("no executor node publishes a fresh snapshot"));
+    if (!sum->executors) json_array_append_new(sum->problems, json_string("no executor node is registered"));
+    if (sum->executors > sum->executors_publishing)
+        json_array_append_new(sum->notes, json_sprintf("%zu executor node(s) registered with the broker publish no "
+                                                       "snapshot (start them with --redis to see them here)",
+                                                       sum->executors - sum->executors_publishing));
+    if (!sum->frontends)
+        json_array_append_new(sum->notes, json_string("no front-end publishes a snapshot (sp:metrics:mcp:*); "
+                                                      "their figures are on their /metrics"));
 }
 
 static json_t *s_to_json(const char *redis, const snapshots_t *all, json_t *const *rates, const summary_t *sum)
@@ -267,14 +302,17 @@ static json_t *s_to_json(const char *redis, const snapshots_t *all, json_t *cons
         json_object_set_new(o, "rates", rates[i] ? json_incref(rates[i]) : json_null());
         json_array_append_new(comps, o);
     }
-    json_t *summary = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "brokers", (json_int_t)sum->brokers,
-                                "executors", (json_int_t)sum->executors, "frontends", (json_int_t)sum->frontends,
+    json_t *summary = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "brokers",
+                                (json_int_t)sum->brokers, "executors", (json_int_t)sum->executors,
+                                "executors_publishing", (json_int_t)sum->executors_publishing, "frontends",
+                                (json_int_t)sum->frontends,
                                 "slots", (json_int_t)sum->slots, "busy", (json_int_t)sum->busy, "free",
                                 (json_int_t)sum->free_slots, "queued", (json_int_t)sum->queued, "inflight",
                                 (json_int_t)sum->inflight, "stale", (json_int_t)sum->stale);
     json_object_set_new(summary, "jobs_per_s", sum->have_rates ? json_real(sum->jobs_per_s) : json_null());
-    return json_pack("{s:s, s:I, s:b, s:O, s:o, s:o}", "redis", redis, "time_ms", (json_int_t)sum->now_ms, "healthy",
-                     json_array_size(sum->problems) == 0, "problems", sum->problems, "summary", summary,
+    return json_pack("{s:s, s:I, s:b, s:O, s:O, s:o, s:o}", "redis", redis, "time_ms", (json_int_t)sum->now_ms,
+                     "healthy", json_array_size(sum->problems) == 0, "problems", sum->problems, "notes", sum->notes,
+                     "summary", summary,
                      "components", comps);
 }
 
@@ -356,11 +394,9 @@ static void s_print_executors(const snapshots_t *all, json_t *const *rates, long
 /* Front-ends and anything else: their fields as they are, counters with their rate. */
 static void s_print_others(const snapshots_t *all, json_t *const *rates, long long now_ms)
 {
-    size_t fe = 0;
     for (size_t i = 0; i < all->n; i++) {
         const snapshot_t *s = &all->v[i];
         if (!strcmp(s->component, "broker") || !strcmp(s->component, "executor")) continue;
-        if (!strcmp(s->component, "mcp")) fe++;
         char age[16];
         s_age(age, sizeof age, s, now_ms);
         printf("\n%s %s (age %s)\n ", s->component, s->instance, age);
@@ -377,7 +413,6 @@ static void s_print_others(const snapshots_t *all, json_t *const *rates, long lo
         }
         printf("\n");
     }
-    if (!fe) printf("\nFRONT-ENDS\n  (none: no sp:metrics:mcp:* snapshot; front-ends show on their /metrics)\n");
 }
 
 static void s_print(const char *redis, const snapshots_t *all, json_t *const *rates, const summary_t *sum)
@@ -391,14 +426,19 @@ static void s_print(const char *redis, const snapshots_t *all, json_t *const *ra
     printf("  executors %zu   slots %lld (busy %lld, free %lld)   queued %lld   in flight %lld", sum->executors,
            sum->slots, sum->busy, sum->free_slots, sum->queued, sum->inflight);
     if (sum->have_rates) printf("   jobs %.1f/s", sum->jobs_per_s);
-    printf("\n  brokers %zu   front-ends publishing %zu\n", sum->brokers, sum->frontends);
+    printf("\n  brokers %zu   executors publishing %zu   front-ends publishing %zu\n", sum->brokers,
+           sum->executors_publishing, sum->frontends);
     s_print_brokers(all, rates, sum->now_ms);
     s_print_executors(all, rates, sum->now_ms);
     s_print_others(all, rates, sum->now_ms);
+    size_t  i;
+    json_t *p;
+    if (json_array_size(sum->notes)) {
+        printf("\nNOTES\n");
+        json_array_foreach(sum->notes, i, p) printf("  %s\n", json_string_value(p));
+    }
     if (json_array_size(sum->problems)) {
         printf("\nPROBLEMS (AGE ending in ! = snapshot older than %d s)\n", STALE_MS / 1000);
-        size_t  i;
-        json_t *p;
         json_array_foreach(sum->problems, i, p) printf("  %s\n", json_string_value(p));
     }
 }
@@ -490,6 +530,7 @@ int status_main(int argc, char **argv)
         s_print(a.redis, cur, rates, &sum);
     }
     json_decref(sum.problems);
+    json_decref(sum.notes);
     for (size_t i = 0; rates && i < cur->n; i++) json_decref(rates[i]);
     free(rates);
     s_free(&first);

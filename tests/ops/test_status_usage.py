@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+import opslib
 from opsfarm import MCP_MIX, snakepit
 
 
@@ -121,3 +122,26 @@ def test_usage_for_one_tenant(farm, mix):
 @pytest.mark.parametrize("args", [["a:b"], ["x", "y"], ["--days", "0"]])
 def test_usage_refuses_bad_arguments(farm, args):
     assert snakepit("usage", *args, "--state-dir", farm.dir).returncode == 64
+
+
+def test_status_counts_an_executor_that_publishes_nothing(farm, mix):
+    """A node without --redis is registered with the broker but has no snapshot: the farm's
+    capacity is the broker's view, and status says one node is not publishing. (Last in this
+    file: it changes the farm's capacity while it runs.)"""
+    import os
+    import subprocess
+    node = subprocess.Popen([os.path.join(opslib.BIN, "snakepit-executor"), "--broker", farm.ready["executors"],
+                             "--metrics", "off", "--slots", "1", "--node-id", "ops-silent-node"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        rc, st = wait_status(farm, lambda s: s["summary"]["executors"] == 2)
+        assert rc == 0, st["problems"]
+        assert st["summary"]["executors_publishing"] == 1 and st["summary"]["slots"] == 3
+        assert any("publish no snapshot" in n for n in st["notes"]), st["notes"]
+    finally:
+        node.terminate()
+        try:
+            node.wait(15)
+        except subprocess.TimeoutExpired:
+            node.kill()
+            node.wait()
