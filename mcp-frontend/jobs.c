@@ -123,13 +123,6 @@ static void s_finish(job_t *job, const uint8_t *body, size_t len)
     }
     json_t *call_result = job->render(job, &res);
     metric_inc(M.tool_calls, job->tool, status_name(res.status));
-    log_info("event=job_done job=%s tenant=%s tool=%s status=%s wall_ms=%.3f queue_ms=%.3f",
-             job->id_str, job->tenant->name, job->tool, status_name(res.status), res.wall_ms,
-             res.queue_ms);
-    if (job->record) {
-        record_finished(fe, job, &res, call_result);
-        resources_execution_updated(fe, job);
-    }
     if (job->call) {
         call_t *c = job->call;
         c->farm_us = job->farm_us;
@@ -141,6 +134,14 @@ static void s_finish(job_t *job, const uint8_t *body, size_t len)
                                status_name(res.status), "wall_ms", res.wall_ms));
         }
         call_reply(c, json_incref(call_result));
+    }
+    /* the answer first; the log line and the record are not on the caller's path */
+    log_info("event=job_done job=%s tenant=%s tool=%s status=%s wall_ms=%.3f queue_ms=%.3f",
+             job->id_str, job->tenant->name, job->tool, status_name(res.status), res.wall_ms,
+             res.queue_ms);
+    if (job->record) {
+        record_finished(fe, job, &res, call_result);
+        resources_execution_updated(fe, job);
     }
     if (job->task) {
         s_task_notify(job, task_status_for(res.status, job->task_cancelled), clock_wall_ms());
