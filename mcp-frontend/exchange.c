@@ -159,8 +159,19 @@ enum MHD_Result exchange_start_sse(exchange_t *ex)
     return rc;
 }
 
+/* A client that stops reading its stream must not make us hold its events forever. */
+#define SSE_MAX_BACKLOG (16u << 20)
+
 static void s_sse_event(exchange_t *ex, const json_t *msg)
 {
+    if (ex->sse_final) return;
+    if (ex->sse_out.len - ex->sse_off > SSE_MAX_BACKLOG) {
+        log_warn("event=sse_stream_dropped reason=client_not_reading backlog=%zu",
+                 ex->sse_out.len - ex->sse_off);
+        metric_inc(M.rejections, "sse_backlog", NULL);
+        ex->sse_final = 1; /* end the stream once what is queued has gone */
+        return;
+    }
     size_t len;
     char *text = rpc_dump(msg, &len);
     buf_puts(&ex->sse_out, "event: message\ndata: ");
