@@ -21,34 +21,36 @@
 #include "farm.h"
 #include "status.h"
 
-#define EX_USAGE_ 64
+#define EX_USAGE_       64
 #define EX_UNAVAILABLE_ 69
-#define MAX_SNAPSHOTS 4096
-#define STALE_MS 5000 /* publishers write every second; the key's TTL is about 10 s */
+#define MAX_SNAPSHOTS   4096
+#define STALE_MS        5000 /* publishers write every second; the key's TTL is about 10 s */
 
 typedef struct {
-    char     component[32];
-    char     instance[160];
-    json_t  *fields; /* object: field -> number | object | string */
+    char component[32];
+    char instance[160];
+    json_t *fields;   /* object: field -> number | object | string */
     long long ts_ms;  /* the snapshot's own time; 0 when it carries none */
     long long ttl_ms; /* -1: no TTL, -2: gone */
 } snapshot_t;
 
 typedef struct {
     snapshot_t *v;
-    size_t      n;
+    size_t n;
 } snapshots_t;
 
 typedef struct {
     char state_dir[PATH_MAX];
     char redis[PATH_MAX + 16];
-    int  json;
+    int json;
     long interval_ms;
 } status_args_t;
 
 static const cfg_opt_t s_opts[] = {
-    CFG_OPT_STR(status_args_t, state_dir, "state-dir", "DIR", "farm state directory (its ready.json names the Redis)"),
-    CFG_OPT_STR(status_args_t, redis, "redis", "URL", "the farm's Redis, for a farm not started by `snakepit up` here"),
+    CFG_OPT_STR(status_args_t, state_dir, "state-dir", "DIR",
+                "farm state directory (its ready.json names the Redis)"),
+    CFG_OPT_STR(status_args_t, redis, "redis", "URL",
+                "the farm's Redis, for a farm not started by `snakepit up` here"),
     CFG_OPT_BOOL(status_args_t, json, "json", "print one JSON object instead of the screen"),
     CFG_OPT_INT(status_args_t, interval_ms, "interval-ms", 0, 60000, "MS",
                 "time between the two readings rates come from (0: one reading, no rates)"),
@@ -59,7 +61,7 @@ static const cfg_opt_t s_opts[] = {
 
 static json_t *s_value(const char *text)
 {
-    char  *end;
+    char *end;
     double d = strtod(text, &end);
     if (*text && !*end && end != text) {
         long long i = strtoll(text, &end, 10);
@@ -100,17 +102,19 @@ static void s_free(snapshots_t *all)
 static int s_cmp(const void *a, const void *b)
 {
     const snapshot_t *x = a, *y = b;
-    int               c = strcmp(x->component, y->component);
+    int c = strcmp(x->component, y->component);
     return c ? c : strcmp(x->instance, y->instance);
 }
 
 /* Loads every key of one SCAN page: HGETALL and PTTL pipelined. */
-static int s_load_page(redisContext *c, redisReply *keys, snapshots_t *all, char *err, size_t errlen)
+static int s_load_page(redisContext *c, redisReply *keys, snapshots_t *all, char *err,
+                       size_t errlen)
 {
     size_t first = all->n;
     for (size_t i = 0; i < keys->elements && all->n < MAX_SNAPSHOTS; i++) {
         snapshot_t s = {0};
-        if (keys->element[i]->type != REDIS_REPLY_STRING || s_split_key(keys->element[i]->str, &s) < 0)
+        if (keys->element[i]->type != REDIS_REPLY_STRING ||
+            s_split_key(keys->element[i]->str, &s) < 0)
             continue;
         redisAppendCommand(c, "HGETALL %s", keys->element[i]->str);
         redisAppendCommand(c, "PTTL %s", keys->element[i]->str);
@@ -119,7 +123,8 @@ static int s_load_page(redisContext *c, redisReply *keys, snapshots_t *all, char
     for (size_t k = first; k < all->n; k++) {
         snapshot_t *s = &all->v[k];
         redisReply *h = NULL, *t = NULL;
-        if (redisGetReply(c, (void **)&h) != REDIS_OK || redisGetReply(c, (void **)&t) != REDIS_OK) {
+        if (redisGetReply(c, (void **)&h) != REDIS_OK ||
+            redisGetReply(c, (void **)&t) != REDIS_OK) {
             snprintf(err, errlen, "redis: %s", c->errstr);
             if (h) freeReplyObject(h);
             all->n = k; /* the rest have no fields object yet */
@@ -128,8 +133,10 @@ static int s_load_page(redisContext *c, redisReply *keys, snapshots_t *all, char
         s->fields = json_object();
         if (h->type == REDIS_REPLY_ARRAY)
             for (size_t j = 0; j + 1 < h->elements; j += 2)
-                if (h->element[j]->type == REDIS_REPLY_STRING && h->element[j + 1]->type == REDIS_REPLY_STRING)
-                    json_object_set_new(s->fields, h->element[j]->str, s_value(h->element[j + 1]->str));
+                if (h->element[j]->type == REDIS_REPLY_STRING &&
+                    h->element[j + 1]->type == REDIS_REPLY_STRING)
+                    json_object_set_new(s->fields, h->element[j]->str,
+                                        s_value(h->element[j + 1]->str));
         s->ttl_ms = t->type == REDIS_REPLY_INTEGER ? t->integer : -2;
         /* the broker writes ts_ms, the executor updated_ms: accept either */
         s->ts_ms = s_num(s->fields, "ts_ms", s_num(s->fields, "updated_ms", 0));
@@ -151,7 +158,8 @@ static int s_read(redisContext *c, snapshots_t *all, char *err, size_t errlen)
     do {
         redisReply *r = redisCommand(c, "SCAN %s MATCH sp:metrics:* COUNT 1000", cursor);
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-            snprintf(err, errlen, "redis SCAN: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
+            snprintf(err, errlen, "redis SCAN: %s",
+                     r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
             if (r) freeReplyObject(r);
             return -1;
         }
@@ -176,7 +184,7 @@ static const snapshot_t *s_find(const snapshots_t *all, const snapshot_t *s)
 static int s_is_counter(const char *name)
 {
     static const char *plain[] = {"jobs", "violations", "forks", "zygote_restarts", NULL};
-    size_t             n = strlen(name);
+    size_t n = strlen(name);
     if (n > 6 && !strcmp(name + n - 6, "_total")) return 1;
     for (int i = 0; plain[i]; i++)
         if (!strcmp(name, plain[i])) return 1;
@@ -188,10 +196,10 @@ static int s_is_counter(const char *name)
 static json_t *s_rates(const snapshot_t *now, const snapshot_t *before)
 {
     if (!before || now->ts_ms <= before->ts_ms || !before->ts_ms) return NULL;
-    double      dt = (double)(now->ts_ms - before->ts_ms) / 1000.0;
-    json_t     *rates = json_object();
+    double dt = (double)(now->ts_ms - before->ts_ms) / 1000.0;
+    json_t *rates = json_object();
     const char *name;
-    json_t     *v;
+    json_t *v;
     json_object_foreach(now->fields, name, v)
     {
         const json_t *old = json_object_get(before->fields, name);
@@ -210,14 +218,14 @@ static json_t *s_rates(const snapshot_t *now, const snapshot_t *before)
 
 typedef struct {
     long long now_ms;
-    size_t    brokers, frontends, stale;
-    size_t    executors;           /* registered with the broker (or publishing, without one) */
-    size_t    executors_publishing;
+    size_t brokers, frontends, stale;
+    size_t executors; /* registered with the broker (or publishing, without one) */
+    size_t executors_publishing;
     long long slots, busy, free_slots, queued, inflight;
-    double    jobs_per_s;
-    int       have_rates;
-    json_t   *problems; /* array of strings: any makes the exit status 1 */
-    json_t   *notes;    /* array of strings: worth knowing, not a failure */
+    double jobs_per_s;
+    int have_rates;
+    json_t *problems; /* array of strings: any makes the exit status 1 */
+    json_t *notes;    /* array of strings: worth knowing, not a failure */
 } summary_t;
 
 static int s_stale(const snapshot_t *s, long long now_ms)
@@ -234,15 +242,16 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
     sum->problems = json_array();
     sum->notes = json_array();
     long long ex_slots = 0, ex_busy = 0, ex_free = 0;
-    double    ex_jobs_per_s = 0, broker_jobs_per_s = 0;
-    int       ex_rates = 0, broker_rates = 0;
+    double ex_jobs_per_s = 0, broker_jobs_per_s = 0;
+    int ex_rates = 0, broker_rates = 0;
     for (size_t i = 0; i < all->n; i++) {
         const snapshot_t *s = &all->v[i];
-        int               stale = s_stale(s, sum->now_ms);
+        int stale = s_stale(s, sum->now_ms);
         sum->stale += stale;
         if (stale)
-            json_array_append_new(sum->problems, json_sprintf("%s %s: snapshot is %s", s->component, s->instance,
-                                                              s->ts_ms ? "stale" : "without a timestamp"));
+            json_array_append_new(sum->problems,
+                                  json_sprintf("%s %s: snapshot is %s", s->component, s->instance,
+                                               s->ts_ms ? "stale" : "without a timestamp"));
         if (stale) continue;
         if (!strcmp(s->component, "broker")) {
             sum->brokers++;
@@ -255,7 +264,8 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
             }
             if (rates[i] && json_object_get(rates[i], "completed_total")) {
                 broker_rates = 1;
-                broker_jobs_per_s += json_number_value(json_object_get(rates[i], "completed_total"));
+                broker_jobs_per_s +=
+                    json_number_value(json_object_get(rates[i], "completed_total"));
             }
         } else if (!strcmp(s->component, "executor")) {
             long long slots = s_num(s->fields, "slots", 0);
@@ -279,40 +289,49 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
     sum->busy = sum->brokers ? sum->slots - sum->free_slots : ex_busy;
     sum->have_rates = broker_rates || ex_rates;
     sum->jobs_per_s = broker_rates ? broker_jobs_per_s : ex_jobs_per_s;
-    if (!sum->brokers) json_array_append_new(sum->problems, json_string("no broker publishes a fresh snapshot"));
-    if (!sum->executors) json_array_append_new(sum->problems, json_string("no executor node is registered"));
+    if (!sum->brokers)
+        json_array_append_new(sum->problems, json_string("no broker publishes a fresh snapshot"));
+    if (!sum->executors)
+        json_array_append_new(sum->problems, json_string("no executor node is registered"));
     if (sum->executors > sum->executors_publishing)
-        json_array_append_new(sum->notes, json_sprintf("%zu executor node(s) registered with the broker publish no "
-                                                       "snapshot (start them with --redis to see them here)",
-                                                       sum->executors - sum->executors_publishing));
+        json_array_append_new(
+            sum->notes, json_sprintf("%zu executor node(s) registered with the broker publish no "
+                                     "snapshot (start them with --redis to see them here)",
+                                     sum->executors - sum->executors_publishing));
     if (!sum->frontends)
-        json_array_append_new(sum->notes, json_string("no front-end publishes a snapshot (sp:metrics:mcp:*); "
-                                                      "their figures are on their /metrics"));
+        json_array_append_new(sum->notes,
+                              json_string("no front-end publishes a snapshot (sp:metrics:mcp:*); "
+                                          "their figures are on their /metrics"));
 }
 
-static json_t *s_to_json(const char *redis, const snapshots_t *all, json_t *const *rates, const summary_t *sum)
+static json_t *s_to_json(const char *redis, const snapshots_t *all, json_t *const *rates,
+                         const summary_t *sum)
 {
     json_t *comps = json_array();
     for (size_t i = 0; i < all->n; i++) {
         const snapshot_t *s = &all->v[i];
-        json_t           *o = json_pack("{s:s, s:s, s:O, s:b}", "component", s->component, "instance", s->instance,
-                                        "fields", s->fields, "stale", s_stale(s, sum->now_ms));
-        json_object_set_new(o, "age_s", s->ts_ms ? json_real((double)(sum->now_ms - s->ts_ms) / 1000.0) : json_null());
-        json_object_set_new(o, "ttl_s", s->ttl_ms >= 0 ? json_real((double)s->ttl_ms / 1000.0) : json_null());
+        json_t *o = json_pack("{s:s, s:s, s:O, s:b}", "component", s->component, "instance",
+                              s->instance, "fields", s->fields, "stale", s_stale(s, sum->now_ms));
+        json_object_set_new(o, "age_s",
+                            s->ts_ms ? json_real((double)(sum->now_ms - s->ts_ms) / 1000.0)
+                                     : json_null());
+        json_object_set_new(o, "ttl_s",
+                            s->ttl_ms >= 0 ? json_real((double)s->ttl_ms / 1000.0) : json_null());
         json_object_set_new(o, "rates", rates[i] ? json_incref(rates[i]) : json_null());
         json_array_append_new(comps, o);
     }
-    json_t *summary = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "brokers",
-                                (json_int_t)sum->brokers, "executors", (json_int_t)sum->executors,
-                                "executors_publishing", (json_int_t)sum->executors_publishing, "frontends",
-                                (json_int_t)sum->frontends,
-                                "slots", (json_int_t)sum->slots, "busy", (json_int_t)sum->busy, "free",
-                                (json_int_t)sum->free_slots, "queued", (json_int_t)sum->queued, "inflight",
-                                (json_int_t)sum->inflight, "stale", (json_int_t)sum->stale);
-    json_object_set_new(summary, "jobs_per_s", sum->have_rates ? json_real(sum->jobs_per_s) : json_null());
-    return json_pack("{s:s, s:I, s:b, s:O, s:O, s:o, s:o}", "redis", redis, "time_ms", (json_int_t)sum->now_ms,
-                     "healthy", json_array_size(sum->problems) == 0, "problems", sum->problems, "notes", sum->notes,
-                     "summary", summary,
+    json_t *summary = json_pack(
+        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "brokers", (json_int_t)sum->brokers,
+        "executors", (json_int_t)sum->executors, "executors_publishing",
+        (json_int_t)sum->executors_publishing, "frontends", (json_int_t)sum->frontends, "slots",
+        (json_int_t)sum->slots, "busy", (json_int_t)sum->busy, "free", (json_int_t)sum->free_slots,
+        "queued", (json_int_t)sum->queued, "inflight", (json_int_t)sum->inflight, "stale",
+        (json_int_t)sum->stale);
+    json_object_set_new(summary, "jobs_per_s",
+                        sum->have_rates ? json_real(sum->jobs_per_s) : json_null());
+    return json_pack("{s:s, s:I, s:b, s:O, s:O, s:o, s:o}", "redis", redis, "time_ms",
+                     (json_int_t)sum->now_ms, "healthy", json_array_size(sum->problems) == 0,
+                     "problems", sum->problems, "notes", sum->notes, "summary", summary,
                      "components", comps);
 }
 
@@ -321,7 +340,8 @@ static void s_age(char *out, size_t cap, const snapshot_t *s, long long now_ms)
     if (!s->ts_ms)
         snprintf(out, cap, "?!");
     else
-        snprintf(out, cap, "%.1fs%s", (double)(now_ms - s->ts_ms) / 1000.0, s_stale(s, now_ms) ? "!" : "");
+        snprintf(out, cap, "%.1fs%s", (double)(now_ms - s->ts_ms) / 1000.0,
+                 s_stale(s, now_ms) ? "!" : "");
 }
 
 static void s_rate(char *out, size_t cap, const json_t *rates, const char *name)
@@ -335,8 +355,9 @@ static void s_rate(char *out, size_t cap, const json_t *rates, const char *name)
 
 static void s_print_brokers(const snapshots_t *all, json_t *const *rates, long long now_ms)
 {
-    printf("\n%-22s %9s %5s %5s %7s %8s %7s %7s %10s %9s %6s %6s\n", "BROKER", "EXECUTORS", "SLOTS", "FREE",
-           "QUEUED", "INFLIGHT", "TENANTS", "CLIENTS", "DISPATCH/S", "REJECT/S", "LOST", "AGE");
+    printf("\n%-22s %9s %5s %5s %7s %8s %7s %7s %10s %9s %6s %6s\n", "BROKER", "EXECUTORS", "SLOTS",
+           "FREE", "QUEUED", "INFLIGHT", "TENANTS", "CLIENTS", "DISPATCH/S", "REJECT/S", "LOST",
+           "AGE");
     size_t n = 0;
     for (size_t i = 0; i < all->n; i++) {
         const snapshot_t *s = &all->v[i];
@@ -345,47 +366,55 @@ static void s_print_brokers(const snapshots_t *all, json_t *const *rates, long l
         s_age(age, sizeof age, s, now_ms);
         s_rate(disp, sizeof disp, rates[i], "dispatched_total");
         s_rate(rej, sizeof rej, rates[i], "rejected_total");
-        printf("%-22.22s %9lld %5lld %5lld %7lld %8lld %7lld %7lld %10s %9s %6lld %6s\n", s->instance,
-               s_num(s->fields, "executors", 0), s_num(s->fields, "slots", 0), s_num(s->fields, "free_slots", 0),
-               s_num(s->fields, "queued", 0), s_num(s->fields, "inflight", 0), s_num(s->fields, "tenants", 0),
+        printf("%-22.22s %9lld %5lld %5lld %7lld %8lld %7lld %7lld %10s %9s %6lld %6s\n",
+               s->instance, s_num(s->fields, "executors", 0), s_num(s->fields, "slots", 0),
+               s_num(s->fields, "free_slots", 0), s_num(s->fields, "queued", 0),
+               s_num(s->fields, "inflight", 0), s_num(s->fields, "tenants", 0),
                s_num(s->fields, "clients", 0), disp, rej, s_num(s->fields, "lost_total", 0), age);
         n++;
     }
     if (!n) printf("  (none: no sp:metrics:broker:* snapshot)\n");
 
-    printf("\n%-22s %-16s %9s %5s %5s %7s %8s\n", "SERVICE", "BROKER", "EXECUTORS", "SLOTS", "FREE", "QUEUED",
-           "INFLIGHT");
+    printf("\n%-22s %-16s %9s %5s %5s %7s %8s\n", "SERVICE", "BROKER", "EXECUTORS", "SLOTS", "FREE",
+           "QUEUED", "INFLIGHT");
     for (size_t i = 0; i < all->n; i++) {
         const snapshot_t *s = &all->v[i];
-        const json_t     *svs = json_object_get(s->fields, "services");
+        const json_t *svs = json_object_get(s->fields, "services");
         if (strcmp(s->component, "broker") || !json_is_object(svs)) continue;
         const char *name;
-        json_t     *sv;
+        json_t *sv;
         json_object_foreach((json_t *)svs, name, sv)
         {
-            printf("%-22.22s %-16.16s %9lld %5lld %5lld %7lld %8lld\n", name, s->instance, s_num(sv, "executors", 0),
-                   s_num(sv, "slots", 0), s_num(sv, "free", 0), s_num(sv, "queued", 0), s_num(sv, "inflight", 0));
+            printf("%-22.22s %-16.16s %9lld %5lld %5lld %7lld %8lld\n", name, s->instance,
+                   s_num(sv, "executors", 0), s_num(sv, "slots", 0), s_num(sv, "free", 0),
+                   s_num(sv, "queued", 0), s_num(sv, "inflight", 0));
         }
     }
 }
 
 static void s_print_executors(const snapshots_t *all, json_t *const *rates, long long now_ms)
 {
-    printf("\n%-22s %-16s %5s %4s %4s %6s %6s %10s %6s %8s %6s %6s\n", "EXECUTOR", "SERVICES", "SLOTS", "BUSY",
-           "FREE", "JOBS", "JOBS/S", "VIOLATIONS", "FORKS", "RESTARTS", "BROKER", "AGE");
+    printf("\n%-22s %-16s %5s %4s %4s %6s %6s %10s %6s %8s %6s %6s\n", "EXECUTOR", "SERVICES",
+           "SLOTS", "BUSY", "FREE", "JOBS", "JOBS/S", "VIOLATIONS", "FORKS", "RESTARTS", "BROKER",
+           "AGE");
     size_t n = 0;
     for (size_t i = 0; i < all->n; i++) {
         const snapshot_t *s = &all->v[i];
         if (strcmp(s->component, "executor")) continue;
-        char        age[16], jps[16];
+        char age[16], jps[16];
         const char *svc = json_string_value(json_object_get(s->fields, "services"));
-        long long   conn = s_num(s->fields, "broker_connected", -1);
+        long long conn = s_num(s->fields, "broker_connected", -1);
         s_age(age, sizeof age, s, now_ms);
         s_rate(jps, sizeof jps, rates[i], "jobs");
-        printf("%-22.22s %-16.16s %5lld %4lld %4lld %6lld %6s %10lld %6lld %8lld %6s %6s\n", s->instance,
-               svc ? svc : "-", s_num(s->fields, "slots", 0), s_num(s->fields, "busy", 0), s_num(s->fields, "free", 0),
-               s_num(s->fields, "jobs", 0), jps, s_num(s->fields, "violations", 0), s_num(s->fields, "forks", 0),
-               s_num(s->fields, "zygote_restarts", 0), conn < 0 ? "?" : conn ? "up" : "DOWN", age);
+        printf("%-22.22s %-16.16s %5lld %4lld %4lld %6lld %6s %10lld %6lld %8lld %6s %6s\n",
+               s->instance, svc ? svc : "-", s_num(s->fields, "slots", 0),
+               s_num(s->fields, "busy", 0), s_num(s->fields, "free", 0),
+               s_num(s->fields, "jobs", 0), jps, s_num(s->fields, "violations", 0),
+               s_num(s->fields, "forks", 0), s_num(s->fields, "zygote_restarts", 0),
+               conn < 0 ? "?"
+               : conn   ? "up"
+                        : "DOWN",
+               age);
         n++;
     }
     if (!n) printf("  (none: no sp:metrics:executor:* snapshot)\n");
@@ -401,11 +430,12 @@ static void s_print_others(const snapshots_t *all, json_t *const *rates, long lo
         s_age(age, sizeof age, s, now_ms);
         printf("\n%s %s (age %s)\n ", s->component, s->instance, age);
         const char *name;
-        json_t     *v;
+        json_t *v;
         json_object_foreach(s->fields, name, v)
         {
             if (!strcmp(name, "ts_ms") || !strcmp(name, "updated_ms")) continue;
-            char *text = json_is_string(v) ? strdup(json_string_value(v)) : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            char *text = json_is_string(v) ? strdup(json_string_value(v))
+                                           : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
             printf(" %s=%s", name, text ? text : "?");
             free(text);
             const json_t *r = rates[i] ? json_object_get(rates[i], name) : NULL;
@@ -415,23 +445,24 @@ static void s_print_others(const snapshots_t *all, json_t *const *rates, long lo
     }
 }
 
-static void s_print(const char *redis, const snapshots_t *all, json_t *const *rates, const summary_t *sum)
+static void s_print(const char *redis, const snapshots_t *all, json_t *const *rates,
+                    const summary_t *sum)
 {
-    char      when[32];
-    time_t    secs = (time_t)(sum->now_ms / 1000);
+    char when[32];
+    time_t secs = (time_t)(sum->now_ms / 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
     printf("snakepit farm   %s   redis %s\n\n", when, redis);
-    printf("  executors %zu   slots %lld (busy %lld, free %lld)   queued %lld   in flight %lld", sum->executors,
-           sum->slots, sum->busy, sum->free_slots, sum->queued, sum->inflight);
+    printf("  executors %zu   slots %lld (busy %lld, free %lld)   queued %lld   in flight %lld",
+           sum->executors, sum->slots, sum->busy, sum->free_slots, sum->queued, sum->inflight);
     if (sum->have_rates) printf("   jobs %.1f/s", sum->jobs_per_s);
     printf("\n  brokers %zu   executors publishing %zu   front-ends publishing %zu\n", sum->brokers,
            sum->executors_publishing, sum->frontends);
     s_print_brokers(all, rates, sum->now_ms);
     s_print_executors(all, rates, sum->now_ms);
     s_print_others(all, rates, sum->now_ms);
-    size_t  i;
+    size_t i;
     json_t *p;
     if (json_array_size(sum->notes)) {
         printf("\nNOTES\n");
@@ -449,7 +480,7 @@ static redisContext *s_connect(status_args_t *a)
 {
     char err[512];
     if (!a->redis[0]) {
-        char        dir[PATH_MAX];
+        char dir[PATH_MAX];
         farm_info_t info;
         farm_state_dir(a->state_dir[0] ? a->state_dir : NULL, dir, sizeof dir);
         if (farm_read_ready(dir, &info, err, sizeof err) < 0) {
@@ -464,8 +495,8 @@ static redisContext *s_connect(status_args_t *a)
 }
 
 /* Waits for the interval, then up to a second more for each process's next snapshot. */
-static int s_second_reading(redisContext *c, const snapshots_t *first, snapshots_t *now, long interval_ms,
-                            char *err, size_t errlen)
+static int s_second_reading(redisContext *c, const snapshots_t *first, snapshots_t *now,
+                            long interval_ms, char *err, size_t errlen)
 {
     usleep((useconds_t)interval_ms * 1000);
     for (int tries = 0;; tries++) {
@@ -473,7 +504,8 @@ static int s_second_reading(redisContext *c, const snapshots_t *first, snapshots
         size_t unchanged = 0;
         for (size_t i = 0; i < now->n; i++) {
             const snapshot_t *b = s_find(first, &now->v[i]);
-            unchanged += b && b->ts_ms && b->ts_ms == now->v[i].ts_ms && !s_stale(&now->v[i], (long long)clock_wall_ms());
+            unchanged += b && b->ts_ms && b->ts_ms == now->v[i].ts_ms &&
+                         !s_stale(&now->v[i], (long long)clock_wall_ms());
         }
         if (!unchanged || tries == 10) return 0;
         s_free(now);
@@ -484,20 +516,24 @@ static int s_second_reading(redisContext *c, const snapshots_t *first, snapshots
 int status_main(int argc, char **argv)
 {
     status_args_t a = {.interval_ms = 1000}, defaults = a;
-    char         *rest[1];
-    int           n_rest = 1;
-    char          err[512];
+    char *rest[1];
+    int n_rest = 1;
+    char err[512];
     switch (config_load(&a, s_opts, argc, argv, rest, &n_rest, err, sizeof err)) {
     case CONFIG_HELP:
-        config_usage(stdout, "snakepit status [--state-dir DIR | --redis URL] [--json] [--interval-ms MS]",
-                     "The whole farm on one screen, from the snapshots each broker, executor node and\n"
-                     "front-end publishes to Redis (sp:metrics:COMPONENT:INSTANCE). Exit status: 0\n"
-                     "healthy, 1 degraded (no broker, no executor, or a stale snapshot), 69 Redis\n"
-                     "unreachable.",
-                     s_opts, &defaults);
+        config_usage(
+            stdout, "snakepit status [--state-dir DIR | --redis URL] [--json] [--interval-ms MS]",
+            "The whole farm on one screen, from the snapshots each broker, executor node and\n"
+            "front-end publishes to Redis (sp:metrics:COMPONENT:INSTANCE). Exit status: 0\n"
+            "healthy, 1 degraded (no broker, no executor, or a stale snapshot), 69 Redis\n"
+            "unreachable.",
+            s_opts, &defaults);
         return 0;
-    case CONFIG_ERROR: fprintf(stderr, "snakepit status: %s\n", err); return EX_USAGE_;
-    case CONFIG_OK: break;
+    case CONFIG_ERROR:
+        fprintf(stderr, "snakepit status: %s\n", err);
+        return EX_USAGE_;
+    case CONFIG_OK:
+        break;
     }
     if (n_rest) {
         fprintf(stderr, "snakepit status: unexpected argument '%s' (see --help)\n", rest[0]);
@@ -506,8 +542,9 @@ int status_main(int argc, char **argv)
     redisContext *c = s_connect(&a);
     if (!c) return EX_UNAVAILABLE_;
     snapshots_t first = {0}, now = {0};
-    int         rc = s_read(c, &first, err, sizeof err);
-    if (rc == 0 && a.interval_ms > 0) rc = s_second_reading(c, &first, &now, a.interval_ms, err, sizeof err);
+    int rc = s_read(c, &first, err, sizeof err);
+    if (rc == 0 && a.interval_ms > 0)
+        rc = s_second_reading(c, &first, &now, a.interval_ms, err, sizeof err);
     redisFree(c);
     if (rc < 0) {
         fprintf(stderr, "snakepit status: %s\n", err);
@@ -516,8 +553,9 @@ int status_main(int argc, char **argv)
         return EX_UNAVAILABLE_;
     }
     snapshots_t *cur = a.interval_ms > 0 ? &now : &first;
-    json_t     **rates = calloc(cur->n ? cur->n : 1, sizeof *rates);
-    for (size_t i = 0; rates && a.interval_ms > 0 && i < cur->n; i++) rates[i] = s_rates(&cur->v[i], s_find(&first, &cur->v[i]));
+    json_t **rates = calloc(cur->n ? cur->n : 1, sizeof *rates);
+    for (size_t i = 0; rates && a.interval_ms > 0 && i < cur->n; i++)
+        rates[i] = s_rates(&cur->v[i], s_find(&first, &cur->v[i]));
     summary_t sum = {.now_ms = (long long)clock_wall_ms()};
     s_summarise(cur, rates, &sum);
     int healthy = json_array_size(sum.problems) == 0;

@@ -18,29 +18,32 @@
 #include "farm.h"
 #include "usage.h"
 
-#define EX_USAGE_ 64
+#define EX_USAGE_       64
 #define EX_UNAVAILABLE_ 69
-#define MAX_DAYS 400
-#define MAX_ROWS 100000
+#define MAX_DAYS        400
+#define MAX_ROWS        100000
 
 typedef struct {
     char state_dir[PATH_MAX];
     char redis[PATH_MAX + 16];
     long days;
-    int  json;
+    int json;
 } usage_args_t;
 
 static const cfg_opt_t s_opts[] = {
-    CFG_OPT_INT(usage_args_t, days, "days", 1, MAX_DAYS, "N", "today and the N-1 days before it (UTC)"),
-    CFG_OPT_STR(usage_args_t, state_dir, "state-dir", "DIR", "farm state directory (its ready.json names the Redis)"),
-    CFG_OPT_STR(usage_args_t, redis, "redis", "URL", "the farm's Redis, for a farm not started by `snakepit up` here"),
+    CFG_OPT_INT(usage_args_t, days, "days", 1, MAX_DAYS, "N",
+                "today and the N-1 days before it (UTC)"),
+    CFG_OPT_STR(usage_args_t, state_dir, "state-dir", "DIR",
+                "farm state directory (its ready.json names the Redis)"),
+    CFG_OPT_STR(usage_args_t, redis, "redis", "URL",
+                "the farm's Redis, for a farm not started by `snakepit up` here"),
     CFG_OPT_BOOL(usage_args_t, json, "json", "print JSON instead of a table"),
     CFG_OPT_END,
 };
 
 typedef struct {
-    char    tenant[65];
-    char    day[9];  /* yyyymmdd */
+    char tenant[65];
+    char day[9];    /* yyyymmdd */
     json_t *fields; /* executions, cpu_ms, wall_ms, status:* as integers */
 } row_t;
 
@@ -51,7 +54,7 @@ typedef struct {
 
 static void s_day(long long ms, int back, char out[9])
 {
-    time_t    secs = (time_t)(ms / 1000) - (time_t)back * 86400;
+    time_t secs = (time_t)(ms / 1000) - (time_t)back * 86400;
     struct tm tm;
     gmtime_r(&secs, &tm);
     strftime(out, 9, "%Y%m%d", &tm); /* the front-end's key format (records.c s_usage) */
@@ -76,7 +79,7 @@ static row_t *s_row(rows_t *rows, const char *tenant, const char *day)
 static int s_cmp(const void *a, const void *b)
 {
     const row_t *x = a, *y = b;
-    int          c = strcmp(x->tenant, y->tenant);
+    int c = strcmp(x->tenant, y->tenant);
     return c ? c : strcmp(x->day, y->day);
 }
 
@@ -97,21 +100,24 @@ static int s_parse_key(const char *key, char days[][9], int n_days, char *tenant
     return -1;
 }
 
-static int s_scan(redisContext *c, char days[][9], int n_days, rows_t *rows, char *err, size_t errlen)
+static int s_scan(redisContext *c, char days[][9], int n_days, rows_t *rows, char *err,
+                  size_t errlen)
 {
     char cursor[32] = "0";
     do {
         redisReply *r = redisCommand(c, "SCAN %s MATCH sp:t:*:use:* COUNT 1000", cursor);
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-            snprintf(err, errlen, "redis SCAN: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
+            snprintf(err, errlen, "redis SCAN: %s",
+                     r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
             if (r) freeReplyObject(r);
             return -1;
         }
         snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
         for (size_t i = 0; i < r->element[1]->elements && rows->n < MAX_ROWS; i++) {
-            char        tenant[65], day[9];
+            char tenant[65], day[9];
             redisReply *k = r->element[1]->element[i];
-            if (k->type != REDIS_REPLY_STRING || s_parse_key(k->str, days, n_days, tenant, day) < 0) continue;
+            if (k->type != REDIS_REPLY_STRING || s_parse_key(k->str, days, n_days, tenant, day) < 0)
+                continue;
             if (!s_row(rows, tenant, day)) {
                 freeReplyObject(r);
                 snprintf(err, errlen, "out of memory");
@@ -137,8 +143,10 @@ static int s_fetch(redisContext *c, rows_t *rows, char *err, size_t errlen)
         json_t *f = json_object();
         if (h->type == REDIS_REPLY_ARRAY)
             for (size_t j = 0; j + 1 < h->elements; j += 2)
-                if (h->element[j]->type == REDIS_REPLY_STRING && h->element[j + 1]->type == REDIS_REPLY_STRING)
-                    json_object_set_new(f, h->element[j]->str, json_integer(strtoll(h->element[j + 1]->str, NULL, 10)));
+                if (h->element[j]->type == REDIS_REPLY_STRING &&
+                    h->element[j + 1]->type == REDIS_REPLY_STRING)
+                    json_object_set_new(f, h->element[j]->str,
+                                        json_integer(strtoll(h->element[j + 1]->str, NULL, 10)));
         rows->v[i].fields = f;
         freeReplyObject(h);
     }
@@ -154,13 +162,14 @@ static long long s_get(const json_t *f, const char *name)
 static void s_by_status(const json_t *f, char *out, size_t cap)
 {
     const char *name;
-    json_t     *v;
-    size_t      len = 0;
+    json_t *v;
+    size_t len = 0;
     out[0] = '\0';
     json_object_foreach((json_t *)f, name, v)
     {
         if (strncmp(name, "status:", 7) != 0 || len >= cap) continue;
-        int n = snprintf(out + len, cap - len, "%s%s=%lld", len ? " " : "", name + 7, (long long)json_integer_value(v));
+        int n = snprintf(out + len, cap - len, "%s%s=%lld", len ? " " : "", name + 7,
+                         (long long)json_integer_value(v));
         if (n > 0) len += (size_t)n;
     }
 }
@@ -168,7 +177,7 @@ static void s_by_status(const json_t *f, char *out, size_t cap)
 static void s_add_into(json_t *total, const json_t *f)
 {
     const char *name;
-    json_t     *v;
+    json_t *v;
     json_object_foreach((json_t *)f, name, v)
         json_object_set_new(total, name, json_integer(s_get(total, name) + json_integer_value(v)));
 }
@@ -178,17 +187,19 @@ static void s_print_row(const char *tenant, const char *day, const json_t *f)
     char by[512];
     s_by_status(f, by, sizeof by);
     printf("%-24s %-10s %10lld %11.3f %11.3f  %s\n", tenant, day, s_get(f, "executions"),
-           (double)s_get(f, "cpu_ms") / 1000.0, (double)s_get(f, "wall_ms") / 1000.0, by[0] ? by : "-");
+           (double)s_get(f, "cpu_ms") / 1000.0, (double)s_get(f, "wall_ms") / 1000.0,
+           by[0] ? by : "-");
 }
 
 static void s_print(const rows_t *rows)
 {
-    printf("%-24s %-10s %10s %11s %11s  %s\n", "TENANT", "DAY (UTC)", "EXECUTIONS", "CPU S", "WALL S", "BY STATUS");
+    printf("%-24s %-10s %10s %11s %11s  %s\n", "TENANT", "DAY (UTC)", "EXECUTIONS", "CPU S",
+           "WALL S", "BY STATUS");
     json_t *total = NULL;
-    size_t  first = 0; /* the tenant's first row */
+    size_t first = 0; /* the tenant's first row */
     for (size_t i = 0; i < rows->n; i++) {
         const row_t *r = &rows->v[i];
-        char         day[11];
+        char day[11];
         snprintf(day, sizeof day, "%.4s-%.2s-%.2s", r->day, r->day + 4, r->day + 6);
         s_print_row(r->tenant, day, r->fields);
         if (!total) total = json_object();
@@ -207,13 +218,14 @@ static void s_print(const rows_t *rows)
 /* One day (or a total) in the JSON output: the fields Redis holds plus statuses grouped. */
 static json_t *s_day_json(const json_t *f)
 {
-    json_t     *statuses = json_object();
+    json_t *statuses = json_object();
     const char *name;
-    json_t     *v;
-    json_object_foreach((json_t *)f, name, v) if (!strncmp(name, "status:", 7)) json_object_set(statuses, name + 7, v);
-    return json_pack("{s:I, s:I, s:I, s:o, s:O}", "executions", (json_int_t)s_get(f, "executions"), "cpu_ms",
-                     (json_int_t)s_get(f, "cpu_ms"), "wall_ms", (json_int_t)s_get(f, "wall_ms"), "by_status",
-                     statuses, "fields", f);
+    json_t *v;
+    json_object_foreach((json_t *)f, name, v) if (!strncmp(name, "status:", 7))
+        json_object_set(statuses, name + 7, v);
+    return json_pack("{s:I, s:I, s:I, s:o, s:O}", "executions", (json_int_t)s_get(f, "executions"),
+                     "cpu_ms", (json_int_t)s_get(f, "cpu_ms"), "wall_ms",
+                     (json_int_t)s_get(f, "wall_ms"), "by_status", statuses, "fields", f);
 }
 
 static json_t *s_to_json(const rows_t *rows, char days[][9], int n_days)
@@ -221,7 +233,7 @@ static json_t *s_to_json(const rows_t *rows, char days[][9], int n_days)
     json_t *tenants = json_object(), *totals = json_object();
     for (size_t i = 0; i < rows->n; i++) {
         const row_t *r = &rows->v[i];
-        json_t      *t = json_object_get(tenants, r->tenant);
+        json_t *t = json_object_get(tenants, r->tenant);
         if (!t) {
             t = json_pack("{s:o}", "days", json_object());
             json_object_set_new(tenants, r->tenant, t);
@@ -231,17 +243,19 @@ static json_t *s_to_json(const rows_t *rows, char days[][9], int n_days)
         s_add_into(json_object_get(totals, r->tenant), r->fields);
     }
     const char *name;
-    json_t     *total;
-    json_object_foreach(totals, name, total) json_object_set_new(json_object_get(tenants, name), "total", s_day_json(total));
+    json_t *total;
+    json_object_foreach(totals, name, total)
+        json_object_set_new(json_object_get(tenants, name), "total", s_day_json(total));
     json_decref(totals);
-    return json_pack("{s:s, s:s, s:i, s:o}", "from", days[n_days - 1], "to", days[0], "days", n_days, "tenants", tenants);
+    return json_pack("{s:s, s:s, s:i, s:o}", "from", days[n_days - 1], "to", days[0], "days",
+                     n_days, "tenants", tenants);
 }
 
 static redisContext *s_connect(usage_args_t *a)
 {
     char err[512];
     if (!a->redis[0]) {
-        char        dir[PATH_MAX];
+        char dir[PATH_MAX];
         farm_info_t info;
         farm_state_dir(a->state_dir[0] ? a->state_dir : NULL, dir, sizeof dir);
         if (farm_read_ready(dir, &info, err, sizeof err) < 0) {
@@ -258,19 +272,23 @@ static redisContext *s_connect(usage_args_t *a)
 int usage_main(int argc, char **argv)
 {
     usage_args_t a = {.days = 7}, defaults = a;
-    char        *rest[2];
-    int          n_rest = 2;
-    char         err[512];
+    char *rest[2];
+    int n_rest = 2;
+    char err[512];
     switch (config_load(&a, s_opts, argc, argv, rest, &n_rest, err, sizeof err)) {
     case CONFIG_HELP:
-        config_usage(stdout, "snakepit usage [TENANT] [--days N] [--json] [--state-dir DIR | --redis URL]",
-                     "What each tenant (or TENANT) ran per day: executions, by status, CPU and wall-clock\n"
-                     "time, from the front-ends' sp:t:TENANT:use:YYYYMMDD counters. Days are UTC.\n"
-                     "Executions through MCP are counted; `snakepit run` goes to the broker directly.",
-                     s_opts, &defaults);
+        config_usage(
+            stdout, "snakepit usage [TENANT] [--days N] [--json] [--state-dir DIR | --redis URL]",
+            "What each tenant (or TENANT) ran per day: executions, by status, CPU and wall-clock\n"
+            "time, from the front-ends' sp:t:TENANT:use:YYYYMMDD counters. Days are UTC.\n"
+            "Executions through MCP are counted; `snakepit run` goes to the broker directly.",
+            s_opts, &defaults);
         return 0;
-    case CONFIG_ERROR: fprintf(stderr, "snakepit usage: %s\n", err); return EX_USAGE_;
-    case CONFIG_OK: break;
+    case CONFIG_ERROR:
+        fprintf(stderr, "snakepit usage: %s\n", err);
+        return EX_USAGE_;
+    case CONFIG_OK:
+        break;
     }
     if (n_rest > 1) {
         fprintf(stderr, "snakepit usage: at most one TENANT (see --help)\n");
@@ -282,13 +300,13 @@ int usage_main(int argc, char **argv)
         return EX_USAGE_;
     }
     static char days[MAX_DAYS][9];
-    long long   now = (long long)clock_wall_ms();
+    long long now = (long long)clock_wall_ms();
     for (int i = 0; i < a.days; i++) s_day(now, i, days[i]);
 
     redisContext *c = s_connect(&a);
     if (!c) return EX_UNAVAILABLE_;
     rows_t rows = {0};
-    int    rc = 0;
+    int rc = 0;
     if (tenant) {
         for (int i = (int)a.days - 1; i >= 0 && rc == 0; i--)
             if (!s_row(&rows, tenant, days[i])) rc = -1, snprintf(err, sizeof err, "out of memory");
