@@ -140,14 +140,27 @@ def common_args(m):
             "--concurrency", ",".join(map(str, m["conc"]))]
 
 
+PACE_MS = 25  # the paced c1 run: one call every 25 ms, so the pool is always warm
+
+
+def paced_args(m):
+    return ["--seconds", str(max(m["seconds"], 1.0) if m["seconds"] >= 0.5 else m["seconds"]),
+            "--warmup", "0.2", "--drain", str(DRAIN_S),
+            "--window-answers", "1", "--concurrency", "1", "--pace-ms", str(PACE_MS)]
+
+
 def bench_limit(m, tmp, slots):
     exe = f"{BIN}/snakepit-executor"
     helptext = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30).stdout
     # the bare path: no /metrics listener (it would also collide with a farm on its default port)
     extra = ["--executor-arg=--metrics", "--executor-arg=off"] if "--metrics" in helptext else []
-    return run_driver([f"{TOOLS}/limit", "--executor", exe, "--slots", str(slots),
-                       "--log", f"{tmp}/limit-executor.log", "--memory"] + extra + common_args(m) + m["snippets"],
-                      f"{tmp}/limit.log")
+    lines = run_driver([f"{TOOLS}/limit", "--executor", exe, "--slots", str(slots),
+                        "--log", f"{tmp}/limit-executor.log", "--memory"] + extra + common_args(m) + m["snippets"],
+                       f"{tmp}/limit.log")
+    paced = run_driver([f"{TOOLS}/limit", "--executor", exe, "--slots", str(slots),
+                        "--log", f"{tmp}/limit-executor.log"] + extra + paced_args(m) + m["snippets"][:1],
+                       f"{tmp}/limit.log")
+    return lines + [dict(l, paced=True) for l in paced]
 
 
 def free_port():
@@ -181,8 +194,10 @@ def bench_farm(m, tmp, slots):
         if add.returncode != 0:
             raise RuntimeError(f"snakepit tenant add: {add.stderr.strip()}")
         key = json.loads(add.stdout)["api_key"]
-        lines = run_driver([f"{TOOLS}/http_load", "--url", f"http://127.0.0.1:{port}/mcp", "--key", key,
-                            "--cpu-root", str(up.pid)] + common_args(m) + m["snippets"], f"{tmp}/farm.log")
+        url = ["--url", f"http://127.0.0.1:{port}/mcp", "--key", key, "--cpu-root", str(up.pid)]
+        lines = run_driver([f"{TOOLS}/http_load"] + url + common_args(m) + m["snippets"], f"{tmp}/farm.log")
+        paced = run_driver([f"{TOOLS}/http_load"] + url + paced_args(m) + m["snippets"][:1], f"{tmp}/farm.log")
+        lines += [dict(l, paced=True) for l in paced]
         seen = sorted(set(seen) | set(descendants(up.pid)))
         return lines
     finally:
@@ -240,18 +255,24 @@ def git_rev():
 
 
 def assemble(mode, m, slots, lines_by_variant, broker, started, cmd):
-    variants, cpu, samples, memory = {}, {}, {}, {}
+    variants, cpu, samples, memory, paced = {}, {}, {}, {}, {}
     for variant, lines in lines_by_variant.items():
         for l in lines:
             if "memory" in l:
                 memory = l["memory"]
+                continue
+            if l.get("paced"):
+                paced.setdefault(variant, {})[l["snippet"]] = {
+                    k: l[k] for k in ("p50_ms", "p90_ms", "p99_ms", "errors", "n")}
                 continue
             key = f"c{l['concurrency']}"
             variants.setdefault(variant, {}).setdefault(l["snippet"], {})[key] = {
                 k: l[k] for k in ("exec_per_s", "p50_ms", "p90_ms", "p99_ms", "errors")}
             cpu.setdefault(variant, {}).setdefault(l["snippet"], {})[key] = {
                 "total_ms": l.get("cpu_ms_per_exec"), "by_process_ms": l.get("cpu_ms_by_process"),
-                "load_generator_ms": l.get("driver_cpu_ms_per_exec")}
+                "load_generator_ms": l.get("driver_cpu_ms_per_exec"),
+                **({"minor_faults_by_process": l["minflt_per_exec_by_process"]}
+                   if "minflt_per_exec_by_process" in l else {})}
             samples.setdefault(variant, {}).setdefault(l["snippet"], {})[key] = {
                 "n": l["n"], "seconds": l["seconds"], "lost": l["lost"],
                 **({"first_error": l["first_error"]} if "first_error" in l else {})}
@@ -300,6 +321,7 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd):
         targets.append({"target": "(b)/(c) throughput >= 20x (worst concurrency)", "snippet": s, "value": worst,
                         "met": worst is not None and worst >= 20})
     errors = sum(x["errors"] for v in variants.values() for s in v.values() for x in s.values())
+    errors += sum(x["errors"] for v in paced.values() for x in v.values())
     errors += (broker or {}).get("errors", 0)
     targets.append({"target": "no error or lost job in any run", "value": errors, "met": errors == 0})
 
@@ -312,6 +334,9 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd):
         "ratios": ratios,
         "memory": memory_out,
         "cpu": cpu,
+        "paced_c1": dict(paced, how=f"concurrency 1 with a {PACE_MS} ms pause after each answer, so that "
+                                    "the zygote's pool is refilled and idle when the next call comes: "
+                                    "the latency of one call on a quiet node, not a throughput-bound loop"),
         "samples": samples,
         "targets": targets,
         "broker_only": broker,
@@ -367,9 +392,14 @@ def summary(r, markdown=False):
             continue
         parts = []
         for s, by in c.items():
-            x = by.get("c8") or next(iter(by.values()))
-            parts.append(f"{s}: {fmt(x['total_ms'])}")
-        lines.append(f"CPU ms per execution, {v} (c8): " + "; ".join(parts))
+            k = "c8" if "c8" in by else next(iter(by))
+            parts.append(f"{s}: {fmt(by[k]['total_ms'])} ({k})")
+        lines.append(f"CPU ms per execution, {v}: " + "; ".join(parts))
+    pc = {v: x for v, x in r.get("paced_c1", {}).items() if v != "how"}
+    if pc:
+        lines.append(f"paced c1 (one call every {PACE_MS} ms, warm pool): " + "; ".join(
+            f"{v} {s}: p50 {fmt(x['p50_ms'])} ms, p90 {fmt(x['p90_ms'])} ms" for v, by in pc.items()
+            for s, x in by.items()))
     b = r.get("broker_only")
     if b:
         lines.append(f"broker only (stub executors, {b.get('transport')}): median {fmt(b.get('median_jobs_per_s'))} "
@@ -377,7 +407,9 @@ def summary(r, markdown=False):
     lines.append("targets (reported, not asserted):")
     for t in r["targets"]:
         s = f" [{t['snippet']}]" if "snippet" in t else ""
-        lines.append(f"  {'met    ' if t['met'] else 'NOT MET'}  {t['target']}{s}: {fmt(t['value'])}")
+        lines.append(f"  {'met    ' if t['met'] else 'NOT MET'}  {t['target']}{s}: {fmt(t['value'])}"
+                     if not markdown else f"  {'met' if t['met'] else '**not met**'}: {t['target']}{s}: "
+                                          f"{fmt(t['value'])}")
     m = r["machine"]
     lines.append(f"machine: {m['cpu']}, {m['cores']} cores, kernel {m['kernel']}, load {m['loadavg_before']:.2f} "
                  f"before / {m['loadavg_after']:.2f} after; git {r['run']['git']}; {r['run']['duration_s']} s")

@@ -9,7 +9,7 @@
  * one call in flight (HTTP/1.1 without pipelining), so C calls are outstanding at once.
  *
  *   http_load --url http://127.0.0.1:PORT/mcp --key KEY [--cpu-root PID]
- *             [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] SNIPPET...
+ *             [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS] SNIPPET...
  *
  * A call counts as done when the answer is HTTP 200 with a JSON-RPC result whose isError is
  * false (status `ok`); anything else is an error. With --cpu-root, the CPU of that process
@@ -46,6 +46,7 @@ typedef struct {
     size_t   out_off;
     buf_t    in;         /* what has arrived */
     uint64_t started_us; /* 0: no call in flight */
+    uint64_t next_us;    /* --pace-ms: when the next call may start (0: none waiting) */
 } conn_t;
 
 typedef struct {
@@ -68,6 +69,7 @@ static struct {
     int                conc[16], n_conc;
     double             seconds, warmup, drain;
     long               window_answers;
+    double             pace_ms;
 } G;
 
 static volatile sig_atomic_t s_stop;
@@ -303,8 +305,15 @@ static void s_run_config(const char *snippet, int conc)
             pfd[i].events = c->out_off < c->out.len ? POLLOUT : POLLIN;
             pfd[i].revents = 0;
         }
-        if (poll(pfd, (nfds_t)conc, 20) < 0 && errno != EINTR) break;
+        if (poll(pfd, (nfds_t)conc, G.pace_ms > 0 ? 1 : 20) < 0 && errno != EINTR) break;
         now = clock_mono_us();
+        for (int i = 0; i < conc; i++) {
+            conn_t *c = &conns[i];
+            if (!c->next_us || c->next_us > now) continue;
+            c->next_us = 0;
+            if (run_accepting(&run, now)) s_call(c, (const char *)code_json.data, now);
+            else active--;
+        }
         for (int i = 0; i < conc; i++) {
             conn_t *c = &conns[i];
             if (!pfd[i].revents) continue;
@@ -335,8 +344,12 @@ static void s_run_config(const char *snippet, int conc)
                 c->fd = s_connect();
                 c->in.len = 0;
             }
-            if (run_accepting(&run, now) && c->fd >= 0) s_call(c, (const char *)code_json.data, now);
-            else active--;
+            if (run_accepting(&run, now) && c->fd >= 0 && G.pace_ms > 0)
+                c->next_us = now + (uint64_t)(G.pace_ms * 1000);
+            else if (run_accepting(&run, now) && c->fd >= 0)
+                s_call(c, (const char *)code_json.data, now);
+            else
+                active--;
             continue;
         broken:
             run_answer(&run, lat, c->started_us, now, 0, "connection closed mid-call");
@@ -419,7 +432,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"url", 1, 0, 'u'},     {"key", 1, 0, 'k'},    {"cpu-root", 1, 0, 'r'},
         {"concurrency", 1, 0, 'c'}, {"seconds", 1, 0, 't'}, {"warmup", 1, 0, 'w'},
-        {"drain", 1, 0, 'd'}, {"window-answers", 1, 0, 'n'},   {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
+        {"drain", 1, 0, 'd'}, {"window-answers", 1, 0, 'n'}, {"pace-ms", 1, 0, 'P'},   {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -436,9 +449,10 @@ int main(int argc, char **argv)
         case 'w': G.warmup = atof(optarg); break;
         case 'd': G.drain = atof(optarg); break;
         case 'n': G.window_answers = atol(optarg); break;
+        case 'P': G.pace_ms = atof(optarg); break;
         default:
             fprintf(stderr, "usage: http_load --url http://127.0.0.1:PORT/mcp --key KEY [--cpu-root PID]\n"
-                            "                 [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] SNIPPET...\n");
+                            "                 [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS] SNIPPET...\n");
             return o == 'h' ? 0 : 64;
         }
     }

@@ -9,7 +9,7 @@
  * the moment they were "submitted" to this queue, as the farm's does from the HTTP request.
  *
  *   limit --executor build/bin/snakepit-executor [--slots N] [--pool N] [--concurrency 1,8,64]
- *         [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--memory] [--log FILE] [--log-level L]
+ *         [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS] [--memory] [--log FILE] [--log-level L]
  *         [--executor-arg ARG]... SNIPPET...
  *
  * Prints one JSON line per (snippet, concurrency) — latency.h — with the CPU per execution
@@ -51,7 +51,7 @@
 typedef struct {
     uint8_t  id[ID_BYTES];
     uint64_t started_us;
-    int      state; /* 0 free, 1 queued here, 2 sent to the executor */
+    int      state; /* 0 free, 1 queued here, 2 sent to the executor, 3 pausing (--pace-ms) */
 } job_t;
 
 typedef struct {
@@ -60,6 +60,7 @@ typedef struct {
     int         conc[16], n_conc;
     double      seconds, warmup, drain, ready_timeout;
     long        window_answers; /* 0: the concurrency */
+    double      pace_ms;        /* pause after each answer before the next request (0: none) */
     int         memory;
     const char *log;
     const char *log_level;    /* the executor's */
@@ -253,7 +254,10 @@ static void s_on_result(void *arg, const uint8_t *id, const uint8_t *body, size_
                  res.error.message ? res.error.message : err);
     result_clear(&res);
     run_answer(c->run, c->lat, L->jobs[k].started_us, now, ok, what);
-    if (run_accepting(c->run, now)) {
+    if (run_accepting(c->run, now) && L->pace_ms > 0) {
+        L->jobs[k].state = 3; /* the next request starts after the pause */
+        L->jobs[k].started_us = now + (uint64_t)(L->pace_ms * 1000);
+    } else if (run_accepting(c->run, now)) {
         s_enqueue(L, k, now);
     } else {
         L->jobs[k].state = 0;
@@ -310,7 +314,17 @@ static void s_run_config(limit_t *L, const char *snippet, int conc)
             for (int k = 0; k < conc; k++) L->jobs[k].state = 0;
             break;
         }
-        if (s_pump(L, 20, s_on_result, &c) < 0) break;
+        if (s_pump(L, L->pace_ms > 0 ? 1 : 20, s_on_result, &c) < 0) break;
+        now = clock_mono_us();
+        for (int k = 0; k < conc; k++)
+            if (L->jobs[k].state == 3 && L->jobs[k].started_us <= now) {
+                if (run_accepting(&run, now)) {
+                    s_enqueue(L, k, now);
+                } else {
+                    L->jobs[k].state = 0;
+                    c.outstanding--;
+                }
+            }
         s_dispatch(L, &body);
     }
     if (sampled < 2) {
@@ -449,7 +463,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"executor", 1, 0, 'e'}, {"slots", 1, 0, 's'},   {"pool", 1, 0, 'p'},
         {"concurrency", 1, 0, 'c'}, {"seconds", 1, 0, 't'}, {"warmup", 1, 0, 'w'},
-        {"drain", 1, 0, 'd'}, {"window-answers", 1, 0, 'n'},    {"memory", 0, 0, 'm'},  {"log", 1, 0, 'l'},
+        {"drain", 1, 0, 'd'}, {"window-answers", 1, 0, 'n'}, {"pace-ms", 1, 0, 'P'},    {"memory", 0, 0, 'm'},  {"log", 1, 0, 'l'},
         {"log-level", 1, 0, 'L'}, {"executor-arg", 1, 0, 'x'}, {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     int o;
@@ -468,6 +482,7 @@ int main(int argc, char **argv)
         case 'w': L.warmup = atof(optarg); break;
         case 'd': L.drain = atof(optarg); break;
         case 'n': L.window_answers = atol(optarg); break;
+        case 'P': L.pace_ms = atof(optarg); break;
         case 'm': L.memory = 1; break;
         case 'l': L.log = optarg; break;
         case 'L': L.log_level = optarg; break;
@@ -476,7 +491,7 @@ int main(int argc, char **argv)
             break;
         default:
             fprintf(stderr, "usage: limit --executor PATH [--slots N] [--pool N] [--concurrency 1,8,64]\n"
-                            "             [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--memory] [--log FILE]\n"
+                            "             [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS] [--memory] [--log FILE]\n"
                             "             [--log-level L] [--executor-arg ARG]... SNIPPET...\n");
             return o == 'h' ? 0 : 64;
         }

@@ -11,7 +11,8 @@
 
 typedef struct {
     pid_t  pid, ppid;
-    double cpu_s; /* utime + stime + cutime + cstime */
+    double cpu_s;  /* utime + stime + cutime + cstime */
+    double minflt; /* minflt + cminflt */
 } pstat_t;
 
 static int s_read_stat(pid_t pid, pstat_t *out)
@@ -28,11 +29,12 @@ static int s_read_stat(pid_t pid, pstat_t *out)
     if (!p) return -1;
     char               state;
     int                ppid;
-    unsigned long long ut, st;
+    unsigned long long ut, st, mf, cmf;
     long long          cut, cst;
-    if (sscanf(p + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &state,
-               &ppid, &ut, &st, &cut, &cst) != 6)
+    if (sscanf(p + 2, "%c %d %*d %*d %*d %*d %*u %llu %llu %*u %*u %llu %llu %lld %lld", &state,
+               &ppid, &mf, &cmf, &ut, &st, &cut, &cst) != 8)
         return -1;
+    out->minflt = (double)(mf + cmf);
     static long hz;
     if (!hz) hz = sysconf(_SC_CLK_TCK);
     out->pid = pid;
@@ -78,7 +80,7 @@ static int s_all(pstat_t **out)
     return v ? (int)n : -1;
 }
 
-static void s_add(proctree_cpu_t *out, const char *label, double cpu_s)
+static void s_add(proctree_cpu_t *out, const char *label, double cpu_s, double minflt)
 {
     int i = 0;
     while (i < out->n && strcmp(out->label[i], label) != 0) i++;
@@ -87,6 +89,7 @@ static void s_add(proctree_cpu_t *out, const char *label, double cpu_s)
         else snprintf(out->label[out->n++], sizeof out->label[0], "%s", label);
     }
     out->cpu_s[i] += cpu_s;
+    out->minflt[i] += minflt;
     out->total_s += cpu_s;
 }
 
@@ -109,7 +112,7 @@ int proctree_cpu(pid_t root, proctree_cpu_t *out)
         head++;
         for (int i = 0; i < n; i++) {
             if (all[i].pid == pid) {
-                s_add(out, label, all[i].cpu_s);
+                s_add(out, label, all[i].cpu_s, all[i].minflt);
                 found |= pid == root;
             }
             if (all[i].ppid == pid && tail < n + 1) {
@@ -130,16 +133,22 @@ void proctree_cpu_json(char *out, size_t cap, const proctree_cpu_t *before,
                        const proctree_cpu_t *after, double answers)
 {
     if (answers <= 0) answers = 1;
-    size_t len = (size_t)snprintf(out, cap, ",\"cpu_ms_per_exec\":%.3f,\"cpu_ms_by_process\":{",
+    size_t len = (size_t)snprintf(out, cap, ",\"cpu_ms_per_exec\":%.3f",
                                   (after->total_s - before->total_s) * 1000.0 / answers);
-    for (int i = 0; i < after->n && len < cap; i++) {
-        double prev = 0;
-        for (int k = 0; k < before->n; k++)
-            if (strcmp(before->label[k], after->label[i]) == 0) prev = before->cpu_s[k];
-        len += (size_t)snprintf(out + len, cap - len, "%s\"%s\":%.3f", i ? "," : "",
-                                after->label[i], (after->cpu_s[i] - prev) * 1000.0 / answers);
+    for (int pass = 0; pass < 2 && len < cap; pass++) {
+        len += (size_t)snprintf(out + len, cap - len, pass ? ",\"minflt_per_exec_by_process\":{"
+                                                           : ",\"cpu_ms_by_process\":{");
+        for (int i = 0; i < after->n && len < cap; i++) {
+            double prev = 0;
+            for (int k = 0; k < before->n; k++)
+                if (strcmp(before->label[k], after->label[i]) == 0)
+                    prev = pass ? before->minflt[k] : before->cpu_s[k];
+            double now = pass ? after->minflt[i] : after->cpu_s[i] * 1000.0;
+            len += (size_t)snprintf(out + len, cap - len, "%s\"%s\":%.3f", i ? "," : "",
+                                    after->label[i], (now - (pass ? prev : prev * 1000.0)) / answers);
+        }
+        if (len < cap) len += (size_t)snprintf(out + len, cap - len, "}");
     }
-    if (len < cap) snprintf(out + len, cap - len, "}");
 }
 
 int smaps_read(pid_t pid, smaps_t *out)

@@ -14,19 +14,20 @@
 
 #define PROCTREE_MAX_LABELS 16
 
-/* CPU seconds by process label (the basename of argv[0]: snakepit-mcp, snakepit-zygote,
+/* CPU seconds and minor page faults by process label (the basename of argv[0]: snakepit-mcp, snakepit-zygote,
  * redis-server...; a zygote's children count as the zygote). */
 typedef struct {
     int    n;
     char   label[PROCTREE_MAX_LABELS][32];
     double cpu_s[PROCTREE_MAX_LABELS];
+    double minflt[PROCTREE_MAX_LABELS]; /* minor page faults (minflt + cminflt) */
     double total_s;
 } proctree_cpu_t;
 
 int proctree_cpu(pid_t root, proctree_cpu_t *out); /* 0, or -1 when root is gone */
 
-/* after - before as a JSON fragment `,"cpu_ms_per_exec":T,"cpu_ms_by_process":{...}`
- * (milliseconds per answer), appended to out. */
+/* after - before as a JSON fragment `,"cpu_ms_per_exec":T,"cpu_ms_by_process":{...},
+ * "minflt_per_exec_by_process":{...}` (per answer), written to out. */
 void proctree_cpu_json(char *out, size_t cap, const proctree_cpu_t *before,
                        const proctree_cpu_t *after, double answers);
 
