@@ -357,7 +357,10 @@ def fmt(x, unit=""):
 
 def table(r, markdown=False):
     rows = [["snippet", "c", "(a) limit exec/s", "p50/p90/p99 ms", "(b) farm exec/s", "p50/p90/p99 ms",
-             "(c) subprocess exec/s", "p50/p90/p99 ms", "(b)/(a)", "(b)/(c)", "errors a/b/c"]]
+             "(c) subprocess exec/s", "p50/p90/p99 ms", "(b)/(a)", "(b)/(c)", "(b)-(a) p50 ms", "errors a/b/c"]]
+    if markdown:  # the targets next to the numbers
+        rows[0][8:11] = ["(b)/(a) — target ≥ 0.7 at c8, c64", "(b)/(c) — target ≥ 20",
+                         "(b)−(a) p50 ms — target ≤ 0.5 at c1"]
     V = r["variants"]
     for s in r["ratios"]["farm/limit"]:
         for c in r["ratios"]["farm/limit"][s]:
@@ -368,7 +371,9 @@ def table(r, markdown=False):
                 row += [fmt(x["exec_per_s"]) if x else "-",
                         "/".join(fmt(x[k]) for k in ("p50_ms", "p90_ms", "p99_ms")) if x else "-"]
                 errs.append(str(x["errors"]) if x else "-")
-            row += [fmt(r["ratios"]["farm/limit"][s][c]), fmt(r["ratios"]["farm/subprocess"][s][c]), "/".join(errs)]
+            gap = r["ratios"]["farm_p50_minus_limit_p50_ms_c1"].get(s) if c == "c1" else None
+            row += [fmt(r["ratios"]["farm/limit"][s][c]), fmt(r["ratios"]["farm/subprocess"][s][c]),
+                    fmt(gap) if c == "c1" else "", "/".join(errs)]
             rows.append(row)
     if markdown:
         out = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]

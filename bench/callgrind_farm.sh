@@ -74,20 +74,22 @@ sleep 0.5
 answers=$(echo "$line" | sed 's/.*"answers":\([0-9]*\).*/\1/')
 errors=$(echo "$line" | sed 's/.*"errors":\([0-9]*\).*/\1/')
 dump=$(ls -t "$dir"/cg.out.* | head -1)
-total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
+total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1 + 0; exit}')
 echo "component=$COMPONENT code=$CODE concurrency=$CONC calls=$answers errors=$errors"
 echo "instructions per call: $(( total / (answers > 0 ? answers : 1) )) (total $total; includes 2 session set-up requests)"
 echo
 # (the frames that were on the stack when the counters were zeroed show their whole subtree as
-# "self" in callgrind_annotate 3.19: rows above 50% are that artefact and are left out)
-per_call() {
-    callgrind_annotate --threshold=100 "$@" "$dump" 2>/dev/null | awk -v n="$answers" -v t="$total" '
-        /^-+$/ {sep++} sep >= 3 && $1 ~ /^[0-9,]+$/ {v=$1; gsub(",", "", v); if (v > t / 2) next;
-        $1=""; $2=""; sub(/^ +/, ""); sub(/ \[\/.*\]$/, ""); printf "%9.0f  %s\n", v / n, $0}'
+# "self" in callgrind_annotate 3.19: self rows above 50% are that artefact and are left out)
+per_call() { # self | inclusive
+    local cap=2 opt=--inclusive=no
+    [ "$1" = inclusive ] && cap=1 opt=--inclusive=yes
+    callgrind_annotate --threshold=100 "$opt" "$dump" 2>/dev/null | awk -v n="$answers" -v t="$total" -v cap="$cap" '
+        /^-+$/ {sep++} sep >= 3 && $1 ~ /^[0-9,]+$/ {v=$1; gsub(",", "", v); v += 0; if (v > t / cap) next;
+        sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, ""); sub(/ \[\/.*\]$/, ""); printf "%9.0f  %s\n", v / n, $0}'
 }
 echo "--- self instructions per call, by function"
-per_call | head -"$TOP"
+per_call self | head -"$TOP" || true
 echo
 echo "--- inclusive instructions per call, snakepit's own functions"
-per_call --inclusive=yes | grep -E ' (common|proto|mcp-frontend|broker|executor-node)/[a-z_]+\.c:' | \
-    awk '!seen[$2]++' | head -"$TOP"
+per_call inclusive | grep -E '(^|[ /])(common|proto|mcp-frontend|broker|executor-node)/[a-z_]+\.c:' | \
+    sed 's#/work/main/##' | awk '!seen[$2]++' | head -"$TOP" || true
