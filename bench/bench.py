@@ -247,6 +247,20 @@ def machine():
             "python": platform.python_version(), "loadavg_before": os.getloadavg()[0]}
 
 
+def busy_s():
+    """CPU seconds the whole machine has spent busy (all processes, /proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal
+    return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / os.sysconf("SC_CLK_TCK")
+
+
+def own_s():
+    import resource
+    return sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for f in ("ru_utime", "ru_stime"))
+
+
 def git_rev():
     r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
@@ -327,7 +341,10 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd):
 
     mach = machine()
     mach["loadavg_before"] = started["load"]
-    mach["loadavg_after"] = os.getloadavg()[0]
+    # the noise: CPU the rest of the machine used while we ran (our own load would swamp loadavg)
+    elapsed = time.time() - started["t"]
+    others = max(0.0, (busy_s() - started["busy"]) - (own_s() - started["own"]))
+    mach["other_processes_cpu_share"] = round(others / (elapsed * (os.cpu_count() or 1)), 3)
     return {
         "machine": mach,
         "variants": variants,
@@ -416,8 +433,9 @@ def summary(r, markdown=False):
                      if not markdown else f"  {'met' if t['met'] else '**not met**'}: {t['target']}{s}: "
                                           f"{fmt(t['value'])}")
     m = r["machine"]
-    lines.append(f"machine: {m['cpu']}, {m['cores']} cores, kernel {m['kernel']}, load {m['loadavg_before']:.2f} "
-                 f"before / {m['loadavg_after']:.2f} after; git {r['run']['git']}; {r['run']['duration_s']} s")
+    lines.append(f"machine: {m['cpu']}, {m['cores']} cores, kernel {m['kernel']}; load {m['loadavg_before']:.2f} "
+                 f"before; other processes used {100 * m['other_processes_cpu_share']:.0f}% of the CPU meanwhile; "
+                 f"git {r['run']['git']}; {r['run']['duration_s']} s")
     if markdown:
         return "\n".join(("- " + l) if not l.startswith("  ") else ("  - " + l.strip()) for l in lines)
     return "\n".join(lines)
@@ -454,7 +472,7 @@ def main():
     cmd = {"full": "make bench", "quick": "make bench-quick", "smoke": "make bench-smoke"}[a.mode]
     if a.only or a.slots != os.cpu_count():
         cmd = f"/usr/bin/python3 bench/bench.py --mode {a.mode} --slots {a.slots}" + (f" --only {a.only}" if a.only else "")
-    started = {"t": time.time(), "load": os.getloadavg()[0],
+    started = {"t": time.time(), "load": os.getloadavg()[0], "busy": busy_s(), "own": own_s(),
                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     for tool in ("limit", "http_load", "spawn_load"):
         if not os.access(f"{TOOLS}/{tool}", os.X_OK):
