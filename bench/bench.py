@@ -263,9 +263,14 @@ def own_s():
 
 def git_rev():
     r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
-    return r.stdout.strip() + ("+dirty" if dirty else "")
+    return r.stdout.strip() + ("+dirty" if dirty_paths() else "")
+
+
+def dirty_paths():
+    """Source files that differ from HEAD: the numbers are those of this working copy."""
+    out = subprocess.run(["git", "-C", ROOT, "status", "--porcelain"], capture_output=True, text=True).stdout
+    return sorted(l[3:] for l in out.splitlines()
+                  if re.search(r"\.(c|h|py)$", l) and not l[3:].startswith(("bench/", "tests/")))
 
 
 def assemble(mode, m, slots, lines_by_variant, broker, started, cmd):
@@ -358,6 +363,7 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd):
         "targets": targets,
         "broker_only": broker,
         "run": {"mode": mode, "command": cmd, "date": started["date"], "git": git_rev(),
+                "uncommitted_sources": dirty_paths(),
                 "duration_s": round(time.time() - started["t"], 1), "slots": slots,
                 "pool": "slots + 1 (executor default)", "window_s": m["seconds"], "min_warmup_s": m["warmup"],
                 "subprocess_interpreter": "/usr/bin/python3 -I bench/subprocess_worker.py"},
@@ -451,7 +457,9 @@ def update_readme(r):
         return
     block = (f"{begin}\n`{r['run']['command']}` — {r['run']['date']}, git {r['run']['git']}, "
              f"{r['machine']['cores']} × {r['machine']['cpu']}, kernel {r['machine']['kernel']}, "
-             f"{r['run']['slots']} slots, {r['run']['window_s']} s windows.\n\n"
+             f"{r['run']['slots']} slots, {r['run']['window_s']} s windows"
+             + (f"; working copy with uncommitted changes in {', '.join(sorted({p.split('/')[0] for p in r['run']['uncommitted_sources']}))}"
+                if r["run"].get("uncommitted_sources") else "") + ".\n\n"
              f"{table(r, markdown=True)}\n\n{summary(r, markdown=True)}\n{end}")
     text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
     with open(path, "w") as f:

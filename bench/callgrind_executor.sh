@@ -5,7 +5,9 @@
 #
 # bench/limit drives `snakepit-executor` started under `valgrind --tool=callgrind
 # --trace-children=yes`; each child zeroes its counters when it enters py_after_fork and dumps
-# them after py_warm and after py_run_job (cg.PID.1, cg.PID.2). The node and the zygote are
+# them when the job starts (sandbox_child_limits) and ends (py_run_job) (cg.PID.1: fork, layers,
+# any warm-up run;
+# cg.PID.2: the job). The node and the zygote are
 # zeroed once warm and dumped SECONDS_ later. Valgrind knows neither Landlock nor the sandbox's
 # rlimits and seccomp filter, and a child in the empty mount namespace cannot write its
 # profile: those layers are off here (their cost is in the kernel, which callgrind does not
@@ -31,7 +33,7 @@ trap cleanup EXIT
 cat >"$dir/executor" <<EOF
 #!/bin/sh
 exec valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=$dir/cg.%p \\
-    --log-file=$dir/vg.%p.log --zero-before=py_after_fork --dump-after=py_warm \\
+    --log-file=$dir/vg.%p.log --zero-before=py_after_fork --dump-before=sandbox_child_limits \\
     --dump-after=py_run_job "$BIN/snakepit-executor" "\$@"
 EOF
 chmod +x "$dir/executor"
@@ -96,7 +98,7 @@ print(f"code={code!r}: {n} jobs answered between the zero and the dump of node a
 print(f"instructions per job (user space; layers rlimits, namespaces, landlock, seccomp off):")
 print(f"  executor node                 {total(f'{d}/cg.{node}.1') / max(n, 1):12.0f}")
 print(f"  zygote                        {total(f'{d}/cg.{zygote}.1') / max(n, 1):12.0f}")
-print(f"  child, fork to warmed (pool)  {statistics.median(w):12.0f}   (median of {len(w)})")
+print(f"  child, fork to its job       {statistics.median(w):12.0f}   (median of {len(w)})")
 print(f"  child, the job                {statistics.median(j):12.0f}   (median of {len(j)})")
 med = lambda fs, vs: sorted(zip(vs, fs))[len(vs) // 2][1]
 for title, f in (("child before its job (fork, layers, warm-up run)", med(warm, w)),

@@ -101,6 +101,8 @@ def main():
         if pid in given:
             return given[pid]
         names = execs.get(pid, [])
+        if any(n.startswith("snakepit-zygot") for n in names):  # the zygote's own binary
+            return "zygote"
         if any(n.startswith("snakepit-execut") for n in names):
             pp = parent.get(pid)
             if pp is not None and any(n.startswith("snakepit-execut") for n in execs.get(pp, [])):
