@@ -37,11 +37,16 @@ LIB_OBJ := $(LIB_SRC:%.c=$(OBJ)/%.o)
 LIB     := $(BUILD)/lib/libsnakepit.a
 
 BROKER_SRC   := $(wildcard broker/*.c)
-EXECUTOR_SRC := $(wildcard executor-node/*.c)
+# the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
+# or Redis library (fewer pages to copy on every fork)
+ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c python.c sandbox.c layers.c pretouch.c \
+                  outcome.c jobarea.c zchan.c)
+EXECUTOR_SRC := $(addprefix executor-node/,main.c node.c metrics.c layers.c zchan.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 
-BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-mcp $(BIN)/snakepit
+BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-mcp \
+            $(BIN)/snakepit
 
 .PHONY: all deps deps-test run test test-unit test-integration test-security test-interop \
         test-executor test-san test-cluster conformance bench bench-quick fuzz format clean
@@ -82,7 +87,11 @@ $(BIN)/snakepit-broker: $(OBJ)/broker/main.o $(BROKER_LIB) $(LIB)
 
 $(BIN)/snakepit-executor: $(EXECUTOR_SRC:%.c=$(OBJ)/%.o) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS) -lseccomp -lmicrohttpd -lhiredis $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -lhiredis $(LIBS)
+
+$(BIN)/snakepit-zygote: $(ZYGOTE_SRC:%.c=$(OBJ)/%.o) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(PY_LIBS) -lseccomp -lmsgpackc -lm
 
 $(BIN)/snakepit-mcp: $(MCP_SRC:%.c=$(OBJ)/%.o) $(LIB)
 	@mkdir -p $(@D)
@@ -205,7 +214,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROK
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_COMMON) $(filter-out broker/main.c broker/broker.c broker/broker_setup.c broker/metrics.c broker/zap.c,$(BROKER_SRC)) -lzmq -lmsgpackc -lm
 
 # the zygote's reading of a child's meta needs the executor's outcome module
-$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome.c executor-node/sandbox.c
+$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome.c executor-node/sandbox.c executor-node/layers.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lseccomp -lzmq -lmsgpackc -lm
 

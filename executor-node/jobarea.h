@@ -41,9 +41,12 @@ typedef struct {
     volatile int32_t  trap_syscall;     /* seccomp SIGSYS: syscall number, -1 when none */
     volatile uint32_t audit_blocked;    /* count of blocked audit events */
     char              audit_event[128]; /* the first one, with its path or attribute */
+    volatile uint64_t cpu_forked_ns;    /* CLOCK_PROCESS_CPUTIME_ID at the same milestones, for */
+    volatile uint64_t cpu_locked_ns;    /* profiling where a child's CPU goes (debug log) */
+    volatile uint64_t cpu_wake_ns;
+    volatile uint64_t cpu_finish_ns;
     volatile uint64_t forked_ns;        /* CLOCK_MONOTONIC: pool-time milestones of the child */
     volatile uint64_t locked_ns;
-    volatile uint64_t warmed_ns;
     volatile uint64_t wake_ns;          /* the child read its wake byte */
     volatile uint64_t code_start_ns;    /* around the user's code */
     volatile uint64_t code_end_ns;

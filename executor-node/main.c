@@ -1,5 +1,5 @@
-/* executor-node/main.c — snakepit-executor: the node process, or (internally, with
- * --zygote, as started by the node) one profile's zygote. */
+/* executor-node/main.c — snakepit-executor: the node process. Its zygotes are a separate
+ * binary, snakepit-zygote, started by the node. */
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <stdio.h>
@@ -9,7 +9,6 @@
 #include "../common/config.h"
 #include "../common/log.h"
 #include "node.h"
-#include "zygote.h"
 
 static const cfg_opt_t s_node_opts[] = {
     CFG_OPT_STR(node_conf_t, broker, "broker", "ENDPOINT", "broker executor endpoint"),
@@ -43,51 +42,8 @@ static const cfg_opt_t s_node_opts[] = {
     CFG_OPT_END,
 };
 
-typedef struct {
-    zygote_conf_t z;
-    long          layers;
-    long          drop_uid;
-    char          log_level[16];
-} zygote_args_t;
-
-static const cfg_opt_t s_zygote_opts[] = {
-    CFG_OPT_STR(zygote_args_t, z.profile, "zygote", "PROFILE", "profile"),
-    CFG_OPT_INT(zygote_args_t, layers, "layers", 0, 1 << 16, "BITS", "layers"),
-    CFG_OPT_INT(zygote_args_t, z.slots, "slots", 1, 1024, "N", "slots"),
-    CFG_OPT_INT(zygote_args_t, z.pool, "pool", 0, 64, "N", "pool"),
-    CFG_OPT_INT(zygote_args_t, z.run_uid, "run-uid", 0, 1L << 32, "UID", "uid"),
-    CFG_OPT_INT(zygote_args_t, z.run_gid, "run-gid", 0, 1L << 32, "GID", "gid"),
-    CFG_OPT_INT(zygote_args_t, drop_uid, "drop-uid", 0, 1, "0|1", "drop uid"),
-    CFG_OPT_INT(zygote_args_t, z.stream_cap, "stream-cap", 4096, 64L << 20, "BYTES", "stream cap"),
-    CFG_OPT_INT(zygote_args_t, z.recycle_jobs, "recycle-jobs", 0, 1L << 40, "N", "recycle"),
-    CFG_OPT_INT(zygote_args_t, z.recycle_s, "recycle-s", 0, 1L << 30, "S", "recycle"),
-    CFG_OPT_STR(zygote_args_t, z.python, "python", "PATH", "python"),
-    CFG_OPT_STR(zygote_args_t, log_level, "log-level", "LEVEL", "level"),
-    CFG_OPT_END,
-};
-
-static int s_zygote(int argc, char **argv)
-{
-    zygote_args_t a = {0};
-    char          err[256];
-    /* The zygote's options come only from the node on the command line: the environment is
-     * scrubbed and no config file is read. */
-    if (config_load(&a, s_zygote_opts, argc, argv, NULL, NULL, err, sizeof err) != CONFIG_OK) {
-        fprintf(stderr, "snakepit-executor --zygote: %s\n", err);
-        return 2;
-    }
-    log_level_t level = LOG_INFO;
-    log_level_parse(a.log_level, &level);
-    log_init("zygote", level);
-    a.z.layers = (unsigned)a.layers;
-    a.z.drop_uid = (int)a.drop_uid;
-    return zygote_main(&a.z);
-}
-
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--zygote") == 0) return s_zygote(argc, argv);
-
     node_conf_t conf, defaults;
     node_conf_defaults(&defaults);
     conf = defaults;

@@ -180,6 +180,9 @@ static int s_spawn(node_t *n, zyg_t *z, char *err, size_t errlen)
     char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC",
                     "HOME=/nonexistent", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
                     "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1", "MPLBACKEND=Agg",
+                    /* resolve every symbol in the zygote, once: lazy binding would write each
+                     * child's GOT on first call (a copy-on-write fault and a symbol lookup) */
+                    "LD_BIND_NOW=1",
                     asan_env ? asan : NULL, NULL};
     long flags = SIGCHLD;
     if (n->layers & LAYER_NAMESPACES)
@@ -709,6 +712,18 @@ int node_main(const node_conf_t *conf)
         return 1;
     }
     n.exe[len] = '\0';
+    /* the zygote binary sits next to ours (build/bin/, /usr/local/bin/...) */
+    char *slash = strrchr(n.exe, '/');
+    size_t dir_len = slash ? (size_t)(slash - n.exe) + 1 : 0;
+    if (dir_len + sizeof "snakepit-zygote" > sizeof n.exe) {
+        log_error("event=startup_failed error=\"executable path too long\"");
+        return 1;
+    }
+    memcpy(n.exe + dir_len, "snakepit-zygote", sizeof "snakepit-zygote");
+    if (access(n.exe, X_OK) < 0) {
+        log_error("event=startup_failed error=\"cannot run %s: %s\"", n.exe, strerror(errno));
+        return 1;
+    }
     unsigned off = 0;
     if (sandbox_layers_parse(conf->disable_layer, &off, err, sizeof err) < 0) {
         log_error("event=startup_failed error=\"%s\"", err);

@@ -18,7 +18,6 @@ static area_t   *s_area;        /* the child's job area; NULL in the zygote */
 static int       s_armed;       /* the audit hook enforces once set, in the child only */
 static PyObject *s_run_fn;      /* runner.run */
 static PyObject *s_validate_fn; /* runner.validate */
-static PyObject *s_warm_fn;     /* runner.warm */
 static char      s_version[32];
 
 /* ---- audit policy ------------------------------------------------------------------- */
@@ -107,6 +106,10 @@ static int s_audit_hook(const char *event, PyObject *args, void *user_data)
     }
     PyErr_Clear(); /* a failed conversion leaves the argument unknown, and so blocked */
     if (!py_event_blocked(event, arg1, mode, flags)) return 0;
+    if (!s_area) { /* the zygote's pretouch probe has no job area to report into */
+        PyErr_Format(PyExc_PermissionError, "snakepit: '%s' is not permitted", event);
+        return -1;
+    }
     area_hdr_t *h = area_hdr(s_area);
     if (h->audit_blocked++ == 0)
         snprintf(h->audit_event, sizeof h->audit_event, "%s%s%.100s", event, arg1 ? " " : "", arg1 ? arg1 : "");
@@ -366,9 +369,8 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
     s_run_fn = PyObject_GetAttrString(runner, "run");
     s_validate_fn = PyObject_GetAttrString(runner, "validate");
     PyObject *prepare = PyObject_GetAttrString(runner, "prepare");
-    s_warm_fn = PyObject_GetAttrString(runner, "warm");
     Py_DECREF(runner);
-    if (!s_run_fn || !s_validate_fn || !prepare || !s_warm_fn)
+    if (!s_run_fn || !s_validate_fn || !prepare)
         return s_pyerr(err, errlen, "runner entry points");
     PyObject *r = PyObject_CallFunction(prepare, "si", profile->name, profile->workspace);
     Py_DECREF(prepare);
@@ -395,12 +397,6 @@ void py_after_fork(void)
     PyOS_AfterFork_Child();
 }
 
-void py_warm(void)
-{
-    PyObject *r = PyObject_CallNoArgs(s_warm_fn);
-    if (!r) PyErr_Clear(); /* a failed warm-up only costs speed */
-    Py_XDECREF(r);
-}
 
 /* ---- child side ------------------------------------------------------------------------- */
 
@@ -477,8 +473,8 @@ void py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, in
          * what we can; the zygote turns a missing meta into a clear status. */
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
-        area_hdr_t *h = area_hdr(area);
-        if (!h->meta_len && type && PyErr_GivenExceptionMatches(type, PyExc_MemoryError)) {
+        area_hdr_t *h = area ? area_hdr(area) : NULL;
+        if (h && !h->meta_len && type && PyErr_GivenExceptionMatches(type, PyExc_MemoryError)) {
             buf_t out;
             buf_init(&out);
             mpw_t w;

@@ -203,7 +203,8 @@ def _variables(names, g):
 
 def run(job):
     """job: dict(code, allowed, profile, inspect, stdin, capture, workspace)."""
-    random.seed()  # the zygote's state is shared by every child; each job gets its own
+    # No random.seed() here: CPython's own at-fork hook (random registers one) reseeds every
+    # child from the kernel as it is forked, so no two jobs share the zygote's random state.
     if job["capture"]:
         sys.stdout, sys.stderr = _Stream(1), _Stream(2)
     else:
@@ -259,29 +260,6 @@ def run(job):
     if job["inspect"]:
         kwargs["variables"] = _variables(job["inspect"], g)
     _snakepit.finish(status, **kwargs)
-
-
-_WARM_CODE = """
-import json, math
-data = [i * i for i in range(50)]
-text = "%d %s %.2f" % (len(data), json.dumps({"a": [1, 2]}), math.sqrt(sum(data)))
-print(text)
-try:
-    1 / 0
-except ZeroDivisionError as e:
-    err = str(e)
-len(data)
-"""
-
-
-def warm():
-    """A dry run in a pooled child before its job arrives: it touches (and so copies on
-    write) the interpreter pages a job needs, off the job's critical path. Output and
-    results go nowhere: the child has no job area yet."""
-    saved = _allowed[0]
-    run({"code": _WARM_CODE, "allowed": ("json", "math"), "profile": _profile[0],
-         "inspect": ("data",), "stdin": None, "capture": True, "workspace": False})
-    _allowed[0] = saved
 
 
 _ADVICE_NAMES = {
