@@ -20,6 +20,7 @@
 #define PAGE         4096u
 #define PM_PRESENT   (1ull << 63)
 #define PM_EXCLUSIVE (1ull << 56)
+#define MAX_MAPPING  (256ul << 20)
 
 typedef struct {
     uint32_t      n;
@@ -40,6 +41,9 @@ static size_t s_writable(touch_range_t *out, size_t cap)
         if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3) continue;
         if (perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p') continue;
         if (strstr(line, "[stack]") || strstr(line, "[vvar]")) continue;
+        /* Interpreter heaps are megabytes; a mapping this large is a reservation (ASan's
+         * terabytes of shadow), which would take hours to scan page by page. */
+        if (hi - lo > MAX_MAPPING) continue;
         out[n++] = (touch_range_t){lo, hi - lo};
     }
     fclose(f);
