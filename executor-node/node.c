@@ -163,7 +163,8 @@ static int s_spawn(node_t *n, zyg_t *z, char *err, size_t errlen)
     char *argv[] = {"snakepit-zygote", "--zygote", (char *)z->profile->name, "--layers", layers,
                     "--slots", slots, "--pool", pool, "--run-uid", uid, "--run-gid", uid,
                     "--drop-uid", drop, "--stream-cap", cap, "--recycle-jobs", rj,
-                    "--recycle-s", rs, "--python", (char *)n->conf->python, "--log-level",
+                    "--recycle-s", rs, "--python", (char *)n->conf->python, "--node",
+                    (char *)n->conf->node_id, "--log-level",
                     (char *)n->conf->log_level, NULL};
     /* A scrubbed environment: nothing of the host's (tokens, paths, proxies) reaches a job.
      * BLAS and OpenMP are pinned to one thread before any of them is imported. */
@@ -530,6 +531,12 @@ static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const
         z->backoff_ms = 0;
         log_info("event=zygote_ready profile=%s pid=%d python=%s layers=%s", z->profile->name,
                  z->pid, z->python, z->layers);
+    } else if (type == ZC_PROGRESS) {
+        if (s_inflight_find(n, id)) {
+            uint8_t cmd = W_PROGRESS;
+            frame_t f[4] = {{(const uint8_t *)WIRE_WORKER_TAG, 4}, {&cmd, 1}, {id, ID_BYTES}, {payload, len}};
+            s_send(n, f, 4);
+        }
     } else if (type == ZC_STATS) {
         exec_metrics_job(&n->metrics, z->profile->name, payload, len);
     } else if (type == ZC_RETIRE) {

@@ -39,6 +39,8 @@
 #define CHAN_FD     3
 #define JOB_CAP     (8u << 20) /* a JobSpec this large is refused before it reaches a child */
 #define MAX_CHILDREN 1024
+#define PROGRESS_US    50000u      /* how often running jobs' output is streamed */
+#define PROGRESS_CHUNK (64u << 10) /* most bytes per stream per look */
 
 enum { CHILD_FREE = 0, CHILD_IDLE, CHILD_RUNNING };
 
@@ -47,6 +49,8 @@ typedef struct {
     pid_t    pid;
     int      sock;        /* our end of the child's socketpair: wake byte out, done byte in */
     int      answered;    /* its result is sent; only the reaping is left */
+    uint32_t streamed[2]; /* stdout/stderr bytes already sent as progress */
+    int      running_sent;
     area_t   area;
     uint8_t  id[ID_BYTES];
     limits_t limits;
@@ -375,10 +379,11 @@ static void s_send_stats(zygote_t *z, const child_t *c, const result_t *res)
     buf_free(&out);
 }
 
-static void s_send_result(zygote_t *z, const child_t *c, const result_t *res)
+static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
 {
     buf_t out;
     buf_init(&out);
+    if (!res->executor && z->conf->node[0]) res->executor = xstrdup(z->conf->node);
     result_encode(res, &out);
     if (zchan_send(z->chan, ZC_RESULT, c->id, out.data, out.len) < 0) z->quit = 1;
     buf_free(&out);
@@ -541,6 +546,54 @@ static void s_check_recycle(zygote_t *z)
     if (zchan_send(z->chan, ZC_RETIRE, NULL, NULL, 0) < 0) z->quit = 1;
 }
 
+/* ---- progress -------------------------------------------------------------------------- */
+
+static void s_send_progress(zygote_t *z, const child_t *c, const char *stream, const uint8_t *data,
+                            size_t len)
+{
+    buf_t out;
+    buf_init(&out);
+    mpw_t w;
+    mpw_init(&w, &out);
+    if (stream) {
+        mpw_map(&w, 2);
+        mpw_kv_str(&w, "stream", stream);
+        mpw_str(&w, "data");
+        mpw_bin(&w, data, len);
+    } else {
+        mpw_map(&w, 1);
+        mpw_kv_str(&w, "state", "running");
+    }
+    zchan_send(z->chan, ZC_PROGRESS, c->id, out.data, out.len);
+    buf_free(&out);
+}
+
+/* What running jobs printed since the last look, as PROGRESS chunks (PROTOCOL.md §3): the
+ * front-end turns them into notifications/progress. The child is alive and hostile: each
+ * length is read once and clamped. */
+static void s_progress(zygote_t *z)
+{
+    for (size_t i = 0; i < z->n_children; i++) {
+        child_t *c = &z->children[i];
+        if (c->state != CHILD_RUNNING || c->answered || c->kind != JOB_EXEC) continue;
+        area_hdr_t *h = area_hdr(&c->area);
+        if (!c->running_sent && h->phase != AREA_READY && h->phase != AREA_IDLE) {
+            c->running_sent = 1;
+            s_send_progress(z, c, NULL, NULL, 0);
+        }
+        for (int s = 0; s < 2; s++) {
+            uint32_t have = s ? h->err_len : h->out_len;
+            if (have > c->area.stream_cap) have = c->area.stream_cap;
+            if (have <= c->streamed[s]) continue;
+            size_t n = have - c->streamed[s];
+            if (n > PROGRESS_CHUNK) n = PROGRESS_CHUNK;
+            const uint8_t *base = s ? area_err(&c->area) : area_out(&c->area);
+            s_send_progress(z, c, s ? "stderr" : "stdout", base + c->streamed[s], n);
+            c->streamed[s] += (uint32_t)n;
+        }
+    }
+}
+
 /* ---- start-up ----------------------------------------------------------------------------- */
 
 static size_t s_vm_bytes(void)
@@ -657,6 +710,7 @@ int zygote_main(const zygote_conf_t *conf)
 
     struct pollfd *fds = xcalloc(z.n_children + 3, sizeof *fds);
     child_t      **owner = xcalloc(z.n_children + 3, sizeof *owner);
+    uint64_t next_progress_us = 0;
     while (!z.quit) {
         fds[0] = (struct pollfd){zchan_fd(z.chan), POLLIN | (zchan_pending(z.chan) ? POLLOUT : 0), 0};
         fds[1] = (struct pollfd){z.sig_fd, POLLIN, 0};
@@ -676,6 +730,15 @@ int zygote_main(const zygote_conf_t *conf)
          * 1.2 ms with no loss of throughput. */
         int short_pool = s_pool_short(&z);
         int timeout = !short_pool ? 1000 /* wakes to check its age */ : s_ready_children(&z) ? 2 : 0;
+        if (s_count(&z, CHILD_RUNNING)) { /* running jobs stream their output */
+            uint64_t now = clock_mono_us();
+            if (now >= next_progress_us) {
+                s_progress(&z);
+                next_progress_us = now + PROGRESS_US;
+            }
+            int left = (int)((next_progress_us - now) / 1000) + 1;
+            if (timeout > left || timeout == 1000) timeout = left;
+        }
         int ready = poll(fds, nfds, timeout);
         if (ready < 0) {
             if (errno == EINTR) continue;

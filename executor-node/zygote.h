@@ -18,6 +18,7 @@ typedef struct {
     long     recycle_s;    /* or after this many seconds */
     char     python[256];  /* program name CPython computes its prefix from */
     long     stream_cap;   /* bytes of each output stream area */
+    char     node[65];     /* the node's name, reported in every Result */
 } zygote_conf_t;
 
 /* Runs the zygote on fd 3 until the node closes the channel. Returns the exit status. */

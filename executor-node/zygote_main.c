@@ -30,6 +30,7 @@ static const cfg_opt_t s_zygote_opts[] = {
     CFG_OPT_INT(zygote_args_t, z.recycle_jobs, "recycle-jobs", 0, 1L << 40, "N", "recycle"),
     CFG_OPT_INT(zygote_args_t, z.recycle_s, "recycle-s", 0, 1L << 30, "S", "recycle"),
     CFG_OPT_STR(zygote_args_t, z.python, "python", "PATH", "python"),
+    CFG_OPT_STR(zygote_args_t, z.node, "node", "NAME", "node name"),
     CFG_OPT_STR(zygote_args_t, log_level, "log-level", "LEVEL", "level"),
     CFG_OPT_END,
 };

@@ -127,6 +127,19 @@ class McpHttp:
         self.session = None
         self.next_id = 1
 
+    def post_all(self, body):
+        """Every JSON-RPC message of an answer (an SSE stream carries notifications first)."""
+        status, headers, payload = self.post(body, raw=True)
+        assert status == 200, (status, payload)
+        if not headers.get("Content-Type", "").startswith("text/event-stream"):
+            return [json.loads(payload)]
+        out = []
+        for block in payload.decode().split("\n\n"):
+            data = [l[5:].lstrip() for l in block.split("\n") if l.startswith("data:")]
+            if data:
+                out.append(json.loads("\n".join(data)))
+        return out
+
     def post(self, body, headers=None, raw=False):
         data = body if isinstance(body, (bytes, bytearray)) else json.dumps(body).encode()
         h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
