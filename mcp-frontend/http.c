@@ -218,6 +218,14 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     return 0;
 }
 
+void http_flush(fe_t *fe)
+{
+    http_t *self = fe->http;
+    if (!self || !self->daemon || !self->kick) return;
+    self->kick = 0;
+    MHD_run(self->daemon);
+}
+
 void http_stop(fe_t *fe)
 {
     http_t *self = fe->http;

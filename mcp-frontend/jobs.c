@@ -10,6 +10,7 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "../proto/mpack.h"
+#include "http.h"
 #include "jobs.h"
 #include "metrics.h"
 #include "records.h"
@@ -134,6 +135,7 @@ static void s_finish(job_t *job, const uint8_t *body, size_t len)
                                status_name(res.status), "wall_ms", res.wall_ms));
         }
         call_reply(c, json_incref(call_result));
+        http_flush(fe); /* on the wire now: the record below is not on the caller's path */
     }
     /* the answer first; the log line and the record are not on the caller's path */
     log_info("event=job_done job=%s tenant=%s tool=%s status=%s wall_ms=%.3f queue_ms=%.3f",
