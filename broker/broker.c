@@ -71,7 +71,9 @@ static const frame_t s_client_tag = {(const uint8_t *)WIRE_CLIENT_TAG, 4};
 static const frame_t s_worker_tag = {(const uint8_t *)WIRE_WORKER_TAG, 4};
 
 /* To a client: [SPC1, cmd, service, id, body?]. A client that cannot be reached any more is
- * told to the scheduler, which drops its jobs. */
+ * marked gone: nothing more is sent to it, and the scheduler drops its jobs at the next
+ * housekeeping. Only marked, because this runs inside the scheduler's own callbacks, where
+ * calling back into it would pull jobs out from under the caller. */
 static void s_to_client(broker_t *b, client_t *c, const uint8_t *identity, size_t id_len, uint8_t cmd,
                         const char *service, const uint8_t *job_id, const void *body, size_t len,
                         zmq_msg_t *body_msg)
@@ -80,7 +82,7 @@ static void s_to_client(broker_t *b, client_t *c, const uint8_t *identity, size_
                     {job_id, ID_BYTES}, {body, len}};
     int     n = body && !body_msg ? 5 : 4; /* a body message goes as itself, uncopied */
     if (s_send(b, CH_CLIENT, identity, id_len, f, n, body_msg) < 0 && errno == EHOSTUNREACH && c)
-        sched_client_gone(b->sched, c);
+        c->gone = 1;
 }
 
 static void s_reject(broker_t *b, client_t *c, const uint8_t *identity, size_t id_len,

@@ -101,7 +101,9 @@ int       sched_submit(sched_t *self, client_t *c, const char *service, job_t *j
 /* CANCEL from c: 0 when the job was c's and is now cancelled or being cancelled, -1 when
  * no such job is c's (unknown, finished, or someone else's). */
 int       sched_cancel(sched_t *self, const client_t *c, const uint8_t id[ID_BYTES]);
-/* The client cannot be reached any more: its jobs are answered `lost` and dropped. */
+/* The client cannot be reached any more: its jobs are dropped (and cancelled where they
+ * run). Not from inside a sched_io_t callback: there, set c->gone and let sched_housekeep
+ * drop them. */
 void      sched_client_gone(sched_t *self, client_t *c);
 /* 1 when a job with this id is in the broker (for answering malformed duplicates). */
 int       sched_knows(const sched_t *self, const uint8_t id[ID_BYTES]);

@@ -158,7 +158,8 @@ static size_t s_jobs_of(sched_t *s, const client_t *c, job_t ***out)
     return col.n;
 }
 
-/* Answers (when answer) and drops every job of c, cancelling those that run. */
+/* Answers (when answer: it may merely be slow) and drops every job of c, cancelling those
+ * that run. Answering may mark c gone (send failed): the rest are then dropped unanswered. */
 static void s_abandon(sched_t *s, client_t *c, int answer)
 {
     job_t **jobs;
@@ -179,7 +180,8 @@ static void s_abandon(sched_t *s, client_t *c, int answer)
 
 void sched_client_gone(sched_t *s, client_t *c)
 {
-    if (!c->gone) s_abandon(s, c, 0);
+    if (c->jobs) s_abandon(s, c, 0);
+    c->gone = 1;
 }
 
 typedef struct {
@@ -191,7 +193,9 @@ static int s_pick_client(void *arg, const client_t *c)
 {
     const client_pick_t *p = arg;
     int silent = p->now - c->last_seen_ms > p->window;
-    if (p->silent_with_jobs) return silent && c->jobs && c->pings && !c->gone;
+    /* Jobs of a client that is unreachable (gone), or that heartbeats and fell silent, are
+     * dropped; abandoning them all leaves it with none, so each is picked once. */
+    if (p->silent_with_jobs) return c->jobs && (c->gone || (c->pings && silent));
     return !c->jobs && (silent || c->gone);
 }
 
@@ -202,7 +206,7 @@ static void s_housekeep_clients(sched_t *s, uint64_t now, uint64_t window)
     client_pick_t lost = {now, window, 1}, idle = {now, window, 0};
     /* Batches keep the stack small; each round removes what it selected, so it ends. */
     while ((n = clients_select(s->clients, s_pick_client, &lost, batch, 256)) > 0)
-        for (size_t i = 0; i < n; i++) s_abandon(s, batch[i], 1);
+        for (size_t i = 0; i < n; i++) s_abandon(s, batch[i], !batch[i]->gone);
     while ((n = clients_select(s->clients, s_pick_client, &idle, batch, 256)) > 0)
         for (size_t i = 0; i < n; i++) clients_remove(s->clients, &batch[i]);
 }

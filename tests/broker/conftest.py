@@ -59,12 +59,17 @@ class Broker:
         return self
 
     def wait_ready(self, timeout=10):
-        ctx = zmq.Context.instance()
-        c = w.Client(ctx, self.clients)
+        """Until the broker says it listens (and, without CURVE, answers PING)."""
+        deadline = time.time() + timeout
+        while "event=listening" not in self.read_log():
+            assert self.proc.poll() is None, "broker exited: " + self.read_log()
+            assert time.time() < deadline, "broker did not start: " + self.read_log()
+            time.sleep(0.02)
+        if "--curve-secret-file" in self.args:
+            return
+        c = w.Client(zmq.Context.instance(), self.clients)
         try:
-            deadline = time.time() + timeout
             while time.time() < deadline:
-                assert self.proc.poll() is None, "broker exited: " + self.read_log()
                 c.ping()
                 msg = c.recv(200)
                 if msg and msg[1] == w.PONG:

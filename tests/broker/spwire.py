@@ -68,7 +68,11 @@ class Client:
         self.sock.send_multipart([SPC1, CANCEL, service.encode(), jid])
 
     def ping(self):
-        self.sock.send_multipart([SPC1, PING])
+        """Never blocks: a DEALER with no connection (a refused handshake) would."""
+        try:
+            self.sock.send_multipart([SPC1, PING], zmq.NOBLOCK)
+        except zmq.Again:
+            pass
 
     def recv(self, timeout_ms=5000):
         """The next message as a list of frames, or None."""

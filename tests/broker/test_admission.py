@@ -46,16 +46,22 @@ def test_tenant_at_inflight_quota_waits_and_others_run(ctx, make_broker):
     wait_executors(broker, 1)
     client = w.Client(ctx, broker.clients)
     q = [w.job_id() for _ in range(5)]
-    for jid in q:
+    for jid in q[:2]:
         client.submit(jid, "q", max_inflight=2)
     other = [w.job_id() for _ in range(3)]
     for jid in other:
         client.submit(jid, "other")
     assert ex.wait_jobs(5)
-    ex.pump(300)
+    for jid in q[2:]:  # q is at its quota now: these wait although the executor has credit
+        client.submit(jid, "q", max_inflight=2)
+    accepted = 0
+    while accepted < 3 + 2 + 3:
+        msg = client.recv()
+        assert msg is not None and msg[1] == w.ACCEPTED
+        accepted += 1
+    assert ex.pump(300) == 0
     got = [j for j, *_ in ex.jobs]
-    assert len(got) == 5 and set(other) <= set(got)  # q runs 2, other runs 3
-    assert [j for j in got if j in q] == q[:2]
+    assert len(got) == 5 and set(other) <= set(got) and [j for j in got if j in q] == q[:2]
     # the quota is full and so is q's queue (3): the next is refused, saying why
     extra = w.job_id()
     client.submit(extra, "q", max_inflight=2)

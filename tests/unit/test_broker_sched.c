@@ -48,7 +48,8 @@ typedef struct {
     size_t      n_answers;
     sent_t      cancels[MAX_EVENTS];
     size_t      n_cancels;
-    executor_t *unreachable; /* send_job to it fails */
+    executor_t *unreachable;    /* send_job to it fails */
+    int         gone_on_answer; /* answering finds the client unreachable, as EHOSTUNREACH does */
 } fake_t;
 
 static fake_t *F;
@@ -74,6 +75,7 @@ static void s_answer(void *arg, const job_t *job, status_t st, const char *type,
     a->status = st;
     snprintf(a->type, sizeof a->type, "%s", type);
     snprintf(a->message, sizeof a->message, "%s", msg);
+    if (f->gone_on_answer) job->client->gone = 1;
 }
 
 static void s_cancel(void *arg, executor_t *ex, const uint8_t id[ID_BYTES])
@@ -581,6 +583,40 @@ static void test_shutdown_answers_everything_lost(void **state)
     s_done(&s);
 }
 
+static void test_unreachable_client_during_answers_loses_the_rest_quietly(void **state)
+{
+    (void)state;
+    sched_t  *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
+    s_executor(s, "n1", 2, 2);
+    for (unsigned i = 0; i < 5; i++) s_submit(s, c, "t", i);
+    sched_dispatch(s);
+    F->gone_on_answer = 1; /* the first answer fails: the other four are not even tried */
+    sched_shutdown(s, NULL);
+    assert_int_equal(F->n_answers, 1);
+    assert_int_equal(sched_jobs(s), 0);
+    assert_int_equal(sched_inflight(s), 0);
+    s_done(&s);
+}
+
+static void test_unreachable_client_jobs_dropped_at_housekeeping(void **state)
+{
+    (void)state;
+    sched_t    *s = s_sched(NULL);
+    client_t   *c = s_client(s, "fe");
+    executor_t *ex = s_executor(s, "n1", 1, 1);
+    s_submit(s, c, "t", 1);
+    s_submit(s, c, "t", 2);
+    sched_dispatch(s);
+    c->gone = 1; /* a send to it failed with EHOSTUNREACH */
+    sched_housekeep(s);
+    assert_int_equal(sched_jobs(s), 0);
+    assert_int_equal(F->n_answers, 0); /* nothing is sent to a client that is gone */
+    assert_int_equal(F->n_cancels, 1);
+    assert_ptr_equal(F->cancels[0].ex, ex);
+    s_done(&s);
+}
+
 /* ---- exactly one answer ------------------------------------------------------------------ */
 
 static void test_every_admitted_job_answered_exactly_once_under_chaos(void **state)
@@ -696,6 +732,8 @@ int main(void)
         cmocka_unit_test(test_cancel_only_by_submitter),
         cmocka_unit_test(test_silent_client_jobs_dropped),
         cmocka_unit_test(test_shutdown_answers_everything_lost),
+        cmocka_unit_test(test_unreachable_client_during_answers_loses_the_rest_quietly),
+        cmocka_unit_test(test_unreachable_client_jobs_dropped_at_housekeeping),
         cmocka_unit_test(test_every_admitted_job_answered_exactly_once_under_chaos),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
