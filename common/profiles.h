@@ -15,8 +15,11 @@ typedef struct {
     limits_t            defaults;  /* applied when a call gives no limit */
     limits_t            max;       /* a call's limits are clamped to these */
     const char *const  *ro_paths;  /* host directories visible read-only inside the sandbox */
-    int                 workspace; /* a per-job directory the code may read and write */
-    int                 figures;   /* matplotlib figures come back as PNG images */
+    const char *const  *site_paths; /* sys.path entries for the warm imports (Debian's
+                                         dist-packages), emptied once they are done */
+    int                 workspace;   /* a per-job directory the code may read and write */
+    long                workspace_mb; /* its size (a tmpfs of its own), also the largest file */
+    int                 figures;     /* matplotlib figures come back as PNG images */
 } profile_t;
 
 extern const profile_t profiles[];

@@ -13,6 +13,12 @@
 #include "../proto/result.h"
 #include "jobarea.h"
 
+/* What a job may return as figures (the runner caps the same way; these hold against a child
+ * that does not). */
+#define OUTCOME_MAX_IMAGES       8
+#define OUTCOME_MAX_IMAGE        (2u << 20)
+#define OUTCOME_MAX_IMAGES_BYTES (4u << 20)
+
 typedef enum { KILL_NONE = 0, KILL_TIMEOUT, KILL_CANCEL } kill_reason_t;
 
 typedef struct {
@@ -27,7 +33,8 @@ typedef struct {
 void outcome_result(const outcome_t *o, result_t *res);
 /* The runner's meta (msgpack the child wrote) into res: status — only the outcomes code can
  * report (ok, error, syntax_error, memory_limit, output_limit, internal_error); anything
- * else becomes error — result, variables, validation, error. 0, or -1 when malformed. */
+ * else becomes error — result, variables, validation, error, images (PNGs only, sized from
+ * their own headers, capped). 0, or -1 when malformed. */
 int outcome_read_meta(const uint8_t *meta, size_t len, result_t *res);
 
 #endif

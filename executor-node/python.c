@@ -19,6 +19,8 @@ static int       s_armed;       /* the audit hook enforces once set, in the chil
 static PyObject *s_run_fn;      /* runner.run */
 static PyObject *s_validate_fn; /* runner.validate */
 static char      s_version[32];
+static char     *s_versions;    /* JSON {package: version}, from runner.versions() */
+static char      s_workspace[128]; /* the child's workspace directory; "" when none */
 
 /* ---- audit policy ------------------------------------------------------------------- */
 
@@ -54,6 +56,55 @@ static int s_readable_path(const char *path)
     return 0;
 }
 
+/* A path inside the job's workspace: relative (the child's working directory is the
+ * workspace) or absolute under it, never with a ".." component or an empty one. Symlinks
+ * cannot exist there (neither seccomp nor Landlock lets the job make one). */
+static int s_workspace_path(const char *path)
+{
+    if (!s_workspace[0] || !path || !path[0] || strstr(path, "//")) return 0;
+    size_t n = strlen(s_workspace);
+    if (path[0] == '/') {
+        if (strncmp(path, s_workspace, n) != 0 || (path[n] != '\0' && path[n] != '/')) return 0;
+        path += n;
+    }
+    for (const char *p = path; *p;) { /* no ".." component */
+        size_t len = strcspn(p, "/");
+        if (len == 2 && p[0] == '.' && p[1] == '.') return 0;
+        p += len;
+        if (*p) p++;
+    }
+    return 1;
+}
+
+void py_set_workspace(const char *dir)
+{
+    snprintf(s_workspace, sizeof s_workspace, "%s", dir ? dir : "");
+}
+
+/* os.* events a workspace job may cause on its own files (pathlib and the libraries' own
+ * mkdir/remove/rename); every other os.* event stays blocked. */
+static const char *const s_workspace_os_events[] = {
+    "os.listdir", "os.scandir", "os.mkdir", "os.rmdir", "os.remove", "os.rename", "os.truncate",
+    NULL,
+};
+
+/* Unpickling (np.load(allow_pickle=True), pandas.read_pickle) calls whatever callable the
+ * data names: only the profile's own modules may be named, and of builtins only plain types
+ * (pandas pickles name slice), never eval, exec, getattr or __import__. */
+static int s_pickle_blocked(const char *module, const char *name)
+{
+    static const char *const safe_builtins[] = {"slice", "range", "complex", "set", "frozenset",
+                                                "bytearray", "list", "dict", "tuple", "int",
+                                                "float", "str", "bytes", "bool", NULL};
+    if (!module || !name || !s_profile) return 1;
+    if (strcmp(module, "builtins") == 0) {
+        for (const char *const *b = safe_builtins; *b; b++)
+            if (strcmp(name, *b) == 0) return 0;
+        return 1;
+    }
+    return !profile_allows(s_profile, module);
+}
+
 int py_event_blocked(const char *event, const char *arg1, const char *mode, long flags)
 {
     if (strcmp(event, "open") == 0) {
@@ -62,11 +113,15 @@ int py_event_blocked(const char *event, const char *arg1, const char *mode, long
         /* On a syntax error CPython's parser opens the code's "file" to quote the line: a
          * name that exists nowhere, harmless to let fail at the OS layers. */
         if (!write && arg1 && strcmp(arg1, "<snakepit>") == 0) return 0;
+        if (s_workspace_path(arg1)) return 0;
         return write || !s_readable_path(arg1);
     }
     if (strcmp(event, "os.listdir") == 0 || strcmp(event, "os.scandir") == 0 ||
         strcmp(event, "os.walk") == 0)
-        return !s_readable_path(arg1);
+        if (s_readable_path(arg1)) return 0;
+    for (const char *const *e = s_workspace_os_events; s_workspace[0] && *e; e++)
+        if (strcmp(event, *e) == 0) return !s_workspace_path(arg1);
+    if (strcmp(event, "pickle.find_class") == 0) return s_pickle_blocked(arg1, mode);
     if (strcmp(event, "object.__getattr__") == 0) {
         for (const char *const *a = s_frame_attrs; *a; a++)
             if (arg1 && strcmp(arg1, *a) == 0) return 1;
@@ -79,10 +134,19 @@ int py_event_blocked(const char *event, const char *arg1, const char *mode, long
     return 0;
 }
 
-static const char *s_arg_str(PyObject *args, Py_ssize_t i)
+/* Argument i as text: str, bytes, or a path object (pathlib passes Path objects), whose
+ * os.fspath() result is kept alive in *hold until the caller drops it. Only a real
+ * os.PathLike's __fspath__ is called, and it runs as the job's own code would. */
+static const char *s_arg_str(PyObject *args, Py_ssize_t i, PyObject **hold)
 {
     if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) <= i) return NULL;
     PyObject *a = PyTuple_GET_ITEM(args, i);
+    if (!PyUnicode_Check(a) && !PyBytes_Check(a) && hold && !*hold && s_workspace[0] &&
+        PyObject_HasAttrString((PyObject *)Py_TYPE(a), "__fspath__")) {
+        *hold = PyOS_FSPath(a);
+        a = *hold;
+        if (!a) return NULL;
+    }
     if (PyUnicode_Check(a)) return PyUnicode_AsUTF8(a);
     if (PyBytes_Check(a)) return PyBytes_AS_STRING(a);
     return NULL;
@@ -94,27 +158,49 @@ static int s_audit_hook(const char *event, PyObject *args, void *user_data)
     if (!s_armed) return 0;
     const char *arg1 = NULL, *mode = NULL;
     long        flags = 0;
+    PyObject   *hold[2] = {NULL, NULL};
+    int         blocked;
     if (strcmp(event, "object.__getattr__") == 0) {
-        arg1 = s_arg_str(args, 1);
+        arg1 = s_arg_str(args, 1, NULL);
     } else if (strcmp(event, "open") == 0) { /* (path, mode, flags) */
-        arg1 = s_arg_str(args, 0);
-        mode = s_arg_str(args, 1);
+        arg1 = s_arg_str(args, 0, &hold[0]);
+        mode = s_arg_str(args, 1, NULL);
         if (PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 2 && PyLong_Check(PyTuple_GET_ITEM(args, 2)))
             flags = PyLong_AsLong(PyTuple_GET_ITEM(args, 2));
+    } else if (strcmp(event, "pickle.find_class") == 0) { /* (module, name) */
+        arg1 = s_arg_str(args, 0, NULL);
+        mode = s_arg_str(args, 1, NULL);
     } else if (strncmp(event, "os.", 3) == 0) {
-        arg1 = s_arg_str(args, 0);
+        arg1 = s_arg_str(args, 0, &hold[0]);
+        /* os.listdir() with no argument lists the working directory */
+        if (!arg1 && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 0 &&
+            PyTuple_GET_ITEM(args, 0) == Py_None && strcmp(event, "os.listdir") == 0)
+            arg1 = ".";
     }
     PyErr_Clear(); /* a failed conversion leaves the argument unknown, and so blocked */
-    if (!py_event_blocked(event, arg1, mode, flags)) return 0;
+    blocked = py_event_blocked(event, arg1, mode, flags);
+    if (!blocked && strcmp(event, "os.rename") == 0) { /* both ends must be in the workspace */
+        const char *dst = s_arg_str(args, 1, &hold[1]);
+        PyErr_Clear();
+        if (py_event_blocked(event, dst, NULL, 0)) blocked = 1, arg1 = dst;
+    }
+    if (!blocked) {
+        Py_XDECREF(hold[0]);
+        Py_XDECREF(hold[1]);
+        return 0;
+    }
     if (!s_area) { /* the zygote's pretouch probe has no job area to report into */
         PyErr_Format(PyExc_PermissionError, "snakepit: '%s' is not permitted", event);
-        return -1;
+    } else {
+        area_hdr_t *h = area_hdr(s_area);
+        if (h->audit_blocked++ == 0)
+            snprintf(h->audit_event, sizeof h->audit_event, "%s%s%.100s", event, arg1 ? " " : "",
+                     arg1 ? arg1 : "");
+        PyErr_Format(PyExc_PermissionError, "snakepit: '%s' is not permitted in the sandbox%s%.200s",
+                     event, arg1 ? ": " : "", arg1 ? arg1 : "");
     }
-    area_hdr_t *h = area_hdr(s_area);
-    if (h->audit_blocked++ == 0)
-        snprintf(h->audit_event, sizeof h->audit_event, "%s%s%.100s", event, arg1 ? " " : "", arg1 ? arg1 : "");
-    PyErr_Format(PyExc_PermissionError, "snakepit: '%s' is not permitted in the sandbox%s%.200s", event,
-                 arg1 ? ": " : "", arg1 ? arg1 : "");
+    Py_XDECREF(hold[0]); /* arg1 may point into these until here */
+    Py_XDECREF(hold[1]);
     return -1;
 }
 
@@ -226,26 +312,59 @@ static void s_kv_text(mpw_t *w, const char *key, PyObject *value)
     }
 }
 
-/* finish(status, *, result, variables, error_type, error_message, traceback, line, validation)
- * Packs the runner's findings into the meta area as a msgpack map. */
+/* The figures the runner rendered: a list of (mime, width, height, png bytes). Malformed
+ * entries are skipped (the runner built the list, but the job's code ran in between). */
+static void s_kv_images(mpw_t *w, PyObject *images, int truncated)
+{
+    Py_ssize_t n = images && PyList_Check(images) ? PyList_GET_SIZE(images) : 0, ok = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(images, i);
+        ok += PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 4 && PyBytes_Check(PyTuple_GET_ITEM(t, 3));
+    }
+    mpw_str(w, "images");
+    mpw_array(w, (uint32_t)ok);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(images, i);
+        if (!(PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 4 && PyBytes_Check(PyTuple_GET_ITEM(t, 3))))
+            continue;
+        PyObject   *mime = PyTuple_GET_ITEM(t, 0), *data = PyTuple_GET_ITEM(t, 3);
+        long        width = PyLong_Check(PyTuple_GET_ITEM(t, 1)) ? PyLong_AsLong(PyTuple_GET_ITEM(t, 1)) : 0;
+        long        height = PyLong_Check(PyTuple_GET_ITEM(t, 2)) ? PyLong_AsLong(PyTuple_GET_ITEM(t, 2)) : 0;
+        const char *m = PyUnicode_Check(mime) ? PyUnicode_AsUTF8(mime) : NULL;
+        PyErr_Clear();
+        mpw_map(w, 4);
+        mpw_kv_str(w, "mime", m ? m : "image/png");
+        mpw_kv_int(w, "width", width > 0 ? width : 0);
+        mpw_kv_int(w, "height", height > 0 ? height : 0);
+        mpw_str(w, "data");
+        mpw_bin(w, PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data));
+    }
+    mpw_kv_bool(w, "images_truncated", truncated);
+}
+
+/* finish(status, *, result, variables, error_type, error_message, traceback, line, validation,
+ * images, images_truncated). Packs the runner's findings into the meta area as a msgpack map. */
 static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"status", "result", "variables", "error_type", "error_message",
-                             "traceback", "line", "validation", NULL};
+                             "traceback", "line", "validation", "images", "images_truncated", NULL};
     const char  *status;
     PyObject    *result = NULL, *variables = NULL, *etype = NULL, *emsg = NULL, *tb = NULL,
-             *validation = NULL;
+             *validation = NULL, *images = NULL;
     long line = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlO", kwlist, &status, &result, &variables,
-                                     &etype, &emsg, &tb, &line, &validation))
+    int  images_truncated = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlOOp", kwlist, &status, &result, &variables,
+                                     &etype, &emsg, &tb, &line, &validation, &images,
+                                     &images_truncated))
         return NULL;
     if (!s_area) Py_RETURN_NONE;
     buf_t out;
     buf_init(&out);
     mpw_t w;
     mpw_init(&w, &out);
-    mpw_map(&w, 5);
+    int with_images = images && images != Py_None;
+    mpw_map(&w, 5 + (with_images ? 2 : 0));
     mpw_kv_str(&w, "status", status);
     s_kv_text(&w, "result", result);
     s_kv_text(&w, "variables", variables);
@@ -260,6 +379,7 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
     } else {
         mpw_nil(&w);
     }
+    if (with_images) s_kv_images(&w, images, images_truncated);
     area_hdr_t *h = area_hdr(s_area);
     if (out.len <= JOBAREA_META_CAP) {
         memcpy(area_meta(s_area), out.data, out.len);
@@ -358,6 +478,26 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
     const char *v = ver ? PyUnicode_AsUTF8(ver) : "?";
     snprintf(s_version, sizeof s_version, "%.*s", (int)strcspn(v, " "), v);
 
+    /* Debian's dist-packages for the warm imports only: runner.prepare empties sys.path. */
+    PyObject *path = PySys_GetObject("path"); /* borrowed */
+    for (const char *const *p = profile->site_paths; path && p && *p; p++) {
+        PyObject *entry = PyUnicode_FromString(*p);
+        if (!entry || PyList_Append(path, entry) < 0) {
+            Py_XDECREF(entry);
+            return s_pyerr(err, errlen, "sys.path");
+        }
+        Py_DECREF(entry);
+    }
+    /* matplotlib writes its font cache under $MPLCONFIGDIR (else under $HOME, which a root
+     * zygote would create on the host): a private directory, removed by runner.prepare once
+     * the cache is in memory. */
+    if (profile->figures &&
+        PyRun_SimpleString("import os, tempfile\n"
+                           "os.environ['MPLCONFIGDIR'] = tempfile.mkdtemp(prefix='snakepit-mpl-')\n") != 0) {
+        snprintf(err, errlen, "matplotlib cache directory could not be made");
+        return -1;
+    }
+
     if (s_import_all(profile->modules, err, errlen) < 0) return -1;
     if (s_import_all(profile->preload, err, errlen) < 0) return -1;
 
@@ -369,12 +509,34 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
     s_run_fn = PyObject_GetAttrString(runner, "run");
     s_validate_fn = PyObject_GetAttrString(runner, "validate");
     PyObject *prepare = PyObject_GetAttrString(runner, "prepare");
+    PyObject *versions = PyObject_GetAttrString(runner, "versions");
     Py_DECREF(runner);
-    if (!s_run_fn || !s_validate_fn || !prepare)
+    if (!s_run_fn || !s_validate_fn || !prepare || !versions)
         return s_pyerr(err, errlen, "runner entry points");
-    PyObject *r = PyObject_CallFunction(prepare, "si", profile->name, profile->workspace);
+    PyObject *mods = PyList_New(0);
+    for (const char *const *m = profile->modules; mods && *m; m++) {
+        PyObject *name = PyUnicode_FromString(*m);
+        if (!name || PyList_Append(mods, name) < 0) Py_CLEAR(mods);
+        Py_XDECREF(name);
+    }
+    PyObject *r = mods ? PyObject_CallFunction(prepare, "siiO", profile->name, profile->workspace,
+                                               profile->figures, mods)
+                       : NULL;
+    Py_XDECREF(mods);
     Py_DECREF(prepare);
-    if (!r) return s_pyerr(err, errlen, "runner.prepare");
+    if (!r) {
+        Py_DECREF(versions);
+        return s_pyerr(err, errlen, "runner.prepare");
+    }
+    Py_DECREF(r);
+    r = PyObject_CallNoArgs(versions);
+    Py_DECREF(versions);
+    const char *vs = r && PyUnicode_Check(r) ? PyUnicode_AsUTF8(r) : NULL;
+    if (!vs) {
+        Py_XDECREF(r);
+        return s_pyerr(err, errlen, "runner.versions");
+    }
+    s_versions = strdup(vs);
     Py_DECREF(r);
 
     if (PySys_AddAuditHook(s_audit_hook, NULL) < 0) return s_pyerr(err, errlen, "audit hook");
@@ -390,6 +552,11 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
 const char *py_version(void)
 {
     return s_version;
+}
+
+const char *py_versions(void)
+{
+    return s_versions ? s_versions : "{}";
 }
 
 void py_after_fork(void)

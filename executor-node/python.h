@@ -14,7 +14,10 @@
 #include "jobarea.h"
 
 int         py_init(const profile_t *profile, const char *program, char *err, size_t errlen);
-const char *py_version(void); /* "3.11.2" */
+const char *py_version(void);  /* "3.11.2" */
+const char *py_versions(void); /* JSON {package: version} of the profile's packages */
+/* Child, before its job: the workspace directory the audit hook lets the job use ("" none). */
+void        py_set_workspace(const char *dir);
 void        py_after_fork(void);
 /* Runs the job (exec or validate) in this process; results go to the area. policy: the
  * Python layer (import allowlist, restricted builtins, audit hook) is on. */
