@@ -52,6 +52,9 @@ int farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t e
     s_copy(o, "broker", out->broker, sizeof out->broker);
     s_copy(o, "executors", out->executors, sizeof out->executors);
     out->pid = (long)json_integer_value(json_object_get(o, "pid"));
+    json_t *curve = json_object_get(o, "curve");
+    s_copy(curve, "broker_key", out->curve_broker_key, sizeof out->curve_broker_key);
+    s_copy(curve, "client_cert", out->curve_client_cert, sizeof out->curve_client_cert);
     json_decref(o);
     return 0;
 }

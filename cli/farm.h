@@ -14,6 +14,8 @@ typedef struct {
     char broker[PATH_MAX + 16];    /* client endpoint */
     char executors[PATH_MAX + 16]; /* executor endpoint */
     long pid;               /* of `snakepit up` */
+    char curve_broker_key[PATH_MAX];  /* set when the farm's broker speaks CURVE */
+    char curve_client_cert[PATH_MAX]; /* this machine's client key pair for it */
 } farm_info_t;
 
 /* The state directory: the one given, else $SNAKEPIT_STATE_DIR, else $XDG_STATE_HOME/snakepit,

@@ -15,6 +15,7 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/config.h"
+#include "../common/curve_cert.h"
 #include "../common/ids.h"
 #include "../common/log.h"
 #include "../common/loop.h"
@@ -135,6 +136,7 @@ int run_main(int argc, char **argv)
     }
     char  *code = NULL;
     size_t code_len = 0;
+    char   curve_key[PATH_MAX] = "", curve_cert[PATH_MAX] = "";
     if (a.file[0] && strcmp(a.file, "-") != 0) {
         FILE *f = fopen(a.file, "r");
         if (!f) {
@@ -167,6 +169,8 @@ int run_main(int argc, char **argv)
             return ST_REJECTED;
         }
         snprintf(a.broker, sizeof a.broker, "%s", info.broker);
+        snprintf(curve_key, sizeof curve_key, "%s", info.curve_broker_key);
+        snprintf(curve_cert, sizeof curve_cert, "%s", info.curve_client_cert);
     }
     const profile_t *prof = profile_find(a.profile);
     if (!prof) {
@@ -209,6 +213,20 @@ int run_main(int argc, char **argv)
     loop_t       *loop = loop_new();
     wait_t        w = {0};
     client_conf_t cc = {.endpoint = a.broker, .heartbeat_ms = 1000, .grace_ms = 5000};
+    char          server_z85[CURVE_Z85_LEN + 1];
+    curve_cert_t  mine;
+    if (curve_key[0]) { /* the farm is a CURVE hub: speak CURVE even on its local socket */
+        if (curve_key_resolve(curve_key, server_z85, err, sizeof err) < 0 ||
+            curve_cert_load(curve_cert, &mine, err, sizeof err) < 0) {
+            fprintf(stderr, "snakepit run: CURVE keys: %s\n", err);
+            free(code);
+            buf_free(&body);
+            return ST_REJECTED;
+        }
+        cc.curve_server_key = server_z85;
+        cc.curve_public_key = mine.public_key;
+        cc.curve_secret_key = mine.secret_key;
+    }
     client_t     *cl = client_new(ctx, loop, &cc, s_event, &w);
     uint8_t       id[ID_BYTES];
     id_new(id);

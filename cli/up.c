@@ -32,6 +32,7 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/config.h"
+#include "../common/curve_cert.h"
 #include "../common/ids.h"
 #include "../common/log.h"
 #include "../common/loop.h"
@@ -84,6 +85,7 @@ typedef struct {
     uint64_t    backoff_ms;
     long        restarts;
     char        log[PATH_MAX + 32];
+    char       *env[4];      /* NAME=VALUE set for this component only (secrets stay off argv) */
 } comp_t;
 
 enum { C_REDIS, C_BROKER, C_EXECUTOR, C_MCP, C_COUNT };
@@ -101,6 +103,9 @@ typedef struct {
     int       private_redis;
     int       sig_fd;
     int       stopping;
+    int       hub;           /* executors on other machines: CURVE on the broker */
+    char      keys[PATH_MAX + 16];
+    curve_cert_t broker_cert, mcp_cert, cli_cert;
 } up_t;
 
 static void s_arg(comp_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -127,6 +132,56 @@ static long s_free_port(void)
         port = ntohs(a.sin_port);
     if (fd >= 0) close(fd);
     return port;
+}
+
+/* An executor endpoint other machines can reach makes this farm a hub: ZeroMQ off loopback is
+ * CURVE only (broker/README.md). Key pairs for the broker and for each local peer live in
+ * STATE_DIR/keys; the peers' public halves in keys/allowed/, the broker's allowlist, where
+ * executors on other machines are added. */
+static int s_loopback(const char *endpoint)
+{
+    return strncmp(endpoint, "ipc://", 6) == 0 || strncmp(endpoint, "inproc://", 9) == 0 ||
+           strncmp(endpoint, "tcp://127.", 10) == 0 || strncmp(endpoint, "tcp://localhost:", 16) == 0 ||
+           strncmp(endpoint, "tcp://[::1]:", 12) == 0;
+}
+
+static int s_keypair(up_t *u, const char *name, curve_cert_t *cert, int allow, char *err, size_t errlen)
+{
+    char sec[PATH_MAX + 80], pub[PATH_MAX + 80];
+    snprintf(sec, sizeof sec, "%s/%s.key_secret", u->keys, name);
+    snprintf(pub, sizeof pub, "%s/%s.key", u->keys, name);
+    if (curve_cert_load(sec, cert, err, errlen) < 0 || !cert->secret_key[0]) {
+        memset(cert, 0, sizeof *cert);
+        snprintf(cert->name, sizeof cert->name, "%s", name);
+        if (zmq_curve_keypair(cert->public_key, cert->secret_key) < 0 ||
+            curve_cert_save(sec, cert, 1, 1, err, errlen) < 0 || curve_cert_save(pub, cert, 0, 1, err, errlen) < 0)
+            return -1;
+    }
+    if (allow) {
+        snprintf(pub, sizeof pub, "%s/allowed/%s.key", u->keys, name);
+        if (curve_cert_save(pub, cert, 0, 1, err, errlen) < 0) return -1;
+    }
+    return 0;
+}
+
+static int s_hub_keys(up_t *u, char *err, size_t errlen)
+{
+    snprintf(u->keys, sizeof u->keys, "%s/keys", u->conf.state_dir);
+    char allowed[PATH_MAX + 32];
+    snprintf(allowed, sizeof allowed, "%s/allowed", u->keys);
+    if ((mkdir(u->keys, 0700) < 0 && errno != EEXIST) || (mkdir(allowed, 0700) < 0 && errno != EEXIST)) {
+        snprintf(err, errlen, "cannot create %.200s: %s", allowed, strerror(errno));
+        return -1;
+    }
+    curve_cert_t exec_cert;
+    int rc = s_keypair(u, "broker", &u->broker_cert, 0, err, errlen) == 0 &&
+                     s_keypair(u, "local-executor", &exec_cert, 1, err, errlen) == 0 &&
+                     s_keypair(u, "local-mcp", &u->mcp_cert, 1, err, errlen) == 0 &&
+                     s_keypair(u, "local-cli", &u->cli_cert, 1, err, errlen) == 0
+                 ? 0
+                 : -1;
+    explicit_bzero(&exec_cert, sizeof exec_cert);
+    return rc;
 }
 
 static void s_plan(up_t *u)
@@ -171,6 +226,12 @@ static void s_plan(up_t *u)
     s_arg(c, "%s", u->redis_url);
     s_arg(c, "--log-level");
     s_arg(c, "%s", u->conf.log_level);
+    if (u->hub) {
+        s_arg(c, "--curve-secret-file");
+        s_arg(c, "%s/broker.key_secret", u->keys);
+        s_arg(c, "--curve-allow-dir");
+        s_arg(c, "%s/allowed", u->keys);
+    }
 
     c = &u->comps[C_EXECUTOR];
     c->name = "executor";
@@ -185,6 +246,12 @@ static void s_plan(up_t *u)
     s_arg(c, "127.0.0.1:%ld", u->metrics[1]);
     s_arg(c, "--redis");
     s_arg(c, "%s", u->redis_url);
+    if (u->hub) {
+        s_arg(c, "--curve-server-key");
+        s_arg(c, "%s/broker.key", u->keys);
+        s_arg(c, "--curve-secret-file");
+        s_arg(c, "%s/local-executor.key_secret", u->keys);
+    }
     if (u->conf.disable_layer[0]) {
         s_arg(c, "--disable-layer");
         s_arg(c, "%s", u->conf.disable_layer);
@@ -203,6 +270,15 @@ static void s_plan(up_t *u)
     s_arg(c, "%s", u->redis_url);
     s_arg(c, "--log-level");
     s_arg(c, "%s", u->conf.log_level);
+    if (u->hub) {
+        char tmp[128];
+        snprintf(tmp, sizeof tmp, "SNAKEPIT_BROKER_CURVE_KEY=%s", u->broker_cert.public_key);
+        c->env[0] = xstrdup(tmp);
+        snprintf(tmp, sizeof tmp, "SNAKEPIT_CURVE_PUBLIC_KEY=%s", u->mcp_cert.public_key);
+        c->env[1] = xstrdup(tmp);
+        snprintf(tmp, sizeof tmp, "SNAKEPIT_CURVE_SECRET_KEY=%s", u->mcp_cert.secret_key);
+        c->env[2] = xstrdup(tmp);
+    }
     for (int i = 0; i < C_COUNT; i++)
         if (u->comps[i].name)
             snprintf(u->comps[i].log, sizeof u->comps[i].log, "%s/logs/%s.log", dir, u->comps[i].name);
@@ -228,6 +304,7 @@ static int s_start(up_t *u, comp_t *c)
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        for (int e = 0; e < 4 && c->env[e]; e++) putenv(c->env[e]);
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
         dup2(logfd, 1);
@@ -333,6 +410,11 @@ static int s_probe(up_t *u, char *detail, size_t cap)
     loop_t *loop = loop_new();
     probe_t p = {0};
     client_conf_t cc = {.endpoint = u->clients_ep, .heartbeat_ms = 500, .grace_ms = 2000};
+    if (u->hub) {
+        cc.curve_server_key = u->broker_cert.public_key;
+        cc.curve_public_key = u->cli_cert.public_key;
+        cc.curve_secret_key = u->cli_cert.secret_key;
+    }
     client_t *cl = client_new(ctx, loop, &cc, s_probe_event, &p);
     jobspec_t job;
     jobspec_init(&job);
@@ -463,6 +545,12 @@ static int s_write_ready(up_t *u)
                           "executors", u->executors_ep, "state_dir", u->conf.state_dir, "pid",
                           (json_int_t)getpid(), "metrics", metrics, "stdio_command", mcp_cfg, "mcp",
                           "--stdio", "--state-dir", u->conf.state_dir);
+    if (u->hub) {
+        char p1[PATH_MAX + 64], p2[PATH_MAX + 64];
+        snprintf(p1, sizeof p1, "%s/broker.key", u->keys);
+        snprintf(p2, sizeof p2, "%s/local-cli.key_secret", u->keys);
+        json_object_set_new(o, "curve", json_pack("{s:s, s:s}", "broker_key", p1, "client_cert", p2));
+    }
     char path[PATH_MAX + 32], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/ready.json", u->conf.state_dir);
     snprintf(tmp, sizeof tmp, "%s/ready.json.tmp", u->conf.state_dir);
@@ -489,6 +577,24 @@ static void s_print_banner(up_t *u)
            "  {\"mcpServers\": {\"snakepit\": {\"command\": \"%s/snakepit\",\n"
            "    \"args\": [\"mcp\", \"--stdio\", \"--state-dir\", \"%s\"]}}}\n\n",
            u->bin, u->conf.state_dir);
+    char reach[PATH_MAX + 64];
+    snprintf(reach, sizeof reach, "%s", u->executors_ep);
+    char *any = strstr(reach, "://0.0.0.0:");
+    if (any) { /* a bind address: show one the other machines can use */
+        char host[256] = "THIS-HOST";
+        gethostname(host, sizeof host - 1);
+        char tail[64];
+        snprintf(tail, sizeof tail, "%s", any + 10);
+        snprintf(any + 3, sizeof reach - (size_t)(any + 3 - reach), "%s%s", host, tail);
+    }
+    if (u->hub)
+        printf("Executors on other machines (CURVE; this broker admits the keys in %s/allowed/):\n"
+               "  on each machine:  snakepit keygen --dir /etc/snakepit/keys exec-NAME\n"
+               "  copy its exec-NAME.key here into %s/allowed/, then:  kill -HUP %d  (the broker reloads)\n"
+               "  copy %s/broker.key there, and run:\n"
+               "  snakepit-executor --broker %s --curve-server-key broker.key \\\n"
+               "      --curve-secret-file /etc/snakepit/keys/exec-NAME.key_secret\n\n",
+               u->keys, u->keys, (int)u->comps[C_BROKER].pid, u->keys, reach);
     printf("Try it:  %s/snakepit run 'print(1+1)'\n\nCtrl-C stops the farm.\n", u->bin);
     fflush(stdout);
 }
@@ -560,7 +666,18 @@ int up_main(int argc, char **argv)
         snprintf(u.executors_ep, sizeof u.executors_ep, "%s", u.conf.executors);
     else
         snprintf(u.executors_ep, sizeof u.executors_ep, "ipc://%s/executors.sock", dir);
+    /* port 0: pick a free one here, so that the URL printed and the readiness check know it */
+    size_t hl = strlen(u.conf.http);
+    if (hl > 2 && strcmp(u.conf.http + hl - 2, ":0") == 0) {
+        long port = s_free_port();
+        if (port > 0) snprintf(u.conf.http + hl - 1, sizeof u.conf.http - (hl - 1), "%ld", port);
+    }
     snprintf(u.url, sizeof u.url, "http://%s/mcp", u.conf.http);
+    u.hub = !s_loopback(u.executors_ep);
+    if (u.hub && s_hub_keys(&u, err, sizeof err) < 0) {
+        fprintf(stderr, "snakepit up: CURVE keys for a multi-machine farm: %s\n", err);
+        return 1;
+    }
     s_plan(&u);
 
     sigset_t set;
@@ -634,7 +751,12 @@ out:
     s_stop_all(&u);
     snprintf(path, sizeof path, "%s/ready.json", dir);
     unlink(path);
-    for (int i = 0; i < C_COUNT; i++)
+    for (int i = 0; i < C_COUNT; i++) {
         for (int j = 0; j < u.comps[i].argc; j++) free(u.comps[i].argv[j]);
+        for (int e = 0; e < 4; e++) free(u.comps[i].env[e]);
+    }
+    explicit_bzero(&u.broker_cert, sizeof u.broker_cert);
+    explicit_bzero(&u.mcp_cert, sizeof u.mcp_cert);
+    explicit_bzero(&u.cli_cert, sizeof u.cli_cert);
     return rc;
 }
