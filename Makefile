@@ -158,10 +158,14 @@ test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
 
+# Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
 	@$(MAKE) --no-print-directory test-executor test-security test-integration
+	@$(MAKE) --no-print-directory test-ops test-interop conformance
 	@$(MAKE) --no-print-directory test-san
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+	@$(MAKE) --no-print-directory bench-smoke
 
 # ---- broker: bench tools, its own suites, fuzzing (broker/README.md)
 .PHONY: bench-broker test-broker
