@@ -33,7 +33,7 @@ typedef struct {
     char tenants[512];
     char service[65];
     char code[1024];
-    long deadline_ms;     /* relative; 0 = none */
+    long deadline_ms; /* relative; 0 = none */
     long max_inflight;
     long connect_wait_ms; /* give up when not connected by then */
     long timeout_s;       /* whole run */
@@ -49,9 +49,12 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_LIST(lg_conf_t, tenants, "tenants", "LIST", "tenants, served round-robin"),
     CFG_OPT_STR(lg_conf_t, service, "service", "NAME", "service (profile)"),
     CFG_OPT_STR(lg_conf_t, code, "code", "PYTHON", "code to run"),
-    CFG_OPT_INT(lg_conf_t, deadline_ms, "deadline-ms", 0, 86400000, "MS", "job deadline from submit"),
-    CFG_OPT_INT(lg_conf_t, max_inflight, "max-inflight", 0, 1000000, "N", "tenant quota in the route"),
-    CFG_OPT_INT(lg_conf_t, connect_wait_ms, "connect-wait-ms", 0, 600000, "MS", "wait for the broker"),
+    CFG_OPT_INT(lg_conf_t, deadline_ms, "deadline-ms", 0, 86400000, "MS",
+                "job deadline from submit"),
+    CFG_OPT_INT(lg_conf_t, max_inflight, "max-inflight", 0, 1000000, "N",
+                "tenant quota in the route"),
+    CFG_OPT_INT(lg_conf_t, connect_wait_ms, "connect-wait-ms", 0, 600000, "MS",
+                "wait for the broker"),
     CFG_OPT_INT(lg_conf_t, timeout_s, "timeout-s", 1, 86400, "S", "give up after"),
     CFG_OPT_STR(lg_conf_t, curve_server_key, "curve-server-key", "KEY|FILE", "broker public key"),
     CFG_OPT_STR(lg_conf_t, curve_secret_file, "curve-secret-file", "FILE", "own key pair"),
@@ -63,23 +66,23 @@ static const cfg_opt_t s_opts[] = {
 #define MAX_TYPES   32
 
 typedef struct {
-    lg_conf_t  conf;
-    loop_t    *loop;
-    client_t  *client;
-    char       tenants[MAX_TENANTS][65];
-    buf_t      specs[MAX_TENANTS];
-    int        n_tenants;
-    uint64_t  *sent_us;  /* per job number; 0 once answered */
-    uint32_t  *latency_us;
-    long       submitted, answered, accepted, pending;
-    long       by_status[ST__COUNT];
-    char       types[MAX_TYPES][48];
-    long       type_count[MAX_TYPES];
-    int        n_types;
-    long       unknown_answers; /* answers for job numbers not pending: would be duplicates */
-    uint64_t   start_us, end_us;
-    uint64_t   wait_start_ms; /* when we began waiting for the broker */
-    int        connected_once;
+    lg_conf_t conf;
+    loop_t *loop;
+    client_t *client;
+    char tenants[MAX_TENANTS][65];
+    buf_t specs[MAX_TENANTS];
+    int n_tenants;
+    uint64_t *sent_us; /* per job number; 0 once answered */
+    uint32_t *latency_us;
+    long submitted, answered, accepted, pending;
+    long by_status[ST__COUNT];
+    char types[MAX_TYPES][48];
+    long type_count[MAX_TYPES];
+    int n_types;
+    long unknown_answers; /* answers for job numbers not pending: would be duplicates */
+    uint64_t start_us, end_us;
+    uint64_t wait_start_ms; /* when we began waiting for the broker */
+    int connected_once;
 } lg_t;
 
 static long s_num(const uint8_t id[ID_BYTES])
@@ -92,7 +95,7 @@ static long s_num(const uint8_t id[ID_BYTES])
 /* status and error.type from a Result body, without decoding the rest */
 static void s_peek(const uint8_t *body, size_t len, status_t *st, char *type, size_t cap)
 {
-    mpr_t    r;
+    mpr_t r;
     uint32_t n;
     *st = ST_INTERNAL_ERROR;
     type[0] = '\0';
@@ -100,14 +103,15 @@ static void s_peek(const uint8_t *body, size_t len, status_t *st, char *type, si
     if (mpr_map(&r, &n) < 0) return;
     for (uint32_t i = 0; i < n && !r.err; i++) {
         const char *k, *v;
-        uint32_t    kl, vl, m;
+        uint32_t kl, vl, m;
         if (mpr_str(&r, &k, &kl) < 0) return;
         if (mpr_key_is(k, kl, "status") && mpr_str(&r, &v, &vl) == 0) {
             status_parse_n(v, vl, st);
         } else if (mpr_key_is(k, kl, "error") && !mpr_nil(&r) && mpr_map(&r, &m) == 0) {
             for (uint32_t j = 0; j < m && !r.err; j++) {
                 if (mpr_str(&r, &k, &kl) < 0) return;
-                if (mpr_key_is(k, kl, "type") && mpr_peek(&r) == MP_STR && mpr_str(&r, &v, &vl) == 0)
+                if (mpr_key_is(k, kl, "type") && mpr_peek(&r) == MP_STR &&
+                    mpr_str(&r, &v, &vl) == 0)
                     snprintf(type, cap, "%.*s", (int)vl, v);
                 else
                     mpr_skip(&r);
@@ -120,11 +124,11 @@ static void s_peek(const uint8_t *body, size_t len, status_t *st, char *type, si
 
 static void s_submit_more(lg_t *g);
 
-static void s_on_event(void *arg, const uint8_t id[ID_BYTES], client_event_t ev, const uint8_t *body,
-                       size_t len)
+static void s_on_event(void *arg, const uint8_t id[ID_BYTES], client_event_t ev,
+                       const uint8_t *body, size_t len)
 {
     lg_t *g = arg;
-    long  n = s_num(id);
+    long n = s_num(id);
     if (ev == CLIENT_ACCEPTED) {
         g->accepted++;
         return;
@@ -135,12 +139,13 @@ static void s_on_event(void *arg, const uint8_t id[ID_BYTES], client_event_t ev,
         return;
     }
     uint64_t now = clock_mono_us();
-    g->latency_us[g->answered] = (uint32_t)(now - g->sent_us[n] > UINT32_MAX ? UINT32_MAX : now - g->sent_us[n]);
+    g->latency_us[g->answered] =
+        (uint32_t)(now - g->sent_us[n] > UINT32_MAX ? UINT32_MAX : now - g->sent_us[n]);
     g->sent_us[n] = 0;
     g->answered++;
     g->pending--;
     status_t st;
-    char     type[48];
+    char type[48];
     s_peek(body, len, &st, type, sizeof type);
     g->by_status[st]++;
     if (st != ST_OK) {
@@ -162,8 +167,8 @@ static void s_submit_more(lg_t *g)
 {
     if (!client_connected(g->client) && !g->connected_once) return;
     while (g->submitted < g->conf.jobs && g->pending < g->conf.window) {
-        long    n = g->submitted;
-        int     t = (int)(n % g->n_tenants);
+        long n = g->submitted;
+        int t = (int)(n % g->n_tenants);
         uint8_t id[ID_BYTES];
         id_new(id);
         uint32_t n32 = (uint32_t)n;
@@ -172,7 +177,8 @@ static void s_submit_more(lg_t *g)
         snprintf(r.tenant, sizeof r.tenant, "%s", g->tenants[t]);
         if (g->conf.deadline_ms) r.deadline_ms = clock_wall_ms() + (uint64_t)g->conf.deadline_ms;
         r.max_inflight = (uint32_t)g->conf.max_inflight;
-        if (client_submit(g->client, g->conf.service, id, &r, g->specs[t].data, g->specs[t].len) < 0)
+        if (client_submit(g->client, g->conf.service, id, &r, g->specs[t].data, g->specs[t].len) <
+            0)
             return; /* not connected or pipe full: try again on the next event */
         if (!g->start_us) g->start_us = clock_mono_us();
         g->sent_us[n] = clock_mono_us();
@@ -183,7 +189,7 @@ static void s_submit_more(lg_t *g)
 
 static void s_on_tick(loop_t *loop, void *arg)
 {
-    lg_t    *g = arg;
+    lg_t *g = arg;
     uint64_t now = clock_mono_us();
     if (client_connected(g->client)) g->connected_once = 1;
     s_submit_more(g);
@@ -218,8 +224,8 @@ static void s_report(lg_t *g)
     printf("{\"jobs\":%ld,\"submitted\":%ld,\"answered\":%ld,\"accepted\":%ld,\"pending\":%ld,"
            "\"unknown_answers\":%ld,\"seconds\":%.3f,\"jobs_per_s\":%.0f,\"p50_ms\":%.3f,"
            "\"p99_ms\":%.3f,\"status\":{",
-           g->conf.jobs, g->submitted, g->answered, g->accepted, g->pending, g->unknown_answers, secs,
-           secs > 0 ? (double)g->answered / secs : 0, p50, p99);
+           g->conf.jobs, g->submitted, g->answered, g->accepted, g->pending, g->unknown_answers,
+           secs, secs > 0 ? (double)g->answered / secs : 0, p50, p99);
     int first = 1;
     for (int s = 0; s < ST__COUNT; s++)
         if (g->by_status[s]) {
@@ -227,7 +233,8 @@ static void s_report(lg_t *g)
             first = 0;
         }
     printf("},\"error_types\":{");
-    for (int i = 0; i < g->n_types; i++) printf("%s\"%s\":%ld", i ? "," : "", g->types[i], g->type_count[i]);
+    for (int i = 0; i < g->n_types; i++)
+        printf("%s\"%s\":%ld", i ? "," : "", g->types[i], g->type_count[i]);
     printf("}}\n");
     fflush(stdout);
 }
@@ -244,14 +251,17 @@ int main(int argc, char **argv)
     g.conf.connect_wait_ms = 10000;
     g.conf.timeout_s = 600;
     lg_conf_t defaults = g.conf;
-    char      err[256];
+    char err[256];
     switch (config_load(&g.conf, s_opts, argc, argv, NULL, NULL, err, sizeof err)) {
     case CONFIG_HELP:
-        config_usage(stdout, "loadgen [options]", "Submits jobs through proto/client.c and reports.",
-                     s_opts, &defaults);
+        config_usage(stdout, "loadgen [options]",
+                     "Submits jobs through proto/client.c and reports.", s_opts, &defaults);
         return 0;
-    case CONFIG_ERROR: fprintf(stderr, "loadgen: %s\n", err); return 2;
-    case CONFIG_OK: break;
+    case CONFIG_ERROR:
+        fprintf(stderr, "loadgen: %s\n", err);
+        return 2;
+    case CONFIG_OK:
+        break;
     }
     log_level_t level = LOG_WARN;
     log_level_parse(g.conf.log_level, &level);
@@ -274,7 +284,7 @@ int main(int argc, char **argv)
         g.n_tenants++;
         p += l + (p[l] == ',');
     }
-    char         server[CURVE_Z85_LEN + 1];
+    char server[CURVE_Z85_LEN + 1];
     curve_cert_t cert = {0};
     client_conf_t cc = {.endpoint = g.conf.broker, .heartbeat_ms = 1000, .grace_ms = 5000};
     if (g.conf.curve_server_key[0]) {

@@ -42,7 +42,8 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(stub_conf_t, node_id, "node-id", "NAME", "node name"),
     CFG_OPT_LIST(stub_conf_t, services, "services", "LIST", "services to announce"),
     CFG_OPT_INT(stub_conf_t, slots, "slots", 1, 4096, "N", "slots (credit)"),
-    CFG_OPT_INT(stub_conf_t, delay_us, "delay-us", 0, 600000000, "US", "answer each job after this long"),
+    CFG_OPT_INT(stub_conf_t, delay_us, "delay-us", 0, 600000000, "US",
+                "answer each job after this long"),
     CFG_OPT_INT(stub_conf_t, heartbeat_ms, "heartbeat-ms", 50, 60000, "MS", "heartbeat interval"),
     CFG_OPT_STR(stub_conf_t, curve_server_key, "curve-server-key", "KEY|FILE", "broker public key"),
     CFG_OPT_STR(stub_conf_t, curve_secret_file, "curve-secret-file", "FILE", "own key pair"),
@@ -51,25 +52,25 @@ static const cfg_opt_t s_opts[] = {
 };
 
 typedef struct {
-    uint8_t  id[ID_BYTES];
+    uint8_t id[ID_BYTES];
     uint64_t due_us;
 } held_t;
 
 typedef struct {
     stub_conf_t conf;
-    loop_t     *loop;
-    void       *ctx, *sock;
-    buf_t       ok_result;  /* the canned answer */
-    held_t     *held;       /* FIFO ring of delayed jobs: every job has the same delay */
-    size_t      head, n;
-    uint64_t    seen_ms;    /* last message from the broker */
-    uint64_t    jobs, cancels;
+    loop_t *loop;
+    void *ctx, *sock;
+    buf_t ok_result; /* the canned answer */
+    held_t *held;    /* FIFO ring of delayed jobs: every job has the same delay */
+    size_t head, n;
+    uint64_t seen_ms; /* last message from the broker */
+    uint64_t jobs, cancels;
 } stub_t;
 
 static void s_send(stub_t *s, uint8_t cmd, const uint8_t *id, const void *body, size_t len)
 {
     frame_t f[4] = {{(const uint8_t *)WIRE_WORKER_TAG, 4}, {&cmd, 1}, {id, ID_BYTES}, {body, len}};
-    int     n = id ? (body ? 4 : 3) : (body ? 3 : 2);
+    int n = id ? (body ? 4 : 3) : (body ? 3 : 2);
     if (!id && body) f[2] = f[3];
     if (wire_send(s->sock, NULL, f, n) < 0 && errno != EAGAIN)
         log_warn("event=send_failed error=\"%s\"", zmq_strerror(errno));
@@ -89,7 +90,7 @@ static void s_connect(stub_t *s)
     zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(s->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
     if (s->conf.curve_server_key[0]) {
-        char         server[CURVE_Z85_LEN + 1], err[512];
+        char server[CURVE_Z85_LEN + 1], err[512];
         curve_cert_t cert;
         if (curve_key_resolve(s->conf.curve_server_key, server, err, sizeof err) < 0 ||
             curve_cert_load(s->conf.curve_secret_file, &cert, err, sizeof err) < 0) {
@@ -161,13 +162,13 @@ static void s_on_job(stub_t *s, const uint8_t *id)
 static void s_on_broker(loop_t *loop, short revents, void *arg)
 {
     (void)loop, (void)revents;
-    stub_t    *s = arg;
+    stub_t *s = arg;
     wire_msg_t msg;
     for (int i = 0; i < 4096; i++) {
         if (wire_recv(s->sock, &msg, 0) <= 0) break;
         s->seen_ms = clock_mono_ms();
         worker_msg_t m;
-        char         err[128];
+        char err[128];
         if (msg.overflow || wire_parse_worker(&msg.frames, &m, err, sizeof err) < 0) {
             log_warn("event=bad_message error=\"%s\"", err);
         } else if (m.cmd == W_JOB) {
@@ -227,14 +228,17 @@ int main(int argc, char **argv)
     s.conf.slots = 64;
     s.conf.heartbeat_ms = 1000;
     stub_conf_t defaults = s.conf;
-    char        err[256];
+    char err[256];
     switch (config_load(&s.conf, s_opts, argc, argv, NULL, NULL, err, sizeof err)) {
     case CONFIG_HELP:
-        config_usage(stdout, "stub_executor [options]", "An executor that answers every job at once.",
-                     s_opts, &defaults);
+        config_usage(stdout, "stub_executor [options]",
+                     "An executor that answers every job at once.", s_opts, &defaults);
         return 0;
-    case CONFIG_ERROR: fprintf(stderr, "stub_executor: %s\n", err); return 2;
-    case CONFIG_OK: break;
+    case CONFIG_ERROR:
+        fprintf(stderr, "stub_executor: %s\n", err);
+        return 2;
+    case CONFIG_OK:
+        break;
     }
     log_level_t level = LOG_INFO;
     log_level_parse(s.conf.log_level, &level);
@@ -253,7 +257,8 @@ int main(int argc, char **argv)
     s.ctx = zmq_ctx_new();
     s.loop = loop_new();
     s_connect(&s);
-    loop_timer_add(s.loop, (uint64_t)s.conf.heartbeat_ms, (uint64_t)s.conf.heartbeat_ms, s_on_heartbeat, &s);
+    loop_timer_add(s.loop, (uint64_t)s.conf.heartbeat_ms, (uint64_t)s.conf.heartbeat_ms,
+                   s_on_heartbeat, &s);
     loop_timer_add(s.loop, 100, 100, s_check_stop, NULL);
     loop_on_prepare(s.loop, s_prepare, &s);
     loop_run(s.loop);

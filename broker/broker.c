@@ -17,9 +17,8 @@
 #define RECV_BUDGET 512 /* messages per socket per loop turn: the other socket gets its turn */
 
 static const char *s_bad_names[BAD__COUNT] = {
-    "too_many_frames", "unknown_version", "unknown_command", "unexpected_command",
-    "oversized",       "bad_route",       "bad_ready",       "bad_credit",
-    "bad_framing",
+    "too_many_frames", "unknown_version", "unknown_command", "unexpected_command", "oversized",
+    "bad_route",       "bad_ready",       "bad_credit",      "bad_framing",
 };
 
 const char *broker_bad_reason_name(bad_reason_t r)
@@ -34,7 +33,8 @@ void s_ratelog_flush(ratelog_t *r)
     uint64_t now = clock_mono_ms();
     if (now - r->window_ms < 1000) return;
     if (r->suppressed)
-        log_warn("event=log_suppressed kind=%s lines=%llu", r->kind, (unsigned long long)r->suppressed);
+        log_warn("event=log_suppressed kind=%s lines=%llu", r->kind,
+                 (unsigned long long)r->suppressed);
     r->window_ms = now;
     r->count = 0;
     r->suppressed = 0;
@@ -74,13 +74,16 @@ static const frame_t s_worker_tag = {(const uint8_t *)WIRE_WORKER_TAG, 4};
  * marked gone: nothing more is sent to it, and the scheduler drops its jobs at the next
  * housekeeping. Only marked, because this runs inside the scheduler's own callbacks, where
  * calling back into it would pull jobs out from under the caller. */
-static void s_to_client(broker_t *b, client_t *c, const uint8_t *identity, size_t id_len, uint8_t cmd,
-                        const char *service, const uint8_t *job_id, const void *body, size_t len,
-                        zmq_msg_t *body_msg)
+static void s_to_client(broker_t *b, client_t *c, const uint8_t *identity, size_t id_len,
+                        uint8_t cmd, const char *service, const uint8_t *job_id, const void *body,
+                        size_t len, zmq_msg_t *body_msg)
 {
-    frame_t f[5] = {s_client_tag, {&cmd, 1}, {(const uint8_t *)service, strlen(service)},
-                    {job_id, ID_BYTES}, {body, len}};
-    int     n = body && !body_msg ? 5 : 4; /* a body message goes as itself, uncopied */
+    frame_t f[5] = {s_client_tag,
+                    {&cmd, 1},
+                    {(const uint8_t *)service, strlen(service)},
+                    {job_id, ID_BYTES},
+                    {body, len}};
+    int n = body && !body_msg ? 5 : 4; /* a body message goes as itself, uncopied */
     if (s_send(b, CH_CLIENT, identity, id_len, f, n, body_msg) < 0 && errno == EHOSTUNREACH && c)
         c->gone = 1;
 }
@@ -106,12 +109,14 @@ void s_worker_cmd(broker_t *b, const uint8_t *identity, size_t id_len, uint8_t c
 int s_io_send_job(void *arg, executor_t *ex, job_t *job)
 {
     broker_t *b = arg;
-    uint8_t   cmd = W_JOB;
+    uint8_t cmd = W_JOB;
     buf_reset(&b->scratch);
     route_encode(&job->route, &b->scratch);
-    frame_t f[5] = {s_worker_tag, {&cmd, 1},
+    frame_t f[5] = {s_worker_tag,
+                    {&cmd, 1},
                     {(const uint8_t *)job->service->name, strlen(job->service->name)},
-                    {job->id, ID_BYTES}, {b->scratch.data, b->scratch.len}};
+                    {job->id, ID_BYTES},
+                    {b->scratch.data, b->scratch.len}};
     /* A reference, not a copy: the job keeps its body for a possible requeue. */
     zmq_msg_t body;
     zmq_msg_init(&body);
@@ -124,10 +129,14 @@ int s_io_send_job(void *arg, executor_t *ex, job_t *job)
 static const char *s_type_for(status_t st)
 {
     switch (st) {
-    case ST_TIMEOUT: return "Timeout";
-    case ST_LOST: return "ExecutorLost";
-    case ST_CANCELLED: return "Cancelled";
-    default: return "Rejected";
+    case ST_TIMEOUT:
+        return "Timeout";
+    case ST_LOST:
+        return "ExecutorLost";
+    case ST_CANCELLED:
+        return "Cancelled";
+    default:
+        return "Rejected";
     }
 }
 
@@ -142,8 +151,8 @@ void s_io_answer(void *arg, const job_t *job, status_t st, const char *type, con
 void s_io_cancel(void *arg, executor_t *ex, const uint8_t id[ID_BYTES])
 {
     broker_t *b = arg;
-    uint8_t   cmd = W_CANCEL;
-    frame_t   f[3] = {s_worker_tag, {&cmd, 1}, {id, ID_BYTES}};
+    uint8_t cmd = W_CANCEL;
+    frame_t f[3] = {s_worker_tag, {&cmd, 1}, {id, ID_BYTES}};
     s_send(b, CH_WORKER, ex->identity, ex->identity_len, f, 3, NULL);
 }
 
@@ -180,7 +189,8 @@ static void s_reject_malformed_submit(broker_t *b, const wire_msg_t *msg, const 
     const frames_t *fr = &msg->frames;
     if (fr->n < 4 || fr->f[0].len != 4 || memcmp(fr->f[0].data, WIRE_CLIENT_TAG, 4) ||
         fr->f[1].len != 1 || fr->f[1].data[0] != CMD_SUBMIT || fr->f[3].len != ID_BYTES ||
-        !wire_name_ok((const char *)fr->f[2].data, fr->f[2].len) || sched_knows(b->sched, fr->f[3].data))
+        !wire_name_ok((const char *)fr->f[2].data, fr->f[2].len) ||
+        sched_knows(b->sched, fr->f[3].data))
         return;
     char service[65], message[200];
     snprintf(service, sizeof service, "%.*s", (int)fr->f[2].len, (const char *)fr->f[2].data);
@@ -195,16 +205,16 @@ static void s_reject_malformed_submit(broker_t *b, const wire_msg_t *msg, const 
 static const char *s_refusal_type(refusal_t r)
 {
     static const char *types[REFUSE__COUNT] = {
-        "QueueFull",  "QueueFull",    "TenantQueueFull", "InflightQuota",   "NoExecutor",
-        "DuplicateJob", "DeadlinePassed", "Overloaded",    "MalformedRequest",
+        "QueueFull",    "QueueFull",      "TenantQueueFull", "InflightQuota",    "NoExecutor",
+        "DuplicateJob", "DeadlinePassed", "Overloaded",      "MalformedRequest",
     };
     return (unsigned)r < REFUSE__COUNT ? types[r] : "Rejected";
 }
 
 static void s_on_submit(broker_t *b, wire_msg_t *msg, client_t *c, const client_msg_t *m)
 {
-    const uint8_t  *ident = msg->identity.data;
-    size_t          ilen = msg->identity.len;
+    const uint8_t *ident = msg->identity.data;
+    size_t ilen = msg->identity.len;
     sched_refusal_t why;
     if (!c) {
         why.reason = REFUSE_OVERLOAD;
@@ -232,7 +242,7 @@ static void s_on_submit(broker_t *b, wire_msg_t *msg, client_t *c, const client_
 static void s_client_message(broker_t *b, wire_msg_t *msg)
 {
     client_msg_t m;
-    char         err[128];
+    char err[128];
     b->io.received[CH_CLIENT]++;
     if (msg->overflow) {
         s_malformed(b, CH_CLIENT, BAD_TOO_MANY_FRAMES, "more than 8 frames", msg->bytes);
@@ -251,20 +261,25 @@ static void s_client_message(broker_t *b, wire_msg_t *msg)
         s_send(b, CH_CLIENT, msg->identity.data, msg->identity.len, f, 2, NULL);
         break;
     }
-    case CMD_SUBMIT: s_on_submit(b, msg, c, &m); break;
+    case CMD_SUBMIT:
+        s_on_submit(b, msg, c, &m);
+        break;
     case CMD_CANCEL:
         b->io.cancels++;
         if (!c || sched_cancel(b->sched, c, m.job_id) < 0)
-            log_debug("event=cancel_ignored service=%s reason=\"not a job of this client\"", m.service);
+            log_debug("event=cancel_ignored service=%s reason=\"not a job of this client\"",
+                      m.service);
         break;
-    default: s_malformed(b, CH_CLIENT, BAD_UNEXPECTED, "broker-to-client command", msg->bytes); break;
+    default:
+        s_malformed(b, CH_CLIENT, BAD_UNEXPECTED, "broker-to-client command", msg->bytes);
+        break;
     }
 }
 
 void s_on_clients(loop_t *loop, short revents, void *arg)
 {
     (void)loop, (void)revents;
-    broker_t  *b = arg;
+    broker_t *b = arg;
     wire_msg_t msg;
     for (int i = 0; i < RECV_BUDGET; i++) {
         int rc = wire_recv(b->clients, &msg, 1);
@@ -311,7 +326,7 @@ static void s_on_ready(broker_t *b, wire_msg_t *msg, const worker_msg_t *m)
 static void s_worker_message(broker_t *b, wire_msg_t *msg)
 {
     worker_msg_t m;
-    char         err[128];
+    char err[128];
     b->io.received[CH_WORKER]++;
     if (msg->overflow) {
         s_malformed(b, CH_WORKER, BAD_TOO_MANY_FRAMES, "more than 8 frames", msg->bytes);
@@ -336,22 +351,27 @@ static void s_worker_message(broker_t *b, wire_msg_t *msg)
     case W_CREDIT:
         if (ex) sched_executor_credit(b->sched, ex, (uint32_t)m.credit);
         break;
-    case W_HEARTBEAT: break;
-    case W_RESULT: s_on_result(b, msg, ex, &m); break;
+    case W_HEARTBEAT:
+        break;
+    case W_RESULT:
+        s_on_result(b, msg, ex, &m);
+        break;
     case W_PROGRESS:
         if (ex) s_on_progress(b, msg, ex, &m);
         break;
     case W_DISCONNECT:
         if (ex) sched_executor_gone(b->sched, ex, "it said DISCONNECT");
         break;
-    default: s_malformed(b, CH_WORKER, BAD_UNEXPECTED, "broker-to-executor command", msg->bytes); break;
+    default:
+        s_malformed(b, CH_WORKER, BAD_UNEXPECTED, "broker-to-executor command", msg->bytes);
+        break;
     }
 }
 
 void s_on_executors(loop_t *loop, short revents, void *arg)
 {
     (void)loop, (void)revents;
-    broker_t  *b = arg;
+    broker_t *b = arg;
     wire_msg_t msg;
     for (int i = 0; i < RECV_BUDGET; i++) {
         int rc = wire_recv(b->executors, &msg, 1);

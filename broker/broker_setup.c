@@ -58,14 +58,14 @@ int broker_endpoint_is_local(const char *ep)
 static void s_on_heartbeat(loop_t *loop, void *arg)
 {
     (void)loop;
-    broker_t          *b = arg;
+    broker_t *b = arg;
     const executors_t *reg = sched_executors(b->sched);
     /* Every executor, busy or idle, hears from us every interval (PROTOCOL.md §3). Downwards,
      * because an unreachable one is dropped on the spot. */
     for (size_t i = executors_count(reg); i-- > 0;) {
         executor_t *ex = executors_at(reg, i);
-        uint8_t     cmd = W_HEARTBEAT;
-        frame_t     f[2] = {{(const uint8_t *)WIRE_WORKER_TAG, 4}, {&cmd, 1}};
+        uint8_t cmd = W_HEARTBEAT;
+        frame_t f[2] = {{(const uint8_t *)WIRE_WORKER_TAG, 4}, {&cmd, 1}};
         if (s_send(b, CH_WORKER, ex->identity, ex->identity_len, f, 2, NULL) < 0 &&
             errno == EHOSTUNREACH)
             sched_executor_gone(b->sched, ex, "unreachable");
@@ -88,7 +88,7 @@ static long s_prepare(loop_t *loop, void *arg)
 static void s_on_signal(loop_t *loop, short revents, void *arg)
 {
     (void)revents;
-    broker_t               *b = arg;
+    broker_t *b = arg;
     struct signalfd_siginfo si;
     while (read(b->sig_fd, &si, sizeof si) == (ssize_t)sizeof si) {
         if (si.ssi_signo == SIGHUP) {
@@ -107,7 +107,7 @@ static void s_on_signal(loop_t *loop, short revents, void *arg)
 static void *s_router(broker_t *b, const char *endpoint, const char *what, char *err, size_t errlen)
 {
     void *sock = zmq_socket(b->ctx, ZMQ_ROUTER);
-    int   one = 1, linger = 0, hwm = (int)b->conf.hwm;
+    int one = 1, linger = 0, hwm = (int)b->conf.hwm;
     /* Frames beyond twice the body cap drop the connection inside ZeroMQ before they cost us
      * memory; between the cap and that, the parser counts and refuses them. */
     int64_t max = 2 * (int64_t)WIRE_MAX_BODY;
@@ -148,8 +148,10 @@ static int s_curve(broker_t *b, char *err, size_t errlen)
     curve_cert_t cert;
     if (curve_cert_load(c->curve_secret_file, &cert, err, errlen) < 0) return -1;
     if (!cert.secret_key[0]) {
-        snprintf(err, errlen, "%s holds no secret-key (that is the public certificate; use the "
-                              "_secret file)", c->curve_secret_file);
+        snprintf(err, errlen,
+                 "%s holds no secret-key (that is the public certificate; use the "
+                 "_secret file)",
+                 c->curve_secret_file);
         return -1;
     }
     snprintf(b->curve_public, sizeof b->curve_public, "%s", cert.public_key);
@@ -226,8 +228,8 @@ broker_t *broker_new(const broker_conf_t *conf, char *err, size_t errlen)
     }
     log_info("event=listening clients=%s executors=%s curve=%s%s%s metrics=%s redis=%s version=%s",
              conf->clients, conf->executors, b->zap ? "on" : "off", b->zap ? " public_key=" : "",
-             b->zap ? b->curve_public : "", b->http ? conf->metrics : "off",
-             b->pub ? "on" : "off", SNAKEPIT_VERSION);
+             b->zap ? b->curve_public : "", b->http ? conf->metrics : "off", b->pub ? "on" : "off",
+             SNAKEPIT_VERSION);
     return b;
 fail:
     broker_destroy(&b);

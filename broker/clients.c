@@ -10,7 +10,7 @@
 
 struct clients {
     keymap_t *by_identity;
-    size_t    max;
+    size_t max;
 };
 
 clients_t *clients_new(size_t max)
@@ -69,9 +69,9 @@ size_t clients_count(const clients_t *self)
 
 typedef struct {
     int (*pick)(void *arg, const client_t *c);
-    void      *arg;
+    void *arg;
     client_t **out;
-    size_t     n, max;
+    size_t n, max;
 } select_t;
 
 static void s_select(void *arg, const void *key, size_t len, void *value)

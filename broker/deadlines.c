@@ -7,7 +7,7 @@
 
 struct deadlines {
     job_t **heap;
-    size_t  n, cap;
+    size_t n, cap;
 };
 
 deadlines_t *deadlines_new(void)

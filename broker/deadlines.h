@@ -14,12 +14,12 @@
 typedef struct deadlines deadlines_t;
 
 deadlines_t *deadlines_new(void);
-void         deadlines_destroy(deadlines_t **self_p);
+void deadlines_destroy(deadlines_t **self_p);
 
-void   deadlines_add(deadlines_t *self, job_t *job);    /* keyed on job->due_ms */
-void   deadlines_remove(deadlines_t *self, job_t *job); /* no effect when absent */
-void   deadlines_update(deadlines_t *self, job_t *job); /* after job->due_ms changed */
-job_t *deadlines_first(const deadlines_t *self);        /* earliest, or NULL */
+void deadlines_add(deadlines_t *self, job_t *job);    /* keyed on job->due_ms */
+void deadlines_remove(deadlines_t *self, job_t *job); /* no effect when absent */
+void deadlines_update(deadlines_t *self, job_t *job); /* after job->due_ms changed */
+job_t *deadlines_first(const deadlines_t *self);      /* earliest, or NULL */
 size_t deadlines_size(const deadlines_t *self);
 
 #endif

@@ -14,9 +14,9 @@
 
 struct executors {
     executor_t **all;
-    size_t       n, max;
-    keymap_t    *by_identity;
-    uint64_t     stamp; /* dispatch counter behind last_used */
+    size_t n, max;
+    keymap_t *by_identity;
+    uint64_t stamp; /* dispatch counter behind last_used */
 };
 
 executors_t *executors_new(size_t max)
@@ -93,7 +93,7 @@ void executors_remove(executors_t *self, executor_t **ex_p)
 
 executor_t *executors_pick(const executors_t *self, unsigned service)
 {
-    uint64_t    bit = 1ULL << service;
+    uint64_t bit = 1ULL << service;
     executor_t *best = NULL;
     for (size_t i = 0; i < self->n; i++) {
         executor_t *ex = self->all[i];

@@ -18,29 +18,29 @@
 #define EXECUTOR_MAX_IDENTITY 255
 
 struct executor {
-    uint8_t  identity[EXECUTOR_MAX_IDENTITY]; /* ROUTER routing id of its connection */
-    size_t   identity_len;
-    char     node[65];           /* the name it registered with */
-    char     key_name[65];       /* the allowlisted CURVE key it authenticated with, or "" */
-    char     services[WIRE_MAX_SERVICES][65];
-    int      n_services;
-    uint64_t service_mask;       /* bit i: it serves the broker's service number i */
-    char     python[32];
-    uint32_t slots;              /* from READY */
-    uint32_t credit;             /* JOBs it can take now */
-    uint64_t registered_ms;      /* monotonic */
-    uint64_t last_seen_ms;       /* monotonic, any message */
-    uint64_t last_used;          /* dispatch stamp: lower = used less recently */
-    job_t   *leases;             /* jobs it runs, linked through job->prev/next */
-    size_t   n_leases;
-    uint64_t results;            /* RESULTs received, for logs */
-    size_t   index;              /* position in the registry's array */
+    uint8_t identity[EXECUTOR_MAX_IDENTITY]; /* ROUTER routing id of its connection */
+    size_t identity_len;
+    char node[65];     /* the name it registered with */
+    char key_name[65]; /* the allowlisted CURVE key it authenticated with, or "" */
+    char services[WIRE_MAX_SERVICES][65];
+    int n_services;
+    uint64_t service_mask; /* bit i: it serves the broker's service number i */
+    char python[32];
+    uint32_t slots;         /* from READY */
+    uint32_t credit;        /* JOBs it can take now */
+    uint64_t registered_ms; /* monotonic */
+    uint64_t last_seen_ms;  /* monotonic, any message */
+    uint64_t last_used;     /* dispatch stamp: lower = used less recently */
+    job_t *leases;          /* jobs it runs, linked through job->prev/next */
+    size_t n_leases;
+    uint64_t results; /* RESULTs received, for logs */
+    size_t index;     /* position in the registry's array */
 };
 
 typedef struct executors executors_t;
 
 executors_t *executors_new(size_t max);
-void         executors_destroy(executors_t **self_p); /* frees executors; leases must be empty */
+void executors_destroy(executors_t **self_p); /* frees executors; leases must be empty */
 
 /* Registers a connection; NULL when the registry is full or the identity is taken. Credit
  * starts at 0: the executor sends CREDIT after READY. */
@@ -48,14 +48,14 @@ executor_t *executors_add(executors_t *self, const void *identity, size_t len, c
                           uint64_t service_mask, uint64_t now_ms);
 executor_t *executors_get(const executors_t *self, const void *identity, size_t len);
 executor_t *executors_find_node(const executors_t *self, const char *node);
-void        executors_remove(executors_t *self, executor_t **ex_p); /* leases must be empty */
+void executors_remove(executors_t *self, executor_t **ex_p); /* leases must be empty */
 
 /* The executor for a job of service number `service`, or NULL when none has credit. */
 executor_t *executors_pick(const executors_t *self, unsigned service);
-void        executors_charge(executors_t *self, executor_t *ex); /* a JOB went out */
-void        executors_refund(executor_t *ex, uint32_t n);        /* RESULT or CREDIT */
+void executors_charge(executors_t *self, executor_t *ex); /* a JOB went out */
+void executors_refund(executor_t *ex, uint32_t n);        /* RESULT or CREDIT */
 
-size_t      executors_count(const executors_t *self);
+size_t executors_count(const executors_t *self);
 executor_t *executors_at(const executors_t *self, size_t i); /* for iteration, 0..count-1 */
 
 #endif

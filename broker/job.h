@@ -12,10 +12,10 @@
 #include "../common/ids.h"
 #include "../proto/wire.h"
 
-typedef struct job      job_t;
-typedef struct service  service_t;
-typedef struct tenant   tenant_t;
-typedef struct client   client_t;
+typedef struct job job_t;
+typedef struct service service_t;
+typedef struct tenant tenant_t;
+typedef struct client client_t;
 typedef struct executor executor_t;
 
 typedef enum { JOB_DETACHED = 0, JOB_QUEUED, JOB_LEASED } job_state_t;
@@ -23,27 +23,27 @@ typedef enum { JOB_DETACHED = 0, JOB_QUEUED, JOB_LEASED } job_state_t;
 #define JOB_NOT_IN_HEAP ((size_t)-1)
 
 struct job {
-    uint8_t     id[ID_BYTES];
+    uint8_t id[ID_BYTES];
     job_state_t state;
-    route_t     route;      /* tenant, deadline, quota; attempt is the broker's (0 = first run) */
-    service_t  *service;    /* set on admission */
-    tenant_t   *tenant;     /* set on admission; counts this job as queued or in flight */
-    client_t   *client;     /* the connection that submitted it; its answers go there */
-    executor_t *executor;   /* while leased */
-    zmq_msg_t   body;       /* the JobSpec, never decoded here */
-    size_t      body_len;
-    uint64_t    queued_ms;  /* monotonic, first admission: the queue-wait histogram's start */
-    uint64_t    expires_ms; /* monotonic deadline from route.deadline_ms; 0 = none */
-    uint64_t    due_ms;     /* deadline-heap key: expires_ms, plus the lease grace when leased */
-    size_t      heap_index; /* position in the deadline heap, JOB_NOT_IN_HEAP when absent */
-    int         cancelled;  /* CANCEL was forwarded: if the lease is lost, answer `cancelled` */
-    job_t      *prev, *next; /* links in the tenant FIFO or the executor's lease list */
+    route_t route;        /* tenant, deadline, quota; attempt is the broker's (0 = first run) */
+    service_t *service;   /* set on admission */
+    tenant_t *tenant;     /* set on admission; counts this job as queued or in flight */
+    client_t *client;     /* the connection that submitted it; its answers go there */
+    executor_t *executor; /* while leased */
+    zmq_msg_t body;       /* the JobSpec, never decoded here */
+    size_t body_len;
+    uint64_t queued_ms;  /* monotonic, first admission: the queue-wait histogram's start */
+    uint64_t expires_ms; /* monotonic deadline from route.deadline_ms; 0 = none */
+    uint64_t due_ms;     /* deadline-heap key: expires_ms, plus the lease grace when leased */
+    size_t heap_index;   /* position in the deadline heap, JOB_NOT_IN_HEAP when absent */
+    int cancelled;       /* CANCEL was forwarded: if the lease is lost, answer `cancelled` */
+    job_t *prev, *next;  /* links in the tenant FIFO or the executor's lease list */
 };
 
 /* A new detached job. The body is moved out of *body (which is left empty but valid). */
 job_t *job_new(const uint8_t id[ID_BYTES], const route_t *route, zmq_msg_t *body);
 /* Same, copying len bytes: for tests and tools that hold no zmq_msg_t. */
 job_t *job_new_copy(const uint8_t id[ID_BYTES], const route_t *route, const void *body, size_t len);
-void   job_destroy(job_t **self_p);
+void job_destroy(job_t **self_p);
 
 #endif

@@ -12,20 +12,20 @@
 
 typedef struct entry {
     struct entry *next;
-    void         *value;
-    uint64_t      hash;
-    uint8_t       len;
-    uint8_t       key[]; /* len bytes */
+    void *value;
+    uint64_t hash;
+    uint8_t len;
+    uint8_t key[]; /* len bytes */
 } entry_t;
 
 struct keymap {
     entry_t **buckets;
-    size_t    n_buckets; /* power of two */
-    size_t    size;
+    size_t n_buckets; /* power of two */
+    size_t size;
 };
 
 static uint64_t s_sipkey[2];
-static int      s_sipkey_set;
+static int s_sipkey_set;
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 #define SIPROUND                                                                                   \
@@ -44,7 +44,7 @@ static uint64_t s_siphash(const uint8_t *in, size_t len)
     uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
     uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
     uint64_t b = (uint64_t)len << 56;
-    size_t   full = len & ~(size_t)7;
+    size_t full = len & ~(size_t)7;
     for (size_t i = 0; i < full; i += 8) {
         uint64_t m;
         memcpy(&m, in + i, 8);
@@ -106,7 +106,7 @@ static entry_t **s_slot(const keymap_t *self, const void *key, size_t len, uint6
 
 static void s_grow(keymap_t *self)
 {
-    size_t    n = self->n_buckets * 2;
+    size_t n = self->n_buckets * 2;
     entry_t **b = xcalloc(n, sizeof *b);
     for (size_t i = 0; i < self->n_buckets; i++) {
         entry_t *e = self->buckets[i];
@@ -126,7 +126,7 @@ int keymap_put(keymap_t *self, const void *key, size_t len, void *value)
 {
     assert(value);
     if (len > KEYMAP_MAX_KEY) return -1;
-    uint64_t  h = s_siphash(key, len);
+    uint64_t h = s_siphash(key, len);
     entry_t **p = s_slot(self, key, len, h);
     if (*p) return -1;
     entry_t *e = xmalloc(sizeof *e + len);
@@ -151,7 +151,7 @@ void *keymap_del(keymap_t *self, const void *key, size_t len)
 {
     if (len > KEYMAP_MAX_KEY) return NULL;
     entry_t **p = s_slot(self, key, len, s_siphash(key, len));
-    entry_t  *e = *p;
+    entry_t *e = *p;
     if (!e) return NULL;
     void *value = e->value;
     *p = e->next;
@@ -165,8 +165,8 @@ size_t keymap_size(const keymap_t *self)
     return self->size;
 }
 
-void keymap_each(const keymap_t *self, void (*fn)(void *arg, const void *key, size_t len, void *value),
-                 void *arg)
+void keymap_each(const keymap_t *self,
+                 void (*fn)(void *arg, const void *key, size_t len, void *value), void *arg)
 {
     for (size_t i = 0; i < self->n_buckets; i++)
         for (entry_t *e = self->buckets[i]; e; e = e->next) fn(arg, e->key, e->len, e->value);

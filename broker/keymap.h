@@ -12,15 +12,15 @@
 typedef struct keymap keymap_t;
 
 keymap_t *keymap_new(void);
-void      keymap_destroy(keymap_t **self_p);
+void keymap_destroy(keymap_t **self_p);
 /* 0, -1 when the key is present already (or longer than KEYMAP_MAX_KEY). */
-int       keymap_put(keymap_t *self, const void *key, size_t len, void *value);
-void     *keymap_get(const keymap_t *self, const void *key, size_t len);
-void     *keymap_del(keymap_t *self, const void *key, size_t len); /* the value, or NULL */
-size_t    keymap_size(const keymap_t *self);
+int keymap_put(keymap_t *self, const void *key, size_t len, void *value);
+void *keymap_get(const keymap_t *self, const void *key, size_t len);
+void *keymap_del(keymap_t *self, const void *key, size_t len); /* the value, or NULL */
+size_t keymap_size(const keymap_t *self);
 /* Calls fn for every entry; fn must not modify the map. */
-void      keymap_each(const keymap_t *self,
-                      void (*fn)(void *arg, const void *key, size_t len, void *value), void *arg);
+void keymap_each(const keymap_t *self,
+                 void (*fn)(void *arg, const void *key, size_t len, void *value), void *arg);
 
 /* String convenience: the key is the C string without its terminator. */
 #define keymap_put_str(m, s, v) keymap_put((m), (s), strlen(s), (v))

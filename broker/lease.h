@@ -17,8 +17,8 @@ typedef enum {
     LEASE_CANCELLED, /* the client cancelled it meanwhile: answer `cancelled` */
 } lease_fate_t;
 
-void         lease_grant(job_t *job, executor_t *ex); /* detached → leased to ex */
-void         lease_end(job_t *job);                   /* leased → detached */
-lease_fate_t lease_fate(const job_t *job);            /* for a job whose executor was lost */
+void lease_grant(job_t *job, executor_t *ex); /* detached → leased to ex */
+void lease_end(job_t *job);                   /* leased → detached */
+lease_fate_t lease_fate(const job_t *job);    /* for a job whose executor was lost */
 
 #endif

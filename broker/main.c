@@ -19,15 +19,18 @@ static const cfg_opt_t s_opts[] = {
                 "serve Prometheus /metrics here (\"off\" for none)"),
     CFG_OPT_STR(broker_conf_t, redis, "redis", "URL",
                 "publish a snapshot to sp:metrics:broker:INSTANCE every second"),
-    CFG_OPT_STR(broker_conf_t, instance, "instance", "NAME", "this broker's name in Redis (default: host name)"),
+    CFG_OPT_STR(broker_conf_t, instance, "instance", "NAME",
+                "this broker's name in Redis (default: host name)"),
     CFG_OPT_INT(broker_conf_t, max_queue, "max-queue", 1, 100000000, "N",
                 "jobs queued across all services; beyond, SUBMIT is rejected"),
     CFG_OPT_INT(broker_conf_t, max_queue_per_tenant, "max-queue-per-tenant", 1, 100000000, "N",
                 "jobs one tenant may have queued"),
     CFG_OPT_INT(broker_conf_t, max_queue_mb, "max-queue-mb", 1, 1 << 20, "MIB",
                 "JobSpec bytes queued across all services"),
-    CFG_OPT_INT(broker_conf_t, max_executors, "max-executors", 1, 1 << 20, "N", "executor connections"),
-    CFG_OPT_INT(broker_conf_t, max_clients, "max-clients", 1, 1 << 24, "N", "client connections tracked"),
+    CFG_OPT_INT(broker_conf_t, max_executors, "max-executors", 1, 1 << 20, "N",
+                "executor connections"),
+    CFG_OPT_INT(broker_conf_t, max_clients, "max-clients", 1, 1 << 24, "N",
+                "client connections tracked"),
     CFG_OPT_INT(broker_conf_t, heartbeat_ms, "heartbeat-ms", 50, 60000, "MS",
                 "heartbeat interval, both channels (PROTOCOL.md: 1000)"),
     CFG_OPT_INT(broker_conf_t, liveness, "liveness", 2, 100, "N",
@@ -64,8 +67,11 @@ int main(int argc, char **argv)
                      "their result, and answers every job exactly once. See broker/README.md.",
                      s_opts, &defaults);
         return 0;
-    case CONFIG_ERROR: fprintf(stderr, "snakepit-broker: %s\n", err); return 2;
-    case CONFIG_OK: break;
+    case CONFIG_ERROR:
+        fprintf(stderr, "snakepit-broker: %s\n", err);
+        return 2;
+    case CONFIG_OK:
+        break;
     }
     log_level_t level;
     if (log_level_parse(conf.log_level, &level) < 0) {

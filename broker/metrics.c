@@ -104,13 +104,14 @@ static void s_render_services(buf_t *out, const services_t *svs)
 static void s_render_io(buf_t *out, const broker_t *b)
 {
     const broker_io_stats_t *io = broker_io_stats(b);
-    const sched_stats_t     *st = sched_stats(broker_sched(b));
-    static const char       *channels[2] = {"client", "worker"};
+    const sched_stats_t *st = sched_stats(broker_sched(b));
+    static const char *channels[2] = {"client", "worker"};
 
     prom_family(out, "snakepit_broker_jobs_rejected_total", PROM_COUNTER,
                 "SUBMITs answered REJECT (or `timeout` for a deadline already passed), by reason.");
     for (int r = 0; r < REFUSE__COUNT; r++) {
-        uint64_t n = b->refused[r] + st->rejected[r] + (r == REFUSE_MALFORMED ? b->rejected_malformed : 0);
+        uint64_t n =
+            b->refused[r] + st->rejected[r] + (r == REFUSE_MALFORMED ? b->rejected_malformed : 0);
         prom_sample(out, "snakepit_broker_jobs_rejected_total", (double)n, "reason",
                     refusal_name((refusal_t)r), NULL);
     }
@@ -123,26 +124,34 @@ static void s_render_io(buf_t *out, const broker_t *b)
                 "Messages dropped as malformed, by channel and reason.");
     for (int c = 0; c < 2; c++)
         for (int r = 0; r < BAD__COUNT; r++)
-            prom_sample(out, "snakepit_broker_messages_malformed_total", (double)io->malformed[c][r],
-                        "channel", channels[c], "reason", broker_bad_reason_name((bad_reason_t)r), NULL);
+            prom_sample(out, "snakepit_broker_messages_malformed_total",
+                        (double)io->malformed[c][r], "channel", channels[c], "reason",
+                        broker_bad_reason_name((bad_reason_t)r), NULL);
     prom_family(out, "snakepit_broker_send_failures_total", PROM_COUNTER,
                 "Messages the broker could not send: peer gone, or its queue full.");
     for (int c = 0; c < 2; c++) {
-        prom_sample(out, "snakepit_broker_send_failures_total", (double)io->send_failed[c][SEND_UNREACHABLE],
-                    "channel", channels[c], "reason", "unreachable", NULL);
-        prom_sample(out, "snakepit_broker_send_failures_total", (double)io->send_failed[c][SEND_WOULD_BLOCK],
-                    "channel", channels[c], "reason", "queue_full", NULL);
+        prom_sample(out, "snakepit_broker_send_failures_total",
+                    (double)io->send_failed[c][SEND_UNREACHABLE], "channel", channels[c], "reason",
+                    "unreachable", NULL);
+        prom_sample(out, "snakepit_broker_send_failures_total",
+                    (double)io->send_failed[c][SEND_WOULD_BLOCK], "channel", channels[c], "reason",
+                    "queue_full", NULL);
     }
     prom_family(out, "snakepit_broker_unregistered_messages_total", PROM_COUNTER,
                 "Worker messages from connections without READY (answered DISCONNECT).");
-    prom_sample(out, "snakepit_broker_unregistered_messages_total", (double)io->unregistered[CH_WORKER], NULL);
-    prom_family(out, "snakepit_broker_cancel_requests_total", PROM_COUNTER, "CANCEL messages from clients.");
+    prom_sample(out, "snakepit_broker_unregistered_messages_total",
+                (double)io->unregistered[CH_WORKER], NULL);
+    prom_family(out, "snakepit_broker_cancel_requests_total", PROM_COUNTER,
+                "CANCEL messages from clients.");
     prom_sample(out, "snakepit_broker_cancel_requests_total", (double)io->cancels, NULL);
-    prom_family(out, "snakepit_broker_stale_results_total", PROM_COUNTER,
-                "RESULTs for jobs the broker no longer held (late, duplicate, or from before a restart).");
+    prom_family(
+        out, "snakepit_broker_stale_results_total", PROM_COUNTER,
+        "RESULTs for jobs the broker no longer held (late, duplicate, or from before a restart).");
     prom_sample(out, "snakepit_broker_stale_results_total", (double)st->stale_results, NULL);
-    prom_family(out, "snakepit_broker_executor_registrations_total", PROM_COUNTER, "READY messages accepted.");
-    prom_sample(out, "snakepit_broker_executor_registrations_total", (double)st->executors_registered, NULL);
+    prom_family(out, "snakepit_broker_executor_registrations_total", PROM_COUNTER,
+                "READY messages accepted.");
+    prom_sample(out, "snakepit_broker_executor_registrations_total",
+                (double)st->executors_registered, NULL);
     prom_family(out, "snakepit_broker_executor_losses_total", PROM_COUNTER,
                 "Executors dropped: heartbeat expired, DISCONNECT, unreachable, or re-registered.");
     prom_sample(out, "snakepit_broker_executor_losses_total", (double)st->executors_lost, NULL);
@@ -151,8 +160,8 @@ static void s_render_io(buf_t *out, const broker_t *b)
 void broker_metrics_render(void *arg, buf_t *out)
 {
     const broker_t *b = arg;
-    const sched_t  *s = broker_sched(b);
-    farm_t          f;
+    const sched_t *s = broker_sched(b);
+    farm_t f;
     s_farm(s, &f);
     prom_write_process(out, "broker", SNAKEPIT_VERSION, broker_started(b));
     s_render_services(out, sched_services(s));
@@ -164,13 +173,15 @@ void broker_metrics_render(void *arg, buf_t *out)
     prom_sample(out, "snakepit_broker_executors", (double)f.full, "state", "full", NULL);
     prom_family(out, "snakepit_broker_slots", PROM_GAUGE, "Sandbox slots of registered executors.");
     prom_sample(out, "snakepit_broker_slots", (double)f.slots, NULL);
-    prom_family(out, "snakepit_broker_slots_free", PROM_GAUGE, "Credit: slots ready for a job now.");
+    prom_family(out, "snakepit_broker_slots_free", PROM_GAUGE,
+                "Credit: slots ready for a job now.");
     prom_sample(out, "snakepit_broker_slots_free", (double)f.free_slots, NULL);
     prom_family(out, "snakepit_broker_queued_bytes", PROM_GAUGE, "JobSpec bytes held in queues.");
     prom_sample(out, "snakepit_broker_queued_bytes", (double)sched_queued_bytes(s), NULL);
     prom_family(out, "snakepit_broker_tenants", PROM_GAUGE, "Tenants with jobs queued or running.");
     prom_sample(out, "snakepit_broker_tenants", (double)sched_tenants(s), NULL);
-    prom_family(out, "snakepit_broker_clients", PROM_GAUGE, "Client connections the broker tracks.");
+    prom_family(out, "snakepit_broker_clients", PROM_GAUGE,
+                "Client connections the broker tracks.");
     prom_sample(out, "snakepit_broker_clients", (double)sched_clients(s), NULL);
 
     prom_family(out, "snakepit_broker_queue_wait_seconds", PROM_HISTOGRAM,
@@ -180,25 +191,30 @@ void broker_metrics_render(void *arg, buf_t *out)
     s_render_io(out, b);
     const zap_t *zap = broker_zap(b);
     if (zap) {
-        prom_family(out, "snakepit_broker_auth_total", PROM_COUNTER, "CURVE handshakes judged by ZAP.");
-        prom_sample(out, "snakepit_broker_auth_total", (double)zap_allowed(zap), "result", "allowed", NULL);
-        prom_sample(out, "snakepit_broker_auth_total", (double)zap_denied(zap), "result", "denied", NULL);
-        prom_family(out, "snakepit_broker_allowlist_keys", PROM_GAUGE, "Public keys in the allowlist.");
+        prom_family(out, "snakepit_broker_auth_total", PROM_COUNTER,
+                    "CURVE handshakes judged by ZAP.");
+        prom_sample(out, "snakepit_broker_auth_total", (double)zap_allowed(zap), "result",
+                    "allowed", NULL);
+        prom_sample(out, "snakepit_broker_auth_total", (double)zap_denied(zap), "result", "denied",
+                    NULL);
+        prom_family(out, "snakepit_broker_allowlist_keys", PROM_GAUGE,
+                    "Public keys in the allowlist.");
         prom_sample(out, "snakepit_broker_allowlist_keys", (double)zap_keys(zap), NULL);
     }
     if (b->pub) {
         prom_family(out, "snakepit_broker_redis_publish_errors_total", PROM_COUNTER,
                     "Metrics snapshots that did not reach Redis.");
-        prom_sample(out, "snakepit_broker_redis_publish_errors_total", (double)metrics_pub_errors(b->pub), NULL);
+        prom_sample(out, "snakepit_broker_redis_publish_errors_total",
+                    (double)metrics_pub_errors(b->pub), NULL);
     }
 }
 
 void broker_metrics_snapshot(void *arg, metrics_pub_t *pub)
 {
-    const broker_t   *b = arg;
-    const sched_t    *s = broker_sched(b);
+    const broker_t *b = arg;
+    const sched_t *s = broker_sched(b);
     const services_t *svs = sched_services(s);
-    farm_t            f;
+    farm_t f;
     s_farm(s, &f);
     metrics_pub_field(pub, "executors", "%zu", f.executors);
     metrics_pub_field(pub, "slots", "%zu", f.slots);
@@ -217,14 +233,15 @@ void broker_metrics_snapshot(void *arg, metrics_pub_t *pub)
     buf_puts(&json, "{");
     for (size_t i = 0; i < services_count(svs); i++) {
         const service_t *sv = services_at(svs, i);
-        size_t           free_slots = 0;
+        size_t free_slots = 0;
         const executors_t *reg = sched_executors(s);
         for (size_t k = 0; k < executors_count(reg); k++) {
             const executor_t *ex = executors_at(reg, k);
             if (ex->service_mask & (1ULL << sv->index)) free_slots += ex->credit;
         }
-        buf_printf(&json, "%s\"%s\":{\"executors\":%zu,\"slots\":%zu,\"free\":%zu,\"queued\":%zu,"
-                          "\"inflight\":%zu}",
+        buf_printf(&json,
+                   "%s\"%s\":{\"executors\":%zu,\"slots\":%zu,\"free\":%zu,\"queued\":%zu,"
+                   "\"inflight\":%zu}",
                    i ? "," : "", sv->name, sv->executors, sv->slots, free_slots,
                    queue_depth(sv->queue), sv->inflight);
         dispatched += sv->count.dispatched;

@@ -16,20 +16,20 @@
 
 typedef struct fifo fifo_t;
 struct fifo {
-    char    tenant[65];
-    job_t  *head, *tail;
-    size_t  n;
-    long    deficit;       /* jobs it may still take in the current turn */
-    int     parked;        /* out of the round: its tenant is at its in-flight quota */
-    fifo_t *prev, *next;   /* the round, while not parked */
+    char tenant[65];
+    job_t *head, *tail;
+    size_t n;
+    long deficit;        /* jobs it may still take in the current turn */
+    int parked;          /* out of the round: its tenant is at its in-flight quota */
+    fifo_t *prev, *next; /* the round, while not parked */
 };
 
 struct queue {
-    keymap_t *fifos;     /* tenant name → fifo_t */
-    fifo_t   *current;   /* whose turn it is; NULL when the round is empty */
-    size_t    depth;
-    size_t    n_parked;
-    unsigned  quantum;   /* jobs per turn */
+    keymap_t *fifos; /* tenant name → fifo_t */
+    fifo_t *current; /* whose turn it is; NULL when the round is empty */
+    size_t depth;
+    size_t n_parked;
+    unsigned quantum; /* jobs per turn */
 };
 
 queue_t *queue_new(unsigned quantum)

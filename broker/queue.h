@@ -19,20 +19,20 @@ typedef struct queue queue_t;
 typedef int(queue_eligible_fn)(void *arg, const job_t *job);
 
 queue_t *queue_new(unsigned quantum);
-void     queue_destroy(queue_t **self_p); /* the queue must be empty */
+void queue_destroy(queue_t **self_p); /* the queue must be empty */
 
-void   queue_push(queue_t *self, job_t *job);      /* at the tail of its tenant's FIFO */
-void   queue_push_head(queue_t *self, job_t *job); /* a requeued job: at the head */
-void   queue_remove(queue_t *self, job_t *job);    /* cancelled or expired while queued */
+void queue_push(queue_t *self, job_t *job);      /* at the tail of its tenant's FIFO */
+void queue_push_head(queue_t *self, job_t *job); /* a requeued job: at the head */
+void queue_remove(queue_t *self, job_t *job);    /* cancelled or expired while queued */
 /* The next job in DRR order among eligible tenants, removed; NULL when none may run. A FIFO
  * whose head is not eligible is parked. eligible may be NULL (everyone may run). */
 job_t *queue_pop(queue_t *self, queue_eligible_fn *eligible, void *arg);
 /* Returns a parked tenant's FIFO to the round. No effect when it is not parked. */
-void   queue_unpark(queue_t *self, const char *tenant);
+void queue_unpark(queue_t *self, const char *tenant);
 
-size_t queue_depth(const queue_t *self);       /* jobs queued */
-size_t queue_tenants(const queue_t *self);     /* tenants with queued jobs */
-size_t queue_parked(const queue_t *self);      /* of which parked */
+size_t queue_depth(const queue_t *self);   /* jobs queued */
+size_t queue_tenants(const queue_t *self); /* tenants with queued jobs */
+size_t queue_parked(const queue_t *self);  /* of which parked */
 /* The head of a tenant's FIFO, NULL when it has nothing queued here. */
 job_t *queue_peek_tenant(const queue_t *self, const char *tenant);
 

@@ -16,8 +16,8 @@
 #include "sched_int.h"
 
 static const char *s_refusal_names[REFUSE__COUNT] = {
-    "queue_full", "queue_bytes",  "tenant_queue_full", "inflight_quota", "no_executor",
-    "duplicate",  "expired",      "overload",          "malformed",
+    "queue_full", "queue_bytes", "tenant_queue_full", "inflight_quota", "no_executor",
+    "duplicate",  "expired",     "overload",          "malformed",
 };
 
 const char *refusal_name(refusal_t r)
@@ -160,7 +160,7 @@ static int s_refuse(sched_refusal_t *why, refusal_t reason, status_t st, const c
 /* The service a SUBMIT names, or NULL with the refusal filled in. */
 static service_t *s_service_for(sched_t *s, const char *name, uint64_t now, sched_refusal_t *why)
 {
-    uint64_t   grace = s->conf.service_grace_ms;
+    uint64_t grace = s->conf.service_grace_ms;
     service_t *sv = services_get(s->services, name);
     if (!sv) {
         /* Right after a (re)start no executor has registered yet: jobs for the known
@@ -343,8 +343,9 @@ void sched_dispatch(sched_t *s)
         for (size_t i = 0; i < services_count(s->services); i++) {
             service_t *sv = services_at(s->services, i);
             if (!sv->dirty) continue;
-            executor_t *ex = queue_depth(sv->queue) ? executors_pick(s->executors, sv->index) : NULL;
-            job_t      *job = ex ? queue_pop(sv->queue, s_eligible, s) : NULL;
+            executor_t *ex =
+                queue_depth(sv->queue) ? executors_pick(s->executors, sv->index) : NULL;
+            job_t *job = ex ? queue_pop(sv->queue, s_eligible, s) : NULL;
             if (!job) {
                 sv->dirty = 0;
                 continue;

@@ -25,17 +25,17 @@
 typedef struct sched sched_t;
 
 typedef struct {
-    size_t   max_queue;            /* jobs queued, all services together */
-    size_t   max_queue_per_tenant; /* jobs one tenant may have queued, all services */
-    size_t   max_queue_bytes;      /* JobSpec bytes queued */
-    size_t   max_executors;
-    size_t   max_clients;
-    uint64_t heartbeat_ms;         /* PROTOCOL.md §3: 1000 */
-    unsigned liveness;             /* silent heartbeats before a peer counts as gone: 3 */
-    uint64_t service_grace_ms;     /* queued jobs of a service nobody serves wait this long */
-    uint64_t lease_grace_ms;       /* a leased job is answered `timeout` this long past its deadline */
-    unsigned quantum;              /* DRR: jobs per tenant per turn */
-    uint64_t (*mono_ms)(void);     /* clocks; NULL for the real ones (tests pass fakes) */
+    size_t max_queue;            /* jobs queued, all services together */
+    size_t max_queue_per_tenant; /* jobs one tenant may have queued, all services */
+    size_t max_queue_bytes;      /* JobSpec bytes queued */
+    size_t max_executors;
+    size_t max_clients;
+    uint64_t heartbeat_ms;     /* PROTOCOL.md §3: 1000 */
+    unsigned liveness;         /* silent heartbeats before a peer counts as gone: 3 */
+    uint64_t service_grace_ms; /* queued jobs of a service nobody serves wait this long */
+    uint64_t lease_grace_ms;   /* a leased job is answered `timeout` this long past its deadline */
+    unsigned quantum;          /* DRR: jobs per tenant per turn */
+    uint64_t (*mono_ms)(void); /* clocks; NULL for the real ones (tests pass fakes) */
     uint64_t (*wall_ms)(void);
 } sched_conf_t;
 
@@ -56,39 +56,39 @@ typedef struct {
 
 /* Why a SUBMIT was refused; also the `reason` label of the rejection counter. */
 typedef enum {
-    REFUSE_QUEUE_FULL = 0,     /* the global job cap */
-    REFUSE_QUEUE_BYTES,        /* the global byte cap */
-    REFUSE_TENANT_QUEUE_FULL,  /* the tenant's queue cap */
-    REFUSE_INFLIGHT_QUOTA,     /* the tenant is at its in-flight quota and its queue is full */
-    REFUSE_NO_EXECUTOR,        /* no executor serves the service (past the grace) */
-    REFUSE_DUPLICATE,          /* a job with this id is already in the broker */
-    REFUSE_EXPIRED,            /* its deadline had passed on arrival (answered `timeout`) */
-    REFUSE_OVERLOAD,           /* too many client connections or services */
-    REFUSE_MALFORMED,          /* a SUBMIT whose route or body broke the protocol */
+    REFUSE_QUEUE_FULL = 0,    /* the global job cap */
+    REFUSE_QUEUE_BYTES,       /* the global byte cap */
+    REFUSE_TENANT_QUEUE_FULL, /* the tenant's queue cap */
+    REFUSE_INFLIGHT_QUOTA,    /* the tenant is at its in-flight quota and its queue is full */
+    REFUSE_NO_EXECUTOR,       /* no executor serves the service (past the grace) */
+    REFUSE_DUPLICATE,         /* a job with this id is already in the broker */
+    REFUSE_EXPIRED,           /* its deadline had passed on arrival (answered `timeout`) */
+    REFUSE_OVERLOAD,          /* too many client connections or services */
+    REFUSE_MALFORMED,         /* a SUBMIT whose route or body broke the protocol */
     REFUSE__COUNT
 } refusal_t;
 
 typedef struct {
     refusal_t reason;
-    status_t  status;       /* rejected, or timeout for REFUSE_EXPIRED */
-    char      message[240]; /* for the Result's error.message */
+    status_t status;   /* rejected, or timeout for REFUSE_EXPIRED */
+    char message[240]; /* for the Result's error.message */
 } sched_refusal_t;
 
 const char *refusal_name(refusal_t r);
 
 typedef struct {
-    uint64_t    rejected[REFUSE__COUNT];
-    uint64_t    stale_results;        /* RESULTs for jobs the broker no longer held */
-    uint64_t    executors_registered;
-    uint64_t    executors_lost;
-    prom_hist_t queue_wait;           /* seconds from admission to first dispatch */
+    uint64_t rejected[REFUSE__COUNT];
+    uint64_t stale_results; /* RESULTs for jobs the broker no longer held */
+    uint64_t executors_registered;
+    uint64_t executors_lost;
+    prom_hist_t queue_wait; /* seconds from admission to first dispatch */
 } sched_stats_t;
 
 sched_t *sched_new(const sched_conf_t *conf, const sched_io_t *io);
 /* Frees everything without answering anyone (see sched_shutdown). */
-void     sched_destroy(sched_t **self_p);
+void sched_destroy(sched_t **self_p);
 /* Answers every job `lost` with the reason: the broker is stopping. */
-void     sched_shutdown(sched_t *self, const char *why);
+void sched_shutdown(sched_t *self, const char *why);
 
 /* ---- client channel */
 /* The client behind a routing id, marked seen (and as a heartbeating one when ping). NULL
@@ -96,17 +96,16 @@ void     sched_shutdown(sched_t *self, const char *why);
 client_t *sched_client(sched_t *self, const void *identity, size_t len, int ping);
 /* Admits a job (the scheduler takes it) and returns 0, or refuses it (-1, the job stays the
  * caller's, *why says why). */
-int       sched_submit(sched_t *self, client_t *c, const char *service, job_t *job,
-                       sched_refusal_t *why);
+int sched_submit(sched_t *self, client_t *c, const char *service, job_t *job, sched_refusal_t *why);
 /* CANCEL from c: 0 when the job was c's and is now cancelled or being cancelled, -1 when
  * no such job is c's (unknown, finished, or someone else's). */
-int       sched_cancel(sched_t *self, const client_t *c, const uint8_t id[ID_BYTES]);
+int sched_cancel(sched_t *self, const client_t *c, const uint8_t id[ID_BYTES]);
 /* The client cannot be reached any more: its jobs are dropped (and cancelled where they
  * run). Not from inside a sched_io_t callback: there, set c->gone and let sched_housekeep
  * drop them. */
-void      sched_client_gone(sched_t *self, client_t *c);
+void sched_client_gone(sched_t *self, client_t *c);
 /* 1 when a job with this id is in the broker (for answering malformed duplicates). */
-int       sched_knows(const sched_t *self, const uint8_t id[ID_BYTES]);
+int sched_knows(const sched_t *self, const uint8_t id[ID_BYTES]);
 
 /* ---- worker channel */
 /* READY: registers the connection (ending any previous registration of it or of the same
@@ -115,29 +114,29 @@ executor_t *sched_executor_ready(sched_t *self, const void *identity, size_t len
                                  const ready_t *ready, const char *key_name);
 /* The registered executor behind a routing id, marked seen; NULL when unknown. */
 executor_t *sched_executor(sched_t *self, const void *identity, size_t len);
-void        sched_executor_credit(sched_t *self, executor_t *ex, uint32_t n);
+void sched_executor_credit(sched_t *self, executor_t *ex, uint32_t n);
 /* DISCONNECT, or unreachable: its leases are requeued or answered, it is forgotten. */
-void        sched_executor_gone(sched_t *self, executor_t *ex, const char *why);
+void sched_executor_gone(sched_t *self, executor_t *ex, const char *why);
 /* RESULT from ex (NULL: an unregistered connection). Returns the credit and, when the job
  * is still held, detaches it and returns it: the caller forwards the Result to job->client
  * and then calls sched_finish. The first RESULT for a job wins wherever it comes from; a
  * later one (or one for an unknown job) returns NULL. */
-job_t      *sched_result(sched_t *self, executor_t *ex, const uint8_t id[ID_BYTES]);
-void        sched_finish(sched_t *self, job_t **job_p);
+job_t *sched_result(sched_t *self, executor_t *ex, const uint8_t id[ID_BYTES]);
+void sched_finish(sched_t *self, job_t **job_p);
 /* The job a PROGRESS from ex is about, when it is still leased to ex; else NULL. */
-job_t      *sched_progress(sched_t *self, executor_t *ex, const uint8_t id[ID_BYTES]);
+job_t *sched_progress(sched_t *self, executor_t *ex, const uint8_t id[ID_BYTES]);
 
 /* ---- time and dispatch */
-void sched_dispatch(sched_t *self);   /* sends every job that has an executor with credit */
-void sched_expire(sched_t *self);     /* deadlines: cheap, run often (every ~50 ms) */
-void sched_housekeep(sched_t *self);  /* liveness and service grace: once per heartbeat */
+void sched_dispatch(sched_t *self);  /* sends every job that has an executor with credit */
+void sched_expire(sched_t *self);    /* deadlines: cheap, run often (every ~50 ms) */
+void sched_housekeep(sched_t *self); /* liveness and service grace: once per heartbeat */
 /* Milliseconds until the earliest deadline, or -1 when none. */
 long sched_next_deadline_ms(const sched_t *self);
 
 /* ---- views for metrics, snapshots and tests */
 const sched_stats_t *sched_stats(const sched_t *self);
-const services_t    *sched_services(const sched_t *self);
-const executors_t   *sched_executors(const sched_t *self);
+const services_t *sched_services(const sched_t *self);
+const executors_t *sched_executors(const sched_t *self);
 size_t sched_queued(const sched_t *self);
 size_t sched_queued_bytes(const sched_t *self);
 size_t sched_inflight(const sched_t *self);

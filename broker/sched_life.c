@@ -33,7 +33,7 @@ void s_executor_lost(sched_t *s, executor_t *ex, const char *why)
     /* Leases are listed newest first; pushing each at the head of its FIFO leaves the
      * oldest first in line again. */
     while (ex->leases) {
-        job_t     *job = ex->leases;
+        job_t *job = ex->leases;
         service_t *sv = job->service;
         lease_end(job);
         s_inflight_done(s, job);
@@ -79,7 +79,7 @@ void s_executor_lost(sched_t *s, executor_t *ex, const char *why)
 executor_t *sched_executor_ready(sched_t *s, const void *identity, size_t len, const ready_t *ready,
                                  const char *key_name)
 {
-    uint64_t    now = s->conf.mono_ms();
+    uint64_t now = s->conf.mono_ms();
     executor_t *ex = executors_get(s->executors, identity, len);
     if (ex) s_executor_lost(s, ex, "registered again on the same connection");
     ex = executors_find_node(s->executors, ready->node);
@@ -137,8 +137,8 @@ void sched_executor_gone(sched_t *s, executor_t *ex, const char *why)
 /* ---- clients ----------------------------------------------------------------------------- */
 
 typedef struct {
-    job_t        **jobs;
-    size_t         n;
+    job_t **jobs;
+    size_t n;
     const client_t *client; /* NULL: every job */
 } collect_t;
 
@@ -146,7 +146,7 @@ static void s_collect(void *arg, const uint8_t *id, void *value)
 {
     (void)id;
     collect_t *c = arg;
-    job_t     *job = value;
+    job_t *job = value;
     if (!c->client || job->client == c->client) c->jobs[c->n++] = job;
 }
 
@@ -163,10 +163,10 @@ static size_t s_jobs_of(sched_t *s, const client_t *c, job_t ***out)
 static void s_abandon(sched_t *s, client_t *c, int answer)
 {
     job_t **jobs;
-    size_t  n = s_jobs_of(s, c, &jobs);
+    size_t n = s_jobs_of(s, c, &jobs);
     if (!answer) c->gone = 1;
     for (size_t i = 0; i < n; i++) {
-        job_t      *job = jobs[i];
+        job_t *job = jobs[i];
         executor_t *holder = s_detach(s, job);
         if (holder) s->io.cancel(s->io.arg, holder, job->id);
         job->service->count.abandoned++;
@@ -186,7 +186,7 @@ void sched_client_gone(sched_t *s, client_t *c)
 
 typedef struct {
     uint64_t now, window;
-    int      silent_with_jobs; /* 1: select heartbeating clients that fell silent with jobs */
+    int silent_with_jobs; /* 1: select heartbeating clients that fell silent with jobs */
 } client_pick_t;
 
 static int s_pick_client(void *arg, const client_t *c)
@@ -202,7 +202,7 @@ static int s_pick_client(void *arg, const client_t *c)
 static void s_housekeep_clients(sched_t *s, uint64_t now, uint64_t window)
 {
     client_t *batch[256];
-    size_t    n;
+    size_t n;
     client_pick_t lost = {now, window, 1}, idle = {now, window, 0};
     /* Batches keep the stack small; each round removes what it selected, so it ends. */
     while ((n = clients_select(s->clients, s_pick_client, &lost, batch, 256)) > 0)
@@ -216,7 +216,7 @@ static void s_housekeep_clients(sched_t *s, uint64_t now, uint64_t window)
 void sched_expire(sched_t *s)
 {
     uint64_t now = s->conf.mono_ms();
-    job_t   *job;
+    job_t *job;
     while ((job = deadlines_first(s->deadlines)) && job->due_ms <= now) {
         service_t *sv = job->service;
         if (job->state == JOB_QUEUED) {
@@ -237,7 +237,7 @@ void sched_expire(sched_t *s)
 /* A service with no executor past its grace: everything queued for it is answered. */
 static void s_drain_orphan(sched_t *s, service_t *sv, uint64_t now)
 {
-    char   msg[200];
+    char msg[200];
     size_t n = 0;
     snprintf(msg, sizeof msg, "no executor serves service '%s' (none for %llu s)", sv->name,
              (unsigned long long)((now - sv->orphaned_ms) / 1000));
@@ -288,7 +288,7 @@ long sched_next_deadline_ms(const sched_t *s)
 static void s_drop_all(sched_t *s, const char *why)
 {
     job_t **jobs;
-    size_t  n = s_jobs_of(s, NULL, &jobs);
+    size_t n = s_jobs_of(s, NULL, &jobs);
     for (size_t i = 0; i < n; i++) {
         s_detach(s, jobs[i]);
         if (why)

@@ -11,9 +11,9 @@
 
 struct services {
     service_t *all[SERVICES_MAX];
-    size_t     n;
-    keymap_t  *by_name;
-    unsigned   quantum;
+    size_t n;
+    keymap_t *by_name;
+    unsigned quantum;
 };
 
 services_t *services_new(unsigned quantum)

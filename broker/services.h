@@ -14,27 +14,27 @@
 #define SERVICES_MAX 64
 
 struct service {
-    char     name[65];
-    unsigned index;       /* bit number in executor service masks */
+    char name[65];
+    unsigned index; /* bit number in executor service masks */
     queue_t *queue;
-    size_t   executors;   /* registered executors serving it */
-    size_t   slots;       /* their declared slots */
-    size_t   inflight;    /* its jobs leased to executors */
+    size_t executors;     /* registered executors serving it */
+    size_t slots;         /* their declared slots */
+    size_t inflight;      /* its jobs leased to executors */
     uint64_t orphaned_ms; /* monotonic: since when no executor serves it (while executors == 0) */
-    int      dirty;       /* dispatch should look at it: new job, new credit, unparked tenant */
+    int dirty;            /* dispatch should look at it: new job, new credit, unparked tenant */
     struct {
         uint64_t submitted, dispatched, completed, requeued, lost, cancelled, abandoned;
         uint64_t expired_queued, expired_leased;
     } count;
 };
-typedef struct service  service_t;
+typedef struct service service_t;
 typedef struct services services_t;
 
 services_t *services_new(unsigned quantum);
-void        services_destroy(services_t **self_p); /* queues must be empty */
-service_t  *services_get(const services_t *self, const char *name);
-service_t  *services_add(services_t *self, const char *name, uint64_t orphaned_ms); /* NULL: full */
-size_t      services_count(const services_t *self);
-service_t  *services_at(const services_t *self, size_t i); /* i == index */
+void services_destroy(services_t **self_p); /* queues must be empty */
+service_t *services_get(const services_t *self, const char *name);
+service_t *services_add(services_t *self, const char *name, uint64_t orphaned_ms); /* NULL: full */
+size_t services_count(const services_t *self);
+service_t *services_at(const services_t *self, size_t i); /* i == index */
 
 #endif

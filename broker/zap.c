@@ -20,13 +20,13 @@
 #define ZAP_FRAMES   7 /* version, request id, domain, address, identity, mechanism, key */
 
 struct zap {
-    void     *sock;       /* REP at ZAP_ENDPOINT */
-    loop_t   *loop;
-    char     *dir;
-    keymap_t *allowed;    /* 32-byte public key → key name (owned string) */
-    uint64_t  n_allowed, n_denied;
-    uint64_t  log_window_ms; /* denials are logged at most 10 a second */
-    unsigned  log_count;
+    void *sock; /* REP at ZAP_ENDPOINT */
+    loop_t *loop;
+    char *dir;
+    keymap_t *allowed; /* 32-byte public key → key name (owned string) */
+    uint64_t n_allowed, n_denied;
+    uint64_t log_window_ms; /* denials are logged at most 10 a second */
+    unsigned log_count;
 };
 
 static void s_free_name(void *arg, const void *key, size_t len, void *value)
@@ -49,13 +49,13 @@ static int s_load_dir(const char *dir, keymap_t **out, char *err, size_t errlen)
         snprintf(err, errlen, "--curve-allow-dir %s: %s", dir, strerror(errno));
         return -1;
     }
-    keymap_t      *m = keymap_new();
+    keymap_t *m = keymap_new();
     struct dirent *e;
     while ((e = readdir(d)) && keymap_size(m) < ZAP_MAX_KEYS) {
         size_t n = strlen(e->d_name);
         /* Public certificates only: a *_secret file has no business in an allowlist. */
         if (e->d_name[0] == '.' || n < 5 || strcmp(e->d_name + n - 4, ".key") != 0) continue;
-        char         path[4096], why[512];
+        char path[4096], why[512];
         curve_cert_t cert;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (curve_cert_load(path, &cert, why, sizeof why) < 0) {
@@ -108,9 +108,9 @@ static void s_deny_log(zap_t *self, const char *address, const char *why)
 static void s_handle(zap_t *self)
 {
     zmq_msg_t parts[ZAP_FRAMES];
-    int       n = 0, more = 1;
+    int n = 0, more = 1;
     while (more) {
-        zmq_msg_t  scratch, *m = n < ZAP_FRAMES ? &parts[n] : &scratch;
+        zmq_msg_t scratch, *m = n < ZAP_FRAMES ? &parts[n] : &scratch;
         zmq_msg_init(m);
         if (zmq_msg_recv(m, self->sock, n ? 0 : ZMQ_DONTWAIT) < 0) {
             zmq_msg_close(m);
@@ -125,7 +125,8 @@ static void s_handle(zap_t *self)
     if (n >= 4)
         snprintf(address, sizeof address, "%.*s", (int)zmq_msg_size(&parts[3]),
                  (const char *)zmq_msg_data(&parts[3]));
-    if (n != ZAP_FRAMES || zmq_msg_size(&parts[0]) != 3 || memcmp(zmq_msg_data(&parts[0]), "1.0", 3)) {
+    if (n != ZAP_FRAMES || zmq_msg_size(&parts[0]) != 3 ||
+        memcmp(zmq_msg_data(&parts[0]), "1.0", 3)) {
         self->n_denied++;
         s_deny_log(self, address, "malformed ZAP request");
         s_reply(self, n >= 2 ? &parts[1] : NULL, "500", "malformed request", "");
@@ -158,9 +159,10 @@ static void s_on_request(loop_t *loop, short revents, void *arg)
     (void)loop, (void)revents;
     zap_t *self = arg;
     for (int budget = 0; budget < 100; budget++) {
-        int    events = 0;
+        int events = 0;
         size_t len = sizeof events;
-        if (zmq_getsockopt(self->sock, ZMQ_EVENTS, &events, &len) < 0 || !(events & ZMQ_POLLIN)) break;
+        if (zmq_getsockopt(self->sock, ZMQ_EVENTS, &events, &len) < 0 || !(events & ZMQ_POLLIN))
+            break;
         s_handle(self);
     }
 }

@@ -18,11 +18,11 @@
 typedef struct zap zap_t;
 
 /* Binds the handler and loads allow_dir. NULL with the reason in err. */
-zap_t   *zap_new(void *zmq_ctx, loop_t *loop, const char *allow_dir, char *err, size_t errlen);
-void     zap_destroy(zap_t **self_p);
+zap_t *zap_new(void *zmq_ctx, loop_t *loop, const char *allow_dir, char *err, size_t errlen);
+void zap_destroy(zap_t **self_p);
 /* Reads the directory again (SIGHUP); on failure the old allowlist stays. 0 or -1. */
-int      zap_reload(zap_t *self, char *err, size_t errlen);
-size_t   zap_keys(const zap_t *self);
+int zap_reload(zap_t *self, char *err, size_t errlen);
+size_t zap_keys(const zap_t *self);
 uint64_t zap_allowed(const zap_t *self);
 uint64_t zap_denied(const zap_t *self);
 

@@ -17,7 +17,7 @@
 
 typedef struct {
     char dir[1024];
-    int  force;
+    int force;
 } keygen_conf_t;
 
 static const cfg_opt_t s_opts[] = {
@@ -34,15 +34,19 @@ static const char *s_summary =
 int keygen_main(int argc, char **argv)
 {
     keygen_conf_t conf = {.dir = "."}, defaults = conf;
-    char         *rest[2];
-    int           n_rest = 2;
-    char          err[512];
+    char *rest[2];
+    int n_rest = 2;
+    char err[512];
     switch (config_load(&conf, s_opts, argc, argv, rest, &n_rest, err, sizeof err)) {
     case CONFIG_HELP:
-        config_usage(stdout, "snakepit keygen [--dir DIR] [--force] NAME", s_summary, s_opts, &defaults);
+        config_usage(stdout, "snakepit keygen [--dir DIR] [--force] NAME", s_summary, s_opts,
+                     &defaults);
         return 0;
-    case CONFIG_ERROR: fprintf(stderr, "snakepit keygen: %s\n", err); return 64;
-    case CONFIG_OK: break;
+    case CONFIG_ERROR:
+        fprintf(stderr, "snakepit keygen: %s\n", err);
+        return 64;
+    case CONFIG_OK:
+        break;
     }
     if (n_rest != 1) {
         fprintf(stderr, "snakepit keygen: give exactly one NAME (see --help)\n");
@@ -72,18 +76,21 @@ int keygen_main(int argc, char **argv)
     snprintf(sec_path, sizeof sec_path, "%s/%s.key_secret", conf.dir, name);
     /* The secret first: if it cannot be written, no orphan public key is left to trust. */
     if (curve_cert_save(sec_path, &cert, 1, conf.force, err, sizeof err) < 0) {
-        fprintf(stderr, "snakepit keygen: %s%s\n", err, errno == EEXIST ? " (exists; --force replaces it)" : "");
+        fprintf(stderr, "snakepit keygen: %s%s\n", err,
+                errno == EEXIST ? " (exists; --force replaces it)" : "");
         explicit_bzero(&cert, sizeof cert);
         return 1;
     }
     if (curve_cert_save(pub_path, &cert, 0, conf.force, err, sizeof err) < 0) {
         int e = errno;
         unlink(sec_path); /* a secret without its public half would only mislead */
-        fprintf(stderr, "snakepit keygen: %s%s\n", err, e == EEXIST ? " (exists; --force replaces it)" : "");
+        fprintf(stderr, "snakepit keygen: %s%s\n", err,
+                e == EEXIST ? " (exists; --force replaces it)" : "");
         explicit_bzero(&cert, sizeof cert);
         return 1;
     }
-    fprintf(stderr, "snakepit keygen: wrote %s (public) and %s (secret, 0600)\n", pub_path, sec_path);
+    fprintf(stderr, "snakepit keygen: wrote %s (public) and %s (secret, 0600)\n", pub_path,
+            sec_path);
     printf("%s\n", cert.public_key);
     explicit_bzero(&cert, sizeof cert);
     return 0;

@@ -45,15 +45,16 @@ int curve_cert_load(const char *path, curve_cert_t *cert, char *err, size_t errl
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    char   line[512];
+    char line[512];
     size_t total = 0;
-    int    bad = 0;
+    int bad = 0;
     while (!bad && fgets(line, sizeof line, f)) {
         total += strlen(line);
         if (total > CERT_MAX_BYTES) bad = 1;
-        char  *s = line;
+        char *s = line;
         size_t len = strlen(s);
-        while (len && (s[len - 1] == '\n' || s[len - 1] == '\r' || s[len - 1] == ' ')) s[--len] = '\0';
+        while (len && (s[len - 1] == '\n' || s[len - 1] == '\r' || s[len - 1] == ' '))
+            s[--len] = '\0';
         while (*s == ' ' || *s == '\t') s++;
         if (*s == '#' || !*s) continue;
         if (s_field(s, "public-key", cert->public_key, sizeof cert->public_key) < 0 ||
@@ -64,8 +65,8 @@ int curve_cert_load(const char *path, curve_cert_t *cert, char *err, size_t errl
             memcpy(cert->public_key, s, CURVE_Z85_LEN + 1); /* a bare key (length checked) */
     }
     fclose(f);
-    const char *why = bad                             ? "not a certificate (line or file too long)"
-                      : !cert->public_key[0]          ? "no public-key in it"
+    const char *why = bad                    ? "not a certificate (line or file too long)"
+                      : !cert->public_key[0] ? "no public-key in it"
                       : !curve_key_ok(cert->public_key) ? "public-key is not a 40-character Z85 key"
                       : cert->secret_key[0] && !curve_key_ok(cert->secret_key)
                           ? "secret-key is not a 40-character Z85 key"
@@ -78,8 +79,8 @@ int curve_cert_load(const char *path, curve_cert_t *cert, char *err, size_t errl
     return 0;
 }
 
-int curve_cert_save(const char *path, const curve_cert_t *cert, int secret, int overwrite, char *err,
-                    size_t errlen)
+int curve_cert_save(const char *path, const curve_cert_t *cert, int secret, int overwrite,
+                    char *err, size_t errlen)
 {
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL);
     int fd = open(path, flags, secret ? 0600 : 0644);
@@ -93,8 +94,8 @@ int curve_cert_save(const char *path, const curve_cert_t *cert, int secret, int 
         close(fd);
         return -1;
     }
-    char      when[32];
-    time_t    now = time(NULL);
+    char when[32];
+    time_t now = time(NULL);
     struct tm tm;
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", gmtime_r(&now, &tm));
     fprintf(f, "#   ****  Generated on %s UTC by snakepit keygen  ****\n", when);

@@ -17,7 +17,7 @@
 #define CURVE_Z85_LEN 40
 
 typedef struct {
-    char name[65];                     /* metadata name, "" when absent */
+    char name[65];                      /* metadata name, "" when absent */
     char public_key[CURVE_Z85_LEN + 1]; /* Z85 */
     char secret_key[CURVE_Z85_LEN + 1]; /* Z85, "" in a public certificate */
 } curve_cert_t;
@@ -26,8 +26,8 @@ typedef struct {
 int curve_cert_load(const char *path, curve_cert_t *cert, char *err, size_t errlen);
 /* Writes the public certificate, or with secret the secret one (created 0600, never over an
  * existing file unless overwrite). 0, or -1 with the reason in err. */
-int curve_cert_save(const char *path, const curve_cert_t *cert, int secret, int overwrite, char *err,
-                    size_t errlen);
+int curve_cert_save(const char *path, const curve_cert_t *cert, int secret, int overwrite,
+                    char *err, size_t errlen);
 /* 1 when s is 40 characters of Z85 that decode to 32 bytes. */
 int curve_key_ok(const char *s);
 /* A public key given on a command line: the key itself, or the path of a certificate. */

@@ -17,17 +17,17 @@
 
 struct metrics_http {
     struct MHD_Daemon *daemon;
-    loop_t            *loop;
-    int                epoll_fd;
-    int                port;
+    loop_t *loop;
+    int epoll_fd;
+    int port;
     metrics_render_fn *render;
-    void              *arg;
+    void *arg;
 };
 
 int metrics_http_split(const char *listen, char *host, size_t host_cap, int *port)
 {
     const char *colon, *h = listen;
-    size_t      hlen;
+    size_t hlen;
     if (listen[0] == '[') {
         const char *close = strchr(listen, ']');
         if (!close || close[1] != ':') return -1;
@@ -43,7 +43,7 @@ int metrics_http_split(const char *listen, char *host, size_t host_cap, int *por
     memcpy(host, h, hlen);
     host[hlen] = '\0';
     char *end;
-    long  p = strtol(colon + 1, &end, 10);
+    long p = strtol(colon + 1, &end, 10);
     if (!colon[1] || *end || p < 0 || p > 65535) return -1;
     *port = (int)p;
     return 0;
@@ -92,7 +92,7 @@ static enum MHD_Result s_on_request(void *cls, struct MHD_Connection *conn, cons
         buf_init(&b);
         self->render(self->arg, &b);
         size_t len;
-        char  *body = buf_steal(&b, &len);
+        char *body = buf_steal(&b, &len);
         return s_respond(conn, 200, "text/plain; version=0.0.4; charset=utf-8", body, len);
     }
     if (strcmp(url, "/healthz") == 0) return s_respond(conn, 200, "text/plain", xstrdup("ok\n"), 3);
@@ -115,7 +115,8 @@ static long s_prepare(loop_t *loop, void *arg)
     return t > 60000 ? 60000 : (long)t;
 }
 
-static int s_resolve(const char *host, int port, struct sockaddr_storage *ss, char *err, size_t errlen)
+static int s_resolve(const char *host, int port, struct sockaddr_storage *ss, char *err,
+                     size_t errlen)
 {
     struct addrinfo hints = {0}, *res = NULL;
     hints.ai_family = AF_UNSPEC;
@@ -137,7 +138,7 @@ metrics_http_t *metrics_http_new(loop_t *loop, const char *listen, metrics_rende
                                  char *err, size_t errlen)
 {
     char host[256];
-    int  port;
+    int port;
     if (metrics_http_split(listen, host, sizeof host, &port) < 0) {
         snprintf(err, errlen, "metrics address '%s': want HOST:PORT", listen);
         return NULL;
@@ -160,7 +161,8 @@ metrics_http_t *metrics_http_new(loop_t *loop, const char *listen, metrics_rende
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(self->daemon, MHD_DAEMON_INFO_EPOLL_FD);
-    const union MHD_DaemonInfo *pinfo = MHD_get_daemon_info(self->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *pinfo =
+        MHD_get_daemon_info(self->daemon, MHD_DAEMON_INFO_BIND_PORT);
     if (!info) {
         snprintf(err, errlen, "metrics: libmicrohttpd has no epoll support here");
         MHD_stop_daemon(self->daemon);

@@ -23,8 +23,8 @@ typedef struct metrics_http metrics_http_t;
  * NULL with the reason in err. */
 metrics_http_t *metrics_http_new(loop_t *loop, const char *listen, metrics_render_fn *fn, void *arg,
                                  char *err, size_t errlen);
-void            metrics_http_destroy(metrics_http_t **self_p);
-int             metrics_http_port(const metrics_http_t *self); /* the bound port */
+void metrics_http_destroy(metrics_http_t **self_p);
+int metrics_http_port(const metrics_http_t *self); /* the bound port */
 
 /* Splits HOST:PORT ([v6]:port too) for callers that bind other things. 0 or -1. */
 int metrics_http_split(const char *listen, char *host, size_t host_cap, int *port);

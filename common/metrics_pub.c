@@ -18,33 +18,33 @@
 #include "metrics_pub.h"
 #include "redis_url.h"
 
-#define PUB_MAX_FIELDS   64
-#define PUB_STUCK_MS     5000  /* a snapshot or a connect pending this long: start over */
-#define PUB_BACKOFF_MAX  10000
+#define PUB_MAX_FIELDS  64
+#define PUB_STUCK_MS    5000 /* a snapshot or a connect pending this long: start over */
+#define PUB_BACKOFF_MAX 10000
 
 struct metrics_pub {
-    loop_t              *loop;
-    redis_url_t          url;
-    char                 ip[64];        /* url.host resolved, for TCP */
-    char                *key;
-    long                 ttl_s;
+    loop_t *loop;
+    redis_url_t url;
+    char ip[64]; /* url.host resolved, for TCP */
+    char *key;
+    long ttl_s;
     metrics_pub_fill_fn *fill;
-    void                *arg;
-    uint64_t             timer;
-    redisAsyncContext   *ac;            /* NULL while disconnected */
-    int                  connected;
-    int                  fd;            /* watched fd, -1 when none */
-    short                events;        /* what hiredis wants: ZMQ_POLLIN / ZMQ_POLLOUT */
-    uint64_t             since_ms;      /* connect started, or the pending snapshot was sent */
-    int                  inflight;      /* a snapshot awaits its replies */
-    uint64_t             next_connect_ms;
-    uint64_t             backoff_ms;
-    int                  destroying;
-    char                *fields[2 * PUB_MAX_FIELDS]; /* the snapshot being filled */
-    int                  n_fields;
-    uint64_t             published, errors;
-    uint64_t             log_window_ms;
-    unsigned             log_count;
+    void *arg;
+    uint64_t timer;
+    redisAsyncContext *ac; /* NULL while disconnected */
+    int connected;
+    int fd;            /* watched fd, -1 when none */
+    short events;      /* what hiredis wants: ZMQ_POLLIN / ZMQ_POLLOUT */
+    uint64_t since_ms; /* connect started, or the pending snapshot was sent */
+    int inflight;      /* a snapshot awaits its replies */
+    uint64_t next_connect_ms;
+    uint64_t backoff_ms;
+    int destroying;
+    char *fields[2 * PUB_MAX_FIELDS]; /* the snapshot being filled */
+    int n_fields;
+    uint64_t published, errors;
+    uint64_t log_window_ms;
+    unsigned log_count;
 };
 
 static void s_log_error(metrics_pub_t *self, const char *what, const char *detail)
@@ -161,7 +161,7 @@ static void s_on_setup_reply(redisAsyncContext *ac, void *r, void *priv)
 {
     (void)ac;
     metrics_pub_t *self = priv;
-    redisReply    *reply = r;
+    redisReply *reply = r;
     if (reply && reply->type == REDIS_REPLY_ERROR) {
         self->errors++;
         s_log_error(self, "auth_or_select", reply->str);
@@ -206,7 +206,7 @@ static void s_drop(metrics_pub_t *self, const char *why)
     self->errors++;
     s_log_error(self, why, "no answer from Redis");
     redisAsyncContext *ac = self->ac;
-    int                was_connected = self->connected;
+    int was_connected = self->connected;
     redisAsyncFree(ac); /* calls s_on_disconnect when it was connected */
     if (!was_connected) {
         self->ac = NULL;
@@ -237,7 +237,7 @@ static void s_on_hset(redisAsyncContext *ac, void *r, void *priv)
 {
     (void)ac;
     metrics_pub_t *self = priv;
-    redisReply    *reply = r;
+    redisReply *reply = r;
     if (!reply || reply->type == REDIS_REPLY_ERROR) {
         self->errors++;
         s_log_error(self, "hset", reply ? reply->str : "disconnected");
@@ -248,7 +248,7 @@ static void s_on_expire(redisAsyncContext *ac, void *r, void *priv)
 {
     (void)ac;
     metrics_pub_t *self = priv;
-    redisReply    *reply = r;
+    redisReply *reply = r;
     self->inflight = 0;
     if (reply && reply->type != REDIS_REPLY_ERROR) self->published++;
 }
@@ -257,9 +257,9 @@ static void s_publish(metrics_pub_t *self)
 {
     self->n_fields = 0;
     self->fill(self->arg, self);
-    int         argc = 2 + 2 * self->n_fields;
+    int argc = 2 + 2 * self->n_fields;
     const char *argv[2 + 2 * PUB_MAX_FIELDS];
-    size_t      lens[2 + 2 * PUB_MAX_FIELDS];
+    size_t lens[2 + 2 * PUB_MAX_FIELDS];
     argv[0] = "HSET", lens[0] = 4;
     argv[1] = self->key, lens[1] = strlen(self->key);
     for (int i = 0; i < 2 * self->n_fields; i++) {
@@ -282,7 +282,7 @@ static void s_on_tick(loop_t *loop, void *arg)
 {
     (void)loop;
     metrics_pub_t *self = arg;
-    uint64_t       now = clock_mono_ms();
+    uint64_t now = clock_mono_ms();
     if (!self->ac) {
         if (now >= self->next_connect_ms) s_connect(self);
         return;

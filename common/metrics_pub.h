@@ -22,13 +22,13 @@ metrics_pub_t *metrics_pub_new(loop_t *loop, const char *redis_url, const char *
                                long ttl_s, metrics_pub_fill_fn *fn, void *arg, char *err,
                                size_t errlen);
 /* Call with the loop stopped or from one of its callbacks. */
-void           metrics_pub_destroy(metrics_pub_t **self_p);
+void metrics_pub_destroy(metrics_pub_t **self_p);
 /* One field of the snapshot being filled; at most 64 per snapshot. */
-void           metrics_pub_field(metrics_pub_t *self, const char *name, const char *fmt, ...)
+void metrics_pub_field(metrics_pub_t *self, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 uint64_t metrics_pub_published(const metrics_pub_t *self); /* snapshots Redis acknowledged */
 uint64_t metrics_pub_errors(const metrics_pub_t *self);    /* failed or skipped ones */
-int      metrics_pub_connected(const metrics_pub_t *self);
+int metrics_pub_connected(const metrics_pub_t *self);
 
 #endif

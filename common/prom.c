@@ -9,7 +9,7 @@
 #include "prom.h"
 
 const double prom_seconds_buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                       0.25,   0.5,   1,      2.5,   5,    10,    30,    60};
+                                       0.25,   0.5,   1,      2.5,   5,    10,    30,   60};
 const size_t prom_seconds_buckets_n = sizeof prom_seconds_buckets / sizeof prom_seconds_buckets[0];
 
 static const char *s_type_names[] = {"counter", "gauge", "histogram", "untyped"};
@@ -77,8 +77,8 @@ void prom_sample_labels(buf_t *out, const char *name, double value, const char *
 void prom_sample(buf_t *out, const char *name, double value, ...)
 {
     const char *labels[17];
-    int         n = 0;
-    va_list     ap;
+    int n = 0;
+    va_list ap;
     va_start(ap, value);
     for (const char *s; (s = va_arg(ap, const char *)) != NULL;) {
         assert(n < 16); /* eight label pairs are more than any snakepit series has */
@@ -109,7 +109,7 @@ void prom_hist_observe(prom_hist_t *h, double value)
 void prom_hist_write(buf_t *out, const char *name, const prom_hist_t *h, const char *const *labels)
 {
     uint64_t cumulative = 0;
-    char     le[32];
+    char le[32];
     for (size_t i = 0; i <= h->n; i++) {
         cumulative += h->counts[i];
         if (i < h->n)

@@ -27,11 +27,11 @@ void prom_sample_labels(buf_t *out, const char *name, double value, const char *
 /* A histogram with fixed bucket bounds (ascending, the +Inf bucket is implicit). */
 #define PROM_MAX_BUCKETS 32
 typedef struct {
-    const double *bounds;                    /* upper bounds, caller-owned, static */
-    size_t        n;                         /* how many (≤ PROM_MAX_BUCKETS) */
-    uint64_t      counts[PROM_MAX_BUCKETS + 1]; /* per bucket, not cumulative; last = +Inf */
-    uint64_t      count;
-    double        sum;
+    const double *bounds;                  /* upper bounds, caller-owned, static */
+    size_t n;                              /* how many (≤ PROM_MAX_BUCKETS) */
+    uint64_t counts[PROM_MAX_BUCKETS + 1]; /* per bucket, not cumulative; last = +Inf */
+    uint64_t count;
+    double sum;
 } prom_hist_t;
 
 void prom_hist_init(prom_hist_t *h, const double *bounds, size_t n);

@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     conf.mono_ms = s_mono;
     conf.wall_ms = s_wall;
     sched_io_t io = {s_send_job, s_answer, s_cancel, NULL};
-    sched_t   *s = sched_new(&conf, &io);
+    sched_t *s = sched_new(&conf, &io);
     const char *services[] = {"python.basic", "python.data_science", "other"};
     const char *nodes[] = {"n0", "n1", "u2", "n3"};
     const char *clients[] = {"c0", "c1", "c2", "c3"};
@@ -74,7 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i + 3 <= size; i += 3) {
         uint8_t op = data[i] % 9, a = data[i + 1], b = data[i + 2];
         switch (op) {
-        case 0: case 1: { /* SUBMIT job a */
+        case 0:
+        case 1: { /* SUBMIT job a */
             client_t *c = sched_client(s, clients[b & 3], 2, b & 4);
             if (!c) break;
             uint8_t id[ID_BYTES] = {a};
@@ -83,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             r.deadline_ms = (b & 8) ? s_wall() + (uint64_t)a * 37 : 0;
             r.max_inflight = (b >> 3) & 3;
             static const uint8_t spec[64];
-            job_t          *job = job_new_copy(id, &r, spec, (size_t)(a & 63));
+            job_t *job = job_new_copy(id, &r, spec, (size_t)(a & 63));
             sched_refusal_t why;
             if (sched_submit(s, c, services[b % 3], job, &why) == 0) {
                 s_check(!s_admitted[a] || s_exits[a] == s_admitted[a]); /* no live duplicate */
@@ -111,8 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 4: { /* RESULT for job b from executor a&3 (registered or not) */
             executor_t *ex = sched_executor(s, nodes[a & 3], 2);
-            uint8_t     id[ID_BYTES] = {b};
-            job_t      *job = sched_result(s, (a & 4) ? NULL : ex, id);
+            uint8_t id[ID_BYTES] = {b};
+            job_t *job = sched_result(s, (a & 4) ? NULL : ex, id);
             if (job) {
                 s_exits[job->id[0]]++;
                 sched_finish(s, &job);
@@ -126,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 6: { /* CANCEL job b from client a&3 */
             client_t *c = sched_client(s, clients[a & 3], 2, 0);
-            uint8_t   id[ID_BYTES] = {b};
+            uint8_t id[ID_BYTES] = {b};
             if (c) sched_cancel(s, c, id);
             break;
         }
@@ -137,8 +138,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         case 8: { /* PROGRESS: must only ever name a job leased to that executor */
             executor_t *ex = sched_executor(s, nodes[a & 3], 2);
-            uint8_t     id[ID_BYTES] = {b};
-            job_t      *job = ex ? sched_progress(s, ex, id) : NULL;
+            uint8_t id[ID_BYTES] = {b};
+            job_t *job = ex ? sched_progress(s, ex, id) : NULL;
             if (job) s_check(job->executor == ex && job->state == JOB_LEASED);
             break;
         }

@@ -28,7 +28,7 @@ static void s_route_roundtrip(const route_t *r)
     buf_init(&b);
     route_encode(r, &b);
     route_t back;
-    char    err[128];
+    char err[128];
     s_check(route_decode(b.data, b.len, &back, err, sizeof err) == 0);
     s_check(strcmp(back.tenant, r->tenant) == 0 && back.deadline_ms == r->deadline_ms &&
             back.max_inflight == r->max_inflight && back.attempt == r->attempt);
@@ -41,9 +41,10 @@ static void s_ready_roundtrip(const ready_t *r)
     buf_init(&b);
     ready_encode(r, &b);
     ready_t back;
-    char    err[128];
+    char err[128];
     s_check(ready_decode(b.data, b.len, &back, err, sizeof err) == 0);
-    s_check(strcmp(back.node, r->node) == 0 && back.n_services == r->n_services && back.slots == r->slots);
+    s_check(strcmp(back.node, r->node) == 0 && back.n_services == r->n_services &&
+            back.slots == r->slots);
     for (int i = 0; i < r->n_services; i++) s_check(strcmp(back.services[i], r->services[i]) == 0);
     buf_free(&b);
 }
@@ -51,9 +52,9 @@ static void s_ready_roundtrip(const ready_t *r)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
-    int      worker = data[0] & 1;
+    int worker = data[0] & 1;
     frames_t fr = {.n = 0};
-    size_t   at = 1;
+    size_t at = 1;
     while (at < size && fr.n < WIRE_MAX_FRAMES) {
         size_t len = at + 2 <= size ? (size_t)(data[at] | data[at + 1] << 8) : 0;
         at += 2;

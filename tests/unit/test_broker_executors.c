@@ -27,7 +27,7 @@ static void test_pick_most_free_credit(void **state)
 {
     (void)state;
     executors_t *reg = executors_new(8);
-    executor_t  *a = s_add(reg, "a", 8, 1), *b = s_add(reg, "b", 8, 1);
+    executor_t *a = s_add(reg, "a", 8, 1), *b = s_add(reg, "b", 8, 1);
     executors_refund(a, 3);
     executors_refund(b, 5);
     assert_ptr_equal(executors_pick(reg, 0), b);
@@ -41,7 +41,7 @@ static void test_pick_ties_go_to_least_recently_used(void **state)
 {
     (void)state;
     executors_t *reg = executors_new(8);
-    executor_t  *e[3];
+    executor_t *e[3];
     for (int i = 0; i < 3; i++) {
         char n[16];
         snprintf(n, sizeof n, "e%d", i);
@@ -69,7 +69,7 @@ static void test_pick_only_executors_of_the_service_with_credit(void **state)
 {
     (void)state;
     executors_t *reg = executors_new(8);
-    executor_t  *a = s_add(reg, "a", 8, 1 << 0), *b = s_add(reg, "b", 8, 1 << 1);
+    executor_t *a = s_add(reg, "a", 8, 1 << 0), *b = s_add(reg, "b", 8, 1 << 1);
     assert_null(executors_pick(reg, 0)); /* no credit yet: CREDIT follows READY */
     executors_refund(a, 1);
     executors_refund(b, 8);
@@ -85,7 +85,7 @@ static void test_credit_never_exceeds_slots(void **state)
 {
     (void)state;
     executors_t *reg = executors_new(8);
-    executor_t  *a = s_add(reg, "a", 4, 1);
+    executor_t *a = s_add(reg, "a", 4, 1);
     executors_refund(a, 4096);
     assert_int_equal(a->credit, 4);
     executors_refund(a, 1); /* a RESULT for a job the broker forgot */
@@ -97,7 +97,7 @@ static void test_registry_is_bounded_and_finds_by_identity_and_node(void **state
 {
     (void)state;
     executors_t *reg = executors_new(2);
-    executor_t  *a = s_add(reg, "a", 1, 1);
+    executor_t *a = s_add(reg, "a", 1, 1);
     assert_null(s_add(reg, "a", 1, 1)); /* the routing id is taken */
     assert_non_null(s_add(reg, "b", 1, 1));
     assert_null(s_add(reg, "c", 1, 1)); /* full */
@@ -122,7 +122,7 @@ static void test_keymap_put_get_del_and_grow(void **state)
     (void)state;
     keymap_t *m = keymap_new();
     static int values[5000];
-    char       k[32];
+    char k[32];
     for (int i = 0; i < 5000; i++) {
         snprintf(k, sizeof k, "key-%d", i);
         assert_int_equal(keymap_put_str(m, k, &values[i]), 0);

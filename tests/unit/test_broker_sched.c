@@ -29,27 +29,27 @@ static uint64_t s_wall(void)
 #define MAX_EVENTS 20000
 
 typedef struct {
-    uint8_t  id[ID_BYTES];
+    uint8_t id[ID_BYTES];
     status_t status;
-    char     type[32];
-    char     message[240];
+    char type[32];
+    char message[240];
 } answer_t;
 
 typedef struct {
-    uint8_t     id[ID_BYTES];
+    uint8_t id[ID_BYTES];
     executor_t *ex;
-    uint32_t    attempt;
+    uint32_t attempt;
 } sent_t;
 
 typedef struct {
-    sent_t      sent[MAX_EVENTS];
-    size_t      n_sent;
-    answer_t    answers[MAX_EVENTS];
-    size_t      n_answers;
-    sent_t      cancels[MAX_EVENTS];
-    size_t      n_cancels;
-    executor_t *unreachable;    /* send_job to it fails */
-    int         gone_on_answer; /* answering finds the client unreachable, as EHOSTUNREACH does */
+    sent_t sent[MAX_EVENTS];
+    size_t n_sent;
+    answer_t answers[MAX_EVENTS];
+    size_t n_answers;
+    sent_t cancels[MAX_EVENTS];
+    size_t n_cancels;
+    executor_t *unreachable; /* send_job to it fails */
+    int gone_on_answer;      /* answering finds the client unreachable, as EHOSTUNREACH does */
 } fake_t;
 
 static fake_t *F;
@@ -188,8 +188,8 @@ static const answer_t *s_answer_for(unsigned n)
 static void test_submit_dispatches_to_executor_with_credit(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     executor_t *ex = s_executor(s, "n1", 2, 0);
     for (unsigned i = 0; i < 3; i++) assert_int_equal(s_submit(s, c, "t", i), 0);
     sched_dispatch(s);
@@ -212,8 +212,8 @@ static void test_submit_dispatches_to_executor_with_credit(void **state)
 static void test_dispatch_prefers_most_free_credit(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     executor_t *a = s_executor(s, "a", 4, 1), *b = s_executor(s, "b", 4, 4);
     for (unsigned i = 0; i < 5; i++) s_submit(s, c, "t", i);
     sched_dispatch(s);
@@ -228,8 +228,8 @@ static void test_dispatch_prefers_most_free_credit(void **state)
 static void test_unknown_service_rejected_once_start_grace_is_over(void **state)
 {
     (void)state;
-    sched_t        *s = s_sched(NULL);
-    client_t       *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     sched_refusal_t why;
     /* just started: a known profile waits for executors; an unknown name does not */
     assert_int_equal(s_submit_ex(s, c, "python.basic", "t", 1, 0, 0, &why), 0);
@@ -251,8 +251,8 @@ static void test_unknown_service_rejected_once_start_grace_is_over(void **state)
 static void test_last_executor_leaving_gives_its_service_a_grace(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     s_now += 60000; /* long after start */
     executor_t *ex = s_executor(s, "n1", 1, 1);
     sched_executor_gone(s, ex, "test");
@@ -274,8 +274,8 @@ static void test_caps_refuse_at_once_with_the_reason(void **state)
     conf.max_queue = 10;
     conf.max_queue_per_tenant = 4;
     conf.max_queue_bytes = 1000;
-    sched_t        *s = s_sched(&conf);
-    client_t       *c = s_client(s, "fe");
+    sched_t *s = s_sched(&conf);
+    client_t *c = s_client(s, "fe");
     sched_refusal_t why;
     for (unsigned i = 0; i < 4; i++) assert_int_equal(s_submit(s, c, "a", i), 0);
     assert_int_equal(s_submit_ex(s, c, "python.basic", "a", 4, 0, 0, &why), -1);
@@ -304,8 +304,8 @@ static void test_caps_refuse_at_once_with_the_reason(void **state)
 static void test_duplicate_id_and_past_deadline_refused(void **state)
 {
     (void)state;
-    sched_t        *s = s_sched(NULL);
-    client_t       *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     sched_refusal_t why;
     assert_int_equal(s_submit(s, c, "a", 1), 0);
     assert_int_equal(s_submit_ex(s, c, "python.basic", "b", 1, 0, 0, &why), -1);
@@ -322,8 +322,8 @@ static void test_duplicate_id_and_past_deadline_refused(void **state)
 static void test_small_tenant_overtakes_flooding_tenants_backlog(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     executor_t *ex = s_executor(s, "n1", 4, 4);
     for (unsigned i = 0; i < 2000; i++) assert_int_equal(s_submit(s, c, "A", i), 0);
     sched_dispatch(s);
@@ -356,15 +356,17 @@ static void test_tenant_at_inflight_quota_waits_while_others_run(void **state)
     sched_conf_t conf;
     sched_conf_defaults(&conf);
     conf.max_queue_per_tenant = 3;
-    sched_t        *s = s_sched(&conf);
-    client_t       *c = s_client(s, "fe");
-    executor_t     *ex = s_executor(s, "n1", 8, 8);
+    sched_t *s = s_sched(&conf);
+    client_t *c = s_client(s, "fe");
+    executor_t *ex = s_executor(s, "n1", 8, 8);
     sched_refusal_t why;
-    for (unsigned i = 0; i < 2; i++) assert_int_equal(s_submit_ex(s, c, "python.basic", "q", i, 0, 2, &why), 0);
+    for (unsigned i = 0; i < 2; i++)
+        assert_int_equal(s_submit_ex(s, c, "python.basic", "q", i, 0, 2, &why), 0);
     for (unsigned i = 0; i < 3; i++) assert_int_equal(s_submit(s, c, "free", 100 + i), 0);
     sched_dispatch(s);
     assert_int_equal(F->n_sent, 5); /* q: 2 (its quota), free: 3 */
-    for (unsigned i = 2; i < 5; i++) assert_int_equal(s_submit_ex(s, c, "python.basic", "q", i, 0, 2, &why), 0);
+    for (unsigned i = 2; i < 5; i++)
+        assert_int_equal(s_submit_ex(s, c, "python.basic", "q", i, 0, 2, &why), 0);
     sched_dispatch(s);
     assert_int_equal(F->n_sent, 5); /* q waits at its quota though credit is left */
     assert_int_equal(sched_tenant(s, "q")->inflight, 2);
@@ -387,8 +389,8 @@ static void test_tenant_at_inflight_quota_waits_while_others_run(void **state)
 static void test_lost_executor_jobs_requeued_once_then_lost(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     executor_t *a = s_executor(s, "a", 2, 2);
     s_submit(s, c, "t", 1);
     s_submit(s, c, "t", 2);
@@ -418,8 +420,8 @@ static void test_lost_executor_jobs_requeued_once_then_lost(void **state)
 static void test_unreachable_executor_does_not_cost_an_attempt(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     executor_t *a = s_executor(s, "a", 4, 4);
     F->unreachable = a;
     s_submit(s, c, "t", 1);
@@ -437,8 +439,8 @@ static void test_unreachable_executor_does_not_cost_an_attempt(void **state)
 static void test_late_result_from_first_executor_wins(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     executor_t *a = s_executor(s, "a", 1, 1);
     s_submit(s, c, "t", 1);
     sched_dispatch(s);
@@ -461,8 +463,8 @@ static void test_late_result_from_first_executor_wins(void **state)
 static void test_reregistration_ends_leases(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     executor_t *a = s_executor(s, "a", 1, 1);
     s_submit(s, c, "t", 1);
     sched_dispatch(s);
@@ -479,7 +481,7 @@ static void test_reregistration_ends_leases(void **state)
 static void test_queued_job_past_deadline_answered_timeout(void **state)
 {
     (void)state;
-    sched_t  *s = s_sched(NULL);
+    sched_t *s = s_sched(NULL);
     client_t *c = s_client(s, "fe");
     s_submit_ex(s, c, "python.basic", "t", 1, s_wall() + 500, 0, NULL);
     s_submit_ex(s, c, "python.basic", "t", 2, s_wall() + 5000, 0, NULL);
@@ -499,8 +501,8 @@ static void test_queued_job_past_deadline_answered_timeout(void **state)
 static void test_leased_job_past_deadline_and_grace_answered_and_cancelled(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     executor_t *ex = s_executor(s, "n1", 1, 1);
     s_submit_ex(s, c, "python.basic", "t", 1, s_wall() + 1000, 0, NULL);
     sched_dispatch(s);
@@ -521,8 +523,8 @@ static void test_leased_job_past_deadline_and_grace_answered_and_cancelled(void 
 static void test_cancel_only_by_submitter(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe"), *other = s_client(s, "other");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe"), *other = s_client(s, "other");
     executor_t *ex = s_executor(s, "n1", 1, 1);
     s_submit(s, c, "t", 1);
     s_submit(s, c, "t", 2);
@@ -549,8 +551,8 @@ static void test_cancel_only_by_submitter(void **state)
 static void test_silent_client_jobs_dropped(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     executor_t *ex = s_executor(s, "n1", 1, 1);
     s_submit(s, c, "t", 1);
     s_submit(s, c, "t", 2);
@@ -572,7 +574,7 @@ static void test_silent_client_jobs_dropped(void **state)
 static void test_shutdown_answers_everything_lost(void **state)
 {
     (void)state;
-    sched_t  *s = s_sched(NULL);
+    sched_t *s = s_sched(NULL);
     client_t *c = s_client(s, "fe");
     s_executor(s, "n1", 1, 1);
     for (unsigned i = 0; i < 3; i++) s_submit(s, c, "t", i);
@@ -586,7 +588,7 @@ static void test_shutdown_answers_everything_lost(void **state)
 static void test_unreachable_client_during_answers_loses_the_rest_quietly(void **state)
 {
     (void)state;
-    sched_t  *s = s_sched(NULL);
+    sched_t *s = s_sched(NULL);
     client_t *c = s_client(s, "fe");
     s_executor(s, "n1", 2, 2);
     for (unsigned i = 0; i < 5; i++) s_submit(s, c, "t", i);
@@ -602,8 +604,8 @@ static void test_unreachable_client_during_answers_loses_the_rest_quietly(void *
 static void test_unreachable_client_jobs_dropped_at_housekeeping(void **state)
 {
     (void)state;
-    sched_t    *s = s_sched(NULL);
-    client_t   *c = s_client(s, "fe");
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
     executor_t *ex = s_executor(s, "n1", 1, 1);
     s_submit(s, c, "t", 1);
     s_submit(s, c, "t", 2);
@@ -633,20 +635,21 @@ static void test_every_admitted_job_answered_exactly_once_under_chaos(void **sta
     sched_conf_defaults(&conf);
     conf.max_queue = 400;
     conf.max_queue_per_tenant = 150;
-    sched_t  *s = s_sched(&conf);
+    sched_t *s = s_sched(&conf);
     const char *clients[3] = {"c0", "c1", "c2"}; /* looked up per message, as the reactor does */
     executor_t *ex[4] = {0};
-    char        names[4][8] = {"e0", "e1", "e2", "e3"};
-    size_t      seen_answers = 0;
-    unsigned    next = 0;
+    char names[4][8] = {"e0", "e1", "e2", "e3"};
+    size_t seen_answers = 0;
+    unsigned next = 0;
     for (int step = 0; step < 60000 || sched_jobs(s); step++) {
         if (step > 200000) fail_msg("did not drain");
         int r = (int)(random() % 100);
         if (r < 30 && next < JOBS) {
             const char *tenants[] = {"a", "b", "c", "d"};
-            uint64_t    deadline = random() % 4 ? 0 : s_wall() + 50 + (uint64_t)(random() % 3000);
-            int rc = s_submit_ex(s, s_client(s, clients[random() % 3]), "python.basic", tenants[random() % 4], next,
-                                 deadline, (uint32_t)(random() % 3), NULL);
+            uint64_t deadline = random() % 4 ? 0 : s_wall() + 50 + (uint64_t)(random() % 3000);
+            int rc =
+                s_submit_ex(s, s_client(s, clients[random() % 3]), "python.basic",
+                            tenants[random() % 4], next, deadline, (uint32_t)(random() % 3), NULL);
             admitted[next++] = rc == 0;
         } else if (r < 60) {
             /* an executor answers one of its leases (or a stale one) */
@@ -690,7 +693,8 @@ static void test_every_admitted_job_answered_exactly_once_under_chaos(void **sta
             sched_executor(s, names[0], 2);
         }
         sched_dispatch(s);
-        for (; seen_answers < F->n_answers; seen_answers++) answers[s_num(F->answers[seen_answers].id)]++;
+        for (; seen_answers < F->n_answers; seen_answers++)
+            answers[s_num(F->answers[seen_answers].id)]++;
     }
     /* Every admitted job left exactly once, through an answer of the broker's or a RESULT;
      * a refused one never entered. (c2's abandoned jobs count: the broker answers them in

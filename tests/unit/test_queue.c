@@ -132,7 +132,7 @@ static void test_remove_from_anywhere(void **state)
 {
     (void)state;
     queue_t *q = queue_new(1);
-    job_t   *j[4];
+    job_t *j[4];
     for (unsigned i = 0; i < 4; i++) queue_push(q, j[i] = s_job("a", i));
     queue_push(q, s_job("b", 9));
     queue_remove(q, j[1]);
@@ -162,7 +162,7 @@ static void test_parked_tenant_waits_until_unparked(void **state)
     queue_push(q, s_job("a", 0));
     queue_push(q, s_job("a", 1));
     queue_push(q, s_job("b", 0));
-    int    calls = 0;
+    int calls = 0;
     job_t *job = queue_pop(q, s_not_a, &calls);
     assert_string_equal(job->route.tenant, "b");
     s_free(job);
@@ -170,8 +170,8 @@ static void test_parked_tenant_waits_until_unparked(void **state)
     assert_null(queue_pop(q, s_not_a, &calls)); /* only a is left, and it is parked */
     calls = 0;
     assert_null(queue_pop(q, s_not_a, &calls));
-    assert_int_equal(calls, 0); /* parked FIFOs are not even looked at */
-    queue_push(q, s_job("a", 2));               /* a parked FIFO stays parked */
+    assert_int_equal(calls, 0);   /* parked FIFOs are not even looked at */
+    queue_push(q, s_job("a", 2)); /* a parked FIFO stays parked */
     assert_null(queue_pop(q, NULL, NULL));
     queue_unpark(q, "a");
     assert_int_equal(queue_parked(q), 0);
@@ -202,7 +202,7 @@ static void test_many_tenants_each_get_one_per_round(void **state)
 {
     (void)state;
     queue_t *q = queue_new(1);
-    char     name[16];
+    char name[16];
     for (unsigned t = 0; t < 100; t++)
         for (unsigned i = 0; i < 5; i++) {
             snprintf(name, sizeof name, "t%u", t);
