@@ -39,7 +39,7 @@ LIB     := $(BUILD)/lib/libsnakepit.a
 BROKER_SRC   := $(wildcard broker/*.c)
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
 # or Redis library (fewer pages to copy on every fork)
-ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c python.c sandbox.c layers.c pretouch.c \
+ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c python.c sandbox.c layers.c pretouch.c workspace.c \
                   outcome.c jobarea.c zchan.c)
 EXECUTOR_SRC := $(addprefix executor-node/,main.c node.c metrics.c layers.c zchan.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)

@@ -134,9 +134,20 @@ static const int s_trap[] = {
     SCMP_SYS(inotify_init1), SCMP_SYS(mknod), SCMP_SYS(mknodat), SCMP_SYS(ioprio_set),
 };
 
+/* Workspace profiles: what file work in the job's own directory needs. Where it may happen
+ * is Landlock's and the mount namespace's to decide (only the workspace is writable); the
+ * link and symlink calls stay refused, so nothing in the workspace can point elsewhere. */
+static const int s_workspace_allow[] = {
+    SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir),
+    SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(ftruncate),
+    SCMP_SYS(truncate), SCMP_SYS(fsync), SCMP_SYS(fdatasync), SCMP_SYS(pwrite64),
+    SCMP_SYS(fadvise64), SCMP_SYS(statfs), SCMP_SYS(fstatfs), SCMP_SYS(chdir), SCMP_SYS(fchdir),
+    SCMP_SYS(statx), SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2),
+    SCMP_SYS(preadv), SCMP_SYS(pwritev),
+};
+
 int sandbox_compile(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen)
 {
-    (void)profile;
     if (!(sb->layers & LAYER_SECCOMP)) return 0;
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
     if (!ctx) {
@@ -168,9 +179,13 @@ int sandbox_compile(sandbox_t *sb, const profile_t *profile, char *err, size_t e
      * read-only forms pass, so nothing can be created, written or truncated. */
     /* (O_TMPFILE includes O_DIRECTORY's bit; only its own bit is a write.) */
     const uint64_t wflags = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | (O_TMPFILE & ~O_DIRECTORY);
-    if (rc == 0)
+    if (rc == 0 && !profile->workspace)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
                               SCMP_A2(SCMP_CMP_MASKED_EQ, wflags, 0));
+    /* A workspace job writes files, so every open passes here and Landlock decides where. */
+    if (rc == 0 && profile->workspace) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 0);
+    for (size_t i = 0; profile->workspace && i < sizeof s_workspace_allow / sizeof s_workspace_allow[0] && rc == 0; i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, s_workspace_allow[i], 0);
     /* stat: metadata of what the mount namespace lets the job see (an empty root plus the
      * profile's read-only paths); zoneinfo needs it to find its files. */
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 0);
@@ -262,6 +277,15 @@ int sandbox_seal_filesystem(sandbox_t *sb, const profile_t *profile, char *err, 
                       NULL) < 0)
                 goto fail;
         }
+        if (profile->workspace) {
+            /* Where each child's own tmpfs is mounted (workspace.c): writable by us only, and
+             * listable by nobody else. */
+            step = "workspace root";
+            if (mkdir("/tmp/work", 0711) < 0 ||
+                mount("snakepit-work", "/tmp/work", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                      "size=64k,nr_inodes=4096,mode=0711") < 0)
+                goto fail;
+        }
         step = "mkdir";
         if (mkdir("/tmp/.old", 0700) < 0) goto fail;
         step = "chdir";
@@ -306,6 +330,7 @@ int sandbox_child_prepare(const sandbox_t *sb, int keep_fd)
     }
     if (syscall(SYS_close_range, from, ~0U, 0) < 0) return -errno;
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) return -errno;
+    signal(SIGXFSZ, SIG_IGN);
     return 0;
 }
 
@@ -327,12 +352,14 @@ static int s_set_rlimit(int resource, rlim_t soft, rlim_t hard)
 }
 
 /* Limits every job gets, whatever it asked for. */
-static int s_static_rlimits(void)
+static int s_static_rlimits(const sandbox_t *sb)
 {
     int rc = 0;
     rc |= s_set_rlimit(RLIMIT_NPROC, 0, 0); /* no fork, no threads (seccomp also refuses) */
     rc |= s_set_rlimit(RLIMIT_CORE, 0, 0);
-    rc |= s_set_rlimit(RLIMIT_FSIZE, 0, 0); /* no file may grow */
+    /* No file may grow, except in a workspace, up to its size (its tmpfs caps the total).
+     * Past it write() fails with EFBIG, a clean OSError: SIGXFSZ is ignored (prepare). */
+    rc |= s_set_rlimit(RLIMIT_FSIZE, (rlim_t)sb->fsize_max, (rlim_t)sb->fsize_max);
     rc |= s_set_rlimit(RLIMIT_MEMLOCK, 0, 0);
     rc |= s_set_rlimit(RLIMIT_MSGQUEUE, 0, 0);
     return rc ? -1 : 0;
@@ -364,7 +391,22 @@ int sandbox_child_limits(const sandbox_t *sb, const limits_t *l, const area_t *a
     return 0;
 }
 
-static int s_landlock_ruleset(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen)
+static int s_add_rule(int fd, const char *path, uint64_t access, char *err, size_t errlen)
+{
+    int dir = open(path, O_PATH | O_CLOEXEC | O_DIRECTORY);
+    if (dir < 0) return 0; /* not on this host (or not in our mount view) */
+    struct landlock_path_beneath_attr rule = {.allowed_access = access, .parent_fd = dir};
+    long rc = syscall(SYS_landlock_add_rule, fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+    close(dir);
+    if (rc < 0) {
+        snprintf(err, errlen, "layer landlock: rule for %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int sandbox_landlock_ruleset(const sandbox_t *sb, const profile_t *profile, const char *workspace,
+                             char *err, size_t errlen)
 {
     uint64_t fs = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
                   LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
@@ -394,22 +436,39 @@ static int s_landlock_ruleset(sandbox_t *sb, const profile_t *profile, char *err
         snprintf(err, errlen, "layer landlock: creating the ruleset: %s", strerror(errno));
         return -1;
     }
-    /* Everything handled is denied everywhere, except reading the profile's read-only paths. */
-    for (const char *const *p = profile->ro_paths; p && *p; p++) {
-        int dir = open(*p, O_PATH | O_CLOEXEC | O_DIRECTORY);
-        if (dir < 0) continue; /* not on this host (or not in our mount view) */
-        struct landlock_path_beneath_attr rule = {
-            .allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
-            .parent_fd = dir,
-        };
-        long rc = syscall(SYS_landlock_add_rule, fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
-        close(dir);
-        if (rc < 0) {
-            snprintf(err, errlen, "layer landlock: rule for %s: %s", *p, strerror(errno));
-            close(fd);
-            return -1;
+    /* Everything handled is denied everywhere, except reading the profile's read-only paths
+     * and, for a workspace child, making and changing regular files and directories in its
+     * own directory (no links, devices, fifos or sockets). */
+    int rc = 0;
+    for (const char *const *p = profile->ro_paths; p && *p && rc == 0; p++)
+        rc = s_add_rule(fd, *p, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR, err, errlen);
+    if (rc == 0 && workspace) {
+        uint64_t rw = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
+                      LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+                      LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                      LANDLOCK_ACCESS_FS_MAKE_DIR;
+        if (sb->landlock_abi >= 2) rw |= LANDLOCK_ACCESS_FS_REFER; /* rename within it */
+        if (sb->landlock_abi >= 3) rw |= LANDLOCK_ACCESS_FS_TRUNCATE;
+        int dir = open(workspace, O_PATH | O_CLOEXEC | O_DIRECTORY);
+        if (dir < 0) {
+            snprintf(err, errlen, "layer landlock: workspace %s: %s", workspace, strerror(errno));
+            rc = -1;
+        } else {
+            close(dir);
+            rc = s_add_rule(fd, workspace, rw, err, errlen);
         }
     }
+    if (rc < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int s_landlock_ruleset(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen)
+{
+    int fd = sandbox_landlock_ruleset(sb, profile, NULL, err, errlen);
+    if (fd < 0) return -1;
     sb->landlock_fd = fd;
     return 0;
 }
@@ -473,7 +532,7 @@ static int s_load_filter(const sandbox_t *sb)
 int sandbox_child_lock(const sandbox_t *sb, area_t *area, char *err, size_t errlen)
 {
     const char *layer = NULL;
-    if ((sb->layers & LAYER_RLIMITS) && s_static_rlimits() < 0) layer = "rlimits";
+    if ((sb->layers & LAYER_RLIMITS) && s_static_rlimits(sb) < 0) layer = "rlimits";
     /* Landlock needs no_new_privs or CAP_SYS_ADMIN in our namespace; an unprivileged node
      * without namespaces has neither until nnp is set, so set it first there (nnp only
      * affects execve, which is trapped anyway). */

@@ -34,7 +34,9 @@ typedef struct {
     int                drop_uid;   /* 0 when no other uid is mapped (unprivileged node) */
     size_t             base_vm;    /* the zygote's address space after warm-up, for RLIMIT_AS */
     int                landlock_abi;
-    int                landlock_fd; /* the ruleset, built once per zygote; -1 without Landlock */
+    int                landlock_fd; /* the ruleset, built once per zygote; -1 without Landlock
+                                       (workspace profiles: each child's own, see below) */
+    long               fsize_max;  /* RLIMIT_FSIZE: 0, or a workspace profile's file-size cap */
 } sandbox_t;
 
 /* Zygote: checks that every requested layer is available here; fails closed, naming the
@@ -42,8 +44,14 @@ typedef struct {
 int  sandbox_probe(sandbox_t *sb, char *err, size_t errlen);
 int  sandbox_compile(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen);
 /* Zygote, after warm imports: make the filesystem view an empty read-only tmpfs holding only
- * the profile's read-only paths; then build the Landlock ruleset that allows reading them. */
+ * the profile's read-only paths (and, for workspace profiles, a writable /work where each
+ * child's directory is mounted); then build the Landlock ruleset that allows reading them. */
 int  sandbox_seal_filesystem(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen);
+/* Zygote, before forking a workspace profile's child: a Landlock ruleset that also lets it
+ * read and write its own workspace directory (a ruleset cannot be copied, and one shared fd
+ * would carry every child's rule). The fd, or -1 with the reason. */
+int  sandbox_landlock_ruleset(const sandbox_t *sb, const profile_t *profile, const char *workspace,
+                              char *err, size_t errlen);
 void sandbox_free(sandbox_t *sb);
 
 /* Child at pre-fork time: closes every fd but keep_fd (its wake socket) and the Landlock

@@ -33,6 +33,7 @@
 #include "pretouch.h"
 #include "python.h"
 #include "sandbox.h"
+#include "workspace.h"
 #include "zchan.h"
 #include "zygote.h"
 
@@ -59,6 +60,9 @@ typedef struct {
     uint64_t start_us;    /* dispatch, monotonic */
     uint64_t deadline_us;
     int      killed;      /* KILL_* */
+    char     ws_dir[WORKSPACE_PATH_MAX]; /* its workspace directory; "" for other profiles */
+    int      landlock_fd; /* its own Landlock ruleset until forked (workspace profiles) */
+    size_t   n_inputs;    /* the job's input files, for telling them from its outputs */
 } child_t;
 
 typedef struct {
@@ -79,6 +83,7 @@ typedef struct {
     int                  retiring;
     int                  quit;
     pretouch_t           touch;      /* pages a job makes private, pre-faulted by pooled children */
+    workspace_t          ws;         /* workspace profiles: where the children's directories are */
 } zygote_t;
 
 static zygote_t *s_z; /* for the child, which consults the table right after fork */
@@ -156,6 +161,11 @@ static void s_child_main(zygote_t *z, child_t *c, int wake_rd)
      * another tenant's job or output; forget their addresses too. */
     for (size_t i = 0; i < z->n_children; i++)
         if (&z->children[i] != c) z->children[i].area.base = NULL;
+    if (c->ws_dir[0]) { /* its own directory, its own ruleset; relative paths land there */
+        z->sb.landlock_fd = c->landlock_fd;
+        if (chdir(c->ws_dir) < 0) _exit(1);
+        py_set_workspace(c->ws_dir);
+    }
     if (sandbox_child_prepare(&z->sb, wake_rd) < 0) _exit(1);
     if (getppid() != z->self_pid) _exit(1); /* the zygote died before PDEATHSIG was set */
     char err[256];
@@ -194,20 +204,52 @@ static child_t *s_slot(zygote_t *z)
     return NULL;
 }
 
+/* A pooled child's workspace directory and the Landlock ruleset that opens it to that child
+ * alone, made before the fork (workspace.h). */
+static int s_workspace_for(zygote_t *z, child_t *c)
+{
+    char err[256];
+    if (workspace_make(&z->ws, c->ws_dir, err, sizeof err) < 0) {
+        log_error("event=workspace_failed error=\"%s\"", err);
+        c->ws_dir[0] = '\0';
+        return -1;
+    }
+    if ((z->sb.layers & LAYER_LANDLOCK) &&
+        (c->landlock_fd = sandbox_landlock_ruleset(&z->sb, z->profile, c->ws_dir, err, sizeof err)) < 0) {
+        log_error("event=workspace_failed error=\"%s\"", err);
+        workspace_remove(&z->ws, c->ws_dir);
+        c->ws_dir[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+static void s_workspace_drop(zygote_t *z, child_t *c)
+{
+    if (c->landlock_fd >= 0) close(c->landlock_fd);
+    c->landlock_fd = -1;
+    if (c->ws_dir[0]) workspace_remove(&z->ws, c->ws_dir);
+    c->ws_dir[0] = '\0';
+}
+
 static child_t *s_fork_child(zygote_t *z)
 {
     child_t *c = s_slot(z);
     if (!c) return NULL;
     memset(c, 0, sizeof *c);
+    c->landlock_fd = -1;
+    if (z->profile->workspace && s_workspace_for(z, c) < 0) return NULL;
     int rc = area_map(&c->area, JOB_CAP, (uint32_t)z->conf->stream_cap);
     if (rc < 0) {
         log_error("event=area_map_failed error=\"%s\"", strerror(-rc));
+        s_workspace_drop(z, c);
         return NULL;
     }
     int p[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) < 0) {
         log_error("event=socketpair_failed error=\"%s\"", strerror(errno));
         area_unmap(&c->area);
+        s_workspace_drop(z, c);
         return NULL;
     }
     uint64_t t0 = clock_mono_us();
@@ -218,11 +260,14 @@ static child_t *s_fork_child(zygote_t *z)
         close(p[0]);
         close(p[1]);
         area_unmap(&c->area);
+        s_workspace_drop(z, c);
         return NULL;
     }
     if (pid == 0) s_child_main(z, c, p[0]); /* never returns */
     z->forks++;
     close(p[0]);
+    if (c->landlock_fd >= 0) close(c->landlock_fd); /* the child has it */
+    c->landlock_fd = -1;
     /* Later children must not inherit this area: it is this child's alone, and not copying
      * it keeps every later fork cheaper. */
     if (madvise(c->area.base, c->area.size, MADV_DONTFORK) < 0)
@@ -268,10 +313,11 @@ static child_t *s_find_job(zygote_t *z, const uint8_t id[ID_BYTES])
     return NULL;
 }
 
-static void s_release(child_t *c)
+static void s_release(zygote_t *z, child_t *c)
 {
     if (c->sock > 0) close(c->sock);
     area_unmap(&c->area);
+    s_workspace_drop(z, c); /* reaped: nothing writes there any more */
     memset(c, 0, sizeof *c);
 }
 
@@ -324,6 +370,17 @@ static void s_collect(const child_t *c, int wstatus, const struct rusage *ru, re
                    .wstatus = wstatus, .ru = ru,
                    .wall_ms = (double)(clock_mono_us() - c->start_us) / 1000.0};
     outcome_result(&o, res);
+    if (!c->ws_dir[0] || c->kind != JOB_EXEC) return;
+    /* What the job wrote, less its unchanged inputs (taken from the area's copy of the
+     * JobSpec: the child could have changed it, which only changes its own answer). */
+    jobspec_t job;
+    char      err[64];
+    uint32_t  len = area_hdr(&c->area)->job_len;
+    int       have = c->n_inputs &&
+                     jobspec_decode(area_job(&c->area), len < c->area.job_cap ? len : c->area.job_cap,
+                                    &job, err, sizeof err) == 0;
+    workspace_collect(c->ws_dir, have ? &job : NULL, res);
+    if (have) jobspec_clear(&job);
 }
 
 static void s_log_job(const child_t *c, const result_t *res, long minflt)
@@ -451,7 +508,7 @@ static void s_on_sigchld(zygote_t *z)
         } else if (c->state == CHILD_IDLE) {
             log_warn("event=idle_child_died pid=%d status=%d", pid, wstatus);
         }
-        s_release(c);
+        s_release(z, c);
     }
     s_arm_timer(z);
 }
@@ -477,6 +534,14 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
         s_send_simple(z, id, ST_REJECTED, "WrongService", err);
         return;
     }
+    if (job.n_files && (!z->profile->workspace || workspace_check_files(&job, err, sizeof err) < 0)) {
+        if (!z->profile->workspace)
+            snprintf(err, sizeof err, "profile %s has no workspace for files; use python.filesystem "
+                     "or python.data_science", z->profile->name);
+        jobspec_clear(&job);
+        s_send_simple(z, id, ST_REJECTED, "BadFiles", err);
+        return;
+    }
     /* A child that is still warming up would make the job wait for it: take a ready one
      * when there is one (the phase is the child's word, but a wrong one only costs time). */
     child_t *c = NULL;
@@ -495,6 +560,16 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
         s_send_simple(z, id, ST_INTERNAL_ERROR, "ForkFailed", "the executor could not start a sandbox");
         return;
     }
+    if (job.n_files && workspace_put(&z->ws, c->ws_dir, &job, err, sizeof err) < 0) {
+        /* That child's directory is spoilt: it goes, the job is answered. */
+        c->state = CHILD_RUNNING;
+        c->answered = 1;
+        kill(c->pid, SIGKILL);
+        jobspec_clear(&job);
+        s_send_simple(z, id, ST_INTERNAL_ERROR, "WorkspaceError", err);
+        return;
+    }
+    c->n_inputs = job.n_files;
     area_hdr_t *h = area_hdr(&c->area);
     memcpy(area_job(&c->area), body, len);
     h->job_len = (uint32_t)len;
@@ -670,6 +745,15 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
     else
         log_info("event=pretouch_recorded pages=%zu ranges=%zu", z->touch.pages, z->touch.n);
     if (sandbox_seal_filesystem(&z->sb, z->profile, err, errlen) < 0) return -1;
+    if (z->profile->workspace) {
+        /* children that drop privileges own their files as that uid; others as we are */
+        uid_t uid = z->sb.drop_uid ? z->sb.run_uid : getuid();
+        gid_t gid = z->sb.drop_uid ? z->sb.run_gid : getgid();
+        if (workspace_init(&z->ws, z->profile, (z->sb.layers & LAYER_NAMESPACES) != 0, uid, gid,
+                           err, errlen) < 0)
+            return -1;
+        z->sb.fsize_max = z->ws.size_mb << 20;
+    }
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);

@@ -59,12 +59,17 @@ class Executor:
                     self.ready = msgpack.unpackb(parts[3])
 
     def run(self, code, service="python.basic", kind="exec", wall_ms=5000, cpu_ms=0,
-            memory_mb=0, output_bytes=0, inspect=(), stdin=None, allowed_imports=(), timeout=60):
+            memory_mb=0, output_bytes=0, inspect=(), stdin=None, allowed_imports=(), timeout=60,
+            files=None):
+        """files: {path: bytes or str} for the job's workspace (PROTOCOL.md §4)."""
         job = {"v": 1, "kind": kind, "tenant": "attacker", "service": service, "code": code,
                "limits": {"wall_ms": wall_ms, "cpu_ms": cpu_ms or wall_ms, "memory_mb": memory_mb,
                           "output_bytes": output_bytes, "nofile": 0},
                "inspect": list(inspect), "allowed_imports": list(allowed_imports), "stdin": stdin,
-               "capture_output": True, "files": [], "submitted_ms": int(time.time() * 1000)}
+               "capture_output": True,
+               "files": [{"path": p, "data": d.encode() if isinstance(d, str) else d}
+                         for p, d in (files or {}).items()],
+               "submitted_ms": int(time.time() * 1000)}
         route = {"tenant": "attacker", "deadline_ms": 0, "max_inflight": 0, "attempt": 0}
         jid = uuid.uuid4().bytes
         self._pump(0)  # catch up: the node may have re-registered while we were idle
