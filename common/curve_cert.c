@@ -57,12 +57,14 @@ int curve_cert_load(const char *path, curve_cert_t *cert, char *err, size_t errl
             s[--len] = '\0';
         while (*s == ' ' || *s == '\t') s++;
         if (*s == '#' || !*s) continue;
-        if (s_field(s, "public-key", cert->public_key, sizeof cert->public_key) < 0 ||
-            s_field(s, "secret-key", cert->secret_key, sizeof cert->secret_key) < 0 ||
-            s_field(s, "name", cert->name, sizeof cert->name) < 0)
+        /* A bare key first: Z85 has '=' in its alphabet, so a key could pass for a field. */
+        if (strlen(s) == CURVE_Z85_LEN && curve_key_ok(s)) {
+            if (!cert->public_key[0]) memcpy(cert->public_key, s, CURVE_Z85_LEN + 1);
+        } else if (s_field(s, "public-key", cert->public_key, sizeof cert->public_key) < 0 ||
+                   s_field(s, "secret-key", cert->secret_key, sizeof cert->secret_key) < 0 ||
+                   s_field(s, "name", cert->name, sizeof cert->name) < 0) {
             bad = 1;
-        else if (strlen(s) == CURVE_Z85_LEN && !strchr(s, '=') && !cert->public_key[0])
-            memcpy(cert->public_key, s, CURVE_Z85_LEN + 1); /* a bare key (length checked) */
+        }
     }
     fclose(f);
     const char *why = bad                    ? "not a certificate (line or file too long)"
