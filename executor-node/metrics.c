@@ -119,8 +119,8 @@ void exec_metrics_render(void *arg, buf_t *out)
     prom_family(out, "snakepit_executor_jobs_total", PROM_COUNTER, "Finished jobs, by profile and status.");
     for (int i = 0; i < m->n_profiles; i++)
         for (int s = 0; s < ST__COUNT; s++)
-            if (m->profiles[i].jobs[s] || s == ST_OK)
-                prom_sample(out, "snakepit_executor_jobs_total", (double)m->profiles[i].jobs[s],
+            /* every status from the start: rate() and increase() need the zero before the first */
+            prom_sample(out, "snakepit_executor_jobs_total", (double)m->profiles[i].jobs[s],
                             "profile", m->profiles[i].name, "status", status_name((status_t)s), NULL);
     prom_family(out, "snakepit_executor_pool_children", PROM_GAUGE,
                 "Pre-forked children ready for a job, by profile.");

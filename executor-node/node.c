@@ -679,7 +679,7 @@ static void s_fill_snapshot(void *arg, metrics_pub_t *pub)
     metrics_pub_field(pub, "forks", "%llu", (unsigned long long)forks);
     metrics_pub_field(pub, "zygote_restarts", "%llu", (unsigned long long)restarts);
     metrics_pub_field(pub, "broker_connected", "%d", n->metrics.broker_connected);
-    metrics_pub_field(pub, "updated_ms", "%llu", (unsigned long long)clock_wall_ms());
+    metrics_pub_field(pub, "ts_ms", "%llu", (unsigned long long)clock_wall_ms()); /* as the broker's */
 }
 
 /* Waits (before the loop exists) for every zygote's HELLO, or the first FATAL. */

@@ -293,6 +293,21 @@ static enum MHD_Result s_healthz(exchange_t *ex)
     return s_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
 }
 
+/* Ready to serve jobs: the broker and Redis both connected (a Kubernetes readiness probe;
+ * /healthz stays 200 while the process lives). */
+static enum MHD_Result s_readyz(exchange_t *ex)
+{
+    fe_t *fe = ex->http->fe;
+    int   broker = client_connected(fe->client), redis = store_connected(fe->store);
+    char *text;
+    int   n = asprintf(&text, "{\"ready\":%s,\"broker_connected\":%s,\"redis_connected\":%s}",
+                       broker && redis ? "true" : "false", broker ? "true" : "false",
+                       redis ? "true" : "false");
+    if (n < 0) return MHD_NO;
+    return s_queue_text(ex, broker && redis ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+                        "application/json", text, (size_t)n);
+}
+
 static enum MHD_Result s_metrics(exchange_t *ex)
 {
     buf_t b;
@@ -338,6 +353,8 @@ enum MHD_Result exchange_access(void *cls, struct MHD_Connection *conn, const ch
         *con_cls = ex;
         if (strcmp(url, "/healthz") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
             return s_healthz(ex);
+        if (strcmp(url, "/readyz") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
+            return s_readyz(ex);
         if (strcmp(url, "/metrics") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
             return s_metrics(ex);
         return exchange_mcp(ex, url);

@@ -76,6 +76,7 @@ typedef struct fe {
     http_t *http;
     stdio_tx_t *stdio;
     char instance[80]; /* host:pid, for logs and records */
+    struct metrics_pub *snapshot; /* sp:metrics:mcp:{instance} for `snakepit status` */
     int stopping;
 } fe_t;
 

@@ -13,7 +13,9 @@
 #include <zmq.h>
 
 #include "../common/config.h"
+#include "../common/clock.h"
 #include "../common/log.h"
+#include "../common/metrics_pub.h"
 #include "../proto/wire.h"
 #include "fe.h"
 #include "http.h"
@@ -172,6 +174,34 @@ static void s_instance(fe_t *fe)
     snprintf(fe->instance, sizeof fe->instance, "%s:%d", host, (int)getpid());
 }
 
+/* The front-end's one-second snapshot in Redis (sp:metrics:mcp:{instance}), which `snakepit
+ * status` shows beside the broker's and the executors'. A second connection of its own, so a
+ * slow snapshot never delays records or the rate limiter. */
+static void s_snapshot_fill(void *arg, metrics_pub_t *pub)
+{
+    fe_t *fe = arg;
+    metrics_pub_field(pub, "instance", "%s", fe->instance);
+    metrics_pub_field(pub, "http", "%s", fe->conf.http[0] ? fe->conf.http : "off");
+    metrics_pub_field(pub, "sessions", "%zu", sessions_count(fe));
+    metrics_pub_field(pub, "jobs_inflight", "%zu", idmap_size(fe->jobs));
+    metrics_pub_field(pub, "requests", "%.0f", metric_total(M.requests));
+    metrics_pub_field(pub, "tool_calls", "%.0f", metric_total(M.tool_calls));
+    metrics_pub_field(pub, "auth_failures", "%.0f", metric_total(M.auth_failures));
+    metrics_pub_field(pub, "rate_limited", "%.0f", metric_total(M.rate_limited));
+    metrics_pub_field(pub, "records_dropped", "%.0f", metric_total(M.records_dropped));
+    metrics_pub_field(pub, "broker_connected", "%d", client_connected(fe->client));
+    metrics_pub_field(pub, "redis_connected", "%d", store_connected(fe->store));
+    metrics_pub_field(pub, "ts_ms", "%llu", (unsigned long long)clock_wall_ms());
+}
+
+static void s_snapshot_start(fe_t *fe)
+{
+    char key[160], err[256];
+    snprintf(key, sizeof key, "sp:metrics:mcp:%s", fe->instance);
+    fe->snapshot = metrics_pub_new(fe->loop, fe->conf.redis, key, 1000, 10, s_snapshot_fill, fe, err, sizeof err);
+    if (!fe->snapshot) log_warn("event=snapshot_disabled error=\"%s\"", err);
+}
+
 int main(int argc, char **argv)
 {
     fe_t *fe = xcalloc(1, sizeof *fe);
@@ -239,6 +269,7 @@ int main(int argc, char **argv)
     jobs_init(fe);
     tools_init(fe);
     resources_init(fe);
+    s_snapshot_start(fe);
     int rc = 0;
     if (fe->conf.http[0] && http_start(fe, err, sizeof err) < 0) {
         log_error("event=start_failed error=\"%s\"", err);
@@ -254,6 +285,7 @@ int main(int argc, char **argv)
                  fe->conf.broker, where, fe->instance);
         if (loop_run(fe->loop) < 0) rc = 1;
     }
+    metrics_pub_destroy(&fe->snapshot);
     log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe),
              fe->jobs ? idmap_size(fe->jobs) : 0);
     /* order matters: answer everything that waits, then take the transports down, then the

@@ -167,6 +167,14 @@ static void s_render_histogram(buf_t *out, const metric_t *m, const series_t *s)
     buf_printf(out, " %llu\n", (unsigned long long)s->count);
 }
 
+double metric_total(const metric_t *m)
+{
+    double total = 0;
+    for (int i = 0; m && i < m->n_series; i++)
+        total += m->kind == KIND_HISTOGRAM ? (double)m->series[i].count : m->series[i].value;
+    return total;
+}
+
 void metrics_render(buf_t *out)
 {
     static const char *types[] = {"counter", "gauge", "histogram"};

@@ -20,6 +20,8 @@ void metric_observe(metric_t *m, double v, const char *l1);
 #define metric_inc(m, l1, l2) metric_add((m), 1, (l1), (l2))
 
 void metrics_render(buf_t *out);
+/* Sum over all of a metric's series (a histogram's observation count), for the Redis snapshot. */
+double metric_total(const metric_t *m);
 void metrics_free(void);
 
 /* The front-end's metrics, created by fe_metrics_init. */
