@@ -114,3 +114,21 @@ void farm_bin_dir(char *out, size_t cap)
     if (slash) *slash = '\0';
     snprintf(out, cap, "%s", exe);
 }
+
+redisContext *farm_connect(const char *cmd, const char *state_dir, char *redis_url, size_t cap)
+{
+    char err[512];
+    if (!redis_url[0]) {
+        char        dir[PATH_MAX];
+        farm_info_t info;
+        farm_state_dir(state_dir && state_dir[0] ? state_dir : NULL, dir, sizeof dir);
+        if (farm_read_ready(dir, &info, err, sizeof err) < 0) {
+            fprintf(stderr, "%s: %s (or pass --redis URL)\n", cmd, err);
+            return NULL;
+        }
+        snprintf(redis_url, cap, "%s", info.redis);
+    }
+    redisContext *c = farm_redis(redis_url, err, sizeof err);
+    if (!c) fprintf(stderr, "%s: %s\n", cmd, err);
+    return c;
+}

@@ -26,6 +26,10 @@ int  farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t 
 int  farm_alive(const farm_info_t *info);
 /* A blocking connection with a timeout, authenticated and on the right db. */
 redisContext *farm_redis(const char *url, char *err, size_t errlen);
+/* The Redis of the farm a command talks to: redis_url when given, else the one in the state
+ * directory's ready.json (written back into redis_url). Says why on stderr, prefixed with the
+ * command's name, when it cannot. */
+redisContext *farm_connect(const char *cmd, const char *state_dir, char *redis_url, size_t cap);
 /* Directory holding this binary (siblings: snakepit-broker, ...). */
 void farm_bin_dir(char *out, size_t cap);
 

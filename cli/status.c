@@ -478,20 +478,7 @@ static void s_print(const char *redis, const snapshots_t *all, json_t *const *ra
 
 static redisContext *s_connect(status_args_t *a)
 {
-    char err[512];
-    if (!a->redis[0]) {
-        char dir[PATH_MAX];
-        farm_info_t info;
-        farm_state_dir(a->state_dir[0] ? a->state_dir : NULL, dir, sizeof dir);
-        if (farm_read_ready(dir, &info, err, sizeof err) < 0) {
-            fprintf(stderr, "snakepit status: %s (or pass --redis URL)\n", err);
-            return NULL;
-        }
-        snprintf(a->redis, sizeof a->redis, "%s", info.redis);
-    }
-    redisContext *c = farm_redis(a->redis, err, sizeof err);
-    if (!c) fprintf(stderr, "snakepit status: %s\n", err);
-    return c;
+    return farm_connect("snakepit status", a->state_dir, a->redis, sizeof a->redis);
 }
 
 /* Waits for the interval, then up to a second more for each process's next snapshot. */

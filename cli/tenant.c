@@ -171,20 +171,7 @@ static const char *s_usage =
 
 static redisContext *s_connect(tenant_args_t *a)
 {
-    char err[512];
-    if (!a->redis[0]) {
-        char        dir[PATH_MAX];
-        farm_info_t info;
-        farm_state_dir(a->state_dir, dir, sizeof dir);
-        if (farm_read_ready(dir, &info, err, sizeof err) < 0) {
-            fprintf(stderr, "snakepit tenant: %s (or pass --redis URL)\n", err);
-            return NULL;
-        }
-        snprintf(a->redis, sizeof a->redis, "%s", info.redis);
-    }
-    redisContext *c = farm_redis(a->redis, err, sizeof err);
-    if (!c) fprintf(stderr, "snakepit tenant: %s\n", err);
-    return c;
+    return farm_connect("snakepit tenant", a->state_dir, a->redis, sizeof a->redis);
 }
 
 static int s_show(redisContext *c, const char *name, int json)

@@ -253,20 +253,7 @@ static json_t *s_to_json(const rows_t *rows, char days[][9], int n_days)
 
 static redisContext *s_connect(usage_args_t *a)
 {
-    char err[512];
-    if (!a->redis[0]) {
-        char dir[PATH_MAX];
-        farm_info_t info;
-        farm_state_dir(a->state_dir[0] ? a->state_dir : NULL, dir, sizeof dir);
-        if (farm_read_ready(dir, &info, err, sizeof err) < 0) {
-            fprintf(stderr, "snakepit usage: %s (or pass --redis URL)\n", err);
-            return NULL;
-        }
-        snprintf(a->redis, sizeof a->redis, "%s", info.redis);
-    }
-    redisContext *c = farm_redis(a->redis, err, sizeof err);
-    if (!c) fprintf(stderr, "snakepit usage: %s\n", err);
-    return c;
+    return farm_connect("snakepit usage", a->state_dir, a->redis, sizeof a->redis);
 }
 
 int usage_main(int argc, char **argv)
