@@ -40,7 +40,7 @@ BROKER_SRC   := $(wildcard broker/*.c)
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
 # or Redis library (fewer pages to copy on every fork)
 ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c python.c sandbox.c layers.c pretouch.c workspace.c \
-                  outcome.c jobarea.c zchan.c)
+                  outcome.c jobarea.c zchan.c scrub.c)
 EXECUTOR_SRC := $(addprefix executor-node/,main.c node.c metrics.c layers.c zchan.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
 CLI_SRC      := $(wildcard cli/*.c)

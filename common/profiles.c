@@ -54,6 +54,7 @@ static const char *const s_data_science_preload[] = {
     "scipy.signal", "scipy.special", "scipy.sparse", "scipy.sparse.linalg", "scipy.fft",
     "scipy.spatial", "scipy.ndimage", "scipy.cluster", "scipy.cluster.hierarchy",
     "scipy.constants", "scipy.io", "matplotlib.pyplot", "matplotlib.backends.backend_agg",
+    "matplotlib.backends.backend_svg", "matplotlib.backends.backend_pdf",
     "matplotlib.colors", "matplotlib.cm", "matplotlib.patches", "matplotlib.ticker",
     "matplotlib.dates", "matplotlib.gridspec", "mpl_toolkits.mplot3d", "pandas.plotting",
     "sympy.plotting", "sympy.printing.pretty", "sympy.printing.latex", "sympy.parsing.sympy_parser",

@@ -206,7 +206,8 @@ def _warm_data_science():
     ax.set_xlabel("x")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(io.BytesIO(), format="png")
+    for fmt in ("png", "svg", "pdf", "jpg"):  # the writers load their backends lazily
+        fig.savefig(io.BytesIO(), format=fmt)
     df.plot(x="t", y="v")
     fig2 = plt.figure()
     fig2.add_subplot(projection="3d")

@@ -267,6 +267,7 @@ static void s_take_file(collect_t *c, int dfd, const char *name, const char *pat
     }
     close(fd);
     if (s_unchanged_input(c, path, data, got)) {
+        explicit_bzero(data, got); /* scrub.h: no tenant bytes left in freed memory */
         free(data);
         return;
     }

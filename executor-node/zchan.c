@@ -65,6 +65,17 @@ int zchan_pending(const zchan_t *self)
 static void s_queue(zchan_t *self, const void *a, size_t alen, const void *b, size_t blen)
 {
     uint32_t len = (uint32_t)(alen + blen);
+    size_t   want = self->out.len + sizeof len + len + 1;
+    if (want > self->out.cap) { /* grow by hand: realloc would free a copy we cannot scrub */
+        size_t cap = self->out.cap ? self->out.cap : 4096;
+        while (cap < want) cap *= 2;
+        uint8_t *data = xmalloc(cap);
+        if (self->out.len) memcpy(data, self->out.data, self->out.len);
+        if (self->out.data) explicit_bzero(self->out.data, self->out.cap);
+        free(self->out.data);
+        self->out.data = data;
+        self->out.cap = cap;
+    }
     buf_append(&self->out, &len, sizeof len);
     buf_append(&self->out, a, alen);
     if (blen) buf_append(&self->out, b, blen);
@@ -101,6 +112,9 @@ int zchan_flush(zchan_t *self)
         }
         self->out_off += sizeof len + len;
     }
+    /* What was queued may be a tenant's job or result: leave none of it in memory a zygote's
+     * next children inherit (scrub.h). */
+    explicit_bzero(self->out.data, self->out.len);
     buf_reset(&self->out);
     self->out_off = 0;
     return 0;
@@ -139,6 +153,8 @@ int zchan_read(zchan_t *self, zchan_msg_fn *fn, void *arg)
         if (self->in_have == self->in_len) {
             self->assembling = 0;
             fn(arg, self->in_type, self->in_id, self->in_data, self->in_len);
+            explicit_bzero(self->in_data, self->in_len); /* scrub.h */
+            explicit_bzero(self->dgram, sizeof self->dgram);
         }
     }
 }

@@ -33,6 +33,7 @@
 #include "pretouch.h"
 #include "python.h"
 #include "sandbox.h"
+#include "scrub.h"
 #include "workspace.h"
 #include "zchan.h"
 #include "zygote.h"
@@ -380,7 +381,7 @@ static void s_collect(const child_t *c, int wstatus, const struct rusage *ru, re
                      jobspec_decode(area_job(&c->area), len < c->area.job_cap ? len : c->area.job_cap,
                                     &job, err, sizeof err) == 0;
     workspace_collect(c->ws_dir, have ? &job : NULL, res);
-    if (have) jobspec_clear(&job);
+    if (have) scrub_jobspec(&job);
 }
 
 static void s_log_job(const child_t *c, const result_t *res, long minflt)
@@ -440,9 +441,20 @@ static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
 {
     buf_t out;
     buf_init(&out);
+    /* Sized up front: a buffer that grew would leave copies of the result in freed memory. */
+    size_t need = 64u << 10;
+    need += res->out_len + res->err_len;
+    for (size_t i = 0; i < res->n_images; i++) need += res->images[i].len + 64;
+    for (size_t i = 0; i < res->n_files; i++) need += res->files[i].len + JOB_MAX_PATH + 16;
+    need += (res->result ? strlen(res->result) : 0) + (res->variables ? strlen(res->variables) : 0) +
+            (res->validation ? strlen(res->validation) : 0) +
+            (res->error.traceback ? strlen(res->error.traceback) : 0) +
+            (res->error.message ? strlen(res->error.message) : 0);
+    buf_reserve(&out, need);
     if (!res->executor && z->conf->node[0]) res->executor = xstrdup(z->conf->node);
     result_encode(res, &out);
     if (zchan_send(z->chan, ZC_RESULT, c->id, out.data, out.len) < 0) z->quit = 1;
+    explicit_bzero(out.data, out.len);
     buf_free(&out);
     s_audit_log(c, res);
     s_send_stats(z, c, res);
@@ -477,7 +489,7 @@ static void s_on_done(zygote_t *z, child_t *c)
     s_collect(c, 0, NULL, &res);
     s_send_result(z, c, &res);
     s_log_job(c, &res, -1);
-    result_clear(&res);
+    scrub_result(&res);
     c->answered = 1;
     z->jobs_done++;
     kill(c->pid, SIGKILL); /* nothing of the job may run past its answer */
@@ -503,7 +515,7 @@ static void s_on_sigchld(zygote_t *z)
             char idstr[ID_STR_LEN + 1];
             id_format(c->id, idstr);
             s_log_job(c, &res, ru.ru_minflt);
-            result_clear(&res);
+            scrub_result(&res);
             z->jobs_done++;
         } else if (c->state == CHILD_IDLE) {
             log_warn("event=idle_child_died pid=%d status=%d", pid, wstatus);
@@ -530,7 +542,7 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
     }
     if (strcmp(job.service, z->profile->name) != 0) {
         snprintf(err, sizeof err, "this zygote serves %s, not %s", z->profile->name, job.service);
-        jobspec_clear(&job);
+        scrub_jobspec(&job);
         s_send_simple(z, id, ST_REJECTED, "WrongService", err);
         return;
     }
@@ -538,7 +550,7 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
         if (!z->profile->workspace)
             snprintf(err, sizeof err, "profile %s has no workspace for files; use python.filesystem "
                      "or python.data_science", z->profile->name);
-        jobspec_clear(&job);
+        scrub_jobspec(&job);
         s_send_simple(z, id, ST_REJECTED, "BadFiles", err);
         return;
     }
@@ -556,7 +568,7 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
     }
     if (!c) c = s_fork_child(z); /* the pool ran dry: fork on the job's path */
     if (!c) {
-        jobspec_clear(&job);
+        scrub_jobspec(&job);
         s_send_simple(z, id, ST_INTERNAL_ERROR, "ForkFailed", "the executor could not start a sandbox");
         return;
     }
@@ -565,7 +577,7 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
         c->state = CHILD_RUNNING;
         c->answered = 1;
         kill(c->pid, SIGKILL);
-        jobspec_clear(&job);
+        scrub_jobspec(&job);
         s_send_simple(z, id, ST_INTERNAL_ERROR, "WorkspaceError", err);
         return;
     }
@@ -583,7 +595,7 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
     c->start_us = clock_mono_us();
     c->deadline_us = c->start_us + (uint64_t)job.limits.wall_ms * 1000u;
     c->state = CHILD_RUNNING;
-    jobspec_clear(&job);
+    scrub_jobspec(&job);
     char    b = 'j';
     ssize_t n = write(c->sock, &b, 1);
     if (n != 1) s_kill(c, KILL_CANCEL); /* reaping reports it; the child is already gone */
@@ -640,6 +652,7 @@ static void s_send_progress(zygote_t *z, const child_t *c, const char *stream, c
         mpw_kv_str(&w, "state", "running");
     }
     zchan_send(z->chan, ZC_PROGRESS, c->id, out.data, out.len);
+    explicit_bzero(out.data, out.len);
     buf_free(&out);
 }
 
