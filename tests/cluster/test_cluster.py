@@ -260,3 +260,4 @@ def test_executor_host_killed_under_load_every_job_answered_once(cluster):
     assert metric(metrics, "snakepit_broker_executor_losses_total") >= 1
     broker_log = open(os.path.join(tmp, "broker.log")).read()
     assert "event=executor_lost node=e1" in broker_log
+    assert "AddressSanitizer" not in broker_log and "runtime error" not in broker_log
