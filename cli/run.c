@@ -25,6 +25,7 @@
 #include "../proto/result.h"
 #include "../proto/result_json.h"
 #include "farm.h"
+#include "mcp_http.h"
 #include "run.h"
 
 #define EX_USAGE_ 64
@@ -52,9 +53,10 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(run_args_t, profile, "profile", "P", "sandbox profile"),
     CFG_OPT_STR(run_args_t, file, "file", "FILE", "run the code in FILE (-f; - for stdin)"),
     CFG_OPT_STR(run_args_t, stdin_text, "stdin", "TEXT", "text the code reads with input()"),
-    CFG_OPT_STR(run_args_t, tenant, "tenant", "NAME", "tenant to run as"),
+    CFG_OPT_STR(run_args_t, tenant, "tenant", "NAME", "tenant to run as with --broker"),
     CFG_OPT_STR(run_args_t, state_dir, "state-dir", "DIR", "farm state directory"),
-    CFG_OPT_STR(run_args_t, broker, "broker", "ENDPOINT", "broker client endpoint (default: the farm's)"),
+    CFG_OPT_STR(run_args_t, broker, "broker", "ENDPOINT",
+                "submit straight to this broker as --tenant, bypassing the MCP endpoint (no records)"),
     CFG_OPT_BOOL(run_args_t, json, "json", "print the structured result as JSON"),
     CFG_OPT_BOOL(run_args_t, validate, "validate", "only validate the code (validate_code)"),
     CFG_OPT_END,
@@ -106,6 +108,86 @@ static void s_expand_short(int argc, char **argv, char **out)
         for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
             if (strcmp(argv[i], map[k].s) == 0) out[i] = (char *)map[k].l;
     }
+}
+
+/* Prints a structured result (execute_code's structuredContent) the way the code wrote its
+ * output; returns the exit status. */
+static int s_print(json_t *s, int as_json, int validate)
+{
+    if (as_json || validate) {
+        char *text = json_dumps(s, JSON_INDENT(2));
+        printf("%s\n", text ? text : "{}");
+        free(text);
+        if (validate) return json_is_true(json_object_get(s, "valid")) ? 0 : ST_ERROR;
+    } else {
+        const char *out = json_string_value(json_object_get(s, "stdout"));
+        const char *errs = json_string_value(json_object_get(s, "stderr"));
+        if (out) fputs(out, stdout);
+        if (errs) fputs(errs, stderr);
+        json_t *trunc = json_object_get(s, "truncated");
+        if (json_is_true(json_object_get(trunc, "stdout")) || json_is_true(json_object_get(trunc, "stderr")))
+            fprintf(stderr, "[output truncated]\n");
+        const char *result = json_string_value(json_object_get(s, "result"));
+        if (result) printf("%s\n", result);
+        const char *k;
+        json_t     *v;
+        json_object_foreach(json_object_get(s, "variables"), k, v) {
+            char *t = json_dumps(v, JSON_ENCODE_ANY);
+            printf("%s = %s\n", k, t ? t : "?");
+            free(t);
+        }
+    }
+    const char *name = json_string_value(json_object_get(s, "status"));
+    status_t    st = ST_INTERNAL_ERROR;
+    if (name) status_parse(name, &st);
+    if (st != ST_OK && !as_json) {
+        json_t     *e = json_object_get(s, "error");
+        const char *tb = json_string_value(json_object_get(e, "traceback"));
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        const char *sys = json_string_value(json_object_get(json_object_get(s, "exit"), "syscall"));
+        if (tb) fputs(tb, stderr);
+        fprintf(stderr, "snakepit: %s%s%s%s%s\n", status_name(st), msg ? ": " : "", msg ? msg : "",
+                sys ? " — " : "", sys ? sys : "");
+    }
+    return (int)st;
+}
+
+/* Through the farm's MCP endpoint, as the farm's local tenant: authenticated, rate-limited
+ * and recorded like any client's run. */
+static int s_run_http(const run_args_t *a, const char *url, const char *key, const char *code,
+                      long wall_ms)
+{
+    mcp_http_t c;
+    char       err[512];
+    if (mcp_http_open(&c, url, key, wall_ms + 60000, err, sizeof err) < 0 ||
+        mcp_http_initialize(&c, err, sizeof err) < 0) {
+        fprintf(stderr, "snakepit run: %s\n", err);
+        return ST_REJECTED;
+    }
+    json_t *args = json_pack("{s:s, s:s}", "code", code, "profile", a->profile);
+    if (!a->validate) {
+        if (a->timeout_s) json_object_set_new(args, "timeout", json_integer(a->timeout_s));
+        if (a->memory_mb) json_object_set_new(args, "memory_limit", json_integer(a->memory_mb));
+        if (a->stdin_text[0]) json_object_set_new(args, "stdin", json_string(a->stdin_text));
+        if (a->vars[0]) {
+            json_t *names = json_array();
+            char    list[sizeof a->vars];
+            snprintf(list, sizeof list, "%s", a->vars);
+            for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+                json_array_append_new(names, json_string(tok));
+            json_object_set_new(args, "inspect_variables", names);
+        }
+    }
+    json_t *r = mcp_http_call(&c, a->validate ? "validate_code" : "execute_code", args, err, sizeof err);
+    if (!r) {
+        fprintf(stderr, "snakepit run: %s\n", err);
+        return ST_REJECTED;
+    }
+    json_t *structured = json_object_get(r, "structuredContent");
+    int     rc = structured ? s_print(structured, a->json, a->validate) : ST_INTERNAL_ERROR;
+    if (!structured) fprintf(stderr, "snakepit run: the answer had no structured content\n");
+    json_decref(r);
+    return rc;
 }
 
 int run_main(int argc, char **argv)
@@ -167,6 +249,11 @@ int run_main(int argc, char **argv)
             fprintf(stderr, "snakepit run: %s\n", err);
             free(code);
             return ST_REJECTED;
+        }
+        if (info.url[0] && info.api_key[0]) {
+            int http_rc = s_run_http(&a, info.url, info.api_key, code, a.timeout_s ? a.timeout_s * 1000 : 300000);
+            free(code);
+            return http_rc;
         }
         snprintf(a.broker, sizeof a.broker, "%s", info.broker);
         snprintf(curve_key, sizeof curve_key, "%s", info.curve_broker_key);
@@ -249,43 +336,11 @@ int run_main(int argc, char **argv)
             status = ST_INTERNAL_ERROR;
         } else {
             result_t *r = &w.res;
-            status = r->status;
             char idstr[ID_STR_LEN + 1];
             id_format(id, idstr);
-            if (a.json) {
-                json_t *o = result_to_json(r, idstr);
-                if (r->validation) json_object_set_new(o, "validation", json_loads(r->validation, 0, NULL));
-                char *s = json_dumps(o, JSON_INDENT(2));
-                printf("%s\n", s);
-                free(s);
-                json_decref(o);
-            } else if (r->validation) {
-                json_t *v = json_loads(r->validation, 0, NULL);
-                char   *s = v ? json_dumps(v, JSON_INDENT(2)) : NULL;
-                printf("%s\n", s ? s : r->validation);
-                free(s);
-                json_decref(v);
-            } else {
-                fwrite(r->out, 1, r->out_len, stdout);
-                fwrite(r->err, 1, r->err_len, stderr);
-                if (r->out_truncated || r->err_truncated) fprintf(stderr, "[output truncated]\n");
-                if (r->result) printf("%s\n", r->result);
-                json_t *vars = r->variables ? json_loads(r->variables, 0, NULL) : NULL;
-                const char *k;
-                json_t     *v;
-                json_object_foreach(vars, k, v) {
-                    char *s = json_dumps(v, JSON_ENCODE_ANY);
-                    printf("%s = %s\n", k, s ? s : "?");
-                    free(s);
-                }
-                json_decref(vars);
-                if (r->status != ST_OK) {
-                    if (r->error.traceback) fputs(r->error.traceback, stderr);
-                    fprintf(stderr, "snakepit: %s%s%s%s%s\n", status_name(r->status),
-                            r->error.message ? ": " : "", r->error.message ? r->error.message : "",
-                            r->exit.syscall ? " — " : "", r->exit.syscall ? r->exit.syscall : "");
-                }
-            }
+            json_t *o = a.validate && r->validation ? json_loads(r->validation, 0, NULL) : result_to_json(r, idstr);
+            status = s_print(o ? o : json_object(), a.json, a.validate && r->validation);
+            json_decref(o);
             result_clear(r);
         }
     }

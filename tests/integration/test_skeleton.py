@@ -1,5 +1,6 @@
 """The walking skeleton, as a new user meets it: `snakepit up`, then execute_code over HTTP and
 stdio, the CLI, the record in Redis, and a clean stop (issue #2)."""
+import json
 import os
 import re
 import subprocess
@@ -136,3 +137,30 @@ def test_stop_leaves_no_process_behind():
     alive = [p for p in pids if os.path.exists("/proc/%d" % p)]
     assert alive == []
     assert not os.path.exists(os.path.join(farm.dir, "ready.json"))
+
+
+def test_cli_runs_are_recorded_like_any_client(farm):
+    snakepit = os.path.join(BIN, "snakepit")
+    r = farm.redis()
+    before = r.zcard("sp:t:local:execs")
+    out = subprocess.run([snakepit, "run", "--state-dir", farm.dir, "--json", "x = 21\nx * 2"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    s = json.loads(out.stdout)
+    assert s["status"] == "ok" and s["result"] == "42"
+    for _ in range(50):
+        if r.hget("sp:exec:" + s["execution_id"], "status") == "ok":
+            break
+        time.sleep(0.1)
+    assert r.hget("sp:exec:" + s["execution_id"], "status") == "ok"
+    assert r.zcard("sp:t:local:execs") == before + 1
+
+
+def test_cli_validate_and_direct_broker_mode(farm):
+    snakepit = os.path.join(BIN, "snakepit")
+    v = subprocess.run([snakepit, "run", "--state-dir", farm.dir, "--validate", "import os\nprint(1)"],
+                       capture_output=True, text=True, timeout=60)
+    assert v.returncode == 1 and json.loads(v.stdout)["valid"] is False
+    direct = subprocess.run([snakepit, "run", "--broker", farm.ready["broker"], "print('direct')"],
+                            capture_output=True, text=True, timeout=60)
+    assert direct.returncode == 0 and direct.stdout == "direct\n", direct.stderr
