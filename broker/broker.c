@@ -315,6 +315,30 @@ static void s_on_progress(broker_t *b, wire_msg_t *msg, executor_t *ex, const wo
                 m->body.data, m->body.len, &msg->parts[msg->n - 1]);
 }
 
+/* A RESULT over the body cap is still the executor's answer for that job: dropping it would
+ * leave the job leased and its slot's credit gone for good. The client gets an
+ * internal_error instead of the Result, and the credit comes back. */
+static void s_oversized_result(broker_t *b, const wire_msg_t *msg, const char *why)
+{
+    const frames_t *fr = &msg->frames;
+    if (fr->n != 4 || fr->f[0].len != 4 || memcmp(fr->f[0].data, WIRE_WORKER_TAG, 4) ||
+        fr->f[1].len != 1 || fr->f[1].data[0] != W_RESULT || fr->f[2].len != ID_BYTES ||
+        fr->f[3].len <= WIRE_MAX_BODY)
+        return;
+    executor_t *ex = sched_executor(b->sched, msg->identity.data, msg->identity.len);
+    job_t *job = sched_result(b->sched, ex, fr->f[2].data);
+    if (!job) return;
+    client_t *c = job->client;
+    if (!c->gone) {
+        char message[200];
+        snprintf(message, sizeof message, "the executor's result was too large to deliver (%s)",
+                 why);
+        s_reject(b, c, c->identity, c->identity_len, job->service->name, job->id, ST_INTERNAL_ERROR,
+                 "ResultTooLarge", message);
+    }
+    sched_finish(b->sched, &job);
+}
+
 static void s_on_ready(broker_t *b, wire_msg_t *msg, const worker_msg_t *m)
 {
     /* With CURVE on, ZAP named the key this connection authenticated with. */
@@ -334,6 +358,7 @@ static void s_worker_message(broker_t *b, wire_msg_t *msg)
     }
     if (wire_parse_worker(&msg->frames, &m, err, sizeof err) < 0) {
         s_malformed(b, CH_WORKER, s_classify(err), err, msg->bytes);
+        s_oversized_result(b, msg, err);
         return;
     }
     if (m.cmd == W_READY) {

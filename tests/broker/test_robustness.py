@@ -121,3 +121,23 @@ def test_plain_tcp_off_loopback_is_refused_without_curve(tmp):
     time.sleep(0.5)
     assert proc.poll() is None
     assert stop(proc) == 0
+
+
+def test_oversized_result_still_ends_the_job_and_returns_the_credit(ctx, make_broker):
+    broker = make_broker()
+    ex = w.Executor(ctx, broker.executors, node="big", slots=1)
+    wait_executors(broker, 1)
+    client = w.Client(ctx, broker.clients)
+    first, second = w.job_id(), w.job_id()
+    client.submit(first, "t")
+    client.submit(second, "t")
+    assert ex.wait_jobs(1)
+    ex.sock.send_multipart([w.SPW1, w.W_RESULT, first, b"x" * (16 * 1024 * 1024 + 1)])
+    order, answers = w.collect_finals(client, 1, 10)
+    cmd, res = result_of(answers[first][0])
+    assert cmd == w.REJECT and res["status"] == "internal_error"
+    assert res["error"]["type"] == "ResultTooLarge"
+    assert ex.wait_jobs(2)  # its credit came back: the next job went out
+    assert ex.jobs[1][0] == second
+    ex.close()
+    client.close()
