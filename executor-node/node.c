@@ -47,6 +47,7 @@ typedef struct {
     int              ready;        /* HELLO received */
     char             python[32];
     char             layers[128];
+    char             packages[4096]; /* JSON {package: version}, from HELLO */
     uint64_t         restart_at_ms; /* monotonic; 0 = not scheduled */
     uint64_t         backoff_ms;
     long             restarts;
@@ -76,6 +77,7 @@ typedef struct {
     exec_metrics_t     metrics;
     metrics_http_t    *http;
     metrics_pub_t     *pub;
+    metrics_pub_t     *profiles_pub; /* sp:profiles: what each served profile has installed */
 } node_t;
 
 void node_conf_defaults(node_conf_t *c)
@@ -525,6 +527,9 @@ static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const
                     char  *dst = mpr_key_is(k, kl, "python") ? z->python : z->layers;
                     size_t cap = mpr_key_is(k, kl, "python") ? sizeof z->python : sizeof z->layers;
                     snprintf(dst, cap, "%.*s", (int)vl, v);
+                } else if (mpr_key_is(k, kl, "packages") && mpr_str(&r, &v, &vl) == 0) {
+                    /* JSON the zygote made from importlib.metadata; cut, it would not parse */
+                    if (vl < sizeof z->packages) snprintf(z->packages, sizeof z->packages, "%.*s", (int)vl, v);
                 } else mpr_skip(&r);
             }
         z->ready = 1;
@@ -649,6 +654,8 @@ static void s_on_signal(loop_t *loop, short revents, void *arg)
     }
 }
 
+static void s_profiles_json(const node_t *n, const zyg_t *only, buf_t *out);
+
 /* The node's hash in Redis, for `snakepit status` and get_sandbox_info. */
 static void s_fill_snapshot(void *arg, metrics_pub_t *pub)
 {
@@ -674,12 +681,51 @@ static void s_fill_snapshot(void *arg, metrics_pub_t *pub)
     metrics_pub_field(pub, "free", "%ld", n->conf->slots - n->n_inflight);
     metrics_pub_field(pub, "python", "%s", n->n_zygotes ? n->zygotes[0].python : "");
     metrics_pub_field(pub, "layers", "%s", n->layers_str);
+    buf_t packages;
+    buf_init(&packages);
+    s_profiles_json(n, NULL, &packages);
+    metrics_pub_field(pub, "profiles", "%s", (const char *)packages.data);
+    buf_free(&packages);
     metrics_pub_field(pub, "jobs", "%llu", (unsigned long long)jobs);
     metrics_pub_field(pub, "violations", "%llu", (unsigned long long)violations);
     metrics_pub_field(pub, "forks", "%llu", (unsigned long long)forks);
     metrics_pub_field(pub, "zygote_restarts", "%llu", (unsigned long long)restarts);
     metrics_pub_field(pub, "broker_connected", "%d", n->metrics.broker_connected);
     metrics_pub_field(pub, "ts_ms", "%llu", (unsigned long long)clock_wall_ms()); /* as the broker's */
+}
+
+/* {"profile": {"python": "3.11.2", "packages": {...}}, ...} of the ready zygotes. Profile
+ * names are [A-Za-z0-9._-] and the versions came as JSON from the zygote: no escaping. */
+static void s_profiles_json(const node_t *n, const zyg_t *only, buf_t *out)
+{
+    int first = 1;
+    if (!only) buf_puts(out, "{");
+    for (int i = 0; i < n->n_zygotes; i++) {
+        const zyg_t *z = &n->zygotes[i];
+        if (!z->profile || !z->ready || z->retiring || (only && z != only)) continue;
+        if (!only) buf_printf(out, "%s\"%s\":", first ? "" : ",", z->profile->name);
+        buf_printf(out, "{\"python\":\"%s\",\"packages\":%s,\"node\":\"%s\",\"updated_ms\":%llu}",
+                   z->python, z->packages[0] ? z->packages : "{}", n->conf->node_id,
+                   (unsigned long long)clock_wall_ms());
+        first = 0;
+    }
+    if (!only) buf_puts(out, "}");
+}
+
+/* sp:profiles, one field per profile, shared by every node: get_sandbox_info reads one key to
+ * show each profile's packages and versions (nodes of one install agree; the freshest wins). */
+static void s_fill_profiles(void *arg, metrics_pub_t *pub)
+{
+    node_t *n = arg;
+    for (int i = 0; i < n->n_zygotes; i++) {
+        const zyg_t *z = &n->zygotes[i];
+        if (!z->profile || !z->ready || z->retiring) continue;
+        buf_t b;
+        buf_init(&b);
+        s_profiles_json(n, z, &b);
+        metrics_pub_field(pub, z->profile->name, "%s", (const char *)b.data);
+        buf_free(&b);
+    }
 }
 
 /* Waits (before the loop exists) for every zygote's HELLO, or the first FATAL. */
@@ -806,6 +852,9 @@ int node_main(const node_conf_t *conf)
         snprintf(key, sizeof key, "sp:metrics:executor:%s", conf->node_id);
         n.pub = metrics_pub_new(n.loop, conf->redis, key, 1000, 10, s_fill_snapshot, &n, err, sizeof err);
         if (!n.pub) log_warn("event=snapshot_disabled error=\"%s\"", err);
+        n.profiles_pub = metrics_pub_new(n.loop, conf->redis, "sp:profiles", 5000, 60, s_fill_profiles,
+                                         &n, err, sizeof err);
+        if (!n.profiles_pub) log_warn("event=profiles_snapshot_disabled error=\"%s\"", err);
     }
     loop_add_fd(n.loop, n.sig_fd, ZMQ_POLLIN, s_on_signal, &n);
     for (int i = 0; i < n.n_zygotes; i++) s_watch(&n, i);
@@ -826,6 +875,7 @@ int node_main(const node_conf_t *conf)
     }
     zmq_close(n.sock);
     metrics_pub_destroy(&n.pub);
+    metrics_pub_destroy(&n.profiles_pub);
     metrics_http_destroy(&n.http);
     zmq_ctx_term(n.ctx);
     loop_destroy(&n.loop);

@@ -113,43 +113,11 @@ void workspace_remove(const workspace_t *ws, const char *dir)
     if (rmdir(dir) < 0) log_warn("event=workspace_rmdir_failed dir=%s error=\"%s\"", dir, strerror(errno));
 }
 
-int workspace_check_path(const char *path, char *err, size_t errlen)
-{
-    size_t len = path ? strlen(path) : 0;
-    if (!len) return snprintf(err, errlen, "a file path is empty"), -1;
-    if (len > JOB_MAX_PATH)
-        return snprintf(err, errlen, "file path is longer than %u bytes", JOB_MAX_PATH), -1;
-    if (path[0] == '/')
-        return snprintf(err, errlen, "file path '%.100s' is absolute; give a path relative to the "
-                        "workspace", path), -1;
-    for (const char *c = path; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '\\')
-            return snprintf(err, errlen, "file path '%.100s' contains a control character or a "
-                            "backslash", path), -1;
-    int depth = 0;
-    for (const char *p = path; *p;) {
-        size_t n = strcspn(p, "/");
-        if (n == 0 || (n == 1 && p[0] == '.'))
-            return snprintf(err, errlen, "file path '%.100s' has an empty or '.' component", path), -1;
-        if (n == 2 && p[0] == '.' && p[1] == '.')
-            return snprintf(err, errlen, "file path '%.100s' leaves the workspace ('..')", path), -1;
-        if (n > 255) return snprintf(err, errlen, "a component of '%.100s' is too long", path), -1;
-        if (++depth > WORKSPACE_DEPTH)
-            return snprintf(err, errlen, "file path '%.100s' is nested more than %d deep", path,
-                            WORKSPACE_DEPTH), -1;
-        p += n;
-        if (*p == '/' && !p[1])
-            return snprintf(err, errlen, "file path '%.100s' ends with '/'", path), -1;
-        if (*p) p++;
-    }
-    return 0;
-}
-
 int workspace_check_files(const jobspec_t *job, char *err, size_t errlen)
 {
     for (size_t i = 0; i < job->n_files; i++) {
         const char *a = job->files[i].path;
-        if (workspace_check_path(a, err, errlen) < 0) return -1;
+        if (jobspec_check_path(a, err, errlen) < 0) return -1;
         for (size_t k = 0; k < i; k++) {
             const char *b = job->files[k].path;
             size_t      la = strlen(a), lb = strlen(b);

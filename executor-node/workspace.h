@@ -21,7 +21,7 @@
 #include "../proto/result.h"
 
 #define WORKSPACE_PATH_MAX  128               /* the directory's own path */
-#define WORKSPACE_DEPTH     8                 /* components in a file's path */
+#define WORKSPACE_DEPTH     JOB_MAX_DEPTH     /* components in a file's path */
 #define WORKSPACE_OUT_FILES 32                /* files returned per job */
 #define WORKSPACE_OUT_BYTES (8u << 20)        /* their bytes together */
 
@@ -42,9 +42,7 @@ int  workspace_make(const workspace_t *ws, char *dir, char *err, size_t errlen);
 /* Zygote, after the child is reaped: unmount and remove (or wipe) the directory. */
 void workspace_remove(const workspace_t *ws, const char *dir);
 
-/* A request's file path: 0, or -1 with the reason for the caller. */
-int  workspace_check_path(const char *path, char *err, size_t errlen);
-/* Every path of the job's files, and the set as a whole (duplicates, a file that is also
+/* Every path (jobspec_check_path) of the job's files, and the set as a whole (duplicates, a file that is also
  * another's directory). 0, or -1 with the reason. */
 int  workspace_check_files(const jobspec_t *job, char *err, size_t errlen);
 /* Zygote, at dispatch: the job's files into dir (already checked). 0, or -1 with the reason. */

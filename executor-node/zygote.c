@@ -702,9 +702,10 @@ static void s_hello(zygote_t *z)
     mpw_init(&w, &out);
     char layers[128];
     sandbox_layers_format(z->sb.layers, layers, sizeof layers);
-    mpw_map(&w, 5);
+    mpw_map(&w, 6);
     mpw_kv_str(&w, "profile", z->profile->name);
     mpw_kv_str(&w, "python", py_version());
+    mpw_kv_str(&w, "packages", py_versions()); /* JSON {package: version} */
     mpw_kv_str(&w, "layers", layers);
     mpw_kv_uint(&w, "base_vm", z->sb.base_vm);
     mpw_kv_int(&w, "landlock_abi", z->sb.landlock_abi);

@@ -77,26 +77,87 @@ static void s_add_snapshot(json_t *capacity, const redisReply *r)
     }
 }
 
-static void s_reply_info(call_t *c, const redisReply *snapshot)
+/* sp:profiles (executor-node/node.c): per profile, the Python version and the packages with
+ * their versions as the executors found them. Entries no executor refreshed for two minutes
+ * are left out: nobody serves that profile now. */
+static void s_add_packages(json_t *profs, const redisReply *r)
 {
-    json_t *info = info_json(c->fe, c->session->tenant);
-    s_add_snapshot(json_object_get(info, "capacity"), snapshot);
-    char text[512];
-    snprintf(
-        text, sizeof text,
-        "%zu profile(s): default python.basic (Python 3.11, safe standard library). Your limits: "
-        "timeout up to %ld s, memory up to %ld MB, %ld concurrent executions, %.3g calls/s. "
-        "structuredContent has the module lists and limits.",
-        n_profiles, c->session->tenant->max_timeout_s, c->session->tenant->max_memory_mb,
-        c->session->tenant->max_concurrency, c->session->tenant->rate);
-    call_reply(c, tool_result(text, info, 0));
+    long long now = (long long)clock_wall_ms();
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+        const redisReply *k = r->element[i], *v = r->element[i + 1];
+        if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) continue;
+        json_t *entry = json_loads(v->str, 0, NULL);
+        json_t *pkgs = json_object_get(entry, "packages");
+        json_t *upd = json_object_get(entry, "updated_ms");
+        size_t  idx;
+        json_t *p;
+        if (json_is_object(pkgs) && json_is_integer(upd) && now - json_integer_value(upd) < 120000)
+            json_array_foreach(profs, idx, p)
+            {
+                const char *name = json_string_value(json_object_get(p, "name"));
+                if (!name || strcmp(name, k->str) != 0) continue;
+                json_object_set(p, "packages", pkgs);
+                json_t *py = json_object_get(entry, "python");
+                if (json_is_string(py)) json_object_set(p, "python", py);
+            }
+        json_decref(entry);
+    }
+}
+
+typedef struct {
+    call_t *c;
+    json_t *info;
+    int     resource; /* 1: resources/read sandbox://info; 0: the get_sandbox_info tool */
+} info_req_t;
+
+static void s_finish(info_req_t *q)
+{
+    call_t *c = q->c;
+    if (q->resource) {
+        char *text = json_dumps(q->info, JSON_COMPACT | JSON_REAL_PRECISION(12));
+        call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", "sandbox://info",
+                                "mimeType", "application/json", "text", text ? text : "{}"));
+        free(text);
+        json_decref(q->info);
+    } else {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "%zu profile(s): default python.basic (Python 3.11, safe standard library); "
+                 "python.data_science has numpy, pandas, scipy, matplotlib and sympy. Your limits: "
+                 "timeout up to %ld s, memory up to %ld MB, %ld concurrent executions, %.3g calls/s. "
+                 "structuredContent has the module lists, package versions and limits.",
+                 n_profiles, c->session->tenant->max_timeout_s, c->session->tenant->max_memory_mb,
+                 c->session->tenant->max_concurrency, c->session->tenant->rate);
+        call_reply(c, tool_result(text, q->info, 0));
+    }
+    free(q);
+    call_release(c);
+}
+
+static void s_on_profiles(void *arg, redisReply *reply)
+{
+    info_req_t *q = arg;
+    s_add_packages(json_object_get(q->info, "profiles"), reply);
+    s_finish(q);
 }
 
 static void s_on_snapshot(void *arg, redisReply *reply)
 {
-    call_t *c = arg;
-    s_reply_info(c, reply);
-    call_release(c);
+    info_req_t *q = arg;
+    s_add_snapshot(json_object_get(q->info, "capacity"), reply);
+    if (store_queryf(q->c->fe->store, s_on_profiles, q, "HGETALL sp:profiles") < 0) s_finish(q);
+}
+
+void info_request(call_t *c, int resource)
+{
+    info_req_t *q = xcalloc(1, sizeof *q);
+    q->c = c;
+    q->info = info_json(c->fe, c->session->tenant);
+    q->resource = resource;
+    call_hold(c);
+    if (store_queryf(c->fe->store, s_on_snapshot, q, "HGETALL sp:metrics:broker:%s",
+                     c->fe->conf.broker_instance) < 0)
+        s_finish(q); /* without Redis: what this front-end knows */
 }
 
 void tool_get_sandbox_info(call_t *c, json_t *args)
@@ -105,10 +166,5 @@ void tool_get_sandbox_info(call_t *c, json_t *args)
         call_error(c, RPC_INVALID_PARAMS, "get_sandbox_info takes no arguments", NULL);
         return;
     }
-    call_hold(c);
-    if (store_queryf(c->fe->store, s_on_snapshot, c, "HGETALL sp:metrics:broker:%s",
-                     c->fe->conf.broker_instance) < 0) {
-        s_reply_info(c, NULL); /* without Redis: what this front-end knows */
-        call_release(c);
-    }
+    info_request(c, 0);
 }

@@ -160,7 +160,9 @@ const char *call_str(const call_t *c, const char *name)
 static const char s_instructions[] =
     "snakepit runs Python 3.11 code in a fresh sandboxed interpreter per call. Use execute_code "
     "to run code (print what you need, or end with an expression to get its value as `result`); "
-    "each call starts clean, with no filesystem, network or processes. validate_code checks code "
+    "each call starts clean, with no network or processes. python.basic has no filesystem; "
+    "python.filesystem and python.data_science (numpy, pandas, scipy, matplotlib, sympy; figures "
+    "come back as images) give each call a scratch directory for its `files`. validate_code checks code "
     "without running it, get_sandbox_info lists profiles, modules and limits, and get_execution / "
     "list_executions show your earlier runs.";
 

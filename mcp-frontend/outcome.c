@@ -49,6 +49,37 @@ void base64_encode(buf_t *out, const void *data, size_t len)
     }
 }
 
+int base64_decode(buf_t *out, const char *text, size_t len)
+{
+    uint32_t acc = 0;
+    int      bits = 0, pad = 0;
+    buf_reserve(out, len / 4 * 3 + 3);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        int           v;
+        if (ch == '\r' || ch == '\n') continue;
+        if (ch == '=') {
+            pad++;
+            continue;
+        }
+        if (pad) return -1; /* data after padding */
+        if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
+        else if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
+        else if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
+        else if (ch == '+') v = 62;
+        else if (ch == '/') v = 63;
+        else return -1;
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            uint8_t b = (uint8_t)(acc >> bits);
+            buf_append(out, &b, 1);
+        }
+    }
+    return pad > 2 || bits >= 6 ? -1 : 0;
+}
+
 json_t *tool_result(const char *text, json_t *structured, int is_error)
 {
     json_t *r = json_pack("{s:[{s:s,s:o}]}", "content", "type", "text", "text", json_text(text));
@@ -76,6 +107,31 @@ static json_t *s_error(const result_t *res)
                      res->error.line > 0 ? json_integer(res->error.line) : json_null());
 }
 
+/* Files the code wrote: text as text, anything that is not UTF-8 (or holds a NUL) as base64. */
+static json_t *s_files(const result_t *res)
+{
+    json_t *files = json_array();
+    for (size_t i = 0; i < res->n_files; i++) {
+        const result_file_t *f = &res->files[i];
+        int                  text = utf8_valid(f->data, f->len) && !memchr(f->data, 0, f->len);
+        json_t              *content;
+        if (text) {
+            content = json_stringn(f->data, f->len);
+        } else {
+            buf_t b;
+            buf_init(&b);
+            base64_encode(&b, f->data, f->len);
+            content = json_stringn((const char *)b.data, b.len);
+            buf_free(&b);
+        }
+        json_array_append_new(files, json_pack("{s:o,s:I,s:s,s:o}", "path", json_text(f->path),
+                                               "bytes", (json_int_t)f->len, "encoding",
+                                               text ? "utf-8" : "base64", "content",
+                                               content ? content : json_string("")));
+    }
+    return files;
+}
+
 static json_t *s_structured(const job_t *job, const result_t *res)
 {
     json_t *s = json_object();
@@ -83,9 +139,10 @@ static json_t *s_structured(const job_t *job, const result_t *res)
     json_object_set_new(s, "status", json_string(status_name(res->status)));
     json_object_set_new(s, "stdout", json_bytes(res->out, res->out_len));
     json_object_set_new(s, "stderr", json_bytes(res->err, res->err_len));
-    json_object_set_new(
-        s, "truncated",
-        json_pack("{s:b,s:b}", "stdout", res->out_truncated, "stderr", res->err_truncated));
+    json_object_set_new(s, "truncated",
+                        json_pack("{s:b,s:b,s:b,s:b}", "stdout", res->out_truncated, "stderr",
+                                  res->err_truncated, "images", res->images_truncated, "files",
+                                  res->files_truncated));
     json_object_set_new(s, "result", json_text(res->result));
     json_object_set_new(s, "variables", s_variables(res));
     json_object_set_new(s, "error", s_error(res));
@@ -98,6 +155,16 @@ static json_t *s_structured(const job_t *job, const result_t *res)
                         json_pack("{s:o,s:o,s:o}", "reason", json_text(res->exit.reason), "signal",
                                   res->exit.signal ? json_integer(res->exit.signal) : json_null(),
                                   "syscall", json_text(res->exit.syscall)));
+    json_t *images = json_array();
+    for (size_t i = 0; i < res->n_images; i++) {
+        const result_image_t *im = &res->images[i];
+        json_array_append_new(images, json_pack("{s:s,s:I,s:I,s:I}", "mime",
+                                                im->mime ? im->mime : "image/png", "width",
+                                                (json_int_t)im->width, "height",
+                                                (json_int_t)im->height, "bytes", (json_int_t)im->len));
+    }
+    json_object_set_new(s, "images", images);
+    json_object_set_new(s, "files", s_files(res));
     return s;
 }
 
@@ -141,6 +208,20 @@ static void s_summary(buf_t *b, const result_t *res)
         buf_puts(b, "\n");
     }
     if (res->exit.syscall) buf_printf(b, "blocked: %.100s\n", res->exit.syscall);
+    if (res->n_images)
+        buf_printf(b, "figures: %zu PNG image%s (image content below)\n", res->n_images,
+                   res->n_images > 1 ? "s" : "");
+    if (res->images_truncated)
+        buf_puts(b, "[some figures were left out: at most 8 images, 2 MiB each and 4 MiB in all; "
+                    "close figures you do not need]\n");
+    for (size_t i = 0; i < res->n_files; i++) {
+        buf_puts(b, i ? ", " : "files written (in structuredContent.files): ");
+        utf8_sanitize(b, res->files[i].path, strlen(res->files[i].path));
+        buf_printf(b, " (%zu bytes)", res->files[i].len);
+        if (i + 1 == res->n_files) buf_puts(b, "\n");
+    }
+    if (res->files_truncated)
+        buf_puts(b, "[some files were left out: at most 32 files and 8 MiB in all are returned]\n");
 }
 
 json_t *outcome_execute(const job_t *job, const result_t *res)

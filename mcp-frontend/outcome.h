@@ -6,6 +6,10 @@
  *   variables {name: value}, error {type, message, traceback, line} or null,
  *   timings {queue_ms, wall_ms, cpu_ms}, resources {max_rss_kb}, exit {reason, signal, syscall}
  *
+ * and, from issue #8: images [{mime, width, height, bytes}] (the PNGs themselves are `image`
+ * content blocks), files [{path, bytes, encoding, content}] (what the code wrote in its
+ * workspace: UTF-8 text as is, anything else base64), truncated.images / truncated.files.
+ *
  * Everything from the sandbox is bytes and is made valid UTF-8 here (U+FFFD for what is not). */
 #ifndef SP_FE_OUTCOME_H
 #define SP_FE_OUTCOME_H
@@ -22,6 +26,8 @@ json_t *outcome_validate(const job_t *job, const result_t *res);
 json_t *json_bytes(const char *data, size_t len); /* a JSON string from arbitrary bytes */
 json_t *json_text(const char *s);                 /* NULL → null */
 void base64_encode(buf_t *out, const void *data, size_t len);
+/* Standard alphabet with padding; CR/LF ignored. 0, or -1 when the text is not base64. */
+int  base64_decode(buf_t *out, const char *text, size_t len);
 /* A CallToolResult with one text block and the given structuredContent (stolen). */
 json_t *tool_result(const char *text, json_t *structured, int is_error);
 

@@ -58,11 +58,19 @@ static void s_guide(buf_t *b, const profile_t *p, const char *task, const tenant
         "self-contained.\n"
         "- Print what you want to see; the value of the last expression (or of a variable named "
         "`result`) comes back as `result`. Ask for variables by name with inspect_variables.\n"
-        "- There is no filesystem, no network, no subprocesses and no threads. Do not try to open "
-        "files, "
-        "fetch URLs or call os/sys/subprocess: such attempts end the run as a security_violation.\n"
+        "%s"
         "- Importable modules: ",
-        p->name, task);
+        p->name, task,
+        p->workspace
+            ? "- The code runs in a private scratch directory: pass input files with the `files` "
+              "argument and read them by relative path; files it writes there come back in "
+              "structuredContent.files. Nothing outside it can be read or written, and there is no "
+              "network, no subprocesses and no threads: such attempts end the run as a "
+              "security_violation.\n"
+            : "- There is no filesystem, no network, no subprocesses and no threads. Do not try to "
+              "open files, fetch URLs or call os/sys/subprocess: such attempts end the run as a "
+              "security_violation (python.filesystem and python.data_science have a scratch "
+              "directory for files).\n");
     for (const char *const *m = p->modules; *m; m++)
         buf_printf(b, "%s%s", m == p->modules ? "" : ", ", *m);
     buf_printf(b,
@@ -77,6 +85,10 @@ static void s_guide(buf_t *b, const profile_t *p, const char *task, const tenant
                "- To check code without running it, call validate_code.\n",
                p->defaults.wall_ms / 1000, t->max_timeout_s, p->defaults.memory_mb,
                p->defaults.output_bytes);
+    if (p->figures)
+        buf_puts(b, "- matplotlib uses the Agg backend: every figure left open at the end (or "
+                    "shown with plt.show()) comes back as a PNG image; close the ones you do not "
+                    "want to see.\n");
 }
 
 void methods_prompts_get(call_t *c)

@@ -138,12 +138,7 @@ void methods_resources_read(call_t *c)
         return;
     }
     if (!strcmp(uri, INFO_URI)) {
-        json_t *info = info_json(c->fe, c->session->tenant);
-        char *text = json_dumps(info, JSON_COMPACT | JSON_REAL_PRECISION(12));
-        json_decref(info);
-        call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType",
-                                "application/json", "text", text));
-        free(text);
+        info_request(c, 1);
         return;
     }
     if (s_execution_uri(uri, id)) {

@@ -140,7 +140,7 @@ static const profile_t *s_profile(call_t *c, json_t *args)
 
 static const char *const s_execute_args[] = {
     "code",           "timeout",           "memory_limit", "profile",       "allowed_imports",
-    "capture_output", "inspect_variables", "stdin",        "use_container", NULL};
+    "capture_output", "inspect_variables", "stdin",        "use_container", "files", NULL};
 static const char *const s_validate_args[] = {"code", "profile", "allowed_imports", NULL};
 
 static int s_known_args(call_t *c, json_t *args, const char *const *known)
@@ -208,6 +208,63 @@ static int s_task(call_t *c, job_t *job)
     return 0;
 }
 
+#define FILES_MAX_BYTES (6u << 20) /* all input files: the JobSpec must fit the 8 MiB job area */
+
+/* files: {path: "text"} or {path: {"content": "...", "encoding": "utf-8" | "base64"}}, into the
+ * job's workspace. Paths follow the executor's rule (jobspec_check_path), checked here so a
+ * bad one is an argument error naming it rather than a rejected execution. */
+static int s_files(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
+{
+    json_t *v = json_object_get(args, "files");
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_object(v))
+        return s_bad(c, "files must be an object {path: content} (content a string, or "
+                        "{\"content\": ..., \"encoding\": \"base64\"})");
+    if (!json_object_size(v)) return 0;
+    if (!p->workspace)
+        return s_bad(c, "profile %s has no workspace for files; use python.filesystem or "
+                        "python.data_science", p->name);
+    if (json_object_size(v) > JOB_MAX_FILES)
+        return s_bad(c, "files has more than %u entries", JOB_MAX_FILES);
+    spec->files = xcalloc(json_object_size(v), sizeof *spec->files);
+    size_t      total = 0;
+    const char *path;
+    json_t     *f;
+    json_object_foreach(v, path, f)
+    {
+        char err[200];
+        if (jobspec_check_path(path, err, sizeof err) < 0) return s_bad(c, "files: %s", err);
+        json_t     *content = json_is_object(f) ? json_object_get(f, "content") : f;
+        json_t     *enc = json_is_object(f) ? json_object_get(f, "encoding") : NULL;
+        const char *e = enc ? json_string_value(enc) : "utf-8";
+        if (!json_is_string(content) || !e || (strcmp(e, "utf-8") && strcmp(e, "base64")))
+            return s_bad(c, "files['%.100s'] must be a string, or {\"content\": string, "
+                            "\"encoding\": \"utf-8\" | \"base64\"}", path);
+        buf_t data;
+        buf_init(&data);
+        if (!strcmp(e, "base64")) {
+            if (base64_decode(&data, json_string_value(content), json_string_length(content)) < 0) {
+                buf_free(&data);
+                return s_bad(c, "files['%.100s'] is not valid base64", path);
+            }
+        } else {
+            buf_append(&data, json_string_value(content), json_string_length(content));
+        }
+        total += data.len;
+        if (data.len > JOB_MAX_FILE || total > FILES_MAX_BYTES) {
+            buf_free(&data);
+            return s_bad(c, "files: '%.100s' makes the files too large (at most %u bytes each, "
+                            "%u in all)", path, JOB_MAX_FILE, FILES_MAX_BYTES);
+        }
+        job_file_t *jf = &spec->files[spec->n_files++];
+        jf->path = xstrdup(path);
+        jf->len = data.len;
+        jf->data = buf_steal(&data, &jf->len);
+        if (!jf->data) jf->data = xstrdup("");
+    }
+    return 0;
+}
+
 static void s_execute_code(call_t *c, json_t *args)
 {
     jobspec_t spec;
@@ -218,7 +275,8 @@ static void s_execute_code(call_t *c, json_t *args)
         !(p = s_profile(c, args)) || s_limits(c, args, p, &spec.limits) < 0 ||
         s_names(c, args, "allowed_imports", p, &spec.allowed_imports, &spec.n_allowed_imports) <
             0 ||
-        s_names(c, args, "inspect_variables", NULL, &spec.inspect, &spec.n_inspect) < 0)
+        s_names(c, args, "inspect_variables", NULL, &spec.inspect, &spec.n_inspect) < 0 ||
+        s_files(c, args, p, &spec) < 0)
         goto out;
     v = json_object_get(args, "use_container");
     if (v && !json_is_boolean(v)) {

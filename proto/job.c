@@ -215,3 +215,35 @@ int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size
     }
     return 0;
 }
+
+int jobspec_check_path(const char *path, char *err, size_t errlen)
+{
+    size_t len = path ? strlen(path) : 0;
+    if (!len) return snprintf(err, errlen, "a file path is empty"), -1;
+    if (len > JOB_MAX_PATH)
+        return snprintf(err, errlen, "file path is longer than %u bytes", JOB_MAX_PATH), -1;
+    if (path[0] == '/')
+        return snprintf(err, errlen, "file path '%.100s' is absolute; give a path relative to the "
+                        "workspace", path), -1;
+    for (const char *c = path; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '\\')
+            return snprintf(err, errlen, "file path '%.100s' contains a control character or a "
+                            "backslash", path), -1;
+    int depth = 0;
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || (n == 1 && p[0] == '.'))
+            return snprintf(err, errlen, "file path '%.100s' has an empty or '.' component", path), -1;
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return snprintf(err, errlen, "file path '%.100s' leaves the workspace ('..')", path), -1;
+        if (n > 255) return snprintf(err, errlen, "a component of '%.100s' is too long", path), -1;
+        if (++depth > JOB_MAX_DEPTH)
+            return snprintf(err, errlen, "file path '%.100s' is nested more than %d deep", path,
+                            JOB_MAX_DEPTH), -1;
+        p += n;
+        if (*p == '/' && !p[1])
+            return snprintf(err, errlen, "file path '%.100s' ends with '/'", path), -1;
+        if (*p) p++;
+    }
+    return 0;
+}

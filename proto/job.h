@@ -19,6 +19,7 @@
 #define JOB_MAX_FILES     64
 #define JOB_MAX_FILE      (4u << 20)
 #define JOB_MAX_PATH      200
+#define JOB_MAX_DEPTH     8          /* components in a file's path */
 #define JOB_MAX_TENANT    64
 #define JOB_MAX_SERVICE   64
 
@@ -64,5 +65,9 @@ void jobspec_encode(const jobspec_t *job, buf_t *out);
 /* 0, or -1 with the reason in err. The id is not in the body (it travels in its own frame):
  * callers copy it in. */
 int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size_t errlen);
+/* A file's path as PROTOCOL.md §4 allows it: relative, no "..", "." or empty component, no
+ * control character or backslash, at most JOB_MAX_DEPTH components and JOB_MAX_PATH bytes.
+ * The front-end checks it to answer early, the executor to be safe. 0, or -1 with the reason. */
+int jobspec_check_path(const char *path, char *err, size_t errlen);
 
 #endif
