@@ -272,7 +272,10 @@ void sched_housekeep(sched_t *s)
             now - sv->orphaned_ms >= s->conf.service_grace_ms)
             s_drain_orphan(s, sv, now);
     }
-    s_housekeep_clients(s, now, window);
+    /* Clients PING every second whatever our executor heartbeat is (PROTOCOL.md §2), so
+     * their silence is never judged on a shorter interval than that. */
+    uint64_t client_hb = s->conf.heartbeat_ms > 1000 ? s->conf.heartbeat_ms : 1000;
+    s_housekeep_clients(s, now, client_hb * s->conf.liveness);
 }
 
 long sched_next_deadline_ms(const sched_t *s)
