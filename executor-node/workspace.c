@@ -1,6 +1,7 @@
 /* executor-node/workspace.c — see workspace.h. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,6 +18,29 @@
 
 #define WALK_ENTRIES 4096 /* directory entries looked at when collecting or wiping */
 
+static void s_wipe(int dfd, int depth, size_t *budget);
+
+/* /tmp/snakepit-ws-<pid>-* of zygotes that are gone (killed before they could clean up). */
+static void s_sweep_stale_roots(void)
+{
+    DIR *d = opendir("/tmp");
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int pid = 0;
+        if (strncmp(e->d_name, "snakepit-ws-", 12) != 0 || sscanf(e->d_name + 12, "%d-", &pid) != 1 ||
+            pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        size_t budget = 1u << 20;
+        if (fd < 0) continue;
+        s_wipe(fd, 0, &budget); /* each job's directory, then its files */
+        if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0)
+            log_warn("event=workspace_sweep_failed dir=/tmp/%s error=\"%s\"", e->d_name, strerror(errno));
+    }
+    closedir(d);
+}
+
 int workspace_init(workspace_t *ws, const profile_t *p, int mounts, uid_t uid, gid_t gid,
                    char *err, size_t errlen)
 {
@@ -30,8 +54,11 @@ int workspace_init(workspace_t *ws, const profile_t *p, int mounts, uid_t uid, g
         return 0;
     }
     /* Without our own mount namespace the directories live on the host: under a private
-     * directory only we can list (0711), removed job by job. */
-    char tmpl[] = "/tmp/snakepit-ws-XXXXXX";
+     * directory only we can list (0711), removed job by job. Its name carries our pid, so
+     * what a zygote that was killed left behind is swept by the next one. */
+    s_sweep_stale_roots();
+    char tmpl[64];
+    snprintf(tmpl, sizeof tmpl, "/tmp/snakepit-ws-%d-XXXXXX", (int)getpid());
     if (!mkdtemp(tmpl) || chmod(tmpl, 0711) < 0) {
         snprintf(err, errlen, "workspace root: %s", strerror(errno));
         return -1;

@@ -238,3 +238,72 @@ CASES = [
     ("settrace_runner",
      "import typing\ntyping.sys.settrace(lambda *a: None)\nimport uuid\nuuid.os.system('touch {pwn}')", {V}),
 ]
+
+# --- the new powers of python.data_science (issue #8): a workspace to write in, numpy's view of
+# the process's memory, pickles, matplotlib writing files. Run against that profile only. -----
+# A protocol-0 pickle that calls os.system, and one that calls builtins.eval (braces doubled
+# for str.format).
+_PICKLE_OS = "b\"cos\\nsystem\\n(S'touch {pwn}'\\ntR.\""
+_PICKLE_EVAL = "b\"cbuiltins\\neval\\n(S'print(42)'\\ntR.\""
+
+WORKSPACE_CASES = [
+    ("ws_write_host_file", "open('{pwn}', 'w').write('x')", {V}),
+    ("ws_write_relative_escape", "open('../../../..{pwn}', 'w').write('x')", {V}),
+    ("ws_pathlib_absolute_write", "import pathlib\npathlib.Path('{pwn}').write_text('x')", {V}),
+    ("ws_write_sibling_root", "open('/work/x', 'w').write('x')", {V}),
+    ("ws_symlink_to_canary",
+     "import pathlib\npathlib.Path('l').symlink_to('{canary}')\nprint(open('l').read())", {V}),
+    ("ws_hardlink_to_canary",
+     "import pathlib\npathlib.Path('h').hardlink_to('{canary}')\nprint(open('h').read())", {V}),
+    ("ws_numpy_os_symlink",
+     "import numpy as np\nos = np.lib.npyio.os\nos.symlink('{canary}', 'l')\nprint(open('l').read())", {V}),
+    ("ws_mkfifo", "import numpy as np\nnp.lib.npyio.os.mkfifo('p')", {V}),
+    ("ws_mknod_device", "import numpy as np\nnp.lib.npyio.os.mknod('d', 0o20666, 0x0103)", {V}),
+    ("ws_chdir_out", "import numpy as np\nnp.lib.npyio.os.chdir('/')\nprint(open('etc/passwd').read())", {V}),
+    ("ws_fill_the_disk",
+     "i = 0\nwhile True:\n    open('f%d' % i, 'wb').write(b'x' * (4 << 20))\n    i += 1", {E}),
+    ("ws_inode_exhaustion", "i = 0\nwhile True:\n    open('e%d' % i, 'w').close()\n    i += 1", {E}),
+    ("ws_one_huge_file", "with open('big', 'wb') as f:\n    while True:\n        f.write(b'x' * (1 << 20))",
+     {E}),
+    ("np_load_pickle_os_system",
+     "import numpy as np\nopen('evil.pkl', 'wb').write(" + _PICKLE_OS + ")\n"
+     "np.load('evil.pkl', allow_pickle=True)", {V}),
+    ("pandas_read_pickle_eval",
+     "import pandas as pd\nopen('evil.pkl', 'wb').write(" + _PICKLE_EVAL + ")\n"
+     "pd.read_pickle('evil.pkl')", {V}),
+    ("np_ctypeslib_system",
+     "import numpy as np\nct = np.ctypeslib.ctypes\nct.CDLL(None).system(b'touch {pwn}')", {V, E}),
+    ("np_core_internal_ctypes_libc",
+     "import numpy as np\nct = np.core._internal.ctypes\nlibc = ct.CDLL('libc.so.6')\n"
+     "libc.execve(b'/bin/touch', None, None)", {V, E}),
+    ("np_memory_write_disarms_python_layer_then_os",
+     # as_strided can write anywhere in the process: assume the Python layer is gone and go for
+     # the OS: seccomp still traps the fork and exec ctypes would need
+     "import numpy as np\nct = np.core._internal.ctypes\n"
+     "ct.CDLL(None).fork()", {V, E}),
+    ("np_as_strided_wild_read",
+     "import numpy as np\nfrom numpy.lib.stride_tricks import as_strided\n"
+     "a = np.zeros(1, np.uint8)\nprint(as_strided(a, shape=(2,), strides=(1 << 46,))[1])",
+     {"memory_limit", E}),
+    ("np_fromfile_proc_environ",
+     "import numpy as np\nprint(np.fromfile('/proc/self/environ', dtype=np.uint8).tobytes())", {V}),
+    ("pd_read_csv_etc_passwd", "import pandas as pd\nprint(pd.read_csv('/etc/passwd', sep=':'))", {V}),
+    ("pd_read_csv_url", "import pandas as pd\nprint(pd.read_csv('http://127.0.0.1:{port}/x.csv'))",
+     {V, E}),
+    ("pd_to_csv_host_path", "import pandas as pd\npd.DataFrame({{'a': [1]}}).to_csv('{pwn}')", {V, E}),
+    ("mpl_savefig_host_path",
+     "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('{pwn}.png')", {V}),
+    ("mpl_rcparams_savefig_directory",
+     "import matplotlib as mpl\nimport matplotlib.pyplot as plt\n"
+     "mpl.rcParams['savefig.directory'] = '/tmp'\nplt.plot([1])\nplt.savefig('/tmp/sp-x.png')", {V}),
+    ("mpl_font_from_canary",
+     "from matplotlib import font_manager\nprint(font_manager.FontProperties(fname='{canary}').get_name())",
+     {V, E}),
+    ("sympy_parse_expr_eval",
+     "from sympy.parsing.sympy_parser import parse_expr\n"
+     "parse_expr(\"__import__('os').system('touch {pwn}')\")", {V, E}),
+    ("sympy_lambdify_exec",
+     "import sympy as sp\nx = sp.symbols('x')\nf = sp.lambdify(x, x, modules=[{{'sin': print}}])\n"
+     "import numpy as np\nnp.lib.npyio.os.system('touch {pwn}')", {V}),
+    ("scipy_io_loadmat_host_file", "from scipy import io\nio.loadmat('{canary}')", {V}),
+]

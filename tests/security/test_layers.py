@@ -112,3 +112,68 @@ def test_python_layer_alone_refuses_the_import():
         assert r["exit"]["syscall"] == "os.listdir /"
     finally:
         ex.close()
+
+
+# ---- the workspace (issue #8): writing outside it, each layer alone ---------------------------
+
+FS = "python.filesystem"
+WRITE_HOST = "import os\nfd = os.open({pwn!r}, os.O_WRONLY | os.O_CREAT, 0o644)\nos.write(fd, b'x')\nprint('wrote')"
+WRITE_HERE = "open('inside.txt', 'w').write('ok')\nprint(open('inside.txt').read())"
+
+
+def _fs_with_only(layer):
+    ex = Executor(disable=only(layer), slots=1, profiles=FS)
+    assert layer in ex.ready["layers"].split(",")
+    return ex
+
+
+def _pwn():
+    import os
+    import secrets
+    path = "/tmp/sp-pwned-" + secrets.token_hex(6)
+    return path, lambda: os.path.exists(path) and (os.unlink(path) or True)
+
+
+def test_everything_off_lets_a_workspace_job_write_on_the_host():
+    ex = Executor(disable=ALL, slots=1, profiles=FS)
+    try:
+        path, existed = _pwn()
+        r = ex.run(WRITE_HOST.format(pwn=path), service=FS)
+        assert r["stdout"] == "wrote\n" and existed()
+    finally:
+        ex.close()
+
+
+@pytest.mark.parametrize("layer,error", [("landlock", "PermissionError"),
+                                         ("namespaces", ("OSError", "FileNotFoundError"))])
+def test_one_layer_alone_keeps_workspace_writes_inside(layer, error):
+    ex = _fs_with_only(layer)
+    try:
+        path, existed = _pwn()
+        r = ex.run(WRITE_HOST.format(pwn=path), service=FS)
+        assert r["status"] == "error" and r["error"]["type"] in error, r.get("error")
+        assert not existed()
+        r = ex.run(WRITE_HERE, service=FS)  # the workspace itself still works
+        assert r["status"] == "ok" and r["stdout"] == "ok\n", r.get("error")
+    finally:
+        ex.close()
+
+
+def test_rlimits_alone_cap_a_workspace_file():
+    ex = _fs_with_only("rlimits")
+    try:
+        r = ex.run("with open('big', 'wb') as f:\n    for _ in range(100):\n"
+                   "        f.write(b'x' * (1 << 20))", service=FS, memory_mb=256)
+        assert r["status"] == "error" and "File too large" in r["error"]["message"]
+    finally:
+        ex.close()
+
+
+def test_seccomp_alone_refuses_a_symlink_out_of_the_workspace():
+    ex = _fs_with_only("seccomp")
+    try:
+        r = ex.run("import os\nos.symlink('/etc/passwd', 'l')\nprint(open('l').read())", service=FS)
+        assert r["status"] == "error" and r["error"]["type"] == "PermissionError"
+        assert "root:x:0:0" not in r["stdout"]
+    finally:
+        ex.close()
