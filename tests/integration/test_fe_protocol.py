@@ -11,7 +11,8 @@ import pytest
 from fe_harness import Client, Frontend, wait_for
 
 CONTRACT = {"execution_id", "status", "stdout", "stderr", "truncated", "result", "variables", "error", "timings",
-            "resources", "exit"}
+            "resources", "exit",
+            "images", "files"}  # issue #8: figures and workspace files, empty lists elsewhere
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +76,9 @@ def test_execute_code_result_has_exactly_the_contract_fields(client, fe):
     assert set(sc) == CONTRACT
     assert sc["status"] == "ok" and r["isError"] is False
     assert set(sc["timings"]) == {"queue_ms", "wall_ms", "cpu_ms"}
-    assert set(sc["truncated"]) == {"stdout", "stderr"} and set(sc["exit"]) == {"reason", "signal", "syscall"}
+    assert set(sc["truncated"]) == {"stdout", "stderr", "images", "files"}
+    assert set(sc["exit"]) == {"reason", "signal", "syscall"}
+    assert sc["images"] == [] and sc["files"] == []
     assert r["content"][0]["type"] == "text" and "status: ok" in r["content"][0]["text"]
     route = fe.broker_stats()["routes"][-1]
     spec = fe.broker_stats()["specs"][-1]
