@@ -10,7 +10,7 @@
  *
  *   limit --executor build/bin/snakepit-executor [--slots N] [--pool N] [--concurrency 1,8,64]
  *         [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS] [--memory] [--log FILE] [--log-level L]
- *         [--executor-arg ARG]... SNIPPET...
+ *         [--executor-arg ARG]... [--profile P] SNIPPET...
  *
  * Prints one JSON line per (snippet, concurrency) — latency.h — with the CPU per execution
  * of the executor's process tree (node, zygote, and the job children it reaped) and of this
@@ -43,7 +43,7 @@
 #include "latency.h"
 #include "proctree.h"
 
-#define SERVICE      "python.basic"
+static const char *SERVICE = "python.basic"; /* --profile: the service every job asks for */
 #define HEARTBEAT_MS 1000
 #define MAX_CONC     4096
 #define SLEEP_CODE   "import time\ntime.sleep(1.5)"
@@ -109,6 +109,8 @@ static pid_t s_start_executor(limit_t *L, const char *endpoint)
     char *argv[32] = {(char *)L->executor, "--broker", (char *)endpoint, "--slots", slots,
                       "--pool", pool, "--node-id", "bench-limit", "--log-level", (char *)L->log_level};
     int   argc = 11;
+    argv[argc++] = "--profiles";
+    argv[argc++] = (char *)SERVICE;
     for (int i = 0; i < L->n_extra; i++) argv[argc++] = L->extra[i];
     argv[argc] = NULL;
     pid_t pid = fork();
@@ -271,7 +273,7 @@ static void s_run_config(limit_t *L, const char *snippet, int conc)
     jobspec_t        spec;
     jobspec_init(&spec);
     spec.tenant = "bench";
-    spec.service = SERVICE;
+    spec.service = (char *)SERVICE;
     spec.code = (char *)snippet;
     spec.code_len = strlen(snippet);
     spec.limits.wall_ms = p->defaults.wall_ms; /* as the front-end fills an execute_code call */
@@ -398,7 +400,7 @@ static void s_memory(limit_t *L)
     jobspec_t spec;
     jobspec_init(&spec);
     spec.tenant = "bench";
-    spec.service = SERVICE;
+    spec.service = (char *)SERVICE;
     spec.code = SLEEP_CODE;
     spec.code_len = strlen(SLEEP_CODE);
     buf_init(&body);
@@ -464,7 +466,7 @@ int main(int argc, char **argv)
         {"executor", 1, 0, 'e'}, {"slots", 1, 0, 's'},   {"pool", 1, 0, 'p'},
         {"concurrency", 1, 0, 'c'}, {"seconds", 1, 0, 't'}, {"warmup", 1, 0, 'w'},
         {"drain", 1, 0, 'd'}, {"window-answers", 1, 0, 'n'}, {"pace-ms", 1, 0, 'P'},    {"memory", 0, 0, 'm'},  {"log", 1, 0, 'l'},
-        {"log-level", 1, 0, 'L'}, {"executor-arg", 1, 0, 'x'}, {"help", 0, 0, 'h'},
+        {"log-level", 1, 0, 'L'}, {"executor-arg", 1, 0, 'x'}, {"profile", 1, 0, 'R'}, {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -472,6 +474,7 @@ int main(int argc, char **argv)
         case 'e': L.executor = optarg; break;
         case 's': L.slots = atol(optarg); break;
         case 'p': L.pool = atol(optarg); break;
+        case 'R': SERVICE = optarg; break;
         case 'c':
             if (s_parse_conc(&L, optarg) < 0) {
                 fprintf(stderr, "limit: bad --concurrency %s\n", optarg);
@@ -492,7 +495,7 @@ int main(int argc, char **argv)
         default:
             fprintf(stderr, "usage: limit --executor PATH [--slots N] [--pool N] [--concurrency 1,8,64]\n"
                             "             [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS] [--memory] [--log FILE]\n"
-                            "             [--log-level L] [--executor-arg ARG]... SNIPPET...\n");
+                            "             [--log-level L] [--executor-arg ARG]... [--profile P] SNIPPET...\n");
             return o == 'h' ? 0 : 64;
         }
     }

@@ -5,8 +5,9 @@
 #
 #   run   what building and running the farm needs (the default)
 #   test  run + what `make test` needs (cmocka, pytest, clang for fuzz targets, iproute2,
-#         prometheus and its promtool for the monitoring tests, python3-yaml for manifests)
-#   all   test + the data-science profile's libraries
+#         prometheus and its promtool for the monitoring tests, python3-yaml for manifests,
+#         and the python.data_science profile's libraries, which its tests exercise)
+#   all   the same as test
 #
 # Works as root, or as a user with sudo. Does nothing (and needs no privilege) when every
 # package is already installed, so `make run` and `make test` can call it every time.
@@ -17,13 +18,12 @@ what=${1:-run}
 run_pkgs="gcc make pkg-config libzmq3-dev libmsgpack-dev libhiredis-dev libpython3.11-dev
 python3.11 libseccomp-dev libmicrohttpd-dev libjansson-dev redis-server"
 test_pkgs="libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang
-libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml"
-ds_pkgs="python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy"
+libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml
+python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy"
 
 case "$what" in
 run) want="$run_pkgs" ;;
-test) want="$run_pkgs $test_pkgs" ;;
-all) want="$run_pkgs $test_pkgs $ds_pkgs" ;;
+test | all) want="$run_pkgs $test_pkgs" ;;
 *) echo "usage: $0 [run|test|all]" >&2; exit 2 ;;
 esac
 

@@ -171,6 +171,8 @@ def _warm_data_science():
     files nor afford the time."""
     import os
     import shutil
+    import warnings
+    warnings.simplefilter("ignore")  # deprecation chatter of the warm-up itself, not a job's
     import numpy as np
     import pandas as pd
     import matplotlib
@@ -220,6 +222,7 @@ def _warm_data_science():
     for f in plt.get_fignums():
         plt.figure(f).savefig(io.BytesIO(), format="png")
     plt.close("all")
+    warnings.resetwarnings()
     cache = os.environ.pop("MPLCONFIGDIR", None)
     if cache and os.path.basename(cache).startswith("snakepit-mpl-"):
         shutil.rmtree(cache, ignore_errors=True)
