@@ -10,8 +10,8 @@
 #include "../proto/job.h"
 #include "../proto/result.h"
 
-void scrub_jobspec(jobspec_t *job);  /* zeroes, then jobspec_clear */
-void scrub_result(result_t *res);    /* zeroes, then result_clear */
-void scrub_str(char *s);             /* zeroes a NUL-terminated string in place */
+void scrub_jobspec(jobspec_t *job); /* zeroes, then jobspec_clear */
+void scrub_result(result_t *res);   /* zeroes, then result_clear */
+void scrub_str(char *s);            /* zeroes a NUL-terminated string in place */
 
 #endif

@@ -28,21 +28,23 @@ static void s_sweep_stale_roots(void)
     struct dirent *e;
     while ((e = readdir(d))) {
         int pid = 0;
-        if (strncmp(e->d_name, "snakepit-ws-", 12) != 0 || sscanf(e->d_name + 12, "%d-", &pid) != 1 ||
-            pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+        if (strncmp(e->d_name, "snakepit-ws-", 12) != 0 ||
+            sscanf(e->d_name + 12, "%d-", &pid) != 1 || pid <= 0 || kill(pid, 0) == 0 ||
+            errno != ESRCH)
             continue;
         int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         size_t budget = 1u << 20;
         if (fd < 0) continue;
         s_wipe(fd, 0, &budget); /* each job's directory, then its files */
         if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0)
-            log_warn("event=workspace_sweep_failed dir=/tmp/%s error=\"%s\"", e->d_name, strerror(errno));
+            log_warn("event=workspace_sweep_failed dir=/tmp/%s error=\"%s\"", e->d_name,
+                     strerror(errno));
     }
     closedir(d);
 }
 
-int workspace_init(workspace_t *ws, const profile_t *p, int mounts, uid_t uid, gid_t gid,
-                   char *err, size_t errlen)
+int workspace_init(workspace_t *ws, const profile_t *p, int mounts, uid_t uid, gid_t gid, char *err,
+                   size_t errlen)
 {
     memset(ws, 0, sizeof *ws);
     ws->mounts = mounts;
@@ -137,7 +139,8 @@ void workspace_remove(const workspace_t *ws, const char *dir)
         size_t budget = 1u << 20;
         if (fd >= 0) s_wipe(fd, 0, &budget);
     }
-    if (rmdir(dir) < 0) log_warn("event=workspace_rmdir_failed dir=%s error=\"%s\"", dir, strerror(errno));
+    if (rmdir(dir) < 0)
+        log_warn("event=workspace_rmdir_failed dir=%s error=\"%s\"", dir, strerror(errno));
 }
 
 int workspace_check_files(const jobspec_t *job, char *err, size_t errlen)
@@ -147,13 +150,14 @@ int workspace_check_files(const jobspec_t *job, char *err, size_t errlen)
         if (jobspec_check_path(a, err, errlen) < 0) return -1;
         for (size_t k = 0; k < i; k++) {
             const char *b = job->files[k].path;
-            size_t      la = strlen(a), lb = strlen(b);
+            size_t la = strlen(a), lb = strlen(b);
             if (!strcmp(a, b)) return snprintf(err, errlen, "file '%.100s' is given twice", a), -1;
             /* "data" and "data/x.csv": one would have to be a file and a directory */
             if ((la < lb && !strncmp(a, b, la) && b[la] == '/') ||
                 (lb < la && !strncmp(a, b, lb) && a[lb] == '/'))
                 return snprintf(err, errlen, "'%.100s' cannot be both a file and a directory",
-                                la < lb ? a : b), -1;
+                                la < lb ? a : b),
+                       -1;
         }
     }
     return 0;
@@ -178,11 +182,12 @@ static int s_put_one(const workspace_t *ws, int root, const job_file_t *f, char 
 {
     char path[JOB_MAX_PATH + 1];
     snprintf(path, sizeof path, "%s", f->path);
-    int   dfd = dup(root), rc = -1;
+    int dfd = dup(root), rc = -1;
     char *name = path;
     for (char *slash; dfd >= 0 && (slash = strchr(name, '/')); name = slash + 1) {
         *slash = '\0';
-        if (mkdirat(dfd, name, 0700) == 0 && fchownat(dfd, name, ws->uid, ws->gid, AT_SYMLINK_NOFOLLOW) < 0)
+        if (mkdirat(dfd, name, 0700) == 0 &&
+            fchownat(dfd, name, ws->uid, ws->gid, AT_SYMLINK_NOFOLLOW) < 0)
             goto fail;
         int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         close(dfd);
@@ -213,7 +218,8 @@ int workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, 
         return -1;
     }
     int rc = 0;
-    for (size_t i = 0; i < job->n_files && rc == 0; i++) rc = s_put_one(ws, root, &job->files[i], err, errlen);
+    for (size_t i = 0; i < job->n_files && rc == 0; i++)
+        rc = s_put_one(ws, root, &job->files[i], err, errlen);
     close(root);
     return rc;
 }
@@ -222,10 +228,10 @@ int workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, 
 
 typedef struct {
     const jobspec_t *inputs;
-    result_t        *res;
-    size_t           cap;     /* slots in res->files */
-    size_t           bytes;   /* returned so far */
-    size_t           budget;  /* directory entries left to look at */
+    result_t *res;
+    size_t cap;    /* slots in res->files */
+    size_t bytes;  /* returned so far */
+    size_t budget; /* directory entries left to look at */
 } collect_t;
 
 static int s_unchanged_input(const collect_t *c, const char *path, const char *data, size_t len)
@@ -252,7 +258,7 @@ static void s_take_file(collect_t *c, int dfd, const char *name, const char *pat
         close(fd);
         return;
     }
-    char  *data = xmalloc(size + 1);
+    char *data = xmalloc(size + 1);
     size_t got = 0;
     while (got < size) { /* a file that shrank meanwhile returns what is left */
         ssize_t n = read(fd, data + got, size - got);
@@ -292,7 +298,8 @@ static void s_walk(collect_t *c, int dfd, const char *prefix, int depth)
             break;
         }
         char path[JOB_MAX_PATH + 1];
-        if (snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "/" : "", e->d_name) >= (int)sizeof path) {
+        if (snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "/" : "", e->d_name) >=
+            (int)sizeof path) {
             c->res->files_truncated = 1; /* a name too long to return */
             continue;
         }

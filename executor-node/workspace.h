@@ -20,34 +20,34 @@
 #include "../proto/job.h"
 #include "../proto/result.h"
 
-#define WORKSPACE_PATH_MAX  128               /* the directory's own path */
-#define WORKSPACE_DEPTH     JOB_MAX_DEPTH     /* components in a file's path */
-#define WORKSPACE_OUT_FILES 32                /* files returned per job */
-#define WORKSPACE_OUT_BYTES (8u << 20)        /* their bytes together */
+#define WORKSPACE_PATH_MAX  128           /* the directory's own path */
+#define WORKSPACE_DEPTH     JOB_MAX_DEPTH /* components in a file's path */
+#define WORKSPACE_OUT_FILES 32            /* files returned per job */
+#define WORKSPACE_OUT_BYTES (8u << 20)    /* their bytes together */
 
 typedef struct {
-    char  root[WORKSPACE_PATH_MAX - 24]; /* "/work" in the sandbox's mount view */
-    int   mounts;   /* 1: one tmpfs per directory (namespaces layer); 0: plain directories */
-    long  size_mb;  /* per directory (tmpfs size; the per-file RLIMIT_FSIZE is the same) */
-    uid_t uid;      /* the owner a child's files get: the uid children run as */
+    char root[WORKSPACE_PATH_MAX - 24]; /* "/work" in the sandbox's mount view */
+    int mounts;   /* 1: one tmpfs per directory (namespaces layer); 0: plain directories */
+    long size_mb; /* per directory (tmpfs size; the per-file RLIMIT_FSIZE is the same) */
+    uid_t uid;    /* the owner a child's files get: the uid children run as */
     gid_t gid;
 } workspace_t;
 
 /* Zygote, before the filesystem is sealed when mounts: the root's parent is prepared by
  * sandbox_seal_filesystem; without mounts this makes a private host directory. */
-int  workspace_init(workspace_t *ws, const profile_t *p, int mounts, uid_t uid, gid_t gid,
-                    char *err, size_t errlen);
+int workspace_init(workspace_t *ws, const profile_t *p, int mounts, uid_t uid, gid_t gid, char *err,
+                   size_t errlen);
 /* Zygote, before forking a pooled child: its directory into dir (WORKSPACE_PATH_MAX). */
-int  workspace_make(const workspace_t *ws, char *dir, char *err, size_t errlen);
+int workspace_make(const workspace_t *ws, char *dir, char *err, size_t errlen);
 /* Zygote, after the child is reaped: unmount and remove (or wipe) the directory. */
 void workspace_remove(const workspace_t *ws, const char *dir);
 
-/* Every path (jobspec_check_path) of the job's files, and the set as a whole (duplicates, a file that is also
- * another's directory). 0, or -1 with the reason. */
-int  workspace_check_files(const jobspec_t *job, char *err, size_t errlen);
+/* Every path (jobspec_check_path) of the job's files, and the set as a whole (duplicates, a file
+ * that is also another's directory). 0, or -1 with the reason. */
+int workspace_check_files(const jobspec_t *job, char *err, size_t errlen);
 /* Zygote, at dispatch: the job's files into dir (already checked). 0, or -1 with the reason. */
-int  workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, char *err,
-                   size_t errlen);
+int workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, char *err,
+                  size_t errlen);
 /* Zygote, once the job is answered: the regular files in dir that are not an unchanged input
  * into res->files, capped (files_truncated set when some were left out). */
 void workspace_collect(const char *dir, const jobspec_t *inputs, result_t *res);

@@ -89,7 +89,7 @@ static void s_add_packages(json_t *profs, const redisReply *r)
         json_t *entry = json_loads(v->str, 0, NULL);
         json_t *pkgs = json_object_get(entry, "packages");
         json_t *upd = json_object_get(entry, "updated_ms");
-        size_t  idx;
+        size_t idx;
         json_t *p;
         if (json_is_object(pkgs) && json_is_integer(upd) && now - json_integer_value(upd) < 120000)
             json_array_foreach(profs, idx, p)
@@ -107,7 +107,7 @@ static void s_add_packages(json_t *profs, const redisReply *r)
 typedef struct {
     call_t *c;
     json_t *info;
-    int     resource; /* 1: resources/read sandbox://info; 0: the get_sandbox_info tool */
+    int resource; /* 1: resources/read sandbox://info; 0: the get_sandbox_info tool */
 } info_req_t;
 
 static void s_finish(info_req_t *q)
@@ -121,13 +121,14 @@ static void s_finish(info_req_t *q)
         json_decref(q->info);
     } else {
         char text[512];
-        snprintf(text, sizeof text,
-                 "%zu profile(s): default python.basic (Python 3.11, safe standard library); "
-                 "python.data_science has numpy, pandas, scipy, matplotlib and sympy. Your limits: "
-                 "timeout up to %ld s, memory up to %ld MB, %ld concurrent executions, %.3g calls/s. "
-                 "structuredContent has the module lists, package versions and limits.",
-                 n_profiles, c->session->tenant->max_timeout_s, c->session->tenant->max_memory_mb,
-                 c->session->tenant->max_concurrency, c->session->tenant->rate);
+        snprintf(
+            text, sizeof text,
+            "%zu profile(s): default python.basic (Python 3.11, safe standard library); "
+            "python.data_science has numpy, pandas, scipy, matplotlib and sympy. Your limits: "
+            "timeout up to %ld s, memory up to %ld MB, %ld concurrent executions, %.3g calls/s. "
+            "structuredContent has the module lists, package versions and limits.",
+            n_profiles, c->session->tenant->max_timeout_s, c->session->tenant->max_memory_mb,
+            c->session->tenant->max_concurrency, c->session->tenant->rate);
         call_reply(c, tool_result(text, q->info, 0));
     }
     free(q);

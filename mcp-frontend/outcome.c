@@ -52,23 +52,29 @@ void base64_encode(buf_t *out, const void *data, size_t len)
 int base64_decode(buf_t *out, const char *text, size_t len)
 {
     uint32_t acc = 0;
-    int      bits = 0, pad = 0;
+    int bits = 0, pad = 0;
     buf_reserve(out, len / 4 * 3 + 3);
     for (size_t i = 0; i < len; i++) {
         unsigned char ch = (unsigned char)text[i];
-        int           v;
+        int v;
         if (ch == '\r' || ch == '\n') continue;
         if (ch == '=') {
             pad++;
             continue;
         }
         if (pad) return -1; /* data after padding */
-        if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
-        else if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
-        else if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
-        else if (ch == '+') v = 62;
-        else if (ch == '/') v = 63;
-        else return -1;
+        if (ch >= 'A' && ch <= 'Z')
+            v = ch - 'A';
+        else if (ch >= 'a' && ch <= 'z')
+            v = ch - 'a' + 26;
+        else if (ch >= '0' && ch <= '9')
+            v = ch - '0' + 52;
+        else if (ch == '+')
+            v = 62;
+        else if (ch == '/')
+            v = 63;
+        else
+            return -1;
         acc = acc << 6 | (uint32_t)v;
         bits += 6;
         if (bits >= 8) {
@@ -113,8 +119,8 @@ static json_t *s_files(const result_t *res)
     json_t *files = json_array();
     for (size_t i = 0; i < res->n_files; i++) {
         const result_file_t *f = &res->files[i];
-        int                  text = utf8_valid(f->data, f->len) && !memchr(f->data, 0, f->len);
-        json_t              *content;
+        int text = utf8_valid(f->data, f->len) && !memchr(f->data, 0, f->len);
+        json_t *content;
         if (text) {
             content = json_stringn(f->data, f->len);
         } else {
@@ -124,10 +130,10 @@ static json_t *s_files(const result_t *res)
             content = json_stringn((const char *)b.data, b.len);
             buf_free(&b);
         }
-        json_array_append_new(files, json_pack("{s:o,s:I,s:s,s:o}", "path", json_text(f->path),
-                                               "bytes", (json_int_t)f->len, "encoding",
-                                               text ? "utf-8" : "base64", "content",
-                                               content ? content : json_string("")));
+        json_array_append_new(files,
+                              json_pack("{s:o,s:I,s:s,s:o}", "path", json_text(f->path), "bytes",
+                                        (json_int_t)f->len, "encoding", text ? "utf-8" : "base64",
+                                        "content", content ? content : json_string("")));
     }
     return files;
 }
@@ -158,10 +164,10 @@ static json_t *s_structured(const job_t *job, const result_t *res)
     json_t *images = json_array();
     for (size_t i = 0; i < res->n_images; i++) {
         const result_image_t *im = &res->images[i];
-        json_array_append_new(images, json_pack("{s:s,s:I,s:I,s:I}", "mime",
-                                                im->mime ? im->mime : "image/png", "width",
-                                                (json_int_t)im->width, "height",
-                                                (json_int_t)im->height, "bytes", (json_int_t)im->len));
+        json_array_append_new(
+            images, json_pack("{s:s,s:I,s:I,s:I}", "mime", im->mime ? im->mime : "image/png",
+                              "width", (json_int_t)im->width, "height", (json_int_t)im->height,
+                              "bytes", (json_int_t)im->len));
     }
     json_object_set_new(s, "images", images);
     json_object_set_new(s, "files", s_files(res));

@@ -138,9 +138,17 @@ static const profile_t *s_profile(call_t *c, json_t *args)
     return p;
 }
 
-static const char *const s_execute_args[] = {
-    "code",           "timeout",           "memory_limit", "profile",       "allowed_imports",
-    "capture_output", "inspect_variables", "stdin",        "use_container", "files", NULL};
+static const char *const s_execute_args[] = {"code",
+                                             "timeout",
+                                             "memory_limit",
+                                             "profile",
+                                             "allowed_imports",
+                                             "capture_output",
+                                             "inspect_variables",
+                                             "stdin",
+                                             "use_container",
+                                             "files",
+                                             NULL};
 static const char *const s_validate_args[] = {"code", "profile", "allowed_imports", NULL};
 
 static int s_known_args(call_t *c, json_t *args, const char *const *known)
@@ -222,24 +230,28 @@ static int s_files(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
                         "{\"content\": ..., \"encoding\": \"base64\"})");
     if (!json_object_size(v)) return 0;
     if (!p->workspace)
-        return s_bad(c, "profile %s has no workspace for files; use python.filesystem or "
-                        "python.data_science", p->name);
+        return s_bad(c,
+                     "profile %s has no workspace for files; use python.filesystem or "
+                     "python.data_science",
+                     p->name);
     if (json_object_size(v) > JOB_MAX_FILES)
         return s_bad(c, "files has more than %u entries", JOB_MAX_FILES);
     spec->files = xcalloc(json_object_size(v), sizeof *spec->files);
-    size_t      total = 0;
+    size_t total = 0;
     const char *path;
-    json_t     *f;
+    json_t *f;
     json_object_foreach(v, path, f)
     {
         char err[200];
         if (jobspec_check_path(path, err, sizeof err) < 0) return s_bad(c, "files: %s", err);
-        json_t     *content = json_is_object(f) ? json_object_get(f, "content") : f;
-        json_t     *enc = json_is_object(f) ? json_object_get(f, "encoding") : NULL;
+        json_t *content = json_is_object(f) ? json_object_get(f, "content") : f;
+        json_t *enc = json_is_object(f) ? json_object_get(f, "encoding") : NULL;
         const char *e = enc ? json_string_value(enc) : "utf-8";
         if (!json_is_string(content) || !e || (strcmp(e, "utf-8") && strcmp(e, "base64")))
-            return s_bad(c, "files['%.100s'] must be a string, or {\"content\": string, "
-                            "\"encoding\": \"utf-8\" | \"base64\"}", path);
+            return s_bad(c,
+                         "files['%.100s'] must be a string, or {\"content\": string, "
+                         "\"encoding\": \"utf-8\" | \"base64\"}",
+                         path);
         buf_t data;
         buf_init(&data);
         if (!strcmp(e, "base64")) {
@@ -253,8 +265,10 @@ static int s_files(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
         total += data.len;
         if (data.len > JOB_MAX_FILE || total > FILES_MAX_BYTES) {
             buf_free(&data);
-            return s_bad(c, "files: '%.100s' makes the files too large (at most %u bytes each, "
-                            "%u in all)", path, JOB_MAX_FILE, FILES_MAX_BYTES);
+            return s_bad(c,
+                         "files: '%.100s' makes the files too large (at most %u bytes each, "
+                         "%u in all)",
+                         path, JOB_MAX_FILE, FILES_MAX_BYTES);
         }
         job_file_t *jf = &spec->files[spec->n_files++];
         jf->path = xstrdup(path);
