@@ -5,6 +5,7 @@
 #include <Python.h>
 #include <fcntl.h>
 #include <frameobject.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -546,6 +547,9 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
         snprintf(err, errlen, "gc.freeze failed");
         return -1;
     }
+    /* Give back the heap the warm-up freed: every fork copies the page tables of what stays
+     * (8 MB less for python.data_science). */
+    malloc_trim(0);
     return 0;
 }
 
