@@ -16,6 +16,7 @@
 #include "methods.h"
 #include "metrics.h"
 #include "outcome.h"
+#include "pep723.h"
 #include "tooldefs.h"
 #include "tools.h"
 #include "units.h"
@@ -115,12 +116,32 @@ static int s_names(call_t *c, json_t *args, const char *key, const profile_t *p,
     return 0;
 }
 
+/* A call without a profile whose code has a PEP 723 block runs in the first profile, in table
+ * order, that the tenant may use and whose modules include every dependency; else in the
+ * default, where the executor names what is missing. */
+static const char *s_pep723_profile(call_t *c, json_t *args)
+{
+    json_t *code = json_object_get(args, "code");
+    char deps[32][PEP723_NAME];
+    int n = json_is_string(code)
+                ? pep723_dependencies(json_string_value(code), json_string_length(code), deps, 32)
+                : -1;
+    if (n <= 0) return DEFAULT_PROFILE;
+    for (size_t i = 0; i < n_profiles; i++) {
+        const profile_t *p = &profiles[i];
+        int all = tenant_allows_profile(c->session->tenant, p->name);
+        for (int k = 0; k < n && all; k++) all = profile_allows(p, deps[k]);
+        if (all) return p->name;
+    }
+    return DEFAULT_PROFILE;
+}
+
 static const profile_t *s_profile(call_t *c, json_t *args)
 {
     json_t *v = json_object_get(args, "profile");
     if (v && !json_is_string(v) && !json_is_null(v))
         return s_bad(c, "profile must be a string"), NULL;
-    const char *name = json_is_string(v) ? json_string_value(v) : DEFAULT_PROFILE;
+    const char *name = json_is_string(v) ? json_string_value(v) : s_pep723_profile(c, args);
     const profile_t *p = profile_find(name);
     if (!p) {
         buf_t b;

@@ -168,3 +168,13 @@ def test_the_node_snapshot_carries_the_versions(farm):
         time.sleep(0.2)
     profiles = json.loads(r.hget(keys[0], "profiles"))
     assert "numpy" in profiles[DS]["packages"] and profiles["python.basic"]["packages"] == {}
+
+
+def test_a_pep723_script_without_a_profile_runs_where_its_dependencies_are(mcp):
+    r = mcp.call("execute_code", {"code": "# /// script\n# dependencies = [\"numpy\", \"pandas>=1\"]\n"
+                                          "# ///\nimport numpy as np\nprint(np.ones(2).sum())"})
+    assert r["structuredContent"]["status"] == "ok", r["structuredContent"]["error"]
+    assert r["structuredContent"]["stdout"] == "2.0\n"
+    r = mcp.call("execute_code", {"code": "# /// script\n# dependencies = [\"torch\"]\n# ///\n1"})
+    s = r["structuredContent"]
+    assert s["error"]["type"] == "DependencyError" and "python.basic" in s["error"]["message"]
