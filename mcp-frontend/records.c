@@ -142,12 +142,17 @@ static char *s_call_result_text(fe_t *fe, const json_t *call_result, size_t *len
     json_t *copy = json_deep_copy(call_result);
     json_t *sc = json_object_get(copy, "structuredContent");
     const char *names[] = {"stdout", "stderr"};
-    for (int i = 0; i < 2; i++) {
-        const char *v = json_string_value(json_object_get(sc, names[i]));
+    for (int k = 0; k < 2; k++) {
+        const char *v = json_string_value(json_object_get(sc, names[k]));
         if (!v) continue;
         size_t n = utf8_prefix(v, strlen(v), (size_t)fe->conf.head_cap);
-        json_object_set_new(sc, names[i], json_stringn(v, n));
+        json_object_set_new(sc, names[k], json_stringn(v, n));
     }
+    /* written files keep their names and sizes; their contents went back with the answer */
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(sc, "files"), i, f)
+        json_object_set_new(f, "content", json_null());
     json_object_set_new(copy, "content",
                         json_pack("[{s:s,s:s}]", "type", "text", "text",
                                   "(the stored record was cut to fit; this is its head)"));
