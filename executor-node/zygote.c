@@ -576,7 +576,7 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
         /* That child's directory is spoilt: it goes, the job is answered. */
         c->state = CHILD_RUNNING;
         c->answered = 1;
-        kill(c->pid, SIGKILL);
+        s_kill(c, KILL_CANCEL); /* killed: no deadline of its own for the timer */
         scrub_jobspec(&job);
         s_send_simple(z, id, ST_INTERNAL_ERROR, "WorkspaceError", err);
         return;
