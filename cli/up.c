@@ -36,6 +36,7 @@
 #include "../common/ids.h"
 #include "../common/log.h"
 #include "../common/loop.h"
+#include "../common/profiles.h"
 #include "../proto/client.h"
 #include "../proto/job.h"
 #include "../proto/result.h"
@@ -63,7 +64,9 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(up_conf_t, state_dir, "state-dir", "DIR", "state, sockets, logs (default ~/.local/state/snakepit)"),
     CFG_OPT_INT(up_conf_t, slots, "slots", 1, 1024, "N", "sandbox slots on this machine (default: one per core)"),
     CFG_OPT_STR(up_conf_t, redis, "redis", "URL", "use this Redis instead of a private one"),
-    CFG_OPT_LIST(up_conf_t, profiles, "profiles", "LIST", "profiles the local executor serves"),
+    CFG_OPT_LIST(up_conf_t, profiles, "profiles", "LIST",
+                 "profiles the local executor serves (default: every profile whose libraries are "
+                 "installed)"),
     CFG_OPT_STR(up_conf_t, executors, "executors", "ENDPOINT",
                 "broker endpoint for executors (default: ipc in the state dir; tcp://0.0.0.0:5556 "
                 "to add executor nodes on other machines)"),
@@ -182,6 +185,38 @@ static int s_hub_keys(up_t *u, char *err, size_t errlen)
                  : -1;
     explicit_bzero(&exec_cert, sizeof exec_cert);
     return rc;
+}
+
+/* Every profile this machine can serve: all of them when the data-science libraries are
+ * installed (make run installs them), the others otherwise, said once. A profile whose
+ * modules are missing would make the executor refuse to start, which is right for an operator's
+ * explicit --profiles but not for a developer's first `make run`. */
+static void s_default_profiles(up_t *u)
+{
+    snprintf(u->conf.profiles, sizeof u->conf.profiles, "python.basic");
+    for (size_t i = 0; i < n_profiles; i++) {
+        const profile_t *p = &profiles[i];
+        if (strcmp(p->name, "python.basic") == 0) continue;
+        buf_t probe;
+        buf_init(&probe);
+        buf_puts(&probe, "/usr/bin/python3 -I -c 'import ");
+        int first = 1;
+        for (const char *const *m = p->modules; *m; m++) {
+            if (strchr(*m, '.')) continue; /* packages are enough */
+            buf_printf(&probe, "%s%s", first ? "" : ",", *m);
+            first = 0;
+        }
+        buf_puts(&probe, "' >/dev/null 2>&1");
+        int rc = system((const char *)probe.data);
+        buf_free(&probe);
+        if (rc == 0) {
+            size_t n = strlen(u->conf.profiles);
+            snprintf(u->conf.profiles + n, sizeof u->conf.profiles - n, ",%s", p->name);
+        } else {
+            log_warn("event=profile_unavailable profile=%s reason=\"its libraries are not "
+                     "installed (deploy/install-deps.sh run)\"", p->name);
+        }
+    }
 }
 
 static void s_plan(up_t *u)
@@ -606,7 +641,7 @@ int up_main(int argc, char **argv)
     snprintf(defaults.http, sizeof defaults.http, "127.0.0.1:8765");
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     defaults.slots = cpus > 0 ? cpus : 1;
-    snprintf(defaults.profiles, sizeof defaults.profiles, "python.basic");
+    defaults.profiles[0] = '\0'; /* chosen after parsing: what this machine can serve */
     defaults.metrics_port = 9101;
     snprintf(defaults.log_level, sizeof defaults.log_level, "info");
     defaults.ready_timeout_s = 60;
@@ -630,6 +665,7 @@ int up_main(int argc, char **argv)
     snprintf(u.conf.state_dir, sizeof u.conf.state_dir, "%s", dir);
     farm_bin_dir(u.bin, sizeof u.bin);
     u.private_redis = !u.conf.redis[0];
+    if (!u.conf.profiles[0]) s_default_profiles(&u);
 
     char path[PATH_MAX + 32];
     if (mkdir(dir, 0700) < 0 && errno != EEXIST) {

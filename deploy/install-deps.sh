@@ -3,10 +3,10 @@
 #
 #   deploy/install-deps.sh [run|test|all]
 #
-#   run   what building and running the farm needs (the default)
+#   run   what building and running the farm needs (the default), the python.data_science
+#         profile's libraries included: `make run` serves every profile
 #   test  run + what `make test` needs (cmocka, pytest, clang for fuzz targets, iproute2,
-#         prometheus and its promtool for the monitoring tests, python3-yaml for manifests,
-#         and the python.data_science profile's libraries, which its tests exercise)
+#         prometheus and its promtool for the monitoring tests, python3-yaml for manifests)
 #   all   the same as test
 #
 # Works as root, or as a user with sudo. Does nothing (and needs no privilege) when every
@@ -16,10 +16,10 @@ set -eu
 what=${1:-run}
 
 run_pkgs="gcc make pkg-config libzmq3-dev libmsgpack-dev libhiredis-dev libpython3.11-dev
-python3.11 libseccomp-dev libmicrohttpd-dev libjansson-dev redis-server"
-test_pkgs="libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang
-libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml
+python3.11 libseccomp-dev libmicrohttpd-dev libjansson-dev redis-server
 python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy"
+test_pkgs="libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang
+libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml"
 
 case "$what" in
 run) want="$run_pkgs" ;;
