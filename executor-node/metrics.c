@@ -64,6 +64,7 @@ void exec_metrics_job(exec_metrics_t *m, const char *profile, const uint8_t *sum
     int64_t          rss = 0, kind = 0;
     uint64_t         forks = 0, pool = 0;
     const char      *sys = NULL;
+    int              have_status = 0;
     uint32_t         sys_len = 0;
     mpr_init(&r, summary, len);
     if (mpr_map(&r, &n) < 0) return;
@@ -72,6 +73,7 @@ void exec_metrics_job(exec_metrics_t *m, const char *profile, const uint8_t *sum
         uint32_t    kl, vl;
         if (mpr_str(&r, &k, &kl) < 0) break;
         if (mpr_key_is(k, kl, "status")) {
+            have_status = 1;
             if (mpr_str(&r, &v, &vl) == 0 && status_parse_n(v, vl, &st) < 0) st = ST_INTERNAL_ERROR;
         } else if (mpr_key_is(k, kl, "wall_ms")) mpr_double(&r, &wall);
         else if (mpr_key_is(k, kl, "cpu_ms")) mpr_double(&r, &cpu);
@@ -84,10 +86,11 @@ void exec_metrics_job(exec_metrics_t *m, const char *profile, const uint8_t *sum
         } else mpr_skip(&r);
     }
     if (r.err) return;
-    p->jobs[st]++;
-    if (kind == 1) p->validations++;
     p->forks += forks;
     p->pool = (long)pool;
+    if (!have_status) return; /* pool news between jobs (zygote.c s_send_pool_stats) */
+    p->jobs[st]++;
+    if (kind == 1) p->validations++;
     prom_hist_observe(&p->wall, wall / 1000.0);
     prom_hist_observe(&p->cpu, cpu / 1000.0);
     prom_hist_observe(&p->rss, (double)rss * 1024.0);

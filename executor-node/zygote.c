@@ -437,6 +437,23 @@ static void s_send_stats(zygote_t *z, const child_t *c, const result_t *res)
     buf_free(&out);
 }
 
+/* Pool news without a job: forks since the last summary and the pool's size, so the node's
+ * forks_total and pool_children are right between jobs too. */
+static void s_send_pool_stats(zygote_t *z)
+{
+    if (z->forks == z->forks_reported) return;
+    buf_t out;
+    buf_init(&out);
+    mpw_t w;
+    mpw_init(&w, &out);
+    mpw_map(&w, 2);
+    mpw_kv_uint(&w, "forks", z->forks - z->forks_reported);
+    z->forks_reported = z->forks;
+    mpw_kv_uint(&w, "pool", s_count(z, CHILD_IDLE));
+    zchan_send(z->chan, ZC_STATS, NULL, out.data, out.len);
+    buf_free(&out);
+}
+
 static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
 {
     buf_t out;
@@ -845,6 +862,7 @@ int zygote_main(const zygote_conf_t *conf)
         }
         if (ready == 0) {
             if (short_pool && !s_fork_child(&z)) poll(NULL, 0, 100); /* fork failing: back off */
+            else if (!s_pool_short(&z)) s_send_pool_stats(&z); /* the pool is full again */
             s_check_recycle(&z);
             continue;
         }

@@ -69,11 +69,16 @@ def test_executor_histograms_count_every_job_and_see_the_timeouts(delta):
 def test_executor_histogram_buckets_are_cumulative(mix):
     samples = opslib.parse(mix["after"]["executor"])
     for hist in ("snakepit_executor_job_wall_seconds", "snakepit_executor_job_cpu_seconds"):
-        buckets = sorted(((float(dict(ls)["le"]), v) for (n, ls), v in samples.items()
-                          if n == hist + "_bucket"), key=lambda b: b[0])
-        counts = [v for _, v in buckets]
-        assert counts == sorted(counts), hist
-        assert counts[-1] == opslib.value(samples, hist + "_count")
+        # one series per profile the node serves: each must be cumulative on its own
+        profiles = {dict(ls).get("profile") for (n, ls), _ in samples.items() if n == hist + "_bucket"}
+        assert profiles, hist
+        for profile in profiles:
+            buckets = sorted(((float(dict(ls)["le"]), v) for (n, ls), v in samples.items()
+                              if n == hist + "_bucket" and dict(ls).get("profile") == profile),
+                             key=lambda b: b[0])
+            counts = [v for _, v in buckets]
+            assert counts == sorted(counts), (hist, profile)
+            assert counts[-1] == opslib.value(samples, hist + "_count", profile=profile)
 
 
 def test_broker_counts_every_job_once(delta, mix):
