@@ -162,6 +162,7 @@ test-san:
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
 	@$(MAKE) --no-print-directory test-executor test-security test-integration
+	@$(MAKE) --no-print-directory test-broker test-cluster
 	@$(MAKE) --no-print-directory test-ops test-interop conformance
 	@$(MAKE) --no-print-directory test-san
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
