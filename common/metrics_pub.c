@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "log.h"
 #include "metrics_pub.h"
+#include "redis_loop.h"
 #include "redis_url.h"
 
 #define PUB_MAX_FIELDS  64
@@ -33,8 +34,7 @@ struct metrics_pub {
     uint64_t timer;
     redisAsyncContext *ac; /* NULL while disconnected */
     int connected;
-    int fd;            /* watched fd, -1 when none */
-    short events;      /* what hiredis wants: ZMQ_POLLIN / ZMQ_POLLOUT */
+    redis_loop_t io;   /* the connection's fd on the loop (common/redis_loop.h) */
     uint64_t since_ms; /* connect started, or the pending snapshot was sent */
     int inflight;      /* a snapshot awaits its replies */
     uint64_t next_connect_ms;
@@ -56,67 +56,6 @@ static void s_log_error(metrics_pub_t *self, const char *what, const char *detai
         log_warn("event=redis_publish_error what=%s error=%s errors_total=%llu", what,
                  log_quote(q, sizeof q, detail ? detail : ""), (unsigned long long)self->errors);
     }
-}
-
-/* ---- hiredis ↔ loop adapter -------------------------------------------------------------- */
-
-static void s_on_fd(loop_t *loop, short revents, void *arg);
-
-static void s_watch(metrics_pub_t *self)
-{
-    int fd = self->ac ? self->ac->c.fd : -1;
-    if (self->fd >= 0 && (fd != self->fd || !self->events)) {
-        loop_remove_fd(self->loop, self->fd);
-        self->fd = -1;
-    }
-    if (fd < 0 || !self->events) return;
-    if (self->fd < 0) {
-        loop_add_fd(self->loop, fd, self->events, s_on_fd, self);
-        self->fd = fd;
-    } else {
-        loop_set_fd_events(self->loop, fd, self->events);
-    }
-}
-
-static void s_add_read(void *p)
-{
-    metrics_pub_t *self = p;
-    self->events |= ZMQ_POLLIN;
-    s_watch(self);
-}
-static void s_del_read(void *p)
-{
-    metrics_pub_t *self = p;
-    self->events &= (short)~ZMQ_POLLIN;
-    s_watch(self);
-}
-static void s_add_write(void *p)
-{
-    metrics_pub_t *self = p;
-    self->events |= ZMQ_POLLOUT;
-    s_watch(self);
-}
-static void s_del_write(void *p)
-{
-    metrics_pub_t *self = p;
-    self->events &= (short)~ZMQ_POLLOUT;
-    s_watch(self);
-}
-static void s_cleanup(void *p)
-{
-    metrics_pub_t *self = p;
-    self->events = 0;
-    if (self->fd >= 0) loop_remove_fd(self->loop, self->fd);
-    self->fd = -1;
-}
-
-static void s_on_fd(loop_t *loop, short revents, void *arg)
-{
-    (void)loop;
-    metrics_pub_t *self = arg;
-    if (self->ac && (revents & (ZMQ_POLLIN | ZMQ_POLLERR))) redisAsyncHandleRead(self->ac);
-    /* a read may have dropped (and freed) the connection: self->ac is NULL then */
-    if (self->ac && (revents & ZMQ_POLLOUT)) redisAsyncHandleWrite(self->ac);
 }
 
 /* ---- connection ---------------------------------------------------------------------------- */
@@ -182,12 +121,7 @@ static void s_connect(metrics_pub_t *self)
     self->ac = ac;
     self->since_ms = clock_mono_ms();
     ac->data = self;
-    ac->ev.data = self;
-    ac->ev.addRead = s_add_read;
-    ac->ev.delRead = s_del_read;
-    ac->ev.addWrite = s_add_write;
-    ac->ev.delWrite = s_del_write;
-    ac->ev.cleanup = s_cleanup;
+    redis_loop_attach(&self->io, self->loop, ac);
     redisAsyncSetDisconnectCallback(ac, s_on_disconnect);
     redisAsyncSetConnectCallback(ac, s_on_connect); /* arms the first write event */
     if (self->url.password[0]) {
@@ -328,7 +262,7 @@ metrics_pub_t *metrics_pub_new(loop_t *loop, const char *redis_url, const char *
     self->ttl_s = ttl_s > 0 ? ttl_s : 10;
     self->fill = fn;
     self->arg = arg;
-    self->fd = -1;
+    self->io.fd = -1;
     s_connect(self);
     self->timer = loop_timer_add(loop, (uint64_t)every_ms, (uint64_t)every_ms, s_on_tick, self);
     return self;
@@ -341,9 +275,8 @@ void metrics_pub_destroy(metrics_pub_t **self_p)
     if (!self) return;
     self->destroying = 1;
     loop_timer_cancel(self->loop, self->timer);
-    if (self->ac) redisAsyncFree(self->ac);
+    if (self->ac) redisAsyncFree(self->ac); /* its cleanup hook takes the fd off the loop */
     self->ac = NULL;
-    if (self->fd >= 0) loop_remove_fd(self->loop, self->fd);
     free(self->key);
     free(self);
     *self_p = NULL;

@@ -17,6 +17,7 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "metrics.h"
+#include "../common/redis_loop.h"
 #include "store.h"
 
 struct store_script {
@@ -48,8 +49,7 @@ struct store {
     store_conf_t conf;
     redisAsyncContext *ac; /* NULL while waiting to reconnect */
     int connected;         /* the connect callback said so */
-    int fd;                /* registered with the loop, -1 when none */
-    short events;          /* what hiredis asked for */
+    redis_loop_t io;       /* the connection's fd on the loop (common/redis_loop.h) */
     uint64_t *sent;        /* FIFO of send times (mono ms) of unanswered commands */
     size_t sent_head, sent_n, sent_cap;
     pending_write_t *queue, *queue_tail;
@@ -89,54 +89,6 @@ static void s_sent_pop(store_t *self)
     self->sent_n--;
 }
 
-/* ---- loop adapter */
-
-static void s_update_watch(store_t *self)
-{
-    if (self->fd < 0) return;
-    loop_set_fd_events(self->loop, self->fd, self->events);
-}
-
-static void s_ev_add_read(void *p)
-{
-    store_t *self = p;
-    self->events |= ZMQ_POLLIN;
-    s_update_watch(self);
-}
-static void s_ev_del_read(void *p)
-{
-    store_t *self = p;
-    self->events &= (short)~ZMQ_POLLIN;
-    s_update_watch(self);
-}
-static void s_ev_add_write(void *p)
-{
-    store_t *self = p;
-    self->events |= ZMQ_POLLOUT;
-    s_update_watch(self);
-}
-static void s_ev_del_write(void *p)
-{
-    store_t *self = p;
-    self->events &= (short)~ZMQ_POLLOUT;
-    s_update_watch(self);
-}
-static void s_ev_cleanup(void *p)
-{
-    store_t *self = p;
-    if (self->fd >= 0) loop_remove_fd(self->loop, self->fd);
-    self->fd = -1;
-    self->events = 0;
-}
-
-static void s_on_io(loop_t *loop, short revents, void *arg)
-{
-    (void)loop;
-    store_t *self = arg;
-    /* hiredis may free the context inside HandleRead (on a disconnect): re-check between */
-    if (self->ac && (revents & (ZMQ_POLLIN | ZMQ_POLLERR))) redisAsyncHandleRead(self->ac);
-    if (self->ac && (revents & ZMQ_POLLOUT)) redisAsyncHandleWrite(self->ac);
-}
 
 /* ---- connection life */
 
@@ -195,15 +147,7 @@ static void s_connect(store_t *self)
     }
     ac->data = self;
     self->ac = ac;
-    self->fd = ac->c.fd;
-    self->events = 0;
-    loop_add_fd(self->loop, self->fd, 0, s_on_io, self);
-    ac->ev.data = self;
-    ac->ev.addRead = s_ev_add_read;
-    ac->ev.delRead = s_ev_del_read;
-    ac->ev.addWrite = s_ev_add_write;
-    ac->ev.delWrite = s_ev_del_write;
-    ac->ev.cleanup = s_ev_cleanup;
+    redis_loop_attach(&self->io, self->loop, ac);
     redisAsyncSetConnectCallback(ac, s_on_connect);
     redisAsyncSetDisconnectCallback(ac, s_on_disconnect);
     /* hiredis queues these until the socket connects; they go first, in this order */
@@ -254,7 +198,7 @@ store_t *store_new(loop_t *loop, const redis_url_t *url, const store_conf_t *con
     self->url = *url;
     self->conf = *conf;
     if (self->conf.timeout_ms <= 0) self->conf.timeout_ms = 2000;
-    self->fd = -1;
+    self->io.fd = -1;
     self->backoff_ms = 100;
     s_connect(self);
     self->timer = loop_timer_add(loop, 50, 50, s_on_timer, self);
