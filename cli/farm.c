@@ -132,3 +132,26 @@ redisContext *farm_connect(const char *cmd, const char *state_dir, char *redis_u
     if (!c) fprintf(stderr, "%s: %s\n", cmd, err);
     return c;
 }
+
+int farm_scan(redisContext *c, const char *match, farm_page_fn page, void *ctx, char *err,
+              size_t errlen)
+{
+    char cursor[32] = "0";
+    do {
+        redisReply *r = redisCommand(c, "SCAN %s MATCH %s COUNT 1000", cursor, match);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+            r->element[0]->type != REDIS_REPLY_STRING ||
+            r->element[1]->type != REDIS_REPLY_ARRAY) {
+            snprintf(err, errlen, "redis SCAN: %s",
+                     r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
+            if (r) freeReplyObject(r);
+            return -1;
+        }
+        snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
+        int rc = page(c, r->element[1], ctx, err, errlen);
+        freeReplyObject(r);
+        if (rc < 0) return -1;
+        if (rc > 0) break;
+    } while (strcmp(cursor, "0") != 0);
+    return 0;
+}

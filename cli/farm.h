@@ -30,6 +30,13 @@ redisContext *farm_redis(const char *url, char *err, size_t errlen);
  * directory's ready.json (written back into redis_url). Says why on stderr, prefixed with the
  * command's name, when it cannot. */
 redisContext *farm_connect(const char *cmd, const char *state_dir, char *redis_url, size_t cap);
+/* Walks every key matching `match` with SCAN (never KEYS: the farm's Redis holds every
+ * execution record), handing each page's key array to `page`. `page` returns <0 on error
+ * (having written err), >0 to stop early, 0 for more. */
+typedef int (*farm_page_fn)(redisContext *c, redisReply *keys, void *ctx, char *err,
+                            size_t errlen);
+int farm_scan(redisContext *c, const char *match, farm_page_fn page, void *ctx, char *err,
+              size_t errlen);
 /* Directory holding this binary (siblings: snakepit-broker, ...). */
 void farm_bin_dir(char *out, size_t cap);
 

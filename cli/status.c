@@ -107,9 +107,9 @@ static int s_cmp(const void *a, const void *b)
 }
 
 /* Loads every key of one SCAN page: HGETALL and PTTL pipelined. */
-static int s_load_page(redisContext *c, redisReply *keys, snapshots_t *all, char *err,
-                       size_t errlen)
+static int s_load_page(redisContext *c, redisReply *keys, void *ctx, char *err, size_t errlen)
 {
+    snapshots_t *all = ctx;
     size_t first = all->n;
     for (size_t i = 0; i < keys->elements && all->n < MAX_SNAPSHOTS; i++) {
         snapshot_t s = {0};
@@ -143,7 +143,7 @@ static int s_load_page(redisContext *c, redisReply *keys, snapshots_t *all, char
         freeReplyObject(h);
         freeReplyObject(t);
     }
-    return 0;
+    return all->n >= MAX_SNAPSHOTS; /* full: stop scanning */
 }
 
 static int s_read(redisContext *c, snapshots_t *all, char *err, size_t errlen)
@@ -154,20 +154,7 @@ static int s_read(redisContext *c, snapshots_t *all, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    char cursor[32] = "0";
-    do {
-        redisReply *r = redisCommand(c, "SCAN %s MATCH sp:metrics:* COUNT 1000", cursor);
-        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-            snprintf(err, errlen, "redis SCAN: %s",
-                     r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
-            if (r) freeReplyObject(r);
-            return -1;
-        }
-        snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
-        int rc = s_load_page(c, r->element[1], all, err, errlen);
-        freeReplyObject(r);
-        if (rc < 0) return -1;
-    } while (strcmp(cursor, "0") != 0 && all->n < MAX_SNAPSHOTS);
+    if (farm_scan(c, "sp:metrics:*", s_load_page, all, err, errlen) < 0) return -1;
     qsort(all->v, all->n, sizeof *all->v, s_cmp);
     return 0;
 }

@@ -100,33 +100,35 @@ static int s_parse_key(const char *key, char days[][9], int n_days, char *tenant
     return -1;
 }
 
+typedef struct {
+    char (*days)[9];
+    int  n_days;
+    rows_t *rows;
+} scan_t;
+
+static int s_page(redisContext *c, redisReply *keys, void *ctx, char *err, size_t errlen)
+{
+    (void)c;
+    scan_t *sc = ctx;
+    for (size_t i = 0; i < keys->elements && sc->rows->n < MAX_ROWS; i++) {
+        char tenant[65], day[9];
+        redisReply *k = keys->element[i];
+        if (k->type != REDIS_REPLY_STRING ||
+            s_parse_key(k->str, sc->days, sc->n_days, tenant, day) < 0)
+            continue;
+        if (!s_row(sc->rows, tenant, day)) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    return sc->rows->n >= MAX_ROWS; /* full: stop scanning */
+}
+
 static int s_scan(redisContext *c, char days[][9], int n_days, rows_t *rows, char *err,
                   size_t errlen)
 {
-    char cursor[32] = "0";
-    do {
-        redisReply *r = redisCommand(c, "SCAN %s MATCH sp:t:*:use:* COUNT 1000", cursor);
-        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-            snprintf(err, errlen, "redis SCAN: %s",
-                     r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
-            if (r) freeReplyObject(r);
-            return -1;
-        }
-        snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
-        for (size_t i = 0; i < r->element[1]->elements && rows->n < MAX_ROWS; i++) {
-            char tenant[65], day[9];
-            redisReply *k = r->element[1]->element[i];
-            if (k->type != REDIS_REPLY_STRING || s_parse_key(k->str, days, n_days, tenant, day) < 0)
-                continue;
-            if (!s_row(rows, tenant, day)) {
-                freeReplyObject(r);
-                snprintf(err, errlen, "out of memory");
-                return -1;
-            }
-        }
-        freeReplyObject(r);
-    } while (strcmp(cursor, "0") != 0 && rows->n < MAX_ROWS);
-    return 0;
+    scan_t sc = {days, n_days, rows};
+    return farm_scan(c, "sp:t:*:use:*", s_page, &sc, err, errlen);
 }
 
 /* Fills each row's fields; rows whose hash is gone or empty get an empty object. */
