@@ -98,17 +98,23 @@ static void s_schedule_reconnect(store_t *self)
     self->backoff_ms = self->backoff_ms * 2 > 2000 ? 2000 : self->backoff_ms * 2;
 }
 
+/* The connection is gone (hiredis frees the context after the callback): forget what was
+ * in flight on it and try again later. */
+static void s_lost(store_t *self)
+{
+    self->ac = NULL;
+    self->connected = 0;
+    self->sent_n = 0;
+    s_schedule_reconnect(self);
+}
+
 static void s_on_connect(const redisAsyncContext *ac, int status)
 {
     store_t *self = ac->data;
     if (status != REDIS_OK) {
         log_warn("event=redis_connect_failed error=\"%s\"", ac->errstr);
         metric_inc(M.redis_errors, "connect", NULL);
-        /* hiredis frees the context after this callback */
-        self->ac = NULL;
-        self->connected = 0;
-        self->sent_n = 0;
-        s_schedule_reconnect(self);
+        s_lost(self);
         return;
     }
     char where[300];
@@ -126,10 +132,7 @@ static void s_on_disconnect(const redisAsyncContext *ac, int status)
         log_warn("event=redis_disconnected error=\"%s\"", ac->errstr);
         metric_inc(M.redis_errors, "disconnect", NULL);
     }
-    self->ac = NULL;
-    self->connected = 0;
-    self->sent_n = 0;
-    s_schedule_reconnect(self);
+    s_lost(self);
 }
 
 static void s_on_script_loaded(void *arg, redisReply *reply);
