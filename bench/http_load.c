@@ -66,18 +66,12 @@ static struct {
     char               session[128];
     long               rpc_id;
     pid_t              cpu_root;
-    int                conc[16], n_conc;
+    conc_list_t conc;
     double             seconds, warmup, drain;
     long               window_answers;
     double             pace_ms;
 } G;
 
-static volatile sig_atomic_t s_stop;
-static void s_on_signal(int sig)
-{
-    (void)sig;
-    s_stop = 1;
-}
 
 /* ---- HTTP/1.1, the little of it a JSON answer needs (RFC 9112) ----------------------------- */
 
@@ -293,7 +287,7 @@ static void s_run_config(const char *snippet, int conc)
             getrusage(RUSAGE_SELF, &self1);
             sampled = 2;
         }
-        if (now >= run.give_up_us || s_stop) {
+        if (now >= run.give_up_us || bench_stop) {
             run.lost += (uint64_t)active;
             run.errors += (uint64_t)active;
             snprintf(run.first_error, sizeof run.first_error, "%d calls never answered", active);
@@ -411,24 +405,11 @@ static int s_parse_url(const char *url)
     return 0;
 }
 
-static int s_parse_conc(const char *s)
-{
-    G.n_conc = 0;
-    while (*s && G.n_conc < 16) {
-        char *end;
-        long  v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > MAX_CONC || (*end && *end != ',')) return -1;
-        G.conc[G.n_conc++] = (int)v;
-        s = *end ? end + 1 : end;
-    }
-    return G.n_conc ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
     const char *url = NULL;
     G.seconds = 2, G.warmup = 0.3, G.drain = 60;
-    s_parse_conc("1,8,64");
+    bench_parse_concurrency("1,8,64", &G.conc, MAX_CONC);
     static const struct option opts[] = {
         {"url", 1, 0, 'u'},     {"key", 1, 0, 'k'},    {"cpu-root", 1, 0, 'r'},
         {"concurrency", 1, 0, 'c'}, {"seconds", 1, 0, 't'}, {"warmup", 1, 0, 'w'},
@@ -440,7 +421,7 @@ int main(int argc, char **argv)
         case 'k': G.key = optarg; break;
         case 'r': G.cpu_root = (pid_t)atol(optarg); break;
         case 'c':
-            if (s_parse_conc(optarg) < 0) {
+            if (bench_parse_concurrency(optarg, &G.conc, MAX_CONC) < 0) {
                 fprintf(stderr, "http_load: bad --concurrency %s\n", optarg);
                 return 64;
             }
@@ -464,11 +445,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "http_load: %s is not an http://127.x.y.z:PORT/ URL (loopback only)\n", url);
         return 64;
     }
-    signal(SIGINT, s_on_signal);
-    signal(SIGTERM, s_on_signal);
+    bench_stop_on_signals();
     signal(SIGPIPE, SIG_IGN);
     if (s_session() < 0) return 1;
-    for (int i = optind; i < argc && !s_stop; i++)
-        for (int k = 0; k < G.n_conc && !s_stop; k++) s_run_config(argv[i], G.conc[k]);
-    return s_stop ? 130 : 0;
+    for (int i = optind; i < argc && !bench_stop; i++)
+        for (int k = 0; k < G.conc.n && !bench_stop; k++) s_run_config(argv[i], G.conc.v[k]);
+    return bench_stop ? 130 : 0;
 }

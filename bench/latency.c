@@ -156,3 +156,31 @@ void latency_report(buf_t *out, const char *variant, const char *snippet, int co
     if (extra) buf_puts(out, extra);
     buf_puts(out, "}");
 }
+
+int bench_parse_concurrency(const char *s, conc_list_t *out, int max)
+{
+    out->n = 0;
+    while (*s) {
+        char *end;
+        long  v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > max || (*end && *end != ',')) return -1;
+        if (out->n == (int)(sizeof out->v / sizeof *out->v)) return -1;
+        out->v[out->n++] = (int)v;
+        s = *end ? end + 1 : end;
+    }
+    return out->n ? 0 : -1;
+}
+
+volatile sig_atomic_t bench_stop;
+
+static void s_on_signal(int sig)
+{
+    (void)sig;
+    bench_stop = 1;
+}
+
+void bench_stop_on_signals(void)
+{
+    signal(SIGINT, s_on_signal);
+    signal(SIGTERM, s_on_signal);
+}

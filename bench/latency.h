@@ -12,6 +12,7 @@
  * assembles them into bench/results/. */
 #ifndef SP_BENCH_LATENCY_H
 #define SP_BENCH_LATENCY_H
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,19 @@ void run_answer(run_t *run, latency_t *lat, uint64_t started_us, uint64_t now_us
  * fragment starting with a comma, or NULL). */
 void latency_report(buf_t *out, const char *variant, const char *snippet, int concurrency,
                     run_t *run, latency_t *lat, const char *extra);
+
+/* The concurrencies a driver runs each snippet at, from "1,8,64". */
+typedef struct {
+    int v[16];
+    int n;
+} conc_list_t;
+/* Each value 1..max. 0, or -1 when malformed or more than 16. */
+int bench_parse_concurrency(const char *s, conc_list_t *out, int max);
+
+/* Set by SIGINT/SIGTERM once bench_stop_on_signals() ran: drivers end the run at hand, skip
+ * the rest and exit 130. */
+extern volatile sig_atomic_t bench_stop;
+void bench_stop_on_signals(void);
 
 /* JSON string escaping for reports. */
 void json_escape(buf_t *out, const char *s);

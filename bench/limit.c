@@ -57,7 +57,7 @@ typedef struct {
 typedef struct {
     const char *executor;
     long        slots, pool;
-    int         conc[16], n_conc;
+    conc_list_t conc;
     double      seconds, warmup, drain, ready_timeout;
     long        window_answers; /* 0: the concurrency */
     double      pace_ms;        /* pause after each answer before the next request (0: none) */
@@ -79,12 +79,6 @@ typedef struct {
     buf_t       route;
 } limit_t;
 
-static volatile sig_atomic_t s_stop;
-static void s_on_signal(int sig)
-{
-    (void)sig;
-    s_stop = 1;
-}
 
 static int s_free_port(void)
 {
@@ -309,7 +303,7 @@ static void s_run_config(limit_t *L, const char *snippet, int conc)
             sampled = 2;
         }
         if (sampled == 2 && c.outstanding == 0) break;
-        if (now >= run.give_up_us || s_stop) {
+        if (now >= run.give_up_us || bench_stop) {
             run.lost += (uint64_t)c.outstanding;
             run.errors += (uint64_t)c.outstanding;
             snprintf(run.first_error, sizeof run.first_error, "%d jobs never answered", c.outstanding);
@@ -440,20 +434,6 @@ static void s_memory(limit_t *L)
 
 /* ---- main ----------------------------------------------------------------------------------- */
 
-static int s_parse_conc(limit_t *L, const char *s)
-{
-    L->n_conc = 0;
-    while (*s && L->n_conc < 16) {
-        char *end;
-        long  v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > MAX_CONC) return -1;
-        L->conc[L->n_conc++] = (int)v;
-        s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') return -1;
-    }
-    return L->n_conc ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
     static limit_t L;
@@ -461,7 +441,7 @@ int main(int argc, char **argv)
     L.log_level = "warn";
     L.slots = sysconf(_SC_NPROCESSORS_ONLN);
     L.seconds = 2, L.warmup = 0.3, L.drain = 60, L.ready_timeout = 60;
-    s_parse_conc(&L, "1,8,64");
+    bench_parse_concurrency("1,8,64", &L.conc, MAX_CONC);
     static const struct option opts[] = {
         {"executor", 1, 0, 'e'}, {"slots", 1, 0, 's'},   {"pool", 1, 0, 'p'},
         {"concurrency", 1, 0, 'c'}, {"seconds", 1, 0, 't'}, {"warmup", 1, 0, 'w'},
@@ -476,7 +456,7 @@ int main(int argc, char **argv)
         case 'p': L.pool = atol(optarg); break;
         case 'R': SERVICE = optarg; break;
         case 'c':
-            if (s_parse_conc(&L, optarg) < 0) {
+            if (bench_parse_concurrency(optarg, &L.conc, MAX_CONC) < 0) {
                 fprintf(stderr, "limit: bad --concurrency %s\n", optarg);
                 return 64;
             }
@@ -503,8 +483,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "limit: no snippet given\n");
         return 64;
     }
-    signal(SIGINT, s_on_signal);
-    signal(SIGTERM, s_on_signal);
+    bench_stop_on_signals();
     signal(SIGPIPE, SIG_IGN);
 
     int port = s_free_port();
@@ -537,17 +516,17 @@ int main(int argc, char **argv)
     route_encode(&route, &L.route);
 
     uint64_t give_up = clock_mono_us() + (uint64_t)(L.ready_timeout * 1e6);
-    while (!(L.ready && L.credit > 0) && !s_stop) {
+    while (!(L.ready && L.credit > 0) && !bench_stop) {
         if (clock_mono_us() > give_up || waitpid(L.pid, NULL, WNOHANG) == L.pid) {
             fprintf(stderr, "limit: the executor did not register (see %s)\n", L.log ? L.log : "its stderr");
             goto out;
         }
         s_pump(&L, 100, NULL, NULL);
     }
-    for (int i = optind; i < argc && !s_stop; i++)
-        for (int k = 0; k < L.n_conc && !s_stop; k++) s_run_config(&L, argv[i], L.conc[k]);
-    if (L.memory && !s_stop) s_memory(&L);
-    rc = s_stop ? 130 : 0;
+    for (int i = optind; i < argc && !bench_stop; i++)
+        for (int k = 0; k < L.conc.n && !bench_stop; k++) s_run_config(&L, argv[i], L.conc.v[k]);
+    if (L.memory && !bench_stop) s_memory(&L);
+    rc = bench_stop ? 130 : 0;
 out:
     zmq_close(L.sock);
     zmq_ctx_term(L.ctx);

@@ -44,19 +44,13 @@ typedef struct {
 
 static struct {
     const char *python, *flags, *worker;
-    int         conc[16], n_conc;
+    conc_list_t conc;
     double      seconds, warmup, drain;
     long        window_answers;
     double      rss_kb_sum;
     long        rss_n;
 } G;
 
-static volatile sig_atomic_t s_stop;
-static void s_on_signal(int sig)
-{
-    (void)sig;
-    s_stop = 1;
-}
 
 
 static int s_spawn(worker_t *w, const char *envelope, size_t len)
@@ -171,7 +165,7 @@ static void s_run_config(const char *snippet, int conc)
                 }
             break;
         }
-        if (now >= run.give_up_us || s_stop) {
+        if (now >= run.give_up_us || bench_stop) {
             for (int i = 0; i < conc; i++)
                 if (ws[i].pid > 0) {
                     kill(ws[i].pid, SIGKILL);
@@ -243,24 +237,11 @@ static void s_run_config(const char *snippet, int conc)
     latency_destroy(&lat);
 }
 
-static int s_parse_conc(const char *s)
-{
-    G.n_conc = 0;
-    while (*s && G.n_conc < 16) {
-        char *end;
-        long  v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > MAX_CONC || (*end && *end != ',')) return -1;
-        G.conc[G.n_conc++] = (int)v;
-        s = *end ? end + 1 : end;
-    }
-    return G.n_conc ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
     G.python = "/usr/bin/python3", G.flags = "-I", G.worker = "bench/subprocess_worker.py";
     G.seconds = 2, G.warmup = 0.3, G.drain = 60;
-    s_parse_conc("1,8,64");
+    bench_parse_concurrency("1,8,64", &G.conc, MAX_CONC);
     static const struct option opts[] = {
         {"python", 1, 0, 'p'},  {"flags", 1, 0, 'f'},   {"worker", 1, 0, 'W'},
         {"concurrency", 1, 0, 'c'}, {"seconds", 1, 0, 't'}, {"warmup", 1, 0, 'w'},
@@ -272,7 +253,7 @@ int main(int argc, char **argv)
         case 'f': G.flags = optarg; break;
         case 'W': G.worker = optarg; break;
         case 'c':
-            if (s_parse_conc(optarg) < 0) {
+            if (bench_parse_concurrency(optarg, &G.conc, MAX_CONC) < 0) {
                 fprintf(stderr, "spawn_load: bad --concurrency %s\n", optarg);
                 return 64;
             }
@@ -295,10 +276,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "spawn_load: %s: %s\n", G.worker, strerror(errno));
         return 1;
     }
-    signal(SIGINT, s_on_signal);
-    signal(SIGTERM, s_on_signal);
+    bench_stop_on_signals();
     signal(SIGPIPE, SIG_IGN);
-    for (int i = optind; i < argc && !s_stop; i++)
-        for (int k = 0; k < G.n_conc && !s_stop; k++) s_run_config(argv[i], G.conc[k]);
-    return s_stop ? 130 : 0;
+    for (int i = optind; i < argc && !bench_stop; i++)
+        for (int k = 0; k < G.conc.n && !bench_stop; k++) s_run_config(argv[i], G.conc.v[k]);
+    return bench_stop ? 130 : 0;
 }
