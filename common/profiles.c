@@ -6,6 +6,7 @@
  * to read an input and write an output) and python.data_science (reading a CSV and writing a
  * result is what most data work starts and ends with). python.basic keeps none: the profile
  * that serves the most calls keeps the smallest surface (no write syscall at all). */
+#include <stdio.h>
 #include <string.h>
 
 #include "profiles.h"
@@ -128,19 +129,35 @@ const profile_t *profile_find(const char *name)
     return NULL;
 }
 
-static long s_clamp(long v, long def, long max)
+const profile_t *profile_default(void)
 {
-    if (v <= 0) v = def;
-    return v > max ? max : v;
+    return &profiles[0];
 }
 
 void profile_apply_limits(const profile_t *p, limits_t *l)
 {
-    l->wall_ms = s_clamp(l->wall_ms, p->defaults.wall_ms, p->max.wall_ms);
-    l->cpu_ms = s_clamp(l->cpu_ms, p->defaults.cpu_ms, p->max.cpu_ms);
-    l->memory_mb = s_clamp(l->memory_mb, p->defaults.memory_mb, p->max.memory_mb);
-    l->output_bytes = s_clamp(l->output_bytes, p->defaults.output_bytes, p->max.output_bytes);
-    l->nofile = s_clamp(l->nofile, p->defaults.nofile, p->max.nofile);
+    limits_fill(l, &p->defaults);
+    limits_cap(l, &p->max);
+}
+
+size_t profiles_join(char *out, size_t outlen, const char *sep, int (*keep)(const profile_t *))
+{
+    size_t n = 0, count = 0;
+    if (outlen) out[0] = '\0';
+    for (size_t i = 0; i < n_profiles; i++) {
+        if (keep && !keep(&profiles[i])) continue;
+        int w = snprintf(out + n, n < outlen ? outlen - n : 0, "%s%s", count ? sep : "",
+                         profiles[i].name);
+        if (w > 0) n += (size_t)w;
+        count++;
+    }
+    if (n >= outlen && outlen) out[outlen - 1] = '\0';
+    return count;
+}
+
+int profile_has_workspace(const profile_t *p)
+{
+    return p->workspace;
 }
 
 int profile_allows(const profile_t *p, const char *module)

@@ -5,7 +5,7 @@
 #define SP_PROFILES_H
 #include <stddef.h>
 
-#include "../proto/job.h"
+#include "limits.h"
 
 typedef struct {
     const char         *name;      /* service name: "python.basic" */
@@ -26,8 +26,16 @@ extern const profile_t profiles[];
 extern const size_t    n_profiles;
 
 const profile_t *profile_find(const char *name);
-/* Clamps each limit to the profile's maximum and fills zeros with its defaults. */
+/* The profile a call runs in when it names none: the table's first entry. */
+const profile_t *profile_default(void);
+/* Fills zeros with the profile's defaults, then clamps each limit to its maximum. */
 void profile_apply_limits(const profile_t *p, limits_t *l);
+/* The names of the profiles that keep() accepts (all when NULL), joined by sep, for texts that
+ * list them (tool descriptions, errors, --help). Returns how many were joined; out is always
+ * terminated, cut short when outlen is too small. */
+size_t profiles_join(char *out, size_t outlen, const char *sep, int (*keep)(const profile_t *));
+/* A keep() for profiles_join: profiles with a per-job workspace. */
+int profile_has_workspace(const profile_t *p);
 /* 1 when module (dotted) may be imported under this profile. */
 int profile_allows(const profile_t *p, const char *module);
 

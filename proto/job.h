@@ -9,6 +9,7 @@
 
 #include "../common/buf.h"
 #include "../common/ids.h"
+#include "../common/limits.h"
 
 /* Caps a decoder enforces whatever the operator configures: beyond them a JobSpec is
  * malformed, not merely over quota. */
@@ -24,14 +25,6 @@
 #define JOB_MAX_SERVICE   64
 
 typedef enum { JOB_EXEC = 0, JOB_VALIDATE = 1 } job_kind_t;
-
-typedef struct {
-    long wall_ms;      /* wall-clock limit */
-    long cpu_ms;       /* CPU time limit */
-    long memory_mb;    /* address space the code may add on top of the interpreter */
-    long output_bytes; /* per stream (stdout, stderr) */
-    long nofile;       /* open file descriptors */
-} limits_t;
 
 typedef struct {
     char  *path;       /* relative, validated by the executor before use */
