@@ -1,15 +1,13 @@
-/* broker/sched_life.c — the scheduler's other half (see sched.h): executors coming and
- * going, clients that vanish, deadlines, the service grace, and shutting down. */
+/* broker/sched_life.c — see sched.h: executors coming and going (and the fate of their
+ * leases), clients that vanish, deadlines and the service grace. The books it keeps are
+ * sched_state.h's. */
 #define _GNU_SOURCE
-#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "../common/buf.h"
 #include "../common/log.h"
 #include "lease.h"
-#include "sched_int.h"
+#include "sched_state.h"
 
 /* ---- executors --------------------------------------------------------------------------- */
 
@@ -17,7 +15,7 @@ static void s_requeue(sched_t *s, job_t *job)
 {
     job->route.attempt++;
     queue_push_head(job->service->queue, job);
-    s_count_queued(s, job, +1);
+    sched_count_queued(s, job, +1);
     if (job->expires_ms) {
         job->due_ms = job->expires_ms;
         deadlines_update(s->deadlines, job);
@@ -26,7 +24,7 @@ static void s_requeue(sched_t *s, job_t *job)
     job->service->dirty = 1;
 }
 
-void s_executor_lost(sched_t *s, executor_t *ex, const char *why)
+void sched_executor_gone(sched_t *s, executor_t *ex, const char *why)
 {
     size_t requeued = 0, answered = 0;
     uint64_t now = s->conf.mono_ms();
@@ -36,25 +34,26 @@ void s_executor_lost(sched_t *s, executor_t *ex, const char *why)
         job_t *job = ex->leases;
         service_t *sv = job->service;
         lease_end(job);
-        s_inflight_done(s, job);
+        sched_inflight_done(s, job);
         switch (lease_fate(job)) {
         case LEASE_REQUEUE:
             s_requeue(s, job);
             requeued++;
             break;
         case LEASE_LOST:
-            s_detach(s, job);
+            sched_detach(s, job);
             sv->count.lost++;
             answered++;
-            s_answer(s, job, ST_LOST, "ExecutorLost",
-                     "the executor running the job was lost, and so was the one that retried it");
+            sched_answer(
+                s, job, ST_LOST, "ExecutorLost",
+                "the executor running the job was lost, and so was the one that retried it");
             break;
         case LEASE_CANCELLED:
-            s_detach(s, job);
+            sched_detach(s, job);
             sv->count.cancelled++;
             answered++;
-            s_answer(s, job, ST_CANCELLED, "Cancelled",
-                     "cancelled by the client; its executor was lost before answering");
+            sched_answer(s, job, ST_CANCELLED, "Cancelled",
+                         "cancelled by the client; its executor was lost before answering");
             break;
         }
     }
@@ -81,9 +80,9 @@ executor_t *sched_executor_ready(sched_t *s, const void *identity, size_t len, c
 {
     uint64_t now = s->conf.mono_ms();
     executor_t *ex = executors_get(s->executors, identity, len);
-    if (ex) s_executor_lost(s, ex, "registered again on the same connection");
+    if (ex) sched_executor_gone(s, ex, "registered again on the same connection");
     ex = executors_find_node(s->executors, ready->node);
-    if (ex) s_executor_lost(s, ex, "the node registered again on a new connection");
+    if (ex) sched_executor_gone(s, ex, "the node registered again on a new connection");
 
     uint64_t mask = 0;
     for (int i = 0; i < ready->n_services; i++) {
@@ -126,52 +125,25 @@ executor_t *sched_executor(sched_t *s, const void *identity, size_t len)
 void sched_executor_credit(sched_t *s, executor_t *ex, uint32_t n)
 {
     executors_refund(ex, n);
-    s_mark_dirty(s, ex->service_mask);
-}
-
-void sched_executor_gone(sched_t *s, executor_t *ex, const char *why)
-{
-    s_executor_lost(s, ex, why);
+    services_mark_dirty(s->services, ex->service_mask);
 }
 
 /* ---- clients ----------------------------------------------------------------------------- */
-
-typedef struct {
-    job_t **jobs;
-    size_t n;
-    const client_t *client; /* NULL: every job */
-} collect_t;
-
-static void s_collect(void *arg, const uint8_t *id, void *value)
-{
-    (void)id;
-    collect_t *c = arg;
-    job_t *job = value;
-    if (!c->client || job->client == c->client) c->jobs[c->n++] = job;
-}
-
-static size_t s_jobs_of(sched_t *s, const client_t *c, job_t ***out)
-{
-    collect_t col = {xcalloc(idmap_size(s->jobs) + 1, sizeof(job_t *)), 0, c};
-    idmap_each(s->jobs, s_collect, &col);
-    *out = col.jobs;
-    return col.n;
-}
 
 /* Answers (when answer: it may merely be slow) and drops every job of c, cancelling those
  * that run. Answering may mark c gone (send failed): the rest are then dropped unanswered. */
 static void s_abandon(sched_t *s, client_t *c, int answer)
 {
     job_t **jobs;
-    size_t n = s_jobs_of(s, c, &jobs);
+    size_t n = sched_jobs_of(s, c, &jobs);
     if (!answer) c->gone = 1;
     for (size_t i = 0; i < n; i++) {
         job_t *job = jobs[i];
-        executor_t *holder = s_detach(s, job);
+        executor_t *holder = sched_detach(s, job);
         if (holder) s->io.cancel(s->io.arg, holder, job->id);
         job->service->count.abandoned++;
-        s_answer(s, job, ST_LOST, "ClientLost",
-                 "the submitting client stopped answering heartbeats; the job was dropped");
+        sched_answer(s, job, ST_LOST, "ClientLost",
+                     "the submitting client stopped answering heartbeats; the job was dropped");
     }
     c->gone = 1;
     free(jobs);
@@ -220,16 +192,16 @@ void sched_expire(sched_t *s)
     while ((job = deadlines_first(s->deadlines)) && job->due_ms <= now) {
         service_t *sv = job->service;
         if (job->state == JOB_QUEUED) {
-            s_detach(s, job);
+            sched_detach(s, job);
             sv->count.expired_queued++;
-            s_answer(s, job, ST_TIMEOUT, "Timeout",
-                     "the job's deadline passed while it waited in the queue");
+            sched_answer(s, job, ST_TIMEOUT, "Timeout",
+                         "the job's deadline passed while it waited in the queue");
         } else {
-            executor_t *holder = s_detach(s, job);
+            executor_t *holder = sched_detach(s, job);
             if (holder) s->io.cancel(s->io.arg, holder, job->id);
             sv->count.expired_leased++;
-            s_answer(s, job, ST_TIMEOUT, "Timeout",
-                     "the executor gave no result by the job's deadline");
+            sched_answer(s, job, ST_TIMEOUT, "Timeout",
+                         "the executor gave no result by the job's deadline");
         }
     }
 }
@@ -243,15 +215,15 @@ static void s_drain_orphan(sched_t *s, service_t *sv, uint64_t now)
              (unsigned long long)((now - sv->orphaned_ms) / 1000));
     job_t *job;
     while ((job = queue_pop(sv->queue, NULL, NULL))) {
-        s_count_queued(s, job, -1);
-        s_detach(s, job);
+        sched_count_queued(s, job, -1);
+        sched_detach(s, job);
         n++;
         if (job->route.attempt) {
             sv->count.lost++;
-            s_answer(s, job, ST_LOST, "ExecutorLost", msg);
+            sched_answer(s, job, ST_LOST, "ExecutorLost", msg);
         } else {
             s->stats.rejected[REFUSE_NO_EXECUTOR]++;
-            s_answer(s, job, ST_REJECTED, "NoExecutor", msg);
+            sched_answer(s, job, ST_REJECTED, "NoExecutor", msg);
         }
     }
     log_warn("event=service_drained service=%s jobs=%zu reason=\"no executor\"", sv->name, n);
@@ -264,7 +236,7 @@ void sched_housekeep(sched_t *s)
     /* Downwards: removing executor i moves the last one, already visited, into slot i. */
     for (size_t i = executors_count(s->executors); i-- > 0;) {
         executor_t *ex = executors_at(s->executors, i);
-        if (now - ex->last_seen_ms > window) s_executor_lost(s, ex, "heartbeat expired");
+        if (now - ex->last_seen_ms > window) sched_executor_gone(s, ex, "heartbeat expired");
     }
     for (size_t i = 0; i < services_count(s->services); i++) {
         service_t *sv = services_at(s->services, i);
@@ -284,41 +256,4 @@ long sched_next_deadline_ms(const sched_t *s)
     if (!job) return -1;
     uint64_t now = s->conf.mono_ms();
     return job->due_ms > now ? (long)(job->due_ms - now) : 0;
-}
-
-/* ---- the end ----------------------------------------------------------------------------- */
-
-static void s_drop_all(sched_t *s, const char *why)
-{
-    job_t **jobs;
-    size_t n = s_jobs_of(s, NULL, &jobs);
-    for (size_t i = 0; i < n; i++) {
-        s_detach(s, jobs[i]);
-        if (why)
-            s_answer(s, jobs[i], ST_LOST, "BrokerStopping", why);
-        else
-            s_finish(s, jobs[i]);
-    }
-    free(jobs);
-}
-
-void sched_shutdown(sched_t *s, const char *why)
-{
-    s_drop_all(s, why ? why : "the broker is shutting down");
-}
-
-void sched_destroy(sched_t **self_p)
-{
-    assert(self_p);
-    sched_t *s = *self_p;
-    if (!s) return;
-    s_drop_all(s, NULL);
-    executors_destroy(&s->executors);
-    deadlines_destroy(&s->deadlines);
-    idmap_destroy(&s->jobs);
-    services_destroy(&s->services);
-    tenants_destroy(&s->tenants);
-    clients_destroy(&s->clients);
-    free(s);
-    *self_p = NULL;
 }

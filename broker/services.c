@@ -65,3 +65,18 @@ service_t *services_at(const services_t *self, size_t i)
 {
     return i < self->n ? self->all[i] : NULL;
 }
+
+void services_mark_dirty(services_t *self, uint64_t mask)
+{
+    for (size_t i = 0; i < self->n; i++)
+        if (mask & (1ULL << i)) self->all[i]->dirty = 1;
+}
+
+void services_unpark(services_t *self, tenant_t *t)
+{
+    t->parked = 0;
+    for (size_t i = 0; i < self->n; i++) {
+        queue_unpark(self->all[i]->queue, t->name);
+        self->all[i]->dirty = 1;
+    }
+}

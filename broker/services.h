@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "queue.h"
+#include "tenants.h"
 
 #define SERVICES_MAX 64
 
@@ -36,5 +37,9 @@ service_t *services_get(const services_t *self, const char *name);
 service_t *services_add(services_t *self, const char *name, uint64_t orphaned_ms); /* NULL: full */
 size_t services_count(const services_t *self);
 service_t *services_at(const services_t *self, size_t i); /* i == index */
+/* Marks the services whose bits are set in mask for the next dispatch pass. */
+void services_mark_dirty(services_t *self, uint64_t mask);
+/* The tenant may run again: every queue returns its parked FIFO to the round. */
+void services_unpark(services_t *self, tenant_t *t);
 
 #endif

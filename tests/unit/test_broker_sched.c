@@ -1,6 +1,6 @@
-/* tests/unit/test_broker_sched.c — broker/sched.c through its header, with a fake clock and
- * fake I/O: admission against the caps, dispatch by credit, fairness between tenants,
- * in-flight quotas, leases (requeue once, then `lost`), deadlines, cancels, and the
+/* tests/unit/test_broker_sched.c — the scheduler (broker/sched_*.c) through sched.h, with a
+ * fake clock and fake I/O: admission against the caps, dispatch by credit, fairness between
+ * tenants, in-flight quotas, leases (requeue once, then `lost`), deadlines, cancels, and the
  * exactly-one-answer rule under a random storm of events. */
 #define _GNU_SOURCE
 #include <setjmp.h>

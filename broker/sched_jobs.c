@@ -1,136 +1,13 @@
-/* broker/sched.c — see sched.h. Admission, dispatch, results and cancels; the lifecycle of
- * executors and clients and the clocks are in sched_life.c. Shared helpers are declared in
- * sched_int.h. */
+/* broker/sched_jobs.c — see sched.h: admission, cancels, results and dispatch. Executors and
+ * clients coming and going and the clocks are in sched_life.c; the books both keep, in
+ * sched_state.c (sched_state.h). */
 #define _GNU_SOURCE
-#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
 #include "../common/profiles.h"
 #include "lease.h"
-#include "sched_int.h"
-
-static const char *s_refusal_names[REFUSE__COUNT] = {
-    "queue_full", "queue_bytes", "tenant_queue_full", "inflight_quota", "no_executor",
-    "duplicate",  "expired",     "overload",          "malformed",
-};
-
-const char *refusal_name(refusal_t r)
-{
-    return (unsigned)r < REFUSE__COUNT ? s_refusal_names[r] : "unknown";
-}
-
-void sched_conf_defaults(sched_conf_t *conf)
-{
-    memset(conf, 0, sizeof *conf);
-    conf->max_queue = 100000;
-    conf->max_queue_per_tenant = 10000;
-    conf->max_queue_bytes = 1024u << 20;
-    conf->max_executors = 4096;
-    conf->max_clients = 65536;
-    conf->heartbeat_ms = 1000;
-    conf->liveness = 3;
-    conf->service_grace_ms = 10000;
-    conf->lease_grace_ms = 3000;
-    conf->quantum = 1;
-}
-
-sched_t *sched_new(const sched_conf_t *conf, const sched_io_t *io)
-{
-    sched_t *s = xcalloc(1, sizeof *s);
-    s->conf = *conf;
-    if (!s->conf.mono_ms) s->conf.mono_ms = clock_mono_ms;
-    if (!s->conf.wall_ms) s->conf.wall_ms = clock_wall_ms;
-    if (!s->conf.liveness) s->conf.liveness = 3;
-    if (!s->conf.heartbeat_ms) s->conf.heartbeat_ms = 1000;
-    s->io = *io;
-    s->services = services_new(conf->quantum);
-    s->tenants = tenants_new();
-    s->clients = clients_new(conf->max_clients);
-    s->executors = executors_new(conf->max_executors);
-    s->jobs = idmap_new();
-    s->deadlines = deadlines_new();
-    s->started_ms = s->conf.mono_ms();
-    prom_hist_init(&s->stats.queue_wait, prom_seconds_buckets, prom_seconds_buckets_n);
-    return s;
-}
-
-/* ---- bookkeeping shared with sched_life.c ------------------------------------------------ */
-
-void s_count_queued(sched_t *s, job_t *job, int sign)
-{
-    if (sign > 0) {
-        s->queued++;
-        s->queued_bytes += job->body_len;
-        job->tenant->queued++;
-    } else {
-        s->queued--;
-        s->queued_bytes -= job->body_len;
-        job->tenant->queued--;
-    }
-}
-
-void s_mark_dirty(sched_t *s, uint64_t mask)
-{
-    for (size_t i = 0; i < services_count(s->services); i++)
-        if (mask & (1ULL << i)) services_at(s->services, i)->dirty = 1;
-}
-
-static void s_unpark(sched_t *s, tenant_t *t)
-{
-    t->parked = 0;
-    for (size_t i = 0; i < services_count(s->services); i++) {
-        service_t *sv = services_at(s->services, i);
-        queue_unpark(sv->queue, t->name);
-        sv->dirty = 1;
-    }
-}
-
-void s_inflight_done(sched_t *s, job_t *job)
-{
-    tenant_t *t = job->tenant;
-    s->inflight--;
-    job->service->inflight--;
-    t->inflight--;
-    if (t->parked && tenant_may_run(t)) s_unpark(s, t);
-}
-
-executor_t *s_detach(sched_t *s, job_t *job)
-{
-    executor_t *holder = NULL;
-    if (job->state == JOB_QUEUED) {
-        queue_remove(job->service->queue, job);
-        s_count_queued(s, job, -1);
-    } else if (job->state == JOB_LEASED) {
-        holder = job->executor;
-        lease_end(job);
-        s_inflight_done(s, job);
-    }
-    deadlines_remove(s->deadlines, job);
-    idmap_del(s->jobs, job->id);
-    tenants_release(s->tenants, job->tenant);
-    job->tenant = NULL;
-    return holder;
-}
-
-void s_finish(sched_t *s, job_t *job)
-{
-    (void)s; /* the scheduler's counts were settled by s_detach */
-    assert(job->state == JOB_DETACHED && !job->tenant);
-    if (job->client) job->client->jobs--;
-    job_destroy(&job);
-}
-
-void s_answer(sched_t *s, job_t *job, status_t st, const char *type, const char *message)
-{
-    if (job->client && !job->client->gone) s->io.answer(s->io.arg, job, st, type, message);
-    s_finish(s, job);
-}
+#include "sched_state.h"
 
 /* ---- client channel -------------------------------------------------------------------- */
 
@@ -227,7 +104,7 @@ int sched_submit(sched_t *s, client_t *c, const char *service, job_t *job, sched
 
     tenant_t *t = tenants_get(s->tenants, job->route.tenant);
     t->max_inflight = job->route.max_inflight; /* the newest quota the front-end sent */
-    if (t->parked && tenant_may_run(t)) s_unpark(s, t);
+    if (t->parked && tenant_may_run(t)) services_unpark(s->services, t);
     job->service = sv;
     job->tenant = t;
     job->client = c;
@@ -237,7 +114,7 @@ int sched_submit(sched_t *s, client_t *c, const char *service, job_t *job, sched
     idmap_put(s->jobs, job->id, job);
     if (expires) deadlines_add(s->deadlines, job);
     queue_push(sv->queue, job);
-    s_count_queued(s, job, +1);
+    sched_count_queued(s, job, +1);
     sv->count.submitted++;
     sv->dirty = 1;
     return 0;
@@ -248,9 +125,9 @@ int sched_cancel(sched_t *s, const client_t *c, const uint8_t id[ID_BYTES])
     job_t *job = idmap_get(s->jobs, id);
     if (!job || job->client != c) return -1; /* only the submitter may cancel (PROTOCOL.md §2) */
     if (job->state == JOB_QUEUED) {
-        s_detach(s, job);
+        sched_detach(s, job);
         job->service->count.cancelled++;
-        s_answer(s, job, ST_CANCELLED, "Cancelled", "cancelled by the client before it ran");
+        sched_answer(s, job, ST_CANCELLED, "Cancelled", "cancelled by the client before it ran");
     } else if (!job->cancelled) {
         /* The executor answers (status cancelled, or the result if it was faster). */
         job->cancelled = 1;
@@ -272,7 +149,7 @@ job_t *sched_result(sched_t *s, executor_t *ex, const uint8_t id[ID_BYTES])
         /* PROTOCOL.md §3: each RESULT returns one credit, known job or not. */
         executors_refund(ex, 1);
         ex->results++;
-        s_mark_dirty(s, ex->service_mask);
+        services_mark_dirty(s->services, ex->service_mask);
     }
     job_t *job = idmap_get(s->jobs, id);
     if (!job) {
@@ -281,18 +158,10 @@ job_t *sched_result(sched_t *s, executor_t *ex, const uint8_t id[ID_BYTES])
     }
     /* First answer wins: after a requeue, the original executor may still deliver. Its
      * rival copy, if one is running, is cancelled; that executor's RESULT will be stale. */
-    executor_t *holder = s_detach(s, job);
+    executor_t *holder = sched_detach(s, job);
     if (holder && holder != ex) s->io.cancel(s->io.arg, holder, id);
     job->service->count.completed++;
     return job;
-}
-
-void sched_finish(sched_t *s, job_t **job_p)
-{
-    job_t *job = *job_p;
-    if (!job) return;
-    s_finish(s, job);
-    *job_p = NULL;
 }
 
 job_t *sched_progress(sched_t *s, executor_t *ex, const uint8_t id[ID_BYTES])
@@ -313,11 +182,11 @@ static int s_eligible(void *arg, const job_t *job)
 
 static void s_dispatch_one(sched_t *s, service_t *sv, executor_t *ex, job_t *job)
 {
-    s_count_queued(s, job, -1);
+    sched_count_queued(s, job, -1);
     if (s->io.send_job(s->io.arg, ex, job) < 0) {
         queue_push_head(sv->queue, job); /* it never left: same attempt */
-        s_count_queued(s, job, +1);
-        s_executor_lost(s, ex, "unreachable");
+        sched_count_queued(s, job, +1);
+        sched_executor_gone(s, ex, "unreachable");
         return;
     }
     uint64_t now = s->conf.mono_ms();
@@ -354,56 +223,4 @@ void sched_dispatch(sched_t *s)
             progress = 1;
         }
     }
-}
-
-/* ---- views ------------------------------------------------------------------------------- */
-
-const sched_stats_t *sched_stats(const sched_t *s)
-{
-    return &s->stats;
-}
-
-const services_t *sched_services(const sched_t *s)
-{
-    return s->services;
-}
-
-const executors_t *sched_executors(const sched_t *s)
-{
-    return s->executors;
-}
-
-size_t sched_queued(const sched_t *s)
-{
-    return s->queued;
-}
-
-size_t sched_queued_bytes(const sched_t *s)
-{
-    return s->queued_bytes;
-}
-
-size_t sched_inflight(const sched_t *s)
-{
-    return s->inflight;
-}
-
-size_t sched_jobs(const sched_t *s)
-{
-    return idmap_size(s->jobs);
-}
-
-size_t sched_tenants(const sched_t *s)
-{
-    return tenants_count(s->tenants);
-}
-
-size_t sched_clients(const sched_t *s)
-{
-    return clients_count(s->clients);
-}
-
-const tenant_t *sched_tenant(const sched_t *s, const char *name)
-{
-    return tenants_find(s->tenants, name);
 }

@@ -1,0 +1,44 @@
+/* broker/sched_state.h — the scheduler's state and the book-keeping every part of it goes
+ * through; private to the scheduler's files (sched_state.c: building, views and the books;
+ * sched_jobs.c: admission, cancels, results, dispatch; sched_life.c: executors and clients
+ * coming and going, clocks). Their contract with the rest of the broker is sched.h.
+ *
+ * Every job the scheduler holds is in exactly one place, a tenant's FIFO in its service's
+ * queue or an executor's leases, and counted there once. It leaves in two steps:
+ * sched_detach takes it out of everything, then sched_finish frees it (the executor's RESULT
+ * was forwarded) or sched_answer answers it first. */
+#ifndef SP_SCHED_STATE_H
+#define SP_SCHED_STATE_H
+#include "../common/idmap.h"
+#include "deadlines.h"
+#include "sched.h"
+
+struct sched {
+    sched_conf_t conf;
+    sched_io_t io;
+    services_t *services;
+    tenants_t *tenants;
+    clients_t *clients;
+    executors_t *executors;
+    idmap_t *jobs;          /* every job held, queued or leased, by id */
+    deadlines_t *deadlines; /* jobs with a deadline */
+    size_t queued;          /* jobs in queues, all services */
+    size_t queued_bytes;    /* their JobSpec bytes */
+    size_t inflight;        /* jobs leased */
+    uint64_t started_ms;    /* monotonic; the start-up grace runs from here */
+    sched_stats_t stats;
+};
+
+/* Counts a job into (sign > 0) or out of the queued totals. */
+void sched_count_queued(sched_t *s, job_t *job, int sign);
+/* A lease ended: in-flight counts drop and a parked tenant may be unparked. */
+void sched_inflight_done(sched_t *s, job_t *job);
+/* Takes a job out of every structure (queue or lease, deadlines, id map, tenant counts);
+ * returns the executor that held it, if it was leased. */
+executor_t *sched_detach(sched_t *s, job_t *job);
+/* A detached job's end with an answer made by the broker. */
+void sched_answer(sched_t *s, job_t *job, status_t st, const char *type, const char *message);
+/* The jobs of client c (every job when c is NULL), in an array the caller frees. */
+size_t sched_jobs_of(sched_t *s, const client_t *c, job_t ***out);
+
+#endif
