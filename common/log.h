@@ -6,6 +6,7 @@
  * snakepit ever logs there. Callers pass the event and its pairs as a printf format. */
 #ifndef SP_LOG_H
 #define SP_LOG_H
+#include <stddef.h>
 
 typedef enum { LOG_DEBUG = 0, LOG_INFO, LOG_WARN, LOG_ERROR, LOG_OFF } log_level_t;
 
