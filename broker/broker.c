@@ -1,411 +1,309 @@
-/* broker/broker.c — see broker.h. Message handling for both channels; set-up, timers and
- * shutdown are in broker_setup.c. */
+/* broker/broker.c — see broker.h: building the broker (ZAP handler before any socket binds),
+ * its timers and signals, and stopping it so that every held job gets its answer. Messages
+ * are the relay's (relay.h), decisions the scheduler's (sched.h), what it shows metrics.c's. */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zmq.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
+#include "../common/buf.h"
 #include "../common/clock.h"
+#include "../common/curve_cert.h"
 #include "../common/log.h"
-#include "../proto/mpack.h"
-#include "../proto/result.h"
-#include "../proto/wire_zmq.h"
-#include "broker_int.h"
+#include "../common/loop.h"
+#include "../common/metrics_http.h"
+#include "../common/metrics_pub.h"
+#include "../proto/wire.h"
+#include "broker.h"
+#include "metrics.h"
+#include "relay.h"
 
-#define RECV_BUDGET 512 /* messages per socket per loop turn: the other socket gets its turn */
-
-static const char *s_bad_names[BAD__COUNT] = {
-    "too_many_frames", "unknown_version", "unknown_command", "unexpected_command", "oversized",
-    "bad_route",       "bad_ready",       "bad_credit",      "bad_framing",
+struct broker {
+    broker_conf_t conf;
+    loop_t *loop;
+    void *ctx;
+    void *clients;   /* ROUTER, client channel */
+    void *executors; /* ROUTER, worker channel */
+    relay_t *relay;  /* reads and writes both */
+    sched_t *sched;
+    zap_t *zap; /* NULL when CURVE is off */
+    metrics_http_t *http;
+    metrics_pub_t *pub;
+    broker_metrics_t shown; /* what /metrics and the Redis snapshot read */
+    int sig_fd;
+    char curve_public[41]; /* Z85, logged so operators can copy it */
+    char curve_secret[41];
 };
 
-const char *broker_bad_reason_name(bad_reason_t r)
+void broker_conf_defaults(broker_conf_t *c)
 {
-    return (unsigned)r < BAD__COUNT ? s_bad_names[r] : "unknown";
+    memset(c, 0, sizeof *c);
+    snprintf(c->clients, sizeof c->clients, "tcp://127.0.0.1:5555");
+    snprintf(c->executors, sizeof c->executors, "tcp://127.0.0.1:5556");
+    snprintf(c->metrics, sizeof c->metrics, "127.0.0.1:9101");
+    char host[64] = "broker";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    size_t j = 0;
+    for (const char *p = host; *p && j + 1 < sizeof c->instance; p++)
+        c->instance[j++] = wire_name_ok(p, 1) ? *p : '-';
+    c->instance[j] = '\0';
+    sched_conf_t s;
+    sched_conf_defaults(&s);
+    c->max_queue = (long)s.max_queue;
+    c->max_queue_per_tenant = (long)s.max_queue_per_tenant;
+    c->max_queue_mb = (long)(s.max_queue_bytes >> 20);
+    c->max_executors = (long)s.max_executors;
+    c->max_clients = (long)s.max_clients;
+    c->heartbeat_ms = (long)s.heartbeat_ms;
+    c->liveness = (long)s.liveness;
+    c->service_grace_ms = (long)s.service_grace_ms;
+    c->lease_grace_ms = (long)s.lease_grace_ms;
+    c->quantum = (long)s.quantum;
+    c->hwm = 10000;
+    snprintf(c->log_level, sizeof c->log_level, "info");
 }
 
-/* Ten lines a second per kind; what is held back is summed up once the second is over
- * (here, or from the heartbeat timer when nothing more comes). */
-void s_ratelog_flush(ratelog_t *r)
+int broker_endpoint_is_local(const char *ep)
 {
-    uint64_t now = clock_mono_ms();
-    if (now - r->window_ms < 1000) return;
-    if (r->suppressed)
-        log_warn("event=log_suppressed kind=%s lines=%llu", r->kind,
-                 (unsigned long long)r->suppressed);
-    r->window_ms = now;
-    r->count = 0;
-    r->suppressed = 0;
+    if (strncmp(ep, "ipc://", 6) == 0 || strncmp(ep, "inproc://", 9) == 0) return 1;
+    if (strncmp(ep, "tcp://", 6) != 0) return 0;
+    const char *h = ep + 6;
+    return strncmp(h, "127.", 4) == 0 || strncmp(h, "localhost:", 10) == 0 ||
+           strncmp(h, "[::1]:", 6) == 0;
 }
 
-int s_ratelog(ratelog_t *r)
+/* ---- timers and signals ------------------------------------------------------------------ */
+
+static void s_on_heartbeat(loop_t *loop, void *arg)
 {
-    s_ratelog_flush(r);
-    if (r->count++ < 10) return 1;
-    r->suppressed++;
-    return 0;
+    (void)loop;
+    broker_t *b = arg;
+    relay_heartbeat(b->relay);
+    sched_housekeep(b->sched);
+    relay_flush_logs(b->relay);
 }
 
-/* ---- sending ----------------------------------------------------------------------------- */
-
-int s_send(broker_t *b, channel_t ch, const uint8_t *identity, size_t id_len, const frame_t *head,
-           int n, zmq_msg_t *body)
+/* Before each wait: answer what expired, send what can go, sleep until the next deadline. */
+static long s_prepare(loop_t *loop, void *arg)
 {
-    void *sock = ch == CH_CLIENT ? b->clients : b->executors;
-    if (zmq_send(sock, identity, id_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
-        b->io.send_failed[ch][errno == EAGAIN ? SEND_WOULD_BLOCK : SEND_UNREACHABLE]++;
+    (void)loop;
+    broker_t *b = arg;
+    sched_expire(b->sched);
+    sched_dispatch(b->sched);
+    return sched_next_deadline_ms(b->sched);
+}
+
+static void s_on_signal(loop_t *loop, short revents, void *arg)
+{
+    (void)revents;
+    broker_t *b = arg;
+    struct signalfd_siginfo si;
+    while (read(b->sig_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGHUP) {
+            char err[512];
+            if (b->zap && zap_reload(b->zap, err, sizeof err) < 0)
+                log_error("event=allowlist_reload_failed error=\"%s\"", err);
+            continue;
+        }
+        log_info("event=stopping signal=%u", si.ssi_signo);
+        loop_stop(loop);
+    }
+}
+
+/* ---- sockets ----------------------------------------------------------------------------- */
+
+static void *s_router(broker_t *b, const char *endpoint, const char *what, char *err, size_t errlen)
+{
+    void *sock = zmq_socket(b->ctx, ZMQ_ROUTER);
+    int one = 1, linger = 0, hwm = (int)b->conf.hwm;
+    /* Frames beyond twice the body cap drop the connection inside ZeroMQ before they cost us
+     * memory; between the cap and that, the parser counts and refuses them. */
+    int64_t max = 2 * (int64_t)WIRE_MAX_BODY;
+    zmq_setsockopt(sock, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
+    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(sock, ZMQ_MAXMSGSIZE, &max, sizeof max);
+    if (b->zap) {
+        zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one);
+        zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, b->curve_secret, CURVE_Z85_LEN + 1);
+        zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, ZAP_DOMAIN, strlen(ZAP_DOMAIN));
+    } else if (!broker_endpoint_is_local(endpoint) && !b->conf.allow_plain_remote) {
+        snprintf(err, errlen,
+                 "%s endpoint %s is not loopback or ipc, and CURVE is off: give "
+                 "--curve-secret-file and --curve-allow-dir (see `snakepit keygen`), or "
+                 "--allow-plain-remote on a network you trust",
+                 what, endpoint);
+        zmq_close(sock);
+        return NULL;
+    }
+    if (zmq_bind(sock, endpoint) < 0) {
+        snprintf(err, errlen, "%s endpoint %s: bind: %s", what, endpoint, zmq_strerror(errno));
+        zmq_close(sock);
+        return NULL;
+    }
+    return sock;
+}
+
+static int s_curve(broker_t *b, char *err, size_t errlen)
+{
+    const broker_conf_t *c = &b->conf;
+    if (!c->curve_secret_file[0] && !c->curve_allow_dir[0]) return 0;
+    if (!c->curve_secret_file[0] || !c->curve_allow_dir[0]) {
+        snprintf(err, errlen, "CURVE needs both --curve-secret-file and --curve-allow-dir");
         return -1;
     }
-    /* Past the first part ZeroMQ takes the rest of the message whole. */
-    for (int i = 0; i < n; i++) {
-        int more = i + 1 < n || body;
-        zmq_send(sock, head[i].data, head[i].len, (more ? ZMQ_SNDMORE : 0) | ZMQ_DONTWAIT);
+    curve_cert_t cert;
+    if (curve_cert_load(c->curve_secret_file, &cert, err, errlen) < 0) return -1;
+    if (!cert.secret_key[0]) {
+        snprintf(err, errlen,
+                 "%s holds no secret-key (that is the public certificate; use the "
+                 "_secret file)",
+                 c->curve_secret_file);
+        return -1;
     }
-    if (body) zmq_msg_send(body, sock, ZMQ_DONTWAIT);
+    snprintf(b->curve_public, sizeof b->curve_public, "%s", cert.public_key);
+    snprintf(b->curve_secret, sizeof b->curve_secret, "%s", cert.secret_key);
+    explicit_bzero(&cert, sizeof cert);
+    /* The handler exists before any socket binds: without one, libzmq admits every key. */
+    b->zap = zap_new(b->ctx, b->loop, c->curve_allow_dir, err, errlen);
+    return b->zap ? 0 : -1;
+}
+
+static int s_signals(broker_t *b, char *err, size_t errlen)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    b->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (b->sig_fd < 0) {
+        snprintf(err, errlen, "signalfd: %s", strerror(errno));
+        return -1;
+    }
+    loop_add_fd(b->loop, b->sig_fd, ZMQ_POLLIN, s_on_signal, b);
     return 0;
 }
 
-static const frame_t s_client_tag = {(const uint8_t *)WIRE_CLIENT_TAG, 4};
-static const frame_t s_worker_tag = {(const uint8_t *)WIRE_WORKER_TAG, 4};
-
-/* To a client: [SPC1, cmd, service, id, body?]. A client that cannot be reached any more is
- * marked gone: nothing more is sent to it, and the scheduler drops its jobs at the next
- * housekeeping. Only marked, because this runs inside the scheduler's own callbacks, where
- * calling back into it would pull jobs out from under the caller. */
-static void s_to_client(broker_t *b, client_t *c, const uint8_t *identity, size_t id_len,
-                        uint8_t cmd, const char *service, const uint8_t *job_id, const void *body,
-                        size_t len, zmq_msg_t *body_msg)
+/* The scheduler's settings, from the broker's options. */
+static void s_sched_conf(const broker_conf_t *conf, sched_conf_t *sc)
 {
-    frame_t f[5] = {s_client_tag,
-                    {&cmd, 1},
-                    {(const uint8_t *)service, strlen(service)},
-                    {job_id, ID_BYTES},
-                    {body, len}};
-    int n = body && !body_msg ? 5 : 4; /* a body message goes as itself, uncopied */
-    if (s_send(b, CH_CLIENT, identity, id_len, f, n, body_msg) < 0 && errno == EHOSTUNREACH && c)
-        c->gone = 1;
+    sched_conf_defaults(sc);
+    sc->max_queue = (size_t)conf->max_queue;
+    sc->max_queue_per_tenant = (size_t)conf->max_queue_per_tenant;
+    sc->max_queue_bytes = (size_t)conf->max_queue_mb << 20;
+    sc->max_executors = (size_t)conf->max_executors;
+    sc->max_clients = (size_t)conf->max_clients;
+    sc->heartbeat_ms = (uint64_t)conf->heartbeat_ms;
+    sc->liveness = (unsigned)conf->liveness;
+    sc->service_grace_ms = (uint64_t)conf->service_grace_ms;
+    sc->lease_grace_ms = (uint64_t)conf->lease_grace_ms;
+    sc->quantum = (unsigned)conf->quantum;
 }
 
-static void s_reject(broker_t *b, client_t *c, const uint8_t *identity, size_t id_len,
-                     const char *service, const uint8_t *job_id, status_t st, const char *type,
-                     const char *message)
+/* /metrics and the Redis snapshot, each when the options ask for it. */
+static int s_shows(broker_t *b, char *err, size_t errlen)
 {
-    buf_reset(&b->scratch);
-    result_encode_simple(&b->scratch, st, type, message);
-    s_to_client(b, c, identity, id_len, CMD_REJECT, service, job_id, b->scratch.data,
-                b->scratch.len, NULL);
-}
-
-void s_worker_cmd(broker_t *b, const uint8_t *identity, size_t id_len, uint8_t cmd)
-{
-    frame_t f[2] = {s_worker_tag, {&cmd, 1}};
-    s_send(b, CH_WORKER, identity, id_len, f, 2, NULL);
-}
-
-/* ---- sched_io_t -------------------------------------------------------------------------- */
-
-int s_io_send_job(void *arg, executor_t *ex, job_t *job)
-{
-    broker_t *b = arg;
-    uint8_t cmd = W_JOB;
-    buf_reset(&b->scratch);
-    route_encode(&job->route, &b->scratch);
-    frame_t f[5] = {s_worker_tag,
-                    {&cmd, 1},
-                    {(const uint8_t *)job->service->name, strlen(job->service->name)},
-                    {job->id, ID_BYTES},
-                    {b->scratch.data, b->scratch.len}};
-    /* A reference, not a copy: the job keeps its body for a possible requeue. */
-    zmq_msg_t body;
-    zmq_msg_init(&body);
-    zmq_msg_copy(&body, &job->body);
-    int rc = s_send(b, CH_WORKER, ex->identity, ex->identity_len, f, 5, &body);
-    zmq_msg_close(&body);
-    return rc;
-}
-
-static const char *s_type_for(status_t st)
-{
-    switch (st) {
-    case ST_TIMEOUT:
-        return "Timeout";
-    case ST_LOST:
-        return "ExecutorLost";
-    case ST_CANCELLED:
-        return "Cancelled";
-    default:
-        return "Rejected";
+    const broker_conf_t *conf = &b->conf;
+    b->shown.sched = b->sched;
+    b->shown.relay = b->relay;
+    b->shown.zap = b->zap;
+    if (conf->metrics[0] && strcmp(conf->metrics, "off") != 0) {
+        b->http =
+            metrics_http_new(b->loop, conf->metrics, broker_metrics_render, &b->shown, err, errlen);
+        if (!b->http) return -1;
     }
+    if (conf->redis[0]) {
+        char key[128];
+        snprintf(key, sizeof key, "sp:metrics:broker:%s", conf->instance);
+        b->pub = metrics_pub_new(b->loop, conf->redis, key, 1000, 10, broker_metrics_snapshot,
+                                 &b->shown, err, errlen);
+        if (!b->pub) return -1;
+        b->shown.pub = b->pub;
+    }
+    return 0;
 }
 
-void s_io_answer(void *arg, const job_t *job, status_t st, const char *type, const char *message)
+broker_t *broker_new(const broker_conf_t *conf, char *err, size_t errlen)
 {
-    broker_t *b = arg;
-    client_t *c = job->client;
-    s_reject(b, c, c->identity, c->identity_len, job->service->name, job->id, st,
-             type ? type : s_type_for(st), message);
+    broker_t *b = xcalloc(1, sizeof *b);
+    b->conf = *conf;
+    b->sig_fd = -1;
+    b->shown.started = (double)clock_wall_ms() / 1000.0;
+    b->loop = loop_new();
+    b->ctx = zmq_ctx_new();
+    if (s_signals(b, err, errlen) < 0 || s_curve(b, err, errlen) < 0) goto fail;
+    b->clients = s_router(b, conf->clients, "client", err, errlen);
+    if (!b->clients) goto fail;
+    b->executors = s_router(b, conf->executors, "executor", err, errlen);
+    if (!b->executors) goto fail;
+    b->relay = relay_new(b->clients, b->executors, b->zap != NULL);
+    sched_conf_t sc;
+    s_sched_conf(conf, &sc);
+    sched_io_t io = relay_io(b->relay);
+    b->sched = sched_new(&sc, &io);
+    relay_serve(b->relay, b->sched);
+    loop_add_socket(b->loop, b->clients, ZMQ_POLLIN, relay_on_clients, b->relay);
+    loop_add_socket(b->loop, b->executors, ZMQ_POLLIN, relay_on_executors, b->relay);
+    loop_timer_add(b->loop, (uint64_t)conf->heartbeat_ms, (uint64_t)conf->heartbeat_ms,
+                   s_on_heartbeat, b);
+    loop_on_prepare(b->loop, s_prepare, b);
+    if (s_shows(b, err, errlen) < 0) goto fail;
+    log_info("event=listening clients=%s executors=%s curve=%s%s%s metrics=%s redis=%s version=%s",
+             conf->clients, conf->executors, b->zap ? "on" : "off", b->zap ? " public_key=" : "",
+             b->zap ? b->curve_public : "", b->http ? conf->metrics : "off", b->pub ? "on" : "off",
+             SNAKEPIT_VERSION);
+    return b;
+fail:
+    broker_destroy(&b);
+    return NULL;
 }
 
-void s_io_cancel(void *arg, executor_t *ex, const uint8_t id[ID_BYTES])
+int broker_run(broker_t *b)
 {
-    broker_t *b = arg;
-    uint8_t cmd = W_CANCEL;
-    frame_t f[3] = {s_worker_tag, {&cmd, 1}, {id, ID_BYTES}};
-    s_send(b, CH_WORKER, ex->identity, ex->identity_len, f, 3, NULL);
+    int rc = loop_run(b->loop);
+    /* Stopping: every held job is answered now rather than left to the clients' liveness
+     * timers, and executors are told to re-register with whoever comes next. */
+    sched_shutdown(b->sched, "the broker is shutting down; the job may or may not have run");
+    relay_disconnect_all(b->relay);
+    /* a moment for those last messages to leave */
+    int linger = 500;
+    zmq_setsockopt(b->clients, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(b->executors, ZMQ_LINGER, &linger, sizeof linger);
+    log_info("event=stopped");
+    return rc < 0 ? 1 : 0;
 }
 
-/* ---- malformed input ---------------------------------------------------------------------- */
-
-static bad_reason_t s_classify(const char *err)
+void broker_stop(broker_t *b)
 {
-    if (strstr(err, "protocol tag")) return BAD_UNKNOWN_VERSION;
-    if (strstr(err, "unknown") && strstr(err, "command")) return BAD_UNKNOWN_COMMAND;
-    if (strstr(err, "too large")) return BAD_OVERSIZED;
-    if (strncmp(err, "route:", 6) == 0) return BAD_ROUTE;
-    if (strncmp(err, "ready:", 6) == 0) return BAD_READY;
-    if (strstr(err, "credit")) return BAD_CREDIT;
-    return BAD_FRAMING;
+    loop_stop(b->loop);
 }
 
-static void s_malformed(broker_t *b, channel_t ch, bad_reason_t why, const char *detail,
-                        size_t bytes)
+void broker_destroy(broker_t **self_p)
 {
-    b->io.malformed[ch][why]++;
-    if (s_ratelog(&b->bad_log)) {
-        char q[160];
-        log_warn("event=malformed channel=%s reason=%s detail=%s bytes=%zu total=%llu",
-                 ch == CH_CLIENT ? "client" : "worker", broker_bad_reason_name(why),
-                 log_quote(q, sizeof q, detail), bytes,
-                 (unsigned long long)b->io.malformed[ch][why]);
-    }
-}
-
-/* A SUBMIT that failed to parse but names a service and a job id the broker does not hold
- * gets a REJECT, so its submitter learns why instead of waiting out its deadline. */
-static void s_reject_malformed_submit(broker_t *b, const wire_msg_t *msg, const char *why)
-{
-    const frames_t *fr = &msg->frames;
-    if (fr->n < 4 || fr->f[0].len != 4 || memcmp(fr->f[0].data, WIRE_CLIENT_TAG, 4) ||
-        fr->f[1].len != 1 || fr->f[1].data[0] != CMD_SUBMIT || fr->f[3].len != ID_BYTES ||
-        !wire_name_ok((const char *)fr->f[2].data, fr->f[2].len) ||
-        sched_knows(b->sched, fr->f[3].data))
-        return;
-    char service[65], message[200];
-    snprintf(service, sizeof service, "%.*s", (int)fr->f[2].len, (const char *)fr->f[2].data);
-    snprintf(message, sizeof message, "malformed SUBMIT: %s", why);
-    b->rejected_malformed++;
-    s_reject(b, NULL, msg->identity.data, msg->identity.len, service, fr->f[3].data, ST_REJECTED,
-             "MalformedRequest", message);
-}
-
-/* ---- client channel ---------------------------------------------------------------------- */
-
-static const char *s_refusal_type(refusal_t r)
-{
-    static const char *types[REFUSE__COUNT] = {
-        "QueueFull",    "QueueFull",      "TenantQueueFull", "InflightQuota",    "NoExecutor",
-        "DuplicateJob", "DeadlinePassed", "Overloaded",      "MalformedRequest",
-    };
-    return (unsigned)r < REFUSE__COUNT ? types[r] : "Rejected";
-}
-
-static void s_on_submit(broker_t *b, wire_msg_t *msg, client_t *c, const client_msg_t *m)
-{
-    const uint8_t *ident = msg->identity.data;
-    size_t ilen = msg->identity.len;
-    sched_refusal_t why;
-    if (!c) {
-        why.reason = REFUSE_OVERLOAD;
-        why.status = ST_REJECTED;
-        snprintf(why.message, sizeof why.message, "the broker has too many client connections");
-    } else {
-        /* The JobSpec is the last part; the job takes it over without a copy. */
-        job_t *job = job_new(m->job_id, &m->route, &msg->parts[msg->n - 1]);
-        if (sched_submit(b->sched, c, m->service, job, &why) == 0) {
-            s_to_client(b, c, ident, ilen, CMD_ACCEPTED, m->service, m->job_id, NULL, 0, NULL);
-            return;
-        }
-        job_destroy(&job);
-    }
-    b->refused[why.reason]++;
-    if (s_ratelog(&b->reject_log)) {
-        char q[300];
-        log_info("event=rejected service=%s tenant=%s reason=%s message=%s", m->service,
-                 m->route.tenant, refusal_name(why.reason), log_quote(q, sizeof q, why.message));
-    }
-    s_reject(b, c, ident, ilen, m->service, m->job_id, why.status, s_refusal_type(why.reason),
-             why.message);
-}
-
-static void s_client_message(broker_t *b, wire_msg_t *msg)
-{
-    client_msg_t m;
-    char err[128];
-    b->io.received[CH_CLIENT]++;
-    if (msg->overflow) {
-        s_malformed(b, CH_CLIENT, BAD_TOO_MANY_FRAMES, "more than 8 frames", msg->bytes);
-        return;
-    }
-    if (wire_parse_client(&msg->frames, &m, err, sizeof err) < 0) {
-        s_malformed(b, CH_CLIENT, s_classify(err), err, msg->bytes);
-        s_reject_malformed_submit(b, msg, err);
-        return;
-    }
-    client_t *c = sched_client(b->sched, msg->identity.data, msg->identity.len, m.cmd == CMD_PING);
-    switch (m.cmd) {
-    case CMD_PING: {
-        uint8_t cmd = CMD_PONG;
-        frame_t f[2] = {s_client_tag, {&cmd, 1}};
-        s_send(b, CH_CLIENT, msg->identity.data, msg->identity.len, f, 2, NULL);
-        break;
-    }
-    case CMD_SUBMIT:
-        s_on_submit(b, msg, c, &m);
-        break;
-    case CMD_CANCEL:
-        b->io.cancels++;
-        if (!c || sched_cancel(b->sched, c, m.job_id) < 0)
-            log_debug("event=cancel_ignored service=%s reason=\"not a job of this client\"",
-                      m.service);
-        break;
-    default:
-        s_malformed(b, CH_CLIENT, BAD_UNEXPECTED, "broker-to-client command", msg->bytes);
-        break;
-    }
-}
-
-void s_on_clients(loop_t *loop, short revents, void *arg)
-{
-    (void)loop, (void)revents;
-    broker_t *b = arg;
-    wire_msg_t msg;
-    for (int i = 0; i < RECV_BUDGET; i++) {
-        int rc = wire_recv(b->clients, &msg, 1);
-        if (rc <= 0) {
-            if (rc < 0 && errno != EAGAIN && s_ratelog(&b->bad_log))
-                log_warn("event=recv_failed channel=client error=\"%s\"", zmq_strerror(errno));
-            break;
-        }
-        s_client_message(b, &msg);
-        wire_msg_close(&msg);
-    }
-}
-
-/* ---- worker channel ---------------------------------------------------------------------- */
-
-static void s_on_result(broker_t *b, wire_msg_t *msg, executor_t *ex, const worker_msg_t *m)
-{
-    job_t *job = sched_result(b->sched, ex, m->job_id);
-    if (!job) return;
-    client_t *c = job->client;
-    if (!c->gone)
-        s_to_client(b, c, c->identity, c->identity_len, CMD_RESULT, job->service->name, job->id,
-                    m->body.data, m->body.len, &msg->parts[msg->n - 1]);
-    sched_finish(b->sched, &job);
-}
-
-static void s_on_progress(broker_t *b, wire_msg_t *msg, executor_t *ex, const worker_msg_t *m)
-{
-    job_t *job = sched_progress(b->sched, ex, m->job_id);
-    if (!job || job->client->gone) return;
-    client_t *c = job->client;
-    s_to_client(b, c, c->identity, c->identity_len, CMD_PROGRESS, job->service->name, job->id,
-                m->body.data, m->body.len, &msg->parts[msg->n - 1]);
-}
-
-/* A RESULT over the body cap is still the executor's answer for that job: dropping it would
- * leave the job leased and its slot's credit gone for good. The client gets an
- * internal_error instead of the Result, and the credit comes back. */
-static void s_oversized_result(broker_t *b, const wire_msg_t *msg, const char *why)
-{
-    const frames_t *fr = &msg->frames;
-    if (fr->n != 4 || fr->f[0].len != 4 || memcmp(fr->f[0].data, WIRE_WORKER_TAG, 4) ||
-        fr->f[1].len != 1 || fr->f[1].data[0] != W_RESULT || fr->f[2].len != ID_BYTES ||
-        fr->f[3].len <= WIRE_MAX_BODY)
-        return;
-    executor_t *ex = sched_executor(b->sched, msg->identity.data, msg->identity.len);
-    job_t *job = sched_result(b->sched, ex, fr->f[2].data);
-    if (!job) return;
-    client_t *c = job->client;
-    if (!c->gone) {
-        char message[200];
-        snprintf(message, sizeof message, "the executor's result was too large to deliver (%s)",
-                 why);
-        s_reject(b, c, c->identity, c->identity_len, job->service->name, job->id, ST_INTERNAL_ERROR,
-                 "ResultTooLarge", message);
-    }
-    sched_finish(b->sched, &job);
-}
-
-static void s_on_ready(broker_t *b, wire_msg_t *msg, const worker_msg_t *m)
-{
-    /* With CURVE on, ZAP named the key this connection authenticated with. */
-    const char *key = b->zap ? zmq_msg_gets(&msg->parts[1], "User-Id") : NULL;
-    if (!sched_executor_ready(b->sched, msg->identity.data, msg->identity.len, &m->ready, key))
-        s_worker_cmd(b, msg->identity.data, msg->identity.len, W_DISCONNECT);
-}
-
-static void s_worker_message(broker_t *b, wire_msg_t *msg)
-{
-    worker_msg_t m;
-    char err[128];
-    b->io.received[CH_WORKER]++;
-    if (msg->overflow) {
-        s_malformed(b, CH_WORKER, BAD_TOO_MANY_FRAMES, "more than 8 frames", msg->bytes);
-        return;
-    }
-    if (wire_parse_worker(&msg->frames, &m, err, sizeof err) < 0) {
-        s_malformed(b, CH_WORKER, s_classify(err), err, msg->bytes);
-        s_oversized_result(b, msg, err);
-        return;
-    }
-    if (m.cmd == W_READY) {
-        s_on_ready(b, msg, &m);
-        return;
-    }
-    executor_t *ex = sched_executor(b->sched, msg->identity.data, msg->identity.len);
-    if (!ex && m.cmd != W_DISCONNECT) {
-        /* Not registered (a broker restart, or it was expired): tell it to register again.
-         * Its RESULT still counts below: first answer wins. */
-        b->io.unregistered[CH_WORKER]++;
-        s_worker_cmd(b, msg->identity.data, msg->identity.len, W_DISCONNECT);
-    }
-    switch (m.cmd) {
-    case W_CREDIT:
-        if (ex) sched_executor_credit(b->sched, ex, (uint32_t)m.credit);
-        break;
-    case W_HEARTBEAT:
-        break;
-    case W_RESULT:
-        s_on_result(b, msg, ex, &m);
-        break;
-    case W_PROGRESS:
-        if (ex) s_on_progress(b, msg, ex, &m);
-        break;
-    case W_DISCONNECT:
-        if (ex) sched_executor_gone(b->sched, ex, "it said DISCONNECT");
-        break;
-    default:
-        s_malformed(b, CH_WORKER, BAD_UNEXPECTED, "broker-to-executor command", msg->bytes);
-        break;
-    }
-}
-
-void s_on_executors(loop_t *loop, short revents, void *arg)
-{
-    (void)loop, (void)revents;
-    broker_t *b = arg;
-    wire_msg_t msg;
-    for (int i = 0; i < RECV_BUDGET; i++) {
-        int rc = wire_recv(b->executors, &msg, 1);
-        if (rc <= 0) {
-            if (rc < 0 && errno != EAGAIN && s_ratelog(&b->bad_log))
-                log_warn("event=recv_failed channel=worker error=\"%s\"", zmq_strerror(errno));
-            break;
-        }
-        s_worker_message(b, &msg);
-        wire_msg_close(&msg);
-    }
+    assert(self_p);
+    broker_t *b = *self_p;
+    if (!b) return;
+    metrics_pub_destroy(&b->pub);
+    metrics_http_destroy(&b->http);
+    sched_destroy(&b->sched);
+    relay_destroy(&b->relay);
+    if (b->clients) zmq_close(b->clients);
+    if (b->executors) zmq_close(b->executors);
+    zap_destroy(&b->zap);
+    zmq_ctx_term(b->ctx);
+    if (b->sig_fd >= 0) close(b->sig_fd);
+    loop_destroy(&b->loop);
+    explicit_bzero(b->curve_secret, sizeof b->curve_secret);
+    free(b);
+    *self_p = NULL;
 }

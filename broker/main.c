@@ -8,6 +8,7 @@
 
 #include "../common/config.h"
 #include "../common/log.h"
+#include "../proto/wire.h"
 #include "broker.h"
 
 static const cfg_opt_t s_opts[] = {

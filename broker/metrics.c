@@ -1,15 +1,11 @@
-/* broker/metrics.c — what the broker shows: Prometheus series on /metrics (text 0.0.4, the
- * `snakepit_broker_` family; labels only from bounded sets: service names, which the broker
- * caps at 64, and fixed reason words — never a tenant or a job id), and the one-second
- * snapshot in Redis (sp:metrics:broker:{instance}) that `snakepit status` and the
- * front-end's get_sandbox_info read. */
+/* broker/metrics.c — see metrics.h. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 
 #include "../common/clock.h"
 #include "../common/prom.h"
-#include "broker_int.h"
+#include "metrics.h"
 
 typedef struct {
     size_t executors, slots, free_slots;
@@ -101,17 +97,17 @@ static void s_render_services(buf_t *out, const services_t *svs)
     }
 }
 
-static void s_render_io(buf_t *out, const broker_t *b)
+static void s_render_io(buf_t *out, const broker_metrics_t *m)
 {
-    const broker_io_stats_t *io = broker_io_stats(b);
-    const sched_stats_t *st = sched_stats(broker_sched(b));
+    const relay_stats_t *io = relay_stats(m->relay);
+    const sched_stats_t *st = sched_stats(m->sched);
     static const char *channels[2] = {"client", "worker"};
 
     prom_family(out, "snakepit_broker_jobs_rejected_total", PROM_COUNTER,
                 "SUBMITs answered REJECT (or `timeout` for a deadline already passed), by reason.");
     for (int r = 0; r < REFUSE__COUNT; r++) {
         uint64_t n =
-            b->refused[r] + st->rejected[r] + (r == REFUSE_MALFORMED ? b->rejected_malformed : 0);
+            io->refused[r] + st->rejected[r] + (r == REFUSE_MALFORMED ? io->rejected_malformed : 0);
         prom_sample(out, "snakepit_broker_jobs_rejected_total", (double)n, "reason",
                     refusal_name((refusal_t)r), NULL);
     }
@@ -126,7 +122,7 @@ static void s_render_io(buf_t *out, const broker_t *b)
         for (int r = 0; r < BAD__COUNT; r++)
             prom_sample(out, "snakepit_broker_messages_malformed_total",
                         (double)io->malformed[c][r], "channel", channels[c], "reason",
-                        broker_bad_reason_name((bad_reason_t)r), NULL);
+                        relay_bad_reason_name((bad_reason_t)r), NULL);
     prom_family(out, "snakepit_broker_send_failures_total", PROM_COUNTER,
                 "Messages the broker could not send: peer gone, or its queue full.");
     for (int c = 0; c < 2; c++) {
@@ -157,13 +153,13 @@ static void s_render_io(buf_t *out, const broker_t *b)
     prom_sample(out, "snakepit_broker_executor_losses_total", (double)st->executors_lost, NULL);
 }
 
-void broker_metrics_render(void *arg, buf_t *out)
+void broker_metrics_render(void *shown, buf_t *out)
 {
-    const broker_t *b = arg;
-    const sched_t *s = broker_sched(b);
+    const broker_metrics_t *m = shown;
+    const sched_t *s = m->sched;
     farm_t f;
     s_farm(s, &f);
-    prom_write_process(out, "broker", SNAKEPIT_VERSION, broker_started(b));
+    prom_write_process(out, "broker", SNAKEPIT_VERSION, m->started);
     s_render_services(out, sched_services(s));
 
     prom_family(out, "snakepit_broker_executors", PROM_GAUGE,
@@ -188,8 +184,8 @@ void broker_metrics_render(void *arg, buf_t *out)
                 "Time from admission to the first dispatch.");
     prom_hist_write(out, "snakepit_broker_queue_wait_seconds", &sched_stats(s)->queue_wait, NULL);
 
-    s_render_io(out, b);
-    const zap_t *zap = broker_zap(b);
+    s_render_io(out, m);
+    const zap_t *zap = m->zap;
     if (zap) {
         prom_family(out, "snakepit_broker_auth_total", PROM_COUNTER,
                     "CURVE handshakes judged by ZAP.");
@@ -201,18 +197,18 @@ void broker_metrics_render(void *arg, buf_t *out)
                     "Public keys in the allowlist.");
         prom_sample(out, "snakepit_broker_allowlist_keys", (double)zap_keys(zap), NULL);
     }
-    if (b->pub) {
+    if (m->pub) {
         prom_family(out, "snakepit_broker_redis_publish_errors_total", PROM_COUNTER,
                     "Metrics snapshots that did not reach Redis.");
         prom_sample(out, "snakepit_broker_redis_publish_errors_total",
-                    (double)metrics_pub_errors(b->pub), NULL);
+                    (double)metrics_pub_errors(m->pub), NULL);
     }
 }
 
-void broker_metrics_snapshot(void *arg, metrics_pub_t *pub)
+void broker_metrics_snapshot(void *shown, metrics_pub_t *pub)
 {
-    const broker_t *b = arg;
-    const sched_t *s = broker_sched(b);
+    const broker_metrics_t *m = shown;
+    const sched_t *s = m->sched;
     const services_t *svs = sched_services(s);
     farm_t f;
     s_farm(s, &f);
@@ -224,7 +220,7 @@ void broker_metrics_snapshot(void *arg, metrics_pub_t *pub)
     metrics_pub_field(pub, "tenants", "%zu", sched_tenants(s));
     metrics_pub_field(pub, "clients", "%zu", sched_clients(s));
     metrics_pub_field(pub, "version", "%s", SNAKEPIT_VERSION);
-    metrics_pub_field(pub, "started", "%.0f", broker_started(b));
+    metrics_pub_field(pub, "started", "%.0f", m->started);
     metrics_pub_field(pub, "ts_ms", "%llu", (unsigned long long)clock_wall_ms());
     uint64_t dispatched = 0, completed = 0, lost = 0, rejected = 0;
     /* Service names are [A-Za-z0-9._-] (wire_name_ok): they need no JSON escaping. */
@@ -249,7 +245,8 @@ void broker_metrics_snapshot(void *arg, metrics_pub_t *pub)
         lost += sv->count.lost;
     }
     buf_puts(&json, "}");
-    for (int r = 0; r < REFUSE__COUNT; r++) rejected += b->refused[r] + sched_stats(s)->rejected[r];
+    for (int r = 0; r < REFUSE__COUNT; r++)
+        rejected += relay_stats(m->relay)->refused[r] + sched_stats(s)->rejected[r];
     metrics_pub_field(pub, "services", "%s", (const char *)json.data);
     metrics_pub_field(pub, "dispatched_total", "%llu", (unsigned long long)dispatched);
     metrics_pub_field(pub, "completed_total", "%llu", (unsigned long long)completed);

@@ -1,8 +1,8 @@
 /* broker/sched.h — the broker's decisions, with no sockets in sight: admission against the
  * caps, per-service fair queues, dispatch by credit, leases, deadlines, cancels, executor
- * and client liveness. The reactor (broker.c) feeds it parsed messages and carries out what
- * it asks through sched_io_t; unit tests drive it the same way with a fake clock and fake
- * I/O.
+ * and client liveness. The broker's relay (relay.h) feeds it parsed messages and carries out
+ * what it asks through sched_io_t; unit tests drive it the same way with a fake clock and
+ * fake I/O. It is implemented in sched_jobs.c, sched_life.c and sched_state.c.
  *
  * Exactly one final answer per admitted job (PROTOCOL.md §1): a job leaves the scheduler
  * either through io->answer (an answer the broker makes: timeout, lost, cancelled, rejected)
@@ -41,7 +41,7 @@ typedef struct {
 
 void sched_conf_defaults(sched_conf_t *conf);
 
-/* What the scheduler asks of the reactor. */
+/* What the scheduler asks of the relay. */
 typedef struct {
     /* Sends JOB to ex (job->route.attempt is set). 0, or -1 when ex cannot be reached: the
      * scheduler then puts the job back and drops the executor. */
