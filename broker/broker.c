@@ -14,6 +14,7 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/curve_cert.h"
+#include "../common/endpoint.h"
 #include "../common/log.h"
 #include "../common/loop.h"
 #include "../common/metrics_http.h"
@@ -67,15 +68,6 @@ void broker_conf_defaults(broker_conf_t *c)
     c->quantum = (long)s.quantum;
     c->hwm = 10000;
     snprintf(c->log_level, sizeof c->log_level, "info");
-}
-
-int broker_endpoint_is_local(const char *ep)
-{
-    if (strncmp(ep, "ipc://", 6) == 0 || strncmp(ep, "inproc://", 9) == 0) return 1;
-    if (strncmp(ep, "tcp://", 6) != 0) return 0;
-    const char *h = ep + 6;
-    return strncmp(h, "127.", 4) == 0 || strncmp(h, "localhost:", 10) == 0 ||
-           strncmp(h, "[::1]:", 6) == 0;
 }
 
 /* ---- timers and signals ------------------------------------------------------------------ */
@@ -134,7 +126,7 @@ static void *s_router(broker_t *b, const char *endpoint, const char *what, char 
         zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one);
         zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, b->curve_secret, CURVE_Z85_LEN + 1);
         zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, ZAP_DOMAIN, strlen(ZAP_DOMAIN));
-    } else if (!broker_endpoint_is_local(endpoint) && !b->conf.allow_plain_remote) {
+    } else if (!endpoint_is_local(endpoint) && !b->conf.allow_plain_remote) {
         snprintf(err, errlen,
                  "%s endpoint %s is not loopback or ipc, and CURVE is off: give "
                  "--curve-secret-file and --curve-allow-dir (see `snakepit keygen`), or "

@@ -42,8 +42,4 @@ int broker_run(broker_t *self);
 void broker_stop(broker_t *self);
 void broker_destroy(broker_t **self_p);
 
-/* 1 when binding plain (unencrypted) to this endpoint stays on the machine: ipc://, inproc://,
- * or TCP on a loopback address. */
-int broker_endpoint_is_local(const char *endpoint);
-
 #endif

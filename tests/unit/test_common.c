@@ -1,5 +1,5 @@
 /* tests/unit/test_common.c — small common modules: ids, idmap, sha256, config, redis_url,
- * profiles, result_json's UTF-8 repair. */
+ * endpoint, profiles, result_json's UTF-8 repair. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/endpoint.h"
 #include "common/idmap.h"
 #include "common/ids.h"
 #include "common/profiles.h"
@@ -163,6 +164,20 @@ static void test_redis_urls(void **state)
     assert_int_equal(redis_url_parse("unix:relative.sock", &u, err, sizeof err), -1);
 }
 
+static void test_only_endpoints_on_this_machine_are_local(void **state)
+{
+    (void)state;
+    assert_true(endpoint_is_local("ipc:///run/snakepit/clients.sock"));
+    assert_true(endpoint_is_local("inproc://zeromq.zap.01"));
+    assert_true(endpoint_is_local("tcp://127.0.0.1:5555"));
+    assert_true(endpoint_is_local("tcp://localhost:5555"));
+    assert_true(endpoint_is_local("tcp://[::1]:5555"));
+    assert_false(endpoint_is_local("tcp://0.0.0.0:5556"));
+    assert_false(endpoint_is_local("tcp://10.0.0.1:5556"));
+    assert_false(endpoint_is_local("tcp://localhost.example.com:5556"));
+    assert_false(endpoint_is_local("tcp://128.0.0.1:5556"));
+}
+
 static void test_profile_limits_are_clamped(void **state)
 {
     (void)state;
@@ -205,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_config_list_flag_replaces_the_default),
         cmocka_unit_test(test_config_rejects_out_of_range_and_unknown),
         cmocka_unit_test(test_redis_urls),
+        cmocka_unit_test(test_only_endpoints_on_this_machine_are_local),
         cmocka_unit_test(test_profile_limits_are_clamped),
         cmocka_unit_test(test_invalid_utf8_becomes_replacement_chars),
     };
