@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/redis_url.h"
@@ -40,7 +41,7 @@ int farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t e
     snprintf(out->state_dir, sizeof out->state_dir, "%s", state_dir);
     snprintf(path, sizeof path, "%s/ready.json", state_dir);
     json_error_t je;
-    json_t      *o = json_load_file(path, 0, &je);
+    json_t *o = json_load_file(path, 0, &je);
     if (!o) {
         snprintf(err, errlen, "no running farm in %s (%s); start one with `snakepit up`", state_dir,
                  je.text);
@@ -51,12 +52,44 @@ int farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t e
     s_copy(o, "redis", out->redis, sizeof out->redis);
     s_copy(o, "broker", out->broker, sizeof out->broker);
     s_copy(o, "executors", out->executors, sizeof out->executors);
+    json_t *metrics = json_object_get(o, "metrics");
+    for (size_t i = 0; i < FARM_METRICS; i++) {
+        const char *url = json_string_value(json_array_get(metrics, i));
+        snprintf(out->metrics[i], sizeof out->metrics[i], "%s", url ? url : "");
+    }
+    const char *cmd = json_string_value(json_array_get(json_object_get(o, "stdio_command"), 0));
+    snprintf(out->snakepit, sizeof out->snakepit, "%s", cmd ? cmd : "");
     out->pid = (long)json_integer_value(json_object_get(o, "pid"));
     json_t *curve = json_object_get(o, "curve");
     s_copy(curve, "broker_key", out->curve_broker_key, sizeof out->curve_broker_key);
     s_copy(curve, "client_cert", out->curve_client_cert, sizeof out->curve_client_cert);
     json_decref(o);
     return 0;
+}
+
+int farm_write_ready(const farm_info_t *info)
+{
+    json_t *metrics = json_array();
+    for (size_t i = 0; i < FARM_METRICS; i++)
+        json_array_append_new(metrics, json_string(info->metrics[i]));
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:[s,s,s,s,s]}", "url",
+                          info->url, "api_key", info->api_key, "redis", info->redis, "broker",
+                          info->broker, "executors", info->executors, "state_dir", info->state_dir,
+                          "pid", (json_int_t)info->pid, "metrics", metrics, "stdio_command",
+                          info->snakepit, "mcp", "--stdio", "--state-dir", info->state_dir);
+    if (info->curve_broker_key[0])
+        json_object_set_new(o, "curve",
+                            json_pack("{s:s, s:s}", "broker_key", info->curve_broker_key,
+                                      "client_cert", info->curve_client_cert));
+    char path[PATH_MAX + 32], tmp[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/ready.json", info->state_dir);
+    snprintf(tmp, sizeof tmp, "%s/ready.json.tmp", info->state_dir);
+    int rc = json_dump_file(o, tmp, JSON_INDENT(2)) == 0 && chmod(tmp, 0600) == 0 &&
+                     rename(tmp, path) == 0
+                 ? 0
+                 : -1;
+    json_decref(o);
+    return rc;
 }
 
 int farm_alive(const farm_info_t *info)
@@ -69,8 +102,8 @@ redisContext *farm_redis(const char *url, char *err, size_t errlen)
     redis_url_t u;
     if (redis_url_parse(url, &u, err, errlen) < 0) return NULL;
     struct timeval tv = {2, 0};
-    redisContext  *c = u.path[0] ? redisConnectUnixWithTimeout(u.path, tv)
-                                 : redisConnectWithTimeout(u.host, u.port, tv);
+    redisContext *c = u.path[0] ? redisConnectUnixWithTimeout(u.path, tv)
+                                : redisConnectWithTimeout(u.host, u.port, tv);
     if (!c || c->err) {
         snprintf(err, errlen, "redis %s: %s", url, c ? c->errstr : "out of memory");
         if (c) redisFree(c);
@@ -103,7 +136,7 @@ redisContext *farm_redis(const char *url, char *err, size_t errlen)
 
 void farm_bin_dir(char *out, size_t cap)
 {
-    char    exe[PATH_MAX];
+    char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
         snprintf(out, cap, ".");
@@ -119,7 +152,7 @@ redisContext *farm_connect(const char *cmd, const char *state_dir, char *redis_u
 {
     char err[512];
     if (!redis_url[0]) {
-        char        dir[PATH_MAX];
+        char dir[PATH_MAX];
         farm_info_t info;
         farm_state_dir(state_dir && state_dir[0] ? state_dir : NULL, dir, sizeof dir);
         if (farm_read_ready(dir, &info, err, sizeof err) < 0) {
@@ -140,8 +173,7 @@ int farm_scan(redisContext *c, const char *match, farm_page_fn page, void *ctx, 
     do {
         redisReply *r = redisCommand(c, "SCAN %s MATCH %s COUNT 1000", cursor, match);
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-            r->element[0]->type != REDIS_REPLY_STRING ||
-            r->element[1]->type != REDIS_REPLY_ARRAY) {
+            r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY) {
             snprintf(err, errlen, "redis SCAN: %s",
                      r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
             if (r) freeReplyObject(r);

@@ -1,19 +1,25 @@
 /* cli/farm.h — what the CLI knows about a farm: where its state directory is, what
- * `snakepit up` wrote to ready.json, and how to reach its Redis. */
+ * `snakepit up` writes to ready.json (and every other command reads), and how to reach its
+ * Redis. */
 #ifndef SP_FARM_H
 #define SP_FARM_H
 #include <hiredis/hiredis.h>
-#include <limits.h>
+#include <linux/limits.h>
 #include <stddef.h>
 
+enum { FARM_METRICS_BROKER, FARM_METRICS_EXECUTOR, FARM_METRICS_MCP, FARM_METRICS };
+
+/* ready.json, field by field. */
 typedef struct {
     char state_dir[PATH_MAX];
-    char url[256];          /* MCP endpoint */
-    char api_key[128];      /* the local tenant's key */
-    char redis[PATH_MAX + 16];
-    char broker[PATH_MAX + 16];    /* client endpoint */
-    char executors[PATH_MAX + 16]; /* executor endpoint */
-    long pid;               /* of `snakepit up` */
+    char url[256];     /* MCP endpoint */
+    char api_key[128]; /* the local tenant's key */
+    char redis[PATH_MAX + 64];
+    char broker[PATH_MAX + 64];       /* client endpoint */
+    char executors[PATH_MAX + 64];    /* executor endpoint */
+    char metrics[FARM_METRICS][160];  /* the /metrics URLs of broker, executor, front-end */
+    char snakepit[PATH_MAX + 16];     /* this command, for a stdio client's configuration */
+    long pid;                         /* of `snakepit up` */
     char curve_broker_key[PATH_MAX];  /* set when the farm's broker speaks CURVE */
     char curve_client_cert[PATH_MAX]; /* this machine's client key pair for it */
 } farm_info_t;
@@ -21,9 +27,12 @@ typedef struct {
 /* The state directory: the one given, else $SNAKEPIT_STATE_DIR, else $XDG_STATE_HOME/snakepit,
  * else ~/.local/state/snakepit. */
 void farm_state_dir(const char *given, char *out, size_t cap);
-int  farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t errlen);
+int farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t errlen);
+/* Writes STATE_DIR/ready.json (mode 0600: it holds the key) whole or not at all, through a
+ * rename. 0, or -1 with errno set. */
+int farm_write_ready(const farm_info_t *info);
 /* 1 when ready.json names a live `snakepit up`. */
-int  farm_alive(const farm_info_t *info);
+int farm_alive(const farm_info_t *info);
 /* A blocking connection with a timeout, authenticated and on the right db. */
 redisContext *farm_redis(const char *url, char *err, size_t errlen);
 /* The Redis of the farm a command talks to: redis_url when given, else the one in the state
@@ -33,8 +42,7 @@ redisContext *farm_connect(const char *cmd, const char *state_dir, char *redis_u
 /* Walks every key matching `match` with SCAN (never KEYS: the farm's Redis holds every
  * execution record), handing each page's key array to `page`. `page` returns <0 on error
  * (having written err), >0 to stop early, 0 for more. */
-typedef int (*farm_page_fn)(redisContext *c, redisReply *keys, void *ctx, char *err,
-                            size_t errlen);
+typedef int (*farm_page_fn)(redisContext *c, redisReply *keys, void *ctx, char *err, size_t errlen);
 int farm_scan(redisContext *c, const char *match, farm_page_fn page, void *ctx, char *err,
               size_t errlen);
 /* Directory holding this binary (siblings: snakepit-broker, ...). */

@@ -40,7 +40,7 @@ typedef struct {
     char stdin_text[4096];
     char tenant[65];
     char state_dir[PATH_MAX];
-    char broker[PATH_MAX + 16];
+    char broker[PATH_MAX + 64];
     int  json;
     int  validate;
 } run_args_t;

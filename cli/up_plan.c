@@ -1,0 +1,246 @@
+/* cli/up_plan.c — see up_plan.h. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../common/buf.h"
+#include "../common/endpoint.h"
+#include "../common/log.h"
+#include "../common/profiles.h"
+#include "up_plan.h"
+
+static const cfg_opt_t s_opts[] = {
+    CFG_OPT_STR(up_conf_t, http, "http", "HOST:PORT", "where the MCP endpoint listens"),
+    CFG_OPT_STR(up_conf_t, state_dir, "state-dir", "DIR",
+                "state, sockets, logs (default ~/.local/state/snakepit)"),
+    CFG_OPT_INT(up_conf_t, slots, "slots", 1, 1024, "N",
+                "sandbox slots on this machine (default: one per core)"),
+    CFG_OPT_STR(up_conf_t, redis, "redis", "URL", "use this Redis instead of a private one"),
+    CFG_OPT_LIST(up_conf_t, profiles, "profiles", "LIST",
+                 "profiles the local executor serves (default: every profile whose libraries are "
+                 "installed)"),
+    CFG_OPT_STR(up_conf_t, executors, "executors", "ENDPOINT",
+                "broker endpoint for executors (default: ipc in the state dir; tcp://0.0.0.0:5556 "
+                "to add executor nodes on other machines)"),
+    CFG_OPT_INT(up_conf_t, metrics_port, "metrics-port", 0, 65535, "PORT",
+                "first of the broker's and executor's /metrics ports (0: pick free ports)"),
+    CFG_OPT_LIST(up_conf_t, disable_layer, "disable-layer", "LAYER",
+                 "sandbox layer to switch off (see snakepit-executor --help)"),
+    CFG_OPT_STR(up_conf_t, log_level, "log-level", "LEVEL", "components' log level"),
+    CFG_OPT_INT(up_conf_t, ready_timeout_s, "ready-timeout", 1, 3600, "S",
+                "how long to wait for the farm to answer"),
+    CFG_OPT_END,
+};
+
+static void s_defaults(up_conf_t *d)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->http, sizeof d->http, "127.0.0.1:8765");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    d->slots = cpus > 0 ? cpus : 1;
+    d->profiles[0] = '\0'; /* chosen once the options are read: what this machine can serve */
+    d->metrics_port = 9101;
+    snprintf(d->log_level, sizeof d->log_level, "info");
+    d->ready_timeout_s = 60;
+}
+
+config_rc_t up_options(up_conf_t *conf, int argc, char **argv, char *err, size_t errlen)
+{
+    up_conf_t defaults;
+    s_defaults(&defaults);
+    *conf = defaults;
+    config_rc_t rc = config_load(conf, s_opts, argc, argv, NULL, NULL, err, errlen);
+    if (rc == CONFIG_HELP)
+        config_usage(
+            stdout, "snakepit up [options]",
+            "Start a whole farm on this machine: a private Redis, the broker, an executor\n"
+            "node and the MCP endpoint. Prints how to connect; Ctrl-C stops it all.",
+            s_opts, &defaults);
+    if (rc == CONFIG_OK) {
+        char dir[PATH_MAX];
+        farm_state_dir(conf->state_dir, dir, sizeof dir);
+        snprintf(conf->state_dir, sizeof conf->state_dir, "%s", dir);
+    }
+    return rc;
+}
+
+/* ---- what this machine offers ------------------------------------------------------------- */
+
+static long s_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    long port = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0) close(fd);
+    return port;
+}
+
+/* A keep() for profiles_join: the default profile, and each other one whose modules import
+ * here, said once when they do not. A profile whose modules are missing would make the
+ * executor refuse to start, which is right for an operator's explicit --profiles but not
+ * for a developer's first `make run` (which installs them). */
+static int s_installed(const profile_t *p)
+{
+    if (p == profile_default()) return 1;
+    buf_t probe;
+    buf_init(&probe);
+    buf_puts(&probe, "/usr/bin/python3 -I -c 'import ");
+    int first = 1;
+    for (const char *const *m = p->modules; *m; m++) {
+        if (strchr(*m, '.')) continue; /* packages are enough */
+        buf_printf(&probe, "%s%s", first ? "" : ",", *m);
+        first = 0;
+    }
+    buf_puts(&probe, "' >/dev/null 2>&1");
+    int rc = system((const char *)probe.data);
+    buf_free(&probe);
+    if (rc != 0)
+        log_warn("event=profile_unavailable profile=%s reason=\"its libraries are not "
+                 "installed (deploy/install-deps.sh run)\"",
+                 p->name);
+    return rc == 0;
+}
+
+/* The endpoints, ports and URLs of the farm, as ready.json will give them. */
+static void s_farm(up_plan_t *p, const char *bin, const long metrics_port[2])
+{
+    up_conf_t *conf = &p->conf;
+    farm_info_t *f = &p->farm;
+    const char *dir = conf->state_dir;
+    snprintf(f->state_dir, sizeof f->state_dir, "%s", dir);
+    snprintf(f->snakepit, sizeof f->snakepit, "%s/snakepit", bin);
+    f->pid = (long)getpid();
+    snprintf(f->broker, sizeof f->broker, "ipc://%s/clients.sock", dir);
+    if (conf->executors[0])
+        snprintf(f->executors, sizeof f->executors, "%s", conf->executors);
+    else
+        snprintf(f->executors, sizeof f->executors, "ipc://%s/executors.sock", dir);
+    if (p->private_redis)
+        snprintf(f->redis, sizeof f->redis, "unix://%s/redis.sock", dir);
+    else
+        snprintf(f->redis, sizeof f->redis, "%s", conf->redis);
+    /* port 0: pick a free one here, so that the URL printed and the readiness check know it */
+    size_t hl = strlen(conf->http);
+    if (hl > 2 && strcmp(conf->http + hl - 2, ":0") == 0) {
+        long port = s_free_port();
+        if (port > 0) snprintf(conf->http + hl - 1, sizeof conf->http - (hl - 1), "%ld", port);
+    }
+    snprintf(f->url, sizeof f->url, "http://%s/mcp", conf->http);
+    for (int i = 0; i < 2; i++)
+        snprintf(f->metrics[i], sizeof f->metrics[i], "http://127.0.0.1:%ld/metrics",
+                 metrics_port[i]);
+    snprintf(f->metrics[FARM_METRICS_MCP], sizeof f->metrics[FARM_METRICS_MCP], "%.*s/metrics",
+             (int)(strlen(f->url) - 4), f->url);
+}
+
+/* ---- each component's command line -------------------------------------------------------- */
+
+static void s_plan_redis(child_t *c, const char *dir)
+{
+    char sock[PATH_MAX + 16];
+    snprintf(sock, sizeof sock, "%s/redis.sock", dir);
+    c->name = "redis";
+    child_args(c, "redis-server", "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
+               "--dir", dir, "--dbfilename", "redis.rdb", NULL);
+    child_args(c, "--save", "60 100", NULL); /* records survive a restart of the farm */
+    child_args(c, "--daemonize", "no", NULL);
+}
+
+static void s_plan_broker(const up_plan_t *p, child_t *c, const char *bin, const char *metrics)
+{
+    char exe[PATH_MAX + 32];
+    snprintf(exe, sizeof exe, "%s/snakepit-broker", bin);
+    c->name = "broker";
+    child_args(c, exe, "--clients", p->farm.broker, "--executors", p->farm.executors, "--metrics",
+               metrics, "--redis", p->farm.redis, "--log-level", p->conf.log_level, NULL);
+    if (p->hub) {
+        char secret[PATH_MAX + 64], allowed[PATH_MAX + 64];
+        snprintf(secret, sizeof secret, "%s/broker.key_secret", p->keys.dir);
+        snprintf(allowed, sizeof allowed, "%s/allowed", p->keys.dir);
+        child_args(c, "--curve-secret-file", secret, "--curve-allow-dir", allowed, NULL);
+    }
+}
+
+static void s_plan_executor(const up_plan_t *p, child_t *c, const char *bin, const char *metrics)
+{
+    char exe[PATH_MAX + 32], slots[32];
+    snprintf(exe, sizeof exe, "%s/snakepit-executor", bin);
+    snprintf(slots, sizeof slots, "%ld", p->conf.slots);
+    c->name = "executor";
+    child_args(c, exe, "--broker", p->farm.executors, "--slots", slots, "--profiles",
+               p->conf.profiles, "--metrics", metrics, "--redis", p->farm.redis, NULL);
+    if (p->hub) {
+        char server[PATH_MAX + 64], secret[PATH_MAX + 64];
+        snprintf(server, sizeof server, "%s/broker.key", p->keys.dir);
+        snprintf(secret, sizeof secret, "%s/local-executor.key_secret", p->keys.dir);
+        child_args(c, "--curve-server-key", server, "--curve-secret-file", secret, NULL);
+    }
+    if (p->conf.disable_layer[0]) child_args(c, "--disable-layer", p->conf.disable_layer, NULL);
+    child_args(c, "--log-level", p->conf.log_level, NULL);
+}
+
+static void s_plan_mcp(const up_plan_t *p, child_t *c, const char *bin)
+{
+    char exe[PATH_MAX + 32];
+    snprintf(exe, sizeof exe, "%s/snakepit-mcp", bin);
+    c->name = "mcp";
+    child_args(c, exe, "--http", p->conf.http, "--broker", p->farm.broker, "--redis", p->farm.redis,
+               "--log-level", p->conf.log_level, NULL);
+    if (p->hub) { /* in its environment: secrets stay off command lines */
+        child_env(c, "SNAKEPIT_BROKER_CURVE_KEY=%s", p->keys.broker.public_key);
+        child_env(c, "SNAKEPIT_CURVE_PUBLIC_KEY=%s", p->keys.mcp.public_key);
+        child_env(c, "SNAKEPIT_CURVE_SECRET_KEY=%s", p->keys.mcp.secret_key);
+    }
+}
+
+int up_plan(up_plan_t *p, char *err, size_t errlen)
+{
+    up_conf_t *conf = &p->conf;
+    char bin[PATH_MAX];
+    farm_bin_dir(bin, sizeof bin);
+    p->private_redis = !conf->redis[0];
+    if (!conf->profiles[0]) profiles_join(conf->profiles, sizeof conf->profiles, ",", s_installed);
+    long metrics_port[2];
+    for (int i = 0; i < 2; i++)
+        metrics_port[i] = conf->metrics_port ? conf->metrics_port + i : s_free_port();
+    s_farm(p, bin, metrics_port);
+    p->hub = !endpoint_is_local(p->farm.executors);
+    if (p->hub) {
+        char why[400];
+        if (hub_keys_load(&p->keys, conf->state_dir, why, sizeof why) < 0) {
+            snprintf(err, errlen, "CURVE keys for a multi-machine farm: %s", why);
+            return -1;
+        }
+        snprintf(p->farm.curve_broker_key, sizeof p->farm.curve_broker_key, "%s/broker.key",
+                 p->keys.dir);
+        snprintf(p->farm.curve_client_cert, sizeof p->farm.curve_client_cert,
+                 "%s/local-cli.key_secret", p->keys.dir);
+    }
+    char listen[2][64];
+    for (int i = 0; i < 2; i++)
+        snprintf(listen[i], sizeof listen[i], "127.0.0.1:%ld", metrics_port[i]);
+    if (p->private_redis) s_plan_redis(&p->child[UP_REDIS], conf->state_dir);
+    s_plan_broker(p, &p->child[UP_BROKER], bin, listen[0]);
+    s_plan_executor(p, &p->child[UP_EXECUTOR], bin, listen[1]);
+    s_plan_mcp(p, &p->child[UP_MCP], bin);
+    for (int i = 0; i < UP_CHILDREN; i++)
+        if (p->child[i].name)
+            snprintf(p->child[i].log, sizeof p->child[i].log, "%s/logs/%s.log", conf->state_dir,
+                     p->child[i].name);
+    return 0;
+}
+
+void up_plan_free(up_plan_t *p)
+{
+    for (int i = 0; i < UP_CHILDREN; i++) child_free(&p->child[i]);
+    hub_keys_clear(&p->keys);
+}

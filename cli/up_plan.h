@@ -1,0 +1,49 @@
+/* cli/up_plan.h — what `snakepit up` will run, worked out before anything starts: its
+ * options (one table: flags, SNAKEPIT_* environment, --config file, --help), the defaults
+ * that depend on this machine (free ports, the profiles whose libraries are installed), the
+ * endpoints, the CURVE keys of a hub, and each component's command line. */
+#ifndef SP_UP_PLAN_H
+#define SP_UP_PLAN_H
+#include <linux/limits.h>
+#include <stddef.h>
+
+#include "../common/config.h"
+#include "farm.h"
+#include "hub.h"
+#include "supervisor.h"
+
+typedef struct {
+    char http[128];
+    char state_dir[PATH_MAX];
+    long slots;
+    char redis[PATH_MAX + 16];
+    char profiles[256];
+    char executors[PATH_MAX + 16];
+    long metrics_port;
+    char disable_layer[128];
+    char log_level[16];
+    long ready_timeout_s;
+} up_conf_t;
+
+/* The children, in the order they start. */
+enum { UP_REDIS, UP_BROKER, UP_EXECUTOR, UP_MCP, UP_CHILDREN };
+
+typedef struct {
+    up_conf_t conf;
+    farm_info_t farm;  /* what ready.json will say; the API key comes once the tenant exists */
+    int private_redis; /* no --redis: a redis-server of our own, on a socket in the state dir */
+    int hub;           /* the executor endpoint is reachable from elsewhere: CURVE on */
+    hub_keys_t keys;   /* when hub */
+    child_t child[UP_CHILDREN];
+} up_plan_t;
+
+/* Reads the options into conf, the state directory resolved (farm_state_dir). On
+ * CONFIG_HELP the usage is printed; on CONFIG_ERROR err says why. */
+config_rc_t up_options(up_conf_t *conf, int argc, char **argv, char *err, size_t errlen);
+/* The rest of the plan from p->conf, once the state directory is ours (a hub's keys are kept
+ * there). 0, or -1 with the reason in err. */
+int up_plan(up_plan_t *p, char *err, size_t errlen);
+/* Frees the command lines and wipes the keys. */
+void up_plan_free(up_plan_t *p);
+
+#endif
