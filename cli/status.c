@@ -1,12 +1,5 @@
-/* cli/status.c — `snakepit status`; see status.h.
- *
- * Snapshots are read with SCAN (never KEYS: the farm's Redis also holds every execution
- * record) and one pipelined HGETALL + PTTL per key. Field values are kept as JSON values:
- * numbers where the text is a number, objects where it is a JSON object (the broker's
- * per-service table), strings otherwise, so `--json` passes on fields this file does not know
- * yet. A counter's rate is its difference between two readings over the difference of the
- * snapshots' own timestamps, not of our clock: a process publishes once a second, so two
- * readings a second apart may see the same snapshot twice. */
+/* cli/status.c — `snakepit status`; see status.h. Reading the snapshots and their rates is
+ * snapshots.h's; this file sums them up and shows them, on the screen or as JSON. */
 #define _GNU_SOURCE
 #include <jansson.h>
 #include <limits.h>
@@ -19,25 +12,11 @@
 #include "../common/clock.h"
 #include "../common/config.h"
 #include "farm.h"
+#include "snapshots.h"
 #include "status.h"
 
 #define EX_USAGE_       64
 #define EX_UNAVAILABLE_ 69
-#define MAX_SNAPSHOTS   4096
-#define STALE_MS        5000 /* publishers write every second; the key's TTL is about 10 s */
-
-typedef struct {
-    char component[32];
-    char instance[160];
-    json_t *fields;   /* object: field -> number | object | string */
-    long long ts_ms;  /* the snapshot's own time; 0 when it carries none */
-    long long ttl_ms; /* -1: no TTL, -2: gone */
-} snapshot_t;
-
-typedef struct {
-    snapshot_t *v;
-    size_t n;
-} snapshots_t;
 
 typedef struct {
     char state_dir[PATH_MAX];
@@ -57,150 +36,6 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_END,
 };
 
-/* ---- reading ------------------------------------------------------------------------- */
-
-static json_t *s_value(const char *text)
-{
-    char *end;
-    double d = strtod(text, &end);
-    if (*text && !*end && end != text) {
-        long long i = strtoll(text, &end, 10);
-        return !*end ? json_integer(i) : json_real(d);
-    }
-    if (text[0] == '{' || text[0] == '[') {
-        json_t *o = json_loads(text, 0, NULL);
-        if (o) return o;
-    }
-    return json_string(text);
-}
-
-static long long s_num(const json_t *fields, const char *name, long long dflt)
-{
-    const json_t *v = json_object_get(fields, name);
-    return json_is_number(v) ? (long long)json_number_value(v) : dflt;
-}
-
-/* "sp:metrics:broker:vm-1" -> component "broker", instance "vm-1" (instances may hold ':'). */
-static int s_split_key(const char *key, snapshot_t *s)
-{
-    const char *rest = key + strlen("sp:metrics:");
-    const char *colon = strchr(rest, ':');
-    if (!colon || colon == rest || (size_t)(colon - rest) >= sizeof s->component) return -1;
-    snprintf(s->component, sizeof s->component, "%.*s", (int)(colon - rest), rest);
-    snprintf(s->instance, sizeof s->instance, "%s", colon + 1);
-    return 0;
-}
-
-static void s_free(snapshots_t *all)
-{
-    for (size_t i = 0; i < all->n; i++) json_decref(all->v[i].fields);
-    free(all->v);
-    all->v = NULL;
-    all->n = 0;
-}
-
-static int s_cmp(const void *a, const void *b)
-{
-    const snapshot_t *x = a, *y = b;
-    int c = strcmp(x->component, y->component);
-    return c ? c : strcmp(x->instance, y->instance);
-}
-
-/* Loads every key of one SCAN page: HGETALL and PTTL pipelined. */
-static int s_load_page(redisContext *c, redisReply *keys, void *ctx, char *err, size_t errlen)
-{
-    snapshots_t *all = ctx;
-    size_t first = all->n;
-    for (size_t i = 0; i < keys->elements && all->n < MAX_SNAPSHOTS; i++) {
-        snapshot_t s = {0};
-        if (keys->element[i]->type != REDIS_REPLY_STRING ||
-            s_split_key(keys->element[i]->str, &s) < 0)
-            continue;
-        redisAppendCommand(c, "HGETALL %s", keys->element[i]->str);
-        redisAppendCommand(c, "PTTL %s", keys->element[i]->str);
-        all->v[all->n++] = s;
-    }
-    for (size_t k = first; k < all->n; k++) {
-        snapshot_t *s = &all->v[k];
-        redisReply *h = NULL, *t = NULL;
-        if (redisGetReply(c, (void **)&h) != REDIS_OK ||
-            redisGetReply(c, (void **)&t) != REDIS_OK) {
-            snprintf(err, errlen, "redis: %s", c->errstr);
-            if (h) freeReplyObject(h);
-            all->n = k; /* the rest have no fields object yet */
-            return -1;
-        }
-        s->fields = json_object();
-        if (h->type == REDIS_REPLY_ARRAY)
-            for (size_t j = 0; j + 1 < h->elements; j += 2)
-                if (h->element[j]->type == REDIS_REPLY_STRING &&
-                    h->element[j + 1]->type == REDIS_REPLY_STRING)
-                    json_object_set_new(s->fields, h->element[j]->str,
-                                        s_value(h->element[j + 1]->str));
-        s->ttl_ms = t->type == REDIS_REPLY_INTEGER ? t->integer : -2;
-        /* the broker writes ts_ms, the executor updated_ms: accept either */
-        s->ts_ms = s_num(s->fields, "ts_ms", s_num(s->fields, "updated_ms", 0));
-        freeReplyObject(h);
-        freeReplyObject(t);
-    }
-    return all->n >= MAX_SNAPSHOTS; /* full: stop scanning */
-}
-
-static int s_read(redisContext *c, snapshots_t *all, char *err, size_t errlen)
-{
-    all->v = calloc(MAX_SNAPSHOTS, sizeof *all->v);
-    all->n = 0;
-    if (!all->v) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (farm_scan(c, "sp:metrics:*", s_load_page, all, err, errlen) < 0) return -1;
-    qsort(all->v, all->n, sizeof *all->v, s_cmp);
-    return 0;
-}
-
-static const snapshot_t *s_find(const snapshots_t *all, const snapshot_t *s)
-{
-    for (size_t i = 0; i < all->n; i++)
-        if (!strcmp(all->v[i].component, s->component) && !strcmp(all->v[i].instance, s->instance))
-            return &all->v[i];
-    return NULL;
-}
-
-/* Counters are the fields named *_total plus the executor's plain counts. */
-static int s_is_counter(const char *name)
-{
-    static const char *plain[] = {"jobs", "violations", "forks", "zygote_restarts", NULL};
-    size_t n = strlen(name);
-    if (n > 6 && !strcmp(name + n - 6, "_total")) return 1;
-    for (int i = 0; plain[i]; i++)
-        if (!strcmp(name, plain[i])) return 1;
-    return 0;
-}
-
-/* Rates per second of each counter between two readings of the same process; NULL when
- * the snapshot did not change (or the process restarted: counters went down). */
-static json_t *s_rates(const snapshot_t *now, const snapshot_t *before)
-{
-    if (!before || now->ts_ms <= before->ts_ms || !before->ts_ms) return NULL;
-    double dt = (double)(now->ts_ms - before->ts_ms) / 1000.0;
-    json_t *rates = json_object();
-    const char *name;
-    json_t *v;
-    json_object_foreach(now->fields, name, v)
-    {
-        const json_t *old = json_object_get(before->fields, name);
-        if (!s_is_counter(name) || !json_is_number(v) || !json_is_number(old)) continue;
-        double d = json_number_value(v) - json_number_value(old);
-        if (d < 0) {
-            json_decref(rates);
-            return NULL;
-        }
-        json_object_set_new(rates, name, json_real(d / dt));
-    }
-    return rates;
-}
-
 /* ---- the picture --------------------------------------------------------------------- */
 
 typedef struct {
@@ -215,11 +50,6 @@ typedef struct {
     json_t *notes;    /* array of strings: worth knowing, not a failure */
 } summary_t;
 
-static int s_stale(const snapshot_t *s, long long now_ms)
-{
-    return !s->ts_ms || now_ms - s->ts_ms > STALE_MS;
-}
-
 /* Capacity comes from the broker, which sees every executor registered with it, publishing
  * or not (a node started without --redis publishes nothing); with several brokers each
  * executor registers with all, so the largest view is taken, not the sum. Without a fresh
@@ -233,7 +63,7 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
     int ex_rates = 0, broker_rates = 0;
     for (size_t i = 0; i < all->n; i++) {
         const snapshot_t *s = &all->v[i];
-        int stale = s_stale(s, sum->now_ms);
+        int stale = snapshot_stale(s, sum->now_ms);
         sum->stale += stale;
         if (stale)
             json_array_append_new(sum->problems,
@@ -242,12 +72,12 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
         if (stale) continue;
         if (!strcmp(s->component, "broker")) {
             sum->brokers++;
-            sum->queued += s_num(s->fields, "queued", 0);
-            sum->inflight += s_num(s->fields, "inflight", 0);
-            if ((size_t)s_num(s->fields, "executors", 0) >= sum->executors) {
-                sum->executors = (size_t)s_num(s->fields, "executors", 0);
-                sum->slots = s_num(s->fields, "slots", 0);
-                sum->free_slots = s_num(s->fields, "free_slots", 0);
+            sum->queued += snapshot_num(s->fields, "queued", 0);
+            sum->inflight += snapshot_num(s->fields, "inflight", 0);
+            if ((size_t)snapshot_num(s->fields, "executors", 0) >= sum->executors) {
+                sum->executors = (size_t)snapshot_num(s->fields, "executors", 0);
+                sum->slots = snapshot_num(s->fields, "slots", 0);
+                sum->free_slots = snapshot_num(s->fields, "free_slots", 0);
             }
             if (rates[i] && json_object_get(rates[i], "completed_total")) {
                 broker_rates = 1;
@@ -255,11 +85,11 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
                     json_number_value(json_object_get(rates[i], "completed_total"));
             }
         } else if (!strcmp(s->component, "executor")) {
-            long long slots = s_num(s->fields, "slots", 0);
+            long long slots = snapshot_num(s->fields, "slots", 0);
             sum->executors_publishing++;
             ex_slots += slots;
-            ex_busy += s_num(s->fields, "busy", 0);
-            ex_free += s_num(s->fields, "free", slots - s_num(s->fields, "busy", 0));
+            ex_busy += snapshot_num(s->fields, "busy", 0);
+            ex_free += snapshot_num(s->fields, "free", slots - snapshot_num(s->fields, "busy", 0));
             if (rates[i] && json_object_get(rates[i], "jobs")) {
                 ex_rates = 1;
                 ex_jobs_per_s += json_number_value(json_object_get(rates[i], "jobs"));
@@ -297,8 +127,9 @@ static json_t *s_to_json(const char *redis, const snapshots_t *all, json_t *cons
     json_t *comps = json_array();
     for (size_t i = 0; i < all->n; i++) {
         const snapshot_t *s = &all->v[i];
-        json_t *o = json_pack("{s:s, s:s, s:O, s:b}", "component", s->component, "instance",
-                              s->instance, "fields", s->fields, "stale", s_stale(s, sum->now_ms));
+        json_t *o =
+            json_pack("{s:s, s:s, s:O, s:b}", "component", s->component, "instance", s->instance,
+                      "fields", s->fields, "stale", snapshot_stale(s, sum->now_ms));
         json_object_set_new(o, "age_s",
                             s->ts_ms ? json_real((double)(sum->now_ms - s->ts_ms) / 1000.0)
                                      : json_null());
@@ -328,7 +159,7 @@ static void s_age(char *out, size_t cap, const snapshot_t *s, long long now_ms)
         snprintf(out, cap, "?!");
     else
         snprintf(out, cap, "%.1fs%s", (double)(now_ms - s->ts_ms) / 1000.0,
-                 s_stale(s, now_ms) ? "!" : "");
+                 snapshot_stale(s, now_ms) ? "!" : "");
 }
 
 static void s_rate(char *out, size_t cap, const json_t *rates, const char *name)
@@ -354,10 +185,11 @@ static void s_print_brokers(const snapshots_t *all, json_t *const *rates, long l
         s_rate(disp, sizeof disp, rates[i], "dispatched_total");
         s_rate(rej, sizeof rej, rates[i], "rejected_total");
         printf("%-22.22s %9lld %5lld %5lld %7lld %8lld %7lld %7lld %10s %9s %6lld %6s\n",
-               s->instance, s_num(s->fields, "executors", 0), s_num(s->fields, "slots", 0),
-               s_num(s->fields, "free_slots", 0), s_num(s->fields, "queued", 0),
-               s_num(s->fields, "inflight", 0), s_num(s->fields, "tenants", 0),
-               s_num(s->fields, "clients", 0), disp, rej, s_num(s->fields, "lost_total", 0), age);
+               s->instance, snapshot_num(s->fields, "executors", 0),
+               snapshot_num(s->fields, "slots", 0), snapshot_num(s->fields, "free_slots", 0),
+               snapshot_num(s->fields, "queued", 0), snapshot_num(s->fields, "inflight", 0),
+               snapshot_num(s->fields, "tenants", 0), snapshot_num(s->fields, "clients", 0), disp,
+               rej, snapshot_num(s->fields, "lost_total", 0), age);
         n++;
     }
     if (!n) printf("  (none: no sp:metrics:broker:* snapshot)\n");
@@ -373,8 +205,9 @@ static void s_print_brokers(const snapshots_t *all, json_t *const *rates, long l
         json_object_foreach((json_t *)svs, name, sv)
         {
             printf("%-22.22s %-16.16s %9lld %5lld %5lld %7lld %8lld\n", name, s->instance,
-                   s_num(sv, "executors", 0), s_num(sv, "slots", 0), s_num(sv, "free", 0),
-                   s_num(sv, "queued", 0), s_num(sv, "inflight", 0));
+                   snapshot_num(sv, "executors", 0), snapshot_num(sv, "slots", 0),
+                   snapshot_num(sv, "free", 0), snapshot_num(sv, "queued", 0),
+                   snapshot_num(sv, "inflight", 0));
         }
     }
 }
@@ -390,14 +223,14 @@ static void s_print_executors(const snapshots_t *all, json_t *const *rates, long
         if (strcmp(s->component, "executor")) continue;
         char age[16], jps[16];
         const char *svc = json_string_value(json_object_get(s->fields, "services"));
-        long long conn = s_num(s->fields, "broker_connected", -1);
+        long long conn = snapshot_num(s->fields, "broker_connected", -1);
         s_age(age, sizeof age, s, now_ms);
         s_rate(jps, sizeof jps, rates[i], "jobs");
         printf("%-22.22s %-16.16s %5lld %4lld %4lld %6lld %6s %10lld %6lld %8lld %6s %6s\n",
-               s->instance, svc ? svc : "-", s_num(s->fields, "slots", 0),
-               s_num(s->fields, "busy", 0), s_num(s->fields, "free", 0),
-               s_num(s->fields, "jobs", 0), jps, s_num(s->fields, "violations", 0),
-               s_num(s->fields, "forks", 0), s_num(s->fields, "zygote_restarts", 0),
+               s->instance, svc ? svc : "-", snapshot_num(s->fields, "slots", 0),
+               snapshot_num(s->fields, "busy", 0), snapshot_num(s->fields, "free", 0),
+               snapshot_num(s->fields, "jobs", 0), jps, snapshot_num(s->fields, "violations", 0),
+               snapshot_num(s->fields, "forks", 0), snapshot_num(s->fields, "zygote_restarts", 0),
                conn < 0 ? "?"
                : conn   ? "up"
                         : "DOWN",
@@ -456,44 +289,24 @@ static void s_print(const char *redis, const snapshots_t *all, json_t *const *ra
         json_array_foreach(sum->notes, i, p) printf("  %s\n", json_string_value(p));
     }
     if (json_array_size(sum->problems)) {
-        printf("\nPROBLEMS (AGE ending in ! = snapshot older than %d s)\n", STALE_MS / 1000);
+        printf("\nPROBLEMS (AGE ending in ! = snapshot older than %d s)\n",
+               SNAPSHOT_STALE_MS / 1000);
         json_array_foreach(sum->problems, i, p) printf("  %s\n", json_string_value(p));
     }
 }
 
 /* ---- main ----------------------------------------------------------------------------- */
 
-static redisContext *s_connect(status_args_t *a)
+/* Reads the options into a. -1 to go on, or the exit status (--help answered, or a usage
+ * error said). */
+static int s_options(status_args_t *a, int argc, char **argv)
 {
-    return farm_connect("snakepit status", a->state_dir, a->redis, sizeof a->redis);
-}
-
-/* Waits for the interval, then up to a second more for each process's next snapshot. */
-static int s_second_reading(redisContext *c, const snapshots_t *first, snapshots_t *now,
-                            long interval_ms, char *err, size_t errlen)
-{
-    usleep((useconds_t)interval_ms * 1000);
-    for (int tries = 0;; tries++) {
-        if (s_read(c, now, err, errlen) < 0) return -1;
-        size_t unchanged = 0;
-        for (size_t i = 0; i < now->n; i++) {
-            const snapshot_t *b = s_find(first, &now->v[i]);
-            unchanged += b && b->ts_ms && b->ts_ms == now->v[i].ts_ms &&
-                         !s_stale(&now->v[i], (long long)clock_wall_ms());
-        }
-        if (!unchanged || tries == 10) return 0;
-        s_free(now);
-        usleep(100 * 1000);
-    }
-}
-
-int status_main(int argc, char **argv)
-{
-    status_args_t a = {.interval_ms = 1000}, defaults = a;
+    status_args_t defaults = {.interval_ms = 1000};
+    *a = defaults;
     char *rest[1];
     int n_rest = 1;
     char err[512];
-    switch (config_load(&a, s_opts, argc, argv, rest, &n_rest, err, sizeof err)) {
+    switch (config_load(a, s_opts, argc, argv, rest, &n_rest, err, sizeof err)) {
     case CONFIG_HELP:
         config_usage(
             stdout, "snakepit status [--state-dir DIR | --redis URL] [--json] [--interval-ms MS]",
@@ -513,39 +326,54 @@ int status_main(int argc, char **argv)
         fprintf(stderr, "snakepit status: unexpected argument '%s' (see --help)\n", rest[0]);
         return EX_USAGE_;
     }
-    redisContext *c = s_connect(&a);
-    if (!c) return EX_UNAVAILABLE_;
-    snapshots_t first = {0}, now = {0};
-    int rc = s_read(c, &first, err, sizeof err);
-    if (rc == 0 && a.interval_ms > 0)
-        rc = s_second_reading(c, &first, &now, a.interval_ms, err, sizeof err);
-    redisFree(c);
-    if (rc < 0) {
-        fprintf(stderr, "snakepit status: %s\n", err);
-        s_free(&first);
-        s_free(&now);
-        return EX_UNAVAILABLE_;
-    }
-    snapshots_t *cur = a.interval_ms > 0 ? &now : &first;
+    return -1;
+}
+
+/* Sums up the reading cur, with rates against the reading before (NULL: no rates), and shows
+ * it. 0 when the farm is healthy, else 1. */
+static int s_show(const status_args_t *a, const snapshots_t *cur, const snapshots_t *before)
+{
     json_t **rates = calloc(cur->n ? cur->n : 1, sizeof *rates);
-    for (size_t i = 0; rates && a.interval_ms > 0 && i < cur->n; i++)
-        rates[i] = s_rates(&cur->v[i], s_find(&first, &cur->v[i]));
+    for (size_t i = 0; rates && before && i < cur->n; i++)
+        rates[i] = snapshot_rates(&cur->v[i], snapshots_find(before, &cur->v[i]));
     summary_t sum = {.now_ms = (long long)clock_wall_ms()};
     s_summarise(cur, rates, &sum);
     int healthy = json_array_size(sum.problems) == 0;
-    if (a.json) {
-        json_t *o = s_to_json(a.redis, cur, rates, &sum);
+    if (a->json) {
+        json_t *o = s_to_json(a->redis, cur, rates, &sum);
         json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
         printf("\n");
         json_decref(o);
     } else {
-        s_print(a.redis, cur, rates, &sum);
+        s_print(a->redis, cur, rates, &sum);
     }
     json_decref(sum.problems);
     json_decref(sum.notes);
     for (size_t i = 0; rates && i < cur->n; i++) json_decref(rates[i]);
     free(rates);
-    s_free(&first);
-    s_free(&now);
     return healthy ? 0 : 1;
+}
+
+int status_main(int argc, char **argv)
+{
+    status_args_t a;
+    int rc = s_options(&a, argc, argv);
+    if (rc >= 0) return rc;
+    redisContext *c = farm_connect("snakepit status", a.state_dir, a.redis, sizeof a.redis);
+    if (!c) return EX_UNAVAILABLE_;
+    char err[512];
+    snapshots_t first = {0}, now = {0};
+    rc = snapshots_read(c, &first, err, sizeof err);
+    if (rc == 0 && a.interval_ms > 0)
+        rc = snapshots_read_again(c, &first, &now, a.interval_ms, err, sizeof err);
+    redisFree(c);
+    if (rc < 0)
+        fprintf(stderr, "snakepit status: %s\n", err);
+    else if (a.interval_ms > 0)
+        rc = s_show(&a, &now, &first);
+    else
+        rc = s_show(&a, &first, NULL);
+    snapshots_free(&first);
+    snapshots_free(&now);
+    return rc < 0 ? EX_UNAVAILABLE_ : rc;
 }

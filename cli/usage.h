@@ -4,8 +4,8 @@
  *   sp:t:{tenant}:use:{yyyymmdd}   executions, status:{status} (one field per status seen),
  *                                  cpu_ms, wall_ms — days are UTC, by the job's creation time
  *
- * Only executions that went through an MCP front-end are counted there (`snakepit run`
- * submits to the broker directly and leaves no record). */
+ * Only executions that went through an MCP front-end are counted there, as `snakepit run`'s
+ * are (`snakepit run --broker` submits to the broker directly and leaves no record). */
 #ifndef SP_USAGE_H
 #define SP_USAGE_H
 
