@@ -21,6 +21,7 @@
 #include "../common/ids.h"
 #include "../common/log.h"
 #include "../common/loop.h"
+#include "../common/profiles.h"
 #include "../proto/client.h"
 #include "../proto/job.h"
 #include "../proto/mpack.h"
@@ -243,7 +244,7 @@ int main(int argc, char **argv)
 {
     lg_t g = {0};
     snprintf(g.conf.broker, sizeof g.conf.broker, "tcp://127.0.0.1:5555");
-    snprintf(g.conf.service, sizeof g.conf.service, "python.basic");
+    snprintf(g.conf.service, sizeof g.conf.service, "%s", profile_default()->name);
     snprintf(g.conf.code, sizeof g.conf.code, "print(1)");
     snprintf(g.conf.log_level, sizeof g.conf.log_level, "warn");
     g.conf.jobs = 10000;

@@ -21,6 +21,7 @@
 #include "../common/curve_cert.h"
 #include "../common/log.h"
 #include "../common/loop.h"
+#include "../common/profiles.h"
 #include "../proto/mpack.h"
 #include "../proto/result.h"
 #include "../proto/wire_zmq.h"
@@ -223,7 +224,7 @@ int main(int argc, char **argv)
     stub_t s = {0};
     snprintf(s.conf.broker, sizeof s.conf.broker, "tcp://127.0.0.1:5556");
     snprintf(s.conf.node_id, sizeof s.conf.node_id, "stub-%d", (int)getpid());
-    snprintf(s.conf.services, sizeof s.conf.services, "python.basic");
+    snprintf(s.conf.services, sizeof s.conf.services, "%s", profile_default()->name);
     snprintf(s.conf.log_level, sizeof s.conf.log_level, "info");
     s.conf.slots = 64;
     s.conf.heartbeat_ms = 1000;
