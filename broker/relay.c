@@ -14,7 +14,7 @@
 #include "ratelog.h"
 #include "relay.h"
 
-#define RECV_BUDGET 512 /* messages per socket per loop turn: the other socket gets its turn */
+#define RECV_BUDGET 512 /* messages per socket per loop turn */
 
 struct relay {
     void *clients;   /* ROUTER, client channel (the broker's) */
@@ -25,6 +25,8 @@ struct relay {
     relay_stats_t stats;
     ratelog_t bad_log, reject_log;
 };
+
+static const char *s_channel_names[2] = {"client", "worker"}; /* in logs */
 
 static const char *s_bad_names[BAD__COUNT] = {
     "too_many_frames", "unknown_version", "unknown_command", "unexpected_command", "oversized",
@@ -203,9 +205,8 @@ static void s_malformed(relay_t *r, channel_t ch, bad_reason_t why, const char *
     if (ratelog_allow(&r->bad_log)) {
         char q[160];
         log_warn("event=malformed channel=%s reason=%s detail=%s bytes=%zu total=%llu",
-                 ch == CH_CLIENT ? "client" : "worker", relay_bad_reason_name(why),
-                 log_quote(q, sizeof q, detail), bytes,
-                 (unsigned long long)r->stats.malformed[ch][why]);
+                 s_channel_names[ch], relay_bad_reason_name(why), log_quote(q, sizeof q, detail),
+                 bytes, (unsigned long long)r->stats.malformed[ch][why]);
     }
 }
 
@@ -300,23 +301,6 @@ static void s_client_message(relay_t *r, wire_msg_t *msg)
     default:
         s_malformed(r, CH_CLIENT, BAD_UNEXPECTED, "broker-to-client command", msg->bytes);
         break;
-    }
-}
-
-void relay_on_clients(loop_t *loop, short revents, void *arg)
-{
-    (void)loop, (void)revents;
-    relay_t *r = arg;
-    wire_msg_t msg;
-    for (int i = 0; i < RECV_BUDGET; i++) {
-        int rc = wire_recv(r->clients, &msg, 1);
-        if (rc <= 0) {
-            if (rc < 0 && errno != EAGAIN && ratelog_allow(&r->bad_log))
-                log_warn("event=recv_failed channel=client error=\"%s\"", zmq_strerror(errno));
-            break;
-        }
-        s_client_message(r, &msg);
-        wire_msg_close(&msg);
     }
 }
 
@@ -420,21 +404,37 @@ static void s_worker_message(relay_t *r, wire_msg_t *msg)
     }
 }
 
+/* ---- reading ------------------------------------------------------------------------------ */
+
+/* Hands each waiting message on one channel to handle, at most RECV_BUDGET of them: the
+ * other channel gets its turn. */
+static void s_drain(relay_t *r, channel_t ch, void (*handle)(relay_t *, wire_msg_t *))
+{
+    void *sock = ch == CH_CLIENT ? r->clients : r->executors;
+    wire_msg_t msg;
+    for (int i = 0; i < RECV_BUDGET; i++) {
+        int rc = wire_recv(sock, &msg, 1);
+        if (rc <= 0) {
+            if (rc < 0 && errno != EAGAIN && ratelog_allow(&r->bad_log))
+                log_warn("event=recv_failed channel=%s error=\"%s\"", s_channel_names[ch],
+                         zmq_strerror(errno));
+            break;
+        }
+        handle(r, &msg);
+        wire_msg_close(&msg);
+    }
+}
+
+void relay_on_clients(loop_t *loop, short revents, void *arg)
+{
+    (void)loop, (void)revents;
+    s_drain(arg, CH_CLIENT, s_client_message);
+}
+
 void relay_on_executors(loop_t *loop, short revents, void *arg)
 {
     (void)loop, (void)revents;
-    relay_t *r = arg;
-    wire_msg_t msg;
-    for (int i = 0; i < RECV_BUDGET; i++) {
-        int rc = wire_recv(r->executors, &msg, 1);
-        if (rc <= 0) {
-            if (rc < 0 && errno != EAGAIN && ratelog_allow(&r->bad_log))
-                log_warn("event=recv_failed channel=worker error=\"%s\"", zmq_strerror(errno));
-            break;
-        }
-        s_worker_message(r, &msg);
-        wire_msg_close(&msg);
-    }
+    s_drain(arg, CH_WORKER, s_worker_message);
 }
 
 /* ---- the broker's timers ------------------------------------------------------------------ */
