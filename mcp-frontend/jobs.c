@@ -15,22 +15,8 @@
 #include "metrics.h"
 #include "records.h"
 #include "resources.h"
+#include "task.h"
 #include "utf8.h"
-
-const char *task_status_for(status_t st, int cancelled)
-{
-    if (cancelled || st == ST_CANCELLED) return "cancelled";
-    return st == ST_OK ? "completed" : "failed";
-}
-
-void task_iso8601(uint64_t ms, char out[40])
-{
-    time_t secs = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    size_t n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out + n, 40 - n, ".%03uZ", (unsigned)(ms % 1000));
-}
 
 job_t *job_new(fe_t *fe, call_t *call, job_kind_t kind, const char *service, const char *tool,
                job_render_fn *render)
@@ -81,28 +67,9 @@ job_t *jobs_find(fe_t *fe, const uint8_t id[ID_BYTES])
     return idmap_get(fe->jobs, id);
 }
 
-/* The related-task marker the spec asks for on tasks/result payloads (MCP 2025-11-25, tasks). */
-static json_t *s_with_task_meta(const json_t *call_result, const char *task_id)
-{
-    json_t *copy = json_deep_copy(call_result);
-    json_t *meta = json_object_get(copy, "_meta");
-    if (!json_is_object(meta)) {
-        meta = json_object();
-        json_object_set_new(copy, "_meta", meta);
-    }
-    json_object_set_new(meta, "io.modelcontextprotocol/related-task",
-                        json_pack("{s:s}", "taskId", task_id));
-    return copy;
-}
-
 static void s_task_notify(job_t *job, const char *status, uint64_t updated_ms)
 {
-    char created[40], updated[40];
-    task_iso8601(job->created_ms, created);
-    task_iso8601(updated_ms, updated);
-    json_t *p =
-        json_pack("{s:s,s:s,s:s,s:s,s:I}", "taskId", job->id_str, "status", status, "createdAt",
-                  created, "lastUpdatedAt", updated, "ttl", (json_int_t)job->task_ttl_ms);
+    json_t *p = task_json(job->id_str, status, job->created_ms, updated_ms, job->task_ttl_ms, NULL);
     session_notify(job->session, rpc_notification("notifications/tasks/status", p));
 }
 
@@ -147,7 +114,8 @@ static void s_finish(job_t *job, const uint8_t *body, size_t len)
     }
     if (job->task) {
         s_task_notify(job, task_status_for(res.status, job->task_cancelled), clock_wall_ms());
-        json_t *payload = s_with_task_meta(call_result, job->id_str);
+        json_t *payload = json_deep_copy(call_result);
+        task_mark_related(payload, job->id_str);
         for (size_t i = 0; i < job->n_waiters; i++)
             call_reply(job->waiters[i], json_incref(payload));
         json_decref(payload);
@@ -251,11 +219,9 @@ void jobs_shutdown(fe_t *fe)
  * fetched later with tasks/get and tasks/result. */
 static void s_answer_with_task(job_t *job)
 {
-    char created[40];
-    task_iso8601(job->created_ms, created);
-    json_t *task = json_pack("{s:s,s:s,s:s,s:s,s:I,s:i}", "taskId", job->id_str, "status",
-                             "working", "createdAt", created, "lastUpdatedAt", created, "ttl",
-                             (json_int_t)job->task_ttl_ms, "pollInterval", 250);
+    json_t *task =
+        task_json(job->id_str, "working", job->created_ms, job->created_ms, job->task_ttl_ms, NULL);
+    json_object_set_new(task, "pollInterval", json_integer(250));
     call_t *c = job->call;
     job->call = NULL;
     c->job = NULL;

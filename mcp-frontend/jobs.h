@@ -65,8 +65,4 @@ void jobs_cancel_for_call(call_t *c); /* notifications/cancelled on the call wai
 int jobs_cancel(job_t *job);          /* tasks/cancel */
 void jobs_add_waiter(job_t *job, call_t *c);
 
-/* Task helpers shared with tasks.c */
-const char *task_status_for(status_t st, int cancelled);
-void task_iso8601(uint64_t ms, char out[40]);
-
 #endif

@@ -13,6 +13,7 @@
 #include "../common/log.h"
 #include "records.h"
 #include "../common/sha256.h"
+#include "task.h"
 #include "utf8.h"
 
 #define MAX_FIELDS 64
@@ -217,11 +218,7 @@ void record_finished(fe_t *fe, const job_t *job, const result_t *res, const json
     char *text = call_result ? s_call_result_text(fe, call_result, &len) : NULL;
     if (text) s_field(&h, "call_result", text, len);
     if (job->task) {
-        const json_t *is_error = json_object_get(call_result, "isError");
-        s_field_str(&h, "task_status",
-                    job->task_cancelled      ? "cancelled"
-                    : json_is_true(is_error) ? "failed"
-                                             : "completed");
+        s_field_str(&h, "task_status", task_status_for(res->status, job->task_cancelled));
         s_field_fmt(&h, "task_updated_ms", "%llu", (unsigned long long)finished);
     }
     s_hset_send(fe, &h);

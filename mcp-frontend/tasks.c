@@ -1,10 +1,6 @@
-/* mcp-frontend/tasks.c — MCP tasks (2025-11-25, "Tasks"): a task-augmented tools/call of
- * execute_code is answered at once with a task whose id is the execution id; the task's state
- * is the job's while it runs here, and the Redis record's afterwards (records.h), so tasks
- * outlive a reconnect and can be read from any front-end of the farm.
- *
- * Status mapping: running → working; ok → completed; cancelled (or tasks/cancel) → cancelled;
- * every other status → failed (the tool result has isError). Terminal states never change. */
+/* mcp-frontend/tasks.c — the tasks methods of MCP 2025-11-25 ("Tasks"); task.h says what a
+ * task is here. The task's state is the job's while it runs here, and the Redis record's
+ * afterwards (records.h), so tasks outlive a reconnect and can be read from any front-end. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,19 +12,15 @@
 #include "jobs.h"
 #include "methods.h"
 #include "records.h"
+#include "task.h"
 
 #define POLL_INTERVAL_MS 500
 
 static json_t *s_task_json(const char *id, const char *status, uint64_t created, uint64_t updated,
                            long ttl, const char *message)
 {
-    char c[40], u[40];
-    task_iso8601(created, c);
-    task_iso8601(updated, u);
-    json_t *t =
-        json_pack("{s:s,s:s,s:s,s:s,s:I,s:i}", "taskId", id, "status", status, "createdAt", c,
-                  "lastUpdatedAt", u, "ttl", (json_int_t)ttl, "pollInterval", POLL_INTERVAL_MS);
-    if (message) json_object_set_new(t, "statusMessage", json_str_safe(message));
+    json_t *t = task_json(id, status, created, updated, ttl, message);
+    json_object_set_new(t, "pollInterval", json_integer(POLL_INTERVAL_MS));
     return t;
 }
 
@@ -55,12 +47,6 @@ static json_t *s_task_from_record(const char *id, const json_t *fields)
     return s_task_json(id, status ? status : "working", (uint64_t)created,
                        (uint64_t)(updated ? updated : created), s_int(fields, "task_ttl_ms"),
                        msg && *msg ? msg : NULL);
-}
-
-static int s_terminal(const char *status)
-{
-    return status && (!strcmp(status, "completed") || !strcmp(status, "failed") ||
-                      !strcmp(status, "cancelled"));
 }
 
 /* The task id from params, and this tenant's job for it when it runs here. */
@@ -100,7 +86,7 @@ static void s_on_record(void *arg, fetch_status_t st, json_t *fields)
         if (t->op == OP_GET) {
             call_reply(c, s_task_from_record(t->id, fields));
         } else if (t->op == OP_CANCEL) {
-            if (s_terminal(status))
+            if (task_terminal(status))
                 call_error(c, RPC_INVALID_PARAMS,
                            "the task is already in a terminal state and cannot be cancelled", NULL);
             else /* running on another front-end, or lost with it: the record says working */
@@ -109,16 +95,12 @@ static void s_on_record(void *arg, fetch_status_t st, json_t *fields)
         } else {
             const char *text = json_string_value(json_object_get(fields, "call_result"));
             json_t *result = text ? json_loads(text, 0, NULL) : NULL;
-            if (!s_terminal(status) || !json_is_object(result)) {
+            if (!task_terminal(status) || !json_is_object(result)) {
                 json_decref(result);
                 call_error(c, RPC_INVALID_PARAMS, "the task has no result here yet; poll tasks/get",
                            NULL);
             } else {
-                json_t *meta = json_object_get(result, "_meta");
-                if (!json_is_object(meta))
-                    json_object_set_new(result, "_meta", meta = json_object());
-                json_object_set_new(meta, "io.modelcontextprotocol/related-task",
-                                    json_pack("{s:s}", "taskId", t->id));
+                task_mark_related(result, t->id);
                 call_reply(c, result);
             }
         }
@@ -172,11 +154,10 @@ void methods_tasks_cancel(call_t *c)
         call_error(c, RPC_INVALID_PARAMS, "the task is already cancelled", NULL);
         return;
     }
+    /* built first: a job still waiting for the broker ends (and is freed) inside jobs_cancel */
+    json_t *t = s_task_json(job->id_str, "cancelled", job->created_ms, clock_wall_ms(),
+                            job->task_ttl_ms, "cancellation requested");
     jobs_cancel(job);
-    json_t *t = s_task_from_job(job);
-    char now[40];
-    task_iso8601(clock_wall_ms(), now);
-    json_object_set_new(t, "lastUpdatedAt", json_string(now));
     call_reply(c, t);
 }
 

@@ -12,6 +12,7 @@
 #include "../common/buf.h"
 #include "../common/log.h"
 #include "../common/profiles.h"
+#include "base64.h"
 #include "jobs.h"
 #include "methods.h"
 #include "metrics.h"
