@@ -288,7 +288,7 @@ static enum MHD_Result s_healthz(exchange_t *ex)
         "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
         "\"redis_connected\":%s,\"sessions\":%zu,\"jobs_in_flight\":%zu}",
         FE_VERSION, client_connected(fe->client) ? "true" : "false",
-        store_connected(fe->store) ? "true" : "false", sessions_count(fe), idmap_size(fe->jobs));
+        store_connected(fe->store) ? "true" : "false", sessions_count(fe->sessions), idmap_size(fe->jobs));
     if (n < 0) return MHD_NO;
     return s_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
 }

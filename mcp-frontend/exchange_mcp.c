@@ -243,14 +243,13 @@ static enum MHD_Result s_find_session(exchange_t *ex, int is_initialize, int *ok
     *ok = 0;
     if (!sid) {
         if (ex->method == 'P' && is_initialize) {
-            if ((long)sessions_count(fe) >= fe->conf.max_sessions ||
-                ex->tenant->sessions >= fe->conf.max_sessions_tenant) {
+            if (sessions_full(fe->sessions, ex->tenant)) {
                 ex->retry_after_s = 5;
                 return exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE,
                                        "too_many_sessions",
                                        "too many open sessions; try again later");
             }
-            ex->session = session_new(fe, TRANSPORT_HTTP, ex->tenant);
+            ex->session = session_new(fe->sessions, TRANSPORT_HTTP, ex->tenant);
             if (!ex->session)
                 return exchange_refuse(ex, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
                                        "session_failed", "could not create a session");
@@ -263,7 +262,7 @@ static enum MHD_Result s_find_session(exchange_t *ex, int is_initialize, int *ok
             ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, "missing_session",
             "bad request: Mcp-Session-Id header is required (send initialize first)");
     }
-    session_t *s = session_find(fe, sid);
+    session_t *s = session_find(fe->sessions, sid);
     /* another tenant's session is as unknown to this caller as a made-up id */
     if (!s || s->closed || s->tenant != ex->tenant)
         return exchange_refuse(

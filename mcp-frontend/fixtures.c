@@ -10,7 +10,7 @@
 
 #include "../common/buf.h"
 #include "fixtures.h"
-#include "mcp.h"
+#include "call.h"
 #include "outcome.h"
 #include "tools.h"
 

@@ -4,7 +4,7 @@
 #include <jansson.h>
 
 #include "fe.h"
-#include "mcp.h"
+#include "call.h"
 #include "tenants.h"
 
 json_t *info_json(fe_t *fe, const tenant_t *t);

@@ -18,6 +18,19 @@
 #include "task.h"
 #include "utf8.h"
 
+static int s_cancel_waiting(job_t *job);
+
+/* notifications/cancelled for the call waiting (call.h's cancel callback): the call will not
+ * be answered; the job goes on to its (cancelled) result and record. */
+static void s_on_call_cancelled(void *arg, call_t *c)
+{
+    job_t *job = arg;
+    job->call = NULL;
+    if (!(job->broker_wait_until && s_cancel_waiting(job)))
+        client_cancel(job->fe->client, job->service, job->id);
+    call_release(c);
+}
+
 job_t *job_new(fe_t *fe, call_t *call, job_kind_t kind, const char *service, const char *tool,
                job_render_fn *render)
 {
@@ -30,7 +43,7 @@ job_t *job_new(fe_t *fe, call_t *call, job_kind_t kind, const char *service, con
     job->tenant = call->session->tenant;
     job->call = call;
     call_hold(call);
-    call->job = job;
+    call_on_cancel(call, s_on_call_cancelled, job);
     job->kind = kind;
     snprintf(job->service, sizeof job->service, "%s", service);
     job->tool = tool;
@@ -48,7 +61,7 @@ static void s_free(job_t *job)
 {
     buf_free(&job->body);
     if (job->call) {
-        job->call->job = NULL;
+        call_on_cancel(job->call, NULL, NULL);
         call_release(job->call);
     }
     for (size_t i = 0; i < job->n_waiters; i++) call_release(job->waiters[i]);
@@ -224,7 +237,7 @@ static void s_answer_with_task(job_t *job)
     json_object_set_new(task, "pollInterval", json_integer(250));
     call_t *c = job->call;
     job->call = NULL;
-    c->job = NULL;
+    call_on_cancel(c, NULL, NULL);
     call_reply(c, json_pack("{s:o}", "task", task));
     call_release(c);
 }
@@ -316,18 +329,6 @@ static int s_cancel_waiting(job_t *job)
     return 0;
 }
 
-void jobs_cancel_for_call(call_t *c)
-{
-    job_t *job = c->job;
-    if (!job) return;
-    /* The call will not be answered; the job goes on to its (cancelled) result and record. */
-    job->call = NULL;
-    c->job = NULL;
-    if (!(job->broker_wait_until && s_cancel_waiting(job)))
-        client_cancel(job->fe->client, job->service, job->id);
-    call_release(c);
-}
-
 int jobs_cancel(job_t *job)
 {
     job->task_cancelled = 1;
@@ -341,5 +342,4 @@ void jobs_add_waiter(job_t *job, call_t *c)
     job->waiters = xrealloc(job->waiters, (job->n_waiters + 1) * sizeof *job->waiters);
     job->waiters[job->n_waiters++] = c;
     call_hold(c);
-    c->job = NULL;
 }

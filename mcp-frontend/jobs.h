@@ -13,7 +13,7 @@
 #include "../proto/result.h"
 #include "../proto/wire.h"
 #include "fe.h"
-#include "mcp.h"
+#include "call.h"
 #include "tenants.h"
 
 typedef struct job job_t;
@@ -61,7 +61,6 @@ job_t *job_new(fe_t *fe, call_t *call, job_kind_t kind, const char *service, con
 void jobs_submit(job_t *job, jobspec_t *spec, long wall_ms);
 void jobs_discard(job_t *job); /* a job built but never submitted */
 job_t *jobs_find(fe_t *fe, const uint8_t id[ID_BYTES]);
-void jobs_cancel_for_call(call_t *c); /* notifications/cancelled on the call waiting */
 int jobs_cancel(job_t *job);          /* tasks/cancel */
 void jobs_add_waiter(job_t *job, call_t *c);
 

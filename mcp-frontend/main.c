@@ -182,7 +182,7 @@ static void s_snapshot_fill(void *arg, metrics_pub_t *pub)
     fe_t *fe = arg;
     metrics_pub_field(pub, "instance", "%s", fe->instance);
     metrics_pub_field(pub, "http", "%s", fe->conf.http[0] ? fe->conf.http : "off");
-    metrics_pub_field(pub, "sessions", "%zu", sessions_count(fe));
+    metrics_pub_field(pub, "sessions", "%zu", sessions_count(fe->sessions));
     metrics_pub_field(pub, "jobs_inflight", "%zu", idmap_size(fe->jobs));
     metrics_pub_field(pub, "requests", "%.0f", metric_total(M.requests));
     metrics_pub_field(pub, "tool_calls", "%.0f", metric_total(M.tool_calls));
@@ -263,7 +263,10 @@ int main(int argc, char **argv)
                        .buffer_commands = fe->conf.record_buffer,
                        .buffer_bytes = fe->conf.record_buffer * 4096};
     fe->store = store_new(fe->loop, &fe->redis_url, &sc);
-    fe->sessions = sessions_new(fe);
+    sessions_conf_t sesc = {.max_sessions = fe->conf.max_sessions,
+                            .max_per_tenant = fe->conf.max_sessions_tenant,
+                            .idle_s = fe->conf.session_idle_s};
+    fe->sessions = sessions_new(fe->loop, &sesc, calls_cancel_all);
     fe->tenants = tenants_new(fe);
     fe->limiter = limiter_new(fe);
     jobs_init(fe);
@@ -286,7 +289,7 @@ int main(int argc, char **argv)
         if (loop_run(fe->loop) < 0) rc = 1;
     }
     metrics_pub_destroy(&fe->snapshot);
-    log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe),
+    log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe->sessions),
              fe->jobs ? idmap_size(fe->jobs) : 0);
     /* order matters: answer everything that waits, then take the transports down, then the
      * stores their callbacks might still reach */

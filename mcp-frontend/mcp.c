@@ -1,7 +1,6 @@
-/* mcp-frontend/mcp.c — lifecycle, dispatch and the call object (see mcp.h). Method rules
- * follow MCP 2025-11-25 "Lifecycle": initialize first (anything but ping before it is
- * refused), version negotiation answers the client's version when we support it and our
- * latest otherwise. */
+/* mcp-frontend/mcp.c — see mcp.h. Method rules follow MCP 2025-11-25 "Lifecycle": initialize
+ * first (anything but ping before it is refused), version negotiation answers the client's
+ * version when we support it and our latest otherwise. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +8,10 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
-#include "jobs.h"
 #include "limiter.h"
-#include "metrics.h"
 #include "mcp.h"
 #include "methods.h"
+#include "metrics.h"
 
 static const char *const s_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
                                          NULL};
@@ -23,136 +21,6 @@ int mcp_version_supported(const char *v)
     for (int i = 0; s_versions[i]; i++)
         if (strcmp(v, s_versions[i]) == 0) return 1;
     return 0;
-}
-
-/* ---- calls */
-
-static void s_unlink_call(call_t *c)
-{
-    session_t *s = c->session;
-    for (call_t **pp = &s->calls; *pp; pp = &(*pp)->next)
-        if (*pp == c) {
-            *pp = c->next;
-            s->n_calls--;
-            return;
-        }
-}
-
-void call_hold(call_t *c)
-{
-    c->refs++;
-}
-
-void call_release(call_t *c)
-{
-    if (--c->refs > 0) return;
-    json_decref(c->msg);
-    session_release(c->session);
-    free(c);
-}
-
-int call_alive(const call_t *c)
-{
-    return !c->answered && !c->cancelled;
-}
-
-static const char *s_outcome(const json_t *msg)
-{
-    return !msg ? "cancelled" : json_object_get(msg, "error") ? "error" : "ok";
-}
-
-/* The final answer: msg is the response, or NULL when none is to be sent. */
-static void s_finish(call_t *c, json_t *msg)
-{
-    if (c->answered) {
-        json_decref(msg);
-        return;
-    }
-    c->answered = 1;
-    s_unlink_call(c);
-    double secs = (double)(clock_mono_us() - c->start_us) / 1e6;
-    const char *label = methods_label(c->method);
-    metric_inc(M.requests, label, s_outcome(msg));
-    metric_observe(M.request_seconds, secs, label);
-    if (c->farm_us) /* the front-end's own share of a job's round trip */
-        metric_observe(M.overhead_seconds, secs - (double)c->farm_us / 1e6, label);
-    if (msg && json_object_get(msg, "error")) {
-        json_t *e = json_object_get(msg, "error");
-        log_info("event=request_error method=%s code=%lld session=%.8s tenant=%s", label,
-                 (long long)json_integer_value(json_object_get(e, "code")), c->session->id,
-                 c->session->tenant->name);
-    }
-    if (c->emit) c->emit(c->emit_ctx, c, msg, 1);
-    json_decref(msg);
-    call_release(c);
-}
-
-void call_reply(call_t *c, json_t *result)
-{
-    if (!call_alive(c)) {
-        json_decref(result);
-        return;
-    }
-    s_finish(c, rpc_result(c->id, result));
-}
-
-void call_error(call_t *c, int code, const char *message, json_t *data)
-{
-    if (!call_alive(c)) {
-        json_decref(data);
-        return;
-    }
-    s_finish(c, rpc_error(c->id, code, message, data));
-}
-
-void call_send(call_t *c, json_t *msg)
-{
-    if (call_alive(c) && c->emit) c->emit(c->emit_ctx, c, msg, 0);
-    json_decref(msg);
-}
-
-void call_progress(call_t *c, const char *message)
-{
-    if (!c->progress_token) return;
-    c->progress += 1;
-    json_t *p = json_pack("{s:O,s:f}", "progressToken", c->progress_token, "progress", c->progress);
-    if (message) json_object_set_new(p, "message", json_string(message));
-    call_send(c, rpc_notification("notifications/progress", p));
-}
-
-static const char *const s_level_names[] = {"debug", "info",     "notice", "warning",
-                                            "error", "critical", "alert",  "emergency"};
-
-void call_log(call_t *c, int level, const char *logger, json_t *data)
-{
-    if (level < c->session->log_level || c->session->log_level == LOGLEVEL_NONE) {
-        json_decref(data);
-        return;
-    }
-    json_t *p = json_pack("{s:s,s:o}", "level", s_level_names[level], "data", data);
-    if (logger) json_object_set_new(p, "logger", json_string(logger));
-    call_send(c, rpc_notification("notifications/message", p));
-}
-
-void call_detach(call_t *c)
-{
-    c->emit = NULL;
-    c->emit_ctx = NULL;
-}
-
-void call_cancel(call_t *c, const char *why)
-{
-    if (!call_alive(c)) return;
-    c->cancelled = 1;
-    log_info("event=request_cancelled method=%s session=%.8s reason=\"%s\"", c->method,
-             c->session->id, why ? why : "");
-    if (c->job) jobs_cancel_for_call(c);
-    s_finish(c, NULL);
-}
-
-const char *call_str(const call_t *c, const char *name)
-{
-    return json_string_value(json_object_get(c->params, name));
 }
 
 /* ---- the lifecycle methods */
@@ -212,7 +80,7 @@ static void s_set_level(call_t *c)
 {
     const char *level = call_str(c, "level");
     for (int i = 0; level && i < LOGLEVEL_NONE; i++)
-        if (strcmp(level, s_level_names[i]) == 0) {
+        if (strcmp(level, loglevel_name(i)) == 0) {
             c->session->log_level = i;
             call_reply(c, json_object());
             return;
@@ -253,24 +121,10 @@ static const method_t s_methods[] = {
     {NULL, NULL, 0, 0},
 };
 
-const char *methods_label(const char *method)
-{
-    for (const method_t *m = s_methods; m->name; m++)
-        if (strcmp(m->name, method) == 0) return m->name;
-    return "other";
-}
-
 static const method_t *s_find_method(const char *name)
 {
     for (const method_t *m = s_methods; m->name; m++)
         if (strcmp(m->name, name) == 0) return m;
-    return NULL;
-}
-
-static call_t *s_find_call(session_t *s, const json_t *id)
-{
-    for (call_t *c = s->calls; c; c = c->next)
-        if (json_equal(c->id, id)) return c;
     return NULL;
 }
 
@@ -283,7 +137,7 @@ static void s_notification(fe_t *fe, session_t *s, rpc_msg_t *m)
         label = m->method;
     } else if (strcmp(m->method, "notifications/cancelled") == 0) {
         json_t *rid = m->params ? json_object_get(m->params, "requestId") : NULL;
-        call_t *c = rid ? s_find_call(s, rid) : NULL;
+        call_t *c = rid ? call_find(s, rid) : NULL;
         /* an unknown id is normal: the answer may have crossed the cancellation (spec) */
         if (c && strcmp(c->method, "initialize") != 0) {
             const char *why = json_string_value(json_object_get(m->params, "reason"));
@@ -312,10 +166,9 @@ static void s_limit_done(void *arg, int allowed, long retry_after_ms)
     call_release(c);
 }
 
-static void s_dispatch(fe_t *fe, call_t *c)
+static void s_dispatch(fe_t *fe, call_t *c, const method_t *meth)
 {
     session_t *s = c->session;
-    const method_t *meth = s_find_method(c->method);
     if (!meth) {
         char msg[160];
         snprintf(msg, sizeof msg, "method not found: %.100s", c->method);
@@ -352,32 +205,10 @@ call_t *mcp_handle(fe_t *fe, session_t *s, rpc_msg_t *m, call_emit_fn *emit, voi
         metric_inc(M.requests, "response", "ignored");
         return NULL;
     }
-    call_t *c = xcalloc(1, sizeof *c);
-    c->fe = fe;
-    c->session = s;
-    session_hold(s);
-    c->msg = json_incref(m->msg);
-    c->id = m->id;
-    c->method = m->method;
-    c->params = m->params ? m->params : json_object_get(m->msg, "params");
-    if (!c->params) {
-        json_object_set_new(c->msg, "params", json_object());
-        c->params = json_object_get(c->msg, "params");
-    }
-    c->progress_token = json_object_get(json_object_get(c->params, "_meta"), "progressToken");
-    if (c->progress_token && !json_is_string(c->progress_token) &&
-        !json_is_integer(c->progress_token))
-        c->progress_token = NULL;
-    c->start_us = clock_mono_us();
-    c->emit = emit;
-    c->emit_ctx = emit_ctx;
-    c->refs = 1;
-    c->next = s->calls;
-    s->calls = c;
-    s->n_calls++;
-
+    const method_t *meth = s_find_method(m->method);
+    call_t *c = call_new(fe, s, m, meth ? meth->name : "other", emit, emit_ctx);
     call_hold(c); /* so that c can be returned if the handler did not answer it */
-    s_dispatch(fe, c);
+    s_dispatch(fe, c, meth);
     call_t *pending = call_alive(c) ? c : NULL;
     call_release(c);
     return pending;

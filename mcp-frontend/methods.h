@@ -3,9 +3,7 @@
  * answers its call exactly once, at once or later (mcp.h). */
 #ifndef SP_FE_METHODS_H
 #define SP_FE_METHODS_H
-#include "mcp.h"
-
-const char *methods_label(const char *method); /* a bounded metric label for a method name */
+#include "call.h"
 
 void methods_tools_list(call_t *c);
 void methods_tools_call(call_t *c);

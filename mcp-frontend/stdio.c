@@ -187,7 +187,7 @@ int stdio_start(fe_t *fe)
             return -1;
         }
     }
-    self->session = session_new(fe, TRANSPORT_STDIO, tenants_named(fe->tenants, fe->conf.tenant));
+    self->session = session_new(fe->sessions, TRANSPORT_STDIO, tenants_named(fe->tenants, fe->conf.tenant));
     self->session->notify = s_notify;
     self->session->notify_ctx = self;
     fe->stdio = self;

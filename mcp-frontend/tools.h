@@ -3,7 +3,7 @@
  * list_executions (history.c), and the conformance fixtures when enabled (fixtures.c). */
 #ifndef SP_FE_TOOLS_H
 #define SP_FE_TOOLS_H
-#include "mcp.h"
+#include "call.h"
 
 void tools_init(fe_t *fe);
 void tools_shutdown(void);
