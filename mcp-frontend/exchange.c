@@ -11,6 +11,7 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "exchange.h"
+#include "jobs.h"
 #include "metrics.h"
 
 /* ---- suspend and resume (MHD_ALLOW_SUSPEND_RESUME) */
@@ -287,8 +288,8 @@ static enum MHD_Result s_healthz(exchange_t *ex)
         &text,
         "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
         "\"redis_connected\":%s,\"sessions\":%zu,\"jobs_in_flight\":%zu}",
-        FE_VERSION, client_connected(fe->client) ? "true" : "false",
-        store_connected(fe->store) ? "true" : "false", sessions_count(fe->sessions), idmap_size(fe->jobs));
+        FE_VERSION, jobs_broker_connected(fe->jobs) ? "true" : "false",
+        store_connected(fe->store) ? "true" : "false", sessions_count(fe->sessions), jobs_count(fe->jobs));
     if (n < 0) return MHD_NO;
     return s_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
 }
@@ -298,7 +299,7 @@ static enum MHD_Result s_healthz(exchange_t *ex)
 static enum MHD_Result s_readyz(exchange_t *ex)
 {
     fe_t *fe = ex->http->fe;
-    int   broker = client_connected(fe->client), redis = store_connected(fe->store);
+    int   broker = jobs_broker_connected(fe->jobs), redis = store_connected(fe->store);
     char *text;
     int   n = asprintf(&text, "{\"ready\":%s,\"broker_connected\":%s,\"redis_connected\":%s}",
                        broker && redis ? "true" : "false", broker ? "true" : "false",

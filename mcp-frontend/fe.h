@@ -6,10 +6,8 @@
 #define SP_FE_FE_H
 #include <stdint.h>
 
-#include "../common/idmap.h"
 #include "../common/loop.h"
 #include "../common/redis_url.h"
-#include "../proto/client.h"
 #include "store.h"
 
 #ifdef SNAKEPIT_VERSION
@@ -53,6 +51,7 @@ typedef struct {
     char curve_secret_key[64];
     long heartbeat_ms;
     long broker_wait_ms;      /* how long a job waits for a broker connection */
+    long record_wait_ms;      /* how long an answer waits for its record to reach Redis */
     char broker_instance[65]; /* the broker's --instance: its snapshot in Redis */
 } fe_conf_t;
 
@@ -66,13 +65,14 @@ typedef struct fe {
     fe_conf_t conf;
     loop_t *loop;
     void *zmq_ctx;
-    client_t *client;
     store_t *store;
     redis_url_t redis_url;
     sessions_t *sessions;
     tenants_t *tenants;
     limiter_t *limiter;
-    idmap_t *jobs; /* job id → job_t, in flight */
+    struct jobs *jobs;             /* jobs.h: the link to the farm */
+    struct executions *executions; /* execution.h: tool calls running on the farm */
+    struct tasks *tasks;           /* tasks.h */
     http_t *http;
     stdio_tx_t *stdio;
     char instance[80]; /* host:pid, for logs and records */

@@ -23,11 +23,14 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "exchange.h"
+#include "execution.h"
 #include "http.h"
 #include "metrics.h"
 #include "tenants.h"
 
 /* ---- the daemon in the loop */
+
+static void s_on_execution_end(void *arg, const execution_end_t *end);
 
 static void s_on_epoll(loop_t *loop, short revents, void *arg)
 {
@@ -214,13 +217,17 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     loop_add_fd(fe->loop, self->epoll_fd, ZMQ_POLLIN, s_on_epoll, self);
     loop_on_prepare(fe->loop, s_prepare, self);
     self->keepalive_timer = loop_timer_add(fe->loop, 1000, 1000, exchange_keepalive, self);
+    executions_on_end(fe->executions, s_on_execution_end, fe);
     log_info("event=http_listening address=%s tls=%d", fe->conf.http, tls);
     return 0;
 }
 
-void http_flush(fe_t *fe)
+/* An execution ended (execution.h's hook): its answer, and the notifications that followed
+ * it, are written now instead of on the loop's next turn. */
+static void s_on_execution_end(void *arg, const execution_end_t *end)
 {
-    http_t *self = fe->http;
+    (void)end;
+    http_t *self = ((fe_t *)arg)->http; /* NULL once stopped */
     if (!self || !self->daemon || !self->kick) return;
     self->kick = 0;
     MHD_run(self->daemon);

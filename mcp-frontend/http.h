@@ -15,8 +15,5 @@
 /* 0, or -1 with the reason in err (bad address, port in use, TLS files). */
 int http_start(fe_t *fe, char *err, size_t errlen);
 void http_stop(fe_t *fe);
-/* Writes answers that are ready now instead of on the loop's next turn: a job's answer goes
- * out before the front-end spends time on its record. */
-void http_flush(fe_t *fe);
 
 #endif

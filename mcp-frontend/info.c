@@ -10,6 +10,7 @@
 
 #include "../common/profiles.h"
 #include "info.h"
+#include "jobs.h"
 #include "outcome.h"
 #include "tools.h"
 
@@ -43,8 +44,8 @@ json_t *info_json(fe_t *fe, const tenant_t *t)
                       "max_memory_mb", (json_int_t)t->max_memory_mb, "profiles",
                       t->profiles[0] ? t->profiles : "all")
           : json_object();
-    json_t *capacity = json_pack("{s:b,s:I}", "broker_connected", client_connected(fe->client),
-                                 "jobs_in_flight", (json_int_t)idmap_size(fe->jobs));
+    json_t *capacity = json_pack("{s:b,s:I}", "broker_connected", jobs_broker_connected(fe->jobs),
+                                 "jobs_in_flight", (json_int_t)jobs_count(fe->jobs));
     json_t *security = json_pack("{s:s,s:[s,s,s,s,s,s,s]}", "isolation",
                                  "one forked CPython per execution: rlimits, namespaces, Landlock, "
                                  "no_new_privs, seccomp allowlist, "

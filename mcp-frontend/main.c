@@ -19,12 +19,14 @@
 #include "../proto/wire.h"
 #include "fe.h"
 #include "http.h"
+#include "execution.h"
 #include "jobs.h"
 #include "limiter.h"
 #include "mcp.h"
 #include "metrics.h"
 #include "resources.h"
 #include "stdio.h"
+#include "tasks.h"
 #include "tenants.h"
 #include "tools.h"
 
@@ -99,6 +101,9 @@ static const cfg_opt_t s_opts[] = {
                 "host name)"),
     CFG_OPT_INT(fe_conf_t, broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
                 "a job waits this long for a broker connection before it is answered rejected"),
+    CFG_OPT_INT(fe_conf_t, record_wait_ms, "record-wait-ms", 0, 60000, "MS",
+                "an answer waits this long for its final record to reach Redis, then leaves "
+                "without it (counted); 0: never waits"),
     CFG_OPT_END,
 };
 
@@ -126,6 +131,7 @@ static const fe_conf_t s_defaults = {
     .sse_keepalive_s = 15,
     .heartbeat_ms = 1000,
     .broker_wait_ms = 5000,
+    .record_wait_ms = 500,
 };
 
 static void s_on_signal(loop_t *loop, short revents, void *arg)
@@ -183,13 +189,13 @@ static void s_snapshot_fill(void *arg, metrics_pub_t *pub)
     metrics_pub_field(pub, "instance", "%s", fe->instance);
     metrics_pub_field(pub, "http", "%s", fe->conf.http[0] ? fe->conf.http : "off");
     metrics_pub_field(pub, "sessions", "%zu", sessions_count(fe->sessions));
-    metrics_pub_field(pub, "jobs_inflight", "%zu", idmap_size(fe->jobs));
+    metrics_pub_field(pub, "jobs_inflight", "%zu", jobs_count(fe->jobs));
     metrics_pub_field(pub, "requests", "%.0f", metric_total(M.requests));
     metrics_pub_field(pub, "tool_calls", "%.0f", metric_total(M.tool_calls));
     metrics_pub_field(pub, "auth_failures", "%.0f", metric_total(M.auth_failures));
     metrics_pub_field(pub, "rate_limited", "%.0f", metric_total(M.rate_limited));
     metrics_pub_field(pub, "records_dropped", "%.0f", metric_total(M.records_dropped));
-    metrics_pub_field(pub, "broker_connected", "%d", client_connected(fe->client));
+    metrics_pub_field(pub, "broker_connected", "%d", jobs_broker_connected(fe->jobs));
     metrics_pub_field(pub, "redis_connected", "%d", store_connected(fe->store));
     metrics_pub_field(pub, "ts_ms", "%llu", (unsigned long long)clock_wall_ms());
 }
@@ -269,7 +275,16 @@ int main(int argc, char **argv)
     fe->sessions = sessions_new(fe->loop, &sesc, calls_cancel_all);
     fe->tenants = tenants_new(fe);
     fe->limiter = limiter_new(fe);
-    jobs_init(fe);
+    jobs_conf_t jc = {.heartbeat_ms = fe->conf.heartbeat_ms,
+                      .queue_allowance_ms = fe->conf.queue_allowance_ms,
+                      .broker_wait_ms = fe->conf.broker_wait_ms};
+    snprintf(jc.broker, sizeof jc.broker, "%s", fe->conf.broker);
+    snprintf(jc.curve_server_key, sizeof jc.curve_server_key, "%s", fe->conf.curve_server_key);
+    snprintf(jc.curve_public_key, sizeof jc.curve_public_key, "%s", fe->conf.curve_public_key);
+    snprintf(jc.curve_secret_key, sizeof jc.curve_secret_key, "%s", fe->conf.curve_secret_key);
+    fe->jobs = jobs_new(fe->loop, fe->zmq_ctx, &jc);
+    fe->executions = executions_new(fe);
+    fe->tasks = tasks_new(fe);
     tools_init(fe);
     resources_init(fe);
     s_snapshot_start(fe);
@@ -290,12 +305,14 @@ int main(int argc, char **argv)
     }
     metrics_pub_destroy(&fe->snapshot);
     log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe->sessions),
-             fe->jobs ? idmap_size(fe->jobs) : 0);
+             fe->jobs ? jobs_count(fe->jobs) : 0);
     /* order matters: answer everything that waits, then take the transports down, then the
      * stores their callbacks might still reach */
     stdio_stop(fe);
     store_destroy(&fe->store); /* pending Redis callbacks run now, with NULL replies */
-    jobs_shutdown(fe);
+    executions_destroy(&fe->executions);
+    jobs_destroy(&fe->jobs);
+    tasks_destroy(&fe->tasks);
     http_stop(fe);
     sessions_destroy(&fe->sessions);
     resources_shutdown(fe);

@@ -265,6 +265,11 @@ void fe_metrics_init(const char *version)
     M.records_dropped = metric_counter(
         "snakepit_mcp_records_dropped_total",
         "Record and usage writes dropped because the bounded buffer was full.", NULL, NULL);
+    M.records_unconfirmed = metric_counter(
+        "snakepit_mcp_records_unconfirmed_total",
+        "Answers sent before Redis confirmed the execution's final record, by reason: buffered "
+        "(Redis away or backed up), slow (no answer within --record-wait-ms), failed.",
+        "reason", NULL);
     M.rejections = metric_counter("snakepit_mcp_rejections_total",
                                   "Malformed or refused input, by reason.", "reason", NULL);
     M.http_responses = metric_counter("snakepit_mcp_http_responses_total",

@@ -37,6 +37,7 @@ typedef struct {
     metric_t *sessions_opened;  /* {transport} */
     metric_t *redis_errors;     /* {op} */
     metric_t *records_dropped;  /* record commands lost to a full buffer */
+    metric_t *records_unconfirmed; /* {reason}: answers that left before their record landed */
     metric_t *rejections;       /* {reason}: malformed input refused before dispatch */
     metric_t *http_responses;   /* {code} */
     metric_t *jobs_inflight;    /* gauge */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base64.h"
+#include "jsonrpc.h"
 #include "outcome.h"
 #include "utf8.h"
 
@@ -62,10 +63,10 @@ static json_t *s_files(const result_t *res)
     return files;
 }
 
-static json_t *s_structured(const job_t *job, const result_t *res)
+static json_t *s_structured(const char *id, const result_t *res)
 {
     json_t *s = json_object();
-    json_object_set_new(s, "execution_id", json_string(job->id_str));
+    json_object_set_new(s, "execution_id", json_string(id));
     json_object_set_new(s, "status", json_string(status_name(res->status)));
     json_object_set_new(s, "stdout", json_bytes(res->out, res->out_len));
     json_object_set_new(s, "stderr", json_bytes(res->err, res->err_len));
@@ -154,12 +155,12 @@ static void s_summary(buf_t *b, const result_t *res)
         buf_puts(b, "[some files were left out: at most 32 files and 8 MiB in all are returned]\n");
 }
 
-json_t *outcome_execute(const job_t *job, const result_t *res)
+json_t *outcome_execute(const char *id, const result_t *res)
 {
     buf_t b;
     buf_init(&b);
     s_summary(&b, res);
-    json_t *r = tool_result((const char *)b.data, s_structured(job, res), res->status != ST_OK);
+    json_t *r = tool_result((const char *)b.data, s_structured(id, res), res->status != ST_OK);
     buf_free(&b);
     json_t *content = json_object_get(r, "content");
     for (size_t i = 0; i < res->n_images; i++) {
@@ -175,9 +176,9 @@ json_t *outcome_execute(const job_t *job, const result_t *res)
     return r;
 }
 
-json_t *outcome_validate(const job_t *job, const result_t *res)
+json_t *outcome_validate(const char *id, const result_t *res)
 {
-    (void)job;
+    (void)id;
     json_t *v = res->validation ? json_loads(res->validation, JSON_REJECT_DUPLICATES, NULL) : NULL;
     if (res->status != ST_OK || !json_is_object(v)) {
         json_decref(v);

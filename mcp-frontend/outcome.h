@@ -17,10 +17,10 @@
 
 #include "../common/buf.h"
 #include "../proto/result.h"
-#include "jobs.h"
 
-json_t *outcome_execute(const job_t *job, const result_t *res);
-json_t *outcome_validate(const job_t *job, const result_t *res);
+/* execution.h's render functions: id is the execution id. */
+json_t *outcome_execute(const char *id, const result_t *res);
+json_t *outcome_validate(const char *id, const result_t *res);
 
 /* A CallToolResult with one text block and the given structuredContent (stolen). */
 json_t *tool_result(const char *text, json_t *structured, int is_error);

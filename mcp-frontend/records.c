@@ -74,11 +74,16 @@ static void s_field_head(hset_t *h, const char *name, const char *data, size_t l
     s_field(h, name, s, n);
 }
 
+static void s_hset_free(hset_t *h)
+{
+    for (int i = 0; i < h->n_owned; i++) free(h->owned[i]);
+    h->n_owned = 0;
+}
+
 static void s_hset_send(fe_t *fe, hset_t *h)
 {
     store_write(fe->store, h->argc, h->argv, h->len);
-    for (int i = 0; i < h->n_owned; i++) free(h->owned[i]);
-    h->n_owned = 0;
+    s_hset_free(h);
 }
 
 static void s_expire(fe_t *fe, const char *key, long seconds)
@@ -86,17 +91,17 @@ static void s_expire(fe_t *fe, const char *key, long seconds)
     store_writef(fe->store, "EXPIRE %s %ld", key, seconds);
 }
 
-void record_submitted(fe_t *fe, const job_t *job, const jobspec_t *spec)
+void record_submitted(fe_t *fe, const record_about_t *r, const jobspec_t *spec)
 {
     char key[64], zkey[96];
-    snprintf(key, sizeof key, "sp:exec:%s", job->id_str);
-    snprintf(zkey, sizeof zkey, "sp:t:%s:execs", job->tenant->name);
+    snprintf(key, sizeof key, "sp:exec:%s", r->id);
+    snprintf(zkey, sizeof zkey, "sp:t:%s:execs", r->tenant);
     hset_t h;
     s_hset_init(&h, key);
-    s_field_str(&h, "tenant", job->tenant->name);
+    s_field_str(&h, "tenant", r->tenant);
     s_field_str(&h, "status", "queued");
-    s_field_str(&h, "profile", job->service);
-    s_field_str(&h, "tool", job->tool);
+    s_field_str(&h, "profile", r->profile);
+    s_field_str(&h, "tool", r->tool);
     if ((long)spec->code_len <= fe->conf.code_cap) {
         s_field(&h, "code", spec->code, spec->code_len);
     } else {
@@ -105,28 +110,26 @@ void record_submitted(fe_t *fe, const job_t *job, const jobspec_t *spec)
         s_field_fmt(&h, "code_sha256", "%s", hex);
     }
     s_field_fmt(&h, "code_bytes", "%zu", spec->code_len);
-    s_field_fmt(&h, "created_ms", "%llu", (unsigned long long)job->created_ms);
+    s_field_fmt(&h, "created_ms", "%llu", (unsigned long long)r->created_ms);
     s_field_fmt(&h, "timeout_ms", "%ld", spec->limits.wall_ms);
     s_field_fmt(&h, "memory_mb", "%ld", spec->limits.memory_mb);
     s_field_str(&h, "frontend", fe->instance);
-    if (job->task) {
+    if (r->task) {
         s_field_str(&h, "task", "1");
         s_field_str(&h, "task_status", "working");
-        s_field_fmt(&h, "task_ttl_ms", "%ld", job->task_ttl_ms);
-        s_field_fmt(&h, "task_updated_ms", "%llu", (unsigned long long)job->created_ms);
+        s_field_fmt(&h, "task_ttl_ms", "%ld", r->task_ttl_ms);
+        s_field_fmt(&h, "task_updated_ms", "%llu", (unsigned long long)r->created_ms);
     }
     s_hset_send(fe, &h);
     s_expire(fe, key, fe->conf.record_ttl_s);
-    if (job->task) { /* tasks/list reads this one */
+    if (r->task) { /* tasks/list reads this one */
         char tkey[96];
-        snprintf(tkey, sizeof tkey, "sp:t:%s:tasks", job->tenant->name);
-        store_writef(fe->store, "ZADD %s %llu %s", tkey, (unsigned long long)job->created_ms,
-                     job->id_str);
+        snprintf(tkey, sizeof tkey, "sp:t:%s:tasks", r->tenant);
+        store_writef(fe->store, "ZADD %s %llu %s", tkey, (unsigned long long)r->created_ms, r->id);
         store_writef(fe->store, "ZREMRANGEBYRANK %s 0 %d", tkey, -(RECORD_MAX_PER_TENANT + 1));
         s_expire(fe, tkey, fe->conf.record_ttl_s);
     }
-    store_writef(fe->store, "ZADD %s %llu %s", zkey, (unsigned long long)job->created_ms,
-                 job->id_str);
+    store_writef(fe->store, "ZADD %s %llu %s", zkey, (unsigned long long)r->created_ms, r->id);
     store_writef(fe->store, "ZREMRANGEBYRANK %s 0 %d", zkey, -(RECORD_MAX_PER_TENANT + 1));
     s_expire(fe, zkey, fe->conf.record_ttl_s);
 }
@@ -168,13 +171,13 @@ static char *s_call_result_text(fe_t *fe, const json_t *call_result, size_t *len
     return s;
 }
 
-static void s_usage(fe_t *fe, const job_t *job, const result_t *res)
+static void s_usage(fe_t *fe, const record_about_t *r, const result_t *res)
 {
-    time_t secs = (time_t)(job->created_ms / 1000);
+    time_t secs = (time_t)(r->created_ms / 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
     char key[128];
-    snprintf(key, sizeof key, "sp:t:%s:use:%04d%02d%02d", job->tenant->name, tm.tm_year + 1900,
+    snprintf(key, sizeof key, "sp:t:%s:use:%04d%02d%02d", r->tenant, tm.tm_year + 1900,
              tm.tm_mon + 1, tm.tm_mday);
     store_writef(fe->store, "HINCRBY %s executions 1", key);
     store_writef(fe->store, "HINCRBY %s status:%s 1", key, status_name(res->status));
@@ -183,16 +186,17 @@ static void s_usage(fe_t *fe, const job_t *job, const result_t *res)
     s_expire(fe, key, USAGE_TTL_S);
 }
 
-void record_finished(fe_t *fe, const job_t *job, const result_t *res, const json_t *call_result)
+int record_finished(fe_t *fe, const record_about_t *r, const result_t *res,
+                    const json_t *call_result, store_reply_fn *landed, void *arg)
 {
     char key[64];
-    snprintf(key, sizeof key, "sp:exec:%s", job->id_str);
+    snprintf(key, sizeof key, "sp:exec:%s", r->id);
     uint64_t finished = clock_wall_ms();
     hset_t h;
     s_hset_init(&h, key);
     s_field_str(&h, "status", status_name(res->status));
     s_field_fmt(&h, "started_ms", "%llu",
-                (unsigned long long)(job->created_ms + (uint64_t)res->queue_ms));
+                (unsigned long long)(r->created_ms + (uint64_t)res->queue_ms));
     s_field_fmt(&h, "finished_ms", "%llu", (unsigned long long)finished);
     s_field_fmt(&h, "queue_ms", "%.3f", res->queue_ms);
     s_field_fmt(&h, "wall_ms", "%.3f", res->wall_ms);
@@ -217,20 +221,23 @@ void record_finished(fe_t *fe, const job_t *job, const result_t *res, const json
     size_t len = 0;
     char *text = call_result ? s_call_result_text(fe, call_result, &len) : NULL;
     if (text) s_field(&h, "call_result", text, len);
-    if (job->task) {
-        s_field_str(&h, "task_status", task_status_for(res->status, job->task_cancelled));
+    if (r->task) {
+        s_field_str(&h, "task_status", task_status_for(res->status, r->task_cancelled));
         s_field_fmt(&h, "task_updated_ms", "%llu", (unsigned long long)finished);
     }
-    s_hset_send(fe, &h);
+    /* Redis answers in order, so this write's answer also says the earlier ones are in */
+    int acked = store_write_acked(fe->store, landed, arg, h.argc, h.argv, h.len) == 0;
+    s_hset_free(&h);
     free(text);
     s_expire(fe, key, fe->conf.record_ttl_s);
-    s_usage(fe, job, res);
+    s_usage(fe, r, res);
+    return acked;
 }
 
-void record_task_status(fe_t *fe, const job_t *job, const char *task_status)
+void record_task_status(fe_t *fe, const char *id, const char *task_status)
 {
     char key[64];
-    snprintf(key, sizeof key, "sp:exec:%s", job->id_str);
+    snprintf(key, sizeof key, "sp:exec:%s", id);
     store_writef(fe->store, "HSET %s task_status %s task_updated_ms %llu", key, task_status,
                  (unsigned long long)clock_wall_ms());
 }

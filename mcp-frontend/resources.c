@@ -7,6 +7,7 @@
 
 #include "../common/ids.h"
 #include "../common/log.h"
+#include "execution.h"
 #include "fixtures.h"
 #include "history.h"
 #include "info.h"
@@ -18,6 +19,8 @@
 #define EXEC_BASE "sandbox://executions/"
 
 static json_t *s_resources, *s_templates; /* the published lists */
+
+static void s_on_execution_end(void *arg, const execution_end_t *end);
 
 void resources_init(fe_t *fe)
 {
@@ -33,6 +36,7 @@ void resources_init(fe_t *fe)
         "The record of one of your executions by its execution_id: status, code, timings and "
         "the structured result",
         "mimeType", "application/json");
+    executions_on_end(fe->executions, s_on_execution_end, NULL);
     if (fe->conf.test_fixtures) {
         json_t *r = fixtures_resources(), *t = fixtures_resource_templates();
         json_array_extend(s_resources, r);
@@ -194,14 +198,15 @@ void methods_resources_unsubscribe(call_t *c)
     call_reply(c, json_object());
 }
 
-/* The submitting session is told when an execution it subscribed to ends. Sessions are
- * per-client; other sessions of the tenant learn of it by reading the resource. */
-void resources_execution_updated(fe_t *fe, const job_t *job)
+/* The submitting session is told when an execution it subscribed to ends (its record is in
+ * Redis by then). Sessions are per-client; other sessions of the tenant learn of it by reading
+ * the resource. */
+static void s_on_execution_end(void *arg, const execution_end_t *end)
 {
-    (void)fe;
+    (void)arg;
     char uri[sizeof EXEC_BASE + ID_STR_LEN];
-    snprintf(uri, sizeof uri, EXEC_BASE "%s", job->id_str);
-    if (!json_object_get(job->session->subscriptions, uri)) return;
-    session_notify(job->session, rpc_notification("notifications/resources/updated",
+    snprintf(uri, sizeof uri, EXEC_BASE "%s", end->id);
+    if (!json_object_get(end->session->subscriptions, uri)) return;
+    session_notify(end->session, rpc_notification("notifications/resources/updated",
                                                   json_pack("{s:s}", "uri", uri)));
 }

@@ -5,11 +5,9 @@
 #ifndef SP_FE_RESOURCES_H
 #define SP_FE_RESOURCES_H
 #include "fe.h"
-#include "jobs.h"
 
+/* Also subscribes to the end of executions (execution.h), for subscriptions. */
 void resources_init(fe_t *fe);
 void resources_shutdown(fe_t *fe);
-/* An execution finished: tell sessions subscribed to its URI. */
-void resources_execution_updated(fe_t *fe, const job_t *job);
 
 #endif

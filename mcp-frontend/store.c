@@ -38,6 +38,7 @@ typedef struct {
     store_reply_fn *fn;
     void *arg;
     store_script_t *script; /* EVALSHA: retried as EVAL on NOSCRIPT */
+    int write;              /* a write (counted as such when it fails), acknowledged or not */
     int argc;
     char **argv;
     size_t *argvlen;
@@ -285,9 +286,9 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
         reply = NULL;
     }
     if (!reply)
-        metric_inc(M.redis_errors, op->fn ? "query" : "write", NULL);
+        metric_inc(M.redis_errors, op->write ? "write" : "query", NULL);
     else if (reply->type == REDIS_REPLY_ERROR) {
-        metric_inc(M.redis_errors, op->fn ? "query" : "write", NULL);
+        metric_inc(M.redis_errors, op->write ? "write" : "query", NULL);
         log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
     }
     if (op->fn) op->fn(op->arg, reply);
@@ -378,17 +379,20 @@ static int s_can_send_write(const store_t *self)
            (long)self->sent_n < self->conf.buffer_commands;
 }
 
-static void s_write_formatted(store_t *self, char *cmd, size_t len)
+/* 0 when sent (fn, if any, will hear the reply); -1 when buffered or dropped. Takes cmd. */
+static int s_write_formatted(store_t *self, char *cmd, size_t len, store_reply_fn *fn, void *arg)
 {
     if (s_can_send_write(self)) {
-        op_t *op = s_op_new(self, NULL, NULL);
+        op_t *op = s_op_new(self, fn, arg);
+        op->write = 1;
         if (s_send_op(self, op, cmd, len) == 0) {
             free(cmd);
-            return;
+            return 0;
         }
         s_op_free(op);
     }
     s_enqueue(self, cmd, len);
+    return -1;
 }
 
 void store_write(store_t *self, int argc, const char **argv, const size_t *argvlen)
@@ -397,7 +401,17 @@ void store_write(store_t *self, int argc, const char **argv, const size_t *argvl
     char *cmd;
     int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
     if (len < 0) return;
-    s_write_formatted(self, cmd, (size_t)len);
+    s_write_formatted(self, cmd, (size_t)len, NULL, NULL);
+}
+
+int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
+                      const size_t *argvlen)
+{
+    if (!self) return -1;
+    char *cmd;
+    int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    if (len < 0) return -1;
+    return s_write_formatted(self, cmd, (size_t)len, fn, arg);
 }
 
 void store_writef(store_t *self, const char *fmt, ...)
@@ -409,7 +423,7 @@ void store_writef(store_t *self, const char *fmt, ...)
     int len = redisvFormatCommand(&cmd, fmt, ap);
     va_end(ap);
     if (len < 0) return;
-    s_write_formatted(self, cmd, (size_t)len);
+    s_write_formatted(self, cmd, (size_t)len, NULL, NULL);
 }
 
 static void s_flush_queue(store_t *self)
@@ -417,6 +431,7 @@ static void s_flush_queue(store_t *self)
     while (self->queue && self->connected && !self->closing) {
         pending_write_t *w = self->queue;
         op_t *op = s_op_new(self, NULL, NULL);
+        op->write = 1;
         if (s_send_op(self, op, w->cmd, w->len) < 0) {
             s_op_free(op);
             return;

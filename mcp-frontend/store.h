@@ -5,7 +5,9 @@
  *     once through the callback with the reply, or with NULL when Redis failed or went away.
  *     A query that cannot be sent now returns -1 and its callback is never called.
  *   - writes (execution records, usage counters): fire and forget, pipelined, buffered in a
- *     bounded queue while Redis is away or slow; what does not fit is dropped and counted.
+ *     bounded queue while Redis is away or slow; what does not fit is dropped and counted. A
+ *     write may ask to hear when Redis has it (store_write_acked); writes keep their order
+ *     either way, so that answer also covers every write made before it.
  * Neither ever blocks the loop: a Redis that stops answering is detected by the age of the
  * oldest unanswered command and the connection is dropped and re-made (DESIGN.md §7). */
 #ifndef SP_FE_STORE_H
@@ -40,6 +42,11 @@ int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, 
 /* Fire-and-forget write, queued when Redis is away. */
 void store_write(store_t *self, int argc, const char **argv, const size_t *argvlen);
 void store_writef(store_t *self, const char *fmt, ...);
+/* A write whose answer is wanted: 0 when it was sent, and fn will be called exactly once with
+ * Redis's reply (NULL when the connection failed first); -1 when it could not be sent now and
+ * was buffered like any write (or dropped, counted): fn is never called. */
+int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
+                      const size_t *argvlen);
 
 /* A Lua script run by EVALSHA, falling back to EVAL on NOSCRIPT. The script is loaded
  * (SCRIPT LOAD) on every connect, which also gives us its SHA-1 without computing it here. */

@@ -8,13 +8,25 @@
 
 #include "../common/clock.h"
 #include "../common/ids.h"
+#include "../common/log.h"
+#include "execution.h"
 #include "history.h"
-#include "jobs.h"
 #include "methods.h"
-#include "records.h"
 #include "task.h"
+#include "tasks.h"
 
 #define POLL_INTERVAL_MS 500
+
+/* A tasks/result call waiting for a task that runs here. */
+typedef struct waiter {
+    char id[ID_STR_LEN + 1];
+    call_t *call; /* held */
+    struct waiter *next;
+} waiter_t;
+
+struct tasks {
+    waiter_t *waiters;
+};
 
 static json_t *s_task_json(const char *id, const char *status, uint64_t created, uint64_t updated,
                            long ttl, const char *message)
@@ -24,11 +36,11 @@ static json_t *s_task_json(const char *id, const char *status, uint64_t created,
     return t;
 }
 
-static json_t *s_task_from_job(const job_t *job)
+static json_t *s_task_running(const execution_t *ex)
 {
-    return s_task_json(job->id_str, job->task_cancelled ? "cancelled" : "working", job->created_ms,
-                       job->created_ms, job->task_ttl_ms,
-                       job->task_cancelled ? "cancellation requested" : NULL);
+    json_t *t = execution_task(ex);
+    json_object_set_new(t, "pollInterval", json_integer(POLL_INTERVAL_MS));
+    return t;
 }
 
 static long s_int(const json_t *fields, const char *name)
@@ -49,18 +61,16 @@ static json_t *s_task_from_record(const char *id, const json_t *fields)
                        msg && *msg ? msg : NULL);
 }
 
-/* The task id from params, and this tenant's job for it when it runs here. */
-static const char *s_task_id(call_t *c, job_t **job)
+/* The task id from params, and this tenant's execution for it when it runs here. */
+static const char *s_task_id(call_t *c, execution_t **ex)
 {
     const char *id = call_str(c, "taskId");
     uint8_t raw[ID_BYTES];
-    *job = NULL;
     if (!id || id_parse(id, raw) < 0) {
         call_error(c, RPC_INVALID_PARAMS, "taskId must be a task id returned by tools/call", NULL);
         return NULL;
     }
-    job_t *j = jobs_find(c->fe, raw);
-    if (j && j->task && j->tenant == c->session->tenant) *job = j;
+    *ex = executions_find_task(c->fe->executions, id, c->tenant);
     return id;
 }
 
@@ -121,43 +131,58 @@ static void s_from_record(call_t *c, const char *id, op_t op)
 
 void methods_tasks_get(call_t *c)
 {
-    job_t *job;
-    const char *id = s_task_id(c, &job);
+    execution_t *ex;
+    const char *id = s_task_id(c, &ex);
     if (!id) return;
-    if (job)
-        call_reply(c, s_task_from_job(job));
+    if (ex)
+        call_reply(c, s_task_running(ex));
     else
         s_from_record(c, id, OP_GET);
 }
 
 void methods_tasks_result(call_t *c)
 {
-    job_t *job;
-    const char *id = s_task_id(c, &job);
+    execution_t *ex;
+    const char *id = s_task_id(c, &ex);
     if (!id) return;
-    if (job)
-        jobs_add_waiter(job, c); /* answered when the job ends (jobs.c) */
-    else
+    if (!ex) {
         s_from_record(c, id, OP_RESULT);
+        return;
+    }
+    /* answered when the execution ends (s_on_execution_end) */
+    tasks_t *self = c->fe->tasks;
+    waiter_t *w = xcalloc(1, sizeof *w);
+    snprintf(w->id, sizeof w->id, "%s", id);
+    w->call = c;
+    call_hold(c);
+    w->next = self->waiters;
+    self->waiters = w;
 }
 
 void methods_tasks_cancel(call_t *c)
 {
-    job_t *job;
-    const char *id = s_task_id(c, &job);
+    execution_t *ex;
+    const char *id = s_task_id(c, &ex);
     if (!id) return;
-    if (!job) {
+    if (!ex) {
         s_from_record(c, id, OP_CANCEL);
         return;
     }
-    if (job->task_cancelled) { /* cancelled is terminal: the spec refuses a second cancel */
+    if (execution_ended(ex)) { /* its result is in: terminal, whatever the record says yet */
+        call_error(c, RPC_INVALID_PARAMS,
+                   "the task is already in a terminal state and cannot be cancelled", NULL);
+        return;
+    }
+    json_t *t = execution_task(ex);
+    if (!strcmp(json_string_value(json_object_get(t, "status")), "cancelled")) {
+        /* cancelled is terminal: the spec refuses a second cancel */
+        json_decref(t);
         call_error(c, RPC_INVALID_PARAMS, "the task is already cancelled", NULL);
         return;
     }
-    /* built first: a job still waiting for the broker ends (and is freed) inside jobs_cancel */
-    json_t *t = s_task_json(job->id_str, "cancelled", job->created_ms, clock_wall_ms(),
-                            job->task_ttl_ms, "cancellation requested");
-    jobs_cancel(job);
+    json_decref(t);
+    t = execution_cancel_task(ex); /* ex may be gone now */
+    json_object_set_new(t, "pollInterval", json_integer(POLL_INTERVAL_MS));
     call_reply(c, t);
 }
 
@@ -194,11 +219,9 @@ static void s_on_list_record(void *arg, fetch_status_t st, json_t *fields)
     task_list_t *l = arg;
     size_t i = l->replied++; /* answers come in the order asked */
     if (st == FETCH_OK) {
-        job_t *job = NULL;
-        uint8_t raw[ID_BYTES];
-        if (id_parse(l->ids[i], raw) == 0) job = jobs_find(l->call->fe, raw);
-        l->tasks[i] =
-            job && job->task ? s_task_from_job(job) : s_task_from_record(l->ids[i], fields);
+        execution_t *ex =
+            executions_find_task(l->call->fe->executions, l->ids[i], l->call->tenant);
+        l->tasks[i] = ex ? s_task_running(ex) : s_task_from_record(l->ids[i], fields);
     }
     if (--l->pending == 0) s_list_done(l);
 }
@@ -258,4 +281,50 @@ void methods_tasks_list(call_t *c)
         call_release(c);
         free(l);
     }
+}
+
+/* ---- the end of a task-augmented execution (execution.h's hook) */
+
+static void s_on_execution_end(void *arg, const execution_end_t *end)
+{
+    tasks_t *self = arg;
+    if (!end->task) return;
+    json_t *p = task_json(end->id, task_status_for(end->status, end->task_cancelled),
+                          end->created_ms, clock_wall_ms(), end->task_ttl_ms, NULL);
+    session_notify(end->session, rpc_notification("notifications/tasks/status", p));
+    json_t *payload = json_deep_copy(end->call_result);
+    task_mark_related(payload, end->id);
+    for (waiter_t **pp = &self->waiters; *pp;) {
+        waiter_t *w = *pp;
+        if (strcmp(w->id, end->id) != 0) {
+            pp = &w->next;
+            continue;
+        }
+        *pp = w->next;
+        call_reply(w->call, json_incref(payload));
+        call_release(w->call);
+        free(w);
+    }
+    json_decref(payload);
+}
+
+tasks_t *tasks_new(fe_t *fe)
+{
+    tasks_t *self = xcalloc(1, sizeof *self);
+    executions_on_end(fe->executions, s_on_execution_end, self);
+    return self;
+}
+
+void tasks_destroy(tasks_t **self_p)
+{
+    tasks_t *self = *self_p;
+    if (!self) return;
+    while (self->waiters) {
+        waiter_t *w = self->waiters;
+        self->waiters = w->next;
+        call_release(w->call);
+        free(w);
+    }
+    free(self);
+    *self_p = NULL;
 }

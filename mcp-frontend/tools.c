@@ -13,7 +13,7 @@
 #include "../common/log.h"
 #include "../common/profiles.h"
 #include "base64.h"
-#include "jobs.h"
+#include "execution.h"
 #include "methods.h"
 #include "metrics.h"
 #include "outcome.h"
@@ -222,19 +222,16 @@ static int s_limits(call_t *c, json_t *args, const profile_t *p, limits_t *l)
     return 0;
 }
 
-static int s_task(call_t *c, job_t *job)
+static int s_task(call_t *c, execution_opts_t *opts)
 {
     json_t *task = json_object_get(c->params, "task");
     if (!task) return 0;
     if (!json_is_object(task)) return s_bad(c, "task must be an object");
     json_t *ttl = json_object_get(task, "ttl");
-    long max = c->fe->conf.record_ttl_s * 1000;
     if (ttl && !json_is_null(ttl) && (!json_is_integer(ttl) || json_integer_value(ttl) < 0))
         return s_bad(c, "task.ttl must be a non-negative integer (ms)");
-    job->task = 1;
-    job->task_ttl_ms = ttl && json_is_integer(ttl) && json_integer_value(ttl) < max
-                           ? (long)json_integer_value(ttl)
-                           : max;
+    opts->task = 1;
+    opts->task_ttl_ms = json_is_integer(ttl) ? (long)json_integer_value(ttl) : -1;
     return 0;
 }
 
@@ -334,16 +331,12 @@ static void s_execute_code(call_t *c, json_t *args)
         spec.stdin_data = xstrndup(json_string_value(v), json_string_length(v));
         spec.stdin_len = json_string_length(v);
     }
+    execution_opts_t opts = {.tool = "execute_code", .render = outcome_execute, .record = 1};
+    if (s_task(c, &opts) < 0) goto out;
+    spec.kind = JOB_EXEC;
     spec.tenant = xstrdup(c->session->tenant->name);
     spec.service = xstrdup(p->name);
-    job_t *job = job_new(c->fe, c, JOB_EXEC, p->name, "execute_code", outcome_execute);
-    job->record = 1;
-    if (s_task(c, job) < 0) {
-        /* the job was never submitted: undo job_new's holds */
-        jobs_discard(job);
-        goto out;
-    }
-    jobs_submit(job, &spec, spec.limits.wall_ms);
+    execution_start(c->fe->executions, c, &spec, &opts);
 out:
     jobspec_clear(&spec);
 }
@@ -364,10 +357,11 @@ static void s_validate_code(call_t *c, json_t *args)
     /* parsing hostile code can itself exhaust memory: it runs in a child with the defaults */
     profile_apply_limits(p, &spec.limits);
     spec.limits.wall_ms = 10000 < spec.limits.wall_ms ? 10000 : spec.limits.wall_ms;
+    spec.kind = JOB_VALIDATE;
     spec.tenant = xstrdup(c->session->tenant->name);
     spec.service = xstrdup(p->name);
-    job_t *job = job_new(c->fe, c, JOB_VALIDATE, p->name, "validate_code", outcome_validate);
-    jobs_submit(job, &spec, spec.limits.wall_ms);
+    execution_opts_t opts = {.tool = "validate_code", .render = outcome_validate};
+    execution_start(c->fe->executions, c, &spec, &opts);
 out:
     jobspec_clear(&spec);
 }

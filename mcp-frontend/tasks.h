@@ -1,0 +1,15 @@
+/* mcp-frontend/tasks.h — the tasks methods of MCP 2025-11-25 ("Tasks"): tasks/get,
+ * tasks/result, tasks/list, tasks/cancel (their handlers are in methods.h). A task is a
+ * task-augmented execute_code (task.h); while it runs here it is served from the execution,
+ * afterwards from its Redis record, by any front-end. tasks/result calls for a task running
+ * here wait in this module until the execution's end is announced (execution.h). */
+#ifndef SP_FE_TASKS_H
+#define SP_FE_TASKS_H
+#include "fe.h"
+
+typedef struct tasks tasks_t;
+
+tasks_t *tasks_new(fe_t *fe); /* subscribes to the end of executions */
+void tasks_destroy(tasks_t **self_p);
+
+#endif
