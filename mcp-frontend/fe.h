@@ -73,6 +73,7 @@ typedef struct fe {
     struct jobs *jobs;             /* jobs.h: the link to the farm */
     struct executions *executions; /* execution.h: tool calls running on the farm */
     struct tasks *tasks;           /* tasks.h */
+    struct tools *tools;           /* tools.h: the tools/list and tools/call table */
     http_t *http;
     stdio_tx_t *stdio;
     char instance[80]; /* host:pid, for logs and records */

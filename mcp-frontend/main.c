@@ -20,6 +20,7 @@
 #include "fe.h"
 #include "http.h"
 #include "execution.h"
+#include "fixtures.h"
 #include "jobs.h"
 #include "limiter.h"
 #include "mcp.h"
@@ -28,6 +29,7 @@
 #include "stdio.h"
 #include "tasks.h"
 #include "tenants.h"
+#include "tooldefs.h"
 #include "tools.h"
 
 static const cfg_opt_t s_opts[] = {
@@ -285,7 +287,9 @@ int main(int argc, char **argv)
     fe->jobs = jobs_new(fe->loop, fe->zmq_ctx, &jc);
     fe->executions = executions_new(fe);
     fe->tasks = tasks_new(fe);
-    tools_init(fe);
+    fe->tools = tools_new(fe->conf.page_size);
+    tools_add(fe->tools, tooldefs);
+    if (fe->conf.test_fixtures) tools_add(fe->tools, fixtures_tools);
     resources_init(fe);
     s_snapshot_start(fe);
     int rc = 0;
@@ -318,7 +322,7 @@ int main(int argc, char **argv)
     resources_shutdown(fe);
     limiter_destroy(&fe->limiter);
     tenants_destroy(&fe->tenants);
-    tools_shutdown();
+    tools_destroy(&fe->tools);
     metrics_free();
     zmq_ctx_term(fe->zmq_ctx);
     loop_destroy(&fe->loop);

@@ -10,8 +10,12 @@
 #include "../common/log.h"
 #include "limiter.h"
 #include "mcp.h"
-#include "methods.h"
 #include "metrics.h"
+#include "proftext.h"
+#include "prompts.h"
+#include "resources.h"
+#include "tasks.h"
+#include "tools.h"
 
 static const char *const s_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
                                          NULL};
@@ -25,14 +29,13 @@ int mcp_version_supported(const char *v)
 
 /* ---- the lifecycle methods */
 
+/* The server's instructions (InitializeResult), profiles named from their table (proftext.h). */
 static const char s_instructions[] =
     "snakepit runs Python 3.11 code in a fresh sandboxed interpreter per call. Use execute_code "
     "to run code (print what you need, or end with an expression to get its value as `result`); "
-    "each call starts clean, with no network or processes. python.basic has no filesystem; "
-    "python.filesystem and python.data_science (numpy, pandas, scipy, matplotlib, sympy; figures "
-    "come back as images) give each call a scratch directory for its `files`. validate_code checks code "
-    "without running it, get_sandbox_info lists profiles, modules and limits, and get_execution / "
-    "list_executions show your earlier runs.";
+    "each call starts clean, with no network or processes. Profiles: {profile_summaries}. "
+    "validate_code checks code without running it, get_sandbox_info lists profiles, modules and "
+    "limits, and get_execution / list_executions show your earlier runs.";
 
 static void s_initialize(call_t *c)
 {
@@ -62,10 +65,12 @@ static void s_initialize(call_t *c)
         "{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}", "tools",
         "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1, "prompts", "listChanged",
         0, "logging", "completions", "tasks", "list", "cancel", "requests", "tools", "call");
+    char *instructions = proftext(s_instructions);
     json_t *result =
         json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol, "capabilities",
                   server_caps, "serverInfo", "name", "snakepit", "title", "snakepit Python sandbox",
-                  "version", FE_VERSION, "instructions", s_instructions);
+                  "version", FE_VERSION, "instructions", instructions);
+    free(instructions);
     log_info("event=session_initialized session=%.8s tenant=%s protocol=%s client=\"%.40s\"", s->id,
              s->tenant->name, s->protocol, s->client_name);
     call_reply(c, result);
@@ -104,20 +109,20 @@ static const method_t s_methods[] = {
     {"initialize", s_initialize, 1, 0},
     {"ping", s_ping, 1, 0},
     {"logging/setLevel", s_set_level, 0, 0},
-    {"tools/list", methods_tools_list, 0, 0},
-    {"tools/call", methods_tools_call, 0, 1},
-    {"resources/list", methods_resources_list, 0, 0},
-    {"resources/templates/list", methods_resources_templates_list, 0, 0},
-    {"resources/read", methods_resources_read, 0, 1},
-    {"resources/subscribe", methods_resources_subscribe, 0, 0},
-    {"resources/unsubscribe", methods_resources_unsubscribe, 0, 0},
-    {"prompts/list", methods_prompts_list, 0, 0},
-    {"prompts/get", methods_prompts_get, 0, 0},
-    {"completion/complete", methods_completion_complete, 0, 0},
-    {"tasks/get", methods_tasks_get, 0, 0},
-    {"tasks/result", methods_tasks_result, 0, 0},
-    {"tasks/list", methods_tasks_list, 0, 0},
-    {"tasks/cancel", methods_tasks_cancel, 0, 0},
+    {"tools/list", tools_list, 0, 0},
+    {"tools/call", tools_call, 0, 1},
+    {"resources/list", resources_list, 0, 0},
+    {"resources/templates/list", resources_templates_list, 0, 0},
+    {"resources/read", resources_read, 0, 1},
+    {"resources/subscribe", resources_subscribe, 0, 0},
+    {"resources/unsubscribe", resources_unsubscribe, 0, 0},
+    {"prompts/list", prompts_list, 0, 0},
+    {"prompts/get", prompts_get, 0, 0},
+    {"completion/complete", completion_complete, 0, 0},
+    {"tasks/get", tasks_get, 0, 0},
+    {"tasks/result", tasks_result, 0, 0},
+    {"tasks/list", tasks_list, 0, 0},
+    {"tasks/cancel", tasks_cancel, 0, 0},
     {NULL, NULL, 0, 0},
 };
 

@@ -7,17 +7,10 @@
 #include "base64.h"
 #include "jsonrpc.h"
 #include "outcome.h"
+#include "tools.h"
 #include "utf8.h"
 
 #define SUMMARY_STREAM_MAX 2000 /* bytes of each stream repeated in the text summary */
-
-json_t *tool_result(const char *text, json_t *structured, int is_error)
-{
-    json_t *r = json_pack("{s:[{s:s,s:o}]}", "content", "type", "text", "text", json_str_safe(text));
-    if (structured) json_object_set_new(r, "structuredContent", structured);
-    json_object_set_new(r, "isError", json_boolean(is_error));
-    return r;
-}
 
 static json_t *s_variables(const result_t *res)
 {

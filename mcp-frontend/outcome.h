@@ -1,6 +1,6 @@
 /* mcp-frontend/outcome.h — a Result from the farm as an MCP CallToolResult. The shape of
  * execute_code's structuredContent is the contract of issue #5 and is declared, field for
- * field, in its outputSchema (tools.c):
+ * field, in its outputSchema (tooldefs.c):
  *
  *   execution_id, status, stdout, stderr, truncated {stdout, stderr}, result (repr or null),
  *   variables {name: value}, error {type, message, traceback, line} or null,
@@ -22,7 +22,5 @@
 json_t *outcome_execute(const char *id, const result_t *res);
 json_t *outcome_validate(const char *id, const result_t *res);
 
-/* A CallToolResult with one text block and the given structuredContent (stolen). */
-json_t *tool_result(const char *text, json_t *structured, int is_error);
 
 #endif

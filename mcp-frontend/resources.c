@@ -10,10 +10,9 @@
 #include "execution.h"
 #include "fixtures.h"
 #include "history.h"
-#include "info.h"
-#include "methods.h"
-#include "outcome.h"
+#include "page.h"
 #include "resources.h"
+#include "sandbox_info.h"
 
 #define INFO_URI  "sandbox://info"
 #define EXEC_BASE "sandbox://executions/"
@@ -54,45 +53,14 @@ void resources_shutdown(fe_t *fe)
     s_resources = s_templates = NULL;
 }
 
-/* Lists are short; a page is --page-size entries, the cursor "<prefix>:<offset>". */
-static void s_page(call_t *c, const json_t *all, const char *key, const char *prefix)
+void resources_list(call_t *c)
 {
-    size_t start = 0, n = json_array_size(all), page = (size_t)c->fe->conf.page_size;
-    const char *cursor = call_str(c, "cursor");
-    if (json_object_get(c->params, "cursor") && !cursor) {
-        call_error(c, RPC_INVALID_PARAMS, "cursor must be a string", NULL);
-        return;
-    }
-    if (cursor) {
-        char *end;
-        size_t pl = strlen(prefix);
-        if (strncmp(cursor, prefix, pl) != 0 || cursor[pl] != ':' ||
-            (start = strtoul(cursor + pl + 1, &end, 10), *end) || start > n) {
-            call_error(c, RPC_INVALID_PARAMS, "unknown cursor", NULL);
-            return;
-        }
-    }
-    json_t *list = json_array();
-    for (size_t i = start; i < n && i < start + page; i++)
-        json_array_append(list, json_array_get(all, i));
-    json_t *result = json_object();
-    json_object_set_new(result, key, list);
-    if (start + page < n) {
-        char next[48];
-        snprintf(next, sizeof next, "%s:%zu", prefix, start + page);
-        json_object_set_new(result, "nextCursor", json_string(next));
-    }
-    call_reply(c, result);
+    page_reply(c, s_resources, "resources", "r", c->fe->conf.page_size);
 }
 
-void methods_resources_list(call_t *c)
+void resources_templates_list(call_t *c)
 {
-    s_page(c, s_resources, "resources", "r");
-}
-
-void methods_resources_templates_list(call_t *c)
-{
-    s_page(c, s_templates, "resourceTemplates", "rt");
+    page_reply(c, s_templates, "resourceTemplates", "rt", c->fe->conf.page_size);
 }
 
 static void s_not_found(call_t *c, const char *uri)
@@ -133,7 +101,7 @@ static void s_on_execution(void *arg, fetch_status_t st, json_t *fields)
     call_release(c);
 }
 
-void methods_resources_read(call_t *c)
+void resources_read(call_t *c)
 {
     const char *uri = call_str(c, "uri");
     char id[ID_STR_LEN + 1];
@@ -142,12 +110,12 @@ void methods_resources_read(call_t *c)
         return;
     }
     if (!strcmp(uri, INFO_URI)) {
-        info_request(c, 1);
+        sandbox_info_request(c, 1);
         return;
     }
     if (s_execution_uri(uri, id)) {
         call_hold(c);
-        record_fetch(c->fe, id, c->session->tenant, s_on_execution, c);
+        record_fetch(c->fe, id, c->tenant, s_on_execution, c);
         return;
     }
     json_t *fx = c->fe->conf.test_fixtures ? fixtures_read(uri) : NULL;
@@ -166,7 +134,7 @@ static int s_subscribable(fe_t *fe, const char *uri)
 
 #define MAX_SUBSCRIPTIONS 1000
 
-void methods_resources_subscribe(call_t *c)
+void resources_subscribe(call_t *c)
 {
     const char *uri = call_str(c, "uri");
     if (!uri) {
@@ -186,7 +154,7 @@ void methods_resources_subscribe(call_t *c)
     call_reply(c, json_object());
 }
 
-void methods_resources_unsubscribe(call_t *c)
+void resources_unsubscribe(call_t *c)
 {
     const char *uri = call_str(c, "uri");
     if (!uri) {

@@ -11,7 +11,6 @@
 #include "../common/log.h"
 #include "execution.h"
 #include "history.h"
-#include "methods.h"
 #include "task.h"
 #include "tasks.h"
 
@@ -129,7 +128,7 @@ static void s_from_record(call_t *c, const char *id, op_t op)
     record_fetch(c->fe, id, c->session->tenant, s_on_record, t);
 }
 
-void methods_tasks_get(call_t *c)
+void tasks_get(call_t *c)
 {
     execution_t *ex;
     const char *id = s_task_id(c, &ex);
@@ -140,7 +139,7 @@ void methods_tasks_get(call_t *c)
         s_from_record(c, id, OP_GET);
 }
 
-void methods_tasks_result(call_t *c)
+void tasks_result(call_t *c)
 {
     execution_t *ex;
     const char *id = s_task_id(c, &ex);
@@ -159,7 +158,7 @@ void methods_tasks_result(call_t *c)
     self->waiters = w;
 }
 
-void methods_tasks_cancel(call_t *c)
+void tasks_cancel(call_t *c)
 {
     execution_t *ex;
     const char *id = s_task_id(c, &ex);
@@ -254,7 +253,7 @@ static void s_on_task_ids(void *arg, redisReply *reply)
     if (--l->pending == 0) s_list_done(l);
 }
 
-void methods_tasks_list(call_t *c)
+void tasks_list(call_t *c)
 {
     size_t offset = 0;
     const char *cursor = call_str(c, "cursor");

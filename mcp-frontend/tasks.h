@@ -5,11 +5,18 @@
  * here wait in this module until the execution's end is announced (execution.h). */
 #ifndef SP_FE_TASKS_H
 #define SP_FE_TASKS_H
+#include "call.h"
 #include "fe.h"
 
 typedef struct tasks tasks_t;
 
 tasks_t *tasks_new(fe_t *fe); /* subscribes to the end of executions */
 void tasks_destroy(tasks_t **self_p);
+
+/* The methods (mcp.c's table). */
+void tasks_get(call_t *c);
+void tasks_result(call_t *c);
+void tasks_list(call_t *c);
+void tasks_cancel(call_t *c);
 
 #endif

@@ -275,3 +275,10 @@ int tenant_allows_profile(const tenant_t *t, const char *profile)
     }
     return 0;
 }
+
+limits_t tenant_limits(const tenant_t *t)
+{
+    return (limits_t){.wall_ms = t->max_timeout_s * 1000,
+                      .cpu_ms = t->max_timeout_s * 1000,
+                      .memory_mb = t->max_memory_mb};
+}

@@ -8,6 +8,7 @@
 #define SP_FE_TENANTS_H
 #include <stdint.h>
 
+#include "../common/limits.h"
 #include "fe.h"
 
 #define TENANT_DEFAULT_RATE            10.0
@@ -56,5 +57,7 @@ tenant_t *tenants_named(tenants_t *self, const char *name);
 
 /* 1 when the tenant may use the profile. */
 int tenant_allows_profile(const tenant_t *t, const char *profile);
+/* The tenant's maxima (timeout, memory) as a cap on a job's limits (common/limits.h). */
+limits_t tenant_limits(const tenant_t *t);
 
 #endif

@@ -1,0 +1,14 @@
+/* mcp-frontend/prompts.h — the prompt write_sandbox_code, which tells a model how to write
+ * code for this sandbox (made from the profile table, so it names what the executors
+ * enforce), and completion/complete for its `profile` argument and for the id of the
+ * sandbox://executions/{id} template (the caller's newest execution ids). */
+#ifndef SP_FE_PROMPTS_H
+#define SP_FE_PROMPTS_H
+#include "call.h"
+
+/* The methods (mcp.c's table). */
+void prompts_list(call_t *c);
+void prompts_get(call_t *c);
+void completion_complete(call_t *c);
+
+#endif
