@@ -187,7 +187,7 @@ void exchange_keepalive(loop_t *loop, void *arg)
 {
     (void)loop;
     http_t *h = arg;
-    uint64_t now = clock_mono_ms(), every = (uint64_t)h->fe->conf.sse_keepalive_s * 1000;
+    uint64_t now = clock_mono_ms(), every = (uint64_t)h->conf.sse_keepalive_s * 1000;
     for (exchange_t *ex = h->all; ex; ex = ex->next) {
         if (ex->state != EX_STREAMING || now - ex->last_write_ms < every || ex->sse_final) continue;
         buf_puts(&ex->sse_out, ": keepalive\n\n");
@@ -363,7 +363,7 @@ enum MHD_Result exchange_access(void *cls, struct MHD_Connection *conn, const ch
     switch (ex->state) {
     case EX_BODY:
         if (*upload_data_size) {
-            if (!ex->too_big && ex->body.len + *upload_data_size <= (size_t)h->fe->conf.max_body)
+            if (!ex->too_big && ex->body.len + *upload_data_size <= (size_t)h->conf.max_body)
                 buf_append(&ex->body, upload_data, *upload_data_size);
             else
                 ex->too_big = 1; /* keep reading and discarding; answer 413 at the end */

@@ -7,12 +7,14 @@
 
 #include "../common/buf.h"
 #include "fe.h"
+#include "http.h"
 #include "mcp.h"
 
 typedef struct exchange exchange_t;
 
 struct http {
     fe_t *fe;
+    http_conf_t conf;
     struct MHD_Daemon *daemon;
     int epoll_fd;
     int loopback; /* bound to a loopback address */

@@ -76,14 +76,13 @@ static void s_audit_auth_failure(exchange_t *ex, const char *reason)
 static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
 {
     http_t *h = ex->http;
-    fe_t *fe = h->fe;
     if (strcmp(url, "/mcp") != 0 && strcmp(url, "/mcp/") != 0)
         return exchange_refuse(ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, "not_found",
                                "not found: the MCP endpoint is /mcp");
-    if (!http_host_allowed(s_header(ex, "Host"), fe->conf.allow_host, h->loopback))
+    if (!http_host_allowed(s_header(ex, "Host"), h->conf.allow_host, h->loopback))
         return exchange_refuse(ex, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, "bad_host",
                                "forbidden: Host header not allowed (DNS rebinding protection)");
-    if (!http_origin_allowed(s_header(ex, "Origin"), fe->conf.allow_origin))
+    if (!http_origin_allowed(s_header(ex, "Origin"), h->conf.allow_origin))
         return exchange_refuse(ex, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, "bad_origin",
                                "forbidden: Origin not allowed (see --allow-origin)");
     if (ex->method == 'O') { /* CORS preflight from an allowed origin */
@@ -131,10 +130,10 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
                                    "content_type",
                                    "unsupported media type: Content-Type must be application/json");
         const char *clen = s_header(ex, "Content-Length");
-        if (clen && strtoull(clen, NULL, 10) > (unsigned long long)fe->conf.max_body) {
+        if (clen && strtoull(clen, NULL, 10) > (unsigned long long)ex->http->conf.max_body) {
             char msg[128];
             snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)",
-                     fe->conf.max_body);
+                     ex->http->conf.max_body);
             return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
                                    "body_too_large", msg);
         }
@@ -181,8 +180,8 @@ static int s_auth_start(exchange_t *ex, enum MHD_Result *rc)
     fe_t *fe = ex->http->fe;
     const char *auth = s_header(ex, "Authorization");
     if (!auth || !*auth) {
-        if (fe->conf.anonymous_tenant[0]) {
-            ex->tenant = tenants_named(fe->tenants, fe->conf.anonymous_tenant);
+        if (ex->http->conf.anonymous_tenant[0]) {
+            ex->tenant = tenants_named(fe->tenants, ex->http->conf.anonymous_tenant);
             return 0;
         }
         s_audit_auth_failure(ex, "missing");
@@ -298,14 +297,14 @@ static enum MHD_Result s_post(exchange_t *ex)
     fe_t *fe = ex->http->fe;
     if (ex->too_big) {
         char msg[128];
-        snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)", fe->conf.max_body);
+        snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)", ex->http->conf.max_body);
         return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
                                "body_too_large", msg);
     }
     rpc_msg_t m;
     if (rpc_parse((const char *)ex->body.data, ex->body.len, &m) < 0) {
         ex->sse = 0;
-        mcp_reject(fe, &m, "http", s_reject_emit, ex);
+        mcp_reject(fe->mcp, &m, "http", s_reject_emit, ex);
         rpc_msg_clear(&m);
         return s_answer_now_or_wait(ex);
     }
@@ -318,13 +317,13 @@ static enum MHD_Result s_post(exchange_t *ex)
     }
     if (m.kind != RPC_REQUEST) {
         /* notifications and responses: accepted, no body (202) */
-        mcp_handle(fe, ex->session, &m, NULL, NULL);
+        mcp_handle(fe->mcp, ex->session, &m, NULL, NULL);
         rpc_msg_clear(&m);
         return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
     }
     ex->state = EX_CALL;
     /* kept to detach the call should the client go away before the answer */
-    ex->call = mcp_handle(fe, ex->session, &m, exchange_emit, ex);
+    ex->call = mcp_handle(fe->mcp, ex->session, &m, exchange_emit, ex);
     rpc_msg_clear(&m);
     return s_answer_now_or_wait(ex);
 }

@@ -13,9 +13,7 @@
 #include "../common/log.h"
 #include "../proto/mpack.h"
 #include "execution.h"
-#include "jobs.h"
 #include "metrics.h"
-#include "records.h"
 #include "task.h"
 #include "utf8.h"
 
@@ -23,7 +21,10 @@
 #define TASK_POLL_MS  250 /* pollInterval of the CreateTaskResult */
 
 struct executions {
-    fe_t *fe;
+    loop_t *loop;
+    jobs_t *jobs;
+    records_t *records;
+    executions_conf_t conf;
     idmap_t *running; /* id → execution_t, until it concludes */
     struct {
         execution_end_fn *fn;
@@ -127,7 +128,7 @@ static void s_on_record_landed(void *arg, redisReply *reply)
 {
     execution_t *ex = arg;
     if (!ex->concluded) {
-        loop_timer_cancel(ex->owner->fe->loop, ex->record_timer);
+        loop_timer_cancel(ex->owner->loop, ex->record_timer);
         if (!reply || reply->type == REDIS_REPLY_ERROR)
             metric_inc(M.records_unconfirmed, "failed", NULL);
         s_conclude(ex);
@@ -140,7 +141,7 @@ static void s_on_record_late(loop_t *loop, void *arg)
     (void)loop;
     execution_t *ex = arg;
     log_warn("event=record_slow job=%s waited_ms=%ld", ex->id_str,
-             ex->owner->fe->conf.record_wait_ms);
+             ex->owner->conf.record_wait_ms);
     metric_inc(M.records_unconfirmed, "slow", NULL);
     s_conclude(ex); /* the write is on its way; the answer goes without it */
 }
@@ -196,7 +197,7 @@ static void s_on_progress(void *owner, const uint8_t *body, size_t len)
 static void s_on_finished(void *owner, const uint8_t *body, size_t len)
 {
     execution_t *ex = owner;
-    fe_t *fe = ex->owner->fe;
+    executions_t *self = ex->owner;
     char err[160];
     ex->job = NULL;
     ex->farm_us = clock_mono_us() - ex->submitted_us;
@@ -214,10 +215,11 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
     metric_inc(M.tool_calls, ex->opts.tool, status_name(ex->res.status));
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
-        if (record_finished(fe, &about, &ex->res, ex->call_result, s_on_record_landed, ex)) {
+        if (record_finished(self->records, &about, &ex->res, ex->call_result,
+                            s_on_record_landed, ex)) {
             ex->refs++; /* for s_on_record_landed */
-            if (fe->conf.record_wait_ms > 0) {
-                ex->record_timer = loop_timer_add(fe->loop, (uint64_t)fe->conf.record_wait_ms,
+            if (self->conf.record_wait_ms > 0) {
+                ex->record_timer = loop_timer_add(self->loop, (uint64_t)self->conf.record_wait_ms,
                                                   0, s_on_record_late, ex);
                 return;
             }
@@ -238,7 +240,7 @@ static void s_on_call_cancelled(void *arg, call_t *c)
 {
     execution_t *ex = arg;
     ex->call = NULL;
-    if (ex->job) jobs_cancel(ex->owner->fe->jobs, ex->job); /* may conclude ex at once */
+    if (ex->job) jobs_cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
     call_release(c);
 }
 
@@ -258,13 +260,12 @@ static void s_answer_with_task(execution_t *ex)
 
 void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execution_opts_t *opts)
 {
-    fe_t *fe = self->fe;
     execution_t *ex = xcalloc(1, sizeof *ex);
     ex->owner = self;
     id_new(ex->id);
     id_format(ex->id, ex->id_str);
     ex->opts = *opts;
-    long ttl_max = fe->conf.record_ttl_s * 1000; /* the task lives in the record */
+    long ttl_max = records_ttl_ms(self->records); /* the task lives in the record */
     if (ex->opts.task && (ex->opts.task_ttl_ms < 0 || ex->opts.task_ttl_ms >= ttl_max))
         ex->opts.task_ttl_ms = ttl_max;
     ex->call = c;
@@ -281,11 +282,11 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     spec->submitted_ms = ex->created_ms;
     if (ex->opts.task) s_answer_with_task(ex);
     ex->submitted_us = clock_mono_us();
-    ex->job = jobs_submit(fe->jobs, spec, ex->tenant->max_concurrency, &s_events, ex);
+    ex->job = jobs_submit(self->jobs, spec, ex->tenant->max_concurrency, &s_events, ex);
     /* the record is written while the job runs, never before it leaves */
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
-        record_submitted(fe, &about, spec);
+        record_submitted(self->records, &about, spec);
     }
 }
 
@@ -315,19 +316,23 @@ json_t *execution_cancel_task(execution_t *ex)
 {
     assert(!ex->ended); /* tasks.c refuses to cancel a task whose result is in */
     ex->task_cancelled = 1;
-    record_task_status(ex->owner->fe, ex->id_str, "cancelled");
+    record_task_status(ex->owner->records, ex->id_str, "cancelled");
     json_t *t = task_json(ex->id_str, "cancelled", ex->created_ms, clock_wall_ms(),
                           ex->opts.task_ttl_ms, "cancellation requested");
-    if (ex->job) jobs_cancel(ex->owner->fe->jobs, ex->job); /* may conclude ex at once */
+    if (ex->job) jobs_cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
     return t;
 }
 
 /* ---- the table */
 
-executions_t *executions_new(fe_t *fe)
+executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records,
+                             const executions_conf_t *conf)
 {
     executions_t *self = xcalloc(1, sizeof *self);
-    self->fe = fe;
+    self->loop = loop;
+    self->jobs = jobs;
+    self->records = records;
+    self->conf = *conf;
     self->running = idmap_new();
     return self;
 }
@@ -337,7 +342,7 @@ static void s_drop(void *arg, const uint8_t *id, void *value)
     (void)arg, (void)id;
     execution_t *ex = value;
     if (ex->record_timer && !ex->concluded)
-        loop_timer_cancel(ex->owner->fe->loop, ex->record_timer);
+        loop_timer_cancel(ex->owner->loop, ex->record_timer);
     ex->refs = 1;
     s_unref(ex);
 }

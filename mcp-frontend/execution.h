@@ -17,7 +17,8 @@
 #include "../proto/job.h"
 #include "../proto/result.h"
 #include "call.h"
-#include "fe.h"
+#include "jobs.h"
+#include "records.h"
 
 typedef struct executions executions_t;
 typedef struct execution execution_t;
@@ -48,7 +49,12 @@ typedef struct {
 
 typedef void(execution_end_fn)(void *arg, const execution_end_t *end);
 
-executions_t *executions_new(fe_t *fe);
+typedef struct {
+    long record_wait_ms; /* how long an answer waits for its record to reach Redis; 0: never */
+} executions_conf_t;
+
+executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records,
+                             const executions_conf_t *conf);
 /* Executions still running are dropped unanswered (shutdown). */
 void executions_destroy(executions_t **self_p);
 /* Subscribes fn to every execution's end, after its answer; in subscription order. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "../common/ids.h"
+#include "fe.h"
 #include "get_execution.h"
 #include "history.h"
 
@@ -42,5 +43,5 @@ void get_execution_run(call_t *c, json_t *args, const tool_task_t *task)
         return;
     }
     call_hold(c);
-    record_fetch(c->fe, id, c->tenant, s_on_get, c);
+    record_fetch(c->fe->store, id, c->tenant, s_on_get, c);
 }

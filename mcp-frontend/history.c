@@ -13,7 +13,6 @@
 #include "store.h"
 
 typedef struct {
-    fe_t *fe;
     char tenant[65];
     record_fn *fn;
     void *arg;
@@ -58,7 +57,8 @@ static void s_on_record(void *arg, redisReply *reply)
     free(f);
 }
 
-void record_fetch(fe_t *fe, const char *id, const tenant_t *tenant, record_fn *fn, void *arg)
+void record_fetch(store_t *store, const char *id, const tenant_t *tenant, record_fn *fn,
+                  void *arg)
 {
     uint8_t raw[ID_BYTES];
     if (!id || id_parse(id, raw) < 0) {
@@ -66,13 +66,12 @@ void record_fetch(fe_t *fe, const char *id, const tenant_t *tenant, record_fn *f
         return;
     }
     fetch_t *f = xcalloc(1, sizeof *f);
-    f->fe = fe;
     snprintf(f->tenant, sizeof f->tenant, "%s", tenant->name);
     f->fn = fn;
     f->arg = arg;
     char canonical[ID_STR_LEN + 1];
     id_format(raw, canonical); /* lower case, as written */
-    if (store_queryf(fe->store, s_on_record, f, "HGETALL sp:exec:%s", canonical) < 0) {
+    if (store_queryf(store, s_on_record, f, "HGETALL sp:exec:%s", canonical) < 0) {
         free(f);
         fn(arg, FETCH_UNAVAILABLE, NULL);
     }

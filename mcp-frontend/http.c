@@ -149,26 +149,27 @@ static int s_parse_addr(const char *hostport, struct sockaddr_storage *ss, int *
     return -1;
 }
 
-int http_start(fe_t *fe, char *err, size_t errlen)
+int http_start(fe_t *fe, const http_conf_t *conf, char *err, size_t errlen)
 {
     http_t *self = xcalloc(1, sizeof *self);
     self->fe = fe;
+    self->conf = *conf;
     struct sockaddr_storage ss;
     int v6 = 0;
-    if (s_parse_addr(fe->conf.http, &ss, &v6, &self->loopback, err, errlen) < 0) {
+    if (s_parse_addr(self->conf.listen, &ss, &v6, &self->loopback, err, errlen) < 0) {
         free(self);
         return -1;
     }
-    int tls = fe->conf.tls_cert[0] && fe->conf.tls_key[0];
-    if (!self->loopback && !tls && !fe->conf.allow_remote) {
+    int tls = self->conf.tls_cert[0] && self->conf.tls_key[0];
+    if (!self->loopback && !tls && !self->conf.allow_remote) {
         snprintf(err, errlen,
                  "refusing plain HTTP on non-loopback address %s: give --tls-cert/--tls-key, "
                  "or --allow-remote when a TLS-terminating reverse proxy is in front",
-                 fe->conf.http);
+                 self->conf.listen);
         free(self);
         return -1;
     }
-    if (fe->conf.anonymous_tenant[0] && !self->loopback) {
+    if (self->conf.anonymous_tenant[0] && !self->loopback) {
         snprintf(err, errlen, "--anonymous-tenant is allowed only on a loopback address");
         free(self);
         return -1;
@@ -178,8 +179,8 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     char *cert = NULL, *key = NULL;
     if (tls) {
         flags |= MHD_USE_TLS;
-        if (!(cert = s_read_file(fe->conf.tls_cert, err, errlen)) ||
-            !(key = s_read_file(fe->conf.tls_key, err, errlen))) {
+        if (!(cert = s_read_file(self->conf.tls_cert, err, errlen)) ||
+            !(key = s_read_file(self->conf.tls_key, err, errlen))) {
             free(cert);
             free(self);
             return -1;
@@ -207,7 +208,7 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     free(key);
     if (!self->daemon) {
         snprintf(err, errlen, "cannot listen on %s (address in use, or not available)",
-                 fe->conf.http);
+                 self->conf.listen);
         fe->http = NULL;
         free(self);
         return -1;
@@ -218,7 +219,7 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     loop_on_prepare(fe->loop, s_prepare, self);
     self->keepalive_timer = loop_timer_add(fe->loop, 1000, 1000, exchange_keepalive, self);
     executions_on_end(fe->executions, s_on_execution_end, fe);
-    log_info("event=http_listening address=%s tls=%d", fe->conf.http, tls);
+    log_info("event=http_listening address=%s tls=%d", self->conf.listen, tls);
     return 0;
 }
 

@@ -202,3 +202,8 @@ int jobs_broker_connected(const jobs_t *self)
 {
     return client_connected(self->client);
 }
+
+const char *jobs_broker_instance(const jobs_t *self)
+{
+    return self->conf.broker_instance;
+}

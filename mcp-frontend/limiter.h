@@ -7,14 +7,20 @@
  * share of the rate decides instead, and each such decision is counted (DESIGN.md §6). */
 #ifndef SP_FE_LIMITER_H
 #define SP_FE_LIMITER_H
-#include "fe.h"
+#include "store.h"
 #include "tenants.h"
 
 enum { LIMIT_ALLOW, LIMIT_DENY, LIMIT_PENDING };
 
 typedef void(limit_fn)(void *arg, int allowed, long retry_after_ms);
 
-limiter_t *limiter_new(fe_t *fe);
+typedef struct limiter limiter_t;
+
+typedef struct {
+    long local_rate_pct; /* the local limiter's share of a tenant's rate while Redis is down */
+} limiter_conf_t;
+
+limiter_t *limiter_new(store_t *store, const limiter_conf_t *conf);
 void limiter_destroy(limiter_t **self_p);
 /* LIMIT_ALLOW or LIMIT_DENY (retry_after_ms set) when decided at once; LIMIT_PENDING when
  * fn will be called with the decision. */

@@ -17,6 +17,25 @@
 #include "tasks.h"
 #include "tools.h"
 
+struct mcp {
+    fe_t *fe;
+    mcp_conf_t conf;
+};
+
+mcp_t *mcp_new(fe_t *fe, const mcp_conf_t *conf)
+{
+    mcp_t *self = xcalloc(1, sizeof *self);
+    self->fe = fe;
+    self->conf = *conf;
+    return self;
+}
+
+void mcp_destroy(mcp_t **self_p)
+{
+    free(*self_p);
+    *self_p = NULL;
+}
+
 static const char *const s_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
                                          NULL};
 
@@ -133,9 +152,9 @@ static const method_t *s_find_method(const char *name)
     return NULL;
 }
 
-static void s_notification(fe_t *fe, session_t *s, rpc_msg_t *m)
+static void s_notification(mcp_t *self, session_t *s, rpc_msg_t *m)
 {
-    (void)fe;
+    (void)self;
     const char *label = "notification";
     if (strcmp(m->method, "notifications/initialized") == 0) {
         s->initialized = 1;
@@ -171,7 +190,7 @@ static void s_limit_done(void *arg, int allowed, long retry_after_ms)
     call_release(c);
 }
 
-static void s_dispatch(fe_t *fe, call_t *c, const method_t *meth)
+static void s_dispatch(mcp_t *self, call_t *c, const method_t *meth)
 {
     session_t *s = c->session;
     if (!meth) {
@@ -185,25 +204,25 @@ static void s_dispatch(fe_t *fe, call_t *c, const method_t *meth)
                    NULL);
         return;
     }
-    if (s->n_calls > fe->conf.max_inflight_session) {
+    if (s->n_calls > self->conf.max_inflight_session) {
         call_error(c, RPC_QUOTA, "too many requests in flight on this session", NULL);
         return;
     }
     if (meth->limited) {
         long retry = 0;
         call_hold(c); /* released by s_limit_done */
-        int rc = limiter_check(fe->limiter, s->tenant, s_limit_done, c, &retry);
+        int rc = limiter_check(self->fe->limiter, s->tenant, s_limit_done, c, &retry);
         if (rc != LIMIT_PENDING) s_limit_done(c, rc == LIMIT_ALLOW, retry);
         return;
     }
     meth->fn(c);
 }
 
-call_t *mcp_handle(fe_t *fe, session_t *s, rpc_msg_t *m, call_emit_fn *emit, void *emit_ctx)
+call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, call_emit_fn *emit, void *emit_ctx)
 {
     s->last_used_ms = clock_mono_ms();
     if (m->kind == RPC_NOTIFICATION) {
-        s_notification(fe, s, m);
+        s_notification(self, s, m);
         return NULL;
     }
     if (m->kind == RPC_RESPONSE) { /* we send no requests; a stray answer is dropped */
@@ -211,18 +230,18 @@ call_t *mcp_handle(fe_t *fe, session_t *s, rpc_msg_t *m, call_emit_fn *emit, voi
         return NULL;
     }
     const method_t *meth = s_find_method(m->method);
-    call_t *c = call_new(fe, s, m, meth ? meth->name : "other", emit, emit_ctx);
+    call_t *c = call_new(self->fe, s, m, meth ? meth->name : "other", emit, emit_ctx);
     call_hold(c); /* so that c can be returned if the handler did not answer it */
-    s_dispatch(fe, c, meth);
+    s_dispatch(self, c, meth);
     call_t *pending = call_alive(c) ? c : NULL;
     call_release(c);
     return pending;
 }
 
-void mcp_reject(fe_t *fe, const rpc_msg_t *m, const char *transport, call_emit_fn *emit,
+void mcp_reject(mcp_t *self, const rpc_msg_t *m, const char *transport, call_emit_fn *emit,
                 void *emit_ctx)
 {
-    (void)fe;
+    (void)self;
     metric_inc(M.rejections, m->code == RPC_PARSE_ERROR ? "parse_error" : "invalid_request", NULL);
     metric_inc(M.requests, "invalid", "error");
     char q[200];

@@ -14,13 +14,23 @@
 
 #define MCP_LATEST "2025-11-25"
 
+typedef struct mcp mcp_t;
+
+typedef struct {
+    long max_inflight_session; /* requests in flight per session */
+} mcp_conf_t;
+
+/* fe: the parts the method handlers reach through their calls. */
+mcp_t *mcp_new(fe_t *fe, const mcp_conf_t *conf);
+void mcp_destroy(mcp_t **self_p);
+
 int mcp_version_supported(const char *v);
 
 /* The entry point for transports: takes a reference to m->msg. Returns the call when it is
  * still in flight (valid until its final emit or call_detach), else NULL. */
-call_t *mcp_handle(fe_t *fe, session_t *s, rpc_msg_t *m, call_emit_fn *emit, void *emit_ctx);
+call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, call_emit_fn *emit, void *emit_ctx);
 /* The answer to a message that did not parse, on the same emitter. */
-void mcp_reject(fe_t *fe, const rpc_msg_t *m, const char *transport, call_emit_fn *emit,
+void mcp_reject(mcp_t *self, const rpc_msg_t *m, const char *transport, call_emit_fn *emit,
                 void *emit_ctx);
 
 #endif

@@ -6,12 +6,30 @@
 
 #include "../common/buf.h"
 #include "../common/profiles.h"
+#include "fe.h"
 #include "fixtures.h"
 #include "proftext.h"
 #include "prompts.h"
 
 #define PROMPT_NAME "write_sandbox_code"
 #define MAX_VALUES  100 /* the spec caps completion values at 100 */
+
+struct prompts {
+    prompts_conf_t conf;
+};
+
+prompts_t *prompts_new(const prompts_conf_t *conf)
+{
+    prompts_t *self = xcalloc(1, sizeof *self);
+    self->conf = *conf;
+    return self;
+}
+
+void prompts_destroy(prompts_t **self_p)
+{
+    free(*self_p);
+    *self_p = NULL;
+}
 
 static json_t *s_prompt(void)
 {
@@ -30,7 +48,7 @@ void prompts_list(call_t *c)
 {
     json_t *list = json_array();
     json_array_append_new(list, s_prompt());
-    if (c->fe->conf.test_fixtures) {
+    if (c->fe->prompts->conf.fixtures) {
         json_t *fx = fixtures_prompts();
         json_array_extend(list, fx);
         json_decref(fx);
@@ -100,7 +118,7 @@ void prompts_get(call_t *c)
         return;
     }
     if (strcmp(name, PROMPT_NAME) != 0) {
-        json_t *fx = c->fe->conf.test_fixtures ? fixtures_prompt_get(name, args) : NULL;
+        json_t *fx = c->fe->prompts->conf.fixtures ? fixtures_prompt_get(name, args) : NULL;
         if (fx)
             call_reply(c, fx);
         else
@@ -180,7 +198,7 @@ void completion_complete(call_t *c)
             for (size_t i = 0; i < n_profiles; i++)
                 if (!strncmp(profiles[i].name, value, strlen(value)))
                     json_array_append_new(values, json_string(profiles[i].name));
-        } else if (name && c->fe->conf.test_fixtures) {
+        } else if (name && c->fe->prompts->conf.fixtures) {
             json_t *fx = fixtures_complete(name, arg_name, value);
             if (fx) {
                 json_decref(values);

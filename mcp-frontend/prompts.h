@@ -6,6 +6,15 @@
 #define SP_FE_PROMPTS_H
 #include "call.h"
 
+typedef struct prompts prompts_t;
+
+typedef struct {
+    int fixtures; /* the conformance suite's test_* prompts and completions too */
+} prompts_conf_t;
+
+prompts_t *prompts_new(const prompts_conf_t *conf);
+void prompts_destroy(prompts_t **self_p);
+
 /* The methods (mcp.c's table). */
 void prompts_list(call_t *c);
 void prompts_get(call_t *c);

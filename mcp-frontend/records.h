@@ -22,11 +22,24 @@
 
 #include "../proto/job.h"
 #include "../proto/result.h"
-#include "fe.h"
 #include "store.h"
 
 #define RECORD_MAX_PER_TENANT 10000
 #define USAGE_TTL_S           (90L * 24 * 3600)
+
+typedef struct records records_t;
+
+typedef struct {
+    long ttl_s;      /* lifetime of sp:exec:<id> (and of the indexes) */
+    long code_cap;   /* bytes of code kept in a record (else its sha256) */
+    long head_cap;   /* bytes of stdout/stderr kept in a record */
+    long result_cap; /* bytes of the whole CallToolResult kept in a record */
+} records_conf_t;
+
+/* instance: this front-end's name, written into each record it makes. */
+records_t *records_new(store_t *store, const records_conf_t *conf, const char *instance);
+void records_destroy(records_t **self_p);
+long records_ttl_ms(const records_t *self); /* how long a record (and so a task) lives */
 
 /* The execution a record is about. */
 typedef struct {
@@ -40,13 +53,13 @@ typedef struct {
     int task_cancelled;
 } record_about_t;
 
-void record_submitted(fe_t *fe, const record_about_t *r, const jobspec_t *spec);
+void record_submitted(records_t *self, const record_about_t *r, const jobspec_t *spec);
 /* Writes the final record. Returns 1 when landed will be called once Redis has answered the
  * write (with NULL, or an error reply, when it failed); 0 when no answer will come: Redis is
  * away or backed up and the write waits in the bounded buffer (or was dropped, counted). */
-int record_finished(fe_t *fe, const record_about_t *r, const result_t *res,
+int record_finished(records_t *self, const record_about_t *r, const result_t *res,
                     const json_t *call_result, store_reply_fn *landed, void *arg);
 /* Only the task status changes (tasks/cancel before the result is in). */
-void record_task_status(fe_t *fe, const char *id, const char *task_status);
+void record_task_status(records_t *self, const char *id, const char *task_status);
 
 #endif

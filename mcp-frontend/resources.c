@@ -8,6 +8,7 @@
 #include "../common/ids.h"
 #include "../common/log.h"
 #include "execution.h"
+#include "fe.h"
 #include "fixtures.h"
 #include "history.h"
 #include "page.h"
@@ -17,50 +18,60 @@
 #define INFO_URI  "sandbox://info"
 #define EXEC_BASE "sandbox://executions/"
 
-static json_t *s_resources, *s_templates; /* the published lists */
+struct resources {
+    resources_conf_t conf;
+    json_t *resources, *templates; /* the published lists */
+};
 
 static void s_on_execution_end(void *arg, const execution_end_t *end);
 
-void resources_init(fe_t *fe)
+resources_t *resources_new(executions_t *executions, const resources_conf_t *conf)
 {
-    s_resources = json_pack(
+    resources_t *self = xcalloc(1, sizeof *self);
+    self->conf = *conf;
+    self->resources = json_pack(
         "[{s:s,s:s,s:s,s:s,s:s}]", "uri", INFO_URI, "name", "sandbox-info", "title",
         "Sandbox profiles and limits", "description",
         "The sandbox profiles with their modules and limits, your tenant's limits and the "
         "farm's capacity (the same as get_sandbox_info)",
         "mimeType", "application/json");
-    s_templates = json_pack(
+    self->templates = json_pack(
         "[{s:s,s:s,s:s,s:s,s:s}]", "uriTemplate", EXEC_BASE "{id}", "name", "execution", "title",
         "One of your executions", "description",
         "The record of one of your executions by its execution_id: status, code, timings and "
         "the structured result",
         "mimeType", "application/json");
-    executions_on_end(fe->executions, s_on_execution_end, NULL);
-    if (fe->conf.test_fixtures) {
+    executions_on_end(executions, s_on_execution_end, NULL);
+    if (conf->fixtures) {
         json_t *r = fixtures_resources(), *t = fixtures_resource_templates();
-        json_array_extend(s_resources, r);
-        json_array_extend(s_templates, t);
+        json_array_extend(self->resources, r);
+        json_array_extend(self->templates, t);
         json_decref(r);
         json_decref(t);
     }
+    return self;
 }
 
-void resources_shutdown(fe_t *fe)
+void resources_destroy(resources_t **self_p)
 {
-    (void)fe;
-    json_decref(s_resources);
-    json_decref(s_templates);
-    s_resources = s_templates = NULL;
+    resources_t *self = *self_p;
+    if (!self) return;
+    json_decref(self->resources);
+    json_decref(self->templates);
+    free(self);
+    *self_p = NULL;
 }
 
 void resources_list(call_t *c)
 {
-    page_reply(c, s_resources, "resources", "r", c->fe->conf.page_size);
+    resources_t *self = c->fe->resources;
+    page_reply(c, self->resources, "resources", "r", self->conf.page_size);
 }
 
 void resources_templates_list(call_t *c)
 {
-    page_reply(c, s_templates, "resourceTemplates", "rt", c->fe->conf.page_size);
+    resources_t *self = c->fe->resources;
+    page_reply(c, self->templates, "resourceTemplates", "rt", self->conf.page_size);
 }
 
 static void s_not_found(call_t *c, const char *uri)
@@ -115,21 +126,21 @@ void resources_read(call_t *c)
     }
     if (s_execution_uri(uri, id)) {
         call_hold(c);
-        record_fetch(c->fe, id, c->tenant, s_on_execution, c);
+        record_fetch(c->fe->store, id, c->tenant, s_on_execution, c);
         return;
     }
-    json_t *fx = c->fe->conf.test_fixtures ? fixtures_read(uri) : NULL;
+    json_t *fx = c->fe->resources->conf.fixtures ? fixtures_read(uri) : NULL;
     if (fx)
         call_reply(c, fx);
     else
         s_not_found(c, uri);
 }
 
-static int s_subscribable(fe_t *fe, const char *uri)
+static int s_subscribable(const resources_t *self, const char *uri)
 {
     char id[ID_STR_LEN + 1];
     return !strcmp(uri, INFO_URI) || s_execution_uri(uri, id) ||
-           (fe->conf.test_fixtures && fixtures_subscribable(uri));
+           (self->conf.fixtures && fixtures_subscribable(uri));
 }
 
 #define MAX_SUBSCRIPTIONS 1000
@@ -142,7 +153,7 @@ void resources_subscribe(call_t *c)
                    NULL);
         return;
     }
-    if (!s_subscribable(c->fe, uri)) {
+    if (!s_subscribable(c->fe->resources, uri)) {
         s_not_found(c, uri);
         return;
     }

@@ -4,13 +4,19 @@
  * execution ends. */
 #ifndef SP_FE_RESOURCES_H
 #define SP_FE_RESOURCES_H
-#include "fe.h"
-
 #include "call.h"
+#include "execution.h"
 
-/* Also subscribes to the end of executions (execution.h), for subscriptions. */
-void resources_init(fe_t *fe);
-void resources_shutdown(fe_t *fe);
+typedef struct resources resources_t;
+
+typedef struct {
+    long page_size; /* resources/list and resources/templates/list */
+    int fixtures;   /* the conformance suite's test:// resources too */
+} resources_conf_t;
+
+/* Subscribes to the end of executions, for subscriptions to their URIs. */
+resources_t *resources_new(executions_t *executions, const resources_conf_t *conf);
+void resources_destroy(resources_t **self_p);
 
 /* The methods (mcp.c's table). */
 void resources_list(call_t *c);

@@ -159,7 +159,7 @@ void sandbox_info_request(call_t *c, int resource)
     q->resource = resource;
     call_hold(c);
     if (store_queryf(c->fe->store, s_on_snapshot, q, "HGETALL sp:metrics:broker:%s",
-                     c->fe->conf.broker_instance) < 0)
+                     jobs_broker_instance(c->fe->jobs)) < 0)
         s_finish(q); /* without Redis: what this front-end knows */
 }
 

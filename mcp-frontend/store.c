@@ -20,6 +20,8 @@
 #include "../common/redis_loop.h"
 #include "store.h"
 
+#define BUFFER_BYTES_PER_COMMAND 4096 /* the buffer's byte cap, per command it may hold */
+
 struct store_script {
     char *source;
     char sha[41]; /* empty until SCRIPT LOAD answered */
@@ -347,7 +349,7 @@ int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, 
 static void s_enqueue(store_t *self, char *cmd, size_t len)
 {
     if (self->queue_n >= self->conf.buffer_commands ||
-        self->queue_bytes + (long)len > self->conf.buffer_bytes) {
+        self->queue_bytes + (long)len > self->conf.buffer_commands * BUFFER_BYTES_PER_COMMAND) {
         metric_inc(M.records_dropped, NULL, NULL);
         static uint64_t last_log;
         uint64_t now = clock_mono_ms();

@@ -21,15 +21,16 @@
 typedef struct store store_t;
 
 typedef struct {
+    char url[512];        /* redis://[user:pass@]host:port[/db] or unix:///path */
     long timeout_ms;      /* an unanswered command older than this drops the connection */
-    long buffer_commands; /* writes kept while Redis is away */
-    long buffer_bytes;
+    long buffer_commands; /* writes kept while Redis is away (and about 4 KiB each at most) */
 } store_conf_t;
 
 /* reply is NULL when the command failed at the connection level (an error reply from Redis
  * is passed through as a REDIS_REPLY_ERROR). The reply is freed after the callback. */
 typedef void(store_reply_fn)(void *arg, redisReply *reply);
 
+/* url: conf->url, parsed (the caller checks it at start, to refuse a bad one early). */
 store_t *store_new(loop_t *loop, const redis_url_t *url, const store_conf_t *conf);
 void store_destroy(store_t **self_p);
 int store_connected(const store_t *self);

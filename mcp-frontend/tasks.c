@@ -10,7 +10,9 @@
 #include "../common/ids.h"
 #include "../common/log.h"
 #include "execution.h"
+#include "fe.h"
 #include "history.h"
+#include "page.h"
 #include "task.h"
 #include "tasks.h"
 
@@ -24,6 +26,7 @@ typedef struct waiter {
 } waiter_t;
 
 struct tasks {
+    tasks_conf_t conf;
     waiter_t *waiters;
 };
 
@@ -125,7 +128,7 @@ static void s_from_record(call_t *c, const char *id, op_t op)
     t->op = op;
     snprintf(t->id, sizeof t->id, "%s", id);
     call_hold(c);
-    record_fetch(c->fe, id, c->session->tenant, s_on_record, t);
+    record_fetch(c->fe->store, id, c->tenant, s_on_record, t);
 }
 
 void tasks_get(call_t *c)
@@ -202,8 +205,8 @@ static void s_list_done(task_list_t *l)
         if (l->tasks[i]) json_array_append_new(list, l->tasks[i]);
     json_t *r = json_pack("{s:o}", "tasks", list);
     if (l->more) {
-        char next[32];
-        snprintf(next, sizeof next, "k:%zu", l->offset + l->n);
+        char next[48];
+        page_cursor(next, "k", l->offset + l->n);
         json_object_set_new(r, "nextCursor", json_string(next));
     }
     call_reply(l->call, r);
@@ -235,7 +238,7 @@ static void s_on_task_ids(void *arg, redisReply *reply)
         free(l);
         return;
     }
-    size_t page = (size_t)l->call->fe->conf.page_size;
+    size_t page = (size_t)l->call->fe->tasks->conf.page_size;
     l->more = reply->elements > page;
     size_t n = l->more ? page : reply->elements;
     l->ids = xcalloc(n + 1, sizeof *l->ids);
@@ -249,32 +252,21 @@ static void s_on_task_ids(void *arg, redisReply *reply)
     }
     l->pending = l->n + 1; /* + this loop's own hold: fetches may answer at once */
     for (size_t i = 0; i < l->n; i++)
-        record_fetch(l->call->fe, l->ids[i], l->call->session->tenant, s_on_list_record, l);
+        record_fetch(l->call->fe->store, l->ids[i], l->call->tenant, s_on_list_record, l);
     if (--l->pending == 0) s_list_done(l);
 }
 
 void tasks_list(call_t *c)
 {
-    size_t offset = 0;
-    const char *cursor = call_str(c, "cursor");
-    if (json_object_get(c->params, "cursor") && !cursor) {
-        call_error(c, RPC_INVALID_PARAMS, "tasks/list: cursor must be a string", NULL);
-        return;
-    }
-    if (cursor) {
-        char *end;
-        if (strncmp(cursor, "k:", 2) != 0 || (offset = strtoul(cursor + 2, &end, 10), *end)) {
-            call_error(c, RPC_INVALID_PARAMS, "tasks/list: unknown cursor", NULL);
-            return;
-        }
-    }
+    size_t offset;
+    if (page_offset(c, "k", &offset) < 0) return;
     task_list_t *l = xcalloc(1, sizeof *l);
     l->call = c;
     l->offset = offset;
     call_hold(c);
     if (store_queryf(c->fe->store, s_on_task_ids, l, "ZREVRANGE sp:t:%s:tasks %lu %lu",
-                     c->session->tenant->name, (unsigned long)offset,
-                     (unsigned long)(offset + (size_t)c->fe->conf.page_size)) < 0) {
+                     c->tenant->name, (unsigned long)offset,
+                     (unsigned long)(offset + (size_t)c->fe->tasks->conf.page_size)) < 0) {
         call_error(c, RPC_UNAVAILABLE, "the task store is unreachable right now; try again shortly",
                    NULL);
         call_release(c);
@@ -307,10 +299,11 @@ static void s_on_execution_end(void *arg, const execution_end_t *end)
     json_decref(payload);
 }
 
-tasks_t *tasks_new(fe_t *fe)
+tasks_t *tasks_new(executions_t *executions, const tasks_conf_t *conf)
 {
     tasks_t *self = xcalloc(1, sizeof *self);
-    executions_on_end(fe->executions, s_on_execution_end, self);
+    self->conf = *conf;
+    executions_on_end(executions, s_on_execution_end, self);
     return self;
 }
 

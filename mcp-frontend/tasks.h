@@ -6,11 +6,15 @@
 #ifndef SP_FE_TASKS_H
 #define SP_FE_TASKS_H
 #include "call.h"
-#include "fe.h"
+#include "execution.h"
 
 typedef struct tasks tasks_t;
 
-tasks_t *tasks_new(fe_t *fe); /* subscribes to the end of executions */
+typedef struct {
+    long page_size; /* tasks/list */
+} tasks_conf_t;
+
+tasks_t *tasks_new(executions_t *executions, const tasks_conf_t *conf); /* subscribes to their end */
 void tasks_destroy(tasks_t **self_p);
 
 /* The methods (mcp.c's table). */

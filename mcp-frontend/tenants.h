@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 #include "../common/limits.h"
-#include "fe.h"
+#include "../common/loop.h"
+#include "store.h"
 
 #define TENANT_DEFAULT_RATE            10.0
 #define TENANT_DEFAULT_BURST           20
@@ -44,7 +45,13 @@ typedef enum {
 
 typedef void(tenant_fn)(void *arg, tenant_t *tenant, auth_status_t status);
 
-tenants_t *tenants_new(fe_t *fe);
+typedef struct tenants tenants_t;
+
+typedef struct {
+    long auth_cache_ms; /* how long a key → tenant answer is trusted (and a removed key works) */
+} tenants_conf_t;
+
+tenants_t *tenants_new(loop_t *loop, store_t *store, const tenants_conf_t *conf);
 void tenants_destroy(tenants_t **self_p);
 
 /* The tenant for key when a fresh cached answer exists, else NULL. */
