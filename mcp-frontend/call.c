@@ -7,7 +7,6 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "call.h"
-#include "metrics.h"
 
 static const char *const s_level_names[] = {"debug", "info",     "notice", "warning",
                                             "error", "critical", "alert",  "emergency"};
@@ -17,7 +16,7 @@ const char *loglevel_name(int level)
     return level >= 0 && level < LOGLEVEL_NONE ? s_level_names[level] : NULL;
 }
 
-call_t *call_new(struct fe *fe, session_t *s, const rpc_msg_t *m, const char *label,
+call_t *call_new(struct fe *fe, session_t *s, const rpc_msg_t *m, call_stats_t *stats,
                  call_emit_fn *emit, void *emit_ctx)
 {
     call_t *c = xcalloc(1, sizeof *c);
@@ -28,7 +27,7 @@ call_t *call_new(struct fe *fe, session_t *s, const rpc_msg_t *m, const char *la
     c->msg = json_incref(m->msg);
     c->id = m->id;
     c->method = m->method;
-    c->label = label;
+    c->stats = stats;
     c->params = m->params ? m->params : json_object_get(m->msg, "params");
     if (!c->params) {
         json_object_set_new(c->msg, "params", json_object());
@@ -84,9 +83,13 @@ int call_alive(const call_t *c)
     return !c->answered && !c->cancelled;
 }
 
-static const char *s_outcome(const json_t *msg)
+const char *outcome_name(outcome_t o)
 {
-    return !msg ? "cancelled" : json_object_get(msg, "error") ? "error" : "ok";
+    static const char *const names[OUTCOME__COUNT] = {[OUTCOME_OK] = "ok",
+                                                      [OUTCOME_ERROR] = "error",
+                                                      [OUTCOME_CANCELLED] = "cancelled",
+                                                      [OUTCOME_IGNORED] = "ignored"};
+    return names[o];
 }
 
 /* The final answer: msg is the response, or NULL when none is to be sent. */
@@ -100,13 +103,13 @@ static void s_finish(call_t *c, json_t *msg)
     c->on_cancel = NULL;
     s_unlink(c);
     double secs = (double)(clock_mono_us() - c->start_us) / 1e6;
-    metric_inc(M.requests, c->label, s_outcome(msg));
-    metric_observe(M.request_seconds, secs, c->label);
-    if (c->farm_us) /* the front-end's own share of a job's round trip */
-        metric_observe(M.overhead_seconds, secs - (double)c->farm_us / 1e6, c->label);
     json_t *e = msg ? json_object_get(msg, "error") : NULL;
+    c->stats->outcomes[!msg ? OUTCOME_CANCELLED : e ? OUTCOME_ERROR : OUTCOME_OK]++;
+    prom_hist_observe(&c->stats->seconds, secs);
+    if (c->farm_us) /* the front-end's own share of a job's round trip */
+        prom_hist_observe(&c->stats->overhead, secs - (double)c->farm_us / 1e6);
     if (e)
-        log_info("event=request_error method=%s code=%lld session=%.8s tenant=%s", c->label,
+        log_info("event=request_error method=%s code=%lld session=%.8s tenant=%s", c->stats->label,
                  (long long)json_integer_value(json_object_get(e, "code")), c->session->id,
                  c->tenant->name);
     if (c->emit) c->emit(c->emit_ctx, c, msg, 1);

@@ -15,10 +15,23 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "../common/prom.h"
 #include "jsonrpc.h"
 #include "session.h"
 
 struct fe; /* fe.h: the process's parts, which handlers reach through the call */
+
+typedef enum { OUTCOME_OK, OUTCOME_ERROR, OUTCOME_CANCELLED, OUTCOME_IGNORED, OUTCOME__COUNT } outcome_t;
+
+/* What is counted of the requests of one method (mcp.c keeps one per method). */
+typedef struct {
+    const char *label;                 /* the method, as a bounded metric label */
+    uint64_t outcomes[OUTCOME__COUNT]; /* final answers: ok, error, cancelled (none sent) */
+    prom_hist_t seconds;               /* arrival → final answer */
+    prom_hist_t overhead;              /* that minus the job's time in the farm (job-backed) */
+} call_stats_t;
+
+const char *outcome_name(outcome_t o);
 
 typedef void(call_emit_fn)(void *ctx, call_t *call, json_t *msg, int final);
 typedef void(call_cancel_fn)(void *arg, call_t *c);
@@ -30,7 +43,7 @@ struct call {
     json_t *msg;        /* the request (owned reference) */
     json_t *id;         /* borrowed from msg */
     const char *method; /* borrowed from msg */
-    const char *label;  /* the method as a bounded metric label ("other" for unknown ones) */
+    call_stats_t *stats; /* its method's, where it is counted when it ends */
     json_t *params;     /* borrowed from msg, never NULL (an empty object at worst) */
     json_t *progress_token;
     double progress; /* last value sent: each notification must increase it */
@@ -48,7 +61,7 @@ struct call {
 
 /* A call for a request (m->kind == RPC_REQUEST; takes a reference to m->msg), linked into the
  * session's list and held once, by the caller. */
-call_t *call_new(struct fe *fe, session_t *s, const rpc_msg_t *m, const char *label,
+call_t *call_new(struct fe *fe, session_t *s, const rpc_msg_t *m, call_stats_t *stats,
                  call_emit_fn *emit, void *emit_ctx);
 call_t *call_find(session_t *s, const json_t *id); /* the call in flight with this id */
 

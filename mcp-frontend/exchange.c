@@ -12,7 +12,6 @@
 #include "../common/log.h"
 #include "exchange.h"
 #include "jobs.h"
-#include "metrics.h"
 
 /* ---- suspend and resume (MHD_ALLOW_SUSPEND_RESUME) */
 
@@ -33,11 +32,9 @@ void exchange_resume(exchange_t *ex)
 
 /* ---- responses */
 
-static void s_count(unsigned status)
+static void s_count(exchange_t *ex, unsigned status)
 {
-    char code[8];
-    snprintf(code, sizeof code, "%u", status);
-    metric_inc(M.http_responses, code, NULL);
+    if (status < HTTP_STATUS_MAX) ex->http->stats.responses[status]++;
 }
 
 static void s_common_headers(exchange_t *ex, struct MHD_Response *r)
@@ -71,7 +68,7 @@ static enum MHD_Result s_queue_text(exchange_t *ex, unsigned status, const char 
     enum MHD_Result rc = MHD_queue_response(ex->conn, status, r);
     MHD_destroy_response(r);
     ex->state = EX_DONE;
-    s_count(status);
+    s_count(ex, status);
     return rc;
 }
 
@@ -101,13 +98,14 @@ enum MHD_Result exchange_queue_parked(exchange_t *ex)
                         text ? ex->answer_len : 0);
 }
 
-enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, const char *reason,
+enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
                                 const char *message)
 {
-    metric_inc(M.rejections, reason, NULL);
+    ex->http->stats.refused[reason]++;
     const char *ua = MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, "User-Agent");
     char q[200], uq[100];
-    log_info("event=http_refused status=%u reason=%s message=%s agent=%s", status, reason,
+    log_info("event=http_refused status=%u reason=%s message=%s agent=%s", status,
+             http_refusal_name(reason),
              log_quote(q, sizeof q, message), log_quote(uq, sizeof uq, ua ? ua : ""));
     json_t *msg = rpc_error(NULL, code, message, NULL);
     enum MHD_Result rc = exchange_queue_json(ex, status, msg);
@@ -156,7 +154,7 @@ enum MHD_Result exchange_start_sse(exchange_t *ex)
     MHD_destroy_response(r);
     ex->state = EX_STREAMING;
     ex->last_write_ms = clock_mono_ms();
-    s_count(MHD_HTTP_OK);
+    s_count(ex, MHD_HTTP_OK);
     return rc;
 }
 
@@ -169,7 +167,7 @@ static void s_sse_event(exchange_t *ex, const json_t *msg)
     if (ex->sse_out.len - ex->sse_off > SSE_MAX_BACKLOG) {
         log_warn("event=sse_stream_dropped reason=client_not_reading backlog=%zu",
                  ex->sse_out.len - ex->sse_off);
-        metric_inc(M.rejections, "sse_backlog", NULL);
+        ex->http->stats.refused[HTTP_REFUSED_SSE_BACKLOG]++;
         ex->sse_final = 1; /* end the stream once what is queued has gone */
         return;
     }
@@ -313,7 +311,7 @@ static enum MHD_Result s_metrics(exchange_t *ex)
 {
     buf_t b;
     buf_init(&b);
-    metrics_render(&b);
+    ex->http->render(ex->http->render_arg, &b);
     size_t len;
     char *text = buf_steal(&b, &len);
     return s_queue_text(ex, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);

@@ -15,6 +15,9 @@ typedef struct exchange exchange_t;
 struct http {
     fe_t *fe;
     http_conf_t conf;
+    metrics_render_fn *render; /* GET /metrics */
+    void *render_arg;
+    http_stats_t stats;
     struct MHD_Daemon *daemon;
     int epoll_fd;
     int loopback; /* bound to a loopback address */
@@ -88,7 +91,7 @@ void exchange_resume(exchange_t *ex);
 void exchange_suspend(exchange_t *ex);
 enum MHD_Result exchange_start_sse(exchange_t *ex);
 /* An HTTP-level refusal with a JSON-RPC error body (id null), counted and logged. */
-enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, const char *reason,
+enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
                                 const char *message);
 
 #endif

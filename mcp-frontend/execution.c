@@ -13,7 +13,6 @@
 #include "../common/log.h"
 #include "../proto/mpack.h"
 #include "execution.h"
-#include "metrics.h"
 #include "task.h"
 #include "utf8.h"
 
@@ -31,6 +30,7 @@ struct executions {
         void *arg;
     } hooks[END_HOOKS_MAX];
     size_t n_hooks;
+    executions_stats_t stats;
 };
 
 struct execution {
@@ -127,10 +127,11 @@ static void s_conclude(execution_t *ex)
 static void s_on_record_landed(void *arg, redisReply *reply)
 {
     execution_t *ex = arg;
+    executions_t *self = ex->owner;
     if (!ex->concluded) {
         loop_timer_cancel(ex->owner->loop, ex->record_timer);
         if (!reply || reply->type == REDIS_REPLY_ERROR)
-            metric_inc(M.records_unconfirmed, "failed", NULL);
+            self->stats.unconfirmed[UNCONFIRMED_FAILED]++;
         s_conclude(ex);
     }
     s_unref(ex);
@@ -142,7 +143,7 @@ static void s_on_record_late(loop_t *loop, void *arg)
     execution_t *ex = arg;
     log_warn("event=record_slow job=%s waited_ms=%ld", ex->id_str,
              ex->owner->conf.record_wait_ms);
-    metric_inc(M.records_unconfirmed, "slow", NULL);
+    ex->owner->stats.unconfirmed[UNCONFIRMED_SLOW]++;
     s_conclude(ex); /* the write is on its way; the answer goes without it */
 }
 
@@ -194,6 +195,18 @@ static void s_on_progress(void *owner, const uint8_t *body, size_t len)
     buf_free(&b);
 }
 
+static void s_count(executions_t *self, const char *tool, status_t st)
+{
+    executions_stats_t *stats = &self->stats;
+    size_t i = 0;
+    while (i < stats->n_tools && strcmp(stats->tools[i].tool, tool) != 0) i++;
+    if (i == stats->n_tools) {
+        assert(i < EXECUTIONS_MAX_TOOLS); /* a fixed set: the tools that run on the farm */
+        stats->tools[stats->n_tools++].tool = tool;
+    }
+    stats->tools[i].by_status[st]++;
+}
+
 static void s_on_finished(void *owner, const uint8_t *body, size_t len)
 {
     execution_t *ex = owner;
@@ -204,7 +217,7 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
     ex->ended = 1;
     if (result_decode(body, len, &ex->res, err, sizeof err) < 0) {
         log_warn("event=bad_result job=%s error=\"%s\"", ex->id_str, err);
-        metric_inc(M.rejections, "bad_result", NULL);
+        self->stats.bad_results++;
         result_init(&ex->res);
         ex->res.status = ST_INTERNAL_ERROR;
         ex->res.error.present = 1;
@@ -212,7 +225,7 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
         ex->res.error.message = xstrdup("the farm sent a result the front-end could not read");
     }
     ex->call_result = ex->opts.render(ex->id_str, &ex->res);
-    metric_inc(M.tool_calls, ex->opts.tool, status_name(ex->res.status));
+    s_count(self, ex->opts.tool, ex->res.status);
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
         if (record_finished(self->records, &about, &ex->res, ex->call_result,
@@ -224,7 +237,7 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
                 return;
             }
         } else {
-            metric_inc(M.records_unconfirmed, "buffered", NULL);
+            self->stats.unconfirmed[UNCONFIRMED_BUFFERED]++;
         }
     }
     s_conclude(ex);
@@ -363,4 +376,17 @@ void executions_on_end(executions_t *self, execution_end_fn *fn, void *arg)
     self->hooks[self->n_hooks].fn = fn;
     self->hooks[self->n_hooks].arg = arg;
     self->n_hooks++;
+}
+
+const executions_stats_t *executions_stats(const executions_t *self)
+{
+    return &self->stats;
+}
+
+const char *unconfirmed_name(unconfirmed_t why)
+{
+    static const char *const names[UNCONFIRMED__COUNT] = {
+        [UNCONFIRMED_BUFFERED] = "buffered", [UNCONFIRMED_SLOW] = "slow",
+        [UNCONFIRMED_FAILED] = "failed"};
+    return names[why];
 }

@@ -49,6 +49,26 @@ typedef struct {
 
 typedef void(execution_end_fn)(void *arg, const execution_end_t *end);
 
+/* Why an answer left before Redis confirmed its record. */
+typedef enum {
+    UNCONFIRMED_BUFFERED, /* Redis away or backed up: the write waits in the store's buffer */
+    UNCONFIRMED_SLOW,     /* no answer within --record-wait-ms */
+    UNCONFIRMED_FAILED,   /* Redis refused the write, or the connection broke */
+    UNCONFIRMED__COUNT
+} unconfirmed_t;
+
+#define EXECUTIONS_MAX_TOOLS 4 /* the tools that run on the farm */
+
+typedef struct {
+    struct {
+        const char *tool;
+        uint64_t by_status[ST__COUNT];
+    } tools[EXECUTIONS_MAX_TOOLS]; /* executions ended, by tool and status */
+    size_t n_tools;
+    uint64_t unconfirmed[UNCONFIRMED__COUNT];
+    uint64_t bad_results; /* Results the front-end could not decode */
+} executions_stats_t;
+
 typedef struct {
     long record_wait_ms; /* how long an answer waits for its record to reach Redis; 0: never */
 } executions_conf_t;
@@ -59,6 +79,8 @@ executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records,
 void executions_destroy(executions_t **self_p);
 /* Subscribes fn to every execution's end, after its answer; in subscription order. */
 void executions_on_end(executions_t *self, execution_end_fn *fn, void *arg);
+const executions_stats_t *executions_stats(const executions_t *self);
+const char *unconfirmed_name(unconfirmed_t why);
 
 /* Runs spec (its kind, code, limits, tenant and service filled) for c, which is answered
  * exactly once: with the rendered result, or an error, or — for a task — at once. */

@@ -32,6 +32,7 @@ typedef struct fe {
     struct stdio_tx *stdio;        /* stdio.h; NULL without --stdio */
     char instance[80];             /* host:pid, for logs, records and the snapshot */
     const char *http_listen;       /* --http, or "off" */
+    double started_s;              /* wall clock at start (process_start_time_seconds) */
 } fe_t;
 
 #endif

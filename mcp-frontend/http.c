@@ -25,7 +25,6 @@
 #include "exchange.h"
 #include "execution.h"
 #include "http.h"
-#include "metrics.h"
 #include "tenants.h"
 
 /* ---- the daemon in the loop */
@@ -149,11 +148,14 @@ static int s_parse_addr(const char *hostport, struct sockaddr_storage *ss, int *
     return -1;
 }
 
-int http_start(fe_t *fe, const http_conf_t *conf, char *err, size_t errlen)
+int http_start(fe_t *fe, const http_conf_t *conf, metrics_render_fn *render, void *render_arg,
+               char *err, size_t errlen)
 {
     http_t *self = xcalloc(1, sizeof *self);
     self->fe = fe;
     self->conf = *conf;
+    self->render = render;
+    self->render_arg = render_arg;
     struct sockaddr_storage ss;
     int v6 = 0;
     if (s_parse_addr(self->conf.listen, &ss, &v6, &self->loopback, err, errlen) < 0) {
@@ -245,4 +247,43 @@ void http_stop(fe_t *fe)
     self->daemon = NULL;
     fe->http = NULL;
     free(self);
+}
+
+const http_stats_t *http_stats(const http_t *self)
+{
+    return self ? &self->stats : NULL;
+}
+
+const char *http_refusal_name(http_refusal_t reason)
+{
+    static const char *const names[HTTP_REFUSED__COUNT] = {
+        [HTTP_REFUSED_NOT_FOUND] = "not_found",
+        [HTTP_REFUSED_BAD_HOST] = "bad_host",
+        [HTTP_REFUSED_BAD_ORIGIN] = "bad_origin",
+        [HTTP_REFUSED_HTTP_METHOD] = "http_method",
+        [HTTP_REFUSED_NOT_ACCEPTABLE] = "not_acceptable",
+        [HTTP_REFUSED_CONTENT_TYPE] = "content_type",
+        [HTTP_REFUSED_BODY_TOO_LARGE] = "body_too_large",
+        [HTTP_REFUSED_BAD_PROTOCOL_VERSION] = "bad_protocol_version",
+        [HTTP_REFUSED_UNAUTHORIZED] = "unauthorized",
+        [HTTP_REFUSED_AUTH_UNAVAILABLE] = "auth_unavailable",
+        [HTTP_REFUSED_TOO_MANY_SESSIONS] = "too_many_sessions",
+        [HTTP_REFUSED_SESSION_FAILED] = "session_failed",
+        [HTTP_REFUSED_MISSING_SESSION] = "missing_session",
+        [HTTP_REFUSED_UNKNOWN_SESSION] = "unknown_session",
+        [HTTP_REFUSED_STREAM_EXISTS] = "stream_exists",
+        [HTTP_REFUSED_SSE_BACKLOG] = "sse_backlog",
+    };
+    return names[reason];
+}
+
+const char *auth_failure_name(auth_failure_t reason)
+{
+    static const char *const names[AUTH_FAILED__COUNT] = {
+        [AUTH_FAILED_MISSING] = "missing",
+        [AUTH_FAILED_MALFORMED] = "malformed",
+        [AUTH_FAILED_INVALID] = "invalid",
+        [AUTH_FAILED_UNAVAILABLE] = "redis_unavailable",
+    };
+    return names[reason];
 }

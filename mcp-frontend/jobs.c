@@ -12,7 +12,6 @@
 #include "../proto/client.h"
 #include "../proto/result.h"
 #include "jobs.h"
-#include "metrics.h"
 
 #define RETRY_MS 20 /* how often jobs held back are offered to the broker again */
 
@@ -36,12 +35,12 @@ struct jobs {
     idmap_t *pending;  /* job id → job_t, submitted or waiting */
     job_t *waiting;    /* jobs waiting for a broker connection, oldest first */
     uint64_t retry_timer;
+    jobs_stats_t stats;
 };
 
 static void s_finish(jobs_t *self, job_t *job, const uint8_t *body, size_t len)
 {
     idmap_del(self->pending, job->id);
-    metric_set(M.jobs_inflight, (double)idmap_size(self->pending), NULL, NULL);
     job->events->finished(job->owner, body, len);
     buf_free(&job->body);
     free(job);
@@ -81,7 +80,7 @@ static void s_unavailable(jobs_t *self, job_t *job)
 {
     char id[ID_STR_LEN + 1];
     id_format(job->id, id);
-    metric_inc(M.broker_unavailable, NULL, NULL);
+    self->stats.broker_unavailable++;
     log_warn("event=broker_unavailable job=%s endpoint=%s", id, self->conf.broker);
     s_finish_simple(self, job, ST_REJECTED, "Unavailable",
                     "no broker is connected: the sandbox farm is not running or not reachable "
@@ -163,7 +162,6 @@ job_t *jobs_submit(jobs_t *self, const jobspec_t *spec, long max_inflight,
     buf_init(&job->body);
     jobspec_encode(spec, &job->body);
     idmap_put(self->pending, job->id, job);
-    metric_set(M.jobs_inflight, (double)idmap_size(self->pending), NULL, NULL);
     if (client_submit(self->client, job->service, job->id, &job->route, job->body.data,
                       job->body.len) == 0) {
         buf_free(&job->body);
@@ -206,4 +204,9 @@ int jobs_broker_connected(const jobs_t *self)
 const char *jobs_broker_instance(const jobs_t *self)
 {
     return self->conf.broker_instance;
+}
+
+const jobs_stats_t *jobs_stats(const jobs_t *self)
+{
+    return &self->stats;
 }

@@ -35,6 +35,10 @@ typedef struct {
     void (*finished)(void *owner, const uint8_t *result, size_t len); /* a Result body */
 } job_events_t;
 
+typedef struct {
+    uint64_t broker_unavailable; /* jobs answered `rejected` for want of a broker connection */
+} jobs_stats_t;
+
 jobs_t *jobs_new(loop_t *loop, void *zmq_ctx, const jobs_conf_t *conf);
 /* Pending jobs are dropped without an answer (their owners are going away too). */
 void jobs_destroy(jobs_t **self_p);
@@ -48,5 +52,6 @@ void jobs_cancel(jobs_t *self, job_t *job);
 size_t jobs_count(const jobs_t *self); /* in flight */
 int jobs_broker_connected(const jobs_t *self);
 const char *jobs_broker_instance(const jobs_t *self);
+const jobs_stats_t *jobs_stats(const jobs_t *self);
 
 #endif

@@ -18,7 +18,6 @@
 #include "../common/log.h"
 #include "gcra.h"
 #include "limiter.h"
-#include "metrics.h"
 
 #define LEASE_MS  1000
 #define BATCH_MAX 64
@@ -46,6 +45,7 @@ struct limiter {
     limiter_conf_t conf;
     store_script_t *gcra;
     uint64_t last_fallback_log;
+    limiter_stats_t stats;
 };
 
 typedef struct limit_waiter {
@@ -69,7 +69,7 @@ static long s_batch(const tenant_t *t)
  * deciding for the same tenant at the same time. */
 static int s_local(limiter_t *self, tenant_t *t, long *retry_after_ms)
 {
-    metric_inc(M.rate_fallback, NULL, NULL);
+    self->stats.fallbacks++;
     uint64_t now = clock_mono_ms();
     if (now - self->last_fallback_log > 10000) {
         self->last_fallback_log = now;
@@ -81,7 +81,7 @@ static int s_local(limiter_t *self, tenant_t *t, long *retry_after_ms)
     if (burst < 1) burst = 1;
     if (gcra_step(&t->local_tat_ms, (double)now, rate > 0 ? rate : 0.001, burst, retry_after_ms))
         return LIMIT_ALLOW;
-    metric_inc(M.rate_limited, "local", NULL);
+    self->stats.denied_local++;
     return LIMIT_DENY;
 }
 
@@ -124,7 +124,7 @@ static void s_on_lease(void *arg, redisReply *reply)
         } else {
             allowed = s_take(t);
             if (!allowed) {
-                metric_inc(M.rate_limited, "redis", NULL);
+                self->stats.denied_redis++;
                 if (r < 1) r = (long)ceil(1000.0 / t->rate);
             }
         }
@@ -185,4 +185,9 @@ void limiter_destroy(limiter_t **self_p)
 {
     free(*self_p);
     *self_p = NULL;
+}
+
+const limiter_stats_t *limiter_stats(const limiter_t *self)
+{
+    return &self->stats;
 }

@@ -235,29 +235,12 @@ static void s_teardown(fe_t *fe)
 /* The front-end's one-second snapshot in Redis (sp:metrics:mcp:{instance}), which `snakepit
  * status` shows beside the broker's and the executors'. A second connection of its own, so a
  * slow snapshot never delays records or the rate limiter. */
-static void s_snapshot_fill(void *arg, metrics_pub_t *pub)
-{
-    fe_t *fe = arg;
-    metrics_pub_field(pub, "instance", "%s", fe->instance);
-    metrics_pub_field(pub, "http", "%s", fe->http_listen);
-    metrics_pub_field(pub, "sessions", "%zu", sessions_count(fe->sessions));
-    metrics_pub_field(pub, "jobs_inflight", "%zu", jobs_count(fe->jobs));
-    metrics_pub_field(pub, "requests", "%.0f", metric_total(M.requests));
-    metrics_pub_field(pub, "tool_calls", "%.0f", metric_total(M.tool_calls));
-    metrics_pub_field(pub, "auth_failures", "%.0f", metric_total(M.auth_failures));
-    metrics_pub_field(pub, "rate_limited", "%.0f", metric_total(M.rate_limited));
-    metrics_pub_field(pub, "records_dropped", "%.0f", metric_total(M.records_dropped));
-    metrics_pub_field(pub, "broker_connected", "%d", jobs_broker_connected(fe->jobs));
-    metrics_pub_field(pub, "redis_connected", "%d", store_connected(fe->store));
-    metrics_pub_field(pub, "ts_ms", "%llu", (unsigned long long)clock_wall_ms());
-}
-
 static metrics_pub_t *s_snapshot_start(fe_t *fe, const char *redis)
 {
     char key[160], err[256];
     snprintf(key, sizeof key, "sp:metrics:mcp:%s", fe->instance);
     metrics_pub_t *pub =
-        metrics_pub_new(fe->loop, redis, key, 1000, 10, s_snapshot_fill, fe, err, sizeof err);
+        metrics_pub_new(fe->loop, redis, key, 1000, 10, fe_metrics_snapshot, fe, err, sizeof err);
     if (!pub) log_warn("event=snapshot_disabled error=\"%s\"", err);
     return pub;
 }
@@ -320,7 +303,7 @@ int main(int argc, char **argv)
     fe_t *fe = xcalloc(1, sizeof *fe);
     s_instance(fe, &conf);
     fe->http_listen = conf.http.listen[0] ? conf.http.listen : "off";
-    fe_metrics_init(FE_VERSION);
+    fe->started_s = (double)clock_wall_ms() / 1000.0;
     fe->loop = loop_new();
     void *zmq_ctx = zmq_ctx_new();
     if (!zmq_ctx) {
@@ -331,7 +314,8 @@ int main(int argc, char **argv)
     s_build(fe, &conf, &redis, zmq_ctx);
     metrics_pub_t *snapshot = s_snapshot_start(fe, conf.store.url);
     char err[512];
-    if (conf.http.listen[0] && http_start(fe, &conf.http, err, sizeof err) < 0) {
+    if (conf.http.listen[0] &&
+        http_start(fe, &conf.http, fe_metrics_render, fe, err, sizeof err) < 0) {
         log_error("event=start_failed error=\"%s\"", err);
         fprintf(stderr, "snakepit-mcp: %s\n", err);
         rc = 1;
@@ -348,7 +332,6 @@ int main(int argc, char **argv)
     log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe->sessions),
              jobs_count(fe->jobs));
     s_teardown(fe);
-    metrics_free();
     zmq_ctx_term(zmq_ctx);
     loop_destroy(&fe->loop);
     close(sfd);

@@ -10,31 +10,11 @@
 #include "../common/log.h"
 #include "limiter.h"
 #include "mcp.h"
-#include "metrics.h"
 #include "proftext.h"
 #include "prompts.h"
 #include "resources.h"
 #include "tasks.h"
 #include "tools.h"
-
-struct mcp {
-    fe_t *fe;
-    mcp_conf_t conf;
-};
-
-mcp_t *mcp_new(fe_t *fe, const mcp_conf_t *conf)
-{
-    mcp_t *self = xcalloc(1, sizeof *self);
-    self->fe = fe;
-    self->conf = *conf;
-    return self;
-}
-
-void mcp_destroy(mcp_t **self_p)
-{
-    free(*self_p);
-    *self_p = NULL;
-}
 
 static const char *const s_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
                                          NULL};
@@ -145,6 +125,63 @@ static const method_t s_methods[] = {
     {NULL, NULL, 0, 0},
 };
 
+#define N_METHODS (sizeof s_methods / sizeof s_methods[0] - 1)
+
+/* Labels counted besides the methods: a request for an unknown method, notifications,
+ * responses (we send no requests), and messages that did not parse. */
+enum { AS_OTHER, AS_INITIALIZED, AS_CANCELLED, AS_NOTIFICATION, AS_RESPONSE, AS_INVALID, AS__COUNT };
+static const char *const s_extra_labels[AS__COUNT] = {
+    "other", "notifications/initialized", "notifications/cancelled", "notification", "response",
+    "invalid"};
+
+static const double s_duration_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                           0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5,
+                                           5,      10,      30,     60,    120,    300};
+static const double s_overhead_bounds[] = {0.00005, 0.0001, 0.00015, 0.0002,  0.00025,
+                                           0.0003,  0.0004, 0.0005,  0.00075, 0.001,
+                                           0.002,   0.005,  0.01,    0.05};
+
+struct mcp {
+    fe_t *fe;
+    mcp_conf_t conf;
+    call_stats_t stats[N_METHODS + AS__COUNT]; /* each method's, then the extra labels' */
+    mcp_stats_t view;
+};
+
+mcp_t *mcp_new(fe_t *fe, const mcp_conf_t *conf)
+{
+    mcp_t *self = xcalloc(1, sizeof *self);
+    self->fe = fe;
+    self->conf = *conf;
+    for (size_t i = 0; i < N_METHODS + AS__COUNT; i++) {
+        call_stats_t *st = &self->stats[i];
+        st->label = i < N_METHODS ? s_methods[i].name : s_extra_labels[i - N_METHODS];
+        prom_hist_init(&st->seconds, s_duration_bounds,
+                       sizeof s_duration_bounds / sizeof s_duration_bounds[0]);
+        prom_hist_init(&st->overhead, s_overhead_bounds,
+                       sizeof s_overhead_bounds / sizeof s_overhead_bounds[0]);
+    }
+    self->view.labels = self->stats;
+    self->view.n_labels = N_METHODS + AS__COUNT;
+    return self;
+}
+
+void mcp_destroy(mcp_t **self_p)
+{
+    free(*self_p);
+    *self_p = NULL;
+}
+
+const mcp_stats_t *mcp_stats(const mcp_t *self)
+{
+    return &self->view;
+}
+
+static call_stats_t *s_extra(mcp_t *self, int which)
+{
+    return &self->stats[N_METHODS + (size_t)which];
+}
+
 static const method_t *s_find_method(const char *name)
 {
     for (const method_t *m = s_methods; m->name; m++)
@@ -154,11 +191,10 @@ static const method_t *s_find_method(const char *name)
 
 static void s_notification(mcp_t *self, session_t *s, rpc_msg_t *m)
 {
-    (void)self;
-    const char *label = "notification";
+    int as = AS_NOTIFICATION;
     if (strcmp(m->method, "notifications/initialized") == 0) {
         s->initialized = 1;
-        label = m->method;
+        as = AS_INITIALIZED;
     } else if (strcmp(m->method, "notifications/cancelled") == 0) {
         json_t *rid = m->params ? json_object_get(m->params, "requestId") : NULL;
         call_t *c = rid ? call_find(s, rid) : NULL;
@@ -167,9 +203,9 @@ static void s_notification(mcp_t *self, session_t *s, rpc_msg_t *m)
             const char *why = json_string_value(json_object_get(m->params, "reason"));
             call_cancel(c, why ? why : "client cancelled");
         }
-        label = m->method;
+        as = AS_CANCELLED;
     }
-    metric_inc(M.requests, label, "ok");
+    s_extra(self, as)->outcomes[OUTCOME_OK]++;
 }
 
 static void s_limit_done(void *arg, int allowed, long retry_after_ms)
@@ -226,11 +262,12 @@ call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, call_emit_fn *emit, 
         return NULL;
     }
     if (m->kind == RPC_RESPONSE) { /* we send no requests; a stray answer is dropped */
-        metric_inc(M.requests, "response", "ignored");
+        s_extra(self, AS_RESPONSE)->outcomes[OUTCOME_IGNORED]++;
         return NULL;
     }
     const method_t *meth = s_find_method(m->method);
-    call_t *c = call_new(self->fe, s, m, meth ? meth->name : "other", emit, emit_ctx);
+    call_stats_t *stats = meth ? &self->stats[meth - s_methods] : s_extra(self, AS_OTHER);
+    call_t *c = call_new(self->fe, s, m, stats, emit, emit_ctx);
     call_hold(c); /* so that c can be returned if the handler did not answer it */
     s_dispatch(self, c, meth);
     call_t *pending = call_alive(c) ? c : NULL;
@@ -241,9 +278,11 @@ call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, call_emit_fn *emit, 
 void mcp_reject(mcp_t *self, const rpc_msg_t *m, const char *transport, call_emit_fn *emit,
                 void *emit_ctx)
 {
-    (void)self;
-    metric_inc(M.rejections, m->code == RPC_PARSE_ERROR ? "parse_error" : "invalid_request", NULL);
-    metric_inc(M.requests, "invalid", "error");
+    if (m->code == RPC_PARSE_ERROR)
+        self->view.parse_errors++;
+    else
+        self->view.invalid_requests++;
+    s_extra(self, AS_INVALID)->outcomes[OUTCOME_ERROR]++;
     char q[200];
     log_info("event=message_rejected transport=%s code=%d why=%s", transport, m->code,
              log_quote(q, sizeof q, m->why));

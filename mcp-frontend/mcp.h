@@ -20,9 +20,17 @@ typedef struct {
     long max_inflight_session; /* requests in flight per session */
 } mcp_conf_t;
 
+typedef struct {
+    const call_stats_t *labels; /* each method's requests, then other, notifications, ... */
+    size_t n_labels;
+    uint64_t parse_errors;     /* messages that were not JSON */
+    uint64_t invalid_requests; /* JSON, but not a JSON-RPC message we take */
+} mcp_stats_t;
+
 /* fe: the parts the method handlers reach through their calls. */
 mcp_t *mcp_new(fe_t *fe, const mcp_conf_t *conf);
 void mcp_destroy(mcp_t **self_p);
+const mcp_stats_t *mcp_stats(const mcp_t *self);
 
 int mcp_version_supported(const char *v);
 

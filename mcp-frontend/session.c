@@ -12,7 +12,6 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
-#include "metrics.h"
 #include "session.h"
 
 #define SESSION_BUCKETS 4096
@@ -23,6 +22,7 @@ struct sessions {
     session_end_calls_fn *end_calls; /* the owner's hook: cancel a closing session's calls */
     session_t *buckets[SESSION_BUCKETS];
     size_t n;
+    sessions_stats_t stats;
     uint64_t sweep_timer;
 };
 
@@ -45,7 +45,7 @@ static void s_unlink(sessions_t *self, session_t *s)
             *pp = s->next;
             self->n--;
             s->tenant->sessions--;
-            metric_add(M.sessions, -1, transport_name(s->transport), NULL);
+            self->stats.open[s->transport]--;
             return;
         }
 }
@@ -125,8 +125,8 @@ session_t *session_new(sessions_t *self, transport_t transport, tenant_t *tenant
     self->buckets[h] = s;
     self->n++;
     tenant->sessions++;
-    metric_add(M.sessions, 1, transport_name(transport), NULL);
-    metric_inc(M.sessions_opened, transport_name(transport), NULL);
+    self->stats.open[transport]++;
+    self->stats.opened[transport]++;
     return s;
 }
 
@@ -175,6 +175,11 @@ void session_release(session_t *s)
 size_t sessions_count(const sessions_t *self)
 {
     return self->n;
+}
+
+const sessions_stats_t *sessions_stats(const sessions_t *self)
+{
+    return &self->stats;
 }
 
 void session_notify(session_t *s, json_t *msg)

@@ -63,6 +63,11 @@ struct session {
 };
 
 typedef struct {
+    long open[TRANSPORT__COUNT];       /* now */
+    uint64_t opened[TRANSPORT__COUNT]; /* ever */
+} sessions_stats_t;
+
+typedef struct {
     long max_sessions;   /* open HTTP sessions at most */
     long max_per_tenant; /* one tenant cannot take every session */
     long idle_s;         /* an HTTP session idle this long is closed */
@@ -81,6 +86,7 @@ void session_close(session_t *s); /* ends it: in-flight calls are cancelled */
 void session_hold(session_t *s);
 void session_release(session_t *s);
 size_t sessions_count(const sessions_t *self);
+const sessions_stats_t *sessions_stats(const sessions_t *self);
 const char *transport_name(transport_t t);
 /* Sends a message not tied to a request (dropped when the session has no sink). Steals msg. */
 void session_notify(session_t *s, json_t *msg);

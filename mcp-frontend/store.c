@@ -16,7 +16,6 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
-#include "metrics.h"
 #include "../common/redis_loop.h"
 #include "store.h"
 
@@ -62,6 +61,7 @@ struct store {
     uint64_t retry_at_ms; /* next reconnect attempt */
     long backoff_ms;
     int closing; /* inside redisAsyncFree: send nothing */
+    store_stats_t stats;
 };
 
 static void s_connect(store_t *self);
@@ -116,7 +116,7 @@ static void s_on_connect(const redisAsyncContext *ac, int status)
     store_t *self = ac->data;
     if (status != REDIS_OK) {
         log_warn("event=redis_connect_failed error=\"%s\"", ac->errstr);
-        metric_inc(M.redis_errors, "connect", NULL);
+        self->stats.errors[STORE_OP_CONNECT]++;
         s_lost(self);
         return;
     }
@@ -133,7 +133,7 @@ static void s_on_disconnect(const redisAsyncContext *ac, int status)
     store_t *self = ac->data;
     if (status != REDIS_OK) {
         log_warn("event=redis_disconnected error=\"%s\"", ac->errstr);
-        metric_inc(M.redis_errors, "disconnect", NULL);
+        self->stats.errors[STORE_OP_DISCONNECT]++;
     }
     s_lost(self);
 }
@@ -146,7 +146,7 @@ static void s_connect(store_t *self)
                                               : redisAsyncConnect(self->url.host, self->url.port);
     if (!ac || ac->err) {
         log_warn("event=redis_connect_failed error=\"%s\"", ac ? ac->errstr : "out of memory");
-        metric_inc(M.redis_errors, "connect", NULL);
+        self->stats.errors[STORE_OP_CONNECT]++;
         if (ac) redisAsyncFree(ac);
         s_schedule_reconnect(self);
         return;
@@ -182,7 +182,7 @@ static void s_on_timer(loop_t *loop, void *arg)
     if (self->sent_n && now - self->sent[self->sent_head] > (uint64_t)self->conf.timeout_ms) {
         log_warn("event=redis_timeout waited_ms=%llu unanswered=%zu",
                  (unsigned long long)(now - self->sent[self->sent_head]), self->sent_n);
-        metric_inc(M.redis_errors, "timeout", NULL);
+        self->stats.errors[STORE_OP_TIMEOUT]++;
         /* every pending callback is called with NULL, then the disconnect callback; no new
          * command may be sent on the dying context meanwhile */
         self->closing = 1;
@@ -244,6 +244,20 @@ int store_connected(const store_t *self)
     return self && self->connected;
 }
 
+const store_stats_t *store_stats(const store_t *self)
+{
+    return &self->stats;
+}
+
+const char *store_op_name(store_op_t op)
+{
+    static const char *const names[STORE_OP__COUNT] = {
+        [STORE_OP_CONNECT] = "connect", [STORE_OP_DISCONNECT] = "disconnect",
+        [STORE_OP_TIMEOUT] = "timeout", [STORE_OP_QUERY] = "query",
+        [STORE_OP_WRITE] = "write"};
+    return names[op];
+}
+
 /* ---- commands */
 
 static void s_op_free(op_t *op)
@@ -288,9 +302,9 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
         reply = NULL;
     }
     if (!reply)
-        metric_inc(M.redis_errors, op->write ? "write" : "query", NULL);
+        self->stats.errors[op->write ? STORE_OP_WRITE : STORE_OP_QUERY]++;
     else if (reply->type == REDIS_REPLY_ERROR) {
-        metric_inc(M.redis_errors, op->write ? "write" : "query", NULL);
+        self->stats.errors[op->write ? STORE_OP_WRITE : STORE_OP_QUERY]++;
         log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
     }
     if (op->fn) op->fn(op->arg, reply);
@@ -350,7 +364,7 @@ static void s_enqueue(store_t *self, char *cmd, size_t len)
 {
     if (self->queue_n >= self->conf.buffer_commands ||
         self->queue_bytes + (long)len > self->conf.buffer_commands * BUFFER_BYTES_PER_COMMAND) {
-        metric_inc(M.records_dropped, NULL, NULL);
+        self->stats.writes_dropped++;
         static uint64_t last_log;
         uint64_t now = clock_mono_ms();
         if (now - last_log > 5000) {

@@ -14,11 +14,26 @@
 #define SP_FE_STORE_H
 #include <hiredis/hiredis.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../common/loop.h"
 #include "../common/redis_url.h"
 
 typedef struct store store_t;
+
+typedef enum {
+    STORE_OP_CONNECT,
+    STORE_OP_DISCONNECT,
+    STORE_OP_TIMEOUT,
+    STORE_OP_QUERY,
+    STORE_OP_WRITE,
+    STORE_OP__COUNT
+} store_op_t;
+
+typedef struct {
+    uint64_t errors[STORE_OP__COUNT]; /* failed or unsendable commands, by what failed */
+    uint64_t writes_dropped;          /* writes the full buffer could not keep */
+} store_stats_t;
 
 typedef struct {
     char url[512];        /* redis://[user:pass@]host:port[/db] or unix:///path */
@@ -34,6 +49,8 @@ typedef void(store_reply_fn)(void *arg, redisReply *reply);
 store_t *store_new(loop_t *loop, const redis_url_t *url, const store_conf_t *conf);
 void store_destroy(store_t **self_p);
 int store_connected(const store_t *self);
+const store_stats_t *store_stats(const store_t *self);
+const char *store_op_name(store_op_t op);
 
 int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
                 const size_t *argvlen);

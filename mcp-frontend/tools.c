@@ -7,7 +7,6 @@
 
 #include "../common/buf.h"
 #include "fe.h"
-#include "metrics.h"
 #include "page.h"
 #include "proftext.h"
 #include "tools.h"
@@ -17,6 +16,7 @@ struct tools {
     const tool_t **rows; /* in tools/list order */
     size_t n;
     json_t *defs; /* the published Tool objects, parallel to rows */
+    tools_stats_t stats;
 };
 
 static const struct {
@@ -141,6 +141,11 @@ void tools_add(tools_t *self, const tool_t *table)
     }
 }
 
+const tools_stats_t *tools_stats(const tools_t *self)
+{
+    return &self->stats;
+}
+
 /* ---- calls */
 
 int tool_bad(call_t *c, const char *fmt, ...)
@@ -150,7 +155,7 @@ int tool_bad(call_t *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    metric_inc(M.rejections, "invalid_params", NULL);
+    c->fe->tools->stats.invalid_args++;
     call_error(c, RPC_INVALID_PARAMS, msg, NULL);
     return -1;
 }
@@ -230,7 +235,7 @@ void tools_call(call_t *c)
     }
     const tool_t *t = s_find(self, name);
     if (!t) {
-        metric_inc(M.tool_calls, "unknown", "rejected");
+        self->stats.unknown_tools++;
         tool_bad(c, "unknown tool: %.64s", name);
         return;
     }

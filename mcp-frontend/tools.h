@@ -11,6 +11,7 @@
 #ifndef SP_FE_TOOLS_H
 #define SP_FE_TOOLS_H
 #include <jansson.h>
+#include <stdint.h>
 
 #include "call.h"
 
@@ -60,11 +61,17 @@ typedef struct {
 
 typedef struct tools tools_t;
 
+typedef struct {
+    uint64_t invalid_args;  /* calls refused -32602 before or by their handler */
+    uint64_t unknown_tools; /* calls of a name no row has */
+} tools_stats_t;
+
 tools_t *tools_new(long page_size);
 void tools_destroy(tools_t **self_p);
 /* Publishes the rows of table, after those added before. A malformed schema in a row is a
  * programming error and aborts. */
 void tools_add(tools_t *self, const tool_t *table);
+const tools_stats_t *tools_stats(const tools_t *self);
 
 /* The methods (mcp.c's table). */
 void tools_list(call_t *c);
