@@ -12,8 +12,8 @@
 
 #include "../common/buf.h"
 #include "../common/log.h"
-#include "exchange.h"
-#include "http.h"
+#include "exchange_mcp.h"
+#include "mcp.h"
 #include "origin.h"
 #include "tenants.h"
 

@@ -23,9 +23,100 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "exchange.h"
+#include "exchange_mcp.h"
 #include "execution.h"
 #include "http.h"
+#include "jobs.h"
+#include "session.h"
+#include "store.h"
 #include "tenants.h"
+
+/* ---- routes: the MCP endpoint, and the small ones a probe or a scraper asks for */
+
+static enum MHD_Result s_healthz(exchange_t *ex)
+{
+    fe_t *fe = ex->http->fe;
+    char *text;
+    int n = asprintf(&text,
+                     "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
+                     "\"redis_connected\":%s,\"sessions\":%zu,\"jobs_in_flight\":%zu}",
+                     FE_VERSION, jobs_broker_connected(fe->jobs) ? "true" : "false",
+                     store_connected(fe->store) ? "true" : "false", sessions_count(fe->sessions),
+                     jobs_count(fe->jobs));
+    if (n < 0) return MHD_NO;
+    return exchange_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
+}
+
+/* Ready to serve jobs: the broker and Redis both connected (a Kubernetes readiness probe;
+ * /healthz stays 200 while the process lives). */
+static enum MHD_Result s_readyz(exchange_t *ex)
+{
+    fe_t *fe = ex->http->fe;
+    int broker = jobs_broker_connected(fe->jobs), redis = store_connected(fe->store);
+    char *text;
+    int n = asprintf(&text, "{\"ready\":%s,\"broker_connected\":%s,\"redis_connected\":%s}",
+                     broker && redis ? "true" : "false", broker ? "true" : "false",
+                     redis ? "true" : "false");
+    if (n < 0) return MHD_NO;
+    return exchange_queue_text(ex, broker && redis ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+                               "application/json", text, (size_t)n);
+}
+
+static enum MHD_Result s_metrics(exchange_t *ex)
+{
+    buf_t b;
+    buf_init(&b);
+    ex->http->render(ex->http->render_arg, &b);
+    size_t len;
+    char *text = buf_steal(&b, &len);
+    return exchange_queue_text(ex, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text,
+                               len);
+}
+
+static int s_is_get(const char *method)
+{
+    return !strcmp(method, "GET") || !strcmp(method, "HEAD");
+}
+
+/* MHD's access handler: called when the request begins, for each chunk of its body, once it
+ * is all in, and again whenever a suspended connection is resumed (an answer is parked). */
+static enum MHD_Result s_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                const char *method, const char *version, const char *upload_data,
+                                size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    exchange_t *ex = *con_cls;
+    if (!ex) {
+        *con_cls = ex = exchange_new(cls, conn, method);
+        if (!strcmp(url, "/healthz") && s_is_get(method)) return s_healthz(ex);
+        if (!strcmp(url, "/readyz") && s_is_get(method)) return s_readyz(ex);
+        if (!strcmp(url, "/metrics") && s_is_get(method)) return s_metrics(ex);
+        return exchange_mcp(ex, url);
+    }
+    switch (ex->state) {
+    case EX_BODY:
+        if (*upload_data_size) {
+            exchange_take_body(ex, upload_data, *upload_data_size);
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+        return exchange_mcp(ex, url);
+    case EX_READY:
+        if (ex->sse) {
+            ex->state = EX_STREAMING;
+            return exchange_start_sse(ex);
+        }
+        return exchange_queue_parked(ex);
+    case EX_AUTH:
+    case EX_CALL:
+        return exchange_mcp(ex, url);
+    case EX_STREAMING:
+    case EX_DONE:
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    return MHD_NO;
+}
 
 /* ---- the daemon in the loop */
 
@@ -193,7 +284,7 @@ int http_start(fe_t *fe, const http_conf_t *conf, metrics_render_fn *render, voi
     fe->http = self;
     if (tls)
         self->daemon = MHD_start_daemon(
-            flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log,
+            flags, port, NULL, NULL, s_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log,
             self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
             exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_LIMIT,
@@ -201,7 +292,7 @@ int http_start(fe_t *fe, const http_conf_t *conf, metrics_render_fn *render, voi
             MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
     else
         self->daemon = MHD_start_daemon(
-            flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log,
+            flags, port, NULL, NULL, s_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log,
             self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
             exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_LIMIT,
@@ -252,38 +343,4 @@ void http_stop(fe_t *fe)
 const http_stats_t *http_stats(const http_t *self)
 {
     return self ? &self->stats : NULL;
-}
-
-const char *http_refusal_name(http_refusal_t reason)
-{
-    static const char *const names[HTTP_REFUSED__COUNT] = {
-        [HTTP_REFUSED_NOT_FOUND] = "not_found",
-        [HTTP_REFUSED_BAD_HOST] = "bad_host",
-        [HTTP_REFUSED_BAD_ORIGIN] = "bad_origin",
-        [HTTP_REFUSED_HTTP_METHOD] = "http_method",
-        [HTTP_REFUSED_NOT_ACCEPTABLE] = "not_acceptable",
-        [HTTP_REFUSED_CONTENT_TYPE] = "content_type",
-        [HTTP_REFUSED_BODY_TOO_LARGE] = "body_too_large",
-        [HTTP_REFUSED_BAD_PROTOCOL_VERSION] = "bad_protocol_version",
-        [HTTP_REFUSED_UNAUTHORIZED] = "unauthorized",
-        [HTTP_REFUSED_AUTH_UNAVAILABLE] = "auth_unavailable",
-        [HTTP_REFUSED_TOO_MANY_SESSIONS] = "too_many_sessions",
-        [HTTP_REFUSED_SESSION_FAILED] = "session_failed",
-        [HTTP_REFUSED_MISSING_SESSION] = "missing_session",
-        [HTTP_REFUSED_UNKNOWN_SESSION] = "unknown_session",
-        [HTTP_REFUSED_STREAM_EXISTS] = "stream_exists",
-        [HTTP_REFUSED_SSE_BACKLOG] = "sse_backlog",
-    };
-    return names[reason];
-}
-
-const char *auth_failure_name(auth_failure_t reason)
-{
-    static const char *const names[AUTH_FAILED__COUNT] = {
-        [AUTH_FAILED_MISSING] = "missing",
-        [AUTH_FAILED_MALFORMED] = "malformed",
-        [AUTH_FAILED_INVALID] = "invalid",
-        [AUTH_FAILED_UNAVAILABLE] = "redis_unavailable",
-    };
-    return names[reason];
 }

@@ -14,58 +14,8 @@
 #include <stdint.h>
 
 #include "../common/metrics_http.h"
+#include "exchange.h" /* the transport's settings and counters */
 #include "fe.h"
-
-typedef struct http http_t;
-
-/* Requests refused before they reached MCP, by reason (snakepit_mcp_rejections_total). */
-typedef enum {
-    HTTP_REFUSED_NOT_FOUND,
-    HTTP_REFUSED_BAD_HOST,
-    HTTP_REFUSED_BAD_ORIGIN,
-    HTTP_REFUSED_HTTP_METHOD,
-    HTTP_REFUSED_NOT_ACCEPTABLE,
-    HTTP_REFUSED_CONTENT_TYPE,
-    HTTP_REFUSED_BODY_TOO_LARGE,
-    HTTP_REFUSED_BAD_PROTOCOL_VERSION,
-    HTTP_REFUSED_UNAUTHORIZED,
-    HTTP_REFUSED_AUTH_UNAVAILABLE,
-    HTTP_REFUSED_TOO_MANY_SESSIONS,
-    HTTP_REFUSED_SESSION_FAILED,
-    HTTP_REFUSED_MISSING_SESSION,
-    HTTP_REFUSED_UNKNOWN_SESSION,
-    HTTP_REFUSED_STREAM_EXISTS,
-    HTTP_REFUSED_SSE_BACKLOG, /* a client stopped reading its stream: it was ended */
-    HTTP_REFUSED__COUNT
-} http_refusal_t;
-
-typedef enum {
-    AUTH_FAILED_MISSING,
-    AUTH_FAILED_MALFORMED,
-    AUTH_FAILED_INVALID,
-    AUTH_FAILED_UNAVAILABLE, /* Redis could not say: fail closed */
-    AUTH_FAILED__COUNT
-} auth_failure_t;
-
-#define HTTP_STATUS_MAX 600
-
-typedef struct {
-    uint64_t responses[HTTP_STATUS_MAX]; /* by status code */
-    uint64_t refused[HTTP_REFUSED__COUNT];
-    uint64_t auth_failures[AUTH_FAILED__COUNT];
-} http_stats_t;
-
-typedef struct {
-    char listen[128];        /* HOST:PORT */
-    long max_body;           /* bytes of one request body */
-    char allow_origin[1024]; /* comma list; empty = loopback origins only; * = any */
-    char allow_host[1024];   /* comma list of Host values accepted besides loopback names */
-    char tls_cert[512];      /* PEM files: HTTPS when both are given */
-    char tls_key[512];
-    int allow_remote;          /* plain HTTP on a non-loopback address (behind a TLS proxy) */
-    char anonymous_tenant[65]; /* requests without a key run as this tenant (loopback only) */
-    long sse_keepalive_s;      /* comment lines on idle SSE streams */
-} http_conf_t;
 
 /* Listens, serves on fe's parts, and subscribes to the end of executions (its answers are
  * written at once). 0, or -1 with the reason in err (bad address, port in use, TLS files). */
@@ -73,7 +23,6 @@ int http_start(fe_t *fe, const http_conf_t *conf, metrics_render_fn *render, voi
                char *err, size_t errlen);
 void http_stop(fe_t *fe);
 const http_stats_t *http_stats(const http_t *self); /* NULL when self is (no --http) */
-const char *http_refusal_name(http_refusal_t reason);
-const char *auth_failure_name(auth_failure_t reason);
+
 
 #endif

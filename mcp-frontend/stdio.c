@@ -13,7 +13,6 @@
 #include "../common/buf.h"
 #include "../common/log.h"
 #include "mcp.h"
-#include "metrics.h"
 #include "stdio.h"
 
 #define EOF_GRACE_MS 3000

@@ -9,7 +9,6 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "../proto/wire.h"
-#include "metrics.h"
 #include "../common/sha256.h"
 #include "tenants.h"
 
