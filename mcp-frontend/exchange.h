@@ -77,6 +77,7 @@ struct http {
     int epoll_fd;
     int loopback; /* bound to a loopback address */
     int kick;     /* a connection was resumed: run MHD before waiting */
+    int running;  /* inside MHD_run: its callbacks must not run it again */
     uint64_t keepalive_timer;
     exchange_t *all; /* every exchange alive (shutdown must resume them) */
 };

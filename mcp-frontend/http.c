@@ -122,11 +122,20 @@ static enum MHD_Result s_access(void *cls, struct MHD_Connection *conn, const ch
 
 static void s_on_execution_end(void *arg, const execution_end_t *end);
 
+/* MHD_run, unless MHD is running already: an execution can end inside one of its
+ * callbacks (a cancelled job that never reached the broker), and MHD is not reentrant. */
+static void s_run(http_t *self)
+{
+    if (self->running) return;
+    self->running = 1;
+    MHD_run(self->daemon);
+    self->running = 0;
+}
+
 static void s_on_epoll(loop_t *loop, short revents, void *arg)
 {
     (void)loop, (void)revents;
-    http_t *self = arg;
-    MHD_run(self->daemon);
+    s_run(arg);
 }
 
 /* Before each wait: run MHD while it has work it knows of without an fd event (a resumed
@@ -141,12 +150,12 @@ static long s_prepare(loop_t *loop, void *arg)
     for (int round = 0; round < 16; round++) {
         if (self->kick) {
             self->kick = 0;
-            MHD_run(self->daemon);
+            s_run(self);
         }
         MHD_UNSIGNED_LONG_LONG t;
         if (MHD_get_timeout(self->daemon, &t) != MHD_YES) return self->kick ? 0 : -1;
         if (t > 0 && !self->kick) return t > 60000 ? 60000 : (long)t;
-        MHD_run(self->daemon);
+        s_run(self);
     }
     return 0;
 }
@@ -322,9 +331,9 @@ static void s_on_execution_end(void *arg, const execution_end_t *end)
 {
     (void)end;
     http_t *self = ((fe_t *)arg)->http; /* NULL once stopped */
-    if (!self || !self->daemon || !self->kick) return;
+    if (!self || !self->daemon || !self->kick || self->running) return; /* prepare will */
     self->kick = 0;
-    MHD_run(self->daemon);
+    s_run(self);
 }
 
 void http_stop(fe_t *fe)
