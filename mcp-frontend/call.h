@@ -21,7 +21,13 @@
 
 struct fe; /* fe.h: the process's parts, which handlers reach through the call */
 
-typedef enum { OUTCOME_OK, OUTCOME_ERROR, OUTCOME_CANCELLED, OUTCOME_IGNORED, OUTCOME__COUNT } outcome_t;
+typedef enum {
+    OUTCOME_OK,
+    OUTCOME_ERROR,
+    OUTCOME_CANCELLED,
+    OUTCOME_IGNORED,
+    OUTCOME__COUNT
+} outcome_t;
 
 /* What is counted of the requests of one method (mcp.c keeps one per method). */
 typedef struct {
@@ -38,13 +44,13 @@ typedef void(call_cancel_fn)(void *arg, call_t *c);
 
 struct call {
     struct fe *fe;
-    session_t *session; /* held */
-    tenant_t *tenant;   /* the session's */
-    json_t *msg;        /* the request (owned reference) */
-    json_t *id;         /* borrowed from msg */
-    const char *method; /* borrowed from msg */
+    session_t *session;  /* held */
+    tenant_t *tenant;    /* the session's */
+    json_t *msg;         /* the request (owned reference) */
+    json_t *id;          /* borrowed from msg */
+    const char *method;  /* borrowed from msg */
     call_stats_t *stats; /* its method's, where it is counted when it ends */
-    json_t *params;     /* borrowed from msg, never NULL (an empty object at worst) */
+    json_t *params;      /* borrowed from msg, never NULL (an empty object at worst) */
     json_t *progress_token;
     double progress; /* last value sent: each notification must increase it */
     uint64_t start_us;

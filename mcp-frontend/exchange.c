@@ -93,7 +93,7 @@ enum MHD_Result exchange_queue_parked(exchange_t *ex)
     char *text = ex->answer;
     ex->answer = NULL;
     return exchange_queue_text(ex, ex->status, text ? "application/json" : NULL, text,
-                        text ? ex->answer_len : 0);
+                               text ? ex->answer_len : 0);
 }
 
 enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
@@ -103,8 +103,8 @@ enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, http_
     const char *ua = MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, "User-Agent");
     char q[200], uq[100];
     log_info("event=http_refused status=%u reason=%s message=%s agent=%s", status,
-             http_refusal_name(reason),
-             log_quote(q, sizeof q, message), log_quote(uq, sizeof uq, ua ? ua : ""));
+             http_refusal_name(reason), log_quote(q, sizeof q, message),
+             log_quote(uq, sizeof uq, ua ? ua : ""));
     json_t *msg = rpc_error(NULL, code, message, NULL);
     enum MHD_Result rc = exchange_queue_json(ex, status, msg);
     json_decref(msg);

@@ -66,7 +66,6 @@ typedef struct {
     long sse_keepalive_s;      /* comment lines on idle SSE streams */
 } http_conf_t;
 
-
 struct http {
     fe_t *fe;
     http_conf_t conf;

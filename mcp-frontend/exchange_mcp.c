@@ -185,16 +185,17 @@ static int s_auth_start(exchange_t *ex, enum MHD_Result *rc)
         }
         s_audit_auth_failure(ex, AUTH_FAILED_MISSING);
         ex->www_authenticate = 1;
-        *rc = exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, HTTP_REFUSED_UNAUTHORIZED,
+        *rc = exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST,
+                              HTTP_REFUSED_UNAUTHORIZED,
                               "unauthorized: send Authorization: Bearer <API key>");
         return -1;
     }
     if (strncasecmp(auth, "Bearer ", 7) != 0 || !auth[7] || strlen(auth + 7) > 512) {
         s_audit_auth_failure(ex, AUTH_FAILED_MALFORMED);
         ex->www_authenticate = 1;
-        *rc =
-            exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, HTTP_REFUSED_UNAUTHORIZED,
-                            "unauthorized: the Authorization header must be \"Bearer <API key>\"");
+        *rc = exchange_refuse(
+            ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, HTTP_REFUSED_UNAUTHORIZED,
+            "unauthorized: the Authorization header must be \"Bearer <API key>\"");
         return -1;
     }
     const char *key = auth + 7;
@@ -222,8 +223,8 @@ static enum MHD_Result s_auth_result(exchange_t *ex)
     if (ex->status == 401) {
         s_audit_auth_failure(ex, AUTH_FAILED_INVALID);
         ex->www_authenticate = 1;
-        return exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, HTTP_REFUSED_UNAUTHORIZED,
-                               "unauthorized: unknown API key");
+        return exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST,
+                               HTTP_REFUSED_UNAUTHORIZED, "unauthorized: unknown API key");
     }
     s_audit_auth_failure(ex, AUTH_FAILED_UNAVAILABLE);
     ex->retry_after_s = 2;
@@ -296,7 +297,8 @@ static enum MHD_Result s_post(exchange_t *ex)
     fe_t *fe = ex->http->fe;
     if (ex->too_big) {
         char msg[128];
-        snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)", ex->http->conf.max_body);
+        snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)",
+                 ex->http->conf.max_body);
         return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
                                HTTP_REFUSED_BODY_TOO_LARGE, msg);
     }
@@ -330,7 +332,8 @@ static enum MHD_Result s_post(exchange_t *ex)
 static enum MHD_Result s_get(exchange_t *ex)
 {
     if (ex->session->notify) /* one stream per session: the spec lets us refuse a second */
-        return exchange_refuse(ex, MHD_HTTP_CONFLICT, RPC_INVALID_REQUEST, HTTP_REFUSED_STREAM_EXISTS,
+        return exchange_refuse(ex, MHD_HTTP_CONFLICT, RPC_INVALID_REQUEST,
+                               HTTP_REFUSED_STREAM_EXISTS,
                                "conflict: this session already has an open GET stream");
     ex->get_stream = 1;
     ex->sse = 1;

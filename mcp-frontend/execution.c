@@ -141,8 +141,7 @@ static void s_on_record_late(loop_t *loop, void *arg)
 {
     (void)loop;
     execution_t *ex = arg;
-    log_warn("event=record_slow job=%s waited_ms=%ld", ex->id_str,
-             ex->owner->conf.record_wait_ms);
+    log_warn("event=record_slow job=%s waited_ms=%ld", ex->id_str, ex->owner->conf.record_wait_ms);
     ex->owner->stats.unconfirmed[UNCONFIRMED_SLOW]++;
     s_conclude(ex); /* the write is on its way; the answer goes without it */
 }
@@ -228,8 +227,8 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
     s_count(self, ex->opts.tool, ex->res.status);
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
-        if (record_finished(self->records, &about, &ex->res, ex->call_result,
-                            s_on_record_landed, ex)) {
+        if (record_finished(self->records, &about, &ex->res, ex->call_result, s_on_record_landed,
+                            ex)) {
             ex->refs++; /* for s_on_record_landed */
             if (self->conf.record_wait_ms > 0) {
                 ex->record_timer = loop_timer_add(self->loop, (uint64_t)self->conf.record_wait_ms,
@@ -354,8 +353,7 @@ static void s_drop(void *arg, const uint8_t *id, void *value)
 {
     (void)arg, (void)id;
     execution_t *ex = value;
-    if (ex->record_timer && !ex->concluded)
-        loop_timer_cancel(ex->owner->loop, ex->record_timer);
+    if (ex->record_timer && !ex->concluded) loop_timer_cancel(ex->owner->loop, ex->record_timer);
     ex->refs = 1;
     s_unref(ex);
 }
@@ -385,8 +383,8 @@ const executions_stats_t *executions_stats(const executions_t *self)
 
 const char *unconfirmed_name(unconfirmed_t why)
 {
-    static const char *const names[UNCONFIRMED__COUNT] = {
-        [UNCONFIRMED_BUFFERED] = "buffered", [UNCONFIRMED_SLOW] = "slow",
-        [UNCONFIRMED_FAILED] = "failed"};
+    static const char *const names[UNCONFIRMED__COUNT] = {[UNCONFIRMED_BUFFERED] = "buffered",
+                                                          [UNCONFIRMED_SLOW] = "slow",
+                                                          [UNCONFIRMED_FAILED] = "failed"};
     return names[why];
 }

@@ -27,16 +27,16 @@ typedef struct execution execution_t;
 typedef json_t *(execution_render_fn)(const char *id, const result_t *res);
 
 typedef struct {
-    const char *tool;            /* the tool's name, for records, logs and metrics */
+    const char *tool; /* the tool's name, for records, logs and metrics */
     execution_render_fn *render;
-    int record;                  /* write sp:exec and usage (executions, not validations) */
-    int task;                    /* task-augmented: answer at once with the task */
-    long task_ttl_ms;            /* asked for; -1 or beyond the record's lifetime: that */
+    int record;       /* write sp:exec and usage (executions, not validations) */
+    int task;         /* task-augmented: answer at once with the task */
+    long task_ttl_ms; /* asked for; -1 or beyond the record's lifetime: that */
 } execution_opts_t;
 
 /* What the end hook hears: the execution's last state, valid while the hook runs. */
 typedef struct {
-    const char *id;   /* execution id, which is also the task id */
+    const char *id;     /* execution id, which is also the task id */
     session_t *session; /* that started it */
     tenant_t *tenant;
     status_t status;

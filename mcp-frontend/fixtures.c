@@ -35,15 +35,15 @@ static void s_simple_text(call_t *c, json_t *args, const tool_task_t *task)
 static void s_image_content(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)args, (void)task;
-    s_reply_content(c, json_pack("[{s:s,s:s,s:s}]", "type", "image", "data", s_png, "mimeType",
-                                 "image/png"));
+    s_reply_content(
+        c, json_pack("[{s:s,s:s,s:s}]", "type", "image", "data", s_png, "mimeType", "image/png"));
 }
 
 static void s_audio_content(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)args, (void)task;
-    s_reply_content(c, json_pack("[{s:s,s:s,s:s}]", "type", "audio", "data", s_wav, "mimeType",
-                                 "audio/wav"));
+    s_reply_content(
+        c, json_pack("[{s:s,s:s,s:s}]", "type", "audio", "data", s_wav, "mimeType", "audio/wav"));
 }
 
 static void s_embedded_resource(call_t *c, json_t *args, const tool_task_t *task)
@@ -57,10 +57,10 @@ static void s_embedded_resource(call_t *c, json_t *args, const tool_task_t *task
 static void s_multiple_content(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)args, (void)task;
-    s_reply_content(c, json_pack("[{s:s,s:s},{s:s,s:s,s:s},{s:s,s:{s:s,s:s,s:s}}]", "type",
-                                 "text", "text", "Multiple content types test:", "type", "image",
-                                 "data", s_png, "mimeType", "image/png", "type", "resource",
-                                 "resource", "uri", "test://mixed-content-resource", "mimeType",
+    s_reply_content(c, json_pack("[{s:s,s:s},{s:s,s:s,s:s},{s:s,s:{s:s,s:s,s:s}}]", "type", "text",
+                                 "text", "Multiple content types test:", "type", "image", "data",
+                                 s_png, "mimeType", "image/png", "type", "resource", "resource",
+                                 "uri", "test://mixed-content-resource", "mimeType",
                                  "application/json", "text", "{\"test\":\"data\",\"value\":123}"));
 }
 

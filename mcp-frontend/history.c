@@ -57,8 +57,7 @@ static void s_on_record(void *arg, redisReply *reply)
     free(f);
 }
 
-void record_fetch(store_t *store, const char *id, const tenant_t *tenant, record_fn *fn,
-                  void *arg)
+void record_fetch(store_t *store, const char *id, const tenant_t *tenant, record_fn *fn, void *arg)
 {
     uint8_t raw[ID_BYTES];
     if (!id || id_parse(id, raw) < 0) {

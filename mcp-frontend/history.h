@@ -16,8 +16,7 @@ typedef void(record_fn)(void *arg, fetch_status_t st, json_t *fields);
 
 /* Looks up sp:exec:<id> for tenant. fn is called exactly once (possibly before this returns,
  * with FETCH_UNAVAILABLE when Redis is unreachable or FETCH_NOT_FOUND for a malformed id). */
-void record_fetch(store_t *store, const char *id, const tenant_t *tenant, record_fn *fn,
-                  void *arg);
+void record_fetch(store_t *store, const char *id, const tenant_t *tenant, record_fn *fn, void *arg);
 
 /* The public view of a record: what get_execution and the resource return. Steals nothing. */
 json_t *record_view(const char *id, const json_t *fields);

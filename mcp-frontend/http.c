@@ -37,12 +37,13 @@ static enum MHD_Result s_healthz(exchange_t *ex)
 {
     fe_t *fe = ex->http->fe;
     char *text;
-    int n = asprintf(&text,
-                     "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
-                     "\"redis_connected\":%s,\"sessions\":%zu,\"jobs_in_flight\":%zu}",
-                     FE_VERSION, jobs_broker_connected(fe->jobs) ? "true" : "false",
-                     store_connected(fe->store) ? "true" : "false", sessions_count(fe->sessions),
-                     jobs_count(fe->jobs));
+    int n =
+        asprintf(&text,
+                 "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
+                 "\"redis_connected\":%s,\"sessions\":%zu,\"jobs_in_flight\":%zu}",
+                 FE_VERSION, jobs_broker_connected(fe->jobs) ? "true" : "false",
+                 store_connected(fe->store) ? "true" : "false", sessions_count(fe->sessions),
+                 jobs_count(fe->jobs));
     if (n < 0) return MHD_NO;
     return exchange_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
 }
@@ -293,16 +294,16 @@ int http_start(fe_t *fe, const http_conf_t *conf, metrics_render_fn *render, voi
     fe->http = self;
     if (tls)
         self->daemon = MHD_start_daemon(
-            flags, port, NULL, NULL, s_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log,
-            self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
+            flags, port, NULL, NULL, s_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self,
+            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
             exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_LIMIT,
             (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
             MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
     else
         self->daemon = MHD_start_daemon(
-            flags, port, NULL, NULL, s_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log,
-            self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
+            flags, port, NULL, NULL, s_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self,
+            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
             exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_LIMIT,
             (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
@@ -330,7 +331,7 @@ int http_start(fe_t *fe, const http_conf_t *conf, metrics_render_fn *render, voi
 static void s_on_execution_end(void *arg, const execution_end_t *end)
 {
     (void)end;
-    http_t *self = ((fe_t *)arg)->http; /* NULL once stopped */
+    http_t *self = ((fe_t *)arg)->http;                                 /* NULL once stopped */
     if (!self || !self->daemon || !self->kick || self->running) return; /* prepare will */
     self->kick = 0;
     s_run(self);

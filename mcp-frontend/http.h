@@ -24,5 +24,4 @@ int http_start(fe_t *fe, const http_conf_t *conf, metrics_render_fn *render, voi
 void http_stop(fe_t *fe);
 const http_stats_t *http_stats(const http_t *self); /* NULL when self is (no --http) */
 
-
 #endif

@@ -32,8 +32,8 @@ struct jobs {
     loop_t *loop;
     jobs_conf_t conf;
     client_t *client;
-    idmap_t *pending;  /* job id → job_t, submitted or waiting */
-    job_t *waiting;    /* jobs waiting for a broker connection, oldest first */
+    idmap_t *pending; /* job id → job_t, submitted or waiting */
+    job_t *waiting;   /* jobs waiting for a broker connection, oldest first */
     uint64_t retry_timer;
     jobs_stats_t stats;
 };

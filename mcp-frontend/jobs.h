@@ -21,8 +21,8 @@ typedef struct {
     char curve_public_key[64];
     char curve_secret_key[64];
     long heartbeat_ms;
-    long queue_allowance_ms; /* added to a job's timeout for its deadline at the broker */
-    long broker_wait_ms;     /* how long a job waits for a broker connection */
+    long queue_allowance_ms;  /* added to a job's timeout for its deadline at the broker */
+    long broker_wait_ms;      /* how long a job waits for a broker connection */
     char broker_instance[65]; /* the broker's --instance: its snapshot in Redis (the farm's
                                  capacity, for get_sandbox_info) */
 } jobs_conf_t;

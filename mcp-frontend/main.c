@@ -85,7 +85,8 @@ static const cfg_opt_t s_opts[] = {
     OPT(INT, sessions.max_sessions, "max-sessions", 1, 10000000, "N", "open HTTP sessions at most"),
     OPT(INT, sessions.max_per_tenant, "max-sessions-per-tenant", 1, 10000000, "N",
         "open HTTP sessions at most per tenant"),
-    OPT(INT, sessions.idle_s, "session-idle-s", 10, 86400 * 7, "S", "close idle HTTP sessions after S"),
+    OPT(INT, sessions.idle_s, "session-idle-s", 10, 86400 * 7, "S",
+        "close idle HTTP sessions after S"),
     OPT(INT, tenants.auth_cache_ms, "auth-cache-ms", 0, 3600000, "MS",
         "cache key → tenant lookups this long"),
     OPT(INT, limiter.local_rate_pct, "local-rate-pct", 1, 100, "PCT",
@@ -96,7 +97,8 @@ static const cfg_opt_t s_opts[] = {
         "a Redis command unanswered this long drops the connection"),
     OPT(INT, store.buffer_commands, "record-buffer", 0, 10000000, "N",
         "record writes kept while Redis is away (then dropped and counted)"),
-    OPT(INT, records.ttl_s, "record-ttl-s", 60, 86400 * 365, "S", "execution records live this long"),
+    OPT(INT, records.ttl_s, "record-ttl-s", 60, 86400 * 365, "S",
+        "execution records live this long"),
     OPT(INT, records.code_cap, "code-cap", 0, 1 << 20, "BYTES",
         "code kept in a record (else its sha256)"),
     OPT(INT, records.head_cap, "head-cap", 0, 1 << 20, "BYTES", "stdout/stderr kept in a record"),
@@ -131,7 +133,10 @@ static const fe_conf_t s_defaults = {
              .heartbeat_ms = 1000,
              .queue_allowance_ms = 30000,
              .broker_wait_ms = 5000},
-    .records = {.ttl_s = 7 * 86400, .code_cap = 64 << 10, .head_cap = 8 << 10, .result_cap = 1 << 20},
+    .records = {.ttl_s = 7 * 86400,
+                .code_cap = 64 << 10,
+                .head_cap = 8 << 10,
+                .result_cap = 1 << 20},
     .executions = {.record_wait_ms = 500},
     .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600},
     .tenants = {.auth_cache_ms = 5000},
@@ -202,8 +207,8 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
     fe->records = records_new(fe->store, &conf->records, fe->instance);
     fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
-    fe->resources = resources_new(
-        fe->executions, &(resources_conf_t){conf->page_size, conf->test_fixtures});
+    fe->resources =
+        resources_new(fe->executions, &(resources_conf_t){conf->page_size, conf->test_fixtures});
     fe->tasks = tasks_new(fe->executions, &(tasks_conf_t){conf->page_size});
     fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
     fe->tools = tools_new(conf->page_size);

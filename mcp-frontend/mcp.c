@@ -129,9 +129,17 @@ static const method_t s_methods[] = {
 
 /* Labels counted besides the methods: a request for an unknown method, notifications,
  * responses (we send no requests), and messages that did not parse. */
-enum { AS_OTHER, AS_INITIALIZED, AS_CANCELLED, AS_NOTIFICATION, AS_RESPONSE, AS_INVALID, AS__COUNT };
+enum {
+    AS_OTHER,
+    AS_INITIALIZED,
+    AS_CANCELLED,
+    AS_NOTIFICATION,
+    AS_RESPONSE,
+    AS_INVALID,
+    AS__COUNT
+};
 static const char *const s_extra_labels[AS__COUNT] = {
-    "other", "notifications/initialized", "notifications/cancelled", "notification", "response",
+    "other",  "notifications/initialized", "notifications/cancelled", "notification", "response",
     "invalid"};
 
 static const double s_duration_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,

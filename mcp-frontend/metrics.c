@@ -114,8 +114,8 @@ static void s_rejections(buf_t *out, const fe_t *fe)
     prom_family(out, name, PROM_COUNTER, "Malformed or refused input, by reason.");
     prom_sample(out, name, (double)m->parse_errors, "reason", "parse_error", NULL);
     prom_sample(out, name, (double)m->invalid_requests, "reason", "invalid_request", NULL);
-    prom_sample(out, name, (double)tools_stats(fe->tools)->invalid_args, "reason",
-                "invalid_params", NULL);
+    prom_sample(out, name, (double)tools_stats(fe->tools)->invalid_args, "reason", "invalid_params",
+                NULL);
     prom_sample(out, name, (double)executions_stats(fe->executions)->bad_results, "reason",
                 "bad_result", NULL);
     for (int r = 0; h && r < HTTP_REFUSED__COUNT; r++)
@@ -145,8 +145,8 @@ void fe_metrics_render(void *arg, buf_t *out)
     prom_sample(out, P "jobs_inflight", (double)jobs_count(fe->jobs), NULL);
     prom_family(out, P "broker_unavailable_total", PROM_COUNTER,
                 "Jobs refused at once because no broker was connected.");
-    prom_sample(out, P "broker_unavailable_total",
-                (double)jobs_stats(fe->jobs)->broker_unavailable, NULL);
+    prom_sample(out, P "broker_unavailable_total", (double)jobs_stats(fe->jobs)->broker_unavailable,
+                NULL);
 }
 
 /* Sums for the snapshot, which `snakepit status` shows per front-end. */

@@ -12,7 +12,7 @@
 #include "../common/buf.h"
 #include "../common/metrics_pub.h"
 
-void fe_metrics_render(void *fe, buf_t *out);            /* metrics_render_fn; fe is an fe_t */
-void fe_metrics_snapshot(void *fe, metrics_pub_t *pub);  /* metrics_pub_fill_fn */
+void fe_metrics_render(void *fe, buf_t *out);           /* metrics_render_fn; fe is an fe_t */
+void fe_metrics_snapshot(void *fe, metrics_pub_t *pub); /* metrics_pub_fill_fn */
 
 #endif

@@ -48,10 +48,10 @@ static json_t *s_files(const result_t *res)
             content = json_stringn((const char *)b.data, b.len);
             buf_free(&b);
         }
-        json_array_append_new(files,
-                              json_pack("{s:o,s:I,s:s,s:o}", "path", json_str_safe(f->path), "bytes",
-                                        (json_int_t)f->len, "encoding", text ? "utf-8" : "base64",
-                                        "content", content ? content : json_string("")));
+        json_array_append_new(files, json_pack("{s:o,s:I,s:s,s:o}", "path", json_str_safe(f->path),
+                                               "bytes", (json_int_t)f->len, "encoding",
+                                               text ? "utf-8" : "base64", "content",
+                                               content ? content : json_string("")));
     }
     return files;
 }
@@ -76,7 +76,8 @@ static json_t *s_structured(const char *id, const result_t *res)
     json_object_set_new(s, "resources",
                         json_pack("{s:I}", "max_rss_kb", (json_int_t)res->max_rss_kb));
     json_object_set_new(s, "exit",
-                        json_pack("{s:o,s:o,s:o}", "reason", json_str_safe(res->exit.reason), "signal",
+                        json_pack("{s:o,s:o,s:o}", "reason", json_str_safe(res->exit.reason),
+                                  "signal",
                                   res->exit.signal ? json_integer(res->exit.signal) : json_null(),
                                   "syscall", json_str_safe(res->exit.syscall)));
     json_t *images = json_array();

@@ -22,5 +22,4 @@
 json_t *outcome_execute(const char *id, const result_t *res);
 json_t *outcome_validate(const char *id, const result_t *res);
 
-
 #endif

@@ -16,6 +16,26 @@ static void s_join(buf_t *out, int (*keep)(const profile_t *))
     buf_puts(out, names);
 }
 
+static void s_default(buf_t *out)
+{
+    buf_puts(out, profile_default()->name);
+}
+
+static void s_all(buf_t *out)
+{
+    s_join(out, NULL);
+}
+
+static void s_workspace(buf_t *out)
+{
+    s_join(out, profile_has_workspace);
+}
+
+static void s_figures(buf_t *out)
+{
+    s_join(out, s_has_figures);
+}
+
 static void s_summaries(buf_t *out)
 {
     const profile_t *def = profile_default();
@@ -30,28 +50,27 @@ static void s_timeouts(buf_t *out)
     buf_printf(out, "%ld s", def->defaults.wall_ms / 1000);
     for (size_t i = 0; i < n_profiles; i++)
         if (profiles[i].defaults.wall_ms != def->defaults.wall_ms)
-            buf_printf(out, "; %ld s in %s", profiles[i].defaults.wall_ms / 1000,
-                       profiles[i].name);
+            buf_printf(out, "; %ld s in %s", profiles[i].defaults.wall_ms / 1000, profiles[i].name);
 }
+
+static const struct {
+    const char *name;
+    void (*write)(buf_t *out);
+} s_placeholders[] = {
+    {"{default_profile}", s_default},      {"{profiles}", s_all},
+    {"{workspace_profiles}", s_workspace}, {"{figures_profiles}", s_figures},
+    {"{profile_summaries}", s_summaries},  {"{default_timeouts}", s_timeouts},
+};
 
 /* The placeholder at p ("{name}"): its length, with its text appended to out; 0 if none. */
 static size_t s_placeholder(buf_t *out, const char *p)
 {
-    static const char *const names[] = {"{default_profile}",   "{profiles}",
-                                        "{workspace_profiles}", "{figures_profiles}",
-                                        "{profile_summaries}", "{default_timeouts}"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        size_t n = strlen(names[i]);
-        if (strncmp(p, names[i], n) != 0) continue;
-        switch (i) {
-        case 0: buf_puts(out, profile_default()->name); break;
-        case 1: s_join(out, NULL); break;
-        case 2: s_join(out, profile_has_workspace); break;
-        case 3: s_join(out, s_has_figures); break;
-        case 4: s_summaries(out); break;
-        default: s_timeouts(out); break;
+    for (size_t i = 0; i < sizeof s_placeholders / sizeof s_placeholders[0]; i++) {
+        size_t n = strlen(s_placeholders[i].name);
+        if (strncmp(p, s_placeholders[i].name, n) == 0) {
+            s_placeholders[i].write(out);
+            return n;
         }
-        return n;
     }
     return 0;
 }

@@ -151,7 +151,8 @@ void record_submitted(records_t *self, const record_about_t *r, const jobspec_t 
     if (r->task) { /* tasks/list reads this one */
         char tkey[96];
         snprintf(tkey, sizeof tkey, "sp:t:%s:tasks", r->tenant);
-        store_writef(self->store, "ZADD %s %llu %s", tkey, (unsigned long long)r->created_ms, r->id);
+        store_writef(self->store, "ZADD %s %llu %s", tkey, (unsigned long long)r->created_ms,
+                     r->id);
         store_writef(self->store, "ZREMRANGEBYRANK %s 0 %d", tkey, -(RECORD_MAX_PER_TENANT + 1));
         s_expire(self, tkey, self->conf.ttl_s);
     }

@@ -71,8 +71,7 @@ static void s_on_sweep(loop_t *loop, void *arg)
     }
 }
 
-sessions_t *sessions_new(loop_t *loop, const sessions_conf_t *conf,
-                         session_end_calls_fn *end_calls)
+sessions_t *sessions_new(loop_t *loop, const sessions_conf_t *conf, session_end_calls_fn *end_calls)
 {
     sessions_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;

@@ -113,8 +113,7 @@ static void s_line(stdio_tx_t *self, const char *line, size_t len)
 static void s_too_long(stdio_tx_t *self)
 {
     rpc_msg_t m = {.kind = RPC_INVALID, .code = RPC_INVALID_REQUEST};
-    snprintf(m.why, sizeof m.why, "message longer than the limit of %ld bytes",
-             self->max_line);
+    snprintf(m.why, sizeof m.why, "message longer than the limit of %ld bytes", self->max_line);
     mcp_reject(self->fe->mcp, &m, "stdio", s_emit, self);
 }
 

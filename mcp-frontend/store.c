@@ -92,7 +92,6 @@ static void s_sent_pop(store_t *self)
     self->sent_n--;
 }
 
-
 /* ---- connection life */
 
 static void s_schedule_reconnect(store_t *self)
@@ -251,10 +250,11 @@ const store_stats_t *store_stats(const store_t *self)
 
 const char *store_op_name(store_op_t op)
 {
-    static const char *const names[STORE_OP__COUNT] = {
-        [STORE_OP_CONNECT] = "connect", [STORE_OP_DISCONNECT] = "disconnect",
-        [STORE_OP_TIMEOUT] = "timeout", [STORE_OP_QUERY] = "query",
-        [STORE_OP_WRITE] = "write"};
+    static const char *const names[STORE_OP__COUNT] = {[STORE_OP_CONNECT] = "connect",
+                                                       [STORE_OP_DISCONNECT] = "disconnect",
+                                                       [STORE_OP_TIMEOUT] = "timeout",
+                                                       [STORE_OP_QUERY] = "query",
+                                                       [STORE_OP_WRITE] = "write"};
     return names[op];
 }
 

@@ -221,8 +221,7 @@ static void s_on_list_record(void *arg, fetch_status_t st, json_t *fields)
     task_list_t *l = arg;
     size_t i = l->replied++; /* answers come in the order asked */
     if (st == FETCH_OK) {
-        execution_t *ex =
-            executions_find_task(l->call->fe->executions, l->ids[i], l->call->tenant);
+        execution_t *ex = executions_find_task(l->call->fe->executions, l->ids[i], l->call->tenant);
         l->tasks[i] = ex ? s_task_running(ex) : s_task_from_record(l->ids[i], fields);
     }
     if (--l->pending == 0) s_list_done(l);

@@ -14,7 +14,8 @@ typedef struct {
     long page_size; /* tasks/list */
 } tasks_conf_t;
 
-tasks_t *tasks_new(executions_t *executions, const tasks_conf_t *conf); /* subscribes to their end */
+tasks_t *tasks_new(executions_t *executions,
+                   const tasks_conf_t *conf); /* subscribes to their end */
 void tasks_destroy(tasks_t **self_p);
 
 /* The methods (mcp.c's table). */

@@ -203,8 +203,10 @@ static void s_on_refresh(loop_t *loop, void *arg)
     (void)loop;
     tenants_t *self = arg;
     uint64_t now = clock_mono_ms();
-    for (tenant_t *t = self->list; t; t = t->next) /* only tenants in use: stale quotas of idle ones harm no one */
-        if (t->sessions > 0) store_queryf(self->store, s_on_named_fields, t, "HGETALL sp:t:%s", t->name);
+    for (tenant_t *t = self->list; t;
+         t = t->next) /* only tenants in use: stale quotas of idle ones harm no one */
+        if (t->sessions > 0)
+            store_queryf(self->store, s_on_named_fields, t, "HGETALL sp:t:%s", t->name);
     /* drop expired key entries so a rotated or removed key stops working */
     for (unsigned b = 0; b < KEY_BUCKETS; b++) {
         key_entry_t **pp = &self->keys[b];

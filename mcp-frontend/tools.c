@@ -35,13 +35,20 @@ static const struct {
 static int s_type_ok(arg_type_t type, const json_t *v)
 {
     switch (type) {
-    case ARG_STRING: return json_is_string(v);
-    case ARG_NUMBER: return json_is_number(v);
-    case ARG_INTEGER: return json_is_integer(v);
-    case ARG_BOOLEAN: return json_is_boolean(v);
-    case ARG_ARRAY: return json_is_array(v);
-    case ARG_OBJECT: return json_is_object(v);
-    case ARG_SIZE: return json_is_number(v) || json_is_string(v);
+    case ARG_STRING:
+        return json_is_string(v);
+    case ARG_NUMBER:
+        return json_is_number(v);
+    case ARG_INTEGER:
+        return json_is_integer(v);
+    case ARG_BOOLEAN:
+        return json_is_boolean(v);
+    case ARG_ARRAY:
+        return json_is_array(v);
+    case ARG_OBJECT:
+        return json_is_object(v);
+    case ARG_SIZE:
+        return json_is_number(v) || json_is_string(v);
     }
     return 0;
 }
@@ -108,7 +115,8 @@ static json_t *s_definition(const tool_t *t)
     json_object_set_new(d, "inputSchema", s_input_schema(t));
     if (t->output_schema)
         json_object_set_new(d, "outputSchema", s_json(t->output_schema, "outputSchema", t->name));
-    if (t->tasks) json_object_set_new(d, "execution", json_pack("{s:s}", "taskSupport", "optional"));
+    if (t->tasks)
+        json_object_set_new(d, "execution", json_pack("{s:s}", "taskSupport", "optional"));
     if (t->annotations)
         json_object_set_new(d, "annotations", s_json(t->annotations, "annotations", t->name));
     return d;
@@ -162,7 +170,8 @@ int tool_bad(call_t *c, const char *fmt, ...)
 
 json_t *tool_result(const char *text, json_t *structured, int is_error)
 {
-    json_t *r = json_pack("{s:[{s:s,s:o}]}", "content", "type", "text", "text", json_str_safe(text));
+    json_t *r =
+        json_pack("{s:[{s:s,s:o}]}", "content", "type", "text", "text", json_str_safe(text));
     if (structured) json_object_set_new(r, "structuredContent", structured);
     json_object_set_new(r, "isError", json_boolean(is_error));
     return r;

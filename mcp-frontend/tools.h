@@ -50,9 +50,9 @@ typedef void(tool_fn)(call_t *c, json_t *args, const tool_task_t *task);
 typedef struct {
     const char *name; /* NULL ends a table */
     const char *title;
-    const char *description; /* may name profiles through proftext.h's placeholders */
-    const tool_arg_t *args;  /* the arguments, ended by {NULL}; NULL: none */
-    const char *input_schema; /* instead of args: published as is, arguments unchecked */
+    const char *description;   /* may name profiles through proftext.h's placeholders */
+    const tool_arg_t *args;    /* the arguments, ended by {NULL}; NULL: none */
+    const char *input_schema;  /* instead of args: published as is, arguments unchecked */
     const char *output_schema; /* JSON text, or NULL */
     const char *annotations;   /* JSON text, or NULL */
     tool_fn *run;

@@ -270,11 +270,11 @@ static void test_a_task_status_follows_the_result(void **state)
                         "1970-01-01T00:00:02.500Z");
     assert_null(json_object_get(t, "statusMessage"));
     task_mark_related(t, "id-1");
-    assert_string_equal(json_string_value(json_object_get(
-                            json_object_get(json_object_get(t, "_meta"),
-                                            "io.modelcontextprotocol/related-task"),
-                            "taskId")),
-                        "id-1");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(t, "_meta"), "io.modelcontextprotocol/related-task"),
+            "taskId")),
+        "id-1");
     json_decref(t);
 }
 
