@@ -427,7 +427,10 @@ int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, co
     char *cmd;
     int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
     if (len < 0) return -1;
-    return s_write_formatted(self, cmd, (size_t)len, fn, arg);
+    if (s_write_formatted(self, cmd, (size_t)len, fn, arg) < 0) return -1;
+    /* someone waits for the answer: on the wire now, not at the loop's next turn */
+    redisAsyncHandleWrite(self->ac);
+    return 0;
 }
 
 void store_writef(store_t *self, const char *fmt, ...)
