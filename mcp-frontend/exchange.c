@@ -214,7 +214,7 @@ void exchange_close_streams(http_t *h)
     for (int i = 0; i < 3 && h->daemon; i++) MHD_run(h->daemon);
 }
 
-/* ---- the emitters mcp.c calls */
+/* ---- the emitters calls answer through (call.h), and the session sink */
 
 void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
 {

@@ -133,7 +133,7 @@ void exchange_keepalive(loop_t *loop, void *arg);
 void exchange_free(exchange_t *ex);
 void exchange_close_streams(http_t *self);
 
-/* mcp.c's emitter and the session notify sink for HTTP */
+/* The emitter HTTP calls answer through (call.h), and the session notify sink for HTTP */
 void exchange_emit(void *ctx, call_t *call, json_t *msg, int final);
 void exchange_notify(void *ctx, session_t *s, json_t *msg);
 void exchange_notify_end(void *ctx);

@@ -1,6 +1,7 @@
 /* mcp-frontend/http.c — see http.h. The daemon, its place in the loop, and routing. One
  * exchange_t per HTTP request carries it through the asynchronous steps (authentication,
- * the MCP call, an SSE stream); exchange.c holds the responses and streams themselves.
+ * the MCP call, an SSE stream); exchange_mcp.c is the /mcp endpoint, exchange.c holds the
+ * responses and streams themselves.
  *
  * libmicrohttpd's rule shapes everything here: a response can be queued only from inside the
  * access handler. So an answer that arrives later (from a job or Redis) is parked in the

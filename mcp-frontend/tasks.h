@@ -1,5 +1,5 @@
 /* mcp-frontend/tasks.h — the tasks methods of MCP 2025-11-25 ("Tasks"): tasks/get,
- * tasks/result, tasks/list, tasks/cancel (their handlers are in methods.h). A task is a
+ * tasks/result, tasks/list, tasks/cancel (the handlers below). A task is a
  * task-augmented execute_code (task.h); while it runs here it is served from the execution,
  * afterwards from its Redis record, by any front-end. tasks/result calls for a task running
  * here wait in this module until the execution's end is announced (execution.h). */
