@@ -1,6 +1,5 @@
-/* mcp-frontend/exchange.c — exchange plumbing: the access handler's entry, body collection,
- * parked answers, SSE streams, and the small endpoints (/healthz, /metrics). The MCP endpoint
- * itself is in exchange_mcp.c. */
+/* mcp-frontend/exchange.c — exchange plumbing: an exchange's life, body collection, parked
+ * answers, SSE streams, and the emitters through which MCP calls answer. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +10,6 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "exchange.h"
-#include "metrics.h"
 
 /* ---- suspend and resume (MHD_ALLOW_SUSPEND_RESUME) */
 
@@ -32,11 +30,9 @@ void exchange_resume(exchange_t *ex)
 
 /* ---- responses */
 
-static void s_count(unsigned status)
+static void s_count(exchange_t *ex, unsigned status)
 {
-    char code[8];
-    snprintf(code, sizeof code, "%u", status);
-    metric_inc(M.http_responses, code, NULL);
+    if (status < HTTP_STATUS_MAX) ex->http->stats.responses[status]++;
 }
 
 static void s_common_headers(exchange_t *ex, struct MHD_Response *r)
@@ -60,7 +56,7 @@ static void s_common_headers(exchange_t *ex, struct MHD_Response *r)
         MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"snakepit\"");
 }
 
-static enum MHD_Result s_queue_text(exchange_t *ex, unsigned status, const char *ctype, char *text,
+enum MHD_Result exchange_queue_text(exchange_t *ex, unsigned status, const char *ctype, char *text,
                                     size_t len)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(
@@ -70,16 +66,16 @@ static enum MHD_Result s_queue_text(exchange_t *ex, unsigned status, const char 
     enum MHD_Result rc = MHD_queue_response(ex->conn, status, r);
     MHD_destroy_response(r);
     ex->state = EX_DONE;
-    s_count(status);
+    s_count(ex, status);
     return rc;
 }
 
 enum MHD_Result exchange_queue_json(exchange_t *ex, unsigned status, json_t *msg)
 {
-    if (!msg) return s_queue_text(ex, status, NULL, NULL, 0);
+    if (!msg) return exchange_queue_text(ex, status, NULL, NULL, 0);
     size_t len;
     char *text = rpc_dump(msg, &len);
-    return s_queue_text(ex, status, "application/json", text, len);
+    return exchange_queue_text(ex, status, "application/json", text, len);
 }
 
 /* Keeps an answer for the next handler call (the connection is suspended now). */
@@ -96,18 +92,19 @@ enum MHD_Result exchange_queue_parked(exchange_t *ex)
 {
     char *text = ex->answer;
     ex->answer = NULL;
-    return s_queue_text(ex, ex->status, text ? "application/json" : NULL, text,
-                        text ? ex->answer_len : 0);
+    return exchange_queue_text(ex, ex->status, text ? "application/json" : NULL, text,
+                               text ? ex->answer_len : 0);
 }
 
-enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, const char *reason,
+enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
                                 const char *message)
 {
-    metric_inc(M.rejections, reason, NULL);
+    ex->http->stats.refused[reason]++;
     const char *ua = MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, "User-Agent");
     char q[200], uq[100];
-    log_info("event=http_refused status=%u reason=%s message=%s agent=%s", status, reason,
-             log_quote(q, sizeof q, message), log_quote(uq, sizeof uq, ua ? ua : ""));
+    log_info("event=http_refused status=%u reason=%s message=%s agent=%s", status,
+             http_refusal_name(reason), log_quote(q, sizeof q, message),
+             log_quote(uq, sizeof uq, ua ? ua : ""));
     json_t *msg = rpc_error(NULL, code, message, NULL);
     enum MHD_Result rc = exchange_queue_json(ex, status, msg);
     json_decref(msg);
@@ -155,7 +152,7 @@ enum MHD_Result exchange_start_sse(exchange_t *ex)
     MHD_destroy_response(r);
     ex->state = EX_STREAMING;
     ex->last_write_ms = clock_mono_ms();
-    s_count(MHD_HTTP_OK);
+    s_count(ex, MHD_HTTP_OK);
     return rc;
 }
 
@@ -168,7 +165,7 @@ static void s_sse_event(exchange_t *ex, const json_t *msg)
     if (ex->sse_out.len - ex->sse_off > SSE_MAX_BACKLOG) {
         log_warn("event=sse_stream_dropped reason=client_not_reading backlog=%zu",
                  ex->sse_out.len - ex->sse_off);
-        metric_inc(M.rejections, "sse_backlog", NULL);
+        ex->http->stats.refused[HTTP_REFUSED_SSE_BACKLOG]++;
         ex->sse_final = 1; /* end the stream once what is queued has gone */
         return;
     }
@@ -186,7 +183,7 @@ void exchange_keepalive(loop_t *loop, void *arg)
 {
     (void)loop;
     http_t *h = arg;
-    uint64_t now = clock_mono_ms(), every = (uint64_t)h->fe->conf.sse_keepalive_s * 1000;
+    uint64_t now = clock_mono_ms(), every = (uint64_t)h->conf.sse_keepalive_s * 1000;
     for (exchange_t *ex = h->all; ex; ex = ex->next) {
         if (ex->state != EX_STREAMING || now - ex->last_write_ms < every || ex->sse_final) continue;
         buf_puts(&ex->sse_out, ": keepalive\n\n");
@@ -217,7 +214,7 @@ void exchange_close_streams(http_t *h)
     for (int i = 0; i < 3 && h->daemon; i++) MHD_run(h->daemon);
 }
 
-/* ---- the emitters mcp.c calls */
+/* ---- the emitters calls answer through (call.h), and the session sink */
 
 void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
 {
@@ -277,50 +274,9 @@ void exchange_notify_end(void *ctx)
     exchange_resume(ex);
 }
 
-/* ---- small endpoints */
+/* ---- the exchange's life */
 
-static enum MHD_Result s_healthz(exchange_t *ex)
-{
-    fe_t *fe = ex->http->fe;
-    char *text;
-    int n = asprintf(
-        &text,
-        "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
-        "\"redis_connected\":%s,\"sessions\":%zu,\"jobs_in_flight\":%zu}",
-        FE_VERSION, client_connected(fe->client) ? "true" : "false",
-        store_connected(fe->store) ? "true" : "false", sessions_count(fe), idmap_size(fe->jobs));
-    if (n < 0) return MHD_NO;
-    return s_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
-}
-
-/* Ready to serve jobs: the broker and Redis both connected (a Kubernetes readiness probe;
- * /healthz stays 200 while the process lives). */
-static enum MHD_Result s_readyz(exchange_t *ex)
-{
-    fe_t *fe = ex->http->fe;
-    int   broker = client_connected(fe->client), redis = store_connected(fe->store);
-    char *text;
-    int   n = asprintf(&text, "{\"ready\":%s,\"broker_connected\":%s,\"redis_connected\":%s}",
-                       broker && redis ? "true" : "false", broker ? "true" : "false",
-                       redis ? "true" : "false");
-    if (n < 0) return MHD_NO;
-    return s_queue_text(ex, broker && redis ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
-                        "application/json", text, (size_t)n);
-}
-
-static enum MHD_Result s_metrics(exchange_t *ex)
-{
-    buf_t b;
-    buf_init(&b);
-    metrics_render(&b);
-    size_t len;
-    char *text = buf_steal(&b, &len);
-    return s_queue_text(ex, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
-}
-
-/* ---- the access handler */
-
-static exchange_t *s_new(http_t *h, struct MHD_Connection *conn, const char *method)
+exchange_t *exchange_new(http_t *h, struct MHD_Connection *conn, const char *method)
 {
     exchange_t *ex = xcalloc(1, sizeof *ex);
     ex->http = h;
@@ -341,50 +297,12 @@ static exchange_t *s_new(http_t *h, struct MHD_Connection *conn, const char *met
     return ex;
 }
 
-enum MHD_Result exchange_access(void *cls, struct MHD_Connection *conn, const char *url,
-                                const char *method, const char *version, const char *upload_data,
-                                size_t *upload_data_size, void **con_cls)
+void exchange_take_body(exchange_t *ex, const char *data, size_t len)
 {
-    (void)version;
-    http_t *h = cls;
-    exchange_t *ex = *con_cls;
-    if (!ex) {
-        ex = s_new(h, conn, method);
-        *con_cls = ex;
-        if (strcmp(url, "/healthz") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
-            return s_healthz(ex);
-        if (strcmp(url, "/readyz") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
-            return s_readyz(ex);
-        if (strcmp(url, "/metrics") == 0 && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
-            return s_metrics(ex);
-        return exchange_mcp(ex, url);
-    }
-    switch (ex->state) {
-    case EX_BODY:
-        if (*upload_data_size) {
-            if (!ex->too_big && ex->body.len + *upload_data_size <= (size_t)h->fe->conf.max_body)
-                buf_append(&ex->body, upload_data, *upload_data_size);
-            else
-                ex->too_big = 1; /* keep reading and discarding; answer 413 at the end */
-            *upload_data_size = 0;
-            return MHD_YES;
-        }
-        return exchange_mcp(ex, url);
-    case EX_READY:
-        if (ex->sse) {
-            ex->state = EX_STREAMING;
-            return exchange_start_sse(ex);
-        }
-        return exchange_queue_parked(ex);
-    case EX_AUTH:
-    case EX_CALL:
-        return exchange_mcp(ex, url);
-    case EX_STREAMING:
-    case EX_DONE:
-        *upload_data_size = 0;
-        return MHD_YES;
-    }
-    return MHD_NO;
+    if (!ex->too_big && ex->body.len + len <= (size_t)ex->http->conf.max_body)
+        buf_append(&ex->body, data, len);
+    else
+        ex->too_big = 1; /* keep reading and discarding; answer 413 at the end */
 }
 
 void exchange_free(exchange_t *ex)
@@ -426,4 +344,38 @@ void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         return;
     }
     exchange_free(ex);
+}
+
+const char *http_refusal_name(http_refusal_t reason)
+{
+    static const char *const names[HTTP_REFUSED__COUNT] = {
+        [HTTP_REFUSED_NOT_FOUND] = "not_found",
+        [HTTP_REFUSED_BAD_HOST] = "bad_host",
+        [HTTP_REFUSED_BAD_ORIGIN] = "bad_origin",
+        [HTTP_REFUSED_HTTP_METHOD] = "http_method",
+        [HTTP_REFUSED_NOT_ACCEPTABLE] = "not_acceptable",
+        [HTTP_REFUSED_CONTENT_TYPE] = "content_type",
+        [HTTP_REFUSED_BODY_TOO_LARGE] = "body_too_large",
+        [HTTP_REFUSED_BAD_PROTOCOL_VERSION] = "bad_protocol_version",
+        [HTTP_REFUSED_UNAUTHORIZED] = "unauthorized",
+        [HTTP_REFUSED_AUTH_UNAVAILABLE] = "auth_unavailable",
+        [HTTP_REFUSED_TOO_MANY_SESSIONS] = "too_many_sessions",
+        [HTTP_REFUSED_SESSION_FAILED] = "session_failed",
+        [HTTP_REFUSED_MISSING_SESSION] = "missing_session",
+        [HTTP_REFUSED_UNKNOWN_SESSION] = "unknown_session",
+        [HTTP_REFUSED_STREAM_EXISTS] = "stream_exists",
+        [HTTP_REFUSED_SSE_BACKLOG] = "sse_backlog",
+    };
+    return names[reason];
+}
+
+const char *auth_failure_name(auth_failure_t reason)
+{
+    static const char *const names[AUTH_FAILED__COUNT] = {
+        [AUTH_FAILED_MISSING] = "missing",
+        [AUTH_FAILED_MALFORMED] = "malformed",
+        [AUTH_FAILED_INVALID] = "invalid",
+        [AUTH_FAILED_UNAVAILABLE] = "redis_unavailable",
+    };
+    return names[reason];
 }

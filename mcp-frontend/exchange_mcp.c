@@ -12,10 +12,9 @@
 
 #include "../common/buf.h"
 #include "../common/log.h"
-#include "exchange.h"
-#include "http.h"
+#include "exchange_mcp.h"
+#include "mcp.h"
 #include "origin.h"
-#include "metrics.h"
 #include "tenants.h"
 
 static const char *s_header(exchange_t *ex, const char *name)
@@ -53,7 +52,7 @@ static int s_accepts(const char *accept, const char *type)
     return 0;
 }
 
-static void s_audit_auth_failure(exchange_t *ex, const char *reason)
+static void s_audit_auth_failure(exchange_t *ex, auth_failure_t reason)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(ex->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -67,8 +66,8 @@ static void s_audit_auth_failure(exchange_t *ex, const char *reason)
             inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, addr,
                       sizeof addr);
     }
-    metric_inc(M.auth_failures, reason, NULL);
-    log_warn("event=auth_failed audit=1 reason=%s client=%s", reason, addr);
+    ex->http->stats.auth_failures[reason]++;
+    log_warn("event=auth_failed audit=1 reason=%s client=%s", auth_failure_name(reason), addr);
 }
 
 /* ---- step 1: headers */
@@ -76,15 +75,14 @@ static void s_audit_auth_failure(exchange_t *ex, const char *reason)
 static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
 {
     http_t *h = ex->http;
-    fe_t *fe = h->fe;
     if (strcmp(url, "/mcp") != 0 && strcmp(url, "/mcp/") != 0)
-        return exchange_refuse(ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, "not_found",
+        return exchange_refuse(ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, HTTP_REFUSED_NOT_FOUND,
                                "not found: the MCP endpoint is /mcp");
-    if (!http_host_allowed(s_header(ex, "Host"), fe->conf.allow_host, h->loopback))
-        return exchange_refuse(ex, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, "bad_host",
+    if (!http_host_allowed(s_header(ex, "Host"), h->conf.allow_host, h->loopback))
+        return exchange_refuse(ex, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, HTTP_REFUSED_BAD_HOST,
                                "forbidden: Host header not allowed (DNS rebinding protection)");
-    if (!http_origin_allowed(s_header(ex, "Origin"), fe->conf.allow_origin))
-        return exchange_refuse(ex, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, "bad_origin",
+    if (!http_origin_allowed(s_header(ex, "Origin"), h->conf.allow_origin))
+        return exchange_refuse(ex, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, HTTP_REFUSED_BAD_ORIGIN,
                                "forbidden: Origin not allowed (see --allow-origin)");
     if (ex->method == 'O') { /* CORS preflight from an allowed origin */
         struct MHD_Response *r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
@@ -110,7 +108,7 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
         MHD_add_response_header(r, "Content-Type", "application/json");
         enum MHD_Result rc = MHD_queue_response(ex->conn, MHD_HTTP_METHOD_NOT_ALLOWED, r);
         MHD_destroy_response(r);
-        metric_inc(M.rejections, "http_method", NULL);
+        ex->http->stats.refused[HTTP_REFUSED_HTTP_METHOD]++;
         ex->state = EX_DONE;
         return rc;
     }
@@ -121,27 +119,27 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
         /* the spec has clients list both; we serve whichever they can take */
         if (!ex->accept_json && !ex->accept_sse)
             return exchange_refuse(
-                ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, "not_acceptable",
+                ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, HTTP_REFUSED_NOT_ACCEPTABLE,
                 "not acceptable: Accept must include application/json or text/event-stream");
         if (!ex->accept_json) ex->sse = 1;
         const char *ctype = s_header(ex, "Content-Type");
         if (!ctype || strncasecmp(ctype, "application/json", 16) != 0 ||
             (ctype[16] && ctype[16] != ';' && ctype[16] != ' '))
             return exchange_refuse(ex, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_INVALID_REQUEST,
-                                   "content_type",
+                                   HTTP_REFUSED_CONTENT_TYPE,
                                    "unsupported media type: Content-Type must be application/json");
         const char *clen = s_header(ex, "Content-Length");
-        if (clen && strtoull(clen, NULL, 10) > (unsigned long long)fe->conf.max_body) {
+        if (clen && strtoull(clen, NULL, 10) > (unsigned long long)ex->http->conf.max_body) {
             char msg[128];
             snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)",
-                     fe->conf.max_body);
+                     ex->http->conf.max_body);
             return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
-                                   "body_too_large", msg);
+                                   HTTP_REFUSED_BODY_TOO_LARGE, msg);
         }
     } else if (ex->method == 'G') {
         if (!s_accepts(accept, "text/event-stream") || !accept)
             return exchange_refuse(
-                ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, "not_acceptable",
+                ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, HTTP_REFUSED_NOT_ACCEPTABLE,
                 "not acceptable: GET /mcp opens an event stream (Accept: text/event-stream)");
     }
     const char *pv = s_header(ex, "MCP-Protocol-Version");
@@ -152,7 +150,7 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
                  "2025-03-26, 2024-11-05)",
                  pv);
         return exchange_refuse(ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
-                               "bad_protocol_version", msg);
+                               HTTP_REFUSED_BAD_PROTOCOL_VERSION, msg);
     }
     ex->headers_checked = 1;
     return MHD_YES;
@@ -181,22 +179,23 @@ static int s_auth_start(exchange_t *ex, enum MHD_Result *rc)
     fe_t *fe = ex->http->fe;
     const char *auth = s_header(ex, "Authorization");
     if (!auth || !*auth) {
-        if (fe->conf.anonymous_tenant[0]) {
-            ex->tenant = tenants_named(fe->tenants, fe->conf.anonymous_tenant);
+        if (ex->http->conf.anonymous_tenant[0]) {
+            ex->tenant = tenants_named(fe->tenants, ex->http->conf.anonymous_tenant);
             return 0;
         }
-        s_audit_auth_failure(ex, "missing");
+        s_audit_auth_failure(ex, AUTH_FAILED_MISSING);
         ex->www_authenticate = 1;
-        *rc = exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, "unauthorized",
+        *rc = exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST,
+                              HTTP_REFUSED_UNAUTHORIZED,
                               "unauthorized: send Authorization: Bearer <API key>");
         return -1;
     }
     if (strncasecmp(auth, "Bearer ", 7) != 0 || !auth[7] || strlen(auth + 7) > 512) {
-        s_audit_auth_failure(ex, "malformed");
+        s_audit_auth_failure(ex, AUTH_FAILED_MALFORMED);
         ex->www_authenticate = 1;
-        *rc =
-            exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, "unauthorized",
-                            "unauthorized: the Authorization header must be \"Bearer <API key>\"");
+        *rc = exchange_refuse(
+            ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, HTTP_REFUSED_UNAUTHORIZED,
+            "unauthorized: the Authorization header must be \"Bearer <API key>\"");
         return -1;
     }
     const char *key = auth + 7;
@@ -209,10 +208,10 @@ static int s_auth_start(exchange_t *ex, enum MHD_Result *rc)
     ex->auth_pending = 1;
     if (tenants_lookup(fe->tenants, key, strlen(key), s_on_tenant, ex) < 0) {
         ex->auth_pending = 0;
-        s_audit_auth_failure(ex, "redis_unavailable");
+        s_audit_auth_failure(ex, AUTH_FAILED_UNAVAILABLE);
         ex->retry_after_s = 2;
         *rc = exchange_refuse(
-            ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "auth_unavailable",
+            ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, HTTP_REFUSED_AUTH_UNAVAILABLE,
             "service unavailable: cannot check the API key now (key store unreachable)");
         return -1;
     }
@@ -222,15 +221,15 @@ static int s_auth_start(exchange_t *ex, enum MHD_Result *rc)
 static enum MHD_Result s_auth_result(exchange_t *ex)
 {
     if (ex->status == 401) {
-        s_audit_auth_failure(ex, "invalid");
+        s_audit_auth_failure(ex, AUTH_FAILED_INVALID);
         ex->www_authenticate = 1;
-        return exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST, "unauthorized",
-                               "unauthorized: unknown API key");
+        return exchange_refuse(ex, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST,
+                               HTTP_REFUSED_UNAUTHORIZED, "unauthorized: unknown API key");
     }
-    s_audit_auth_failure(ex, "redis_unavailable");
+    s_audit_auth_failure(ex, AUTH_FAILED_UNAVAILABLE);
     ex->retry_after_s = 2;
     return exchange_refuse(
-        ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, "auth_unavailable",
+        ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE, HTTP_REFUSED_AUTH_UNAVAILABLE,
         "service unavailable: cannot check the API key now (key store unreachable)");
 }
 
@@ -243,31 +242,30 @@ static enum MHD_Result s_find_session(exchange_t *ex, int is_initialize, int *ok
     *ok = 0;
     if (!sid) {
         if (ex->method == 'P' && is_initialize) {
-            if ((long)sessions_count(fe) >= fe->conf.max_sessions ||
-                ex->tenant->sessions >= fe->conf.max_sessions_tenant) {
+            if (sessions_full(fe->sessions, ex->tenant)) {
                 ex->retry_after_s = 5;
                 return exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE,
-                                       "too_many_sessions",
+                                       HTTP_REFUSED_TOO_MANY_SESSIONS,
                                        "too many open sessions; try again later");
             }
-            ex->session = session_new(fe, TRANSPORT_HTTP, ex->tenant);
+            ex->session = session_new(fe->sessions, TRANSPORT_HTTP, ex->tenant);
             if (!ex->session)
                 return exchange_refuse(ex, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
-                                       "session_failed", "could not create a session");
+                                       HTTP_REFUSED_SESSION_FAILED, "could not create a session");
             session_hold(ex->session);
             ex->new_session = 1;
             *ok = 1;
             return MHD_YES;
         }
         return exchange_refuse(
-            ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, "missing_session",
+            ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, HTTP_REFUSED_MISSING_SESSION,
             "bad request: Mcp-Session-Id header is required (send initialize first)");
     }
-    session_t *s = session_find(fe, sid);
+    session_t *s = session_find(fe->sessions, sid);
     /* another tenant's session is as unknown to this caller as a made-up id */
     if (!s || s->closed || s->tenant != ex->tenant)
         return exchange_refuse(
-            ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, "unknown_session",
+            ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, HTTP_REFUSED_UNKNOWN_SESSION,
             "session not found: it ended or never existed; initialize a new one");
     ex->session = s;
     session_hold(s);
@@ -299,14 +297,15 @@ static enum MHD_Result s_post(exchange_t *ex)
     fe_t *fe = ex->http->fe;
     if (ex->too_big) {
         char msg[128];
-        snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)", fe->conf.max_body);
+        snprintf(msg, sizeof msg, "request body too large (limit %ld bytes)",
+                 ex->http->conf.max_body);
         return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
-                               "body_too_large", msg);
+                               HTTP_REFUSED_BODY_TOO_LARGE, msg);
     }
     rpc_msg_t m;
     if (rpc_parse((const char *)ex->body.data, ex->body.len, &m) < 0) {
         ex->sse = 0;
-        mcp_reject(fe, &m, "http", s_reject_emit, ex);
+        mcp_reject(fe->mcp, &m, "http", s_reject_emit, ex);
         rpc_msg_clear(&m);
         return s_answer_now_or_wait(ex);
     }
@@ -319,13 +318,13 @@ static enum MHD_Result s_post(exchange_t *ex)
     }
     if (m.kind != RPC_REQUEST) {
         /* notifications and responses: accepted, no body (202) */
-        mcp_handle(fe, ex->session, &m, NULL, NULL);
+        mcp_handle(fe->mcp, ex->session, &m, NULL, NULL);
         rpc_msg_clear(&m);
         return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
     }
     ex->state = EX_CALL;
     /* kept to detach the call should the client go away before the answer */
-    ex->call = mcp_handle(fe, ex->session, &m, exchange_emit, ex);
+    ex->call = mcp_handle(fe->mcp, ex->session, &m, exchange_emit, ex);
     rpc_msg_clear(&m);
     return s_answer_now_or_wait(ex);
 }
@@ -333,7 +332,8 @@ static enum MHD_Result s_post(exchange_t *ex)
 static enum MHD_Result s_get(exchange_t *ex)
 {
     if (ex->session->notify) /* one stream per session: the spec lets us refuse a second */
-        return exchange_refuse(ex, MHD_HTTP_CONFLICT, RPC_INVALID_REQUEST, "stream_exists",
+        return exchange_refuse(ex, MHD_HTTP_CONFLICT, RPC_INVALID_REQUEST,
+                               HTTP_REFUSED_STREAM_EXISTS,
                                "conflict: this session already has an open GET stream");
     ex->get_stream = 1;
     ex->sse = 1;

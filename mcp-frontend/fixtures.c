@@ -9,37 +9,71 @@
 #include <string.h>
 
 #include "../common/buf.h"
+#include "fe.h"
 #include "fixtures.h"
-#include "mcp.h"
-#include "outcome.h"
-#include "tools.h"
 
 static const char s_png[] =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 static const char s_wav[] = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA==";
 
-/* The JSON stays laid out as JSON. */
-/* clang-format off */
-static const char s_tools[] = "["
-  "{\"name\":\"test_simple_text\",\"description\":\"Returns simple text\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
-  "{\"name\":\"test_image_content\",\"description\":\"Returns an image\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
-  "{\"name\":\"test_audio_content\",\"description\":\"Returns audio\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
-  "{\"name\":\"test_embedded_resource\",\"description\":\"Returns an embedded resource\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
-  "{\"name\":\"test_multiple_content_types\",\"description\":\"Returns mixed content\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
-  "{\"name\":\"test_tool_with_logging\",\"description\":\"Sends three log messages\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
-  "{\"name\":\"test_tool_with_progress\",\"description\":\"Reports progress\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
-  "{\"name\":\"test_error_handling\",\"description\":\"Always fails\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
-  "{\"name\":\"test_reconnection\",\"description\":\"Answers after a short delay\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}},"
-  "{\"name\":\"json_schema_2020_12_tool\",\"description\":\"Tool with JSON Schema 2020-12 features\",\"inputSchema\":{"
-    "\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\"$defs\":{\"address\":{\"type\":\"object\","
-    "\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":{\"name\":{\"type\":\"string\"},"
-    "\"address\":{\"$ref\":\"#/$defs/address\"}},\"additionalProperties\":false}}"
-"]";
-/* clang-format on */
+/* ---- tools */
 
-json_t *fixtures_tools(void)
+#define NO_ARGS "{\"type\":\"object\",\"properties\":{}}"
+
+static void s_reply_content(call_t *c, json_t *content)
 {
-    return json_loads(s_tools, 0, NULL);
+    call_reply(c, json_pack("{s:o}", "content", content));
+}
+
+static void s_simple_text(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)args, (void)task;
+    s_reply_content(c, json_pack("[{s:s,s:s}]", "type", "text", "text",
+                                 "This is a simple text response for testing."));
+}
+
+static void s_image_content(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)args, (void)task;
+    s_reply_content(
+        c, json_pack("[{s:s,s:s,s:s}]", "type", "image", "data", s_png, "mimeType", "image/png"));
+}
+
+static void s_audio_content(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)args, (void)task;
+    s_reply_content(
+        c, json_pack("[{s:s,s:s,s:s}]", "type", "audio", "data", s_wav, "mimeType", "audio/wav"));
+}
+
+static void s_embedded_resource(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)args, (void)task;
+    s_reply_content(c, json_pack("[{s:s,s:{s:s,s:s,s:s}}]", "type", "resource", "resource", "uri",
+                                 "test://embedded-resource", "mimeType", "text/plain", "text",
+                                 "This is an embedded resource content."));
+}
+
+static void s_multiple_content(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)args, (void)task;
+    s_reply_content(c, json_pack("[{s:s,s:s},{s:s,s:s,s:s},{s:s,s:{s:s,s:s,s:s}}]", "type", "text",
+                                 "text", "Multiple content types test:", "type", "image", "data",
+                                 s_png, "mimeType", "image/png", "type", "resource", "resource",
+                                 "uri", "test://mixed-content-resource", "mimeType",
+                                 "application/json", "text", "{\"test\":\"data\",\"value\":123}"));
+}
+
+static void s_error_handling(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)args, (void)task;
+    call_reply(c, tool_result("This tool intentionally returns an error for testing", NULL, 1));
+}
+
+static void s_schema_tool(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)args, (void)task;
+    s_reply_content(c, json_pack("[{s:s,s:s}]", "type", "text", "text", "ok"));
 }
 
 /* ---- delayed steps (logging and progress fixtures send three messages ~50 ms apart) */
@@ -87,43 +121,44 @@ static void s_steps(call_t *c, int kind)
         s_step(c->fe->loop, s);
 }
 
-int fixtures_call(call_t *c, const char *name, json_t *args)
+static void s_with_logging(call_t *c, json_t *args, const tool_task_t *task)
 {
-    (void)args;
-    if (!strcmp(name, "test_simple_text")) {
-        call_reply(c, json_pack("{s:[{s:s,s:s}]}", "content", "type", "text", "text",
-                                "This is a simple text response for testing."));
-    } else if (!strcmp(name, "test_image_content")) {
-        call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "content", "type", "image", "data", s_png,
-                                "mimeType", "image/png"));
-    } else if (!strcmp(name, "test_audio_content")) {
-        call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "content", "type", "audio", "data", s_wav,
-                                "mimeType", "audio/wav"));
-    } else if (!strcmp(name, "test_embedded_resource")) {
-        call_reply(c, json_pack("{s:[{s:s,s:{s:s,s:s,s:s}}]}", "content", "type", "resource",
-                                "resource", "uri", "test://embedded-resource", "mimeType",
-                                "text/plain", "text", "This is an embedded resource content."));
-    } else if (!strcmp(name, "test_multiple_content_types")) {
-        call_reply(c, json_pack("{s:[{s:s,s:s},{s:s,s:s,s:s},{s:s,s:{s:s,s:s,s:s}}]}", "content",
-                                "type", "text", "text", "Multiple content types test:", "type",
-                                "image", "data", s_png, "mimeType", "image/png", "type", "resource",
-                                "resource", "uri", "test://mixed-content-resource", "mimeType",
-                                "application/json", "text", "{\"test\":\"data\",\"value\":123}"));
-    } else if (!strcmp(name, "test_error_handling")) {
-        call_reply(c, tool_result("This tool intentionally returns an error for testing", NULL, 1));
-    } else if (!strcmp(name, "test_tool_with_logging")) {
-        s_steps(c, 'L');
-    } else if (!strcmp(name, "test_tool_with_progress")) {
-        s_steps(c, 'P');
-    } else if (!strcmp(name, "test_reconnection")) {
-        s_steps(c, 'R');
-    } else if (!strcmp(name, "json_schema_2020_12_tool")) {
-        call_reply(c, json_pack("{s:[{s:s,s:s}]}", "content", "type", "text", "text", "ok"));
-    } else {
-        return 0;
-    }
-    return 1;
+    (void)args, (void)task;
+    s_steps(c, 'L');
 }
+
+static void s_with_progress(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)args, (void)task;
+    s_steps(c, 'P');
+}
+
+static void s_reconnection(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)args, (void)task;
+    s_steps(c, 'R');
+}
+
+/* The JSON stays laid out as JSON. */
+/* clang-format off */
+const tool_t fixtures_tools[] = {
+    {.name = "test_simple_text", .description = "Returns simple text", .input_schema = NO_ARGS, .run = s_simple_text},
+    {.name = "test_image_content", .description = "Returns an image", .input_schema = NO_ARGS, .run = s_image_content},
+    {.name = "test_audio_content", .description = "Returns audio", .input_schema = NO_ARGS, .run = s_audio_content},
+    {.name = "test_embedded_resource", .description = "Returns an embedded resource", .input_schema = NO_ARGS, .run = s_embedded_resource},
+    {.name = "test_multiple_content_types", .description = "Returns mixed content", .input_schema = NO_ARGS, .run = s_multiple_content},
+    {.name = "test_tool_with_logging", .description = "Sends three log messages", .input_schema = NO_ARGS, .run = s_with_logging},
+    {.name = "test_tool_with_progress", .description = "Reports progress", .input_schema = NO_ARGS, .run = s_with_progress},
+    {.name = "test_error_handling", .description = "Always fails", .input_schema = NO_ARGS, .run = s_error_handling},
+    {.name = "test_reconnection", .description = "Answers after a short delay", .input_schema = NO_ARGS, .run = s_reconnection},
+    {.name = "json_schema_2020_12_tool", .description = "Tool with JSON Schema 2020-12 features",
+     .input_schema = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\"$defs\":{\"address\":{\"type\":\"object\","
+       "\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":{\"name\":{\"type\":\"string\"},"
+       "\"address\":{\"$ref\":\"#/$defs/address\"}},\"additionalProperties\":false}",
+     .run = s_schema_tool},
+    {NULL},
+};
+/* clang-format on */
 
 /* ---- resources */
 

@@ -3,6 +3,10 @@
 #define SP_FE_FIXTURES_H
 #include <jansson.h>
 
+#include "tools.h"
+
+extern const tool_t fixtures_tools[]; /* the test_* tools, ended by {NULL} */
+
 json_t *fixtures_resources(void);
 json_t *fixtures_resource_templates(void);
 json_t *fixtures_read(const char *uri); /* a ReadResourceResult, or NULL when not ours */

@@ -6,7 +6,7 @@
 #define SP_FE_HISTORY_H
 #include <jansson.h>
 
-#include "fe.h"
+#include "store.h"
 #include "tenants.h"
 
 typedef enum { FETCH_OK, FETCH_NOT_FOUND, FETCH_UNAVAILABLE } fetch_status_t;
@@ -16,7 +16,7 @@ typedef void(record_fn)(void *arg, fetch_status_t st, json_t *fields);
 
 /* Looks up sp:exec:<id> for tenant. fn is called exactly once (possibly before this returns,
  * with FETCH_UNAVAILABLE when Redis is unreachable or FETCH_NOT_FOUND for a malformed id). */
-void record_fetch(fe_t *fe, const char *id, const tenant_t *tenant, record_fn *fn, void *arg);
+void record_fetch(store_t *store, const char *id, const tenant_t *tenant, record_fn *fn, void *arg);
 
 /* The public view of a record: what get_execution and the resource return. Steals nothing. */
 json_t *record_view(const char *id, const json_t *fields);

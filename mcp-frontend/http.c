@@ -1,6 +1,7 @@
 /* mcp-frontend/http.c — see http.h. The daemon, its place in the loop, and routing. One
  * exchange_t per HTTP request carries it through the asynchronous steps (authentication,
- * the MCP call, an SSE stream); exchange.c holds the responses and streams themselves.
+ * the MCP call, an SSE stream); exchange_mcp.c is the /mcp endpoint, exchange.c holds the
+ * responses and streams themselves.
  *
  * libmicrohttpd's rule shapes everything here: a response can be queued only from inside the
  * access handler. So an answer that arrives later (from a job or Redis) is parked in the
@@ -23,17 +24,120 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "exchange.h"
+#include "exchange_mcp.h"
+#include "execution.h"
 #include "http.h"
-#include "metrics.h"
+#include "jobs.h"
+#include "session.h"
+#include "store.h"
 #include "tenants.h"
 
+/* ---- routes: the MCP endpoint, and the small ones a probe or a scraper asks for */
+
+static enum MHD_Result s_healthz(exchange_t *ex)
+{
+    fe_t *fe = ex->http->fe;
+    char *text;
+    int n =
+        asprintf(&text,
+                 "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
+                 "\"redis_connected\":%s,\"sessions\":%zu,\"jobs_in_flight\":%zu}",
+                 FE_VERSION, jobs_broker_connected(fe->jobs) ? "true" : "false",
+                 store_connected(fe->store) ? "true" : "false", sessions_count(fe->sessions),
+                 jobs_count(fe->jobs));
+    if (n < 0) return MHD_NO;
+    return exchange_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
+}
+
+/* Ready to serve jobs: the broker and Redis both connected (a Kubernetes readiness probe;
+ * /healthz stays 200 while the process lives). */
+static enum MHD_Result s_readyz(exchange_t *ex)
+{
+    fe_t *fe = ex->http->fe;
+    int broker = jobs_broker_connected(fe->jobs), redis = store_connected(fe->store);
+    char *text;
+    int n = asprintf(&text, "{\"ready\":%s,\"broker_connected\":%s,\"redis_connected\":%s}",
+                     broker && redis ? "true" : "false", broker ? "true" : "false",
+                     redis ? "true" : "false");
+    if (n < 0) return MHD_NO;
+    return exchange_queue_text(ex, broker && redis ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+                               "application/json", text, (size_t)n);
+}
+
+static enum MHD_Result s_metrics(exchange_t *ex)
+{
+    buf_t b;
+    buf_init(&b);
+    ex->http->render(ex->http->render_arg, &b);
+    size_t len;
+    char *text = buf_steal(&b, &len);
+    return exchange_queue_text(ex, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text,
+                               len);
+}
+
+static int s_is_get(const char *method)
+{
+    return !strcmp(method, "GET") || !strcmp(method, "HEAD");
+}
+
+/* MHD's access handler: called when the request begins, for each chunk of its body, once it
+ * is all in, and again whenever a suspended connection is resumed (an answer is parked). */
+static enum MHD_Result s_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                const char *method, const char *version, const char *upload_data,
+                                size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    exchange_t *ex = *con_cls;
+    if (!ex) {
+        *con_cls = ex = exchange_new(cls, conn, method);
+        if (!strcmp(url, "/healthz") && s_is_get(method)) return s_healthz(ex);
+        if (!strcmp(url, "/readyz") && s_is_get(method)) return s_readyz(ex);
+        if (!strcmp(url, "/metrics") && s_is_get(method)) return s_metrics(ex);
+        return exchange_mcp(ex, url);
+    }
+    switch (ex->state) {
+    case EX_BODY:
+        if (*upload_data_size) {
+            exchange_take_body(ex, upload_data, *upload_data_size);
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+        return exchange_mcp(ex, url);
+    case EX_READY:
+        if (ex->sse) {
+            ex->state = EX_STREAMING;
+            return exchange_start_sse(ex);
+        }
+        return exchange_queue_parked(ex);
+    case EX_AUTH:
+    case EX_CALL:
+        return exchange_mcp(ex, url);
+    case EX_STREAMING:
+    case EX_DONE:
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    return MHD_NO;
+}
+
 /* ---- the daemon in the loop */
+
+static void s_on_execution_end(void *arg, const execution_end_t *end);
+
+/* MHD_run, unless MHD is running already: an execution can end inside one of its
+ * callbacks (a cancelled job that never reached the broker), and MHD is not reentrant. */
+static void s_run(http_t *self)
+{
+    if (self->running) return;
+    self->running = 1;
+    MHD_run(self->daemon);
+    self->running = 0;
+}
 
 static void s_on_epoll(loop_t *loop, short revents, void *arg)
 {
     (void)loop, (void)revents;
-    http_t *self = arg;
-    MHD_run(self->daemon);
+    s_run(arg);
 }
 
 /* Before each wait: run MHD while it has work it knows of without an fd event (a resumed
@@ -48,12 +152,12 @@ static long s_prepare(loop_t *loop, void *arg)
     for (int round = 0; round < 16; round++) {
         if (self->kick) {
             self->kick = 0;
-            MHD_run(self->daemon);
+            s_run(self);
         }
         MHD_UNSIGNED_LONG_LONG t;
         if (MHD_get_timeout(self->daemon, &t) != MHD_YES) return self->kick ? 0 : -1;
         if (t > 0 && !self->kick) return t > 60000 ? 60000 : (long)t;
-        MHD_run(self->daemon);
+        s_run(self);
     }
     return 0;
 }
@@ -146,26 +250,30 @@ static int s_parse_addr(const char *hostport, struct sockaddr_storage *ss, int *
     return -1;
 }
 
-int http_start(fe_t *fe, char *err, size_t errlen)
+int http_start(fe_t *fe, const http_conf_t *conf, metrics_render_fn *render, void *render_arg,
+               char *err, size_t errlen)
 {
     http_t *self = xcalloc(1, sizeof *self);
     self->fe = fe;
+    self->conf = *conf;
+    self->render = render;
+    self->render_arg = render_arg;
     struct sockaddr_storage ss;
     int v6 = 0;
-    if (s_parse_addr(fe->conf.http, &ss, &v6, &self->loopback, err, errlen) < 0) {
+    if (s_parse_addr(self->conf.listen, &ss, &v6, &self->loopback, err, errlen) < 0) {
         free(self);
         return -1;
     }
-    int tls = fe->conf.tls_cert[0] && fe->conf.tls_key[0];
-    if (!self->loopback && !tls && !fe->conf.allow_remote) {
+    int tls = self->conf.tls_cert[0] && self->conf.tls_key[0];
+    if (!self->loopback && !tls && !self->conf.allow_remote) {
         snprintf(err, errlen,
                  "refusing plain HTTP on non-loopback address %s: give --tls-cert/--tls-key, "
                  "or --allow-remote when a TLS-terminating reverse proxy is in front",
-                 fe->conf.http);
+                 self->conf.listen);
         free(self);
         return -1;
     }
-    if (fe->conf.anonymous_tenant[0] && !self->loopback) {
+    if (self->conf.anonymous_tenant[0] && !self->loopback) {
         snprintf(err, errlen, "--anonymous-tenant is allowed only on a loopback address");
         free(self);
         return -1;
@@ -175,8 +283,8 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     char *cert = NULL, *key = NULL;
     if (tls) {
         flags |= MHD_USE_TLS;
-        if (!(cert = s_read_file(fe->conf.tls_cert, err, errlen)) ||
-            !(key = s_read_file(fe->conf.tls_key, err, errlen))) {
+        if (!(cert = s_read_file(self->conf.tls_cert, err, errlen)) ||
+            !(key = s_read_file(self->conf.tls_key, err, errlen))) {
             free(cert);
             free(self);
             return -1;
@@ -187,16 +295,16 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     fe->http = self;
     if (tls)
         self->daemon = MHD_start_daemon(
-            flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log,
-            self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
+            flags, port, NULL, NULL, s_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self,
+            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
             exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_LIMIT,
             (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
             MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
     else
         self->daemon = MHD_start_daemon(
-            flags, port, NULL, NULL, exchange_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log,
-            self, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
+            flags, port, NULL, NULL, s_access, self, MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self,
+            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED,
             exchange_completed, self, MHD_OPTION_NOTIFY_CONNECTION, s_on_connection, self,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_CONNECTION_LIMIT,
             (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
@@ -204,7 +312,7 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     free(key);
     if (!self->daemon) {
         snprintf(err, errlen, "cannot listen on %s (address in use, or not available)",
-                 fe->conf.http);
+                 self->conf.listen);
         fe->http = NULL;
         free(self);
         return -1;
@@ -214,16 +322,20 @@ int http_start(fe_t *fe, char *err, size_t errlen)
     loop_add_fd(fe->loop, self->epoll_fd, ZMQ_POLLIN, s_on_epoll, self);
     loop_on_prepare(fe->loop, s_prepare, self);
     self->keepalive_timer = loop_timer_add(fe->loop, 1000, 1000, exchange_keepalive, self);
-    log_info("event=http_listening address=%s tls=%d", fe->conf.http, tls);
+    executions_on_end(fe->executions, s_on_execution_end, fe);
+    log_info("event=http_listening address=%s tls=%d", self->conf.listen, tls);
     return 0;
 }
 
-void http_flush(fe_t *fe)
+/* An execution ended (execution.h's hook): its answer, and the notifications that followed
+ * it, are written now instead of on the loop's next turn. */
+static void s_on_execution_end(void *arg, const execution_end_t *end)
 {
-    http_t *self = fe->http;
-    if (!self || !self->daemon || !self->kick) return;
+    (void)end;
+    http_t *self = ((fe_t *)arg)->http;                                 /* NULL once stopped */
+    if (!self || !self->daemon || !self->kick || self->running) return; /* prepare will */
     self->kick = 0;
-    MHD_run(self->daemon);
+    s_run(self);
 }
 
 void http_stop(fe_t *fe)
@@ -237,4 +349,9 @@ void http_stop(fe_t *fe)
     self->daemon = NULL;
     fe->http = NULL;
     free(self);
+}
+
+const http_stats_t *http_stats(const http_t *self)
+{
+    return self ? &self->stats : NULL;
 }

@@ -10,13 +10,18 @@
  *   GET    /metrics  Prometheus text format 0.0.4 */
 #ifndef SP_FE_HTTP_H
 #define SP_FE_HTTP_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/metrics_http.h"
+#include "exchange.h" /* the transport's settings and counters */
 #include "fe.h"
 
-/* 0, or -1 with the reason in err (bad address, port in use, TLS files). */
-int http_start(fe_t *fe, char *err, size_t errlen);
+/* Listens, serves on fe's parts, and subscribes to the end of executions (its answers are
+ * written at once). 0, or -1 with the reason in err (bad address, port in use, TLS files). */
+int http_start(fe_t *fe, const http_conf_t *conf, metrics_render_fn *render, void *render_arg,
+               char *err, size_t errlen);
 void http_stop(fe_t *fe);
-/* Writes answers that are ready now instead of on the loop's next turn: a job's answer goes
- * out before the front-end spends time on its record. */
-void http_flush(fe_t *fe);
+const http_stats_t *http_stats(const http_t *self); /* NULL when self is (no --http) */
 
 #endif

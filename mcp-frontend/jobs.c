@@ -1,379 +1,212 @@
-/* mcp-frontend/jobs.c — see jobs.h. The client library guarantees one final event per
- * submitted job (proto/client.h), so a job is freed in exactly one place: s_finish. */
+/* mcp-frontend/jobs.c — see jobs.h. A job is freed in exactly one place, s_finish, after its
+ * owner heard the end. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../common/buf.h"
 #include "../common/clock.h"
+#include "../common/idmap.h"
 #include "../common/log.h"
-#include "../proto/mpack.h"
-#include "http.h"
+#include "../proto/client.h"
+#include "../proto/result.h"
 #include "jobs.h"
-#include "metrics.h"
-#include "records.h"
-#include "resources.h"
-#include "utf8.h"
 
-const char *task_status_for(status_t st, int cancelled)
+#define RETRY_MS 20 /* how often jobs held back are offered to the broker again */
+
+struct job {
+    uint8_t id[ID_BYTES];
+    char service[JOB_MAX_SERVICE + 1];
+    const job_events_t *events;
+    void *owner;
+    /* while no broker connection can take the job: kept here and retried until
+     * broker_wait_until, then answered `rejected` */
+    buf_t body;
+    route_t route;
+    uint64_t broker_wait_until; /* monotonic ms; 0 once submitted */
+    job_t *next_waiting;
+};
+
+struct jobs {
+    loop_t *loop;
+    jobs_conf_t conf;
+    client_t *client;
+    idmap_t *pending; /* job id → job_t, submitted or waiting */
+    job_t *waiting;   /* jobs waiting for a broker connection, oldest first */
+    uint64_t retry_timer;
+    jobs_stats_t stats;
+};
+
+static void s_finish(jobs_t *self, job_t *job, const uint8_t *body, size_t len)
 {
-    if (cancelled || st == ST_CANCELLED) return "cancelled";
-    return st == ST_OK ? "completed" : "failed";
-}
-
-void task_iso8601(uint64_t ms, char out[40])
-{
-    time_t secs = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    size_t n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out + n, 40 - n, ".%03uZ", (unsigned)(ms % 1000));
-}
-
-job_t *job_new(fe_t *fe, call_t *call, job_kind_t kind, const char *service, const char *tool,
-               job_render_fn *render)
-{
-    job_t *job = xcalloc(1, sizeof *job);
-    id_new(job->id);
-    id_format(job->id, job->id_str);
-    job->fe = fe;
-    job->session = call->session;
-    session_hold(job->session);
-    job->tenant = call->session->tenant;
-    job->call = call;
-    call_hold(call);
-    call->job = job;
-    job->kind = kind;
-    snprintf(job->service, sizeof job->service, "%s", service);
-    job->tool = tool;
-    job->render = render;
-    job->created_ms = clock_wall_ms();
-    return job;
-}
-
-static job_t *s_waiting; /* jobs waiting for a broker connection, oldest first */
-static uint64_t s_retry_timer;
-
-static void s_on_retry(loop_t *loop, void *arg);
-
-static void s_free(job_t *job)
-{
+    idmap_del(self->pending, job->id);
+    job->events->finished(job->owner, body, len);
     buf_free(&job->body);
-    if (job->call) {
-        job->call->job = NULL;
-        call_release(job->call);
-    }
-    for (size_t i = 0; i < job->n_waiters; i++) call_release(job->waiters[i]);
-    free(job->waiters);
-    session_release(job->session);
     free(job);
 }
 
-void jobs_discard(job_t *job)
+/* A result made here for a job the farm never answered. */
+static void s_finish_simple(jobs_t *self, job_t *job, status_t st, const char *type,
+                            const char *message)
 {
-    s_free(job);
-}
-
-job_t *jobs_find(fe_t *fe, const uint8_t id[ID_BYTES])
-{
-    return idmap_get(fe->jobs, id);
-}
-
-/* The related-task marker the spec asks for on tasks/result payloads (MCP 2025-11-25, tasks). */
-static json_t *s_with_task_meta(const json_t *call_result, const char *task_id)
-{
-    json_t *copy = json_deep_copy(call_result);
-    json_t *meta = json_object_get(copy, "_meta");
-    if (!json_is_object(meta)) {
-        meta = json_object();
-        json_object_set_new(copy, "_meta", meta);
-    }
-    json_object_set_new(meta, "io.modelcontextprotocol/related-task",
-                        json_pack("{s:s}", "taskId", task_id));
-    return copy;
-}
-
-static void s_task_notify(job_t *job, const char *status, uint64_t updated_ms)
-{
-    char created[40], updated[40];
-    task_iso8601(job->created_ms, created);
-    task_iso8601(updated_ms, updated);
-    json_t *p =
-        json_pack("{s:s,s:s,s:s,s:s,s:I}", "taskId", job->id_str, "status", status, "createdAt",
-                  created, "lastUpdatedAt", updated, "ttl", (json_int_t)job->task_ttl_ms);
-    session_notify(job->session, rpc_notification("notifications/tasks/status", p));
-}
-
-/* The job's one ending: render, record, answer, free. */
-static void s_finish(job_t *job, const uint8_t *body, size_t len)
-{
-    fe_t *fe = job->fe;
-    result_t res;
-    char err[160];
-    if (job->submitted_us) job->farm_us = clock_mono_us() - job->submitted_us;
-    if (result_decode(body, len, &res, err, sizeof err) < 0) {
-        log_warn("event=bad_result job=%s error=\"%s\"", job->id_str, err);
-        metric_inc(M.rejections, "bad_result", NULL);
-        result_init(&res);
-        res.status = ST_INTERNAL_ERROR;
-        res.error.present = 1;
-        res.error.type = xstrdup("InternalError");
-        res.error.message = xstrdup("the farm sent a result the front-end could not read");
-    }
-    json_t *call_result = job->render(job, &res);
-    metric_inc(M.tool_calls, job->tool, status_name(res.status));
-    if (job->call) {
-        call_t *c = job->call;
-        c->farm_us = job->farm_us;
-        if (call_alive(c)) {
-            call_progress(c, "done");
-            /* logging/setLevel subscribers hear how it ended; failures louder than successes */
-            call_log(c, res.status == ST_OK ? LOGLEVEL_DEBUG : LOGLEVEL_WARNING, "snakepit",
-                     json_pack("{s:s,s:s,s:f}", "execution_id", job->id_str, "status",
-                               status_name(res.status), "wall_ms", res.wall_ms));
-        }
-        call_reply(c, json_incref(call_result));
-        http_flush(fe); /* on the wire now: the record below is not on the caller's path */
-    }
-    /* the answer first; the log line and the record are not on the caller's path */
-    log_info("event=job_done job=%s tenant=%s tool=%s status=%s wall_ms=%.3f queue_ms=%.3f",
-             job->id_str, job->tenant->name, job->tool, status_name(res.status), res.wall_ms,
-             res.queue_ms);
-    if (job->record) {
-        record_finished(fe, job, &res, call_result);
-        resources_execution_updated(fe, job);
-    }
-    if (job->task) {
-        s_task_notify(job, task_status_for(res.status, job->task_cancelled), clock_wall_ms());
-        json_t *payload = s_with_task_meta(call_result, job->id_str);
-        for (size_t i = 0; i < job->n_waiters; i++)
-            call_reply(job->waiters[i], json_incref(payload));
-        json_decref(payload);
-    }
-    json_decref(call_result);
-    result_clear(&res);
-    idmap_del(fe->jobs, job->id);
-    metric_set(M.jobs_inflight, (double)idmap_size(fe->jobs), NULL, NULL);
-    job->tenant->inflight--;
-    s_free(job);
-}
-
-/* A progress chunk from the executor: {stream: "stdout"|"stderr", data: bytes}. Anything
- * else is ignored: progress is a courtesy, never a reason to fail a job. */
-static void s_progress_chunk(job_t *job, const uint8_t *body, size_t len)
-{
-    call_t *c = job->call;
-    if (!c || !c->progress_token || !call_alive(c)) return;
-    if (!job->running_sent) {
-        job->running_sent = 1;
-        call_progress(c, "running");
-    }
-    mpr_t r;
-    uint32_t n;
-    mpr_init(&r, body, len);
-    if (mpr_map(&r, &n) < 0) return;
-    const uint8_t *data = NULL;
-    uint32_t dlen = 0;
-    char stream[8] = "";
-    for (uint32_t i = 0; i < n && !r.err; i++) {
-        const char *k, *v;
-        uint32_t kl, vl;
-        if (mpr_str(&r, &k, &kl) < 0) return;
-        if (mpr_key_is(k, kl, "stream") && mpr_str(&r, &v, &vl) == 0 && vl < sizeof stream) {
-            memcpy(stream, v, vl);
-            stream[vl] = '\0';
-        } else if (mpr_key_is(k, kl, "data")) {
-            mpr_bytes(&r, &data, &dlen);
-        } else {
-            mpr_skip(&r);
-        }
-    }
-    if (r.err || !data || !stream[0]) return;
-    buf_t b;
-    buf_init(&b);
-    buf_printf(&b, "%s: ", stream);
-    utf8_sanitize(&b, (const char *)data, utf8_prefix((const char *)data, dlen, 4096));
-    call_progress(c, (const char *)b.data);
-    buf_free(&b);
+    buf_t r;
+    buf_init(&r);
+    result_encode_simple(&r, st, type, message);
+    s_finish(self, job, r.data, r.len);
+    buf_free(&r);
 }
 
 static void s_on_event(void *arg, const uint8_t id[ID_BYTES], client_event_t ev,
                        const uint8_t *body, size_t len)
 {
-    fe_t *fe = arg;
-    job_t *job = idmap_get(fe->jobs, id);
+    jobs_t *self = arg;
+    job_t *job = idmap_get(self->pending, id);
     if (!job) return;
     switch (ev) {
     case CLIENT_ACCEPTED:
-        if (job->call && call_alive(job->call)) call_progress(job->call, "queued");
+        job->events->accepted(job->owner);
         break;
     case CLIENT_PROGRESS:
-        s_progress_chunk(job, body, len);
+        job->events->progress(job->owner, body, len);
         break;
     case CLIENT_RESULT:
-        s_finish(job, body, len);
+        s_finish(self, job, body, len);
         break;
     }
 }
 
-void jobs_init(fe_t *fe)
+static void s_unavailable(jobs_t *self, job_t *job)
 {
-    fe->jobs = idmap_new();
-    client_conf_t cc = {
-        .endpoint = fe->conf.broker,
-        .heartbeat_ms = fe->conf.heartbeat_ms,
-        .curve_server_key = fe->conf.curve_server_key[0] ? fe->conf.curve_server_key : NULL,
-        .curve_public_key = fe->conf.curve_public_key,
-        .curve_secret_key = fe->conf.curve_secret_key,
-    };
-    fe->client = client_new(fe->zmq_ctx, fe->loop, &cc, s_on_event, fe);
-    s_retry_timer = loop_timer_add(fe->loop, 20, 20, s_on_retry, NULL);
-}
-
-static void s_abandon(void *arg, const uint8_t *id, void *value)
-{
-    (void)arg, (void)id;
-    s_free(value);
-}
-
-void jobs_shutdown(fe_t *fe)
-{
-    loop_timer_cancel(fe->loop, s_retry_timer);
-    s_waiting = NULL;
-    client_destroy(&fe->client);
-    if (fe->jobs) idmap_each(fe->jobs, s_abandon, NULL);
-    idmap_destroy(&fe->jobs);
-}
-
-/* A task-augmented call is answered at once with the task (CreateTaskResult); the outcome is
- * fetched later with tasks/get and tasks/result. */
-static void s_answer_with_task(job_t *job)
-{
-    char created[40];
-    task_iso8601(job->created_ms, created);
-    json_t *task = json_pack("{s:s,s:s,s:s,s:s,s:I,s:i}", "taskId", job->id_str, "status",
-                             "working", "createdAt", created, "lastUpdatedAt", created, "ttl",
-                             (json_int_t)job->task_ttl_ms, "pollInterval", 250);
-    call_t *c = job->call;
-    job->call = NULL;
-    c->job = NULL;
-    call_reply(c, json_pack("{s:o}", "task", task));
-    call_release(c);
-}
-
-void jobs_submit(job_t *job, jobspec_t *spec, long wall_ms)
-{
-    fe_t *fe = job->fe;
-    memcpy(spec->id, job->id, ID_BYTES);
-    spec->kind = job->kind;
-    spec->submitted_ms = job->created_ms;
-    route_t route = {0};
-    snprintf(route.tenant, sizeof route.tenant, "%s", job->tenant->name);
-    route.deadline_ms = job->created_ms + (uint64_t)wall_ms + (uint64_t)fe->conf.queue_allowance_ms;
-    route.max_inflight = (uint32_t)job->tenant->max_concurrency;
-    buf_init(&job->body);
-    jobspec_encode(spec, &job->body);
-    job->route = route;
-    idmap_put(fe->jobs, job->id, job);
-    job->tenant->inflight++;
-    metric_set(M.jobs_inflight, (double)idmap_size(fe->jobs), NULL, NULL);
-    if (job->task) s_answer_with_task(job);
-    job->submitted_us = clock_mono_us();
-    int rc = client_submit(fe->client, job->service, job->id, &job->route, job->body.data,
-                           job->body.len);
-    /* the record is written while the job runs, never before it leaves */
-    if (job->record) record_submitted(fe, job, spec);
-    if (rc == 0) {
-        buf_free(&job->body);
-        return;
-    }
-    /* ZMQ_IMMEDIATE: no broker connection can take it now (starting up, or the broker is
-     * restarting). Hold it for a short while rather than fail at the first hiccup. */
-    job->broker_wait_until = clock_mono_ms() + (uint64_t)fe->conf.broker_wait_ms;
-    job_t **pp = &s_waiting;
-    while (*pp) pp = &(*pp)->next_waiting;
-    *pp = job;
-}
-
-static void s_unavailable(job_t *job)
-{
-    fe_t *fe = job->fe;
-    metric_inc(M.broker_unavailable, NULL, NULL);
-    log_warn("event=broker_unavailable job=%s endpoint=%s", job->id_str, fe->conf.broker);
-    buf_t r;
-    buf_init(&r);
-    result_encode_simple(
-        &r, ST_REJECTED, "Unavailable",
-        "no broker is connected: the sandbox farm is not running or not reachable from "
-        "this front-end; try again shortly");
-    s_finish(job, r.data, r.len);
-    buf_free(&r);
+    char id[ID_STR_LEN + 1];
+    id_format(job->id, id);
+    self->stats.broker_unavailable++;
+    log_warn("event=broker_unavailable job=%s endpoint=%s", id, self->conf.broker);
+    s_finish_simple(self, job, ST_REJECTED, "Unavailable",
+                    "no broker is connected: the sandbox farm is not running or not reachable "
+                    "from this front-end; try again shortly");
 }
 
 /* Retries the jobs held for want of a broker connection, in order. */
 static void s_on_retry(loop_t *loop, void *arg)
 {
-    (void)loop, (void)arg;
+    (void)loop;
+    jobs_t *self = arg;
     uint64_t now = clock_mono_ms();
-    while (s_waiting) {
-        job_t *job = s_waiting;
-        if (client_submit(job->fe->client, job->service, job->id, &job->route, job->body.data,
+    while (self->waiting) {
+        job_t *job = self->waiting;
+        if (client_submit(self->client, job->service, job->id, &job->route, job->body.data,
                           job->body.len) == 0) {
-            s_waiting = job->next_waiting;
+            self->waiting = job->next_waiting;
             job->broker_wait_until = 0;
             buf_free(&job->body);
             continue;
         }
         if (job->broker_wait_until > now) return; /* still down: keep the rest in order too */
-        s_waiting = job->next_waiting;
+        self->waiting = job->next_waiting;
         job->broker_wait_until = 0;
-        s_unavailable(job);
+        s_unavailable(self, job);
     }
 }
 
-/* A job still held for a broker connection never reached the farm: it ends here. */
-static int s_cancel_waiting(job_t *job)
+jobs_t *jobs_new(loop_t *loop, void *zmq_ctx, const jobs_conf_t *conf)
 {
-    for (job_t **pp = &s_waiting; *pp; pp = &(*pp)->next_waiting)
-        if (*pp == job) {
-            *pp = job->next_waiting;
-            buf_t r;
-            buf_init(&r);
-            result_encode_simple(&r, ST_CANCELLED, "Cancelled",
-                                 "cancelled before it reached the farm");
-            s_finish(job, r.data, r.len);
-            buf_free(&r);
-            return 1;
-        }
-    return 0;
+    jobs_t *self = xcalloc(1, sizeof *self);
+    self->loop = loop;
+    self->conf = *conf;
+    self->pending = idmap_new();
+    client_conf_t cc = {
+        .endpoint = self->conf.broker,
+        .heartbeat_ms = self->conf.heartbeat_ms,
+        .curve_server_key = self->conf.curve_server_key[0] ? self->conf.curve_server_key : NULL,
+        .curve_public_key = self->conf.curve_public_key,
+        .curve_secret_key = self->conf.curve_secret_key,
+    };
+    self->client = client_new(zmq_ctx, loop, &cc, s_on_event, self);
+    self->retry_timer = loop_timer_add(loop, RETRY_MS, RETRY_MS, s_on_retry, self);
+    return self;
 }
 
-void jobs_cancel_for_call(call_t *c)
+static void s_drop(void *arg, const uint8_t *id, void *value)
 {
-    job_t *job = c->job;
-    if (!job) return;
-    /* The call will not be answered; the job goes on to its (cancelled) result and record. */
-    job->call = NULL;
-    c->job = NULL;
-    if (!(job->broker_wait_until && s_cancel_waiting(job)))
-        client_cancel(job->fe->client, job->service, job->id);
-    call_release(c);
+    (void)arg, (void)id;
+    job_t *job = value;
+    buf_free(&job->body);
+    free(job);
 }
 
-int jobs_cancel(job_t *job)
+void jobs_destroy(jobs_t **self_p)
 {
-    job->task_cancelled = 1;
-    record_task_status(job->fe, job, "cancelled");
-    if (job->broker_wait_until && s_cancel_waiting(job)) return 0;
-    return client_cancel(job->fe->client, job->service, job->id);
+    jobs_t *self = *self_p;
+    if (!self) return;
+    loop_timer_cancel(self->loop, self->retry_timer);
+    client_destroy(&self->client);
+    idmap_each(self->pending, s_drop, NULL);
+    idmap_destroy(&self->pending);
+    free(self);
+    *self_p = NULL;
 }
 
-void jobs_add_waiter(job_t *job, call_t *c)
+job_t *jobs_submit(jobs_t *self, const jobspec_t *spec, long max_inflight,
+                   const job_events_t *events, void *owner)
 {
-    job->waiters = xrealloc(job->waiters, (job->n_waiters + 1) * sizeof *job->waiters);
-    job->waiters[job->n_waiters++] = c;
-    call_hold(c);
-    c->job = NULL;
+    job_t *job = xcalloc(1, sizeof *job);
+    memcpy(job->id, spec->id, ID_BYTES);
+    snprintf(job->service, sizeof job->service, "%s", spec->service);
+    job->events = events;
+    job->owner = owner;
+    snprintf(job->route.tenant, sizeof job->route.tenant, "%s", spec->tenant);
+    job->route.deadline_ms = spec->submitted_ms + (uint64_t)spec->limits.wall_ms +
+                             (uint64_t)self->conf.queue_allowance_ms;
+    job->route.max_inflight = (uint32_t)max_inflight;
+    buf_init(&job->body);
+    jobspec_encode(spec, &job->body);
+    idmap_put(self->pending, job->id, job);
+    if (client_submit(self->client, job->service, job->id, &job->route, job->body.data,
+                      job->body.len) == 0) {
+        buf_free(&job->body);
+        return job;
+    }
+    /* ZMQ_IMMEDIATE: no broker connection can take it now (starting up, or the broker is
+     * restarting). Hold it for a short while rather than fail at the first hiccup. */
+    job->broker_wait_until = clock_mono_ms() + (uint64_t)self->conf.broker_wait_ms;
+    job_t **pp = &self->waiting;
+    while (*pp) pp = &(*pp)->next_waiting;
+    *pp = job;
+    return job;
+}
+
+void jobs_cancel(jobs_t *self, job_t *job)
+{
+    if (job->broker_wait_until) { /* never reached the farm: it ends here */
+        for (job_t **pp = &self->waiting; *pp; pp = &(*pp)->next_waiting)
+            if (*pp == job) {
+                *pp = job->next_waiting;
+                break;
+            }
+        s_finish_simple(self, job, ST_CANCELLED, "Cancelled",
+                        "cancelled before it reached the farm");
+        return;
+    }
+    client_cancel(self->client, job->service, job->id);
+}
+
+size_t jobs_count(const jobs_t *self)
+{
+    return idmap_size(self->pending);
+}
+
+int jobs_broker_connected(const jobs_t *self)
+{
+    return client_connected(self->client);
+}
+
+const char *jobs_broker_instance(const jobs_t *self)
+{
+    return self->conf.broker_instance;
+}
+
+const jobs_stats_t *jobs_stats(const jobs_t *self)
+{
+    return &self->stats;
 }

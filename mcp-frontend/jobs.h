@@ -1,72 +1,57 @@
-/* mcp-frontend/jobs.h — jobs in flight between the front-end and the farm. A tool handler
- * builds the JobSpec, jobs_submit sends it through the broker client (proto/client.h) and
- * the job waits here, keyed by its id, for its one final answer. Then the job's tool renders
- * the MCP result, the record goes to Redis (records.c), and whoever waits is answered: the
- * tools/call itself, or — for a task — any tasks/result calls parked on it. */
+/* mcp-frontend/jobs.h — the front-end's link to the farm: JobSpecs go out through the broker
+ * client (proto/client.h) and each job's events come back to its owner (execution.c), keyed
+ * by the job's id. The client library guarantees one final answer per submitted job, and so
+ * does this module for the jobs it holds back: while no broker connection can take a job
+ * (start-up, a broker restart) it is kept and retried for --broker-wait-ms, then answered
+ * `rejected`. Nothing here knows of MCP calls, records or tasks. */
 #ifndef SP_FE_JOBS_H
 #define SP_FE_JOBS_H
-#include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "../common/ids.h"
+#include "../common/loop.h"
 #include "../proto/job.h"
-#include "../proto/result.h"
-#include "../proto/wire.h"
-#include "fe.h"
-#include "mcp.h"
-#include "tenants.h"
 
+typedef struct jobs jobs_t;
 typedef struct job job_t;
 
-/* Turns the farm's Result into the tool's CallToolResult (content, structuredContent,
- * isError). The job is read-only here. */
-typedef json_t *(job_render_fn)(const job_t *job, const result_t *res);
+typedef struct {
+    char broker[256];          /* the broker's client endpoint */
+    char curve_server_key[64]; /* Z85; empty: plain (loopback only at the broker) */
+    char curve_public_key[64];
+    char curve_secret_key[64];
+    long heartbeat_ms;
+    long queue_allowance_ms;  /* added to a job's timeout for its deadline at the broker */
+    long broker_wait_ms;      /* how long a job waits for a broker connection */
+    char broker_instance[65]; /* the broker's --instance: its snapshot in Redis (the farm's
+                                 capacity, for get_sandbox_info) */
+} jobs_conf_t;
 
-struct job {
-    uint8_t id[ID_BYTES];
-    char id_str[ID_STR_LEN + 1];
-    fe_t *fe;
-    tenant_t *tenant;
-    session_t *session; /* held: task status notifications go there */
-    call_t *call;       /* the waiting tools/call; NULL once answered (tasks) */
-    job_kind_t kind;
-    char service[65];
-    const char *tool; /* tool name, for metrics */
-    job_render_fn *render;
-    int record;            /* write sp:exec and usage (executions, not validations) */
-    uint64_t created_ms;   /* wall clock */
-    uint64_t submitted_us; /* monotonic, when handed to the broker client */
-    uint64_t farm_us;      /* submit → result, set when the result arrives */
-    int running_sent;      /* "running" progress already sent */
-    int task;              /* task-augmented: the call was answered with a task */
-    long task_ttl_ms;
-    int task_cancelled;
-    call_t **waiters; /* tasks/result calls waiting for the outcome */
-    size_t n_waiters;
-    /* while no broker connection can take the job (start-up, broker restart): kept here and
-     * retried until broker_wait_until, then answered `rejected` */
-    buf_t body;
-    route_t route;
-    uint64_t broker_wait_until; /* monotonic ms; 0 once submitted */
-    job_t *next_waiting;
-};
+/* What a job's owner hears, on the loop thread. finished comes exactly once per submitted job;
+ * the job is freed when it returns. */
+typedef struct {
+    void (*accepted)(void *owner);                                    /* queued at the broker */
+    void (*progress)(void *owner, const uint8_t *chunk, size_t len);  /* PROTOCOL.md PROGRESS */
+    void (*finished)(void *owner, const uint8_t *result, size_t len); /* a Result body */
+} job_events_t;
 
-void jobs_init(fe_t *fe); /* the broker client's event handler is jobs.c's */
-void jobs_shutdown(fe_t *fe);
+typedef struct {
+    uint64_t broker_unavailable; /* jobs answered `rejected` for want of a broker connection */
+} jobs_stats_t;
 
-job_t *job_new(fe_t *fe, call_t *call, job_kind_t kind, const char *service, const char *tool,
-               job_render_fn *render);
-/* Sends the job (spec->id is set from job). Always answers: on a refused submit the job is
- * finished at once with a `rejected` result. Takes ownership of job. */
-void jobs_submit(job_t *job, jobspec_t *spec, long wall_ms);
-void jobs_discard(job_t *job); /* a job built but never submitted */
-job_t *jobs_find(fe_t *fe, const uint8_t id[ID_BYTES]);
-void jobs_cancel_for_call(call_t *c); /* notifications/cancelled on the call waiting */
-int jobs_cancel(job_t *job);          /* tasks/cancel */
-void jobs_add_waiter(job_t *job, call_t *c);
-
-/* Task helpers shared with tasks.c */
-const char *task_status_for(status_t st, int cancelled);
-void task_iso8601(uint64_t ms, char out[40]);
+jobs_t *jobs_new(loop_t *loop, void *zmq_ctx, const jobs_conf_t *conf);
+/* Pending jobs are dropped without an answer (their owners are going away too). */
+void jobs_destroy(jobs_t **self_p);
+/* Sends spec (its id, service and tenant set; its wall limit sets the deadline). The owner's
+ * finished is never called before this returns. */
+job_t *jobs_submit(jobs_t *self, const jobspec_t *spec, long max_inflight,
+                   const job_events_t *events, void *owner);
+/* Asks for the job to stop: its (cancelled) answer follows, at once for a job that never
+ * reached the broker. */
+void jobs_cancel(jobs_t *self, job_t *job);
+size_t jobs_count(const jobs_t *self); /* in flight */
+int jobs_broker_connected(const jobs_t *self);
+const char *jobs_broker_instance(const jobs_t *self);
+const jobs_stats_t *jobs_stats(const jobs_t *self);
 
 #endif

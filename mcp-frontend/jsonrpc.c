@@ -80,17 +80,21 @@ void rpc_msg_clear(rpc_msg_t *m)
     memset(m, 0, sizeof *m);
 }
 
-json_t *json_str_safe(const char *s)
+json_t *json_bytes(const char *data, size_t len)
 {
-    if (!s) return json_null();
-    size_t len = strlen(s);
-    if (utf8_valid(s, len)) return json_stringn(s, len);
+    if (!data) return json_string("");
+    if (utf8_valid(data, len)) return json_stringn(data, len);
     buf_t b;
     buf_init(&b);
-    utf8_sanitize(&b, s, len);
+    utf8_sanitize(&b, data, len);
     json_t *j = json_stringn((const char *)b.data, b.len);
     buf_free(&b);
     return j;
+}
+
+json_t *json_str_safe(const char *s)
+{
+    return s ? json_bytes(s, strlen(s)) : json_null();
 }
 
 static json_t *s_envelope(const json_t *id)

@@ -48,7 +48,10 @@ json_t *rpc_result(const json_t *id, json_t *result);
 json_t *rpc_error(const json_t *id, int code, const char *message, json_t *data);
 json_t *rpc_notification(const char *method, json_t *params);
 
-/* A JSON string from C text that may hold invalid UTF-8 (cut messages, parser errors). */
+/* JSON strings from bytes that may not be UTF-8 (what user code printed, a cut message, a
+ * parser's error): invalid sequences become U+FFFD (utf8.h). json_bytes(NULL, 0) is "",
+ * json_str_safe(NULL) is null. */
+json_t *json_bytes(const char *data, size_t len);
 json_t *json_str_safe(const char *s);
 
 /* Compact serialization; the caller frees. */

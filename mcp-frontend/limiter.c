@@ -18,7 +18,6 @@
 #include "../common/log.h"
 #include "gcra.h"
 #include "limiter.h"
-#include "metrics.h"
 
 #define LEASE_MS  1000
 #define BATCH_MAX 64
@@ -42,9 +41,11 @@ static const char s_gcra_lua[] =
     "return {k, 0}\n";
 
 struct limiter {
-    fe_t *fe;
+    store_t *store;
+    limiter_conf_t conf;
     store_script_t *gcra;
     uint64_t last_fallback_log;
+    limiter_stats_t stats;
 };
 
 typedef struct limit_waiter {
@@ -68,19 +69,19 @@ static long s_batch(const tenant_t *t)
  * deciding for the same tenant at the same time. */
 static int s_local(limiter_t *self, tenant_t *t, long *retry_after_ms)
 {
-    metric_inc(M.rate_fallback, NULL, NULL);
+    self->stats.fallbacks++;
     uint64_t now = clock_mono_ms();
     if (now - self->last_fallback_log > 10000) {
         self->last_fallback_log = now;
         log_warn("event=rate_limit_fallback reason=redis_unreachable share_pct=%ld",
-                 self->fe->conf.local_rate_pct);
+                 self->conf.local_rate_pct);
     }
-    double rate = t->rate * (double)self->fe->conf.local_rate_pct / 100.0;
-    long burst = (long)((double)t->burst * (double)self->fe->conf.local_rate_pct / 100.0);
+    double rate = t->rate * (double)self->conf.local_rate_pct / 100.0;
+    long burst = (long)((double)t->burst * (double)self->conf.local_rate_pct / 100.0);
     if (burst < 1) burst = 1;
     if (gcra_step(&t->local_tat_ms, (double)now, rate > 0 ? rate : 0.001, burst, retry_after_ms))
         return LIMIT_ALLOW;
-    metric_inc(M.rate_limited, "local", NULL);
+    self->stats.denied_local++;
     return LIMIT_DENY;
 }
 
@@ -123,7 +124,7 @@ static void s_on_lease(void *arg, redisReply *reply)
         } else {
             allowed = s_take(t);
             if (!allowed) {
-                metric_inc(M.rate_limited, "redis", NULL);
+                self->stats.denied_redis++;
                 if (r < 1) r = (long)ceil(1000.0 / t->rate);
             }
         }
@@ -145,7 +146,7 @@ static void s_refill(limiter_t *self, tenant_t *t)
     lease_t *l = xcalloc(1, sizeof *l);
     *l = (lease_t){self, t};
     t->refilling = 1;
-    if (store_eval(self->fe->store, self->gcra, s_on_lease, l, 1, 4, args) < 0) {
+    if (store_eval(self->store, self->gcra, s_on_lease, l, 1, 4, args) < 0) {
         t->refilling = 0;
         free(l);
     }
@@ -155,11 +156,11 @@ int limiter_check(limiter_t *self, tenant_t *t, limit_fn *fn, void *arg, long *r
 {
     if (s_take(t)) {
         /* renew in the background when half spent, so the next calls find permits */
-        if (t->permits <= s_batch(t) / 2 && !t->refilling && store_connected(self->fe->store))
+        if (t->permits <= s_batch(t) / 2 && !t->refilling && store_connected(self->store))
             s_refill(self, t);
         return LIMIT_ALLOW;
     }
-    if (!store_connected(self->fe->store)) return s_local(self, t, retry_after_ms);
+    if (!store_connected(self->store)) return s_local(self, t, retry_after_ms);
     if (!t->refilling) s_refill(self, t);
     if (!t->refilling) return s_local(self, t, retry_after_ms); /* could not even send */
     waiter_t *w = xcalloc(1, sizeof *w);
@@ -171,11 +172,12 @@ int limiter_check(limiter_t *self, tenant_t *t, limit_fn *fn, void *arg, long *r
     return LIMIT_PENDING;
 }
 
-limiter_t *limiter_new(fe_t *fe)
+limiter_t *limiter_new(store_t *store, const limiter_conf_t *conf)
 {
     limiter_t *self = xcalloc(1, sizeof *self);
-    self->fe = fe;
-    self->gcra = store_script(fe->store, s_gcra_lua);
+    self->store = store;
+    self->conf = *conf;
+    self->gcra = store_script(store, s_gcra_lua);
     return self;
 }
 
@@ -183,4 +185,9 @@ void limiter_destroy(limiter_t **self_p)
 {
     free(*self_p);
     *self_p = NULL;
+}
+
+const limiter_stats_t *limiter_stats(const limiter_t *self)
+{
+    return &self->stats;
 }

@@ -7,15 +7,30 @@
  * share of the rate decides instead, and each such decision is counted (DESIGN.md §6). */
 #ifndef SP_FE_LIMITER_H
 #define SP_FE_LIMITER_H
-#include "fe.h"
+#include <stdint.h>
+
+#include "store.h"
 #include "tenants.h"
 
 enum { LIMIT_ALLOW, LIMIT_DENY, LIMIT_PENDING };
 
 typedef void(limit_fn)(void *arg, int allowed, long retry_after_ms);
 
-limiter_t *limiter_new(fe_t *fe);
+typedef struct limiter limiter_t;
+
+typedef struct {
+    uint64_t denied_redis; /* calls refused by the shared (Redis) limiter */
+    uint64_t denied_local; /* ... by the local one, while Redis was unreachable */
+    uint64_t fallbacks;    /* decisions the local limiter made */
+} limiter_stats_t;
+
+typedef struct {
+    long local_rate_pct; /* the local limiter's share of a tenant's rate while Redis is down */
+} limiter_conf_t;
+
+limiter_t *limiter_new(store_t *store, const limiter_conf_t *conf);
 void limiter_destroy(limiter_t **self_p);
+const limiter_stats_t *limiter_stats(const limiter_t *self);
 /* LIMIT_ALLOW or LIMIT_DENY (retry_after_ms set) when decided at once; LIMIT_PENDING when
  * fn will be called with the decision. */
 int limiter_check(limiter_t *self, tenant_t *t, limit_fn *fn, void *arg, long *retry_after_ms);

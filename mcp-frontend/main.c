@@ -1,6 +1,7 @@
 /* mcp-frontend/main.c — snakepit-mcp: the MCP front-end. Reads its options (defaults →
- * --config → SNAKEPIT_* → flags), builds the one loop with the broker client, Redis, and the
- * transports asked for, and runs until SIGINT/SIGTERM (or EOF on stdin with --stdio). */
+ * --config → SNAKEPIT_* → flags) into one slice per module, builds the parts on one loop —
+ * Redis, tenants and limits, the broker link, executions and their records, the MCP surface,
+ * the transports asked for — and runs until SIGINT/SIGTERM (or EOF on stdin with --stdio). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -16,116 +17,134 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "../common/metrics_pub.h"
+#include "../common/redis_url.h"
 #include "../proto/wire.h"
+#include "call.h"
+#include "execution.h"
 #include "fe.h"
+#include "fixtures.h"
 #include "http.h"
 #include "jobs.h"
 #include "limiter.h"
 #include "mcp.h"
 #include "metrics.h"
+#include "prompts.h"
+#include "records.h"
 #include "resources.h"
+#include "session.h"
 #include "stdio.h"
+#include "store.h"
+#include "tasks.h"
 #include "tenants.h"
+#include "tooldefs.h"
 #include "tools.h"
 
+/* Every option, each in the slice of the module it configures. */
+typedef struct {
+    http_conf_t http;
+    store_conf_t store;
+    jobs_conf_t jobs;
+    records_conf_t records;
+    executions_conf_t executions;
+    sessions_conf_t sessions;
+    tenants_conf_t tenants;
+    limiter_conf_t limiter;
+    mcp_conf_t mcp;
+    int stdio;
+    char tenant[65]; /* the stdio identity */
+    long page_size;  /* tools/list, resources/list, tasks/list */
+    int test_fixtures;
+    char log_level[16];
+} fe_conf_t;
+
+#define OPT(type, field, ...) CFG_OPT_##type(fe_conf_t, field, __VA_ARGS__)
+
 static const cfg_opt_t s_opts[] = {
-    CFG_OPT_STR(fe_conf_t, http, "http", "HOST:PORT",
-                "serve Streamable HTTP on /mcp here (default 127.0.0.1:8765; with --stdio only "
-                "when given)"),
-    CFG_OPT_BOOL(fe_conf_t, stdio, "stdio", "serve MCP on stdin/stdout as the --tenant identity"),
-    CFG_OPT_STR(fe_conf_t, broker, "broker", "ENDPOINT", "the broker's client endpoint"),
-    CFG_OPT_STR(fe_conf_t, redis, "redis", "URL",
-                "redis://[user:pass@]host:port[/db] or unix:///path"),
-    CFG_OPT_STR(fe_conf_t, tenant, "tenant", "NAME", "tenant that --stdio runs as"),
-    CFG_OPT_STR(fe_conf_t, log_level, "log-level", "LEVEL", "debug, info, warn, error"),
-    CFG_OPT_INT(fe_conf_t, max_body, "max-body", 1024, 64L << 20, "BYTES",
-                "largest accepted HTTP request body or stdio line"),
-    CFG_OPT_LIST(
-        fe_conf_t, allow_origin, "allow-origin", "ORIGIN",
+    OPT(STR, http.listen, "http", "HOST:PORT",
+        "serve Streamable HTTP on /mcp here (default 127.0.0.1:8765; with --stdio only when "
+        "given)"),
+    OPT(BOOL, stdio, "stdio", "serve MCP on stdin/stdout as the --tenant identity"),
+    OPT(STR, jobs.broker, "broker", "ENDPOINT", "the broker's client endpoint"),
+    OPT(STR, store.url, "redis", "URL", "redis://[user:pass@]host:port[/db] or unix:///path"),
+    OPT(STR, tenant, "tenant", "NAME", "tenant that --stdio runs as"),
+    OPT(STR, log_level, "log-level", "LEVEL", "debug, info, warn, error"),
+    OPT(INT, http.max_body, "max-body", 1024, 64L << 20, "BYTES",
+        "largest accepted HTTP request body or stdio line"),
+    OPT(LIST, http.allow_origin, "allow-origin", "ORIGIN",
         "browser Origin allowed to call (repeatable; default: loopback origins only; * = any)"),
-    CFG_OPT_LIST(fe_conf_t, allow_host, "allow-host", "HOST",
-                 "Host header value accepted besides loopback names (repeatable; for proxies)"),
-    CFG_OPT_STR(fe_conf_t, tls_cert, "tls-cert", "FILE",
-                "serve HTTPS with this PEM certificate chain"),
-    CFG_OPT_STR(fe_conf_t, tls_key, "tls-key", "FILE", "the PEM private key for --tls-cert"),
-    CFG_OPT_BOOL(
-        fe_conf_t, allow_remote, "allow-remote",
+    OPT(LIST, http.allow_host, "allow-host", "HOST",
+        "Host header value accepted besides loopback names (repeatable; for proxies)"),
+    OPT(STR, http.tls_cert, "tls-cert", "FILE", "serve HTTPS with this PEM certificate chain"),
+    OPT(STR, http.tls_key, "tls-key", "FILE", "the PEM private key for --tls-cert"),
+    OPT(BOOL, http.allow_remote, "allow-remote",
         "allow plain HTTP on a non-loopback address (only behind a TLS-terminating proxy)"),
-    CFG_OPT_STR(fe_conf_t, anonymous_tenant, "anonymous-tenant", "NAME",
-                "HTTP requests without a key run as this tenant (loopback only; for local tests)"),
-    CFG_OPT_BOOL(
-        fe_conf_t, test_fixtures, "test-fixtures",
+    OPT(STR, http.anonymous_tenant, "anonymous-tenant", "NAME",
+        "HTTP requests without a key run as this tenant (loopback only; for local tests)"),
+    OPT(BOOL, test_fixtures, "test-fixtures",
         "serve the MCP conformance suite's test_* tools, resources and prompts (tests only)"),
-    CFG_OPT_INT(fe_conf_t, max_sessions, "max-sessions", 1, 10000000, "N",
-                "open HTTP sessions at most"),
-    CFG_OPT_INT(fe_conf_t, max_sessions_tenant, "max-sessions-per-tenant", 1, 10000000, "N",
-                "open HTTP sessions at most per tenant"),
-    CFG_OPT_INT(fe_conf_t, session_idle_s, "session-idle-s", 10, 86400 * 7, "S",
-                "close idle HTTP sessions after S"),
-    CFG_OPT_INT(fe_conf_t, auth_cache_ms, "auth-cache-ms", 0, 3600000, "MS",
-                "cache key → tenant lookups this long"),
-    CFG_OPT_INT(fe_conf_t, local_rate_pct, "local-rate-pct", 1, 100, "PCT",
-                "share of a tenant's rate the local limiter allows while Redis is down"),
-    CFG_OPT_INT(fe_conf_t, queue_allowance_ms, "queue-allowance-ms", 0, 3600000, "MS",
-                "time a job may wait in queues on top of its timeout"),
-    CFG_OPT_INT(fe_conf_t, redis_timeout_ms, "redis-timeout-ms", 50, 60000, "MS",
-                "a Redis command unanswered this long drops the connection"),
-    CFG_OPT_INT(fe_conf_t, record_buffer, "record-buffer", 0, 10000000, "N",
-                "record writes kept while Redis is away (then dropped and counted)"),
-    CFG_OPT_INT(fe_conf_t, record_ttl_s, "record-ttl-s", 60, 86400 * 365, "S",
-                "execution records live this long"),
-    CFG_OPT_INT(fe_conf_t, code_cap, "code-cap", 0, 1 << 20, "BYTES",
-                "code kept in a record (else its sha256)"),
-    CFG_OPT_INT(fe_conf_t, head_cap, "head-cap", 0, 1 << 20, "BYTES",
-                "stdout/stderr kept in a record"),
-    CFG_OPT_INT(fe_conf_t, result_cap, "result-cap", 1024, 16 << 20, "BYTES",
-                "structured result kept in a record"),
-    CFG_OPT_INT(fe_conf_t, page_size, "page-size", 1, 1000, "N",
-                "items per page of tools/resources/prompts/tasks lists"),
-    CFG_OPT_INT(fe_conf_t, max_inflight_session, "max-inflight-session", 1, 100000, "N",
-                "requests in flight per session"),
-    CFG_OPT_INT(fe_conf_t, sse_keepalive_s, "sse-keepalive-s", 1, 3600, "S",
-                "comment lines on idle SSE streams"),
-    CFG_OPT_STR(fe_conf_t, curve_server_key, "broker-curve-key", "Z85",
-                "the broker's CURVE public key (enables CURVE)"),
-    CFG_OPT_STR(fe_conf_t, curve_public_key, "curve-public-key", "Z85",
-                "this front-end's CURVE public key"),
-    CFG_OPT_STR(fe_conf_t, curve_secret_key, "curve-secret-key", "Z85",
-                "this front-end's CURVE secret key"),
-    CFG_OPT_INT(fe_conf_t, heartbeat_ms, "heartbeat-ms", 100, 60000, "MS",
-                "broker heartbeat interval"),
-    CFG_OPT_STR(fe_conf_t, broker_instance, "broker-instance", "NAME",
-                "the broker's --instance, whose Redis snapshot get_sandbox_info reports (default: "
-                "host name)"),
-    CFG_OPT_INT(fe_conf_t, broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
-                "a job waits this long for a broker connection before it is answered rejected"),
+    OPT(INT, sessions.max_sessions, "max-sessions", 1, 10000000, "N", "open HTTP sessions at most"),
+    OPT(INT, sessions.max_per_tenant, "max-sessions-per-tenant", 1, 10000000, "N",
+        "open HTTP sessions at most per tenant"),
+    OPT(INT, sessions.idle_s, "session-idle-s", 10, 86400 * 7, "S",
+        "close idle HTTP sessions after S"),
+    OPT(INT, tenants.auth_cache_ms, "auth-cache-ms", 0, 3600000, "MS",
+        "cache key → tenant lookups this long"),
+    OPT(INT, limiter.local_rate_pct, "local-rate-pct", 1, 100, "PCT",
+        "share of a tenant's rate the local limiter allows while Redis is down"),
+    OPT(INT, jobs.queue_allowance_ms, "queue-allowance-ms", 0, 3600000, "MS",
+        "time a job may wait in queues on top of its timeout"),
+    OPT(INT, store.timeout_ms, "redis-timeout-ms", 50, 60000, "MS",
+        "a Redis command unanswered this long drops the connection"),
+    OPT(INT, store.buffer_commands, "record-buffer", 0, 10000000, "N",
+        "record writes kept while Redis is away (then dropped and counted)"),
+    OPT(INT, records.ttl_s, "record-ttl-s", 60, 86400 * 365, "S",
+        "execution records live this long"),
+    OPT(INT, records.code_cap, "code-cap", 0, 1 << 20, "BYTES",
+        "code kept in a record (else its sha256)"),
+    OPT(INT, records.head_cap, "head-cap", 0, 1 << 20, "BYTES", "stdout/stderr kept in a record"),
+    OPT(INT, records.result_cap, "result-cap", 1024, 16 << 20, "BYTES",
+        "structured result kept in a record"),
+    OPT(INT, page_size, "page-size", 1, 1000, "N",
+        "items per page of tools/resources/prompts/tasks lists"),
+    OPT(INT, mcp.max_inflight_session, "max-inflight-session", 1, 100000, "N",
+        "requests in flight per session"),
+    OPT(INT, http.sse_keepalive_s, "sse-keepalive-s", 1, 3600, "S",
+        "comment lines on idle SSE streams"),
+    OPT(STR, jobs.curve_server_key, "broker-curve-key", "Z85",
+        "the broker's CURVE public key (enables CURVE)"),
+    OPT(STR, jobs.curve_public_key, "curve-public-key", "Z85", "this front-end's CURVE public key"),
+    OPT(STR, jobs.curve_secret_key, "curve-secret-key", "Z85", "this front-end's CURVE secret key"),
+    OPT(INT, jobs.heartbeat_ms, "heartbeat-ms", 100, 60000, "MS", "broker heartbeat interval"),
+    OPT(STR, jobs.broker_instance, "broker-instance", "NAME",
+        "the broker's --instance, whose Redis snapshot get_sandbox_info reports (default: host "
+        "name)"),
+    OPT(INT, jobs.broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
+        "a job waits this long for a broker connection before it is answered rejected"),
+    OPT(INT, executions.record_wait_ms, "record-wait-ms", 0, 60000, "MS",
+        "an answer waits this long for its final record to reach Redis, then leaves without it "
+        "(counted); 0: never waits"),
     CFG_OPT_END,
 };
 
 static const fe_conf_t s_defaults = {
-    .http = "",
-    .broker = "tcp://127.0.0.1:5555",
-    .redis = "redis://127.0.0.1:6379",
+    .http = {.max_body = 4L << 20, .sse_keepalive_s = 15},
+    .store = {.url = "redis://127.0.0.1:6379", .timeout_ms = 2000, .buffer_commands = 20000},
+    .jobs = {.broker = "tcp://127.0.0.1:5555",
+             .heartbeat_ms = 1000,
+             .queue_allowance_ms = 30000,
+             .broker_wait_ms = 5000},
+    .records = {.ttl_s = 7 * 86400,
+                .code_cap = 64 << 10,
+                .head_cap = 8 << 10,
+                .result_cap = 1 << 20},
+    .executions = {.record_wait_ms = 500},
+    .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600},
+    .tenants = {.auth_cache_ms = 5000},
+    .limiter = {.local_rate_pct = 50},
+    .mcp = {.max_inflight_session = 256},
     .tenant = "local",
-    .log_level = "info",
-    .max_body = 4L << 20,
-    .max_sessions = 10000,
-    .max_sessions_tenant = 1000,
-    .session_idle_s = 3600,
-    .auth_cache_ms = 5000,
-    .local_rate_pct = 50,
-    .queue_allowance_ms = 30000,
-    .redis_timeout_ms = 2000,
-    .record_buffer = 20000,
-    .record_ttl_s = 7 * 86400,
-    .code_cap = 64 << 10,
-    .head_cap = 8 << 10,
-    .result_cap = 1 << 20,
     .page_size = 50,
-    .max_inflight_session = 256,
-    .sse_keepalive_s = 15,
-    .heartbeat_ms = 1000,
-    .broker_wait_ms = 5000,
+    .log_level = "info",
 };
 
 static void s_on_signal(loop_t *loop, short revents, void *arg)
@@ -140,22 +159,25 @@ static void s_on_signal(loop_t *loop, short revents, void *arg)
 
 static int s_validate(fe_conf_t *c, char *err, size_t errlen)
 {
-    if (!c->http[0] && !c->stdio) snprintf(c->http, sizeof c->http, "127.0.0.1:8765");
+    if (!c->http.listen[0] && !c->stdio)
+        snprintf(c->http.listen, sizeof c->http.listen, "127.0.0.1:8765");
     if (!wire_name_ok(c->tenant, strlen(c->tenant))) {
         snprintf(err, errlen, "--tenant '%s': 1-64 of [A-Za-z0-9._-]", c->tenant);
         return -1;
     }
-    if (c->anonymous_tenant[0] && !wire_name_ok(c->anonymous_tenant, strlen(c->anonymous_tenant))) {
+    const char *anon = c->http.anonymous_tenant;
+    if (anon[0] && !wire_name_ok(anon, strlen(anon))) {
         snprintf(err, errlen, "--anonymous-tenant: 1-64 of [A-Za-z0-9._-]");
         return -1;
     }
-    if (!c->tls_cert[0] != !c->tls_key[0]) {
+    if (!c->http.tls_cert[0] != !c->http.tls_key[0]) {
         snprintf(err, errlen, "--tls-cert and --tls-key go together");
         return -1;
     }
-    if (c->curve_server_key[0] &&
-        (strlen(c->curve_public_key) != 40 || strlen(c->curve_secret_key) != 40 ||
-         strlen(c->curve_server_key) != 40)) {
+    const jobs_conf_t *j = &c->jobs;
+    if (j->curve_server_key[0] &&
+        (strlen(j->curve_public_key) != 40 || strlen(j->curve_secret_key) != 40 ||
+         strlen(j->curve_server_key) != 40)) {
         snprintf(err, errlen,
                  "CURVE keys are 40-character Z85 strings (--broker-curve-key, --curve-public-key, "
                  "--curve-secret-key)");
@@ -164,50 +186,76 @@ static int s_validate(fe_conf_t *c, char *err, size_t errlen)
     return 0;
 }
 
-static void s_instance(fe_t *fe)
+/* This process's name (host:pid), and the broker's when none was given: the host name. */
+static void s_instance(fe_t *fe, fe_conf_t *conf)
 {
     char host[64] = "host";
     gethostname(host, sizeof host);
     host[sizeof host - 1] = '\0';
-    if (!fe->conf.broker_instance[0])
-        snprintf(fe->conf.broker_instance, sizeof fe->conf.broker_instance, "%s", host);
+    if (!conf->jobs.broker_instance[0])
+        snprintf(conf->jobs.broker_instance, sizeof conf->jobs.broker_instance, "%s", host);
     snprintf(fe->instance, sizeof fe->instance, "%s:%d", host, (int)getpid());
+}
+
+/* The parts, in the order they use each other; each gets its own slice of the options. */
+static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, void *zmq_ctx)
+{
+    fe->store = store_new(fe->loop, redis, &conf->store);
+    fe->sessions = sessions_new(fe->loop, &conf->sessions, calls_cancel_all);
+    fe->tenants = tenants_new(fe->loop, fe->store, &conf->tenants);
+    fe->limiter = limiter_new(fe->store, &conf->limiter);
+    fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
+    fe->records = records_new(fe->store, &conf->records, fe->instance);
+    fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
+    fe->resources =
+        resources_new(fe->executions, &(resources_conf_t){conf->page_size, conf->test_fixtures});
+    fe->tasks = tasks_new(fe->executions, &(tasks_conf_t){conf->page_size});
+    fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
+    fe->tools = tools_new(conf->page_size);
+    tools_add(fe->tools, tooldefs);
+    if (conf->test_fixtures) tools_add(fe->tools, fixtures_tools);
+    fe->mcp = mcp_new(fe, &conf->mcp);
+}
+
+/* Order matters: answer everything that waits, then take the transports down, then the parts
+ * their callbacks might still reach. */
+static void s_teardown(fe_t *fe)
+{
+    stdio_stop(fe);
+    store_destroy(&fe->store); /* pending Redis callbacks run now, with NULL replies */
+    executions_destroy(&fe->executions);
+    jobs_destroy(&fe->jobs);
+    tasks_destroy(&fe->tasks);
+    http_stop(fe);
+    sessions_destroy(&fe->sessions);
+    mcp_destroy(&fe->mcp);
+    tools_destroy(&fe->tools);
+    prompts_destroy(&fe->prompts);
+    resources_destroy(&fe->resources);
+    records_destroy(&fe->records);
+    limiter_destroy(&fe->limiter);
+    tenants_destroy(&fe->tenants);
 }
 
 /* The front-end's one-second snapshot in Redis (sp:metrics:mcp:{instance}), which `snakepit
  * status` shows beside the broker's and the executors'. A second connection of its own, so a
  * slow snapshot never delays records or the rate limiter. */
-static void s_snapshot_fill(void *arg, metrics_pub_t *pub)
-{
-    fe_t *fe = arg;
-    metrics_pub_field(pub, "instance", "%s", fe->instance);
-    metrics_pub_field(pub, "http", "%s", fe->conf.http[0] ? fe->conf.http : "off");
-    metrics_pub_field(pub, "sessions", "%zu", sessions_count(fe));
-    metrics_pub_field(pub, "jobs_inflight", "%zu", idmap_size(fe->jobs));
-    metrics_pub_field(pub, "requests", "%.0f", metric_total(M.requests));
-    metrics_pub_field(pub, "tool_calls", "%.0f", metric_total(M.tool_calls));
-    metrics_pub_field(pub, "auth_failures", "%.0f", metric_total(M.auth_failures));
-    metrics_pub_field(pub, "rate_limited", "%.0f", metric_total(M.rate_limited));
-    metrics_pub_field(pub, "records_dropped", "%.0f", metric_total(M.records_dropped));
-    metrics_pub_field(pub, "broker_connected", "%d", client_connected(fe->client));
-    metrics_pub_field(pub, "redis_connected", "%d", store_connected(fe->store));
-    metrics_pub_field(pub, "ts_ms", "%llu", (unsigned long long)clock_wall_ms());
-}
-
-static void s_snapshot_start(fe_t *fe)
+static metrics_pub_t *s_snapshot_start(fe_t *fe, const char *redis)
 {
     char key[160], err[256];
     snprintf(key, sizeof key, "sp:metrics:mcp:%s", fe->instance);
-    fe->snapshot = metrics_pub_new(fe->loop, fe->conf.redis, key, 1000, 10, s_snapshot_fill, fe, err, sizeof err);
-    if (!fe->snapshot) log_warn("event=snapshot_disabled error=\"%s\"", err);
+    metrics_pub_t *pub =
+        metrics_pub_new(fe->loop, redis, key, 1000, 10, fe_metrics_snapshot, fe, err, sizeof err);
+    if (!pub) log_warn("event=snapshot_disabled error=\"%s\"", err);
+    return pub;
 }
 
-int main(int argc, char **argv)
+/* The options, checked: 0, or the exit status (2: usage, help printed: -1 → exit 0). */
+static int s_configure(fe_conf_t *conf, redis_url_t *redis, int argc, char **argv)
 {
-    fe_t *fe = xcalloc(1, sizeof *fe);
-    fe->conf = s_defaults;
     char err[512];
-    switch (config_load(&fe->conf, s_opts, argc, argv, NULL, NULL, err, sizeof err)) {
+    *conf = s_defaults;
+    switch (config_load(conf, s_opts, argc, argv, NULL, NULL, err, sizeof err)) {
     case CONFIG_HELP:
         config_usage(
             stdout,
@@ -215,28 +263,29 @@ int main(int argc, char **argv)
             "The snakepit MCP front-end: MCP 2025-11-25 over Streamable HTTP (/mcp) and stdio, "
             "backed by the broker and Redis.",
             s_opts, &s_defaults);
-        free(fe);
-        return 0;
+        return -1;
     case CONFIG_ERROR:
         fprintf(stderr, "snakepit-mcp: %s\n", err);
-        free(fe);
         return 2;
     case CONFIG_OK:
         break;
     }
     log_level_t level = LOG_INFO;
-    if (log_level_parse(fe->conf.log_level, &level) < 0) {
-        fprintf(stderr, "snakepit-mcp: --log-level: unknown level '%s'\n", fe->conf.log_level);
-        free(fe);
+    if (log_level_parse(conf->log_level, &level) < 0) {
+        fprintf(stderr, "snakepit-mcp: --log-level: unknown level '%s'\n", conf->log_level);
         return 2;
     }
     log_init("mcp", level);
-    if (s_validate(&fe->conf, err, sizeof err) < 0 ||
-        redis_url_parse(fe->conf.redis, &fe->redis_url, err, sizeof err) < 0) {
+    if (s_validate(conf, err, sizeof err) < 0 ||
+        redis_url_parse(conf->store.url, redis, err, sizeof err) < 0) {
         fprintf(stderr, "snakepit-mcp: %s\n", err);
-        free(fe);
         return 2;
     }
+    return 0;
+}
+
+static int s_signalfd(void)
+{
     signal(SIGPIPE, SIG_IGN);
     sigset_t sigs;
     sigemptyset(&sigs);
@@ -244,63 +293,51 @@ int main(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     sigprocmask(SIG_BLOCK, &sigs, NULL);
     int sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (sfd < 0) {
-        fprintf(stderr, "snakepit-mcp: signalfd: %s\n", strerror(errno));
-        free(fe);
-        return 1;
-    }
+    if (sfd < 0) fprintf(stderr, "snakepit-mcp: signalfd: %s\n", strerror(errno));
+    return sfd;
+}
 
-    s_instance(fe);
-    fe_metrics_init(FE_VERSION);
+int main(int argc, char **argv)
+{
+    static fe_conf_t conf; /* ~5 KiB of option text: not on the stack */
+    redis_url_t redis;
+    int rc = s_configure(&conf, &redis, argc, argv);
+    if (rc) return rc < 0 ? 0 : rc;
+    int sfd = s_signalfd();
+    if (sfd < 0) return 1;
+    fe_t *fe = xcalloc(1, sizeof *fe);
+    s_instance(fe, &conf);
+    fe->http_listen = conf.http.listen[0] ? conf.http.listen : "off";
+    fe->started_s = (double)clock_wall_ms() / 1000.0;
     fe->loop = loop_new();
-    fe->zmq_ctx = zmq_ctx_new();
-    if (!fe->zmq_ctx) {
+    void *zmq_ctx = zmq_ctx_new();
+    if (!zmq_ctx) {
         log_error("event=start_failed error=\"zmq_ctx_new: %s\"", zmq_strerror(errno));
         return 1;
     }
     loop_add_fd(fe->loop, sfd, ZMQ_POLLIN, s_on_signal, &sfd);
-    store_conf_t sc = {.timeout_ms = fe->conf.redis_timeout_ms,
-                       .buffer_commands = fe->conf.record_buffer,
-                       .buffer_bytes = fe->conf.record_buffer * 4096};
-    fe->store = store_new(fe->loop, &fe->redis_url, &sc);
-    fe->sessions = sessions_new(fe);
-    fe->tenants = tenants_new(fe);
-    fe->limiter = limiter_new(fe);
-    jobs_init(fe);
-    tools_init(fe);
-    resources_init(fe);
-    s_snapshot_start(fe);
-    int rc = 0;
-    if (fe->conf.http[0] && http_start(fe, err, sizeof err) < 0) {
+    s_build(fe, &conf, &redis, zmq_ctx);
+    metrics_pub_t *snapshot = s_snapshot_start(fe, conf.store.url);
+    char err[512];
+    if (conf.http.listen[0] &&
+        http_start(fe, &conf.http, fe_metrics_render, fe, err, sizeof err) < 0) {
         log_error("event=start_failed error=\"%s\"", err);
         fprintf(stderr, "snakepit-mcp: %s\n", err);
         rc = 1;
     }
-    if (!rc && fe->conf.stdio && stdio_start(fe) < 0) rc = 1;
+    if (!rc && conf.stdio && stdio_start(fe, conf.tenant, conf.http.max_body) < 0) rc = 1;
     if (!rc) {
         char where[300];
-        redis_url_describe(&fe->redis_url, where, sizeof where);
+        redis_url_describe(&redis, where, sizeof where);
         log_info("event=started version=%s http=%s stdio=%d broker=%s redis=%s instance=%s",
-                 FE_VERSION, fe->conf.http[0] ? fe->conf.http : "off", fe->conf.stdio,
-                 fe->conf.broker, where, fe->instance);
+                 FE_VERSION, fe->http_listen, conf.stdio, conf.jobs.broker, where, fe->instance);
         if (loop_run(fe->loop) < 0) rc = 1;
     }
-    metrics_pub_destroy(&fe->snapshot);
-    log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe),
-             fe->jobs ? idmap_size(fe->jobs) : 0);
-    /* order matters: answer everything that waits, then take the transports down, then the
-     * stores their callbacks might still reach */
-    stdio_stop(fe);
-    store_destroy(&fe->store); /* pending Redis callbacks run now, with NULL replies */
-    jobs_shutdown(fe);
-    http_stop(fe);
-    sessions_destroy(&fe->sessions);
-    resources_shutdown(fe);
-    limiter_destroy(&fe->limiter);
-    tenants_destroy(&fe->tenants);
-    tools_shutdown();
-    metrics_free();
-    zmq_ctx_term(fe->zmq_ctx);
+    metrics_pub_destroy(&snapshot);
+    log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe->sessions),
+             jobs_count(fe->jobs));
+    s_teardown(fe);
+    zmq_ctx_term(zmq_ctx);
     loop_destroy(&fe->loop);
     close(sfd);
     free(fe);

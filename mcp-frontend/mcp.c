@@ -1,7 +1,6 @@
-/* mcp-frontend/mcp.c — lifecycle, dispatch and the call object (see mcp.h). Method rules
- * follow MCP 2025-11-25 "Lifecycle": initialize first (anything but ping before it is
- * refused), version negotiation answers the client's version when we support it and our
- * latest otherwise. */
+/* mcp-frontend/mcp.c — see mcp.h. Method rules follow MCP 2025-11-25 "Lifecycle": initialize
+ * first (anything but ping before it is refused), version negotiation answers the client's
+ * version when we support it and our latest otherwise. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +8,13 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
-#include "jobs.h"
 #include "limiter.h"
-#include "metrics.h"
 #include "mcp.h"
-#include "methods.h"
+#include "proftext.h"
+#include "prompts.h"
+#include "resources.h"
+#include "tasks.h"
+#include "tools.h"
 
 static const char *const s_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
                                          NULL};
@@ -25,146 +26,15 @@ int mcp_version_supported(const char *v)
     return 0;
 }
 
-/* ---- calls */
-
-static void s_unlink_call(call_t *c)
-{
-    session_t *s = c->session;
-    for (call_t **pp = &s->calls; *pp; pp = &(*pp)->next)
-        if (*pp == c) {
-            *pp = c->next;
-            s->n_calls--;
-            return;
-        }
-}
-
-void call_hold(call_t *c)
-{
-    c->refs++;
-}
-
-void call_release(call_t *c)
-{
-    if (--c->refs > 0) return;
-    json_decref(c->msg);
-    session_release(c->session);
-    free(c);
-}
-
-int call_alive(const call_t *c)
-{
-    return !c->answered && !c->cancelled;
-}
-
-static const char *s_outcome(const json_t *msg)
-{
-    return !msg ? "cancelled" : json_object_get(msg, "error") ? "error" : "ok";
-}
-
-/* The final answer: msg is the response, or NULL when none is to be sent. */
-static void s_finish(call_t *c, json_t *msg)
-{
-    if (c->answered) {
-        json_decref(msg);
-        return;
-    }
-    c->answered = 1;
-    s_unlink_call(c);
-    double secs = (double)(clock_mono_us() - c->start_us) / 1e6;
-    const char *label = methods_label(c->method);
-    metric_inc(M.requests, label, s_outcome(msg));
-    metric_observe(M.request_seconds, secs, label);
-    if (c->farm_us) /* the front-end's own share of a job's round trip */
-        metric_observe(M.overhead_seconds, secs - (double)c->farm_us / 1e6, label);
-    if (msg && json_object_get(msg, "error")) {
-        json_t *e = json_object_get(msg, "error");
-        log_info("event=request_error method=%s code=%lld session=%.8s tenant=%s", label,
-                 (long long)json_integer_value(json_object_get(e, "code")), c->session->id,
-                 c->session->tenant->name);
-    }
-    if (c->emit) c->emit(c->emit_ctx, c, msg, 1);
-    json_decref(msg);
-    call_release(c);
-}
-
-void call_reply(call_t *c, json_t *result)
-{
-    if (!call_alive(c)) {
-        json_decref(result);
-        return;
-    }
-    s_finish(c, rpc_result(c->id, result));
-}
-
-void call_error(call_t *c, int code, const char *message, json_t *data)
-{
-    if (!call_alive(c)) {
-        json_decref(data);
-        return;
-    }
-    s_finish(c, rpc_error(c->id, code, message, data));
-}
-
-void call_send(call_t *c, json_t *msg)
-{
-    if (call_alive(c) && c->emit) c->emit(c->emit_ctx, c, msg, 0);
-    json_decref(msg);
-}
-
-void call_progress(call_t *c, const char *message)
-{
-    if (!c->progress_token) return;
-    c->progress += 1;
-    json_t *p = json_pack("{s:O,s:f}", "progressToken", c->progress_token, "progress", c->progress);
-    if (message) json_object_set_new(p, "message", json_string(message));
-    call_send(c, rpc_notification("notifications/progress", p));
-}
-
-static const char *const s_level_names[] = {"debug", "info",     "notice", "warning",
-                                            "error", "critical", "alert",  "emergency"};
-
-void call_log(call_t *c, int level, const char *logger, json_t *data)
-{
-    if (level < c->session->log_level || c->session->log_level == LOGLEVEL_NONE) {
-        json_decref(data);
-        return;
-    }
-    json_t *p = json_pack("{s:s,s:o}", "level", s_level_names[level], "data", data);
-    if (logger) json_object_set_new(p, "logger", json_string(logger));
-    call_send(c, rpc_notification("notifications/message", p));
-}
-
-void call_detach(call_t *c)
-{
-    c->emit = NULL;
-    c->emit_ctx = NULL;
-}
-
-void call_cancel(call_t *c, const char *why)
-{
-    if (!call_alive(c)) return;
-    c->cancelled = 1;
-    log_info("event=request_cancelled method=%s session=%.8s reason=\"%s\"", c->method,
-             c->session->id, why ? why : "");
-    if (c->job) jobs_cancel_for_call(c);
-    s_finish(c, NULL);
-}
-
-const char *call_str(const call_t *c, const char *name)
-{
-    return json_string_value(json_object_get(c->params, name));
-}
-
 /* ---- the lifecycle methods */
 
+/* The server's instructions (InitializeResult), profiles named from their table (proftext.h). */
 static const char s_instructions[] =
     "snakepit runs Python 3.11 code in a fresh sandboxed interpreter per call. Use execute_code "
     "to run code (print what you need, or end with an expression to get its value as `result`); "
-    "each call starts clean, with no network or processes. python.basic has no filesystem; "
-    "python.filesystem and python.data_science (numpy, pandas, scipy, matplotlib, sympy; figures "
-    "come back as images) give each call a scratch directory for its `files`. validate_code checks code "
-    "without running it, get_sandbox_info lists profiles, modules and limits, and get_execution / "
-    "list_executions show your earlier runs.";
+    "each call starts clean, with no network or processes. Profiles: {profile_summaries}. "
+    "validate_code checks code without running it, get_sandbox_info lists profiles, modules and "
+    "limits, and get_execution / list_executions show your earlier runs.";
 
 static void s_initialize(call_t *c)
 {
@@ -194,10 +64,12 @@ static void s_initialize(call_t *c)
         "{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}", "tools",
         "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1, "prompts", "listChanged",
         0, "logging", "completions", "tasks", "list", "cancel", "requests", "tools", "call");
+    char *instructions = proftext(s_instructions);
     json_t *result =
         json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol, "capabilities",
                   server_caps, "serverInfo", "name", "snakepit", "title", "snakepit Python sandbox",
-                  "version", FE_VERSION, "instructions", s_instructions);
+                  "version", FE_VERSION, "instructions", instructions);
+    free(instructions);
     log_info("event=session_initialized session=%.8s tenant=%s protocol=%s client=\"%.40s\"", s->id,
              s->tenant->name, s->protocol, s->client_name);
     call_reply(c, result);
@@ -212,7 +84,7 @@ static void s_set_level(call_t *c)
 {
     const char *level = call_str(c, "level");
     for (int i = 0; level && i < LOGLEVEL_NONE; i++)
-        if (strcmp(level, s_level_names[i]) == 0) {
+        if (strcmp(level, loglevel_name(i)) == 0) {
             c->session->log_level = i;
             call_reply(c, json_object());
             return;
@@ -236,28 +108,86 @@ static const method_t s_methods[] = {
     {"initialize", s_initialize, 1, 0},
     {"ping", s_ping, 1, 0},
     {"logging/setLevel", s_set_level, 0, 0},
-    {"tools/list", methods_tools_list, 0, 0},
-    {"tools/call", methods_tools_call, 0, 1},
-    {"resources/list", methods_resources_list, 0, 0},
-    {"resources/templates/list", methods_resources_templates_list, 0, 0},
-    {"resources/read", methods_resources_read, 0, 1},
-    {"resources/subscribe", methods_resources_subscribe, 0, 0},
-    {"resources/unsubscribe", methods_resources_unsubscribe, 0, 0},
-    {"prompts/list", methods_prompts_list, 0, 0},
-    {"prompts/get", methods_prompts_get, 0, 0},
-    {"completion/complete", methods_completion_complete, 0, 0},
-    {"tasks/get", methods_tasks_get, 0, 0},
-    {"tasks/result", methods_tasks_result, 0, 0},
-    {"tasks/list", methods_tasks_list, 0, 0},
-    {"tasks/cancel", methods_tasks_cancel, 0, 0},
+    {"tools/list", tools_list, 0, 0},
+    {"tools/call", tools_call, 0, 1},
+    {"resources/list", resources_list, 0, 0},
+    {"resources/templates/list", resources_templates_list, 0, 0},
+    {"resources/read", resources_read, 0, 1},
+    {"resources/subscribe", resources_subscribe, 0, 0},
+    {"resources/unsubscribe", resources_unsubscribe, 0, 0},
+    {"prompts/list", prompts_list, 0, 0},
+    {"prompts/get", prompts_get, 0, 0},
+    {"completion/complete", completion_complete, 0, 0},
+    {"tasks/get", tasks_get, 0, 0},
+    {"tasks/result", tasks_result, 0, 0},
+    {"tasks/list", tasks_list, 0, 0},
+    {"tasks/cancel", tasks_cancel, 0, 0},
     {NULL, NULL, 0, 0},
 };
 
-const char *methods_label(const char *method)
+#define N_METHODS (sizeof s_methods / sizeof s_methods[0] - 1)
+
+/* Labels counted besides the methods: a request for an unknown method, notifications,
+ * responses (we send no requests), and messages that did not parse. */
+enum {
+    AS_OTHER,
+    AS_INITIALIZED,
+    AS_CANCELLED,
+    AS_NOTIFICATION,
+    AS_RESPONSE,
+    AS_INVALID,
+    AS__COUNT
+};
+static const char *const s_extra_labels[AS__COUNT] = {
+    "other",  "notifications/initialized", "notifications/cancelled", "notification", "response",
+    "invalid"};
+
+static const double s_duration_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                           0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5,
+                                           5,      10,      30,     60,    120,    300};
+static const double s_overhead_bounds[] = {0.00005, 0.0001, 0.00015, 0.0002,  0.00025,
+                                           0.0003,  0.0004, 0.0005,  0.00075, 0.001,
+                                           0.002,   0.005,  0.01,    0.05};
+
+struct mcp {
+    fe_t *fe;
+    mcp_conf_t conf;
+    call_stats_t stats[N_METHODS + AS__COUNT]; /* each method's, then the extra labels' */
+    mcp_stats_t view;
+};
+
+mcp_t *mcp_new(fe_t *fe, const mcp_conf_t *conf)
 {
-    for (const method_t *m = s_methods; m->name; m++)
-        if (strcmp(m->name, method) == 0) return m->name;
-    return "other";
+    mcp_t *self = xcalloc(1, sizeof *self);
+    self->fe = fe;
+    self->conf = *conf;
+    for (size_t i = 0; i < N_METHODS + AS__COUNT; i++) {
+        call_stats_t *st = &self->stats[i];
+        st->label = i < N_METHODS ? s_methods[i].name : s_extra_labels[i - N_METHODS];
+        prom_hist_init(&st->seconds, s_duration_bounds,
+                       sizeof s_duration_bounds / sizeof s_duration_bounds[0]);
+        prom_hist_init(&st->overhead, s_overhead_bounds,
+                       sizeof s_overhead_bounds / sizeof s_overhead_bounds[0]);
+    }
+    self->view.labels = self->stats;
+    self->view.n_labels = N_METHODS + AS__COUNT;
+    return self;
+}
+
+void mcp_destroy(mcp_t **self_p)
+{
+    free(*self_p);
+    *self_p = NULL;
+}
+
+const mcp_stats_t *mcp_stats(const mcp_t *self)
+{
+    return &self->view;
+}
+
+static call_stats_t *s_extra(mcp_t *self, int which)
+{
+    return &self->stats[N_METHODS + (size_t)which];
 }
 
 static const method_t *s_find_method(const char *name)
@@ -267,31 +197,23 @@ static const method_t *s_find_method(const char *name)
     return NULL;
 }
 
-static call_t *s_find_call(session_t *s, const json_t *id)
+static void s_notification(mcp_t *self, session_t *s, rpc_msg_t *m)
 {
-    for (call_t *c = s->calls; c; c = c->next)
-        if (json_equal(c->id, id)) return c;
-    return NULL;
-}
-
-static void s_notification(fe_t *fe, session_t *s, rpc_msg_t *m)
-{
-    (void)fe;
-    const char *label = "notification";
+    int as = AS_NOTIFICATION;
     if (strcmp(m->method, "notifications/initialized") == 0) {
         s->initialized = 1;
-        label = m->method;
+        as = AS_INITIALIZED;
     } else if (strcmp(m->method, "notifications/cancelled") == 0) {
         json_t *rid = m->params ? json_object_get(m->params, "requestId") : NULL;
-        call_t *c = rid ? s_find_call(s, rid) : NULL;
+        call_t *c = rid ? call_find(s, rid) : NULL;
         /* an unknown id is normal: the answer may have crossed the cancellation (spec) */
         if (c && strcmp(c->method, "initialize") != 0) {
             const char *why = json_string_value(json_object_get(m->params, "reason"));
             call_cancel(c, why ? why : "client cancelled");
         }
-        label = m->method;
+        as = AS_CANCELLED;
     }
-    metric_inc(M.requests, label, "ok");
+    s_extra(self, as)->outcomes[OUTCOME_OK]++;
 }
 
 static void s_limit_done(void *arg, int allowed, long retry_after_ms)
@@ -312,10 +234,9 @@ static void s_limit_done(void *arg, int allowed, long retry_after_ms)
     call_release(c);
 }
 
-static void s_dispatch(fe_t *fe, call_t *c)
+static void s_dispatch(mcp_t *self, call_t *c, const method_t *meth)
 {
     session_t *s = c->session;
-    const method_t *meth = s_find_method(c->method);
     if (!meth) {
         char msg[160];
         snprintf(msg, sizeof msg, "method not found: %.100s", c->method);
@@ -327,68 +248,49 @@ static void s_dispatch(fe_t *fe, call_t *c)
                    NULL);
         return;
     }
-    if (s->n_calls > fe->conf.max_inflight_session) {
+    if (s->n_calls > self->conf.max_inflight_session) {
         call_error(c, RPC_QUOTA, "too many requests in flight on this session", NULL);
         return;
     }
     if (meth->limited) {
         long retry = 0;
         call_hold(c); /* released by s_limit_done */
-        int rc = limiter_check(fe->limiter, s->tenant, s_limit_done, c, &retry);
+        int rc = limiter_check(self->fe->limiter, s->tenant, s_limit_done, c, &retry);
         if (rc != LIMIT_PENDING) s_limit_done(c, rc == LIMIT_ALLOW, retry);
         return;
     }
     meth->fn(c);
 }
 
-call_t *mcp_handle(fe_t *fe, session_t *s, rpc_msg_t *m, call_emit_fn *emit, void *emit_ctx)
+call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, call_emit_fn *emit, void *emit_ctx)
 {
     s->last_used_ms = clock_mono_ms();
     if (m->kind == RPC_NOTIFICATION) {
-        s_notification(fe, s, m);
+        s_notification(self, s, m);
         return NULL;
     }
     if (m->kind == RPC_RESPONSE) { /* we send no requests; a stray answer is dropped */
-        metric_inc(M.requests, "response", "ignored");
+        s_extra(self, AS_RESPONSE)->outcomes[OUTCOME_IGNORED]++;
         return NULL;
     }
-    call_t *c = xcalloc(1, sizeof *c);
-    c->fe = fe;
-    c->session = s;
-    session_hold(s);
-    c->msg = json_incref(m->msg);
-    c->id = m->id;
-    c->method = m->method;
-    c->params = m->params ? m->params : json_object_get(m->msg, "params");
-    if (!c->params) {
-        json_object_set_new(c->msg, "params", json_object());
-        c->params = json_object_get(c->msg, "params");
-    }
-    c->progress_token = json_object_get(json_object_get(c->params, "_meta"), "progressToken");
-    if (c->progress_token && !json_is_string(c->progress_token) &&
-        !json_is_integer(c->progress_token))
-        c->progress_token = NULL;
-    c->start_us = clock_mono_us();
-    c->emit = emit;
-    c->emit_ctx = emit_ctx;
-    c->refs = 1;
-    c->next = s->calls;
-    s->calls = c;
-    s->n_calls++;
-
+    const method_t *meth = s_find_method(m->method);
+    call_stats_t *stats = meth ? &self->stats[meth - s_methods] : s_extra(self, AS_OTHER);
+    call_t *c = call_new(self->fe, s, m, stats, emit, emit_ctx);
     call_hold(c); /* so that c can be returned if the handler did not answer it */
-    s_dispatch(fe, c);
+    s_dispatch(self, c, meth);
     call_t *pending = call_alive(c) ? c : NULL;
     call_release(c);
     return pending;
 }
 
-void mcp_reject(fe_t *fe, const rpc_msg_t *m, const char *transport, call_emit_fn *emit,
+void mcp_reject(mcp_t *self, const rpc_msg_t *m, const char *transport, call_emit_fn *emit,
                 void *emit_ctx)
 {
-    (void)fe;
-    metric_inc(M.rejections, m->code == RPC_PARSE_ERROR ? "parse_error" : "invalid_request", NULL);
-    metric_inc(M.requests, "invalid", "error");
+    if (m->code == RPC_PARSE_ERROR)
+        self->view.parse_errors++;
+    else
+        self->view.invalid_requests++;
+    s_extra(self, AS_INVALID)->outcomes[OUTCOME_ERROR]++;
     char q[200];
     log_info("event=message_rejected transport=%s code=%d why=%s", transport, m->code,
              log_quote(q, sizeof q, m->why));

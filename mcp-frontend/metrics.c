@@ -1,277 +1,193 @@
-/* mcp-frontend/metrics.c — see metrics.h. Series live in small arrays scanned linearly: a
- * metric has a handful of label combinations, and one scan of a few dozen short strings costs
- * less than the JSON parse of the request being counted. */
+/* mcp-frontend/metrics.c — see metrics.h. Series with labels from an open set (methods,
+ * tools, HTTP codes) appear the first time they count something; those from a fixed set of
+ * words are always there. */
 #define _GNU_SOURCE
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "../common/clock.h"
+#include "../common/prom.h"
+#include "execution.h"
+#include "fe.h"
+#include "http.h"
+#include "jobs.h"
+#include "limiter.h"
+#include "mcp.h"
 #include "metrics.h"
+#include "session.h"
+#include "store.h"
+#include "tools.h"
 
-#define LABEL_MAX  48
-#define MAX_SERIES 256 /* per metric: beyond it new label values fold into "other" */
+#define P "snakepit_mcp_"
 
-typedef enum { KIND_COUNTER, KIND_GAUGE, KIND_HISTOGRAM } kind_t;
-
-typedef struct {
-    char l1[LABEL_MAX], l2[LABEL_MAX];
-    double value;      /* counter/gauge value, or histogram sum */
-    uint64_t count;    /* histogram observations */
-    uint64_t *buckets; /* histogram: cumulative counts are computed at render time */
-} series_t;
-
-struct metric {
-    char *name, *help;
-    kind_t kind;
-    const char *label1, *label2; /* label names, NULL when unused */
-    const double *bounds;
-    int n_bounds;
-    series_t *series;
-    int n_series;
-    struct metric *next;
-};
-
-static metric_t *s_metrics, **s_tail = &s_metrics;
-static double s_start_time;
-static char s_version[64];
-fe_metrics_t M;
-
-static metric_t *s_new(const char *name, const char *help, kind_t kind, const char *l1,
-                       const char *l2)
+static void s_requests(buf_t *out, const mcp_stats_t *m)
 {
-    metric_t *m = xcalloc(1, sizeof *m);
-    m->name = xstrdup(name);
-    m->help = xstrdup(help);
-    m->kind = kind;
-    m->label1 = l1;
-    m->label2 = l2;
-    m->series = xcalloc(MAX_SERIES, sizeof *m->series);
-    *s_tail = m;
-    s_tail = &m->next;
-    return m;
+    prom_family(out, P "requests_total", PROM_COUNTER,
+                "MCP messages handled, by JSON-RPC method and outcome.");
+    for (size_t i = 0; i < m->n_labels; i++)
+        for (int o = 0; o < OUTCOME__COUNT; o++)
+            if (m->labels[i].outcomes[o])
+                prom_sample(out, P "requests_total", (double)m->labels[i].outcomes[o], "method",
+                            m->labels[i].label, "outcome", outcome_name((outcome_t)o), NULL);
+    prom_family(out, P "request_duration_seconds", PROM_HISTOGRAM,
+                "Time from a request's arrival to its final response.");
+    for (size_t i = 0; i < m->n_labels; i++)
+        if (m->labels[i].seconds.count)
+            prom_hist_write(out, P "request_duration_seconds", &m->labels[i].seconds,
+                            (const char *const[]){"method", m->labels[i].label, NULL});
+    prom_family(out, P "overhead_seconds", PROM_HISTOGRAM,
+                "The front-end's own time per job-backed request: its duration minus the job's "
+                "time between submit and result.");
+    for (size_t i = 0; i < m->n_labels; i++)
+        if (m->labels[i].overhead.count)
+            prom_hist_write(out, P "overhead_seconds", &m->labels[i].overhead,
+                            (const char *const[]){"method", m->labels[i].label, NULL});
 }
 
-metric_t *metric_counter(const char *name, const char *help, const char *l1, const char *l2)
+static void s_tool_calls(buf_t *out, const executions_stats_t *e, const tools_stats_t *t)
 {
-    return s_new(name, help, KIND_COUNTER, l1, l2);
+    prom_family(out, P "tool_calls_total", PROM_COUNTER, "Tool calls by tool and result status.");
+    for (size_t i = 0; i < e->n_tools; i++)
+        for (int st = 0; st < ST__COUNT; st++)
+            if (e->tools[i].by_status[st])
+                prom_sample(out, P "tool_calls_total", (double)e->tools[i].by_status[st], "tool",
+                            e->tools[i].tool, "status", status_name((status_t)st), NULL);
+    if (t->unknown_tools)
+        prom_sample(out, P "tool_calls_total", (double)t->unknown_tools, "tool", "unknown",
+                    "status", status_name(ST_REJECTED), NULL);
 }
 
-metric_t *metric_gauge(const char *name, const char *help, const char *l1, const char *l2)
+static void s_limits(buf_t *out, const limiter_stats_t *l, const http_stats_t *h)
 {
-    return s_new(name, help, KIND_GAUGE, l1, l2);
+    prom_family(out, P "rate_limit_rejections_total", PROM_COUNTER,
+                "Calls refused by the per-tenant rate limit, by where it was decided.");
+    prom_sample(out, P "rate_limit_rejections_total", (double)l->denied_redis, "source", "redis",
+                NULL);
+    prom_sample(out, P "rate_limit_rejections_total", (double)l->denied_local, "source", "local",
+                NULL);
+    prom_family(out, P "rate_limit_fallbacks_total", PROM_COUNTER,
+                "Rate-limit decisions made by the local limiter because Redis was unreachable.");
+    prom_sample(out, P "rate_limit_fallbacks_total", (double)l->fallbacks, NULL);
+    prom_family(out, P "auth_failures_total", PROM_COUNTER,
+                "HTTP requests refused by authentication, by reason.");
+    for (int r = 0; r < AUTH_FAILED__COUNT; r++)
+        prom_sample(out, P "auth_failures_total", h ? (double)h->auth_failures[r] : 0, "reason",
+                    auth_failure_name((auth_failure_t)r), NULL);
 }
 
-metric_t *metric_histogram(const char *name, const char *help, const char *l1, const double *bounds,
-                           int n_bounds)
+static void s_sessions(buf_t *out, const sessions_stats_t *s)
 {
-    metric_t *m = s_new(name, help, KIND_HISTOGRAM, l1, NULL);
-    m->bounds = bounds;
-    m->n_bounds = n_bounds;
-    return m;
+    prom_family(out, P "sessions", PROM_GAUGE, "Open MCP sessions.");
+    for (int t = 0; t < TRANSPORT__COUNT; t++)
+        prom_sample(out, P "sessions", (double)s->open[t], "transport",
+                    transport_name((transport_t)t), NULL);
+    prom_family(out, P "sessions_opened_total", PROM_COUNTER, "MCP sessions opened.");
+    for (int t = 0; t < TRANSPORT__COUNT; t++)
+        prom_sample(out, P "sessions_opened_total", (double)s->opened[t], "transport",
+                    transport_name((transport_t)t), NULL);
 }
 
-static series_t *s_series(metric_t *m, const char *l1, const char *l2)
+static void s_redis(buf_t *out, const store_stats_t *s, const executions_stats_t *e)
 {
-    if (!m->label1) l1 = "";
-    if (!m->label2) l2 = "";
-    if (!l1) l1 = "";
-    if (!l2) l2 = "";
-    for (int i = 0; i < m->n_series; i++)
-        if (strcmp(m->series[i].l1, l1) == 0 && strcmp(m->series[i].l2, l2) == 0)
-            return &m->series[i];
-    if (m->n_series == MAX_SERIES - 1) {
-        l1 = m->label1 ? "other" : "";
-        l2 = m->label2 ? "other" : "";
-        for (int i = 0; i < m->n_series; i++)
-            if (strcmp(m->series[i].l1, l1) == 0 && strcmp(m->series[i].l2, l2) == 0)
-                return &m->series[i];
-    }
-    series_t *s = &m->series[m->n_series++];
-    snprintf(s->l1, sizeof s->l1, "%s", l1);
-    snprintf(s->l2, sizeof s->l2, "%s", l2);
-    if (m->kind == KIND_HISTOGRAM) s->buckets = xcalloc((size_t)m->n_bounds, sizeof *s->buckets);
-    return s;
+    prom_family(out, P "redis_errors_total", PROM_COUNTER,
+                "Redis commands that failed or could not be sent, by operation.");
+    for (int op = 0; op < STORE_OP__COUNT; op++)
+        prom_sample(out, P "redis_errors_total", (double)s->errors[op], "op",
+                    store_op_name((store_op_t)op), NULL);
+    prom_family(out, P "records_dropped_total", PROM_COUNTER,
+                "Record and usage writes dropped because the bounded buffer was full.");
+    prom_sample(out, P "records_dropped_total", (double)s->writes_dropped, NULL);
+    prom_family(out, P "records_unconfirmed_total", PROM_COUNTER,
+                "Answers sent before Redis confirmed the execution's final record, by reason: "
+                "buffered (Redis away or backed up), slow (no answer within --record-wait-ms), "
+                "failed.");
+    for (int r = 0; r < UNCONFIRMED__COUNT; r++)
+        prom_sample(out, P "records_unconfirmed_total", (double)e->unconfirmed[r], "reason",
+                    unconfirmed_name((unconfirmed_t)r), NULL);
 }
 
-void metric_add(metric_t *m, double v, const char *l1, const char *l2)
+/* Malformed or refused input, whoever refused it. */
+static void s_rejections(buf_t *out, const fe_t *fe)
 {
-    s_series(m, l1, l2)->value += v;
-}
-
-void metric_set(metric_t *m, double v, const char *l1, const char *l2)
-{
-    s_series(m, l1, l2)->value = v;
-}
-
-void metric_observe(metric_t *m, double v, const char *l1)
-{
-    series_t *s = s_series(m, l1, NULL);
-    s->value += v;
-    s->count++;
-    for (int i = 0; i < m->n_bounds; i++)
-        if (v <= m->bounds[i]) {
-            s->buckets[i]++;
-            break;
+    const char *name = P "rejections_total";
+    const mcp_stats_t *m = mcp_stats(fe->mcp);
+    const http_stats_t *h = http_stats(fe->http);
+    prom_family(out, name, PROM_COUNTER, "Malformed or refused input, by reason.");
+    prom_sample(out, name, (double)m->parse_errors, "reason", "parse_error", NULL);
+    prom_sample(out, name, (double)m->invalid_requests, "reason", "invalid_request", NULL);
+    prom_sample(out, name, (double)tools_stats(fe->tools)->invalid_args, "reason", "invalid_params",
+                NULL);
+    prom_sample(out, name, (double)executions_stats(fe->executions)->bad_results, "reason",
+                "bad_result", NULL);
+    for (int r = 0; h && r < HTTP_REFUSED__COUNT; r++)
+        prom_sample(out, name, (double)h->refused[r], "reason",
+                    http_refusal_name((http_refusal_t)r), NULL);
+    prom_family(out, P "http_responses_total", PROM_COUNTER, "HTTP responses by status code.");
+    for (unsigned code = 0; h && code < HTTP_STATUS_MAX; code++)
+        if (h->responses[code]) {
+            char label[8];
+            snprintf(label, sizeof label, "%u", code);
+            prom_sample(out, P "http_responses_total", (double)h->responses[code], "code", label,
+                        NULL);
         }
 }
 
-/* Label values are ours (method names, statuses), but escape per the text format anyway. */
-static void s_label(buf_t *out, const char *name, const char *value)
+void fe_metrics_render(void *arg, buf_t *out)
 {
-    buf_printf(out, "%s=\"", name);
-    for (const char *p = value; *p; p++) {
-        if (*p == '\\' || *p == '"') buf_append(out, "\\", 1);
-        if (*p == '\n') {
-            buf_puts(out, "\\n");
-            continue;
-        }
-        buf_append(out, p, 1);
-    }
-    buf_puts(out, "\"");
+    const fe_t *fe = arg;
+    prom_write_process(out, "mcp", FE_VERSION, fe->started_s);
+    s_requests(out, mcp_stats(fe->mcp));
+    s_tool_calls(out, executions_stats(fe->executions), tools_stats(fe->tools));
+    s_limits(out, limiter_stats(fe->limiter), http_stats(fe->http));
+    s_sessions(out, sessions_stats(fe->sessions));
+    s_redis(out, store_stats(fe->store), executions_stats(fe->executions));
+    s_rejections(out, fe);
+    prom_family(out, P "jobs_inflight", PROM_GAUGE, "Jobs submitted and not yet answered.");
+    prom_sample(out, P "jobs_inflight", (double)jobs_count(fe->jobs), NULL);
+    prom_family(out, P "broker_unavailable_total", PROM_COUNTER,
+                "Jobs refused at once because no broker was connected.");
+    prom_sample(out, P "broker_unavailable_total", (double)jobs_stats(fe->jobs)->broker_unavailable,
+                NULL);
 }
 
-static void s_labels(buf_t *out, const metric_t *m, const series_t *s, const char *le)
+/* Sums for the snapshot, which `snakepit status` shows per front-end. */
+static uint64_t s_requests_total(const mcp_stats_t *m)
 {
-    int n = 0;
-    if (!m->label1 && !le) return;
-    buf_puts(out, "{");
-    if (m->label1) s_label(out, m->label1, s->l1), n++;
-    if (m->label2) buf_puts(out, ","), s_label(out, m->label2, s->l2), n++;
-    if (le) {
-        if (n) buf_puts(out, ",");
-        s_label(out, "le", le);
-    }
-    buf_puts(out, "}");
+    uint64_t n = 0;
+    for (size_t i = 0; i < m->n_labels; i++)
+        for (int o = 0; o < OUTCOME__COUNT; o++) n += m->labels[i].outcomes[o];
+    return n;
 }
 
-static void s_render_histogram(buf_t *out, const metric_t *m, const series_t *s)
+static uint64_t s_tool_calls_total(const executions_stats_t *e, const tools_stats_t *t)
 {
-    uint64_t cum = 0;
-    char le[32];
-    for (int i = 0; i < m->n_bounds; i++) {
-        cum += s->buckets[i];
-        snprintf(le, sizeof le, "%g", m->bounds[i]);
-        buf_printf(out, "%s_bucket", m->name);
-        s_labels(out, m, s, le);
-        buf_printf(out, " %llu\n", (unsigned long long)cum);
-    }
-    buf_printf(out, "%s_bucket", m->name);
-    s_labels(out, m, s, "+Inf");
-    buf_printf(out, " %llu\n%s_sum", (unsigned long long)s->count, m->name);
-    s_labels(out, m, s, NULL);
-    buf_printf(out, " %.9g\n%s_count", s->value, m->name);
-    s_labels(out, m, s, NULL);
-    buf_printf(out, " %llu\n", (unsigned long long)s->count);
+    uint64_t n = t->unknown_tools;
+    for (size_t i = 0; i < e->n_tools; i++)
+        for (int st = 0; st < ST__COUNT; st++) n += e->tools[i].by_status[st];
+    return n;
 }
 
-double metric_total(const metric_t *m)
+void fe_metrics_snapshot(void *arg, metrics_pub_t *pub)
 {
-    double total = 0;
-    for (int i = 0; m && i < m->n_series; i++)
-        total += m->kind == KIND_HISTOGRAM ? (double)m->series[i].count : m->series[i].value;
-    return total;
-}
-
-void metrics_render(buf_t *out)
-{
-    static const char *types[] = {"counter", "gauge", "histogram"};
-    buf_printf(
-        out,
-        "# HELP snakepit_build_info Build of this process.\n"
-        "# TYPE snakepit_build_info gauge\n"
-        "snakepit_build_info{component=\"mcp\",version=\"%s\"} 1\n"
-        "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
-        "# TYPE process_start_time_seconds gauge\n"
-        "process_start_time_seconds %.3f\n",
-        s_version, s_start_time);
-    for (const metric_t *m = s_metrics; m; m = m->next) {
-        buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name, types[m->kind]);
-        if (!m->n_series && !m->label1) {
-            buf_printf(out, "%s%s 0\n", m->name, m->kind == KIND_HISTOGRAM ? "_count" : "");
-            continue;
-        }
-        for (int i = 0; i < m->n_series; i++) {
-            const series_t *s = &m->series[i];
-            if (m->kind == KIND_HISTOGRAM) {
-                s_render_histogram(out, m, s);
-                continue;
-            }
-            buf_puts(out, m->name);
-            s_labels(out, m, s, NULL);
-            buf_printf(out, " %.17g\n", s->value);
-        }
-    }
-}
-
-void metrics_free(void)
-{
-    while (s_metrics) {
-        metric_t *m = s_metrics;
-        s_metrics = m->next;
-        for (int i = 0; i < m->n_series; i++) free(m->series[i].buckets);
-        free(m->series);
-        free(m->name);
-        free(m->help);
-        free(m);
-    }
-    s_tail = &s_metrics;
-}
-
-static const double s_duration_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                           0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5,
-                                           5,      10,      30,     60,    120,    300};
-
-static const double s_overhead_bounds[] = {0.00005, 0.0001, 0.00015, 0.0002,  0.00025,
-                                           0.0003,  0.0004, 0.0005,  0.00075, 0.001,
-                                           0.002,   0.005,  0.01,    0.05};
-
-void fe_metrics_init(const char *version)
-{
-    snprintf(s_version, sizeof s_version, "%s", version);
-    s_start_time = (double)clock_wall_ms() / 1000.0;
-    M.requests = metric_counter("snakepit_mcp_requests_total",
-                                "MCP messages handled, by JSON-RPC method and outcome.", "method",
-                                "outcome");
-    M.request_seconds = metric_histogram(
-        "snakepit_mcp_request_duration_seconds",
-        "Time from a request's arrival to its final response.", "method", s_duration_bounds,
-        (int)(sizeof s_duration_bounds / sizeof s_duration_bounds[0]));
-    M.overhead_seconds = metric_histogram(
-        "snakepit_mcp_overhead_seconds",
-        "The front-end's own time per job-backed request: its duration "
-        "minus the job's time between submit and result.",
-        "method", s_overhead_bounds, (int)(sizeof s_overhead_bounds / sizeof s_overhead_bounds[0]));
-    M.tool_calls = metric_counter("snakepit_mcp_tool_calls_total",
-                                  "Tool calls by tool and result status.", "tool", "status");
-    M.rate_limited = metric_counter(
-        "snakepit_mcp_rate_limit_rejections_total",
-        "Calls refused by the per-tenant rate limit, by where it was decided.", "source", NULL);
-    M.rate_fallback = metric_counter(
-        "snakepit_mcp_rate_limit_fallbacks_total",
-        "Rate-limit decisions made by the local limiter because Redis was unreachable.", NULL,
-        NULL);
-    M.auth_failures =
-        metric_counter("snakepit_mcp_auth_failures_total",
-                       "HTTP requests refused by authentication, by reason.", "reason", NULL);
-    M.sessions = metric_gauge("snakepit_mcp_sessions", "Open MCP sessions.", "transport", NULL);
-    M.sessions_opened = metric_counter("snakepit_mcp_sessions_opened_total", "MCP sessions opened.",
-                                       "transport", NULL);
-    M.redis_errors = metric_counter(
-        "snakepit_mcp_redis_errors_total",
-        "Redis commands that failed or could not be sent, by operation.", "op", NULL);
-    M.records_dropped = metric_counter(
-        "snakepit_mcp_records_dropped_total",
-        "Record and usage writes dropped because the bounded buffer was full.", NULL, NULL);
-    M.rejections = metric_counter("snakepit_mcp_rejections_total",
-                                  "Malformed or refused input, by reason.", "reason", NULL);
-    M.http_responses = metric_counter("snakepit_mcp_http_responses_total",
-                                      "HTTP responses by status code.", "code", NULL);
-    M.jobs_inflight = metric_gauge("snakepit_mcp_jobs_inflight",
-                                   "Jobs submitted and not yet answered.", NULL, NULL);
-    M.broker_unavailable =
-        metric_counter("snakepit_mcp_broker_unavailable_total",
-                       "Jobs refused at once because no broker was connected.", NULL, NULL);
+    const fe_t *fe = arg;
+    const http_stats_t *h = http_stats(fe->http);
+    const limiter_stats_t *l = limiter_stats(fe->limiter);
+    uint64_t auth_failures = 0;
+    for (int r = 0; h && r < AUTH_FAILED__COUNT; r++) auth_failures += h->auth_failures[r];
+    metrics_pub_field(pub, "instance", "%s", fe->instance);
+    metrics_pub_field(pub, "http", "%s", fe->http_listen);
+    metrics_pub_field(pub, "sessions", "%zu", sessions_count(fe->sessions));
+    metrics_pub_field(pub, "jobs_inflight", "%zu", jobs_count(fe->jobs));
+    metrics_pub_field(pub, "requests", "%llu",
+                      (unsigned long long)s_requests_total(mcp_stats(fe->mcp)));
+    metrics_pub_field(pub, "tool_calls", "%llu",
+                      (unsigned long long)s_tool_calls_total(executions_stats(fe->executions),
+                                                             tools_stats(fe->tools)));
+    metrics_pub_field(pub, "auth_failures", "%llu", (unsigned long long)auth_failures);
+    metrics_pub_field(pub, "rate_limited", "%llu",
+                      (unsigned long long)(l->denied_redis + l->denied_local));
+    metrics_pub_field(pub, "records_dropped", "%llu",
+                      (unsigned long long)store_stats(fe->store)->writes_dropped);
+    metrics_pub_field(pub, "broker_connected", "%d", jobs_broker_connected(fe->jobs));
+    metrics_pub_field(pub, "redis_connected", "%d", store_connected(fe->store));
+    metrics_pub_field(pub, "ts_ms", "%llu", (unsigned long long)clock_wall_ms());
 }

@@ -4,95 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
+#include "jsonrpc.h"
 #include "outcome.h"
+#include "tools.h"
 #include "utf8.h"
 
 #define SUMMARY_STREAM_MAX 2000 /* bytes of each stream repeated in the text summary */
-
-json_t *json_bytes(const char *data, size_t len)
-{
-    if (!data) return json_string("");
-    if (utf8_valid(data, len)) return json_stringn(data, len);
-    buf_t b;
-    buf_init(&b);
-    utf8_sanitize(&b, data, len);
-    json_t *j = json_stringn((const char *)b.data, b.len);
-    buf_free(&b);
-    return j;
-}
-
-json_t *json_text(const char *s)
-{
-    return s ? json_bytes(s, strlen(s)) : json_null();
-}
-
-void base64_encode(buf_t *out, const void *data, size_t len)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const uint8_t *p = data;
-    buf_reserve(out, (len + 2) / 3 * 4);
-    size_t i = 0;
-    for (; i + 2 < len; i += 3) {
-        char q[4] = {tab[p[i] >> 2], tab[(p[i] & 3) << 4 | p[i + 1] >> 4],
-                     tab[(p[i + 1] & 15) << 2 | p[i + 2] >> 6], tab[p[i + 2] & 63]};
-        buf_append(out, q, 4);
-    }
-    if (i < len) {
-        char q[4] = {tab[p[i] >> 2], 0, '=', '='};
-        if (i + 1 < len) {
-            q[1] = tab[(p[i] & 3) << 4 | p[i + 1] >> 4];
-            q[2] = tab[(p[i + 1] & 15) << 2];
-        } else {
-            q[1] = tab[(p[i] & 3) << 4];
-        }
-        buf_append(out, q, 4);
-    }
-}
-
-int base64_decode(buf_t *out, const char *text, size_t len)
-{
-    uint32_t acc = 0;
-    int bits = 0, pad = 0;
-    buf_reserve(out, len / 4 * 3 + 3);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)text[i];
-        int v;
-        if (ch == '\r' || ch == '\n') continue;
-        if (ch == '=') {
-            pad++;
-            continue;
-        }
-        if (pad) return -1; /* data after padding */
-        if (ch >= 'A' && ch <= 'Z')
-            v = ch - 'A';
-        else if (ch >= 'a' && ch <= 'z')
-            v = ch - 'a' + 26;
-        else if (ch >= '0' && ch <= '9')
-            v = ch - '0' + 52;
-        else if (ch == '+')
-            v = 62;
-        else if (ch == '/')
-            v = 63;
-        else
-            return -1;
-        acc = acc << 6 | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            uint8_t b = (uint8_t)(acc >> bits);
-            buf_append(out, &b, 1);
-        }
-    }
-    return pad > 2 || bits >= 6 ? -1 : 0;
-}
-
-json_t *tool_result(const char *text, json_t *structured, int is_error)
-{
-    json_t *r = json_pack("{s:[{s:s,s:o}]}", "content", "type", "text", "text", json_text(text));
-    if (structured) json_object_set_new(r, "structuredContent", structured);
-    json_object_set_new(r, "isError", json_boolean(is_error));
-    return r;
-}
 
 static json_t *s_variables(const result_t *res)
 {
@@ -107,9 +25,9 @@ static json_t *s_error(const result_t *res)
 {
     if (!res->error.present) return json_null();
     return json_pack("{s:o,s:o,s:o,s:o}", "type",
-                     json_text(res->error.type ? res->error.type : "Error"), "message",
-                     json_text(res->error.message ? res->error.message : ""), "traceback",
-                     json_text(res->error.traceback), "line",
+                     json_str_safe(res->error.type ? res->error.type : "Error"), "message",
+                     json_str_safe(res->error.message ? res->error.message : ""), "traceback",
+                     json_str_safe(res->error.traceback), "line",
                      res->error.line > 0 ? json_integer(res->error.line) : json_null());
 }
 
@@ -130,18 +48,18 @@ static json_t *s_files(const result_t *res)
             content = json_stringn((const char *)b.data, b.len);
             buf_free(&b);
         }
-        json_array_append_new(files,
-                              json_pack("{s:o,s:I,s:s,s:o}", "path", json_text(f->path), "bytes",
-                                        (json_int_t)f->len, "encoding", text ? "utf-8" : "base64",
-                                        "content", content ? content : json_string("")));
+        json_array_append_new(files, json_pack("{s:o,s:I,s:s,s:o}", "path", json_str_safe(f->path),
+                                               "bytes", (json_int_t)f->len, "encoding",
+                                               text ? "utf-8" : "base64", "content",
+                                               content ? content : json_string("")));
     }
     return files;
 }
 
-static json_t *s_structured(const job_t *job, const result_t *res)
+static json_t *s_structured(const char *id, const result_t *res)
 {
     json_t *s = json_object();
-    json_object_set_new(s, "execution_id", json_string(job->id_str));
+    json_object_set_new(s, "execution_id", json_string(id));
     json_object_set_new(s, "status", json_string(status_name(res->status)));
     json_object_set_new(s, "stdout", json_bytes(res->out, res->out_len));
     json_object_set_new(s, "stderr", json_bytes(res->err, res->err_len));
@@ -149,7 +67,7 @@ static json_t *s_structured(const job_t *job, const result_t *res)
                         json_pack("{s:b,s:b,s:b,s:b}", "stdout", res->out_truncated, "stderr",
                                   res->err_truncated, "images", res->images_truncated, "files",
                                   res->files_truncated));
-    json_object_set_new(s, "result", json_text(res->result));
+    json_object_set_new(s, "result", json_str_safe(res->result));
     json_object_set_new(s, "variables", s_variables(res));
     json_object_set_new(s, "error", s_error(res));
     json_object_set_new(s, "timings",
@@ -158,9 +76,10 @@ static json_t *s_structured(const job_t *job, const result_t *res)
     json_object_set_new(s, "resources",
                         json_pack("{s:I}", "max_rss_kb", (json_int_t)res->max_rss_kb));
     json_object_set_new(s, "exit",
-                        json_pack("{s:o,s:o,s:o}", "reason", json_text(res->exit.reason), "signal",
+                        json_pack("{s:o,s:o,s:o}", "reason", json_str_safe(res->exit.reason),
+                                  "signal",
                                   res->exit.signal ? json_integer(res->exit.signal) : json_null(),
-                                  "syscall", json_text(res->exit.syscall)));
+                                  "syscall", json_str_safe(res->exit.syscall)));
     json_t *images = json_array();
     for (size_t i = 0; i < res->n_images; i++) {
         const result_image_t *im = &res->images[i];
@@ -230,12 +149,12 @@ static void s_summary(buf_t *b, const result_t *res)
         buf_puts(b, "[some files were left out: at most 32 files and 8 MiB in all are returned]\n");
 }
 
-json_t *outcome_execute(const job_t *job, const result_t *res)
+json_t *outcome_execute(const char *id, const result_t *res)
 {
     buf_t b;
     buf_init(&b);
     s_summary(&b, res);
-    json_t *r = tool_result((const char *)b.data, s_structured(job, res), res->status != ST_OK);
+    json_t *r = tool_result((const char *)b.data, s_structured(id, res), res->status != ST_OK);
     buf_free(&b);
     json_t *content = json_object_get(r, "content");
     for (size_t i = 0; i < res->n_images; i++) {
@@ -251,9 +170,9 @@ json_t *outcome_execute(const job_t *job, const result_t *res)
     return r;
 }
 
-json_t *outcome_validate(const job_t *job, const result_t *res)
+json_t *outcome_validate(const char *id, const result_t *res)
 {
-    (void)job;
+    (void)id;
     json_t *v = res->validation ? json_loads(res->validation, JSON_REJECT_DUPLICATES, NULL) : NULL;
     if (res->status != ST_OK || !json_is_object(v)) {
         json_decref(v);
@@ -263,7 +182,7 @@ json_t *outcome_validate(const job_t *job, const result_t *res)
         if (res->error.present && res->error.message)
             buf_printf(&b, ": %.500s", res->error.message);
         json_t *s = json_pack("{s:b,s:[o],s:[],s:[],s:s,s:{},s:[]}", "valid", 0, "errors",
-                              json_text((const char *)b.data), "warnings", "details", "message",
+                              json_str_safe((const char *)b.data), "warnings", "details", "message",
                               "validation failed to run", "analysis", "recommendations");
         json_t *r = tool_result((const char *)b.data, s, 1);
         buf_free(&b);

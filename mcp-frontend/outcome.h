@@ -1,6 +1,6 @@
 /* mcp-frontend/outcome.h — a Result from the farm as an MCP CallToolResult. The shape of
  * execute_code's structuredContent is the contract of issue #5 and is declared, field for
- * field, in its outputSchema (tools.c):
+ * field, in its outputSchema (tooldefs.c):
  *
  *   execution_id, status, stdout, stderr, truncated {stdout, stderr}, result (repr or null),
  *   variables {name: value}, error {type, message, traceback, line} or null,
@@ -17,18 +17,9 @@
 
 #include "../common/buf.h"
 #include "../proto/result.h"
-#include "jobs.h"
 
-json_t *outcome_execute(const job_t *job, const result_t *res);
-json_t *outcome_validate(const job_t *job, const result_t *res);
-
-/* Helpers shared with other renderers. */
-json_t *json_bytes(const char *data, size_t len); /* a JSON string from arbitrary bytes */
-json_t *json_text(const char *s);                 /* NULL → null */
-void base64_encode(buf_t *out, const void *data, size_t len);
-/* Standard alphabet with padding; CR/LF ignored. 0, or -1 when the text is not base64. */
-int  base64_decode(buf_t *out, const char *text, size_t len);
-/* A CallToolResult with one text block and the given structuredContent (stolen). */
-json_t *tool_result(const char *text, json_t *structured, int is_error);
+/* execution.h's render functions: id is the execution id. */
+json_t *outcome_execute(const char *id, const result_t *res);
+json_t *outcome_validate(const char *id, const result_t *res);
 
 #endif

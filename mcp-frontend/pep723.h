@@ -1,6 +1,6 @@
 /* mcp-frontend/pep723.h — the dependency names of a PEP 723 `# /// script` block, so that a
  * call without a `profile` can run in the first profile the tenant may use that has them all
- * (tools.c). Only routing: the executor parses the block as TOML and checks versions. */
+ * (jobargs.c). Only routing: the executor parses the block as TOML and checks versions. */
 #ifndef SP_FE_PEP723_H
 #define SP_FE_PEP723_H
 #include <stddef.h>

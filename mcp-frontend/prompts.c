@@ -1,6 +1,4 @@
-/* mcp-frontend/prompts.c — the prompt that tells a model how to write code for this sandbox,
- * and completion/complete for its `profile` argument and for the execution id of the
- * sandbox://executions/{id} template (the caller's newest ids). */
+/* mcp-frontend/prompts.c — see prompts.h. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,31 +6,49 @@
 
 #include "../common/buf.h"
 #include "../common/profiles.h"
+#include "fe.h"
 #include "fixtures.h"
-#include "methods.h"
-#include "outcome.h"
+#include "proftext.h"
+#include "prompts.h"
 
 #define PROMPT_NAME "write_sandbox_code"
 #define MAX_VALUES  100 /* the spec caps completion values at 100 */
 
-static json_t *s_prompt(void)
+struct prompts {
+    prompts_conf_t conf;
+};
+
+prompts_t *prompts_new(const prompts_conf_t *conf)
 {
-    return json_pack("{s:s,s:s,s:s,s:[{s:s,s:s,s:b},{s:s,s:s,s:b}]}", "name", PROMPT_NAME, "title",
-                     "Write Python for the snakepit sandbox", "description",
-                     "Guidance for writing Python that runs well in snakepit's sandbox: what is "
-                     "available, what is "
-                     "not, limits, and how results come back",
-                     "arguments", "name", "task", "description", "What the code should do",
-                     "required", 1, "name", "profile", "description",
-                     "Sandbox profile to target (completable; default python.basic)", "required",
-                     0);
+    prompts_t *self = xcalloc(1, sizeof *self);
+    self->conf = *conf;
+    return self;
 }
 
-void methods_prompts_list(call_t *c)
+void prompts_destroy(prompts_t **self_p)
+{
+    free(*self_p);
+    *self_p = NULL;
+}
+
+static json_t *s_prompt(void)
+{
+    char *profile = proftext("Sandbox profile to target (completable; default {default_profile})");
+    json_t *p = json_pack("{s:s,s:s,s:s,s:[{s:s,s:s,s:b},{s:s,s:s,s:b}]}", "name", PROMPT_NAME,
+                          "title", "Write Python for the snakepit sandbox", "description",
+                          "Guidance for writing Python that runs well in snakepit's sandbox: what "
+                          "is available, what is not, limits, and how results come back",
+                          "arguments", "name", "task", "description", "What the code should do",
+                          "required", 1, "name", "profile", "description", profile, "required", 0);
+    free(profile);
+    return p;
+}
+
+void prompts_list(call_t *c)
 {
     json_t *list = json_array();
     json_array_append_new(list, s_prompt());
-    if (c->fe->conf.test_fixtures) {
+    if (c->fe->prompts->conf.fixtures) {
         json_t *fx = fixtures_prompts();
         json_array_extend(list, fx);
         json_decref(fx);
@@ -48,40 +64,37 @@ void methods_prompts_list(call_t *c)
 
 static void s_guide(buf_t *b, const profile_t *p, const char *task, const tenant_t *t)
 {
-    buf_printf(
-        b,
-        "Write Python 3.11 code for the snakepit sandbox (profile %s) to do this:\n\n%s\n\n"
-        "How the sandbox works:\n"
-        "- Call the execute_code tool with the code. Each call runs in a fresh interpreter: "
-        "nothing "
-        "(variables, imports, files) survives between calls, so every call must be "
-        "self-contained.\n"
-        "- Print what you want to see; the value of the last expression (or of a variable named "
-        "`result`) comes back as `result`. Ask for variables by name with inspect_variables.\n"
-        "%s"
-        "- Importable modules: ",
-        p->name, task,
-        p->workspace
-            ? "- The code runs in a private scratch directory: pass input files with the `files` "
-              "argument and read them by relative path; files it writes there come back in "
-              "structuredContent.files. Nothing outside it can be read or written, and there is no "
-              "network, no subprocesses and no threads: such attempts end the run as a "
-              "security_violation.\n"
-            : "- There is no filesystem, no network, no subprocesses and no threads. Do not try to "
-              "open files, fetch URLs or call os/sys/subprocess: such attempts end the run as a "
-              "security_violation (python.filesystem and python.data_science have a scratch "
-              "directory for files).\n");
+    buf_printf(b,
+               "Write Python 3.11 code for the snakepit sandbox (profile %s) to do this:\n\n%s\n\n"
+               "How the sandbox works:\n"
+               "- Call the execute_code tool with the code. Each call runs in a fresh "
+               "interpreter: nothing (variables, imports, files) survives between calls, so "
+               "every call must be self-contained.\n"
+               "- Print what you want to see; the value of the last expression (or of a variable "
+               "named `result`) comes back as `result`. Ask for variables by name with "
+               "inspect_variables.\n",
+               p->name, task);
+    proftext_expand(
+        b, p->workspace
+               ? "- The code runs in a private scratch directory: pass input files with the "
+                 "`files` argument and read them by relative path; files it writes there come "
+                 "back in structuredContent.files. Nothing outside it can be read or written, and "
+                 "there is no network, no subprocesses and no threads: such attempts end the run "
+                 "as a security_violation.\n"
+               : "- There is no filesystem, no network, no subprocesses and no threads. Do not "
+                 "try to open files, fetch URLs or call os/sys/subprocess: such attempts end the "
+                 "run as a security_violation ({workspace_profiles} have a scratch directory for "
+                 "files).\n");
+    buf_puts(b, "- Importable modules: ");
     for (const char *const *m = p->modules; *m; m++)
         buf_printf(b, "%s%s", m == p->modules ? "" : ", ", *m);
     buf_printf(b,
                ".\n- Limits: %ld s wall time by default (at most %ld s for you), %ld MB memory by "
-               "default, %ld bytes "
-               "of output per stream; past a limit the run ends with status timeout, memory_limit "
-               "or output_limit "
-               "and what was printed before is kept.\n"
+               "default, %ld bytes of output per stream; past a limit the run ends with status "
+               "timeout, memory_limit or output_limit and what was printed before is kept.\n"
                "- Check `status` in the result: ok, or error (with the exception's type, message, "
-               "traceback and "
-               "line), syntax_error, timeout, memory_limit, output_limit, security_violation.\n"
+               "traceback and line), syntax_error, timeout, memory_limit, output_limit, "
+               "security_violation.\n"
                "- To check code without running it, call validate_code.\n",
                p->defaults.wall_ms / 1000, t->max_timeout_s, p->defaults.memory_mb,
                p->defaults.output_bytes);
@@ -91,7 +104,7 @@ static void s_guide(buf_t *b, const profile_t *p, const char *task, const tenant
                     "want to see.\n");
 }
 
-void methods_prompts_get(call_t *c)
+void prompts_get(call_t *c)
 {
     const char *name = call_str(c, "name");
     json_t *args = json_object_get(c->params, "arguments");
@@ -105,7 +118,7 @@ void methods_prompts_get(call_t *c)
         return;
     }
     if (strcmp(name, PROMPT_NAME) != 0) {
-        json_t *fx = c->fe->conf.test_fixtures ? fixtures_prompt_get(name, args) : NULL;
+        json_t *fx = c->fe->prompts->conf.fixtures ? fixtures_prompt_get(name, args) : NULL;
         if (fx)
             call_reply(c, fx);
         else
@@ -120,7 +133,7 @@ void methods_prompts_get(call_t *c)
                    "prompts/get write_sandbox_code: argument \"task\" is required", NULL);
         return;
     }
-    const profile_t *p = profile_find(profile && *profile ? profile : "python.basic");
+    const profile_t *p = profile && *profile ? profile_find(profile) : profile_default();
     if (!p) {
         call_error(c, RPC_INVALID_PARAMS,
                    "unknown profile (see completion/complete or get_sandbox_info)", NULL);
@@ -128,7 +141,7 @@ void methods_prompts_get(call_t *c)
     }
     buf_t b;
     buf_init(&b);
-    s_guide(&b, p, task, c->session->tenant);
+    s_guide(&b, p, task, c->tenant);
     json_t *r = json_pack("{s:s,s:[{s:s,s:{s:s,s:o}}]}", "description",
                           "How to write code for the snakepit sandbox", "messages", "role", "user",
                           "content", "type", "text", "text", json_str_safe((char *)b.data));
@@ -166,7 +179,7 @@ static void s_on_ids(void *arg, redisReply *reply)
     free(ic);
 }
 
-void methods_completion_complete(call_t *c)
+void completion_complete(call_t *c)
 {
     json_t *ref = json_object_get(c->params, "ref"), *arg = json_object_get(c->params, "argument");
     const char *type = json_string_value(json_object_get(ref, "type"));
@@ -185,7 +198,7 @@ void methods_completion_complete(call_t *c)
             for (size_t i = 0; i < n_profiles; i++)
                 if (!strncmp(profiles[i].name, value, strlen(value)))
                     json_array_append_new(values, json_string(profiles[i].name));
-        } else if (name && c->fe->conf.test_fixtures) {
+        } else if (name && c->fe->prompts->conf.fixtures) {
             json_t *fx = fixtures_complete(name, arg_name, value);
             if (fx) {
                 json_decref(values);
@@ -200,7 +213,7 @@ void methods_completion_complete(call_t *c)
             snprintf(ic->prefix, sizeof ic->prefix, "%s", value);
             call_hold(c);
             if (store_queryf(c->fe->store, s_on_ids, ic, "ZREVRANGE sp:t:%s:execs 0 99",
-                             c->session->tenant->name) == 0) {
+                             c->tenant->name) == 0) {
                 json_decref(values);
                 return;
             }

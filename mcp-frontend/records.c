@@ -13,9 +13,36 @@
 #include "../common/log.h"
 #include "records.h"
 #include "../common/sha256.h"
+#include "task.h"
 #include "utf8.h"
 
 #define MAX_FIELDS 64
+
+struct records {
+    store_t *store;
+    records_conf_t conf;
+    char instance[80];
+};
+
+records_t *records_new(store_t *store, const records_conf_t *conf, const char *instance)
+{
+    records_t *self = xcalloc(1, sizeof *self);
+    self->store = store;
+    self->conf = *conf;
+    snprintf(self->instance, sizeof self->instance, "%s", instance);
+    return self;
+}
+
+void records_destroy(records_t **self_p)
+{
+    free(*self_p);
+    *self_p = NULL;
+}
+
+long records_ttl_ms(const records_t *self)
+{
+    return self->conf.ttl_s * 1000;
+}
 
 /* An HSET under construction. Values are copied: the argv outlives nothing but this call. */
 typedef struct {
@@ -73,30 +100,35 @@ static void s_field_head(hset_t *h, const char *name, const char *data, size_t l
     s_field(h, name, s, n);
 }
 
-static void s_hset_send(fe_t *fe, hset_t *h)
+static void s_hset_free(hset_t *h)
 {
-    store_write(fe->store, h->argc, h->argv, h->len);
     for (int i = 0; i < h->n_owned; i++) free(h->owned[i]);
     h->n_owned = 0;
 }
 
-static void s_expire(fe_t *fe, const char *key, long seconds)
+static void s_hset_send(records_t *self, hset_t *h)
 {
-    store_writef(fe->store, "EXPIRE %s %ld", key, seconds);
+    store_write(self->store, h->argc, h->argv, h->len);
+    s_hset_free(h);
 }
 
-void record_submitted(fe_t *fe, const job_t *job, const jobspec_t *spec)
+static void s_expire(records_t *self, const char *key, long seconds)
+{
+    store_writef(self->store, "EXPIRE %s %ld", key, seconds);
+}
+
+void record_submitted(records_t *self, const record_about_t *r, const jobspec_t *spec)
 {
     char key[64], zkey[96];
-    snprintf(key, sizeof key, "sp:exec:%s", job->id_str);
-    snprintf(zkey, sizeof zkey, "sp:t:%s:execs", job->tenant->name);
+    snprintf(key, sizeof key, "sp:exec:%s", r->id);
+    snprintf(zkey, sizeof zkey, "sp:t:%s:execs", r->tenant);
     hset_t h;
     s_hset_init(&h, key);
-    s_field_str(&h, "tenant", job->tenant->name);
+    s_field_str(&h, "tenant", r->tenant);
     s_field_str(&h, "status", "queued");
-    s_field_str(&h, "profile", job->service);
-    s_field_str(&h, "tool", job->tool);
-    if ((long)spec->code_len <= fe->conf.code_cap) {
+    s_field_str(&h, "profile", r->profile);
+    s_field_str(&h, "tool", r->tool);
+    if ((long)spec->code_len <= self->conf.code_cap) {
         s_field(&h, "code", spec->code, spec->code_len);
     } else {
         char hex[65];
@@ -104,40 +136,39 @@ void record_submitted(fe_t *fe, const job_t *job, const jobspec_t *spec)
         s_field_fmt(&h, "code_sha256", "%s", hex);
     }
     s_field_fmt(&h, "code_bytes", "%zu", spec->code_len);
-    s_field_fmt(&h, "created_ms", "%llu", (unsigned long long)job->created_ms);
+    s_field_fmt(&h, "created_ms", "%llu", (unsigned long long)r->created_ms);
     s_field_fmt(&h, "timeout_ms", "%ld", spec->limits.wall_ms);
     s_field_fmt(&h, "memory_mb", "%ld", spec->limits.memory_mb);
-    s_field_str(&h, "frontend", fe->instance);
-    if (job->task) {
+    s_field_str(&h, "frontend", self->instance);
+    if (r->task) {
         s_field_str(&h, "task", "1");
         s_field_str(&h, "task_status", "working");
-        s_field_fmt(&h, "task_ttl_ms", "%ld", job->task_ttl_ms);
-        s_field_fmt(&h, "task_updated_ms", "%llu", (unsigned long long)job->created_ms);
+        s_field_fmt(&h, "task_ttl_ms", "%ld", r->task_ttl_ms);
+        s_field_fmt(&h, "task_updated_ms", "%llu", (unsigned long long)r->created_ms);
     }
-    s_hset_send(fe, &h);
-    s_expire(fe, key, fe->conf.record_ttl_s);
-    if (job->task) { /* tasks/list reads this one */
+    s_hset_send(self, &h);
+    s_expire(self, key, self->conf.ttl_s);
+    if (r->task) { /* tasks/list reads this one */
         char tkey[96];
-        snprintf(tkey, sizeof tkey, "sp:t:%s:tasks", job->tenant->name);
-        store_writef(fe->store, "ZADD %s %llu %s", tkey, (unsigned long long)job->created_ms,
-                     job->id_str);
-        store_writef(fe->store, "ZREMRANGEBYRANK %s 0 %d", tkey, -(RECORD_MAX_PER_TENANT + 1));
-        s_expire(fe, tkey, fe->conf.record_ttl_s);
+        snprintf(tkey, sizeof tkey, "sp:t:%s:tasks", r->tenant);
+        store_writef(self->store, "ZADD %s %llu %s", tkey, (unsigned long long)r->created_ms,
+                     r->id);
+        store_writef(self->store, "ZREMRANGEBYRANK %s 0 %d", tkey, -(RECORD_MAX_PER_TENANT + 1));
+        s_expire(self, tkey, self->conf.ttl_s);
     }
-    store_writef(fe->store, "ZADD %s %llu %s", zkey, (unsigned long long)job->created_ms,
-                 job->id_str);
-    store_writef(fe->store, "ZREMRANGEBYRANK %s 0 %d", zkey, -(RECORD_MAX_PER_TENANT + 1));
-    s_expire(fe, zkey, fe->conf.record_ttl_s);
+    store_writef(self->store, "ZADD %s %llu %s", zkey, (unsigned long long)r->created_ms, r->id);
+    store_writef(self->store, "ZREMRANGEBYRANK %s 0 %d", zkey, -(RECORD_MAX_PER_TENANT + 1));
+    s_expire(self, zkey, self->conf.ttl_s);
 }
 
 /* The CallToolResult as stored: whole when it fits the cap, else with stdout/stderr cut to the
  * head cap (and marked), which is what makes results large. */
-static char *s_call_result_text(fe_t *fe, const json_t *call_result, size_t *len)
+static char *s_call_result_text(records_t *self, const json_t *call_result, size_t *len)
 {
     char *s = json_dumps(call_result, JSON_COMPACT | JSON_REAL_PRECISION(12));
     if (!s) return NULL;
     *len = strlen(s);
-    if ((long)*len <= fe->conf.result_cap) return s;
+    if ((long)*len <= self->conf.result_cap) return s;
     free(s);
     json_t *copy = json_deep_copy(call_result);
     json_t *sc = json_object_get(copy, "structuredContent");
@@ -145,7 +176,7 @@ static char *s_call_result_text(fe_t *fe, const json_t *call_result, size_t *len
     for (int k = 0; k < 2; k++) {
         const char *v = json_string_value(json_object_get(sc, names[k]));
         if (!v) continue;
-        size_t n = utf8_prefix(v, strlen(v), (size_t)fe->conf.head_cap);
+        size_t n = utf8_prefix(v, strlen(v), (size_t)self->conf.head_cap);
         json_object_set_new(sc, names[k], json_stringn(v, n));
     }
     /* written files keep their names and sizes; their contents went back with the answer */
@@ -159,7 +190,7 @@ static char *s_call_result_text(fe_t *fe, const json_t *call_result, size_t *len
     json_object_set_new(sc, "record_truncated", json_true());
     s = json_dumps(copy, JSON_COMPACT | JSON_REAL_PRECISION(12));
     json_decref(copy);
-    if (s && (long)strlen(s) > fe->conf.result_cap) { /* still too big (variables, images) */
+    if (s && (long)strlen(s) > self->conf.result_cap) { /* still too big (variables, images) */
         free(s);
         return NULL;
     }
@@ -167,31 +198,32 @@ static char *s_call_result_text(fe_t *fe, const json_t *call_result, size_t *len
     return s;
 }
 
-static void s_usage(fe_t *fe, const job_t *job, const result_t *res)
+static void s_usage(records_t *self, const record_about_t *r, const result_t *res)
 {
-    time_t secs = (time_t)(job->created_ms / 1000);
+    time_t secs = (time_t)(r->created_ms / 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
     char key[128];
-    snprintf(key, sizeof key, "sp:t:%s:use:%04d%02d%02d", job->tenant->name, tm.tm_year + 1900,
+    snprintf(key, sizeof key, "sp:t:%s:use:%04d%02d%02d", r->tenant, tm.tm_year + 1900,
              tm.tm_mon + 1, tm.tm_mday);
-    store_writef(fe->store, "HINCRBY %s executions 1", key);
-    store_writef(fe->store, "HINCRBY %s status:%s 1", key, status_name(res->status));
-    store_writef(fe->store, "HINCRBY %s cpu_ms %lld", key, (long long)(res->cpu_ms + 0.5));
-    store_writef(fe->store, "HINCRBY %s wall_ms %lld", key, (long long)(res->wall_ms + 0.5));
-    s_expire(fe, key, USAGE_TTL_S);
+    store_writef(self->store, "HINCRBY %s executions 1", key);
+    store_writef(self->store, "HINCRBY %s status:%s 1", key, status_name(res->status));
+    store_writef(self->store, "HINCRBY %s cpu_ms %lld", key, (long long)(res->cpu_ms + 0.5));
+    store_writef(self->store, "HINCRBY %s wall_ms %lld", key, (long long)(res->wall_ms + 0.5));
+    s_expire(self, key, USAGE_TTL_S);
 }
 
-void record_finished(fe_t *fe, const job_t *job, const result_t *res, const json_t *call_result)
+int record_finished(records_t *self, const record_about_t *r, const result_t *res,
+                    const json_t *call_result, store_reply_fn *landed, void *arg)
 {
     char key[64];
-    snprintf(key, sizeof key, "sp:exec:%s", job->id_str);
+    snprintf(key, sizeof key, "sp:exec:%s", r->id);
     uint64_t finished = clock_wall_ms();
     hset_t h;
     s_hset_init(&h, key);
     s_field_str(&h, "status", status_name(res->status));
     s_field_fmt(&h, "started_ms", "%llu",
-                (unsigned long long)(job->created_ms + (uint64_t)res->queue_ms));
+                (unsigned long long)(r->created_ms + (uint64_t)res->queue_ms));
     s_field_fmt(&h, "finished_ms", "%llu", (unsigned long long)finished);
     s_field_fmt(&h, "queue_ms", "%.3f", res->queue_ms);
     s_field_fmt(&h, "wall_ms", "%.3f", res->wall_ms);
@@ -200,8 +232,8 @@ void record_finished(fe_t *fe, const job_t *job, const result_t *res, const json
     s_field_str(&h, "exit_reason", res->exit.reason);
     s_field_fmt(&h, "exit_signal", "%d", res->exit.signal);
     s_field_str(&h, "exit_syscall", res->exit.syscall);
-    s_field_head(&h, "stdout", res->out, res->out_len, (size_t)fe->conf.head_cap);
-    s_field_head(&h, "stderr", res->err, res->err_len, (size_t)fe->conf.head_cap);
+    s_field_head(&h, "stdout", res->out, res->out_len, (size_t)self->conf.head_cap);
+    s_field_head(&h, "stderr", res->err, res->err_len, (size_t)self->conf.head_cap);
     s_field_str(&h, "stdout_truncated", res->out_truncated ? "1" : "0");
     s_field_str(&h, "stderr_truncated", res->err_truncated ? "1" : "0");
     if (res->error.present) {
@@ -214,26 +246,25 @@ void record_finished(fe_t *fe, const job_t *job, const result_t *res, const json
     s_field_str(&h, "executor", res->executor);
     s_field_fmt(&h, "attempt", "%u", res->attempt);
     size_t len = 0;
-    char *text = call_result ? s_call_result_text(fe, call_result, &len) : NULL;
+    char *text = call_result ? s_call_result_text(self, call_result, &len) : NULL;
     if (text) s_field(&h, "call_result", text, len);
-    if (job->task) {
-        const json_t *is_error = json_object_get(call_result, "isError");
-        s_field_str(&h, "task_status",
-                    job->task_cancelled      ? "cancelled"
-                    : json_is_true(is_error) ? "failed"
-                                             : "completed");
+    if (r->task) {
+        s_field_str(&h, "task_status", task_status_for(res->status, r->task_cancelled));
         s_field_fmt(&h, "task_updated_ms", "%llu", (unsigned long long)finished);
     }
-    s_hset_send(fe, &h);
+    /* Redis answers in order, so this write's answer also says the earlier ones are in */
+    int acked = store_write_acked(self->store, landed, arg, h.argc, h.argv, h.len) == 0;
+    s_hset_free(&h);
     free(text);
-    s_expire(fe, key, fe->conf.record_ttl_s);
-    s_usage(fe, job, res);
+    s_expire(self, key, self->conf.ttl_s);
+    s_usage(self, r, res);
+    return acked;
 }
 
-void record_task_status(fe_t *fe, const job_t *job, const char *task_status)
+void record_task_status(records_t *self, const char *id, const char *task_status)
 {
     char key[64];
-    snprintf(key, sizeof key, "sp:exec:%s", job->id_str);
-    store_writef(fe->store, "HSET %s task_status %s task_updated_ms %llu", key, task_status,
+    snprintf(key, sizeof key, "sp:exec:%s", id);
+    store_writef(self->store, "HSET %s task_status %s task_updated_ms %llu", key, task_status,
                  (unsigned long long)clock_wall_ms());
 }

@@ -7,88 +7,71 @@
 
 #include "../common/ids.h"
 #include "../common/log.h"
+#include "execution.h"
+#include "fe.h"
 #include "fixtures.h"
 #include "history.h"
-#include "info.h"
-#include "methods.h"
-#include "outcome.h"
+#include "page.h"
 #include "resources.h"
+#include "sandbox_info.h"
 
 #define INFO_URI  "sandbox://info"
 #define EXEC_BASE "sandbox://executions/"
 
-static json_t *s_resources, *s_templates; /* the published lists */
+struct resources {
+    resources_conf_t conf;
+    json_t *resources, *templates; /* the published lists */
+};
 
-void resources_init(fe_t *fe)
+static void s_on_execution_end(void *arg, const execution_end_t *end);
+
+resources_t *resources_new(executions_t *executions, const resources_conf_t *conf)
 {
-    s_resources = json_pack(
+    resources_t *self = xcalloc(1, sizeof *self);
+    self->conf = *conf;
+    self->resources = json_pack(
         "[{s:s,s:s,s:s,s:s,s:s}]", "uri", INFO_URI, "name", "sandbox-info", "title",
         "Sandbox profiles and limits", "description",
         "The sandbox profiles with their modules and limits, your tenant's limits and the "
         "farm's capacity (the same as get_sandbox_info)",
         "mimeType", "application/json");
-    s_templates = json_pack(
+    self->templates = json_pack(
         "[{s:s,s:s,s:s,s:s,s:s}]", "uriTemplate", EXEC_BASE "{id}", "name", "execution", "title",
         "One of your executions", "description",
         "The record of one of your executions by its execution_id: status, code, timings and "
         "the structured result",
         "mimeType", "application/json");
-    if (fe->conf.test_fixtures) {
+    executions_on_end(executions, s_on_execution_end, NULL);
+    if (conf->fixtures) {
         json_t *r = fixtures_resources(), *t = fixtures_resource_templates();
-        json_array_extend(s_resources, r);
-        json_array_extend(s_templates, t);
+        json_array_extend(self->resources, r);
+        json_array_extend(self->templates, t);
         json_decref(r);
         json_decref(t);
     }
+    return self;
 }
 
-void resources_shutdown(fe_t *fe)
+void resources_destroy(resources_t **self_p)
 {
-    (void)fe;
-    json_decref(s_resources);
-    json_decref(s_templates);
-    s_resources = s_templates = NULL;
+    resources_t *self = *self_p;
+    if (!self) return;
+    json_decref(self->resources);
+    json_decref(self->templates);
+    free(self);
+    *self_p = NULL;
 }
 
-/* Lists are short; a page is --page-size entries, the cursor "<prefix>:<offset>". */
-static void s_page(call_t *c, const json_t *all, const char *key, const char *prefix)
+void resources_list(call_t *c)
 {
-    size_t start = 0, n = json_array_size(all), page = (size_t)c->fe->conf.page_size;
-    const char *cursor = call_str(c, "cursor");
-    if (json_object_get(c->params, "cursor") && !cursor) {
-        call_error(c, RPC_INVALID_PARAMS, "cursor must be a string", NULL);
-        return;
-    }
-    if (cursor) {
-        char *end;
-        size_t pl = strlen(prefix);
-        if (strncmp(cursor, prefix, pl) != 0 || cursor[pl] != ':' ||
-            (start = strtoul(cursor + pl + 1, &end, 10), *end) || start > n) {
-            call_error(c, RPC_INVALID_PARAMS, "unknown cursor", NULL);
-            return;
-        }
-    }
-    json_t *list = json_array();
-    for (size_t i = start; i < n && i < start + page; i++)
-        json_array_append(list, json_array_get(all, i));
-    json_t *result = json_object();
-    json_object_set_new(result, key, list);
-    if (start + page < n) {
-        char next[48];
-        snprintf(next, sizeof next, "%s:%zu", prefix, start + page);
-        json_object_set_new(result, "nextCursor", json_string(next));
-    }
-    call_reply(c, result);
+    resources_t *self = c->fe->resources;
+    page_reply(c, self->resources, "resources", "r", self->conf.page_size);
 }
 
-void methods_resources_list(call_t *c)
+void resources_templates_list(call_t *c)
 {
-    s_page(c, s_resources, "resources", "r");
-}
-
-void methods_resources_templates_list(call_t *c)
-{
-    s_page(c, s_templates, "resourceTemplates", "rt");
+    resources_t *self = c->fe->resources;
+    page_reply(c, self->templates, "resourceTemplates", "rt", self->conf.page_size);
 }
 
 static void s_not_found(call_t *c, const char *uri)
@@ -129,7 +112,7 @@ static void s_on_execution(void *arg, fetch_status_t st, json_t *fields)
     call_release(c);
 }
 
-void methods_resources_read(call_t *c)
+void resources_read(call_t *c)
 {
     const char *uri = call_str(c, "uri");
     char id[ID_STR_LEN + 1];
@@ -138,31 +121,31 @@ void methods_resources_read(call_t *c)
         return;
     }
     if (!strcmp(uri, INFO_URI)) {
-        info_request(c, 1);
+        sandbox_info_request(c, 1);
         return;
     }
     if (s_execution_uri(uri, id)) {
         call_hold(c);
-        record_fetch(c->fe, id, c->session->tenant, s_on_execution, c);
+        record_fetch(c->fe->store, id, c->tenant, s_on_execution, c);
         return;
     }
-    json_t *fx = c->fe->conf.test_fixtures ? fixtures_read(uri) : NULL;
+    json_t *fx = c->fe->resources->conf.fixtures ? fixtures_read(uri) : NULL;
     if (fx)
         call_reply(c, fx);
     else
         s_not_found(c, uri);
 }
 
-static int s_subscribable(fe_t *fe, const char *uri)
+static int s_subscribable(const resources_t *self, const char *uri)
 {
     char id[ID_STR_LEN + 1];
     return !strcmp(uri, INFO_URI) || s_execution_uri(uri, id) ||
-           (fe->conf.test_fixtures && fixtures_subscribable(uri));
+           (self->conf.fixtures && fixtures_subscribable(uri));
 }
 
 #define MAX_SUBSCRIPTIONS 1000
 
-void methods_resources_subscribe(call_t *c)
+void resources_subscribe(call_t *c)
 {
     const char *uri = call_str(c, "uri");
     if (!uri) {
@@ -170,7 +153,7 @@ void methods_resources_subscribe(call_t *c)
                    NULL);
         return;
     }
-    if (!s_subscribable(c->fe, uri)) {
+    if (!s_subscribable(c->fe->resources, uri)) {
         s_not_found(c, uri);
         return;
     }
@@ -182,7 +165,7 @@ void methods_resources_subscribe(call_t *c)
     call_reply(c, json_object());
 }
 
-void methods_resources_unsubscribe(call_t *c)
+void resources_unsubscribe(call_t *c)
 {
     const char *uri = call_str(c, "uri");
     if (!uri) {
@@ -194,14 +177,15 @@ void methods_resources_unsubscribe(call_t *c)
     call_reply(c, json_object());
 }
 
-/* The submitting session is told when an execution it subscribed to ends. Sessions are
- * per-client; other sessions of the tenant learn of it by reading the resource. */
-void resources_execution_updated(fe_t *fe, const job_t *job)
+/* The submitting session is told when an execution it subscribed to ends (its record is in
+ * Redis by then). Sessions are per-client; other sessions of the tenant learn of it by reading
+ * the resource. */
+static void s_on_execution_end(void *arg, const execution_end_t *end)
 {
-    (void)fe;
+    (void)arg;
     char uri[sizeof EXEC_BASE + ID_STR_LEN];
-    snprintf(uri, sizeof uri, EXEC_BASE "%s", job->id_str);
-    if (!json_object_get(job->session->subscriptions, uri)) return;
-    session_notify(job->session, rpc_notification("notifications/resources/updated",
+    snprintf(uri, sizeof uri, EXEC_BASE "%s", end->id);
+    if (!json_object_get(end->session->subscriptions, uri)) return;
+    session_notify(end->session, rpc_notification("notifications/resources/updated",
                                                   json_pack("{s:s}", "uri", uri)));
 }

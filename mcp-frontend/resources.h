@@ -4,12 +4,25 @@
  * execution ends. */
 #ifndef SP_FE_RESOURCES_H
 #define SP_FE_RESOURCES_H
-#include "fe.h"
-#include "jobs.h"
+#include "call.h"
+#include "execution.h"
 
-void resources_init(fe_t *fe);
-void resources_shutdown(fe_t *fe);
-/* An execution finished: tell sessions subscribed to its URI. */
-void resources_execution_updated(fe_t *fe, const job_t *job);
+typedef struct resources resources_t;
+
+typedef struct {
+    long page_size; /* resources/list and resources/templates/list */
+    int fixtures;   /* the conformance suite's test:// resources too */
+} resources_conf_t;
+
+/* Subscribes to the end of executions, for subscriptions to their URIs. */
+resources_t *resources_new(executions_t *executions, const resources_conf_t *conf);
+void resources_destroy(resources_t **self_p);
+
+/* The methods (mcp.c's table). */
+void resources_list(call_t *c);
+void resources_templates_list(call_t *c);
+void resources_read(call_t *c);
+void resources_subscribe(call_t *c);
+void resources_unsubscribe(call_t *c);
 
 #endif

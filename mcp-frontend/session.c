@@ -1,8 +1,9 @@
-/* mcp-frontend/session.c — the session table (see mcp.h). Sessions are found by their
- * Mcp-Session-Id in a chained hash table; ids are 128 random bits in hex, so one tenant
- * cannot guess another's (MCP 2025-11-25 transports §"Session Management": ids must be
- * globally unique and cryptographically secure). Idle sessions are closed by a sweep. */
+/* mcp-frontend/session.c — see session.h. Sessions are found by their Mcp-Session-Id in a
+ * chained hash table; ids are 128 random bits in hex, so one tenant cannot guess another's
+ * (MCP 2025-11-25 transports §"Session Management": ids must be globally unique and
+ * cryptographically secure). Idle sessions are closed by a sweep. */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,15 +12,17 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
-#include "metrics.h"
-#include "mcp.h"
+#include "session.h"
 
 #define SESSION_BUCKETS 4096
 
 struct sessions {
-    fe_t *fe;
+    loop_t *loop;
+    sessions_conf_t conf;
+    session_end_calls_fn *end_calls; /* the owner's hook: cancel a closing session's calls */
     session_t *buckets[SESSION_BUCKETS];
     size_t n;
+    sessions_stats_t stats;
     uint64_t sweep_timer;
 };
 
@@ -30,7 +33,7 @@ static unsigned s_hash(const char *id)
     return h % SESSION_BUCKETS;
 }
 
-static const char *s_transport_name(transport_t t)
+const char *transport_name(transport_t t)
 {
     return t == TRANSPORT_HTTP ? "http" : "stdio";
 }
@@ -42,7 +45,7 @@ static void s_unlink(sessions_t *self, session_t *s)
             *pp = s->next;
             self->n--;
             s->tenant->sessions--;
-            metric_add(M.sessions, -1, s_transport_name(s->transport), NULL);
+            self->stats.open[s->transport]--;
             return;
         }
 }
@@ -52,7 +55,7 @@ static void s_on_sweep(loop_t *loop, void *arg)
     (void)loop;
     sessions_t *self = arg;
     uint64_t now = clock_mono_ms();
-    uint64_t idle = (uint64_t)self->fe->conf.session_idle_s * 1000;
+    uint64_t idle = (uint64_t)self->conf.idle_s * 1000;
     for (unsigned b = 0; b < SESSION_BUCKETS; b++) {
         session_t *s = self->buckets[b];
         while (s) {
@@ -68,11 +71,13 @@ static void s_on_sweep(loop_t *loop, void *arg)
     }
 }
 
-sessions_t *sessions_new(fe_t *fe)
+sessions_t *sessions_new(loop_t *loop, const sessions_conf_t *conf, session_end_calls_fn *end_calls)
 {
     sessions_t *self = xcalloc(1, sizeof *self);
-    self->fe = fe;
-    self->sweep_timer = loop_timer_add(fe->loop, 10000, 10000, s_on_sweep, self);
+    self->loop = loop;
+    self->conf = *conf;
+    self->end_calls = end_calls;
+    self->sweep_timer = loop_timer_add(loop, 10000, 10000, s_on_sweep, self);
     return self;
 }
 
@@ -80,74 +85,77 @@ void sessions_destroy(sessions_t **self_p)
 {
     sessions_t *self = *self_p;
     if (!self) return;
-    loop_timer_cancel(self->fe->loop, self->sweep_timer);
+    loop_timer_cancel(self->loop, self->sweep_timer);
     for (unsigned b = 0; b < SESSION_BUCKETS; b++)
         while (self->buckets[b]) session_close(self->buckets[b]);
     free(self);
     *self_p = NULL;
 }
 
-session_t *session_new(fe_t *fe, transport_t transport, tenant_t *tenant)
+/* 32 hex digits from getrandom; -1 when the kernel cannot give them (never expected after boot;
+ * ids must stay unguessable, so the caller refuses rather than making a weaker one). */
+static int s_random_id(char id[40])
 {
-    sessions_t *self = fe->sessions;
+    uint8_t r[16];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) return -1;
+    for (int i = 0; i < 16; i++) snprintf(id + 2 * i, 3, "%02x", r[i]);
+    return 0;
+}
+
+session_t *session_new(sessions_t *self, transport_t transport, tenant_t *tenant)
+{
     session_t *s = xcalloc(1, sizeof *s);
-    s->fe = fe;
+    if (transport == TRANSPORT_STDIO) {
+        snprintf(s->id, sizeof s->id, "stdio");
+    } else if (s_random_id(s->id) < 0) {
+        log_error("event=session_id_failed error=getrandom");
+        free(s);
+        return NULL;
+    }
+    s->table = self;
     s->transport = transport;
     s->tenant = tenant;
     s->log_level = LOGLEVEL_NONE;
     s->subscriptions = json_object();
     s->last_used_ms = clock_mono_ms();
     s->refs = 1; /* the table's */
-    if (transport == TRANSPORT_STDIO) {
-        snprintf(s->id, sizeof s->id, "stdio");
-    } else {
-        uint8_t r[16];
-        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
-            /* never expected after boot; ids must stay unguessable, so refuse */
-            log_error("event=session_id_failed error=getrandom");
-            json_decref(s->subscriptions);
-            free(s);
-            return NULL;
-        }
-        for (int i = 0; i < 16; i++) snprintf(s->id + 2 * i, 3, "%02x", r[i]);
-    }
     unsigned h = s_hash(s->id);
     s->next = self->buckets[h];
     self->buckets[h] = s;
     self->n++;
     tenant->sessions++;
-    metric_add(M.sessions, 1, s_transport_name(transport), NULL);
-    metric_inc(M.sessions_opened, s_transport_name(transport), NULL);
+    self->stats.open[transport]++;
+    self->stats.opened[transport]++;
     return s;
 }
 
-session_t *session_find(fe_t *fe, const char *id)
+session_t *session_find(sessions_t *self, const char *id)
 {
     if (!id) return NULL;
-    for (session_t *s = fe->sessions->buckets[s_hash(id)]; s; s = s->next)
+    for (session_t *s = self->buckets[s_hash(id)]; s; s = s->next)
         if (strcmp(s->id, id) == 0) return s;
     return NULL;
+}
+
+int sessions_full(const sessions_t *self, const tenant_t *tenant)
+{
+    return (long)self->n >= self->conf.max_sessions ||
+           tenant->sessions >= self->conf.max_per_tenant;
 }
 
 void session_close(session_t *s)
 {
     if (s->closed) return;
     s->closed = 1;
-    s_unlink(s->fe->sessions, s);
+    s_unlink(s->table, s);
     if (s->notify && s->notify_end) s->notify_end(s->notify_ctx);
     s->notify = NULL;
     s->notify_ctx = NULL;
     /* in-flight calls are cancelled: their answers have nowhere to go */
     session_hold(s);
-    call_t *c = s->calls;
-    while (c) {
-        call_t *next = c->next;
-        call_detach(c);
-        call_cancel(c, "session ended");
-        c = next;
-    }
+    if (s->calls) s->table->end_calls(s, "session ended");
     session_release(s);
-    session_release(s);
+    session_release(s); /* the table's */
 }
 
 void session_hold(session_t *s)
@@ -157,14 +165,20 @@ void session_hold(session_t *s)
 
 void session_release(session_t *s)
 {
+    assert(s->refs > 0);
     if (--s->refs > 0) return;
     json_decref(s->subscriptions);
     free(s);
 }
 
-size_t sessions_count(fe_t *fe)
+size_t sessions_count(const sessions_t *self)
 {
-    return fe->sessions->n;
+    return self->n;
+}
+
+const sessions_stats_t *sessions_stats(const sessions_t *self)
+{
+    return &self->stats;
 }
 
 void session_notify(session_t *s, json_t *msg)

@@ -13,13 +13,13 @@
 #include "../common/buf.h"
 #include "../common/log.h"
 #include "mcp.h"
-#include "metrics.h"
 #include "stdio.h"
 
 #define EOF_GRACE_MS 3000
 
 struct stdio_tx {
     fe_t *fe;
+    long max_line;
     session_t *session;
     buf_t in;       /* bytes read, not yet a whole line */
     int discarding; /* the current line passed --max-body: skip to its end */
@@ -55,7 +55,6 @@ static void s_flush(stdio_tx_t *self)
         log_warn("event=stdout_write_failed error=\"%s\"", strerror(errno));
         buf_reset(&self->out);
         self->out_off = 0;
-        self->fe->stopping = 1;
         loop_stop(self->fe->loop);
         return;
     }
@@ -104,9 +103,9 @@ static void s_line(stdio_tx_t *self, const char *line, size_t len)
     if (skip == len) return; /* blank lines are not messages */
     rpc_msg_t m;
     if (rpc_parse(line + skip, len - skip, &m) < 0) {
-        mcp_reject(self->fe, &m, "stdio", s_emit, self);
+        mcp_reject(self->fe->mcp, &m, "stdio", s_emit, self);
     } else {
-        mcp_handle(self->fe, self->session, &m, s_emit, self);
+        mcp_handle(self->fe->mcp, self->session, &m, s_emit, self);
     }
     rpc_msg_clear(&m);
 }
@@ -114,9 +113,8 @@ static void s_line(stdio_tx_t *self, const char *line, size_t len)
 static void s_too_long(stdio_tx_t *self)
 {
     rpc_msg_t m = {.kind = RPC_INVALID, .code = RPC_INVALID_REQUEST};
-    snprintf(m.why, sizeof m.why, "message longer than the limit of %ld bytes",
-             self->fe->conf.max_body);
-    mcp_reject(self->fe, &m, "stdio", s_emit, self);
+    snprintf(m.why, sizeof m.why, "message longer than the limit of %ld bytes", self->max_line);
+    mcp_reject(self->fe->mcp, &m, "stdio", s_emit, self);
 }
 
 static void s_on_grace(loop_t *loop, void *arg)
@@ -148,7 +146,7 @@ static void s_on_readable(loop_t *loop, short revents, void *arg)
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t take = nl ? (size_t)(nl - p) : (size_t)(end - p);
         if (!self->discarding) {
-            if (self->in.len + take > (size_t)self->fe->conf.max_body) {
+            if (self->in.len + take > (size_t)self->max_line) {
                 self->discarding = 1;
                 buf_reset(&self->in);
                 s_too_long(self);
@@ -173,10 +171,11 @@ static long s_prepare(loop_t *loop, void *arg)
     return -1;
 }
 
-int stdio_start(fe_t *fe)
+int stdio_start(fe_t *fe, const char *tenant, long max_line)
 {
     stdio_tx_t *self = xcalloc(1, sizeof *self);
     self->fe = fe;
+    self->max_line = max_line;
     buf_init(&self->in);
     buf_init(&self->out);
     for (int fd = 0; fd <= 1; fd++) {
@@ -187,13 +186,13 @@ int stdio_start(fe_t *fe)
             return -1;
         }
     }
-    self->session = session_new(fe, TRANSPORT_STDIO, tenants_named(fe->tenants, fe->conf.tenant));
+    self->session = session_new(fe->sessions, TRANSPORT_STDIO, tenants_named(fe->tenants, tenant));
     self->session->notify = s_notify;
     self->session->notify_ctx = self;
     fe->stdio = self;
     loop_add_fd(fe->loop, 0, ZMQ_POLLIN, s_on_readable, self);
     loop_on_prepare(fe->loop, s_prepare, self);
-    log_info("event=stdio_ready tenant=%s", fe->conf.tenant);
+    log_info("event=stdio_ready tenant=%s", tenant);
     return 0;
 }
 

@@ -6,7 +6,10 @@
 #define SP_FE_STDIO_H
 #include "fe.h"
 
-int stdio_start(fe_t *fe);
+typedef struct stdio_tx stdio_tx_t;
+
+/* Serves MCP on stdin/stdout as tenant; lines longer than max_line are refused. */
+int stdio_start(fe_t *fe, const char *tenant, long max_line);
 void stdio_stop(fe_t *fe);
 
 #endif

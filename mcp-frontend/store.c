@@ -16,9 +16,10 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
-#include "metrics.h"
 #include "../common/redis_loop.h"
 #include "store.h"
+
+#define BUFFER_BYTES_PER_COMMAND 4096 /* the buffer's byte cap, per command it may hold */
 
 struct store_script {
     char *source;
@@ -38,6 +39,7 @@ typedef struct {
     store_reply_fn *fn;
     void *arg;
     store_script_t *script; /* EVALSHA: retried as EVAL on NOSCRIPT */
+    int write;              /* a write (counted as such when it fails), acknowledged or not */
     int argc;
     char **argv;
     size_t *argvlen;
@@ -59,6 +61,7 @@ struct store {
     uint64_t retry_at_ms; /* next reconnect attempt */
     long backoff_ms;
     int closing; /* inside redisAsyncFree: send nothing */
+    store_stats_t stats;
 };
 
 static void s_connect(store_t *self);
@@ -89,7 +92,6 @@ static void s_sent_pop(store_t *self)
     self->sent_n--;
 }
 
-
 /* ---- connection life */
 
 static void s_schedule_reconnect(store_t *self)
@@ -113,7 +115,7 @@ static void s_on_connect(const redisAsyncContext *ac, int status)
     store_t *self = ac->data;
     if (status != REDIS_OK) {
         log_warn("event=redis_connect_failed error=\"%s\"", ac->errstr);
-        metric_inc(M.redis_errors, "connect", NULL);
+        self->stats.errors[STORE_OP_CONNECT]++;
         s_lost(self);
         return;
     }
@@ -130,7 +132,7 @@ static void s_on_disconnect(const redisAsyncContext *ac, int status)
     store_t *self = ac->data;
     if (status != REDIS_OK) {
         log_warn("event=redis_disconnected error=\"%s\"", ac->errstr);
-        metric_inc(M.redis_errors, "disconnect", NULL);
+        self->stats.errors[STORE_OP_DISCONNECT]++;
     }
     s_lost(self);
 }
@@ -143,7 +145,7 @@ static void s_connect(store_t *self)
                                               : redisAsyncConnect(self->url.host, self->url.port);
     if (!ac || ac->err) {
         log_warn("event=redis_connect_failed error=\"%s\"", ac ? ac->errstr : "out of memory");
-        metric_inc(M.redis_errors, "connect", NULL);
+        self->stats.errors[STORE_OP_CONNECT]++;
         if (ac) redisAsyncFree(ac);
         s_schedule_reconnect(self);
         return;
@@ -179,7 +181,7 @@ static void s_on_timer(loop_t *loop, void *arg)
     if (self->sent_n && now - self->sent[self->sent_head] > (uint64_t)self->conf.timeout_ms) {
         log_warn("event=redis_timeout waited_ms=%llu unanswered=%zu",
                  (unsigned long long)(now - self->sent[self->sent_head]), self->sent_n);
-        metric_inc(M.redis_errors, "timeout", NULL);
+        self->stats.errors[STORE_OP_TIMEOUT]++;
         /* every pending callback is called with NULL, then the disconnect callback; no new
          * command may be sent on the dying context meanwhile */
         self->closing = 1;
@@ -241,6 +243,21 @@ int store_connected(const store_t *self)
     return self && self->connected;
 }
 
+const store_stats_t *store_stats(const store_t *self)
+{
+    return &self->stats;
+}
+
+const char *store_op_name(store_op_t op)
+{
+    static const char *const names[STORE_OP__COUNT] = {[STORE_OP_CONNECT] = "connect",
+                                                       [STORE_OP_DISCONNECT] = "disconnect",
+                                                       [STORE_OP_TIMEOUT] = "timeout",
+                                                       [STORE_OP_QUERY] = "query",
+                                                       [STORE_OP_WRITE] = "write"};
+    return names[op];
+}
+
 /* ---- commands */
 
 static void s_op_free(op_t *op)
@@ -285,9 +302,9 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
         reply = NULL;
     }
     if (!reply)
-        metric_inc(M.redis_errors, op->fn ? "query" : "write", NULL);
+        self->stats.errors[op->write ? STORE_OP_WRITE : STORE_OP_QUERY]++;
     else if (reply->type == REDIS_REPLY_ERROR) {
-        metric_inc(M.redis_errors, op->fn ? "query" : "write", NULL);
+        self->stats.errors[op->write ? STORE_OP_WRITE : STORE_OP_QUERY]++;
         log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
     }
     if (op->fn) op->fn(op->arg, reply);
@@ -346,8 +363,8 @@ int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, 
 static void s_enqueue(store_t *self, char *cmd, size_t len)
 {
     if (self->queue_n >= self->conf.buffer_commands ||
-        self->queue_bytes + (long)len > self->conf.buffer_bytes) {
-        metric_inc(M.records_dropped, NULL, NULL);
+        self->queue_bytes + (long)len > self->conf.buffer_commands * BUFFER_BYTES_PER_COMMAND) {
+        self->stats.writes_dropped++;
         static uint64_t last_log;
         uint64_t now = clock_mono_ms();
         if (now - last_log > 5000) {
@@ -378,17 +395,20 @@ static int s_can_send_write(const store_t *self)
            (long)self->sent_n < self->conf.buffer_commands;
 }
 
-static void s_write_formatted(store_t *self, char *cmd, size_t len)
+/* 0 when sent (fn, if any, will hear the reply); -1 when buffered or dropped. Takes cmd. */
+static int s_write_formatted(store_t *self, char *cmd, size_t len, store_reply_fn *fn, void *arg)
 {
     if (s_can_send_write(self)) {
-        op_t *op = s_op_new(self, NULL, NULL);
+        op_t *op = s_op_new(self, fn, arg);
+        op->write = 1;
         if (s_send_op(self, op, cmd, len) == 0) {
             free(cmd);
-            return;
+            return 0;
         }
         s_op_free(op);
     }
     s_enqueue(self, cmd, len);
+    return -1;
 }
 
 void store_write(store_t *self, int argc, const char **argv, const size_t *argvlen)
@@ -397,7 +417,20 @@ void store_write(store_t *self, int argc, const char **argv, const size_t *argvl
     char *cmd;
     int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
     if (len < 0) return;
-    s_write_formatted(self, cmd, (size_t)len);
+    s_write_formatted(self, cmd, (size_t)len, NULL, NULL);
+}
+
+int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
+                      const size_t *argvlen)
+{
+    if (!self) return -1;
+    char *cmd;
+    int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    if (len < 0) return -1;
+    if (s_write_formatted(self, cmd, (size_t)len, fn, arg) < 0) return -1;
+    /* someone waits for the answer: on the wire now, not at the loop's next turn */
+    redisAsyncHandleWrite(self->ac);
+    return 0;
 }
 
 void store_writef(store_t *self, const char *fmt, ...)
@@ -409,7 +442,7 @@ void store_writef(store_t *self, const char *fmt, ...)
     int len = redisvFormatCommand(&cmd, fmt, ap);
     va_end(ap);
     if (len < 0) return;
-    s_write_formatted(self, cmd, (size_t)len);
+    s_write_formatted(self, cmd, (size_t)len, NULL, NULL);
 }
 
 static void s_flush_queue(store_t *self)
@@ -417,6 +450,7 @@ static void s_flush_queue(store_t *self)
     while (self->queue && self->connected && !self->closing) {
         pending_write_t *w = self->queue;
         op_t *op = s_op_new(self, NULL, NULL);
+        op->write = 1;
         if (s_send_op(self, op, w->cmd, w->len) < 0) {
             s_op_free(op);
             return;

@@ -5,32 +5,52 @@
  *     once through the callback with the reply, or with NULL when Redis failed or went away.
  *     A query that cannot be sent now returns -1 and its callback is never called.
  *   - writes (execution records, usage counters): fire and forget, pipelined, buffered in a
- *     bounded queue while Redis is away or slow; what does not fit is dropped and counted.
+ *     bounded queue while Redis is away or slow; what does not fit is dropped and counted. A
+ *     write may ask to hear when Redis has it (store_write_acked); writes keep their order
+ *     either way, so that answer also covers every write made before it.
  * Neither ever blocks the loop: a Redis that stops answering is detected by the age of the
  * oldest unanswered command and the connection is dropped and re-made (DESIGN.md §7). */
 #ifndef SP_FE_STORE_H
 #define SP_FE_STORE_H
 #include <hiredis/hiredis.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../common/loop.h"
 #include "../common/redis_url.h"
 
 typedef struct store store_t;
 
+typedef enum {
+    STORE_OP_CONNECT,
+    STORE_OP_DISCONNECT,
+    STORE_OP_TIMEOUT,
+    STORE_OP_QUERY,
+    STORE_OP_WRITE,
+    STORE_OP__COUNT
+} store_op_t;
+
 typedef struct {
+    uint64_t errors[STORE_OP__COUNT]; /* failed or unsendable commands, by what failed */
+    uint64_t writes_dropped;          /* writes the full buffer could not keep */
+} store_stats_t;
+
+typedef struct {
+    char url[512];        /* redis://[user:pass@]host:port[/db] or unix:///path */
     long timeout_ms;      /* an unanswered command older than this drops the connection */
-    long buffer_commands; /* writes kept while Redis is away */
-    long buffer_bytes;
+    long buffer_commands; /* writes kept while Redis is away (and about 4 KiB each at most) */
 } store_conf_t;
 
 /* reply is NULL when the command failed at the connection level (an error reply from Redis
  * is passed through as a REDIS_REPLY_ERROR). The reply is freed after the callback. */
 typedef void(store_reply_fn)(void *arg, redisReply *reply);
 
+/* url: conf->url, parsed (the caller checks it at start, to refuse a bad one early). */
 store_t *store_new(loop_t *loop, const redis_url_t *url, const store_conf_t *conf);
 void store_destroy(store_t **self_p);
 int store_connected(const store_t *self);
+const store_stats_t *store_stats(const store_t *self);
+const char *store_op_name(store_op_t op);
 
 int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
                 const size_t *argvlen);
@@ -40,6 +60,11 @@ int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, 
 /* Fire-and-forget write, queued when Redis is away. */
 void store_write(store_t *self, int argc, const char **argv, const size_t *argvlen);
 void store_writef(store_t *self, const char *fmt, ...);
+/* A write whose answer is wanted: 0 when it was sent, and fn will be called exactly once with
+ * Redis's reply (NULL when the connection failed first); -1 when it could not be sent now and
+ * was buffered like any write (or dropped, counted): fn is never called. */
+int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
+                      const size_t *argvlen);
 
 /* A Lua script run by EVALSHA, falling back to EVAL on NOSCRIPT. The script is loaded
  * (SCRIPT LOAD) on every connect, which also gives us its SHA-1 without computing it here. */

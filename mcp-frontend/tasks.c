@@ -1,10 +1,6 @@
-/* mcp-frontend/tasks.c — MCP tasks (2025-11-25, "Tasks"): a task-augmented tools/call of
- * execute_code is answered at once with a task whose id is the execution id; the task's state
- * is the job's while it runs here, and the Redis record's afterwards (records.h), so tasks
- * outlive a reconnect and can be read from any front-end of the farm.
- *
- * Status mapping: running → working; ok → completed; cancelled (or tasks/cancel) → cancelled;
- * every other status → failed (the tool result has isError). Terminal states never change. */
+/* mcp-frontend/tasks.c — the tasks methods of MCP 2025-11-25 ("Tasks"); task.h says what a
+ * task is here. The task's state is the job's while it runs here, and the Redis record's
+ * afterwards (records.h), so tasks outlive a reconnect and can be read from any front-end. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,31 +8,41 @@
 
 #include "../common/clock.h"
 #include "../common/ids.h"
+#include "../common/log.h"
+#include "execution.h"
+#include "fe.h"
 #include "history.h"
-#include "jobs.h"
-#include "methods.h"
-#include "records.h"
+#include "page.h"
+#include "task.h"
+#include "tasks.h"
 
 #define POLL_INTERVAL_MS 500
+
+/* A tasks/result call waiting for a task that runs here. */
+typedef struct waiter {
+    char id[ID_STR_LEN + 1];
+    call_t *call; /* held */
+    struct waiter *next;
+} waiter_t;
+
+struct tasks {
+    tasks_conf_t conf;
+    waiter_t *waiters;
+};
 
 static json_t *s_task_json(const char *id, const char *status, uint64_t created, uint64_t updated,
                            long ttl, const char *message)
 {
-    char c[40], u[40];
-    task_iso8601(created, c);
-    task_iso8601(updated, u);
-    json_t *t =
-        json_pack("{s:s,s:s,s:s,s:s,s:I,s:i}", "taskId", id, "status", status, "createdAt", c,
-                  "lastUpdatedAt", u, "ttl", (json_int_t)ttl, "pollInterval", POLL_INTERVAL_MS);
-    if (message) json_object_set_new(t, "statusMessage", json_str_safe(message));
+    json_t *t = task_json(id, status, created, updated, ttl, message);
+    json_object_set_new(t, "pollInterval", json_integer(POLL_INTERVAL_MS));
     return t;
 }
 
-static json_t *s_task_from_job(const job_t *job)
+static json_t *s_task_running(const execution_t *ex)
 {
-    return s_task_json(job->id_str, job->task_cancelled ? "cancelled" : "working", job->created_ms,
-                       job->created_ms, job->task_ttl_ms,
-                       job->task_cancelled ? "cancellation requested" : NULL);
+    json_t *t = execution_task(ex);
+    json_object_set_new(t, "pollInterval", json_integer(POLL_INTERVAL_MS));
+    return t;
 }
 
 static long s_int(const json_t *fields, const char *name)
@@ -57,24 +63,16 @@ static json_t *s_task_from_record(const char *id, const json_t *fields)
                        msg && *msg ? msg : NULL);
 }
 
-static int s_terminal(const char *status)
-{
-    return status && (!strcmp(status, "completed") || !strcmp(status, "failed") ||
-                      !strcmp(status, "cancelled"));
-}
-
-/* The task id from params, and this tenant's job for it when it runs here. */
-static const char *s_task_id(call_t *c, job_t **job)
+/* The task id from params, and this tenant's execution for it when it runs here. */
+static const char *s_task_id(call_t *c, execution_t **ex)
 {
     const char *id = call_str(c, "taskId");
     uint8_t raw[ID_BYTES];
-    *job = NULL;
     if (!id || id_parse(id, raw) < 0) {
         call_error(c, RPC_INVALID_PARAMS, "taskId must be a task id returned by tools/call", NULL);
         return NULL;
     }
-    job_t *j = jobs_find(c->fe, raw);
-    if (j && j->task && j->tenant == c->session->tenant) *job = j;
+    *ex = executions_find_task(c->fe->executions, id, c->tenant);
     return id;
 }
 
@@ -100,7 +98,7 @@ static void s_on_record(void *arg, fetch_status_t st, json_t *fields)
         if (t->op == OP_GET) {
             call_reply(c, s_task_from_record(t->id, fields));
         } else if (t->op == OP_CANCEL) {
-            if (s_terminal(status))
+            if (task_terminal(status))
                 call_error(c, RPC_INVALID_PARAMS,
                            "the task is already in a terminal state and cannot be cancelled", NULL);
             else /* running on another front-end, or lost with it: the record says working */
@@ -109,16 +107,12 @@ static void s_on_record(void *arg, fetch_status_t st, json_t *fields)
         } else {
             const char *text = json_string_value(json_object_get(fields, "call_result"));
             json_t *result = text ? json_loads(text, 0, NULL) : NULL;
-            if (!s_terminal(status) || !json_is_object(result)) {
+            if (!task_terminal(status) || !json_is_object(result)) {
                 json_decref(result);
                 call_error(c, RPC_INVALID_PARAMS, "the task has no result here yet; poll tasks/get",
                            NULL);
             } else {
-                json_t *meta = json_object_get(result, "_meta");
-                if (!json_is_object(meta))
-                    json_object_set_new(result, "_meta", meta = json_object());
-                json_object_set_new(meta, "io.modelcontextprotocol/related-task",
-                                    json_pack("{s:s}", "taskId", t->id));
+                task_mark_related(result, t->id);
                 call_reply(c, result);
             }
         }
@@ -134,49 +128,63 @@ static void s_from_record(call_t *c, const char *id, op_t op)
     t->op = op;
     snprintf(t->id, sizeof t->id, "%s", id);
     call_hold(c);
-    record_fetch(c->fe, id, c->session->tenant, s_on_record, t);
+    record_fetch(c->fe->store, id, c->tenant, s_on_record, t);
 }
 
-void methods_tasks_get(call_t *c)
+void tasks_get(call_t *c)
 {
-    job_t *job;
-    const char *id = s_task_id(c, &job);
+    execution_t *ex;
+    const char *id = s_task_id(c, &ex);
     if (!id) return;
-    if (job)
-        call_reply(c, s_task_from_job(job));
+    if (ex)
+        call_reply(c, s_task_running(ex));
     else
         s_from_record(c, id, OP_GET);
 }
 
-void methods_tasks_result(call_t *c)
+void tasks_result(call_t *c)
 {
-    job_t *job;
-    const char *id = s_task_id(c, &job);
+    execution_t *ex;
+    const char *id = s_task_id(c, &ex);
     if (!id) return;
-    if (job)
-        jobs_add_waiter(job, c); /* answered when the job ends (jobs.c) */
-    else
+    if (!ex) {
         s_from_record(c, id, OP_RESULT);
+        return;
+    }
+    /* answered when the execution ends (s_on_execution_end) */
+    tasks_t *self = c->fe->tasks;
+    waiter_t *w = xcalloc(1, sizeof *w);
+    snprintf(w->id, sizeof w->id, "%s", id);
+    w->call = c;
+    call_hold(c);
+    w->next = self->waiters;
+    self->waiters = w;
 }
 
-void methods_tasks_cancel(call_t *c)
+void tasks_cancel(call_t *c)
 {
-    job_t *job;
-    const char *id = s_task_id(c, &job);
+    execution_t *ex;
+    const char *id = s_task_id(c, &ex);
     if (!id) return;
-    if (!job) {
+    if (!ex) {
         s_from_record(c, id, OP_CANCEL);
         return;
     }
-    if (job->task_cancelled) { /* cancelled is terminal: the spec refuses a second cancel */
+    if (execution_ended(ex)) { /* its result is in: terminal, whatever the record says yet */
+        call_error(c, RPC_INVALID_PARAMS,
+                   "the task is already in a terminal state and cannot be cancelled", NULL);
+        return;
+    }
+    json_t *t = execution_task(ex);
+    if (!strcmp(json_string_value(json_object_get(t, "status")), "cancelled")) {
+        /* cancelled is terminal: the spec refuses a second cancel */
+        json_decref(t);
         call_error(c, RPC_INVALID_PARAMS, "the task is already cancelled", NULL);
         return;
     }
-    jobs_cancel(job);
-    json_t *t = s_task_from_job(job);
-    char now[40];
-    task_iso8601(clock_wall_ms(), now);
-    json_object_set_new(t, "lastUpdatedAt", json_string(now));
+    json_decref(t);
+    t = execution_cancel_task(ex); /* ex may be gone now */
+    json_object_set_new(t, "pollInterval", json_integer(POLL_INTERVAL_MS));
     call_reply(c, t);
 }
 
@@ -197,8 +205,8 @@ static void s_list_done(task_list_t *l)
         if (l->tasks[i]) json_array_append_new(list, l->tasks[i]);
     json_t *r = json_pack("{s:o}", "tasks", list);
     if (l->more) {
-        char next[32];
-        snprintf(next, sizeof next, "k:%zu", l->offset + l->n);
+        char next[48];
+        page_cursor(next, "k", l->offset + l->n);
         json_object_set_new(r, "nextCursor", json_string(next));
     }
     call_reply(l->call, r);
@@ -213,11 +221,8 @@ static void s_on_list_record(void *arg, fetch_status_t st, json_t *fields)
     task_list_t *l = arg;
     size_t i = l->replied++; /* answers come in the order asked */
     if (st == FETCH_OK) {
-        job_t *job = NULL;
-        uint8_t raw[ID_BYTES];
-        if (id_parse(l->ids[i], raw) == 0) job = jobs_find(l->call->fe, raw);
-        l->tasks[i] =
-            job && job->task ? s_task_from_job(job) : s_task_from_record(l->ids[i], fields);
+        execution_t *ex = executions_find_task(l->call->fe->executions, l->ids[i], l->call->tenant);
+        l->tasks[i] = ex ? s_task_running(ex) : s_task_from_record(l->ids[i], fields);
     }
     if (--l->pending == 0) s_list_done(l);
 }
@@ -232,7 +237,7 @@ static void s_on_task_ids(void *arg, redisReply *reply)
         free(l);
         return;
     }
-    size_t page = (size_t)l->call->fe->conf.page_size;
+    size_t page = (size_t)l->call->fe->tasks->conf.page_size;
     l->more = reply->elements > page;
     size_t n = l->more ? page : reply->elements;
     l->ids = xcalloc(n + 1, sizeof *l->ids);
@@ -246,35 +251,71 @@ static void s_on_task_ids(void *arg, redisReply *reply)
     }
     l->pending = l->n + 1; /* + this loop's own hold: fetches may answer at once */
     for (size_t i = 0; i < l->n; i++)
-        record_fetch(l->call->fe, l->ids[i], l->call->session->tenant, s_on_list_record, l);
+        record_fetch(l->call->fe->store, l->ids[i], l->call->tenant, s_on_list_record, l);
     if (--l->pending == 0) s_list_done(l);
 }
 
-void methods_tasks_list(call_t *c)
+void tasks_list(call_t *c)
 {
-    size_t offset = 0;
-    const char *cursor = call_str(c, "cursor");
-    if (json_object_get(c->params, "cursor") && !cursor) {
-        call_error(c, RPC_INVALID_PARAMS, "tasks/list: cursor must be a string", NULL);
-        return;
-    }
-    if (cursor) {
-        char *end;
-        if (strncmp(cursor, "k:", 2) != 0 || (offset = strtoul(cursor + 2, &end, 10), *end)) {
-            call_error(c, RPC_INVALID_PARAMS, "tasks/list: unknown cursor", NULL);
-            return;
-        }
-    }
+    size_t offset;
+    if (page_offset(c, "k", &offset) < 0) return;
     task_list_t *l = xcalloc(1, sizeof *l);
     l->call = c;
     l->offset = offset;
     call_hold(c);
     if (store_queryf(c->fe->store, s_on_task_ids, l, "ZREVRANGE sp:t:%s:tasks %lu %lu",
-                     c->session->tenant->name, (unsigned long)offset,
-                     (unsigned long)(offset + (size_t)c->fe->conf.page_size)) < 0) {
+                     c->tenant->name, (unsigned long)offset,
+                     (unsigned long)(offset + (size_t)c->fe->tasks->conf.page_size)) < 0) {
         call_error(c, RPC_UNAVAILABLE, "the task store is unreachable right now; try again shortly",
                    NULL);
         call_release(c);
         free(l);
     }
+}
+
+/* ---- the end of a task-augmented execution (execution.h's hook) */
+
+static void s_on_execution_end(void *arg, const execution_end_t *end)
+{
+    tasks_t *self = arg;
+    if (!end->task) return;
+    json_t *p = task_json(end->id, task_status_for(end->status, end->task_cancelled),
+                          end->created_ms, clock_wall_ms(), end->task_ttl_ms, NULL);
+    session_notify(end->session, rpc_notification("notifications/tasks/status", p));
+    json_t *payload = json_deep_copy(end->call_result);
+    task_mark_related(payload, end->id);
+    for (waiter_t **pp = &self->waiters; *pp;) {
+        waiter_t *w = *pp;
+        if (strcmp(w->id, end->id) != 0) {
+            pp = &w->next;
+            continue;
+        }
+        *pp = w->next;
+        call_reply(w->call, json_incref(payload));
+        call_release(w->call);
+        free(w);
+    }
+    json_decref(payload);
+}
+
+tasks_t *tasks_new(executions_t *executions, const tasks_conf_t *conf)
+{
+    tasks_t *self = xcalloc(1, sizeof *self);
+    self->conf = *conf;
+    executions_on_end(executions, s_on_execution_end, self);
+    return self;
+}
+
+void tasks_destroy(tasks_t **self_p)
+{
+    tasks_t *self = *self_p;
+    if (!self) return;
+    while (self->waiters) {
+        waiter_t *w = self->waiters;
+        self->waiters = w->next;
+        call_release(w->call);
+        free(w);
+    }
+    free(self);
+    *self_p = NULL;
 }

@@ -9,7 +9,6 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "../proto/wire.h"
-#include "metrics.h"
 #include "../common/sha256.h"
 #include "tenants.h"
 
@@ -24,7 +23,9 @@ typedef struct key_entry {
 } key_entry_t;
 
 struct tenants {
-    fe_t *fe;
+    loop_t *loop;
+    store_t *store;
+    tenants_conf_t conf;
     tenant_t *list; /* every tenant seen */
     key_entry_t *keys[KEY_BUCKETS];
     long n_keys;
@@ -126,7 +127,7 @@ static void s_cache_put(tenants_t *self, const char *hash, tenant_t *t)
         self->n_keys++;
     }
     e->tenant = t;
-    e->expires_ms = clock_mono_ms() + (uint64_t)self->fe->conf.auth_cache_ms;
+    e->expires_ms = clock_mono_ms() + (uint64_t)self->conf.auth_cache_ms;
 }
 
 tenant_t *tenants_cached(tenants_t *self, const char *key, size_t key_len)
@@ -172,7 +173,7 @@ static void s_on_key(void *arg, redisReply *reply)
     }
     memcpy(l->name, reply->str, reply->len);
     l->name[reply->len] = '\0';
-    if (store_queryf(l->self->fe->store, s_on_fields, l, "HGETALL sp:t:%s", l->name) < 0)
+    if (store_queryf(l->self->store, s_on_fields, l, "HGETALL sp:t:%s", l->name) < 0)
         s_finish(l, NULL, AUTH_UNAVAILABLE);
 }
 
@@ -183,7 +184,7 @@ int tenants_lookup(tenants_t *self, const char *key, size_t key_len, tenant_fn *
     l->fn = fn;
     l->arg = arg;
     sha256_hex(key, key_len, l->hash);
-    if (store_queryf(self->fe->store, s_on_key, l, "GET sp:key:%s", l->hash) < 0) {
+    if (store_queryf(self->store, s_on_key, l, "GET sp:key:%s", l->hash) < 0) {
         free(l);
         return -1;
     }
@@ -202,8 +203,10 @@ static void s_on_refresh(loop_t *loop, void *arg)
     (void)loop;
     tenants_t *self = arg;
     uint64_t now = clock_mono_ms();
-    for (tenant_t *t = self->list; t; t = t->next) /* only tenants in use: stale quotas of idle ones harm no one */
-        if (t->sessions > 0) store_queryf(self->fe->store, s_on_named_fields, t, "HGETALL sp:t:%s", t->name);
+    for (tenant_t *t = self->list; t;
+         t = t->next) /* only tenants in use: stale quotas of idle ones harm no one */
+        if (t->sessions > 0)
+            store_queryf(self->store, s_on_named_fields, t, "HGETALL sp:t:%s", t->name);
     /* drop expired key entries so a rotated or removed key stops working */
     for (unsigned b = 0; b < KEY_BUCKETS; b++) {
         key_entry_t **pp = &self->keys[b];
@@ -225,17 +228,19 @@ tenant_t *tenants_named(tenants_t *self, const char *name)
     tenant_t *t = s_find(self, name);
     if (t) return t;
     t = s_get(self, name);
-    store_queryf(self->fe->store, s_on_named_fields, t, "HGETALL sp:t:%s", t->name);
+    store_queryf(self->store, s_on_named_fields, t, "HGETALL sp:t:%s", t->name);
     return t;
 }
 
-tenants_t *tenants_new(fe_t *fe)
+tenants_t *tenants_new(loop_t *loop, store_t *store, const tenants_conf_t *conf)
 {
     tenants_t *self = xcalloc(1, sizeof *self);
-    self->fe = fe;
-    long every = fe->conf.auth_cache_ms > 1000 ? fe->conf.auth_cache_ms : 1000;
+    self->loop = loop;
+    self->store = store;
+    self->conf = *conf;
+    long every = conf->auth_cache_ms > 1000 ? conf->auth_cache_ms : 1000;
     self->refresh_timer =
-        loop_timer_add(fe->loop, (uint64_t)every, (uint64_t)every, s_on_refresh, self);
+        loop_timer_add(loop, (uint64_t)every, (uint64_t)every, s_on_refresh, self);
     return self;
 }
 
@@ -243,7 +248,7 @@ void tenants_destroy(tenants_t **self_p)
 {
     tenants_t *self = *self_p;
     if (!self) return;
-    loop_timer_cancel(self->fe->loop, self->refresh_timer);
+    loop_timer_cancel(self->loop, self->refresh_timer);
     for (unsigned b = 0; b < KEY_BUCKETS; b++)
         while (self->keys[b]) {
             key_entry_t *e = self->keys[b];
@@ -274,4 +279,11 @@ int tenant_allows_profile(const tenant_t *t, const char *profile)
         p = e;
     }
     return 0;
+}
+
+limits_t tenant_limits(const tenant_t *t)
+{
+    return (limits_t){.wall_ms = t->max_timeout_s * 1000,
+                      .cpu_ms = t->max_timeout_s * 1000,
+                      .memory_mb = t->max_memory_mb};
 }

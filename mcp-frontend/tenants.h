@@ -8,7 +8,9 @@
 #define SP_FE_TENANTS_H
 #include <stdint.h>
 
-#include "fe.h"
+#include "../common/limits.h"
+#include "../common/loop.h"
+#include "store.h"
 
 #define TENANT_DEFAULT_RATE            10.0
 #define TENANT_DEFAULT_BURST           20
@@ -43,7 +45,13 @@ typedef enum {
 
 typedef void(tenant_fn)(void *arg, tenant_t *tenant, auth_status_t status);
 
-tenants_t *tenants_new(fe_t *fe);
+typedef struct tenants tenants_t;
+
+typedef struct {
+    long auth_cache_ms; /* how long a key → tenant answer is trusted (and a removed key works) */
+} tenants_conf_t;
+
+tenants_t *tenants_new(loop_t *loop, store_t *store, const tenants_conf_t *conf);
 void tenants_destroy(tenants_t **self_p);
 
 /* The tenant for key when a fresh cached answer exists, else NULL. */
@@ -56,5 +64,7 @@ tenant_t *tenants_named(tenants_t *self, const char *name);
 
 /* 1 when the tenant may use the profile. */
 int tenant_allows_profile(const tenant_t *t, const char *profile);
+/* The tenant's maxima (timeout, memory) as a cap on a job's limits (common/limits.h). */
+limits_t tenant_limits(const tenant_t *t);
 
 #endif

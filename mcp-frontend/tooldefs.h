@@ -1,10 +1,8 @@
-/* mcp-frontend/tooldefs.h — the tools' published definitions (see tooldefs.c). */
+/* mcp-frontend/tooldefs.h — snakepit's tools, one row each (tools.h says what a row holds). */
 #ifndef SP_FE_TOOLDEFS_H
 #define SP_FE_TOOLDEFS_H
-#include <jansson.h>
-#include <stdio.h>
+#include "tools.h"
 
-json_t *tooldefs_load(void);  /* a new array of Tool objects */
-json_t *fixtures_tools(void); /* the conformance suite's test_* tools (fixtures.c) */
+extern const tool_t tooldefs[]; /* in tools/list order, ended by {NULL} */
 
 #endif

@@ -1,407 +1,257 @@
-/* mcp-frontend/tools.c — tools/list, tools/call and the two tools that run on the farm. Bad
- * arguments are JSON-RPC errors (-32602) naming the argument and what was wrong with it; a
- * call that ran and failed is a result with isError (MCP 2025-11-25, tools §"Error Handling"). */
+/* mcp-frontend/tools.c — see tools.h. */
 #define _GNU_SOURCE
-#include <ctype.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/buf.h"
-#include "../common/log.h"
-#include "../common/profiles.h"
-#include "jobs.h"
-#include "methods.h"
-#include "metrics.h"
-#include "outcome.h"
-#include "pep723.h"
-#include "tooldefs.h"
+#include "fe.h"
+#include "page.h"
+#include "proftext.h"
 #include "tools.h"
-#include "units.h"
 
-#define DEFAULT_PROFILE "python.basic"
+struct tools {
+    long page_size;
+    const tool_t **rows; /* in tools/list order */
+    size_t n;
+    json_t *defs; /* the published Tool objects, parallel to rows */
+    tools_stats_t stats;
+};
 
-static json_t *s_tools; /* the published list, fixtures appended when enabled */
+static const struct {
+    const char *schema_type; /* JSON text */
+    const char *words;       /* for "x must be ..." */
+} s_types[] = {
+    [ARG_STRING] = {"\"string\"", "a string"},
+    [ARG_NUMBER] = {"\"number\"", "a number"},
+    [ARG_INTEGER] = {"\"integer\"", "an integer"},
+    [ARG_BOOLEAN] = {"\"boolean\"", "a boolean"},
+    [ARG_ARRAY] = {"\"array\"", "an array"},
+    [ARG_OBJECT] = {"\"object\"", "an object"},
+    [ARG_SIZE] = {"[\"integer\", \"string\"]", "MB as an integer, or a string like \"256m\""},
+};
 
-void tools_init(fe_t *fe)
+static int s_type_ok(arg_type_t type, const json_t *v)
 {
-    s_tools = tooldefs_load();
-    if (fe->conf.test_fixtures) {
-        json_t *fx = fixtures_tools();
-        json_array_extend(s_tools, fx);
-        json_decref(fx);
+    switch (type) {
+    case ARG_STRING:
+        return json_is_string(v);
+    case ARG_NUMBER:
+        return json_is_number(v);
+    case ARG_INTEGER:
+        return json_is_integer(v);
+    case ARG_BOOLEAN:
+        return json_is_boolean(v);
+    case ARG_ARRAY:
+        return json_is_array(v);
+    case ARG_OBJECT:
+        return json_is_object(v);
+    case ARG_SIZE:
+        return json_is_number(v) || json_is_string(v);
+    }
+    return 0;
+}
+
+/* ---- definitions */
+
+static json_t *s_json(const char *text, const char *what, const char *tool)
+{
+    json_error_t err;
+    json_t *v = json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+    if (!v) {
+        fprintf(stderr, "tools: %s of %s: %s at %d\n", what, tool, err.text, err.position);
+        abort(); /* a row of a compiled-in table is wrong */
+    }
+    return v;
+}
+
+static json_t *s_text(const char *template)
+{
+    char *s = proftext(template);
+    json_t *v = json_string(s);
+    free(s);
+    return v;
+}
+
+static json_t *s_property(const tool_t *t, const tool_arg_t *a)
+{
+    json_t *p = json_object();
+    json_object_set_new(p, "type", s_json(s_types[a->type].schema_type, "a type", t->name));
+    if (a->description) json_object_set_new(p, "description", s_text(a->description));
+    if (a->schema) {
+        char *text;
+        if (asprintf(&text, "{%s}", a->schema) < 0) abort();
+        json_t *more = s_json(text, a->name, t->name);
+        free(text);
+        json_object_update(p, more);
+        json_decref(more);
+    }
+    return p;
+}
+
+static json_t *s_input_schema(const tool_t *t)
+{
+    if (t->input_schema) return s_json(t->input_schema, "inputSchema", t->name);
+    json_t *props = json_object(), *required = json_array();
+    for (const tool_arg_t *a = t->args; a && a->name; a++) {
+        json_object_set_new(props, a->name, s_property(t, a));
+        if (a->flags & ARG_REQUIRED) json_array_append_new(required, json_string(a->name));
+    }
+    json_t *s = json_pack("{s:s,s:b}", "type", "object", "additionalProperties", 0);
+    if (json_array_size(required))
+        json_object_set_new(s, "required", required);
+    else
+        json_decref(required);
+    json_object_set_new(s, "properties", props);
+    return s;
+}
+
+static json_t *s_definition(const tool_t *t)
+{
+    json_t *d = json_pack("{s:s}", "name", t->name);
+    if (t->title) json_object_set_new(d, "title", json_string(t->title));
+    json_object_set_new(d, "description", s_text(t->description));
+    json_object_set_new(d, "inputSchema", s_input_schema(t));
+    if (t->output_schema)
+        json_object_set_new(d, "outputSchema", s_json(t->output_schema, "outputSchema", t->name));
+    if (t->tasks)
+        json_object_set_new(d, "execution", json_pack("{s:s}", "taskSupport", "optional"));
+    if (t->annotations)
+        json_object_set_new(d, "annotations", s_json(t->annotations, "annotations", t->name));
+    return d;
+}
+
+tools_t *tools_new(long page_size)
+{
+    tools_t *self = xcalloc(1, sizeof *self);
+    self->page_size = page_size;
+    self->defs = json_array();
+    return self;
+}
+
+void tools_destroy(tools_t **self_p)
+{
+    tools_t *self = *self_p;
+    if (!self) return;
+    json_decref(self->defs);
+    free(self->rows);
+    free(self);
+    *self_p = NULL;
+}
+
+void tools_add(tools_t *self, const tool_t *table)
+{
+    for (const tool_t *t = table; t->name; t++) {
+        self->rows = xrealloc(self->rows, (self->n + 1) * sizeof *self->rows);
+        self->rows[self->n++] = t;
+        json_array_append_new(self->defs, s_definition(t));
     }
 }
 
-void tools_shutdown(void)
+const tools_stats_t *tools_stats(const tools_t *self)
 {
-    json_decref(s_tools);
-    s_tools = NULL;
+    return &self->stats;
 }
 
-/* Cursors are opaque to clients; ours is "t:<index>". */
-void methods_tools_list(call_t *c)
-{
-    size_t start = 0, n = json_array_size(s_tools), page = (size_t)c->fe->conf.page_size;
-    const char *cursor = call_str(c, "cursor");
-    if (json_object_get(c->params, "cursor") && !cursor) {
-        call_error(c, RPC_INVALID_PARAMS, "tools/list: \"cursor\" must be a string", NULL);
-        return;
-    }
-    if (cursor) {
-        char *end;
-        if (strncmp(cursor, "t:", 2) != 0 || (start = strtoul(cursor + 2, &end, 10), *end) ||
-            start > n) {
-            call_error(c, RPC_INVALID_PARAMS, "tools/list: unknown cursor", NULL);
-            return;
-        }
-    }
-    json_t *list = json_array();
-    for (size_t i = start; i < n && i < start + page; i++)
-        json_array_append(list, json_array_get(s_tools, i));
-    json_t *result = json_pack("{s:o}", "tools", list);
-    if (start + page < n) {
-        char next[32];
-        snprintf(next, sizeof next, "t:%zu", start + page);
-        json_object_set_new(result, "nextCursor", json_string(next));
-    }
-    call_reply(c, result);
-}
+/* ---- calls */
 
-static int s_bad(call_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int s_bad(call_t *c, const char *fmt, ...)
+int tool_bad(call_t *c, const char *fmt, ...)
 {
     char msg[300];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    metric_inc(M.rejections, "invalid_params", NULL);
+    c->fe->tools->stats.invalid_args++;
     call_error(c, RPC_INVALID_PARAMS, msg, NULL);
     return -1;
 }
 
-/* A list of names (inspect_variables, allowed_imports) into spec arrays. */
-static int s_names(call_t *c, json_t *args, const char *key, const profile_t *p, char ***out,
-                   size_t *n)
+json_t *tool_result(const char *text, json_t *structured, int is_error)
 {
-    json_t *v = json_object_get(args, key);
-    if (!v || json_is_null(v)) return 0;
-    if (!json_is_array(v)) return s_bad(c, "%s must be an array of strings", key);
-    if (json_array_size(v) > JOB_MAX_NAMES)
-        return s_bad(c, "%s has more than %u names", key, JOB_MAX_NAMES);
-    *out = xcalloc(json_array_size(v) + 1, sizeof **out);
-    size_t i;
-    json_t *e;
-    json_array_foreach(v, i, e)
-    {
-        const char *s = json_string_value(e);
-        if (!s) return s_bad(c, "%s[%zu] must be a string", key, i);
-        size_t len = json_string_length(e);
-        if (!len || len > JOB_MAX_NAME)
-            return s_bad(c, "%s[%zu] must be 1-%u characters", key, i, JOB_MAX_NAME);
-        for (size_t k = 0; k < len; k++)
-            if (!(isalnum((unsigned char)s[k]) || s[k] == '_' || (p && s[k] == '.')))
-                return s_bad(c, "%s[%zu] is not a valid %s name", key, i,
-                             p ? "module" : "variable");
-        if (p && !profile_allows(p, s))
-            return s_bad(c,
-                         "allowed_imports: module '%s' is not available in profile %s (see "
-                         "get_sandbox_info)",
-                         s, p->name);
-        (*out)[(*n)++] = xstrndup(s, len);
-    }
-    return 0;
+    json_t *r =
+        json_pack("{s:[{s:s,s:o}]}", "content", "type", "text", "text", json_str_safe(text));
+    if (structured) json_object_set_new(r, "structuredContent", structured);
+    json_object_set_new(r, "isError", json_boolean(is_error));
+    return r;
 }
 
-/* A call without a profile whose code has a PEP 723 block runs in the first profile, in table
- * order, that the tenant may use and whose modules include every dependency; else in the
- * default, where the executor names what is missing. */
-static const char *s_pep723_profile(call_t *c, json_t *args)
+void tools_list(call_t *c)
 {
-    json_t *code = json_object_get(args, "code");
-    char deps[32][PEP723_NAME];
-    int n = json_is_string(code)
-                ? pep723_dependencies(json_string_value(code), json_string_length(code), deps, 32)
-                : -1;
-    if (n <= 0) return DEFAULT_PROFILE;
-    for (size_t i = 0; i < n_profiles; i++) {
-        const profile_t *p = &profiles[i];
-        int all = tenant_allows_profile(c->session->tenant, p->name);
-        for (int k = 0; k < n && all; k++) all = profile_allows(p, deps[k]);
-        if (all) return p->name;
-    }
-    return DEFAULT_PROFILE;
+    tools_t *self = c->fe->tools;
+    page_reply(c, self->defs, "tools", "t", self->page_size);
 }
 
-static const profile_t *s_profile(call_t *c, json_t *args)
+static const tool_t *s_find(const tools_t *self, const char *name)
 {
-    json_t *v = json_object_get(args, "profile");
-    if (v && !json_is_string(v) && !json_is_null(v))
-        return s_bad(c, "profile must be a string"), NULL;
-    const char *name = json_is_string(v) ? json_string_value(v) : s_pep723_profile(c, args);
-    const profile_t *p = profile_find(name);
-    if (!p) {
-        buf_t b;
-        buf_init(&b);
-        for (size_t i = 0; i < n_profiles; i++)
-            buf_printf(&b, "%s%s", i ? ", " : "", profiles[i].name);
-        s_bad(c, "unknown profile '%.64s' (available: %s)", name, (const char *)b.data);
-        buf_free(&b);
-        return NULL;
-    }
-    if (!tenant_allows_profile(c->session->tenant, p->name))
-        return s_bad(c, "profile %s is not enabled for tenant %s", p->name,
-                     c->session->tenant->name),
-               NULL;
-    return p;
+    for (size_t i = 0; i < self->n; i++)
+        if (!strcmp(self->rows[i]->name, name)) return self->rows[i];
+    return NULL;
 }
 
-static const char *const s_execute_args[] = {"code",
-                                             "timeout",
-                                             "memory_limit",
-                                             "profile",
-                                             "allowed_imports",
-                                             "capture_output",
-                                             "inspect_variables",
-                                             "stdin",
-                                             "use_container",
-                                             "files",
-                                             NULL};
-static const char *const s_validate_args[] = {"code", "profile", "allowed_imports", NULL};
-
-static int s_known_args(call_t *c, json_t *args, const char *const *known)
+/* The row's arguments against the call's: no unknown one, each of its type, none missing. */
+static int s_check_args(call_t *c, const tool_t *t, json_t *args)
 {
+    static const tool_arg_t none[] = {{NULL}};
+    const tool_arg_t *list = t->args ? t->args : none;
     const char *key;
     json_t *v;
     json_object_foreach(args, key, v)
     {
-        int ok = 0;
-        for (int i = 0; known[i] && !ok; i++) ok = strcmp(key, known[i]) == 0;
-        if (!ok) return s_bad(c, "unknown argument '%.64s'", key);
+        const tool_arg_t *a = list;
+        while (a->name && strcmp(a->name, key) != 0) a++;
+        if (!a->name) return tool_bad(c, "unknown argument '%.64s'", key);
+        if (json_is_null(v) && (a->flags & ARG_NULLABLE)) continue;
+        if (!s_type_ok(a->type, v))
+            return tool_bad(c, "%s must be %s", a->name, s_types[a->type].words);
     }
+    for (const tool_arg_t *a = list; a->name; a++)
+        if ((a->flags & ARG_REQUIRED) && !json_object_get(args, a->name))
+            return tool_bad(c, "missing required argument '%s'", a->name);
     return 0;
 }
 
-static int s_code(call_t *c, json_t *args, jobspec_t *spec)
+static int s_task(call_t *c, const tool_t *t, tool_task_t *task)
 {
-    json_t *code = json_object_get(args, "code");
-    if (!code) return s_bad(c, "missing required argument 'code'");
-    if (!json_is_string(code)) return s_bad(c, "code must be a string");
-    size_t len = json_string_length(code);
-    if (len > JOB_MAX_CODE)
-        return s_bad(c, "code is %zu bytes; the limit is %u", len, JOB_MAX_CODE);
-    spec->code = xstrndup(json_string_value(code), len);
-    spec->code_len = len;
-    return 0;
-}
-
-/* Limits: the call's values, clamped to the tenant's maxima, then to the profile's. */
-static int s_limits(call_t *c, json_t *args, const profile_t *p, limits_t *l)
-{
-    tenant_t *t = c->session->tenant;
-    json_t *v = json_object_get(args, "timeout");
-    if (v && !json_is_null(v)) {
-        if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 86400)
-            return s_bad(c, "timeout must be a positive number of seconds");
-        l->wall_ms = (long)ceil(json_number_value(v) * 1000);
-    }
-    if (!l->wall_ms) l->wall_ms = p->defaults.wall_ms;
-    if (l->wall_ms > t->max_timeout_s * 1000) l->wall_ms = t->max_timeout_s * 1000;
-    l->cpu_ms = l->wall_ms;
-    v = json_object_get(args, "memory_limit");
-    if (v && !json_is_null(v) && parse_memory_mb(v, &l->memory_mb) < 0)
-        return s_bad(
-            c, "memory_limit must be MB as a positive integer or a string like \"256m\" or \"1g\"");
-    if (!l->memory_mb) l->memory_mb = p->defaults.memory_mb;
-    if (l->memory_mb > t->max_memory_mb) l->memory_mb = t->max_memory_mb;
-    profile_apply_limits(p, l);
-    return 0;
-}
-
-static int s_task(call_t *c, job_t *job)
-{
-    json_t *task = json_object_get(c->params, "task");
-    if (!task) return 0;
-    if (!json_is_object(task)) return s_bad(c, "task must be an object");
-    json_t *ttl = json_object_get(task, "ttl");
-    long max = c->fe->conf.record_ttl_s * 1000;
+    json_t *v = json_object_get(c->params, "task");
+    task->wanted = 0;
+    task->ttl_ms = -1;
+    if (!v) return 0;
+    if (!t->tasks) return tool_bad(c, "tool %.64s does not support task-augmented calls", t->name);
+    if (!json_is_object(v)) return tool_bad(c, "task must be an object");
+    json_t *ttl = json_object_get(v, "ttl");
     if (ttl && !json_is_null(ttl) && (!json_is_integer(ttl) || json_integer_value(ttl) < 0))
-        return s_bad(c, "task.ttl must be a non-negative integer (ms)");
-    job->task = 1;
-    job->task_ttl_ms = ttl && json_is_integer(ttl) && json_integer_value(ttl) < max
-                           ? (long)json_integer_value(ttl)
-                           : max;
+        return tool_bad(c, "task.ttl must be a non-negative integer (ms)");
+    task->wanted = 1;
+    if (json_is_integer(ttl)) task->ttl_ms = (long)json_integer_value(ttl);
     return 0;
 }
 
-#define FILES_MAX_BYTES (6u << 20) /* all input files: the JobSpec must fit the 8 MiB job area */
-
-/* files: {path: "text"} or {path: {"content": "...", "encoding": "utf-8" | "base64"}}, into the
- * job's workspace. Paths follow the executor's rule (jobspec_check_path), checked here so a
- * bad one is an argument error naming it rather than a rejected execution. */
-static int s_files(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
+void tools_call(call_t *c)
 {
-    json_t *v = json_object_get(args, "files");
-    if (!v || json_is_null(v)) return 0;
-    if (!json_is_object(v))
-        return s_bad(c, "files must be an object {path: content} (content a string, or "
-                        "{\"content\": ..., \"encoding\": \"base64\"})");
-    if (!json_object_size(v)) return 0;
-    if (!p->workspace)
-        return s_bad(c,
-                     "profile %s has no workspace for files; use python.filesystem or "
-                     "python.data_science",
-                     p->name);
-    if (json_object_size(v) > JOB_MAX_FILES)
-        return s_bad(c, "files has more than %u entries", JOB_MAX_FILES);
-    spec->files = xcalloc(json_object_size(v), sizeof *spec->files);
-    size_t total = 0;
-    const char *path;
-    json_t *f;
-    json_object_foreach(v, path, f)
-    {
-        char err[200];
-        if (jobspec_check_path(path, err, sizeof err) < 0) return s_bad(c, "files: %s", err);
-        json_t *content = json_is_object(f) ? json_object_get(f, "content") : f;
-        json_t *enc = json_is_object(f) ? json_object_get(f, "encoding") : NULL;
-        const char *e = enc ? json_string_value(enc) : "utf-8";
-        if (!json_is_string(content) || !e || (strcmp(e, "utf-8") && strcmp(e, "base64")))
-            return s_bad(c,
-                         "files['%.100s'] must be a string, or {\"content\": string, "
-                         "\"encoding\": \"utf-8\" | \"base64\"}",
-                         path);
-        buf_t data;
-        buf_init(&data);
-        if (!strcmp(e, "base64")) {
-            if (base64_decode(&data, json_string_value(content), json_string_length(content)) < 0) {
-                buf_free(&data);
-                return s_bad(c, "files['%.100s'] is not valid base64", path);
-            }
-        } else {
-            buf_append(&data, json_string_value(content), json_string_length(content));
-        }
-        total += data.len;
-        if (data.len > JOB_MAX_FILE || total > FILES_MAX_BYTES) {
-            buf_free(&data);
-            return s_bad(c,
-                         "files: '%.100s' makes the files too large (at most %u bytes each, "
-                         "%u in all)",
-                         path, JOB_MAX_FILE, FILES_MAX_BYTES);
-        }
-        job_file_t *jf = &spec->files[spec->n_files++];
-        jf->path = xstrdup(path);
-        jf->len = data.len;
-        jf->data = buf_steal(&data, &jf->len);
-        if (!jf->data) jf->data = xstrdup("");
-    }
-    return 0;
-}
-
-static void s_execute_code(call_t *c, json_t *args)
-{
-    jobspec_t spec;
-    jobspec_init(&spec);
-    const profile_t *p = NULL;
-    json_t *v;
-    if (s_known_args(c, args, s_execute_args) < 0 || s_code(c, args, &spec) < 0 ||
-        !(p = s_profile(c, args)) || s_limits(c, args, p, &spec.limits) < 0 ||
-        s_names(c, args, "allowed_imports", p, &spec.allowed_imports, &spec.n_allowed_imports) <
-            0 ||
-        s_names(c, args, "inspect_variables", NULL, &spec.inspect, &spec.n_inspect) < 0 ||
-        s_files(c, args, p, &spec) < 0)
-        goto out;
-    v = json_object_get(args, "use_container");
-    if (v && !json_is_boolean(v)) {
-        s_bad(c, "use_container must be a boolean");
-        goto out;
-    }
-    v = json_object_get(args, "capture_output");
-    if (v && !json_is_boolean(v)) {
-        s_bad(c, "capture_output must be a boolean");
-        goto out;
-    }
-    spec.capture_output = v ? json_is_true(v) : 1;
-    v = json_object_get(args, "stdin");
-    if (v && !json_is_null(v)) {
-        if (!json_is_string(v) || json_string_length(v) > JOB_MAX_STDIN) {
-            s_bad(c, "stdin must be a string of at most %u bytes", JOB_MAX_STDIN);
-            goto out;
-        }
-        spec.stdin_data = xstrndup(json_string_value(v), json_string_length(v));
-        spec.stdin_len = json_string_length(v);
-    }
-    spec.tenant = xstrdup(c->session->tenant->name);
-    spec.service = xstrdup(p->name);
-    job_t *job = job_new(c->fe, c, JOB_EXEC, p->name, "execute_code", outcome_execute);
-    job->record = 1;
-    if (s_task(c, job) < 0) {
-        /* the job was never submitted: undo job_new's holds */
-        jobs_discard(job);
-        goto out;
-    }
-    jobs_submit(job, &spec, spec.limits.wall_ms);
-out:
-    jobspec_clear(&spec);
-}
-
-static void s_validate_code(call_t *c, json_t *args)
-{
-    jobspec_t spec;
-    jobspec_init(&spec);
-    const profile_t *p = NULL;
-    if (s_known_args(c, args, s_validate_args) < 0 || s_code(c, args, &spec) < 0 ||
-        !(p = s_profile(c, args)) ||
-        s_names(c, args, "allowed_imports", p, &spec.allowed_imports, &spec.n_allowed_imports) < 0)
-        goto out;
-    if (json_object_get(c->params, "task")) {
-        s_bad(c, "validate_code does not support tasks");
-        goto out;
-    }
-    /* parsing hostile code can itself exhaust memory: it runs in a child with the defaults */
-    profile_apply_limits(p, &spec.limits);
-    spec.limits.wall_ms = 10000 < spec.limits.wall_ms ? 10000 : spec.limits.wall_ms;
-    spec.tenant = xstrdup(c->session->tenant->name);
-    spec.service = xstrdup(p->name);
-    job_t *job = job_new(c->fe, c, JOB_VALIDATE, p->name, "validate_code", outcome_validate);
-    jobs_submit(job, &spec, spec.limits.wall_ms);
-out:
-    jobspec_clear(&spec);
-}
-
-void methods_tools_call(call_t *c)
-{
+    tools_t *self = c->fe->tools;
     const char *name = call_str(c, "name");
     if (!name) {
-        s_bad(c, "tools/call: \"name\" (string) is required");
+        tool_bad(c, "tools/call: \"name\" (string) is required");
         return;
     }
     json_t *args = json_object_get(c->params, "arguments");
     if (args && json_is_null(args)) args = NULL;
     if (args && !json_is_object(args)) {
-        s_bad(c, "tools/call: \"arguments\" must be an object");
+        tool_bad(c, "tools/call: \"arguments\" must be an object");
         return;
     }
+    const tool_t *t = s_find(self, name);
+    if (!t) {
+        self->stats.unknown_tools++;
+        tool_bad(c, "unknown tool: %.64s", name);
+        return;
+    }
+    tool_task_t task;
     json_t *empty = args ? NULL : json_object();
     if (!args) args = empty;
-    int task_ok = strcmp(name, "execute_code") == 0;
-    if (!task_ok && json_object_get(c->params, "task") && strcmp(name, "validate_code") != 0) {
-        s_bad(c, "tool %.64s does not support task-augmented calls", name);
-    } else if (strcmp(name, "execute_code") == 0) {
-        s_execute_code(c, args);
-    } else if (strcmp(name, "validate_code") == 0) {
-        s_validate_code(c, args);
-    } else if (strcmp(name, "get_sandbox_info") == 0) {
-        tool_get_sandbox_info(c, args);
-    } else if (strcmp(name, "get_execution") == 0) {
-        tool_get_execution(c, args);
-    } else if (strcmp(name, "list_executions") == 0) {
-        tool_list_executions(c, args);
-    } else if (!(c->fe->conf.test_fixtures && fixtures_call(c, name, args))) {
-        metric_inc(M.tool_calls, "unknown", "rejected");
-        s_bad(c, "unknown tool: %.64s", name);
-    }
+    if (s_task(c, t, &task) == 0 && (t->input_schema || s_check_args(c, t, args) == 0))
+        t->run(c, args, &task);
     json_decref(empty);
 }

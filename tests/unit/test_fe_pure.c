@@ -1,5 +1,6 @@
 /* tests/unit/test_fe_pure.c — the front-end's pure modules through their headers: UTF-8
- * repair, SHA-256, the JSON-RPC parser, GCRA, memory-limit parsing, Origin/Host checks.
+ * repair, SHA-256, the JSON-RPC parser, GCRA, memory-limit parsing, Origin/Host checks,
+ * base64, the texts that name profiles, the Task object.
  * The modules are compiled in directly (they live in mcp-frontend/, not the shared lib). */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -10,9 +11,13 @@
 
 #include <cmocka.h>
 
+#include "../../common/profiles.h"
+#include "../../mcp-frontend/base64.c"
 #include "../../mcp-frontend/gcra.c"
 #include "../../mcp-frontend/jsonrpc.c"
 #include "../../mcp-frontend/origin.c"
+#include "../../mcp-frontend/proftext.c"
+#include "../../mcp-frontend/task.c"
 #include "../../common/sha256.h"
 #include "../../mcp-frontend/units.c"
 #include "../../mcp-frontend/utf8.c"
@@ -208,6 +213,71 @@ static void test_origin_and_host_checks_stop_dns_rebinding(void **state)
     assert_false(http_host_allowed("other.example", "mcp.example", 0));
 }
 
+static void test_base64_round_trips_bytes_and_refuses_what_is_not_base64(void **state)
+{
+    (void)state;
+    const char bytes[] = "yranib\xff\x00!";
+    buf_t enc, dec;
+    buf_init(&enc);
+    buf_init(&dec);
+    base64_encode(&enc, bytes, sizeof bytes - 1);
+    assert_string_equal((const char *)enc.data, "eXJhbmli/wAh");
+    assert_int_equal(base64_decode(&dec, (const char *)enc.data, enc.len), 0);
+    assert_int_equal(dec.len, sizeof bytes - 1);
+    assert_memory_equal(dec.data, bytes, dec.len);
+    buf_reset(&dec);
+    assert_int_equal(base64_decode(&dec, "YQ==\r\n", 6), 0); /* MIME line breaks */
+    assert_int_equal(dec.len, 1);
+    assert_int_equal(base64_decode(&dec, "%%%", 3), -1);
+    assert_int_equal(base64_decode(&dec, "YQ==YQ", 6), -1); /* data after padding */
+    buf_free(&enc);
+    buf_free(&dec);
+}
+
+static void test_profile_texts_follow_the_profile_table(void **state)
+{
+    (void)state;
+    char *s = proftext("default {default_profile}; all: {profiles}; {path: text} stays");
+    char expect[1200], names[1024];
+    profiles_join(names, sizeof names, ", ", NULL);
+    snprintf(expect, sizeof expect, "default %s; all: %s; {path: text} stays",
+             profile_default()->name, names);
+    assert_string_equal(s, expect);
+    free(s);
+    s = proftext("{workspace_profiles}|{profile_summaries}");
+    for (size_t i = 0; i < n_profiles; i++) {
+        const char *in_list = strstr(s, profiles[i].name);
+        assert_non_null(in_list); /* every profile appears in the summaries */
+        assert_true((in_list < strchr(s, '|')) == (profiles[i].workspace != 0));
+        assert_non_null(strstr(s, profiles[i].summary));
+    }
+    free(s);
+}
+
+static void test_a_task_status_follows_the_result(void **state)
+{
+    (void)state;
+    assert_string_equal(task_status_for(ST_OK, 0), "completed");
+    assert_string_equal(task_status_for(ST_OK, 1), "cancelled");
+    assert_string_equal(task_status_for(ST_CANCELLED, 0), "cancelled");
+    assert_string_equal(task_status_for(ST_TIMEOUT, 0), "failed");
+    assert_true(task_terminal("failed"));
+    assert_false(task_terminal("working"));
+    json_t *t = task_json("id-1", "working", 1000, 2500, 60000, NULL);
+    assert_string_equal(json_string_value(json_object_get(t, "createdAt")),
+                        "1970-01-01T00:00:01.000Z");
+    assert_string_equal(json_string_value(json_object_get(t, "lastUpdatedAt")),
+                        "1970-01-01T00:00:02.500Z");
+    assert_null(json_object_get(t, "statusMessage"));
+    task_mark_related(t, "id-1");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(t, "_meta"), "io.modelcontextprotocol/related-task"),
+            "taskId")),
+        "id-1");
+    json_decref(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +292,9 @@ int main(void)
         cmocka_unit_test(test_gcra_allows_the_burst_then_one_per_period),
         cmocka_unit_test(test_memory_limits_as_users_write_them),
         cmocka_unit_test(test_origin_and_host_checks_stop_dns_rebinding),
+        cmocka_unit_test(test_base64_round_trips_bytes_and_refuses_what_is_not_base64),
+        cmocka_unit_test(test_profile_texts_follow_the_profile_table),
+        cmocka_unit_test(test_a_task_status_follows_the_result),
     };
     return cmocka_run_group_tests_name("mcp-frontend", tests, NULL, NULL);
 }

@@ -1,17 +1,17 @@
-/* mcp-frontend/info.c — get_sandbox_info and the sandbox://info resource: the profile table
- * (common/profiles.h, the same table the executor enforces, so the two cannot disagree), the
- * calling tenant's own limits, and the farm's capacity as far as this front-end knows it. */
+/* mcp-frontend/sandbox_info.c — see sandbox_info.h. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/buf.h"
 #include "../common/clock.h"
-
 #include "../common/profiles.h"
-#include "info.h"
-#include "outcome.h"
-#include "tools.h"
+#include "fe.h"
+#include "jobs.h"
+#include "proftext.h"
+#include "sandbox_info.h"
+#include "store.h"
 
 static json_t *s_limits(const limits_t *l)
 {
@@ -31,7 +31,7 @@ static json_t *s_profile(const profile_t *p, const tenant_t *t)
                      "available", t ? tenant_allows_profile(t, p->name) : 1);
 }
 
-json_t *info_json(fe_t *fe, const tenant_t *t)
+static json_t *s_info(fe_t *fe, const tenant_t *t)
 {
     json_t *profs = json_array();
     for (size_t i = 0; i < n_profiles; i++)
@@ -43,8 +43,8 @@ json_t *info_json(fe_t *fe, const tenant_t *t)
                       "max_memory_mb", (json_int_t)t->max_memory_mb, "profiles",
                       t->profiles[0] ? t->profiles : "all")
           : json_object();
-    json_t *capacity = json_pack("{s:b,s:I}", "broker_connected", client_connected(fe->client),
-                                 "jobs_in_flight", (json_int_t)idmap_size(fe->jobs));
+    json_t *capacity = json_pack("{s:b,s:I}", "broker_connected", jobs_broker_connected(fe->jobs),
+                                 "jobs_in_flight", (json_int_t)jobs_count(fe->jobs));
     json_t *security = json_pack("{s:s,s:[s,s,s,s,s,s,s]}", "isolation",
                                  "one forked CPython per execution: rlimits, namespaces, Landlock, "
                                  "no_new_privs, seccomp allowlist, "
@@ -120,16 +120,18 @@ static void s_finish(info_req_t *q)
         free(text);
         json_decref(q->info);
     } else {
-        char text[512];
-        snprintf(
-            text, sizeof text,
-            "%zu profile(s): default python.basic (Python 3.11, safe standard library); "
-            "python.data_science has numpy, pandas, scipy, matplotlib and sympy. Your limits: "
-            "timeout up to %ld s, memory up to %ld MB, %ld concurrent executions, %.3g calls/s. "
-            "structuredContent has the module lists, package versions and limits.",
-            n_profiles, c->session->tenant->max_timeout_s, c->session->tenant->max_memory_mb,
-            c->session->tenant->max_concurrency, c->session->tenant->rate);
-        call_reply(c, tool_result(text, q->info, 0));
+        const tenant_t *t = c->tenant;
+        buf_t text;
+        buf_init(&text);
+        buf_printf(&text, "%zu profile(s): ", n_profiles);
+        proftext_expand(&text, "{profile_summaries}");
+        buf_printf(&text,
+                   ". Your limits: timeout up to %ld s, memory up to %ld MB, %ld concurrent "
+                   "executions, %.3g calls/s. structuredContent has the module lists, package "
+                   "versions and limits.",
+                   t->max_timeout_s, t->max_memory_mb, t->max_concurrency, t->rate);
+        call_reply(c, tool_result((const char *)text.data, q->info, 0));
+        buf_free(&text);
     }
     free(q);
     call_release(c);
@@ -149,23 +151,20 @@ static void s_on_snapshot(void *arg, redisReply *reply)
     if (store_queryf(q->c->fe->store, s_on_profiles, q, "HGETALL sp:profiles") < 0) s_finish(q);
 }
 
-void info_request(call_t *c, int resource)
+void sandbox_info_request(call_t *c, int resource)
 {
     info_req_t *q = xcalloc(1, sizeof *q);
     q->c = c;
-    q->info = info_json(c->fe, c->session->tenant);
+    q->info = s_info(c->fe, c->tenant);
     q->resource = resource;
     call_hold(c);
     if (store_queryf(c->fe->store, s_on_snapshot, q, "HGETALL sp:metrics:broker:%s",
-                     c->fe->conf.broker_instance) < 0)
+                     jobs_broker_instance(c->fe->jobs)) < 0)
         s_finish(q); /* without Redis: what this front-end knows */
 }
 
-void tool_get_sandbox_info(call_t *c, json_t *args)
+void sandbox_info_run(call_t *c, json_t *args, const tool_task_t *task)
 {
-    if (json_object_size(args)) {
-        call_error(c, RPC_INVALID_PARAMS, "get_sandbox_info takes no arguments", NULL);
-        return;
-    }
-    info_request(c, 0);
+    (void)args, (void)task; /* the row takes no arguments and no tasks */
+    sandbox_info_request(c, 0);
 }

@@ -1,0 +1,182 @@
+/* mcp-frontend/jobargs.c — see jobargs.h. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/buf.h"
+#include "base64.h"
+#include "jobargs.h"
+#include "pep723.h"
+#include "proftext.h"
+#include "tools.h"
+#include "units.h"
+
+#define FILES_MAX_BYTES (6u << 20) /* all input files: the JobSpec must fit the 8 MiB job area */
+#define MAX_DEPS        32
+
+int jobargs_code(call_t *c, json_t *args, jobspec_t *spec)
+{
+    json_t *code = json_object_get(args, "code");
+    size_t len = json_string_length(code);
+    if (len > JOB_MAX_CODE)
+        return tool_bad(c, "code is %zu bytes; the limit is %u", len, JOB_MAX_CODE);
+    spec->code = xstrndup(json_string_value(code), len);
+    spec->code_len = len;
+    return 0;
+}
+
+int jobargs_names(call_t *c, json_t *args, const char *key, const profile_t *p, char ***out,
+                  size_t *n)
+{
+    json_t *v = json_object_get(args, key);
+    if (!v || json_is_null(v)) return 0;
+    if (json_array_size(v) > JOB_MAX_NAMES)
+        return tool_bad(c, "%s has more than %u names", key, JOB_MAX_NAMES);
+    *out = xcalloc(json_array_size(v) + 1, sizeof **out);
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        const char *s = json_string_value(e);
+        if (!s) return tool_bad(c, "%s[%zu] must be a string", key, i);
+        size_t len = json_string_length(e);
+        if (!len || len > JOB_MAX_NAME)
+            return tool_bad(c, "%s[%zu] must be 1-%u characters", key, i, JOB_MAX_NAME);
+        for (size_t k = 0; k < len; k++)
+            if (!(isalnum((unsigned char)s[k]) || s[k] == '_' || (p && s[k] == '.')))
+                return tool_bad(c, "%s[%zu] is not a valid %s name", key, i,
+                                p ? "module" : "variable");
+        if (p && !profile_allows(p, s))
+            return tool_bad(c,
+                            "allowed_imports: module '%s' is not available in profile %s (see "
+                            "get_sandbox_info)",
+                            s, p->name);
+        (*out)[(*n)++] = xstrndup(s, len);
+    }
+    return 0;
+}
+
+/* A call without a profile whose code has a PEP 723 block runs in the first profile, in table
+ * order, that the tenant may use and whose modules include every dependency; else in the
+ * default, where the executor names what is missing. */
+static const char *s_pep723_profile(call_t *c, json_t *args)
+{
+    json_t *code = json_object_get(args, "code");
+    char deps[MAX_DEPS][PEP723_NAME];
+    int n = json_is_string(code) ? pep723_dependencies(json_string_value(code),
+                                                       json_string_length(code), deps, MAX_DEPS)
+                                 : -1;
+    for (size_t i = 0; n > 0 && i < n_profiles; i++) {
+        const profile_t *p = &profiles[i];
+        int all = tenant_allows_profile(c->tenant, p->name);
+        for (int k = 0; k < n && all; k++) all = profile_allows(p, deps[k]);
+        if (all) return p->name;
+    }
+    return profile_default()->name;
+}
+
+const profile_t *jobargs_profile(call_t *c, json_t *args)
+{
+    json_t *v = json_object_get(args, "profile");
+    const char *name = json_is_string(v) ? json_string_value(v) : s_pep723_profile(c, args);
+    const profile_t *p = profile_find(name);
+    if (!p) {
+        char names[1024];
+        profiles_join(names, sizeof names, ", ", NULL);
+        tool_bad(c, "unknown profile '%.64s' (available: %s)", name, names);
+        return NULL;
+    }
+    if (!tenant_allows_profile(c->tenant, p->name)) {
+        tool_bad(c, "profile %s is not enabled for tenant %s", p->name, c->tenant->name);
+        return NULL;
+    }
+    return p;
+}
+
+/* The call's values, then the profile's defaults for what it left out, then the tenant's and
+ * the profile's caps. A job's CPU budget is its wall time. */
+int jobargs_limits(call_t *c, json_t *args, const profile_t *p, limits_t *l)
+{
+    json_t *v = json_object_get(args, "timeout");
+    if (v && !json_is_null(v)) {
+        if (!(json_number_value(v) > 0) || json_number_value(v) > 86400)
+            return tool_bad(c, "timeout must be a positive number of seconds");
+        l->wall_ms = (long)ceil(json_number_value(v) * 1000);
+    }
+    v = json_object_get(args, "memory_limit");
+    if (v && !json_is_null(v) && parse_memory_mb(v, &l->memory_mb) < 0)
+        return tool_bad(
+            c, "memory_limit must be MB as a positive integer or a string like \"256m\" or \"1g\"");
+    limits_fill(l, &p->defaults);
+    l->cpu_ms = l->wall_ms;
+    limits_t tenant = tenant_limits(c->tenant);
+    limits_cap(l, &tenant);
+    profile_apply_limits(p, l);
+    return 0;
+}
+
+/* One entry of files: a string, or {"content": string, "encoding": "utf-8" | "base64"}. */
+static int s_file(call_t *c, const char *path, json_t *f, buf_t *data)
+{
+    json_t *content = json_is_object(f) ? json_object_get(f, "content") : f;
+    json_t *enc = json_is_object(f) ? json_object_get(f, "encoding") : NULL;
+    const char *e = enc ? json_string_value(enc) : "utf-8";
+    if (!json_is_string(content) || !e || (strcmp(e, "utf-8") && strcmp(e, "base64")))
+        return tool_bad(c,
+                        "files['%.100s'] must be a string, or {\"content\": string, "
+                        "\"encoding\": \"utf-8\" | \"base64\"}",
+                        path);
+    if (strcmp(e, "base64") != 0) {
+        buf_append(data, json_string_value(content), json_string_length(content));
+        return 0;
+    }
+    if (base64_decode(data, json_string_value(content), json_string_length(content)) < 0)
+        return tool_bad(c, "files['%.100s'] is not valid base64", path);
+    return 0;
+}
+
+/* Paths follow the executor's rule (jobspec_check_path), checked here so a bad one is an
+ * argument error naming it rather than a rejected execution. */
+int jobargs_files(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
+{
+    json_t *v = json_object_get(args, "files");
+    if (!v || json_is_null(v) || !json_object_size(v)) return 0;
+    if (!p->workspace) {
+        char *with = proftext("{workspace_profiles}");
+        tool_bad(c, "profile %s has no workspace for files; use one of %s", p->name, with);
+        free(with);
+        return -1;
+    }
+    if (json_object_size(v) > JOB_MAX_FILES)
+        return tool_bad(c, "files has more than %u entries", JOB_MAX_FILES);
+    spec->files = xcalloc(json_object_size(v), sizeof *spec->files);
+    size_t total = 0;
+    const char *path;
+    json_t *f;
+    json_object_foreach(v, path, f)
+    {
+        char err[200];
+        if (jobspec_check_path(path, err, sizeof err) < 0) return tool_bad(c, "files: %s", err);
+        buf_t data;
+        buf_init(&data);
+        if (s_file(c, path, f, &data) < 0) {
+            buf_free(&data);
+            return -1;
+        }
+        total += data.len;
+        if (data.len > JOB_MAX_FILE || total > FILES_MAX_BYTES) {
+            buf_free(&data);
+            return tool_bad(c,
+                            "files: '%.100s' makes the files too large (at most %u bytes each, "
+                            "%u in all)",
+                            path, JOB_MAX_FILE, FILES_MAX_BYTES);
+        }
+        job_file_t *jf = &spec->files[spec->n_files++];
+        jf->path = xstrdup(path);
+        jf->data = buf_steal(&data, &jf->len);
+    }
+    return 0;
+}

@@ -1,0 +1,27 @@
+/* mcp-frontend/tasks.h — the tasks methods of MCP 2025-11-25 ("Tasks"): tasks/get,
+ * tasks/result, tasks/list, tasks/cancel (the handlers below). A task is a
+ * task-augmented execute_code (task.h); while it runs here it is served from the execution,
+ * afterwards from its Redis record, by any front-end. tasks/result calls for a task running
+ * here wait in this module until the execution's end is announced (execution.h). */
+#ifndef SP_FE_TASKS_H
+#define SP_FE_TASKS_H
+#include "call.h"
+#include "execution.h"
+
+typedef struct tasks tasks_t;
+
+typedef struct {
+    long page_size; /* tasks/list */
+} tasks_conf_t;
+
+tasks_t *tasks_new(executions_t *executions,
+                   const tasks_conf_t *conf); /* subscribes to their end */
+void tasks_destroy(tasks_t **self_p);
+
+/* The methods (mcp.c's table). */
+void tasks_get(call_t *c);
+void tasks_result(call_t *c);
+void tasks_list(call_t *c);
+void tasks_cancel(call_t *c);
+
+#endif
