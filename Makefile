@@ -55,7 +55,7 @@ all: $(BINARIES)
 # ---- library shared by every component
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(@D)
@@ -79,7 +79,7 @@ $(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h
 BROKER_LIB := $(BUILD)/lib/libbroker.a
 $(BROKER_LIB): $(filter-out $(OBJ)/broker/main.o,$(BROKER_SRC:%.c=$(OBJ)/%.o))
 	@mkdir -p $(@D)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BIN)/snakepit-broker: $(OBJ)/broker/main.o $(BROKER_LIB) $(LIB)
 	@mkdir -p $(@D)
