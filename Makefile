@@ -40,8 +40,8 @@ BROKER_SRC   := $(wildcard broker/*.c)
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
 # or Redis library (fewer pages to copy on every fork)
 ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c python.c sandbox.c layers.c pretouch.c workspace.c \
-                  outcome.c jobarea.c zchan.c scrub.c)
-EXECUTOR_SRC := $(addprefix executor-node/,main.c node.c metrics.c layers.c zchan.c)
+                  outcome.c jobarea.c zchan.c zmsg.c scrub.c)
+EXECUTOR_SRC := $(addprefix executor-node/,main.c node.c metrics.c layers.c zchan.c zmsg.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 
@@ -121,6 +121,11 @@ UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 $(BUILD)/tests/%: tests/unit/%.c $(BROKER_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BROKER_LIB) $(LIB) $(LDFLAGS) -lcmocka -ljansson -lmicrohttpd -lhiredis $(LIBS)
+
+# the node ⇄ zygote codec lives in executor-node/, outside the shared library
+$(BUILD)/tests/test_zmsg: tests/unit/test_zmsg.c executor-node/zmsg.c executor-node/zchan.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS)
 
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -222,6 +227,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROK
 $(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome.c executor-node/sandbox.c executor-node/layers.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lseccomp -lzmq -lmsgpackc -lm
+
+# the node's reading of what its zygotes send (executor-node/zmsg.c)
+$(BUILD)/fuzz/fuzz_zmsg: tests/fuzz/fuzz_zmsg.c $(FUZZ_COMMON) executor-node/zmsg.c executor-node/zchan.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lmsgpackc -lm
 
 fuzz: $(FUZZ_BINS)
 	@set -eo pipefail; for f in $(FUZZ_BINS); do n=$$(basename $$f); c=$(BUILD)/fuzz/corpus-$$n; \

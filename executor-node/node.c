@@ -32,6 +32,7 @@
 #include "node.h"
 #include "sandbox.h"
 #include "zchan.h"
+#include "zmsg.h"
 
 #define MAX_ZYGOTES  (2 * WIRE_MAX_SERVICES) /* one per profile, plus one retiring each */
 #define RUN_UID_NS   1000 /* the uid children drop to inside the user namespace */
@@ -45,9 +46,7 @@ typedef struct {
     long             inflight;
     zchan_t         *chan;
     int              ready;        /* HELLO received */
-    char             python[32];
-    char             layers[128];
-    char             packages[4096]; /* JSON {package: version}, from HELLO */
+    zmsg_hello_t     hello;        /* python, layers, packages */
     uint64_t         restart_at_ms; /* monotonic; 0 = not scheduled */
     uint64_t         backoff_ms;
     long             restarts;
@@ -282,7 +281,7 @@ static void s_send_ready(node_t *n)
             snprintf(r.services[r.n_services++], sizeof r.services[0], "%s", p->name);
     }
     r.slots = (uint32_t)n->conf->slots;
-    snprintf(r.python, sizeof r.python, "%s", n->zygotes[0].python);
+    snprintf(r.python, sizeof r.python, "%s", n->zygotes[0].hello.python);
     snprintf(r.layers, sizeof r.layers, "%s", n->layers_str);
     buf_t b;
     buf_init(&b);
@@ -329,7 +328,8 @@ static void s_on_job(node_t *n, const worker_msg_t *m)
     n->n_inflight++;
     n->metrics.busy = n->n_inflight;
     z->inflight++;
-    if (zchan_send(z->chan, ZC_JOB, m->job_id, m->body.data, m->body.len) < 0)
+    zmsg_t job = {.type = ZM_JOB, .id = m->job_id, .payload = m->body.data, .len = m->body.len};
+    if (zmsg_send(z->chan, &job) < 0)
         log_warn("event=zygote_send_failed profile=%s", z->profile->name);
     loop_set_fd_events(n->loop, zchan_fd(z->chan), ZMQ_POLLIN | (zchan_pending(z->chan) ? ZMQ_POLLOUT : 0));
 }
@@ -339,7 +339,8 @@ static void s_on_cancel(node_t *n, const uint8_t *id)
     inflight_t *slot = s_inflight_find(n, id);
     if (!slot) return;
     zyg_t *z = &n->zygotes[slot->zygote];
-    if (z->chan) zchan_send(z->chan, ZC_CANCEL, id, NULL, 0);
+    zmsg_t cancel = {.type = ZM_CANCEL, .id = id};
+    if (z->chan) zmsg_send(z->chan, &cancel);
 }
 
 static void s_connect(node_t *n);
@@ -499,55 +500,44 @@ static void s_retire_idle(node_t *n)
     }
 }
 
-static void s_on_zmsg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const uint8_t *payload,
-                      size_t len)
+static void s_on_zmsg(void *arg, const zmsg_t *msg)
 {
     zctx_t *c = arg;
     node_t *n = c->n;
     zyg_t  *z = c->z;
-    if (type == ZC_RESULT) {
-        inflight_t *slot = s_inflight_find(n, id);
+    switch (msg->type) {
+    case ZM_RESULT: {
+        inflight_t *slot = s_inflight_find(n, msg->id);
         if (!slot) return; /* cancelled and answered already, or from before a reconnect */
         slot->zygote = -1;
         n->n_inflight--;
         n->metrics.busy = n->n_inflight;
         z->inflight--;
-        s_send_result(n, id, payload, len); /* returns the slot's credit */
-    } else if (type == ZC_HELLO) {
-        mpr_t    r;
-        uint32_t m;
-        mpr_init(&r, payload, len);
-        if (mpr_map(&r, &m) == 0)
-            for (uint32_t i = 0; i < m && !r.err; i++) {
-                const char *k, *v;
-                uint32_t    kl, vl;
-                if (mpr_str(&r, &k, &kl) < 0) break;
-                if ((mpr_key_is(k, kl, "python") || mpr_key_is(k, kl, "layers")) &&
-                    mpr_str(&r, &v, &vl) == 0) {
-                    char  *dst = mpr_key_is(k, kl, "python") ? z->python : z->layers;
-                    size_t cap = mpr_key_is(k, kl, "python") ? sizeof z->python : sizeof z->layers;
-                    snprintf(dst, cap, "%.*s", (int)vl, v);
-                } else if (mpr_key_is(k, kl, "packages") && mpr_str(&r, &v, &vl) == 0) {
-                    /* JSON the zygote made from importlib.metadata; cut, it would not parse */
-                    if (vl < sizeof z->packages) snprintf(z->packages, sizeof z->packages, "%.*s", (int)vl, v);
-                } else mpr_skip(&r);
-            }
+        s_send_result(n, msg->id, msg->payload, msg->len); /* returns the slot's credit */
+        break;
+    }
+    case ZM_HELLO:
+        z->hello = msg->hello;
         z->ready = 1;
         z->backoff_ms = 0;
         log_info("event=zygote_ready profile=%s pid=%d python=%s layers=%s", z->profile->name,
-                 z->pid, z->python, z->layers);
-    } else if (type == ZC_PROGRESS) {
-        if (s_inflight_find(n, id)) {
+                 z->pid, z->hello.python, z->hello.layers);
+        break;
+    case ZM_PROGRESS:
+        if (s_inflight_find(n, msg->id)) {
             uint8_t cmd = W_PROGRESS;
-            frame_t f[4] = {{(const uint8_t *)WIRE_WORKER_TAG, 4}, {&cmd, 1}, {id, ID_BYTES}, {payload, len}};
+            frame_t f[4] = {{(const uint8_t *)WIRE_WORKER_TAG, 4}, {&cmd, 1}, {msg->id, ID_BYTES},
+                            {msg->payload, msg->len}};
             s_send(n, f, 4);
         }
-    } else if (type == ZC_STATS) {
-        exec_metrics_job(&n->metrics, z->profile->name, payload, len);
-    } else if (type == ZC_RETIRE) {
-        s_recycle(n, z);
-    } else if (type == ZC_FATAL) {
-        log_error("event=zygote_fatal profile=%s error=\"%.*s\"", z->profile->name, (int)len, payload);
+        break;
+    case ZM_STATS: exec_metrics_job(&n->metrics, z->profile->name, &msg->stats); break;
+    case ZM_RETIRE: s_recycle(n, z); break;
+    case ZM_FATAL:
+        log_error("event=zygote_fatal profile=%s error=\"%.*s\"", z->profile->name, (int)msg->len,
+                  msg->payload);
+        break;
+    default: log_warn("event=unexpected_message type=%s", zmsg_name(msg->type)); break;
     }
 }
 
@@ -556,7 +546,7 @@ static void s_on_zygote(loop_t *loop, short revents, void *arg)
     zctx_t *c = arg;
     if (!c->z->chan) return;
     if (revents & ZMQ_POLLOUT) zchan_flush(c->z->chan);
-    if ((revents & (ZMQ_POLLIN | ZMQ_POLLERR)) && zchan_read(c->z->chan, s_on_zmsg, c) < 0) {
+    if ((revents & (ZMQ_POLLIN | ZMQ_POLLERR)) && zmsg_read(c->z->chan, s_on_zmsg, c) < 0) {
         s_zygote_down(c->n, c->z, "channel closed");
         return;
     }
@@ -679,7 +669,7 @@ static void s_fill_snapshot(void *arg, metrics_pub_t *pub)
     metrics_pub_field(pub, "slots", "%ld", n->conf->slots);
     metrics_pub_field(pub, "busy", "%ld", n->n_inflight);
     metrics_pub_field(pub, "free", "%ld", n->conf->slots - n->n_inflight);
-    metrics_pub_field(pub, "python", "%s", n->n_zygotes ? n->zygotes[0].python : "");
+    metrics_pub_field(pub, "python", "%s", n->n_zygotes ? n->zygotes[0].hello.python : "");
     metrics_pub_field(pub, "layers", "%s", n->layers_str);
     buf_t packages;
     buf_init(&packages);
@@ -705,7 +695,7 @@ static void s_profiles_json(const node_t *n, const zyg_t *only, buf_t *out)
         if (!z->profile || !z->ready || z->retiring || (only && z != only)) continue;
         if (!only) buf_printf(out, "%s\"%s\":", first ? "" : ",", z->profile->name);
         buf_printf(out, "{\"python\":\"%s\",\"packages\":%s,\"node\":\"%s\",\"updated_ms\":%llu}",
-                   z->python, z->packages[0] ? z->packages : "{}", n->conf->node_id,
+                   z->hello.python, z->hello.packages[0] ? z->hello.packages : "{}", n->conf->node_id,
                    (unsigned long long)clock_wall_ms());
         first = 0;
     }
@@ -742,7 +732,7 @@ static int s_wait_ready(node_t *n)
             struct pollfd p = {zchan_fd(z->chan), POLLIN, 0};
             if (poll(&p, 1, 100) > 0) {
                 zctx_t c = {n, z};
-                int    rc = zchan_read(z->chan, s_on_zmsg, &c);
+                int    rc = zmsg_read(z->chan, s_on_zmsg, &c);
                 if (!z->ready && rc < 0) return -1;
             }
         }

@@ -36,6 +36,7 @@
 #include "scrub.h"
 #include "workspace.h"
 #include "zchan.h"
+#include "zmsg.h"
 #include "zygote.h"
 
 #define CHAN_FD     3
@@ -419,22 +420,15 @@ static void s_audit_log(const child_t *c, const result_t *res)
 /* What the node needs for its metrics, without decoding the whole Result. */
 static void s_send_stats(zygote_t *z, const child_t *c, const result_t *res)
 {
-    buf_t out;
-    buf_init(&out);
-    mpw_t w;
-    mpw_init(&w, &out);
-    mpw_map(&w, 8);
-    mpw_kv_str(&w, "status", status_name(res->status));
-    mpw_kv_double(&w, "wall_ms", res->wall_ms);
-    mpw_kv_double(&w, "cpu_ms", res->cpu_ms);
-    mpw_kv_int(&w, "max_rss_kb", res->max_rss_kb);
-    mpw_kv_str(&w, "syscall", res->status == ST_SECURITY_VIOLATION ? res->exit.syscall : NULL);
-    mpw_kv_uint(&w, "forks", z->forks - z->forks_reported); /* since the last summary */
-    z->forks_reported = z->forks;
-    mpw_kv_uint(&w, "pool", s_count(z, CHILD_IDLE));
-    mpw_kv_int(&w, "kind", c->kind);
-    zchan_send(z->chan, ZC_STATS, c->id, out.data, out.len);
-    buf_free(&out);
+    zmsg_t m = {.type = ZM_STATS, .id = c->id};
+    m.stats = (zmsg_stats_t){.job = 1, .status = res->status, .wall_ms = res->wall_ms,
+                             .cpu_ms = res->cpu_ms, .max_rss_kb = res->max_rss_kb,
+                             .kind = c->kind, .forks = z->forks - z->forks_reported,
+                             .pool = s_count(z, CHILD_IDLE)};
+    if (res->status == ST_SECURITY_VIOLATION && res->exit.syscall)
+        snprintf(m.stats.syscall, sizeof m.stats.syscall, "%s", res->exit.syscall);
+    z->forks_reported = z->forks; /* forks are reported as news since the last summary */
+    zmsg_send(z->chan, &m);
 }
 
 /* Pool news without a job: forks since the last summary and the pool's size, so the node's
@@ -442,16 +436,10 @@ static void s_send_stats(zygote_t *z, const child_t *c, const result_t *res)
 static void s_send_pool_stats(zygote_t *z)
 {
     if (z->forks == z->forks_reported) return;
-    buf_t out;
-    buf_init(&out);
-    mpw_t w;
-    mpw_init(&w, &out);
-    mpw_map(&w, 2);
-    mpw_kv_uint(&w, "forks", z->forks - z->forks_reported);
+    zmsg_t m = {.type = ZM_STATS};
+    m.stats = (zmsg_stats_t){.forks = z->forks - z->forks_reported, .pool = s_count(z, CHILD_IDLE)};
     z->forks_reported = z->forks;
-    mpw_kv_uint(&w, "pool", s_count(z, CHILD_IDLE));
-    zchan_send(z->chan, ZC_STATS, NULL, out.data, out.len);
-    buf_free(&out);
+    zmsg_send(z->chan, &m);
 }
 
 static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
@@ -470,7 +458,8 @@ static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
     buf_reserve(&out, need);
     if (!res->executor && z->conf->node[0]) res->executor = xstrdup(z->conf->node);
     result_encode(res, &out);
-    if (zchan_send(z->chan, ZC_RESULT, c->id, out.data, out.len) < 0) z->quit = 1;
+    zmsg_t m = {.type = ZM_RESULT, .id = c->id, .payload = out.data, .len = out.len};
+    if (zmsg_send(z->chan, &m) < 0) z->quit = 1;
     explicit_bzero(out.data, out.len);
     buf_free(&out);
     s_audit_log(c, res);
@@ -483,7 +472,8 @@ static void s_send_simple(zygote_t *z, const uint8_t id[ID_BYTES], status_t st, 
     buf_t out;
     buf_init(&out);
     result_encode_simple(&out, st, type, msg);
-    if (zchan_send(z->chan, ZC_RESULT, id, out.data, out.len) < 0) z->quit = 1;
+    zmsg_t m = {.type = ZM_RESULT, .id = id, .payload = out.data, .len = out.len};
+    if (zmsg_send(z->chan, &m) < 0) z->quit = 1;
     buf_free(&out);
 }
 
@@ -619,18 +609,17 @@ static void s_on_job(zygote_t *z, const uint8_t id[ID_BYTES], const uint8_t *bod
     s_arm_timer(z);
 }
 
-static void s_on_msg(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const uint8_t *payload,
-                     size_t len)
+static void s_on_msg(void *arg, const zmsg_t *msg)
 {
     zygote_t *z = arg;
-    switch (type) {
-    case ZC_JOB: s_on_job(z, id, payload, len); break;
-    case ZC_CANCEL: {
-        child_t *c = s_find_job(z, id);
+    switch (msg->type) {
+    case ZM_JOB: s_on_job(z, msg->id, msg->payload, msg->len); break;
+    case ZM_CANCEL: {
+        child_t *c = s_find_job(z, msg->id);
         if (c) s_kill(c, KILL_CANCEL);
         break;
     }
-    default: log_warn("event=unknown_message type=%u", type); break;
+    default: log_warn("event=unknown_message type=%u", msg->type); break;
     }
 }
 
@@ -647,30 +636,18 @@ static void s_check_recycle(zygote_t *z)
     z->retiring = 1;
     log_info("event=zygote_retire profile=%s jobs=%ld reason=%s", z->profile->name, z->jobs_done,
              by_jobs ? "jobs" : "age");
-    if (zchan_send(z->chan, ZC_RETIRE, NULL, NULL, 0) < 0) z->quit = 1;
+    zmsg_t m = {.type = ZM_RETIRE};
+    if (zmsg_send(z->chan, &m) < 0) z->quit = 1;
 }
 
 /* ---- progress -------------------------------------------------------------------------- */
 
+/* stream NULL: the job's process has started ({state: running}). */
 static void s_send_progress(zygote_t *z, const child_t *c, const char *stream, const uint8_t *data,
                             size_t len)
 {
-    buf_t out;
-    buf_init(&out);
-    mpw_t w;
-    mpw_init(&w, &out);
-    if (stream) {
-        mpw_map(&w, 2);
-        mpw_kv_str(&w, "stream", stream);
-        mpw_str(&w, "data");
-        mpw_bin(&w, data, len);
-    } else {
-        mpw_map(&w, 1);
-        mpw_kv_str(&w, "state", "running");
-    }
-    zchan_send(z->chan, ZC_PROGRESS, c->id, out.data, out.len);
-    explicit_bzero(out.data, out.len);
-    buf_free(&out);
+    zmsg_t m = {.type = ZM_PROGRESS, .id = c->id, .progress = {stream, data, len}};
+    zmsg_send(z->chan, &m);
 }
 
 /* What running jobs printed since the last look, as PROGRESS chunks (PROTOCOL.md §3): the
@@ -713,28 +690,24 @@ static size_t s_vm_bytes(void)
 
 static void s_hello(zygote_t *z)
 {
-    buf_t out;
-    buf_init(&out);
-    mpw_t w;
-    mpw_init(&w, &out);
-    char layers[128];
-    sandbox_layers_format(z->sb.layers, layers, sizeof layers);
-    mpw_map(&w, 6);
-    mpw_kv_str(&w, "profile", z->profile->name);
-    mpw_kv_str(&w, "python", py_version());
-    mpw_kv_str(&w, "packages", py_versions()); /* JSON {package: version} */
-    mpw_kv_str(&w, "layers", layers);
-    mpw_kv_uint(&w, "base_vm", z->sb.base_vm);
-    mpw_kv_int(&w, "landlock_abi", z->sb.landlock_abi);
-    zchan_send(z->chan, ZC_HELLO, NULL, out.data, out.len);
-    buf_free(&out);
+    zmsg_t        m = {.type = ZM_HELLO};
+    zmsg_hello_t *h = &m.hello;
+    snprintf(h->profile, sizeof h->profile, "%s", z->profile->name);
+    snprintf(h->python, sizeof h->python, "%s", py_version());
+    if (strlen(py_versions()) < sizeof h->packages) /* JSON {package: version} */
+        snprintf(h->packages, sizeof h->packages, "%s", py_versions());
+    sandbox_layers_format(z->sb.layers, h->layers, sizeof h->layers);
+    h->base_vm = z->sb.base_vm;
+    h->landlock_abi = z->sb.landlock_abi;
+    zmsg_send(z->chan, &m);
 }
 
 static int s_fatal(zygote_t *z, const char *msg)
 {
     log_error("event=zygote_failed profile=%s error=\"%s\"", z->conf->profile, msg);
     if (z->chan) {
-        zchan_send(z->chan, ZC_FATAL, NULL, msg, strlen(msg));
+        zmsg_t m = {.type = ZM_FATAL, .payload = (const uint8_t *)msg, .len = strlen(msg)};
+        zmsg_send(z->chan, &m);
         for (int i = 0; i < 50 && zchan_pending(z->chan); i++) {
             struct pollfd p = {zchan_fd(z->chan), POLLOUT, 0};
             poll(&p, 1, 100);
@@ -873,7 +846,7 @@ int zygote_main(const zygote_conf_t *conf)
         if (fds[2].revents) s_on_timer(&z);
         if (fds[0].revents & POLLOUT && zchan_flush(z.chan) < 0) break;
         if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            if (zchan_read(z.chan, s_on_msg, &z) < 0) break; /* the node is gone */
+            if (zmsg_read(z.chan, s_on_msg, &z) < 0) break; /* the node is gone */
         }
     }
     free(fds);
