@@ -41,7 +41,8 @@ BROKER_SRC   := $(wildcard broker/*.c)
 # or Redis library (fewer pages to copy on every fork)
 ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c python.c sandbox.c layers.c pretouch.c workspace.c \
                   outcome.c jobarea.c zchan.c zmsg.c scrub.c)
-EXECUTOR_SRC := $(addprefix executor-node/,main.c node.c metrics.c layers.c zchan.c zmsg.c)
+EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c broker_link.c zygotes.c spawn.c snapshot.c \
+                  metrics.c layers.c zchan.c zmsg.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 
