@@ -14,7 +14,7 @@
 #include "../common/log.h"
 #include "../proto/mpack.h"
 #include "outcome.h"
-#include "sandbox.h"
+#include "filter.h"
 #include "workspace.h"
 
 /* A PNG's size from its IHDR chunk (PNG spec §11.2.2): the child's own numbers are not
@@ -207,7 +207,7 @@ static void s_judge(const outcome_t *o, result_t *res)
         res->status = ST_SECURITY_VIOLATION;
         reason = "seccomp";
         const char *sys = h->trap_syscall >= 0
-                              ? sandbox_syscall_name(h->trap_syscall, name, sizeof name)
+                              ? filter_syscall_name(h->trap_syscall, name, sizeof name)
                               : "rt_sigaction";
         res->exit.syscall = xstrdup(sys);
         s_set_error(res, "SecurityViolation", "the sandbox stopped the process at syscall %s", sys);

@@ -16,6 +16,7 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "jobcopy.h"
+#include "landlock.h"
 #include "pool.h"
 
 struct pool {
@@ -84,7 +85,7 @@ static int s_workspace_for(pool_t *self, child_t *c)
         return -1;
     }
     if ((env->sb->layers & LAYER_LANDLOCK) &&
-        (c->landlock_fd = sandbox_landlock_ruleset(env->sb, env->profile, c->ws_dir, err, sizeof err)) < 0) {
+        (c->landlock_fd = landlock_ruleset(env->sb->landlock_abi, env->profile, c->ws_dir, err, sizeof err)) < 0) {
         log_error("event=workspace_failed error=\"%s\"", err);
         workspace_remove(self->conf.ws, c->ws_dir);
         c->ws_dir[0] = '\0';

@@ -20,6 +20,7 @@
 #include "../common/profiles.h"
 #include "../proto/result.h"
 #include "dispatch.h"
+#include "filter.h"
 #include "outcome.h"
 #include "pool.h"
 #include "pretouch.h"
@@ -285,7 +286,8 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
     z->sb.drop_uid = z->conf->drop_uid;
     if (sandbox_probe(&z->sb, err, errlen) < 0) return -1;
     if (py_init(z->profile, z->conf->python, err, errlen) < 0) return -1;
-    if (sandbox_compile(&z->sb, z->profile, err, errlen) < 0) return -1;
+    if ((z->sb.layers & LAYER_SECCOMP) && filter_compile(z->profile, &z->sb.filter, err, errlen) < 0)
+        return -1;
     z->sb.base_vm = s_vm_bytes() + (32u << 20); /* slack for the runner's own allocations */
     char why[256];
     if (pretouch_record(&z->touch, s_probe, z, why, sizeof why) < 0)
