@@ -39,11 +39,11 @@ LIB     := $(BUILD)/lib/libsnakepit.a
 BROKER_SRC   := $(wildcard broker/*.c)
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
 # or Redis library (fewer pages to copy on every fork)
-ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c pool.c child.c python.c sandbox.c \
-                  landlock.c filter.c layers.c pretouch.c workspace.c outcome.c jobarea.c jobcopy.c zchan.c \
-                  zmsg.c scrub.c)
-EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c broker_link.c zygotes.c spawn.c snapshot.c \
-                  metrics.c layers.c zchan.c zmsg.c)
+ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c pool.c child.c \
+                  sandbox.c landlock.c filter.c layers.c python.c runner.c audit.c pretouch.c \
+                  workspace.c outcome.c jobarea.c jobcopy.c zchan.c zmsg.c scrub.c)
+EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c broker_link.c zygotes.c \
+                  spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../common/clock.h"
+#include "audit.h"
 #include "child.h"
 #include "filter.h"
 #include "jobcopy.h"
@@ -106,7 +107,7 @@ _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, con
     if (ws_dir[0]) { /* its own directory, its own ruleset; relative paths land there */
         sb.landlock_fd = landlock_fd;
         if (chdir(ws_dir) < 0) _exit(1);
-        py_set_workspace(ws_dir);
+        audit_set_workspace(ws_dir);
     }
     /* the process: its own group, no fd but the wake socket, dies with the zygote */
     if (sandbox_child_prepare(&sb, wake_fd) < 0) _exit(1);
