@@ -35,9 +35,12 @@ static int s_check(const dispatch_t *d, const jobspec_t *job, refusal_t *why)
         return -1;
     }
     if (!job->n_files) return 0;
-    if (!d->ws)
-        snprintf(err, sizeof err, "profile %s has no workspace for files; use python.filesystem "
-                 "or python.data_science", d->profile->name);
+    if (!d->ws) {
+        char where[128];
+        profiles_join(where, sizeof where, " or ", profile_has_workspace);
+        snprintf(err, sizeof err, "profile %s has no workspace for files; use %s", d->profile->name,
+                 where);
+    }
     if (!d->ws || workspace_check_files(job, err, sizeof err) < 0) {
         s_refuse(why, ST_REJECTED, "BadFiles", err);
         return -1;

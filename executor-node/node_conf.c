@@ -4,13 +4,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/profiles.h"
 #include "node_conf.h"
 
 void node_conf_defaults(node_conf_t *c)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->broker, sizeof c->broker, "tcp://127.0.0.1:5556");
-    snprintf(c->profiles, sizeof c->profiles, "python.basic");
+    snprintf(c->profiles, sizeof c->profiles, "%s", profile_default()->name);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     c->slots = cpus > 0 ? cpus : 1;
     c->pool = 0; /* auto: slots + 1 */

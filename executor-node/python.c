@@ -3,6 +3,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <malloc.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "audit.h"
@@ -44,6 +45,21 @@ static int s_import_all(const char *const *names, char *err, size_t errlen)
         Py_DECREF(mod);
     }
     return 0;
+}
+
+/* A list of str: names (NULL-terminated), or the names of the profiles keep() accepts. NULL
+ * with a Python error set. */
+static PyObject *s_str_list(const char *const *names, int (*keep)(const profile_t *))
+{
+    PyObject *list = PyList_New(0);
+    size_t    n = names ? SIZE_MAX : n_profiles;
+    for (size_t i = 0; list && i < n && (!names || names[i]); i++) {
+        if (!names && !keep(&profiles[i])) continue;
+        PyObject *s = PyUnicode_FromString(names ? names[i] : profiles[i].name);
+        if (!s || PyList_Append(list, s) < 0) Py_CLEAR(list);
+        Py_XDECREF(s);
+    }
+    return list;
 }
 
 int py_init(const profile_t *profile, const char *program, char *err, size_t errlen)
@@ -106,16 +122,14 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
     Py_DECREF(runner);
     if (!s_run_fn || !s_validate_fn || !prepare || !versions)
         return s_pyerr(err, errlen, "runner entry points");
-    PyObject *mods = PyList_New(0);
-    for (const char *const *m = profile->modules; mods && *m; m++) {
-        PyObject *name = PyUnicode_FromString(*m);
-        if (!name || PyList_Append(mods, name) < 0) Py_CLEAR(mods);
-        Py_XDECREF(name);
-    }
-    PyObject *r = mods ? PyObject_CallFunction(prepare, "siiO", profile->name, profile->workspace,
-                                               profile->figures, mods)
-                       : NULL;
+    /* the runner's messages name profiles from the table, never from its own text */
+    PyObject *mods = s_str_list(profile->modules, NULL);
+    PyObject *ws = s_str_list(NULL, profile_has_workspace);
+    PyObject *r = mods && ws ? PyObject_CallFunction(prepare, "siiOO", profile->name, profile->workspace,
+                                                     profile->figures, mods, ws)
+                             : NULL;
     Py_XDECREF(mods);
+    Py_XDECREF(ws);
     Py_DECREF(prepare);
     if (!r) {
         Py_DECREF(versions);

@@ -92,7 +92,10 @@ def _module_allowed(name, allowed):
 # What the user's code may import, set per job. A list cell so the guard (built once, in the
 # zygote) sees each job's allowlist.
 _allowed = [()]
-_profile = ["python.basic"]
+# The zygote's profile, and the profiles that have a workspace (for messages that point there):
+# set by prepare from the profile table (common/profiles.c), never written here.
+_profile = [""]
+_workspace_profiles = [()]
 
 
 def _import(name, globals=None, locals=None, fromlist=(), level=0):
@@ -121,12 +124,12 @@ def _make_builtins(profile, workspace):
     b = dict(builtins.__dict__)
     b["__import__"] = _import
     if not workspace:
+        where = " or ".join(_workspace_profiles[0])
 
         def open(*args, **kwargs):
             raise PermissionError(
                 "open() is not available in profile %s: it has no filesystem "
-                "(use the python.filesystem or python.data_science profile and the files "
-                "argument)" % profile
+                "(use the %s profile and the files argument)" % (profile, where)
             )
 
         b["open"] = open
@@ -234,9 +237,12 @@ def _show(*args, **kwargs):
     _capture_figures()
 
 
-def prepare(profile, workspace, figures, modules):
+def prepare(profile, workspace, figures, modules, workspace_profiles):
     """Called once in the zygote after its warm imports."""
     _profile[0] = profile
+    _workspace_profiles[0] = tuple(workspace_profiles)
+    if workspace_profiles:
+        _ADVICE_NAMES["open"] = "open() needs the %s profile" % workspace_profiles[0]
     _figures[0] = bool(figures)
     _find_versions(modules)
     if figures:
@@ -536,7 +542,7 @@ _ADVICE_NAMES = {
     "eval": "eval() runs arbitrary code; prefer explicit logic",
     "exec": "exec() runs arbitrary code; prefer explicit logic",
     "compile": "compile() builds code objects; rarely needed",
-    "open": "open() needs the python.filesystem profile",
+    # "open": named by prepare after the first profile with a workspace
     "__import__": "use import statements; __import__ is policed the same way",
     "globals": "globals() exposes the module namespace",
     "vars": "vars() exposes object internals",
