@@ -52,7 +52,7 @@ typedef struct {
     volatile uint64_t code_end_ns;
     volatile uint64_t finish_ns;        /* the runner's result is written */
     volatile uint64_t self_cpu_us;      /* the child's own getrusage at finish: lets the zygote */
-    volatile uint64_t self_maxrss_kb;   /* answer before the exit teardown (see zygote.c) */
+    volatile uint64_t self_maxrss_kb;   /* answer before the exit teardown (pool.h) */
 } area_hdr_t;
 
 typedef struct {

@@ -1,7 +1,7 @@
-/* executor-node/metrics.h — the executor node's counters, its Prometheus /metrics and its Redis
- * snapshot (sp:metrics:executor:{node}). Zygotes report each finished job with a small summary
- * (zmsg.h ZM_STATS) so the node counts jobs without decoding Result bodies. No tenant or job id
- * is ever a label. */
+/* executor-node/metrics.h — the executor node's counters and its Prometheus /metrics (the
+ * Redis snapshot, snapshot.h, reads the same counters). Zygotes report each finished job with a
+ * small summary (zmsg.h ZM_STATS) so the node counts jobs without decoding Result bodies. No
+ * tenant or job id is ever a label. */
 #ifndef SP_EXEC_METRICS_H
 #define SP_EXEC_METRICS_H
 #include <stddef.h>

@@ -1,11 +1,11 @@
 # executor-node/runner.py — the Python half of a job's child.
 #
-# Loaded once into the zygote (compiled into snakepit-executor), called in each child after
+# Loaded once into the zygote (compiled into snakepit-zygote), called in each child after
 # every OS layer (rlimits, namespaces, Landlock, no_new_privs, seccomp) is in place. What it
 # adds is defence in depth and convenience, never the boundary: fresh globals, an import
 # allowlist, output capture, the trailing-expression result, variable inspection, and the
-# exception with its user line. The C module _snakepit writes into the job's shared memory
-# and holds the audit hook.
+# exception with its user line. Its C half, the module _snakepit (runner.c), writes into the
+# job's shared memory; the audit hook is audit.c.
 import ast
 import builtins
 import io
