@@ -6,19 +6,50 @@
 
 #include "audit.h"
 
-static const profile_t *s_profile;     /* for the read-only paths the hook lets through */
-static area_t          *s_area;        /* where a child reports what was blocked; NULL in the zygote */
-static int              s_armed;       /* enforcing: set in the child, once its job runs */
-static char             s_workspace[128]; /* the child's workspace directory; "" when none */
+static const profile_t *s_profile; /* for the read-only paths the hook lets through */
+static area_t *s_area;             /* where a child reports what was blocked; NULL in the zygote */
+static int s_armed;                /* enforcing: set in the child, once its job runs */
+static char s_workspace[128];      /* the child's workspace directory; "" when none */
 
 /* Event prefixes that user code never needs and that escape chains end in. */
 static const char *const s_blocked_prefixes[] = {
-    "os.", "subprocess.", "socket.", "ctypes.", "shutil.", "pty.", "fcntl.", "mmap.",
-    "resource.", "syslog.", "sqlite3.", "tempfile.", "glob.", "pathlib.", "webbrowser.",
-    "urllib.Request", "http.client.", "ftplib.", "smtplib.", "poplib.", "imaplib.", "nntplib.",
-    "telnetlib.", "winreg.", "msvcrt.", "marshal.", "gc.get_", "code.__new__", "setopencode",
-    "sys._current_frames", "sys._current_exceptions", "pdb.", "builtins.breakpoint",
-    "signal.pthread_kill", "cpython.run_", "ensurepip.", NULL,
+    "os.",
+    "subprocess.",
+    "socket.",
+    "ctypes.",
+    "shutil.",
+    "pty.",
+    "fcntl.",
+    "mmap.",
+    "resource.",
+    "syslog.",
+    "sqlite3.",
+    "tempfile.",
+    "glob.",
+    "pathlib.",
+    "webbrowser.",
+    "urllib.Request",
+    "http.client.",
+    "ftplib.",
+    "smtplib.",
+    "poplib.",
+    "imaplib.",
+    "nntplib.",
+    "telnetlib.",
+    "winreg.",
+    "msvcrt.",
+    "marshal.",
+    "gc.get_",
+    "code.__new__",
+    "setopencode",
+    "sys._current_frames",
+    "sys._current_exceptions",
+    "pdb.",
+    "builtins.breakpoint",
+    "signal.pthread_kill",
+    "cpython.run_",
+    "ensurepip.",
+    NULL,
 };
 /* Not "import": the import guard already enforces the allowlist for the code's own imports,
  * and loading a module that is not preloaded needs files the other layers refuse; blocking
@@ -69,8 +100,8 @@ void audit_set_workspace(const char *dir)
 /* os.* events a workspace job may cause on its own files (pathlib and the libraries' own
  * mkdir/remove/rename); every other os.* event stays blocked. */
 static const char *const s_workspace_os_events[] = {
-    "os.listdir", "os.scandir", "os.mkdir", "os.rmdir", "os.remove", "os.rename", "os.truncate",
-    NULL,
+    "os.listdir", "os.scandir", "os.mkdir",    "os.rmdir",
+    "os.remove",  "os.rename",  "os.truncate", NULL,
 };
 
 /* Unpickling (np.load(allow_pickle=True), pandas.read_pickle) calls whatever callable the
@@ -78,9 +109,9 @@ static const char *const s_workspace_os_events[] = {
  * (pandas pickles name slice), never eval, exec, getattr or __import__. */
 static int s_pickle_blocked(const char *module, const char *name)
 {
-    static const char *const safe_builtins[] = {"slice", "range", "complex", "set", "frozenset",
-                                                "bytearray", "list", "dict", "tuple", "int",
-                                                "float", "str", "bytes", "bool", NULL};
+    static const char *const safe_builtins[] = {
+        "slice", "range", "complex", "set", "frozenset", "bytearray", "list", "dict",
+        "tuple", "int",   "float",   "str", "bytes",     "bool",      NULL};
     if (!module || !name || !s_profile) return 1;
     if (strcmp(module, "builtins") == 0) {
         for (const char *const *b = safe_builtins; *b; b++)
@@ -142,15 +173,16 @@ static int s_audit_hook(const char *event, PyObject *args, void *user_data)
     (void)user_data;
     if (!s_armed) return 0;
     const char *arg1 = NULL, *mode = NULL;
-    long        flags = 0;
-    PyObject   *hold[2] = {NULL, NULL};
-    int         blocked;
+    long flags = 0;
+    PyObject *hold[2] = {NULL, NULL};
+    int blocked;
     if (strcmp(event, "object.__getattr__") == 0) {
         arg1 = s_arg_str(args, 1, NULL);
     } else if (strcmp(event, "open") == 0) { /* (path, mode, flags) */
         arg1 = s_arg_str(args, 0, &hold[0]);
         mode = s_arg_str(args, 1, NULL);
-        if (PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 2 && PyLong_Check(PyTuple_GET_ITEM(args, 2)))
+        if (PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 2 &&
+            PyLong_Check(PyTuple_GET_ITEM(args, 2)))
             flags = PyLong_AsLong(PyTuple_GET_ITEM(args, 2));
     } else if (strcmp(event, "pickle.find_class") == 0) { /* (module, name) */
         arg1 = s_arg_str(args, 0, NULL);
@@ -181,8 +213,9 @@ static int s_audit_hook(const char *event, PyObject *args, void *user_data)
         if (h->audit_blocked++ == 0)
             snprintf(h->audit_event, sizeof h->audit_event, "%s%s%.100s", event, arg1 ? " " : "",
                      arg1 ? arg1 : "");
-        PyErr_Format(PyExc_PermissionError, "snakepit: '%s' is not permitted in the sandbox%s%.200s",
-                     event, arg1 ? ": " : "", arg1 ? arg1 : "");
+        PyErr_Format(PyExc_PermissionError,
+                     "snakepit: '%s' is not permitted in the sandbox%s%.200s", event,
+                     arg1 ? ": " : "", arg1 ? arg1 : "");
     }
     Py_XDECREF(hold[0]); /* arg1 may point into these until here */
     Py_XDECREF(hold[1]);

@@ -12,13 +12,13 @@
 #include "jobarea.h"
 
 /* Zygote, once: the hook, disarmed, with profile's policy. 0, or -1 with a Python error set. */
-int  audit_install(const profile_t *profile);
+int audit_install(const profile_t *profile);
 /* Child, before its job: the workspace directory the hook lets the job use ("" none). */
 void audit_set_workspace(const char *dir);
 /* Child, at its job: on enforces from now on and reports into area. */
 void audit_arm(area_t *area, int on);
 /* The policy: 1 when the event would be blocked. arg1 is the event's path (or attribute or
  * module name); mode and flags describe an "open" (mode: the name, for pickle.find_class). */
-int  audit_event_blocked(const char *event, const char *arg1, const char *mode, long flags);
+int audit_event_blocked(const char *event, const char *arg1, const char *mode, long flags);
 
 #endif

@@ -17,15 +17,15 @@
 #include "broker_link.h"
 
 struct broker_link {
-    const node_conf_t  *conf;
-    loop_t             *loop;
-    exec_metrics_t     *metrics;
+    const node_conf_t *conf;
+    loop_t *loop;
+    exec_metrics_t *metrics;
     broker_link_hooks_t hooks;
-    void               *ctx;
-    void               *sock;
-    uint64_t            broker_seen_ms; /* last message from the broker, monotonic */
-    int                 registered;     /* READY sent at least once */
-    uint64_t            heartbeat;      /* its timer */
+    void *ctx;
+    void *sock;
+    uint64_t broker_seen_ms; /* last message from the broker, monotonic */
+    int registered;          /* READY sent at least once */
+    uint64_t heartbeat;      /* its timer */
 };
 
 static void s_send(broker_link_t *self, const frame_t *frames, int count)
@@ -51,7 +51,7 @@ static void s_send_job_cmd(broker_link_t *self, uint8_t cmd, const uint8_t id[ID
 
 static void s_send_ready(broker_link_t *self)
 {
-    ready_t  r = {0};
+    ready_t r = {0};
     uint64_t credit = 0;
     self->hooks.fill_ready(self->hooks.arg, &r, &credit);
     buf_t b;
@@ -94,16 +94,17 @@ static void s_on_broker(loop_t *loop, short revents, void *arg)
 {
     (void)loop, (void)revents;
     broker_link_t *self = arg;
-    wire_msg_t     msg;
+    wire_msg_t msg;
     for (int budget = 0; budget < 1000 && self->sock; budget++) {
         int rc = wire_recv(self->sock, &msg, 0);
         if (rc <= 0) break;
         worker_msg_t m;
-        char         err[128];
+        char err[128];
         self->broker_seen_ms = clock_mono_ms();
         self->metrics->broker_connected = 1;
         if (msg.overflow || wire_parse_worker(&msg.frames, &m, err, sizeof err) < 0) {
-            log_warn("event=bad_broker_message error=\"%s\"", msg.overflow ? "too many frames" : err);
+            log_warn("event=bad_broker_message error=\"%s\"",
+                     msg.overflow ? "too many frames" : err);
             self->metrics->malformed++;
         } else if (m.cmd == W_JOB) {
             self->hooks.on_job(self->hooks.arg, &m);
@@ -127,14 +128,15 @@ static int s_curve(broker_link_t *self)
 {
     const node_conf_t *c = self->conf;
     if (!c->curve_server_key[0] && !c->curve_secret_file[0]) return 0;
-    char         server[CURVE_Z85_LEN + 1], err[1200] = "--curve-server-key and --curve-secret-file "
-                                                        "go together";
+    char server[CURVE_Z85_LEN + 1], err[1200] = "--curve-server-key and --curve-secret-file "
+                                                "go together";
     curve_cert_t cert = {0};
-    int          ok = c->curve_server_key[0] && c->curve_secret_file[0] &&
+    int ok = c->curve_server_key[0] && c->curve_secret_file[0] &&
              curve_key_resolve(c->curve_server_key, server, err, sizeof err) == 0 &&
              curve_cert_load(c->curve_secret_file, &cert, err, sizeof err) == 0;
     if (ok && !cert.secret_key[0]) {
-        snprintf(err, sizeof err, "%s holds no secret-key (use the _secret file)", c->curve_secret_file);
+        snprintf(err, sizeof err, "%s holds no secret-key (use the _secret file)",
+                 c->curve_secret_file);
         ok = 0;
     }
     if (!ok) {
@@ -161,15 +163,16 @@ static void s_connect(broker_link_t *self)
     zmq_setsockopt(self->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
     /* with CURVE misconfigured (logged) it stays unconnected; the heartbeat tries again */
     if (s_curve(self) == 0 && zmq_connect(self->sock, self->conf->broker) < 0)
-        log_error("event=connect_failed broker=%s error=\"%s\"", self->conf->broker, zmq_strerror(errno));
+        log_error("event=connect_failed broker=%s error=\"%s\"", self->conf->broker,
+                  zmq_strerror(errno));
     loop_add_socket(self->loop, self->sock, ZMQ_POLLIN, s_on_broker, self);
     self->broker_seen_ms = clock_mono_ms();
     if (self->registered) self->metrics->reconnects++;
     self->registered = 1;
     self->metrics->broker_connected = 0; /* until the broker speaks */
     s_send_ready(self);
-    log_info("event=registered broker=%s slots=%ld services=%s", self->conf->broker, self->conf->slots,
-             self->conf->profiles);
+    log_info("event=registered broker=%s slots=%ld services=%s", self->conf->broker,
+             self->conf->slots, self->conf->profiles);
 }
 
 static void s_on_heartbeat(loop_t *loop, void *arg)
@@ -194,8 +197,8 @@ broker_link_t *broker_link_new(loop_t *loop, const node_conf_t *conf, exec_metri
     self->hooks = *hooks;
     self->ctx = zmq_ctx_new();
     s_connect(self);
-    self->heartbeat = loop_timer_add(loop, (uint64_t)conf->heartbeat_ms, (uint64_t)conf->heartbeat_ms,
-                                     s_on_heartbeat, self);
+    self->heartbeat = loop_timer_add(loop, (uint64_t)conf->heartbeat_ms,
+                                     (uint64_t)conf->heartbeat_ms, s_on_heartbeat, self);
     return self;
 }
 

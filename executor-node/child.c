@@ -48,7 +48,7 @@ static const char *s_lock(const sandbox_t *sb, area_t *area)
 /* One byte from the zygote: 1, or 0 when it closed the socket instead. */
 static int s_wait_wake(int wake_fd)
 {
-    char    b;
+    char b;
     ssize_t n;
     do n = read(wake_fd, &b, 1);
     while (n < 0 && errno == EINTR);
@@ -70,9 +70,9 @@ static _Noreturn void s_fail_before_job(area_t *area, int wake_fd, const char *w
  * (which takes as long as the job itself for print(1)). */
 static _Noreturn void s_run(const child_env_t *env, const sandbox_t *sb, area_t *area, int wake_fd)
 {
-    area_hdr_t      *h = area_hdr(area);
+    area_hdr_t *h = area_hdr(area);
     const jobspec_t *job = (const jobspec_t *)(void *)area_job(area); /* decoded by the zygote */
-    char             err[256];
+    char err[256];
     h->phase = AREA_RUNNING;
     if (sandbox_child_limits(sb, &job->limits, area, err, sizeof err) < 0) {
         area_report(area, "internal_error", "SandboxError", err);
@@ -96,8 +96,8 @@ _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, con
                           int landlock_fd)
 {
     area_hdr_t *h = area_hdr(area);
-    sandbox_t   sb = *env->sb; /* our copy: a workspace child brings its own ruleset */
-    char        err[256];
+    sandbox_t sb = *env->sb; /* our copy: a workspace child brings its own ruleset */
+    char err[256];
     h->cpu_forked_ns = s_cpu_ns();
     h->forked_ns = clock_mono_us() * 1000u;
     py_after_fork(); /* CPython's own after-fork bookkeeping, before anything else runs */

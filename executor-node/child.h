@@ -17,10 +17,10 @@
 
 /* What every child of one zygote shares. */
 typedef struct {
-    const sandbox_t  *sb;      /* the layers, compiled once in the zygote */
-    const profile_t  *profile;
-    const pretouch_t *touch;   /* the pages a job makes private, to pre-fault */
-    pid_t             zygote;  /* the parent a child must still have once PDEATHSIG is set */
+    const sandbox_t *sb; /* the layers, compiled once in the zygote */
+    const profile_t *profile;
+    const pretouch_t *touch; /* the pages a job makes private, to pre-fault */
+    pid_t zygote;            /* the parent a child must still have once PDEATHSIG is set */
 } child_env_t;
 
 /* In a pooled child right after fork: area is its job area, wake_fd its end of the wake

@@ -52,9 +52,11 @@ static int s_check(const dispatch_t *d, const jobspec_t *job, refusal_t *why)
 static child_t *s_place(const dispatch_t *d, const uint8_t id[ID_BYTES], const jobspec_t *job,
                         refusal_t *why)
 {
-    char     err[256];
+    char err[256];
     child_t *c = pool_take(d->pool);
-    if (!c) return s_refuse(why, ST_INTERNAL_ERROR, "ForkFailed", "the executor could not start a sandbox");
+    if (!c)
+        return s_refuse(why, ST_INTERNAL_ERROR, "ForkFailed",
+                        "the executor could not start a sandbox");
     if (job->n_files && workspace_put(d->ws, c->ws_dir, job, err, sizeof err) < 0) {
         pool_discard(d->pool, c); /* that child's directory is spoilt: it goes */
         return s_refuse(why, ST_INTERNAL_ERROR, "WorkspaceError", err);
@@ -62,7 +64,8 @@ static child_t *s_place(const dispatch_t *d, const uint8_t id[ID_BYTES], const j
     area_hdr_t *h = area_hdr(&c->area);
     if (!jobcopy_put(job, JOBCOPY_RUN, area_job(&c->area), c->area.job_cap)) {
         pool_discard(d->pool, c);
-        return s_refuse(why, ST_INTERNAL_ERROR, "JobTooLarge", "the job does not fit its sandbox's area");
+        return s_refuse(why, ST_INTERNAL_ERROR, "JobTooLarge",
+                        "the job does not fit its sandbox's area");
     }
     h->job_len = (uint32_t)jobcopy_size(job, JOBCOPY_RUN);
     h->out_limit = (uint32_t)job->limits.output_bytes;
@@ -80,9 +83,10 @@ child_t *dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uin
                       size_t len, refusal_t *why)
 {
     jobspec_t job;
-    char      err[256];
+    char err[256];
     if (len > DISPATCH_JOB_CAP)
-        return s_refuse(why, ST_REJECTED, "JobTooLarge", "the JobSpec exceeds the executor's 8 MiB job area");
+        return s_refuse(why, ST_REJECTED, "JobTooLarge",
+                        "the JobSpec exceeds the executor's 8 MiB job area");
     if (jobspec_decode(body, len, &job, err, sizeof err) < 0) {
         log_warn("event=bad_jobspec error=\"%s\"", err);
         return s_refuse(why, ST_REJECTED, "BadJob", err);

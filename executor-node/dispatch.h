@@ -18,20 +18,21 @@
 #include "pool.h"
 #include "workspace.h"
 
-#define DISPATCH_JOB_CAP (8u << 20) /* a JobSpec this large is refused before it reaches a child */
+#define DISPATCH_JOB_CAP (8u << 20) /* a JobSpec this large is refused before it reaches a child   \
+                                     */
 
 typedef struct {
     const profile_t *profile;
-    pool_t          *pool;
-    workspace_t     *ws;   /* where the files go; NULL in profiles without a workspace */
-    limits_t         caps; /* the node's own caps over the profile's maxima (0: none) */
+    pool_t *pool;
+    workspace_t *ws; /* where the files go; NULL in profiles without a workspace */
+    limits_t caps;   /* the node's own caps over the profile's maxima (0: none) */
 } dispatch_t;
 
 /* Why a job was not started: the Result to answer it with. */
 typedef struct {
-    status_t    status;
+    status_t status;
     const char *type;
-    char        message[256];
+    char message[256];
 } refusal_t;
 
 /* The job of a JOB message started in a child, which is returned; or NULL with the refusal. */

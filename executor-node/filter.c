@@ -27,50 +27,170 @@
 #include "filter.h"
 
 static const int s_allow[] = {
-    SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(pread64),
-    SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(lseek), SCMP_SYS(mmap), SCMP_SYS(munmap),
-    SCMP_SYS(mremap), SCMP_SYS(mprotect), SCMP_SYS(brk), SCMP_SYS(madvise), SCMP_SYS(mincore),
-    SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack),
-    SCMP_SYS(futex), SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getppid), SCMP_SYS(getuid),
-    SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(getresuid),
-    SCMP_SYS(getresgid), SCMP_SYS(getpgrp), SCMP_SYS(getpgid), SCMP_SYS(getsid),
-    SCMP_SYS(getrlimit), SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres),
-    SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep), SCMP_SYS(gettimeofday), SCMP_SYS(time),
-    SCMP_SYS(getrandom), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(sched_yield),
-    SCMP_SYS(sched_getaffinity), SCMP_SYS(getrusage), SCMP_SYS(times), SCMP_SYS(sysinfo),
-    SCMP_SYS(uname), SCMP_SYS(getcwd), SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(select),
-    SCMP_SYS(pselect6), SCMP_SYS(restart_syscall), SCMP_SYS(rseq), SCMP_SYS(set_robust_list),
-    SCMP_SYS(membarrier), SCMP_SYS(getpriority), SCMP_SYS(sched_getparam),
-    SCMP_SYS(sched_getscheduler), SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(tgkill),
-    SCMP_SYS(getdents64), SCMP_SYS(readlink), SCMP_SYS(fcntl), SCMP_SYS(dup),
+    SCMP_SYS(read),
+    SCMP_SYS(write),
+    SCMP_SYS(readv),
+    SCMP_SYS(writev),
+    SCMP_SYS(pread64),
+    SCMP_SYS(close),
+    SCMP_SYS(fstat),
+    SCMP_SYS(lseek),
+    SCMP_SYS(mmap),
+    SCMP_SYS(munmap),
+    SCMP_SYS(mremap),
+    SCMP_SYS(mprotect),
+    SCMP_SYS(brk),
+    SCMP_SYS(madvise),
+    SCMP_SYS(mincore),
+    SCMP_SYS(rt_sigprocmask),
+    SCMP_SYS(rt_sigreturn),
+    SCMP_SYS(sigaltstack),
+    SCMP_SYS(futex),
+    SCMP_SYS(getpid),
+    SCMP_SYS(gettid),
+    SCMP_SYS(getppid),
+    SCMP_SYS(getuid),
+    SCMP_SYS(geteuid),
+    SCMP_SYS(getgid),
+    SCMP_SYS(getegid),
+    SCMP_SYS(getresuid),
+    SCMP_SYS(getresgid),
+    SCMP_SYS(getpgrp),
+    SCMP_SYS(getpgid),
+    SCMP_SYS(getsid),
+    SCMP_SYS(getrlimit),
+    SCMP_SYS(clock_gettime),
+    SCMP_SYS(clock_getres),
+    SCMP_SYS(clock_nanosleep),
+    SCMP_SYS(nanosleep),
+    SCMP_SYS(gettimeofday),
+    SCMP_SYS(time),
+    SCMP_SYS(getrandom),
+    SCMP_SYS(exit),
+    SCMP_SYS(exit_group),
+    SCMP_SYS(sched_yield),
+    SCMP_SYS(sched_getaffinity),
+    SCMP_SYS(getrusage),
+    SCMP_SYS(times),
+    SCMP_SYS(sysinfo),
+    SCMP_SYS(uname),
+    SCMP_SYS(getcwd),
+    SCMP_SYS(poll),
+    SCMP_SYS(ppoll),
+    SCMP_SYS(select),
+    SCMP_SYS(pselect6),
+    SCMP_SYS(restart_syscall),
+    SCMP_SYS(rseq),
+    SCMP_SYS(set_robust_list),
+    SCMP_SYS(membarrier),
+    SCMP_SYS(getpriority),
+    SCMP_SYS(sched_getparam),
+    SCMP_SYS(sched_getscheduler),
+    SCMP_SYS(kill),
+    SCMP_SYS(tkill),
+    SCMP_SYS(tgkill),
+    SCMP_SYS(getdents64),
+    SCMP_SYS(readlink),
+    SCMP_SYS(fcntl),
+    SCMP_SYS(dup),
 };
 
 /* Only attacks ask for these; each one is reported by name. */
 static const int s_trap[] = {
-    SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen),
-    SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(sendto), SCMP_SYS(recvfrom), SCMP_SYS(sendmsg),
-    SCMP_SYS(recvmsg), SCMP_SYS(sendmmsg), SCMP_SYS(recvmmsg), SCMP_SYS(execve),
-    SCMP_SYS(execveat), SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(ptrace),
-    SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(keyctl), SCMP_SYS(add_key),
-    SCMP_SYS(request_key), SCMP_SYS(bpf), SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter),
-    SCMP_SYS(io_uring_register), SCMP_SYS(userfaultfd), SCMP_SYS(perf_event_open),
-    SCMP_SYS(kexec_load), SCMP_SYS(kexec_file_load), SCMP_SYS(init_module),
-    SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(mount), SCMP_SYS(umount2),
-    SCMP_SYS(pivot_root), SCMP_SYS(chroot), SCMP_SYS(unshare), SCMP_SYS(setns),
-    SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at), SCMP_SYS(personality),
-    SCMP_SYS(setuid), SCMP_SYS(setgid), SCMP_SYS(setreuid), SCMP_SYS(setregid),
-    SCMP_SYS(setresuid), SCMP_SYS(setresgid), SCMP_SYS(setgroups), SCMP_SYS(setfsuid),
-    SCMP_SYS(setfsgid), SCMP_SYS(capset), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_getfd),
-    SCMP_SYS(pidfd_send_signal), SCMP_SYS(fsopen), SCMP_SYS(fsmount), SCMP_SYS(fsconfig),
-    SCMP_SYS(fspick), SCMP_SYS(move_mount), SCMP_SYS(open_tree), SCMP_SYS(mount_setattr),
-    SCMP_SYS(quotactl), SCMP_SYS(swapon), SCMP_SYS(swapoff), SCMP_SYS(reboot),
-    SCMP_SYS(sethostname), SCMP_SYS(setdomainname), SCMP_SYS(iopl), SCMP_SYS(ioperm),
-    SCMP_SYS(syslog), SCMP_SYS(acct), SCMP_SYS(modify_ldt), SCMP_SYS(settimeofday),
-    SCMP_SYS(clock_settime), SCMP_SYS(clock_adjtime), SCMP_SYS(adjtimex), SCMP_SYS(kcmp),
-    SCMP_SYS(seccomp), SCMP_SYS(memfd_create), SCMP_SYS(memfd_secret), SCMP_SYS(move_pages),
-    SCMP_SYS(migrate_pages), SCMP_SYS(mbind), SCMP_SYS(set_mempolicy), SCMP_SYS(vhangup),
-    SCMP_SYS(lookup_dcookie), SCMP_SYS(fanotify_init), SCMP_SYS(inotify_init),
-    SCMP_SYS(inotify_init1), SCMP_SYS(mknod), SCMP_SYS(mknodat), SCMP_SYS(ioprio_set),
+    SCMP_SYS(socket),
+    SCMP_SYS(socketpair),
+    SCMP_SYS(connect),
+    SCMP_SYS(bind),
+    SCMP_SYS(listen),
+    SCMP_SYS(accept),
+    SCMP_SYS(accept4),
+    SCMP_SYS(sendto),
+    SCMP_SYS(recvfrom),
+    SCMP_SYS(sendmsg),
+    SCMP_SYS(recvmsg),
+    SCMP_SYS(sendmmsg),
+    SCMP_SYS(recvmmsg),
+    SCMP_SYS(execve),
+    SCMP_SYS(execveat),
+    SCMP_SYS(fork),
+    SCMP_SYS(vfork),
+    SCMP_SYS(ptrace),
+    SCMP_SYS(process_vm_readv),
+    SCMP_SYS(process_vm_writev),
+    SCMP_SYS(keyctl),
+    SCMP_SYS(add_key),
+    SCMP_SYS(request_key),
+    SCMP_SYS(bpf),
+    SCMP_SYS(io_uring_setup),
+    SCMP_SYS(io_uring_enter),
+    SCMP_SYS(io_uring_register),
+    SCMP_SYS(userfaultfd),
+    SCMP_SYS(perf_event_open),
+    SCMP_SYS(kexec_load),
+    SCMP_SYS(kexec_file_load),
+    SCMP_SYS(init_module),
+    SCMP_SYS(finit_module),
+    SCMP_SYS(delete_module),
+    SCMP_SYS(mount),
+    SCMP_SYS(umount2),
+    SCMP_SYS(pivot_root),
+    SCMP_SYS(chroot),
+    SCMP_SYS(unshare),
+    SCMP_SYS(setns),
+    SCMP_SYS(open_by_handle_at),
+    SCMP_SYS(name_to_handle_at),
+    SCMP_SYS(personality),
+    SCMP_SYS(setuid),
+    SCMP_SYS(setgid),
+    SCMP_SYS(setreuid),
+    SCMP_SYS(setregid),
+    SCMP_SYS(setresuid),
+    SCMP_SYS(setresgid),
+    SCMP_SYS(setgroups),
+    SCMP_SYS(setfsuid),
+    SCMP_SYS(setfsgid),
+    SCMP_SYS(capset),
+    SCMP_SYS(pidfd_open),
+    SCMP_SYS(pidfd_getfd),
+    SCMP_SYS(pidfd_send_signal),
+    SCMP_SYS(fsopen),
+    SCMP_SYS(fsmount),
+    SCMP_SYS(fsconfig),
+    SCMP_SYS(fspick),
+    SCMP_SYS(move_mount),
+    SCMP_SYS(open_tree),
+    SCMP_SYS(mount_setattr),
+    SCMP_SYS(quotactl),
+    SCMP_SYS(swapon),
+    SCMP_SYS(swapoff),
+    SCMP_SYS(reboot),
+    SCMP_SYS(sethostname),
+    SCMP_SYS(setdomainname),
+    SCMP_SYS(iopl),
+    SCMP_SYS(ioperm),
+    SCMP_SYS(syslog),
+    SCMP_SYS(acct),
+    SCMP_SYS(modify_ldt),
+    SCMP_SYS(settimeofday),
+    SCMP_SYS(clock_settime),
+    SCMP_SYS(clock_adjtime),
+    SCMP_SYS(adjtimex),
+    SCMP_SYS(kcmp),
+    SCMP_SYS(seccomp),
+    SCMP_SYS(memfd_create),
+    SCMP_SYS(memfd_secret),
+    SCMP_SYS(move_pages),
+    SCMP_SYS(migrate_pages),
+    SCMP_SYS(mbind),
+    SCMP_SYS(set_mempolicy),
+    SCMP_SYS(vhangup),
+    SCMP_SYS(lookup_dcookie),
+    SCMP_SYS(fanotify_init),
+    SCMP_SYS(inotify_init),
+    SCMP_SYS(inotify_init1),
+    SCMP_SYS(mknod),
+    SCMP_SYS(mknodat),
+    SCMP_SYS(ioprio_set),
 };
 
 /* Workspace profiles: what file work in the job's own directory needs. Where it may happen
@@ -78,9 +198,9 @@ static const int s_trap[] = {
  * link and symlink calls stay refused, so nothing in the workspace can point elsewhere. */
 static const int s_workspace_allow[] = {
     /* seen under strace in numpy/pandas/matplotlib/pathlib jobs, plus their *at forms */
-    SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rmdir),
-    SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(ftruncate),
-    SCMP_SYS(fsync), SCMP_SYS(fdatasync), SCMP_SYS(pwrite64),
+    SCMP_SYS(mkdir),     SCMP_SYS(mkdirat), SCMP_SYS(unlink),    SCMP_SYS(unlinkat),
+    SCMP_SYS(rmdir),     SCMP_SYS(rename),  SCMP_SYS(renameat),  SCMP_SYS(renameat2),
+    SCMP_SYS(ftruncate), SCMP_SYS(fsync),   SCMP_SYS(fdatasync), SCMP_SYS(pwrite64),
 };
 
 int filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, size_t errlen)
@@ -114,13 +234,17 @@ int filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, 
     /* Reading files is Landlock's and the mount namespace's to restrict; here only the
      * read-only forms pass, so nothing can be created, written or truncated. */
     /* (O_TMPFILE includes O_DIRECTORY's bit; only its own bit is a write.) */
-    const uint64_t wflags = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | (O_TMPFILE & ~O_DIRECTORY);
+    const uint64_t wflags =
+        O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | (O_TMPFILE & ~O_DIRECTORY);
     if (rc == 0 && !profile->workspace)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
                               SCMP_A2(SCMP_CMP_MASKED_EQ, wflags, 0));
     /* A workspace job writes files, so every open passes here and Landlock decides where. */
-    if (rc == 0 && profile->workspace) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 0);
-    for (size_t i = 0; profile->workspace && i < sizeof s_workspace_allow / sizeof s_workspace_allow[0] && rc == 0; i++)
+    if (rc == 0 && profile->workspace)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 0);
+    for (size_t i = 0; profile->workspace &&
+                       i < sizeof s_workspace_allow / sizeof s_workspace_allow[0] && rc == 0;
+         i++)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, s_workspace_allow[i], 0);
     /* stat: metadata of what the mount namespace lets the job see (an empty root plus the
      * profile's read-only paths); zoneinfo needs it to find its files. */
@@ -130,8 +254,7 @@ int filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, 
      * (sandbox_child_limits). Without CAP_SYS_RESOURCE a process can only lower its limits,
      * so user code gains nothing from it. */
     if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
-                              SCMP_A0(SCMP_CMP_EQ, 0));
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_EQ, 0));
     if (rc != 0) {
         snprintf(err, errlen, "seccomp rule: %s", strerror(-rc));
         seccomp_release(ctx);
@@ -184,15 +307,16 @@ static void s_on_sigsys(int sig, siginfo_t *info, void *ctx)
  * JIT-compiles every filter and flushes every CPU's TLB when it seals the image). */
 static int s_load(const struct sock_fprog *shared)
 {
-    uint32_t           self = (uint32_t)getpid();
+    uint32_t self = (uint32_t)getpid();
     struct sock_filter pre[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 10), /* else: the shared program */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0,
+                 10), /* else: the shared program */
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_kill, 3, 0),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tkill, 2, 0),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tgkill, 1, 0),
-        BPF_JUMP(BPF_JMP | BPF_JA, 5, 0, 0),                        /* not a signal: shared program */
+        BPF_JUMP(BPF_JMP | BPF_JA, 5, 0, 0), /* not a signal: shared program */
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 1, 0),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),

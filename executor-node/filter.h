@@ -13,11 +13,11 @@
 
 /* Zygote: the profile's program into out (its instructions owned by out). 0, or -1 with the
  * reason in err. */
-int         filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, size_t errlen);
+int filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, size_t errlen);
 /* Child, after no_new_privs: installs the SIGSYS reporter for area, then one program — a
  * prologue that keeps kill(2) and its kin to this process, and the shared program. 0, or -1
  * with errno. */
-int         filter_enter(const struct sock_fprog *shared, area_t *area);
+int filter_enter(const struct sock_fprog *shared, area_t *area);
 /* The name of a syscall number, for reports ("socket"); "syscall_N" when unknown. */
 const char *filter_syscall_name(int nr, char *buf, size_t cap);
 

@@ -11,9 +11,9 @@
 
 typedef struct {
     uint8_t *base; /* NULL: dry run, count only */
-    size_t   used;
-    size_t   cap;
-    int      full; /* something did not fit */
+    size_t used;
+    size_t cap;
+    int full; /* something did not fit */
 } arena_t;
 
 static void *s_take(arena_t *a, size_t n)
@@ -95,7 +95,7 @@ size_t jobcopy_size(const jobspec_t *job, unsigned parts)
 
 jobspec_t *jobcopy_put(const jobspec_t *job, unsigned parts, void *mem, size_t cap)
 {
-    arena_t    a = {mem, 0, cap, 0};
+    arena_t a = {mem, 0, cap, 0};
     jobspec_t *out = s_copy(&a, job, parts);
     return a.full ? NULL : out;
 }
@@ -109,7 +109,7 @@ typedef struct {
 jobspec_t *jobcopy_private(const jobspec_t *job, unsigned parts)
 {
     size_t size = sizeof(private_hdr_t) + jobcopy_size(job, parts);
-    void  *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         log_error("event=jobcopy_failed error=\"%s\"", strerror(errno));
         return NULL;
@@ -127,7 +127,7 @@ void jobcopy_private_free(jobspec_t **copy_p)
 {
     if (!*copy_p) return;
     private_hdr_t *h = (private_hdr_t *)(void *)*copy_p - 1;
-    size_t         size = h->size;
+    size_t size = h->size;
     explicit_bzero(h, size);
     munmap(h, size);
     *copy_p = NULL;

@@ -24,13 +24,13 @@ enum {
 /* The kind, tenant, service, limits and other scalars come along in every copy. */
 
 /* Bytes a copy of these parts of job takes. */
-size_t     jobcopy_size(const jobspec_t *job, unsigned parts);
+size_t jobcopy_size(const jobspec_t *job, unsigned parts);
 /* The copy, laid out in mem (cap bytes, 8-byte aligned); NULL when it does not fit. */
 jobspec_t *jobcopy_put(const jobspec_t *job, unsigned parts, void *mem, size_t cap);
 
 /* A copy in a private mapping no later fork inherits; NULL (logged) when it cannot be made. */
 jobspec_t *jobcopy_private(const jobspec_t *job, unsigned parts);
 /* Zeroes and unmaps a private copy; sets *copy_p to NULL. */
-void       jobcopy_private_free(jobspec_t **copy_p);
+void jobcopy_private_free(jobspec_t **copy_p);
 
 #endif

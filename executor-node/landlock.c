@@ -18,11 +18,11 @@
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
-#define SP_LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
-#define SP_LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
-#define SP_LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#define SP_LANDLOCK_ACCESS_FS_IOCTL_DEV        (1ULL << 15)
+#define SP_LANDLOCK_ACCESS_NET_BIND_TCP        (1ULL << 0)
+#define SP_LANDLOCK_ACCESS_NET_CONNECT_TCP     (1ULL << 1)
 #define SP_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
-#define SP_LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#define SP_LANDLOCK_SCOPE_SIGNAL               (1ULL << 1)
 #ifndef LANDLOCK_CREATE_RULESET_VERSION
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #endif
@@ -53,23 +53,24 @@ static int s_add_rule(int fd, const char *path, uint64_t access, char *err, size
     return 0;
 }
 
-int landlock_ruleset(int abi, const profile_t *profile, const char *workspace, char *err, size_t errlen)
+int landlock_ruleset(int abi, const profile_t *profile, const char *workspace, char *err,
+                     size_t errlen)
 {
-    uint64_t fs = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
-                  LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
-                  LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
-                  LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
-                  LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
-                  LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-                  LANDLOCK_ACCESS_FS_MAKE_SYM;
+    uint64_t fs =
+        LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
+        LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+        LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+        LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+        LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
     struct sp_ruleset_attr attr = {0};
-    size_t                 size = sizeof attr.handled_access_fs;
+    size_t size = sizeof attr.handled_access_fs;
     if (abi >= 2) fs |= LANDLOCK_ACCESS_FS_REFER;
     if (abi >= 3) fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
     if (abi >= 5) fs |= SP_LANDLOCK_ACCESS_FS_IOCTL_DEV;
     attr.handled_access_fs = fs;
     if (abi >= 4) {
-        attr.handled_access_net = SP_LANDLOCK_ACCESS_NET_BIND_TCP | SP_LANDLOCK_ACCESS_NET_CONNECT_TCP;
+        attr.handled_access_net =
+            SP_LANDLOCK_ACCESS_NET_BIND_TCP | SP_LANDLOCK_ACCESS_NET_CONNECT_TCP;
         size = offsetof(struct sp_ruleset_attr, scoped);
     }
     if (abi >= 6) {
@@ -88,7 +89,8 @@ int landlock_ruleset(int abi, const profile_t *profile, const char *workspace, c
      * own directory (no links, devices, fifos or sockets). */
     int rc = 0;
     for (const char *const *p = profile->ro_paths; p && *p && rc == 0; p++)
-        rc = s_add_rule(fd, *p, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR, err, errlen);
+        rc = s_add_rule(fd, *p, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR, err,
+                        errlen);
     if (rc == 0 && workspace) {
         uint64_t rw = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
                       LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_FILE |

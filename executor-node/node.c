@@ -24,23 +24,23 @@
 
 typedef struct {
     uint8_t id[ID_BYTES];
-    int     zygote; /* index, -1 when the slot is free */
+    int zygote; /* index, -1 when the slot is free */
 } inflight_t;
 
 typedef struct {
     const node_conf_t *conf;
-    unsigned           layers;         /* LAYER_* in force */
-    char               layers_str[128];
-    char               exe[PATH_MAX];  /* snakepit-zygote */
-    int                sig_fd;
-    zygotes_t         *zygotes;
-    inflight_t        *inflight;       /* one per slot */
-    long               n_inflight;
-    exec_metrics_t     metrics;
-    loop_t            *loop;
-    broker_link_t     *link;
-    metrics_http_t    *http;
-    snapshot_t        *snapshot;
+    unsigned layers; /* LAYER_* in force */
+    char layers_str[128];
+    char exe[PATH_MAX]; /* snakepit-zygote */
+    int sig_fd;
+    zygotes_t *zygotes;
+    inflight_t *inflight; /* one per slot */
+    long n_inflight;
+    exec_metrics_t metrics;
+    loop_t *loop;
+    broker_link_t *link;
+    metrics_http_t *http;
+    snapshot_t *snapshot;
 } node_t;
 
 /* ---- slots --------------------------------------------------------------------------------- */
@@ -82,18 +82,19 @@ static void s_fill_ready(void *arg, ready_t *r, uint64_t *credit)
 
 static void s_on_job(void *arg, const worker_msg_t *m)
 {
-    node_t     *n = arg;
-    int         ready;
-    int         zi = zygotes_pick(n->zygotes, m->service, &ready);
+    node_t *n = arg;
+    int ready;
+    int zi = zygotes_pick(n->zygotes, m->service, &ready);
     inflight_t *slot = s_slot_free(n);
     if (zi < 0 || !slot || !ready) {
-        const char *why = zi < 0   ? "this executor does not serve the service"
+        const char *why = zi < 0  ? "this executor does not serve the service"
                           : !slot ? "no free slot (the broker sent more jobs than credits)"
                                   : "the profile's sandbox is restarting";
         log_warn("event=job_refused service=%s reason=\"%s\"", m->service, why);
         n->metrics.refused++;
         /* the RESULT hands the credit back (PROTOCOL.md §3) */
-        broker_link_send_simple(n->link, m->job_id, zi >= 0 && slot ? ST_INTERNAL_ERROR : ST_REJECTED,
+        broker_link_send_simple(n->link, m->job_id,
+                                zi >= 0 && slot ? ST_INTERNAL_ERROR : ST_REJECTED,
                                 "ExecutorRefused", why);
         return;
     }
@@ -106,7 +107,7 @@ static void s_on_job(void *arg, const worker_msg_t *m)
 
 static void s_on_cancel(void *arg, const uint8_t id[ID_BYTES])
 {
-    node_t     *n = arg;
+    node_t *n = arg;
     inflight_t *slot = s_slot_of(n, id);
     if (slot) zygotes_cancel(n->zygotes, slot->zygote, id);
 }
@@ -115,7 +116,7 @@ static void s_on_cancel(void *arg, const uint8_t id[ID_BYTES])
 
 static int s_on_result(void *arg, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len)
 {
-    node_t     *n = arg;
+    node_t *n = arg;
     inflight_t *slot = s_slot_of(n, id);
     if (!slot) return 0; /* answered already (its zygote was given up on), or unknown */
     s_slot_release(n, slot);
@@ -144,7 +145,7 @@ static void s_on_zygote_down(void *arg, int zi)
 static void s_on_signal(loop_t *loop, short revents, void *arg)
 {
     (void)revents;
-    node_t                 *n = arg;
+    node_t *n = arg;
     struct signalfd_siginfo si;
     while (read(n->sig_fd, &si, sizeof si) == sizeof si) {
         if (si.ssi_signo == SIGCHLD) {
@@ -163,7 +164,7 @@ static void s_on_signal(loop_t *loop, short revents, void *arg)
  * exit status. */
 static int s_prepare(node_t *n)
 {
-    char     err[512];
+    char err[512];
     unsigned off = 0;
     if (spawn_find_zygote(n->exe, sizeof n->exe, err, sizeof err) < 0) {
         log_error("event=startup_failed error=\"%s\"", err);
@@ -203,16 +204,17 @@ static int s_prepare(node_t *n)
 static int s_serve(node_t *n)
 {
     const node_conf_t *conf = n->conf;
-    char               err[512];
+    char err[512];
     n->inflight = xcalloc((size_t)conf->slots, sizeof *n->inflight);
     for (long i = 0; i < conf->slots; i++) n->inflight[i].zygote = -1;
     exec_metrics_init(&n->metrics, conf->node_id, n->layers_str, conf->slots);
     char names[WIRE_MAX_SERVICES][65];
-    int  k = zygotes_services(n->zygotes, 1, names, WIRE_MAX_SERVICES);
+    int k = zygotes_services(n->zygotes, 1, names, WIRE_MAX_SERVICES);
     for (int i = 0; i < k; i++) exec_metrics_profile(&n->metrics, names[i]);
     n->loop = loop_new();
     if (conf->metrics[0] && strcmp(conf->metrics, "off") != 0) {
-        n->http = metrics_http_new(n->loop, conf->metrics, exec_metrics_render, &n->metrics, err, sizeof err);
+        n->http = metrics_http_new(n->loop, conf->metrics, exec_metrics_render, &n->metrics, err,
+                                   sizeof err);
         if (!n->http) {
             log_error("event=startup_failed error=\"metrics: %s\"", err);
             return 2;
@@ -232,8 +234,8 @@ static int s_serve(node_t *n)
 int node_main(const node_conf_t *conf)
 {
     node_t n = {.conf = conf, .sig_fd = -1};
-    char   err[512];
-    int    rc = s_prepare(&n);
+    char err[512];
+    int rc = s_prepare(&n);
     if (rc == 0 && zygotes_start(n.zygotes, err, sizeof err) < 0) {
         log_error("event=startup_failed error=\"%s\"", err);
         rc = 3;

@@ -7,18 +7,18 @@
 #include <limits.h>
 
 typedef struct {
-    char broker[256];        /* endpoint of the broker's executor socket */
+    char broker[256]; /* endpoint of the broker's executor socket */
     char node_id[65];
     char profiles[256];      /* comma-separated services to serve */
     long slots;              /* jobs at once across all profiles */
     long pool;               /* idle pre-forked children per zygote */
     char disable_layer[128]; /* sandbox layers switched off, by name */
     long heartbeat_ms;
-    long liveness;           /* missed heartbeats before the broker counts as gone */
-    long run_uid_host;       /* host uid the children run as, when the node is root */
+    long liveness;     /* missed heartbeats before the broker counts as gone */
+    long run_uid_host; /* host uid the children run as, when the node is root */
     long run_gid_host;
     char python[256];
-    long output_max;         /* bytes each output stream can hold */
+    long output_max; /* bytes each output stream can hold */
     long recycle_jobs;
     long recycle_s;
     char log_level[16];

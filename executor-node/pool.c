@@ -21,10 +21,10 @@
 
 struct pool {
     pool_conf_t conf;
-    child_t    *children; /* conf.slots of them */
-    int         sig_fd;   /* SIGCHLD */
-    int         timer_fd; /* armed at the earliest running child's deadline */
-    uint64_t    forks;
+    child_t *children; /* conf.slots of them */
+    int sig_fd;        /* SIGCHLD */
+    int timer_fd;      /* armed at the earliest running child's deadline */
+    uint64_t forks;
 };
 
 pool_t *pool_new(const pool_conf_t *conf, char *err, size_t errlen)
@@ -69,7 +69,8 @@ static child_t *s_free_slot(pool_t *self)
 static child_t *s_find_pid(pool_t *self, pid_t pid)
 {
     for (size_t i = 0; i < self->conf.slots; i++)
-        if (self->children[i].state != CHILD_FREE && self->children[i].pid == pid) return &self->children[i];
+        if (self->children[i].state != CHILD_FREE && self->children[i].pid == pid)
+            return &self->children[i];
     return NULL;
 }
 
@@ -78,14 +79,15 @@ static child_t *s_find_pid(pool_t *self, pid_t pid)
 static int s_workspace_for(pool_t *self, child_t *c)
 {
     const child_env_t *env = self->conf.env;
-    char               err[256];
+    char err[256];
     if (workspace_make(self->conf.ws, c->ws_dir, err, sizeof err) < 0) {
         log_error("event=workspace_failed error=\"%s\"", err);
         c->ws_dir[0] = '\0';
         return -1;
     }
     if ((env->sb->layers & LAYER_LANDLOCK) &&
-        (c->landlock_fd = landlock_ruleset(env->sb->landlock_abi, env->profile, c->ws_dir, err, sizeof err)) < 0) {
+        (c->landlock_fd = landlock_ruleset(env->sb->landlock_abi, env->profile, c->ws_dir, err,
+                                           sizeof err)) < 0) {
         log_error("event=workspace_failed error=\"%s\"", err);
         workspace_remove(self->conf.ws, c->ws_dir);
         c->ws_dir[0] = '\0';
@@ -147,10 +149,10 @@ static int s_prepare(pool_t *self, child_t *c, int sv[2])
 child_t *pool_fork(pool_t *self)
 {
     child_t *c = s_free_slot(self);
-    int      sv[2];
+    int sv[2];
     if (!c || s_prepare(self, c, sv) < 0) return NULL;
     uint64_t t0 = clock_mono_us();
-    pid_t    pid = fork();
+    pid_t pid = fork();
     if (pid > 0) log_debug("event=forked us=%llu", (unsigned long long)(clock_mono_us() - t0));
     if (pid < 0) {
         log_error("event=fork_failed error=\"%s\"", strerror(errno));
@@ -222,7 +224,7 @@ void pool_start(pool_t *self, child_t *c)
     c->start_us = clock_mono_us();
     c->deadline_us = c->start_us + (uint64_t)c->limits.wall_ms * 1000u;
     c->state = CHILD_RUNNING;
-    char    b = 'j';
+    char b = 'j';
     ssize_t n = write(c->sock, &b, 1);
     if (n != 1) pool_kill(c, KILL_CANCEL); /* reaping reports it; the child is already gone */
     s_arm_timer(self);
@@ -239,7 +241,8 @@ void pool_discard(pool_t *self, child_t *c)
 child_t *pool_find_job(pool_t *self, const uint8_t id[ID_BYTES])
 {
     for (size_t i = 0; i < self->conf.slots; i++)
-        if (self->children[i].state == CHILD_RUNNING && memcmp(self->children[i].id, id, ID_BYTES) == 0)
+        if (self->children[i].state == CHILD_RUNNING &&
+            memcmp(self->children[i].id, id, ID_BYTES) == 0)
             return &self->children[i];
     return NULL;
 }
@@ -252,7 +255,8 @@ void pool_on_timer(pool_t *self)
     uint64_t now = clock_mono_us();
     for (size_t i = 0; i < self->conf.slots; i++) {
         child_t *c = &self->children[i];
-        if (c->state == CHILD_RUNNING && !c->killed && c->deadline_us <= now) pool_kill(c, KILL_TIMEOUT);
+        if (c->state == CHILD_RUNNING && !c->killed && c->deadline_us <= now)
+            pool_kill(c, KILL_TIMEOUT);
     }
     s_arm_timer(self);
 }
@@ -265,7 +269,7 @@ void pool_on_timer(pool_t *self)
  * killed. */
 void pool_on_done(pool_t *self, child_t *c)
 {
-    char    b[16];
+    char b[16];
     ssize_t n = read(c->sock, b, sizeof b);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
         close(c->sock); /* the child is gone or going: SIGCHLD will tell how */
@@ -284,9 +288,9 @@ void pool_on_sigchld(pool_t *self)
     while (read(self->sig_fd, &si, sizeof si) == sizeof si) {
     }
     for (;;) {
-        int           wstatus;
+        int wstatus;
         struct rusage ru;
-        pid_t         pid = wait4(-1, &wstatus, WNOHANG, &ru);
+        pid_t pid = wait4(-1, &wstatus, WNOHANG, &ru);
         if (pid <= 0) break;
         child_t *c = s_find_pid(self, pid);
         if (!c) continue;

@@ -30,13 +30,13 @@ static void s_output_limit(void)
 static PyObject *s_write(PyObject *self, PyObject *args)
 {
     (void)self;
-    int       stream;
+    int stream;
     PyObject *text;
     if (!PyArg_ParseTuple(args, "iU", &stream, &text)) return NULL;
     if (!s_area) Py_RETURN_NONE;
-    Py_ssize_t  len;
+    Py_ssize_t len;
     const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
-    PyObject   *encoded = NULL;
+    PyObject *encoded = NULL;
     if (!utf8) { /* lone surrogates: keep them visible rather than fail the print */
         PyErr_Clear();
         encoded = PyUnicode_AsEncodedString(text, "utf-8", "backslashreplace");
@@ -44,13 +44,13 @@ static PyObject *s_write(PyObject *self, PyObject *args)
         utf8 = PyBytes_AS_STRING(encoded);
         len = PyBytes_GET_SIZE(encoded);
     }
-    area_hdr_t        *h = area_hdr(s_area);
+    area_hdr_t *h = area_hdr(s_area);
     volatile uint32_t *used = stream == 2 ? &h->err_len : &h->out_len;
     volatile uint32_t *trunc = stream == 2 ? &h->err_trunc : &h->out_trunc;
-    uint8_t           *dst = stream == 2 ? area_err(s_area) : area_out(s_area);
-    uint32_t           cap = h->out_limit, have = *used;
-    size_t             room = have < cap ? cap - have : 0;
-    size_t             n = (size_t)len < room ? (size_t)len : room;
+    uint8_t *dst = stream == 2 ? area_err(s_area) : area_out(s_area);
+    uint32_t cap = h->out_limit, have = *used;
+    size_t room = have < cap ? cap - have : 0;
+    size_t n = (size_t)len < room ? (size_t)len : room;
     memcpy(dst + have, utf8, n);
     *used = have + (uint32_t)n;
     Py_XDECREF(encoded);
@@ -91,7 +91,7 @@ static PyObject *s_traceback(PyObject *self, PyObject *tb)
     int depth = 0;
     while (tb && PyTraceBack_Check(tb) && depth++ < 200) {
         PyTracebackObject *t = (PyTracebackObject *)tb;
-        PyCodeObject      *code = PyFrame_GetCode(t->tb_frame);
+        PyCodeObject *code = PyFrame_GetCode(t->tb_frame);
         PyObject *item = Py_BuildValue("(OiO)", code->co_filename, t->tb_lineno, code->co_name);
         Py_DECREF(code);
         if (!item || PyList_Append(list, item) < 0) {
@@ -108,7 +108,7 @@ static PyObject *s_traceback(PyObject *self, PyObject *tb)
 static void s_kv_text(mpw_t *w, const char *key, PyObject *value)
 {
     mpw_str(w, key);
-    Py_ssize_t  len;
+    Py_ssize_t len;
     const char *s = value && PyUnicode_Check(value) ? PyUnicode_AsUTF8AndSize(value, &len) : NULL;
     if (s)
         mpw_strn(w, s, (size_t)len);
@@ -131,11 +131,14 @@ static void s_kv_images(mpw_t *w, PyObject *images, int truncated)
     mpw_array(w, (uint32_t)ok);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *t = PyList_GET_ITEM(images, i);
-        if (!(PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 4 && PyBytes_Check(PyTuple_GET_ITEM(t, 3))))
+        if (!(PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 4 &&
+              PyBytes_Check(PyTuple_GET_ITEM(t, 3))))
             continue;
-        PyObject   *mime = PyTuple_GET_ITEM(t, 0), *data = PyTuple_GET_ITEM(t, 3);
-        long        width = PyLong_Check(PyTuple_GET_ITEM(t, 1)) ? PyLong_AsLong(PyTuple_GET_ITEM(t, 1)) : 0;
-        long        height = PyLong_Check(PyTuple_GET_ITEM(t, 2)) ? PyLong_AsLong(PyTuple_GET_ITEM(t, 2)) : 0;
+        PyObject *mime = PyTuple_GET_ITEM(t, 0), *data = PyTuple_GET_ITEM(t, 3);
+        long width =
+            PyLong_Check(PyTuple_GET_ITEM(t, 1)) ? PyLong_AsLong(PyTuple_GET_ITEM(t, 1)) : 0;
+        long height =
+            PyLong_Check(PyTuple_GET_ITEM(t, 2)) ? PyLong_AsLong(PyTuple_GET_ITEM(t, 2)) : 0;
         const char *m = PyUnicode_Check(mime) ? PyUnicode_AsUTF8(mime) : NULL;
         PyErr_Clear();
         mpw_map(w, 4);
@@ -153,13 +156,14 @@ static void s_kv_images(mpw_t *w, PyObject *images, int truncated)
 static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"status", "result", "variables", "error_type", "error_message",
-                             "traceback", "line", "validation", "images", "images_truncated", NULL};
-    const char  *status;
-    PyObject    *result = NULL, *variables = NULL, *etype = NULL, *emsg = NULL, *tb = NULL,
+    static char *kwlist[] = {"status",        "result",           "variables", "error_type",
+                             "error_message", "traceback",        "line",      "validation",
+                             "images",        "images_truncated", NULL};
+    const char *status;
+    PyObject *result = NULL, *variables = NULL, *etype = NULL, *emsg = NULL, *tb = NULL,
              *validation = NULL, *images = NULL;
     long line = 0;
-    int  images_truncated = 0;
+    int images_truncated = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlOOp", kwlist, &status, &result, &variables,
                                      &etype, &emsg, &tb, &line, &validation, &images,
                                      &images_truncated))
@@ -187,7 +191,7 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
     }
     if (with_images) s_kv_images(&w, images, images_truncated);
     area_hdr_t *h = area_hdr(s_area);
-    if (area_put_meta(s_area, out.data, out.len) < 0) /* an enormous result or variable set: */
+    if (area_put_meta(s_area, out.data, out.len) < 0)      /* an enormous result or variable set: */
         area_report(s_area, "output_limit", "OutputLimit", /* say so rather than cut the meta */
                     "the result and variables exceed the executor's meta cap");
     buf_free(&out);
@@ -207,8 +211,8 @@ static PyMethodDef s_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef s_module = {PyModuleDef_HEAD_INIT, "_snakepit", NULL, -1, s_methods,
-                                      NULL, NULL, NULL, NULL};
+static struct PyModuleDef s_module = {
+    PyModuleDef_HEAD_INIT, "_snakepit", NULL, -1, s_methods, NULL, NULL, NULL, NULL};
 
 static PyObject *s_module_init(void)
 {

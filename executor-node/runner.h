@@ -10,7 +10,7 @@
 #include "jobarea.h"
 
 /* Zygote, before the interpreter starts: makes _snakepit importable. 0, or -1. */
-int  runner_register(void);
+int runner_register(void);
 /* Child, at its job: where _snakepit writes (NULL: nowhere, as in the zygote's probe). */
 void runner_bind(area_t *area);
 

@@ -11,19 +11,19 @@
 #include "snapshot.h"
 
 struct snapshot {
-    const node_conf_t    *conf;
-    const zygotes_t      *zygotes;
+    const node_conf_t *conf;
+    const zygotes_t *zygotes;
     const exec_metrics_t *metrics;
-    metrics_pub_t        *node;     /* sp:metrics:executor:{node} */
-    metrics_pub_t        *profiles; /* sp:profiles */
+    metrics_pub_t *node;     /* sp:metrics:executor:{node} */
+    metrics_pub_t *profiles; /* sp:profiles */
 };
 
 /* The node's hash, for `snakepit status` and get_sandbox_info. */
 static void s_fill_node(void *arg, metrics_pub_t *pub)
 {
-    const snapshot_t     *self = arg;
+    const snapshot_t *self = arg;
     const exec_metrics_t *m = self->metrics;
-    uint64_t              jobs = 0, violations = 0, forks = 0, restarts = 0;
+    uint64_t jobs = 0, violations = 0, forks = 0, restarts = 0;
     for (int i = 0; i < m->n_profiles; i++) {
         const profile_stats_t *p = &m->profiles[i];
         for (int s = 0; s < ST__COUNT; s++) jobs += p->jobs[s];
@@ -31,12 +31,13 @@ static void s_fill_node(void *arg, metrics_pub_t *pub)
         forks += p->forks;
         restarts += p->zygote_restarts;
     }
-    char   names[WIRE_MAX_SERVICES][65], services[256] = "";
-    int    n = zygotes_services(self->zygotes, 0, names, WIRE_MAX_SERVICES);
+    char names[WIRE_MAX_SERVICES][65], services[256] = "";
+    int n = zygotes_services(self->zygotes, 0, names, WIRE_MAX_SERVICES);
     size_t used = 0;
     for (int i = 0; i < n; i++)
-        used += (size_t)snprintf(services + used, used < sizeof services ? sizeof services - used : 0,
-                                 "%s%s", used ? "," : "", names[i]);
+        used +=
+            (size_t)snprintf(services + used, used < sizeof services ? sizeof services - used : 0,
+                             "%s%s", used ? "," : "", names[i]);
     metrics_pub_field(pub, "node", "%s", self->conf->node_id);
     metrics_pub_field(pub, "services", "%s", services);
     metrics_pub_field(pub, "slots", "%ld", self->conf->slots);
@@ -54,7 +55,8 @@ static void s_fill_node(void *arg, metrics_pub_t *pub)
     metrics_pub_field(pub, "forks", "%llu", (unsigned long long)forks);
     metrics_pub_field(pub, "zygote_restarts", "%llu", (unsigned long long)restarts);
     metrics_pub_field(pub, "broker_connected", "%d", m->broker_connected);
-    metrics_pub_field(pub, "ts_ms", "%llu", (unsigned long long)clock_wall_ms()); /* as the broker's */
+    metrics_pub_field(pub, "ts_ms", "%llu",
+                      (unsigned long long)clock_wall_ms()); /* as the broker's */
 }
 
 /* sp:profiles, one field per profile, shared by every node: nodes of one install agree; the
@@ -75,12 +77,13 @@ snapshot_t *snapshot_new(loop_t *loop, const node_conf_t *conf, const zygotes_t 
                          const exec_metrics_t *metrics)
 {
     snapshot_t *self = xcalloc(1, sizeof *self);
-    char        key[160], err[512];
+    char key[160], err[512];
     self->conf = conf;
     self->zygotes = zygotes;
     self->metrics = metrics;
     snprintf(key, sizeof key, "sp:metrics:executor:%s", conf->node_id);
-    self->node = metrics_pub_new(loop, conf->redis, key, 1000, 10, s_fill_node, self, err, sizeof err);
+    self->node =
+        metrics_pub_new(loop, conf->redis, key, 1000, 10, s_fill_node, self, err, sizeof err);
     if (!self->node) log_warn("event=snapshot_disabled error=\"%s\"", err);
     self->profiles = metrics_pub_new(loop, conf->redis, "sp:profiles", 5000, 60, s_fill_profiles,
                                      self, err, sizeof err);

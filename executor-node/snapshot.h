@@ -19,6 +19,6 @@ typedef struct snapshot snapshot_t;
  * snapshot off (the node serves jobs without it). */
 snapshot_t *snapshot_new(loop_t *loop, const node_conf_t *conf, const zygotes_t *zygotes,
                          const exec_metrics_t *metrics);
-void        snapshot_destroy(snapshot_t **self_p);
+void snapshot_destroy(snapshot_t **self_p);
 
 #endif

@@ -27,7 +27,7 @@ int spawn_find_zygote(char *exe, size_t cap, char *err, size_t errlen)
     }
     exe[len] = '\0';
     /* the zygote binary sits next to ours (build/bin/, /usr/local/bin/...) */
-    char  *slash = strrchr(exe, '/');
+    char *slash = strrchr(exe, '/');
     size_t dir_len = slash ? (size_t)(slash - exe) + 1 : 0;
     if (dir_len + sizeof ZYGOTE_BIN > cap) {
         snprintf(err, errlen, "executable path too long");
@@ -46,7 +46,7 @@ static int s_write_file(const char *path, const char *text)
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     ssize_t n = write(fd, text, strlen(text));
-    int     e = errno;
+    int e = errno;
     close(fd);
     errno = e;
     return n == (ssize_t)strlen(text) ? 0 : -1;
@@ -84,7 +84,7 @@ fail:
 /* The zygote's command line (zygote_main.c reads it): built before clone, like everything
  * the child needs. */
 typedef struct {
-    char  layers[16], slots[24], pool[24], uid[16], drop[4], cap[24], rj[24], rs[24];
+    char layers[16], slots[24], pool[24], uid[16], drop[4], cap[24], rj[24], rs[24];
     char *argv[32];
 } args_t;
 
@@ -99,18 +99,41 @@ static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const pr
     snprintf(a->cap, sizeof a->cap, "%ld", conf->output_max);
     snprintf(a->rj, sizeof a->rj, "%ld", conf->recycle_jobs);
     snprintf(a->rs, sizeof a->rs, "%ld", conf->recycle_s);
-    char *argv[] = {ZYGOTE_BIN, "--zygote", (char *)profile->name, "--layers", a->layers,
-                    "--slots", a->slots, "--pool", a->pool, "--run-uid", a->uid, "--run-gid", a->uid,
-                    "--drop-uid", a->drop, "--stream-cap", a->cap, "--recycle-jobs", a->rj,
-                    "--recycle-s", a->rs, "--python", (char *)conf->python, "--node",
-                    (char *)conf->node_id, "--log-level", (char *)conf->log_level, NULL};
+    char *argv[] = {ZYGOTE_BIN,
+                    "--zygote",
+                    (char *)profile->name,
+                    "--layers",
+                    a->layers,
+                    "--slots",
+                    a->slots,
+                    "--pool",
+                    a->pool,
+                    "--run-uid",
+                    a->uid,
+                    "--run-gid",
+                    a->uid,
+                    "--drop-uid",
+                    a->drop,
+                    "--stream-cap",
+                    a->cap,
+                    "--recycle-jobs",
+                    a->rj,
+                    "--recycle-s",
+                    a->rs,
+                    "--python",
+                    (char *)conf->python,
+                    "--node",
+                    (char *)conf->node_id,
+                    "--log-level",
+                    (char *)conf->log_level,
+                    NULL};
     memcpy(a->argv, argv, sizeof argv);
 }
 
 /* A scrubbed environment: nothing of the host's (tokens, paths, proxies) reaches a job.
  * BLAS and OpenMP are pinned to one thread before any of them is imported. */
 typedef struct {
-    char  asan[512];
+    char asan[512];
     char *envp[16];
 } env_t;
 
@@ -131,13 +154,12 @@ static void s_env(env_t *e)
                     "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1", "MPLBACKEND=Agg",
                     /* resolve every symbol in the zygote, once: lazy binding would write each
                      * child's GOT on first call (a copy-on-write fault and a symbol lookup) */
-                    "LD_BIND_NOW=1",
-                    asan_env ? e->asan : NULL, NULL};
+                    "LD_BIND_NOW=1", asan_env ? e->asan : NULL, NULL};
     memcpy(e->envp, envp, sizeof envp);
 }
 
-int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers, const profile_t *profile,
-                 pid_t *pid_out, int *chan_fd, char *err, size_t errlen)
+int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers,
+                 const profile_t *profile, pid_t *pid_out, int *chan_fd, char *err, size_t errlen)
 {
     int sv[2], sync[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -150,15 +172,17 @@ int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers, cons
         return -1;
     }
     args_t a;
-    env_t  e;
+    env_t e;
     s_args(&a, conf, layers, profile);
     s_env(&e);
     long flags = SIGCHLD;
     if (layers & LAYER_NAMESPACES)
-        flags |= CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS;
+        flags |=
+            CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS;
     pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
     if (pid < 0) {
-        snprintf(err, errlen, "layer namespaces: clone into new namespaces failed: %s "
+        snprintf(err, errlen,
+                 "layer namespaces: clone into new namespaces failed: %s "
                  "(user namespaces disabled? --disable-layer namespaces to run without them)",
                  strerror(errno));
         close(sv[0]), close(sv[1]), close(sync[0]), close(sync[1]);

@@ -20,7 +20,7 @@ int spawn_find_zygote(char *exe, size_t cap, char *err, size_t errlen);
 /* A zygote for profile, running exe with the layers (LAYER_* bits) in force. Its pid and the
  * node's end of the channel (SOCK_SEQPACKET, close-on-exec) come back; 0, or -1 with the
  * reason in err and nothing left running. */
-int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers, const profile_t *profile,
-                 pid_t *pid, int *chan_fd, char *err, size_t errlen);
+int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers,
+                 const profile_t *profile, pid_t *pid, int *chan_fd, char *err, size_t errlen);
 
 #endif

@@ -17,7 +17,7 @@
 static void s_str_into(mpr_t *r, char *dst, size_t cap)
 {
     const char *s;
-    uint32_t    n;
+    uint32_t n;
     if (mpr_str(r, &s, &n) == 0) snprintf(dst, cap, "%.*s", (int)n, s);
 }
 
@@ -35,20 +35,26 @@ static void s_hello_encode(const zmsg_t *m, mpw_t *w)
 
 static void s_hello_field(mpr_t *r, const char *k, uint32_t kl, zmsg_hello_t *h)
 {
-    if (mpr_key_is(k, kl, "profile")) s_str_into(r, h->profile, sizeof h->profile);
-    else if (mpr_key_is(k, kl, "python")) s_str_into(r, h->python, sizeof h->python);
-    else if (mpr_key_is(k, kl, "layers")) s_str_into(r, h->layers, sizeof h->layers);
-    else if (mpr_key_is(k, kl, "base_vm")) mpr_uint(r, &h->base_vm);
-    else if (mpr_key_is(k, kl, "landlock_abi")) mpr_int(r, &h->landlock_abi);
+    if (mpr_key_is(k, kl, "profile"))
+        s_str_into(r, h->profile, sizeof h->profile);
+    else if (mpr_key_is(k, kl, "python"))
+        s_str_into(r, h->python, sizeof h->python);
+    else if (mpr_key_is(k, kl, "layers"))
+        s_str_into(r, h->layers, sizeof h->layers);
+    else if (mpr_key_is(k, kl, "base_vm"))
+        mpr_uint(r, &h->base_vm);
+    else if (mpr_key_is(k, kl, "landlock_abi"))
+        mpr_int(r, &h->landlock_abi);
     else if (mpr_key_is(k, kl, "packages")) {
         const char *v;
-        uint32_t    vl;
+        uint32_t vl;
         /* JSON made from importlib.metadata: cut short it would not parse, so it goes whole */
         if (mpr_str(r, &v, &vl) == 0 && vl < sizeof h->packages) {
             memcpy(h->packages, v, vl);
             h->packages[vl] = '\0';
         }
-    } else mpr_skip(r);
+    } else
+        mpr_skip(r);
 }
 
 static void s_stats_encode(const zmsg_t *m, mpw_t *w)
@@ -75,19 +81,26 @@ static void s_stats_field(mpr_t *r, const char *k, uint32_t kl, zmsg_stats_t *s)
 {
     if (mpr_key_is(k, kl, "status")) {
         const char *v;
-        uint32_t    vl;
+        uint32_t vl;
         s->job = 1;
         if (mpr_str(r, &v, &vl) == 0 && status_parse_n(v, vl, &s->status) < 0)
             s->status = ST_INTERNAL_ERROR;
-    } else if (mpr_key_is(k, kl, "wall_ms")) mpr_double(r, &s->wall_ms);
-    else if (mpr_key_is(k, kl, "cpu_ms")) mpr_double(r, &s->cpu_ms);
-    else if (mpr_key_is(k, kl, "max_rss_kb")) mpr_int(r, &s->max_rss_kb);
-    else if (mpr_key_is(k, kl, "forks")) mpr_uint(r, &s->forks);
-    else if (mpr_key_is(k, kl, "pool")) mpr_uint(r, &s->pool);
-    else if (mpr_key_is(k, kl, "kind")) mpr_int(r, &s->kind);
+    } else if (mpr_key_is(k, kl, "wall_ms"))
+        mpr_double(r, &s->wall_ms);
+    else if (mpr_key_is(k, kl, "cpu_ms"))
+        mpr_double(r, &s->cpu_ms);
+    else if (mpr_key_is(k, kl, "max_rss_kb"))
+        mpr_int(r, &s->max_rss_kb);
+    else if (mpr_key_is(k, kl, "forks"))
+        mpr_uint(r, &s->forks);
+    else if (mpr_key_is(k, kl, "pool"))
+        mpr_uint(r, &s->pool);
+    else if (mpr_key_is(k, kl, "kind"))
+        mpr_int(r, &s->kind);
     else if (mpr_key_is(k, kl, "syscall")) {
         if (!mpr_nil(r)) s_str_into(r, s->syscall, sizeof s->syscall);
-    } else mpr_skip(r);
+    } else
+        mpr_skip(r);
 }
 
 static void s_progress_encode(const zmsg_t *m, mpw_t *w)
@@ -108,17 +121,20 @@ static void s_progress_encode(const zmsg_t *m, mpw_t *w)
 static void s_progress_field(mpr_t *r, const char *k, uint32_t kl, zmsg_progress_t *p, int *running)
 {
     const char *v;
-    uint32_t    vl;
+    uint32_t vl;
     if (mpr_key_is(k, kl, "state")) {
         if (mpr_str(r, &v, &vl) == 0) *running = mpr_key_is(v, vl, "running");
     } else if (mpr_key_is(k, kl, "stream")) {
         if (mpr_str(r, &v, &vl) < 0) return;
-        p->stream = mpr_key_is(v, vl, "stdout") ? "stdout" : mpr_key_is(v, vl, "stderr") ? "stderr" : NULL;
+        p->stream = mpr_key_is(v, vl, "stdout")   ? "stdout"
+                    : mpr_key_is(v, vl, "stderr") ? "stderr"
+                                                  : NULL;
         if (!p->stream) mpr_fail(r, "unknown progress stream");
     } else if (mpr_key_is(k, kl, "data")) {
         uint32_t n;
         if (mpr_bytes(r, &p->data, &n) == 0) p->len = n;
-    } else mpr_skip(r);
+    } else
+        mpr_skip(r);
 }
 
 /* One map, each key handed to the type's field reader; unknown keys are skipped (a newer
@@ -126,15 +142,18 @@ static void s_progress_field(mpr_t *r, const char *k, uint32_t kl, zmsg_progress
 static int s_map_decode(mpr_t *r, zmsg_t *m)
 {
     uint32_t n;
-    int      running = 0;
+    int running = 0;
     if (mpr_map(r, &n) < 0) return -1;
     for (uint32_t i = 0; i < n && !r->err; i++) {
         const char *k;
-        uint32_t    kl;
+        uint32_t kl;
         if (mpr_str(r, &k, &kl) < 0) break;
-        if (m->type == ZM_HELLO) s_hello_field(r, k, kl, &m->hello);
-        else if (m->type == ZM_STATS) s_stats_field(r, k, kl, &m->stats);
-        else s_progress_field(r, k, kl, &m->progress, &running);
+        if (m->type == ZM_HELLO)
+            s_hello_field(r, k, kl, &m->hello);
+        else if (m->type == ZM_STATS)
+            s_stats_field(r, k, kl, &m->stats);
+        else
+            s_progress_field(r, k, kl, &m->progress, &running);
     }
     if (m->type == ZM_STATS && !m->stats.job) /* pool news: the job's fields mean nothing */
         m->stats = (zmsg_stats_t){.forks = m->stats.forks, .pool = m->stats.pool};
@@ -156,7 +175,7 @@ typedef enum {
 
 typedef struct {
     const char *name;
-    shape_t     shape;
+    shape_t shape;
     void (*encode)(const zmsg_t *m, mpw_t *w);
 } row_t;
 
@@ -226,7 +245,8 @@ int zmsg_send(zchan_t *chan, const zmsg_t *m)
     const row_t *row = s_row(m->type);
     assert(row);
     if (row->shape != SHAPE_MAP)
-        return zchan_send(chan, (uint8_t)m->type, m->id, row->shape == SHAPE_RAW ? m->payload : NULL,
+        return zchan_send(chan, (uint8_t)m->type, m->id,
+                          row->shape == SHAPE_RAW ? m->payload : NULL,
                           row->shape == SHAPE_RAW ? m->len : 0);
     buf_t out;
     buf_init(&out);
@@ -239,15 +259,15 @@ int zmsg_send(zchan_t *chan, const zmsg_t *m)
 
 typedef struct {
     zmsg_fn *fn;
-    void    *arg;
+    void *arg;
 } reader_t;
 
 static void s_on_raw(void *arg, uint8_t type, const uint8_t id[ID_BYTES], const uint8_t *payload,
                      size_t len)
 {
     reader_t *rd = arg;
-    zmsg_t    m;
-    char      err[128];
+    zmsg_t m;
+    char err[128];
     if (zmsg_decode(type, id, payload, len, &m, err, sizeof err) < 0) {
         log_warn("event=bad_channel_message type=%s error=\"%s\"", zmsg_name(type), err);
         return;

@@ -35,40 +35,40 @@ typedef enum {
 #define ZMSG_PACKAGES_MAX 4096 /* HELLO's package list; a longer one is dropped, not cut */
 
 typedef struct {
-    char     profile[65];
-    char     python[32];  /* "3.11.2" */
-    char     layers[128]; /* the zygote's active layers, comma-separated */
-    char     packages[ZMSG_PACKAGES_MAX]; /* JSON {package: version}; "" when none or too long */
-    uint64_t base_vm;     /* the zygote's address space after warm-up */
-    int64_t  landlock_abi;
+    char profile[65];
+    char python[32];                  /* "3.11.2" */
+    char layers[128];                 /* the zygote's active layers, comma-separated */
+    char packages[ZMSG_PACKAGES_MAX]; /* JSON {package: version}; "" when none or too long */
+    uint64_t base_vm;                 /* the zygote's address space after warm-up */
+    int64_t landlock_abi;
 } zmsg_hello_t;
 
 typedef struct {
-    int      job;         /* 1: a job finished, the fields down to kind are set; 0: pool news */
-    status_t status;      /* ST_INTERNAL_ERROR when the zygote named an unknown one */
-    double   wall_ms;
-    double   cpu_ms;
-    int64_t  max_rss_kb;
-    char     syscall[64]; /* security_violation: the syscall or audit event; "" otherwise */
-    int64_t  kind;        /* JOB_EXEC or JOB_VALIDATE */
-    uint64_t forks;       /* children forked since the previous STATS */
-    uint64_t pool;        /* idle children now */
+    int job;         /* 1: a job finished, the fields down to kind are set; 0: pool news */
+    status_t status; /* ST_INTERNAL_ERROR when the zygote named an unknown one */
+    double wall_ms;
+    double cpu_ms;
+    int64_t max_rss_kb;
+    char syscall[64]; /* security_violation: the syscall or audit event; "" otherwise */
+    int64_t kind;     /* JOB_EXEC or JOB_VALIDATE */
+    uint64_t forks;   /* children forked since the previous STATS */
+    uint64_t pool;    /* idle children now */
 } zmsg_stats_t;
 
 typedef struct {
-    const char    *stream; /* "stdout" or "stderr" with data; NULL: {state: "running"} */
+    const char *stream; /* "stdout" or "stderr" with data; NULL: {state: "running"} */
     const uint8_t *data;
-    size_t         len;
+    size_t len;
 } zmsg_progress_t;
 
 typedef struct {
-    zmsg_type_t    type;
+    zmsg_type_t type;
     const uint8_t *id;      /* ID_BYTES; NULL when sending one that names no job */
     const uint8_t *payload; /* as sent: JOB, RESULT and FATAL are given this way */
-    size_t         len;
-    union {                 /* by type */
-        zmsg_hello_t    hello;
-        zmsg_stats_t    stats;
+    size_t len;
+    union { /* by type */
+        zmsg_hello_t hello;
+        zmsg_stats_t stats;
         zmsg_progress_t progress;
     };
 } zmsg_t;
@@ -78,11 +78,11 @@ typedef void(zmsg_fn)(void *arg, const zmsg_t *msg);
 /* "HELLO" …; "?" for a type no row knows. */
 const char *zmsg_name(uint8_t type);
 /* The payload of m (for the types with an encoder) appended to out. */
-void        zmsg_encode(const zmsg_t *m, buf_t *out);
+void zmsg_encode(const zmsg_t *m, buf_t *out);
 /* One received message into m (whose pointers then point into payload and id). 0, or -1
  * with the reason in err. */
-int         zmsg_decode(uint8_t type, const uint8_t id[ID_BYTES], const uint8_t *payload,
-                        size_t len, zmsg_t *m, char *err, size_t errlen);
+int zmsg_decode(uint8_t type, const uint8_t id[ID_BYTES], const uint8_t *payload, size_t len,
+                zmsg_t *m, char *err, size_t errlen);
 
 /* Encodes (or takes the payload of) m and queues it on chan; every buffer that held it is
  * zeroed (scrub.h). 0, or -1 when the peer is gone. */

@@ -40,19 +40,19 @@
 
 typedef struct {
     const zygote_conf_t *conf;
-    const profile_t     *profile;
-    sandbox_t            sb;
-    pretouch_t           touch; /* pages a job makes private, pre-faulted by pooled children */
-    workspace_t          ws;    /* workspace profiles: where the children's directories are */
-    child_env_t          env;   /* what every child needs after fork */
-    pool_t              *pool;
-    dispatch_t           dispatch;
-    zchan_t             *chan;
-    long                 jobs_done;
-    uint64_t             forks_reported;
-    uint64_t             started_us;
-    int                  retiring;
-    int                  quit;
+    const profile_t *profile;
+    sandbox_t sb;
+    pretouch_t touch; /* pages a job makes private, pre-faulted by pooled children */
+    workspace_t ws;   /* workspace profiles: where the children's directories are */
+    child_env_t env;  /* what every child needs after fork */
+    pool_t *pool;
+    dispatch_t dispatch;
+    zchan_t *chan;
+    long jobs_done;
+    uint64_t forks_reported;
+    uint64_t started_us;
+    int retiring;
+    int quit;
 } zygote_t;
 
 /* ---- answers ------------------------------------------------------------------------------- */
@@ -99,7 +99,8 @@ static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
     need += res->out_len + res->err_len;
     for (size_t i = 0; i < res->n_images; i++) need += res->images[i].len + 64;
     for (size_t i = 0; i < res->n_files; i++) need += res->files[i].len + JOB_MAX_PATH + 16;
-    need += (res->result ? strlen(res->result) : 0) + (res->variables ? strlen(res->variables) : 0) +
+    need += (res->result ? strlen(res->result) : 0) +
+            (res->variables ? strlen(res->variables) : 0) +
             (res->validation ? strlen(res->validation) : 0) +
             (res->error.traceback ? strlen(res->error.traceback) : 0) +
             (res->error.message ? strlen(res->error.message) : 0);
@@ -116,11 +117,19 @@ static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
 static void s_on_finished(void *arg, child_t *c, int wstatus, const struct rusage *ru)
 {
     zygote_t *z = arg;
-    outcome_t o = {.area = &c->area, .limits = c->limits, .killed = c->killed, .wstatus = wstatus,
-                   .ru = ru, .start_us = c->start_us, .id = c->id, .tenant = c->tenant,
-                   .profile = z->profile->name, .kind = c->kind, .ws_dir = c->ws_dir,
+    outcome_t o = {.area = &c->area,
+                   .limits = c->limits,
+                   .killed = c->killed,
+                   .wstatus = wstatus,
+                   .ru = ru,
+                   .start_us = c->start_us,
+                   .id = c->id,
+                   .tenant = c->tenant,
+                   .profile = z->profile->name,
+                   .kind = c->kind,
+                   .ws_dir = c->ws_dir,
                    .inputs = c->inputs};
-    result_t  res;
+    result_t res;
     result_init(&res);
     outcome_result(&o, &res);
     s_send_result(z, c, &res);
@@ -183,7 +192,9 @@ static void s_on_msg(void *arg, const zmsg_t *msg)
         if (c) pool_kill(c, KILL_CANCEL);
         break;
     }
-    default: log_warn("event=unknown_message type=%u", msg->type); break;
+    default:
+        log_warn("event=unknown_message type=%u", msg->type);
+        break;
     }
 }
 
@@ -218,7 +229,7 @@ static size_t s_vm_bytes(void)
 
 static void s_hello(zygote_t *z)
 {
-    zmsg_t        m = {.type = ZM_HELLO};
+    zmsg_t m = {.type = ZM_HELLO};
     zmsg_hello_t *h = &m.hello;
     snprintf(h->profile, sizeof h->profile, "%s", z->profile->name);
     snprintf(h->python, sizeof h->python, "%s", py_version());
@@ -266,12 +277,14 @@ static int s_make_pool(zygote_t *z, char *err, size_t errlen)
     const zygote_conf_t *conf = z->conf;
     z->env = (child_env_t){&z->sb, z->profile, &z->touch, getpid()};
     /* running + answered-but-not-yet-reaped + pool, with room to spare */
-    size_t      slots = (size_t)(2 * conf->slots + conf->pool + 2);
+    size_t slots = (size_t)(2 * conf->slots + conf->pool + 2);
     pool_conf_t pc = {.slots = slots < MAX_CHILDREN ? slots : MAX_CHILDREN,
                       .job_cap = DISPATCH_JOB_CAP,
-                      .stream_cap = (uint32_t)conf->stream_cap, .env = &z->env,
+                      .stream_cap = (uint32_t)conf->stream_cap,
+                      .env = &z->env,
                       .ws = z->profile->workspace ? &z->ws : NULL,
-                      .on_finished = s_on_finished, .arg = z};
+                      .on_finished = s_on_finished,
+                      .arg = z};
     if (!(z->pool = pool_new(&pc, err, errlen))) return -1;
     /* the node's cap over every profile's: a stream holds at most stream_cap bytes */
     z->dispatch = (dispatch_t){z->profile, z->pool, pc.ws, {.output_bytes = conf->stream_cap}};
@@ -286,7 +299,8 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
     z->sb.drop_uid = z->conf->drop_uid;
     if (sandbox_probe(&z->sb, err, errlen) < 0) return -1;
     if (py_init(z->profile, z->conf->python, err, errlen) < 0) return -1;
-    if ((z->sb.layers & LAYER_SECCOMP) && filter_compile(z->profile, &z->sb.filter, err, errlen) < 0)
+    if ((z->sb.layers & LAYER_SECCOMP) &&
+        filter_compile(z->profile, &z->sb.filter, err, errlen) < 0)
         return -1;
     z->sb.base_vm = s_vm_bytes() + (32u << 20); /* slack for the runner's own allocations */
     char why[256];
@@ -313,7 +327,8 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
 static nfds_t s_poll_set(zygote_t *z, struct pollfd *fds, child_t **owner)
 {
     nfds_t n = 0;
-    fds[n++] = (struct pollfd){zchan_fd(z->chan), POLLIN | (zchan_pending(z->chan) ? POLLOUT : 0), 0};
+    fds[n++] =
+        (struct pollfd){zchan_fd(z->chan), POLLIN | (zchan_pending(z->chan) ? POLLOUT : 0), 0};
     fds[n++] = (struct pollfd){pool_sig_fd(z->pool), POLLIN, 0};
     fds[n++] = (struct pollfd){pool_timer_fd(z->pool), POLLIN, 0};
     for (size_t i = 0; i < pool_slots(z->pool); i++) {
@@ -353,21 +368,22 @@ static int s_timeout(zygote_t *z, int short_pool, uint64_t *next_progress_us)
 
 static void s_serve(zygote_t *z)
 {
-    size_t         cap = pool_slots(z->pool) + POLL_FIXED;
+    size_t cap = pool_slots(z->pool) + POLL_FIXED;
     struct pollfd *fds = xcalloc(cap, sizeof *fds);
-    child_t      **owner = xcalloc(cap, sizeof *owner);
-    uint64_t       next_progress_us = 0;
+    child_t **owner = xcalloc(cap, sizeof *owner);
+    uint64_t next_progress_us = 0;
     while (!z->quit) {
         nfds_t nfds = s_poll_set(z, fds, owner);
-        int    short_pool = s_pool_short(z);
-        int    ready = poll(fds, nfds, s_timeout(z, short_pool, &next_progress_us));
+        int short_pool = s_pool_short(z);
+        int ready = poll(fds, nfds, s_timeout(z, short_pool, &next_progress_us));
         if (ready < 0) {
             if (errno == EINTR) continue;
             log_error("event=poll_failed error=\"%s\"", strerror(errno));
             break;
         }
         if (ready == 0) {
-            if (short_pool && !pool_fork(z->pool)) poll(NULL, 0, 100); /* fork failing: back off */
+            if (short_pool && !pool_fork(z->pool))
+                poll(NULL, 0, 100); /* fork failing: back off */
             else if (!s_pool_short(z) && pool_forks(z->pool) != z->forks_reported)
                 s_send_stats(z, NULL, NULL); /* the pool is full again */
             s_check_recycle(z);
@@ -389,7 +405,7 @@ static void s_serve(zygote_t *z)
 int zygote_main(const zygote_conf_t *conf)
 {
     zygote_t z = {.conf = conf, .started_us = clock_mono_us()};
-    char     err[512];
+    char err[512];
     z.chan = zchan_new(CHAN_FD);
     z.profile = profile_find(conf->profile);
     if (!z.profile) {

@@ -19,40 +19,40 @@
 #include "zmsg.h"
 #include "zygotes.h"
 
-#define ZYGOTES_MAX   (2 * WIRE_MAX_SERVICES) /* one per profile, plus one retiring each */
-#define HELLO_WAIT_S  60    /* numpy and pandas take seconds to import on a cold cache */
+#define ZYGOTES_MAX    (2 * WIRE_MAX_SERVICES) /* one per profile, plus one retiring each */
+#define HELLO_WAIT_S   60 /* numpy and pandas take seconds to import on a cold cache */
 #define BACKOFF_MAX_MS 30000
 
 typedef struct {
-    const profile_t *profile;       /* NULL: a free slot */
-    pid_t            pid;           /* 0 while down */
-    int              retiring;      /* recycling: serves what it has, gets nothing new once its
-                                       successor is ready, and is closed when idle */
-    long             inflight;      /* jobs sent, not yet answered */
-    zchan_t         *chan;
-    int              ready;         /* HELLO received */
-    zmsg_hello_t     hello;         /* python, layers, packages */
-    uint64_t         restart_at_ms; /* monotonic; 0 = not scheduled */
-    uint64_t         backoff_ms;
-    long             restarts;
+    const profile_t *profile; /* NULL: a free slot */
+    pid_t pid;                /* 0 while down */
+    int retiring;             /* recycling: serves what it has, gets nothing new once its
+                                 successor is ready, and is closed when idle */
+    long inflight;            /* jobs sent, not yet answered */
+    zchan_t *chan;
+    int ready;              /* HELLO received */
+    zmsg_hello_t hello;     /* python, layers, packages */
+    uint64_t restart_at_ms; /* monotonic; 0 = not scheduled */
+    uint64_t backoff_ms;
+    long restarts;
 } zyg_t;
 
 typedef struct { /* the loop's argument for one zygote's channel */
     zygotes_t *set;
-    int        zi;
+    int zi;
 } watch_t;
 
 struct zygotes {
     const node_conf_t *conf;
-    const char        *exe;     /* snakepit-zygote */
-    unsigned           layers;  /* LAYER_* in force */
-    exec_metrics_t    *metrics; /* restarts, recycles and the zygotes' STATS land here */
-    loop_t            *loop;    /* NULL until attached */
-    zygotes_hooks_t    hooks;
-    int                stopping;
-    zyg_t              z[ZYGOTES_MAX];
-    watch_t            watch[ZYGOTES_MAX];
-    int                n;       /* slots in use; a free one may sit below n */
+    const char *exe;         /* snakepit-zygote */
+    unsigned layers;         /* LAYER_* in force */
+    exec_metrics_t *metrics; /* restarts, recycles and the zygotes' STATS land here */
+    loop_t *loop;            /* NULL until attached */
+    zygotes_hooks_t hooks;
+    int stopping;
+    zyg_t z[ZYGOTES_MAX];
+    watch_t watch[ZYGOTES_MAX];
+    int n; /* slots in use; a free one may sit below n */
 };
 
 zygotes_t *zygotes_new(const node_conf_t *conf, const char *exe, unsigned layers,
@@ -92,7 +92,7 @@ int zygotes_add(zygotes_t *self, const char *list, char *err, size_t errlen)
     const char *p = list;
     while (*p && self->n < ZYGOTES_MAX) {
         size_t l = strcspn(p, ",");
-        char   name[65];
+        char name[65];
         snprintf(name, sizeof name, "%.*s", (int)l, p);
         const profile_t *prof = profile_find(name);
         if (!prof) {
@@ -117,7 +117,8 @@ int zygotes_add(zygotes_t *self, const char *list, char *err, size_t errlen)
 static int s_spawn(zygotes_t *self, zyg_t *z, char *err, size_t errlen)
 {
     int fd;
-    if (spawn_zygote(self->conf, self->exe, self->layers, z->profile, &z->pid, &fd, err, errlen) < 0)
+    if (spawn_zygote(self->conf, self->exe, self->layers, z->profile, &z->pid, &fd, err, errlen) <
+        0)
         return -1;
     z->chan = zchan_new(fd);
     z->ready = 0;
@@ -180,7 +181,8 @@ static void s_recycle(zygotes_t *self, zyg_t *z)
     for (int i = 0; i < ZYGOTES_MAX && free_slot < 0; i++)
         if (!self->z[i].profile) free_slot = i;
     if (free_slot < 0) {
-        log_warn("event=recycle_deferred profile=%s reason=\"no free zygote slot\"", z->profile->name);
+        log_warn("event=recycle_deferred profile=%s reason=\"no free zygote slot\"",
+                 z->profile->name);
         return;
     }
     zyg_t *succ = &self->z[free_slot];
@@ -196,7 +198,8 @@ static void s_recycle(zygotes_t *self, zyg_t *z)
     z->retiring = 1;
     exec_metrics_profile(self->metrics, z->profile->name)->zygote_recycles++;
     s_watch(self, free_slot);
-    log_info("event=zygote_recycling profile=%s old_pid=%d new_pid=%d", z->profile->name, z->pid, succ->pid);
+    log_info("event=zygote_recycling profile=%s old_pid=%d new_pid=%d", z->profile->name, z->pid,
+             succ->pid);
 }
 
 static int s_successor_ready(const zygotes_t *self, int zi)
@@ -215,7 +218,8 @@ static void s_retire_idle(zygotes_t *self)
 {
     for (int i = 0; i < self->n; i++) {
         zyg_t *z = &self->z[i];
-        if (!z->profile || !z->retiring || z->inflight > 0 || !z->chan || !s_successor_ready(self, i))
+        if (!z->profile || !z->retiring || z->inflight > 0 || !z->chan ||
+            !s_successor_ready(self, i))
             continue;
         log_info("event=zygote_retired profile=%s pid=%d", z->profile->name, z->pid);
         loop_remove_fd(self->loop, zchan_fd(z->chan));
@@ -229,7 +233,7 @@ static void s_on_tick(loop_t *loop, void *arg)
 {
     (void)loop;
     zygotes_t *self = arg;
-    uint64_t   now = clock_mono_ms();
+    uint64_t now = clock_mono_ms();
     s_retire_idle(self);
     for (int i = 0; i < self->n; i++) {
         zyg_t *z = &self->z[i];
@@ -252,16 +256,18 @@ static void s_on_tick(loop_t *loop, void *arg)
 
 static void s_on_msg(void *arg, const zmsg_t *msg)
 {
-    watch_t   *w = arg;
+    watch_t *w = arg;
     zygotes_t *self = w->set;
-    zyg_t     *z = &self->z[w->zi];
+    zyg_t *z = &self->z[w->zi];
     switch (msg->type) {
     case ZM_RESULT:
-        if (self->hooks.on_result && self->hooks.on_result(self->hooks.arg, msg->id, msg->payload, msg->len))
+        if (self->hooks.on_result &&
+            self->hooks.on_result(self->hooks.arg, msg->id, msg->payload, msg->len))
             z->inflight--;
         break;
     case ZM_PROGRESS:
-        if (self->hooks.on_progress) self->hooks.on_progress(self->hooks.arg, msg->id, msg->payload, msg->len);
+        if (self->hooks.on_progress)
+            self->hooks.on_progress(self->hooks.arg, msg->id, msg->payload, msg->len);
         break;
     case ZM_HELLO:
         z->hello = msg->hello;
@@ -270,13 +276,19 @@ static void s_on_msg(void *arg, const zmsg_t *msg)
         log_info("event=zygote_ready profile=%s pid=%d python=%s layers=%s", z->profile->name,
                  z->pid, z->hello.python, z->hello.layers);
         break;
-    case ZM_STATS: exec_metrics_job(self->metrics, z->profile->name, &msg->stats); break;
-    case ZM_RETIRE: s_recycle(self, z); break;
+    case ZM_STATS:
+        exec_metrics_job(self->metrics, z->profile->name, &msg->stats);
+        break;
+    case ZM_RETIRE:
+        s_recycle(self, z);
+        break;
     case ZM_FATAL:
         log_error("event=zygote_fatal profile=%s error=\"%.*s\"", z->profile->name, (int)msg->len,
                   msg->payload);
         break;
-    default: log_warn("event=unexpected_message type=%s", zmsg_name(msg->type)); break;
+    default:
+        log_warn("event=unexpected_message type=%s", zmsg_name(msg->type));
+        break;
     }
 }
 
@@ -284,7 +296,7 @@ static void s_on_channel(loop_t *loop, short revents, void *arg)
 {
     (void)loop;
     watch_t *w = arg;
-    zyg_t   *z = &w->set->z[w->zi];
+    zyg_t *z = &w->set->z[w->zi];
     if (!z->chan) return;
     if (revents & ZMQ_POLLOUT) zchan_flush(z->chan);
     if ((revents & (ZMQ_POLLIN | ZMQ_POLLERR)) && zmsg_read(z->chan, s_on_msg, w) < 0) {
@@ -308,7 +320,8 @@ static int s_wait_ready(zygotes_t *self)
             if (z->ready) continue;
             pending++;
             struct pollfd p = {zchan_fd(z->chan), POLLIN, 0};
-            if (poll(&p, 1, 100) > 0 && zmsg_read(z->chan, s_on_msg, &self->watch[i]) < 0 && !z->ready)
+            if (poll(&p, 1, 100) > 0 && zmsg_read(z->chan, s_on_msg, &self->watch[i]) < 0 &&
+                !z->ready)
                 return -1;
         }
         if (!pending) return 0;
@@ -346,7 +359,7 @@ void zygotes_attach(zygotes_t *self, loop_t *loop, const zygotes_hooks_t *hooks)
 
 void zygotes_reap(zygotes_t *self)
 {
-    int   st;
+    int st;
     pid_t pid;
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
         for (int i = 0; i < self->n; i++)
@@ -361,7 +374,7 @@ void zygotes_stop(zygotes_t *self)
 int zygotes_pick(const zygotes_t *self, const char *service, int *ready)
 {
     const zyg_t *best = NULL;
-    int          bi = -1;
+    int bi = -1;
     for (int i = 0; i < self->n; i++) {
         const zyg_t *k = &self->z[i];
         if (!k->profile || strcmp(k->profile->name, service) != 0) continue;
@@ -400,7 +413,7 @@ int zygotes_services(const zygotes_t *self, int with_retiring, char (*names)[65]
     int n = 0;
     for (int i = 0; i < self->n; i++) {
         const profile_t *p = self->z[i].profile;
-        int              dup = !p || (self->z[i].retiring && !with_retiring);
+        int dup = !p || (self->z[i].retiring && !with_retiring);
         for (int k = 0; k < n && !dup; k++) dup = !strcmp(names[k], p->name);
         if (!dup && n < max) snprintf(names[n++], 65, "%s", p->name);
     }

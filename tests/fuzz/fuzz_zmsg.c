@@ -21,7 +21,8 @@ static void s_same(const zmsg_t *a, const zmsg_t *b)
                 strcmp(a->hello.python, b->hello.python) == 0 &&
                 strcmp(a->hello.layers, b->hello.layers) == 0 &&
                 strcmp(a->hello.packages, b->hello.packages) == 0 &&
-                a->hello.base_vm == b->hello.base_vm && a->hello.landlock_abi == b->hello.landlock_abi);
+                a->hello.base_vm == b->hello.base_vm &&
+                a->hello.landlock_abi == b->hello.landlock_abi);
         break;
     case ZM_STATS:
         s_check((unsigned)a->stats.status < ST__COUNT && a->stats.job == b->stats.job &&
@@ -29,14 +30,16 @@ static void s_same(const zmsg_t *a, const zmsg_t *b)
                 memcmp(&a->stats.wall_ms, &b->stats.wall_ms, sizeof a->stats.wall_ms) == 0 &&
                 memcmp(&a->stats.cpu_ms, &b->stats.cpu_ms, sizeof a->stats.cpu_ms) == 0 &&
                 a->stats.max_rss_kb == b->stats.max_rss_kb && a->stats.kind == b->stats.kind &&
-                strcmp(a->stats.syscall, b->stats.syscall) == 0 && a->stats.forks == b->stats.forks &&
-                a->stats.pool == b->stats.pool);
+                strcmp(a->stats.syscall, b->stats.syscall) == 0 &&
+                a->stats.forks == b->stats.forks && a->stats.pool == b->stats.pool);
         break;
     case ZM_PROGRESS:
-        s_check((!a->progress.stream) == (!b->progress.stream) && a->progress.len == b->progress.len &&
-                (!a->progress.len || memcmp(a->progress.data, b->progress.data, a->progress.len) == 0));
+        s_check(
+            (!a->progress.stream) == (!b->progress.stream) && a->progress.len == b->progress.len &&
+            (!a->progress.len || memcmp(a->progress.data, b->progress.data, a->progress.len) == 0));
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -45,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const uint8_t id[ID_BYTES] = {0};
     if (size < 1) return 0;
     zmsg_t m, back;
-    char   err[128];
+    char err[128];
     if (zmsg_decode(data[0], id, data + 1, size - 1, &m, err, sizeof err) < 0) {
         s_check(err[0] != '\0');
         return 0;

@@ -35,7 +35,7 @@ static void test_hello_round_trip(void **state)
     m.hello.base_vm = 123456789;
     m.hello.landlock_abi = 6;
     buf_t b;
-    char  err[128];
+    char err[128];
     assert_int_equal(s_round_trip(&m, &back, &b, err, sizeof err), 0);
     assert_int_equal(back.type, ZM_HELLO);
     assert_string_equal(back.hello.profile, "python.basic");
@@ -61,7 +61,7 @@ static void test_hello_packages_too_long_are_dropped_not_cut(void **state)
     mpw_kv_str(&w, "packages", big);
     mpw_kv_str(&w, "python", "3.11.2-and-a-version-string-far-too-long-for-its-field");
     zmsg_t m;
-    char   err[128];
+    char err[128];
     assert_int_equal(zmsg_decode(ZM_HELLO, s_id, b.data, b.len, &m, err, sizeof err), 0);
     assert_string_equal(m.hello.packages, ""); /* cut JSON would not parse */
     assert_int_equal(strlen(m.hello.python), sizeof m.hello.python - 1); /* a name is cut */
@@ -73,11 +73,17 @@ static void test_stats_of_a_job_round_trip(void **state)
 {
     (void)state;
     zmsg_t m = {.type = ZM_STATS}, back;
-    m.stats = (zmsg_stats_t){.job = 1, .status = ST_SECURITY_VIOLATION, .wall_ms = 1.5,
-                             .cpu_ms = 0.25, .max_rss_kb = 9000, .kind = 1, .forks = 3, .pool = 2};
+    m.stats = (zmsg_stats_t){.job = 1,
+                             .status = ST_SECURITY_VIOLATION,
+                             .wall_ms = 1.5,
+                             .cpu_ms = 0.25,
+                             .max_rss_kb = 9000,
+                             .kind = 1,
+                             .forks = 3,
+                             .pool = 2};
     snprintf(m.stats.syscall, sizeof m.stats.syscall, "socket");
     buf_t b;
-    char  err[128];
+    char err[128];
     assert_int_equal(s_round_trip(&m, &back, &b, err, sizeof err), 0);
     assert_int_equal(back.stats.job, 1);
     assert_int_equal(back.stats.status, ST_SECURITY_VIOLATION);
@@ -97,7 +103,7 @@ static void test_stats_pool_news_carry_no_job(void **state)
     zmsg_t m = {.type = ZM_STATS}, back;
     m.stats = (zmsg_stats_t){.forks = 4, .pool = 3};
     buf_t b;
-    char  err[128];
+    char err[128];
     assert_int_equal(s_round_trip(&m, &back, &b, err, sizeof err), 0);
     assert_int_equal(back.stats.job, 0);
     assert_int_equal(back.stats.forks, 4);
@@ -127,7 +133,7 @@ static void test_stats_unknown_status_counts_as_internal_error(void **state)
     mpw_map(&w, 1);
     mpw_kv_str(&w, "status", "exploded");
     zmsg_t m;
-    char   err[128];
+    char err[128];
     assert_int_equal(zmsg_decode(ZM_STATS, s_id, b.data, b.len, &m, err, sizeof err), 0);
     assert_int_equal(m.stats.job, 1);
     assert_int_equal(m.stats.status, ST_INTERNAL_ERROR);
@@ -138,8 +144,8 @@ static void test_progress_running_and_output_round_trip(void **state)
 {
     (void)state;
     zmsg_t m = {.type = ZM_PROGRESS}, back;
-    buf_t  b;
-    char   err[128];
+    buf_t b;
+    char err[128];
     assert_int_equal(s_round_trip(&m, &back, &b, err, sizeof err), 0);
     assert_null(back.progress.stream);
     buf_free(&b);
@@ -166,7 +172,7 @@ static void test_progress_of_no_known_kind_is_refused(void **state)
         mpw_str(&w, "data");
         mpw_bin(&w, "x", 1);
         zmsg_t m;
-        char   err[128] = "";
+        char err[128] = "";
         assert_int_equal(zmsg_decode(ZM_PROGRESS, s_id, b.data, b.len, &m, err, sizeof err), -1);
         assert_true(strncmp(err, "PROGRESS: ", 10) == 0);
         buf_free(&b);
@@ -177,9 +183,9 @@ static void test_job_result_and_fatal_carry_their_payload_untouched(void **state
 {
     (void)state;
     const uint8_t body[] = {0xc1, 0xff, 0x00, 'x'}; /* not msgpack, and not ours to read */
-    zmsg_t        m;
-    char          err[128];
-    uint8_t       types[] = {ZM_JOB, ZM_RESULT, ZM_FATAL};
+    zmsg_t m;
+    char err[128];
+    uint8_t types[] = {ZM_JOB, ZM_RESULT, ZM_FATAL};
     for (size_t i = 0; i < sizeof types; i++) {
         assert_int_equal(zmsg_decode(types[i], s_id, body, sizeof body, &m, err, sizeof err), 0);
         assert_ptr_equal(m.payload, body);
@@ -191,9 +197,10 @@ static void test_cancel_and_retire_refuse_a_payload(void **state)
 {
     (void)state;
     zmsg_t m;
-    char   err[128];
+    char err[128];
     assert_int_equal(zmsg_decode(ZM_CANCEL, s_id, NULL, 0, &m, err, sizeof err), 0);
-    assert_int_equal(zmsg_decode(ZM_RETIRE, s_id, (const uint8_t *)"x", 1, &m, err, sizeof err), -1);
+    assert_int_equal(zmsg_decode(ZM_RETIRE, s_id, (const uint8_t *)"x", 1, &m, err, sizeof err),
+                     -1);
     assert_string_equal(err, "RETIRE carries no payload");
 }
 
@@ -201,7 +208,7 @@ static void test_unknown_type_is_refused(void **state)
 {
     (void)state;
     zmsg_t m;
-    char   err[128];
+    char err[128];
     assert_int_equal(zmsg_decode(0, s_id, NULL, 0, &m, err, sizeof err), -1);
     assert_int_equal(zmsg_decode(200, s_id, NULL, 0, &m, err, sizeof err), -1);
     assert_string_equal(err, "unknown message type 200");
@@ -240,17 +247,17 @@ static void test_unknown_keys_are_skipped(void **state)
     mpw_kv_uint(&w, "a", 1);
     mpw_kv_uint(&w, "forks", 7);
     zmsg_t m;
-    char   err[128];
+    char err[128];
     assert_int_equal(zmsg_decode(ZM_STATS, s_id, b.data, b.len, &m, err, sizeof err), 0);
     assert_int_equal(m.stats.forks, 7);
     buf_free(&b);
 }
 
 typedef struct {
-    int     n;
+    int n;
     uint8_t type;
-    size_t  len;
-    int     intact;
+    size_t len;
+    int intact;
 } seen_t;
 
 static void s_collect(void *arg, const zmsg_t *msg)
@@ -269,7 +276,7 @@ static void test_a_result_larger_than_a_datagram_crosses_whole(void **state)
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
     zchan_t *zygote = zchan_new(sv[0]), *node = zchan_new(sv[1]);
-    size_t   len = 300000;
+    size_t len = 300000;
     uint8_t *body = calloc(1, len);
     body[len - 1] = 0x5a;
     zmsg_t m = {.type = ZM_RESULT, .id = s_id, .payload = body, .len = len};
