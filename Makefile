@@ -68,14 +68,15 @@ $(OBJ)/executor-node/%.o: executor-node/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(BUILD)/gen $(PY_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/gen/runner_py.h: executor-node/runner.py
+# each Python source of the runner becomes a C array NAME_py in $(BUILD)/gen/NAME_py.h
+$(BUILD)/gen/%_py.h: executor-node/%.py
 	@mkdir -p $(@D)
-	{ echo '/* generated from executor-node/runner.py by the Makefile */'; \
-	  echo 'static const char runner_py[] = {'; \
+	{ echo '/* generated from $< by the Makefile */'; \
+	  echo 'static const char $*_py[] = {'; \
 	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h
+$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h
 
 # the broker's logic without its main(): also linked into unit tests and bench tools
 BROKER_LIB := $(BUILD)/lib/libbroker.a

@@ -1,5 +1,7 @@
 /* executor-node/python.c — see python.h. The interpreter's life in a zygote and its children;
- * the C half of the runner (the _snakepit module) is runner.c, the audit hook audit.c. */
+ * the C half of the runner (the _snakepit module) is runner.c, the audit hook audit.c, and the
+ * Python sources runner.py and validate.py are compiled into this binary (the Makefile makes
+ * them C arrays). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <malloc.h>
@@ -10,9 +12,10 @@
 #include "python.h"
 #include "runner.h"
 #include "runner_py.h"
+#include "validate_py.h"
 
 static PyObject *s_run_fn;      /* runner.run */
-static PyObject *s_validate_fn; /* runner.validate */
+static PyObject *s_validate_fn; /* validate.validate */
 static char      s_version[32];
 static char     *s_versions;    /* JSON {package: version}, from runner.versions() */
 
@@ -62,12 +65,10 @@ static PyObject *s_str_list(const char *const *names, int (*keep)(const profile_
     return list;
 }
 
-int py_init(const profile_t *profile, const char *program, char *err, size_t errlen)
+/* The interpreter itself: isolated (-I -S), with no signal handlers of its own (the zygote
+ * owns its signals) and no bytecode written. */
+static int s_interpreter(const char *program, char *err, size_t errlen)
 {
-    if (runner_register() < 0) {
-        snprintf(err, errlen, "cannot register _snakepit");
-        return -1;
-    }
     PyConfig config;
     PyConfig_InitIsolatedConfig(&config); /* -I: no environment, no user site, no cwd in path */
     config.site_import = 0;               /* -S */
@@ -83,11 +84,16 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
                  st.err_msg ? st.err_msg : "unknown");
         return -1;
     }
-    PyObject *ver = PySys_GetObject("version"); /* borrowed */
+    PyObject   *ver = PySys_GetObject("version"); /* borrowed */
     const char *v = ver ? PyUnicode_AsUTF8(ver) : "?";
     snprintf(s_version, sizeof s_version, "%.*s", (int)strcspn(v, " "), v);
+    return 0;
+}
 
-    /* Debian's dist-packages for the warm imports only: runner.prepare empties sys.path. */
+/* What the warm imports need to find, and only they: runner.prepare empties sys.path. */
+static int s_warm_paths(const profile_t *profile, char *err, size_t errlen)
+{
+    /* Debian's dist-packages */
     PyObject *path = PySys_GetObject("path"); /* borrowed */
     for (const char *const *p = profile->site_paths; path && p && *p; p++) {
         PyObject *entry = PyUnicode_FromString(*p);
@@ -106,38 +112,42 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
         snprintf(err, errlen, "matplotlib cache directory could not be made");
         return -1;
     }
+    return 0;
+}
 
-    if (s_import_all(profile->modules, err, errlen) < 0) return -1;
-    if (s_import_all(profile->preload, err, errlen) < 0) return -1;
+/* One of the runner's sources (compiled into this binary) as the module name, and its entry
+ * point fn (a new reference in *fn). The module, borrowed from sys.modules; NULL with err. */
+static PyObject *s_load(const char *source, const char *name, const char *fn_name, PyObject **fn,
+                        char *err, size_t errlen)
+{
+    PyObject *code = Py_CompileString(source, "<snakepit-runner>", Py_file_input);
+    PyObject *module = code ? PyImport_ExecCodeModule(name, code) : NULL;
+    Py_XDECREF(code);
+    *fn = module ? PyObject_GetAttrString(module, fn_name) : NULL;
+    Py_XDECREF(module); /* sys.modules keeps it */
+    if (!*fn) {
+        char what[96];
+        snprintf(what, sizeof what, "loading %s", name);
+        s_pyerr(err, errlen, what);
+        return NULL;
+    }
+    return module;
+}
 
-    PyObject *code = Py_CompileString(runner_py, "<snakepit-runner>", Py_file_input);
-    if (!code) return s_pyerr(err, errlen, "compiling the runner");
-    PyObject *runner = PyImport_ExecCodeModule("_snakepit_runner", code);
-    Py_DECREF(code);
-    if (!runner) return s_pyerr(err, errlen, "loading the runner");
-    s_run_fn = PyObject_GetAttrString(runner, "run");
-    s_validate_fn = PyObject_GetAttrString(runner, "validate");
-    PyObject *prepare = PyObject_GetAttrString(runner, "prepare");
-    PyObject *versions = PyObject_GetAttrString(runner, "versions");
-    Py_DECREF(runner);
-    if (!s_run_fn || !s_validate_fn || !prepare || !versions)
-        return s_pyerr(err, errlen, "runner entry points");
-    /* the runner's messages name profiles from the table, never from its own text */
+/* runner.prepare with the profile (its messages name profiles from the table, never from
+ * their own text), then runner.versions for HELLO. */
+static int s_prepare(PyObject *runner, const profile_t *profile, char *err, size_t errlen)
+{
     PyObject *mods = s_str_list(profile->modules, NULL);
     PyObject *ws = s_str_list(NULL, profile_has_workspace);
-    PyObject *r = mods && ws ? PyObject_CallFunction(prepare, "siiOO", profile->name, profile->workspace,
-                                                     profile->figures, mods, ws)
+    PyObject *r = mods && ws ? PyObject_CallMethod(runner, "prepare", "siiOO", profile->name,
+                                                   profile->workspace, profile->figures, mods, ws)
                              : NULL;
     Py_XDECREF(mods);
     Py_XDECREF(ws);
-    Py_DECREF(prepare);
-    if (!r) {
-        Py_DECREF(versions);
-        return s_pyerr(err, errlen, "runner.prepare");
-    }
+    if (!r) return s_pyerr(err, errlen, "runner.prepare");
     Py_DECREF(r);
-    r = PyObject_CallNoArgs(versions);
-    Py_DECREF(versions);
+    r = PyObject_CallMethod(runner, "versions", NULL);
     const char *vs = r && PyUnicode_Check(r) ? PyUnicode_AsUTF8(r) : NULL;
     if (!vs) {
         Py_XDECREF(r);
@@ -145,7 +155,24 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
     }
     s_versions = strdup(vs);
     Py_DECREF(r);
+    return 0;
+}
 
+int py_init(const profile_t *profile, const char *program, char *err, size_t errlen)
+{
+    if (runner_register() < 0) {
+        snprintf(err, errlen, "cannot register _snakepit");
+        return -1;
+    }
+    if (s_interpreter(program, err, errlen) < 0 || s_warm_paths(profile, err, errlen) < 0 ||
+        s_import_all(profile->modules, err, errlen) < 0 ||
+        s_import_all(profile->preload, err, errlen) < 0)
+        return -1;
+    PyObject *runner = s_load(runner_py, "_snakepit_runner", "run", &s_run_fn, err, errlen);
+    if (!runner ||
+        !s_load(validate_py, "_snakepit_validate", "validate", &s_validate_fn, err, errlen) ||
+        s_prepare(runner, profile, err, errlen) < 0)
+        return -1;
     if (audit_install(profile) < 0) return s_pyerr(err, errlen, "audit hook");
     /* Everything allocated so far moves to the permanent generation: a child's collections
      * never visit (and so never copy-on-write) the zygote's objects. */
