@@ -203,13 +203,9 @@ static const int s_workspace_allow[] = {
     SCMP_SYS(ftruncate), SCMP_SYS(fsync),   SCMP_SYS(fdatasync), SCMP_SYS(pwrite64),
 };
 
-int filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, size_t errlen)
+/* The profile's rules; 0, or a negative errno from libseccomp. */
+static int s_rules(scmp_filter_ctx ctx, const profile_t *profile)
 {
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-    if (!ctx) {
-        snprintf(err, errlen, "seccomp_init failed");
-        return -1;
-    }
     int rc = 0;
     for (size_t i = 0; i < sizeof s_allow / sizeof s_allow[0] && rc == 0; i++)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, s_allow[i], 0);
@@ -255,20 +251,19 @@ int filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, 
      * so user code gains nothing from it. */
     if (rc == 0)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_EQ, 0));
-    if (rc != 0) {
-        snprintf(err, errlen, "seccomp rule: %s", strerror(-rc));
-        seccomp_release(ctx);
-        return -1;
-    }
-    /* libseccomp 2.5 exports BPF only to an fd: round-trip it through a memfd. */
+    return rc;
+}
+
+/* The compiled program into out. libseccomp 2.5 exports BPF only to an fd: round-trip it
+ * through a memfd. */
+static int s_export(scmp_filter_ctx ctx, struct sock_fprog *out, char *err, size_t errlen)
+{
     int fd = memfd_create("seccomp-bpf", MFD_CLOEXEC);
     if (fd < 0 || seccomp_export_bpf(ctx, fd) < 0) {
         snprintf(err, errlen, "seccomp export: %s", strerror(errno));
         if (fd >= 0) close(fd);
-        seccomp_release(ctx);
         return -1;
     }
-    seccomp_release(ctx);
     off_t size = lseek(fd, 0, SEEK_END);
     if (size <= 0 || size % (off_t)sizeof(struct sock_filter) != 0) {
         snprintf(err, errlen, "seccomp export produced %ld bytes", (long)size);
@@ -287,6 +282,20 @@ int filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, 
     out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
     log_debug("event=seccomp_compiled instructions=%u", out->len);
     return 0;
+}
+
+int filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, size_t errlen)
+{
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+    if (!ctx) {
+        snprintf(err, errlen, "seccomp_init failed");
+        return -1;
+    }
+    int rc = s_rules(ctx, profile);
+    if (rc != 0) snprintf(err, errlen, "seccomp rule: %s", strerror(-rc));
+    if (rc == 0) rc = s_export(ctx, out, err, errlen);
+    seccomp_release(ctx);
+    return rc == 0 ? 0 : -1;
 }
 
 static area_t *s_trap_area;
