@@ -19,19 +19,20 @@
 #include "landlock.h"
 #include "pool.h"
 
+/* One allocation, the counters beside the slots: after every fork the zygote's pages are
+ * copy-on-write again, and each distinct page it then writes costs a fault. */
 struct pool {
     pool_conf_t conf;
-    child_t *children; /* conf.slots of them */
-    int sig_fd;        /* SIGCHLD */
-    int timer_fd;      /* armed at the earliest running child's deadline */
+    int sig_fd;   /* SIGCHLD */
+    int timer_fd; /* armed at the earliest running child's deadline */
     uint64_t forks;
+    child_t children[]; /* conf.slots of them */
 };
 
 pool_t *pool_new(const pool_conf_t *conf, char *err, size_t errlen)
 {
-    pool_t *self = xcalloc(1, sizeof *self);
+    pool_t *self = xcalloc(1, sizeof *self + conf->slots * sizeof self->children[0]);
     self->conf = *conf;
-    self->children = xcalloc(conf->slots, sizeof *self->children);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -52,7 +53,6 @@ void pool_destroy(pool_t **self_p)
     if (!self) return;
     if (self->sig_fd >= 0) close(self->sig_fd);
     if (self->timer_fd >= 0) close(self->timer_fd);
-    free(self->children);
     free(self);
     *self_p = NULL;
 }

@@ -27,7 +27,8 @@ static void s_hello_encode(const zmsg_t *m, mpw_t *w)
     mpw_map(w, 6);
     mpw_kv_str(w, "profile", h->profile);
     mpw_kv_str(w, "python", h->python);
-    mpw_kv_str(w, "packages", h->packages);
+    mpw_str(w, "packages");
+    mpw_strn(w, h->packages ? h->packages : "", h->packages ? h->packages_len : 0);
     mpw_kv_str(w, "layers", h->layers);
     mpw_kv_uint(w, "base_vm", h->base_vm);
     mpw_kv_int(w, "landlock_abi", h->landlock_abi);
@@ -46,13 +47,8 @@ static void s_hello_field(mpr_t *r, const char *k, uint32_t kl, zmsg_hello_t *h)
     else if (mpr_key_is(k, kl, "landlock_abi"))
         mpr_int(r, &h->landlock_abi);
     else if (mpr_key_is(k, kl, "packages")) {
-        const char *v;
-        uint32_t vl;
-        /* JSON made from importlib.metadata: cut short it would not parse, so it goes whole */
-        if (mpr_str(r, &v, &vl) == 0 && vl < sizeof h->packages) {
-            memcpy(h->packages, v, vl);
-            h->packages[vl] = '\0';
-        }
+        uint32_t n;
+        if (mpr_str(r, &h->packages, &n) == 0) h->packages_len = n;
     } else
         mpr_skip(r);
 }

@@ -32,14 +32,13 @@ typedef enum {
     ZM_STATS = 8,    /* zygote → node: [id +] counters for the node's metrics (zmsg_stats_t) */
 } zmsg_type_t;
 
-#define ZMSG_PACKAGES_MAX 4096 /* HELLO's package list; a longer one is dropped, not cut */
-
 typedef struct {
     char profile[65];
-    char python[32];                  /* "3.11.2" */
-    char layers[128];                 /* the zygote's active layers, comma-separated */
-    char packages[ZMSG_PACKAGES_MAX]; /* JSON {package: version}; "" when none or too long */
-    uint64_t base_vm;                 /* the zygote's address space after warm-up */
+    char python[32];      /* "3.11.2" */
+    char layers[128];     /* the zygote's active layers, comma-separated */
+    const char *packages; /* JSON {package: version}, packages_len bytes, not NUL-terminated */
+    size_t packages_len;
+    uint64_t base_vm; /* the zygote's address space after warm-up */
     int64_t landlock_abi;
 } zmsg_hello_t;
 

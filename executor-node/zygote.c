@@ -233,8 +233,8 @@ static void s_hello(zygote_t *z)
     zmsg_hello_t *h = &m.hello;
     snprintf(h->profile, sizeof h->profile, "%s", z->profile->name);
     snprintf(h->python, sizeof h->python, "%s", py_version());
-    if (strlen(py_versions()) < sizeof h->packages) /* JSON {package: version} */
-        snprintf(h->packages, sizeof h->packages, "%s", py_versions());
+    h->packages = py_versions(); /* JSON {package: version} */
+    h->packages_len = strlen(h->packages);
     sandbox_layers_format(z->sb.layers, h->layers, sizeof h->layers);
     h->base_vm = z->sb.base_vm;
     h->landlock_abi = z->sb.landlock_abi;

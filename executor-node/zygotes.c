@@ -31,7 +31,8 @@ typedef struct {
     long inflight;            /* jobs sent, not yet answered */
     zchan_t *chan;
     int ready;              /* HELLO received */
-    zmsg_hello_t hello;     /* python, layers, packages */
+    zmsg_hello_t hello;     /* python, layers (its packages are kept below) */
+    char packages[4096];    /* JSON {package: version} from HELLO; "" when none or too long */
     uint64_t restart_at_ms; /* monotonic; 0 = not scheduled */
     uint64_t backoff_ms;
     long restarts;
@@ -254,6 +255,18 @@ static void s_on_tick(loop_t *loop, void *arg)
 
 /* ---- what zygotes say ---------------------------------------------------------------------- */
 
+/* HELLO's package list into z's own storage (the message's is a view into its payload). JSON
+ * made from importlib.metadata: cut short it would not parse, so it is kept whole or not at
+ * all. */
+static void s_keep_packages(zyg_t *z, const zmsg_hello_t *hello)
+{
+    size_t n = hello->packages_len < sizeof z->packages ? hello->packages_len : 0;
+    if (n) memcpy(z->packages, hello->packages, n);
+    z->packages[n] = '\0';
+    z->hello.packages = NULL;
+    z->hello.packages_len = 0;
+}
+
 static void s_on_msg(void *arg, const zmsg_t *msg)
 {
     watch_t *w = arg;
@@ -271,6 +284,7 @@ static void s_on_msg(void *arg, const zmsg_t *msg)
         break;
     case ZM_HELLO:
         z->hello = msg->hello;
+        s_keep_packages(z, &msg->hello);
         z->ready = 1;
         z->backoff_ms = 0;
         log_info("event=zygote_ready profile=%s pid=%d python=%s layers=%s", z->profile->name,
@@ -430,8 +444,8 @@ const char *zygotes_python(const zygotes_t *self)
 static void s_profile_json(const zygotes_t *self, const zyg_t *z, buf_t *out)
 {
     buf_printf(out, "{\"python\":\"%s\",\"packages\":%s,\"node\":\"%s\",\"updated_ms\":%llu}",
-               z->hello.python, z->hello.packages[0] ? z->hello.packages : "{}",
-               self->conf->node_id, (unsigned long long)clock_wall_ms());
+               z->hello.python, z->packages[0] ? z->packages : "{}", self->conf->node_id,
+               (unsigned long long)clock_wall_ms());
 }
 
 void zygotes_profiles_json(const zygotes_t *self, const profile_t *profile, buf_t *out)

@@ -20,7 +20,9 @@ static void s_same(const zmsg_t *a, const zmsg_t *b)
         s_check(strcmp(a->hello.profile, b->hello.profile) == 0 &&
                 strcmp(a->hello.python, b->hello.python) == 0 &&
                 strcmp(a->hello.layers, b->hello.layers) == 0 &&
-                strcmp(a->hello.packages, b->hello.packages) == 0 &&
+                a->hello.packages_len == b->hello.packages_len &&
+                (!a->hello.packages_len ||
+                 memcmp(a->hello.packages, b->hello.packages, a->hello.packages_len) == 0) &&
                 a->hello.base_vm == b->hello.base_vm &&
                 a->hello.landlock_abi == b->hello.landlock_abi);
         break;
