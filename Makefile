@@ -39,9 +39,11 @@ LIB     := $(BUILD)/lib/libsnakepit.a
 BROKER_SRC   := $(wildcard broker/*.c)
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
 # or Redis library (fewer pages to copy on every fork)
-ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c python.c sandbox.c layers.c pretouch.c workspace.c \
-                  outcome.c jobarea.c zchan.c scrub.c)
-EXECUTOR_SRC := $(addprefix executor-node/,main.c node.c metrics.c layers.c zchan.c)
+ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c pool.c child.c \
+                  sandbox.c landlock.c filter.c layers.c python.c runner.c audit.c pretouch.c \
+                  workspace.c outcome.c jobarea.c jobcopy.c zchan.c zmsg.c scrub.c)
+EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c broker_link.c zygotes.c \
+                  spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 
@@ -66,14 +68,15 @@ $(OBJ)/executor-node/%.o: executor-node/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(BUILD)/gen $(PY_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/gen/runner_py.h: executor-node/runner.py
+# each Python source of the runner becomes a C array NAME_py in $(BUILD)/gen/NAME_py.h
+$(BUILD)/gen/%_py.h: executor-node/%.py
 	@mkdir -p $(@D)
-	{ echo '/* generated from executor-node/runner.py by the Makefile */'; \
-	  echo 'static const char runner_py[] = {'; \
+	{ echo '/* generated from $< by the Makefile */'; \
+	  echo 'static const char $*_py[] = {'; \
 	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h
+$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h
 
 # the broker's logic without its main(): also linked into unit tests and bench tools
 BROKER_LIB := $(BUILD)/lib/libbroker.a
@@ -121,6 +124,11 @@ UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 $(BUILD)/tests/%: tests/unit/%.c $(BROKER_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BROKER_LIB) $(LIB) $(LDFLAGS) -lcmocka -ljansson -lmicrohttpd -lhiredis $(LIBS)
+
+# the node ⇄ zygote codec lives in executor-node/, outside the shared library
+$(BUILD)/tests/test_zmsg: tests/unit/test_zmsg.c executor-node/zmsg.c executor-node/zchan.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS)
 
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -219,9 +227,15 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROK
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_COMMON) $(filter-out broker/main.c broker/broker.c broker/relay.c broker/ratelog.c broker/metrics.c broker/zap.c,$(BROKER_SRC)) -lzmq -lmsgpackc -lm
 
 # the zygote's reading of a child's meta needs the executor's outcome module
-$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome.c executor-node/sandbox.c executor-node/layers.c
+$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome.c executor-node/filter.c \
+                         executor-node/workspace.c common/ids.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lseccomp -lzmq -lmsgpackc -lm
+
+# the node's reading of what its zygotes send (executor-node/zmsg.c)
+$(BUILD)/fuzz/fuzz_zmsg: tests/fuzz/fuzz_zmsg.c $(FUZZ_COMMON) executor-node/zmsg.c executor-node/zchan.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lmsgpackc -lm
 
 fuzz: $(FUZZ_BINS)
 	@set -eo pipefail; for f in $(FUZZ_BINS); do n=$$(basename $$f); c=$(BUILD)/fuzz/corpus-$$n; \

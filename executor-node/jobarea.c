@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../proto/mpack.h"
 #include "jobarea.h"
 
 int area_map(area_t *a, uint32_t job_cap, uint32_t stream_cap)
@@ -29,4 +30,30 @@ void area_unmap(area_t *a)
     if (a->base) munmap(a->base, a->size);
     a->base = NULL;
     a->size = 0;
+}
+
+int area_put_meta(area_t *a, const void *meta, size_t len)
+{
+    if (len > JOBAREA_META_CAP) return -1;
+    memcpy(area_meta(a), meta, len);
+    area_hdr(a)->meta_len = (uint32_t)len;
+    return 0;
+}
+
+void area_report(area_t *a, const char *status, const char *type, const char *message)
+{
+    buf_t out;
+    buf_init(&out);
+    mpw_t w;
+    mpw_init(&w, &out);
+    mpw_map(&w, type ? 2 : 1);
+    mpw_kv_str(&w, "status", status);
+    if (type) {
+        mpw_str(&w, "error");
+        mpw_map(&w, 2);
+        mpw_kv_str(&w, "type", type);
+        mpw_kv_str(&w, "message", message);
+    }
+    area_put_meta(a, out.data, out.len);
+    buf_free(&out);
 }

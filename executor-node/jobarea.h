@@ -1,7 +1,7 @@
 /* executor-node/jobarea.h — the memory one job's child shares with its zygote.
  *
  * The zygote maps one area per pre-forked child (MAP_SHARED | MAP_ANONYMOUS) before forking
- * it. It writes the JobSpec in, wakes the child, and after reaping it reads back what the
+ * it. It writes the job in (decoded, jobcopy.h), wakes the child, and after reaping it reads back what the
  * child wrote: output, the runner's meta (msgpack), and the sandbox's own reports (the
  * seccomp-trapped syscall, a blocked audit event). Output goes in as the code prints, so a
  * job killed for time or memory still returns what it printed before.
@@ -26,7 +26,7 @@ enum { LIMIT_NONE = 0, LIMIT_OUTPUT = 1 };
 
 typedef struct {
     /* zygote → child, written before the wake byte */
-    uint32_t job_len;         /* JobSpec bytes at area_job() */
+    uint32_t job_len;         /* bytes of the job's copy (jobcopy.h) at area_job() */
     uint32_t job_cap;
     uint32_t stream_cap;      /* capacity of each output stream */
     uint32_t out_limit;       /* this job's output_bytes, ≤ stream_cap */
@@ -52,7 +52,7 @@ typedef struct {
     volatile uint64_t code_end_ns;
     volatile uint64_t finish_ns;        /* the runner's result is written */
     volatile uint64_t self_cpu_us;      /* the child's own getrusage at finish: lets the zygote */
-    volatile uint64_t self_maxrss_kb;   /* answer before the exit teardown (see zygote.c) */
+    volatile uint64_t self_maxrss_kb;   /* answer before the exit teardown (pool.h) */
 } area_hdr_t;
 
 typedef struct {
@@ -64,6 +64,11 @@ typedef struct {
 
 int  area_map(area_t *a, uint32_t job_cap, uint32_t stream_cap); /* 0 or -errno */
 void area_unmap(area_t *a);
+/* Child: the job's meta (msgpack, outcome.h reads it). 0, or -1 when over JOBAREA_META_CAP. */
+int  area_put_meta(area_t *a, const void *meta, size_t len);
+/* Child: a meta of its own where the runner could not write one — {status} and, when type is
+ * not NULL, {error: {type, message}}. */
+void area_report(area_t *a, const char *status, const char *type, const char *message);
 
 static inline area_hdr_t *area_hdr(const area_t *a) { return (area_hdr_t *)(void *)a->base; }
 static inline uint8_t *area_job(const area_t *a) { return a->base + JOBAREA_HEADER; }

@@ -8,6 +8,7 @@
 
 #include "../common/config.h"
 #include "../common/log.h"
+#include "../common/profiles.h"
 #include "node.h"
 
 static const cfg_opt_t s_node_opts[] = {
@@ -49,13 +50,16 @@ int main(int argc, char **argv)
     conf = defaults;
     char err[256];
     switch (config_load(&conf, s_node_opts, argc, argv, NULL, NULL, err, sizeof err)) {
-    case CONFIG_HELP:
-        config_usage(stdout, "snakepit-executor [options]",
-                     "An executor node: serves sandboxed Python jobs from the broker. One warm\n"
-                     "zygote per profile forks a fresh, rlimited, namespaced, Landlocked,\n"
-                     "seccomp-filtered child for every job.",
-                     s_node_opts, &defaults);
+    case CONFIG_HELP: {
+        char names[256], about[640];
+        profiles_join(names, sizeof names, ", ", NULL);
+        snprintf(about, sizeof about,
+                 "An executor node: serves sandboxed Python jobs from the broker. One warm\n"
+                 "zygote per profile forks a fresh, rlimited, namespaced, Landlocked,\n"
+                 "seccomp-filtered child for every job.\n\nProfiles: %s.", names);
+        config_usage(stdout, "snakepit-executor [options]", about, s_node_opts, &defaults);
         return 0;
+    }
     case CONFIG_ERROR: fprintf(stderr, "snakepit-executor: %s\n", err); return 2;
     case CONFIG_OK: break;
     }

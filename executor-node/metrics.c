@@ -4,7 +4,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "../proto/mpack.h"
 #include "metrics.h"
 
 static const double s_rss_buckets[] = {16e6, 32e6, 64e6, 128e6, 256e6, 512e6, 1024e6, 2048e6, 4096e6};
@@ -54,47 +53,18 @@ static void s_kill(exec_metrics_t *m, const char *syscall, size_t len)
     k->count = 1;
 }
 
-void exec_metrics_job(exec_metrics_t *m, const char *profile, const uint8_t *summary, size_t len)
+void exec_metrics_job(exec_metrics_t *m, const char *profile, const zmsg_stats_t *s)
 {
     profile_stats_t *p = exec_metrics_profile(m, profile);
-    mpr_t            r;
-    uint32_t         n;
-    status_t         st = ST_INTERNAL_ERROR;
-    double           wall = 0, cpu = 0;
-    int64_t          rss = 0, kind = 0;
-    uint64_t         forks = 0, pool = 0;
-    const char      *sys = NULL;
-    int              have_status = 0;
-    uint32_t         sys_len = 0;
-    mpr_init(&r, summary, len);
-    if (mpr_map(&r, &n) < 0) return;
-    for (uint32_t i = 0; i < n && !r.err; i++) {
-        const char *k, *v;
-        uint32_t    kl, vl;
-        if (mpr_str(&r, &k, &kl) < 0) break;
-        if (mpr_key_is(k, kl, "status")) {
-            have_status = 1;
-            if (mpr_str(&r, &v, &vl) == 0 && status_parse_n(v, vl, &st) < 0) st = ST_INTERNAL_ERROR;
-        } else if (mpr_key_is(k, kl, "wall_ms")) mpr_double(&r, &wall);
-        else if (mpr_key_is(k, kl, "cpu_ms")) mpr_double(&r, &cpu);
-        else if (mpr_key_is(k, kl, "max_rss_kb")) mpr_int(&r, &rss);
-        else if (mpr_key_is(k, kl, "forks")) mpr_uint(&r, &forks);
-        else if (mpr_key_is(k, kl, "pool")) mpr_uint(&r, &pool);
-        else if (mpr_key_is(k, kl, "kind")) mpr_int(&r, &kind);
-        else if (mpr_key_is(k, kl, "syscall")) {
-            if (!mpr_nil(&r)) mpr_str(&r, &sys, &sys_len);
-        } else mpr_skip(&r);
-    }
-    if (r.err) return;
-    p->forks += forks;
-    p->pool = (long)pool;
-    if (!have_status) return; /* pool news between jobs (zygote.c s_send_pool_stats) */
-    p->jobs[st]++;
-    if (kind == 1) p->validations++;
-    prom_hist_observe(&p->wall, wall / 1000.0);
-    prom_hist_observe(&p->cpu, cpu / 1000.0);
-    prom_hist_observe(&p->rss, (double)rss * 1024.0);
-    if (st == ST_SECURITY_VIOLATION && sys) s_kill(m, sys, sys_len);
+    p->forks += s->forks;
+    p->pool = (long)s->pool;
+    if (!s->job) return; /* pool news between jobs */
+    p->jobs[s->status]++;
+    if (s->kind == 1) p->validations++;
+    prom_hist_observe(&p->wall, s->wall_ms / 1000.0);
+    prom_hist_observe(&p->cpu, s->cpu_ms / 1000.0);
+    prom_hist_observe(&p->rss, (double)s->max_rss_kb * 1024.0);
+    if (s->status == ST_SECURITY_VIOLATION && s->syscall[0]) s_kill(m, s->syscall, strlen(s->syscall));
 }
 
 void exec_metrics_render(void *arg, buf_t *out)

@@ -1,7 +1,7 @@
-/* executor-node/metrics.h — the executor node's counters, its Prometheus /metrics and its Redis
- * snapshot (sp:metrics:executor:{node}). Zygotes report each finished job with a small summary
- * (zchan ZC_STATS) so the node counts jobs without decoding Result bodies. No tenant or job id
- * is ever a label. */
+/* executor-node/metrics.h — the executor node's counters and its Prometheus /metrics (the
+ * Redis snapshot, snapshot.h, reads the same counters). Zygotes report each finished job with a
+ * small summary (zmsg.h ZM_STATS) so the node counts jobs without decoding Result bodies. No
+ * tenant or job id is ever a label. */
 #ifndef SP_EXEC_METRICS_H
 #define SP_EXEC_METRICS_H
 #include <stddef.h>
@@ -10,6 +10,7 @@
 #include "../common/buf.h"
 #include "../common/prom.h"
 #include "../proto/status.h"
+#include "zmsg.h"
 
 #define METRICS_MAX_PROFILES 8
 #define METRICS_MAX_SYSCALLS 64
@@ -51,9 +52,8 @@ typedef struct {
 
 void             exec_metrics_init(exec_metrics_t *m, const char *node, const char *layers, long slots);
 profile_stats_t *exec_metrics_profile(exec_metrics_t *m, const char *profile);
-/* A zygote's ZC_STATS message. */
-void             exec_metrics_job(exec_metrics_t *m, const char *profile, const uint8_t *summary,
-                                  size_t len);
+/* A zygote's ZM_STATS message. */
+void             exec_metrics_job(exec_metrics_t *m, const char *profile, const zmsg_stats_t *stats);
 void             exec_metrics_render(void *arg, buf_t *out); /* metrics_render_fn */
 
 #endif

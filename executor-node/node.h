@@ -1,36 +1,18 @@
-/* executor-node/node.h — the executor node process: one DEALER to the broker, one zygote
- * per served profile, credits equal to free sandbox slots, heartbeats both ways.
+/* executor-node/node.h — the executor node process: one link to the broker (broker_link.h), one
+ * zygote per served profile (zygotes.h), credits equal to free sandbox slots.
  *
- * Zygotes are started before the ZeroMQ context exists and, when they must be restarted
- * later, by clone(2) + execve(2) with nothing but async-signal-safe calls in between, so no
- * zygote ever holds a copy of ZeroMQ's threads' state. */
+ * The node routes: a JOB from the broker takes a free slot and goes to its profile's zygote; the
+ * zygote's RESULT frees the slot and goes back (returning the credit); a zygote that dies gets
+ * every job it held answered at once. It also owns the process: signals, /metrics, the Redis
+ * snapshot (snapshot.h), and the order of start-up — zygotes first, before any ZeroMQ thread
+ * exists, so no zygote ever holds a copy of ZeroMQ's state. */
 #ifndef SP_NODE_H
 #define SP_NODE_H
-#include <limits.h>
 
-typedef struct {
-    char broker[256];        /* endpoint of the broker's executor socket */
-    char node_id[65];
-    char profiles[256];      /* comma-separated services to serve */
-    long slots;              /* jobs at once across all profiles */
-    long pool;               /* idle pre-forked children per zygote */
-    char disable_layer[128]; /* sandbox layers switched off, by name */
-    long heartbeat_ms;
-    long liveness;           /* missed heartbeats before the broker counts as gone */
-    long run_uid_host;       /* host uid the children run as, when the node is root */
-    long run_gid_host;
-    char python[256];
-    long output_max;         /* bytes each output stream can hold */
-    long recycle_jobs;
-    long recycle_s;
-    char log_level[16];
-    char curve_server_key[1024];  /* the broker's public key, or its .key file: CURVE on */
-    char curve_secret_file[1024]; /* this node's key pair (snakepit keygen NAME.key_secret) */
-    char metrics[128];            /* HOST:PORT for /metrics, "off" for none */
-    char redis[PATH_MAX + 16];    /* where to publish the snapshot; empty for none */
-} node_conf_t;
+#include "node_conf.h"
 
-void node_conf_defaults(node_conf_t *conf);
-int  node_main(const node_conf_t *conf);
+/* Runs the node until SIGTERM or SIGINT. Returns the exit status (2: bad configuration,
+ * 3: a sandbox could not start). */
+int node_main(const node_conf_t *conf);
 
 #endif

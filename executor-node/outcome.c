@@ -10,10 +10,12 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "../common/clock.h"
 #include "../common/log.h"
 #include "../proto/mpack.h"
 #include "outcome.h"
-#include "sandbox.h"
+#include "filter.h"
+#include "workspace.h"
 
 /* A PNG's size from its IHDR chunk (PNG spec §11.2.2): the child's own numbers are not
  * taken. 0 when the bytes are not a PNG. */
@@ -151,15 +153,11 @@ static void s_set_error(result_t *res, const char *type, const char *fmt, ...)
     res->error.present = 1;
 }
 
-void outcome_result(const outcome_t *o, result_t *res)
+/* What the child printed, clamped to the zygote's own capacity. */
+static void s_take_output(const area_t *area, result_t *res)
 {
-    /* ru is NULL when answering on the child's done byte: it is still exiting, and its own
-     * figures stand in (clamped; they only concern its own job). */
-    const area_t         *area = o->area;
-    const struct rusage  *ru = o->ru;
-    int                   wstatus = o->wstatus;
-    area_hdr_t           *h = area_hdr(area);
-    uint32_t              cap = area->stream_cap;
+    area_hdr_t *h = area_hdr(area);
+    uint32_t    cap = area->stream_cap;
     uint32_t    out_len = h->out_len < cap ? h->out_len : cap;
     uint32_t    err_len = h->err_len < cap ? h->err_len : cap;
     res->out = xstrndup((const char *)area_out(area), out_len);
@@ -168,7 +166,13 @@ void outcome_result(const outcome_t *o, result_t *res)
     res->err_len = err_len;
     res->out_truncated = h->out_trunc != 0;
     res->err_truncated = h->err_trunc != 0;
-    res->wall_ms = o->wall_ms;
+}
+
+/* ru is NULL when answering on the child's done byte: it is still exiting, and its own
+ * figures stand in (clamped; they only concern its own job). */
+static void s_take_usage(const area_t *area, const struct rusage *ru, result_t *res)
+{
+    area_hdr_t *h = area_hdr(area);
     if (ru) {
         res->cpu_ms = (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000.0 +
                       (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000.0;
@@ -178,11 +182,16 @@ void outcome_result(const outcome_t *o, result_t *res)
         res->cpu_ms = cpu_us < 1000000000000ull ? (double)cpu_us / 1000.0 : 0;
         res->max_rss_kb = rss < (1ull << 40) ? (long)rss : 0;
     }
-    int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
-    res->exit.signal = sig;
-    res->exit.code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 0;
-    const char *reason = sig ? "signal" : "exit";
-    char        name[64];
+}
+
+/* The status and its error, in the order of trust (see the top of this file). */
+static void s_judge(const outcome_t *o, result_t *res)
+{
+    const area_t *area = o->area;
+    area_hdr_t   *h = area_hdr(area);
+    int           sig = res->exit.signal;
+    const char   *reason = sig ? "signal" : "exit";
+    char          name[64];
 
     /* the runner's view first; the checks below override it */
     if (h->meta_len) outcome_read_meta(area_meta(area), h->meta_len, res);
@@ -198,7 +207,7 @@ void outcome_result(const outcome_t *o, result_t *res)
         res->status = ST_SECURITY_VIOLATION;
         reason = "seccomp";
         const char *sys = h->trap_syscall >= 0
-                              ? sandbox_syscall_name(h->trap_syscall, name, sizeof name)
+                              ? filter_syscall_name(h->trap_syscall, name, sizeof name)
                               : "rt_sigaction";
         res->exit.syscall = xstrdup(sys);
         s_set_error(res, "SecurityViolation", "the sandbox stopped the process at syscall %s", sys);
@@ -238,4 +247,48 @@ void outcome_result(const outcome_t *o, result_t *res)
     if (res->status == ST_MEMORY_LIMIT && !res->error.present)
         s_set_error(res, "MemoryError", "memory limit of %ld MB reached", o->limits.memory_mb);
     res->exit.reason = xstrdup(reason);
+}
+
+void outcome_result(const outcome_t *o, result_t *res)
+{
+    s_take_output(o->area, res);
+    s_take_usage(o->area, o->ru, res);
+    res->wall_ms = (double)(clock_mono_us() - o->start_us) / 1000.0;
+    res->exit.signal = WIFSIGNALED(o->wstatus) ? WTERMSIG(o->wstatus) : 0;
+    res->exit.code = WIFEXITED(o->wstatus) ? WEXITSTATUS(o->wstatus) : 0;
+    s_judge(o, res);
+    /* What the job wrote, less its unchanged inputs. */
+    if (o->ws_dir && o->ws_dir[0] && o->kind == JOB_EXEC) workspace_collect(o->ws_dir, o->inputs, res);
+}
+
+/* Where a job's time went, relative to its dispatch (µs): for profiling the pool. */
+static void s_log_timings(const outcome_t *o, const result_t *res, long minflt)
+{
+    char        idstr[ID_STR_LEN + 1];
+    area_hdr_t *h = area_hdr(o->area);
+    uint64_t    t0 = o->start_us * 1000u;
+    id_format(o->id, idstr);
+    log_debug("event=job_done job=%s status=%s wall_ms=%.3f cpu_ms=%.2f wake_us=%lld "
+              "start_us=%lld end_us=%lld finish_us=%lld minflt=%ld lock_us=%lld cpu_fork_us=%lld "
+              "cpu_lock_us=%lld cpu_job_us=%lld",
+              idstr, status_name(res->status), res->wall_ms, res->cpu_ms,
+              h->wake_ns ? (long long)(h->wake_ns - t0) / 1000 : -1,
+              h->code_start_ns ? (long long)(h->code_start_ns - t0) / 1000 : -1,
+              h->code_end_ns ? (long long)(h->code_end_ns - t0) / 1000 : -1,
+              h->finish_ns ? (long long)(h->finish_ns - t0) / 1000 : -1, minflt,
+              (long long)(h->locked_ns - h->forked_ns) / 1000, (long long)h->cpu_forked_ns / 1000,
+              (long long)(h->cpu_locked_ns - h->cpu_forked_ns) / 1000,
+              (long long)(h->cpu_finish_ns - h->cpu_wake_ns) / 1000);
+}
+
+void outcome_log(const outcome_t *o, const result_t *res, long minflt)
+{
+    if (res->status == ST_SECURITY_VIOLATION) { /* the operator's audit trail (issue #6) */
+        char idstr[ID_STR_LEN + 1], what[200];
+        id_format(o->id, idstr);
+        log_warn("event=security_violation audit=1 job=%s tenant=%s profile=%s reason=%s syscall=%s",
+                 idstr, o->tenant, o->profile, res->exit.reason ? res->exit.reason : "?",
+                 log_quote(what, sizeof what, res->exit.syscall ? res->exit.syscall : "?"));
+    }
+    if (log_get_level() <= LOG_DEBUG) s_log_timings(o, res, minflt);
 }

@@ -1,4 +1,5 @@
-/* executor-node/outcome.h — a finished job's child, turned into its Result.
+/* executor-node/outcome.h — a finished job's child, turned into its Result (the zygote's
+ * assembly of every answer it sends), and the lines it logs about it.
  *
  * Everything in the child's area is hostile (the job's code ran there): lengths are clamped to
  * the zygote's own capacities and the runner's meta goes through the bounds-checked reader.
@@ -23,18 +24,30 @@ typedef enum { KILL_NONE = 0, KILL_TIMEOUT, KILL_CANCEL } kill_reason_t;
 
 typedef struct {
     const area_t        *area;
-    limits_t             limits;  /* the job's effective limits */
-    kill_reason_t        killed;  /* what the zygote did to it */
-    int                  wstatus; /* from wait4; 0 when ru is NULL */
-    const struct rusage *ru;      /* NULL: answering on the done byte, the child still exits */
-    double               wall_ms; /* dispatch to now */
+    limits_t             limits;   /* the job's effective limits */
+    kill_reason_t        killed;   /* what the zygote did to it */
+    int                  wstatus;  /* from wait4; 0 when ru is NULL */
+    const struct rusage *ru;       /* NULL: answering on the done byte, the child still exits */
+    uint64_t             start_us; /* dispatch, monotonic */
+    /* the job, for the files it wrote and the log lines */
+    const uint8_t       *id;       /* ID_BYTES */
+    const char          *tenant;
+    const char          *profile;
+    int                  kind;     /* JOB_EXEC or JOB_VALIDATE */
+    const char          *ws_dir;   /* its workspace directory; NULL or "" when none */
+    const jobspec_t     *inputs;   /* its input files (the zygote's own copy), or NULL */
 } outcome_t;
 
+/* The Result of a finished job: what the zygote, the kernel and the child's area say, in that
+ * order of trust, and then the files it wrote in its workspace. */
 void outcome_result(const outcome_t *o, result_t *res);
 /* The runner's meta (msgpack the child wrote) into res: status — only the outcomes code can
  * report (ok, error, syntax_error, memory_limit, output_limit, internal_error); anything
  * else becomes error — result, variables, validation, error, images (PNGs only, sized from
  * their own headers, capped). 0, or -1 when malformed. */
-int outcome_read_meta(const uint8_t *meta, size_t len, result_t *res);
+int  outcome_read_meta(const uint8_t *meta, size_t len, result_t *res);
+/* The job's log lines: an audit line for a security violation (issue #6); at debug level where
+ * its time went (minflt: its page faults, -1 when unknown). */
+void outcome_log(const outcome_t *o, const result_t *res, long minflt);
 
 #endif

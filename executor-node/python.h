@@ -1,10 +1,11 @@
 /* executor-node/python.h — the embedded CPython of a zygote and of its children.
  *
  * The zygote calls py_init once: isolated interpreter (-I -S equivalent), the profile's
- * modules imported, the runner loaded, the audit hook installed but not armed, gc.freeze()
- * so children do not dirty the zygote's objects when they collect. A child calls
- * py_after_fork right after fork and py_run_job once its sandbox is in place; py_run_job
- * arms the audit hook and never returns control to anything but _exit. */
+ * modules imported, the runner (runner.py, with its C half runner.h) loaded, the audit hook
+ * (audit.h) installed but not armed, gc.freeze() so children do not dirty the zygote's
+ * objects when they collect. A child calls py_after_fork right after fork and py_run_job once
+ * its sandbox is in place; py_run_job arms the audit hook and never returns control to
+ * anything but _exit. */
 #ifndef SP_PYTHON_H
 #define SP_PYTHON_H
 #include <stddef.h>
@@ -16,14 +17,9 @@
 int         py_init(const profile_t *profile, const char *program, char *err, size_t errlen);
 const char *py_version(void);  /* "3.11.2" */
 const char *py_versions(void); /* JSON {package: version} of the profile's packages */
-/* Child, before its job: the workspace directory the audit hook lets the job use ("" none). */
-void        py_set_workspace(const char *dir);
 void        py_after_fork(void);
 /* Runs the job (exec or validate) in this process; results go to the area. policy: the
  * Python layer (import allowlist, restricted builtins, audit hook) is on. */
 void        py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy);
-/* The audit hook's policy: 1 when the event would be blocked. arg1 is the event's path (or
- * attribute name); mode and flags describe an "open". */
-int         py_event_blocked(const char *event, const char *arg1, const char *mode, long flags);
 
 #endif

@@ -2,24 +2,14 @@
  * zygote, carrying typed messages of any size. A message larger than one datagram is split:
  * the first datagram has a 24-byte header with the total length, the rest follow raw, and
  * SEQPACKET keeps them in order and whole. Both ends are non-blocking and queue what the
- * peer cannot take yet, so neither process ever blocks on the other. */
+ * peer cannot take yet, so neither process ever blocks on the other. What each type carries is
+ * zmsg.h's business: this module only moves (type, id, payload) whole. */
 #ifndef SP_ZCHAN_H
 #define SP_ZCHAN_H
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../common/ids.h"
-
-enum {
-    ZC_HELLO = 1,    /* zygote → node: msgpack {profile, python, layers, pid} */
-    ZC_FATAL = 2,    /* zygote → node: text; the zygote cannot serve and exits */
-    ZC_JOB = 3,      /* node → zygote: id + JobSpec */
-    ZC_CANCEL = 4,   /* node → zygote: id */
-    ZC_RESULT = 5,   /* zygote → node: id + Result */
-    ZC_PROGRESS = 6, /* zygote → node: id + progress chunk */
-    ZC_RETIRE = 7,   /* zygote → node: recycling; send no more jobs */
-    ZC_STATS = 8,    /* zygote → node: id + msgpack summary of a finished job, for metrics */
-};
 
 #define ZCHAN_MAX_MSG (64u << 20)
 

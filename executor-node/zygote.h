@@ -2,7 +2,9 @@
  *
  * The node process starts a zygote with clone(2) into fresh namespaces and execs this binary
  * with --zygote, so the zygote never inherits a live ZeroMQ context: it has one thread and no
- * zmq at all. It talks to the node over fd 3, a SOCK_SEQPACKET socket (zchan.h). */
+ * zmq at all. It talks to the node over fd 3, a SOCK_SEQPACKET socket (zchan.h), in the
+ * messages of zmsg.h. Inside, a job goes dispatch.h → pool.h → child.h, and comes back
+ * through outcome.h. */
 #ifndef SP_ZYGOTE_H
 #define SP_ZYGOTE_H
 

@@ -1,0 +1,42 @@
+/* executor-node/dispatch.h — a job's way into a child, inside the zygote.
+ *
+ * The JobSpec is decoded here and only here: checked (size, service, files), its limits
+ * resolved in the one place (the profile's defaults and maxima, then the node's own caps,
+ * common/limits.h), its input files written into the child's workspace, and what the child
+ * runs copied into the child's area (jobcopy.h), where the child finds it decoded. The input
+ * files are also kept in a private copy, to tell them from what the job writes. The decoded
+ * JobSpec itself is zeroed and freed before the child is woken (scrub.h). */
+#ifndef SP_DISPATCH_H
+#define SP_DISPATCH_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/ids.h"
+#include "../common/limits.h"
+#include "../common/profiles.h"
+#include "../proto/status.h"
+#include "pool.h"
+#include "workspace.h"
+
+#define DISPATCH_JOB_CAP (8u << 20) /* a JobSpec this large is refused before it reaches a child   \
+                                     */
+
+typedef struct {
+    const profile_t *profile;
+    pool_t *pool;
+    workspace_t *ws; /* where the files go; NULL in profiles without a workspace */
+    limits_t caps;   /* the node's own caps over the profile's maxima (0: none) */
+} dispatch_t;
+
+/* Why a job was not started: the Result to answer it with. */
+typedef struct {
+    status_t status;
+    const char *type;
+    char message[256];
+} refusal_t;
+
+/* The job of a JOB message started in a child, which is returned; or NULL with the refusal. */
+child_t *dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t *body,
+                      size_t len, refusal_t *why);
+
+#endif

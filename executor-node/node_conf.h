@@ -1,0 +1,33 @@
+/* executor-node/node_conf.h — the executor node's configuration: one struct, filled from
+ * defaults (node_conf_defaults) → --config file → SNAKEPIT_* environment → flags by main.c's
+ * option table. Every part of the node reads its slice from here; nothing writes to it after
+ * start-up. */
+#ifndef SP_NODE_CONF_H
+#define SP_NODE_CONF_H
+#include <limits.h>
+
+typedef struct {
+    char broker[256]; /* endpoint of the broker's executor socket */
+    char node_id[65];
+    char profiles[256];      /* comma-separated services to serve */
+    long slots;              /* jobs at once across all profiles */
+    long pool;               /* idle pre-forked children per zygote */
+    char disable_layer[128]; /* sandbox layers switched off, by name */
+    long heartbeat_ms;
+    long liveness;     /* missed heartbeats before the broker counts as gone */
+    long run_uid_host; /* host uid the children run as, when the node is root */
+    long run_gid_host;
+    char python[256];
+    long output_max; /* bytes each output stream can hold */
+    long recycle_jobs;
+    long recycle_s;
+    char log_level[16];
+    char curve_server_key[1024];  /* the broker's public key, or its .key file: CURVE on */
+    char curve_secret_file[1024]; /* this node's key pair (snakepit keygen NAME.key_secret) */
+    char metrics[128];            /* HOST:PORT for /metrics, "off" for none */
+    char redis[PATH_MAX + 16];    /* where to publish the snapshot; empty for none */
+} node_conf_t;
+
+void node_conf_defaults(node_conf_t *conf);
+
+#endif

@@ -1,0 +1,95 @@
+/* executor-node/pool.h — a zygote's children: the slots, the fork of each pooled child (with its
+ * job area, wake socket, and for workspace profiles its directory and Landlock ruleset), the
+ * reaping, the kill, and the wall-clock deadline timer.
+ *
+ * A child waits in the pool, every job-independent layer in place, until dispatch (dispatch.h)
+ * hands it a job and pool_start wakes it. It ends in one of two ways the pool watches: a byte on
+ * its wake socket once its result is complete (pool_on_done: answer now, then SIGKILL), or its
+ * exit (pool_on_sigchld, with wait4's status and rusage). Either way the zygote hears it once,
+ * through the finished hook; the slot is freed only when the child is reaped. A running child
+ * past its deadline is SIGKILLed with its whole process group (pool_on_timer). */
+#ifndef SP_POOL_H
+#define SP_POOL_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "../common/ids.h"
+#include "../proto/job.h"
+#include "child.h"
+#include "jobarea.h"
+#include "outcome.h"
+#include "workspace.h"
+
+typedef enum { CHILD_FREE = 0, CHILD_IDLE, CHILD_RUNNING } child_state_t;
+
+/* One slot: a pooled child and, from dispatch on, its job. */
+typedef struct {
+    child_state_t state;
+    pid_t pid;
+    int sock; /* our end of its socketpair: wake byte out, done byte in */
+    area_t area;
+    char ws_dir[WORKSPACE_PATH_MAX]; /* its workspace directory; "" in other profiles */
+    int landlock_fd; /* its own Landlock ruleset until forked (workspace profiles) */
+    /* its job, set by dispatch */
+    uint8_t id[ID_BYTES];
+    int kind;                        /* JOB_EXEC or JOB_VALIDATE */
+    char tenant[JOB_MAX_TENANT + 1]; /* for the audit log */
+    limits_t limits;                 /* effective */
+    jobspec_t *inputs; /* its input files, the zygote's private copy (jobcopy.h), or NULL */
+    uint64_t start_us; /* dispatch, monotonic */
+    uint64_t deadline_us;
+    kill_reason_t killed;
+    int answered;         /* its result is sent; only the reaping is left */
+    uint32_t streamed[2]; /* stdout/stderr bytes already sent as progress */
+    int running_sent;
+} child_t;
+
+typedef struct pool pool_t;
+
+/* A running child's job is over: answer it. ru is NULL when the child signalled on its done
+ * byte (it is still exiting) and wstatus 0 then. */
+typedef void(pool_finished_fn)(void *arg, child_t *c, int wstatus, const struct rusage *ru);
+
+typedef struct {
+    size_t slots;           /* running + answered-not-yet-reaped + pooled, with room */
+    uint32_t job_cap;       /* each area's job region */
+    uint32_t stream_cap;    /* each area's output streams */
+    const child_env_t *env; /* what every child needs after fork */
+    workspace_t *ws;        /* where workspace profiles' directories go; NULL otherwise */
+    pool_finished_fn *on_finished;
+    void *arg;
+} pool_conf_t;
+
+/* Blocks SIGCHLD into a signalfd and makes the deadline timerfd. NULL with the reason in err. */
+pool_t *pool_new(const pool_conf_t *conf, char *err, size_t errlen);
+void pool_destroy(pool_t **self_p);
+
+/* One more idle child; NULL (logged) when it cannot be made. */
+child_t *pool_fork(pool_t *self);
+/* An idle child for a job: one that is ready when there is one, else any idle one, else a new
+ * one (the pool ran dry); NULL when none can be had. */
+child_t *pool_take(pool_t *self);
+/* c's job is in its area and its fields are set: wake it and watch its deadline. */
+void pool_start(pool_t *self, child_t *c);
+/* c cannot take its job (its directory is spoilt): it goes, unanswered by the hook. */
+void pool_discard(pool_t *self, child_t *c);
+child_t *pool_find_job(pool_t *self, const uint8_t id[ID_BYTES]);
+/* SIGKILL to c's process group; the reason shapes its answer. Once only. */
+void pool_kill(child_t *c, kill_reason_t why);
+
+/* What the zygote's loop polls, and what it calls when they are ready. */
+int pool_sig_fd(const pool_t *self);
+int pool_timer_fd(const pool_t *self);
+void pool_on_sigchld(pool_t *self);
+void pool_on_timer(pool_t *self);
+void pool_on_done(pool_t *self, child_t *c); /* c's socket is readable */
+
+size_t pool_slots(const pool_t *self);
+child_t *pool_child(pool_t *self, size_t i);
+size_t pool_count(const pool_t *self, child_state_t state);
+size_t pool_ready(const pool_t *self);   /* idle children waiting for a job, layers in place */
+uint64_t pool_forks(const pool_t *self); /* since start */
+
+#endif
