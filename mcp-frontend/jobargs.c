@@ -110,6 +110,12 @@ int jobargs_limits(call_t *c, json_t *args, const profile_t *p, limits_t *l)
     if (v && !json_is_null(v) && parse_memory_mb(v, &l->memory_mb) < 0)
         return tool_bad(
             c, "memory_limit must be MB as a positive integer or a string like \"256m\" or \"1g\"");
+    v = json_object_get(args, "output_limit");
+    if (v && !json_is_null(v)) {
+        if (json_integer_value(v) < 1)
+            return tool_bad(c, "output_limit must be a positive number of bytes");
+        l->output_bytes = (long)json_integer_value(v);
+    }
     limits_fill(l, &p->defaults);
     l->cpu_ms = l->wall_ms;
     limits_t tenant = tenant_limits(c->tenant);

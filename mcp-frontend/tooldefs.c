@@ -25,6 +25,9 @@ static const tool_arg_t s_execute_args[] = {
      "Memory limit: MB as an integer, or a string like \"256m\" or \"1g\"", NULL},
     {"profile", ARG_STRING, ARG_NULLABLE,
      "Sandbox profile: one of {profiles} (default {default_profile})", NULL},
+    {"output_limit", ARG_INTEGER, ARG_NULLABLE,
+     "Bytes of stdout and of stderr each to keep (default and maximum: the profile's); past it "
+     "the job ends output_limit with what was printed so far", "\"minimum\": 1"},
     {"allowed_imports", ARG_ARRAY, ARG_NULLABLE,
      "Narrow the importable modules to these (within the profile)", NAMES},
     {"files", ARG_OBJECT, ARG_NULLABLE,

@@ -70,6 +70,23 @@ def test_oversized_output_is_capped(mcp):
     assert len(s["stdout"]) == 1024 * 1024  # the default output limit per stream
 
 
+def test_output_limit_argument_caps_each_stream(mcp):
+    _, s = run(mcp, "print('x' * 1000)", output_limit=100)
+    assert s["status"] == "output_limit"
+    assert s["truncated"]["stdout"] is True
+    assert s["stdout"] == "x" * 100
+    _, s = run(mcp, "print('x' * 50)", output_limit=100)
+    assert s["status"] == "ok" and s["stdout"] == "x" * 50 + "\n"
+
+
+def test_output_limit_must_be_a_positive_integer(mcp):
+    for bad in (0, -5, "100", 1.5):
+        r = mcp.request("tools/call", {"name": "execute_code",
+                                       "arguments": {"code": "print(1)", "output_limit": bad}})
+        assert r["error"]["code"] == -32602, (bad, r)
+        assert "output_limit" in r["error"]["message"]
+
+
 def test_record_lands_in_redis(farm, mcp):
     """A client that holds an answer finds the final record at once, through any front-end: the
     answer leaves only after Redis has the record (issue 11). Nothing here waits or retries."""
