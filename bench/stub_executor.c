@@ -119,7 +119,7 @@ static void s_connect(stub_t *s)
     snprintf(r.layers, sizeof r.layers, "stub");
     buf_t b;
     buf_init(&b);
-    ready_encode(&r, &b);
+    ready_encode(&r, &b, NULL, 0);
     s_send(s, W_READY, NULL, b.data, b.len);
     buf_reset(&b);
     mpw_t w;

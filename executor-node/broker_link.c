@@ -56,7 +56,7 @@ static void s_send_ready(broker_link_t *self)
     self->hooks.fill_ready(self->hooks.arg, &r, &credit);
     buf_t b;
     buf_init(&b);
-    ready_encode(&r, &b);
+    ready_encode(&r, &b, NULL, 0);
     s_send_cmd(self, W_READY, b.data, b.len);
     buf_reset(&b);
     mpw_t w;

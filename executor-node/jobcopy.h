@@ -18,7 +18,7 @@
 #include "../proto/job.h"
 
 enum {
-    JOBCOPY_RUN = 1 << 0,   /* code, stdin, variable names, allowed imports */
+    JOBCOPY_RUN = 1 << 0,   /* code, stdin, variable names, allowed imports, snapshot */
     JOBCOPY_FILES = 1 << 1, /* the input files */
 };
 /* The kind, tenant, service, limits and other scalars come along in every copy. */

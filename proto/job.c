@@ -8,6 +8,27 @@
 #include "job.h"
 #include "mpack.h"
 
+static const char *const s_kinds[JOB__KINDS] = {
+    [JOB_EXEC] = "exec",
+    [JOB_VALIDATE] = "validate",
+    [JOB_SESSION_NEW] = "session_new",
+    [JOB_SESSION_FORK] = "session_fork",
+    [JOB_SESSION_CLOSE] = "session_close",
+    [JOB_SESSION_SNAPSHOT] = "session_snapshot",
+    [JOB_SESSION_RESTORE] = "session_restore",
+    [JOB_SESSION_INFO] = "session_info",
+};
+
+const char *job_kind_name(job_kind_t kind)
+{
+    return (unsigned)kind < JOB__KINDS ? s_kinds[kind] : NULL;
+}
+
+int job_kind_is_session(job_kind_t kind)
+{
+    return kind >= JOB_SESSION_NEW && kind < JOB__KINDS;
+}
+
 void jobspec_init(jobspec_t *job)
 {
     memset(job, 0, sizeof *job);
@@ -26,6 +47,7 @@ void jobspec_clear(jobspec_t *job)
     free(job->service);
     free(job->code);
     free(job->stdin_data);
+    free(job->snapshot);
     s_free_names(job->inspect, job->n_inspect);
     s_free_names(job->allowed_imports, job->n_allowed_imports);
     for (size_t i = 0; i < job->n_files; i++) {
@@ -47,9 +69,11 @@ void jobspec_encode(const jobspec_t *job, buf_t *out)
 {
     mpw_t w;
     mpw_init(&w, out);
-    mpw_map(&w, 13);
+    uint32_t extra = (uint32_t)(job->has_session + job->has_new_session +
+                                (job->idle_timeout_s > 0) + (job->snapshot != NULL));
+    mpw_map(&w, 13 + extra);
     mpw_kv_uint(&w, "v", 1);
-    mpw_kv_str(&w, "kind", job->kind == JOB_VALIDATE ? "validate" : "exec");
+    mpw_kv_str(&w, "kind", job_kind_name(job->kind) ? job_kind_name(job->kind) : "exec");
     mpw_kv_str(&w, "tenant", job->tenant ? job->tenant : "");
     mpw_kv_str(&w, "service", job->service ? job->service : "");
     mpw_str(&w, "code");
@@ -79,6 +103,58 @@ void jobspec_encode(const jobspec_t *job, buf_t *out)
     }
     mpw_kv_uint(&w, "submitted_ms", job->submitted_ms);
     mpw_kv_uint(&w, "attempt", 0); /* reserved; the broker's header carries the real one */
+    if (job->has_session) {
+        mpw_str(&w, "session");
+        mpw_bin(&w, job->session, ID_BYTES);
+    }
+    if (job->has_new_session) {
+        mpw_str(&w, "new_session");
+        mpw_bin(&w, job->new_session, ID_BYTES);
+    }
+    if (job->idle_timeout_s > 0) mpw_kv_uint(&w, "idle_timeout_s", (uint64_t)job->idle_timeout_s);
+    if (job->snapshot) {
+        mpw_str(&w, "snapshot");
+        mpw_bin(&w, job->snapshot, job->snapshot_len);
+    }
+}
+
+/* A 16-byte id (bin): the has flag is set once it is read. */
+static void s_read_id(mpr_t *r, uint8_t out[ID_BYTES], int *has)
+{
+    const uint8_t *b;
+    uint32_t len;
+    if (mpr_bytes(r, &b, &len) < 0) return;
+    if (len != ID_BYTES) {
+        mpr_fail(r, "a session id is not 16 bytes");
+        return;
+    }
+    memcpy(out, b, ID_BYTES);
+    *has = 1;
+}
+
+/* What each kind needs of the session fields; NULL when the JobSpec has it. */
+static const char *s_session_fields(const jobspec_t *job)
+{
+    switch (job->kind) {
+    case JOB_EXEC:
+    case JOB_VALIDATE:
+        return job->has_new_session ? "new_session on a job that makes no session" : NULL;
+    case JOB_SESSION_NEW:
+        return !job->has_new_session || job->has_session ? "session_new needs new_session only"
+                                                         : NULL;
+    case JOB_SESSION_FORK:
+        return !job->has_new_session || !job->has_session
+                   ? "session_fork needs session and new_session"
+                   : NULL;
+    case JOB_SESSION_RESTORE:
+        if (!job->snapshot) return "session_restore without a snapshot";
+        return job->has_session == job->has_new_session
+                   ? "session_restore needs either session or new_session"
+                   : NULL;
+    default:
+        return !job->has_session || job->has_new_session ? "a session job needs session only"
+                                                         : NULL;
+    }
 }
 
 static int s_read_names(mpr_t *r, char ***names, size_t *n)
@@ -170,9 +246,10 @@ int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size
                 const char *v;
                 uint32_t    vl;
                 if (mpr_str(&r, &v, &vl) == 0) {
-                    if (mpr_key_is(v, vl, "exec")) job->kind = JOB_EXEC;
-                    else if (mpr_key_is(v, vl, "validate")) job->kind = JOB_VALIDATE;
-                    else mpr_fail(&r, "unknown job kind");
+                    int found = 0;
+                    for (int kind = 0; kind < JOB__KINDS && !found; kind++)
+                        if (mpr_key_is(v, vl, s_kinds[kind])) job->kind = kind, found = 1;
+                    if (!found) mpr_fail(&r, "unknown job kind");
                 }
             } else if (mpr_key_is(k, kl, "tenant")) {
                 free(job->tenant);
@@ -198,6 +275,17 @@ int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size
                 s_read_files(&r, job);
             } else if (mpr_key_is(k, kl, "submitted_ms")) {
                 mpr_uint(&r, &job->submitted_ms);
+            } else if (mpr_key_is(k, kl, "session")) {
+                s_read_id(&r, job->session, &job->has_session);
+            } else if (mpr_key_is(k, kl, "new_session")) {
+                s_read_id(&r, job->new_session, &job->has_new_session);
+            } else if (mpr_key_is(k, kl, "idle_timeout_s")) {
+                uint64_t t = 0;
+                if (mpr_uint(&r, &t) == 0 && t > (uint64_t)JOB_MAX_IDLE_S)
+                    mpr_fail(&r, "idle_timeout_s out of range");
+                job->idle_timeout_s = (long)t;
+            } else if (mpr_key_is(k, kl, "snapshot") && !job->snapshot) {
+                mpr_bytesdup(&r, JOB_MAX_SNAPSHOT, &job->snapshot, &job->snapshot_len);
             } else {
                 mpr_skip(&r);
             }
@@ -208,6 +296,7 @@ int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size
     if (!why && version != 1) why = "unsupported JobSpec version";
     if (!why && !job->code) why = "JobSpec without code";
     if (!why && (!job->tenant || !job->service)) why = "JobSpec without tenant or service";
+    if (!why) why = s_session_fields(job);
     if (why) {
         snprintf(err, errlen, "%s", why);
         jobspec_clear(job);

@@ -23,8 +23,27 @@
 #define JOB_MAX_DEPTH     8          /* components in a file's path */
 #define JOB_MAX_TENANT    64
 #define JOB_MAX_SERVICE   64
+#define JOB_MAX_SNAPSHOT  (14u << 20) /* a session snapshot to restore (PROTOCOL.md §8) */
+#define JOB_MAX_IDLE_S    (7L * 24 * 3600)
 
-typedef enum { JOB_EXEC = 0, JOB_VALIDATE = 1 } job_kind_t;
+/* What a job does. exec and validate run code (exec in a session when `session` is set: the
+ * session's next cell); the session_* kinds act on a session (PROTOCOL.md §4 "Sessions"). */
+typedef enum {
+    JOB_EXEC = 0,
+    JOB_VALIDATE = 1,
+    JOB_SESSION_NEW,      /* new_session: a sandbox kept for later cells */
+    JOB_SESSION_FORK,     /* session → new_session: a copy-on-write clone of it */
+    JOB_SESSION_CLOSE,    /* session: ends it */
+    JOB_SESSION_SNAPSHOT, /* session: its variables and workspace files, as a snapshot */
+    JOB_SESSION_RESTORE,  /* snapshot into session, or into a new one (new_session) */
+    JOB_SESSION_INFO,     /* session: a summary of its variables and files */
+    JOB__KINDS
+} job_kind_t;
+
+/* "exec", "session_new", ...; NULL for an unknown kind. */
+const char *job_kind_name(job_kind_t kind);
+/* 1 for the kinds that act on (or make) a session. */
+int job_kind_is_session(job_kind_t kind);
 
 typedef struct {
     char  *path;       /* relative, validated by the executor before use */
@@ -50,6 +69,15 @@ typedef struct {
     job_file_t *files;
     size_t      n_files;
     uint64_t    submitted_ms;     /* wall clock at the front-end */
+    /* sessions (PROTOCOL.md §4): the one acted on, the one made (new or fork), its idle
+     * timeout (session_new, and restore into a new session), a snapshot to restore */
+    int         has_session;
+    uint8_t     session[ID_BYTES];
+    int         has_new_session;
+    uint8_t     new_session[ID_BYTES];
+    long        idle_timeout_s;   /* 0: the executor's default */
+    char       *snapshot;         /* msgpack map (PROTOCOL.md §8), snapshot_len bytes */
+    size_t      snapshot_len;
 } jobspec_t;
 
 void jobspec_init(jobspec_t *job);

@@ -35,14 +35,33 @@ void result_clear(result_t *res)
     }
     free(res->files);
     free(res->executor);
+    free(res->session.end_reason);
+    free(res->session.summary);
+    free(res->snapshot);
     result_init(res);
+}
+
+static void s_write_session(mpw_t *w, const result_t *res)
+{
+    mpw_str(w, "session");
+    mpw_map(w, 9);
+    mpw_str(w, "id");
+    mpw_bin(w, res->session.id, ID_BYTES);
+    mpw_kv_uint(w, "cell", res->session.cell);
+    mpw_kv_bool(w, "alive", res->session.alive);
+    mpw_kv_str(w, "end_reason", res->session.end_reason);
+    mpw_kv_uint(w, "memory_kb", res->session.memory_kb);
+    mpw_kv_int(w, "memory_mb", res->session.memory_mb);
+    mpw_kv_int(w, "idle_timeout_s", res->session.idle_timeout_s);
+    mpw_kv_int(w, "forks_left", res->session.forks_left);
+    mpw_kv_str(w, "summary", res->session.summary);
 }
 
 void result_encode(const result_t *res, buf_t *out)
 {
     mpw_t w;
     mpw_init(&w, out);
-    mpw_map(&w, 18);
+    mpw_map(&w, 18 + (uint32_t)(res->session.present + (res->snapshot != NULL)));
     mpw_kv_uint(&w, "v", 1);
     mpw_kv_str(&w, "status", status_name(res->status));
     mpw_str(&w, "stdout");
@@ -98,6 +117,11 @@ void result_encode(const result_t *res, buf_t *out)
     mpw_kv_uint(&w, "truncated_media", (uint64_t)(res->images_truncated | res->files_truncated << 1));
     mpw_kv_str(&w, "executor", res->executor);
     mpw_kv_uint(&w, "attempt", res->attempt);
+    if (res->session.present) s_write_session(&w, res);
+    if (res->snapshot) { /* a msgpack map already: written as it is */
+        mpw_str(&w, "snapshot");
+        buf_append(out, res->snapshot, res->snapshot_len);
+    }
 }
 
 void result_encode_simple(buf_t *out, status_t status, const char *type, const char *message)
@@ -230,6 +254,63 @@ static void s_read_files(mpr_t *r, result_t *res)
     }
 }
 
+static void s_read_session(mpr_t *r, result_t *res)
+{
+    uint32_t n;
+    if (mpr_map(r, &n) < 0) return;
+    res->session.present = 1;
+    for (uint32_t i = 0; i < n && !r->err; i++) {
+        const char *k;
+        uint32_t kl;
+        uint64_t u;
+        int64_t v;
+        if (mpr_str(r, &k, &kl) < 0) return;
+        if (mpr_key_is(k, kl, "id")) {
+            const uint8_t *b;
+            uint32_t len;
+            if (mpr_bytes(r, &b, &len) == 0 && len != ID_BYTES) mpr_fail(r, "bad session id");
+            if (!r->err) memcpy(res->session.id, b, ID_BYTES);
+        } else if (mpr_key_is(k, kl, "cell")) {
+            if (mpr_uint(r, &u) == 0) res->session.cell = u > UINT32_MAX ? UINT32_MAX : (uint32_t)u;
+        } else if (mpr_key_is(k, kl, "alive")) {
+            mpr_bool(r, &res->session.alive);
+        } else if (mpr_key_is(k, kl, "end_reason")) {
+            free(res->session.end_reason);
+            mpr_strdup(r, 1024, &res->session.end_reason);
+        } else if (mpr_key_is(k, kl, "memory_kb")) {
+            if (mpr_uint(r, &u) == 0) res->session.memory_kb = u;
+        } else if (mpr_key_is(k, kl, "summary")) {
+            s_text(r, &res->session.summary);
+        } else if (mpr_key_is(k, kl, "memory_mb") || mpr_key_is(k, kl, "idle_timeout_s") ||
+                   mpr_key_is(k, kl, "forks_left")) {
+            long *dst = mpr_key_is(k, kl, "memory_mb")        ? &res->session.memory_mb
+                        : mpr_key_is(k, kl, "idle_timeout_s") ? &res->session.idle_timeout_s
+                                                              : &res->session.forks_left;
+            if (mpr_int(r, &v) == 0) *dst = v < 0 || v > (1L << 40) ? 0 : (long)v;
+        } else mpr_skip(r);
+    }
+}
+
+/* The snapshot map, kept as its bytes (the front-end stores them as they are). */
+static void s_read_snapshot(mpr_t *r, result_t *res)
+{
+    const uint8_t *start = r->p;
+    if (mpr_peek(r) != MP_MAP) {
+        mpr_fail(r, "snapshot is not a map");
+        return;
+    }
+    if (mpr_skip(r) < 0) return;
+    size_t len = (size_t)(r->p - start);
+    if (len > RESULT_MAX_SNAPSHOT) {
+        mpr_fail(r, "snapshot too large");
+        return;
+    }
+    free(res->snapshot);
+    res->snapshot = xmalloc(len);
+    memcpy(res->snapshot, start, len);
+    res->snapshot_len = len;
+}
+
 int result_decode(const void *data, size_t len, result_t *res, char *err, size_t errlen)
 {
     mpr_t    r;
@@ -290,6 +371,10 @@ int result_decode(const void *data, size_t len, result_t *res, char *err, size_t
                 s_text(&r, &res->executor);
             } else if (mpr_key_is(k, kl, "attempt")) {
                 if (mpr_uint(&r, &u) == 0) res->attempt = (uint32_t)(u > 100 ? 100 : u);
+            } else if (mpr_key_is(k, kl, "session") && !res->session.present) {
+                s_read_session(&r, res);
+            } else if (mpr_key_is(k, kl, "snapshot") && !res->snapshot) {
+                s_read_snapshot(&r, res);
             } else {
                 mpr_skip(&r);
             }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../common/buf.h"
+#include "../common/ids.h"
 #include "status.h"
 
 #define RESULT_MAX_STREAM (64u << 20) /* decoder cap per stream; operators cap far lower */
@@ -14,6 +15,7 @@
 #define RESULT_MAX_IMAGES 16
 #define RESULT_MAX_IMAGE  (8u << 20)
 #define RESULT_MAX_FILES  64
+#define RESULT_MAX_SNAPSHOT (15u << 20) /* a snapshot's msgpack map, within the 16 MiB body */
 
 typedef struct {
     char    *mime;
@@ -62,6 +64,21 @@ typedef struct {
     int             files_truncated;
     char           *executor; /* node id that ran it */
     uint32_t        attempt;
+    /* A job on a session (PROTOCOL.md §5): the session after it. */
+    struct {
+        int      present;
+        uint8_t  id[ID_BYTES];
+        uint32_t cell;           /* this cell's number (1, 2, ...); 0 for other session jobs */
+        int      alive;          /* the session lives on after this job */
+        char    *end_reason;     /* why it ended, when !alive */
+        uint64_t memory_kb;      /* memory in use: its proportional share (Pss) */
+        long     memory_mb;      /* its limit */
+        long     idle_timeout_s;
+        long     forks_left;     /* forks it may still make */
+        char    *summary;        /* JSON text: what session_info and session_restore report */
+    } session;
+    char           *snapshot;     /* session_snapshot: a msgpack map (PROTOCOL.md §8) */
+    size_t          snapshot_len;
 } result_t;
 
 void result_init(result_t *res);

@@ -1,5 +1,6 @@
 /* proto/wire.c — frame validation for both channels (PROTOCOL.md §2–3). Every rejection
  * names its reason so the caller can log and count it. */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 
@@ -83,6 +84,7 @@ int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t e
     case W_DISCONNECT: want = 2; break;
     case W_READY:
     case W_CREDIT:
+    case W_SESSIONS:
     case W_CANCEL: want = 3; break;
     case W_RESULT:
     case W_PROGRESS: want = 4; break;
@@ -93,6 +95,8 @@ int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t e
     switch (out->cmd) {
     case W_READY:
         return ready_decode(fr->f[2].data, fr->f[2].len, &out->ready, err, errlen);
+    case W_SESSIONS:
+        return sessions_decode(fr->f[2].data, fr->f[2].len, &out->sessions, err, errlen);
     case W_CREDIT: {
         mpr_t r;
         mpr_init(&r, fr->f[2].data, fr->f[2].len);
@@ -123,11 +127,70 @@ void route_encode(const route_t *route, buf_t *out)
 {
     mpw_t w;
     mpw_init(&w, out);
-    mpw_map(&w, 4);
+    mpw_map(&w, 4 + (uint32_t)(route->has_session + route->has_new_session));
     mpw_kv_str(&w, "tenant", route->tenant);
     mpw_kv_uint(&w, "deadline_ms", route->deadline_ms);
     mpw_kv_uint(&w, "max_inflight", route->max_inflight);
     mpw_kv_uint(&w, "attempt", route->attempt);
+    if (route->has_session) {
+        mpw_str(&w, "session");
+        mpw_bin(&w, route->session, ID_BYTES);
+    }
+    if (route->has_new_session) {
+        mpw_str(&w, "new_session");
+        mpw_bin(&w, route->new_session, ID_BYTES);
+    }
+}
+
+static void s_read_id(mpr_t *r, uint8_t out[ID_BYTES], int *has)
+{
+    const uint8_t *b;
+    uint32_t len;
+    if (mpr_bytes(r, &b, &len) < 0) return;
+    if (len != ID_BYTES) {
+        mpr_fail(r, "session id is not 16 bytes");
+        return;
+    }
+    memcpy(out, b, ID_BYTES);
+    *has = 1;
+}
+
+/* An array of 16-byte bins, each packed as bin8 (0xc4 0x10, then the bytes), which is how
+ * every msgpack packer writes 16 bytes of bin: checked here once, read in place later. */
+#define ID_ITEM 18
+
+static void s_read_ids(mpr_t *r, uint32_t max, wire_ids_t *ids)
+{
+    uint32_t n;
+    if (mpr_array(r, &n) < 0) return;
+    if (n > max) {
+        mpr_fail(r, "too many session ids");
+        return;
+    }
+    const uint8_t *start = r->p;
+    if ((size_t)(r->end - r->p) < (size_t)n * ID_ITEM) {
+        mpr_fail(r, "session id list cut short");
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (start[i * ID_ITEM] != 0xc4 || start[i * ID_ITEM + 1] != ID_BYTES) {
+            mpr_fail(r, "a session id is not a 16-byte bin");
+            return;
+        }
+    r->p += (size_t)n * ID_ITEM;
+    ids->raw = (frame_t){start, (size_t)n * ID_ITEM};
+    ids->n = n;
+}
+
+static void s_write_ids(mpw_t *w, const uint8_t (*ids)[ID_BYTES], size_t n)
+{
+    mpw_array(w, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) mpw_bin(w, ids[i], ID_BYTES);
+}
+
+void wire_ids_at(const wire_ids_t *ids, uint32_t i, uint8_t out[ID_BYTES])
+{
+    memcpy(out, ids->raw.data + (size_t)i * ID_ITEM + 2, ID_BYTES);
 }
 
 static int s_copy_name(mpr_t *r, char out[65])
@@ -160,6 +223,10 @@ int route_decode(const void *data, size_t len, route_t *route, char *err, size_t
                 if (mpr_uint(&r, &v) == 0) route->max_inflight = v > 1u << 20 ? 1u << 20 : (uint32_t)v;
             } else if (mpr_key_is(k, kl, "attempt")) {
                 if (mpr_uint(&r, &v) == 0) route->attempt = v > 100 ? 100 : (uint32_t)v;
+            } else if (mpr_key_is(k, kl, "session")) {
+                s_read_id(&r, route->session, &route->has_session);
+            } else if (mpr_key_is(k, kl, "new_session")) {
+                s_read_id(&r, route->new_session, &route->has_new_session);
             } else mpr_skip(&r);
         }
     }
@@ -173,11 +240,11 @@ int route_decode(const void *data, size_t len, route_t *route, char *err, size_t
     return 0;
 }
 
-void ready_encode(const ready_t *ready, buf_t *out)
+void ready_encode(const ready_t *ready, buf_t *out, const uint8_t (*ids)[ID_BYTES], size_t n)
 {
     mpw_t w;
     mpw_init(&w, out);
-    mpw_map(&w, 6);
+    mpw_map(&w, 9);
     mpw_kv_uint(&w, "v", 1);
     mpw_kv_str(&w, "node", ready->node);
     mpw_str(&w, "services");
@@ -186,6 +253,10 @@ void ready_encode(const ready_t *ready, buf_t *out)
     mpw_kv_uint(&w, "slots", ready->slots);
     mpw_kv_str(&w, "python", ready->python);
     mpw_kv_str(&w, "layers", ready->layers);
+    mpw_kv_uint(&w, "mem_free_mb", ready->mem_free_mb);
+    mpw_kv_uint(&w, "max_sessions", ready->max_sessions);
+    mpw_str(&w, "sessions");
+    s_write_ids(&w, ids, n);
 }
 
 static void s_copy_text(mpr_t *r, char *out, size_t cap)
@@ -231,7 +302,14 @@ int ready_decode(const void *data, size_t len, ready_t *ready, char *err, size_t
                 }
             } else if (mpr_key_is(k, kl, "python")) s_copy_text(&r, ready->python, sizeof ready->python);
             else if (mpr_key_is(k, kl, "layers")) s_copy_text(&r, ready->layers, sizeof ready->layers);
-            else mpr_skip(&r);
+            else if (mpr_key_is(k, kl, "mem_free_mb")) {
+                if (mpr_uint(&r, &v) == 0) ready->mem_free_mb = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+            } else if (mpr_key_is(k, kl, "max_sessions")) {
+                if (mpr_uint(&r, &v) == 0)
+                    ready->max_sessions = v > WIRE_MAX_SESSIONS ? WIRE_MAX_SESSIONS : (uint32_t)v;
+            } else if (mpr_key_is(k, kl, "sessions") && !ready->sessions.n) {
+                s_read_ids(&r, WIRE_MAX_SESSIONS, &ready->sessions);
+            } else mpr_skip(&r);
         }
     }
     const char *why = r.err;
@@ -243,4 +321,103 @@ int ready_decode(const void *data, size_t len, ready_t *ready, char *err, size_t
         return -1;
     }
     return 0;
+}
+
+void sessions_encode(uint32_t mem_free_mb, uint32_t held, const uint8_t (*up)[ID_BYTES],
+                     size_t n_up, const uint8_t (*down)[ID_BYTES], const char *const *reasons,
+                     size_t n_down, buf_t *out)
+{
+    mpw_t w;
+    mpw_init(&w, out);
+    mpw_map(&w, 5);
+    mpw_kv_uint(&w, "v", 1);
+    mpw_kv_uint(&w, "mem_free_mb", mem_free_mb);
+    mpw_kv_uint(&w, "sessions", held);
+    mpw_str(&w, "up");
+    s_write_ids(&w, up, n_up);
+    mpw_str(&w, "down");
+    mpw_array(&w, (uint32_t)n_down);
+    for (size_t i = 0; i < n_down; i++) {
+        size_t len = strnlen(reasons[i], WIRE_MAX_REASON);
+        mpw_array(&w, 2);
+        mpw_bin(&w, down[i], ID_BYTES);
+        mpw_strn(&w, reasons[i], len);
+    }
+}
+
+/* The down list: [[bin16, str], ...], each checked; the raw span is kept for wire_down_each. */
+static void s_read_down(mpr_t *r, sessions_msg_t *m)
+{
+    uint32_t n;
+    if (mpr_array(r, &n) < 0) return;
+    if (n > WIRE_MAX_SESSION_CHANGES) {
+        mpr_fail(r, "too many ended sessions");
+        return;
+    }
+    const uint8_t *start = r->p;
+    for (uint32_t i = 0; i < n && !r->err; i++) {
+        uint32_t two, len;
+        const uint8_t *id;
+        const char *reason;
+        if (mpr_array(r, &two) < 0) return;
+        if (two != 2) {
+            mpr_fail(r, "an ended session is not [id, reason]");
+            return;
+        }
+        if (mpr_bytes(r, &id, &len) == 0 && len != ID_BYTES) mpr_fail(r, "bad session id");
+        if (mpr_str(r, &reason, &len) == 0 && len > WIRE_MAX_REASON) mpr_fail(r, "reason too long");
+    }
+    m->down_raw = (frame_t){start, (size_t)(r->p - start)};
+    m->n_down = n;
+}
+
+int sessions_decode(const void *data, size_t len, sessions_msg_t *m, char *err, size_t errlen)
+{
+    mpr_t r;
+    uint32_t n;
+    uint64_t v, version = 0;
+    memset(m, 0, sizeof *m);
+    mpr_init(&r, data, len);
+    if (mpr_map(&r, &n) == 0) {
+        for (uint32_t i = 0; i < n && !r.err; i++) {
+            const char *k;
+            uint32_t kl;
+            if (mpr_str(&r, &k, &kl) < 0) break;
+            if (mpr_key_is(k, kl, "v")) mpr_uint(&r, &version);
+            else if (mpr_key_is(k, kl, "mem_free_mb")) {
+                if (mpr_uint(&r, &v) == 0) m->mem_free_mb = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+            } else if (mpr_key_is(k, kl, "sessions")) {
+                if (mpr_uint(&r, &v) == 0)
+                    m->sessions = v > WIRE_MAX_SESSIONS ? WIRE_MAX_SESSIONS : (uint32_t)v;
+            } else if (mpr_key_is(k, kl, "up") && !m->up.n) {
+                s_read_ids(&r, WIRE_MAX_SESSION_CHANGES, &m->up);
+            } else if (mpr_key_is(k, kl, "down") && !m->n_down) {
+                s_read_down(&r, m);
+            } else mpr_skip(&r);
+        }
+    }
+    const char *why = r.err;
+    if (!why && mpr_done(&r) < 0) why = "trailing bytes in SESSIONS";
+    if (!why && version != 1) why = "unsupported SESSIONS version";
+    if (why) {
+        snprintf(err, errlen, "sessions: %s", why);
+        memset(m, 0, sizeof *m);
+        return -1;
+    }
+    return 0;
+}
+
+void wire_down_each(const sessions_msg_t *m, wire_down_fn *fn, void *arg)
+{
+    mpr_t r;
+    mpr_init(&r, m->down_raw.data, m->down_raw.len);
+    for (uint32_t i = 0; i < m->n_down && !r.err; i++) {
+        uint32_t two, len;
+        const uint8_t *id;
+        const char *reason;
+        if (mpr_array(&r, &two) < 0 || mpr_bytes(&r, &id, &len) < 0 ||
+            mpr_str(&r, &reason, &len) < 0)
+            return; /* cannot happen: sessions_decode checked it */
+        fn(arg, id, reason, len);
+    }
 }

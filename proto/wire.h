@@ -43,7 +43,12 @@ enum {
     W_PROGRESS = 0x06,   /* executor → broker: [tag, cmd, job_id, chunk] */
     W_CANCEL = 0x07,     /* broker → executor: [tag, cmd, job_id] */
     W_DISCONNECT = 0x08, /* both ways: [tag, cmd] */
+    W_SESSIONS = 0x09,   /* executor → broker: [tag, cmd, sessions-body] (PROTOCOL.md §3) */
 };
+
+#define WIRE_MAX_SESSIONS 65536 /* sessions one executor may list in READY */
+#define WIRE_MAX_SESSION_CHANGES 4096 /* ids in one SESSIONS message's up or down list */
+#define WIRE_MAX_REASON 240 /* bytes of a session's end reason */
 
 typedef struct {
     const uint8_t *data;
@@ -61,6 +66,12 @@ typedef struct {
     uint64_t deadline_ms;  /* wall clock; 0 = none */
     uint32_t max_inflight; /* the tenant's concurrency quota; 0 = unlimited */
     uint32_t attempt;      /* set by the broker when it dispatches */
+    /* Sessions: a job with `session` goes to the executor holding it (affinity); a job with
+     * only `new_session` makes one, on the executor with the most free memory. */
+    int      has_session;
+    uint8_t  session[ID_BYTES];
+    int      has_new_session;
+    uint8_t  new_session[ID_BYTES];
 } route_t;
 
 typedef struct {
@@ -71,6 +82,13 @@ typedef struct {
     frame_t        body;    /* SUBMIT: JobSpec; PROGRESS/RESULT/REJECT: chunk or Result */
 } client_msg_t;
 
+/* A list of session ids as it came: a msgpack array of 16-byte bins, checked by the decoder
+ * and read in place (wire_ids_at), so a long list costs no allocation. */
+typedef struct {
+    frame_t  raw; /* the array's elements, each a bin8 of 16 bytes (18 bytes) */
+    uint32_t n;
+} wire_ids_t;
+
 typedef struct {
     char     node[65];
     char     services[WIRE_MAX_SERVICES][65];
@@ -78,7 +96,22 @@ typedef struct {
     uint32_t slots;
     char     python[32];
     char     layers[256]; /* comma-separated active sandbox layers */
+    /* sessions (optional): free memory for placing new ones, the most it keeps, and the ids
+     * of those it holds (how a restarted broker learns where they are) */
+    uint32_t mem_free_mb;
+    uint32_t max_sessions;
+    wire_ids_t sessions;
 } ready_t;
+
+/* SESSIONS: what changed among an executor's sessions since its last READY or SESSIONS, and
+ * its free memory. `down` pairs an id with why the session ended. */
+typedef struct {
+    uint32_t   mem_free_mb;
+    uint32_t   sessions; /* held now */
+    wire_ids_t up;
+    frame_t    down_raw; /* array of [bin16, str] pairs, checked; read with wire_down_at */
+    uint32_t   n_down;
+} sessions_msg_t;
 
 typedef struct {
     uint8_t        cmd;
@@ -88,6 +121,7 @@ typedef struct {
     frame_t        body;    /* W_RESULT, W_PROGRESS, W_JOB */
     uint64_t       credit;  /* W_CREDIT */
     ready_t        ready;   /* W_READY */
+    sessions_msg_t sessions; /* W_SESSIONS */
 } worker_msg_t;
 
 /* Parse a message (identity frame already removed). 0, or -1 with the reason in err. */
@@ -100,7 +134,19 @@ int wire_name_ok(const char *s, size_t len);
 
 void route_encode(const route_t *route, buf_t *out);
 int  route_decode(const void *data, size_t len, route_t *route, char *err, size_t errlen);
-void ready_encode(const ready_t *ready, buf_t *out);
+/* READY; ids: the sessions held (n of them), written after the fields of ready. */
+void ready_encode(const ready_t *ready, buf_t *out, const uint8_t (*ids)[ID_BYTES], size_t n);
 int  ready_decode(const void *data, size_t len, ready_t *ready, char *err, size_t errlen);
+/* SESSIONS: up (n_up ids) and down (n_down ids, each with its reason). */
+void sessions_encode(uint32_t mem_free_mb, uint32_t held, const uint8_t (*up)[ID_BYTES],
+                     size_t n_up, const uint8_t (*down)[ID_BYTES], const char *const *reasons,
+                     size_t n_down, buf_t *out);
+int  sessions_decode(const void *data, size_t len, sessions_msg_t *m, char *err, size_t errlen);
+/* The i-th id of a checked list (i < ids->n). */
+void wire_ids_at(const wire_ids_t *ids, uint32_t i, uint8_t out[ID_BYTES]);
+/* Each entry of a checked down list: its id and its reason (len bytes, not NUL-terminated). */
+typedef void(wire_down_fn)(void *arg, const uint8_t id[ID_BYTES], const char *reason,
+                           size_t len);
+void wire_down_each(const sessions_msg_t *m, wire_down_fn *fn, void *arg);
 
 #endif

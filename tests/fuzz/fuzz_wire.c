@@ -39,7 +39,7 @@ static void s_ready_roundtrip(const ready_t *r)
 {
     buf_t b;
     buf_init(&b);
-    ready_encode(r, &b);
+    ready_encode(r, &b, NULL, 0);
     ready_t back;
     char err[128];
     s_check(ready_decode(b.data, b.len, &back, err, sizeof err) == 0);

@@ -267,7 +267,7 @@ static void test_ready_round_trip_and_caps(void **state)
     r.slots = 8;
     buf_t b;
     buf_init(&b);
-    ready_encode(&r, &b);
+    ready_encode(&r, &b, NULL, 0);
     char err[128];
     assert_int_equal(ready_decode(b.data, b.len, &out, err, sizeof err), 0);
     assert_int_equal(out.slots, 8);
