@@ -53,10 +53,12 @@ static void s_send_ready(broker_link_t *self)
 {
     ready_t r = {0};
     uint64_t credit = 0;
-    self->hooks.fill_ready(self->hooks.arg, &r, &credit);
+    const uint8_t(*ids)[ID_BYTES] = NULL;
+    size_t n = 0;
+    self->hooks.fill_ready(self->hooks.arg, &r, &credit, &ids, &n);
     buf_t b;
     buf_init(&b);
-    ready_encode(&r, &b, NULL, 0);
+    ready_encode(&r, &b, ids, n);
     s_send_cmd(self, W_READY, b.data, b.len);
     buf_reset(&b);
     mpw_t w;
@@ -86,6 +88,11 @@ void broker_link_send_progress(broker_link_t *self, const uint8_t id[ID_BYTES], 
                                size_t len)
 {
     s_send_job_cmd(self, W_PROGRESS, id, chunk, len);
+}
+
+void broker_link_send_sessions(broker_link_t *self, const void *body, size_t len)
+{
+    s_send_cmd(self, W_SESSIONS, body, len);
 }
 
 static void s_connect(broker_link_t *self);

@@ -21,8 +21,10 @@
 typedef struct broker_link broker_link_t;
 
 typedef struct {
-    /* What READY says (services, slots, python, layers) and the credit to grant after it. */
-    void (*fill_ready)(void *arg, ready_t *ready, uint64_t *credit);
+    /* What READY says (services, slots, python, layers, free memory, the sessions held, which go
+     * into ids: n of them, the hook's storage) and the credit to grant after it. */
+    void (*fill_ready)(void *arg, ready_t *ready, uint64_t *credit, const uint8_t (**ids)[ID_BYTES],
+                       size_t *n);
     void (*on_job)(void *arg, const worker_msg_t *job);
     void (*on_cancel)(void *arg, const uint8_t id[ID_BYTES]);
     void *arg;
@@ -45,5 +47,7 @@ void broker_link_send_simple(broker_link_t *self, const uint8_t id[ID_BYTES], st
                              const char *type, const char *message);
 void broker_link_send_progress(broker_link_t *self, const uint8_t id[ID_BYTES], const void *chunk,
                                size_t len);
+/* SESSIONS (PROTOCOL.md §3): a body made by sessions_encode. */
+void broker_link_send_sessions(broker_link_t *self, const void *body, size_t len);
 
 #endif

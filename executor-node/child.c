@@ -18,6 +18,7 @@
 #include "jobcopy.h"
 #include "landlock.h"
 #include "python.h"
+#include "session_child.h"
 
 static uint64_t s_cpu_ns(void)
 {
@@ -28,7 +29,7 @@ static uint64_t s_cpu_ns(void)
 
 /* Every layer that does not depend on the job, in DESIGN.md §5's order. NULL, or the layer
  * that could not be entered (errno says why). */
-static const char *s_lock(const sandbox_t *sb, area_t *area)
+static const char *s_lock(const sandbox_t *sb, area_t *area, int wake_fd)
 {
     unsigned on = sb->layers;
     if ((on & LAYER_RLIMITS) && sandbox_enter_rlimits(sb) < 0) return "rlimits";
@@ -41,7 +42,10 @@ static const char *s_lock(const sandbox_t *sb, area_t *area)
     if ((on & LAYER_UID) && sandbox_enter_uid(sb) < 0) return "uid";
     /* seccomp without CAP_SYS_ADMIN requires nnp, so the filter brings it along */
     if ((on & (LAYER_NNP | LAYER_SECCOMP)) && sandbox_enter_nnp() < 0) return "nnp";
-    if ((on & LAYER_SECCOMP) && filter_enter(&sb->filter, area) < 0) return "seccomp";
+    prologue_t mine = {.session = sb->session,
+                       .site = (uint64_t)(uintptr_t)session_clone_site,
+                       .wake_fd = wake_fd};
+    if ((on & LAYER_SECCOMP) && filter_enter(&sb->filter, area, &mine) < 0) return "seccomp";
     return NULL;
 }
 
@@ -93,10 +97,11 @@ static _Noreturn void s_run(const child_env_t *env, const sandbox_t *sb, area_t 
 }
 
 _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, const char *ws_dir,
-                          int landlock_fd)
+                          int landlock_fd, int session)
 {
     area_hdr_t *h = area_hdr(area);
     sandbox_t sb = *env->sb; /* our copy: a workspace child brings its own ruleset */
+    sb.session = session;
     char err[256];
     h->cpu_forked_ns = s_cpu_ns();
     h->forked_ns = clock_mono_us() * 1000u;
@@ -113,7 +118,7 @@ _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, con
     if (sandbox_child_prepare(&sb, wake_fd) < 0) _exit(1);
     if (getppid() != env->zygote) _exit(1); /* the zygote died before PDEATHSIG was set */
     /* rlimits, Landlock, uid, nnp, seccomp: every layer that does not depend on the job */
-    const char *layer = s_lock(&sb, area);
+    const char *layer = s_lock(&sb, area, wake_fd);
     if (layer) {
         snprintf(err, sizeof err, "entering layer %s: %s", layer, strerror(errno));
         s_fail_before_job(area, wake_fd, err);
@@ -128,5 +133,8 @@ _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, con
     if (!s_wait_wake(wake_fd)) _exit(0); /* the zygote closed the socket: not needed */
     h->wake_ns = clock_mono_us() * 1000u;
     h->cpu_wake_ns = s_cpu_ns();
+    const jobspec_t *job = (const jobspec_t *)(void *)area_job(area);
+    if (session && (job->kind == JOB_SESSION_NEW || job->kind == JOB_SESSION_RESTORE))
+        session_child_main(env, &sb, area, wake_fd); /* kept: cell after cell */
     s_run(env, &sb, area, wake_fd);
 }

@@ -25,8 +25,9 @@ typedef struct {
 
 /* In a pooled child right after fork: area is its job area, wake_fd its end of the wake
  * socket, ws_dir its workspace directory ("" in profiles without one) and landlock_fd the
- * Landlock ruleset the zygote made for that directory. Never returns. */
+ * Landlock ruleset the zygote made for that directory. session: pooled for a session, whose
+ * first job hands it to session_child.h for good. Never returns. */
 _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, const char *ws_dir,
-                          int landlock_fd);
+                          int landlock_fd, int session);
 
 #endif

@@ -1,5 +1,6 @@
 /* executor-node/dispatch.c — see dispatch.h. */
 #define _GNU_SOURCE
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,18 @@
 #include "dispatch.h"
 #include "jobcopy.h"
 #include "scrub.h"
+#include "sessions.h"
+
+int dispatch_refuse(refusal_t *why, status_t status, const char *type, const char *fmt, ...)
+{
+    why->status = status;
+    why->type = type;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why->message, sizeof why->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
 
 static child_t *s_refuse(refusal_t *why, status_t status, const char *type, const char *message)
 {
@@ -57,7 +70,7 @@ static child_t *s_place(const dispatch_t *d, const uint8_t id[ID_BYTES], const j
     if (!c)
         return s_refuse(why, ST_INTERNAL_ERROR, "ForkFailed",
                         "the executor could not start a sandbox");
-    if (job->n_files && workspace_put(d->ws, c->ws_dir, job, err, sizeof err) < 0) {
+    if (job->n_files && workspace_put(d->ws, c->ws_dir, job, 0, err, sizeof err) < 0) {
         pool_discard(d->pool, c); /* that child's directory is spoilt: it goes */
         return s_refuse(why, ST_INTERNAL_ERROR, "WorkspaceError", err);
     }
@@ -79,22 +92,36 @@ static child_t *s_place(const dispatch_t *d, const uint8_t id[ID_BYTES], const j
     return c;
 }
 
-child_t *dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t *body,
-                      size_t len, refusal_t *why)
+int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len,
+                 refusal_t *why)
 {
     jobspec_t job;
     char err[256];
-    if (len > DISPATCH_JOB_CAP)
-        return s_refuse(why, ST_REJECTED, "JobTooLarge",
-                        "the JobSpec exceeds the executor's 8 MiB job area");
+    /* a restore's snapshot comes on top of the job area's 8 MiB: its files go to the
+     * workspace, not to the area */
+    if (len > DISPATCH_JOB_CAP + JOB_MAX_SNAPSHOT)
+        return dispatch_refuse(why, ST_REJECTED, "JobTooLarge",
+                               "the JobSpec exceeds what the executor takes");
     if (jobspec_decode(body, len, &job, err, sizeof err) < 0) {
         log_warn("event=bad_jobspec error=\"%s\"", err);
-        return s_refuse(why, ST_REJECTED, "BadJob", err);
+        return dispatch_refuse(why, ST_REJECTED, "BadJob", "%s", err);
     }
-    child_t *c = NULL;
+    int rc = -1;
     s_limits(d, &job.limits);
-    if (s_check(d, &job, why) == 0) c = s_place(d, id, &job, why);
+    if (s_check(d, &job, why) == 0) {
+        if (job.has_session || job_kind_is_session(job.kind)) {
+            rc = d->sessions ? sessions_job(d->sessions, id, &job, why)
+                             : dispatch_refuse(why, ST_REJECTED, "SessionsOff",
+                                               "this executor keeps no sessions");
+        } else if (len > DISPATCH_JOB_CAP) {
+            dispatch_refuse(why, ST_REJECTED, "JobTooLarge",
+                            "the JobSpec exceeds the executor's 8 MiB job area");
+        } else {
+            child_t *c = s_place(d, id, &job, why);
+            if (c) pool_start(d->pool, c);
+            rc = c ? 0 : -1;
+        }
+    }
     scrub_jobspec(&job);
-    if (c) pool_start(d->pool, c);
-    return c;
+    return rc;
 }

@@ -21,11 +21,14 @@
 #define DISPATCH_JOB_CAP (8u << 20) /* a JobSpec this large is refused before it reaches a child   \
                                      */
 
+struct sessions;
+
 typedef struct {
     const profile_t *profile;
     pool_t *pool;
     workspace_t *ws; /* where the files go; NULL in profiles without a workspace */
     limits_t caps;   /* the node's own caps over the profile's maxima (0: none) */
+    struct sessions *sessions; /* session jobs go there (sessions.h); NULL: none here */
 } dispatch_t;
 
 /* Why a job was not started: the Result to answer it with. */
@@ -35,8 +38,13 @@ typedef struct {
     char message[256];
 } refusal_t;
 
-/* The job of a JOB message started in a child, which is returned; or NULL with the refusal. */
-child_t *dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t *body,
-                      size_t len, refusal_t *why);
+/* Fills why (message from fmt) and returns -1, for refusals made elsewhere (sessions.h). */
+int dispatch_refuse(refusal_t *why, status_t status, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The job of a JOB message started in a child (or, for a session's, taken by sessions.h): 0;
+ * or -1 with the refusal. */
+int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len,
+                 refusal_t *why);
 
 #endif

@@ -19,7 +19,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "../common/buf.h"
@@ -248,9 +250,15 @@ static int s_rules(scmp_filter_ctx ctx, const profile_t *profile)
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl), 0);
     /* prlimit64 on this process only: the job's limits are set after the filter is loaded
      * (sandbox_child_limits). Without CAP_SYS_RESOURCE a process can only lower its limits,
-     * so user code gains nothing from it. */
+     * so user code gains nothing from it. RLIMIT_NPROC may only be read: a session's child
+     * keeps its hard limit (the zygote raises the soft one from outside for a fork_session,
+     * sessions.h), and this is what stops its code from raising the soft one itself. */
     if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_EQ, 0));
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2, SCMP_A0(SCMP_CMP_EQ, 0),
+                              SCMP_A1(SCMP_CMP_NE, RLIMIT_NPROC));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 3, SCMP_A0(SCMP_CMP_EQ, 0),
+                              SCMP_A1(SCMP_CMP_EQ, RLIMIT_NPROC), SCMP_A2(SCMP_CMP_EQ, 0));
     return rc;
 }
 
@@ -300,52 +308,55 @@ int filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, 
 
 static area_t *s_trap_area;
 
+/* SIGSYS for a signal to the process itself: only a session's clone sends one (its prologue
+ * names the pid of the session it was cloned from, as seccomp filters are inherited and can
+ * only be added to), so it is delivered here as kill(0, sig) — its own process group, which
+ * holds only itself (the zygote makes the clone a group of its own before any code of the
+ * tenant's runs). 1 when it was one: rax then holds the call's result. */
+static int s_self_signal(int nr, ucontext_t *uc)
+{
+    greg_t *r = uc->uc_mcontext.gregs;
+    long self = syscall(SYS_getpid), target = (int)r[REG_RDI], sig;
+    if (nr == __NR_kill || nr == __NR_tkill) sig = r[REG_RSI];
+    else if (nr == __NR_tgkill && (int)r[REG_RSI] == syscall(SYS_gettid)) sig = r[REG_RDX];
+    else return 0;
+    if (target != self) return 0;
+    r[REG_RAX] = syscall(SYS_kill, 0, (int)sig);
+    if (r[REG_RAX] < 0) r[REG_RAX] = -errno;
+    return 1;
+}
+
 /* SIGSYS from a SECCOMP_RET_TRAP rule: record the syscall, end the process. Runs on the
  * offending thread with the syscall not executed; only async-signal-safe work here. */
 static void s_on_sigsys(int sig, siginfo_t *info, void *ctx)
 {
-    (void)sig, (void)ctx;
+    (void)sig;
+    if (s_self_signal(info->si_syscall, ctx)) return;
     if (s_trap_area) area_hdr(s_trap_area)->trap_syscall = info->si_syscall;
     syscall(SYS_exit_group, 159);
 }
 
-/* The per-child program: seven instructions that keep kill, tkill and tgkill to this process,
+/* The per-child program: a prologue for the rules that name the child itself (prologue.h),
  * then the shared program compiled once in the zygote. The pid is known only after fork, so
  * the prologue is built here; prepending is safe because classic BPF jumps are relative, and
  * one program instead of two stacked filters halves the cost of installing it (the kernel
  * JIT-compiles every filter and flushes every CPU's TLB when it seals the image). */
-static int s_load(const struct sock_fprog *shared)
+static int s_load(const struct sock_fprog *shared, const prologue_t *mine)
 {
-    uint32_t self = (uint32_t)getpid();
-    struct sock_filter pre[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0,
-                 10), /* else: the shared program */
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_kill, 3, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tkill, 2, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tgkill, 1, 0),
-        BPF_JUMP(BPF_JMP | BPF_JA, 5, 0, 0), /* not a signal: shared program */
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 1, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), /* to itself (or its own group) */
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),  /* to anyone else: an attack */
-    };
-    size_t n_pre = sizeof pre / sizeof pre[0];
-    size_t n = n_pre + shared->len;
-    if (n > BPF_MAXINSNS) {
+    prologue_t p = *mine;
+    p.self = getpid();
+    struct sock_filter prog[BPF_MAXINSNS];
+    size_t n_pre = prologue_build(&p, prog, BPF_MAXINSNS);
+    if (!n_pre || n_pre + shared->len > BPF_MAXINSNS) {
         errno = E2BIG;
         return -1;
     }
-    struct sock_filter prog[BPF_MAXINSNS];
-    memcpy(prog, pre, sizeof pre);
     memcpy(prog + n_pre, shared->filter, shared->len * sizeof *prog);
-    struct sock_fprog fprog = {(unsigned short)n, prog};
+    struct sock_fprog fprog = {(unsigned short)(n_pre + shared->len), prog};
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0);
 }
 
-int filter_enter(const struct sock_fprog *shared, area_t *area)
+int filter_enter(const struct sock_fprog *shared, area_t *area, const prologue_t *mine)
 {
     s_trap_area = area;
     struct sigaction sa = {0};
@@ -353,7 +364,12 @@ int filter_enter(const struct sock_fprog *shared, area_t *area)
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSYS, &sa, NULL) < 0) return -1;
-    return s_load(shared);
+    return s_load(shared, mine);
+}
+
+void filter_set_area(area_t *area)
+{
+    s_trap_area = area;
 }
 
 const char *filter_syscall_name(int nr, char *buf, size_t cap)

@@ -10,14 +10,18 @@
 
 #include "../common/profiles.h"
 #include "jobarea.h"
+#include "prologue.h"
 
 /* Zygote: the profile's program into out (its instructions owned by out). 0, or -1 with the
  * reason in err. */
 int filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, size_t errlen);
 /* Child, after no_new_privs: installs the SIGSYS reporter for area, then one program — a
- * prologue that keeps kill(2) and its kin to this process, and the shared program. 0, or -1
- * with errno. */
-int filter_enter(const struct sock_fprog *shared, area_t *area);
+ * prologue that keeps kill(2) and its kin to this process (and, for a session's child, what
+ * its session loop needs: mine's session fields; its pid is filled in here), and the shared
+ * program. 0, or -1 with errno. */
+int filter_enter(const struct sock_fprog *shared, area_t *area, const prologue_t *mine);
+/* A session's clone reports into its own area from then on. */
+void filter_set_area(area_t *area);
 /* The name of a syscall number, for reports ("socket"); "syscall_N" when unknown. */
 const char *filter_syscall_name(int nr, char *buf, size_t cap);
 

@@ -3,16 +3,18 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "../proto/mpack.h"
 #include "jobarea.h"
 
-int area_map(area_t *a, uint32_t job_cap, uint32_t stream_cap)
+static size_t s_size(uint32_t job_cap, uint32_t stream_cap)
 {
-    size_t size = JOBAREA_HEADER + (size_t)job_cap + 2 * (size_t)stream_cap + JOBAREA_META_CAP;
-    /* Untouched pages cost nothing: a child that prints 10 bytes dirties two pages. */
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return -errno;
+    return JOBAREA_HEADER + (size_t)job_cap + 2 * (size_t)stream_cap + JOBAREA_META_CAP;
+}
+
+static void s_init(area_t *a, void *p, size_t size, uint32_t job_cap, uint32_t stream_cap)
+{
     a->base = p;
     a->size = size;
     a->job_cap = job_cap;
@@ -22,7 +24,57 @@ int area_map(area_t *a, uint32_t job_cap, uint32_t stream_cap)
     h->job_cap = job_cap;
     h->stream_cap = stream_cap;
     h->trap_syscall = -1;
+}
+
+int area_map(area_t *a, uint32_t job_cap, uint32_t stream_cap)
+{
+    size_t size = s_size(job_cap, stream_cap);
+    /* Untouched pages cost nothing: a child that prints 10 bytes dirties two pages. */
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return -errno;
+    s_init(a, p, size, job_cap, stream_cap);
     return 0;
+}
+
+int area_map_memfd(area_t *a, uint32_t job_cap, uint32_t stream_cap, int *fd)
+{
+    size_t size = s_size(job_cap, stream_cap);
+    *fd = memfd_create("snakepit-area", MFD_CLOEXEC);
+    if (*fd < 0) return -errno;
+    void *p = MAP_FAILED;
+    if (ftruncate(*fd, (off_t)size) == 0)
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    if (p == MAP_FAILED) {
+        int e = errno;
+        close(*fd);
+        *fd = -1;
+        return -e;
+    }
+    s_init(a, p, size, job_cap, stream_cap);
+    return 0;
+}
+
+int area_attach(area_t *a, int fd, uint32_t job_cap, uint32_t stream_cap)
+{
+    size_t size = s_size(job_cap, stream_cap);
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) return -errno;
+    a->base = p;
+    a->size = size;
+    a->job_cap = job_cap;
+    a->stream_cap = stream_cap;
+    return 0;
+}
+
+void area_reset(area_t *a, uint32_t job_len, uint32_t out_limit)
+{
+    area_hdr_t *h = area_hdr(a);
+    memset(h, 0, sizeof *h);
+    h->job_cap = a->job_cap;
+    h->stream_cap = a->stream_cap;
+    h->trap_syscall = -1;
+    h->job_len = job_len;
+    h->out_limit = out_limit;
 }
 
 void area_unmap(area_t *a)

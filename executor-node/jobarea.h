@@ -63,6 +63,14 @@ typedef struct {
 } area_t;
 
 int  area_map(area_t *a, uint32_t job_cap, uint32_t stream_cap); /* 0 or -errno */
+/* Zygote: the same in a memfd (*fd, close-on-exec), for an area handed to a session's clone
+ * over its socket. 0 or -errno. */
+int  area_map_memfd(area_t *a, uint32_t job_cap, uint32_t stream_cap, int *fd);
+/* A session's clone: maps the area the zygote handed it. 0 or -errno. */
+int  area_attach(area_t *a, int fd, uint32_t job_cap, uint32_t stream_cap);
+/* Zygote, before a session's next job: a clean header (what the last job left is the
+ * tenant's own, but counters and phases must start over). */
+void area_reset(area_t *a, uint32_t job_len, uint32_t out_limit);
 void area_unmap(area_t *a);
 /* Child: the job's meta (msgpack, outcome.h reads it). 0, or -1 when over JOBAREA_META_CAP. */
 int  area_put_meta(area_t *a, const void *meta, size_t len);

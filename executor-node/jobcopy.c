@@ -13,8 +13,15 @@ typedef struct {
     uint8_t *base; /* NULL: dry run, count only */
     size_t used;
     size_t cap;
-    int full; /* something did not fit */
+    int full;        /* something did not fit */
+    intptr_t delta;  /* where the reader sees base, less base: added to every pointer stored */
 } arena_t;
+
+/* A pointer as the copy's reader will see it. */
+static void *s_rel(const arena_t *a, void *p)
+{
+    return p ? (void *)((uintptr_t)p + (uintptr_t)a->delta) : NULL;
+}
 
 static void *s_take(arena_t *a, size_t n)
 {
@@ -49,9 +56,9 @@ static char **s_names(arena_t *a, char **names, size_t n)
     char **out = s_take(a, n * sizeof *out);
     for (size_t i = 0; i < n; i++) {
         char *s = s_str(a, names[i]);
-        if (out) out[i] = s;
+        if (out) out[i] = s_rel(a, s);
     }
-    return out;
+    return s_rel(a, out);
 }
 
 static job_file_t *s_files(arena_t *a, const job_file_t *files, size_t n)
@@ -60,27 +67,27 @@ static job_file_t *s_files(arena_t *a, const job_file_t *files, size_t n)
     job_file_t *out = s_take(a, n * sizeof *out);
     for (size_t i = 0; i < n; i++) {
         char *path = s_str(a, files[i].path), *data = s_bytes(a, files[i].data, files[i].len);
-        if (out) out[i] = (job_file_t){path, data, files[i].len};
+        if (out) out[i] = (job_file_t){s_rel(a, path), s_rel(a, data), files[i].len};
     }
-    return out;
+    return s_rel(a, out);
 }
 
 /* The walk: in a dry arena it only measures. */
 static jobspec_t *s_copy(arena_t *a, const jobspec_t *job, unsigned parts)
 {
     jobspec_t *out = s_take(a, sizeof *out), copy = *job;
-    copy.tenant = s_str(a, job->tenant);
-    copy.service = s_str(a, job->service);
+    copy.tenant = s_rel(a, s_str(a, job->tenant));
+    copy.service = s_rel(a, s_str(a, job->service));
     int run = (parts & JOBCOPY_RUN) != 0, files = (parts & JOBCOPY_FILES) != 0;
-    copy.code = run ? s_bytes(a, job->code, job->code_len) : NULL;
+    copy.code = run ? s_rel(a, s_bytes(a, job->code, job->code_len)) : NULL;
     copy.code_len = run ? job->code_len : 0;
-    copy.stdin_data = run ? s_bytes(a, job->stdin_data, job->stdin_len) : NULL;
+    copy.stdin_data = run ? s_rel(a, s_bytes(a, job->stdin_data, job->stdin_len)) : NULL;
     copy.stdin_len = run && job->stdin_data ? job->stdin_len : 0;
     copy.inspect = run ? s_names(a, job->inspect, job->n_inspect) : NULL;
     copy.n_inspect = run ? job->n_inspect : 0;
     copy.allowed_imports = run ? s_names(a, job->allowed_imports, job->n_allowed_imports) : NULL;
     copy.n_allowed_imports = run ? job->n_allowed_imports : 0;
-    copy.snapshot = run ? s_bytes(a, job->snapshot, job->snapshot_len) : NULL;
+    copy.snapshot = run ? s_rel(a, s_bytes(a, job->snapshot, job->snapshot_len)) : NULL;
     copy.snapshot_len = run && job->snapshot ? job->snapshot_len : 0;
     copy.files = files ? s_files(a, job->files, job->n_files) : NULL;
     copy.n_files = files ? job->n_files : 0;
@@ -97,7 +104,13 @@ size_t jobcopy_size(const jobspec_t *job, unsigned parts)
 
 jobspec_t *jobcopy_put(const jobspec_t *job, unsigned parts, void *mem, size_t cap)
 {
-    arena_t a = {mem, 0, cap, 0};
+    return jobcopy_put_at(job, parts, mem, cap, (uintptr_t)mem);
+}
+
+jobspec_t *jobcopy_put_at(const jobspec_t *job, unsigned parts, void *mem, size_t cap,
+                          uintptr_t at)
+{
+    arena_t a = {mem, 0, cap, 0, (intptr_t)(at - (uintptr_t)mem)};
     jobspec_t *out = s_copy(&a, job, parts);
     return a.full ? NULL : out;
 }

@@ -14,6 +14,7 @@
 #ifndef SP_JOBCOPY_H
 #define SP_JOBCOPY_H
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../proto/job.h"
 
@@ -27,6 +28,11 @@ enum {
 size_t jobcopy_size(const jobspec_t *job, unsigned parts);
 /* The copy, laid out in mem (cap bytes, 8-byte aligned); NULL when it does not fit. */
 jobspec_t *jobcopy_put(const jobspec_t *job, unsigned parts, void *mem, size_t cap);
+/* The same for a reader that sees mem at the address at (a session's clone maps its area
+ * wherever its address space has room): every pointer in the copy is at's. The returned
+ * pointer is mem's, for the writer. */
+jobspec_t *jobcopy_put_at(const jobspec_t *job, unsigned parts, void *mem, size_t cap,
+                          uintptr_t at);
 
 /* A copy in a private mapping no later fork inherits; NULL (logged) when it cannot be made. */
 jobspec_t *jobcopy_private(const jobspec_t *job, unsigned parts);

@@ -56,6 +56,12 @@ static int s_add_rule(int fd, const char *path, uint64_t access, char *err, size
 int landlock_ruleset(int abi, const profile_t *profile, const char *workspace, char *err,
                      size_t errlen)
 {
+    return landlock_ruleset_dirs(abi, profile, &workspace, workspace ? 1 : 0, err, errlen);
+}
+
+int landlock_ruleset_dirs(int abi, const profile_t *profile, const char *const *dirs, size_t n,
+                          char *err, size_t errlen)
+{
     uint64_t fs =
         LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
         LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR |
@@ -91,20 +97,23 @@ int landlock_ruleset(int abi, const profile_t *profile, const char *workspace, c
     for (const char *const *p = profile->ro_paths; p && *p && rc == 0; p++)
         rc = s_add_rule(fd, *p, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR, err,
                         errlen);
-    if (rc == 0 && workspace) {
-        uint64_t rw = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
-                      LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_FILE |
-                      LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-                      LANDLOCK_ACCESS_FS_MAKE_DIR;
-        if (abi >= 2) rw |= LANDLOCK_ACCESS_FS_REFER; /* rename within it */
-        if (abi >= 3) rw |= LANDLOCK_ACCESS_FS_TRUNCATE;
-        int dir = open(workspace, O_PATH | O_CLOEXEC | O_DIRECTORY);
+    uint64_t rw = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
+                  LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+                  LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                  LANDLOCK_ACCESS_FS_MAKE_DIR;
+    if (abi >= 2) rw |= LANDLOCK_ACCESS_FS_REFER; /* rename within it */
+    if (abi >= 3) rw |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    /* A rule on a directory also covers a tmpfs mounted beneath it: Landlock walks the path
+     * up through mount points (checked on this kernel; a session's workspace is such a mount
+     * below its directory). */
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        int dir = open(dirs[i], O_PATH | O_CLOEXEC | O_DIRECTORY);
         if (dir < 0) {
-            snprintf(err, errlen, "layer landlock: workspace %s: %s", workspace, strerror(errno));
+            snprintf(err, errlen, "layer landlock: workspace %s: %s", dirs[i], strerror(errno));
             rc = -1;
         } else {
             close(dir);
-            rc = s_add_rule(fd, workspace, rw, err, errlen);
+            rc = s_add_rule(fd, dirs[i], rw, err, errlen);
         }
     }
     if (rc < 0) {

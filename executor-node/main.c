@@ -9,6 +9,8 @@
 #include "../common/config.h"
 #include "../common/log.h"
 #include "../common/profiles.h"
+#include "../proto/job.h"
+#include "../proto/wire.h"
 #include "node.h"
 
 static const cfg_opt_t s_node_opts[] = {
@@ -40,6 +42,20 @@ static const cfg_opt_t s_node_opts[] = {
                 "this node's CURVE key pair (snakepit keygen NAME.key_secret)"),
     CFG_OPT_STR(node_conf_t, metrics, "metrics", "HOST:PORT", "serve Prometheus /metrics here (\"off\": none)"),
     CFG_OPT_STR(node_conf_t, redis, "redis", "URL", "publish a snapshot to sp:metrics:executor:NODE every second"),
+    CFG_OPT_INT(node_conf_t, max_sessions, "max-sessions", 0, WIRE_MAX_SESSIONS, "N",
+                "sessions kept at once on this node (0: none)"),
+    CFG_OPT_INT(node_conf_t, session_pool, "session-pool", 0, 64, "N",
+                "children kept forked ahead for new sessions, per profile"),
+    CFG_OPT_INT(node_conf_t, session_idle_s, "session-idle-s", 1, JOB_MAX_IDLE_S, "S",
+                "a session's idle timeout when it names none"),
+    CFG_OPT_INT(node_conf_t, session_max_idle_s, "session-max-idle-s", 1, JOB_MAX_IDLE_S, "S",
+                "the longest idle timeout a session may name"),
+    CFG_OPT_INT(node_conf_t, session_grace_ms, "session-grace-ms", 0, 600000, "MS",
+                "a cell past its timeout gets KeyboardInterrupt, and is killed (its session with it) this long after"),
+    CFG_OPT_INT(node_conf_t, session_evict_free_mb, "session-evict-free-mb", 0, 1L << 30, "MB",
+                "below this much free memory, end idle sessions, least recently used first (0: never)"),
+    CFG_OPT_INT(node_conf_t, session_memory_mb, "session-memory-mb", 0, 1L << 30, "MB",
+                "end idle sessions, least recently used first, while sessions hold more than this (0: no budget)"),
     CFG_OPT_END,
 };
 

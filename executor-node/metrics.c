@@ -61,10 +61,55 @@ void exec_metrics_job(exec_metrics_t *m, const char *profile, const zmsg_stats_t
     if (!s->job) return; /* pool news between jobs */
     p->jobs[s->status]++;
     if (s->kind == 1) p->validations++;
+    if (s->session && s->kind == 0) p->cells++;
     prom_hist_observe(&p->wall, s->wall_ms / 1000.0);
     prom_hist_observe(&p->cpu, s->cpu_ms / 1000.0);
     prom_hist_observe(&p->rss, (double)s->max_rss_kb * 1024.0);
     if (s->status == ST_SECURITY_VIOLATION && s->syscall[0]) s_kill(m, s->syscall, strlen(s->syscall));
+}
+
+/* The first word of a session's end reason, as a bounded label; "other" past the list. */
+static const char *const s_end_kinds[METRICS_SESSION_ENDS] = {
+    "closed", "expired", "evicted", "memory_limit", "timeout",
+    "cancelled", "security_violation", "cpu_limit", "lost", "other"};
+
+const char *exec_metrics_end_kind(int i)
+{
+    return i >= 0 && i < METRICS_SESSION_ENDS ? s_end_kinds[i] : "other";
+}
+
+void exec_metrics_session_end(exec_metrics_t *m, const char *reason)
+{
+    int k = METRICS_SESSION_ENDS - 1;
+    if (!strncmp(reason, "closed", 6)) k = 0;
+    else if (strstr(reason, "expired")) k = 1;
+    else if (!strncmp(reason, "evicted", 7)) k = 2;
+    for (int i = 3; i < METRICS_SESSION_ENDS - 1; i++)
+        if (!strncmp(reason, s_end_kinds[i], strlen(s_end_kinds[i]))) k = i;
+    m->sessions_ended[k]++;
+}
+
+static void s_render_sessions(const exec_metrics_t *m, buf_t *out)
+{
+    prom_family(out, "snakepit_executor_sessions", PROM_GAUGE, "Sessions kept on this node.");
+    prom_sample(out, "snakepit_executor_sessions", (double)m->sessions, NULL);
+    prom_family(out, "snakepit_executor_session_memory_bytes", PROM_GAUGE,
+                "Memory the sessions hold together (their proportional share, as last measured).");
+    prom_sample(out, "snakepit_executor_session_memory_bytes", (double)m->session_memory_kb * 1024.0,
+                NULL);
+    prom_family(out, "snakepit_executor_sessions_started_total", PROM_COUNTER,
+                "Sessions started here (new, restored or forked).");
+    prom_sample(out, "snakepit_executor_sessions_started_total", (double)m->sessions_started, NULL);
+    prom_family(out, "snakepit_executor_sessions_ended_total", PROM_COUNTER,
+                "Sessions ended, by why.");
+    for (int i = 0; i < METRICS_SESSION_ENDS; i++)
+        prom_sample(out, "snakepit_executor_sessions_ended_total", (double)m->sessions_ended[i],
+                    "reason", s_end_kinds[i], NULL);
+    prom_family(out, "snakepit_executor_session_cells_total", PROM_COUNTER,
+                "Cells run in sessions, by profile.");
+    for (int i = 0; i < m->n_profiles; i++)
+        prom_sample(out, "snakepit_executor_session_cells_total", (double)m->profiles[i].cells,
+                    "profile", m->profiles[i].name, NULL);
 }
 
 void exec_metrics_render(void *arg, buf_t *out)
@@ -142,4 +187,5 @@ void exec_metrics_render(void *arg, buf_t *out)
         const char *const labels[] = {"profile", m->profiles[i].name, NULL};
         prom_hist_write(out, "snakepit_executor_job_max_rss_bytes", &m->profiles[i].rss, labels);
     }
+    s_render_sessions(m, out);
 }

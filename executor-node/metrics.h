@@ -14,10 +14,12 @@
 
 #define METRICS_MAX_PROFILES 8
 #define METRICS_MAX_SYSCALLS 64
+#define METRICS_SESSION_ENDS 10
 
 typedef struct {
     char        name[65];
     uint64_t    jobs[ST__COUNT];
+    uint64_t    cells;        /* jobs that ran in a session as its next cell */
     uint64_t    validations;
     uint64_t    forks;        /* summed from the zygotes' per-job deltas */
     long        pool;         /* idle children ready */
@@ -48,6 +50,12 @@ typedef struct {
     kill_stat_t     kills[METRICS_MAX_SYSCALLS];
     int             n_kills;
     uint64_t        kills_other;     /* past the syscall table */
+    /* sessions: held now, their memory as measured, and how they ended (by the first word of
+     * their reason: closed, expired, evicted, memory_limit, ...) */
+    long            sessions;
+    uint64_t        session_memory_kb;
+    uint64_t        sessions_started;
+    uint64_t        sessions_ended[METRICS_SESSION_ENDS];
 } exec_metrics_t;
 
 void             exec_metrics_init(exec_metrics_t *m, const char *node, const char *layers, long slots);
@@ -55,5 +63,8 @@ profile_stats_t *exec_metrics_profile(exec_metrics_t *m, const char *profile);
 /* A zygote's ZM_STATS message. */
 void             exec_metrics_job(exec_metrics_t *m, const char *profile, const zmsg_stats_t *stats);
 void             exec_metrics_render(void *arg, buf_t *out); /* metrics_render_fn */
+/* A session ended with this reason (counted by its kind, exec_metrics_end_kind). */
+void             exec_metrics_session_end(exec_metrics_t *m, const char *reason);
+const char      *exec_metrics_end_kind(int i); /* the label of sessions_ended[i] */
 
 #endif

@@ -16,8 +16,12 @@
 #include "../common/metrics_http.h"
 #include "broker_link.h"
 #include "layers.h"
+#include "../common/clock.h"
+#include "../proto/result.h"
 #include "metrics.h"
 #include "node.h"
+#include "node_sessions.h"
+#include "sessions_text.h"
 #include "snapshot.h"
 #include "spawn.h"
 #include "zygotes.h"
@@ -25,7 +29,11 @@
 typedef struct {
     uint8_t id[ID_BYTES];
     int zygote; /* index, -1 when the slot is free */
+    int has_session;
+    uint8_t session[ID_BYTES]; /* the session the job acts on (busy until its answer) */
 } inflight_t;
+
+#define SESSION_TICK_MS 500 /* expiry, eviction, and the broker's SESSIONS with free memory */
 
 typedef struct {
     const node_conf_t *conf;
@@ -41,6 +49,10 @@ typedef struct {
     broker_link_t *link;
     metrics_http_t *http;
     snapshot_t *snapshot;
+    node_sessions_t *sessions; /* NULL when the node keeps none */
+    uint8_t (*ready_ids)[ID_BYTES]; /* READY's session list, filled at each READY */
+    long mem_free_mb;               /* the machine's available memory, at the last tick */
+    uint64_t sessions_sent_ms;      /* the last SESSIONS to the broker */
 } node_t;
 
 /* ---- slots --------------------------------------------------------------------------------- */
@@ -62,6 +74,8 @@ static inflight_t *s_slot_free(node_t *n)
 
 static void s_slot_release(node_t *n, inflight_t *slot)
 {
+    if (slot->has_session) node_sessions_busy(n->sessions, slot->session, 0, clock_mono_ms());
+    slot->has_session = 0;
     slot->zygote = -1;
     n->n_inflight--;
     n->metrics.busy = n->n_inflight;
@@ -69,7 +83,20 @@ static void s_slot_release(node_t *n, inflight_t *slot)
 
 /* ---- from the broker ----------------------------------------------------------------------- */
 
-static void s_fill_ready(void *arg, ready_t *r, uint64_t *credit)
+/* MemAvailable from /proc/meminfo, in MB; -1 when it cannot be read. */
+static long s_mem_available_mb(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %ld kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb < 0 ? -1 : kb / 1024;
+}
+
+static void s_fill_ready(void *arg, ready_t *r, uint64_t *credit, const uint8_t (**ids)[ID_BYTES],
+                         size_t *n_ids)
 {
     node_t *n = arg;
     snprintf(r->node, sizeof r->node, "%s", n->conf->node_id);
@@ -78,13 +105,93 @@ static void s_fill_ready(void *arg, ready_t *r, uint64_t *credit)
     snprintf(r->python, sizeof r->python, "%s", zygotes_python(n->zygotes));
     snprintf(r->layers, sizeof r->layers, "%s", n->layers_str);
     *credit = (uint64_t)(n->conf->slots - n->n_inflight);
+    long free_mb = s_mem_available_mb();
+    r->mem_free_mb = free_mb > 0 ? (uint32_t)free_mb : 0;
+    r->max_sessions = (uint32_t)n->conf->max_sessions;
+    /* a broker that restarted learns here where every session is */
+    *n_ids = n->sessions ? node_sessions_ids(n->sessions, n->ready_ids, (size_t)n->conf->max_sessions)
+                         : 0;
+    *ids = (const uint8_t(*)[ID_BYTES])n->ready_ids;
+}
+
+/* SESSIONS to the broker: what changed, with the free memory new sessions are placed by. Sent
+ * at once on a change (before the answer of the job that made it), else once a second. */
+static void s_send_sessions(node_t *n, int always)
+{
+    node_sessions_changes_t ch;
+    if (!n->sessions || !n->link) return;
+    int changed = node_sessions_changes(n->sessions, &ch);
+    if (!changed && !always) return;
+    buf_t b;
+    buf_init(&b);
+    sessions_encode(n->mem_free_mb > 0 ? (uint32_t)n->mem_free_mb : 0,
+                    (uint32_t)node_sessions_count(n->sessions), (const uint8_t(*)[ID_BYTES])ch.up,
+                    ch.n_up, (const uint8_t(*)[ID_BYTES])ch.down, ch.reasons, ch.n_down, &b);
+    broker_link_send_sessions(n->link, b.data, b.len);
+    buf_free(&b);
+    n->sessions_sent_ms = clock_mono_ms();
+}
+
+/* A job on a session this node does not hold: answered at once, with why it ended when that is
+ * remembered. */
+static void s_answer_no_session(node_t *n, const uint8_t job[ID_BYTES], const route_t *r)
+{
+    const uint8_t *sid = r->session;
+    const char *ended = n->sessions ? node_sessions_ended(n->sessions, sid, r->tenant) : NULL;
+    char idstr[ID_STR_LEN + 1], msg[WIRE_MAX_REASON + 80];
+    id_format(sid, idstr);
+    if (ended)
+        snprintf(msg, sizeof msg, "session %s ended: %s", idstr, ended);
+    else
+        snprintf(msg, sizeof msg, SESSION_UNKNOWN_FMT, idstr);
+    result_t res;
+    result_init(&res);
+    res.status = ST_REJECTED;
+    res.error.present = 1;
+    res.error.type = ended ? "SessionEnded" : "SessionUnknown";
+    res.error.message = msg;
+    res.exit.reason = "rejected";
+    res.session.present = 1;
+    memcpy(res.session.id, sid, ID_BYTES);
+    res.session.end_reason = (char *)(ended ? ended : "unknown session");
+    buf_t b;
+    buf_init(&b);
+    result_encode(&res, &b);
+    broker_link_send_result(n->link, job, b.data, b.len);
+    buf_free(&b);
+}
+
+/* The zygote for a job: the one holding its session, or the profile's; -1 when the job is
+ * answered here already. */
+static int s_zygote_for(node_t *n, const worker_msg_t *m, int *ready)
+{
+    const route_t *r = &m->route;
+    if (r->has_session) {
+        /* another tenant's session is answered like one that does not exist */
+        nsession_t *ns = n->sessions ? node_sessions_of(n->sessions, r->session, r->tenant) : NULL;
+        if (!ns || ns->ending) {
+            s_answer_no_session(n, m->job_id, r);
+            return -2;
+        }
+        *ready = 1;
+        return ns->zygote; /* also a zygote being recycled: the session lives there */
+    }
+    if (r->has_new_session && (!n->sessions || node_sessions_full(n->sessions))) {
+        char why[96];
+        snprintf(why, sizeof why, "this executor holds its maximum of %ld sessions",
+                 n->conf->max_sessions);
+        broker_link_send_simple(n->link, m->job_id, ST_REJECTED, "SessionLimit", why);
+        return -2;
+    }
+    return zygotes_pick(n->zygotes, m->service, ready);
 }
 
 static void s_on_job(void *arg, const worker_msg_t *m)
 {
     node_t *n = arg;
-    int ready;
-    int zi = zygotes_pick(n->zygotes, m->service, &ready);
+    int ready = 0;
+    int zi = s_zygote_for(n, m, &ready);
+    if (zi == -2) return;
     inflight_t *slot = s_slot_free(n);
     if (zi < 0 || !slot || !ready) {
         const char *why = zi < 0  ? "this executor does not serve the service"
@@ -100,6 +207,11 @@ static void s_on_job(void *arg, const worker_msg_t *m)
     }
     memcpy(slot->id, m->job_id, ID_BYTES);
     slot->zygote = zi;
+    slot->has_session = m->route.has_session;
+    if (slot->has_session) {
+        memcpy(slot->session, m->route.session, ID_BYTES);
+        node_sessions_busy(n->sessions, slot->session, 1, clock_mono_ms());
+    }
     n->n_inflight++;
     n->metrics.busy = n->n_inflight;
     zygotes_send_job(n->zygotes, zi, m->job_id, m->body.data, m->body.len);
@@ -130,10 +242,58 @@ static void s_on_progress(void *arg, const uint8_t id[ID_BYTES], const uint8_t *
     if (s_slot_of(n, id)) broker_link_send_progress(n->link, id, chunk, len);
 }
 
+/* A zygote's news of a session: the book, the metrics, and the broker at once. */
+static void s_on_session(void *arg, int zi, const zmsg_t *msg)
+{
+    node_t *n = arg;
+    const zmsg_session_t *z = &msg->session;
+    if (!n->sessions) return;
+    switch (z->event) {
+    case ZS_UP:
+        node_sessions_up(n->sessions, msg->id, zi, z->tenant, (long)z->idle_timeout_s,
+                         (long)z->memory_mb, clock_mono_ms());
+        n->metrics.sessions_started++;
+        break;
+    case ZS_DOWN:
+        if (node_sessions_get(n->sessions, msg->id)) exec_metrics_session_end(&n->metrics, z->reason);
+        node_sessions_down(n->sessions, msg->id, z->reason);
+        break;
+    case ZS_MEMORY:
+        node_sessions_memory(n->sessions, msg->id, z->memory_kb);
+        break;
+    }
+    n->metrics.sessions = (long)node_sessions_count(n->sessions);
+    n->metrics.session_memory_kb = node_sessions_memory_kb(n->sessions);
+    s_send_sessions(n, 0);
+}
+
+/* Idle timeouts and memory pressure (node_sessions.h decides), and SESSIONS once a second. */
+static void s_on_session_tick(loop_t *loop, void *arg)
+{
+    (void)loop;
+    node_t *n = arg;
+    node_sessions_end_t due[64];
+    n->mem_free_mb = s_mem_available_mb();
+    size_t k = node_sessions_due(n->sessions, clock_mono_ms(), n->mem_free_mb, due, 64);
+    for (size_t i = 0; i < k; i++) {
+        char idstr[ID_STR_LEN + 1];
+        id_format(due[i].id, idstr);
+        log_info("event=session_ending session=%s reason=\"%s\"", idstr, due[i].reason);
+        zygotes_end_session(n->zygotes, due[i].zygote, due[i].id, due[i].reason);
+    }
+    s_send_sessions(n, clock_mono_ms() - n->sessions_sent_ms >= 1000);
+}
+
 /* Every job the zygote held gets its one answer now. */
 static void s_on_zygote_down(void *arg, int zi)
 {
     node_t *n = arg;
+    if (n->sessions) { /* its sessions died with it */
+        node_sessions_zygote_down(n->sessions, zi,
+                                  "lost: the executor's sandbox process holding it died");
+        n->metrics.sessions = (long)node_sessions_count(n->sessions);
+        s_send_sessions(n, 0);
+    }
     for (long i = 0; i < n->conf->slots; i++) {
         if (n->inflight[i].zygote != zi) continue;
         broker_link_send_simple(n->link, n->inflight[i].id, ST_INTERNAL_ERROR, "SandboxCrashed",
@@ -223,9 +383,18 @@ static int s_serve(node_t *n)
     }
     if (conf->redis[0]) n->snapshot = snapshot_new(n->loop, conf, n->zygotes, &n->metrics);
     loop_add_fd(n->loop, n->sig_fd, ZMQ_POLLIN, s_on_signal, n);
+    if (conf->max_sessions > 0) {
+        node_sessions_conf_t sc = {.max_sessions = conf->max_sessions,
+                                   .evict_free_mb = conf->session_evict_free_mb,
+                                   .memory_budget_mb = conf->session_memory_mb};
+        n->sessions = node_sessions_new(&sc);
+        n->ready_ids = xcalloc((size_t)conf->max_sessions, ID_BYTES);
+        n->mem_free_mb = s_mem_available_mb();
+        loop_timer_add(n->loop, SESSION_TICK_MS, SESSION_TICK_MS, s_on_session_tick, n);
+    }
     broker_link_hooks_t link = {s_fill_ready, s_on_job, s_on_cancel, n};
     n->link = broker_link_new(n->loop, conf, &n->metrics, &link);
-    zygotes_hooks_t zygotes = {s_on_result, s_on_progress, s_on_zygote_down, n};
+    zygotes_hooks_t zygotes = {s_on_result, s_on_progress, s_on_zygote_down, s_on_session, n};
     zygotes_attach(n->zygotes, n->loop, &zygotes);
     loop_run(n->loop);
     return 0;
@@ -249,6 +418,8 @@ int node_main(const node_conf_t *conf)
     snapshot_destroy(&n.snapshot);
     metrics_http_destroy(&n.http);
     loop_destroy(&n.loop);
+    node_sessions_destroy(&n.sessions);
+    free(n.ready_ids);
     free(n.inflight);
     if (n.sig_fd >= 0) close(n.sig_fd);
     if (rc == 0) log_info("event=stopped");

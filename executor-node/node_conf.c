@@ -25,4 +25,11 @@ void node_conf_defaults(node_conf_t *c)
     c->recycle_s = 1800;
     snprintf(c->log_level, sizeof c->log_level, "info");
     snprintf(c->metrics, sizeof c->metrics, "127.0.0.1:9102");
+    c->max_sessions = 256;
+    c->session_pool = 1;
+    c->session_idle_s = 600;
+    c->session_max_idle_s = 86400;
+    c->session_grace_ms = 2000;
+    c->session_evict_free_mb = 256;
+    c->session_memory_mb = 0;
 }

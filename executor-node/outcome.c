@@ -93,6 +93,16 @@ int outcome_read_meta(const uint8_t *meta, size_t len, result_t *res)
             mpr_strdup(&r, RESULT_MAX_TEXT, &res->validation);
         } else if (mpr_key_is(k, kl, "images") && !res->images) {
             s_read_images(&r, res);
+        } else if (mpr_key_is(k, kl, "summary")) {
+            free(res->session.summary);
+            mpr_strdup(&r, RESULT_MAX_TEXT, &res->session.summary);
+        } else if (mpr_key_is(k, kl, "snapshot") && !res->snapshot) {
+            const uint8_t *start = r.p;
+            if (mpr_skip(&r) == 0) {
+                res->snapshot_len = (size_t)(r.p - start);
+                res->snapshot = xmalloc(res->snapshot_len);
+                memcpy(res->snapshot, start, res->snapshot_len);
+            }
         } else if (mpr_key_is(k, kl, "images_truncated")) {
             int t = 0;
             if (mpr_bool(&r, &t) == 0 && t) res->images_truncated = 1;
@@ -215,6 +225,16 @@ static void s_judge(const outcome_t *o, result_t *res)
         res->status = ST_CPU_LIMIT;
         reason = "cpu_limit";
         s_set_error(res, "CpuLimit", "execution exceeded the %ld ms CPU time limit", o->limits.cpu_ms);
+    } else if (o->interrupted) {
+        /* a session's cell that stopped on its KeyboardInterrupt: the session lives on */
+        res->status = o->interrupted == KILL_CANCEL ? ST_CANCELLED : ST_TIMEOUT;
+        reason = "interrupted";
+        if (o->interrupted == KILL_CANCEL)
+            s_set_error(res, "Cancelled", "the cell was cancelled and stopped on KeyboardInterrupt; "
+                        "the session lives on");
+        else
+            s_set_error(res, "Timeout", "the cell exceeded its %ld ms wall-clock limit and stopped "
+                        "on KeyboardInterrupt; the session lives on", o->limits.wall_ms);
     } else if (h->limit_hit == LIMIT_OUTPUT) {
         res->status = ST_OUTPUT_LIMIT;
         reason = "output_limit";
@@ -258,7 +278,8 @@ void outcome_result(const outcome_t *o, result_t *res)
     res->exit.code = WIFEXITED(o->wstatus) ? WEXITSTATUS(o->wstatus) : 0;
     s_judge(o, res);
     /* What the job wrote, less its unchanged inputs. */
-    if (o->ws_dir && o->ws_dir[0] && o->kind == JOB_EXEC) workspace_collect(o->ws_dir, o->inputs, res);
+    if (o->ws_dir && o->ws_dir[0] && o->kind == JOB_EXEC)
+        workspace_collect(o->ws_dir, o->inputs, o->files_since_ns, res);
 }
 
 /* Where a job's time went, relative to its dispatch (µs): for profiling the pool. */

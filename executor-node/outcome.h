@@ -26,6 +26,7 @@ typedef struct {
     const area_t        *area;
     limits_t             limits;   /* the job's effective limits */
     kill_reason_t        killed;   /* what the zygote did to it */
+    kill_reason_t        interrupted; /* a session's cell: SIGINT for this reason (pool.h) */
     int                  wstatus;  /* from wait4; 0 when ru is NULL */
     const struct rusage *ru;       /* NULL: answering on the done byte, the child still exits */
     uint64_t             start_us; /* dispatch, monotonic */
@@ -36,6 +37,7 @@ typedef struct {
     int                  kind;     /* JOB_EXEC or JOB_VALIDATE */
     const char          *ws_dir;   /* its workspace directory; NULL or "" when none */
     const jobspec_t     *inputs;   /* its input files (the zygote's own copy), or NULL */
+    int64_t              files_since_ns; /* a session's cell: files modified since (wall ns) */
 } outcome_t;
 
 /* The Result of a finished job: what the zygote, the kernel and the child's area say, in that
@@ -44,7 +46,8 @@ void outcome_result(const outcome_t *o, result_t *res);
 /* The runner's meta (msgpack the child wrote) into res: status — only the outcomes code can
  * report (ok, error, syntax_error, memory_limit, output_limit, internal_error); anything
  * else becomes error — result, variables, validation, error, images (PNGs only, sized from
- * their own headers, capped). 0, or -1 when malformed. */
+ * their own headers, capped), and a session's summary and snapshot parts (the snapshot's
+ * bytes as they came: sessions.h checks them). 0, or -1 when malformed. */
 int  outcome_read_meta(const uint8_t *meta, size_t len, result_t *res);
 /* The job's log lines: an audit line for a security violation (issue #6); at debug level where
  * its time went (minflt: its page faults, -1 when unknown). */

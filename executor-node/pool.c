@@ -75,22 +75,29 @@ static child_t *s_find_pid(pool_t *self, pid_t pid)
 }
 
 /* A pooled child's workspace directory and the Landlock ruleset that opens it to that child
- * alone, made before the fork (workspace.h). */
+ * alone, made before the fork (workspace.h). A child pooled for a session gets a lineage's base
+ * directory with its workspace mounted inside, and the rule names the base: its clones' own
+ * directories go there too (sessions.h). */
 static int s_workspace_for(pool_t *self, child_t *c)
 {
     const child_env_t *env = self->conf.env;
     char err[256];
-    if (workspace_make(self->conf.ws, c->ws_dir, err, sizeof err) < 0) {
+    int rc = c->session_capable ? workspace_make_lineage(self->conf.ws, c->ws_base, c->ws_dir, err,
+                                                          sizeof err)
+                                : workspace_make(self->conf.ws, c->ws_dir, err, sizeof err);
+    if (rc < 0) {
         log_error("event=workspace_failed error=\"%s\"", err);
-        c->ws_dir[0] = '\0';
+        c->ws_dir[0] = c->ws_base[0] = '\0';
         return -1;
     }
+    const char *rule = c->session_capable ? c->ws_base : c->ws_dir;
     if ((env->sb->layers & LAYER_LANDLOCK) &&
-        (c->landlock_fd = landlock_ruleset(env->sb->landlock_abi, env->profile, c->ws_dir, err,
+        (c->landlock_fd = landlock_ruleset(env->sb->landlock_abi, env->profile, rule, err,
                                            sizeof err)) < 0) {
         log_error("event=workspace_failed error=\"%s\"", err);
         workspace_remove(self->conf.ws, c->ws_dir);
-        c->ws_dir[0] = '\0';
+        if (c->ws_base[0]) workspace_remove_tree(self->conf.ws, c->ws_base);
+        c->ws_dir[0] = c->ws_base[0] = '\0';
         return -1;
     }
     return 0;
@@ -101,14 +108,17 @@ static void s_workspace_drop(pool_t *self, child_t *c)
     if (c->landlock_fd >= 0) close(c->landlock_fd);
     c->landlock_fd = -1;
     if (c->ws_dir[0]) workspace_remove(self->conf.ws, c->ws_dir);
-    c->ws_dir[0] = '\0';
+    if (c->ws_base[0]) workspace_remove_tree(self->conf.ws, c->ws_base);
+    c->ws_dir[0] = c->ws_base[0] = '\0';
 }
 
+/* A reaped child's slot is free again. A session's directories are the session's to remove
+ * (sessions.h): it heard of the end through on_session_gone. */
 static void s_release(pool_t *self, child_t *c)
 {
     if (c->sock > 0) close(c->sock);
     area_unmap(&c->area);
-    s_workspace_drop(self, c); /* reaped: nothing writes there any more */
+    if (!c->session) s_workspace_drop(self, c); /* reaped: nothing writes there any more */
     jobcopy_private_free(&c->inputs);
     memset(c, 0, sizeof *c);
 }
@@ -121,15 +131,16 @@ static _Noreturn void s_become_child(pool_t *self, child_t *c, int wake_fd)
 {
     for (size_t i = 0; i < self->conf.slots; i++)
         if (&self->children[i] != c) self->children[i].area.base = NULL;
-    child_main(self->conf.env, &c->area, wake_fd, c->ws_dir, c->landlock_fd);
+    child_main(self->conf.env, &c->area, wake_fd, c->ws_dir, c->landlock_fd, c->session_capable);
 }
 
 /* What a slot needs before its fork: a workspace, an area, a socketpair. 0, or -1 (logged,
  * undone). */
-static int s_prepare(pool_t *self, child_t *c, int sv[2])
+static int s_prepare(pool_t *self, child_t *c, int sv[2], int session_capable)
 {
     memset(c, 0, sizeof *c);
     c->landlock_fd = -1;
+    c->session_capable = session_capable;
     if (self->conf.ws && s_workspace_for(self, c) < 0) return -1;
     int rc = area_map(&c->area, self->conf.job_cap, self->conf.stream_cap);
     if (rc < 0) {
@@ -146,11 +157,11 @@ static int s_prepare(pool_t *self, child_t *c, int sv[2])
     return 0;
 }
 
-child_t *pool_fork(pool_t *self)
+static child_t *s_fork(pool_t *self, int session_capable)
 {
     child_t *c = s_free_slot(self);
     int sv[2];
-    if (!c || s_prepare(self, c, sv) < 0) return NULL;
+    if (!c || s_prepare(self, c, sv, session_capable) < 0) return NULL;
     uint64_t t0 = clock_mono_us();
     pid_t pid = fork();
     if (pid > 0) log_debug("event=forked us=%llu", (unsigned long long)(clock_mono_us() - t0));
@@ -177,18 +188,49 @@ child_t *pool_fork(pool_t *self)
     return c;
 }
 
-child_t *pool_take(pool_t *self)
+child_t *pool_fork(pool_t *self)
+{
+    return s_fork(self, 0);
+}
+
+child_t *pool_fork_session(pool_t *self)
+{
+    return s_fork(self, 1);
+}
+
+child_t *pool_free_slot(pool_t *self)
+{
+    child_t *c = s_free_slot(self);
+    if (c) {
+        memset(c, 0, sizeof *c);
+        c->landlock_fd = -1;
+        c->sock = -1;
+    }
+    return c;
+}
+
+static child_t *s_take(pool_t *self, int session_capable)
 {
     /* A child that is still warming up would make the job wait for it: take a ready one
      * when there is one (the phase is the child's word, but a wrong one only costs time). */
     child_t *c = NULL;
     for (size_t i = 0; i < self->conf.slots; i++) {
         child_t *k = &self->children[i];
-        if (k->state != CHILD_IDLE) continue;
+        if (k->state != CHILD_IDLE || k->session_capable != session_capable) continue;
         if (area_hdr(&k->area)->phase == AREA_READY) return k;
         if (!c) c = k;
     }
-    return c ? c : pool_fork(self); /* the pool ran dry: fork on the job's path */
+    return c ? c : s_fork(self, session_capable); /* the pool ran dry: fork on the job's path */
+}
+
+child_t *pool_take(pool_t *self)
+{
+    return s_take(self, 0);
+}
+
+child_t *pool_take_session(pool_t *self)
+{
+    return s_take(self, 1);
 }
 
 /* ---- deadlines and kills ------------------------------------------------------------------- */
@@ -213,7 +255,7 @@ static void s_arm_timer(pool_t *self)
 
 void pool_kill(child_t *c, kill_reason_t why)
 {
-    if (c->killed) return;
+    if (c->killed || c->pid <= 0) return; /* a clone not yet known has no pid to kill */
     c->killed = why;
     /* the whole process group: nothing the job might have left behind survives */
     if (kill(-c->pid, SIGKILL) < 0 && errno != ESRCH) kill(c->pid, SIGKILL);
@@ -228,6 +270,25 @@ void pool_start(pool_t *self, child_t *c)
     ssize_t n = write(c->sock, &b, 1);
     if (n != 1) pool_kill(c, KILL_CANCEL); /* reaping reports it; the child is already gone */
     s_arm_timer(self);
+}
+
+void pool_watch(pool_t *self, child_t *c, long wall_ms)
+{
+    c->start_us = clock_mono_us();
+    c->deadline_us = c->start_us + (uint64_t)wall_ms * 1000u;
+    c->state = CHILD_RUNNING;
+    c->answered = 0;
+    s_arm_timer(self);
+}
+
+void pool_forget(pool_t *self, child_t *c)
+{
+    s_release(self, c);
+}
+
+child_t *pool_find_pid(pool_t *self, pid_t pid)
+{
+    return pid > 0 ? s_find_pid(self, pid) : NULL;
 }
 
 void pool_discard(pool_t *self, child_t *c)
@@ -247,6 +308,18 @@ child_t *pool_find_job(pool_t *self, const uint8_t id[ID_BYTES])
     return NULL;
 }
 
+void pool_interrupt(pool_t *self, child_t *c, kill_reason_t why)
+{
+    if (c->killed || c->interrupted) return;
+    c->interrupted = why;
+    if (kill(c->pid, SIGINT) < 0 && errno != ESRCH) {
+        pool_kill(c, why);
+        return;
+    }
+    c->deadline_us = clock_mono_us() + (uint64_t)self->conf.interrupt_grace_ms * 1000u;
+    s_arm_timer(self);
+}
+
 void pool_on_timer(pool_t *self)
 {
     uint64_t expirations;
@@ -255,8 +328,13 @@ void pool_on_timer(pool_t *self)
     uint64_t now = clock_mono_us();
     for (size_t i = 0; i < self->conf.slots; i++) {
         child_t *c = &self->children[i];
-        if (c->state == CHILD_RUNNING && !c->killed && c->deadline_us <= now)
-            pool_kill(c, KILL_TIMEOUT);
+        if (c->state != CHILD_RUNNING || c->killed || c->deadline_us > now) continue;
+        /* A session's cell is interrupted first (KeyboardInterrupt), so the session can live
+         * on; one that does not stop within the grace is killed, and its session with it. */
+        if (c->session && !c->interrupted && area_hdr(&c->area)->phase == AREA_STARTED)
+            pool_interrupt(self, c, KILL_TIMEOUT);
+        else
+            pool_kill(c, c->interrupted ? c->interrupted : KILL_TIMEOUT);
     }
     s_arm_timer(self);
 }
@@ -282,6 +360,19 @@ void pool_on_done(pool_t *self, child_t *c)
     kill(c->pid, SIGKILL); /* nothing of the job may run past its answer */
 }
 
+void pool_kept(pool_t *self, child_t *c)
+{
+    c->state = CHILD_KEPT;
+    c->killed = KILL_NONE;
+    c->interrupted = KILL_NONE;
+    c->answered = 0;
+    c->deadline_us = 0;
+    c->running_sent = 0;
+    c->streamed[0] = c->streamed[1] = 0;
+    jobcopy_private_free(&c->inputs);
+    s_arm_timer(self);
+}
+
 void pool_on_sigchld(pool_t *self)
 {
     struct signalfd_siginfo si;
@@ -293,11 +384,15 @@ void pool_on_sigchld(pool_t *self)
         pid_t pid = wait4(-1, &wstatus, WNOHANG, &ru);
         if (pid <= 0) break;
         child_t *c = s_find_pid(self, pid);
-        if (!c) continue;
+        if (!c) {
+            log_debug("event=unknown_child_reaped pid=%d status=%d", pid, wstatus);
+            continue;
+        }
         if (c->state == CHILD_RUNNING && !c->answered)
             self->conf.on_finished(self->conf.arg, c, wstatus, &ru);
         else if (c->state == CHILD_IDLE)
             log_warn("event=idle_child_died pid=%d status=%d", pid, wstatus);
+        if (c->session) self->conf.on_session_gone(self->conf.arg, c, wstatus);
         s_release(self, c);
     }
     s_arm_timer(self);
@@ -336,8 +431,17 @@ size_t pool_ready(const pool_t *self)
 {
     size_t n = 0;
     for (size_t i = 0; i < self->conf.slots; i++)
-        n += self->children[i].state == CHILD_IDLE &&
+        n += self->children[i].state == CHILD_IDLE && !self->children[i].session_capable &&
              area_hdr(&self->children[i].area)->phase == AREA_READY;
+    return n;
+}
+
+size_t pool_idle(const pool_t *self, int session_capable)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < self->conf.slots; i++)
+        n += self->children[i].state == CHILD_IDLE &&
+             self->children[i].session_capable == session_capable;
     return n;
 }
 

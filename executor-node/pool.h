@@ -22,7 +22,11 @@
 #include "outcome.h"
 #include "workspace.h"
 
-typedef enum { CHILD_FREE = 0, CHILD_IDLE, CHILD_RUNNING } child_state_t;
+/* IDLE: pooled, waiting for a first job. RUNNING: a job is in it. KEPT: a session's process
+ * between its jobs (sessions.h). */
+typedef enum { CHILD_FREE = 0, CHILD_IDLE, CHILD_RUNNING, CHILD_KEPT } child_state_t;
+
+struct zsession; /* sessions.h */
 
 /* One slot: a pooled child and, from dispatch on, its job. */
 typedef struct {
@@ -30,8 +34,14 @@ typedef struct {
     pid_t pid;
     int sock; /* our end of its socketpair: wake byte out, done byte in */
     area_t area;
+    uintptr_t area_seen_at; /* where the child maps its area, when not where we do (a clone) */
     char ws_dir[WORKSPACE_PATH_MAX]; /* its workspace directory; "" in other profiles */
+    char ws_base[WORKSPACE_PATH_MAX]; /* pooled for a session: the directory its Landlock rule
+                                         names, with ws_dir mounted inside it (sessions.h) */
     int landlock_fd; /* its own Landlock ruleset until forked (workspace profiles) */
+    int session_capable;      /* pooled for a session (pool_fork_session) */
+    struct zsession *session; /* its session while it is one's process; the session owns its
+                                 directories then, and hears of its end (pool_conf_t) */
     /* its job, set by dispatch */
     uint8_t id[ID_BYTES];
     int kind;                        /* JOB_EXEC or JOB_VALIDATE */
@@ -41,6 +51,7 @@ typedef struct {
     uint64_t start_us; /* dispatch, monotonic */
     uint64_t deadline_us;
     kill_reason_t killed;
+    int interrupted;      /* a session's cell got SIGINT at its deadline; SIGKILL after a grace */
     int answered;         /* its result is sent; only the reaping is left */
     uint32_t streamed[2]; /* stdout/stderr bytes already sent as progress */
     int running_sent;
@@ -51,6 +62,8 @@ typedef struct pool pool_t;
 /* A running child's job is over: answer it. ru is NULL when the child signalled on its done
  * byte (it is still exiting) and wstatus 0 then. */
 typedef void(pool_finished_fn)(void *arg, child_t *c, int wstatus, const struct rusage *ru);
+/* A session's process is gone (reaped); its job, if one ran, was answered already. */
+typedef void(pool_session_gone_fn)(void *arg, child_t *c, int wstatus);
 
 typedef struct {
     size_t slots;           /* running + answered-not-yet-reaped + pooled, with room */
@@ -59,6 +72,8 @@ typedef struct {
     const child_env_t *env; /* what every child needs after fork */
     workspace_t *ws;        /* where workspace profiles' directories go; NULL otherwise */
     pool_finished_fn *on_finished;
+    pool_session_gone_fn *on_session_gone;
+    long interrupt_grace_ms; /* a session's cell past its deadline: SIGINT, then this long */
     void *arg;
 } pool_conf_t;
 
@@ -68,9 +83,15 @@ void pool_destroy(pool_t **self_p);
 
 /* One more idle child; NULL (logged) when it cannot be made. */
 child_t *pool_fork(pool_t *self);
+/* One more idle child pooled for a session: its directory is a lineage's base with its
+ * workspace mounted inside (sessions.h), and its RLIMIT_NPROC keeps its hard limit. */
+child_t *pool_fork_session(pool_t *self);
+/* A free slot for a session's clone, which sessions.h fills; NULL when the table is full. */
+child_t *pool_free_slot(pool_t *self);
 /* An idle child for a job: one that is ready when there is one, else any idle one, else a new
- * one (the pool ran dry); NULL when none can be had. */
+ * one (the pool ran dry); NULL when none can be had. session: one pooled for a session. */
 child_t *pool_take(pool_t *self);
+child_t *pool_take_session(pool_t *self);
 /* c's job is in its area and its fields are set: wake it and watch its deadline. */
 void pool_start(pool_t *self, child_t *c);
 /* c cannot take its job (its directory is spoilt): it goes, unanswered by the hook. */
@@ -78,6 +99,16 @@ void pool_discard(pool_t *self, child_t *c);
 child_t *pool_find_job(pool_t *self, const uint8_t id[ID_BYTES]);
 /* SIGKILL to c's process group; the reason shapes its answer. Once only. */
 void pool_kill(child_t *c, kill_reason_t why);
+/* A session's running job: SIGINT (KeyboardInterrupt), then SIGKILL if it has not answered
+ * within the grace. why says what the answer reports. */
+void pool_interrupt(pool_t *self, child_t *c, kill_reason_t why);
+/* A session's job is answered and its process lives on: it waits for the next one. */
+void pool_kept(pool_t *self, child_t *c);
+/* c runs something that is not a woken job (a fork_session): watched, killed past wall_ms. */
+void pool_watch(pool_t *self, child_t *c, long wall_ms);
+/* A slot whose process never was (a clone that did not come): freed as it is. */
+void pool_forget(pool_t *self, child_t *c);
+child_t *pool_find_pid(pool_t *self, pid_t pid);
 
 /* What the zygote's loop polls, and what it calls when they are ready. */
 int pool_sig_fd(const pool_t *self);
@@ -90,6 +121,7 @@ size_t pool_slots(const pool_t *self);
 child_t *pool_child(pool_t *self, size_t i);
 size_t pool_count(const pool_t *self, child_state_t state);
 size_t pool_ready(const pool_t *self);   /* idle children waiting for a job, layers in place */
+size_t pool_idle(const pool_t *self, int session_capable); /* idle ones of a kind */
 uint64_t pool_forks(const pool_t *self); /* since start */
 
 #endif

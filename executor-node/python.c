@@ -12,10 +12,12 @@
 #include "python.h"
 #include "runner.h"
 #include "runner_py.h"
+#include "session_py.h"
 #include "validate_py.h"
 
 static PyObject *s_run_fn;      /* runner.run */
 static PyObject *s_validate_fn; /* validate.validate */
+static PyObject *s_session;     /* the session module (session.py): its functions by kind */
 static char      s_version[32];
 static char     *s_versions;    /* JSON {package: version}, from runner.versions() */
 
@@ -169,10 +171,13 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
         s_import_all(profile->preload, err, errlen) < 0)
         return -1;
     PyObject *runner = s_load(runner_py, "_snakepit_runner", "run", &s_run_fn, err, errlen);
+    PyObject *start = NULL;
     if (!runner ||
         !s_load(validate_py, "_snakepit_validate", "validate", &s_validate_fn, err, errlen) ||
+        !(s_session = s_load(session_py, "_snakepit_session", "start", &start, err, errlen)) ||
         s_prepare(runner, profile, err, errlen) < 0)
         return -1;
+    Py_DECREF(start);
     if (audit_install(profile) < 0) return s_pyerr(err, errlen, "audit hook");
     /* Everything allocated so far moves to the permanent generation: a child's collections
      * never visit (and so never copy-on-write) the zygote's objects. */
@@ -261,17 +266,36 @@ static PyObject *s_job_dict(const jobspec_t *job, const profile_t *profile)
     return d;
 }
 
-void py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy)
+/* The function a job calls: the runner's or validate's, or in a session's process the
+ * session module's for its kind (the first job starts the session, restoring when it is a
+ * restore). A new reference, or NULL. */
+static PyObject *s_entry(const jobspec_t *job, int session, int first)
+{
+    if (!session) return Py_NewRef(job->kind == JOB_VALIDATE ? s_validate_fn : s_run_fn);
+    const char *fn = first                                  ? "start"
+                     : job->kind == JOB_SESSION_SNAPSHOT    ? "snapshot"
+                     : job->kind == JOB_SESSION_RESTORE     ? "restore"
+                     : job->kind == JOB_SESSION_INFO        ? "info"
+                                                            : "cell";
+    return PyObject_GetAttrString(s_session, fn);
+}
+
+static void s_call(const jobspec_t *job, const profile_t *profile, area_t *area, int policy,
+                   int session, int first)
 {
     runner_bind(area);
+    runner_session(session);
     PyObject *d = s_job_dict(job, profile);
     if (d) {
         PyObject *p = PyBool_FromLong(policy);
         PyDict_SetItemString(d, "policy", p);
         Py_DECREF(p);
+        if (first && job->kind == JOB_SESSION_RESTORE) PyDict_SetItemString(d, "restore", Py_True);
     }
     audit_arm(area, policy); /* from here on every audited event goes through the policy */
-    PyObject *r = d ? PyObject_CallOneArg(job->kind == JOB_VALIDATE ? s_validate_fn : s_run_fn, d) : NULL;
+    PyObject *fn = d ? s_entry(job, session, first) : NULL;
+    PyObject *r = fn ? PyObject_CallOneArg(fn, d) : NULL;
+    Py_XDECREF(fn);
     if (!r) {
         /* The runner itself failed (MemoryError while formatting, a hostile object…): record
          * what we can; the zygote turns a missing meta into a clear status. */
@@ -280,7 +304,29 @@ void py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, in
         area_hdr_t *h = area ? area_hdr(area) : NULL;
         if (h && !h->meta_len && type && PyErr_GivenExceptionMatches(type, PyExc_MemoryError))
             area_report(area, "memory_limit", NULL, NULL);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
     }
     Py_XDECREF(r);
     Py_XDECREF(d);
+}
+
+void py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy)
+{
+    s_call(job, profile, area, policy, 0, 0);
+}
+
+void py_session_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy,
+                    int first)
+{
+    s_call(job, profile, area, policy, 1, first);
+    /* A KeyboardInterrupt whose SIGINT came as the cell ended would surface in the next one:
+     * its pending handler runs now, and what it raises is dropped. */
+    if (PyErr_CheckSignals() < 0) PyErr_Clear();
+}
+
+void py_drop_signals(void)
+{
+    if (PyErr_CheckSignals() < 0) PyErr_Clear();
 }

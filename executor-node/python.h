@@ -21,5 +21,11 @@ void        py_after_fork(void);
 /* Runs the job (exec or validate) in this process; results go to the area. policy: the
  * Python layer (import allowlist, restricted builtins, audit hook) is on. */
 void        py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy);
+/* The same in a session's process (session.py): first starts the session (and restores when
+ * job is a restore); later jobs are cells, snapshots, restores and info. */
+void        py_session_job(const jobspec_t *job, const profile_t *profile, area_t *area,
+                           int policy, int first);
+/* Runs and drops whatever a signal left pending (a late SIGINT), before a session's next job. */
+void        py_drop_signals(void);
 
 #endif

@@ -7,10 +7,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../proto/job.h"
 #include "../proto/mpack.h"
+#include "audit.h"
 #include "runner.h"
+#include "runner_session.h"
 
 static area_t *s_area; /* the child's job area; NULL in the zygote (the probe prints nowhere) */
+static int s_session;  /* a session's process: output past the cap ends the cell, not the process */
+static PyObject *s_output_limit_exc; /* _snakepit.OutputLimit */
 
 static uint64_t s_now_ns(void)
 {
@@ -56,7 +61,12 @@ static PyObject *s_write(PyObject *self, PyObject *args)
     Py_XDECREF(encoded);
     if ((size_t)len > room) {
         *trunc = 1;
-        s_output_limit();
+        if (!s_session) s_output_limit();
+        /* A session lives on: the cell ends with what fitted (each further write raises
+         * again, so code that catches it gains nothing but its own time limit). */
+        h->limit_hit = LIMIT_OUTPUT;
+        PyErr_SetString(s_output_limit_exc, "output limit reached: the cell's output was cut");
+        return NULL;
     }
     Py_RETURN_NONE;
 }
@@ -152,21 +162,23 @@ static void s_kv_images(mpw_t *w, PyObject *images, int truncated)
 }
 
 /* finish(status, *, result, variables, error_type, error_message, traceback, line, validation,
- * images, images_truncated). Packs the runner's findings into the meta area as a msgpack map. */
+ * images, images_truncated, snapshot, summary). Packs the runner's findings into the meta area
+ * as a msgpack map; a session's snapshot and summaries are runner_session.h's to pack. */
 static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"status",        "result",           "variables", "error_type",
-                             "error_message", "traceback",        "line",      "validation",
-                             "images",        "images_truncated", NULL};
+    static char *kwlist[] = {"status",           "result",   "variables", "error_type",
+                             "error_message",    "traceback", "line",     "validation",
+                             "images",           "images_truncated",      "snapshot",
+                             "summary",          NULL};
     const char *status;
     PyObject *result = NULL, *variables = NULL, *etype = NULL, *emsg = NULL, *tb = NULL,
-             *validation = NULL, *images = NULL;
+             *validation = NULL, *images = NULL, *snapshot = NULL, *summary = NULL;
     long line = 0;
     int images_truncated = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlOOp", kwlist, &status, &result, &variables,
-                                     &etype, &emsg, &tb, &line, &validation, &images,
-                                     &images_truncated))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlOOpOO", kwlist, &status, &result,
+                                     &variables, &etype, &emsg, &tb, &line, &validation, &images,
+                                     &images_truncated, &snapshot, &summary))
         return NULL;
     if (!s_area) Py_RETURN_NONE;
     buf_t out;
@@ -174,7 +186,8 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
     mpw_t w;
     mpw_init(&w, &out);
     int with_images = images && images != Py_None;
-    mpw_map(&w, 5 + (with_images ? 2 : 0));
+    int with_snapshot = snapshot && snapshot != Py_None, with_summary = summary && summary != Py_None;
+    mpw_map(&w, 5 + (with_images ? 2 : 0) + (uint32_t)with_snapshot + (uint32_t)with_summary);
     mpw_kv_str(&w, "status", status);
     s_kv_text(&w, "result", result);
     s_kv_text(&w, "variables", variables);
@@ -190,6 +203,8 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
         mpw_nil(&w);
     }
     if (with_images) s_kv_images(&w, images, images_truncated);
+    if (with_snapshot) runner_pack_snapshot(&w, snapshot);
+    if (with_summary) s_kv_text(&w, "summary", summary);
     area_hdr_t *h = area_hdr(s_area);
     if (area_put_meta(s_area, out.data, out.len) < 0)      /* an enormous result or variable set: */
         area_report(s_area, "output_limit", "OutputLimit", /* say so rather than cut the meta */
@@ -201,6 +216,21 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
     Py_RETURN_NONE;
 }
 
+static PyObject *s_snapshot_parts(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    const jobspec_t *job = s_area ? (const jobspec_t *)(void *)area_job(s_area) : NULL;
+    return runner_snapshot_parts(job ? job->snapshot : NULL, job ? job->snapshot_len : 0);
+}
+
+static PyObject *s_pickle_allowed(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *module, *name;
+    if (!PyArg_ParseTuple(args, "ss", &module, &name)) return NULL;
+    return PyBool_FromLong(!audit_event_blocked("pickle.find_class", module, name, 0));
+}
+
 static PyMethodDef s_methods[] = {
     {"write", s_write, METH_VARARGS, "write(stream, text): append to the job's output"},
     {"started", s_started, METH_NOARGS, "mark the start of the user's code"},
@@ -208,6 +238,10 @@ static PyMethodDef s_methods[] = {
     {"traceback", s_traceback, METH_O, "traceback(tb) -> [(filename, lineno, name)]"},
     {"finish", (PyCFunction)(void (*)(void))s_finish, METH_VARARGS | METH_KEYWORDS,
      "finish(status, **fields): record the job's outcome"},
+    {"snapshot_parts", s_snapshot_parts, METH_NOARGS,
+     "snapshot_parts() -> ({name: pickle}, {name: module}) of the snapshot being restored"},
+    {"pickle_allowed", s_pickle_allowed, METH_VARARGS,
+     "pickle_allowed(module, name): whether unpickling may name it (the audit hook's rule)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -216,7 +250,13 @@ static struct PyModuleDef s_module = {
 
 static PyObject *s_module_init(void)
 {
-    return PyModule_Create(&s_module);
+    PyObject *m = PyModule_Create(&s_module);
+    /* A BaseException: `except Exception` in the user's code does not swallow it. */
+    s_output_limit_exc = m ? PyErr_NewException("_snakepit.OutputLimit", PyExc_BaseException, NULL)
+                           : NULL;
+    if (m && (!s_output_limit_exc || PyModule_AddObjectRef(m, "OutputLimit", s_output_limit_exc) < 0))
+        Py_CLEAR(m);
+    return m;
 }
 
 int runner_register(void)
@@ -227,4 +267,9 @@ int runner_register(void)
 void runner_bind(area_t *area)
 {
     s_area = area;
+}
+
+void runner_session(int on)
+{
+    s_session = on;
 }

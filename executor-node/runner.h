@@ -13,5 +13,8 @@
 int runner_register(void);
 /* Child, at its job: where _snakepit writes (NULL: nowhere, as in the zygote's probe). */
 void runner_bind(area_t *area);
+/* A session's process: output past the cap ends the cell (_snakepit.OutputLimit), not the
+ * process. */
+void runner_session(int on);
 
 #endif

@@ -259,6 +259,12 @@ def prepare(profile, workspace, figures, modules, workspace_profiles):
     _plain_builtins[0] = dict(builtins.__dict__)
 
 
+def new_globals(policed):
+    """The globals a job's code runs in (a session keeps its own across cells)."""
+    return {"__name__": "__main__", "__doc__": None,
+            "__builtins__": _builtins[0] if policed else _plain_builtins[0]}
+
+
 def _cap(text, cap):
     if len(text) > cap:
         return text[:cap] + "... [%d more characters]" % (len(text) - cap)
@@ -427,8 +433,10 @@ _images = []
 _images_truncated = [False]
 
 
-def _capture_figures():
-    """Every open matplotlib figure → PNG, then closed; capped in count and size."""
+def _capture_figures(keep=False):
+    """Every open matplotlib figure → PNG, then closed; capped in count and size. keep (a
+    session's cell): figures stay open for the next cell, and only those changed since they
+    were last drawn are rendered."""
     plt = sys.modules.get("matplotlib.pyplot")
     if not _figures[0] or plt is None:
         return
@@ -439,6 +447,8 @@ def _capture_figures():
     for n in nums:
         try:
             fig = plt.figure(n)
+            if keep and not fig.stale:
+                continue
             if len(_images) >= _MAX_IMAGES:
                 _images_truncated[0] = True
             else:
@@ -458,15 +468,24 @@ def _capture_figures():
                              % (n, type(e).__name__, _safe_str(str, e, 200)))
         finally:
             try:
-                plt.close(n)
+                if not keep:
+                    plt.close(n)
             except BaseException:
                 pass
 
 
-def run(job):
-    """job: dict(code, allowed, profile, inspect, stdin, capture, workspace)."""
+_MISSING = object()
+
+
+def run(job, g=None):
+    """job: dict(code, allowed, profile, inspect, stdin, capture, workspace). g: a session's
+    globals (session.py), which the code's names join and which outlive the call; without
+    it the code runs in fresh globals, as every one-off execution does."""
     # No random.seed() here: CPython's own at-fork hook (random registers one) reseeds every
     # child from the kernel as it is forked, so no two jobs share the zygote's random state.
+    session = g is not None
+    del _images[:]
+    _images_truncated[0] = False
     if job["capture"]:
         sys.stdout, sys.stderr = _Stream(1), _Stream(2)
     else:
@@ -475,9 +494,9 @@ def run(job):
     source = job["code"]
     source_lines = source.splitlines()
     _allowed[0] = job["allowed"]
-    policed = job.get("policy", True)
-    g = {"__name__": "__main__", "__doc__": None,
-         "__builtins__": _builtins[0] if policed else _plain_builtins[0]}
+    if g is None:
+        g = new_globals(job.get("policy", True))
+    earlier_result = g.get("result", _MISSING)
     try:
         tree = compile(source, _FILENAME, "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as e:
@@ -512,6 +531,8 @@ def run(job):
             status, err = "error", e
     except MemoryError as e:
         status, err = "memory_limit", e
+    except _snakepit.OutputLimit:
+        status = "output_limit"  # a session's cell: the C layer cut the output and said so
     except BaseException as e:
         status, err = "error", e
     _snakepit.stopped()
@@ -519,7 +540,7 @@ def run(job):
     kwargs = {}
     if _figures[0]:
         try:
-            _capture_figures()
+            _capture_figures(keep=session)
         except BaseException:
             _images_truncated[0] = True
         if _images or _images_truncated[0]:
@@ -529,6 +550,8 @@ def run(job):
         kwargs.update(error_type=etype, error_message=message, traceback=tb, line=line)
     if value is None and status == "ok":
         value = g.get("result")
+        if session and value is earlier_result:
+            value = None  # a session's `result` counts only in the cell that binds it
     if value is not None:
         kwargs["result"] = _safe_str(repr, value, _REPR_CAP)
     if job["inspect"]:

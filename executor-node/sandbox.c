@@ -153,7 +153,12 @@ static int s_set_rlimit(int resource, rlim_t soft, rlim_t hard)
 int sandbox_enter_rlimits(const sandbox_t *sb)
 {
     int rc = 0;
-    rc |= s_set_rlimit(RLIMIT_NPROC, 0, 0); /* no fork, no threads (seccomp also refuses) */
+    /* No fork, no threads (seccomp also refuses). A session's child keeps the hard limit it
+     * inherited, so that the zygote can let its one fork_session clone through (sessions.h);
+     * its own code cannot raise the soft limit (seccomp refuses writes to RLIMIT_NPROC). */
+    struct rlimit nproc = {0, 0};
+    if (sb->session && getrlimit(RLIMIT_NPROC, &nproc) == 0) nproc.rlim_cur = 0;
+    rc |= s_set_rlimit(RLIMIT_NPROC, 0, sb->session ? nproc.rlim_max : 0);
     rc |= s_set_rlimit(RLIMIT_CORE, 0, 0);
     /* No file may grow, except in a workspace, up to its size (its tmpfs caps the total).
      * Past it write() fails with EFBIG, a clean OSError: SIGXFSZ is ignored (prepare). */
@@ -187,6 +192,33 @@ int sandbox_child_limits(const sandbox_t *sb, const limits_t *l, const area_t *a
         return -1;
     }
     return 0;
+}
+
+int sandbox_session_limits(const sandbox_t *sb, const limits_t *l, const area_t *area, char *err,
+                           size_t errlen)
+{
+    if (!(sb->layers & LAYER_RLIMITS)) return 0;
+    rlim_t as = (rlim_t)sb->base_vm + (rlim_t)area->size + (rlim_t)l->memory_mb * 1024 * 1024;
+    int rc = s_set_rlimit(RLIMIT_AS, as, as);
+    rc |= s_set_rlimit(RLIMIT_NOFILE, (rlim_t)l->nofile, (rlim_t)l->nofile);
+    if (rc) {
+        snprintf(err, errlen, "entering layer rlimits: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int sandbox_cell_cpu(const sandbox_t *sb, long cpu_ms)
+{
+    if (!(sb->layers & LAYER_RLIMITS)) return 0;
+    struct rusage ru;
+    struct rlimit rl;
+    if (getrusage(RUSAGE_SELF, &ru) < 0 || getrlimit(RLIMIT_CPU, &rl) < 0) return -1;
+    long used_ms = (long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                   (long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+    rlim_t soft = (rlim_t)((used_ms + cpu_ms + 999) / 1000);
+    if (rl.rlim_max != RLIM_INFINITY && soft > rl.rlim_max) soft = rl.rlim_max;
+    return s_set_rlimit(RLIMIT_CPU, soft, rl.rlim_max);
 }
 
 int sandbox_enter_uid(const sandbox_t *sb)

@@ -40,6 +40,8 @@ typedef struct {
     int                landlock_fd; /* the ruleset, built once per zygote; -1 without Landlock
                                        (workspace profiles: each child's own, see pool.c) */
     long               fsize_max;   /* RLIMIT_FSIZE: 0, or a workspace profile's file-size cap */
+    int                session;     /* a child pooled for a session: RLIMIT_NPROC keeps its hard
+                                       limit (the zygote raises the soft one, 0, for a fork) */
 } sandbox_t;
 
 /* Zygote: checks that every requested layer is available here; fails closed, naming the
@@ -64,5 +66,13 @@ int sandbox_enter_nnp(void);
  * yet. 0, or -1 with the reason. */
 int sandbox_child_limits(const sandbox_t *sb, const limits_t *limits, const area_t *area,
                          char *err, size_t errlen);
+/* A session's process at its start: the session's address space and open files, for good
+ * (hard limits). Its CPU is limited cell by cell (sandbox_cell_cpu). 0, or -1 with the reason. */
+int sandbox_session_limits(const sandbox_t *sb, const limits_t *limits, const area_t *area,
+                           char *err, size_t errlen);
+/* Before a cell: SIGXCPU once the process has used cpu_ms more than now. Only the soft limit
+ * moves (a hard one could never be raised again); the cell's wall-clock timeout, enforced by
+ * the zygote, comes first, and this is its backstop. 0, or -1. */
+int sandbox_cell_cpu(const sandbox_t *sb, long cpu_ms);
 
 #endif

@@ -85,7 +85,8 @@ fail:
  * the child needs. */
 typedef struct {
     char layers[16], slots[24], pool[24], uid[16], drop[4], cap[24], rj[24], rs[24];
-    char *argv[32];
+    char ms[24], sp[24], si[24], smi[24], sg[24];
+    char *argv[48];
 } args_t;
 
 static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const profile_t *profile)
@@ -99,6 +100,11 @@ static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const pr
     snprintf(a->cap, sizeof a->cap, "%ld", conf->output_max);
     snprintf(a->rj, sizeof a->rj, "%ld", conf->recycle_jobs);
     snprintf(a->rs, sizeof a->rs, "%ld", conf->recycle_s);
+    snprintf(a->ms, sizeof a->ms, "%ld", conf->max_sessions);
+    snprintf(a->sp, sizeof a->sp, "%ld", conf->max_sessions ? conf->session_pool : 0);
+    snprintf(a->si, sizeof a->si, "%ld", conf->session_idle_s);
+    snprintf(a->smi, sizeof a->smi, "%ld", conf->session_max_idle_s);
+    snprintf(a->sg, sizeof a->sg, "%ld", conf->session_grace_ms);
     char *argv[] = {ZYGOTE_BIN,
                     "--zygote",
                     (char *)profile->name,
@@ -126,6 +132,16 @@ static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const pr
                     (char *)conf->node_id,
                     "--log-level",
                     (char *)conf->log_level,
+                    "--max-sessions",
+                    a->ms,
+                    "--session-pool",
+                    a->sp,
+                    "--session-idle-s",
+                    a->si,
+                    "--session-max-idle-s",
+                    a->smi,
+                    "--session-grace-ms",
+                    a->sg,
                     NULL};
     memcpy(a->argv, argv, sizeof argv);
 }

@@ -69,18 +69,23 @@ int workspace_init(workspace_t *ws, const profile_t *p, int mounts, uid_t uid, g
     return 0;
 }
 
-int workspace_make(const workspace_t *ws, char *dir, char *err, size_t errlen)
+/* A random name under parent: another job cannot guess it to stat what is inside (Landlock
+ * already refuses it everything else). */
+static int s_random_name(const char *parent, char *dir, char *err, size_t errlen)
 {
-    /* A random name: another job cannot guess it to stat what is inside (Landlock already
-     * refuses it everything else). */
     uint8_t r[8];
     if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
         snprintf(err, errlen, "workspace: getrandom: %s", strerror(errno));
         return -1;
     }
-    int n = snprintf(dir, WORKSPACE_PATH_MAX, "%s/", ws->root);
+    int n = snprintf(dir, WORKSPACE_PATH_MAX, "%s/", parent);
     for (size_t i = 0; i < sizeof r && n + 2 < WORKSPACE_PATH_MAX; i++)
         n += snprintf(dir + n, (size_t)(WORKSPACE_PATH_MAX - n), "%02x", r[i]);
+    return 0;
+}
+
+int workspace_mount(const workspace_t *ws, const char *dir, char *err, size_t errlen)
+{
     if (mkdir(dir, 0700) < 0) {
         snprintf(err, errlen, "workspace: mkdir %s: %s", dir, strerror(errno));
         return -1;
@@ -99,6 +104,28 @@ int workspace_make(const workspace_t *ws, char *dir, char *err, size_t errlen)
     } else if (chown(dir, ws->uid, ws->gid) < 0) {
         snprintf(err, errlen, "workspace: chown %s: %s", dir, strerror(errno));
         rmdir(dir);
+        return -1;
+    }
+    return 0;
+}
+
+int workspace_make(const workspace_t *ws, char *dir, char *err, size_t errlen)
+{
+    if (s_random_name(ws->root, dir, err, errlen) < 0) return -1;
+    return workspace_mount(ws, dir, err, errlen);
+}
+
+int workspace_make_lineage(const workspace_t *ws, char *base, char *dir, char *err, size_t errlen)
+{
+    if (s_random_name(ws->root, base, err, errlen) < 0) return -1;
+    /* Only traversable by the session's uid: its own directories below are what it may list. */
+    if (mkdir(base, 0711) < 0) {
+        snprintf(err, errlen, "workspace: mkdir %s: %s", base, strerror(errno));
+        return -1;
+    }
+    if (snprintf(dir, WORKSPACE_PATH_MAX, "%s/w", base) >= WORKSPACE_PATH_MAX ||
+        workspace_mount(ws, dir, err, errlen) < 0) {
+        rmdir(base);
         return -1;
     }
     return 0;
@@ -126,6 +153,16 @@ static void s_wipe(int dfd, int depth, size_t *budget)
         }
     }
     closedir(d);
+}
+
+void workspace_remove_tree(const workspace_t *ws, const char *dir)
+{
+    (void)ws;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    size_t budget = 1u << 20;
+    if (fd >= 0) s_wipe(fd, 0, &budget);
+    if (rmdir(dir) < 0 && errno != ENOENT)
+        log_warn("event=workspace_rmdir_failed dir=%s error=\"%s\"", dir, strerror(errno));
 }
 
 void workspace_remove(const workspace_t *ws, const char *dir)
@@ -178,7 +215,8 @@ static int s_write_all(int fd, const char *data, size_t len)
 /* One checked file: its directories, then the file, each opened beneath the last without
  * following a link (the directory is fresh and the child has run no code yet, but a path is
  * never trusted to stay a path). */
-static int s_put_one(const workspace_t *ws, int root, const job_file_t *f, char *err, size_t errlen)
+static int s_put_one(const workspace_t *ws, int root, const job_file_t *f, int replace, char *err,
+                     size_t errlen)
 {
     char path[JOB_MAX_PATH + 1];
     snprintf(path, sizeof path, "%s", f->path);
@@ -194,7 +232,8 @@ static int s_put_one(const workspace_t *ws, int root, const job_file_t *f, char 
         dfd = sub;
     }
     if (dfd < 0) goto fail;
-    int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = openat(dfd, name, O_WRONLY | O_CREAT | (replace ? O_TRUNC : O_EXCL) | O_NOFOLLOW | O_CLOEXEC,
+                    0600);
     if (fd < 0) goto fail;
     rc = s_write_all(fd, f->data, f->len) < 0 || fchown(fd, ws->uid, ws->gid) < 0 ? -1 : 0;
     close(fd);
@@ -208,8 +247,8 @@ fail:
     return -1;
 }
 
-int workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, char *err,
-                  size_t errlen)
+int workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, int replace,
+                  char *err, size_t errlen)
 {
     if (!job->n_files) return 0;
     int root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -219,7 +258,7 @@ int workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, 
     }
     int rc = 0;
     for (size_t i = 0; i < job->n_files && rc == 0; i++)
-        rc = s_put_one(ws, root, &job->files[i], err, errlen);
+        rc = s_put_one(ws, root, &job->files[i], replace, err, errlen);
     close(root);
     return rc;
 }
@@ -228,6 +267,7 @@ int workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, 
 
 typedef struct {
     const jobspec_t *inputs;
+    int64_t since_ns; /* only files modified at or after this (a session's cell); 0: all */
     result_t *res;
     size_t cap;    /* slots in res->files */
     size_t bytes;  /* returned so far */
@@ -253,6 +293,10 @@ static void s_take_file(collect_t *c, int dfd, const char *name, const char *pat
         return;
     }
     size_t size = (size_t)st.st_size;
+    if ((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec < c->since_ns) {
+        close(fd); /* a session's file that this cell did not touch */
+        return;
+    }
     if (c->res->n_files >= WORKSPACE_OUT_FILES || size > WORKSPACE_OUT_BYTES - c->bytes) {
         c->res->files_truncated = 1;
         close(fd);
@@ -324,11 +368,12 @@ static int s_by_path(const void *a, const void *b)
     return strcmp(((const result_file_t *)a)->path, ((const result_file_t *)b)->path);
 }
 
-void workspace_collect(const char *dir, const jobspec_t *inputs, result_t *res)
+void workspace_collect(const char *dir, const jobspec_t *inputs, int64_t since_ns, result_t *res)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return;
-    collect_t c = {.inputs = inputs, .res = res, .cap = res->n_files, .budget = WALK_ENTRIES};
+    collect_t c = {.inputs = inputs, .since_ns = since_ns, .res = res, .cap = res->n_files,
+                   .budget = WALK_ENTRIES};
     s_walk(&c, fd, "", 0);
     if (res->n_files > 1) qsort(res->files, res->n_files, sizeof *res->files, s_by_path);
 }

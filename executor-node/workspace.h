@@ -14,6 +14,7 @@
 #ifndef SP_WORKSPACE_H
 #define SP_WORKSPACE_H
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "../common/profiles.h"
@@ -41,15 +42,29 @@ int workspace_init(workspace_t *ws, const profile_t *p, int mounts, uid_t uid, g
 int workspace_make(const workspace_t *ws, char *dir, char *err, size_t errlen);
 /* Zygote, after the child is reaped: unmount and remove (or wipe) the directory. */
 void workspace_remove(const workspace_t *ws, const char *dir);
+/* A child pooled for a session: a lineage's base directory (its Landlock rule names it) into
+ * base, and its workspace mounted as base/w into dir (sessions.h puts its clones' workspaces
+ * below the base too). */
+int workspace_make_lineage(const workspace_t *ws, char *base, char *dir, char *err,
+                           size_t errlen);
+/* dir (made here, mode 0700) becomes a workspace: its own tmpfs, or a plain directory owned by
+ * the children's uid. 0, or -1 with the reason (dir removed again). */
+int workspace_mount(const workspace_t *ws, const char *dir, char *err, size_t errlen);
+/* Removes a directory tree made of plain directories (a lineage once its last session is
+ * gone), without following links. */
+void workspace_remove_tree(const workspace_t *ws, const char *dir);
 
 /* Every path (jobspec_check_path) of the job's files, and the set as a whole (duplicates, a file
  * that is also another's directory). 0, or -1 with the reason. */
 int workspace_check_files(const jobspec_t *job, char *err, size_t errlen);
-/* Zygote, at dispatch: the job's files into dir (already checked). 0, or -1 with the reason. */
-int workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, char *err,
-                  size_t errlen);
+/* Zygote, at dispatch: the job's files into dir (already checked). replace: a session's
+ * workspace, where a file of that name may exist and is overwritten. 0, or -1 with the reason. */
+int workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, int replace,
+                  char *err, size_t errlen);
 /* Zygote, once the job is answered: the regular files in dir that are not an unchanged input
- * into res->files, capped (files_truncated set when some were left out). */
-void workspace_collect(const char *dir, const jobspec_t *inputs, result_t *res);
+ * into res->files, capped (files_truncated set when some were left out). since_ns: only those
+ * modified at or after it (a session's cell returns what it wrote, not the whole workspace);
+ * 0 for all. */
+void workspace_collect(const char *dir, const jobspec_t *inputs, int64_t since_ns, result_t *res);
 
 #endif

@@ -62,7 +62,7 @@ static void s_stats_encode(const zmsg_t *m, mpw_t *w)
         mpw_kv_uint(w, "pool", s->pool);
         return;
     }
-    mpw_map(w, 8);
+    mpw_map(w, 9);
     mpw_kv_str(w, "status", status_name(s->status));
     mpw_kv_double(w, "wall_ms", s->wall_ms);
     mpw_kv_double(w, "cpu_ms", s->cpu_ms);
@@ -71,6 +71,7 @@ static void s_stats_encode(const zmsg_t *m, mpw_t *w)
     mpw_kv_uint(w, "forks", s->forks);
     mpw_kv_uint(w, "pool", s->pool);
     mpw_kv_int(w, "kind", s->kind);
+    mpw_kv_bool(w, "session", s->session);
 }
 
 static void s_stats_field(mpr_t *r, const char *k, uint32_t kl, zmsg_stats_t *s)
@@ -93,6 +94,8 @@ static void s_stats_field(mpr_t *r, const char *k, uint32_t kl, zmsg_stats_t *s)
         mpr_uint(r, &s->pool);
     else if (mpr_key_is(k, kl, "kind"))
         mpr_int(r, &s->kind);
+    else if (mpr_key_is(k, kl, "session"))
+        mpr_bool(r, &s->session);
     else if (mpr_key_is(k, kl, "syscall")) {
         if (!mpr_nil(r)) s_str_into(r, s->syscall, sizeof s->syscall);
     } else
@@ -133,6 +136,45 @@ static void s_progress_field(mpr_t *r, const char *k, uint32_t kl, zmsg_progress
         mpr_skip(r);
 }
 
+static const char *const s_session_events[] = {[ZS_UP] = "up", [ZS_DOWN] = "down",
+                                               [ZS_MEMORY] = "memory"};
+
+static void s_session_encode(const zmsg_t *m, mpw_t *w)
+{
+    const zmsg_session_t *z = &m->session;
+    mpw_map(w, 6);
+    mpw_kv_str(w, "event", s_session_events[z->event]);
+    mpw_kv_str(w, "tenant", z->tenant);
+    mpw_kv_int(w, "idle_timeout_s", z->idle_timeout_s);
+    mpw_kv_int(w, "memory_mb", z->memory_mb);
+    mpw_kv_uint(w, "memory_kb", z->memory_kb);
+    mpw_kv_str(w, "reason", z->reason);
+}
+
+static void s_session_field(mpr_t *r, const char *k, uint32_t kl, zmsg_session_t *z)
+{
+    const char *v;
+    uint32_t vl;
+    int64_t i;
+    if (mpr_key_is(k, kl, "event")) {
+        if (mpr_str(r, &v, &vl) < 0) return;
+        for (int e = ZS_UP; e <= ZS_MEMORY; e++)
+            if (mpr_key_is(v, vl, s_session_events[e])) z->event = (zsession_event_t)e;
+        if (!z->event) mpr_fail(r, "unknown session event");
+    } else if (mpr_key_is(k, kl, "tenant")) {
+        s_str_into(r, z->tenant, sizeof z->tenant);
+    } else if (mpr_key_is(k, kl, "reason")) {
+        s_str_into(r, z->reason, sizeof z->reason);
+    } else if (mpr_key_is(k, kl, "idle_timeout_s") || mpr_key_is(k, kl, "memory_mb")) {
+        if (mpr_int(r, &i) == 0 && (i < 0 || i > (int64_t)1 << 40)) mpr_fail(r, "out of range");
+        *(mpr_key_is(k, kl, "memory_mb") ? &z->memory_mb : &z->idle_timeout_s) = i;
+    } else if (mpr_key_is(k, kl, "memory_kb")) {
+        mpr_uint(r, &z->memory_kb);
+    } else {
+        mpr_skip(r);
+    }
+}
+
 /* One map, each key handed to the type's field reader; unknown keys are skipped (a newer
  * zygote may add some). */
 static int s_map_decode(mpr_t *r, zmsg_t *m)
@@ -148,11 +190,15 @@ static int s_map_decode(mpr_t *r, zmsg_t *m)
             s_hello_field(r, k, kl, &m->hello);
         else if (m->type == ZM_STATS)
             s_stats_field(r, k, kl, &m->stats);
+        else if (m->type == ZM_SESSION)
+            s_session_field(r, k, kl, &m->session);
         else
             s_progress_field(r, k, kl, &m->progress, &running);
     }
     if (m->type == ZM_STATS && !m->stats.job) /* pool news: the job's fields mean nothing */
         m->stats = (zmsg_stats_t){.forks = m->stats.forks, .pool = m->stats.pool};
+    if (m->type == ZM_SESSION && !r->err && (!m->session.event || !m->id))
+        return mpr_fail(r, "session news without an event or a session id");
     if (m->type == ZM_PROGRESS && !r->err) {
         if (m->progress.stream && !m->progress.data) return mpr_fail(r, "progress without data");
         if (!m->progress.stream && !running) return mpr_fail(r, "progress of no known kind");
@@ -184,6 +230,8 @@ static const row_t s_rows[] = {
     [ZM_PROGRESS] = {"PROGRESS", SHAPE_MAP, s_progress_encode},
     [ZM_RETIRE] = {"RETIRE", SHAPE_EMPTY, NULL},
     [ZM_STATS] = {"STATS", SHAPE_MAP, s_stats_encode},
+    [ZM_SESSION] = {"SESSION", SHAPE_MAP, s_session_encode},
+    [ZM_SESSION_END] = {"SESSION_END", SHAPE_RAW, NULL},
 };
 
 static const row_t *s_row(unsigned type)

@@ -5,7 +5,8 @@
  * so a new message is a row, a struct here and a handler at the receiving end. HELLO, STATS
  * and PROGRESS are msgpack maps; JOB and RESULT carry a JobSpec (§4) and a Result (§5)
  * untouched, because the node decodes neither (the zygote decodes the JobSpec once, at
- * dispatch); FATAL carries text; CANCEL and RETIRE carry nothing.
+ * dispatch); FATAL and SESSION_END carry text; CANCEL and RETIRE carry nothing; SESSION is a
+ * map.
  *
  * The node reads what a zygote sends as hostile input (the zygote's children run tenants'
  * code, and a zygote is only as trustworthy as its address space): every decoder is
@@ -30,7 +31,21 @@ typedef enum {
     ZM_PROGRESS = 6, /* zygote → node: id + progress chunk (zmsg_progress_t) */
     ZM_RETIRE = 7,   /* zygote → node: recycle me; send no more jobs once my successor is up */
     ZM_STATS = 8,    /* zygote → node: [id +] counters for the node's metrics (zmsg_stats_t) */
+    ZM_SESSION = 9,  /* zygote → node: a session began, ended, or was measured (zmsg_session_t) */
+    ZM_SESSION_END = 10, /* node → zygote: id (a session's); text: why it must end */
 } zmsg_type_t;
+
+typedef enum { ZS_UP = 1, ZS_DOWN, ZS_MEMORY } zsession_event_t;
+
+/* A session's news, keyed by the message's id (the session's). */
+typedef struct {
+    zsession_event_t event;
+    char tenant[65];        /* up */
+    int64_t idle_timeout_s; /* up */
+    int64_t memory_mb;      /* up: its limit */
+    uint64_t memory_kb;     /* up, memory: in use (Pss) */
+    char reason[241];       /* down: why it ended */
+} zmsg_session_t;
 
 typedef struct {
     char profile[65];
@@ -49,7 +64,8 @@ typedef struct {
     double cpu_ms;
     int64_t max_rss_kb;
     char syscall[64]; /* security_violation: the syscall or audit event; "" otherwise */
-    int64_t kind;     /* JOB_EXEC or JOB_VALIDATE */
+    int64_t kind;     /* JOB_EXEC, JOB_VALIDATE, or a session job's kind (proto/job.h) */
+    int session;      /* the job ran in a session (a cell, when kind is JOB_EXEC) */
     uint64_t forks;   /* children forked since the previous STATS */
     uint64_t pool;    /* idle children now */
 } zmsg_stats_t;
@@ -69,6 +85,7 @@ typedef struct {
         zmsg_hello_t hello;
         zmsg_stats_t stats;
         zmsg_progress_t progress;
+        zmsg_session_t session;
     };
 } zmsg_t;
 

@@ -19,21 +19,24 @@
 #include "../common/log.h"
 #include "../common/profiles.h"
 #include "../proto/result.h"
+#include "../proto/wire.h"
 #include "dispatch.h"
 #include "filter.h"
 #include "outcome.h"
 #include "pool.h"
 #include "pretouch.h"
+#include "procfs.h"
 #include "python.h"
 #include "sandbox.h"
 #include "scrub.h"
+#include "sessions.h"
 #include "workspace.h"
 #include "zchan.h"
 #include "zmsg.h"
 #include "zygote.h"
 
 #define CHAN_FD        3
-#define MAX_CHILDREN   1024
+#define MAX_CHILDREN   (1024 + 65536) /* jobs' children, and every session's process */
 #define PROGRESS_US    50000u      /* how often running jobs' output is streamed */
 #define PROGRESS_CHUNK (64u << 10) /* most bytes per stream per look */
 #define POLL_FIXED     3           /* channel, SIGCHLD, timer; then the running children */
@@ -46,6 +49,8 @@ typedef struct {
     workspace_t ws;   /* workspace profiles: where the children's directories are */
     child_env_t env;  /* what every child needs after fork */
     pool_t *pool;
+    sessions_t *sessions; /* NULL when this zygote keeps none */
+    int procfd;           /* procfs.h: memory and children, after the seal */
     dispatch_t dispatch;
     zchan_t *chan;
     long jobs_done;
@@ -90,7 +95,7 @@ static void s_send_stats(zygote_t *z, const child_t *c, const result_t *res)
     zmsg_send(z->chan, &m);
 }
 
-static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
+static void s_send_result(zygote_t *z, const uint8_t id[ID_BYTES], result_t *res)
 {
     buf_t out;
     buf_init(&out);
@@ -107,7 +112,7 @@ static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
     buf_reserve(&out, need);
     if (!res->executor && z->conf->node[0]) res->executor = xstrdup(z->conf->node);
     result_encode(res, &out);
-    zmsg_t m = {.type = ZM_RESULT, .id = c->id, .payload = out.data, .len = out.len};
+    zmsg_t m = {.type = ZM_RESULT, .id = id, .payload = out.data, .len = out.len};
     if (zmsg_send(z->chan, &m) < 0) z->quit = 1;
     explicit_bzero(out.data, out.len);
     buf_free(&out);
@@ -117,6 +122,11 @@ static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
 static void s_on_finished(void *arg, child_t *c, int wstatus, const struct rusage *ru)
 {
     zygote_t *z = arg;
+    if (c->session) { /* a session's: it may live on (sessions.h) */
+        sessions_finished(z->sessions, c, wstatus, ru);
+        z->jobs_done++;
+        return;
+    }
     outcome_t o = {.area = &c->area,
                    .limits = c->limits,
                    .killed = c->killed,
@@ -132,11 +142,47 @@ static void s_on_finished(void *arg, child_t *c, int wstatus, const struct rusag
     result_t res;
     result_init(&res);
     outcome_result(&o, &res);
-    s_send_result(z, c, &res);
+    s_send_result(z, c->id, &res);
     outcome_log(&o, &res, ru ? ru->ru_minflt : -1);
     s_send_stats(z, c, &res);
     scrub_result(&res);
     z->jobs_done++;
+}
+
+static void s_on_session_gone(void *arg, child_t *c, int wstatus)
+{
+    zygote_t *z = arg;
+    sessions_gone(z->sessions, c, wstatus);
+}
+
+/* sessions_io_t: a session job's answer, and its STATS when a child ran it. */
+static void s_session_answer(void *arg, const uint8_t id[ID_BYTES], result_t *res,
+                             const child_t *c)
+{
+    zygote_t *z = arg;
+    s_send_result(z, id, res);
+    if (c) {
+        zmsg_t m = {.type = ZM_STATS, .id = id};
+        m.stats.forks = pool_forks(z->pool) - z->forks_reported;
+        m.stats.pool = pool_count(z->pool, CHILD_IDLE);
+        z->forks_reported = pool_forks(z->pool);
+        m.stats.job = 1;
+        m.stats.status = res->status;
+        m.stats.wall_ms = res->wall_ms;
+        m.stats.cpu_ms = res->cpu_ms;
+        m.stats.max_rss_kb = res->max_rss_kb;
+        m.stats.kind = c->kind;
+        m.stats.session = 1;
+        if (res->status == ST_SECURITY_VIOLATION && res->exit.syscall)
+            snprintf(m.stats.syscall, sizeof m.stats.syscall, "%s", res->exit.syscall);
+        zmsg_send(z->chan, &m);
+    }
+}
+
+static void s_session_news(void *arg, const zmsg_t *m)
+{
+    zygote_t *z = arg;
+    if (zmsg_send(z->chan, m) < 0) z->quit = 1;
 }
 
 /* ---- progress ------------------------------------------------------------------------------ */
@@ -183,13 +229,24 @@ static void s_on_msg(void *arg, const zmsg_t *msg)
     switch (msg->type) {
     case ZM_JOB: {
         refusal_t why;
-        if (!dispatch_job(&z->dispatch, msg->id, msg->payload, msg->len, &why))
+        if (dispatch_job(&z->dispatch, msg->id, msg->payload, msg->len, &why) < 0)
             s_send_simple(z, msg->id, why.status, why.type, why.message);
         break;
     }
     case ZM_CANCEL: {
         child_t *c = pool_find_job(z->pool, msg->id);
-        if (c) pool_kill(c, KILL_CANCEL);
+        /* a session's cell is interrupted, so the session can live on */
+        if (c && c->session)
+            pool_interrupt(z->pool, c, KILL_CANCEL);
+        else if (c)
+            pool_kill(c, KILL_CANCEL);
+        break;
+    }
+    case ZM_SESSION_END: {
+        char reason[WIRE_MAX_REASON + 1];
+        snprintf(reason, sizeof reason, "%.*s", (int)(msg->len < WIRE_MAX_REASON ? msg->len : WIRE_MAX_REASON),
+                 (const char *)msg->payload);
+        if (z->sessions) sessions_end(z->sessions, msg->id, reason);
         break;
     }
     default:
@@ -277,17 +334,40 @@ static int s_make_pool(zygote_t *z, char *err, size_t errlen)
     const zygote_conf_t *conf = z->conf;
     z->env = (child_env_t){&z->sb, z->profile, &z->touch, getpid()};
     /* running + answered-but-not-yet-reaped + pool, with room to spare */
-    size_t slots = (size_t)(2 * conf->slots + conf->pool + 2);
+    size_t slots = (size_t)(2 * conf->slots + conf->pool + 2 + conf->max_sessions +
+                            conf->session_pool);
     pool_conf_t pc = {.slots = slots < MAX_CHILDREN ? slots : MAX_CHILDREN,
                       .job_cap = DISPATCH_JOB_CAP,
                       .stream_cap = (uint32_t)conf->stream_cap,
                       .env = &z->env,
                       .ws = z->profile->workspace ? &z->ws : NULL,
                       .on_finished = s_on_finished,
+                      .on_session_gone = s_on_session_gone,
+                      .interrupt_grace_ms = conf->session_grace_ms,
                       .arg = z};
     if (!(z->pool = pool_new(&pc, err, errlen))) return -1;
+    if (conf->max_sessions > 0) {
+        unsigned on = z->sb.layers;
+        /* fork_session's isolation rests on these: seccomp keeps the clone to its call site,
+         * NPROC stops any other, Landlock (with signal scoping) keeps the two sides apart */
+        int fork_ok = (on & LAYER_SECCOMP) && (on & LAYER_RLIMITS) && (on & LAYER_LANDLOCK) &&
+                      z->sb.landlock_abi >= 6;
+        sessions_conf_t sc = {.pool = z->pool,
+                              .ws = pc.ws,
+                              .env = &z->env,
+                              .procfd = z->procfd,
+                              .max_sessions = conf->max_sessions,
+                              .idle_default_s = conf->session_idle_s,
+                              .idle_max_s = conf->session_max_idle_s,
+                              .fork_ok = fork_ok,
+                              .interrupt_grace_ms = conf->session_grace_ms,
+                              .node = conf->node};
+        sessions_io_t io = {s_session_answer, s_session_news, z};
+        z->sessions = sessions_new(&sc, &io);
+    }
     /* the node's cap over every profile's: a stream holds at most stream_cap bytes */
-    z->dispatch = (dispatch_t){z->profile, z->pool, pc.ws, {.output_bytes = conf->stream_cap}};
+    z->dispatch =
+        (dispatch_t){z->profile, z->pool, pc.ws, {.output_bytes = conf->stream_cap}, z->sessions};
     return 0;
 }
 
@@ -308,6 +388,8 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
         log_warn("event=pretouch_unavailable error=\"%s\"", why);
     else
         log_info("event=pretouch_recorded pages=%zu ranges=%zu", z->touch.pages, z->touch.n);
+    z->procfd = z->conf->max_sessions > 0 ? procfs_open((z->sb.layers & LAYER_NAMESPACES) != 0)
+                                           : -1;
     if (sandbox_seal_filesystem(&z->sb, z->profile, err, errlen) < 0) return -1;
     if (z->profile->workspace) {
         /* children that drop privileges own their files as that uid; others as we are */
@@ -333,7 +415,8 @@ static nfds_t s_poll_set(zygote_t *z, struct pollfd *fds, child_t **owner)
     fds[n++] = (struct pollfd){pool_timer_fd(z->pool), POLLIN, 0};
     for (size_t i = 0; i < pool_slots(z->pool); i++) {
         child_t *c = pool_child(z->pool, i);
-        if (c->state == CHILD_RUNNING && !c->answered && c->sock >= 0) {
+        int want = c->session ? sessions_wants_io(c) : c->state == CHILD_RUNNING && !c->answered;
+        if (want && c->sock >= 0) {
             owner[n] = c;
             fds[n++] = (struct pollfd){c->sock, POLLIN, 0};
         }
@@ -341,9 +424,19 @@ static nfds_t s_poll_set(zygote_t *z, struct pollfd *fds, child_t **owner)
     return n;
 }
 
+/* Which kind of child the pool is short of: 1 for a job's, 2 for a session's, 0 for none. Not
+ * while a fork_session is under way: its RLIMIT_NPROC window counts our children. */
 static int s_pool_short(const zygote_t *z)
 {
-    return !z->retiring && pool_count(z->pool, CHILD_IDLE) < (size_t)z->conf->pool;
+    if (z->retiring || (z->sessions && sessions_forking(z->sessions))) return 0;
+    if (pool_idle(z->pool, 0) < (size_t)z->conf->pool) return 1;
+    if (z->sessions && pool_idle(z->pool, 1) < (size_t)z->conf->session_pool) return 2;
+    return 0;
+}
+
+static child_t *s_refill(zygote_t *z, int kind)
+{
+    return kind == 2 ? pool_fork_session(z->pool) : pool_fork(z->pool);
 }
 
 /* How long poll may sleep. Refilling the pool (a fork) waits until nothing else is pending: a
@@ -381,16 +474,22 @@ static void s_serve(zygote_t *z)
             log_error("event=poll_failed error=\"%s\"", strerror(errno));
             break;
         }
+        if (z->sessions) sessions_tick(z->sessions);
         if (ready == 0) {
-            if (short_pool && !pool_fork(z->pool))
+            if (short_pool && !s_refill(z, short_pool))
                 poll(NULL, 0, 100); /* fork failing: back off */
             else if (!s_pool_short(z) && pool_forks(z->pool) != z->forks_reported)
                 s_send_stats(z, NULL, NULL); /* the pool is full again */
             s_check_recycle(z);
             continue;
         }
-        for (nfds_t i = POLL_FIXED; i < nfds; i++)
-            if (fds[i].revents && owner[i]->state == CHILD_RUNNING) pool_on_done(z->pool, owner[i]);
+        for (nfds_t i = POLL_FIXED; i < nfds; i++) {
+            if (!fds[i].revents) continue;
+            if (owner[i]->session)
+                sessions_on_io(z->sessions, owner[i]);
+            else if (owner[i]->state == CHILD_RUNNING)
+                pool_on_done(z->pool, owner[i]);
+        }
         s_check_recycle(z);
         if (fds[1].revents) pool_on_sigchld(z->pool);
         if (fds[2].revents) pool_on_timer(z->pool);
@@ -404,7 +503,7 @@ static void s_serve(zygote_t *z)
 
 int zygote_main(const zygote_conf_t *conf)
 {
-    zygote_t z = {.conf = conf, .started_us = clock_mono_us()};
+    zygote_t z = {.conf = conf, .started_us = clock_mono_us(), .procfd = -1};
     char err[512];
     z.chan = zchan_new(CHAN_FD);
     z.profile = profile_find(conf->profile);
@@ -414,7 +513,7 @@ int zygote_main(const zygote_conf_t *conf)
     }
     if (s_start(&z, err, sizeof err) < 0) return s_fatal(&z, err);
     s_hello(&z);
-    while (s_pool_short(&z) && pool_fork(z.pool)) {
+    for (int kind; (kind = s_pool_short(&z)) && s_refill(&z, kind);) {
     }
     log_info("event=zygote_ready profile=%s python=%s pid=%d pool=%ld", z.profile->name,
              py_version(), (int)getpid(), conf->pool);

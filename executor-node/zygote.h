@@ -21,6 +21,12 @@ typedef struct {
     char     python[256];  /* program name CPython computes its prefix from */
     long     stream_cap;   /* bytes of each output stream area */
     char     node[65];     /* the node's name, reported in every Result */
+    /* sessions (sessions.h) */
+    long     max_sessions;    /* kept at once; 0: no sessions here */
+    long     session_pool;    /* children kept forked ahead for new sessions */
+    long     session_idle_s;  /* a session's idle timeout when it names none */
+    long     session_max_idle_s;
+    long     session_grace_ms; /* a cell's KeyboardInterrupt, then SIGKILL this long after */
 } zygote_conf_t;
 
 /* Runs the zygote on fd 3 until the node closes the channel. Returns the exit status. */

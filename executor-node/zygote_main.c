@@ -32,6 +32,11 @@ static const cfg_opt_t s_zygote_opts[] = {
     CFG_OPT_STR(zygote_args_t, z.python, "python", "PATH", "python"),
     CFG_OPT_STR(zygote_args_t, z.node, "node", "NAME", "node name"),
     CFG_OPT_STR(zygote_args_t, log_level, "log-level", "LEVEL", "level"),
+    CFG_OPT_INT(zygote_args_t, z.max_sessions, "max-sessions", 0, 65536, "N", "sessions"),
+    CFG_OPT_INT(zygote_args_t, z.session_pool, "session-pool", 0, 64, "N", "session pool"),
+    CFG_OPT_INT(zygote_args_t, z.session_idle_s, "session-idle-s", 1, 1L << 30, "S", "idle"),
+    CFG_OPT_INT(zygote_args_t, z.session_max_idle_s, "session-max-idle-s", 1, 1L << 30, "S", "idle"),
+    CFG_OPT_INT(zygote_args_t, z.session_grace_ms, "session-grace-ms", 0, 600000, "MS", "grace"),
     CFG_OPT_END,
 };
 

@@ -29,6 +29,7 @@ typedef struct {
     int retiring;             /* recycling: serves what it has, gets nothing new once its
                                  successor is ready, and is closed when idle */
     long inflight;            /* jobs sent, not yet answered */
+    long sessions;            /* sessions it keeps (ZM_SESSION up, not yet down) */
     zchan_t *chan;
     int ready;              /* HELLO received */
     zmsg_hello_t hello;     /* python, layers (its packages are kept below) */
@@ -166,6 +167,7 @@ static void s_down(zygotes_t *self, int zi, const char *why)
     z->ready = 0;
     if (self->hooks.on_down) self->hooks.on_down(self->hooks.arg, zi); /* its jobs' answers */
     z->inflight = 0;
+    z->sessions = 0;
     if (z->retiring) { /* its successor already exists */
         z->profile = NULL;
         return;
@@ -219,7 +221,7 @@ static void s_retire_idle(zygotes_t *self)
 {
     for (int i = 0; i < self->n; i++) {
         zyg_t *z = &self->z[i];
-        if (!z->profile || !z->retiring || z->inflight > 0 || !z->chan ||
+        if (!z->profile || !z->retiring || z->inflight > 0 || z->sessions > 0 || !z->chan ||
             !s_successor_ready(self, i))
             continue;
         log_info("event=zygote_retired profile=%s pid=%d", z->profile->name, z->pid);
@@ -295,6 +297,11 @@ static void s_on_msg(void *arg, const zmsg_t *msg)
         break;
     case ZM_RETIRE:
         s_recycle(self, z);
+        break;
+    case ZM_SESSION:
+        if (msg->session.event == ZS_UP) z->sessions++;
+        if (msg->session.event == ZS_DOWN && z->sessions > 0) z->sessions--;
+        if (self->hooks.on_session) self->hooks.on_session(self->hooks.arg, w->zi, msg);
         break;
     case ZM_FATAL:
         log_error("event=zygote_fatal profile=%s error=\"%.*s\"", z->profile->name, (int)msg->len,
@@ -417,6 +424,16 @@ void zygotes_cancel(zygotes_t *self, int zi, const uint8_t id[ID_BYTES])
     zmsg_t cancel = {.type = ZM_CANCEL, .id = id};
     if (!z->chan) return;
     zmsg_send(z->chan, &cancel);
+    s_want_write(self, z);
+}
+
+void zygotes_end_session(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], const char *reason)
+{
+    zyg_t *z = &self->z[zi];
+    zmsg_t end = {.type = ZM_SESSION_END, .id = id, .payload = (const uint8_t *)reason,
+                  .len = strlen(reason)};
+    if (!z->chan) return;
+    zmsg_send(z->chan, &end);
     s_want_write(self, z);
 }
 

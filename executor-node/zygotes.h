@@ -6,7 +6,8 @@
  * state. A zygote asks to be recycled (RETIRE) after --recycle-jobs jobs or --recycle-s
  * seconds, because its children share its address-space layout and hash secret: its successor
  * starts at once, and the old one serves what it holds and is closed when idle once the
- * successor is ready. The node above routes jobs; this module tells it what the zygotes answer
+ * successor is ready (idle: no job in flight and no session kept: sessions stay in the zygote
+ * that made them until they end). The node above routes jobs; this module tells it what the zygotes answer
  * through hooks, and never sees the broker. Zygotes are named by a stable index. */
 #ifndef SP_ZYGOTES_H
 #define SP_ZYGOTES_H
@@ -19,6 +20,7 @@
 #include "../common/profiles.h"
 #include "metrics.h"
 #include "node_conf.h"
+#include "zmsg.h"
 
 typedef struct zygotes zygotes_t;
 
@@ -28,8 +30,11 @@ typedef struct {
     int (*on_result)(void *arg, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len);
     /* A progress chunk of a running job (PROTOCOL.md §3), to forward as it is. */
     void (*on_progress)(void *arg, const uint8_t id[ID_BYTES], const uint8_t *chunk, size_t len);
-    /* Zygote zi is gone: every job the node sent it needs its one answer now. */
+    /* Zygote zi is gone: every job the node sent it needs its one answer now, and every
+     * session it held is over. */
     void (*on_down)(void *arg, int zi);
+    /* A session's news from zygote zi (ZM_SESSION: up, down, memory). */
+    void (*on_session)(void *arg, int zi, const zmsg_t *msg);
     void *arg;
 } zygotes_hooks_t;
 
@@ -57,6 +62,8 @@ int zygotes_pick(const zygotes_t *self, const char *service, int *ready);
 int zygotes_send_job(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], const uint8_t *body,
                      size_t len);
 void zygotes_cancel(zygotes_t *self, int zi, const uint8_t id[ID_BYTES]);
+/* Asks zygote zi to end a session (ZM_SESSION_END) with this reason. */
+void zygotes_end_session(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], const char *reason);
 
 /* The services served, once each, into names (at most max): with_retiring counts a zygote
  * that is being replaced too (the broker must keep sending until its successor is ready). */
