@@ -141,7 +141,7 @@ static void s_answer_no_session(node_t *n, const uint8_t job[ID_BYTES], const ro
     char idstr[ID_STR_LEN + 1], msg[WIRE_MAX_REASON + 80];
     id_format(sid, idstr);
     if (ended)
-        snprintf(msg, sizeof msg, "session %s ended: %s", idstr, ended);
+        snprintf(msg, sizeof msg, SESSION_ENDED_FMT, idstr, ended);
     else
         snprintf(msg, sizeof msg, SESSION_UNKNOWN_FMT, idstr);
     result_t res;

@@ -24,11 +24,11 @@ typedef struct {
 
 struct node_sessions {
     node_sessions_conf_t conf;
-    idmap_t *live; /* id → nsession_t */
+    idmap_t *live;  /* id → nsession_t */
     ended_t *ended; /* a ring of the last conf.ended_kept ends */
     size_t ended_next;
-    idmap_t *ended_by_id; /* id → ended_t in the ring */
-    list_t up, down;      /* changes not yet taken */
+    idmap_t *ended_by_id;    /* id → ended_t in the ring */
+    list_t up, down;         /* changes not yet taken */
     list_t out_up, out_down; /* what node_sessions_changes handed out last */
 };
 
@@ -120,8 +120,8 @@ uint64_t node_sessions_memory_kb(const node_sessions_t *self)
     return kb;
 }
 
-void node_sessions_up(node_sessions_t *self, const uint8_t id[ID_BYTES], int zi,
-                      const char *tenant, long idle_timeout_s, long memory_mb, uint64_t now_ms)
+void node_sessions_up(node_sessions_t *self, const uint8_t id[ID_BYTES], int zi, const char *tenant,
+                      long idle_timeout_s, long memory_mb, uint64_t now_ms)
 {
     nsession_t *s = idmap_get(self->live, id);
     if (!s) {
@@ -225,7 +225,8 @@ static void s_gather(void *arg, const uint8_t *id, void *value)
 
 static int s_by_last_use(const void *a, const void *b)
 {
-    uint64_t x = (*(nsession_t *const *)a)->last_used_ms, y = (*(nsession_t *const *)b)->last_used_ms;
+    uint64_t x = (*(nsession_t *const *)a)->last_used_ms,
+             y = (*(nsession_t *const *)b)->last_used_ms;
     return x < y ? -1 : x > y;
 }
 
@@ -258,12 +259,14 @@ size_t node_sessions_due(node_sessions_t *self, uint64_t now_ms, long mem_free_m
         nsession_t *s = g.all[i];
         if (s->ending) continue;
         long held_mb = (long)(node_sessions_memory_kb(self) >> 10);
-        if (self->conf.evict_free_mb > 0 && mem_free_mb >= 0 && mem_free_mb < self->conf.evict_free_mb)
+        if (self->conf.evict_free_mb > 0 && mem_free_mb >= 0 &&
+            mem_free_mb < self->conf.evict_free_mb)
             n = s_end(s, out, n, "evicted: node memory pressure (%ld MB free, threshold %ld MB)",
                       mem_free_mb, self->conf.evict_free_mb),
             mem_free_mb = -1; /* one per reading */
         else if (budget > 0 && held_mb > budget)
-            n = s_end(s, out, n, "evicted: node memory pressure (sessions hold %ld MB, budget %ld MB)",
+            n = s_end(s, out, n,
+                      "evicted: node memory pressure (sessions hold %ld MB, budget %ld MB)",
                       held_mb, budget);
         else
             break;

@@ -112,9 +112,12 @@ PyObject *runner_snapshot_parts(const char *data, size_t len)
             uint32_t kl;
             int rc = 0;
             if (mpr_str(&r, &k, &kl) < 0) break;
-            if (mpr_key_is(k, kl, "variables")) rc = s_read_dict(&r, vars, 1);
-            else if (mpr_key_is(k, kl, "imports")) rc = s_read_dict(&r, imports, 0);
-            else mpr_skip(&r);
+            if (mpr_key_is(k, kl, "variables"))
+                rc = s_read_dict(&r, vars, 1);
+            else if (mpr_key_is(k, kl, "imports"))
+                rc = s_read_dict(&r, imports, 0);
+            else
+                mpr_skip(&r);
             if (rc < 0 && PyErr_Occurred()) goto fail;
             if (rc < 0) break;
         }

@@ -87,8 +87,8 @@ static void s_receive(int wake, wake_msg_t *m)
         char buf[CMSG_SPACE(SESSION_FORK_FDS * sizeof(int))];
     } ctl;
     struct iovec iov = {data, sizeof data};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                        .msg_controllen = sizeof ctl.buf};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
     ssize_t n;
     memset(m, 0, sizeof *m);
     do n = recvmsg(wake, &mh, MSG_CMSG_CLOEXEC);

@@ -100,11 +100,13 @@ static int s_copy_dir(copy_t *c, int sdir, int ddir, int depth)
                 fchownat(ddir, e->d_name, c->ws->uid, c->ws->gid, AT_SYMLINK_NOFOLLOW) < 0)
                 rc = s_fail(c->err, c->errlen, "fork: mkdir", e->d_name);
             int from = rc ? -1 : s_sub(dirfd(d), e->d_name), to = rc ? -1 : s_sub(ddir, e->d_name);
-            if (!rc && (from < 0 || to < 0)) rc = s_fail(c->err, c->errlen, "fork: opening", e->d_name);
+            if (!rc && (from < 0 || to < 0))
+                rc = s_fail(c->err, c->errlen, "fork: opening", e->d_name);
             if (!rc) {
                 rc = s_copy_dir(c, from, to, depth + 1);
                 from = -1; /* closed by the walk */
-                if (!rc && s_times(to, &st) < 0) rc = s_fail(c->err, c->errlen, "fork: mtime", e->d_name);
+                if (!rc && s_times(to, &st) < 0)
+                    rc = s_fail(c->err, c->errlen, "fork: mtime", e->d_name);
             }
             if (from >= 0) close(from);
             if (to >= 0) close(to);
@@ -153,7 +155,8 @@ static int s_read_file(read_t *r, int dfd, const char *name, const char *path)
     files_read_t *out = r->out;
     char why[200];
     if (jobspec_check_path(path, why, sizeof why) < 0) {
-        s_skip(out, path, "its path cannot be restored (snapshots keep paths like execute_code's files)");
+        s_skip(out, path,
+               "its path cannot be restored (snapshots keep paths like execute_code's files)");
         return 0;
     }
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -165,8 +168,10 @@ static int s_read_file(read_t *r, int dfd, const char *name, const char *path)
     size_t size = (size_t)st.st_size;
     if (out->n >= SNAPSHOT_MAX_FILES || size > SNAPSHOT_MAX_FILES_BYTES - out->bytes) {
         close(fd);
-        snprintf(r->err, r->errlen, "the workspace holds more than a snapshot keeps (at most %d "
-                 "files and %u MiB)", SNAPSHOT_MAX_FILES, SNAPSHOT_MAX_FILES_BYTES >> 20);
+        snprintf(r->err, r->errlen,
+                 "the workspace holds more than a snapshot keeps (at most %d "
+                 "files and %u MiB)",
+                 SNAPSHOT_MAX_FILES, SNAPSHOT_MAX_FILES_BYTES >> 20);
         return -1;
     }
     char *data = xmalloc(size ? size : 1);
@@ -382,8 +387,11 @@ static int s_listable(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
-        int n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2
-                : (*p & 0xf8) == 0xf0 ? 3 : -1;
+        int n = *p < 0x80             ? 0
+                : (*p & 0xe0) == 0xc0 ? 1
+                : (*p & 0xf0) == 0xe0 ? 2
+                : (*p & 0xf8) == 0xf0 ? 3
+                                      : -1;
         if (n < 0 || (n == 0 && *p < 0x20)) return 0;
         for (int i = 1; i <= n; i++)
             if ((p[i] & 0xc0) != 0x80) return 0;
@@ -402,8 +410,7 @@ static void s_json_str(buf_t *b, const char *s)
     buf_puts(b, "\"");
 }
 
-static void s_list_dir(int dfd, const char *prefix, int depth, buf_t *b, int *first,
-                       size_t *budget)
+static void s_list_dir(int dfd, const char *prefix, int depth, buf_t *b, int *first, size_t *budget)
 {
     DIR *d = fdopendir(dfd);
     if (!d) {

@@ -26,15 +26,14 @@
 typedef struct fork_op {
     uint8_t job[ID_BYTES];
     zsession_t *parent, *clone;
-    child_t *pc, *cc; /* their slots */
-    int parent_done;  /* 'F' came: the session is idle again */
-    int clone_ready;  /* 'R' came, from a checked pid */
+    child_t *pc, *cc;                    /* their slots */
+    int parent_done;                     /* 'F' came: the session is idle again */
+    int clone_ready;                     /* 'R' came, from a checked pid */
     char clone_dir[WORKSPACE_PATH_MAX];  /* under the parent's spare ("" without a workspace) */
     char next_spare[WORKSPACE_PATH_MAX]; /* the parent's spare once the fork is done */
     uint64_t started_us, deadline_us;
     struct fork_op *next;
 } fork_op_t;
-
 
 /* RLIMIT_NPROC's soft limit of a child (its hard one stays as it was). */
 static void s_nproc(pid_t pid, rlim_t soft)
@@ -51,8 +50,7 @@ static void s_nproc(pid_t pid, rlim_t soft)
 static rlim_t s_nproc_count(sessions_t *s)
 {
     rlim_t n = 1; /* the zygote itself, when children keep its uid */
-    for (size_t i = 0; i < pool_slots(s->conf.pool); i++)
-        n += pool_child(s->conf.pool, i)->pid > 0;
+    for (size_t i = 0; i < pool_slots(s->conf.pool); i++) n += pool_child(s->conf.pool, i)->pid > 0;
     return n;
 }
 
@@ -129,8 +127,8 @@ static void s_complete(sessions_t *s, fork_op_t *f)
     if (f->next_spare[0]) snprintf(p->spare, sizeof p->spare, "%s", f->next_spare);
     s_sweep(s);
     sessions_announce(s, c);
-    log_info("event=session_forked session=%s clone=%s us=%llu", (id_format(p->id, pid_str), pid_str),
-             (id_format(c->id, cid_str), cid_str),
+    log_info("event=session_forked session=%s clone=%s us=%llu",
+             (id_format(p->id, pid_str), pid_str), (id_format(c->id, cid_str), cid_str),
              (unsigned long long)(clock_mono_us() - f->started_us));
     sessions_answer(s, f->job, c, ST_OK, NULL, NULL, f->pc);
     free(f);
@@ -144,7 +142,8 @@ static int s_dirs(sessions_t *s, fork_op_t *f, char *cwd, char *err, size_t errl
 {
     const zsession_t *p = f->parent;
     if (snprintf(f->clone_dir, sizeof f->clone_dir, "%s/f", p->spare) >= (int)sizeof f->clone_dir ||
-        snprintf(f->next_spare, sizeof f->next_spare, "%s/s", p->spare) >= (int)sizeof f->next_spare ||
+        snprintf(f->next_spare, sizeof f->next_spare, "%s/s", p->spare) >=
+            (int)sizeof f->next_spare ||
         snprintf(cwd, WORKSPACE_PATH_MAX, "%s/w", f->clone_dir) >= WORKSPACE_PATH_MAX) {
         snprintf(err, errlen, "the session's directories are nested too deep");
         f->clone_dir[0] = f->next_spare[0] = '\0';
@@ -194,7 +193,9 @@ static int s_send(int sock, const fork_msg_t *msg, const int *fds, int n)
     } ctl;
     memset(&ctl, 0, sizeof ctl);
     struct iovec iov = {data, sizeof data};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+    struct msghdr mh = {.msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = ctl.buf,
                         .msg_controllen = CMSG_SPACE((size_t)n * sizeof(int))};
     struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
     c->cmsg_level = SOL_SOCKET;
@@ -210,24 +211,30 @@ int session_fork_start(sessions_t *s, zsession_t *parent, const uint8_t id[ID_BY
     child_t *pc = parent->child;
     char err[256] = "", cwd[WORKSPACE_PATH_MAX] = "";
     if (!s->conf.fork_ok)
-        return dispatch_refuse(why, ST_REJECTED, "ForkUnavailable",
-                        "fork_session needs the seccomp and landlock layers (Landlock ABI 6 or "
-                        "later) on the executor, and one of them is off");
+        return dispatch_refuse(
+            why, ST_REJECTED, "ForkUnavailable",
+            "fork_session needs the seccomp and landlock layers (Landlock ABI 6 or "
+            "later) on the executor, and one of them is off");
     if (parent->fork || pc->state != CHILD_KEPT)
-        return dispatch_refuse(why, ST_REJECTED, "SessionBusy", "the session is running another job");
+        return dispatch_refuse(why, ST_REJECTED, "SessionBusy",
+                               "the session is running another job");
     if (parent->layers >= LANDLOCK_MAX_LAYERS)
-        return dispatch_refuse(why, ST_REJECTED, "ForkLimit",
-                        "this session is a fork %d deep, as deep as Landlock's %d layers allow; "
-                        "save it with create_state_snapshot and restore that into a new session, "
-                        "which starts from a fresh sandbox",
-                        parent->layers - 1, LANDLOCK_MAX_LAYERS);
+        return dispatch_refuse(
+            why, ST_REJECTED, "ForkLimit",
+            "this session is a fork %d deep, as deep as Landlock's %d layers allow; "
+            "save it with create_state_snapshot and restore that into a new session, "
+            "which starts from a fresh sandbox",
+            parent->layers - 1, LANDLOCK_MAX_LAYERS);
     if ((long)s->count >= s->conf.max_sessions)
         return dispatch_refuse(why, ST_REJECTED, "SessionLimit",
-                        "this executor holds its maximum of %ld sessions", s->conf.max_sessions);
+                               "this executor holds its maximum of %ld sessions",
+                               s->conf.max_sessions);
     if (idmap_get(s->by_id, job->new_session))
-        return dispatch_refuse(why, ST_REJECTED, "DuplicateSession", "a session with this id exists");
+        return dispatch_refuse(why, ST_REJECTED, "DuplicateSession",
+                               "a session with this id exists");
     child_t *cc = pool_free_slot(s->conf.pool);
-    if (!cc) return dispatch_refuse(why, ST_INTERNAL_ERROR, "ForkFailed", "no room for another sandbox");
+    if (!cc)
+        return dispatch_refuse(why, ST_INTERNAL_ERROR, "ForkFailed", "no room for another sandbox");
     fork_op_t *f = xcalloc(1, sizeof *f);
     memcpy(f->job, id, ID_BYTES);
     f->parent = parent, f->pc = pc, f->cc = cc;
@@ -314,8 +321,8 @@ static void s_clone_said(sessions_t *s, fork_op_t *f)
         char buf[CMSG_SPACE(sizeof(struct ucred))];
     } ctl;
     struct iovec iov = {b, sizeof b};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                        .msg_controllen = sizeof ctl.buf};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
     ssize_t n = recvmsg(f->cc->sock, &mh, MSG_CMSG_CLOEXEC);
     if (n <= 0) {
         s_fail(s, f, "ForkFailed", "the clone ended before it was ready");
@@ -364,7 +371,7 @@ void session_fork_died(sessions_t *s, child_t *c)
     fork_op_t *f = c->session->fork;
     if (c == f->cc) {
         zsession_t *z = f->clone; /* its own reap cleans it up (sessions_gone) */
-        z->ending = 1;
+        z->ending = 1; /* never announced: nobody to tell */
         snprintf(z->end_reason, sizeof z->end_reason, "the fork failed");
         z->fork = NULL;
         f->clone = NULL;
@@ -372,7 +379,8 @@ void session_fork_died(sessions_t *s, child_t *c)
         f->parent_done = 1; /* dead: nothing left to distrust */
     }
     s_fail(s, f, "ForkFailed",
-           c == f->pc ? "the session's process died while forking" : "the clone died while forking");
+           c == f->pc ? "the session's process died while forking"
+                      : "the clone died while forking");
 }
 
 void session_fork_tick(sessions_t *s)

@@ -23,8 +23,8 @@
 #include "sessions_impl.h"
 #include "sessions_text.h"
 
-#define TICK_US      1000000u /* memory measurements and fork deadlines, at most this often */
-#define MEASURE_MAX  4        /* sessions measured per tick (a 200 MB one costs ~5 ms) */
+#define TICK_US     1000000u /* memory measurements and fork deadlines, at most this often */
+#define MEASURE_MAX 4        /* sessions measured per tick (a 200 MB one costs ~5 ms) */
 
 static int64_t s_wall_ns(void)
 {
@@ -86,8 +86,8 @@ zsession_t *sessions_find(sessions_t *s, const uint8_t id[ID_BYTES], const char 
     return z && (!tenant || !strcmp(z->tenant, tenant)) ? z : NULL;
 }
 
-zsession_t *sessions_add(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant,
-                         child_t *c, const zsession_t *from)
+zsession_t *sessions_add(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant, child_t *c,
+                         const zsession_t *from)
 {
     zsession_t *z = xcalloc(1, sizeof *z);
     memcpy(z->id, id, ID_BYTES);
@@ -164,19 +164,41 @@ void sessions_announce(sessions_t *s, zsession_t *z)
     s_news(s, z, ZS_UP);
 }
 
-void sessions_kill(sessions_t *s, zsession_t *z, const char *reason)
+/* z is over: the node hears it now, before any answer that says so could bring another job. */
+static void s_ending(sessions_t *s, zsession_t *z, const char *reason)
 {
-    (void)s;
     if (!z->ending) {
         z->ending = 1;
         snprintf(z->end_reason, sizeof z->end_reason, "%s", reason);
     }
+    if (z->announced && !z->down_sent) {
+        z->down_sent = 1;
+        s_news(s, z, ZS_DOWN);
+    }
+}
+
+void sessions_kill(sessions_t *s, zsession_t *z, const char *reason)
+{
+    s_ending(s, z, reason);
     z->child->answered = 1; /* nothing more is answered for its current job, if any */
     if (z->child->pid > 0) pool_kill(z->child, KILL_CANCEL);
 }
 
-
 /* ---- jobs -------------------------------------------------------------------------------- */
+
+/* The job's session when it is the job's tenant's and lives; NULL with why (one that is
+ * ending says why, and only to its own tenant). */
+static zsession_t *s_live(sessions_t *s, const jobspec_t *job, refusal_t *why)
+{
+    char idstr[ID_STR_LEN + 1];
+    zsession_t *z = sessions_find(s, job->session, job->tenant);
+    s_idstr(job->session, idstr);
+    if (!z)
+        dispatch_refuse(why, ST_REJECTED, "SessionUnknown", SESSION_UNKNOWN_FMT, idstr);
+    else if (z->ending)
+        dispatch_refuse(why, ST_REJECTED, "SessionEnded", SESSION_ENDED_FMT, idstr, z->end_reason);
+    return z && !z->ending ? z : NULL;
+}
 
 /* A restore's files into dir, and its snapshot swapped for the part the session's process
  * reads (its variables and imports). */
@@ -189,10 +211,10 @@ static int s_restore_files(sessions_t *s, const char *dir, jobspec_t *job, refus
     int rc = 0;
     if (v.n_files && !s->conf.ws)
         rc = dispatch_refuse(why, ST_REJECTED, "BadSnapshot",
-                      "the snapshot holds files, and profile %s has no workspace",
-                      s->conf.env->profile->name);
-    else if (v.n_files && session_files_restore(s->conf.ws, dir, v.files, v.n_files, err,
-                                                sizeof err) < 0)
+                             "the snapshot holds files, and profile %s has no workspace",
+                             s->conf.env->profile->name);
+    else if (v.n_files &&
+             session_files_restore(s->conf.ws, dir, v.files, v.n_files, err, sizeof err) < 0)
         rc = dispatch_refuse(why, ST_INTERNAL_ERROR, "RestoreFailed", "%s", err);
     if (rc == 0) {
         buf_t b;
@@ -212,9 +234,11 @@ static int s_start(sessions_t *s, zsession_t *z, const uint8_t id[ID_BYTES], con
 {
     child_t *c = z->child;
     area_reset(&c->area, 0, 0);
-    uintptr_t at = c->area_seen_at ? c->area_seen_at + JOBAREA_HEADER : (uintptr_t)area_job(&c->area);
+    uintptr_t at =
+        c->area_seen_at ? c->area_seen_at + JOBAREA_HEADER : (uintptr_t)area_job(&c->area);
     if (!jobcopy_put_at(job, JOBCOPY_RUN, area_job(&c->area), c->area.job_cap, at))
-        return dispatch_refuse(why, ST_REJECTED, "JobTooLarge", "the job does not fit its sandbox's area");
+        return dispatch_refuse(why, ST_REJECTED, "JobTooLarge",
+                               "the job does not fit its sandbox's area");
     area_hdr_t *h = area_hdr(&c->area);
     h->job_len = (uint32_t)jobcopy_size(job, JOBCOPY_RUN);
     h->out_limit = (uint32_t)job->limits.output_bytes;
@@ -243,13 +267,15 @@ static int s_create(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, r
     char err[256];
     if ((long)s->count >= s->conf.max_sessions)
         return dispatch_refuse(why, ST_REJECTED, "SessionLimit",
-                        "this executor holds its maximum of %ld sessions", s->conf.max_sessions);
+                               "this executor holds its maximum of %ld sessions",
+                               s->conf.max_sessions);
     if (idmap_get(s->by_id, job->new_session))
-        return dispatch_refuse(why, ST_REJECTED, "DuplicateSession", "a session with this id exists");
+        return dispatch_refuse(why, ST_REJECTED, "DuplicateSession",
+                               "a session with this id exists");
     child_t *c = pool_take_session(s->conf.pool);
     if (!c)
         return dispatch_refuse(why, ST_INTERNAL_ERROR, "ForkFailed",
-                        "the executor could not start a sandbox");
+                               "the executor could not start a sandbox");
     int rc = 0;
     if (job->n_files && workspace_put(s->conf.ws, c->ws_dir, job, 1, err, sizeof err) < 0)
         rc = dispatch_refuse(why, ST_INTERNAL_ERROR, "WorkspaceError", "%s", err);
@@ -271,29 +297,25 @@ static int s_create(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, r
 /* A cell, a snapshot, a summary or a restore, in an existing session. */
 static int s_in_session(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refusal_t *why)
 {
-    char err[256], idstr[ID_STR_LEN + 1];
-    zsession_t *z = sessions_find(s, job->session, job->tenant);
-    if (!z || z->ending)
-        return dispatch_refuse(why, ST_REJECTED, "SessionUnknown", SESSION_UNKNOWN_FMT,
-                        s_idstr(job->session, idstr));
+    char err[256];
+    zsession_t *z = s_live(s, job, why);
+    if (!z) return -1;
     if (z->fork || z->child->state != CHILD_KEPT)
-        return dispatch_refuse(why, ST_REJECTED, "SessionBusy", "the session is running another job");
+        return dispatch_refuse(why, ST_REJECTED, "SessionBusy",
+                               "the session is running another job");
     if (job->n_files && workspace_put(s->conf.ws, z->cwd, job, 1, err, sizeof err) < 0)
         return dispatch_refuse(why, ST_INTERNAL_ERROR, "WorkspaceError", "%s", err);
     if (job->kind == JOB_SESSION_RESTORE && s_restore_files(s, z->cwd, job, why) < 0) return -1;
     return s_start(s, z, id, job, why);
 }
 
-static int s_close(sessions_t *s, const uint8_t id[ID_BYTES], const jobspec_t *job,
-                   refusal_t *why)
+static int s_close(sessions_t *s, const uint8_t id[ID_BYTES], const jobspec_t *job, refusal_t *why)
 {
-    char idstr[ID_STR_LEN + 1];
-    zsession_t *z = sessions_find(s, job->session, job->tenant);
-    if (!z || z->ending)
-        return dispatch_refuse(why, ST_REJECTED, "SessionUnknown", SESSION_UNKNOWN_FMT,
-                        s_idstr(job->session, idstr));
+    zsession_t *z = s_live(s, job, why);
+    if (!z) return -1;
     if (z->fork || z->child->state != CHILD_KEPT)
-        return dispatch_refuse(why, ST_REJECTED, "SessionBusy", "the session is running another job");
+        return dispatch_refuse(why, ST_REJECTED, "SessionBusy",
+                               "the session is running another job");
     sessions_kill(s, z, "closed by the client");
     sessions_answer(s, id, z, ST_OK, NULL, NULL, NULL);
     return 0;
@@ -301,7 +323,6 @@ static int s_close(sessions_t *s, const uint8_t id[ID_BYTES], const jobspec_t *j
 
 int sessions_job(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refusal_t *why)
 {
-    char idstr[ID_STR_LEN + 1];
     switch (job->kind) {
     case JOB_SESSION_NEW:
         return s_create(s, id, job, why);
@@ -314,15 +335,13 @@ int sessions_job(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refu
     case JOB_SESSION_CLOSE:
         return s_close(s, id, job, why);
     case JOB_SESSION_FORK: {
-        zsession_t *z = sessions_find(s, job->session, job->tenant);
-        if (!z || z->ending)
-            return dispatch_refuse(why, ST_REJECTED, "SessionUnknown", SESSION_UNKNOWN_FMT,
-                            s_idstr(job->session, idstr));
+        zsession_t *z = s_live(s, job, why);
+        if (!z) return -1;
         return session_fork_start(s, z, id, job, why);
     }
     default:
         return dispatch_refuse(why, ST_REJECTED, "BadJob", "a %s job does not run in a session",
-                        job_kind_name(job->kind));
+                               job_kind_name(job->kind));
     }
 }
 
@@ -330,17 +349,20 @@ int sessions_job(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refu
 
 /* Why a job leaves the session unusable, or NULL when it lives on. ru: the process was reaped. */
 static const char *s_end_reason(const sessions_t *s, const zsession_t *z, const child_t *c,
-                                const result_t *res, const struct rusage *ru, int first,
-                                char *buf, size_t cap)
+                                const result_t *res, const struct rusage *ru, int first, char *buf,
+                                size_t cap)
 {
     const char *what = res->exit.syscall ? res->exit.syscall : "?";
     if (c->killed == KILL_TIMEOUT)
-        snprintf(buf, cap, "timeout: the cell went past its %ld ms limit and did not stop within "
-                 "%ld ms of its KeyboardInterrupt", c->limits.wall_ms,
-                 (long)s->conf.interrupt_grace_ms);
+        snprintf(buf, cap,
+                 "timeout: the cell went past its %ld ms limit and did not stop within "
+                 "%ld ms of its KeyboardInterrupt",
+                 c->limits.wall_ms, (long)s->conf.interrupt_grace_ms);
     else if (c->killed == KILL_CANCEL)
-        snprintf(buf, cap, "cancelled: the cell did not stop within %ld ms of its "
-                 "KeyboardInterrupt", (long)s->conf.interrupt_grace_ms);
+        snprintf(buf, cap,
+                 "cancelled: the cell did not stop within %ld ms of its "
+                 "KeyboardInterrupt",
+                 (long)s->conf.interrupt_grace_ms);
     else if (res->status == ST_MEMORY_LIMIT)
         snprintf(buf, cap, "memory_limit: a cell needed more than the session's %ld MB",
                  z->memory_mb);
@@ -396,10 +418,7 @@ void sessions_finished(sessions_t *s, child_t *c, int wstatus, const struct rusa
     if (c->kind == JOB_EXEC) res.session.cell = z->cells;
     char buf[WIRE_MAX_REASON + 1];
     const char *end = s_end_reason(s, z, c, &res, ru, first, buf, sizeof buf);
-    if (end && !z->ending) {
-        z->ending = 1;
-        snprintf(z->end_reason, sizeof z->end_reason, "%s", end);
-    }
+    if (end) s_ending(s, z, end);
     sessions_describe(s, z, &res);
     if (!end) {
         pool_kept(s->conf.pool, c);
@@ -419,13 +438,13 @@ void sessions_gone(sessions_t *s, child_t *c, int wstatus)
     char idstr[ID_STR_LEN + 1];
     if (z->fork) session_fork_died(s, c);
     if (!z->ending) {
-        z->ending = 1;
+        char why[WIRE_MAX_REASON + 1];
         if (WIFSIGNALED(wstatus))
-            snprintf(z->end_reason, sizeof z->end_reason,
-                     "the session's process was killed (signal %d)", WTERMSIG(wstatus));
+            snprintf(why, sizeof why, "the session's process was killed (signal %d)",
+                     WTERMSIG(wstatus));
         else
-            snprintf(z->end_reason, sizeof z->end_reason, "the session's process exited (%d)",
-                     WEXITSTATUS(wstatus));
+            snprintf(why, sizeof why, "the session's process exited (%d)", WEXITSTATUS(wstatus));
+        s_ending(s, z, why);
     }
     if (z->cwd[0] && s->conf.ws) workspace_remove(s->conf.ws, z->cwd);
     if (z->lineage && --z->lineage->refs == 0) {
@@ -436,7 +455,6 @@ void sessions_gone(sessions_t *s, child_t *c, int wstatus)
     c->session = NULL;
     log_info("event=session_down session=%s tenant=%s cells=%u reason=\"%s\"",
              s_idstr(z->id, idstr), z->tenant, z->cells, z->end_reason);
-    if (z->announced) s_news(s, z, ZS_DOWN);
     idmap_del(s->by_id, z->id);
     s->count--;
     free(z);
@@ -513,9 +531,9 @@ static void s_snapshot_result(sessions_t *s, zsession_t *z, result_t *res)
     snapshot_view_t parts;
     files_read_t files = {0};
     char err[256];
-    int rc = res->snapshot ? snapshot_decode(res->snapshot, res->snapshot_len, &parts, err,
-                                             sizeof err)
-                           : (snprintf(err, sizeof err, "no snapshot came back"), -1);
+    int rc = res->snapshot
+                 ? snapshot_decode(res->snapshot, res->snapshot_len, &parts, err, sizeof err)
+                 : (snprintf(err, sizeof err, "no snapshot came back"), -1);
     if (rc == 0 && s->conf.ws && session_files_read(z->cwd, &files, err, sizeof err) < 0) {
         snapshot_view_free(&parts);
         rc = -1;

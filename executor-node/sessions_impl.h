@@ -31,6 +31,7 @@ typedef struct zsession {
     uint32_t measured; /* cells when last measured, + 1; 0: never */
     uint64_t memory_kb;
     int announced; /* ZM_SESSION up went out */
+    int down_sent; /* ZM_SESSION down went out (as soon as it is ending: before any answer) */
     int ending;    /* end_reason is set; its process is being killed */
     char end_reason[WIRE_MAX_REASON + 1];
     struct fork_op *fork; /* a fork under way that it is one side of */

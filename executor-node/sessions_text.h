@@ -5,5 +5,6 @@
 #define SP_SESSIONS_TEXT_H
 
 #define SESSION_UNKNOWN_FMT "no session %s on this executor"
+#define SESSION_ENDED_FMT   "session %s ended: %s"
 
 #endif

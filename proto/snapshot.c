@@ -143,7 +143,8 @@ int snapshot_decode(const void *data, size_t len, snapshot_view_t *v, char *err,
             const char *k;
             uint32_t kl;
             if (mpr_str(&r, &k, &kl) < 0) break;
-            if (mpr_key_is(k, kl, "v")) mpr_uint(&r, &version);
+            if (mpr_key_is(k, kl, "v"))
+                mpr_uint(&r, &version);
             else if (mpr_key_is(k, kl, "variables") && !vars.start)
                 s_read_named(&r, &vars, &v->n_variables, &v->vars_bytes, 1);
             else if (mpr_key_is(k, kl, "imports") && !imports.start)
@@ -152,7 +153,8 @@ int snapshot_decode(const void *data, size_t len, snapshot_view_t *v, char *err,
                 s_read_skipped(&r, &skipped, &v->n_skipped);
             else if (mpr_key_is(k, kl, "files") && !v->files)
                 s_read_files(&r, v, why, sizeof why);
-            else mpr_skip(&r);
+            else
+                mpr_skip(&r);
         }
     }
     const char *fail = r.err;
@@ -208,15 +210,16 @@ void snapshot_each_name(const snapshot_view_t *v, snapshot_name_fn *fn, void *ar
             const char *k, *val;
             uint32_t kl, vl;
             if (mpr_str(&r, &k, &kl) < 0 || mpr_str(&r, &val, &vl) < 0) return;
-            if (mpr_key_is(k, kl, "name")) name = val, nl = vl;
-            else if (mpr_key_is(k, kl, "reason")) reason = val, rl = vl;
+            if (mpr_key_is(k, kl, "name"))
+                name = val, nl = vl;
+            else if (mpr_key_is(k, kl, "reason"))
+                reason = val, rl = vl;
         }
         fn(arg, name, nl, reason, rl, 0);
     }
 }
 
-static void s_raw(mpw_t *w, buf_t *out, const char *key, const uint8_t *raw, size_t len,
-                  int array)
+static void s_raw(mpw_t *w, buf_t *out, const char *key, const uint8_t *raw, size_t len, int array)
 {
     mpw_str(w, key);
     if (raw)
@@ -237,8 +240,8 @@ void snapshot_encode_variables(const snapshot_view_t *v, buf_t *out)
 }
 
 void snapshot_encode(const snapshot_view_t *parts, const snapshot_file_t *files, size_t n_files,
-                     const char *const *more_names, const char *const *more_reasons,
-                     size_t n_more, buf_t *out)
+                     const char *const *more_names, const char *const *more_reasons, size_t n_more,
+                     buf_t *out)
 {
     mpw_t w;
     mpw_init(&w, out);
