@@ -15,14 +15,16 @@
 struct executors {
     executor_t **all;
     size_t n, max;
+    unsigned quantum; /* for each pinned queue */
     keymap_t *by_identity;
     uint64_t stamp; /* dispatch counter behind last_used */
 };
 
-executors_t *executors_new(size_t max)
+executors_t *executors_new(size_t max, unsigned quantum)
 {
     executors_t *self = xcalloc(1, sizeof *self);
     self->max = max;
+    self->quantum = quantum;
     self->all = xcalloc(max, sizeof *self->all);
     self->by_identity = keymap_new();
     return self;
@@ -57,6 +59,9 @@ executor_t *executors_add(executors_t *self, const void *identity, size_t len, c
     snprintf(ex->python, sizeof ex->python, "%s", ready->python);
     ex->service_mask = service_mask;
     ex->slots = ready->slots;
+    ex->mem_free_mb = ready->mem_free_mb;
+    ex->max_sessions = ready->max_sessions;
+    ex->pinned = queue_new(self->quantum);
     ex->registered_ms = ex->last_seen_ms = now_ms;
     ex->last_used = 0; /* never used: first in line among equals */
     ex->index = self->n;
@@ -82,6 +87,7 @@ void executors_remove(executors_t *self, executor_t **ex_p)
     executor_t *ex = *ex_p;
     if (!ex) return;
     assert(ex->n_leases == 0 && !ex->leases);
+    queue_destroy(&ex->pinned);
     keymap_del(self->by_identity, ex->identity, ex->identity_len);
     size_t i = ex->index;
     assert(i < self->n && self->all[i] == ex);
@@ -100,6 +106,22 @@ executor_t *executors_pick(const executors_t *self, unsigned service)
         if (!ex->credit || !(ex->service_mask & bit)) continue;
         if (!best || ex->credit > best->credit ||
             (ex->credit == best->credit && ex->last_used < best->last_used))
+            best = ex;
+    }
+    return best;
+}
+
+executor_t *executors_pick_for_session(const executors_t *self, unsigned service)
+{
+    uint64_t bit = 1ULL << service;
+    executor_t *best = NULL;
+    for (size_t i = 0; i < self->n; i++) {
+        executor_t *ex = self->all[i];
+        if (!ex->credit || !(ex->service_mask & bit) || ex->sessions >= ex->max_sessions) continue;
+        uint32_t mem = ex->mem_free_mb / 256, best_mem = best ? best->mem_free_mb / 256 : 0;
+        if (!best || mem > best_mem ||
+            (mem == best_mem && (ex->credit > best->credit ||
+                                 (ex->credit == best->credit && ex->last_used < best->last_used))))
             best = ex;
     }
     return best;

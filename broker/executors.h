@@ -6,7 +6,8 @@
  * slots the executor declared in READY, so a confused or hostile executor cannot talk the
  * broker into flooding it. A job goes to the executor serving its service with the most free
  * credit; ties go to the one least recently used, which spreads a trickle of jobs across
- * idle executors instead of piling it on the first. */
+ * idle executors instead of piling it on the first. A new session goes where memory is
+ * freest, since it holds memory for as long as it lives, and a slot only while it runs. */
 #ifndef SP_EXECUTORS_H
 #define SP_EXECUTORS_H
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include "../proto/wire.h"
 #include "job.h"
+#include "queue.h"
 
 #define EXECUTOR_MAX_IDENTITY 255
 
@@ -35,11 +37,19 @@ struct executor {
     size_t n_leases;
     uint64_t results; /* RESULTs received, for logs */
     size_t index;     /* position in the registry's array */
+    /* sessions (affinity.h): the heads of the lines of its sessions that may run now, with
+     * tenants taking turns; what it said of its memory and sessions (READY, SESSIONS) */
+    queue_t *pinned;
+    int pinned_last;       /* its last job came from pinned: a waiting service job goes next */
+    uint32_t mem_free_mb;
+    uint32_t max_sessions; /* 0: it keeps none */
+    uint32_t sessions;
 };
 
 typedef struct executors executors_t;
 
-executors_t *executors_new(size_t max);
+/* quantum: the DRR quantum of each executor's pinned queue. */
+executors_t *executors_new(size_t max, unsigned quantum);
 void executors_destroy(executors_t **self_p); /* frees executors; leases must be empty */
 
 /* Registers a connection; NULL when the registry is full or the identity is taken. Credit
@@ -52,6 +62,10 @@ void executors_remove(executors_t *self, executor_t **ex_p); /* leases must be e
 
 /* The executor for a job of service number `service`, or NULL when none has credit. */
 executor_t *executors_pick(const executors_t *self, unsigned service);
+/* The executor for a new session of service number `service`: of those with credit and room
+ * for a session, the one with the most free memory (in steps of 256 MB, so noise does not
+ * decide), then the most free credit, then the least recently used. NULL when none. */
+executor_t *executors_pick_for_session(const executors_t *self, unsigned service);
 void executors_charge(executors_t *self, executor_t *ex); /* a JOB went out */
 void executors_refund(executor_t *ex, uint32_t n);        /* RESULT or CREDIT */
 

@@ -17,6 +17,7 @@ typedef struct service service_t;
 typedef struct tenant tenant_t;
 typedef struct client client_t;
 typedef struct executor executor_t;
+typedef struct bsession bsession_t;
 
 typedef enum { JOB_DETACHED = 0, JOB_QUEUED, JOB_LEASED } job_state_t;
 
@@ -38,6 +39,12 @@ struct job {
     size_t heap_index;   /* position in the deadline heap, JOB_NOT_IN_HEAP when absent */
     int cancelled;       /* CANCEL was forwarded: if the lease is lost, answer `cancelled` */
     job_t *prev, *next;  /* links in the tenant FIFO or the executor's lease list */
+    /* A job on a session (route.session): it waits in its session's own line (affinity.h)
+     * rather than in the service's queue, and only its head sits in the holding executor's
+     * pinned queue, whose tenant FIFOs the links above serve then. */
+    bsession_t *session;
+    job_t *s_prev, *s_next; /* links in the session's line */
+    int pinned;             /* the head, in its executor's pinned queue */
 };
 
 /* A new detached job. The body is moved out of *body (which is left empty but valid). */

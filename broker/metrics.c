@@ -176,6 +176,9 @@ void broker_metrics_render(void *shown, buf_t *out)
     prom_sample(out, "snakepit_broker_queued_bytes", (double)sched_queued_bytes(s), NULL);
     prom_family(out, "snakepit_broker_tenants", PROM_GAUGE, "Tenants with jobs queued or running.");
     prom_sample(out, "snakepit_broker_tenants", (double)sched_tenants(s), NULL);
+    prom_family(out, "snakepit_broker_sessions", PROM_GAUGE,
+                "Sessions the broker routes to their executors (affinity).");
+    prom_sample(out, "snakepit_broker_sessions", (double)sched_sessions(s), NULL);
     prom_family(out, "snakepit_broker_clients", PROM_GAUGE,
                 "Client connections the broker tracks.");
     prom_sample(out, "snakepit_broker_clients", (double)sched_clients(s), NULL);
@@ -218,6 +221,7 @@ void broker_metrics_snapshot(void *shown, metrics_pub_t *pub)
     metrics_pub_field(pub, "queued", "%zu", sched_queued(s));
     metrics_pub_field(pub, "inflight", "%zu", sched_inflight(s));
     metrics_pub_field(pub, "tenants", "%zu", sched_tenants(s));
+    metrics_pub_field(pub, "sessions", "%zu", sched_sessions(s));
     metrics_pub_field(pub, "clients", "%zu", sched_clients(s));
     metrics_pub_field(pub, "version", "%s", SNAKEPIT_VERSION);
     metrics_pub_field(pub, "started", "%.0f", m->started);

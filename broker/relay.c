@@ -193,7 +193,7 @@ static bad_reason_t s_classify(const char *err)
     if (strstr(err, "unknown") && strstr(err, "command")) return BAD_UNKNOWN_COMMAND;
     if (strstr(err, "too large")) return BAD_OVERSIZED;
     if (strncmp(err, "route:", 6) == 0) return BAD_ROUTE;
-    if (strncmp(err, "ready:", 6) == 0) return BAD_READY;
+    if (strncmp(err, "ready:", 6) == 0 || strncmp(err, "sessions:", 9) == 0) return BAD_READY;
     if (strstr(err, "credit")) return BAD_CREDIT;
     return BAD_FRAMING;
 }
@@ -234,7 +234,8 @@ static const char *s_refusal_type(refusal_t r)
 {
     static const char *types[REFUSE__COUNT] = {
         "QueueFull",    "QueueFull",      "TenantQueueFull", "InflightQuota",    "NoExecutor",
-        "DuplicateJob", "DeadlinePassed", "Overloaded",      "MalformedRequest",
+        "DuplicateJob", "DeadlinePassed", "Overloaded",      "MalformedRequest", "SessionUnknown",
+        "SessionLost",
     };
     return (unsigned)r < REFUSE__COUNT ? types[r] : "Rejected";
 }
@@ -388,6 +389,9 @@ static void s_worker_message(relay_t *r, wire_msg_t *msg)
         if (ex) sched_executor_credit(r->sched, ex, (uint32_t)m.credit);
         break;
     case W_HEARTBEAT:
+        break;
+    case W_SESSIONS:
+        if (ex) sched_executor_sessions(r->sched, ex, &m.sessions);
         break;
     case W_RESULT:
         s_on_result(r, msg, ex, &m);

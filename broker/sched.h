@@ -4,6 +4,10 @@
  * what it asks through sched_io_t; unit tests drive it the same way with a fake clock and
  * fake I/O. It is implemented in sched_jobs.c, sched_life.c and sched_state.c.
  *
+ * Sessions (issue 12): a job whose route names a session goes to the executor holding it and
+ * waits, behind the session's earlier jobs, for that executor's credit (sched_sessions.c); a
+ * job making a new session goes where memory is freest (executors.h).
+ *
  * Exactly one final answer per admitted job (PROTOCOL.md §1): a job leaves the scheduler
  * either through io->answer (an answer the broker makes: timeout, lost, cancelled, rejected)
  * or through sched_result + sched_finish (the executor's RESULT, forwarded by the caller),
@@ -65,6 +69,8 @@ typedef enum {
     REFUSE_EXPIRED,           /* its deadline had passed on arrival (answered `timeout`) */
     REFUSE_OVERLOAD,          /* too many client connections or services */
     REFUSE_MALFORMED,         /* a SUBMIT whose route or body broke the protocol */
+    REFUSE_SESSION_UNKNOWN,   /* a job on a session no executor holds */
+    REFUSE_SESSION_LOST,      /* a job on a session whose executor went away */
     REFUSE__COUNT
 } refusal_t;
 
@@ -115,6 +121,8 @@ executor_t *sched_executor_ready(sched_t *self, const void *identity, size_t len
 /* The registered executor behind a routing id, marked seen; NULL when unknown. */
 executor_t *sched_executor(sched_t *self, const void *identity, size_t len);
 void sched_executor_credit(sched_t *self, executor_t *ex, uint32_t n);
+/* SESSIONS from ex: the sessions that began and ended there, its free memory. */
+void sched_executor_sessions(sched_t *self, executor_t *ex, const sessions_msg_t *m);
 /* DISCONNECT, or unreachable: its leases are requeued or answered, it is forgotten. */
 void sched_executor_gone(sched_t *self, executor_t *ex, const char *why);
 /* RESULT from ex (NULL: an unregistered connection). Returns the credit and, when the job
@@ -143,6 +151,7 @@ size_t sched_inflight(const sched_t *self);
 size_t sched_jobs(const sched_t *self);
 size_t sched_tenants(const sched_t *self);
 size_t sched_clients(const sched_t *self);
+size_t sched_sessions(const sched_t *self); /* sessions the broker knows of */
 const tenant_t *sched_tenant(const sched_t *self, const char *name); /* NULL when idle */
 
 #endif

@@ -20,10 +20,7 @@ client_t *sched_client(sched_t *s, const void *identity, size_t len, int ping)
     return c;
 }
 
-static int s_refuse(sched_refusal_t *why, refusal_t reason, status_t st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int s_refuse(sched_refusal_t *why, refusal_t reason, status_t st, const char *fmt, ...)
+int sched_refuse(sched_refusal_t *why, refusal_t reason, status_t st, const char *fmt, ...)
 {
     why->reason = reason;
     why->status = st;
@@ -44,14 +41,14 @@ static service_t *s_service_for(sched_t *s, const char *name, uint64_t now, sche
          * profiles wait out the grace instead of bouncing. */
         if (now - s->started_ms < grace && profile_find(name)) {
             sv = services_add(s->services, name, s->started_ms);
-            if (!sv) s_refuse(why, REFUSE_OVERLOAD, ST_REJECTED, "too many services");
+            if (!sv) sched_refuse(why, REFUSE_OVERLOAD, ST_REJECTED, "too many services");
             return sv;
         }
-        s_refuse(why, REFUSE_NO_EXECUTOR, ST_REJECTED, "no executor serves service '%s'", name);
+        sched_refuse(why, REFUSE_NO_EXECUTOR, ST_REJECTED, "no executor serves service '%s'", name);
         return NULL;
     }
     if (!sv->executors && now - sv->orphaned_ms >= grace) {
-        s_refuse(why, REFUSE_NO_EXECUTOR, ST_REJECTED,
+        sched_refuse(why, REFUSE_NO_EXECUTOR, ST_REJECTED,
                  "no executor serves service '%s' (none for %llu s)", name,
                  (unsigned long long)((now - sv->orphaned_ms) / 1000));
         return NULL;
@@ -64,20 +61,20 @@ static int s_check_caps(sched_t *s, const job_t *job, sched_refusal_t *why)
 {
     const sched_conf_t *cf = &s->conf;
     if (s->queued >= cf->max_queue)
-        return s_refuse(why, REFUSE_QUEUE_FULL, ST_REJECTED,
+        return sched_refuse(why, REFUSE_QUEUE_FULL, ST_REJECTED,
                         "the broker's queue is full (%zu jobs queued)", s->queued);
     if (s->queued_bytes + job->body_len > cf->max_queue_bytes)
-        return s_refuse(why, REFUSE_QUEUE_BYTES, ST_REJECTED,
+        return sched_refuse(why, REFUSE_QUEUE_BYTES, ST_REJECTED,
                         "the broker's queue is full (%zu bytes queued)", s->queued_bytes);
     const tenant_t *t = tenants_find(s->tenants, job->route.tenant);
     if (t && t->queued >= cf->max_queue_per_tenant) {
         uint32_t quota = job->route.max_inflight;
         if (quota && t->inflight >= quota)
-            return s_refuse(why, REFUSE_INFLIGHT_QUOTA, ST_REJECTED,
+            return sched_refuse(why, REFUSE_INFLIGHT_QUOTA, ST_REJECTED,
                             "tenant '%s' is at its in-flight quota (%zu running, quota %u) and "
                             "its queue is full (%zu jobs)",
                             t->name, t->inflight, quota, t->queued);
-        return s_refuse(why, REFUSE_TENANT_QUEUE_FULL, ST_REJECTED,
+        return sched_refuse(why, REFUSE_TENANT_QUEUE_FULL, ST_REJECTED,
                         "tenant '%s' has too many jobs queued (%zu, cap %zu)", t->name, t->queued,
                         cf->max_queue_per_tenant);
     }
@@ -88,7 +85,7 @@ int sched_submit(sched_t *s, client_t *c, const char *service, job_t *job, sched
 {
     uint64_t now = s->conf.mono_ms();
     if (idmap_get(s->jobs, job->id))
-        return s_refuse(why, REFUSE_DUPLICATE, ST_REJECTED,
+        return sched_refuse(why, REFUSE_DUPLICATE, ST_REJECTED,
                         "a job with this id is already queued or running");
     service_t *sv = s_service_for(s, service, now, why);
     if (!sv) return -1;
@@ -96,15 +93,16 @@ int sched_submit(sched_t *s, client_t *c, const char *service, job_t *job, sched
     if (job->route.deadline_ms) {
         uint64_t wall = s->conf.wall_ms();
         if (job->route.deadline_ms <= wall)
-            return s_refuse(why, REFUSE_EXPIRED, ST_TIMEOUT,
+            return sched_refuse(why, REFUSE_EXPIRED, ST_TIMEOUT,
                             "the job's deadline had passed when it reached the broker");
         expires = now + (job->route.deadline_ms - wall);
     }
     if (s_check_caps(s, job, why) < 0) return -1;
+    if (job->route.has_session && sched_session_admit(s, job, why) < 0) return -1;
 
     tenant_t *t = tenants_get(s->tenants, job->route.tenant);
     t->max_inflight = job->route.max_inflight; /* the newest quota the front-end sent */
-    if (t->parked && tenant_may_run(t)) services_unpark(s->services, t);
+    if (t->parked && tenant_may_run(t)) sched_unpark(s, t);
     job->service = sv;
     job->tenant = t;
     job->client = c;
@@ -113,7 +111,10 @@ int sched_submit(sched_t *s, client_t *c, const char *service, job_t *job, sched
     job->expires_ms = job->due_ms = expires;
     idmap_put(s->jobs, job->id, job);
     if (expires) deadlines_add(s->deadlines, job);
-    queue_push(sv->queue, job);
+    if (job->route.has_session)
+        sched_session_queue(s, job); /* behind the session's earlier jobs, for its executor */
+    else
+        queue_push(sv->queue, job);
     sched_count_queued(s, job, +1);
     sv->count.submitted++;
     sv->dirty = 1;
@@ -189,6 +190,13 @@ static void s_dispatch_one(sched_t *s, service_t *sv, executor_t *ex, job_t *job
         sched_executor_gone(s, ex, "unreachable");
         return;
     }
+    ex->pinned_last = 0;
+    sched_leased(s, ex, job);
+}
+
+void sched_leased(sched_t *s, executor_t *ex, job_t *job)
+{
+    service_t *sv = job->service;
     uint64_t now = s->conf.mono_ms();
     if (job->route.attempt == 0)
         prom_hist_observe(&s->stats.queue_wait, (double)(now - job->queued_ms) / 1000.0);
@@ -204,18 +212,49 @@ static void s_dispatch_one(sched_t *s, service_t *sv, executor_t *ex, job_t *job
     }
 }
 
+/* Any executor of the service that keeps sessions and has room for one more. */
+static int s_session_room(const sched_t *s, const service_t *sv)
+{
+    for (size_t i = 0; i < executors_count(s->executors); i++) {
+        const executor_t *ex = executors_at(s->executors, i);
+        if ((ex->service_mask & (1ULL << sv->index)) && ex->sessions < ex->max_sessions) return 1;
+    }
+    return 0;
+}
+
+/* Where a job from a service's queue goes: a new session where memory is freest; NULL when it
+ * must wait (it is back in its queue) or was answered. */
+static executor_t *s_place(sched_t *s, service_t *sv, job_t *job)
+{
+    if (!job->route.has_new_session) return executors_pick(s->executors, sv->index);
+    executor_t *ex = executors_pick_for_session(s->executors, sv->index);
+    if (ex) return ex;
+    if (!s_session_room(s, sv)) {
+        sched_count_queued(s, job, -1); /* popped, so only its counts are left to settle */
+        sched_detach(s, job);
+        s->stats.rejected[REFUSE_NO_EXECUTOR]++;
+        sched_answer(s, job, ST_REJECTED, "NoSessionRoom",
+                     "no executor has room for another session");
+        return NULL;
+    }
+    queue_push_head(sv->queue, job); /* room, but no credit now: it waits for some */
+    return NULL;
+}
+
 void sched_dispatch(sched_t *s)
 {
-    /* One job per service per pass, so services sharing executors share their credit. */
+    /* One job per service per pass, so services sharing executors share their credit; the
+     * executors' pinned queues (sessions' jobs) take turns with them. */
     for (int progress = 1; progress;) {
-        progress = 0;
+        progress = sched_dispatch_pinned(s);
         for (size_t i = 0; i < services_count(s->services); i++) {
             service_t *sv = services_at(s->services, i);
             if (!sv->dirty) continue;
             executor_t *ex =
                 queue_depth(sv->queue) ? executors_pick(s->executors, sv->index) : NULL;
             job_t *job = ex ? queue_pop(sv->queue, s_eligible, s) : NULL;
-            if (!job) {
+            if (job) ex = s_place(s, sv, job);
+            if (!job || !ex) {
                 sv->dirty = 0;
                 continue;
             }

@@ -35,6 +35,14 @@ void sched_executor_gone(sched_t *s, executor_t *ex, const char *why)
         service_t *sv = job->service;
         lease_end(job);
         sched_inflight_done(s, job);
+        if (job->session) { /* a session never moves: its job is lost with it */
+            sched_session_detach(s, job);
+            sched_detach(s, job);
+            sv->count.lost++;
+            answered++;
+            sched_answer(s, job, ST_LOST, "SessionLost", sched_session_lost_reason());
+            continue;
+        }
         switch (lease_fate(job)) {
         case LEASE_REQUEUE:
             s_requeue(s, job);
@@ -57,6 +65,7 @@ void sched_executor_gone(sched_t *s, executor_t *ex, const char *why)
             break;
         }
     }
+    sched_sessions_executor_gone(s, ex);
     for (size_t i = 0; i < services_count(s->services); i++) {
         if (!(ex->service_mask & (1ULL << i))) continue;
         service_t *sv = services_at(s->services, i);
@@ -101,6 +110,8 @@ executor_t *sched_executor_ready(sched_t *s, const void *identity, size_t len, c
         return NULL;
     }
     snprintf(ex->key_name, sizeof ex->key_name, "%s", key_name ? key_name : "");
+    ex->sessions = ready->sessions.n;
+    sched_sessions_placed(s, ex, &ready->sessions); /* how a restarted broker learns them */
     for (size_t i = 0; i < services_count(s->services); i++) {
         if (!(mask & (1ULL << i))) continue;
         service_t *sv = services_at(s->services, i);
@@ -109,9 +120,9 @@ executor_t *sched_executor_ready(sched_t *s, const void *identity, size_t len, c
         sv->dirty = 1;
     }
     s->stats.executors_registered++;
-    log_info("event=executor_ready node=%s slots=%u services=%d key=%s python=%s", ex->node,
-             ex->slots, ready->n_services, ex->key_name[0] ? ex->key_name : "-",
-             ex->python[0] ? ex->python : "-");
+    log_info("event=executor_ready node=%s slots=%u services=%d sessions=%u key=%s python=%s",
+             ex->node, ex->slots, ready->n_services, ready->sessions.n,
+             ex->key_name[0] ? ex->key_name : "-", ex->python[0] ? ex->python : "-");
     return ex;
 }
 
@@ -244,6 +255,7 @@ void sched_housekeep(sched_t *s)
             now - sv->orphaned_ms >= s->conf.service_grace_ms)
             s_drain_orphan(s, sv, now);
     }
+    sched_sessions_housekeep(s, now);
     /* Clients PING every second whatever our executor heartbeat is (PROTOCOL.md §2), so
      * their silence is never judged on a shorter interval than that. */
     uint64_t client_hb = s->conf.heartbeat_ms > 1000 ? s->conf.heartbeat_ms : 1000;

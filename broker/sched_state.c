@@ -12,7 +12,8 @@
 
 static const char *s_refusal_names[REFUSE__COUNT] = {
     "queue_full", "queue_bytes", "tenant_queue_full", "inflight_quota", "no_executor",
-    "duplicate",  "expired",     "overload",          "malformed",
+    "duplicate",  "expired",     "overload",          "malformed",      "session_unknown",
+    "session_lost",
 };
 
 const char *refusal_name(refusal_t r)
@@ -47,9 +48,10 @@ sched_t *sched_new(const sched_conf_t *conf, const sched_io_t *io)
     s->services = services_new(conf->quantum);
     s->tenants = tenants_new();
     s->clients = clients_new(conf->max_clients);
-    s->executors = executors_new(conf->max_executors);
+    s->executors = executors_new(conf->max_executors, conf->quantum);
     s->jobs = idmap_new();
     s->deadlines = deadlines_new();
+    s->affinity = affinity_new(16384);
     s->started_ms = s->conf.mono_ms();
     prom_hist_init(&s->stats.queue_wait, prom_seconds_buckets, prom_seconds_buckets_n);
     return s;
@@ -76,19 +78,31 @@ void sched_inflight_done(sched_t *s, job_t *job)
     s->inflight--;
     job->service->inflight--;
     t->inflight--;
-    if (t->parked && tenant_may_run(t)) services_unpark(s->services, t);
+    if (t->parked && tenant_may_run(t)) sched_unpark(s, t);
+}
+
+void sched_unpark(sched_t *s, tenant_t *t)
+{
+    services_unpark(s->services, t);
+    for (size_t i = 0; i < executors_count(s->executors); i++)
+        queue_unpark(executors_at(s->executors, i)->pinned, t->name);
+    s->pinned_dirty = 1;
 }
 
 executor_t *sched_detach(sched_t *s, job_t *job)
 {
     executor_t *holder = NULL;
     if (job->state == JOB_QUEUED) {
-        queue_remove(job->service->queue, job);
+        if (job->session)
+            sched_session_detach(s, job);
+        else
+            queue_remove(job->service->queue, job);
         sched_count_queued(s, job, -1);
     } else if (job->state == JOB_LEASED) {
         holder = job->executor;
         lease_end(job);
         sched_inflight_done(s, job);
+        if (job->session) sched_session_detach(s, job);
     }
     deadlines_remove(s->deadlines, job);
     idmap_del(s->jobs, job->id);
@@ -163,6 +177,7 @@ void sched_destroy(sched_t **self_p)
     if (!s) return;
     s_drop_all(s, NULL);
     executors_destroy(&s->executors);
+    affinity_destroy(&s->affinity);
     deadlines_destroy(&s->deadlines);
     idmap_destroy(&s->jobs);
     services_destroy(&s->services);
@@ -217,6 +232,11 @@ size_t sched_tenants(const sched_t *s)
 size_t sched_clients(const sched_t *s)
 {
     return clients_count(s->clients);
+}
+
+size_t sched_sessions(const sched_t *s)
+{
+    return affinity_count(s->affinity);
 }
 
 const tenant_t *sched_tenant(const sched_t *s, const char *name)

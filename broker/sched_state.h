@@ -10,6 +10,7 @@
 #ifndef SP_SCHED_STATE_H
 #define SP_SCHED_STATE_H
 #include "../common/idmap.h"
+#include "affinity.h"
 #include "deadlines.h"
 #include "sched.h"
 
@@ -27,6 +28,8 @@ struct sched {
     size_t inflight;        /* jobs leased */
     uint64_t started_ms;    /* monotonic; the start-up grace runs from here */
     sched_stats_t stats;
+    affinity_t *affinity;   /* sessions: where each lives, and its line (sched_sessions.c) */
+    int pinned_dirty;       /* some executor's pinned queue may have work to send */
 };
 
 /* Counts a job into (sign > 0) or out of the queued totals. */
@@ -40,5 +43,30 @@ executor_t *sched_detach(sched_t *s, job_t *job);
 void sched_answer(sched_t *s, job_t *job, status_t st, const char *type, const char *message);
 /* The jobs of client c (every job when c is NULL), in an array the caller frees. */
 size_t sched_jobs_of(sched_t *s, const client_t *c, job_t ***out);
+/* Fills why and returns -1 (sched_jobs.c). */
+int sched_refuse(sched_refusal_t *why, refusal_t reason, status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A job just sent to ex: its lease and the counts that go with it (sched_jobs.c). */
+void sched_leased(sched_t *s, executor_t *ex, job_t *job);
+/* The tenant may run again: every service queue and pinned queue takes it back. */
+void sched_unpark(sched_t *s, tenant_t *t);
+
+/* ---- sessions (sched_sessions.c) */
+/* 0 when a job on a session may wait for it; -1 with why (unknown past the grace, lost). */
+int sched_session_admit(sched_t *s, job_t *job, sched_refusal_t *why);
+/* An admitted job joins its session's line. */
+void sched_session_queue(sched_t *s, job_t *job);
+/* b's head goes to its executor's pinned queue, when b is placed and runs nothing. */
+void sched_session_ready(sched_t *s, bsession_t *b);
+/* A session job leaves its line, or its lease ended: the next one may go. */
+void sched_session_detach(sched_t *s, job_t *job);
+/* One pass over the pinned queues: 1 when a job went. */
+int sched_dispatch_pinned(sched_t *s);
+/* The sessions ids name are on ex (READY, SESSIONS up). */
+void sched_sessions_placed(sched_t *s, executor_t *ex, const wire_ids_t *ids);
+/* ex went away: its sessions have no executor (their leased jobs were answered already). */
+void sched_sessions_executor_gone(sched_t *s, executor_t *ex);
+void sched_sessions_housekeep(sched_t *s, uint64_t now);
+const char *sched_session_lost_reason(void);
 
 #endif

@@ -26,7 +26,7 @@ static executor_t *s_add(executors_t *reg, const char *name, uint32_t slots, uin
 static void test_pick_most_free_credit(void **state)
 {
     (void)state;
-    executors_t *reg = executors_new(8);
+    executors_t *reg = executors_new(8, 1);
     executor_t *a = s_add(reg, "a", 8, 1), *b = s_add(reg, "b", 8, 1);
     executors_refund(a, 3);
     executors_refund(b, 5);
@@ -40,7 +40,7 @@ static void test_pick_most_free_credit(void **state)
 static void test_pick_ties_go_to_least_recently_used(void **state)
 {
     (void)state;
-    executors_t *reg = executors_new(8);
+    executors_t *reg = executors_new(8, 1);
     executor_t *e[3];
     for (int i = 0; i < 3; i++) {
         char n[16];
@@ -68,7 +68,7 @@ static void test_pick_ties_go_to_least_recently_used(void **state)
 static void test_pick_only_executors_of_the_service_with_credit(void **state)
 {
     (void)state;
-    executors_t *reg = executors_new(8);
+    executors_t *reg = executors_new(8, 1);
     executor_t *a = s_add(reg, "a", 8, 1 << 0), *b = s_add(reg, "b", 8, 1 << 1);
     assert_null(executors_pick(reg, 0)); /* no credit yet: CREDIT follows READY */
     executors_refund(a, 1);
@@ -84,7 +84,7 @@ static void test_pick_only_executors_of_the_service_with_credit(void **state)
 static void test_credit_never_exceeds_slots(void **state)
 {
     (void)state;
-    executors_t *reg = executors_new(8);
+    executors_t *reg = executors_new(8, 1);
     executor_t *a = s_add(reg, "a", 4, 1);
     executors_refund(a, 4096);
     assert_int_equal(a->credit, 4);
@@ -96,7 +96,7 @@ static void test_credit_never_exceeds_slots(void **state)
 static void test_registry_is_bounded_and_finds_by_identity_and_node(void **state)
 {
     (void)state;
-    executors_t *reg = executors_new(2);
+    executors_t *reg = executors_new(2, 1);
     executor_t *a = s_add(reg, "a", 1, 1);
     assert_null(s_add(reg, "a", 1, 1)); /* the routing id is taken */
     assert_non_null(s_add(reg, "b", 1, 1));

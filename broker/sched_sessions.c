@@ -1,0 +1,257 @@
+/* broker/sched_sessions.c — see sched.h: session affinity in the scheduler (affinity.h says
+ * how a session's jobs wait). A job on a session waits in its session's line; the line's head
+ * goes to the session's executor's pinned queue when the session runs nothing, and from there
+ * to the executor when it has credit, taking turns with the service queues. Executors say
+ * where sessions are (READY, SESSIONS); one that goes away takes its sessions with it: their
+ * jobs are answered `lost` — a session never moves, so nothing is requeued elsewhere. The
+ * books are sched_state.h's. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "lease.h"
+#include "sched_state.h"
+
+#define LOST_REASON "session lost: its executor went away; restore a snapshot of it (restore_state_snapshot) into a new session"
+
+/* ---- the line and the pinned queue ------------------------------------------------------ */
+
+void sched_session_ready(sched_t *s, bsession_t *b)
+{
+    job_t *head = b->head;
+    if (!b->executor || b->running || !head || head->pinned) return;
+    /* the head leaves the line's links alone: the queue links through prev/next */
+    head->state = JOB_DETACHED;
+    queue_push(b->executor->pinned, head);
+    head->pinned = 1;
+    s->pinned_dirty = 1;
+}
+
+/* The head out of its executor's pinned queue (the session lost its place, or the job goes). */
+static void s_unpin(bsession_t *b, job_t *job)
+{
+    if (!job->pinned) return;
+    queue_remove(b->executor->pinned, job);
+    job->pinned = 0;
+    job->state = JOB_QUEUED;
+}
+
+void sched_session_detach(sched_t *s, job_t *job)
+{
+    bsession_t *b = job->session;
+    if (job->state == JOB_QUEUED) {
+        s_unpin(b, job);
+        affinity_unlink(b, job);
+        job->state = JOB_DETACHED;
+    } else if (b->running == job) {
+        b->running = NULL;
+    }
+    job->session = NULL;
+    if (b->ended && !b->draining && !b->running && !b->head)
+        affinity_remove(s->affinity, &b);
+    else
+        sched_session_ready(s, b);
+}
+
+/* ---- admission ---------------------------------------------------------------------------- */
+
+int sched_session_admit(sched_t *s, job_t *job, sched_refusal_t *why)
+{
+    uint64_t now = s->conf.mono_ms();
+    bsession_t *b = affinity_get(s->affinity, job->route.session);
+    if (!b) {
+        const char *lost = affinity_lost_reason(s->affinity, job->route.session);
+        if (lost) return sched_refuse(why, REFUSE_SESSION_LOST, ST_LOST, "%s", lost);
+        /* Right after a (re)start the executors have not said where their sessions are yet:
+         * the job waits out the grace for them, as jobs of known profiles do. */
+        if (now - s->started_ms >= s->conf.service_grace_ms)
+            return sched_refuse(why, REFUSE_SESSION_UNKNOWN, ST_REJECTED,
+                                "no executor holds this session (it may have ended)");
+        b = affinity_add(s->affinity, job->route.session, s->started_ms);
+    }
+    if (b->ended)
+        return sched_refuse(why, REFUSE_SESSION_UNKNOWN, ST_REJECTED,
+                            "the session ended: %s", b->end_reason);
+    return 0;
+}
+
+void sched_session_queue(sched_t *s, job_t *job)
+{
+    bsession_t *b = affinity_get(s->affinity, job->route.session);
+    affinity_push(b, job);
+    job->state = JOB_QUEUED;
+    sched_session_ready(s, b);
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------ */
+
+static int s_service_work(const sched_t *s, const executor_t *ex)
+{
+    for (size_t i = 0; i < services_count(s->services); i++)
+        if ((ex->service_mask & (1ULL << i)) && queue_depth(services_at(s->services, i)->queue))
+            return 1;
+    return 0;
+}
+
+static int s_eligible(void *arg, const job_t *job)
+{
+    (void)arg;
+    if (tenant_may_run(job->tenant)) return 1;
+    job->tenant->parked = 1;
+    return 0;
+}
+
+/* One pinned job to ex: 1 when one went. */
+static int s_dispatch_one(sched_t *s, executor_t *ex)
+{
+    job_t *job = queue_pop(ex->pinned, s_eligible, s);
+    if (!job) return 0;
+    bsession_t *b = job->session;
+    job->pinned = 0;
+    job->state = JOB_QUEUED;
+    affinity_unlink(b, job);
+    job->state = JOB_DETACHED;
+    sched_count_queued(s, job, -1);
+    if (s->io.send_job(s->io.arg, ex, job) < 0) {
+        affinity_push_head(b, job); /* it never left: first in its line again */
+        job->state = JOB_QUEUED;
+        sched_count_queued(s, job, +1);
+        sched_executor_gone(s, ex, "unreachable");
+        return 1;
+    }
+    b->running = job;
+    sched_leased(s, ex, job);
+    ex->pinned_last = 1;
+    return 1;
+}
+
+int sched_dispatch_pinned(sched_t *s)
+{
+    int progress = 0;
+    if (!s->pinned_dirty) return 0;
+    s->pinned_dirty = 0;
+    /* Downwards: an unreachable executor is removed on the spot, moving the last one here. */
+    for (size_t i = executors_count(s->executors); i-- > 0;) {
+        executor_t *ex = executors_at(s->executors, i);
+        if (!ex || !ex->credit || !queue_depth(ex->pinned)) continue;
+        s->pinned_dirty = 1; /* work left somewhere: look again next pass */
+        /* Turns with the service queues: after a pinned job, a waiting service job first. */
+        if (ex->pinned_last && s_service_work(s, ex)) {
+            ex->pinned_last = 0;
+            continue;
+        }
+        progress |= s_dispatch_one(s, ex);
+    }
+    return progress;
+}
+
+/* ---- what executors say -------------------------------------------------------------------- */
+
+/* b is on ex now (READY or SESSIONS up). */
+static void s_place(sched_t *s, bsession_t *b, executor_t *ex)
+{
+    if (b->executor && b->executor != ex && b->head) s_unpin(b, b->head);
+    b->executor = ex;
+    b->ended = 0;
+    sched_session_ready(s, b);
+}
+
+void sched_sessions_placed(sched_t *s, executor_t *ex, const wire_ids_t *ids)
+{
+    uint8_t id[ID_BYTES];
+    for (uint32_t i = 0; i < ids->n; i++) {
+        wire_ids_at(ids, i, id);
+        bsession_t *b = affinity_get(s->affinity, id);
+        if (!b) b = affinity_add(s->affinity, id, s->conf.mono_ms());
+        s_place(s, b, ex);
+    }
+}
+
+/* Answers every job waiting on b, and forgets b unless a job of it runs (its RESULT is
+ * still to come). */
+static void s_end(sched_t *s, bsession_t *b, status_t st, const char *type, const char *why)
+{
+    job_t *job;
+    snprintf(b->end_reason, sizeof b->end_reason, "%s", why);
+    b->ended = 1;
+    b->draining = 1;
+    while ((job = b->head)) {
+        sched_detach(s, job);
+        job->service->count.lost += st == ST_LOST;
+        sched_answer(s, job, st, type, why);
+    }
+    b->draining = 0;
+    if (!b->running) affinity_remove(s->affinity, &b);
+}
+
+typedef struct {
+    sched_t *s;
+    executor_t *ex;
+} down_t;
+
+static void s_down(void *arg, const uint8_t id[ID_BYTES], const char *reason, size_t len)
+{
+    down_t *d = arg;
+    bsession_t *b = affinity_get(d->s->affinity, id);
+    if (!b || b->executor != d->ex) return; /* not where it says: a stale word */
+    char why[WIRE_MAX_REASON + 1];
+    snprintf(why, sizeof why, "%.*s", (int)len, reason);
+    s_end(d->s, b, ST_REJECTED, "SessionEnded", why);
+}
+
+void sched_executor_sessions(sched_t *s, executor_t *ex, const sessions_msg_t *m)
+{
+    ex->mem_free_mb = m->mem_free_mb;
+    ex->sessions = m->sessions;
+    sched_sessions_placed(s, ex, &m->up);
+    down_t d = {s, ex};
+    wire_down_each(m, s_down, &d);
+    services_mark_dirty(s->services, ex->service_mask); /* room for a new session, maybe */
+}
+
+/* ---- executors going, time passing ---------------------------------------------------------- */
+
+void sched_sessions_executor_gone(sched_t *s, executor_t *ex)
+{
+    size_t n = affinity_count(s->affinity);
+    bsession_t **all = xcalloc(n + 1, sizeof *all);
+    n = affinity_list(s->affinity, all, n);
+    uint64_t now = s->conf.mono_ms();
+    /* Homeless, not lost yet: a node that only reconnected lists them again in its READY;
+     * past the grace their waiting jobs are answered `lost` (sched_sessions_housekeep). */
+    for (size_t i = 0; i < n; i++) {
+        bsession_t *b = all[i];
+        if (b->executor != ex) continue;
+        if (b->head) s_unpin(b, b->head);
+        b->executor = NULL;
+        b->was_placed = 1;
+        b->homeless_ms = now;
+    }
+    free(all);
+}
+
+const char *sched_session_lost_reason(void)
+{
+    return LOST_REASON;
+}
+
+void sched_sessions_housekeep(sched_t *s, uint64_t now)
+{
+    size_t n = affinity_count(s->affinity);
+    bsession_t **all = xcalloc(n + 1, sizeof *all);
+    n = affinity_list(s->affinity, all, n);
+    for (size_t i = 0; i < n; i++) {
+        bsession_t *b = all[i];
+        if (b->executor || now - b->homeless_ms < s->conf.service_grace_ms) continue;
+        if (b->was_placed) {
+            affinity_lost(s->affinity, b->id, LOST_REASON);
+            s_end(s, b, ST_LOST, "SessionLost", LOST_REASON);
+        } else {
+            s_end(s, b, ST_REJECTED, "SessionUnknown",
+                  "no executor holds this session (it may have ended)");
+        }
+    }
+    free(all);
+}
