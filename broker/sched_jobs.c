@@ -151,6 +151,7 @@ job_t *sched_result(sched_t *s, executor_t *ex, const uint8_t id[ID_BYTES])
         executors_refund(ex, 1);
         ex->results++;
         services_mark_dirty(s->services, ex->service_mask);
+        if (queue_depth(ex->pinned)) s->pinned_dirty = 1;
     }
     job_t *job = idmap_get(s->jobs, id);
     if (!job) {

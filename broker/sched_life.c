@@ -137,6 +137,7 @@ void sched_executor_credit(sched_t *s, executor_t *ex, uint32_t n)
 {
     executors_refund(ex, n);
     services_mark_dirty(s->services, ex->service_mask);
+    if (queue_depth(ex->pinned)) s->pinned_dirty = 1;
 }
 
 /* ---- clients ----------------------------------------------------------------------------- */
