@@ -152,6 +152,8 @@ static void s_plan_redis(child_t *c, const char *dir)
     child_args(c, "redis-server", "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
                "--dir", dir, "--dbfilename", "redis.rdb", NULL);
     child_args(c, "--save", "60 100", NULL); /* records survive a restart of the farm */
+    /* and session snapshots, which a client may rely on, survive even a crash of Redis */
+    child_args(c, "--appendonly", "yes", "--appendfsync", "everysec", NULL);
     child_args(c, "--daemonize", "no", NULL);
 }
 

@@ -194,6 +194,8 @@ static void s_on_progress(void *owner, const uint8_t *body, size_t len)
     buf_free(&b);
 }
 
+static void s_go_on(execution_t *ex);
+
 static void s_count(executions_t *self, const char *tool, status_t st)
 {
     executions_stats_t *stats = &self->stats;
@@ -223,6 +225,23 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
         ex->res.error.type = xstrdup("InternalError");
         ex->res.error.message = xstrdup("the farm sent a result the front-end could not read");
     }
+    if (ex->opts.on_result) {
+        ex->refs++; /* until execution_go_on */
+        ex->opts.on_result(ex->opts.on_result_arg, ex, &ex->res);
+        return;
+    }
+    s_go_on(ex);
+}
+
+void execution_go_on(execution_t *ex)
+{
+    s_go_on(ex);
+    s_unref(ex);
+}
+
+static void s_go_on(execution_t *ex)
+{
+    executions_t *self = ex->owner;
     ex->call_result = ex->opts.render(ex->id_str, &ex->res);
     s_count(self, ex->opts.tool, ex->res.status);
     if (ex->opts.record) {

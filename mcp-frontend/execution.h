@@ -26,9 +26,16 @@ typedef struct execution execution_t;
 /* The tool's CallToolResult for a Result (content, structuredContent, isError). */
 typedef json_t *(execution_render_fn)(const char *id, const result_t *res);
 
+/* Sees (and may change) a Result before it is rendered; the execution goes on once
+ * execution_go_on(ex) is called, at once or later (a session's cell: its record, or why its
+ * session is gone). */
+typedef void(execution_result_fn)(void *arg, execution_t *ex, result_t *res);
+
 typedef struct {
     const char *tool; /* the tool's name, for records, logs and metrics */
     execution_render_fn *render;
+    execution_result_fn *on_result; /* NULL: none */
+    void *on_result_arg;            /* owned by the hook */
     int record;       /* write sp:exec and usage (executions, not validations) */
     int task;         /* task-augmented: answer at once with the task */
     long task_ttl_ms; /* asked for; -1 or beyond the record's lifetime: that */
@@ -85,6 +92,9 @@ const char *unconfirmed_name(unconfirmed_t why);
 /* Runs spec (its kind, code, limits, tenant and service filled) for c, which is answered
  * exactly once: with the rendered result, or an error, or — for a task — at once. */
 void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execution_opts_t *opts);
+
+/* After on_result: render, record, answer. */
+void execution_go_on(execution_t *ex);
 
 /* The tenant's task with this id while it runs here, else NULL. */
 execution_t *executions_find_task(executions_t *self, const char *id, const tenant_t *tenant);

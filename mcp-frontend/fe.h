@@ -27,6 +27,8 @@ typedef struct fe {
     struct resources *resources;   /* resources.h */
     struct prompts *prompts;       /* prompts.h */
     struct tasks *tasks;           /* tasks.h */
+    struct pysessions *pysessions; /* pysessions.h: sandbox sessions' records (issue 12) */
+    struct snapshots *snapshots;   /* snapshots.h: their snapshots */
     struct mcp *mcp;               /* mcp.h: the method table */
     struct http *http;             /* http.h; NULL without --http */
     struct stdio_tx *stdio;        /* stdio.h; NULL without --stdio */

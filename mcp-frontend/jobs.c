@@ -159,6 +159,11 @@ job_t *jobs_submit(jobs_t *self, const jobspec_t *spec, long max_inflight,
     job->route.deadline_ms = spec->submitted_ms + (uint64_t)spec->limits.wall_ms +
                              (uint64_t)self->conf.queue_allowance_ms;
     job->route.max_inflight = (uint32_t)max_inflight;
+    /* sessions: the broker routes by these (affinity), never decoding the JobSpec */
+    job->route.has_session = spec->has_session;
+    memcpy(job->route.session, spec->session, ID_BYTES);
+    job->route.has_new_session = spec->has_new_session;
+    memcpy(job->route.new_session, spec->new_session, ID_BYTES);
     buf_init(&job->body);
     jobspec_encode(spec, &job->body);
     idmap_put(self->pending, job->id, job);

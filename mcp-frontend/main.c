@@ -22,6 +22,9 @@
 #include "call.h"
 #include "execution.h"
 #include "fe.h"
+#include "pysessions.h"
+#include "sessiondefs.h"
+#include "snapshots.h"
 #include "fixtures.h"
 #include "http.h"
 #include "jobs.h"
@@ -211,8 +214,11 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
         resources_new(fe->executions, &(resources_conf_t){conf->page_size, conf->test_fixtures});
     fe->tasks = tasks_new(fe->executions, &(tasks_conf_t){conf->page_size});
     fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
+    fe->pysessions = pysessions_new(fe->store);
+    fe->snapshots = snapshots_new(fe->store);
     fe->tools = tools_new(conf->page_size);
     tools_add(fe->tools, tooldefs);
+    tools_add(fe->tools, sessiondefs);
     if (conf->test_fixtures) tools_add(fe->tools, fixtures_tools);
     fe->mcp = mcp_new(fe, &conf->mcp);
 }
@@ -233,6 +239,8 @@ static void s_teardown(fe_t *fe)
     prompts_destroy(&fe->prompts);
     resources_destroy(&fe->resources);
     records_destroy(&fe->records);
+    pysessions_destroy(&fe->pysessions);
+    snapshots_destroy(&fe->snapshots);
     limiter_destroy(&fe->limiter);
     tenants_destroy(&fe->tenants);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/ids.h"
 #include "base64.h"
 #include "jsonrpc.h"
 #include "outcome.h"
@@ -90,6 +91,16 @@ static json_t *s_structured(const char *id, const result_t *res)
     }
     json_object_set_new(s, "images", images);
     json_object_set_new(s, "files", s_files(res));
+    if (res->session.present) { /* a session's cell (issue 12) */
+        char sid[ID_STR_LEN + 1];
+        id_format(res->session.id, sid);
+        json_object_set_new(s, "session_id", json_string(sid));
+        json_object_set_new(s, "cell", json_integer(res->session.cell));
+        json_object_set_new(s, "session",
+                            json_pack("{s:b,s:o,s:I}", "alive", res->session.alive, "end_reason",
+                                      json_str_safe(res->session.end_reason), "memory_in_use_mb",
+                                      (json_int_t)((res->session.memory_kb + 512) >> 10)));
+    }
     return s;
 }
 
@@ -147,6 +158,14 @@ static void s_summary(buf_t *b, const result_t *res)
     }
     if (res->files_truncated)
         buf_puts(b, "[some files were left out: at most 32 files and 8 MiB in all are returned]\n");
+    if (res->session.present && res->session.cell)
+        buf_printf(b, "session cell %u%s\n", res->session.cell,
+                   res->session.alive ? "" : "; the session has ended");
+    if (res->session.present && !res->session.alive && res->session.end_reason) {
+        buf_puts(b, "session ended: ");
+        utf8_sanitize(b, res->session.end_reason, strlen(res->session.end_reason));
+        buf_puts(b, "\n");
+    }
 }
 
 json_t *outcome_execute(const char *id, const result_t *res)

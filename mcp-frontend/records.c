@@ -140,6 +140,11 @@ void record_submitted(records_t *self, const record_about_t *r, const jobspec_t 
     s_field_fmt(&h, "timeout_ms", "%ld", spec->limits.wall_ms);
     s_field_fmt(&h, "memory_mb", "%ld", spec->limits.memory_mb);
     s_field_str(&h, "frontend", self->instance);
+    if (spec->has_session) { /* a session's cell (issue 12) */
+        char sid[ID_STR_LEN + 1];
+        id_format(spec->session, sid);
+        s_field_fmt(&h, "session_id", "%s", sid);
+    }
     if (r->task) {
         s_field_str(&h, "task", "1");
         s_field_str(&h, "task_status", "working");
@@ -210,6 +215,11 @@ static void s_usage(records_t *self, const record_about_t *r, const result_t *re
     store_writef(self->store, "HINCRBY %s status:%s 1", key, status_name(res->status));
     store_writef(self->store, "HINCRBY %s cpu_ms %lld", key, (long long)(res->cpu_ms + 0.5));
     store_writef(self->store, "HINCRBY %s wall_ms %lld", key, (long long)(res->wall_ms + 0.5));
+    if (res->session.present) { /* a session's cell, and the memory its session held */
+        store_writef(self->store, "HINCRBY %s cells 1", key);
+        store_writef(self->store, "HINCRBY %s session_memory_mb_cells %llu", key,
+                     (unsigned long long)(res->session.memory_kb >> 10));
+    }
     s_expire(self, key, USAGE_TTL_S);
 }
 
@@ -222,6 +232,10 @@ int record_finished(records_t *self, const record_about_t *r, const result_t *re
     hset_t h;
     s_hset_init(&h, key);
     s_field_str(&h, "status", status_name(res->status));
+    if (res->session.present) {
+        s_field_fmt(&h, "cell", "%u", res->session.cell);
+        s_field_fmt(&h, "session_memory_kb", "%llu", (unsigned long long)res->session.memory_kb);
+    }
     s_field_fmt(&h, "started_ms", "%llu",
                 (unsigned long long)(r->created_ms + (uint64_t)res->queue_ms));
     s_field_fmt(&h, "finished_ms", "%llu", (unsigned long long)finished);

@@ -14,6 +14,7 @@
 #include "page.h"
 #include "resources.h"
 #include "sandbox_info.h"
+#include "session_resource.h"
 
 #define INFO_URI  "sandbox://info"
 #define EXEC_BASE "sandbox://executions/"
@@ -41,6 +42,7 @@ resources_t *resources_new(executions_t *executions, const resources_conf_t *con
         "The record of one of your executions by its execution_id: status, code, timings and "
         "the structured result",
         "mimeType", "application/json");
+    json_array_append_new(self->templates, session_resource_template());
     executions_on_end(executions, s_on_execution_end, NULL);
     if (conf->fixtures) {
         json_t *r = fixtures_resources(), *t = fixtures_resource_templates();
@@ -129,6 +131,7 @@ void resources_read(call_t *c)
         record_fetch(c->fe->store, id, c->tenant, s_on_execution, c);
         return;
     }
+    if (session_resource_read(c, uri)) return;
     json_t *fx = c->fe->resources->conf.fixtures ? fixtures_read(uri) : NULL;
     if (fx)
         call_reply(c, fx);

@@ -31,6 +31,38 @@ static json_t *s_profile(const profile_t *p, const tenant_t *t)
                      "available", t ? tenant_allows_profile(t, p->name) : 1);
 }
 
+/* What sessions (issue 12) are and what the tenant may keep of them. */
+static json_t *s_sessions(const tenant_t *t)
+{
+    json_t *o = json_pack(
+        "{s:s,s:[s,s,s,s,s,s,s,s],s:s,s:I,s:s,s:s}", "what",
+        "a sandboxed interpreter kept alive for you: execute_code with session_id runs its next "
+        "cell, and globals, imports, figures and workspace files persist",
+        "tools", "create_session", "fork_session", "close_session", "list_sessions",
+        "create_state_snapshot", "restore_state_snapshot", "list_state_snapshots",
+        "delete_state_snapshot", "resource", "sandbox://sessions/{id}", "fork_depth", (json_int_t)15,
+        "timeouts",
+        "a cell past its timeout gets KeyboardInterrupt and the session lives on; one that does "
+        "not stop within a grace is killed with its session",
+        "ends", "closed; idle past idle_timeout; a cell over the session's memory_limit; the "
+        "least recently used idle ones when a node runs short of memory; its node's loss (save "
+        "snapshots: they outlive nodes)");
+    json_object_set_new(o, "snapshots",
+                        json_pack("{s:I,s:I,s:s}", "max_variables_mb", (json_int_t)4,
+                                  "max_files_mb", (json_int_t)8, "holds",
+                                  "workspace files (path, size, mtime, SHA-256, content) and "
+                                  "picklable variables; what cannot be pickled is listed with why"));
+    if (t)
+        json_object_set_new(o, "your_limits",
+                            json_pack("{s:I,s:I,s:I,s:I,s:I}", "max_sessions",
+                                      (json_int_t)t->max_sessions, "max_session_memory_mb",
+                                      (json_int_t)t->max_session_memory_mb, "max_idle_timeout_s",
+                                      (json_int_t)t->max_idle_timeout_s, "max_snapshots",
+                                      (json_int_t)t->max_snapshots, "max_snapshot_mb",
+                                      (json_int_t)t->max_snapshot_mb));
+    return o;
+}
+
 static json_t *s_info(fe_t *fe, const tenant_t *t)
 {
     json_t *profs = json_array();
@@ -51,8 +83,10 @@ static json_t *s_info(fe_t *fe, const tenant_t *t)
                                  "import allowlist and audit hook",
                                  "blocked", "filesystem", "network", "subprocesses", "threads",
                                  "ctypes", "environment", "host signals");
-    return json_pack("{s:s,s:o,s:o,s:o,s:o}", "python", "3.11", "profiles", profs, "tenant", tenant,
-                     "capacity", capacity, "security", security);
+    json_t *info = json_pack("{s:s,s:o,s:o,s:o,s:o}", "python", "3.11", "profiles", profs, "tenant",
+                             tenant, "capacity", capacity, "security", security);
+    json_object_set_new(info, "sessions", s_sessions(t));
+    return info;
 }
 
 /* The broker's one-second snapshot (sp:metrics:broker:<instance>, broker/metrics.c) adds

@@ -486,6 +486,12 @@ store_script_t *store_script(store_t *self, const char *source)
 int store_eval(store_t *self, store_script_t *script, store_reply_fn *fn, void *arg, int nkeys,
                int nargs, const char **args)
 {
+    return store_evaln(self, script, fn, arg, nkeys, nargs, args, NULL);
+}
+
+int store_evaln(store_t *self, store_script_t *script, store_reply_fn *fn, void *arg, int nkeys,
+                int nargs, const char **args, const size_t *lens)
+{
     if (!self) return -1; /* shutting down */
     if (!self->ac || self->closing) return -1;
     op_t *op = s_op_new(self, fn, arg);
@@ -498,8 +504,14 @@ int store_eval(store_t *self, store_script_t *script, store_reply_fn *fn, void *
     char n[16];
     snprintf(n, sizeof n, "%d", nkeys);
     op->argv[2] = xstrdup(n);
-    for (int i = 0; i < nargs; i++) op->argv[3 + i] = xstrdup(args[i]);
-    for (int i = 0; i < op->argc; i++) op->argvlen[i] = strlen(op->argv[i]);
+    for (int i = 0; i < 3; i++) op->argvlen[i] = strlen(op->argv[i]);
+    for (int i = 0; i < nargs; i++) {
+        size_t len = lens ? lens[i] : strlen(args[i]);
+        op->argv[3 + i] = xmalloc(len + 1);
+        memcpy(op->argv[3 + i], args[i], len);
+        op->argv[3 + i][len] = '\0';
+        op->argvlen[3 + i] = len;
+    }
     op->script = by_sha ? script : NULL;
     char *cmd;
     int len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);

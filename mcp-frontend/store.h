@@ -73,5 +73,8 @@ typedef struct store_script store_script_t;
 store_script_t *store_script(store_t *self, const char *source); /* owned by the store */
 int store_eval(store_t *self, store_script_t *script, store_reply_fn *fn, void *arg, int nkeys,
                int nargs, const char **args /* keys, then arguments */);
+/* The same with each argument's length (binary-safe: a snapshot's bytes). */
+int store_evaln(store_t *self, store_script_t *script, store_reply_fn *fn, void *arg, int nkeys,
+                int nargs, const char **args, const size_t *lens);
 
 #endif

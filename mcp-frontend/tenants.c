@@ -2,6 +2,7 @@
  * objects are never freed while the process runs (there are few, and sessions point at them),
  * only refreshed. */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,33 @@ static tenant_t *s_find(tenants_t *self, const char *name)
     return NULL;
 }
 
+/* The session quotas: one row each (the hash field, where it goes, its default and range). */
+static const struct {
+    const char *field;
+    size_t offset;
+    long def, lo, hi;
+} s_session_quotas[] = {
+    {"max_sessions", offsetof(tenant_t, max_sessions), TENANT_DEFAULT_MAX_SESSIONS, 0, 100000},
+    {"max_session_memory_mb", offsetof(tenant_t, max_session_memory_mb),
+     TENANT_DEFAULT_MAX_SESSION_MEM_MB, 16, 1 << 24},
+    {"max_idle_timeout_s", offsetof(tenant_t, max_idle_timeout_s), TENANT_DEFAULT_MAX_IDLE_S, 1,
+     7L * 86400},
+    {"max_snapshots", offsetof(tenant_t, max_snapshots), TENANT_DEFAULT_MAX_SNAPSHOTS, 0, 100000},
+    {"max_snapshot_mb", offsetof(tenant_t, max_snapshot_mb), TENANT_DEFAULT_MAX_SNAPSHOT_MB, 1,
+     1 << 20},
+};
+#define N_SESSION_QUOTAS (sizeof s_session_quotas / sizeof s_session_quotas[0])
+
+static long *s_quota(tenant_t *t, size_t i)
+{
+    return (long *)(void *)((char *)t + s_session_quotas[i].offset);
+}
+
+static void s_session_defaults(tenant_t *t)
+{
+    for (size_t i = 0; i < N_SESSION_QUOTAS; i++) *s_quota(t, i) = s_session_quotas[i].def;
+}
+
 static tenant_t *s_get(tenants_t *self, const char *name)
 {
     tenant_t *t = s_find(self, name);
@@ -67,6 +95,7 @@ static tenant_t *s_get(tenants_t *self, const char *name)
     t->max_concurrency = TENANT_DEFAULT_MAX_CONCURRENCY;
     t->max_timeout_s = TENANT_DEFAULT_MAX_TIMEOUT_S;
     t->max_memory_mb = TENANT_DEFAULT_MAX_MEMORY_MB;
+    s_session_defaults(t);
     t->next = self->list;
     self->list = t;
     return t;
@@ -103,6 +132,15 @@ static void s_apply_fields(tenant_t *t, const redisReply *r)
             mem = (long)s_num(v, (double)mem, 16, 1 << 20);
         else if (strcmp(k->str, "profiles") == 0 && v->type == REDIS_REPLY_STRING)
             snprintf(profiles, sizeof profiles, "%s", v->str);
+    }
+    s_session_defaults(t);
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+        const redisReply *k = r->element[i], *v = r->element[i + 1];
+        for (size_t q = 0; q < N_SESSION_QUOTAS && k->type == REDIS_REPLY_STRING; q++)
+            if (strcmp(k->str, s_session_quotas[q].field) == 0)
+                *s_quota(t, q) = (long)s_num(v, (double)s_session_quotas[q].def,
+                                             (double)s_session_quotas[q].lo,
+                                             (double)s_session_quotas[q].hi);
     }
     t->rate = rate;
     t->burst = burst;

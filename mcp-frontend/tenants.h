@@ -1,6 +1,7 @@
 /* mcp-frontend/tenants.h — who is calling, and what they may do. An API key is looked up by
  * its SHA-256 (`sp:key:<hex>` → tenant name), the tenant's quotas from `sp:t:<name>` (fields
- * rate, burst, max_concurrency, max_timeout_s, max_memory_mb, profiles; missing fields take
+ * rate, burst, max_concurrency, max_timeout_s, max_memory_mb, profiles, and for sessions
+ * max_sessions, max_session_memory_mb, max_idle_timeout_s, max_snapshots, max_snapshot_mb; missing fields take
  * the defaults below). Positive lookups are cached briefly; a miss while Redis is unreachable
  * fails closed. Tenant objects are shared by every session of the tenant and refreshed in
  * place, so a quota change reaches open sessions at the next refresh. */
@@ -17,6 +18,13 @@
 #define TENANT_DEFAULT_MAX_CONCURRENCY 4
 #define TENANT_DEFAULT_MAX_TIMEOUT_S   300
 #define TENANT_DEFAULT_MAX_MEMORY_MB   2048
+/* sessions (issue 12): how many at once, their memory together, their longest idle timeout,
+ * and the snapshots kept (how many, how many MB together) */
+#define TENANT_DEFAULT_MAX_SESSIONS       8
+#define TENANT_DEFAULT_MAX_SESSION_MEM_MB 4096
+#define TENANT_DEFAULT_MAX_IDLE_S         3600
+#define TENANT_DEFAULT_MAX_SNAPSHOTS      32
+#define TENANT_DEFAULT_MAX_SNAPSHOT_MB    256
 
 typedef struct tenant {
     char name[65];
@@ -26,6 +34,11 @@ typedef struct tenant {
     long max_timeout_s;
     long max_memory_mb;
     char profiles[512];  /* comma list; empty = every profile */
+    long max_sessions;
+    long max_session_memory_mb;
+    long max_idle_timeout_s;
+    long max_snapshots;
+    long max_snapshot_mb;
     long inflight;       /* this process's jobs in flight for the tenant */
     long sessions;       /* this process's open sessions of the tenant */
     double local_tat_ms; /* the local limiter's GCRA state */

@@ -45,6 +45,10 @@ static const tool_arg_t s_execute_args[] = {
     {"use_container", ARG_BOOLEAN, 0,
      "Accepted for compatibility with older sandbox servers; every execution here is isolated "
      "already", NULL},
+    {"session_id", ARG_STRING, ARG_NULLABLE,
+     "Run the code as the next cell of this session (create_session): its globals, imports, "
+     "figures and files persist between calls. The session's profile and memory apply; timeout "
+     "and output limits apply to the cell", "\"minLength\": 36, \"maxLength\": 36"},
     {NULL},
 };
 
@@ -64,11 +68,16 @@ static const char s_execute_output[] = "{\"type\": \"object\","
       "\"type\": {\"type\": \"string\"}, \"message\": {\"type\": \"string\"}, \"traceback\": {\"type\": [\"string\", \"null\"]}, \"line\": {\"type\": [\"integer\", \"null\"]}}}]},"
     "\"timings\": {\"type\": \"object\", \"required\": [\"queue_ms\", \"wall_ms\", \"cpu_ms\"], \"properties\": {\"queue_ms\": {\"type\": \"number\"}, \"wall_ms\": {\"type\": \"number\"}, \"cpu_ms\": {\"type\": \"number\"}}},"
     "\"resources\": {\"type\": \"object\", \"required\": [\"max_rss_kb\"], \"properties\": {\"max_rss_kb\": {\"type\": \"integer\"}}},"
-    "\"exit\": {\"type\": \"object\", \"required\": [\"reason\", \"signal\", \"syscall\"], \"properties\": {\"reason\": {\"type\": [\"string\", \"null\"]}, \"signal\": {\"type\": [\"integer\", \"null\"]}, \"syscall\": {\"type\": [\"string\", \"null\"]}}}"
+    "\"exit\": {\"type\": \"object\", \"required\": [\"reason\", \"signal\", \"syscall\"], \"properties\": {\"reason\": {\"type\": [\"string\", \"null\"]}, \"signal\": {\"type\": [\"integer\", \"null\"]}, \"syscall\": {\"type\": [\"string\", \"null\"]}}},"
+    "\"session_id\": {\"type\": \"string\", \"description\": \"the session the cell ran in (with session_id)\"},"
+    "\"cell\": {\"type\": \"integer\", \"description\": \"the cell's number in its session: 1, 2, ...\"},"
+    "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"type\": [\"string\", \"null\"]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}}"
   "}}";
 
 static const tool_arg_t s_validate_args[] = {
     {"code", ARG_STRING, ARG_REQUIRED, NULL, "\"maxLength\": 1048576"},
+    {"session_id", ARG_STRING, ARG_NULLABLE,
+     "Check the code as a cell of this session: in its profile", "\"minLength\": 36, \"maxLength\": 36"},
     {"profile", ARG_STRING, ARG_NULLABLE, "Profile whose import rules apply (default {default_profile})", NULL},
     {"allowed_imports", ARG_ARRAY, ARG_NULLABLE, NULL, NAMES},
     {NULL},
@@ -128,8 +137,9 @@ const tool_t tooldefs[] = {
      .description =
         "Run Python 3.11 code in a fresh, isolated sandbox and return what it printed, the value "
         "of its last expression (or of a variable named `result`), any exception, and timings. "
-        "Each call starts from a clean interpreter: no state survives between calls, and there is "
-        "no network or subprocess access. Profiles (see get_sandbox_info): {profile_summaries}. "
+        "Each call starts from a clean interpreter, unless session_id names a session "
+        "(create_session): then it runs as that session's next cell and its state persists. "
+        "There is no network or subprocess access. Profiles (see get_sandbox_info): {profile_summaries}. "
         "In the profiles with a scratch directory ({workspace_profiles}), `files` puts input files "
         "there (read them with relative paths, e.g. pd.read_csv('data.csv')), and files the code "
         "writes there come back in structuredContent.files. In {figures_profiles} every matplotlib "

@@ -1,0 +1,26 @@
+/* common/session_keys.h — the Redis keys of sessions and snapshots (issue 12), for every
+ * component that reads or writes them: the front-end keeps them, the executor node marks the
+ * sessions it ends (expired, evicted) there. Each key carries the tenant as a hash tag, so a
+ * tenant's keys share a Redis Cluster slot (the front-end's scripts touch several at once),
+ * and a key is only ever built from the caller's own tenant: another tenant's id is simply
+ * not there.
+ *
+ *   sp:t:{T}:sess:<id>     hash: a session's record (tenant, profile, state, reason, times, cells,
+ *                          memory, limits, parent, executor)
+ *   sp:t:{T}:sessions      zset: the tenant's live sessions, scored by when they expire (ms)
+ *   sp:t:{T}:snap:<id>     hash: a snapshot (meta JSON, blob, bytes, session, created_ms)
+ *   sp:t:{T}:snaps         zset: the tenant's snapshots by created ms
+ *   sp:t:{T}:snap_bytes    string: the bytes of all of them (the quota's count) */
+#ifndef SP_SESSION_KEYS_H
+#define SP_SESSION_KEYS_H
+#include <stdio.h>
+
+#define SESSION_KEY_MAX 160
+
+#define session_key(out, tenant, id)    snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:sess:%s", tenant, id)
+#define sessions_key(out, tenant)       snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:sessions", tenant)
+#define snapshot_key(out, tenant, id)   snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snap:%s", tenant, id)
+#define snapshots_key(out, tenant)      snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snaps", tenant)
+#define snapshot_bytes_key(out, tenant) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snap_bytes", tenant)
+
+#endif

@@ -1,0 +1,427 @@
+/* mcp-frontend/pysessions.c — see pysessions.h. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/buf.h"
+#include "../common/clock.h"
+#include "../common/idmap.h"
+#include "../common/log.h"
+#include "../common/session_keys.h"
+#include "pysessions.h"
+
+#define CACHE_MAX      65536
+#define RECORD_TTL_S   (7L * 24 * 3600) /* an ended session's record: its reason stays this long */
+#define START_RESERVE  60000            /* ms a place is held while the session starts */
+
+/* KEYS[1] the live set, KEYS[2] the new session's record; ARGV now, id, memory_mb,
+ * reserved-until, max_sessions, max_memory_mb, the records' key prefix. The expired leave the
+ * set first; then the count and the memory of the rest decide. */
+static const char s_admit_lua[] =
+    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n"
+    "local ids = redis.call('ZRANGE', KEYS[1], 0, -1)\n"
+    "if #ids >= tonumber(ARGV[5]) then return {0, 'sessions', #ids} end\n"
+    "local mem = 0\n"
+    "for _, sid in ipairs(ids) do\n"
+    "  mem = mem + (tonumber(redis.call('HGET', ARGV[7] .. sid, 'memory_mb')) or 0)\n"
+    "end\n"
+    "if mem + tonumber(ARGV[3]) > tonumber(ARGV[6]) then return {0, 'memory', mem} end\n"
+    "redis.call('ZADD', KEYS[1], ARGV[4], ARGV[2])\n"
+    "redis.call('HSET', KEYS[2], 'memory_mb', ARGV[3], 'state', 'starting')\n"
+    "redis.call('EXPIRE', KEYS[2], 3600)\n"
+    "return {1, 'ok', #ids}\n";
+
+/* KEYS[1] the live set; ARGV now, the records' key prefix. Every live record, flattened. */
+static const char s_list_lua[] =
+    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n"
+    "local out = {}\n"
+    "for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"
+    "  local h = redis.call('HGETALL', ARGV[2] .. sid)\n"
+    "  table.insert(out, sid)\n"
+    "  table.insert(out, h)\n"
+    "end\n"
+    "return out\n";
+
+typedef struct {
+    char tenant[65];
+    pysession_t s;
+} cached_t;
+
+struct pysessions {
+    store_t *store;
+    store_script_t *admit, *list;
+    idmap_t *cache; /* session id → cached_t (profile and limits never change) */
+};
+
+pysessions_t *pysessions_new(store_t *store)
+{
+    pysessions_t *self = xcalloc(1, sizeof *self);
+    self->store = store;
+    self->admit = store_script(store, s_admit_lua);
+    self->list = store_script(store, s_list_lua);
+    self->cache = idmap_new();
+    return self;
+}
+
+static void s_free(void *arg, const uint8_t *id, void *value)
+{
+    (void)arg, (void)id;
+    free(value);
+}
+
+void pysessions_destroy(pysessions_t **self_p)
+{
+    pysessions_t *self = *self_p;
+    if (!self) return;
+    idmap_each(self->cache, s_free, NULL);
+    idmap_destroy(&self->cache);
+    free(self);
+    *self_p = NULL;
+}
+
+/* ---- the cache ----------------------------------------------------------------------------- */
+
+static void s_cache(pysessions_t *self, const tenant_t *t, const pysession_t *s)
+{
+    uint8_t raw[ID_BYTES];
+    if (id_parse(s->id, raw) < 0) return;
+    if (idmap_size(self->cache) >= CACHE_MAX) { /* simply start over: a miss costs one read */
+        idmap_each(self->cache, s_free, NULL);
+        idmap_destroy(&self->cache);
+        self->cache = idmap_new();
+    }
+    cached_t *c = idmap_get(self->cache, raw);
+    if (!c) {
+        c = xcalloc(1, sizeof *c);
+        idmap_put(self->cache, raw, c);
+    }
+    snprintf(c->tenant, sizeof c->tenant, "%s", t->name);
+    c->s = *s;
+}
+
+const pysession_t *pysessions_cached(pysessions_t *self, const tenant_t *t, const char *id)
+{
+    uint8_t raw[ID_BYTES];
+    if (id_parse(id, raw) < 0) return NULL;
+    const cached_t *c = idmap_get(self->cache, raw);
+    return c && !strcmp(c->tenant, t->name) ? &c->s : NULL;
+}
+
+/* ---- records ------------------------------------------------------------------------------- */
+
+static long s_long(const redisReply *v)
+{
+    return v && v->type == REDIS_REPLY_STRING ? strtol(v->str, NULL, 10) : 0;
+}
+
+static void s_str(char *dst, size_t cap, const redisReply *v)
+{
+    if (v && v->type == REDIS_REPLY_STRING) snprintf(dst, cap, "%s", v->str);
+}
+
+/* A record's HGETALL into s; 0 when it holds a session (a profile), -1 otherwise. */
+static int s_parse(const redisReply *r, const char *id, pysession_t *s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->id, sizeof s->id, "%s", id);
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+        const redisReply *k = r->element[i], *v = r->element[i + 1];
+        if (k->type != REDIS_REPLY_STRING) continue;
+        const char *f = k->str;
+        if (!strcmp(f, "profile")) s_str(s->profile, sizeof s->profile, v);
+        else if (!strcmp(f, "memory_mb")) s->memory_mb = s_long(v);
+        else if (!strcmp(f, "idle_timeout_s")) s->idle_timeout_s = s_long(v);
+        else if (!strcmp(f, "state")) s->ended = v->type == REDIS_REPLY_STRING && !strcmp(v->str, "ended");
+        else if (!strcmp(f, "end_reason")) s_str(s->end_reason, sizeof s->end_reason, v);
+        else if (!strcmp(f, "created_ms")) s->created_ms = (uint64_t)s_long(v);
+        else if (!strcmp(f, "last_used_ms")) s->last_used_ms = (uint64_t)s_long(v);
+        else if (!strcmp(f, "cells")) s->cells = s_long(v);
+        else if (!strcmp(f, "memory_kb")) s->memory_kb = (uint64_t)s_long(v);
+        else if (!strcmp(f, "parent")) s_str(s->parent, sizeof s->parent, v);
+        else if (!strcmp(f, "restored_from")) s_str(s->restored_from, sizeof s->restored_from, v);
+        else if (!strcmp(f, "last_snapshot")) s_str(s->last_snapshot, sizeof s->last_snapshot, v);
+    }
+    return s->profile[0] ? 0 : -1;
+}
+
+typedef struct {
+    pysessions_t *self;
+    const tenant_t *tenant;
+    char id[ID_STR_LEN + 1];
+    pysession_fn *fn;
+    void *arg;
+} lookup_t;
+
+static void s_on_record(void *arg, redisReply *r)
+{
+    lookup_t *l = arg;
+    pysession_t s;
+    if (!r || r->type == REDIS_REPLY_ERROR)
+        l->fn(l->arg, PYS_UNAVAILABLE, NULL);
+    else if (s_parse(r, l->id, &s) < 0)
+        l->fn(l->arg, PYS_NOT_FOUND, NULL);
+    else {
+        s_cache(l->self, l->tenant, &s);
+        l->fn(l->arg, PYS_FOUND, &s);
+    }
+    free(l);
+}
+
+void pysessions_lookup(pysessions_t *self, const tenant_t *t, const char *id, pysession_fn *fn,
+                       void *arg)
+{
+    uint8_t raw[ID_BYTES];
+    char key[SESSION_KEY_MAX], canonical[ID_STR_LEN + 1];
+    if (id_parse(id, raw) < 0) {
+        fn(arg, PYS_NOT_FOUND, NULL);
+        return;
+    }
+    id_format(raw, canonical);
+    session_key(key, t->name, canonical);
+    lookup_t *l = xcalloc(1, sizeof *l);
+    *l = (lookup_t){self, t, "", fn, arg};
+    snprintf(l->id, sizeof l->id, "%s", canonical);
+    if (store_queryf(self->store, s_on_record, l, "HGETALL %s", key) < 0) {
+        free(l);
+        fn(arg, PYS_UNAVAILABLE, NULL);
+    }
+}
+
+/* ---- admission ----------------------------------------------------------------------------- */
+
+typedef struct {
+    const tenant_t *tenant;
+    pysession_admit_fn *fn;
+    void *arg;
+} admit_t;
+
+static void s_on_admit(void *arg, redisReply *r)
+{
+    admit_t *a = arg;
+    char why[200];
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
+        a->fn(a->arg, 0, "the session store is unreachable right now; try again shortly");
+    } else if (r->element[0]->integer == 1) {
+        a->fn(a->arg, 1, NULL);
+    } else {
+        int memory = r->element[1]->type == REDIS_REPLY_STRING && !strcmp(r->element[1]->str, "memory");
+        if (memory)
+            snprintf(why, sizeof why, "your sessions already hold %lld MB of your %ld MB "
+                     "(max_session_memory_mb); close one first", r->element[2]->integer,
+                     a->tenant->max_session_memory_mb);
+        else
+            snprintf(why, sizeof why, "you have %lld sessions, your maximum (max_sessions %ld); "
+                     "close one first", r->element[2]->integer, a->tenant->max_sessions);
+        a->fn(a->arg, 0, why);
+    }
+    free(a);
+}
+
+void pysessions_admit(pysessions_t *self, const tenant_t *t, const char *id, long memory_mb,
+                      long idle_s, pysession_admit_fn *fn, void *arg)
+{
+    char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX], prefix[SESSION_KEY_MAX];
+    char now[24], mem[24], until[24], max_n[24], max_mem[24];
+    uint64_t wall = clock_wall_ms();
+    sessions_key(live, t->name);
+    session_key(rec, t->name, id);
+    session_key(prefix, t->name, "");
+    snprintf(now, sizeof now, "%llu", (unsigned long long)wall);
+    snprintf(mem, sizeof mem, "%ld", memory_mb);
+    snprintf(until, sizeof until, "%llu", (unsigned long long)(wall + START_RESERVE + (uint64_t)idle_s * 1000));
+    snprintf(max_n, sizeof max_n, "%ld", t->max_sessions);
+    snprintf(max_mem, sizeof max_mem, "%ld", t->max_session_memory_mb);
+    const char *args[] = {live, rec, now, id, mem, until, max_n, max_mem, prefix};
+    admit_t *a = xcalloc(1, sizeof *a);
+    *a = (admit_t){t, fn, arg};
+    if (store_eval(self->store, self->admit, s_on_admit, a, 2, 7, args) < 0) {
+        free(a);
+        fn(arg, 0, "the session store is unreachable right now; try again shortly");
+    }
+}
+
+void pysessions_release(pysessions_t *self, const tenant_t *t, const char *id)
+{
+    char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
+    sessions_key(live, t->name);
+    session_key(rec, t->name, id);
+    store_writef(self->store, "ZREM %s %s", live, id);
+    store_writef(self->store, "DEL %s", rec);
+}
+
+/* ---- what happens to one -------------------------------------------------------------------- */
+
+static void s_expiry(pysessions_t *self, const tenant_t *t, const char *id, uint64_t until_ms,
+                     long idle_s)
+{
+    char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
+    sessions_key(live, t->name);
+    session_key(rec, t->name, id);
+    store_writef(self->store, "ZADD %s %llu %s", live, (unsigned long long)until_ms, id);
+    store_writef(self->store, "EXPIRE %s %ld", rec, idle_s + RECORD_TTL_S);
+}
+
+void pysessions_opened(pysessions_t *self, const tenant_t *t, const pysession_t *s)
+{
+    char rec[SESSION_KEY_MAX];
+    session_key(rec, t->name, s->id);
+    store_writef(self->store,
+                 "HSET %s tenant %s profile %s state active created_ms %llu last_used_ms %llu "
+                 "cells 0 memory_mb %ld idle_timeout_s %ld memory_kb %llu parent %s "
+                 "restored_from %s",
+                 rec, t->name, s->profile, (unsigned long long)s->created_ms,
+                 (unsigned long long)s->last_used_ms, s->memory_mb, s->idle_timeout_s,
+                 (unsigned long long)s->memory_kb, s->parent, s->restored_from);
+    s_expiry(self, t, s->id, s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, s->idle_timeout_s);
+    s_cache(self, t, s);
+}
+
+void pysessions_ended(pysessions_t *self, const tenant_t *t, const char *id, const char *reason)
+{
+    char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
+    sessions_key(live, t->name);
+    session_key(rec, t->name, id);
+    store_writef(self->store, "ZREM %s %s", live, id);
+    store_writef(self->store, "HSET %s state ended end_reason %s ended_ms %llu", rec, reason,
+                 (unsigned long long)clock_wall_ms());
+    store_writef(self->store, "EXPIRE %s %ld", rec, RECORD_TTL_S);
+}
+
+void pysessions_used(pysessions_t *self, const tenant_t *t, const char *id, const result_t *res,
+                     int cell)
+{
+    char rec[SESSION_KEY_MAX];
+    session_key(rec, t->name, id);
+    if (!res->session.present) return;
+    if (!res->session.alive) {
+        pysessions_ended(self, t, id, res->session.end_reason ? res->session.end_reason : "ended");
+        return;
+    }
+    uint64_t now = clock_wall_ms();
+    store_writef(self->store, "HSET %s last_used_ms %llu", rec, (unsigned long long)now);
+    if (cell) store_writef(self->store, "HINCRBY %s cells 1", rec);
+    if (res->session.memory_kb)
+        store_writef(self->store, "HSET %s memory_kb %llu", rec,
+                     (unsigned long long)res->session.memory_kb);
+    s_expiry(self, t, id, now + (uint64_t)res->session.idle_timeout_s * 1000,
+             res->session.idle_timeout_s);
+}
+
+void pysessions_snapshotted(pysessions_t *self, const tenant_t *t, const char *id,
+                            const char *snapshot_id)
+{
+    char rec[SESSION_KEY_MAX];
+    session_key(rec, t->name, id);
+    store_writef(self->store, "HSET %s last_snapshot %s", rec, snapshot_id);
+}
+
+/* ---- list ------------------------------------------------------------------------------------ */
+
+const char *pysession_iso(uint64_t ms, char out[32])
+{
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 32 - n, ".%03uZ", (unsigned)(ms % 1000));
+    return out;
+}
+
+json_t *pysession_json(const pysession_t *s)
+{
+    char created[32], used[32], expires[32];
+    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "session_id", s->id, "profile",
+                          s->profile, "created", pysession_iso(s->created_ms, created), "last_used",
+                          pysession_iso(s->last_used_ms, used), "cells", (json_int_t)s->cells,
+                          "memory_in_use_mb", (json_int_t)((s->memory_kb + 512) / 1024),
+                          "memory_limit_mb", (json_int_t)s->memory_mb, "idle_timeout_s",
+                          (json_int_t)s->idle_timeout_s, "expires_at",
+                          pysession_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000,
+                                        expires));
+    json_object_set_new(o, "parent_session_id", s->parent[0] ? json_string(s->parent) : json_null());
+    return o;
+}
+
+typedef struct {
+    pysession_list_fn *fn;
+    void *arg;
+} list_t;
+
+static void s_on_list(void *arg, redisReply *r)
+{
+    list_t *l = arg;
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        l->fn(l->arg, NULL);
+        free(l);
+        return;
+    }
+    json_t *out = json_array();
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        pysession_t s;
+        if (r->element[i]->type == REDIS_REPLY_STRING && s_parse(r->element[i + 1], r->element[i]->str, &s) == 0 &&
+            !s.ended)
+            json_array_append_new(out, pysession_json(&s));
+    }
+    l->fn(l->arg, out);
+    free(l);
+}
+
+void pysessions_list(pysessions_t *self, const tenant_t *t, pysession_list_fn *fn, void *arg)
+{
+    char live[SESSION_KEY_MAX], prefix[SESSION_KEY_MAX], now[24];
+    sessions_key(live, t->name);
+    session_key(prefix, t->name, "");
+    snprintf(now, sizeof now, "%llu", (unsigned long long)clock_wall_ms());
+    const char *args[] = {live, now, prefix};
+    list_t *l = xcalloc(1, sizeof *l);
+    *l = (list_t){fn, arg};
+    if (store_eval(self->store, self->list, s_on_list, l, 1, 2, args) < 0) {
+        free(l);
+        fn(arg, NULL);
+    }
+}
+
+/* ---- why it ended ---------------------------------------------------------------------------- */
+
+typedef struct {
+    pysessions_t *self;
+    const tenant_t *tenant;
+    pysession_explain_fn *fn;
+    void *arg;
+} explain_t;
+
+static void s_on_explain(void *arg, pys_status_t st, const pysession_t *s)
+{
+    explain_t *e = arg;
+    char why[300];
+    if (st != PYS_FOUND) {
+        e->fn(e->arg, ST_REJECTED, "SessionNotFound",
+              st == PYS_UNAVAILABLE ? "the session store is unreachable right now"
+                                    : "no such session for your tenant");
+    } else if (s->ended) {
+        e->fn(e->arg, ST_REJECTED, "SessionEnded", s->end_reason);
+    } else if (s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000 <= clock_wall_ms() + 2000) {
+        snprintf(why, sizeof why, "session expired after %ld s idle", s->idle_timeout_s);
+        pysessions_ended(e->self, e->tenant, s->id, why);
+        e->fn(e->arg, ST_REJECTED, "SessionEnded", why);
+    } else {
+        snprintf(why, sizeof why,
+                 "session lost: its executor went away; restore a snapshot of it with "
+                 "restore_state_snapshot%s%s%s",
+                 s->last_snapshot[0] ? " (latest: " : " (it has none: list_state_snapshots)",
+                 s->last_snapshot, s->last_snapshot[0] ? ")" : "");
+        pysessions_ended(e->self, e->tenant, s->id, why);
+        e->fn(e->arg, ST_LOST, "SessionLost", why);
+    }
+    free(e);
+}
+
+void pysessions_explain(pysessions_t *self, const tenant_t *t, const char *id,
+                        pysession_explain_fn *fn, void *arg)
+{
+    explain_t *e = xcalloc(1, sizeof *e);
+    *e = (explain_t){self, t, fn, arg};
+    pysessions_lookup(self, t, id, s_on_explain, e);
+}
