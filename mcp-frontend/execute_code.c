@@ -51,9 +51,11 @@ typedef struct {
 } cell_t;
 
 /* The farm's answer for a session it no longer holds, in the session's own words. */
-static void s_gone(result_t *res, status_t st, const char *type, const char *reason)
+static void s_gone(result_t *res, const char *id, status_t st, const char *type,
+                   const char *reason)
 {
     res->status = st;
+    id_parse(id, res->session.id);
     res->error.present = 1;
     free(res->error.type);
     free(res->error.message);
@@ -68,7 +70,7 @@ static void s_gone(result_t *res, status_t st, const char *type, const char *rea
 static void s_on_explained(void *arg, status_t st, const char *type, const char *reason)
 {
     cell_t *cell = arg;
-    s_gone(cell->res, st, type, reason);
+    s_gone(cell->res, cell->id, st, type, reason);
     execution_go_on(cell->ex);
     free(cell);
 }
@@ -88,7 +90,7 @@ static void s_on_cell(void *arg, execution_t *ex, result_t *res)
         const char *why = res->session.end_reason ? res->session.end_reason : res->error.message;
         char *reason = xstrdup(why ? why : "the session ended");
         pysessions_ended(cell->sessions, cell->tenant, cell->id, reason);
-        s_gone(res, strcmp(type, "SessionLost") ? ST_REJECTED : ST_LOST, type, reason);
+        s_gone(res, cell->id, strcmp(type, "SessionLost") ? ST_REJECTED : ST_LOST, type, reason);
         free(reason);
     } else {
         pysessions_used(cell->sessions, cell->tenant, cell->id, res, 1);

@@ -236,7 +236,7 @@ void pysessions_admit(pysessions_t *self, const tenant_t *t, const char *id, lon
     const char *args[] = {live, rec, now, id, mem, until, max_n, max_mem, prefix};
     admit_t *a = xcalloc(1, sizeof *a);
     *a = (admit_t){t, fn, arg};
-    if (store_eval(self->store, self->admit, s_on_admit, a, 2, 7, args) < 0) {
+    if (store_eval(self->store, self->admit, s_on_admit, a, 2, 9, args) < 0) {
         free(a);
         fn(arg, 0, "the session store is unreachable right now; try again shortly");
     }
@@ -377,7 +377,7 @@ void pysessions_list(pysessions_t *self, const tenant_t *t, pysession_list_fn *f
     const char *args[] = {live, now, prefix};
     list_t *l = xcalloc(1, sizeof *l);
     *l = (list_t){fn, arg};
-    if (store_eval(self->store, self->list, s_on_list, l, 1, 2, args) < 0) {
+    if (store_eval(self->store, self->list, s_on_list, l, 1, 3, args) < 0) {
         free(l);
         fn(arg, NULL);
     }
