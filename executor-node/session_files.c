@@ -433,7 +433,7 @@ static void s_list_dir(int dfd, const char *prefix, int depth, buf_t *b, int *fi
             buf_puts(b, *first ? "{\"path\":" : ",{\"path\":");
             *first = 0;
             s_json_str(b, path);
-            buf_printf(b, ",\"bytes\":%lld,\"mtime_ns\":%lld}", (long long)st.st_size,
+            buf_printf(b, ",\"size\":%lld,\"mtime_ns\":%lld}", (long long)st.st_size,
                        (long long)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
         }
     }

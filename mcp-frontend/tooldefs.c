@@ -113,6 +113,8 @@ static const char s_get_execution_output[] = "{\"type\": \"object\", \"required\
     "\"execution_id\": {\"type\": \"string\"}, \"status\": {\"type\": \"string\"}, \"profile\": {\"type\": \"string\"},"
     "\"created_ms\": {\"type\": \"integer\"}, \"finished_ms\": {\"type\": [\"integer\", \"null\"]},"
     "\"code\": {\"type\": [\"string\", \"null\"]}, \"code_sha256\": {\"type\": [\"string\", \"null\"]},"
+    "\"session_id\": {\"type\": \"string\", \"description\": \"a session's cell: its session\"},"
+    "\"cell\": {\"type\": [\"integer\", \"null\"], \"description\": \"and its number there\"},"
     "\"result\": {\"type\": [\"object\", \"null\"], \"description\": \"the execute_code structuredContent\"}"
   "}}";
 
