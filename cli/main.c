@@ -4,6 +4,7 @@
 
 #include "mcp.h"
 #include "run.h"
+#include "session.h"
 #include "status.h"
 #include "tenant.h"
 #include "up.h"
@@ -19,6 +20,7 @@ static const char *s_usage =
     "  up          start a whole farm on this machine and print how to connect\n"
     "  mcp --stdio serve MCP on stdin/stdout, backed by the local farm\n"
     "  run         run Python code in the sandbox and print its output\n"
+    "  session     new, run, fork, close, list sessions: state kept between runs\n"
     "  tenant      add, list, show, rotate-key, remove tenants and their API keys\n"
     "  keygen      write a CURVE key pair for a broker, executor or front-end\n"
     "  status      the whole farm on one screen: executors, slots, queues, rates\n"
@@ -35,6 +37,7 @@ int main(int argc, char **argv)
     argc--, argv++;
     if (!strcmp(cmd, "up")) return up_main(argc, argv);
     if (!strcmp(cmd, "run")) return run_main(argc, argv);
+    if (!strcmp(cmd, "session")) return session_main(argc, argv);
     if (!strcmp(cmd, "mcp")) return mcp_main(argc, argv);
     if (!strcmp(cmd, "tenant")) return tenant_main(argc, argv);
     if (!strcmp(cmd, "status")) return status_main(argc, argv);

@@ -41,6 +41,7 @@ typedef struct {
     char tenant[65];
     char state_dir[PATH_MAX];
     char broker[PATH_MAX + 64];
+    char session[40];
     int json;
     int validate;
 } run_args_t;
@@ -60,6 +61,8 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(
         run_args_t, broker, "broker", "ENDPOINT",
         "submit straight to this broker as --tenant, bypassing the MCP endpoint (no records)"),
+    CFG_OPT_STR(run_args_t, session, "session", "ID",
+                "run as the next cell of this session (snakepit session new)"),
     CFG_OPT_BOOL(run_args_t, json, "json", "print the structured result as JSON"),
     CFG_OPT_BOOL(run_args_t, validate, "validate", "only validate the code (validate_code)"),
     CFG_OPT_END,
@@ -188,7 +191,11 @@ static int s_run_http(const run_args_t *a, const char *url, const char *key, con
         fprintf(stderr, "snakepit run: %s\n", err);
         return ST_REJECTED;
     }
-    json_t *args = json_pack("{s:s, s:s}", "code", code, "profile", a->profile);
+    json_t *args = json_pack("{s:s}", "code", code);
+    if (a->session[0]) /* the session's own profile */
+        json_object_set_new(args, "session_id", json_string(a->session));
+    else
+        json_object_set_new(args, "profile", json_string(a->profile));
     if (!a->validate) {
         if (a->timeout_s) json_object_set_new(args, "timeout", json_integer(a->timeout_s));
         if (a->memory_mb) json_object_set_new(args, "memory_limit", json_integer(a->memory_mb));
@@ -233,8 +240,8 @@ static int s_options(run_args_t *a, int argc, char **argv, char **rest, int *n_r
     free(args);
     if (rc == CONFIG_HELP) {
         config_usage(stdout,
-                     "snakepit run [-t S] [-m MB] [-o BYTES] [-v NAME]... [--profile P] [--json] "
-                     "(-f FILE | CODE | -)",
+                     "snakepit run [-t S] [-m MB] [-o BYTES] [-v NAME]... [--profile P] "
+                     "[--session ID] [--json] (-f FILE | CODE | -)",
                      "Run Python code in the farm's sandbox and print what it printed. Exit "
                      "status:\n"
                      "0 ok, 1 error, 2 syntax_error, 3 timeout, 4 cpu_limit, 5 memory_limit,\n"
@@ -420,6 +427,11 @@ int run_main(int argc, char **argv)
         snprintf(a.broker, sizeof a.broker, "%s", info.broker);
         snprintf(curve_key, sizeof curve_key, "%s", info.curve_broker_key);
         snprintf(curve_cert, sizeof curve_cert, "%s", info.curve_client_cert);
+    }
+    if (a.session[0]) {
+        fprintf(stderr, "snakepit run: --session needs the farm's MCP endpoint (not --broker)\n");
+        free(code);
+        return EX_USAGE_;
     }
     rc = s_run_broker(&a, code, code_len, curve_key, curve_cert);
     free(code);

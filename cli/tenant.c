@@ -59,6 +59,28 @@ static int s_run(redisContext *c, char *err, size_t errlen, const char *what, co
     return rc;
 }
 
+/* The session quotas given (issue 12); the others stay as they are. */
+static int s_store_session_quotas(redisContext *c, const char *name, const tenant_quota_t *q,
+                                  char *err, size_t errlen)
+{
+    const struct {
+        const char *field;
+        long value;
+    } rows[] = {
+        {"max_sessions", q->max_sessions},
+        {"max_session_memory_mb", q->max_session_memory_mb},
+        {"max_idle_timeout_s", q->max_idle_timeout_s},
+        {"max_snapshots", q->max_snapshots},
+        {"max_snapshot_mb", q->max_snapshot_mb},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rows[i].value > 0 &&
+            s_run(c, err, errlen, "HSET", "HSET sp:t:%s %s %ld", name, rows[i].field,
+                  rows[i].value) < 0)
+            return -1;
+    return 0;
+}
+
 int tenant_store(redisContext *c, const char *name, const tenant_quota_t *q, const char *key,
                  char *err, size_t errlen)
 {
@@ -78,6 +100,7 @@ int tenant_store(redisContext *c, const char *name, const tenant_quota_t *q, con
               "HSET sp:t:%s rate %s burst %s max_concurrency %s max_timeout_s %s max_memory_mb %s "
               "profiles %s key_sha256 %s",
               name, q->rate, burst, conc, tmo, mem, q->profiles, digest) < 0 ||
+        s_store_session_quotas(c, name, q, err, errlen) < 0 ||
         s_run(c, err, errlen, "SET", "SET sp:key:%s %s", digest, name) < 0 ||
         s_run(c, err, errlen, "SADD", "SADD sp:tenants %s", name) < 0)
         return -1;
@@ -158,6 +181,16 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_INT(tenant_args_t, q.max_concurrency, "max-concurrency", 1, 100000, "C", "jobs running at once"),
     CFG_OPT_INT(tenant_args_t, q.max_timeout_s, "max-timeout", 1, 3600, "S", "longest timeout a call may ask"),
     CFG_OPT_INT(tenant_args_t, q.max_memory_mb, "max-memory", 16, 1 << 20, "MB", "most memory a call may ask"),
+    CFG_OPT_INT(tenant_args_t, q.max_sessions, "max-sessions", 0, 100000, "N",
+                "sessions open at once (default 8)"),
+    CFG_OPT_INT(tenant_args_t, q.max_session_memory_mb, "max-session-memory", 0, 1 << 24, "MB",
+                "memory limits of its open sessions together (default 4096)"),
+    CFG_OPT_INT(tenant_args_t, q.max_idle_timeout_s, "max-idle-timeout", 0, 7 * 86400, "S",
+                "longest idle timeout a session may ask (default 3600)"),
+    CFG_OPT_INT(tenant_args_t, q.max_snapshots, "max-snapshots", 0, 100000, "N",
+                "state snapshots kept (default 32)"),
+    CFG_OPT_INT(tenant_args_t, q.max_snapshot_mb, "max-snapshot-mb", 0, 1 << 20, "MB",
+                "bytes of its snapshots together (default 256)"),
     CFG_OPT_LIST(tenant_args_t, q.profiles, "profiles", "LIST", "profiles it may use (default: all)"),
     CFG_OPT_BOOL(tenant_args_t, json, "json", "print JSON"),
     CFG_OPT_END,
@@ -165,7 +198,9 @@ static const cfg_opt_t s_opts[] = {
 
 static const char *s_usage =
     "snakepit tenant add NAME [--rate R/s] [--burst B] [--max-concurrency C] [--max-timeout S]\n"
-    "                         [--max-memory MB] [--profiles a,b]\n"
+    "                         [--max-memory MB] [--profiles a,b] [--max-sessions N]\n"
+    "                         [--max-session-memory MB] [--max-idle-timeout S]\n"
+    "                         [--max-snapshots N] [--max-snapshot-mb MB]\n"
     "       snakepit tenant list | show NAME | rotate-key NAME | remove NAME\n"
     "       (all take --state-dir DIR or --redis URL)";
 

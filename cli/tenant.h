@@ -1,7 +1,9 @@
 /* cli/tenant.h — tenants and their API keys in Redis (DESIGN.md §7):
  *   sp:tenants            set of tenant names
  *   sp:t:{tenant}         hash: rate, burst, max_concurrency, max_timeout_s, max_memory_mb,
- *                         profiles, created_ms, key_sha256
+ *                         profiles, created_ms, key_sha256; and the session quotas (issue 12)
+ *                         max_sessions, max_session_memory_mb, max_idle_timeout_s,
+ *                         max_snapshots, max_snapshot_mb — absent: the front-end's defaults
  *   sp:key:{sha256(key)}  string: tenant name
  * Keys are shown once and stored only as their SHA-256. */
 #ifndef SP_TENANT_H
@@ -16,6 +18,12 @@ typedef struct {
     long   max_timeout_s;
     long   max_memory_mb;
     char   profiles[256];
+    /* session quotas: 0 leaves the stored value (or the front-end's default) alone */
+    long   max_sessions;
+    long   max_session_memory_mb;
+    long   max_idle_timeout_s;
+    long   max_snapshots;
+    long   max_snapshot_mb;
 } tenant_quota_t;
 
 void tenant_quota_defaults(tenant_quota_t *q);

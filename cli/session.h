@@ -1,0 +1,5 @@
+/* cli/session.h — `snakepit session` (issue 12). */
+#ifndef SP_SESSION_H
+#define SP_SESSION_H
+int session_main(int argc, char **argv);
+#endif
