@@ -1,0 +1,48 @@
+"""`snakepit session new|run|fork|close|list` and `snakepit run --session` (issue 12) against a
+real farm: what a person types in a shell."""
+import json
+import os
+import subprocess
+
+from farm import BIN
+
+
+def sp(farm, *args, stdin=None):
+    return subprocess.run([os.path.join(BIN, "snakepit"), *args, "--state-dir", farm.dir],
+                          capture_output=True, text=True, input=stdin, timeout=120)
+
+
+def test_a_session_from_the_shell(farm):
+    r = sp(farm, "session", "new", "--profile", "python.basic", "--idle-timeout", "300")
+    assert r.returncode == 0, r.stderr
+    sid = r.stdout.strip()
+    assert len(sid) == 36
+    assert sp(farm, "session", "run", sid, "x = 20").returncode == 0
+    r = sp(farm, "run", "--session", sid, "print(x + 1)")
+    assert (r.returncode, r.stdout) == (0, "21\n"), r.stderr
+    r = sp(farm, "session", "run", sid, "-", stdin="print(x * 2)")  # the code from stdin
+    assert (r.returncode, r.stdout) == (0, "40\n"), r.stderr
+    r = sp(farm, "session", "fork", sid)
+    assert r.returncode == 0, r.stderr
+    fid = r.stdout.strip()
+    assert sp(farm, "session", "run", fid, "x = 1").returncode == 0
+    assert sp(farm, "session", "run", sid, "print(x)").stdout == "20\n"
+    r = sp(farm, "session", "list")
+    assert r.returncode == 0 and sid in r.stdout and fid in r.stdout
+    rows = json.loads(sp(farm, "session", "list", "--json").stdout)["sessions"]
+    assert {row["session_id"] for row in rows} >= {sid, fid}
+    # an error's exit status is the cell's, as with run
+    assert sp(farm, "session", "run", sid, "1/0").returncode == 1
+    for s in (sid, fid):
+        assert sp(farm, "session", "close", s).returncode == 0
+    r = sp(farm, "session", "run", sid, "print(x)")
+    assert r.returncode == 9 and "closed" in r.stderr
+
+
+def test_usage_errors(farm):
+    assert sp(farm, "session", "fork").returncode == 64
+    assert sp(farm, "session", "frobnicate").returncode == 64
+    r = sp(farm, "session", "close", "not-an-id")
+    assert r.returncode == 1 and r.stderr
+    r = sp(farm, "session", "--help")
+    assert r.returncode == 0 and "snakepit session new" in r.stdout
