@@ -307,3 +307,25 @@ WORKSPACE_CASES = [
      "import numpy as np\nnp.lib.npyio.os.system('touch {pwn}')", {V}),
     ("scipy_io_loadmat_host_file", "from scipy import io\nio.loadmat('{canary}')", {V}),
 ]
+
+
+def _returned_text(r):
+    return "\n".join(str(r.get(k) or "") for k in ("stdout", "stderr", "result", "variables")) + \
+        str(r.get("error") or "")
+
+
+def assert_contained(executor, listener, r, pwn, expected):
+    """The attack ended as expected and none of the effects it was after happened."""
+    import os
+    text = _returned_text(r)
+    assert r["status"] in expected, (r["status"], r.get("error"), r.get("exit"))
+    assert not os.path.exists(pwn), "the attack created a file on the host"
+    assert executor.secret not in text, "the executor's environment leaked"
+    assert "CANARY-" not in text, "the canary file leaked"
+    assert "root:x:0:0" not in text, "/etc/passwd leaked"
+    assert not listener.contacted(), "the attack reached the network"
+    if r["status"] == "security_violation":
+        assert r["exit"]["syscall"], "a violation names the syscall or audit event it stopped"
+    for f in r.get("files") or ():
+        assert b"CANARY-" not in f["data"] and b"root:x:0:0" not in f["data"], "a file leaked"
+    assert executor.alive()

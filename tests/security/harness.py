@@ -60,9 +60,11 @@ class Executor:
 
     def run(self, code, service="python.basic", kind="exec", wall_ms=5000, cpu_ms=0,
             memory_mb=0, output_bytes=0, inspect=(), stdin=None, allowed_imports=(), timeout=60,
-            files=None):
-        """files: {path: bytes or str} for the job's workspace (PROTOCOL.md §4)."""
-        job = {"v": 1, "kind": kind, "tenant": "attacker", "service": service, "code": code,
+            files=None, tenant="attacker", session=None, new_session=None, snapshot=None):
+        """files: {path: bytes or str} for the job's workspace (PROTOCOL.md §4). session: the
+        session (16 bytes) the job runs in; new_session: the id a session_new/fork/restore
+        makes (issue 12)."""
+        job = {"v": 1, "kind": kind, "tenant": tenant, "service": service, "code": code,
                "limits": {"wall_ms": wall_ms, "cpu_ms": cpu_ms or wall_ms, "memory_mb": memory_mb,
                           "output_bytes": output_bytes, "nofile": 0},
                "inspect": list(inspect), "allowed_imports": list(allowed_imports), "stdin": stdin,
@@ -70,7 +72,12 @@ class Executor:
                "files": [{"path": p, "data": d.encode() if isinstance(d, str) else d}
                          for p, d in (files or {}).items()],
                "submitted_ms": int(time.time() * 1000)}
-        route = {"tenant": "attacker", "deadline_ms": 0, "max_inflight": 0, "attempt": 0}
+        route = {"tenant": tenant, "deadline_ms": 0, "max_inflight": 0, "attempt": 0}
+        for key, value in (("session", session), ("new_session", new_session)):
+            if value is not None:
+                job[key] = route[key] = value
+        if snapshot is not None:
+            job["snapshot"] = snapshot
         jid = uuid.uuid4().bytes
         self._pump(0)  # catch up: the node may have re-registered while we were idle
         self.sock.send_multipart([self.identity, b"SPW1", b"\x04", service.encode(), jid,
@@ -85,6 +92,21 @@ class Executor:
             if self.proc.poll() is not None:
                 raise RuntimeError("executor died: %s" % self.output())
         raise TimeoutError("no result in %ss for %r" % (timeout, code[:80]))
+
+    def new_session(self, service="python.basic", tenant="attacker", memory_mb=0):
+        """A new session's id (issue 12)."""
+        sid = uuid.uuid4().bytes
+        r = self.run("", service=service, kind="session_new", tenant=tenant, new_session=sid,
+                     memory_mb=memory_mb)
+        assert r["status"] == "ok", (r.get("error"), self.output()[-2000:])
+        return sid
+
+    def fork_session(self, sid, service="python.basic", tenant="attacker"):
+        fid = uuid.uuid4().bytes
+        r = self.run("", service=service, kind="session_fork", tenant=tenant, session=sid,
+                     new_session=fid)
+        assert r["status"] == "ok", r.get("error")
+        return fid
 
     def _pump(self, wait_ms, want=None):
         """Handles what the node sent: READY (a reconnect changes its identity), HEARTBEAT

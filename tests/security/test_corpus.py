@@ -6,7 +6,7 @@ import secrets
 
 import pytest
 
-from corpus import CASES, V, E, WORKSPACE_CASES
+from corpus import CASES, V, E, WORKSPACE_CASES, assert_contained
 
 DS = "python.data_science"
 # Every case against both profiles; the workspace attacks against the profile that has one. In
@@ -18,11 +18,6 @@ MATRIX = [("python.basic",) + c for c in CASES] + \
     [(DS,) + c for c in WORKSPACE_CASES]
 
 
-def _returned_text(r):
-    return "\n".join(str(r.get(k) or "") for k in ("stdout", "stderr", "result", "variables")) + \
-        str(r.get("error") or "")
-
-
 @pytest.mark.parametrize("profile,name,code,expected", MATRIX,
                          ids=["%s-%s" % (c[0].split(".")[1], c[1]) for c in MATRIX])
 def test_attack_is_contained(executors, listener, profile, name, code, expected):
@@ -31,18 +26,7 @@ def test_attack_is_contained(executors, listener, profile, name, code, expected)
     src = code.format(pwn=pwn, canary=executor.canary_path, port=listener.port)
     r = executor.run(src, service=profile, wall_ms=3000, cpu_ms=2000, memory_mb=256,
                      output_bytes=65536)
-    text = _returned_text(r)
-    assert r["status"] in expected, (r["status"], r.get("error"), r.get("exit"))
-    assert not os.path.exists(pwn), "the attack created a file on the host"
-    assert executor.secret not in text, "the executor's environment leaked"
-    assert "CANARY-" not in text, "the canary file leaked"
-    assert "root:x:0:0" not in text, "/etc/passwd leaked"
-    assert not listener.contacted(), "the attack reached the network"
-    if r["status"] == "security_violation":
-        assert r["exit"]["syscall"], "a violation names the syscall or audit event it stopped"
-    for f in r.get("files") or ():
-        assert b"CANARY-" not in f["data"] and b"root:x:0:0" not in f["data"], "a file leaked"
-    assert executor.alive()
+    assert_contained(executor, listener, r, pwn, expected)
 
 
 def test_no_injected_line_in_the_hosts_log(executor):
