@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from sessions_util import add_tenant, cell, close_opened, new, out, sc
+from sessions_util import add_tenant, close_opened, new, out, sc
 
 UNKNOWN_SESSION = "01a20000-0000-7000-8000-0000000000aa"
 UNKNOWN_SNAPSHOT = "01a20000-0000-7000-8000-0000000000bb"

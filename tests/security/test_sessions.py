@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from corpus import CASES, E, V, WORKSPACE_CASES, assert_contained
+from corpus import CASES, E, WORKSPACE_CASES, assert_contained
 from harness import Executor
 
 DS = "python.data_science"
