@@ -59,9 +59,9 @@ class Client:
         self.sock.connect(endpoint)
 
     def submit(self, jid, tenant, code="print(1)", service=SERVICE, deadline_ms=0, max_inflight=0,
-               body=None):
+               body=None, route_body=None):
         self.sock.send_multipart([SPC1, SUBMIT, service.encode(), jid,
-                                  route(tenant, deadline_ms, max_inflight),
+                                  route_body or route(tenant, deadline_ms, max_inflight),
                                   body if body is not None else jobspec(code, tenant, service)])
 
     def cancel(self, jid, service=SERVICE):

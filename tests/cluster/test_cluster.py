@@ -141,28 +141,9 @@ def wait_for(pred, timeout, what):
     raise AssertionError("timed out waiting for " + what)
 
 
-@pytest.fixture
-def cluster():
-    tmp = tempfile.mkdtemp(prefix="spcl-", dir="/tmp")
-    net = Net()
-    try:
-        yield net, tmp
-    finally:
-        net.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def test_executor_host_killed_under_load_every_job_answered_once(cluster):
-    net, tmp = cluster
-    keys, allow = os.path.join(tmp, "keys"), os.path.join(tmp, "allow")
-    os.makedirs(allow)
-    broker_key = keygen(keys, "broker")
-    fe_key, intruder = keygen(keys, "frontend"), keygen(keys, "intruder")
-    for name in ("e1", "e2", "frontend"):
-        if name != "frontend":
-            keygen(keys, name)
-        shutil.copy(os.path.join(keys, name + ".key"), allow)
-
+def _start(net, tmp, keys, allow):
+    """The broker and two executor hosts, CURVE everywhere; the client endpoint and the
+    broker's metrics address once both executors have registered."""
     b_ip = net.host("broker", 1)
     net.host("e1", 2)
     net.host("e2", 3)
@@ -179,6 +160,36 @@ def test_executor_host_killed_under_load_every_job_answered_once(cluster):
                        "--curve-server-key", os.path.join(keys, "broker.key"),
                        "--curve-secret-file", os.path.join(keys, node + ".key_secret")], log(node))
     wait_for(lambda: metric(metrics, "snakepit_broker_executors") == 2, 60, "two executors")
+    return clients, metrics
+
+
+def _keys(tmp):
+    """The broker's, the front-end's and an intruder's key pairs; e1, e2 and the front-end on
+    the broker's allowlist."""
+    keys, allow = os.path.join(tmp, "keys"), os.path.join(tmp, "allow")
+    os.makedirs(allow)
+    made = {name: keygen(keys, name) for name in ("broker", "frontend", "intruder", "e1", "e2")}
+    for name in ("e1", "e2", "frontend"):
+        shutil.copy(os.path.join(keys, name + ".key"), allow)
+    return keys, allow, made
+
+
+@pytest.fixture
+def cluster():
+    tmp = tempfile.mkdtemp(prefix="spcl-", dir="/tmp")
+    net = Net()
+    try:
+        yield net, tmp
+    finally:
+        net.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_executor_host_killed_under_load_every_job_answered_once(cluster):
+    net, tmp = cluster
+    keys, allow, made = _keys(tmp)
+    broker_key, fe_key, intruder = made["broker"], made["frontend"], made["intruder"]
+    clients, metrics = _start(net, tmp, keys, allow)
     broker_log = open(os.path.join(tmp, "broker.log")).read()
     assert "key=e1" in broker_log and "key=e2" in broker_log
 
@@ -261,3 +272,74 @@ def test_executor_host_killed_under_load_every_job_answered_once(cluster):
     broker_log = open(os.path.join(tmp, "broker.log")).read()
     assert "event=executor_lost node=e1" in broker_log
     assert "AddressSanitizer" not in broker_log and "runtime error" not in broker_log
+
+
+class _Sessions:
+    """Session jobs (issue 12) over the client channel, one answer awaited at a time."""
+
+    def __init__(self, client, tenant="alice"):
+        self.client, self.tenant = client, tenant
+
+    def job(self, kind, code="", session=None, new_session=None, snapshot=None, timeout=60):
+        import msgpack
+        spec = {"v": 1, "kind": kind, "tenant": self.tenant, "service": w.SERVICE, "code": code,
+                "limits": {"wall_ms": 10000}, "capture_output": True,
+                "submitted_ms": int(time.time() * 1000)}
+        route = {"tenant": self.tenant, "deadline_ms": 0, "max_inflight": 0, "attempt": 0}
+        for key, value in (("session", session), ("new_session", new_session)):
+            if value is not None:
+                spec[key] = route[key] = value
+        if snapshot is not None:
+            spec["snapshot"] = snapshot
+        jid = w.job_id()
+        self.client.submit(jid, self.tenant, body=msgpack.packb(spec), route_body=msgpack.packb(route))
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            msg = self.client.recv(200)
+            if msg and msg[1] in (w.RESULT, w.REJECT) and msg[3] == jid:
+                return w.decode_result(msg[4])
+        raise AssertionError("no answer to a %s job" % kind)
+
+
+def test_a_session_on_a_killed_host_is_lost_and_its_snapshot_restores_on_the_other(cluster):
+    """The broker routes a session's cells to the executor holding it; when that host dies
+    the next cell is answered lost with the reason (never run elsewhere), other work goes on,
+    and a snapshot taken before restores the session on the surviving node."""
+    import msgpack
+    net, tmp = cluster
+    keys, allow, made = _keys(tmp)
+    clients, metrics = _start(net, tmp, keys, allow)
+    ctx = zmq.Context()
+    try:
+        fe = made["frontend"]
+        client = w.Client(ctx, clients, server_public=made["broker"]["public"],
+                          public=fe["public"], secret=fe["secret"])
+        s = _Sessions(client)
+        sid = w.job_id()
+        r = s.job("session_new", new_session=sid)
+        assert r["status"] == "ok", r
+        home = r["executor"]
+        for _ in range(3):  # every cell goes where the session lives
+            r = s.job("exec", "n = globals().get('n', 0) + 1\nx = 41", session=sid)
+            assert r["status"] == "ok" and r["executor"] == home, r
+        snap = s.job("session_snapshot", session=sid)
+        assert snap["status"] == "ok" and snap["snapshot"], snap
+        net.kill_host(home)
+        r = s.job("exec", "print(x)", session=sid)
+        assert r["status"] == "lost", r
+        assert "session lost: its executor went away" in r["error"]["message"]
+        assert "snapshot" in r["error"]["message"]
+        r = s.job("exec", "print(x)", session=sid)  # and stays lost, never rerun elsewhere
+        assert r["status"] in ("lost", "rejected") and "lost" in r["error"]["message"], r
+        other = ({"e1", "e2"} - {home}).pop()
+        r = s.job("exec", "print('plain job')")  # nothing else is affected
+        assert r["status"] == "ok" and r["executor"] == other
+        restored = w.job_id()
+        r = s.job("session_restore", new_session=restored, snapshot=msgpack.packb(snap["snapshot"]))
+        assert r["status"] == "ok" and r["executor"] == other, r
+        r = s.job("exec", "print(x + 1, n)", session=restored)
+        assert r["status"] == "ok" and r["stdout"] == b"42 3\n" and r["executor"] == other, r
+        client.close()
+    finally:
+        ctx.destroy(linger=0)
+    assert metric(metrics, "snakepit_broker_sessions") == 1
