@@ -12,24 +12,26 @@
 
 typedef struct {
     uint8_t id[ID_BYTES];
+    char tenant[65];
     char reason[WIRE_MAX_REASON + 1];
+    int lost;
     int used;
-} lost_t;
+} gone_t;
 
 struct affinity {
     idmap_t *sessions; /* id → bsession_t */
-    lost_t *lost;      /* a ring of the last lost_kept lost sessions */
-    size_t lost_kept, lost_next;
-    idmap_t *lost_by_id;
+    gone_t *gone;      /* a ring of the last gone_kept sessions that ended */
+    size_t gone_kept, gone_next;
+    idmap_t *gone_by_id;
 };
 
-affinity_t *affinity_new(size_t lost_kept)
+affinity_t *affinity_new(size_t gone_kept)
 {
     affinity_t *self = xcalloc(1, sizeof *self);
     self->sessions = idmap_new();
-    self->lost_kept = lost_kept ? lost_kept : 1;
-    self->lost = xcalloc(self->lost_kept, sizeof *self->lost);
-    self->lost_by_id = idmap_new();
+    self->gone_kept = gone_kept ? gone_kept : 1;
+    self->gone = xcalloc(self->gone_kept, sizeof *self->gone);
+    self->gone_by_id = idmap_new();
     return self;
 }
 
@@ -48,8 +50,8 @@ void affinity_destroy(affinity_t **self_p)
     if (!self) return;
     idmap_each(self->sessions, s_free, NULL);
     idmap_destroy(&self->sessions);
-    idmap_destroy(&self->lost_by_id);
-    free(self->lost);
+    idmap_destroy(&self->gone_by_id);
+    free(self->gone);
     free(self);
     *self_p = NULL;
 }
@@ -143,20 +145,25 @@ void affinity_unlink(bsession_t *s, job_t *job)
     s->waiting--;
 }
 
-void affinity_lost(affinity_t *self, const uint8_t id[ID_BYTES], const char *reason)
+void affinity_gone(affinity_t *self, const bsession_t *s, int lost, const char *reason)
 {
-    lost_t *e = &self->lost[self->lost_next];
-    self->lost_next = (self->lost_next + 1) % self->lost_kept;
-    if (e->used && idmap_get(self->lost_by_id, e->id) == e) idmap_del(self->lost_by_id, e->id);
-    memcpy(e->id, id, ID_BYTES);
+    gone_t *e = &self->gone[self->gone_next];
+    self->gone_next = (self->gone_next + 1) % self->gone_kept;
+    if (e->used && idmap_get(self->gone_by_id, e->id) == e) idmap_del(self->gone_by_id, e->id);
+    memcpy(e->id, s->id, ID_BYTES);
+    snprintf(e->tenant, sizeof e->tenant, "%s", s->tenant);
     snprintf(e->reason, sizeof e->reason, "%s", reason);
+    e->lost = lost;
     e->used = 1;
-    idmap_del(self->lost_by_id, id);
-    idmap_put(self->lost_by_id, e->id, e);
+    idmap_del(self->gone_by_id, s->id);
+    idmap_put(self->gone_by_id, e->id, e);
 }
 
-const char *affinity_lost_reason(const affinity_t *self, const uint8_t id[ID_BYTES])
+const char *affinity_gone_reason(const affinity_t *self, const uint8_t id[ID_BYTES],
+                                 const char *tenant, int *lost)
 {
-    const lost_t *e = idmap_get(self->lost_by_id, id);
-    return e ? e->reason : NULL;
+    const gone_t *e = idmap_get(self->gone_by_id, id);
+    if (!e || (e->tenant[0] && strcmp(e->tenant, tenant) != 0)) return NULL;
+    *lost = e->lost;
+    return e->reason;
 }

@@ -9,9 +9,10 @@
  * queue; so a session whose executor is busy holds back its own jobs and no one else's.
  *
  * The map is what executors say: READY lists every session a node holds (how a restarted
- * broker learns where they are), SESSIONS says which began and ended. A session whose
- * executor went away is remembered for a while as lost, so that a job on it is answered `lost`
- * with the reason rather than "unknown". */
+ * broker learns where they are), SESSIONS says which began and ended. A session that ended
+ * is remembered for a while with why — lost when its executor went away — so that a job that
+ * comes later is answered with the reason at once rather than "unknown", but only to the
+ * tenant whose session it was (as far as this broker saw its jobs). */
 #ifndef SP_AFFINITY_H
 #define SP_AFFINITY_H
 #include <stddef.h>
@@ -23,6 +24,7 @@
 
 struct bsession {
     uint8_t id[ID_BYTES];
+    char tenant[65]; /* whose (route_t.tenant), from its first job seen here ("" until then) */
     executor_t *executor; /* NULL: not placed (yet, or any more) */
     uint64_t homeless_ms; /* monotonic: since when it has had no executor */
     int was_placed;       /* it had one: its jobs left waiting are answered `lost` */
@@ -36,7 +38,7 @@ struct bsession {
 
 typedef struct affinity affinity_t;
 
-affinity_t *affinity_new(size_t lost_kept);
+affinity_t *affinity_new(size_t gone_kept);
 void affinity_destroy(affinity_t **self_p); /* sessions must have no jobs */
 
 bsession_t *affinity_get(const affinity_t *self, const uint8_t id[ID_BYTES]);
@@ -55,9 +57,12 @@ void affinity_push_head(bsession_t *s, job_t *job);
 /* A job leaves its session's line (dispatched, cancelled, expired). */
 void affinity_unlink(bsession_t *s, job_t *job);
 
-/* A session that ended because its executor went away: remembered with why, for the jobs that
- * come later. */
-void affinity_lost(affinity_t *self, const uint8_t id[ID_BYTES], const char *reason);
-const char *affinity_lost_reason(const affinity_t *self, const uint8_t id[ID_BYTES]);
+/* A session that ended (lost: its executor went away), remembered with why for the jobs that
+ * come later; the last gone_kept of them. */
+void affinity_gone(affinity_t *self, const bsession_t *s, int lost, const char *reason);
+/* Why the session ended, for a job of `tenant` (NULL: not remembered, or another tenant's);
+ * *lost says whether it was lost. */
+const char *affinity_gone_reason(const affinity_t *self, const uint8_t id[ID_BYTES],
+                                 const char *tenant, int *lost);
 
 #endif

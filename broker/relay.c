@@ -235,7 +235,7 @@ static const char *s_refusal_type(refusal_t r)
     static const char *types[REFUSE__COUNT] = {
         "QueueFull",    "QueueFull",      "TenantQueueFull", "InflightQuota",    "NoExecutor",
         "DuplicateJob", "DeadlinePassed", "Overloaded",      "MalformedRequest", "SessionUnknown",
-        "SessionLost",
+        "SessionLost",  "SessionEnded",
     };
     return (unsigned)r < REFUSE__COUNT ? types[r] : "Rejected";
 }

@@ -71,6 +71,7 @@ typedef enum {
     REFUSE_MALFORMED,         /* a SUBMIT whose route or body broke the protocol */
     REFUSE_SESSION_UNKNOWN,   /* a job on a session no executor holds */
     REFUSE_SESSION_LOST,      /* a job on a session whose executor went away */
+    REFUSE_SESSION_ENDED,     /* a job on a session that ended (closed, expired, ...) */
     REFUSE__COUNT
 } refusal_t;
 

@@ -61,9 +61,15 @@ int sched_session_admit(sched_t *s, job_t *job, sched_refusal_t *why)
 {
     uint64_t now = s->conf.mono_ms();
     bsession_t *b = affinity_get(s->affinity, job->route.session);
+    if (b && b->tenant[0] && strcmp(b->tenant, job->route.tenant) != 0) /* as if unknown */
+        return sched_refuse(why, REFUSE_SESSION_UNKNOWN, ST_REJECTED,
+                            "no executor holds this session (it may have ended)");
     if (!b) {
-        const char *lost = affinity_lost_reason(s->affinity, job->route.session);
-        if (lost) return sched_refuse(why, REFUSE_SESSION_LOST, ST_LOST, "%s", lost);
+        int lost = 0;
+        const char *gone =
+            affinity_gone_reason(s->affinity, job->route.session, job->route.tenant, &lost);
+        if (gone && lost) return sched_refuse(why, REFUSE_SESSION_LOST, ST_LOST, "%s", gone);
+        if (gone) return sched_refuse(why, REFUSE_SESSION_ENDED, ST_REJECTED, "%s", gone);
         /* Right after a (re)start the executors have not said where their sessions are yet:
          * the job waits out the grace for them, as jobs of known profiles do. */
         if (now - s->started_ms >= s->conf.service_grace_ms)
@@ -71,9 +77,8 @@ int sched_session_admit(sched_t *s, job_t *job, sched_refusal_t *why)
                                 "no executor holds this session (it may have ended)");
         b = affinity_add(s->affinity, job->route.session, s->started_ms);
     }
-    if (b->ended)
-        return sched_refuse(why, REFUSE_SESSION_UNKNOWN, ST_REJECTED,
-                            "the session ended: %s", b->end_reason);
+    if (b->ended) return sched_refuse(why, REFUSE_SESSION_ENDED, ST_REJECTED, "%s", b->end_reason);
+    if (!b->tenant[0]) snprintf(b->tenant, sizeof b->tenant, "%s", job->route.tenant);
     return 0;
 }
 
@@ -175,6 +180,7 @@ static void s_end(sched_t *s, bsession_t *b, status_t st, const char *type, cons
 {
     job_t *job;
     snprintf(b->end_reason, sizeof b->end_reason, "%s", why);
+    if (strcmp(type, "SessionUnknown") != 0) affinity_gone(s->affinity, b, st == ST_LOST, why);
     b->ended = 1;
     b->draining = 1;
     while ((job = b->head)) {
@@ -246,7 +252,6 @@ void sched_sessions_housekeep(sched_t *s, uint64_t now)
         bsession_t *b = all[i];
         if (b->executor || now - b->homeless_ms < s->conf.service_grace_ms) continue;
         if (b->was_placed) {
-            affinity_lost(s->affinity, b->id, LOST_REASON);
             s_end(s, b, ST_LOST, "SessionLost", LOST_REASON);
         } else {
             s_end(s, b, ST_REJECTED, "SessionUnknown",

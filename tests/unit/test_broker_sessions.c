@@ -257,6 +257,27 @@ static void test_an_ended_session_answers_its_waiting_jobs_with_the_reason(void 
     s_done(&s);
 }
 
+static void test_an_ended_session_is_answered_at_once_and_only_to_its_tenant(void **state)
+{
+    (void)state;
+    sched_t *s = s_sched(NULL); /* within the grace: an unknown session would wait */
+    client_t *c = s_client(s, "fe");
+    executor_t *ex = s_session_executor(s, "a", 1, 1000, 5, 1);
+    s_cell(s, c, "alice", 1, 5, 0, NULL);
+    sched_dispatch(s);
+    assert_int_equal(s_result(s, ex, 1), 1);
+    sched_refusal_t why; /* another tenant's job on it: as if it were unknown */
+    assert_int_equal(s_cell(s, c, "mallory", 2, 5, 0, &why), -1);
+    assert_int_equal(why.reason, REFUSE_SESSION_UNKNOWN);
+    s_sessions(s, ex, 0, 5, "closed by the client");
+    assert_int_equal(s_cell(s, c, "alice", 3, 5, 0, &why), -1); /* not a wait: the reason */
+    assert_int_equal(why.reason, REFUSE_SESSION_ENDED);
+    assert_int_equal(why.status, ST_REJECTED);
+    assert_string_equal(why.message, "closed by the client");
+    assert_int_equal(s_cell(s, c, "mallory", 4, 5, 0, &why), 0); /* learns nothing: waits */
+    s_done(&s);
+}
+
 static void test_sessions_up_places_a_new_session(void **state)
 {
     (void)state;
@@ -277,6 +298,7 @@ int main(void)
     log_init("test", LOG_ERROR);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_sessions_jobs_go_to_its_executor_one_at_a_time),
+        cmocka_unit_test(test_an_ended_session_is_answered_at_once_and_only_to_its_tenant),
         cmocka_unit_test(test_a_busy_session_holds_back_no_other_tenant),
         cmocka_unit_test(test_pinned_and_service_jobs_take_turns),
         cmocka_unit_test(test_new_sessions_go_where_memory_is_freest),
