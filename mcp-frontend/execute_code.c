@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../common/buf.h"
+#include "../common/ids.h"
 #include "execute_code.h"
 #include "execution.h"
 #include "fe.h"
@@ -142,6 +143,23 @@ typedef struct {
     tool_task_t task;
 } pending_t;
 
+/* A session this front-end knows has ended: the answer the farm would give, without asking
+ * it (nothing runs, so nothing is recorded; the execution id is only the answer's). */
+static void s_ended(call_t *c, const char *id, const pysession_t *s)
+{
+    result_t res;
+    uint8_t raw[ID_BYTES];
+    char eid[ID_STR_LEN + 1];
+    int lost = !strncmp(s->end_reason, "session lost", 12);
+    result_init(&res);
+    s_gone(&res, id, lost ? ST_LOST : ST_REJECTED, lost ? "SessionLost" : "SessionEnded",
+           s->end_reason);
+    id_new(raw);
+    id_format(raw, eid);
+    call_reply(c, outcome_execute(eid, &res));
+    result_clear(&res);
+}
+
 static void s_on_session(void *arg, pys_status_t st, const pysession_t *s)
 {
     pending_t *p = arg;
@@ -149,11 +167,11 @@ static void s_on_session(void *arg, pys_status_t st, const pysession_t *s)
     const char *id = json_string_value(json_object_get(p->args, "session_id"));
     if (st == PYS_FOUND && !s->ended) {
         s_cell(p->call, p->args, &p->task, s);
+    } else if (st == PYS_FOUND) {
+        s_ended(p->call, id, s);
     } else {
         if (st == PYS_UNAVAILABLE)
             snprintf(text, sizeof text, "the session store is unreachable right now; try again");
-        else if (st == PYS_FOUND)
-            snprintf(text, sizeof text, "session %.40s ended: %s", id, s->end_reason);
         else
             snprintf(text, sizeof text, "no session %.40s for your tenant (create one with "
                      "create_session)", id);
@@ -176,6 +194,10 @@ void execute_code_run(call_t *c, json_t *args, const tool_task_t *task)
         }
         id_format(raw, id);
         const pysession_t *s = pysessions_cached(c->fe->pysessions, c->tenant, id);
+        if (s && s->ended) {
+            s_ended(c, id, s);
+            return;
+        }
         if (s) { /* the hot path: straight to the farm, which knows whether it still lives */
             s_cell(c, args, task, s);
             return;

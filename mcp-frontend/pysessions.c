@@ -281,6 +281,12 @@ void pysessions_opened(pysessions_t *self, const tenant_t *t, const pysession_t 
 void pysessions_ended(pysessions_t *self, const tenant_t *t, const char *id, const char *reason)
 {
     char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
+    uint8_t raw[ID_BYTES];
+    cached_t *c = id_parse(id, raw) == 0 ? idmap_get(self->cache, raw) : NULL;
+    if (c && !strcmp(c->tenant, t->name)) { /* this front-end answers its next call itself */
+        c->s.ended = 1;
+        snprintf(c->s.end_reason, sizeof c->s.end_reason, "%s", reason);
+    }
     sessions_key(live, t->name);
     session_key(rec, t->name, id);
     store_writef(self->store, "ZREM %s %s", live, id);
