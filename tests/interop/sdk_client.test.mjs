@@ -40,11 +40,14 @@ test("initialize negotiates 2025-11-25 and declares capabilities", () =>
     for (const k of ["tools", "resources", "prompts", "logging", "completions", "tasks"]) assert.ok(caps[k], k);
   }));
 
-test("tools/list has the five tools with input and output schemas", () =>
+const TOOLS = ["close_session", "create_session", "create_state_snapshot", "delete_state_snapshot",
+  "execute_code", "fork_session", "get_execution", "get_sandbox_info", "list_executions",
+  "list_sessions", "list_state_snapshots", "restore_state_snapshot", "validate_code"];
+
+test("tools/list has the tools with input and output schemas", () =>
   withClient(async (c) => {
     const { tools } = await c.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(),
-      ["execute_code", "get_execution", "get_sandbox_info", "list_executions", "validate_code"]);
+    assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS);
     for (const t of tools) {
       assert.equal(t.inputSchema.type, "object");
       assert.equal(t.outputSchema.type, "object");
@@ -137,6 +140,64 @@ test("a running task can be cancelled", () =>
     assert.equal(t.status, "cancelled");
   }));
 
+// Sessions (issue 12): the main flows, every answer checked against its outputSchema by the SDK.
+const call = async (c, name, args) => {
+  const r = await c.callTool({ name, arguments: args });
+  assert.equal(r.isError, false, `${name}: ${JSON.stringify(r.content)}`);
+  return sc(r);
+};
+
+test("sessions: state persists from cell to cell, a fork is isolated, close ends it", () =>
+  withClient(async (c) => {
+    await c.listTools();
+    const s = await call(c, "create_session", { profile: "python.filesystem", idle_timeout: 120 });
+    assert.equal(s.profile, "python.filesystem");
+    assert.equal(s.limits.idle_timeout_s, 120);
+    const id = s.session_id;
+    const one = await call(c, "execute_code", { session_id: id,
+      code: "import json\nrows = [1, 2]\ndef total(): return sum(rows)\nopen('d.txt', 'w').write('kept')" });
+    assert.equal(one.cell, 1);
+    const two = await call(c, "execute_code", { session_id: id, code: "print(total(), open('d.txt').read())" });
+    assert.equal(two.stdout, "3 kept\n");
+    assert.equal(two.cell, 2);
+    assert.equal(two.session_id, id);
+    const f = await call(c, "fork_session", { session_id: id });
+    assert.equal(f.parent_session_id, id);
+    await call(c, "execute_code", { session_id: f.session_id, code: "rows.append(10)\nopen('d.txt', 'w').write('fork')" });
+    const parent = await call(c, "execute_code", { session_id: id, code: "print(total(), open('d.txt').read())" });
+    assert.equal(parent.stdout, "3 kept\n");
+    const fork = await call(c, "execute_code", { session_id: f.session_id, code: "print(total(), open('d.txt').read())" });
+    assert.equal(fork.stdout, "13 fork\n");
+    const listed = await call(c, "list_sessions", {});
+    assert.ok([id, f.session_id].every((x) => listed.sessions.some((r) => r.session_id === x)));
+    const res = await c.readResource({ uri: `sandbox://sessions/${id}` });
+    assert.equal(JSON.parse(res.contents[0].text).session.session_id, id);
+    for (const x of [id, f.session_id]) assert.equal((await call(c, "close_session", { session_id: x })).closed, true);
+    const after = await c.callTool({ name: "execute_code", arguments: { session_id: id, code: "print(1)" } });
+    assert.equal(after.isError, true);
+    assert.equal(sc(after).session.alive, false);
+    assert.match(sc(after).session.end_reason, /closed/);
+  }));
+
+test("sessions: a snapshot restores into a new session and is listed and deleted", () =>
+  withClient(async (c) => {
+    await c.listTools();
+    const id = (await call(c, "create_session", { profile: "python.filesystem" })).session_id;
+    await call(c, "execute_code", { session_id: id, code: "answer = 42\nopen('b.bin', 'wb').write(bytes(range(256)))" });
+    const snap = await call(c, "create_state_snapshot", { session_id: id, description: "sdk" });
+    assert.deepEqual(snap.files.map((x) => [x.path, x.size]), [["b.bin", 256]]);
+    assert.ok(snap.variables.includes("answer"));
+    const listed = await call(c, "list_state_snapshots", {});
+    assert.ok(listed.snapshots.some((x) => x.snapshot_id === snap.snapshot_id));
+    const r = await call(c, "restore_state_snapshot", { snapshot_id: snap.snapshot_id });
+    assert.equal(r.new_session, true);
+    const cell = await call(c, "execute_code", { session_id: r.session_id,
+      code: "print(answer, len(open('b.bin', 'rb').read()))" });
+    assert.equal(cell.stdout, "42 256\n");
+    assert.equal((await call(c, "delete_state_snapshot", { snapshot_id: snap.snapshot_id })).deleted, true);
+    for (const x of [id, r.session_id]) await call(c, "close_session", { session_id: x });
+  }));
+
 test("resources, prompts and completion", () =>
   withClient(async (c) => {
     const { resources } = await c.listResources();
@@ -144,7 +205,8 @@ test("resources, prompts and completion", () =>
     const info = await c.readResource({ uri: "sandbox://info" });
     assert.ok(JSON.parse(info.contents[0].text).profiles.length >= 1);
     const { resourceTemplates } = await c.listResourceTemplates();
-    assert.equal(resourceTemplates[0].uriTemplate, "sandbox://executions/{id}");
+    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate).sort(),
+      ["sandbox://executions/{id}", "sandbox://sessions/{id}"]);
     const p = await c.getPrompt({ name: "write_sandbox_code", arguments: { task: "add numbers" } });
     assert.match(p.messages[0].content.text, /add numbers/);
     const comp = await c.complete({ ref: { type: "ref/prompt", name: "write_sandbox_code" },
@@ -163,7 +225,7 @@ test("stdio: initialize, list tools, run code, close", async () => {
   const transport = new StdioClientTransport({ command: STDIO[0], args: STDIO.slice(1), stderr: "ignore" });
   await client.connect(transport);
   const { tools } = await client.listTools();
-  assert.equal(tools.length, 5);
+  assert.equal(tools.length, TOOLS.length);
   const r = await client.callTool({ name: "execute_code", arguments: { code: "print(sum(range(10)))" } });
   assert.equal(sc(r).stdout, "45\n");
   await client.close();
