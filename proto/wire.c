@@ -338,10 +338,13 @@ void sessions_encode(uint32_t mem_free_mb, uint32_t held, const uint8_t (*up)[ID
     mpw_str(&w, "down");
     mpw_array(&w, (uint32_t)n_down);
     for (size_t i = 0; i < n_down; i++) {
+        char clean[WIRE_MAX_REASON];
         size_t len = strnlen(reasons[i], WIRE_MAX_REASON);
+        for (size_t k = 0; k < len; k++) /* a reason may quote the tenant's text */
+            clean[k] = (unsigned char)reasons[i][k] < 0x20 || reasons[i][k] == 0x7f ? ' ' : reasons[i][k];
         mpw_array(&w, 2);
         mpw_bin(&w, down[i], ID_BYTES);
-        mpw_strn(&w, reasons[i], len);
+        mpw_strn(&w, clean, len);
     }
 }
 
@@ -366,6 +369,9 @@ static void s_read_down(mpr_t *r, sessions_msg_t *m)
         }
         if (mpr_bytes(r, &id, &len) == 0 && len != ID_BYTES) mpr_fail(r, "bad session id");
         if (mpr_str(r, &reason, &len) == 0 && len > WIRE_MAX_REASON) mpr_fail(r, "reason too long");
+        for (uint32_t k = 0; !r->err && k < len; k++) /* it is shown and logged as it is */
+            if ((unsigned char)reason[k] < 0x20 || reason[k] == 0x7f)
+                mpr_fail(r, "a control character in a reason");
     }
     m->down_raw = (frame_t){start, (size_t)(r->p - start)};
     m->n_down = n;

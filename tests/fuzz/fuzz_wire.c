@@ -1,10 +1,11 @@
 /* tests/fuzz/fuzz_wire.c — libFuzzer target for the broker's frame decoding
  * (proto/wire.c: wire_parse_client, wire_parse_worker, and the route and READY bodies they
- * decode). The input is a channel byte, then frames as [u16 little-endian length][bytes],
+ * decode, sessions included: READY's list and SESSIONS, issue 12). The input is a channel byte, then frames as [u16 little-endian length][bytes],
  * at most 8 (the broker drops longer messages before parsing). Beyond "no crash, no
  * sanitizer report", it checks what the broker relies on after a successful parse: names in
  * the allowed alphabet, a 16-byte job id inside the input, bodies under the cap, and route
  * and READY bodies that survive an encode/decode round trip unchanged. */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,20 +33,91 @@ static void s_route_roundtrip(const route_t *r)
     s_check(route_decode(b.data, b.len, &back, err, sizeof err) == 0);
     s_check(strcmp(back.tenant, r->tenant) == 0 && back.deadline_ms == r->deadline_ms &&
             back.max_inflight == r->max_inflight && back.attempt == r->attempt);
+    s_check(back.has_session == r->has_session && back.has_new_session == r->has_new_session);
+    s_check(!r->has_session || memcmp(back.session, r->session, ID_BYTES) == 0);
+    s_check(!r->has_new_session || memcmp(back.new_session, r->new_session, ID_BYTES) == 0);
     buf_free(&b);
+}
+
+/* The ids of a checked list, copied out (caller frees). */
+static uint8_t (*s_ids(const wire_ids_t *ids))[ID_BYTES]
+{
+    uint8_t(*out)[ID_BYTES] = calloc(ids->n + 1, ID_BYTES);
+    for (uint32_t i = 0; i < ids->n; i++) wire_ids_at(ids, i, out[i]);
+    return out;
+}
+
+static int s_same_ids(const wire_ids_t *a, const wire_ids_t *b)
+{
+    uint8_t x[ID_BYTES], y[ID_BYTES];
+    if (a->n != b->n) return 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        wire_ids_at(a, i, x);
+        wire_ids_at(b, i, y);
+        if (memcmp(x, y, ID_BYTES) != 0) return 0;
+    }
+    return 1;
 }
 
 static void s_ready_roundtrip(const ready_t *r)
 {
     buf_t b;
     buf_init(&b);
-    ready_encode(r, &b, NULL, 0);
+    uint8_t(*ids)[ID_BYTES] = s_ids(&r->sessions);
+    ready_encode(r, &b, (const uint8_t(*)[ID_BYTES])ids, r->sessions.n);
     ready_t back;
     char err[128];
     s_check(ready_decode(b.data, b.len, &back, err, sizeof err) == 0);
     s_check(strcmp(back.node, r->node) == 0 && back.n_services == r->n_services &&
-            back.slots == r->slots);
+            back.slots == r->slots && back.mem_free_mb == r->mem_free_mb &&
+            back.max_sessions == r->max_sessions && s_same_ids(&back.sessions, &r->sessions));
     for (int i = 0; i < r->n_services; i++) s_check(strcmp(back.services[i], r->services[i]) == 0);
+    free(ids);
+    buf_free(&b);
+}
+
+typedef struct {
+    uint8_t (*ids)[ID_BYTES];
+    char **reasons;
+    size_t n;
+} downs_t;
+
+static void s_down(void *arg, const uint8_t id[ID_BYTES], const char *reason, size_t len)
+{
+    downs_t *d = arg;
+    s_check(len <= WIRE_MAX_REASON);
+    memcpy(d->ids[d->n], id, ID_BYTES);
+    d->reasons[d->n] = strndup(reason, len);
+    s_check(d->reasons[d->n] && strlen(d->reasons[d->n]) == len); /* no NUL inside */
+    d->n++;
+}
+
+/* SESSIONS re-encoded from what was read decodes to the same thing. */
+static void s_sessions_roundtrip(const sessions_msg_t *m)
+{
+    s_check(m->up.n <= WIRE_MAX_SESSION_CHANGES && m->n_down <= WIRE_MAX_SESSION_CHANGES);
+    downs_t d = {calloc(m->n_down + 1, ID_BYTES), calloc(m->n_down + 1, sizeof(char *)), 0};
+    wire_down_each(m, s_down, &d);
+    s_check(d.n == m->n_down);
+    uint8_t(*up)[ID_BYTES] = s_ids(&m->up);
+    buf_t b;
+    buf_init(&b);
+    sessions_encode(m->mem_free_mb, m->sessions, (const uint8_t(*)[ID_BYTES])up, m->up.n,
+                    (const uint8_t(*)[ID_BYTES])d.ids, (const char *const *)d.reasons, d.n, &b);
+    sessions_msg_t back;
+    char err[128];
+    s_check(sessions_decode(b.data, b.len, &back, err, sizeof err) == 0);
+    s_check(back.mem_free_mb == m->mem_free_mb && back.sessions == m->sessions &&
+            back.n_down == m->n_down && s_same_ids(&back.up, &m->up));
+    downs_t again = {calloc(d.n + 1, ID_BYTES), calloc(d.n + 1, sizeof(char *)), 0};
+    wire_down_each(&back, s_down, &again);
+    for (size_t i = 0; i < d.n; i++) {
+        s_check(memcmp(again.ids[i], d.ids[i], ID_BYTES) == 0);
+        s_check(strcmp(again.reasons[i], d.reasons[i]) == 0);
+        free(again.reasons[i]);
+        free(d.reasons[i]);
+    }
+    free(again.ids), free(again.reasons), free(d.ids), free(d.reasons), free(up);
     buf_free(&b);
 }
 
@@ -91,6 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     s_check(wire_name_ok(m.ready.services[i], strlen(m.ready.services[i])));
                 s_ready_roundtrip(&m.ready);
             }
+            if (m.cmd == W_SESSIONS) s_sessions_roundtrip(&m.sessions);
             if (m.cmd == W_CREDIT) s_check(m.credit <= 4096);
             if (m.cmd == W_RESULT || m.cmd == W_PROGRESS || m.cmd == W_CANCEL || m.cmd == W_JOB)
                 s_check(m.job_id && s_inside(m.job_id, ID_BYTES, data, size));

@@ -40,6 +40,14 @@ static void s_same(const zmsg_t *a, const zmsg_t *b)
             (!a->progress.stream) == (!b->progress.stream) && a->progress.len == b->progress.len &&
             (!a->progress.len || memcmp(a->progress.data, b->progress.data, a->progress.len) == 0));
         break;
+    case ZM_SESSION:
+        s_check(a->session.event == b->session.event &&
+                strcmp(a->session.tenant, b->session.tenant) == 0 &&
+                a->session.idle_timeout_s == b->session.idle_timeout_s &&
+                a->session.memory_mb == b->session.memory_mb &&
+                a->session.memory_kb == b->session.memory_kb &&
+                strcmp(a->session.reason, b->session.reason) == 0);
+        break;
     default:
         break;
     }
@@ -56,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     s_check(m.payload == data + 1 && m.len == size - 1);
-    if (m.type != ZM_HELLO && m.type != ZM_STATS && m.type != ZM_PROGRESS) return 0;
+    if (m.type != ZM_HELLO && m.type != ZM_STATS && m.type != ZM_PROGRESS && m.type != ZM_SESSION)
+        return 0;
     buf_t b;
     buf_init(&b);
     zmsg_encode(&m, &b);

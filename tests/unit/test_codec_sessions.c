@@ -221,6 +221,38 @@ static void test_sessions_message_round_trip(void **state)
     buf_free(&b);
 }
 
+/* A reason is shown and logged as it is: the encoder blanks control characters (a reason may
+ * quote the tenant's text), the decoder refuses them. */
+static void test_a_reason_carries_no_control_character(void **state)
+{
+    (void)state;
+    uint8_t down[1][ID_BYTES];
+    memcpy(down[0], ID_B, ID_BYTES);
+    const char *reasons[] = {"line one\nlevel=error fake=1\x7f"};
+    buf_t b;
+    buf_init(&b);
+    sessions_encode(1, 0, NULL, 0, (const uint8_t(*)[ID_BYTES])down, reasons, 1, &b);
+    sessions_msg_t m;
+    char err[128];
+    assert_int_equal(sessions_decode(b.data, b.len, &m, err, sizeof err), 0);
+    downs_t d = {0};
+    wire_down_each(&m, s_down, &d);
+    assert_string_equal(d.last, "line one level=error fake=1 ");
+    buf_reset(&b);
+    mpw_t w;
+    mpw_init(&w, &b);
+    mpw_map(&w, 2);
+    mpw_kv_uint(&w, "v", 1);
+    mpw_str(&w, "down");
+    mpw_array(&w, 1);
+    mpw_array(&w, 2);
+    mpw_bin(&w, ID_B, ID_BYTES);
+    mpw_strn(&w, "a\0b", 3);
+    assert_int_equal(sessions_decode(b.data, b.len, &m, err, sizeof err), -1);
+    assert_non_null(strstr(err, "control character"));
+    buf_free(&b);
+}
+
 /* A list whose element is a bin of another size (or not a bin) cannot be read in place. */
 static void test_an_id_list_of_odd_elements_is_refused(void **state)
 {
@@ -329,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_ready_lists_sessions_read_in_place),
         cmocka_unit_test(test_sessions_message_round_trip),
         cmocka_unit_test(test_an_id_list_of_odd_elements_is_refused),
+        cmocka_unit_test(test_a_reason_carries_no_control_character),
         cmocka_unit_test(test_result_carries_the_session_and_snapshot),
         cmocka_unit_test(test_a_snapshot_that_is_not_a_map_is_refused),
         cmocka_unit_test(test_worker_sessions_frame_is_parsed),
