@@ -132,6 +132,11 @@ $(BUILD)/tests/test_zmsg: tests/unit/test_zmsg.c executor-node/zmsg.c executor-n
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS)
 
+# the node's book of its sessions (issue 12) lives in executor-node/ too
+$(BUILD)/tests/test_node_sessions: tests/unit/test_node_sessions.c executor-node/node_sessions.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS)
+
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 

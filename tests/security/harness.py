@@ -60,7 +60,8 @@ class Executor:
 
     def run(self, code, service="python.basic", kind="exec", wall_ms=5000, cpu_ms=0,
             memory_mb=0, output_bytes=0, inspect=(), stdin=None, allowed_imports=(), timeout=60,
-            files=None, tenant="attacker", session=None, new_session=None, snapshot=None):
+            files=None, tenant="attacker", session=None, new_session=None, snapshot=None,
+            idle_timeout_s=None):
         """files: {path: bytes or str} for the job's workspace (PROTOCOL.md §4). session: the
         session (16 bytes) the job runs in; new_session: the id a session_new/fork/restore
         makes (issue 12)."""
@@ -78,6 +79,8 @@ class Executor:
                 job[key] = route[key] = value
         if snapshot is not None:
             job["snapshot"] = snapshot
+        if idle_timeout_s is not None:
+            job["idle_timeout_s"] = idle_timeout_s
         jid = uuid.uuid4().bytes
         self._pump(0)  # catch up: the node may have re-registered while we were idle
         self.sock.send_multipart([self.identity, b"SPW1", b"\x04", service.encode(), jid,
@@ -93,11 +96,12 @@ class Executor:
                 raise RuntimeError("executor died: %s" % self.output())
         raise TimeoutError("no result in %ss for %r" % (timeout, code[:80]))
 
-    def new_session(self, service="python.basic", tenant="attacker", memory_mb=0):
+    def new_session(self, service="python.basic", tenant="attacker", memory_mb=0,
+                    idle_timeout_s=None):
         """A new session's id (issue 12)."""
         sid = uuid.uuid4().bytes
         r = self.run("", service=service, kind="session_new", tenant=tenant, new_session=sid,
-                     memory_mb=memory_mb)
+                     memory_mb=memory_mb, idle_timeout_s=idle_timeout_s)
         assert r["status"] == "ok", (r.get("error"), self.output()[-2000:])
         return sid
 
