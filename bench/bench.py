@@ -9,6 +9,8 @@ Runs, one after the other on this machine, each variant at each concurrency on e
   (c) subprocess  build/bench/spawn_load: a fresh /usr/bin/python3 per execution
   broker only     bench/broker_bench.sh (stub executors that answer at once), run from a copy
                   so that its own results file is left alone
+  sessions        on (b)'s farm: print(1) as a session's cell, and fork_session latency
+                  (bench/bench_sessions.py, issue 12)
 
 then writes <out>/<date>.json and <out>/latest.json (the shape issue 7 gives, plus cpu,
 samples, targets, broker_only, run) and prints a table; full and quick runs also put the
@@ -27,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import bench_sessions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("SNAKEPIT_BIN", os.path.join(ROOT, "build/bin"))
@@ -170,7 +174,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def bench_farm(m, tmp, slots):
+def bench_farm(m, tmp, slots, mode="full", sessions=True):
     state = os.path.join(tmp, "farm")
     os.mkdir(state)
     port = free_port()
@@ -198,6 +202,10 @@ def bench_farm(m, tmp, slots):
         lines = run_driver([f"{TOOLS}/http_load"] + url + common_args(m) + m["snippets"], f"{tmp}/farm.log")
         paced = run_driver([f"{TOOLS}/http_load"] + url + paced_args(m) + m["snippets"][:1], f"{tmp}/farm.log")
         lines += [dict(l, paced=True) for l in paced]
+        if sessions:
+            cells, forks = bench_sessions.run(m, mode, tmp, state, port, up.pid, BIN, TOOLS, run_driver,
+                                              common_args, paced_args, log)
+            lines.append({"sessions": bench_sessions.report(cells, forks)})
         seen = sorted(set(seen) | set(descendants(up.pid)))
         return lines
     finally:
@@ -274,11 +282,14 @@ def dirty_paths():
 
 
 def assemble(mode, m, slots, lines_by_variant, broker, started, cmd):
-    variants, cpu, samples, memory, paced = {}, {}, {}, {}, {}
+    variants, cpu, samples, memory, paced, sessions = {}, {}, {}, {}, {}, None
     for variant, lines in lines_by_variant.items():
         for l in lines:
             if "memory" in l:
                 memory = l["memory"]
+                continue
+            if "sessions" in l:
+                sessions = l["sessions"]
                 continue
             if l.get("paced"):
                 paced.setdefault(variant, {})[l["snippet"]] = {
@@ -362,6 +373,7 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd):
         "samples": samples,
         "targets": targets,
         "broker_only": broker,
+        "sessions": sessions,
         "run": {"mode": mode, "command": cmd, "date": started["date"], "git": git_rev(),
                 "uncommitted_sources": dirty_paths(),
                 "duration_s": round(time.time() - started["t"], 1), "slots": slots,
@@ -428,6 +440,8 @@ def summary(r, markdown=False):
         lines.append(f"paced c1 (one call every {PACE_MS} ms, warm pool): " + "; ".join(
             f"{v} {s}: p50 {fmt(x['p50_ms'])} ms, p90 {fmt(x['p90_ms'])} ms" for v, by in pc.items()
             for s, x in by.items()))
+    if r.get("sessions"):
+        lines.append(bench_sessions.summary_line(r["sessions"]))
     b = r.get("broker_only")
     if b:
         lines.append(f"broker only (stub executors, {b.get('transport')}): median {fmt(b.get('median_jobs_per_s'))} "
@@ -472,10 +486,10 @@ def main():
     ap.add_argument("--out", help="directory for the JSON results (default: bench/results; "
                                   "smoke: build/bench/smoke)")
     ap.add_argument("--slots", type=int, default=os.cpu_count(), help="executor slots for (a) and (b)")
-    ap.add_argument("--only", help="comma-separated subset of limit,farm,subprocess,broker")
+    ap.add_argument("--only", help="comma-separated subset of limit,farm,sessions,subprocess,broker")
     a = ap.parse_args()
     m = MODES[a.mode]
-    only = set(a.only.split(",")) if a.only else {"limit", "farm", "subprocess", "broker"}
+    only = set(a.only.split(",")) if a.only else {"limit", "farm", "sessions", "subprocess", "broker"}
     out_dir = a.out or os.path.join(ROOT, "build/bench/smoke" if a.mode == "smoke" else "bench/results")
     cmd = {"full": "make bench", "quick": "make bench-quick", "smoke": "make bench-smoke"}[a.mode]
     if a.only or a.slots != os.cpu_count():
@@ -494,7 +508,7 @@ def main():
 
     signal.signal(signal.SIGTERM, interrupted)
     try:
-        steps = [("limit", lambda: bench_limit(m, tmp, a.slots)), ("farm", lambda: bench_farm(m, tmp, a.slots)),
+        steps = [("limit", lambda: bench_limit(m, tmp, a.slots)), ("farm", lambda: bench_farm(m, tmp, a.slots, a.mode, "sessions" in only)),
                  ("subprocess", lambda: bench_subprocess(m, tmp))]
         for name, step in steps:
             if name in only:

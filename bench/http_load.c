@@ -9,12 +9,16 @@
  * one call in flight (HTTP/1.1 without pipelining), so C calls are outstanding at once.
  *
  *   http_load --url http://127.0.0.1:PORT/mcp --key KEY [--cpu-root PID]
- *             [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS] SNIPPET...
+ *             [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS]
+ *             [--sessions] SNIPPET...
  *
  * A call counts as done when the answer is HTTP 200 with a JSON-RPC result whose isError is
  * false (status `ok`); anything else is an error. With --cpu-root, the CPU of that process
  * and its descendants (snakepit up: Redis, broker, executor, zygote and jobs, front-end) is
- * reported per execution. Loopback only. */
+ * reported per execution. With --sessions (issue 12), each connection first makes a session of
+ * its own (create_session, python.basic) and every call is a cell in it (execute_code with
+ * session_id): C calls across C sessions; the sessions are closed after each configuration.
+ * Loopback only. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,6 +46,7 @@
 
 typedef struct {
     int      fd;
+    char     session[64]; /* --sessions: its session's id */
     buf_t    out;        /* the request being written */
     size_t   out_off;
     buf_t    in;         /* what has arrived */
@@ -70,6 +75,7 @@ static struct {
     double             seconds, warmup, drain;
     long               window_answers;
     double             pace_ms;
+    int                sessions; /* --sessions: every connection's calls are cells of its session */
 } G;
 
 
@@ -223,12 +229,50 @@ static int s_session(void)
 
 /* ---- one configuration --------------------------------------------------------------------- */
 
-static void s_call(conn_t *c, const char *code_json, uint64_t now)
+/* --sessions: a session for c (0), or -1 with the farm's answer on stderr. */
+static int s_open_session(conn_t *c)
 {
+    response_t r;
     char *json = NULL;
     if (asprintf(&json, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
-                        "{\"name\":\"execute_code\",\"arguments\":{\"code\":%s}}}",
-                 ++G.rpc_id, code_json) < 0)
+                        "{\"name\":\"create_session\",\"arguments\":{\"profile\":\"python.basic\","
+                        "\"memory_limit\":128}}}",
+                 ++G.rpc_id) < 0)
+        abort();
+    int rc = s_exchange(json, &r);
+    free(json);
+    const char *p = rc == 0 && r.body ? strstr(r.body, "\"session_id\":\"") : NULL;
+    if (!p || sscanf(p + 14, "%63[^\"]", c->session) != 1) {
+        fprintf(stderr, "http_load: create_session failed (HTTP %d): %.300s\n", r.status,
+                r.body ? r.body : "");
+        free(r.body);
+        return -1;
+    }
+    free(r.body);
+    return 0;
+}
+
+static void s_close_session(conn_t *c)
+{
+    response_t r;
+    char *json = NULL;
+    if (!c->session[0]) return;
+    if (asprintf(&json, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
+                        "{\"name\":\"close_session\",\"arguments\":{\"session_id\":\"%s\"}}}",
+                 ++G.rpc_id, c->session) < 0)
+        abort();
+    if (s_exchange(json, &r) == 0) free(r.body);
+    free(json);
+    c->session[0] = '\0';
+}
+
+static void s_call(conn_t *c, const char *code_json, uint64_t now)
+{
+    char *json = NULL, with[96] = "";
+    if (c->session[0]) snprintf(with, sizeof with, ",\"session_id\":\"%s\"", c->session);
+    if (asprintf(&json, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
+                        "{\"name\":\"execute_code\",\"arguments\":{\"code\":%s%s}}}",
+                 ++G.rpc_id, code_json, with) < 0)
         abort();
     s_request(&c->out, json);
     free(json);
@@ -264,6 +308,10 @@ static void s_run_config(const char *snippet, int conc)
         buf_init(&conns[i].out);
         buf_init(&conns[i].in);
         conns[i].fd = s_connect();
+        if (G.sessions && conns[i].fd >= 0 && s_open_session(&conns[i]) < 0) {
+            close(conns[i].fd);
+            conns[i].fd = -1;
+        }
     }
     run_begin(&run, G.warmup, G.seconds, G.drain, conc, G.window_answers);
     for (int i = 0; i < conc; i++) {
@@ -372,12 +420,13 @@ static void s_run_config(const char *snippet, int conc)
              self_s * 1000.0 / (answers > 0 ? answers : 1));
     buf_t out;
     buf_init(&out);
-    latency_report(&out, "farm", snippet, conc, &run, lat, extra);
+    latency_report(&out, G.sessions ? "farm_session" : "farm", snippet, conc, &run, lat, extra);
     printf("%s\n", (const char *)out.data);
     fflush(stdout);
     buf_free(&out);
     for (int i = 0; i < conc; i++) {
         if (conns[i].fd >= 0) close(conns[i].fd);
+        s_close_session(&conns[i]);
         buf_free(&conns[i].out);
         buf_free(&conns[i].in);
     }
@@ -413,7 +462,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"url", 1, 0, 'u'},     {"key", 1, 0, 'k'},    {"cpu-root", 1, 0, 'r'},
         {"concurrency", 1, 0, 'c'}, {"seconds", 1, 0, 't'}, {"warmup", 1, 0, 'w'},
-        {"drain", 1, 0, 'd'}, {"window-answers", 1, 0, 'n'}, {"pace-ms", 1, 0, 'P'},   {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
+        {"drain", 1, 0, 'd'}, {"window-answers", 1, 0, 'n'}, {"pace-ms", 1, 0, 'P'},   {"sessions", 0, 0, 'S'}, {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -431,9 +480,10 @@ int main(int argc, char **argv)
         case 'd': G.drain = atof(optarg); break;
         case 'n': G.window_answers = atol(optarg); break;
         case 'P': G.pace_ms = atof(optarg); break;
+        case 'S': G.sessions = 1; break;
         default:
             fprintf(stderr, "usage: http_load --url http://127.0.0.1:PORT/mcp --key KEY [--cpu-root PID]\n"
-                            "                 [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS] SNIPPET...\n");
+                            "                 [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS] [--sessions] SNIPPET...\n");
             return o == 'h' ? 0 : 64;
         }
     }

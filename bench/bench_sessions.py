@@ -1,0 +1,122 @@
+"""bench/bench_sessions.py — the session variant of `make bench` (issue 12), run on the farm of
+variant (b) once its own grid is done:
+
+  cells   `print(1)` as a cell through MCP/HTTP (build/bench/http_load --sessions): paced c1 (one
+          call every PACE_MS, a warm node), and closed loops at c8 and c64, each connection with
+          a session of its own (C calls across C sessions);
+  forks   fork_session of a python.basic session that holds 20 MB and 200 MB (bytes it wrote,
+          so the pages are there to copy-on-write): the MCP round trip of each fork (admission
+          in Redis, broker, node, the zygote's clone, a new Landlock layer and a copied
+          workspace on each side), p50/p90 over FORKS forks; each fork is closed again.
+
+A tenant of its own with room for 64 sessions. Reported, never asserted.
+"""
+import json
+import subprocess
+import time
+import urllib.request
+
+FORKS = {"full": 30, "quick": 12, "smoke": 2}
+SIZES_MB = (20, 200)
+
+
+class _Mcp:
+    """Enough of an MCP client over Streamable HTTP for tools/call (JSON answers)."""
+
+    def __init__(self, url, key):
+        self.url, self.key, self.session, self.next_id = url, key, None, 1
+        self._post({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                    "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                               "clientInfo": {"name": "snakepit-bench", "version": "1"}}})
+        self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _post(self, msg):
+        h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+             "Authorization": "Bearer " + self.key}
+        if self.session:
+            h.update({"Mcp-Session-Id": self.session, "MCP-Protocol-Version": "2025-11-25"})
+        req = urllib.request.Request(self.url, json.dumps(msg).encode(), h, method="POST")
+        with urllib.request.urlopen(req, timeout=120) as r:
+            self.session = r.headers.get("Mcp-Session-Id") or self.session
+            body = r.read()
+        return json.loads(body) if body else None
+
+    def call(self, tool, args):
+        self.next_id += 1
+        r = self._post({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+                        "params": {"name": tool, "arguments": args}})
+        res = r.get("result") or {}
+        if res.get("isError") or "structuredContent" not in res:
+            raise RuntimeError(f"{tool}: {json.dumps(r)[:300]}")
+        return res["structuredContent"]
+
+
+def _pct(xs, p):
+    xs = sorted(xs)
+    return round(xs[min(len(xs) - 1, max(0, int(round(p / 100 * len(xs) + 0.5)) - 1))], 3) if xs else None
+
+
+def _forks(mcp, mode):
+    out = {}
+    for mb in SIZES_MB:
+        sid = mcp.call("create_session", {"profile": "python.basic", "memory_limit": 2 * mb + 256})["session_id"]
+        mcp.call("execute_code", {"session_id": sid, "code": f"held = b'x' * ({mb} << 20)"})
+        times = []
+        for _ in range(FORKS[mode]):
+            t0 = time.perf_counter()
+            fid = mcp.call("fork_session", {"session_id": sid})["session_id"]
+            times.append((time.perf_counter() - t0) * 1000)
+            mcp.call("close_session", {"session_id": fid})
+            # (a lineage forks at most 15 deep, but each fork here is of the same session, whose
+            # own layers grow by one per fork: start a new one before it runs out)
+            if len(times) % 12 == 0:
+                mcp.call("close_session", {"session_id": sid})
+                sid = mcp.call("create_session", {"profile": "python.basic",
+                                                  "memory_limit": 2 * mb + 256})["session_id"]
+                mcp.call("execute_code", {"session_id": sid, "code": f"held = b'x' * ({mb} << 20)"})
+        mcp.call("close_session", {"session_id": sid})
+        out[f"{mb}MB"] = {"p50_ms": _pct(times, 50), "p90_ms": _pct(times, 90), "n": len(times)}
+    return out
+
+
+def run(m, mode, tmp, state, port, cpu_root, bin_dir, tools, run_driver, common_args, paced_args, log):
+    """The session lines (variant farm_session, paced ones marked) and the fork latencies."""
+    add = subprocess.run([f"{bin_dir}/snakepit", "tenant", "add", "benchsessions", "--state-dir", state,
+                          "--rate", "1000000", "--burst", "1000000", "--max-concurrency", "100000",
+                          "--max-sessions", "200", "--max-session-memory", "1000000", "--json"],
+                         capture_output=True, text=True, timeout=30)
+    if add.returncode != 0:
+        raise RuntimeError(f"snakepit tenant add: {add.stderr.strip()}")
+    key = json.loads(add.stdout)["api_key"]
+    url = ["--url", f"http://127.0.0.1:{port}/mcp", "--key", key, "--cpu-root", str(cpu_root)]
+    cells = run_driver([f"{tools}/http_load", "--sessions"] + url + common_args(m) + ["print(1)"],
+                       f"{tmp}/farm-sessions.log")
+    paced = run_driver([f"{tools}/http_load", "--sessions"] + url + paced_args(m) + ["print(1)"],
+                       f"{tmp}/farm-sessions.log")
+    log("fork_session latency: 20 MB and 200 MB sessions")
+    forks = _forks(_Mcp(f"http://127.0.0.1:{port}/mcp", key), mode)
+    return cells + [dict(l, paced=True) for l in paced], forks
+
+
+def report(lines, forks):
+    """r["sessions"]: cells (exec/s and latencies per concurrency, paced c1) and forks."""
+    cells = {}
+    for l in lines:
+        key = "paced_c1" if l.get("paced") else f"c{l['concurrency']}"
+        cells[key] = {k: l.get(k) for k in ("exec_per_s", "p50_ms", "p90_ms", "p99_ms", "errors", "n")}
+    return {"cells": cells, "fork_ms": forks,
+            "targets": {"paced_c1_p50_ms<=0.6": (cells.get("paced_c1") or {}).get("p50_ms"),
+                        "c8_cells_per_s>=3000": (cells.get("c8") or {}).get("exec_per_s"),
+                        "fork_200MB_p50_ms<=5": (forks.get("200MB") or {}).get("p50_ms")}}
+
+
+def summary_line(s):
+    c, f = s["cells"], s["fork_ms"]
+
+    def at(k, field):
+        return (c.get(k) or {}).get(field)
+    return (f"sessions: print(1) as a cell — paced c1 p50 {at('paced_c1', 'p50_ms')} ms; "
+            f"c8 {at('c8', 'exec_per_s')} cells/s (p50 {at('c8', 'p50_ms')} ms); "
+            f"c64 {at('c64', 'exec_per_s')} cells/s (p50 {at('c64', 'p50_ms')} ms); "
+            f"fork_session p50/p90 20 MB {(f.get('20MB') or {}).get('p50_ms')}/{(f.get('20MB') or {}).get('p90_ms')} ms, "
+            f"200 MB {(f.get('200MB') or {}).get('p50_ms')}/{(f.get('200MB') or {}).get('p90_ms')} ms")
