@@ -24,15 +24,15 @@
 
 struct bsession {
     uint8_t id[ID_BYTES];
-    char tenant[65]; /* whose (route_t.tenant), from its first job seen here ("" until then) */
+    char tenant[65];      /* whose (route_t.tenant), from its first job seen here ("" until then) */
     executor_t *executor; /* NULL: not placed (yet, or any more) */
     uint64_t homeless_ms; /* monotonic: since when it has had no executor */
     int was_placed;       /* it had one: its jobs left waiting are answered `lost` */
     job_t *head, *tail;   /* its waiting jobs (job->s_prev / s_next) */
     size_t waiting;
-    job_t *running;       /* its job leased to the executor, if any */
-    int ended;            /* its executor said it ended: forgotten once its last job is done */
-    int draining;         /* its waiting jobs are being answered: not forgotten meanwhile */
+    job_t *running; /* its job leased to the executor, if any */
+    int ended;      /* its executor said it ended: forgotten once its last job is done */
+    int draining;   /* its waiting jobs are being answered: not forgotten meanwhile */
     char end_reason[WIRE_MAX_REASON + 1];
 };
 

@@ -40,7 +40,7 @@ struct executor {
     /* sessions (affinity.h): the heads of the lines of its sessions that may run now, with
      * tenants taking turns; what it said of its memory and sessions (READY, SESSIONS) */
     queue_t *pinned;
-    int pinned_last;       /* its last job came from pinned: a waiting service job goes next */
+    int pinned_last; /* its last job came from pinned: a waiting service job goes next */
     uint32_t mem_free_mb;
     uint32_t max_sessions; /* 0: it keeps none */
     uint32_t sessions;

@@ -233,9 +233,9 @@ static void s_reject_malformed_submit(relay_t *r, const wire_msg_t *msg, const c
 static const char *s_refusal_type(refusal_t r)
 {
     static const char *types[REFUSE__COUNT] = {
-        "QueueFull",    "QueueFull",      "TenantQueueFull", "InflightQuota",    "NoExecutor",
-        "DuplicateJob", "DeadlinePassed", "Overloaded",      "MalformedRequest", "SessionUnknown",
-        "SessionLost",  "SessionEnded",
+        "QueueFull",        "QueueFull",      "TenantQueueFull", "InflightQuota",
+        "NoExecutor",       "DuplicateJob",   "DeadlinePassed",  "Overloaded",
+        "MalformedRequest", "SessionUnknown", "SessionLost",     "SessionEnded",
     };
     return (unsigned)r < REFUSE__COUNT ? types[r] : "Rejected";
 }

@@ -49,8 +49,8 @@ static service_t *s_service_for(sched_t *s, const char *name, uint64_t now, sche
     }
     if (!sv->executors && now - sv->orphaned_ms >= grace) {
         sched_refuse(why, REFUSE_NO_EXECUTOR, ST_REJECTED,
-                 "no executor serves service '%s' (none for %llu s)", name,
-                 (unsigned long long)((now - sv->orphaned_ms) / 1000));
+                     "no executor serves service '%s' (none for %llu s)", name,
+                     (unsigned long long)((now - sv->orphaned_ms) / 1000));
         return NULL;
     }
     return sv;
@@ -62,21 +62,21 @@ static int s_check_caps(sched_t *s, const job_t *job, sched_refusal_t *why)
     const sched_conf_t *cf = &s->conf;
     if (s->queued >= cf->max_queue)
         return sched_refuse(why, REFUSE_QUEUE_FULL, ST_REJECTED,
-                        "the broker's queue is full (%zu jobs queued)", s->queued);
+                            "the broker's queue is full (%zu jobs queued)", s->queued);
     if (s->queued_bytes + job->body_len > cf->max_queue_bytes)
         return sched_refuse(why, REFUSE_QUEUE_BYTES, ST_REJECTED,
-                        "the broker's queue is full (%zu bytes queued)", s->queued_bytes);
+                            "the broker's queue is full (%zu bytes queued)", s->queued_bytes);
     const tenant_t *t = tenants_find(s->tenants, job->route.tenant);
     if (t && t->queued >= cf->max_queue_per_tenant) {
         uint32_t quota = job->route.max_inflight;
         if (quota && t->inflight >= quota)
             return sched_refuse(why, REFUSE_INFLIGHT_QUOTA, ST_REJECTED,
-                            "tenant '%s' is at its in-flight quota (%zu running, quota %u) and "
-                            "its queue is full (%zu jobs)",
-                            t->name, t->inflight, quota, t->queued);
+                                "tenant '%s' is at its in-flight quota (%zu running, quota %u) and "
+                                "its queue is full (%zu jobs)",
+                                t->name, t->inflight, quota, t->queued);
         return sched_refuse(why, REFUSE_TENANT_QUEUE_FULL, ST_REJECTED,
-                        "tenant '%s' has too many jobs queued (%zu, cap %zu)", t->name, t->queued,
-                        cf->max_queue_per_tenant);
+                            "tenant '%s' has too many jobs queued (%zu, cap %zu)", t->name,
+                            t->queued, cf->max_queue_per_tenant);
     }
     return 0;
 }
@@ -86,7 +86,7 @@ int sched_submit(sched_t *s, client_t *c, const char *service, job_t *job, sched
     uint64_t now = s->conf.mono_ms();
     if (idmap_get(s->jobs, job->id))
         return sched_refuse(why, REFUSE_DUPLICATE, ST_REJECTED,
-                        "a job with this id is already queued or running");
+                            "a job with this id is already queued or running");
     service_t *sv = s_service_for(s, service, now, why);
     if (!sv) return -1;
     uint64_t expires = 0;
@@ -94,7 +94,7 @@ int sched_submit(sched_t *s, client_t *c, const char *service, job_t *job, sched
         uint64_t wall = s->conf.wall_ms();
         if (job->route.deadline_ms <= wall)
             return sched_refuse(why, REFUSE_EXPIRED, ST_TIMEOUT,
-                            "the job's deadline had passed when it reached the broker");
+                                "the job's deadline had passed when it reached the broker");
         expires = now + (job->route.deadline_ms - wall);
     }
     if (s_check_caps(s, job, why) < 0) return -1;

@@ -14,7 +14,9 @@
 #include "lease.h"
 #include "sched_state.h"
 
-#define LOST_REASON "session lost: its executor went away; restore a snapshot of it (restore_state_snapshot) into a new session"
+#define LOST_REASON                                                                                \
+    "session lost: its executor went away; restore a snapshot of it (restore_state_snapshot) "     \
+    "into a new session"
 
 /* ---- the line and the pinned queue ------------------------------------------------------ */
 

@@ -11,9 +11,9 @@
 #include "sched_state.h"
 
 static const char *s_refusal_names[REFUSE__COUNT] = {
-    "queue_full", "queue_bytes", "tenant_queue_full", "inflight_quota", "no_executor",
-    "duplicate",  "expired",     "overload",          "malformed",      "session_unknown",
-    "session_lost",     "session_ended",
+    "queue_full",  "queue_bytes",     "tenant_queue_full", "inflight_quota",
+    "no_executor", "duplicate",       "expired",           "overload",
+    "malformed",   "session_unknown", "session_lost",      "session_ended",
 };
 
 const char *refusal_name(refusal_t r)

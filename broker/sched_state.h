@@ -28,8 +28,8 @@ struct sched {
     size_t inflight;        /* jobs leased */
     uint64_t started_ms;    /* monotonic; the start-up grace runs from here */
     sched_stats_t stats;
-    affinity_t *affinity;   /* sessions: where each lives, and its line (sched_sessions.c) */
-    int pinned_dirty;       /* some executor's pinned queue may have work to send */
+    affinity_t *affinity; /* sessions: where each lives, and its line (sched_sessions.c) */
+    int pinned_dirty;     /* some executor's pinned queue may have work to send */
 };
 
 /* Counts a job into (sign > 0) or out of the queued totals. */

@@ -17,10 +17,12 @@
 
 #define SESSION_KEY_MAX 160
 
-#define session_key(out, tenant, id)    snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:sess:%s", tenant, id)
-#define sessions_key(out, tenant)       snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:sessions", tenant)
-#define snapshot_key(out, tenant, id)   snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snap:%s", tenant, id)
-#define snapshots_key(out, tenant)      snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snaps", tenant)
-#define snapshot_bytes_key(out, tenant) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snap_bytes", tenant)
+#define session_key(out, tenant, id) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:sess:%s", tenant, id)
+#define sessions_key(out, tenant)    snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:sessions", tenant)
+#define snapshot_key(out, tenant, id)                                                              \
+    snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snap:%s", tenant, id)
+#define snapshots_key(out, tenant) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snaps", tenant)
+#define snapshot_bytes_key(out, tenant)                                                            \
+    snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snap_bytes", tenant)
 
 #endif

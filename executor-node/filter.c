@@ -317,9 +317,12 @@ static int s_self_signal(int nr, ucontext_t *uc)
 {
     greg_t *r = uc->uc_mcontext.gregs;
     long self = syscall(SYS_getpid), target = (int)r[REG_RDI], sig;
-    if (nr == __NR_kill || nr == __NR_tkill) sig = r[REG_RSI];
-    else if (nr == __NR_tgkill && (int)r[REG_RSI] == syscall(SYS_gettid)) sig = r[REG_RDX];
-    else return 0;
+    if (nr == __NR_kill || nr == __NR_tkill)
+        sig = r[REG_RSI];
+    else if (nr == __NR_tgkill && (int)r[REG_RSI] == syscall(SYS_gettid))
+        sig = r[REG_RDX];
+    else
+        return 0;
     if (target != self) return 0;
     r[REG_RAX] = syscall(SYS_kill, 0, (int)sig);
     if (r[REG_RAX] < 0) r[REG_RAX] = -errno;

@@ -13,8 +13,8 @@ typedef struct {
     uint8_t *base; /* NULL: dry run, count only */
     size_t used;
     size_t cap;
-    int full;        /* something did not fit */
-    intptr_t delta;  /* where the reader sees base, less base: added to every pointer stored */
+    int full;       /* something did not fit */
+    intptr_t delta; /* where the reader sees base, less base: added to every pointer stored */
 } arena_t;
 
 /* A pointer as the copy's reader will see it. */
@@ -107,8 +107,7 @@ jobspec_t *jobcopy_put(const jobspec_t *job, unsigned parts, void *mem, size_t c
     return jobcopy_put_at(job, parts, mem, cap, (uintptr_t)mem);
 }
 
-jobspec_t *jobcopy_put_at(const jobspec_t *job, unsigned parts, void *mem, size_t cap,
-                          uintptr_t at)
+jobspec_t *jobcopy_put_at(const jobspec_t *job, unsigned parts, void *mem, size_t cap, uintptr_t at)
 {
     arena_t a = {mem, 0, cap, 0, (intptr_t)(at - (uintptr_t)mem)};
     jobspec_t *out = s_copy(&a, job, parts);

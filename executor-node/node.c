@@ -49,7 +49,7 @@ typedef struct {
     broker_link_t *link;
     metrics_http_t *http;
     snapshot_t *snapshot;
-    node_sessions_t *sessions; /* NULL when the node keeps none */
+    node_sessions_t *sessions;      /* NULL when the node keeps none */
     uint8_t (*ready_ids)[ID_BYTES]; /* READY's session list, filled at each READY */
     long mem_free_mb;               /* the machine's available memory, at the last tick */
     uint64_t sessions_sent_ms;      /* the last SESSIONS to the broker */
@@ -109,8 +109,9 @@ static void s_fill_ready(void *arg, ready_t *r, uint64_t *credit, const uint8_t 
     r->mem_free_mb = free_mb > 0 ? (uint32_t)free_mb : 0;
     r->max_sessions = (uint32_t)n->conf->max_sessions;
     /* a broker that restarted learns here where every session is */
-    *n_ids = n->sessions ? node_sessions_ids(n->sessions, n->ready_ids, (size_t)n->conf->max_sessions)
-                         : 0;
+    *n_ids = n->sessions
+                 ? node_sessions_ids(n->sessions, n->ready_ids, (size_t)n->conf->max_sessions)
+                 : 0;
     *ids = (const uint8_t(*)[ID_BYTES])n->ready_ids;
 }
 
@@ -255,7 +256,8 @@ static void s_on_session(void *arg, int zi, const zmsg_t *msg)
         n->metrics.sessions_started++;
         break;
     case ZS_DOWN:
-        if (node_sessions_get(n->sessions, msg->id)) exec_metrics_session_end(&n->metrics, z->reason);
+        if (node_sessions_get(n->sessions, msg->id))
+            exec_metrics_session_end(&n->metrics, z->reason);
         node_sessions_down(n->sessions, msg->id, z->reason);
         break;
     case ZS_MEMORY:

@@ -27,13 +27,14 @@ typedef struct {
     char metrics[128];            /* HOST:PORT for /metrics, "off" for none */
     char redis[PATH_MAX + 16];    /* where to publish the snapshot; empty for none */
     /* sessions (issue 12): node_sessions.h decides their time, sessions.h keeps them */
-    long max_sessions;          /* kept at once on this node; 0: none */
-    long session_pool;          /* children kept forked ahead for new sessions, per zygote */
-    long session_idle_s;        /* a session's idle timeout when it names none */
-    long session_max_idle_s;    /* the longest one it may name */
-    long session_grace_ms;      /* a cell past its timeout: KeyboardInterrupt, then kill this long after */
+    long max_sessions;       /* kept at once on this node; 0: none */
+    long session_pool;       /* children kept forked ahead for new sessions, per zygote */
+    long session_idle_s;     /* a session's idle timeout when it names none */
+    long session_max_idle_s; /* the longest one it may name */
+    long session_grace_ms; /* a cell past its timeout: KeyboardInterrupt, then kill this long after
+                            */
     long session_evict_free_mb; /* evict idle sessions, least recently used first, below this */
-    long session_memory_mb;     /* ... or while sessions hold more than this together (0: no budget) */
+    long session_memory_mb; /* ... or while sessions hold more than this together (0: no budget) */
 } node_conf_t;
 
 void node_conf_defaults(node_conf_t *conf);

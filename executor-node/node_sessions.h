@@ -20,21 +20,21 @@ typedef struct node_sessions node_sessions_t;
 
 typedef struct {
     uint8_t id[ID_BYTES];
-    int zygote;         /* the index of the zygote holding it */
+    int zygote; /* the index of the zygote holding it */
     char tenant[65];
     long idle_timeout_s;
-    long memory_mb;       /* its limit */
-    uint64_t memory_kb;   /* in use, as last measured */
+    long memory_mb;        /* its limit */
+    uint64_t memory_kb;    /* in use, as last measured */
     uint64_t last_used_ms; /* monotonic: when its last job ended (or it began) */
-    int busy;             /* a job of it is in a slot */
-    int ending;           /* asked to end; waiting for its zygote's word */
+    int busy;              /* a job of it is in a slot */
+    int ending;            /* asked to end; waiting for its zygote's word */
 } nsession_t;
 
 typedef struct {
-    long max_sessions;       /* on this node */
-    long evict_free_mb;      /* evict idle sessions while the machine has less free than this */
-    long memory_budget_mb;   /* ... or while sessions hold more than this together (0: none) */
-    size_t ended_kept;       /* how many ended sessions' reasons are remembered */
+    long max_sessions;     /* on this node */
+    long evict_free_mb;    /* evict idle sessions while the machine has less free than this */
+    long memory_budget_mb; /* ... or while sessions hold more than this together (0: none) */
+    size_t ended_kept;     /* how many ended sessions' reasons are remembered */
 } node_sessions_conf_t;
 
 node_sessions_t *node_sessions_new(const node_sessions_conf_t *conf);
@@ -46,8 +46,8 @@ uint64_t node_sessions_memory_kb(const node_sessions_t *self); /* all of them, a
 int node_sessions_full(const node_sessions_t *self);
 
 /* A zygote's news (zmsg.h's ZM_SESSION). up: a new session in zygote zi. */
-void node_sessions_up(node_sessions_t *self, const uint8_t id[ID_BYTES], int zi,
-                      const char *tenant, long idle_timeout_s, long memory_mb, uint64_t now_ms);
+void node_sessions_up(node_sessions_t *self, const uint8_t id[ID_BYTES], int zi, const char *tenant,
+                      long idle_timeout_s, long memory_mb, uint64_t now_ms);
 void node_sessions_down(node_sessions_t *self, const uint8_t id[ID_BYTES], const char *reason);
 /* The session with this id when it is tenant's; NULL otherwise (another tenant's is unknown). */
 nsession_t *node_sessions_of(node_sessions_t *self, const uint8_t id[ID_BYTES], const char *tenant);

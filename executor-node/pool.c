@@ -82,9 +82,9 @@ static int s_workspace_for(pool_t *self, child_t *c)
 {
     const child_env_t *env = self->conf.env;
     char err[256];
-    int rc = c->session_capable ? workspace_make_lineage(self->conf.ws, c->ws_base, c->ws_dir, err,
-                                                          sizeof err)
-                                : workspace_make(self->conf.ws, c->ws_dir, err, sizeof err);
+    int rc = c->session_capable
+                 ? workspace_make_lineage(self->conf.ws, c->ws_base, c->ws_dir, err, sizeof err)
+                 : workspace_make(self->conf.ws, c->ws_dir, err, sizeof err);
     if (rc < 0) {
         log_error("event=workspace_failed error=\"%s\"", err);
         c->ws_dir[0] = c->ws_base[0] = '\0';
@@ -92,8 +92,8 @@ static int s_workspace_for(pool_t *self, child_t *c)
     }
     const char *rule = c->session_capable ? c->ws_base : c->ws_dir;
     if ((env->sb->layers & LAYER_LANDLOCK) &&
-        (c->landlock_fd = landlock_ruleset(env->sb->landlock_abi, env->profile, rule, err,
-                                           sizeof err)) < 0) {
+        (c->landlock_fd =
+             landlock_ruleset(env->sb->landlock_abi, env->profile, rule, err, sizeof err)) < 0) {
         log_error("event=workspace_failed error=\"%s\"", err);
         workspace_remove(self->conf.ws, c->ws_dir);
         if (c->ws_base[0]) workspace_remove_tree(self->conf.ws, c->ws_base);

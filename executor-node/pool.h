@@ -35,10 +35,10 @@ typedef struct {
     int sock; /* our end of its socketpair: wake byte out, done byte in */
     area_t area;
     uintptr_t area_seen_at; /* where the child maps its area, when not where we do (a clone) */
-    char ws_dir[WORKSPACE_PATH_MAX]; /* its workspace directory; "" in other profiles */
+    char ws_dir[WORKSPACE_PATH_MAX];  /* its workspace directory; "" in other profiles */
     char ws_base[WORKSPACE_PATH_MAX]; /* pooled for a session: the directory its Landlock rule
                                          names, with ws_dir mounted inside it (sessions.h) */
-    int landlock_fd; /* its own Landlock ruleset until forked (workspace profiles) */
+    int landlock_fd;          /* its own Landlock ruleset until forked (workspace profiles) */
     int session_capable;      /* pooled for a session (pool_fork_session) */
     struct zsession *session; /* its session while it is one's process; the session owns its
                                  directories then, and hears of its end (pool_conf_t) */
@@ -120,8 +120,8 @@ void pool_on_done(pool_t *self, child_t *c); /* c's socket is readable */
 size_t pool_slots(const pool_t *self);
 child_t *pool_child(pool_t *self, size_t i);
 size_t pool_count(const pool_t *self, child_state_t state);
-size_t pool_ready(const pool_t *self);   /* idle children waiting for a job, layers in place */
+size_t pool_ready(const pool_t *self); /* idle children waiting for a job, layers in place */
 size_t pool_idle(const pool_t *self, int session_capable); /* idle ones of a kind */
-uint64_t pool_forks(const pool_t *self); /* since start */
+uint64_t pool_forks(const pool_t *self);                   /* since start */
 
 #endif

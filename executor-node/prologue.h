@@ -22,10 +22,10 @@
 #include <sys/types.h>
 
 typedef struct {
-    pid_t self;       /* signals may go here (and to 0) */
-    int session;      /* the session rules below apply */
-    uint64_t site;    /* the address the fork's clone returns to */
-    int wake_fd;      /* the only fd recvmsg may read */
+    pid_t self;    /* signals may go here (and to 0) */
+    int session;   /* the session rules below apply */
+    uint64_t site; /* the address the fork's clone returns to */
+    int wake_fd;   /* the only fd recvmsg may read */
 } prologue_t;
 
 /* The prologue into out (cap instructions); it ends by falling through to whatever follows

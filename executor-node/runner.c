@@ -167,10 +167,9 @@ static void s_kv_images(mpw_t *w, PyObject *images, int truncated)
 static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"status",           "result",   "variables", "error_type",
-                             "error_message",    "traceback", "line",     "validation",
-                             "images",           "images_truncated",      "snapshot",
-                             "summary",          NULL};
+    static char *kwlist[] = {"status",    "result",  "variables",  "error_type", "error_message",
+                             "traceback", "line",    "validation", "images",     "images_truncated",
+                             "snapshot",  "summary", NULL};
     const char *status;
     PyObject *result = NULL, *variables = NULL, *etype = NULL, *emsg = NULL, *tb = NULL,
              *validation = NULL, *images = NULL, *snapshot = NULL, *summary = NULL;
@@ -186,7 +185,8 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
     mpw_t w;
     mpw_init(&w, &out);
     int with_images = images && images != Py_None;
-    int with_snapshot = snapshot && snapshot != Py_None, with_summary = summary && summary != Py_None;
+    int with_snapshot = snapshot && snapshot != Py_None,
+        with_summary = summary && summary != Py_None;
     mpw_map(&w, 5 + (with_images ? 2 : 0) + (uint32_t)with_snapshot + (uint32_t)with_summary);
     mpw_kv_str(&w, "status", status);
     s_kv_text(&w, "result", result);
@@ -252,9 +252,10 @@ static PyObject *s_module_init(void)
 {
     PyObject *m = PyModule_Create(&s_module);
     /* A BaseException: `except Exception` in the user's code does not swallow it. */
-    s_output_limit_exc = m ? PyErr_NewException("_snakepit.OutputLimit", PyExc_BaseException, NULL)
-                           : NULL;
-    if (m && (!s_output_limit_exc || PyModule_AddObjectRef(m, "OutputLimit", s_output_limit_exc) < 0))
+    s_output_limit_exc =
+        m ? PyErr_NewException("_snakepit.OutputLimit", PyExc_BaseException, NULL) : NULL;
+    if (m &&
+        (!s_output_limit_exc || PyModule_AddObjectRef(m, "OutputLimit", s_output_limit_exc) < 0))
         Py_CLEAR(m);
     return m;
 }

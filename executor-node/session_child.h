@@ -38,12 +38,11 @@ extern const char session_clone_site[];
  * and in workspace profiles the clone's working directory (O_PATH). */
 #define SESSION_FORK_FDS 5
 typedef struct {
-    uint32_t job_cap, stream_cap;        /* the clone's area */
-    char cwd[WORKSPACE_PATH_MAX];        /* the clone's working directory; "" without one */
+    uint32_t job_cap, stream_cap; /* the clone's area */
+    char cwd[WORKSPACE_PATH_MAX]; /* the clone's working directory; "" without one */
 } fork_msg_t;
 
 /* In a pooled child whose first job (already in its area) makes a session. Never returns. */
-_Noreturn void session_child_main(const child_env_t *env, sandbox_t *sb, area_t *area,
-                                  int wake_fd);
+_Noreturn void session_child_main(const child_env_t *env, sandbox_t *sb, area_t *area, int wake_fd);
 
 #endif

@@ -371,7 +371,7 @@ void session_fork_died(sessions_t *s, child_t *c)
     fork_op_t *f = c->session->fork;
     if (c == f->cc) {
         zsession_t *z = f->clone; /* its own reap cleans it up (sessions_gone) */
-        z->ending = 1; /* never announced: nobody to tell */
+        z->ending = 1;            /* never announced: nobody to tell */
         snprintf(z->end_reason, sizeof z->end_reason, "the fork failed");
         z->fork = NULL;
         f->clone = NULL;

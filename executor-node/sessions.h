@@ -40,15 +40,15 @@ typedef struct {
 
 typedef struct {
     pool_t *pool;
-    workspace_t *ws;          /* NULL in profiles without a workspace */
-    const child_env_t *env;   /* the profile, the layers */
-    int procfd;               /* procfs.h; -1 without */
-    long max_sessions;        /* this zygote's; the node's own cap comes first */
-    long idle_default_s;      /* a session's idle timeout when its job names none */
+    workspace_t *ws;        /* NULL in profiles without a workspace */
+    const child_env_t *env; /* the profile, the layers */
+    int procfd;             /* procfs.h; -1 without */
+    long max_sessions;      /* this zygote's; the node's own cap comes first */
+    long idle_default_s;    /* a session's idle timeout when its job names none */
     long idle_max_s;
-    int fork_ok;              /* the layers fork_session's isolation rests on are on */
-    long interrupt_grace_ms;  /* a cell's KeyboardInterrupt, then SIGKILL this long after */
-    const char *node;         /* for answers' executor field */
+    int fork_ok;             /* the layers fork_session's isolation rests on are on */
+    long interrupt_grace_ms; /* a cell's KeyboardInterrupt, then SIGKILL this long after */
+    const char *node;        /* for answers' executor field */
 } sessions_conf_t;
 
 sessions_t *sessions_new(const sessions_conf_t *conf, const sessions_io_t *io);

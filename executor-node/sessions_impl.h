@@ -28,7 +28,7 @@ typedef struct zsession {
     long idle_timeout_s;
     uint32_t cells;
     int64_t cell_since_ns; /* wall clock at its current job's start: files it wrote are newer */
-    uint32_t measured; /* cells when last measured, + 1; 0: never */
+    uint32_t measured;     /* cells when last measured, + 1; 0: never */
     uint64_t memory_kb;
     int announced; /* ZM_SESSION up went out */
     int down_sent; /* ZM_SESSION down went out (as soon as it is ending: before any answer) */
@@ -49,16 +49,16 @@ struct sessions {
 /* The session with this id, when it is tenant's (NULL tenant: anyone's); else NULL. */
 zsession_t *sessions_find(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant);
 /* A new session for child c (its lineage is taken over, or shared with a parent's: from). */
-zsession_t *sessions_add(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant,
-                         child_t *c, const zsession_t *from);
+zsession_t *sessions_add(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant, child_t *c,
+                         const zsession_t *from);
 /* res->session from z. */
 void sessions_describe(const sessions_t *s, const zsession_t *z, result_t *res);
 /* ZM_SESSION up for z, once. */
 void sessions_announce(sessions_t *s, zsession_t *z);
 /* Answers a job with a Result made here: status, error type and message; z (may be NULL)
  * fills the session part. */
-void sessions_answer(sessions_t *s, const uint8_t id[ID_BYTES], const zsession_t *z,
-                     status_t st, const char *type, const char *message, const child_t *c);
+void sessions_answer(sessions_t *s, const uint8_t id[ID_BYTES], const zsession_t *z, status_t st,
+                     const char *type, const char *message, const child_t *c);
 /* z ends with this reason: its process is killed (its reap finishes the end, sessions_gone). */
 void sessions_kill(sessions_t *s, zsession_t *z, const char *reason);
 

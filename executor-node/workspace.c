@@ -232,8 +232,9 @@ static int s_put_one(const workspace_t *ws, int root, const job_file_t *f, int r
         dfd = sub;
     }
     if (dfd < 0) goto fail;
-    int fd = openat(dfd, name, O_WRONLY | O_CREAT | (replace ? O_TRUNC : O_EXCL) | O_NOFOLLOW | O_CLOEXEC,
-                    0600);
+    int fd =
+        openat(dfd, name,
+               O_WRONLY | O_CREAT | (replace ? O_TRUNC : O_EXCL) | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) goto fail;
     rc = s_write_all(fd, f->data, f->len) < 0 || fchown(fd, ws->uid, ws->gid) < 0 ? -1 : 0;
     close(fd);
@@ -372,7 +373,10 @@ void workspace_collect(const char *dir, const jobspec_t *inputs, int64_t since_n
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return;
-    collect_t c = {.inputs = inputs, .since_ns = since_ns, .res = res, .cap = res->n_files,
+    collect_t c = {.inputs = inputs,
+                   .since_ns = since_ns,
+                   .res = res,
+                   .cap = res->n_files,
                    .budget = WALK_ENTRIES};
     s_walk(&c, fd, "", 0);
     if (res->n_files > 1) qsort(res->files, res->n_files, sizeof *res->files, s_by_path);

@@ -45,8 +45,7 @@ void workspace_remove(const workspace_t *ws, const char *dir);
 /* A child pooled for a session: a lineage's base directory (its Landlock rule names it) into
  * base, and its workspace mounted as base/w into dir (sessions.h puts its clones' workspaces
  * below the base too). */
-int workspace_make_lineage(const workspace_t *ws, char *base, char *dir, char *err,
-                           size_t errlen);
+int workspace_make_lineage(const workspace_t *ws, char *base, char *dir, char *err, size_t errlen);
 /* dir (made here, mode 0700) becomes a workspace: its own tmpfs, or a plain directory owned by
  * the children's uid. 0, or -1 with the reason (dir removed again). */
 int workspace_mount(const workspace_t *ws, const char *dir, char *err, size_t errlen);

@@ -136,8 +136,8 @@ static void s_progress_field(mpr_t *r, const char *k, uint32_t kl, zmsg_progress
         mpr_skip(r);
 }
 
-static const char *const s_session_events[] = {[ZS_UP] = "up", [ZS_DOWN] = "down",
-                                               [ZS_MEMORY] = "memory"};
+static const char *const s_session_events[] = {
+    [ZS_UP] = "up", [ZS_DOWN] = "down", [ZS_MEMORY] = "memory"};
 
 static void s_session_encode(const zmsg_t *m, mpw_t *w)
 {

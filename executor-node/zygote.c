@@ -37,9 +37,9 @@
 
 #define CHAN_FD        3
 #define MAX_CHILDREN   (1024 + 65536) /* jobs' children, and every session's process */
-#define PROGRESS_US    50000u      /* how often running jobs' output is streamed */
-#define PROGRESS_CHUNK (64u << 10) /* most bytes per stream per look */
-#define POLL_FIXED     3           /* channel, SIGCHLD, timer; then the running children */
+#define PROGRESS_US    50000u         /* how often running jobs' output is streamed */
+#define PROGRESS_CHUNK (64u << 10)    /* most bytes per stream per look */
+#define POLL_FIXED     3              /* channel, SIGCHLD, timer; then the running children */
 
 typedef struct {
     const zygote_conf_t *conf;
@@ -156,8 +156,7 @@ static void s_on_session_gone(void *arg, child_t *c, int wstatus)
 }
 
 /* sessions_io_t: a session job's answer, and its STATS when a child ran it. */
-static void s_session_answer(void *arg, const uint8_t id[ID_BYTES], result_t *res,
-                             const child_t *c)
+static void s_session_answer(void *arg, const uint8_t id[ID_BYTES], result_t *res, const child_t *c)
 {
     zygote_t *z = arg;
     s_send_result(z, id, res);
@@ -244,7 +243,8 @@ static void s_on_msg(void *arg, const zmsg_t *msg)
     }
     case ZM_SESSION_END: {
         char reason[WIRE_MAX_REASON + 1];
-        snprintf(reason, sizeof reason, "%.*s", (int)(msg->len < WIRE_MAX_REASON ? msg->len : WIRE_MAX_REASON),
+        snprintf(reason, sizeof reason, "%.*s",
+                 (int)(msg->len < WIRE_MAX_REASON ? msg->len : WIRE_MAX_REASON),
                  (const char *)msg->payload);
         if (z->sessions) sessions_end(z->sessions, msg->id, reason);
         break;
@@ -334,8 +334,8 @@ static int s_make_pool(zygote_t *z, char *err, size_t errlen)
     const zygote_conf_t *conf = z->conf;
     z->env = (child_env_t){&z->sb, z->profile, &z->touch, getpid()};
     /* running + answered-but-not-yet-reaped + pool, with room to spare */
-    size_t slots = (size_t)(2 * conf->slots + conf->pool + 2 + conf->max_sessions +
-                            conf->session_pool);
+    size_t slots =
+        (size_t)(2 * conf->slots + conf->pool + 2 + conf->max_sessions + conf->session_pool);
     pool_conf_t pc = {.slots = slots < MAX_CHILDREN ? slots : MAX_CHILDREN,
                       .job_cap = DISPATCH_JOB_CAP,
                       .stream_cap = (uint32_t)conf->stream_cap,
@@ -388,8 +388,8 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
         log_warn("event=pretouch_unavailable error=\"%s\"", why);
     else
         log_info("event=pretouch_recorded pages=%zu ranges=%zu", z->touch.pages, z->touch.n);
-    z->procfd = z->conf->max_sessions > 0 ? procfs_open((z->sb.layers & LAYER_NAMESPACES) != 0)
-                                           : -1;
+    z->procfd =
+        z->conf->max_sessions > 0 ? procfs_open((z->sb.layers & LAYER_NAMESPACES) != 0) : -1;
     if (sandbox_seal_filesystem(&z->sb, z->profile, err, errlen) < 0) return -1;
     if (z->profile->workspace) {
         /* children that drop privileges own their files as that uid; others as we are */

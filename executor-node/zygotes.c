@@ -430,7 +430,9 @@ void zygotes_cancel(zygotes_t *self, int zi, const uint8_t id[ID_BYTES])
 void zygotes_end_session(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], const char *reason)
 {
     zyg_t *z = &self->z[zi];
-    zmsg_t end = {.type = ZM_SESSION_END, .id = id, .payload = (const uint8_t *)reason,
+    zmsg_t end = {.type = ZM_SESSION_END,
+                  .id = id,
+                  .payload = (const uint8_t *)reason,
                   .len = strlen(reason)};
     if (!z->chan) return;
     zmsg_send(z->chan, &end);

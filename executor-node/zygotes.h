@@ -7,8 +7,8 @@
  * seconds, because its children share its address-space layout and hash secret: its successor
  * starts at once, and the old one serves what it holds and is closed when idle once the
  * successor is ready (idle: no job in flight and no session kept: sessions stay in the zygote
- * that made them until they end). The node above routes jobs; this module tells it what the zygotes answer
- * through hooks, and never sees the broker. Zygotes are named by a stable index. */
+ * that made them until they end). The node above routes jobs; this module tells it what the zygotes
+ * answer through hooks, and never sees the broker. Zygotes are named by a stable index. */
 #ifndef SP_ZYGOTES_H
 #define SP_ZYGOTES_H
 #include <stddef.h>

@@ -52,8 +52,7 @@ typedef struct {
 } cell_t;
 
 /* The farm's answer for a session it no longer holds, in the session's own words. */
-static void s_gone(result_t *res, const char *id, status_t st, const char *type,
-                   const char *reason)
+static void s_gone(result_t *res, const char *id, status_t st, const char *type, const char *reason)
 {
     res->status = st;
     id_parse(id, res->session.id);
@@ -173,8 +172,10 @@ static void s_on_session(void *arg, pys_status_t st, const pysession_t *s)
         if (st == PYS_UNAVAILABLE)
             snprintf(text, sizeof text, "the session store is unreachable right now; try again");
         else
-            snprintf(text, sizeof text, "no session %.40s for your tenant (create one with "
-                     "create_session)", id);
+            snprintf(text, sizeof text,
+                     "no session %.40s for your tenant (create one with "
+                     "create_session)",
+                     id);
         call_reply(p->call, tool_result(text, NULL, 1));
     }
     call_release(p->call);

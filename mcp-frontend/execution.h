@@ -36,9 +36,9 @@ typedef struct {
     execution_render_fn *render;
     execution_result_fn *on_result; /* NULL: none */
     void *on_result_arg;            /* owned by the hook */
-    int record;       /* write sp:exec and usage (executions, not validations) */
-    int task;         /* task-augmented: answer at once with the task */
-    long task_ttl_ms; /* asked for; -1 or beyond the record's lifetime: that */
+    int record;                     /* write sp:exec and usage (executions, not validations) */
+    int task;                       /* task-augmented: answer at once with the task */
+    long task_ttl_ms;               /* asked for; -1 or beyond the record's lifetime: that */
 } execution_opts_t;
 
 /* What the end hook hears: the execution's last state, valid while the hook runs. */

@@ -12,9 +12,9 @@
 #include "../common/session_keys.h"
 #include "pysessions.h"
 
-#define CACHE_MAX      65536
-#define RECORD_TTL_S   (7L * 24 * 3600) /* an ended session's record: its reason stays this long */
-#define START_RESERVE  60000            /* ms a place is held while the session starts */
+#define CACHE_MAX     65536
+#define RECORD_TTL_S  (7L * 24 * 3600) /* an ended session's record: its reason stays this long */
+#define START_RESERVE 60000            /* ms a place is held while the session starts */
 
 /* KEYS[1] the live set, KEYS[2] the new session's record; ARGV now, id, memory_mb,
  * reserved-until, max_sessions, max_memory_mb, the records' key prefix. The expired leave the
@@ -34,15 +34,14 @@ static const char s_admit_lua[] =
     "return {1, 'ok', #ids}\n";
 
 /* KEYS[1] the live set; ARGV now, the records' key prefix. Every live record, flattened. */
-static const char s_list_lua[] =
-    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n"
-    "local out = {}\n"
-    "for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"
-    "  local h = redis.call('HGETALL', ARGV[2] .. sid)\n"
-    "  table.insert(out, sid)\n"
-    "  table.insert(out, h)\n"
-    "end\n"
-    "return out\n";
+static const char s_list_lua[] = "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n"
+                                 "local out = {}\n"
+                                 "for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"
+                                 "  local h = redis.call('HGETALL', ARGV[2] .. sid)\n"
+                                 "  table.insert(out, sid)\n"
+                                 "  table.insert(out, h)\n"
+                                 "end\n"
+                                 "return out\n";
 
 typedef struct {
     char tenant[65];
@@ -130,18 +129,30 @@ static int s_parse(const redisReply *r, const char *id, pysession_t *s)
         const redisReply *k = r->element[i], *v = r->element[i + 1];
         if (k->type != REDIS_REPLY_STRING) continue;
         const char *f = k->str;
-        if (!strcmp(f, "profile")) s_str(s->profile, sizeof s->profile, v);
-        else if (!strcmp(f, "memory_mb")) s->memory_mb = s_long(v);
-        else if (!strcmp(f, "idle_timeout_s")) s->idle_timeout_s = s_long(v);
-        else if (!strcmp(f, "state")) s->ended = v->type == REDIS_REPLY_STRING && !strcmp(v->str, "ended");
-        else if (!strcmp(f, "end_reason")) s_str(s->end_reason, sizeof s->end_reason, v);
-        else if (!strcmp(f, "created_ms")) s->created_ms = (uint64_t)s_long(v);
-        else if (!strcmp(f, "last_used_ms")) s->last_used_ms = (uint64_t)s_long(v);
-        else if (!strcmp(f, "cells")) s->cells = s_long(v);
-        else if (!strcmp(f, "memory_kb")) s->memory_kb = (uint64_t)s_long(v);
-        else if (!strcmp(f, "parent")) s_str(s->parent, sizeof s->parent, v);
-        else if (!strcmp(f, "restored_from")) s_str(s->restored_from, sizeof s->restored_from, v);
-        else if (!strcmp(f, "last_snapshot")) s_str(s->last_snapshot, sizeof s->last_snapshot, v);
+        if (!strcmp(f, "profile"))
+            s_str(s->profile, sizeof s->profile, v);
+        else if (!strcmp(f, "memory_mb"))
+            s->memory_mb = s_long(v);
+        else if (!strcmp(f, "idle_timeout_s"))
+            s->idle_timeout_s = s_long(v);
+        else if (!strcmp(f, "state"))
+            s->ended = v->type == REDIS_REPLY_STRING && !strcmp(v->str, "ended");
+        else if (!strcmp(f, "end_reason"))
+            s_str(s->end_reason, sizeof s->end_reason, v);
+        else if (!strcmp(f, "created_ms"))
+            s->created_ms = (uint64_t)s_long(v);
+        else if (!strcmp(f, "last_used_ms"))
+            s->last_used_ms = (uint64_t)s_long(v);
+        else if (!strcmp(f, "cells"))
+            s->cells = s_long(v);
+        else if (!strcmp(f, "memory_kb"))
+            s->memory_kb = (uint64_t)s_long(v);
+        else if (!strcmp(f, "parent"))
+            s_str(s->parent, sizeof s->parent, v);
+        else if (!strcmp(f, "restored_from"))
+            s_str(s->restored_from, sizeof s->restored_from, v);
+        else if (!strcmp(f, "last_snapshot"))
+            s_str(s->last_snapshot, sizeof s->last_snapshot, v);
     }
     return s->profile[0] ? 0 : -1;
 }
@@ -206,14 +217,18 @@ static void s_on_admit(void *arg, redisReply *r)
     } else if (r->element[0]->integer == 1) {
         a->fn(a->arg, 1, NULL);
     } else {
-        int memory = r->element[1]->type == REDIS_REPLY_STRING && !strcmp(r->element[1]->str, "memory");
+        int memory =
+            r->element[1]->type == REDIS_REPLY_STRING && !strcmp(r->element[1]->str, "memory");
         if (memory)
-            snprintf(why, sizeof why, "your sessions already hold %lld MB of your %ld MB "
-                     "(max_session_memory_mb); close one first", r->element[2]->integer,
-                     a->tenant->max_session_memory_mb);
+            snprintf(why, sizeof why,
+                     "your sessions already hold %lld MB of your %ld MB "
+                     "(max_session_memory_mb); close one first",
+                     r->element[2]->integer, a->tenant->max_session_memory_mb);
         else
-            snprintf(why, sizeof why, "you have %lld sessions, your maximum (max_sessions %ld); "
-                     "close one first", r->element[2]->integer, a->tenant->max_sessions);
+            snprintf(why, sizeof why,
+                     "you have %lld sessions, your maximum (max_sessions %ld); "
+                     "close one first",
+                     r->element[2]->integer, a->tenant->max_sessions);
         a->fn(a->arg, 0, why);
     }
     free(a);
@@ -230,7 +245,8 @@ void pysessions_admit(pysessions_t *self, const tenant_t *t, const char *id, lon
     session_key(prefix, t->name, "");
     snprintf(now, sizeof now, "%llu", (unsigned long long)wall);
     snprintf(mem, sizeof mem, "%ld", memory_mb);
-    snprintf(until, sizeof until, "%llu", (unsigned long long)(wall + START_RESERVE + (uint64_t)idle_s * 1000));
+    snprintf(until, sizeof until, "%llu",
+             (unsigned long long)(wall + START_RESERVE + (uint64_t)idle_s * 1000));
     snprintf(max_n, sizeof max_n, "%ld", t->max_sessions);
     snprintf(max_mem, sizeof max_mem, "%ld", t->max_session_memory_mb);
     const char *args[] = {live, rec, now, id, mem, until, max_n, max_mem, prefix};
@@ -274,7 +290,8 @@ void pysessions_opened(pysessions_t *self, const tenant_t *t, const pysession_t 
                  rec, t->name, s->profile, (unsigned long long)s->created_ms,
                  (unsigned long long)s->last_used_ms, s->memory_mb, s->idle_timeout_s,
                  (unsigned long long)s->memory_kb, s->parent, s->restored_from);
-    s_expiry(self, t, s->id, s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, s->idle_timeout_s);
+    s_expiry(self, t, s->id, s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000,
+             s->idle_timeout_s);
     s_cache(self, t, s);
 }
 
@@ -338,15 +355,15 @@ const char *pysession_iso(uint64_t ms, char out[32])
 json_t *pysession_json(const pysession_t *s)
 {
     char created[32], used[32], expires[32];
-    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "session_id", s->id, "profile",
-                          s->profile, "created", pysession_iso(s->created_ms, created), "last_used",
-                          pysession_iso(s->last_used_ms, used), "cells", (json_int_t)s->cells,
-                          "memory_in_use_mb", (json_int_t)((s->memory_kb + 512) / 1024),
-                          "memory_limit_mb", (json_int_t)s->memory_mb, "idle_timeout_s",
-                          (json_int_t)s->idle_timeout_s, "expires_at",
-                          pysession_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000,
-                                        expires));
-    json_object_set_new(o, "parent_session_id", s->parent[0] ? json_string(s->parent) : json_null());
+    json_t *o = json_pack(
+        "{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "session_id", s->id, "profile", s->profile,
+        "created", pysession_iso(s->created_ms, created), "last_used",
+        pysession_iso(s->last_used_ms, used), "cells", (json_int_t)s->cells, "memory_in_use_mb",
+        (json_int_t)((s->memory_kb + 512) / 1024), "memory_limit_mb", (json_int_t)s->memory_mb,
+        "idle_timeout_s", (json_int_t)s->idle_timeout_s, "expires_at",
+        pysession_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires));
+    json_object_set_new(o, "parent_session_id",
+                        s->parent[0] ? json_string(s->parent) : json_null());
     return o;
 }
 
@@ -366,8 +383,8 @@ static void s_on_list(void *arg, redisReply *r)
     json_t *out = json_array();
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
         pysession_t s;
-        if (r->element[i]->type == REDIS_REPLY_STRING && s_parse(r->element[i + 1], r->element[i]->str, &s) == 0 &&
-            !s.ended)
+        if (r->element[i]->type == REDIS_REPLY_STRING &&
+            s_parse(r->element[i + 1], r->element[i]->str, &s) == 0 && !s.ended)
             json_array_append_new(out, pysession_json(&s));
     }
     l->fn(l->arg, out);

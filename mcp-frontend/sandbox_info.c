@@ -40,18 +40,20 @@ static json_t *s_sessions(const tenant_t *t)
         "cell, and globals, imports, figures and workspace files persist",
         "tools", "create_session", "fork_session", "close_session", "list_sessions",
         "create_state_snapshot", "restore_state_snapshot", "list_state_snapshots",
-        "delete_state_snapshot", "resource", "sandbox://sessions/{id}", "fork_depth", (json_int_t)15,
-        "timeouts",
+        "delete_state_snapshot", "resource", "sandbox://sessions/{id}", "fork_depth",
+        (json_int_t)15, "timeouts",
         "a cell past its timeout gets KeyboardInterrupt and the session lives on; one that does "
         "not stop within a grace is killed with its session",
-        "ends", "closed; idle past idle_timeout; a cell over the session's memory_limit; the "
+        "ends",
+        "closed; idle past idle_timeout; a cell over the session's memory_limit; the "
         "least recently used idle ones when a node runs short of memory; its node's loss (save "
         "snapshots: they outlive nodes)");
-    json_object_set_new(o, "snapshots",
-                        json_pack("{s:I,s:I,s:s}", "max_variables_mb", (json_int_t)4,
-                                  "max_files_mb", (json_int_t)8, "holds",
-                                  "workspace files (path, size, mtime, SHA-256, content) and "
-                                  "picklable variables; what cannot be pickled is listed with why"));
+    json_object_set_new(
+        o, "snapshots",
+        json_pack("{s:I,s:I,s:s}", "max_variables_mb", (json_int_t)4, "max_files_mb", (json_int_t)8,
+                  "holds",
+                  "workspace files (path, size, mtime, SHA-256, content) and "
+                  "picklable variables; what cannot be pickled is listed with why"));
     if (t)
         json_object_set_new(o, "your_limits",
                             json_pack("{s:I,s:I,s:I,s:I,s:I}", "max_sessions",

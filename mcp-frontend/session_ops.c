@@ -44,7 +44,7 @@ void sop_fail(call_t *c, const char *fmt, ...)
 void sop_fail_result(call_t *c, const char *what, const result_t *res)
 {
     sop_fail(c, "%s: %s: %s", what, status_name(res->status),
-           res->error.present && res->error.message ? res->error.message : "no reason given");
+             res->error.present && res->error.message ? res->error.message : "no reason given");
 }
 
 /* The session as create_session and fork_session describe it. */
@@ -56,8 +56,8 @@ static json_t *s_described(const pysession_t *s, const profile_t *p, long forks_
         "limits", "memory_mb", (json_int_t)s->memory_mb, "idle_timeout_s",
         (json_int_t)s->idle_timeout_s, "timeout_s", (json_int_t)(p->defaults.wall_ms / 1000),
         "max_timeout_s", (json_int_t)(p->max.wall_ms / 1000), "expires_at",
-        pysession_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires),
-        "forks_left", (json_int_t)forks_left);
+        pysession_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires), "forks_left",
+        (json_int_t)forks_left);
     if (s->parent[0]) json_object_set_new(o, "parent_session_id", json_string(s->parent));
     return o;
 }
@@ -157,4 +157,3 @@ void sop_with_session(call_t *c, json_t *args, op_step_fn *step, void *extra)
     *f = (found_t){op, step};
     pysessions_lookup(c->fe->pysessions, c->tenant, id, s_on_found, f);
 }
-

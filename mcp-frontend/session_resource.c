@@ -110,8 +110,7 @@ int session_resource_read(call_t *c, const char *uri)
     uint8_t raw[ID_BYTES];
     if (strncmp(uri, SESSION_URI_BASE, n) != 0) return 0;
     if (id_parse(uri + n, raw) < 0) {
-        call_error(c, RPC_RESOURCE_NOT_FOUND, "Resource not found",
-                   json_pack("{s:s}", "uri", uri));
+        call_error(c, RPC_RESOURCE_NOT_FOUND, "Resource not found", json_pack("{s:s}", "uri", uri));
         return 1;
     }
     read_t *r = xcalloc(1, sizeof *r);

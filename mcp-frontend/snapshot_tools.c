@@ -61,18 +61,18 @@ static json_t *s_meta(const char *id, const pysession_t *s, const char *descript
         const snapshot_file_t *f = &v.files[i];
         sha256_hex(f->data, f->len, hex);
         json_array_append_new(
-            files, json_pack("{s:s,s:I,s:s,s:I,s:s,s:I}", "path", f->path, "size",
-                             (json_int_t)f->len, "mtime",
-                             pysession_iso((uint64_t)(f->mtime_ns / 1000000), iso), "mtime_ns",
-                             (json_int_t)f->mtime_ns, "sha256", hex, "mode", (json_int_t)f->mode));
+            files,
+            json_pack("{s:s,s:I,s:s,s:I,s:s,s:I}", "path", f->path, "size", (json_int_t)f->len,
+                      "mtime", pysession_iso((uint64_t)(f->mtime_ns / 1000000), iso), "mtime_ns",
+                      (json_int_t)f->mtime_ns, "sha256", hex, "mode", (json_int_t)f->mode));
     }
-    json_t *m = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:o,s:o,s:o}", "snapshot_id", id,
-                          "session_id", s->id, "description", description ? description : "",
-                          "created", pysession_iso(clock_wall_ms(), iso), "profile", s->profile,
-                          "memory_mb", (json_int_t)s->memory_mb, "idle_timeout_s",
-                          (json_int_t)s->idle_timeout_s, "bytes", (json_int_t)res->snapshot_len,
-                          "variables", n.names, "imports", n.imports, "skipped", n.skipped,
-                          "files", files);
+    json_t *m =
+        json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:o,s:o,s:o}", "snapshot_id", id,
+                  "session_id", s->id, "description", description ? description : "", "created",
+                  pysession_iso(clock_wall_ms(), iso), "profile", s->profile, "memory_mb",
+                  (json_int_t)s->memory_mb, "idle_timeout_s", (json_int_t)s->idle_timeout_s,
+                  "bytes", (json_int_t)res->snapshot_len, "variables", n.names, "imports",
+                  n.imports, "skipped", n.skipped, "files", files);
     snapshot_view_free(&v);
     return m;
 }
@@ -89,7 +89,8 @@ static void s_on_stored(void *arg, int ok, const char *why)
     snap_t *x = op->extra;
     if (ok) {
         char text[200];
-        pysessions_snapshotted(op->call->fe->pysessions, op->call->tenant, op->s.id, x->snapshot_id);
+        pysessions_snapshotted(op->call->fe->pysessions, op->call->tenant, op->s.id,
+                               x->snapshot_id);
         snprintf(text, sizeof text, "Saved snapshot %s of session %s (%lld bytes).", x->snapshot_id,
                  op->s.id, json_integer_value(json_object_get(x->meta, "bytes")));
         call_reply(op->call, tool_result(text, json_incref(x->meta), 0));
@@ -173,9 +174,9 @@ static json_t *s_restored(const op_t *op, const restore_t *x, const result_t *re
     json_t *sum = res->session.summary ? json_loads(res->session.summary, 0, NULL) : NULL;
     json_t *restored = json_object_get(sum, "restored"), *failed = json_object_get(sum, "failed");
     json_t *out = json_pack("{s:s,s:s,s:b,s:O,s:O,s:I}", "session_id", op->s.id, "snapshot_id",
-                            x->snapshot_id, "new_session", made,
-                            "restored", json_is_array(restored) ? restored : json_array(),
-                            "failed", json_is_array(failed) ? failed : json_array(), "files",
+                            x->snapshot_id, "new_session", made, "restored",
+                            json_is_array(restored) ? restored : json_array(), "failed",
+                            json_is_array(failed) ? failed : json_array(), "files",
                             (json_int_t)json_array_size(json_object_get(x->meta, "files")));
     json_t *skipped = json_object_get(x->meta, "skipped");
     json_object_set(out, "skipped_at_snapshot", json_is_array(skipped) ? skipped : json_array());
@@ -195,8 +196,10 @@ static void s_on_restored(void *arg, call_t *c, result_t *res)
             pysessions_used(c->fe->pysessions, c->tenant, op->s.id, res, 0);
         json_t *out = s_restored(op, x, res, made);
         char text[300];
-        snprintf(text, sizeof text, "Restored snapshot %s into %s session %s: %zu names rebound, "
-                 "%zu failed, %lld files.", x->snapshot_id, made ? "the new" : "the", op->s.id,
+        snprintf(text, sizeof text,
+                 "Restored snapshot %s into %s session %s: %zu names rebound, "
+                 "%zu failed, %lld files.",
+                 x->snapshot_id, made ? "the new" : "the", op->s.id,
                  json_array_size(json_object_get(out, "restored")),
                  json_array_size(json_object_get(out, "failed")),
                  json_integer_value(json_object_get(out, "files")));
@@ -233,9 +236,10 @@ static void s_into(op_t *op, const pysession_t *s)
     const char *profile = json_string_value(json_object_get(x->meta, "profile"));
     op->s = *s;
     if (!profile || strcmp(profile, s->profile) != 0) {
-        sop_fail(op->call, "snapshot %s was made in profile %s and session %s runs %s; restore it "
-                 "into a new session (leave session_id out)", x->snapshot_id,
-                 profile ? profile : "?", s->id, s->profile);
+        sop_fail(op->call,
+                 "snapshot %s was made in profile %s and session %s runs %s; restore it "
+                 "into a new session (leave session_id out)",
+                 x->snapshot_id, profile ? profile : "?", s->id, s->profile);
         s_restore_free(x);
         sop_op_free(op);
         return;
@@ -301,15 +305,18 @@ static void s_on_fetched(void *arg, int found, json_t *meta, const void *blob, s
     op_t *op = f->op;
     restore_t *x = op->extra;
     if (found <= 0) {
-        sop_fail(op->call, found < 0 ? "the snapshot store is unreachable right now"
-                                     : "no snapshot %s for your tenant", x->snapshot_id);
+        sop_fail(op->call,
+                 found < 0 ? "the snapshot store is unreachable right now"
+                           : "no snapshot %s for your tenant",
+                 x->snapshot_id);
         sop_op_free(op);
     } else {
         x->meta = json_incref(meta);
         x->blob = xmalloc(len ? len : 1);
         memcpy(x->blob, blob, len);
         x->len = len;
-        if (json_object_get(f->args, "session_id") && !json_is_null(json_object_get(f->args, "session_id"))) {
+        if (json_object_get(f->args, "session_id") &&
+            !json_is_null(json_object_get(f->args, "session_id"))) {
             /* the session's lookup makes an op of its own: hand the restore over to it */
             restore_t *y = xcalloc(1, sizeof *y);
             *y = *x;
@@ -392,10 +399,12 @@ static void s_on_deleted(void *arg, int deleted, int unavailable)
     if (unavailable) {
         sop_fail(d->call, "the snapshot store is unreachable right now; try again shortly");
     } else {
-        snprintf(text, sizeof text, deleted ? "Deleted snapshot %s." : "No snapshot %s for your tenant.",
-                 d->id);
-        call_reply(d->call, tool_result(text, json_pack("{s:s,s:b}", "snapshot_id", d->id, "deleted",
-                                                        deleted), !deleted));
+        snprintf(text, sizeof text,
+                 deleted ? "Deleted snapshot %s." : "No snapshot %s for your tenant.", d->id);
+        call_reply(d->call,
+                   tool_result(text,
+                               json_pack("{s:s,s:b}", "snapshot_id", d->id, "deleted", deleted),
+                               !deleted));
     }
     call_release(d->call);
     free(d);

@@ -24,13 +24,12 @@ static const char s_put_lua[] =
     "return {1, 'ok', n + 1}\n";
 
 /* KEYS: zset, hash, counter; ARGV: id. 1 when it was there. */
-static const char s_del_lua[] =
-    "local b = redis.call('HGET', KEYS[2], 'bytes')\n"
-    "if not b then return 0 end\n"
-    "redis.call('DEL', KEYS[2])\n"
-    "redis.call('ZREM', KEYS[1], ARGV[1])\n"
-    "redis.call('DECRBY', KEYS[3], b)\n"
-    "return 1\n";
+static const char s_del_lua[] = "local b = redis.call('HGET', KEYS[2], 'bytes')\n"
+                                "if not b then return 0 end\n"
+                                "redis.call('DEL', KEYS[2])\n"
+                                "redis.call('ZREM', KEYS[1], ARGV[1])\n"
+                                "redis.call('DECRBY', KEYS[3], b)\n"
+                                "return 1\n";
 
 /* KEYS: zset; ARGV: key prefix, limit, session ("" for all). The metas, newest first. */
 static const char s_list_lua[] =
@@ -88,12 +87,14 @@ static void s_on_put(void *arg, redisReply *r)
     } else if (r->element[0]->integer == 1) {
         fn(p->arg, 1, NULL);
     } else if (r->element[1]->type == REDIS_REPLY_STRING && !strcmp(r->element[1]->str, "count")) {
-        snprintf(why, sizeof why, "you keep %lld snapshots, your maximum (max_snapshots %ld); "
-                 "delete one with delete_state_snapshot", r->element[2]->integer,
-                 p->tenant->max_snapshots);
+        snprintf(why, sizeof why,
+                 "you keep %lld snapshots, your maximum (max_snapshots %ld); "
+                 "delete one with delete_state_snapshot",
+                 r->element[2]->integer, p->tenant->max_snapshots);
         fn(p->arg, 0, why);
     } else {
-        snprintf(why, sizeof why, "your snapshots hold %lld bytes and this one would pass your "
+        snprintf(why, sizeof why,
+                 "your snapshots hold %lld bytes and this one would pass your "
                  "%ld MB (max_snapshot_mb); delete some with delete_state_snapshot",
                  r->element[2]->integer, p->tenant->max_snapshot_mb);
         fn(p->arg, 0, why);
@@ -115,8 +116,8 @@ void snapshots_put(snapshots_t *self, const tenant_t *t, const char *id, json_t 
     snprintf(max_b, sizeof max_b, "%lld", (long long)t->max_snapshot_mb << 20);
     char *meta_text = json_dumps(meta, JSON_COMPACT);
     const char *session = json_string_value(json_object_get(meta, "session_id"));
-    const char *args[] = {zset, hash, counter, now, id, bytes, max_n, max_b, meta_text, blob,
-                          session ? session : ""};
+    const char *args[] = {
+        zset, hash, counter, now, id, bytes, max_n, max_b, meta_text, blob, session ? session : ""};
     size_t lens[11];
     for (int i = 0; i < 11; i++) lens[i] = i == 9 ? len : strlen(args[i]);
     pending_t *p = s_pending(t, (void (*)(void))fn, arg);
@@ -135,7 +136,8 @@ static void s_on_get(void *arg, redisReply *r)
     snapshots_get_fn *fn = (snapshots_get_fn *)p->fn;
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
         fn(p->arg, -1, NULL, NULL, 0);
-    } else if (r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_STRING) {
+    } else if (r->element[0]->type != REDIS_REPLY_STRING ||
+               r->element[1]->type != REDIS_REPLY_STRING) {
         fn(p->arg, 0, NULL, NULL, 0);
     } else {
         json_t *meta = json_loadb(r->element[0]->str, r->element[0]->len, 0, NULL);

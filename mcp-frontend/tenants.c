@@ -138,9 +138,9 @@ static void s_apply_fields(tenant_t *t, const redisReply *r)
         const redisReply *k = r->element[i], *v = r->element[i + 1];
         for (size_t q = 0; q < N_SESSION_QUOTAS && k->type == REDIS_REPLY_STRING; q++)
             if (strcmp(k->str, s_session_quotas[q].field) == 0)
-                *s_quota(t, q) = (long)s_num(v, (double)s_session_quotas[q].def,
-                                             (double)s_session_quotas[q].lo,
-                                             (double)s_session_quotas[q].hi);
+                *s_quota(t, q) =
+                    (long)s_num(v, (double)s_session_quotas[q].def, (double)s_session_quotas[q].lo,
+                                (double)s_session_quotas[q].hi);
     }
     t->rate = rate;
     t->burst = burst;

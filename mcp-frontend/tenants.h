@@ -1,10 +1,10 @@
 /* mcp-frontend/tenants.h — who is calling, and what they may do. An API key is looked up by
  * its SHA-256 (`sp:key:<hex>` → tenant name), the tenant's quotas from `sp:t:<name>` (fields
  * rate, burst, max_concurrency, max_timeout_s, max_memory_mb, profiles, and for sessions
- * max_sessions, max_session_memory_mb, max_idle_timeout_s, max_snapshots, max_snapshot_mb; missing fields take
- * the defaults below). Positive lookups are cached briefly; a miss while Redis is unreachable
- * fails closed. Tenant objects are shared by every session of the tenant and refreshed in
- * place, so a quota change reaches open sessions at the next refresh. */
+ * max_sessions, max_session_memory_mb, max_idle_timeout_s, max_snapshots, max_snapshot_mb; missing
+ * fields take the defaults below). Positive lookups are cached briefly; a miss while Redis is
+ * unreachable fails closed. Tenant objects are shared by every session of the tenant and refreshed
+ * in place, so a quota change reaches open sessions at the next refresh. */
 #ifndef SP_FE_TENANTS_H
 #define SP_FE_TENANTS_H
 #include <stdint.h>
@@ -33,7 +33,7 @@ typedef struct tenant {
     long max_concurrency;
     long max_timeout_s;
     long max_memory_mb;
-    char profiles[512];  /* comma list; empty = every profile */
+    char profiles[512]; /* comma list; empty = every profile */
     long max_sessions;
     long max_session_memory_mb;
     long max_idle_timeout_s;

@@ -28,10 +28,10 @@ static void s_on_session(void *arg, pys_status_t st, const pysession_t *s)
     if (prof)
         s_validate(p->call, p->args, prof);
     else
-        call_reply(p->call, tool_result(st == PYS_UNAVAILABLE
-                                            ? "the session store is unreachable right now"
-                                            : "no such session for your tenant",
-                                        NULL, 1));
+        call_reply(p->call,
+                   tool_result(st == PYS_UNAVAILABLE ? "the session store is unreachable right now"
+                                                     : "no such session for your tenant",
+                               NULL, 1));
     call_release(p->call);
     json_decref(p->args);
     free(p);

@@ -8,8 +8,8 @@
  *    files: [{path, data: bin, mtime_ns: int, mode: uint}]}
  *
  * A session's process writes the first three parts alone (no `v`, no files): the decoder takes
- * that too. Decoding is a view into the bytes (nothing is copied but the files' index), bounded, and
- * refuses what a snapshot cannot hold: a file path outside the workspace rule
+ * that too. Decoding is a view into the bytes (nothing is copied but the files' index), bounded,
+ * and refuses what a snapshot cannot hold: a file path outside the workspace rule
  * (jobspec_check_path), a duplicate path, more than the caps below. The pickles themselves are
  * opaque here: only a session's sandboxed process ever unpickles them. */
 #ifndef SP_SNAPSHOT_H
@@ -22,8 +22,8 @@
 #define SNAPSHOT_MAX_VARIABLES   4096
 #define SNAPSHOT_MAX_NAME        256
 #define SNAPSHOT_MAX_FILES       1024
-#define SNAPSHOT_MAX_FILES_BYTES (8u << 20)  /* what the workspace may hold to be snapshotted */
-#define SNAPSHOT_MAX_VARS_BYTES  (5u << 20)  /* pickled variables together */
+#define SNAPSHOT_MAX_FILES_BYTES (8u << 20) /* what the workspace may hold to be snapshotted */
+#define SNAPSHOT_MAX_VARS_BYTES  (5u << 20) /* pickled variables together */
 
 typedef struct {
     char path[201]; /* JOB_MAX_PATH + 1 */
@@ -62,7 +62,7 @@ void snapshot_encode_variables(const snapshot_view_t *view, buf_t *out);
 /* A whole snapshot: the variables, imports and skipped list of parts (the session process's
  * own map, decoded), the files, and more skipped entries (names and reasons, n_more). */
 void snapshot_encode(const snapshot_view_t *parts, const snapshot_file_t *files, size_t n_files,
-                     const char *const *more_names, const char *const *more_reasons,
-                     size_t n_more, buf_t *out);
+                     const char *const *more_names, const char *const *more_reasons, size_t n_more,
+                     buf_t *out);
 
 #endif

@@ -33,8 +33,8 @@ static void s_same(const snapshot_view_t *a, const snapshot_view_t *b)
             a->files_bytes == b->files_bytes && a->vars_bytes == b->vars_bytes);
     for (size_t i = 0; i < a->n_files; i++) {
         const snapshot_file_t *x = &a->files[i], *y = &b->files[i];
-        s_check(strcmp(x->path, y->path) == 0 && x->len == y->len &&
-                x->mtime_ns == y->mtime_ns && x->mode == y->mode);
+        s_check(strcmp(x->path, y->path) == 0 && x->len == y->len && x->mtime_ns == y->mtime_ns &&
+                x->mode == y->mode);
         s_check(x->len == 0 || memcmp(x->data, y->data, x->len) == 0);
     }
 }

@@ -112,7 +112,7 @@ static void test_a_sessions_jobs_go_to_its_executor_one_at_a_time(void **state)
     sched_dispatch(s);
     assert_int_equal(F->n_sent, 2);
     assert_int_equal(s_num(F->sent[1].id), 2); /* in order */
-    assert_int_equal(s_sent_to(a), 0);        /* never anywhere else */
+    assert_int_equal(s_sent_to(a), 0);         /* never anywhere else */
     s_result(s, b, 2);
     sched_dispatch(s);
     s_result(s, b, 3);
@@ -229,7 +229,7 @@ static void test_a_node_that_comes_back_keeps_its_sessions(void **state)
     s_now += 60000;
     executor_t *a = s_session_executor(s, "a", 1, 1000, 5, 1);
     sched_executor_gone(s, a, "heartbeat expired");
-    s_cell(s, c, "t", 1, 5, 0, NULL); /* waits: session 5 has no executor now */
+    s_cell(s, c, "t", 1, 5, 0, NULL);              /* waits: session 5 has no executor now */
     a = s_session_executor(s, "a", 1, 1000, 5, 1); /* the node re-registers, listing it */
     sched_dispatch(s);
     assert_int_equal(F->n_sent, 1);

@@ -158,7 +158,10 @@ static void test_route_carries_session_ids(void **state)
 static void test_ready_lists_sessions_read_in_place(void **state)
 {
     (void)state;
-    ready_t in = {.node = "n1", .n_services = 1, .slots = 2, .mem_free_mb = 3000,
+    ready_t in = {.node = "n1",
+                  .n_services = 1,
+                  .slots = 2,
+                  .mem_free_mb = 3000,
                   .max_sessions = 64},
             out;
     strcpy(in.services[0], "python.basic");
@@ -202,8 +205,8 @@ static void test_sessions_message_round_trip(void **state)
     const char *reasons[] = {"session expired after 600 s idle"};
     buf_t b;
     buf_init(&b);
-    sessions_encode(1234, 7, (const uint8_t(*)[ID_BYTES])up, 1,
-                    (const uint8_t(*)[ID_BYTES])down, reasons, 1, &b);
+    sessions_encode(1234, 7, (const uint8_t(*)[ID_BYTES])up, 1, (const uint8_t(*)[ID_BYTES])down,
+                    reasons, 1, &b);
     sessions_msg_t m;
     char err[128];
     assert_int_equal(sessions_decode(b.data, b.len, &m, err, sizeof err), 0);

@@ -20,8 +20,10 @@ static void s_id(uint8_t id[ID_BYTES], unsigned n)
 
 static node_sessions_t *s_book(long evict_free_mb, long budget_mb)
 {
-    node_sessions_conf_t c = {.max_sessions = 3, .evict_free_mb = evict_free_mb,
-                              .memory_budget_mb = budget_mb, .ended_kept = 8};
+    node_sessions_conf_t c = {.max_sessions = 3,
+                              .evict_free_mb = evict_free_mb,
+                              .memory_budget_mb = budget_mb,
+                              .ended_kept = 8};
     return node_sessions_new(&c);
 }
 
