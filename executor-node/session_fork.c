@@ -93,6 +93,7 @@ static void s_drop_clone(sessions_t *s, fork_op_t *f)
     if (z->lineage) z->lineage->refs--; /* the parent holds it still */
     idmap_del(s->by_id, z->id);
     s->count--;
+    s->ending -= z->ending;
     z->child->session = NULL;
     z->child->ws_dir[0] = '\0';
     pool_forget(s->conf.pool, z->child);
@@ -225,13 +226,7 @@ int session_fork_start(sessions_t *s, zsession_t *parent, const uint8_t id[ID_BY
             "save it with create_state_snapshot and restore that into a new session, "
             "which starts from a fresh sandbox",
             parent->layers - 1, LANDLOCK_MAX_LAYERS);
-    if ((long)s->count >= s->conf.max_sessions)
-        return dispatch_refuse(why, ST_REJECTED, "SessionLimit",
-                               "this executor holds its maximum of %ld sessions",
-                               s->conf.max_sessions);
-    if (idmap_get(s->by_id, job->new_session))
-        return dispatch_refuse(why, ST_REJECTED, "DuplicateSession",
-                               "a session with this id exists");
+    if (sessions_room(s, job->new_session, why) < 0) return -1;
     child_t *cc = pool_free_slot(s->conf.pool);
     if (!cc)
         return dispatch_refuse(why, ST_INTERNAL_ERROR, "ForkFailed", "no room for another sandbox");
@@ -371,7 +366,8 @@ void session_fork_died(sessions_t *s, child_t *c)
     fork_op_t *f = c->session->fork;
     if (c == f->cc) {
         zsession_t *z = f->clone; /* its own reap cleans it up (sessions_gone) */
-        z->ending = 1;            /* never announced: nobody to tell */
+        z->ending = 1; /* never announced: nobody to tell */
+        s->ending++;
         snprintf(z->end_reason, sizeof z->end_reason, "the fork failed");
         z->fork = NULL;
         f->clone = NULL;

@@ -169,6 +169,7 @@ static void s_ending(sessions_t *s, zsession_t *z, const char *reason)
 {
     if (!z->ending) {
         z->ending = 1;
+        s->ending++;
         snprintf(z->end_reason, sizeof z->end_reason, "%s", reason);
     }
     if (z->announced && !z->down_sent) {
@@ -261,17 +262,23 @@ static long s_idle_timeout(const sessions_t *s, long asked)
     return t > s->conf.idle_max_s ? s->conf.idle_max_s : t;
 }
 
+int sessions_room(const sessions_t *s, const uint8_t new_id[ID_BYTES], refusal_t *why)
+{
+    if ((long)(s->count - s->ending) >= s->conf.max_sessions) /* (the node counts the same) */
+        return dispatch_refuse(why, ST_REJECTED, "SessionLimit",
+                               "this executor holds its maximum of %ld sessions",
+                               s->conf.max_sessions);
+    if (idmap_get(s->by_id, new_id))
+        return dispatch_refuse(why, ST_REJECTED, "DuplicateSession",
+                               "a session with this id exists");
+    return 0;
+}
+
 /* session_new, or a restore into a new session: a pooled child becomes the session. */
 static int s_create(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refusal_t *why)
 {
     char err[256];
-    if ((long)s->count >= s->conf.max_sessions)
-        return dispatch_refuse(why, ST_REJECTED, "SessionLimit",
-                               "this executor holds its maximum of %ld sessions",
-                               s->conf.max_sessions);
-    if (idmap_get(s->by_id, job->new_session))
-        return dispatch_refuse(why, ST_REJECTED, "DuplicateSession",
-                               "a session with this id exists");
+    if (sessions_room(s, job->new_session, why) < 0) return -1;
     child_t *c = pool_take_session(s->conf.pool);
     if (!c)
         return dispatch_refuse(why, ST_INTERNAL_ERROR, "ForkFailed",
@@ -457,6 +464,7 @@ void sessions_gone(sessions_t *s, child_t *c, int wstatus)
              s_idstr(z->id, idstr), z->tenant, z->cells, z->end_reason);
     idmap_del(s->by_id, z->id);
     s->count--;
+    s->ending -= z->ending;
     free(z);
 }
 

@@ -42,6 +42,7 @@ struct sessions {
     sessions_io_t io;
     idmap_t *by_id; /* session id → zsession_t */
     size_t count;
+    size_t ending;         /* of them, ending: their processes go, and they take no room */
     struct fork_op *forks; /* under way */
     uint64_t next_tick_us;
 };
@@ -53,6 +54,8 @@ zsession_t *sessions_add(sessions_t *s, const uint8_t id[ID_BYTES], const char *
                          const zsession_t *from);
 /* res->session from z. */
 void sessions_describe(const sessions_t *s, const zsession_t *z, result_t *res);
+/* Room for the session new_id: 0, or -1 with the refusal (the node's maximum, a duplicate). */
+int sessions_room(const sessions_t *s, const uint8_t new_id[ID_BYTES], refusal_t *why);
 /* ZM_SESSION up for z, once. */
 void sessions_announce(sessions_t *s, zsession_t *z);
 /* Answers a job with a Result made here: status, error type and message; z (may be NULL)

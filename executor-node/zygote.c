@@ -76,9 +76,10 @@ static void s_send_simple(zygote_t *z, const uint8_t id[ID_BYTES], status_t st, 
 /* What the node needs for its metrics, without decoding the whole Result; res NULL: pool news
  * between jobs (forks since the last summary and the pool's size, so the node's forks_total
  * and pool_children are right between jobs too). */
-static void s_send_stats(zygote_t *z, const child_t *c, const result_t *res)
+static void s_send_stats(zygote_t *z, const uint8_t *id, const child_t *c, const result_t *res,
+                         int session)
 {
-    zmsg_t m = {.type = ZM_STATS, .id = c ? c->id : NULL};
+    zmsg_t m = {.type = ZM_STATS, .id = id};
     m.stats.forks = pool_forks(z->pool) - z->forks_reported;
     m.stats.pool = pool_count(z->pool, CHILD_IDLE);
     z->forks_reported = pool_forks(z->pool);
@@ -89,6 +90,7 @@ static void s_send_stats(zygote_t *z, const child_t *c, const result_t *res)
         m.stats.cpu_ms = res->cpu_ms;
         m.stats.max_rss_kb = res->max_rss_kb;
         m.stats.kind = c->kind;
+        m.stats.session = session;
         if (res->status == ST_SECURITY_VIOLATION && res->exit.syscall)
             snprintf(m.stats.syscall, sizeof m.stats.syscall, "%s", res->exit.syscall);
     }
@@ -144,7 +146,7 @@ static void s_on_finished(void *arg, child_t *c, int wstatus, const struct rusag
     outcome_result(&o, &res);
     s_send_result(z, c->id, &res);
     outcome_log(&o, &res, ru ? ru->ru_minflt : -1);
-    s_send_stats(z, c, &res);
+    s_send_stats(z, c->id, c, &res, 0);
     scrub_result(&res);
     z->jobs_done++;
 }
@@ -160,22 +162,7 @@ static void s_session_answer(void *arg, const uint8_t id[ID_BYTES], result_t *re
 {
     zygote_t *z = arg;
     s_send_result(z, id, res);
-    if (c) {
-        zmsg_t m = {.type = ZM_STATS, .id = id};
-        m.stats.forks = pool_forks(z->pool) - z->forks_reported;
-        m.stats.pool = pool_count(z->pool, CHILD_IDLE);
-        z->forks_reported = pool_forks(z->pool);
-        m.stats.job = 1;
-        m.stats.status = res->status;
-        m.stats.wall_ms = res->wall_ms;
-        m.stats.cpu_ms = res->cpu_ms;
-        m.stats.max_rss_kb = res->max_rss_kb;
-        m.stats.kind = c->kind;
-        m.stats.session = 1;
-        if (res->status == ST_SECURITY_VIOLATION && res->exit.syscall)
-            snprintf(m.stats.syscall, sizeof m.stats.syscall, "%s", res->exit.syscall);
-        zmsg_send(z->chan, &m);
-    }
+    if (c) s_send_stats(z, id, c, res, 1);
 }
 
 static void s_session_news(void *arg, const zmsg_t *m)
@@ -479,7 +466,7 @@ static void s_serve(zygote_t *z)
             if (short_pool && !s_refill(z, short_pool))
                 poll(NULL, 0, 100); /* fork failing: back off */
             else if (!s_pool_short(z) && pool_forks(z->pool) != z->forks_reported)
-                s_send_stats(z, NULL, NULL); /* the pool is full again */
+                s_send_stats(z, NULL, NULL, NULL, 0); /* the pool is full again */
             s_check_recycle(z);
             continue;
         }

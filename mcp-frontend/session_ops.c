@@ -157,3 +157,25 @@ void sop_with_session(call_t *c, json_t *args, op_step_fn *step, void *extra)
     *f = (found_t){op, step};
     pysessions_lookup(c->fe->pysessions, c->tenant, id, s_on_found, f);
 }
+
+void sop_submit_on(op_t *op, const pysession_t *s, job_kind_t kind, sessjob_fn *fn)
+{
+    op->spec.kind = kind;
+    op->spec.service = xstrdup(s->profile);
+    op->spec.has_session = 1;
+    id_parse(s->id, op->spec.session);
+    sessjob_submit(op->call, &op->spec, fn, op);
+}
+
+void sop_reply_list(call_t *c, json_t *items, const char *key, const char *noun, const char *store)
+{
+    if (!items) {
+        sop_fail(c, "the %s store is unreachable right now; try again shortly", store);
+    } else {
+        char text[80];
+        size_t n = json_array_size(items);
+        snprintf(text, sizeof text, "%zu %s%s.", n, noun, n == 1 ? "" : "s");
+        call_reply(c, tool_result(text, json_pack("{s:o}", key, items), 0));
+    }
+    call_release(c);
+}

@@ -11,6 +11,7 @@
 #include "../proto/result.h"
 #include "call.h"
 #include "pysessions.h"
+#include "sessjob.h"
 
 typedef struct {
     call_t *call; /* held while the op lives */
@@ -21,6 +22,12 @@ typedef struct {
 
 op_t *sop_op(call_t *c);
 void sop_op_free(op_t *op); /* releases the call; frees extra too */
+
+/* A job of this kind on session s (the op's spec: kind, service, session), then fn. */
+void sop_submit_on(op_t *op, const pysession_t *s, job_kind_t kind, sessjob_fn *fn);
+/* The answer of a listing tool: {key: items} (NULL items: the store was unreachable), with a
+ * count of `noun`s as its text; releases the call. */
+void sop_reply_list(call_t *c, json_t *items, const char *key, const char *noun, const char *store);
 
 /* Answers the call with an error result (isError, text only). */
 void sop_fail(call_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

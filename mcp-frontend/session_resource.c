@@ -67,11 +67,7 @@ static void s_info(op_t *op, const pysession_t *s)
 {
     info_t *x = op->extra;
     x->s = *s;
-    op->spec.kind = JOB_SESSION_INFO;
-    op->spec.service = xstrdup(s->profile);
-    op->spec.has_session = 1;
-    id_parse(s->id, op->spec.session);
-    sessjob_submit(op->call, &op->spec, s_on_info, op);
+    sop_submit_on(op, s, JOB_SESSION_INFO, s_on_info);
 }
 
 typedef struct {

@@ -154,11 +154,7 @@ static void s_on_closed(void *arg, call_t *c, result_t *res)
 
 static void s_close(op_t *op, const pysession_t *s)
 {
-    op->spec.kind = JOB_SESSION_CLOSE;
-    op->spec.service = xstrdup(s->profile);
-    op->spec.has_session = 1;
-    id_parse(s->id, op->spec.session);
-    sessjob_submit(op->call, &op->spec, s_on_closed, op);
+    sop_submit_on(op, s, JOB_SESSION_CLOSE, s_on_closed);
 }
 
 void close_session_run(call_t *c, json_t *args, const tool_task_t *task)
@@ -171,16 +167,7 @@ void close_session_run(call_t *c, json_t *args, const tool_task_t *task)
 
 static void s_on_listed(void *arg, json_t *sessions)
 {
-    call_t *c = arg;
-    if (!sessions) {
-        sop_fail(c, "the session store is unreachable right now; try again shortly");
-    } else {
-        char text[80];
-        snprintf(text, sizeof text, "%zu live session%s.", json_array_size(sessions),
-                 json_array_size(sessions) == 1 ? "" : "s");
-        call_reply(c, tool_result(text, json_pack("{s:o}", "sessions", sessions), 0));
-    }
-    call_release(c);
+    sop_reply_list(arg, sessions, "sessions", "live session", "session");
 }
 
 void list_sessions_run(call_t *c, json_t *args, const tool_task_t *task)

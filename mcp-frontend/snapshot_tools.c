@@ -131,11 +131,7 @@ static void s_on_snapshot(void *arg, call_t *c, result_t *res)
 static void s_snapshot(op_t *op, const pysession_t *s)
 {
     op->s = *s;
-    op->spec.kind = JOB_SESSION_SNAPSHOT;
-    op->spec.service = xstrdup(s->profile);
-    op->spec.has_session = 1;
-    id_parse(s->id, op->spec.session);
-    sessjob_submit(op->call, &op->spec, s_on_snapshot, op);
+    sop_submit_on(op, s, JOB_SESSION_SNAPSHOT, s_on_snapshot);
 }
 
 void create_state_snapshot_run(call_t *c, json_t *args, const tool_task_t *task)
@@ -334,21 +330,29 @@ static void s_on_fetched(void *arg, int found, json_t *meta, const void *blob, s
     free(f);
 }
 
+/* The call's snapshot_id, canonical; -32602 and -1 when it is not one. */
+static int s_snapshot_arg(call_t *c, json_t *args, char out[ID_STR_LEN + 1])
+{
+    const char *id = json_string_value(json_object_get(args, "snapshot_id"));
+    uint8_t raw[ID_BYTES];
+    if (!id || id_parse(id, raw) < 0) {
+        tool_bad(c, "snapshot_id must be a snapshot id as create_state_snapshot returned it");
+        return -1;
+    }
+    id_format(raw, out);
+    return 0;
+}
+
 void restore_state_snapshot_run(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task;
-    const char *id = json_string_value(json_object_get(args, "snapshot_id"));
-    uint8_t raw[ID_BYTES];
-    char sid[ID_STR_LEN + 1];
+    char id[ID_STR_LEN + 1], sid[ID_STR_LEN + 1];
     json_t *session = json_object_get(args, "session_id");
-    if (!id || id_parse(id, raw) < 0) {
-        tool_bad(c, "snapshot_id must be a snapshot id as create_state_snapshot returned it");
-        return;
-    }
+    if (s_snapshot_arg(c, args, id) < 0) return;
     if (session && !json_is_null(session) && sop_session_arg(c, args, sid) < 0) return;
     op_t *op = sop_op(c);
     restore_t *x = xcalloc(1, sizeof *x);
-    id_format(raw, x->snapshot_id);
+    snprintf(x->snapshot_id, sizeof x->snapshot_id, "%s", id);
     op->extra = x;
     fetch_t *f = xcalloc(1, sizeof *f);
     *f = (fetch_t){op, json_incref(args)};
@@ -359,16 +363,7 @@ void restore_state_snapshot_run(call_t *c, json_t *args, const tool_task_t *task
 
 static void s_on_listed(void *arg, json_t *metas)
 {
-    call_t *c = arg;
-    if (!metas) {
-        sop_fail(c, "the snapshot store is unreachable right now; try again shortly");
-    } else {
-        char text[80];
-        snprintf(text, sizeof text, "%zu snapshot%s.", json_array_size(metas),
-                 json_array_size(metas) == 1 ? "" : "s");
-        call_reply(c, tool_result(text, json_pack("{s:o}", "snapshots", metas), 0));
-    }
-    call_release(c);
+    sop_reply_list(arg, metas, "snapshots", "snapshot", "snapshot");
 }
 
 void list_state_snapshots_run(call_t *c, json_t *args, const tool_task_t *task)
@@ -413,15 +408,11 @@ static void s_on_deleted(void *arg, int deleted, int unavailable)
 void delete_state_snapshot_run(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task;
-    const char *id = json_string_value(json_object_get(args, "snapshot_id"));
-    uint8_t raw[ID_BYTES];
-    if (!id || id_parse(id, raw) < 0) {
-        tool_bad(c, "snapshot_id must be a snapshot id as create_state_snapshot returned it");
-        return;
-    }
+    char id[ID_STR_LEN + 1];
+    if (s_snapshot_arg(c, args, id) < 0) return;
     del_t *d = xcalloc(1, sizeof *d);
     d->call = c;
-    id_format(raw, d->id);
+    snprintf(d->id, sizeof d->id, "%s", id);
     call_hold(c);
     snapshots_delete(c->fe->snapshots, c->tenant, d->id, s_on_deleted, d);
 }

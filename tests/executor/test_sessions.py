@@ -25,7 +25,8 @@ def _cell(ex, sid, code, **kw):
 
 def _close(ex, *sids):
     for sid in sids:
-        ex.run("", kind="session_close", session=sid)
+        r = ex.run("", kind="session_close", session=sid)
+        assert r["status"] == "ok", r.get("error")
 
 
 def test_a_session_answers_every_kind_of_job(node):
