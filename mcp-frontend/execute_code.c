@@ -51,20 +51,22 @@ typedef struct {
     result_t *res;
 } cell_t;
 
-/* The farm's answer for a session it no longer holds, in the session's own words. */
+/* The farm's answer for a session it no longer holds, in the session's own words. type and
+ * reason may point into res: copied before res lets go of its own. */
 static void s_gone(result_t *res, const char *id, status_t st, const char *type, const char *reason)
 {
+    char *t = xstrdup(type), *m = xstrdup(reason), *e = xstrdup(reason);
     res->status = st;
     id_parse(id, res->session.id);
     res->error.present = 1;
     free(res->error.type);
     free(res->error.message);
-    res->error.type = xstrdup(type);
-    res->error.message = xstrdup(reason);
+    free(res->session.end_reason);
+    res->error.type = t;
+    res->error.message = m;
     res->session.present = 1;
     res->session.alive = 0;
-    free(res->session.end_reason);
-    res->session.end_reason = xstrdup(reason);
+    res->session.end_reason = e;
 }
 
 static void s_on_explained(void *arg, status_t st, const char *type, const char *reason)
