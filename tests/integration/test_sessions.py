@@ -235,3 +235,9 @@ def test_every_profile_keeps_its_sandbox_in_a_session(mcp, profile):
     r = cell(mcp, sid, "import socket")
     assert r["status"] in ("error", "security_violation") and r["session"]["alive"] is True
     assert out(mcp, sid, "print('still here')") == "still here\n"
+
+
+def test_create_session_takes_files_like_execute_code(mcp):
+    sid = new(mcp, files={"in.csv": "a,b\n1,2\n", "bin.dat": {"content": "AAEC", "encoding": "base64"}})
+    assert out(mcp, sid, "print(open('in.csv').read().split(), open('bin.dat', 'rb').read())") \
+        == "['a,b', '1,2'] b'\\x00\\x01\\x02'\n"
