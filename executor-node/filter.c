@@ -14,6 +14,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,36 @@ static const int s_workspace_allow[] = {
     SCMP_SYS(ftruncate), SCMP_SYS(fsync),   SCMP_SYS(fdatasync), SCMP_SYS(pwrite64),
 };
 
+/* The SIGSYS handler is what reports a trapped syscall: replacing it is itself an attack, and
+ * killing outright is the only answer that cannot be intercepted. The kernel reads
+ * rt_sigaction's signal as an int (the low 32 bits of the register) while libseccomp compares
+ * all 64: a rule "== SIGSYS → kill, != SIGSYS → allow" let SIGSYS | 1 << 32 through, and the
+ * kernel installed the handler (libseccomp issue #383). So the 64-bit argument is partitioned,
+ * with no overlap and no gap a high bit could slip into: signals 0–30, 32–64 pass; SIGSYS
+ * passes only without a new action (reading the disposition, as importing _signal does for
+ * every signal); SIGSYS with one, or any value with a high bit set (no legitimate caller sets
+ * one), kills; 65 to 2^32 - 1 fall to the default EPERM (the kernel's EINVAL anyway). The
+ * action (a1) is a pointer: any non-NULL value is a set. */
+static int s_sigaction_rules(scmp_filter_ctx ctx)
+{
+    const int sys = SCMP_SYS(rt_sigaction);
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 1, SCMP_A0_64(SCMP_CMP_LT, SIGSYS));
+    if (rc == 0) /* 32..63 */
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 1,
+                              SCMP_A0_64(SCMP_CMP_MASKED_EQ, ~(uint64_t)0x1f, 32));
+    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 1, SCMP_A0_64(SCMP_CMP_EQ, 64));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 2, SCMP_A0_64(SCMP_CMP_EQ, SIGSYS),
+                              SCMP_A1_64(SCMP_CMP_EQ, 0));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, sys, 2, SCMP_A0_64(SCMP_CMP_EQ, SIGSYS),
+                              SCMP_A1_64(SCMP_CMP_NE, 0));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, sys, 1,
+                              SCMP_A0_64(SCMP_CMP_GT, 0xffffffffULL));
+    return rc;
+}
+
 /* The profile's rules; 0, or a negative errno from libseccomp. */
 static int s_rules(scmp_filter_ctx ctx, const profile_t *profile)
 {
@@ -219,14 +250,7 @@ static int s_rules(scmp_filter_ctx ctx, const profile_t *profile)
         rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
                               SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    /* The SIGSYS handler is what reports a trapped syscall: replacing it is itself an attack,
-     * and killing outright is the only answer that cannot be intercepted. */
-    if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 1,
-                              SCMP_A0(SCMP_CMP_EQ, SIGSYS));
-    if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigaction), 1,
-                              SCMP_A0(SCMP_CMP_NE, SIGSYS));
+    if (rc == 0) rc = s_sigaction_rules(ctx);
     /* Reading files is Landlock's and the mount namespace's to restrict; here only the
      * read-only forms pass, so nothing can be created, written or truncated. */
     /* (O_TMPFILE includes O_DIRECTORY's bit; only its own bit is a write.) */
