@@ -40,8 +40,9 @@ BROKER_SRC   := $(wildcard broker/*.c)
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
 # or Redis library (fewer pages to copy on every fork)
 ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c pool.c child.c \
-                  sandbox.c landlock.c filter.c layers.c python.c runner.c audit.c pretouch.c \
-                  workspace.c outcome.c jobarea.c jobcopy.c zchan.c zmsg.c scrub.c)
+                  childsig.c sandbox.c landlock.c filter.c layers.c python.c runner.c audit.c \
+                  policy.c pretouch.c workspace.c outcome.c outcome_meta.c jobarea.c jobcopy.c \
+                  zchan.c zmsg.c scrub.c)
 EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c broker_link.c zygotes.c \
                   spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
@@ -76,7 +77,7 @@ $(BUILD)/gen/%_py.h: executor-node/%.py
 	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h
+$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h
 
 # the broker's logic without its main(): also linked into unit tests and bench tools
 BROKER_LIB := $(BUILD)/lib/libbroker.a
@@ -227,8 +228,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROK
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_COMMON) $(filter-out broker/main.c broker/broker.c broker/relay.c broker/ratelog.c broker/metrics.c broker/zap.c,$(BROKER_SRC)) -lzmq -lmsgpackc -lm
 
 # the zygote's reading of a child's meta needs the executor's outcome module
-$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome.c executor-node/filter.c \
-                         executor-node/workspace.c common/ids.c
+$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome_meta.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lseccomp -lzmq -lmsgpackc -lm
 

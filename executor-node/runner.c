@@ -11,6 +11,7 @@
 #include "runner.h"
 
 static area_t *s_area; /* the child's job area; NULL in the zygote (the probe prints nowhere) */
+static PyObject *s_permission_error; /* _snakepit.PermissionError */
 
 static uint64_t s_now_ns(void)
 {
@@ -158,15 +159,15 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *kwlist[] = {"status",        "result",           "variables", "error_type",
                              "error_message", "traceback",        "line",      "validation",
-                             "images",        "images_truncated", NULL};
+                             "images",        "images_truncated", "denied",    NULL};
     const char *status;
     PyObject *result = NULL, *variables = NULL, *etype = NULL, *emsg = NULL, *tb = NULL,
              *validation = NULL, *images = NULL;
     long line = 0;
-    int images_truncated = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlOOp", kwlist, &status, &result, &variables,
-                                     &etype, &emsg, &tb, &line, &validation, &images,
-                                     &images_truncated))
+    int images_truncated = 0, denied = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlOOpp", kwlist, &status, &result,
+                                     &variables, &etype, &emsg, &tb, &line, &validation, &images,
+                                     &images_truncated, &denied))
         return NULL;
     if (!s_area) Py_RETURN_NONE;
     buf_t out;
@@ -174,8 +175,9 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
     mpw_t w;
     mpw_init(&w, &out);
     int with_images = images && images != Py_None;
-    mpw_map(&w, 5 + (with_images ? 2 : 0));
+    mpw_map(&w, 6 + (with_images ? 2 : 0));
     mpw_kv_str(&w, "status", status);
+    mpw_kv_bool(&w, "denied", denied); /* a sandbox refusal is what ended the code */
     s_kv_text(&w, "result", result);
     s_kv_text(&w, "variables", variables);
     s_kv_text(&w, "validation", validation);
@@ -216,7 +218,22 @@ static struct PyModuleDef s_module = {
 
 static PyObject *s_module_init(void)
 {
-    return PyModule_Create(&s_module);
+    PyObject *m = PyModule_Create(&s_module);
+    if (!m) return NULL;
+    /* named PermissionError, so a job's traceback reads as the familiar one */
+    s_permission_error = PyErr_NewExceptionWithDoc(
+        "_snakepit.PermissionError", "an operation the sandbox refuses", PyExc_PermissionError,
+        NULL);
+    if (!s_permission_error || PyModule_AddObjectRef(m, "PermissionError", s_permission_error) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
+
+PyObject *runner_permission_error(void)
+{
+    return s_permission_error ? s_permission_error : PyExc_PermissionError;
 }
 
 int runner_register(void)

@@ -134,7 +134,7 @@ static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const pr
  * BLAS and OpenMP are pinned to one thread before any of them is imported. */
 typedef struct {
     char asan[512];
-    char *envp[16];
+    char *envp[18];
 } env_t;
 
 static void s_env(env_t *e)
@@ -149,8 +149,10 @@ static void s_env(env_t *e)
             sizeof e->asan - strlen(e->asan) - 1);
     asan_env = e->asan;
 #endif
+    /* USER and LOGNAME answer getpass.getuser() without a passwd lookup (glibc's NSS would open
+     * a socket to nscd, which seccomp traps) */
     char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC",
-                    "HOME=/nonexistent", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
+                    "HOME=/nonexistent", "USER=sandbox", "LOGNAME=sandbox", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
                     "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1", "MPLBACKEND=Agg",
                     /* resolve every symbol in the zygote, once: lazy binding would write each
                      * child's GOT on first call (a copy-on-write fault and a symbol lookup) */

@@ -268,7 +268,7 @@ static void s_probe(void *arg)
     job.service = (char *)z->profile->name;
     job.code = "x = 1\nprint(x)\n";
     job.code_len = strlen(job.code);
-    py_run_job(&job, z->profile, NULL, (z->sb.layers & LAYER_PYTHON) != 0);
+    py_run_job(&job, z->profile, NULL, (z->sb.layers & LAYER_PYTHON) != 0, NULL);
 }
 
 /* The pool and the way into it, once everything a child inherits is in place. */
@@ -297,7 +297,8 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
     z->sb.run_uid = (uid_t)z->conf->run_uid;
     z->sb.run_gid = (gid_t)z->conf->run_gid;
     z->sb.drop_uid = z->conf->drop_uid;
-    if (sandbox_probe(&z->sb, err, errlen) < 0) return -1;
+    if (sandbox_probe(&z->sb, err, errlen) < 0 || sandbox_neutral_host(&z->sb, err, errlen) < 0)
+        return -1;
     if (py_init(z->profile, z->conf->python, err, errlen) < 0) return -1;
     if ((z->sb.layers & LAYER_SECCOMP) &&
         filter_compile(z->profile, &z->sb.filter, err, errlen) < 0)
@@ -333,7 +334,7 @@ static nfds_t s_poll_set(zygote_t *z, struct pollfd *fds, child_t **owner)
     fds[n++] = (struct pollfd){pool_timer_fd(z->pool), POLLIN, 0};
     for (size_t i = 0; i < pool_slots(z->pool); i++) {
         child_t *c = pool_child(z->pool, i);
-        if (c->state == CHILD_RUNNING && !c->answered && c->sock >= 0) {
+        if (c->state == CHILD_RUNNING && !c->answered && !c->muted && c->sock >= 0) {
             owner[n] = c;
             fds[n++] = (struct pollfd){c->sock, POLLIN, 0};
         }

@@ -13,7 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     result_t res;
     result_init(&res);
-    outcome_read_meta(data, size, &res);
+    meta_flags_t flags = {0};
+    outcome_read_meta(data, size, &res, &flags);
     status_t st = res.status;
     if (size && !(st == ST_OK || st == ST_ERROR || st == ST_SYNTAX_ERROR || st == ST_MEMORY_LIMIT ||
                   st == ST_OUTPUT_LIMIT || st == ST_INTERNAL_ERROR))
