@@ -60,8 +60,9 @@ int jobargs_names(call_t *c, json_t *args, const char *key, const profile_t *p, 
 }
 
 /* A call without a profile whose code has a PEP 723 block runs in the first profile, in table
- * order, that the tenant may use and whose modules include every dependency; else in the
- * default, where the executor names what is missing. */
+ * order, that the tenant may use and that has every dependency installed (distribution names:
+ * scikit-learn is sklearn's, pillow PIL's, common/profiles.c); else in the default, where the
+ * executor names what is missing. */
 static const char *s_pep723_profile(call_t *c, json_t *args)
 {
     json_t *code = json_object_get(args, "code");
@@ -72,7 +73,7 @@ static const char *s_pep723_profile(call_t *c, json_t *args)
     for (size_t i = 0; n > 0 && i < n_profiles; i++) {
         const profile_t *p = &profiles[i];
         int all = tenant_allows_profile(c->tenant, p->name);
-        for (int k = 0; k < n && all; k++) all = profile_allows(p, deps[k]);
+        for (int k = 0; k < n && all; k++) all = profile_provides(p, deps[k]);
         if (all) return p->name;
     }
     return profile_default()->name;

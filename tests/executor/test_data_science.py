@@ -228,6 +228,14 @@ def test_pep723_dependencies_the_profile_has_run(ex):
     assert r["stdout"] == "ran\n"
 
 
+def test_pep723_distribution_names_that_differ_from_module_names_are_found(ex):
+    # Before: versions were looked up by module name, so sklearn, PIL, bs4, yaml had none
+    r = ok(ex.run("# /// script\n# dependencies = [\"scikit-learn>=1\", \"Pillow>=9\", "
+                  "\"beautifulsoup4\", \"PyYAML>=5\", \"python-dateutil\"]\n# ///\n"
+                  "import sklearn, PIL, bs4, yaml\nprint('ran')", service=DS))
+    assert r["stdout"] == "ran\n"
+
+
 def test_pep723_dependencies_the_profile_lacks_fail_early_with_their_names(ex):
     r = ex.run("# /// script\n# dependencies = [\"requests>=2\", \"numpy>=99\", \"pandas\"]\n# ///\n"
                "print('ran')", service=DS)

@@ -195,6 +195,25 @@ static void test_profile_limits_are_clamped(void **state)
     assert_null(profile_find("python.nope"));
 }
 
+static void test_distributions_route_by_their_import_names(void **state)
+{
+    (void)state;
+    const profile_t *ds = profile_find("python.data_science");
+    const profile_t *basic = profile_find("python.basic");
+    char buf[64];
+    assert_string_equal(profile_dist_module("scikit-learn", buf, sizeof buf), "sklearn");
+    assert_string_equal(profile_dist_module("Pillow", buf, sizeof buf), "PIL");
+    assert_string_equal(profile_dist_module("PyYAML", buf, sizeof buf), "yaml");
+    assert_string_equal(profile_dist_module("Foo.Bar_baz", buf, sizeof buf), "foo_bar_baz");
+    assert_true(profile_provides(ds, "scikit-learn"));
+    assert_true(profile_provides(ds, "pillow"));
+    assert_true(profile_provides(ds, "beautifulsoup4"));
+    assert_true(profile_provides(ds, "python_dateutil"));
+    assert_true(profile_provides(ds, "numpy"));
+    assert_false(profile_provides(basic, "scikit-learn"));
+    assert_false(profile_provides(ds, "tinypkg"));
+}
+
 static void test_invalid_utf8_becomes_replacement_chars(void **state)
 {
     (void)state;
@@ -223,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_redis_urls),
         cmocka_unit_test(test_only_endpoints_on_this_machine_are_local),
         cmocka_unit_test(test_profile_limits_are_clamped),
+        cmocka_unit_test(test_distributions_route_by_their_import_names),
         cmocka_unit_test(test_invalid_utf8_becomes_replacement_chars),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
