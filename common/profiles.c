@@ -92,10 +92,12 @@ static const char *const s_data_science_preload[] = {
 };
 
 /* What unpickling may name (audit event pickle.find_class): data types, never the modules
- * that reach the system (os, subprocess, builtins beyond plain types…), however importable. */
+ * that reach the system (os, subprocess, builtins beyond plain types…), however importable.
+ * __main__ is the job's own classes; what a name there resolves to is checked too (audit.c),
+ * so `from os import system` in the job does not make __main__.system unpicklable. */
 #define BASIC_UNPICKLE                                                                             \
     "collections", "datetime", "decimal", "fractions", "uuid", "enum", "zoneinfo", "copyreg",     \
-        "_codecs", "re", "array", "pathlib", "functools", "ipaddress"
+        "_codecs", "re", "array", "pathlib", "functools", "ipaddress", "__main__"
 
 static const char *const s_basic_unpickle[] = {BASIC_UNPICKLE, NULL};
 static const char *const s_data_science_unpickle[] = {

@@ -1,8 +1,11 @@
 /* executor-node/policy.c — see policy.h. Dispatch by table: one row per event (or event prefix),
  * naming the rule that judges it. */
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "policy.h"
 
@@ -21,6 +24,7 @@ static const char WHY_SIGNAL[] = "a job may signal only itself";
 static int s_readable(const policy_t *p, const char *path)
 {
     if (!path || path[0] != '/' || strstr(path, "/..") || strstr(path, "//")) return 0;
+    /* (absolute on purpose: a relative path is the workspace's, whatever the cwd says) */
     for (const char *const *r = p->profile->ro_paths; r && *r; r++) {
         size_t n = strlen(*r);
         if (strncmp(path, *r, n) == 0 && (path[n] == '\0' || path[n] == '/')) return 1;
@@ -28,24 +32,49 @@ static int s_readable(const policy_t *p, const char *path)
     return 0;
 }
 
-/* In the job's workspace: relative (the child's cwd is the workspace, and chdir stays inside
- * it) or absolute under it, never with a ".." component or an empty one. Symlinks cannot exist
- * there (neither seccomp nor Landlock lets the job make one). */
+/* path made absolute against the working directory and normalised lexically ("." and empty
+ * components dropped, ".." taking one back) into out; 0 when it does not fit. Lexical is exact
+ * here: no symlink can exist in a workspace (neither seccomp nor Landlock lets a job make one),
+ * and a path leaving it is judged outside whatever it would resolve to. */
+static int s_absolute(const char *path, char *out, size_t cap)
+{
+    char raw[PATH_MAX * 2];
+    if (path[0] == '/') {
+        if (snprintf(raw, sizeof raw, "%s", path) >= (int)sizeof raw) return 0;
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd) || snprintf(raw, sizeof raw, "%s/%s", cwd, path) >= (int)sizeof raw)
+            return 0;
+    }
+    size_t o = 0;
+    for (const char *c = raw; *c;) {
+        while (*c == '/') c++;
+        size_t len = strcspn(c, "/");
+        if (!len || (len == 1 && c[0] == '.')) {
+        } else if (len == 2 && c[0] == '.' && c[1] == '.') {
+            while (o > 0 && out[o - 1] != '/') o--;
+            if (o > 0) o--;
+        } else {
+            if (o + 1 + len + 1 > cap) return 0;
+            out[o++] = '/';
+            memcpy(out + o, c, len);
+            o += len;
+        }
+        c += len;
+    }
+    if (!o) out[o++] = '/';
+    out[o] = '\0';
+    return 1;
+}
+
+/* In the job's workspace, once made absolute against the working directory (a job may chdir
+ * within its workspace, and ".." may lead back up inside it). */
 static int s_in_workspace(const policy_t *p, const char *path)
 {
-    if (!p->workspace[0] || !path || !path[0] || strstr(path, "//")) return 0;
+    char abs[PATH_MAX];
+    if (!p->workspace[0] || !path || !path[0] || !s_absolute(path, abs, sizeof abs)) return 0;
     size_t n = strlen(p->workspace);
-    if (path[0] == '/') {
-        if (strncmp(path, p->workspace, n) != 0 || (path[n] != '\0' && path[n] != '/')) return 0;
-        path += n;
-    }
-    for (const char *c = path; *c;) {
-        size_t len = strcspn(c, "/");
-        if (len == 2 && c[0] == '.' && c[1] == '.') return 0;
-        c += len;
-        if (*c) c++;
-    }
-    return 1;
+    return strncmp(abs, p->workspace, n) == 0 && (abs[n] == '\0' || abs[n] == '/');
 }
 
 static verdict_t s_outside(const policy_t *p, const char **why)
@@ -63,8 +92,7 @@ static verdict_t s_change(const policy_t *p, const event_t *e, const char **why)
     return POLICY_ALLOW;
 }
 
-/* os.chdir: into the workspace only, by name, so that a relative path keeps meaning a path in
- * the workspace for every rule here. */
+/* os.chdir: within the workspace only, by name (a descriptor could be a read-only path's). */
 static verdict_t s_chdir(const policy_t *p, const event_t *e, const char **why)
 {
     if (e->fd || !s_in_workspace(p, e->path)) return s_outside(p, why);

@@ -42,6 +42,8 @@ def _core():
     sympy.lambdify(x, sympy.sin(x), "numpy")(1.0), sympy.lambdify(x, x ** 2, "math")(2.0)
     sympy.series(sympy.exp(x), x, 0, 4), sympy.limit(sympy.sin(x) / x, x, 0), sympy.factor(x ** 2 - 1)
     sympy.nsolve(x ** 2 - 2, x, 1), sympy.dsolve(sympy.Function("f")(x).diff(x) - 1)
+    sympy.integrate(1 / (1 + x ** 2), (x, 0, 1)), sympy.integrate(sympy.exp(-x ** 2), (x, -sympy.oo, sympy.oo))
+    sympy.solve([x + 1 - 2 * x], [x]), sympy.Rational(1, 3) + sympy.Rational(1, 6), sympy.expand((x + 1) ** 3)
     np.polyfit([0, 1, 2], [1, 3, 5], 1), stats.gaussian_kde([1.0, 2.0, 3.0])(2.0)
     pd.cut(df["v"], 2), pd.crosstab(df["k"], df["v"] > 1), df.set_index("t").resample("D").sum()
     df.plot.bar(x="k", y="v"), df["v"].plot.hist(), pd.plotting.scatter_matrix(df[["v"]])
