@@ -77,7 +77,8 @@ $(BUILD)/gen/%_py.h: executor-node/%.py
 	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h
+$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
+                               $(BUILD)/gen/rich_py.h
 
 # the broker's logic without its main(): also linked into unit tests and bench tools
 BROKER_LIB := $(BUILD)/lib/libbroker.a

@@ -19,6 +19,11 @@
 #define OUTCOME_MAX_IMAGES       8
 #define OUTCOME_MAX_IMAGE        (2u << 20)
 #define OUTCOME_MAX_IMAGES_BYTES (4u << 20)
+/* Rich outputs (display() and the trailing expression, rich.py): representations, each and
+ * all together. */
+#define OUTCOME_MAX_OUTPUTS       64
+#define OUTCOME_MAX_OUTPUT        (1u << 20)
+#define OUTCOME_MAX_OUTPUTS_BYTES (3u << 20)
 
 typedef enum { KILL_NONE = 0, KILL_TIMEOUT, KILL_CANCEL } kill_reason_t;
 

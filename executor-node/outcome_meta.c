@@ -57,6 +57,63 @@ static void s_read_images(mpr_t *r, result_t *res)
     }
 }
 
+/* What a rich output may be (rich.py renders these): anything else is dropped. */
+static int s_output_mime_ok(const char *m, uint32_t n)
+{
+    static const char *const mimes[] = {"text/plain", "text/html", "text/markdown", "text/latex",
+                                        "application/json", "image/png", "image/svg+xml", NULL};
+    for (const char *const *k = mimes; *k; k++)
+        if (strlen(*k) == n && !memcmp(*k, m, n)) return 1;
+    return 0;
+}
+
+/* outputs: [{kind, index, mime, data}]: known kinds and types, PNGs that are PNGs, within
+ * OUTCOME_MAX_OUTPUTS and the byte caps; the rest is dropped and flagged as truncated. */
+static void s_read_outputs(mpr_t *r, result_t *res)
+{
+    uint32_t n;
+    if (mpr_array(r, &n) < 0) return;
+    size_t total = 0;
+    for (uint32_t i = 0; i < n && !r->err; i++) {
+        uint32_t m;
+        const char *kind = NULL, *mime = NULL;
+        uint32_t kind_len = 0, mime_len = 0, dlen = 0;
+        const uint8_t *data = NULL;
+        uint64_t index = 0;
+        if (mpr_map(r, &m) < 0) return;
+        for (uint32_t j = 0; j < m && !r->err; j++) {
+            const char *k;
+            uint32_t    kl;
+            if (mpr_str(r, &k, &kl) < 0) return;
+            if (mpr_key_is(k, kl, "kind")) mpr_str(r, &kind, &kind_len);
+            else if (mpr_key_is(k, kl, "mime")) mpr_str(r, &mime, &mime_len);
+            else if (mpr_key_is(k, kl, "index")) mpr_uint(r, &index);
+            else if (mpr_key_is(k, kl, "data")) mpr_bytes(r, &data, &dlen);
+            else mpr_skip(r);
+        }
+        uint32_t w, h;
+        int is_png = mime && mpr_key_is(mime, mime_len, "image/png");
+        if (r->err) return;
+        if (!kind || !mime || !data || index >= OUTCOME_MAX_OUTPUTS ||
+            !(mpr_key_is(kind, kind_len, "display") || mpr_key_is(kind, kind_len, "result")) ||
+            !s_output_mime_ok(mime, mime_len) || (is_png && !s_png_size(data, dlen, &w, &h)) ||
+            res->n_outputs >= OUTCOME_MAX_OUTPUTS || dlen > OUTCOME_MAX_OUTPUT ||
+            total + dlen > OUTCOME_MAX_OUTPUTS_BYTES) {
+            res->outputs_truncated = 1;
+            continue;
+        }
+        if (!res->outputs) res->outputs = xcalloc(OUTCOME_MAX_OUTPUTS, sizeof *res->outputs);
+        result_output_t *o = &res->outputs[res->n_outputs++];
+        o->kind = xstrndup(kind, kind_len);
+        o->mime = xstrndup(mime, mime_len);
+        o->index = (uint32_t)index;
+        o->data = xmalloc(dlen ? dlen : 1);
+        memcpy(o->data, data, dlen);
+        o->len = dlen;
+        total += dlen;
+    }
+}
+
 int outcome_read_meta(const uint8_t *meta, size_t len, result_t *res, meta_flags_t *flags)
 {
     if (!len || len > JOBAREA_META_CAP) return -1;
@@ -84,6 +141,11 @@ int outcome_read_meta(const uint8_t *meta, size_t len, result_t *res, meta_flags
             mpr_strdup(&r, RESULT_MAX_TEXT, &res->validation);
         } else if (mpr_key_is(k, kl, "images") && !res->images) {
             s_read_images(&r, res);
+        } else if (mpr_key_is(k, kl, "outputs") && !res->outputs) {
+            s_read_outputs(&r, res);
+        } else if (mpr_key_is(k, kl, "outputs_truncated")) {
+            int t = 0;
+            if (mpr_bool(&r, &t) == 0 && t) res->outputs_truncated = 1;
         } else if (mpr_key_is(k, kl, "denied")) {
             int d = 0;
             if (mpr_bool(&r, &d) == 0 && d && flags) flags->denied = 1;

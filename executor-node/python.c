@@ -15,6 +15,7 @@
 #include "runner.h"
 #include "runner_py.h"
 #include "validate_py.h"
+#include "rich_py.h"
 #include "warm_py.h"
 
 static PyObject *s_run_fn;      /* runner.run */
@@ -185,9 +186,11 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
         s_import_all(profile->modules, err, errlen) < 0 ||
         s_import_all(profile->preload, err, errlen) < 0)
         return -1;
-    PyObject *warm_fn = NULL;
+    PyObject *warm_fn = NULL, *display_fn = NULL;
     if (!s_load(warm_py, "_snakepit_warm", "warm", &warm_fn, err, errlen)) return -1;
     Py_DECREF(warm_fn); /* runner.prepare calls it, for profiles that need it */
+    if (!s_load(rich_py, "_snakepit_rich", "display", &display_fn, err, errlen)) return -1;
+    Py_DECREF(display_fn); /* the runner's builtins hold it */
     PyObject *runner = s_load(runner_py, "_snakepit_runner", "run", &s_run_fn, err, errlen);
     if (!runner ||
         !s_load(validate_py, "_snakepit_validate", "validate", &s_validate_fn, err, errlen) ||
@@ -270,6 +273,9 @@ static PyObject *s_job_dict(const jobspec_t *job, const profile_t *profile, cons
         {PyUnicode_FromString("stdin"), stdin_text},
         {PyUnicode_FromString("capture"), PyBool_FromLong(job->capture_output)},
         {PyUnicode_FromString("workspace"), PyBool_FromLong(profile->workspace)},
+        {PyUnicode_FromString("figure_format"),
+         PyUnicode_FromString(job->figure_format == FIGURES_SVG ? "svg" : "png")},
+        {PyUnicode_FromString("dependencies"), s_names_tuple(job->dependencies, job->n_dependencies)},
         {PyUnicode_FromString("workspace_dir"),
          PyUnicode_DecodeFSDefault(workspace && profile->workspace ? workspace : "")},
     };

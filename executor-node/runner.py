@@ -17,6 +17,7 @@ import tomllib
 import types
 
 import _snakepit
+import _snakepit_rich as _rich
 
 _FILENAME = "<snakepit>"
 _REPR_CAP = 64 * 1024
@@ -135,6 +136,7 @@ def _make_builtins(profile, workspace):
         b["open"] = open
     for name in ("breakpoint", "help", "copyright", "credits", "license", "exit", "quit"):
         b.pop(name, None)
+    b["display"] = _rich.display  # as in a notebook: rich outputs (rich.py)
     return b
 
 
@@ -239,7 +241,7 @@ def prepare(profile, workspace, figures, modules, workspace_profiles):
     _builtins[0] = _make_builtins(profile, workspace)
     # For nodes run with --disable-layer python (tests that prove each OS layer alone): the
     # interpreter's own builtins, no import guard.
-    _plain_builtins[0] = dict(builtins.__dict__)
+    _plain_builtins[0] = dict(builtins.__dict__, display=_rich.display)
 
 
 def _cap(text, cap):
@@ -381,22 +383,25 @@ def _unmet(deps, req_py):
     return missing
 
 
-def _check_metadata(source):
-    """None when the code may run, else (error type, message)."""
+def _check_metadata(source, requested=()):
+    """None when the code may run, else (error type, message). requested: the JobSpec's
+    dependencies (the argument's and the block's, as the front-end sent them)."""
     try:
         meta = _script_metadata(source)
-        if meta is None:
+        if meta is None and not requested:
             return None
-        missing = _unmet(*meta)
+        deps, req_py = meta if meta is not None else ([], None)
+        deps = list(dict.fromkeys([d.strip() for d in deps] + [d.strip() for d in requested]))
+        missing = _unmet(deps, req_py)
     except ValueError as e:
         return "ScriptMetadataError", str(e)
     if not missing:
         return None
     have = ", ".join("%s %s" % kv for kv in sorted(_versions.items())) or "the standard library only"
     return ("DependencyError",
-            "profile %s cannot satisfy the script's dependencies: %s. Nothing can be installed "
-            "(the sandbox has no network); installed here: %s. See get_sandbox_info for the "
-            "profiles and their packages." % (_profile[0], "; ".join(missing), have))
+            "profile %s cannot satisfy the script's dependencies: %s. The sandbox has no network "
+            "and this executor has no package source to install from; installed here: %s. See "
+            "get_sandbox_info for the profiles and their packages." % (_profile[0], "; ".join(missing), have))
 
 
 def _png_size(png):
@@ -422,6 +427,9 @@ def _capture_figures():
     for n in nums:
         try:
             fig = plt.figure(n)
+            if _rich._figure_format[0] == "svg":  # asked for SVG: a rich output each
+                _rich.add("display", fig)
+                continue
             if len(_images) >= _MAX_IMAGES:
                 _images_truncated[0] = True
             else:
@@ -487,6 +495,7 @@ def run(job):
     _allowed[0] = job["allowed"]
     policed = job.get("policy", True)
     _settle_job(job, source)
+    _rich.reset(job.get("figure_format") or "png")
     # __file__: scripts find their data next to themselves (os.path.dirname(__file__)), which
     # is the workspace, the working directory
     # The job's globals are a real __main__ module's, as for `python main.py`: pickle finds the
@@ -512,7 +521,7 @@ def run(job):
         _snakepit.finish(status, error_type=etype, error_message=message, traceback=tb)
         return
 
-    problem = _check_metadata(source)
+    problem = _check_metadata(source, job.get("dependencies") or ())
     if problem is not None:
         _snakepit.finish("error", error_type=problem[0], error_message=problem[1])
         return
@@ -533,6 +542,8 @@ def run(job):
         status, err = "memory_limit", e
     except BaseException as e:
         status, err = "error", e
+    if value is not None and status == "ok":  # the trailing expression, rendered by type
+        _rich.add("result", value)
     _snakepit.stopped()
 
     kwargs = {}
@@ -553,4 +564,6 @@ def run(job):
         kwargs["result"] = _safe_str(repr, value, _REPR_CAP)
     if job["inspect"]:
         kwargs["variables"] = _variables(job["inspect"], g)
+    if _rich.outputs or _rich.truncated[0]:
+        kwargs.update(outputs=_rich.outputs, outputs_truncated=_rich.truncated[0])
     _snakepit.finish(status, **kwargs)

