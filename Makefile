@@ -40,11 +40,11 @@ BROKER_SRC   := $(wildcard broker/*.c)
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
 # or Redis library (fewer pages to copy on every fork)
 ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c pool.c child.c \
-                  childsig.c sandbox.c landlock.c filter.c layers.c python.c runner.c audit.c \
+                  childsig.c envprofile.c sandbox.c landlock.c filter.c layers.c python.c runner.c audit.c \
                   policy.c pretouch.c workspace.c outcome.c outcome_meta.c jobarea.c jobcopy.c \
                   zchan.c zmsg.c scrub.c)
 EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c broker_link.c zygotes.c \
-                  spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c)
+                  envs.c spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 
@@ -76,6 +76,8 @@ $(BUILD)/gen/%_py.h: executor-node/%.py
 	  echo 'static const char $*_py[] = {'; \
 	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
+
+$(OBJ)/executor-node/envs.o: $(BUILD)/gen/envbuild_py.h
 
 $(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
                                $(BUILD)/gen/rich_py.h

@@ -20,6 +20,7 @@
 #include "../common/profiles.h"
 #include "../proto/result.h"
 #include "dispatch.h"
+#include "envprofile.h"
 #include "filter.h"
 #include "outcome.h"
 #include "pool.h"
@@ -414,6 +415,9 @@ int zygote_main(const zygote_conf_t *conf)
         snprintf(err, sizeof err, "unknown profile %s", conf->profile);
         return s_fatal(&z, err);
     }
+    if (conf->env_site[0] &&
+        !(z.profile = envprofile_new(z.profile, conf->env_site, conf->env_modules, err, sizeof err)))
+        return s_fatal(&z, err);
     if (s_start(&z, err, sizeof err) < 0) return s_fatal(&z, err);
     s_hello(&z);
     while (s_pool_short(&z) && pool_fork(z.pool)) {

@@ -31,6 +31,8 @@ static const cfg_opt_t s_zygote_opts[] = {
     CFG_OPT_INT(zygote_args_t, z.recycle_s, "recycle-s", 0, 1L << 30, "S", "recycle"),
     CFG_OPT_STR(zygote_args_t, z.python, "python", "PATH", "python"),
     CFG_OPT_STR(zygote_args_t, z.node, "node", "NAME", "node name"),
+    CFG_OPT_STR(zygote_args_t, z.env_site, "env-site", "DIR", "environment site-packages"),
+    CFG_OPT_STR(zygote_args_t, z.env_modules, "env-modules", "LIST", "environment modules"),
     CFG_OPT_STR(zygote_args_t, log_level, "log-level", "LEVEL", "level"),
     CFG_OPT_END,
 };

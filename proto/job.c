@@ -20,6 +20,11 @@ static void s_free_names(char **names, size_t n)
     free(names);
 }
 
+void jobspec_free_names(char **names, size_t n)
+{
+    s_free_names(names, n);
+}
+
 void jobspec_clear(jobspec_t *job)
 {
     free(job->tenant);
@@ -233,6 +238,30 @@ int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size
         return -1;
     }
     return 0;
+}
+
+int jobspec_peek_dependencies(const void *data, size_t len, char ***out, size_t *n)
+{
+    mpr_t    r;
+    uint32_t count;
+    *out = NULL;
+    *n = 0;
+    mpr_init(&r, data, len);
+    if (mpr_map(&r, &count) < 0) return -1;
+    for (uint32_t i = 0; i < count && !r.err; i++) {
+        const char *k;
+        uint32_t    kl;
+        if (mpr_str(&r, &k, &kl) < 0) break;
+        if (mpr_key_is(k, kl, "dependencies") && !*out)
+            s_read_strings(&r, out, n, JOB_MAX_DEPS, JOB_MAX_DEP);
+        else
+            mpr_skip(&r);
+    }
+    if (!r.err) return 0;
+    s_free_names(*out, *n);
+    *out = NULL;
+    *n = 0;
+    return -1;
 }
 
 int jobspec_check_path(const char *path, char *err, size_t errlen)

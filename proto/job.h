@@ -65,6 +65,11 @@ void jobspec_encode(const jobspec_t *job, buf_t *out);
 /* 0, or -1 with the reason in err. The id is not in the body (it travels in its own frame):
  * callers copy it in. */
 int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size_t errlen);
+/* Only the dependencies of a JobSpec, for a node that routes by them without decoding the
+ * rest: 0 with *n strings in *out (the caller frees them with jobspec_free_names; NULL when
+ * none), or -1 when the body is malformed there. */
+int  jobspec_peek_dependencies(const void *data, size_t len, char ***out, size_t *n);
+void jobspec_free_names(char **names, size_t n);
 /* A file's path as PROTOCOL.md §4 allows it: relative, no "..", "." or empty component, no
  * control character or backslash, at most JOB_MAX_DEPTH components and JOB_MAX_PATH bytes.
  * The front-end checks it to answer early, the executor to be safe. 0, or -1 with the reason. */

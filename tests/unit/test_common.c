@@ -13,6 +13,7 @@
 #include "common/endpoint.h"
 #include "common/idmap.h"
 #include "common/ids.h"
+#include "common/pep440.h"
 #include "common/profiles.h"
 #include "common/redis_url.h"
 #include "common/sha256.h"
@@ -214,6 +215,19 @@ static void test_distributions_route_by_their_import_names(void **state)
     assert_false(profile_provides(ds, "tinypkg"));
 }
 
+static void test_requirements_met_by_installed_packages(void **state)
+{
+    (void)state;
+    const char *pkgs = "{\"numpy\": \"1.24.2\", \"pandas\": \"1.5.3\", \"scikit-learn\": \"1.2.1\"}";
+    char *met[] = {"numpy>=1.20", "pandas", "scikit_learn (>=1,<2)", "NumPy==1.24.*",
+                   "pandas[excel] ; python_version>'3'", "numpy~=1.24.0"};
+    assert_true(pep440_all_met(pkgs, met, 6));
+    char *unmet[][1] = {{"numpy>=2"}, {"tinypkg"}, {"pandas!=1.5.3"}, {"numpy==1.23.*"},
+                        {"numpy~=1.25"}, {"numpy>=garbage"}};
+    for (size_t i = 0; i < 6; i++) assert_false(pep440_all_met(pkgs, unmet[i], 1));
+    assert_true(pep440_all_met(pkgs, NULL, 0));
+}
+
 static void test_invalid_utf8_becomes_replacement_chars(void **state)
 {
     (void)state;
@@ -243,6 +257,7 @@ int main(void)
         cmocka_unit_test(test_only_endpoints_on_this_machine_are_local),
         cmocka_unit_test(test_profile_limits_are_clamped),
         cmocka_unit_test(test_distributions_route_by_their_import_names),
+        cmocka_unit_test(test_requirements_met_by_installed_packages),
         cmocka_unit_test(test_invalid_utf8_becomes_replacement_chars),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
