@@ -4,8 +4,11 @@ import base64
 
 import pytest
 
-from agent_corpus import CORPUS
+from agent_corpus import CORPUS as STDLIB
+from agent_corpus_ds import CORPUS_DS
 from harness import Executor
+
+CORPUS = STDLIB + CORPUS_DS
 
 
 @pytest.fixture(scope="module")
