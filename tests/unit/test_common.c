@@ -184,6 +184,24 @@ static void test_config_short_flags_are_checked_like_long_ones(void **state)
     assert_int_equal(config_load(&c, s_opts, 2, a5, NULL, NULL, err, sizeof err), CONFIG_ERROR);
 }
 
+static int s_not_filesystem(const profile_t *p, void *arg)
+{
+    (void)arg;
+    return strcmp(p->name, "python.filesystem") != 0;
+}
+
+static void test_dependencies_route_to_the_first_profile_that_has_them_all(void **state)
+{
+    (void)state;
+    const char *numpy[] = {"numpy", "pandas"}, *paths[] = {"pathlib"}, *none[] = {"nosuchpkg"};
+    assert_string_equal(profile_for_dependencies(numpy, 2, NULL, NULL)->name, "python.data_science");
+    assert_string_equal(profile_for_dependencies(paths, 1, NULL, NULL)->name, "python.filesystem");
+    assert_string_equal(profile_for_dependencies(paths, 1, s_not_filesystem, NULL)->name,
+                        "python.data_science");
+    assert_null(profile_for_dependencies(none, 1, NULL, NULL));
+    assert_ptr_equal(profile_for_dependencies(NULL, 0, NULL, NULL), profile_default());
+}
+
 static void test_redis_urls(void **state)
 {
     (void)state;
@@ -260,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_config_rejects_out_of_range_and_unknown),
         cmocka_unit_test(test_config_short_flags_take_attached_or_next_values),
         cmocka_unit_test(test_config_short_flags_are_checked_like_long_ones),
+        cmocka_unit_test(test_dependencies_route_to_the_first_profile_that_has_them_all),
         cmocka_unit_test(test_redis_urls),
         cmocka_unit_test(test_only_endpoints_on_this_machine_are_local),
         cmocka_unit_test(test_profile_limits_are_clamped),
