@@ -97,9 +97,11 @@ $(BIN)/snakepit-mcp: $(MCP_SRC:%.c=$(OBJ)/%.o) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -ljansson -lhiredis $(LIBS)
 
-$(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(LIB)
+# the CLI routes a run by its PEP 723 block with the front-end's own reader (a pure module,
+# no front-end dependencies), so the two cannot disagree
+$(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/mcp-frontend/pep723.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis -lsodium $(LIBS)
 
 # keygen.c comes with the broker's CURVE support; the dispatcher wires it in when present
 $(OBJ)/cli/main.o: CPPFLAGS += $(if $(wildcard cli/keygen.c),-DSNAKEPIT_HAVE_KEYGEN)
