@@ -137,6 +137,12 @@ export SNAKEPIT_BIN := $(abspath $(BIN))
 test-integration: all
 	$(PYTEST) tests/integration
 
+# the snakepit command as users type it: every flag and exit code against a real farm and a
+# scripted MCP endpoint, and the README's CLI examples run as written (tests/cli)
+.PHONY: test-cli
+test-cli: all
+	$(PYTEST) tests/cli
+
 $(BUILD)/tests/deny_syscall: tests/executor/deny_syscall.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $<
@@ -163,7 +169,7 @@ test-san:
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
-	@$(MAKE) --no-print-directory test-executor test-security test-integration
+	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli
 	@$(MAKE) --no-print-directory test-broker test-cluster
 	@$(MAKE) --no-print-directory test-ops test-interop conformance
 	@$(MAKE) --no-print-directory test-san
