@@ -48,7 +48,7 @@ CLI_SRC      := $(wildcard cli/*.c)
 BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-mcp \
             $(BIN)/snakepit
 
-.PHONY: all deps deps-test run test test-unit test-integration test-security test-interop \
+.PHONY: all deps deps-test run deb test test-unit test-integration test-security test-interop \
         test-executor test-san test-cluster conformance bench bench-quick fuzz format clean
 all: $(BINARIES)
 
@@ -116,6 +116,25 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	$(BIN)/snakepit up $(ARGS)
 
+# ---- the Debian package (deploy/debian/): the binaries built again into build-deb/ with
+# Debian's hardening flags, laid out and packed by build-deb.sh into ./snakepit_VERSION_ARCH.deb
+DEB_ARCH       := $(shell dpkg --print-architecture 2>/dev/null)
+DEB            := snakepit_$(VERSION)_$(DEB_ARCH).deb
+DEB_FLAGS      := DEB_BUILD_MAINT_OPTIONS=hardening=+all
+DEB_MAINTAINER ?= $(or $(shell git log -1 --format='%an <%ae>' 2>/dev/null),snakepit developers <root@localhost>)
+deb:
+	@command -v help2man >/dev/null && command -v dpkg-shlibdeps >/dev/null || deploy/install-deps.sh deb
+	@$(MAKE) --no-print-directory BUILD=build-deb \
+	  OPT="$$($(DEB_FLAGS) dpkg-buildflags --get CFLAGS) $$($(DEB_FLAGS) dpkg-buildflags --get CPPFLAGS)" \
+	  LDFLAGS="$$($(DEB_FLAGS) dpkg-buildflags --get LDFLAGS)" all
+	deploy/debian/build-deb.sh build-deb/bin $(VERSION) $(DEB) "$(DEB_MAINTAINER)"
+
+# the package built and checked: contents, dependencies, maintainer scripts, lintian, dpkg
+# unpacking it into a throwaway root, a farm from its /usr/bin; Containerfile.deb read
+.PHONY: test-deb
+test-deb: deb
+	SNAKEPIT_DEB=$(abspath $(DEB)) $(PYTEST) tests/package
+
 # ---- tests
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -170,6 +189,7 @@ test-san:
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
 	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli
+	@$(MAKE) --no-print-directory test-deb
 	@$(MAKE) --no-print-directory test-broker test-cluster
 	@$(MAKE) --no-print-directory test-ops test-interop conformance
 	@$(MAKE) --no-print-directory test-san
