@@ -73,7 +73,8 @@ static int s_connect(const http1_url_t *u, char *err, size_t errlen)
             struct pollfd p = {fd, POLLOUT, 0};
             socklen_t len = sizeof why;
             why = ETIMEDOUT;
-            if (poll(&p, 1, CONNECT_MS) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &why, &len) < 0)
+            if (poll(&p, 1, CONNECT_MS) == 1 &&
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &why, &len) < 0)
                 why = errno;
             if (why == 0) break;
         }
@@ -176,9 +177,8 @@ static int s_parse(buf_t *raw, http1_answer_t *ans, char *err, size_t errlen)
     return 0;
 }
 
-int http1_exchange(const http1_url_t *u, const char *method, const char *headers,
-                   const char *body, size_t body_len, long timeout_ms, http1_answer_t *ans,
-                   char *err, size_t errlen)
+int http1_exchange(const http1_url_t *u, const char *method, const char *headers, const char *body,
+                   size_t body_len, long timeout_ms, http1_answer_t *ans, char *err, size_t errlen)
 {
     memset(ans, 0, sizeof *ans);
     buf_init(&ans->head);

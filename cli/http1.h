@@ -9,12 +9,12 @@
 
 typedef struct {
     char host[256]; /* a name, an IPv4 address, or an IPv6 address without its brackets */
-    int  port;
+    int port;
     char path[512];
 } http1_url_t;
 
 typedef struct {
-    int   status;
+    int status;
     buf_t head; /* the status line and header lines, NUL-terminated */
     buf_t body;
 } http1_answer_t;
@@ -25,9 +25,8 @@ int http1_parse_url(const char *url, http1_url_t *u, char *err, size_t errlen);
  * and body (may be NULL), and reads the answer within timeout_ms. 0 with ans filled (free it
  * with http1_answer_free), or -1 with the reason in err: no connection, no complete answer in
  * time, or an answer that is not HTTP. */
-int http1_exchange(const http1_url_t *u, const char *method, const char *headers,
-                   const char *body, size_t body_len, long timeout_ms, http1_answer_t *ans,
-                   char *err, size_t errlen);
+int http1_exchange(const http1_url_t *u, const char *method, const char *headers, const char *body,
+                   size_t body_len, long timeout_ms, http1_answer_t *ans, char *err, size_t errlen);
 /* The value of a header of the answer (case-insensitive name) copied into out, or NULL. */
 const char *http1_header(const http1_answer_t *ans, const char *name, char *out, size_t cap);
 void http1_answer_free(http1_answer_t *ans);

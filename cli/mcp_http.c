@@ -21,11 +21,11 @@
 
 struct mcp_http {
     http1_url_t url;
-    char key[600];     /* the API key, sent as a Bearer token; empty: none */
-    char session[128]; /* Mcp-Session-Id the server gave at initialize; empty until then */
-    int next_id;       /* of the next JSON-RPC request */
-    long timeout_ms;   /* the wait for one answer */
-    long retry_ms;     /* how long one request may keep being retried after 429/503 */
+    char key[600];              /* the API key, sent as a Bearer token; empty: none */
+    char session[128];          /* Mcp-Session-Id the server gave at initialize; empty until then */
+    int next_id;                /* of the next JSON-RPC request */
+    long timeout_ms;            /* the wait for one answer */
+    long retry_ms;              /* how long one request may keep being retried after 429/503 */
     mcp_http_failure_t failure; /* of the last request */
 };
 
@@ -69,8 +69,8 @@ void mcp_http_destroy(mcp_http_t **self_p)
         http1_answer_t ans;
         char err[256];
         s_headers(self, &h);
-        if (http1_exchange(&self->url, "DELETE", (const char *)h.data, NULL, 0, CLOSE_MS, &ans,
-                           err, sizeof err) == 0)
+        if (http1_exchange(&self->url, "DELETE", (const char *)h.data, NULL, 0, CLOSE_MS, &ans, err,
+                           sizeof err) == 0)
             http1_answer_free(&ans);
         buf_free(&h);
     }
@@ -103,7 +103,8 @@ static long s_retry_after_ms(const http1_answer_t *ans, json_t *answer)
 static void s_sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0) {}
+    while (nanosleep(&ts, &ts) < 0) {
+    }
 }
 
 /* One POST, sent again while the farm turns it away for now and the retry budget allows.
@@ -133,8 +134,8 @@ static int s_post(mcp_http_t *self, json_t *msg, int *status, json_t **answer, c
             break;
         }
         *status = ans.status;
-        *answer = ans.body.len ? json_loadb((const char *)ans.body.data, ans.body.len, 0, NULL)
-                               : NULL;
+        *answer =
+            ans.body.len ? json_loadb((const char *)ans.body.data, ans.body.len, 0, NULL) : NULL;
         char sid[sizeof self->session];
         if (http1_header(&ans, "Mcp-Session-Id", sid, sizeof sid))
             snprintf(self->session, sizeof self->session, "%s", sid);
@@ -191,9 +192,9 @@ static json_t *s_request(mcp_http_t *self, const char *method, json_t *params, c
 
 int mcp_http_initialize(mcp_http_t *self, char *err, size_t errlen)
 {
-    json_t *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", PROTOCOL_VERSION,
-                               "capabilities", "clientInfo", "name", "snakepit-cli", "version",
-                               SNAKEPIT_VERSION);
+    json_t *params =
+        json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", PROTOCOL_VERSION, "capabilities",
+                  "clientInfo", "name", "snakepit-cli", "version", SNAKEPIT_VERSION);
     json_t *r = s_request(self, "initialize", params, err, errlen);
     if (!r) return -1;
     json_decref(r);

@@ -53,8 +53,8 @@ static const cfg_opt_t s_opts[] = {
 };
 
 static const cfg_short_t s_shorts[] = {
-    {'t', "timeout"}, {'m', "memory"}, {'o', "output-limit"}, {'v', "var"}, {'f', "file"},
-    CFG_SHORT_END,
+    {'t', "timeout"}, {'m', "memory"}, {'o', "output-limit"},
+    {'v', "var"},     {'f', "file"},   CFG_SHORT_END,
 };
 
 static const char *s_usage =
@@ -117,7 +117,8 @@ static int s_options(run_args_t *a, int argc, char **argv, char **rest, int *n_r
  * is none or it is too large. */
 static int s_read_code(run_args_t *a, char **rest, int n_rest)
 {
-    int from_stdin = strcmp(a->file, "-") == 0 || (!a->file[0] && n_rest == 1 && !strcmp(rest[0], "-"));
+    int from_stdin =
+        strcmp(a->file, "-") == 0 || (!a->file[0] && n_rest == 1 && !strcmp(rest[0], "-"));
     if ((a->file[0] && n_rest) || (!a->file[0] && n_rest != 1)) {
         fprintf(stderr, "snakepit run: give the code as one argument, -f FILE, or - for stdin\n");
         return -1;
@@ -152,7 +153,7 @@ static int s_run_farm(run_args_t *a)
     int have_farm = farm_read_ready(dir, &info, err, sizeof err) == 0;
     if (a->url[0]) /* the local key serves the local farm's URL given explicitly */
         return run_http(a, a->url,
-                        a->key[0] ? a->key
+                        a->key[0]                                ? a->key
                         : have_farm && !strcmp(info.url, a->url) ? info.api_key
                                                                  : "");
     if (!have_farm) {

@@ -20,7 +20,7 @@
 #include "run_route.h"
 #include "run_show.h"
 
-#define SUBMIT_MS       3000  /* ZMQ_IMMEDIATE: a submit fails until the connection is up */
+#define SUBMIT_MS         3000  /* ZMQ_IMMEDIATE: a submit fails until the connection is up */
 #define DEADLINE_GRACE_MS 30000 /* past the job's wall limit: the queue, and the way back */
 
 typedef struct {

@@ -11,18 +11,24 @@
 #include "run_route.h"
 #include "run_show.h"
 
-#define ANSWER_GRACE_MS 60000 /* beyond the job's own limit: the queue, and the way there and back */
+#define ANSWER_GRACE_MS                                                                            \
+    60000 /* beyond the job's own limit: the queue, and the way there and back */
 
 /* The exit status of a call that brought no job status back. */
 static int s_exit_of(mcp_http_failure_t f)
 {
     switch (f) {
-    case MCP_HTTP_UNREACHABLE: return RUN_EX_UNREACHABLE;
-    case MCP_HTTP_REFUSED: return RUN_EX_KEY;
-    case MCP_HTTP_INVALID: return RUN_EX_USAGE;
-    case MCP_HTTP_LIMITED: return ST_REJECTED;
+    case MCP_HTTP_UNREACHABLE:
+        return RUN_EX_UNREACHABLE;
+    case MCP_HTTP_REFUSED:
+        return RUN_EX_KEY;
+    case MCP_HTTP_INVALID:
+        return RUN_EX_USAGE;
+    case MCP_HTTP_LIMITED:
+        return ST_REJECTED;
     case MCP_HTTP_OK:
-    case MCP_HTTP_FAILED: break;
+    case MCP_HTTP_FAILED:
+        break;
     }
     return ST_INTERNAL_ERROR;
 }
@@ -33,7 +39,8 @@ static json_t *s_names(const char *list)
     json_t *names = json_array();
     char copy[4096];
     snprintf(copy, sizeof copy, "%s", list);
-    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save))
         json_array_append_new(names, json_string(tok));
     return names;
 }
@@ -63,7 +70,8 @@ static int s_show(const run_args_t *a, json_t *r)
     if (!json_is_object(structured)) {
         json_t *text = json_object_get(json_array_get(json_object_get(r, "content"), 0), "text");
         fprintf(stderr, "snakepit run: the answer had no structured content%s%s\n",
-                json_is_string(text) ? ": " : "", json_is_string(text) ? json_string_value(text) : "");
+                json_is_string(text) ? ": " : "",
+                json_is_string(text) ? json_string_value(text) : "");
         return ST_INTERNAL_ERROR;
     }
     runfiles_t figures = {0}, files = {0};

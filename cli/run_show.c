@@ -198,8 +198,9 @@ static int s_figures_and_files(const run_args_t *a, json_t *structured, const ru
 {
     if (!a->out_dir[0]) {
         if ((figures->n || files->n) && !a->json)
-            fprintf(stderr, "snakepit: the code made %zu figure%s and wrote %zu file%s "
-                            "(--out DIR saves them)\n",
+            fprintf(stderr,
+                    "snakepit: the code made %zu figure%s and wrote %zu file%s "
+                    "(--out DIR saves them)\n",
                     figures->n, figures->n == 1 ? "" : "s", files->n, files->n == 1 ? "" : "s");
         return 0;
     }

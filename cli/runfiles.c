@@ -115,10 +115,11 @@ json_t *runfiles_argument(const runfiles_t *f)
     for (size_t i = 0; i < f->n; i++) {
         const char *encoding;
         json_t *content = s_content(&f->items[i], &encoding);
-        json_object_set_new(files, f->items[i].path,
-                            strcmp(encoding, "utf-8") == 0
-                                ? content
-                                : json_pack("{s:o, s:s}", "content", content, "encoding", encoding));
+        json_object_set_new(
+            files, f->items[i].path,
+            strcmp(encoding, "utf-8") == 0
+                ? content
+                : json_pack("{s:o, s:s}", "content", content, "encoding", encoding));
     }
     return files;
 }
@@ -174,8 +175,8 @@ int runfiles_from_tool_result(runfiles_t *figures, runfiles_t *files, json_t *ca
         json_t *content = json_object_get(file, "content");
         if (!path || !json_is_string(content)) continue;
         if (encoding && strcmp(encoding, "base64") == 0) {
-            if (s_add_base64(files, path, json_string_value(content),
-                             json_string_length(content)) < 0) {
+            if (s_add_base64(files, path, json_string_value(content), json_string_length(content)) <
+                0) {
                 snprintf(err, errlen, "file '%.200s' of the answer is not base64", path);
                 return -1;
             }
@@ -231,8 +232,7 @@ static int s_write_all(int fd, const char *data, size_t len)
 
 /* Writes one file under the directory dir_fd, creating its parent directories, following no
  * link on the way. */
-static int s_save_one(int dir_fd, const job_file_t *jf, const char *dir, char *err,
-                      size_t errlen)
+static int s_save_one(int dir_fd, const job_file_t *jf, const char *dir, char *err, size_t errlen)
 {
     if (jobspec_check_path(jf->path, err, errlen) < 0) return -1;
     char rel[JOB_MAX_PATH + 1];
@@ -257,8 +257,7 @@ static int s_save_one(int dir_fd, const job_file_t *jf, const char *dir, char *e
     return rc;
 }
 
-int runfiles_save(const runfiles_t *f, const char *dir, json_t *saved, char *err,
-                  size_t errlen)
+int runfiles_save(const runfiles_t *f, const char *dir, json_t *saved, char *err, size_t errlen)
 {
     if (!f->n) return 0;
     if (s_mkdirs(dir, err, errlen) < 0) return -1;

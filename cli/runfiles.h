@@ -38,7 +38,6 @@ void runfiles_from_result(runfiles_t *figures, runfiles_t *files, const result_t
 char *runfiles_base64(const void *data, size_t len);
 /* Writes each file under dir (created when missing), appending each path written to saved (a
  * JSON array). 0, or -1 with the reason in err at the first that cannot be written. */
-int runfiles_save(const runfiles_t *f, const char *dir, json_t *saved, char *err,
-                  size_t errlen);
+int runfiles_save(const runfiles_t *f, const char *dir, json_t *saved, char *err, size_t errlen);
 
 #endif

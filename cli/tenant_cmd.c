@@ -15,7 +15,8 @@
 #include "farm.h"
 #include "tenant.h"
 
-#define RATE_MIN 0.001 /* the range the front-end reads a stored rate in (mcp-frontend/tenants.c) */
+#define RATE_MIN 0.001 /* the range the front-end reads a stored rate in (mcp-frontend/tenants.c)  \
+                        */
 #define RATE_MAX 1e6
 
 typedef struct {
@@ -27,7 +28,8 @@ typedef struct {
 
 static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(tenant_args_t, state_dir, "state-dir", "DIR", "farm state directory"),
-    CFG_OPT_STR(tenant_args_t, redis, "redis", "URL", "Redis of the farm (default: the state dir's)"),
+    CFG_OPT_STR(tenant_args_t, redis, "redis", "URL",
+                "Redis of the farm (default: the state dir's)"),
     CFG_OPT_STR(tenant_args_t, q.rate, "rate", "R", "requests per second (e.g. 10, 0.5, or 10/s)"),
     CFG_OPT_INT(tenant_args_t, q.burst, "burst", 1, 1000000, "B",
                 "requests allowed at once above the rate"),
@@ -105,8 +107,8 @@ static int s_check(tenant_quota_t *q, char *err, size_t errlen)
     if (s_check_profiles(q, err, errlen) < 0) return -1;
     limits_t most = s_profiles_max(q);
     if (q->max_timeout_s * 1000 > most.wall_ms) {
-        snprintf(err, errlen, "--max-timeout %ld: its profiles allow at most %ld s", q->max_timeout_s,
-                 most.wall_ms / 1000);
+        snprintf(err, errlen, "--max-timeout %ld: its profiles allow at most %ld s",
+                 q->max_timeout_s, most.wall_ms / 1000);
         return -1;
     }
     if (q->max_memory_mb > most.memory_mb) {
@@ -157,8 +159,10 @@ static int s_store_new_key(const verb_t *v, const tenant_quota_t *q, const char 
     char key[68], err[512];
     tenant_new_key(key);
     int rc = tenant_store(v->redis, v->name, q, key, err, sizeof err);
-    if (rc < 0) fprintf(stderr, "snakepit tenant %s: %s\n", verb, err);
-    else s_print_key(v, key);
+    if (rc < 0)
+        fprintf(stderr, "snakepit tenant %s: %s\n", verb, err);
+    else
+        s_print_key(v, key);
     explicit_bzero(key, sizeof key);
     return rc < 0 ? 1 : 0;
 }
@@ -173,8 +177,9 @@ static int s_missing(const verb_t *v, const char *verb)
 static int s_add(const verb_t *v)
 {
     if (tenant_exists(v->redis, v->name)) {
-        fprintf(stderr, "snakepit tenant add: tenant '%s' already exists (tenant set changes its "
-                        "quotas, rotate-key its key)\n",
+        fprintf(stderr,
+                "snakepit tenant add: tenant '%s' already exists (tenant set changes its "
+                "quotas, rotate-key its key)\n",
                 v->name);
         return 1;
     }
@@ -228,8 +233,10 @@ static int s_show(const verb_t *v)
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
         const char *k = r->element[i]->str, *val = r->element[i + 1]->str;
         if (!k || !val || strcmp(k, "key_sha256") == 0) continue; /* not secret, but useless */
-        if (v->args->json) json_object_set_new(o, k, json_string(val));
-        else printf("  %-16s %s\n", k, val[0] ? val : "(all)");
+        if (v->args->json)
+            json_object_set_new(o, k, json_string(val));
+        else
+            printf("  %-16s %s\n", k, val[0] ? val : "(all)");
     }
     if (v->args->json) {
         char *text = json_dumps(o, JSON_COMPACT);
@@ -270,8 +277,12 @@ static const struct {
     int needs_name;
     int (*fn)(const verb_t *v);
 } s_verbs[] = {
-    {"add", 1, s_add},   {"set", 1, s_set},        {"list", 0, s_list},
-    {"show", 1, s_show}, {"rotate-key", 1, s_rotate_key}, {"remove", 1, s_remove},
+    {"add", 1, s_add},
+    {"set", 1, s_set},
+    {"list", 0, s_list},
+    {"show", 1, s_show},
+    {"rotate-key", 1, s_rotate_key},
+    {"remove", 1, s_remove},
 };
 
 int tenant_main(int argc, char **argv)
@@ -285,8 +296,11 @@ int tenant_main(int argc, char **argv)
     case CONFIG_HELP:
         config_usage(stdout, s_usage, "Manage tenants: API keys and quotas.", s_opts, &shown);
         return 0;
-    case CONFIG_ERROR: fprintf(stderr, "snakepit tenant: %s\n", err); return EX_USAGE;
-    case CONFIG_OK: break;
+    case CONFIG_ERROR:
+        fprintf(stderr, "snakepit tenant: %s\n", err);
+        return EX_USAGE;
+    case CONFIG_OK:
+        break;
     }
     size_t i = 0, n = sizeof s_verbs / sizeof s_verbs[0];
     while (i < n && (n_rest < 1 || strcmp(rest[0], s_verbs[i].verb) != 0)) i++;
