@@ -7,15 +7,14 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from clilib import FakeMcp, Farm  # noqa: E402
+import clilib  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def farm():
-    f = Farm(slots=2)
-    yield f
-    f.stop()
-    shutil.rmtree(f.dir, ignore_errors=True)
+    with clilib.Farm(slots=2) as running:
+        yield running
+    shutil.rmtree(running.dir, ignore_errors=True)
 
 
 @pytest.fixture
@@ -26,6 +25,6 @@ def env(farm):
 
 @pytest.fixture
 def fake():
-    f = FakeMcp()
-    yield f
-    f.stop()
+    endpoint = clilib.FakeMcp()
+    yield endpoint
+    endpoint.stop()

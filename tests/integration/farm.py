@@ -97,6 +97,12 @@ class Farm:
                     found.append("%s: %s" % (name, text[text.index(marker):][:2000]))
         return found
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
     def stop(self, timeout=30):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
