@@ -101,7 +101,7 @@ $(BIN)/snakepit-mcp: $(MCP_SRC:%.c=$(OBJ)/%.o) $(LIB)
 # no front-end dependencies), so the two cannot disagree
 $(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/mcp-frontend/pep723.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis -lsodium $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis -lsodium -lgnutls $(LIBS)
 
 # keygen.c comes with the broker's CURVE support; the dispatcher wires it in when present
 $(OBJ)/cli/main.o: CPPFLAGS += $(if $(wildcard cli/keygen.c),-DSNAKEPIT_HAVE_KEYGEN)

@@ -13,6 +13,7 @@
 
 #include "../common/clock.h"
 #include "http1.h"
+#include "tls.h"
 
 #define ANSWER_MAX (64u << 20) /* the largest answer read: a result with its images and files */
 #define CONNECT_MS 10000       /* a host that does not accept in this long is not reachable */
@@ -20,14 +21,13 @@
 int http1_parse_url(const char *url, http1_url_t *u, char *err, size_t errlen)
 {
     memset(u, 0, sizeof *u);
-    if (strncmp(url, "http://", 7) != 0) {
-        snprintf(err, errlen,
-                 "%s: only http:// URLs are supported (put the farm's TLS endpoint behind a "
-                 "local proxy, or reach it over an SSH tunnel)",
-                 url);
+    size_t scheme = strncmp(url, "https://", 8) == 0 ? 8 : strncmp(url, "http://", 7) == 0 ? 7 : 0;
+    if (!scheme) {
+        snprintf(err, errlen, "%s: not an http:// or https:// URL", url);
         return -1;
     }
-    const char *h = url + 7, *end = h + strcspn(h, "/"), *port = NULL;
+    u->tls = scheme == 8;
+    const char *h = url + scheme, *end = h + strcspn(h, "/"), *port = NULL;
     if (*h == '[') { /* [v6]:port */
         const char *close = memchr(h, ']', (size_t)(end - h));
         if (!close) {
@@ -42,7 +42,7 @@ int http1_parse_url(const char *url, http1_url_t *u, char *err, size_t errlen)
         if (colon) port = colon + 1;
     }
     char *stop = NULL;
-    u->port = port ? (int)strtol(port, &stop, 10) : 80;
+    u->port = port ? (int)strtol(port, &stop, 10) : u->tls ? 443 : 80;
     if (!u->host[0] || u->port <= 0 || u->port > 65535 || (port && stop != end)) {
         snprintf(err, errlen, "bad URL %s", url);
         return -1;
@@ -95,13 +95,21 @@ static int s_connect(const http1_url_t *u, char *err, size_t errlen)
     return fd;
 }
 
-static int s_send_all(int fd, const buf_t *req, char *err, size_t errlen)
+/* A connection: the socket, and the TLS session over it for https. */
+typedef struct {
+    int fd;
+    tls_conn_t *tls;
+} conn_t;
+
+static int s_send_all(conn_t *c, const buf_t *req, char *err, size_t errlen)
 {
     for (size_t off = 0; off < req->len;) {
-        ssize_t n = send(fd, req->data + off, req->len - off, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
+        ssize_t n = c->tls ? tls_write(c->tls, req->data + off, req->len - off)
+                           : send(c->fd, req->data + off, req->len - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR && !c->tls) continue;
         if (n <= 0) {
-            snprintf(err, errlen, "sending the request: %s", strerror(errno));
+            snprintf(err, errlen, "sending the request: %s",
+                     c->tls ? "TLS error" : strerror(errno));
             return -1;
         }
         off += (size_t)n;
@@ -110,20 +118,21 @@ static int s_send_all(int fd, const buf_t *req, char *err, size_t errlen)
 }
 
 /* Everything the server sends until it closes, by the deadline. */
-static int s_read_all(int fd, uint64_t give_up, buf_t *raw, char *err, size_t errlen)
+static int s_read_all(conn_t *c, uint64_t give_up, buf_t *raw, char *err, size_t errlen)
 {
     for (;;) {
-        struct pollfd p = {fd, POLLIN, 0};
+        struct pollfd p = {c->fd, POLLIN, 0};
         long left = (long)(give_up - clock_mono_ms());
-        if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+        if (left <= 0 || (!(c->tls && tls_pending(c->tls)) && poll(&p, 1, (int)left) == 0)) {
             snprintf(err, errlen, "no answer in time");
             return -1;
         }
         char chunk[65536];
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR) continue;
+        ssize_t n =
+            c->tls ? tls_read(c->tls, chunk, sizeof chunk) : read(c->fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR && !c->tls) continue;
         if (n < 0) {
-            snprintf(err, errlen, "reading the answer: %s", strerror(errno));
+            snprintf(err, errlen, "reading the answer: %s", c->tls ? "TLS error" : strerror(errno));
             return -1;
         }
         if (n == 0) return 0;
@@ -168,10 +177,15 @@ static int s_parse(buf_t *raw, http1_answer_t *ans, char *err, size_t errlen)
     }
     buf_append(&ans->head, text, (size_t)(end - text) + 2);
     buf_append(&ans->body, end + 4, raw->len - (size_t)(end + 4 - text));
-    char te[32];
-    if (http1_header(ans, "Transfer-Encoding", te, sizeof te) && strcasecmp(te, "chunked") == 0 &&
-        s_dechunk(&ans->body) < 0) {
-        snprintf(err, errlen, "a malformed chunked answer");
+    char te[32], cl[32];
+    if (http1_header(ans, "Transfer-Encoding", te, sizeof te) && strcasecmp(te, "chunked") == 0) {
+        if (s_dechunk(&ans->body) < 0) {
+            snprintf(err, errlen, "a malformed chunked answer");
+            return -1;
+        }
+    } else if (http1_header(ans, "Content-Length", cl, sizeof cl) &&
+               strtoull(cl, NULL, 10) > ans->body.len) {
+        snprintf(err, errlen, "an answer cut short (%zu of %s bytes)", ans->body.len, cl);
         return -1;
     }
     return 0;
@@ -194,11 +208,15 @@ int http1_exchange(const http1_url_t *u, const char *method, const char *headers
     buf_puts(&req, "\r\n");
     if (body) buf_append(&req, body, body_len);
     uint64_t give_up = clock_mono_ms() + (uint64_t)timeout_ms;
-    int fd = s_connect(u, err, errlen), rc = -1;
-    if (fd >= 0 && s_send_all(fd, &req, err, errlen) == 0 &&
-        s_read_all(fd, give_up, &raw, err, errlen) == 0)
+    conn_t c = {.fd = s_connect(u, err, errlen)};
+    int rc = -1;
+    if (c.fd >= 0 && u->tls)
+        c.tls = tls_connect(c.fd, u->host, u->ca_file, timeout_ms, err, errlen);
+    if (c.fd >= 0 && (c.tls || !u->tls) && s_send_all(&c, &req, err, errlen) == 0 &&
+        s_read_all(&c, give_up, &raw, err, errlen) == 0)
         rc = s_parse(&raw, ans, err, errlen);
-    if (fd >= 0) close(fd);
+    tls_close(&c.tls);
+    if (c.fd >= 0) close(c.fd);
     buf_free(&req);
     buf_free(&raw);
     if (rc < 0) http1_answer_free(ans);

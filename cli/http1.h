@@ -1,6 +1,7 @@
 /* cli/http1.h — one HTTP/1.1 request per connection (Connection: close), blocking, with a
- * deadline: what the CLI's MCP client needs and no more. The answer is read to the end of the
- * connection (bounded), its head kept for header lookups; a chunked body is decoded. */
+ * deadline, over plain TCP or TLS (tls.h): what the CLI's MCP client needs and no more. The
+ * answer is read to the end of the connection (bounded), its head kept for header lookups; a
+ * chunked body is decoded, and one shorter than its Content-Length refused. */
 #ifndef SP_HTTP1_H
 #define SP_HTTP1_H
 #include <stddef.h>
@@ -11,6 +12,8 @@ typedef struct {
     char host[256]; /* a name, an IPv4 address, or an IPv6 address without its brackets */
     int port;
     char path[512];
+    int tls;            /* https:// */
+    char ca_file[4096]; /* with tls: the CAs to trust instead of the system's (PEM); "" none */
 } http1_url_t;
 
 typedef struct {
@@ -19,7 +22,8 @@ typedef struct {
     buf_t body;
 } http1_answer_t;
 
-/* http://HOST[:PORT][/PATH] (port 80, path "/" when left out). 0, or -1 with the reason. */
+/* http[s]://HOST[:PORT][/PATH] (port 80 or 443, path "/" when left out; ca_file empty). 0,
+ * or -1 with the reason. */
 int http1_parse_url(const char *url, http1_url_t *u, char *err, size_t errlen);
 /* Sends `method path` with the given extra header lines (each ending in \r\n; may be NULL)
  * and body (may be NULL), and reads the answer within timeout_ms. 0 with ans filled (free it

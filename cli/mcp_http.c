@@ -29,14 +29,15 @@ struct mcp_http {
     mcp_http_failure_t failure; /* of the last request */
 };
 
-mcp_http_t *mcp_http_new(const char *url, const char *key, long timeout_ms, long retry_ms,
-                         char *err, size_t errlen)
+mcp_http_t *mcp_http_new(const char *url, const char *key, const char *ca_file, long timeout_ms,
+                         long retry_ms, char *err, size_t errlen)
 {
     mcp_http_t *self = xcalloc(1, sizeof *self);
     if (http1_parse_url(url, &self->url, err, errlen) < 0) {
         free(self);
         return NULL;
     }
+    snprintf(self->url.ca_file, sizeof self->url.ca_file, "%s", ca_file ? ca_file : "");
     if (key && strlen(key) >= sizeof self->key) {
         snprintf(err, errlen, "the API key is longer than %zu bytes", sizeof self->key - 1);
         free(self);

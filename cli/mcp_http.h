@@ -25,11 +25,12 @@ typedef enum {
     MCP_HTTP_FAILED,      /* anything else: an answer that is not MCP, an internal error */
 } mcp_http_failure_t;
 
-/* url: http://HOST[:PORT]/PATH. timeout_ms bounds the wait for each answer, retry_ms the
- * time one request may spend waiting to be let through (0: no retry). NULL with the reason in
- * err when the URL is not one. */
-mcp_http_t *mcp_http_new(const char *url, const char *key, long timeout_ms, long retry_ms,
-                         char *err, size_t errlen);
+/* url: http[s]://HOST[:PORT]/PATH; ca_file (may be NULL): the CAs an https server's
+ * certificate must lead to, instead of the system's. timeout_ms bounds the wait for each
+ * answer, retry_ms the time one request may spend waiting to be let through (0: no retry).
+ * NULL with the reason in err when the URL is not one. */
+mcp_http_t *mcp_http_new(const char *url, const char *key, const char *ca_file, long timeout_ms,
+                         long retry_ms, char *err, size_t errlen);
 /* Ends the session (HTTP DELETE with its Mcp-Session-Id, MCP 2025-11-25 transports §"Session
  * Management") if one was opened, and frees the client. */
 void mcp_http_destroy(mcp_http_t **self_p);

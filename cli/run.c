@@ -40,6 +40,9 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(run_args_t, url, "url", "URL",
                 "a farm's MCP endpoint (default: the state directory's farm)"),
     CFG_OPT_STR(run_args_t, key, "key", "KEY", "the API key for it (default: the local key)"),
+    CFG_OPT_STR(run_args_t, ca_file, "ca-file", "FILE",
+                "CA certificates (PEM) an https URL's server must be signed by (default: the "
+                "system's)"),
     CFG_OPT_INT(run_args_t, retry_s, "retry-for", 0, 3600, "S",
                 "keep retrying a rate-limited call this long, as the answer says when"),
     CFG_OPT_STR(run_args_t, tenant, "tenant", "NAME", "tenant to run as with --broker"),
@@ -60,7 +63,8 @@ static const cfg_short_t s_shorts[] = {
 static const char *s_usage =
     "snakepit run [-t S] [-m MB] [-o BYTES] [-v NAME]... [--profile P] [--stdin TEXT]\n"
     "                    [--file-in PATH]... [--out DIR] [--json] [--validate]\n"
-    "                    [--url URL --key KEY | --broker ENDPOINT] (-f FILE | CODE | -)";
+    "                    [--url URL --key KEY [--ca-file FILE] | --broker ENDPOINT]\n"
+    "                    (-f FILE | CODE | -)";
 
 static const char *s_summary =
     "Run Python code in the farm's sandbox and print what it printed, then the result\n"

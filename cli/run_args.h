@@ -27,10 +27,11 @@ typedef struct {
     char stdin_text[4096];
     char files_in[4096]; /* --file-in paths, comma-separated */
     char out_dir[PATH_MAX];
-    char url[512];   /* a farm's MCP endpoint; empty: the state directory's */
-    char key[600];   /* its API key; empty: the state directory's */
-    long retry_s;    /* how long a rate-limited call is retried */
-    char tenant[65]; /* with --broker */
+    char url[512];          /* a farm's MCP endpoint; empty: the state directory's */
+    char key[600];          /* its API key; empty: the state directory's */
+    char ca_file[PATH_MAX]; /* CAs for an https URL; empty: the system's */
+    long retry_s;           /* how long a rate-limited call is retried */
+    char tenant[65];        /* with --broker */
     char state_dir[PATH_MAX];
     char broker[PATH_MAX + 64];
     int json;

@@ -96,8 +96,8 @@ int run_http(const run_args_t *a, const char *url, const char *key)
     limits_t wait = {.wall_ms = a->timeout_s * 1000};
     limits_fill(&wait, &(route ? route : profile_default())->max);
     char err[1024];
-    mcp_http_t *c =
-        mcp_http_new(url, key, wait.wall_ms + ANSWER_GRACE_MS, a->retry_s * 1000, err, sizeof err);
+    mcp_http_t *c = mcp_http_new(url, key, a->ca_file, wait.wall_ms + ANSWER_GRACE_MS,
+                                 a->retry_s * 1000, err, sizeof err);
     if (!c) {
         fprintf(stderr, "snakepit run: %s\n", err);
         return RUN_EX_USAGE;
@@ -109,9 +109,7 @@ int run_http(const run_args_t *a, const char *url, const char *key)
                             sizeof err))) {
         rc = s_exit_of(mcp_http_failure(c));
         fprintf(stderr, "snakepit run: %s%s\n", err,
-                rc == RUN_EX_UNREACHABLE ? " (is the farm running? `snakepit up` starts one)"
-                : rc == RUN_EX_KEY       ? " (give the tenant's key with --key or SNAKEPIT_KEY)"
-                                         : "");
+                rc == RUN_EX_KEY ? " (give the tenant's key with --key or SNAKEPIT_KEY)" : "");
     } else {
         rc = s_show(a, r);
     }

@@ -19,7 +19,7 @@ set -eu
 what=${1:-run}
 
 run_pkgs="gcc make pkg-config libzmq3-dev libmsgpack-dev libhiredis-dev libpython3.11-dev
-python3.11 libseccomp-dev libsodium-dev libmicrohttpd-dev libjansson-dev redis-server
+python3.11 libseccomp-dev libsodium-dev libgnutls28-dev libmicrohttpd-dev libjansson-dev redis-server
 python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy"
 deb_pkgs="help2man dpkg-dev binutils"
 test_pkgs="lintian libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang

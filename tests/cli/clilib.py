@@ -6,6 +6,7 @@ Kept out of conftest.py so that tests import it by name (tests/integration and t
 conftest modules of their own)."""
 import json
 import os
+import ssl
 import subprocess
 import sys
 import threading
@@ -57,7 +58,7 @@ class FakeMcp:
     it returns (http_status, body_dict, headers) — by default an ok result. Every request is
     kept in `requests` as (method, headers, json_body)."""
 
-    def __init__(self, answer=None):
+    def __init__(self, answer=None, tls=None):
         self.requests = []
         self.answer = answer or (lambda msg: (200, {"jsonrpc": "2.0", "id": msg["id"],
                                                     "result": tool_result(structured())}, {}))
@@ -96,7 +97,12 @@ class FakeMcp:
                 self._reply(200)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d/mcp" % self.server.server_address[1]
+        if tls:  # (certificate, key) files: https
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+        self.url = "%s://127.0.0.1:%d/mcp" % ("https" if tls else "http",
+                                              self.server.server_address[1])
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -115,3 +121,14 @@ def answer_with(result=None, error=None, status=200, headers=None):
         body.update({"error": error} if error else {"result": result})
         return status, body, headers or {}
     return answer
+
+
+def self_signed(directory, names="IP:127.0.0.1,DNS:localhost"):
+    """A certificate for these names, and its key: (cert path, key path)."""
+    os.makedirs(directory, exist_ok=True)
+    cert, key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                    "-out", cert, "-days", "2", "-subj", "/CN=snakepit-test",
+                    "-addext", "subjectAltName=" + names],
+                   check=True, capture_output=True)
+    return cert, key

@@ -307,7 +307,8 @@ def test_help_names_every_flag():
     r = snakepit("run", "--help")
     assert r.returncode == 0
     for flag in ("-t, --timeout", "-m, --memory", "-o, --output-limit", "-v, --var", "--profile",
-                 "-f, --file", "--stdin", "--file-in", "--out", "--url", "--key", "--retry-for",
+                 "-f, --file", "--stdin", "--file-in", "--out", "--url", "--key", "--ca-file",
+                 "--retry-for",
                  "--tenant", "--state-dir", "--broker", "--json", "--validate"):
         assert flag in r.stdout, flag
     for code in ("69 farm not reachable", "77 API key refused", "73 --out"):

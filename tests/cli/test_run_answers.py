@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from clilib import (EX_NOPERM, EX_UNAVAILABLE, EX_USAGE, EXIT, FakeMcp, answer_with, snakepit,
-                    structured, tool_result)
+from clilib import (EX_NOPERM, EX_UNAVAILABLE, EX_USAGE, EXIT, FakeMcp, answer_with, self_signed,
+                    snakepit, structured, tool_result)
 
 
 def run(fake, *args, **kw):
@@ -183,3 +183,32 @@ def test_base64_files_are_saved_as_bytes(fake, tmp_path):
     assert (tmp_path / "d" / "b.bin").read_bytes() == b"\x00\xff"
     assert json.loads(run(fake, "--json", "--out", str(tmp_path), "1").stdout)["saved"] == [
         "%s/d/b.bin" % tmp_path]
+
+
+def test_https_with_the_servers_ca(tmp_path):
+    cert, key = self_signed(str(tmp_path))
+    fake = FakeMcp(tls=(cert, key))
+    try:
+        ok = snakepit("run", "--url", fake.url, "--key", "k", "--ca-file", cert, "1")
+        assert ok.returncode == 0, ok.stderr
+        assert len(fake.calls()) == 1 and fake.requests[-1][0] == "DELETE"
+        # the system's trust store does not know a self-signed certificate: refused, unsent
+        untrusted = snakepit("run", "--url", fake.url, "--key", "k", "1")
+        assert untrusted.returncode == EX_UNAVAILABLE and "certificate" in untrusted.stderr
+        assert len(fake.calls()) == 1
+        bad_ca = snakepit("run", "--url", fake.url, "--key", "k", "--ca-file",
+                          str(tmp_path / "none.pem"), "1")
+        assert bad_ca.returncode == EX_UNAVAILABLE and "none.pem" in bad_ca.stderr
+    finally:
+        fake.stop()
+
+
+def test_https_refuses_a_certificate_for_another_name(tmp_path):
+    cert, key = self_signed(str(tmp_path / "other"), names="DNS:farm.example")
+    fake = FakeMcp(tls=(cert, key))
+    try:
+        r = snakepit("run", "--url", fake.url, "--key", "k", "--ca-file", cert, "1")
+        assert r.returncode == EX_UNAVAILABLE and "certificate" in r.stderr, r.stderr
+        assert fake.calls() == []
+    finally:
+        fake.stop()

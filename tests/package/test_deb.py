@@ -42,7 +42,8 @@ def test_control_names_the_package(control):
 def test_depends_on_the_runtime_packages(control):
     depends = names(control["Depends"])
     for pkg in ("libc6", "libzmq5", "libhiredis0.14", "libpython3.11", "libseccomp2",
-                "libmicrohttpd12", "libjansson4", "libsodium23", "python3.11", "redis-server",
+                "libmicrohttpd12", "libjansson4", "libsodium23", "libgnutls30", "python3.11",
+                "redis-server",
                 "tzdata", "adduser"):
         assert pkg in depends, pkg
     assert {"python3-numpy", "python3-pandas", "python3-scipy", "python3-matplotlib",
