@@ -180,10 +180,12 @@ test-ops: all
 	$(PYTEST) tests/ops
 
 # The sanitizer pass: unit tests with leak detection, then the executor and integration suites
-# against ASan+UBSan binaries (leaks off there: the embedded interpreter keeps its heap).
+# against ASan+UBSan binaries (leaks off there: the embedded interpreter keeps its heap), and
+# the CLI against a scripted endpoint with leak detection on (an ASan report fails the run).
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
+	SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/cli/test_run_answers.py
 
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 test: deps-test
