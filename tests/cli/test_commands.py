@@ -2,12 +2,14 @@
 keygen — their flags and exit codes."""
 import json
 import os
+import signal
+import tempfile
+import time
 
 import pytest
 
-from clilib import EX_USAGE, SNAKEPIT, snakepit
-
-sys_path = os.path.join(os.path.dirname(__file__), "..", "integration")
+from clilib import EX_USAGE, snakepit
+from farm import McpStdio
 
 
 def test_version_and_help():
@@ -45,9 +47,6 @@ def test_mcp_needs_stdio():
 
 
 def test_mcp_stdio_serves_the_farm(farm):
-    import sys
-    sys.path.insert(0, sys_path)
-    from farm import McpStdio
     client = McpStdio(farm.dir)
     try:
         client.initialize()
@@ -81,3 +80,52 @@ def test_keygen_writes_a_pair_and_keeps_it(tmp_path):
     assert again.returncode == 1 and "--force" in again.stderr  # never overwritten silently
     assert snakepit("keygen", "--dir", str(tmp_path), "--force", "node-1").returncode == 0
     assert snakepit("keygen").returncode == EX_USAGE
+
+
+def test_mcp_stdio_runs_as_the_tenant_given(farm):
+    client = McpStdio(farm.dir, extra=("--tenant", "cli-stdio", "--log-level", "warn"))
+    try:
+        client.initialize()
+        s = client.call("execute_code", {"code": "print(6)"})["structuredContent"]
+        assert s["status"] == "ok"
+    finally:
+        assert client.close() == 0
+    record = farm.redis().hgetall("sp:exec:" + s["execution_id"])
+    for _ in range(50):  # the record is written after the answer
+        if record:
+            break
+        time.sleep(0.1)
+        record = farm.redis().hgetall("sp:exec:" + s["execution_id"])
+    assert record["tenant"] == "cli-stdio"
+
+
+def test_mcp_stdio_starts_a_farm_when_none_runs():
+    state = tempfile.mkdtemp(prefix="sp-st-", dir="/tmp")
+    client = McpStdio(state, extra=("--start-timeout", "120"))
+    pid = None
+    try:
+        client.initialize()
+        s = client.call("execute_code", {"code": "print('started')"})["structuredContent"]
+        assert s["status"] == "ok" and s["stdout"] == "started\n"
+        with open(os.path.join(state, "ready.json")) as f:
+            pid = json.load(f)["pid"]
+    finally:
+        client.close()
+        if pid is None and os.path.exists(os.path.join(state, "ready.json")):
+            with open(os.path.join(state, "ready.json")) as f:
+                pid = json.load(f)["pid"]
+        if pid:  # the farm outlives the stdio session by design: stop it by its pid
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(300):
+                if not os.path.exists("/proc/%d" % pid):
+                    break
+                time.sleep(0.1)
+            assert not os.path.exists("/proc/%d" % pid)
+
+
+def test_status_and_usage_flags(farm, env):
+    st = snakepit("status", "--redis", farm.ready["redis"], "--json")
+    assert st.returncode in (0, 1) and json.loads(st.stdout)["redis"] == farm.ready["redis"]
+    u = snakepit("usage", "--state-dir", farm.dir, "--days", "2")
+    assert u.returncode == 0 and "local" in u.stdout
+    assert snakepit("usage", "--redis", "unix:///nonexistent.sock").returncode == 69
