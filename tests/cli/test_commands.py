@@ -102,19 +102,17 @@ def test_mcp_stdio_runs_as_the_tenant_given(farm):
 def test_mcp_stdio_starts_a_farm_when_none_runs():
     state = tempfile.mkdtemp(prefix="sp-st-", dir="/tmp")
     client = McpStdio(state, extra=("--start-timeout", "120"))
-    pid = None
+    ready = os.path.join(state, "ready.json")
     try:
         client.initialize()
         s = client.call("execute_code", {"code": "print('started')"})["structuredContent"]
         assert s["status"] == "ok" and s["stdout"] == "started\n"
-        with open(os.path.join(state, "ready.json")) as f:
-            pid = json.load(f)["pid"]
+        assert os.path.exists(ready)
     finally:
         client.close()
-        if pid is None and os.path.exists(os.path.join(state, "ready.json")):
-            with open(os.path.join(state, "ready.json")) as f:
+        if os.path.exists(ready):  # the farm outlives the stdio session: stop it by its pid
+            with open(ready) as f:
                 pid = json.load(f)["pid"]
-        if pid:  # the farm outlives the stdio session by design: stop it by its pid
             os.kill(pid, signal.SIGTERM)
             for _ in range(300):
                 if not os.path.exists("/proc/%d" % pid):
