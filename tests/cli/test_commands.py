@@ -101,7 +101,10 @@ def test_mcp_stdio_runs_as_the_tenant_given(farm):
 
 def test_mcp_stdio_starts_a_farm_when_none_runs():
     state = tempfile.mkdtemp(prefix="sp-st-", dir="/tmp")
-    client = McpStdio(state, extra=("--start-timeout", "120"))
+    # the farm it starts is `snakepit up` with its defaults, but on free ports (SNAKEPIT_* is
+    # read by up): 8765 may be another farm's on a shared machine
+    env = dict(os.environ, SNAKEPIT_HTTP="127.0.0.1:0", SNAKEPIT_METRICS_PORT="0")
+    client = McpStdio(state, extra=("--start-timeout", "120"), env=env)
     ready = os.path.join(state, "ready.json")
     try:
         client.initialize()

@@ -203,9 +203,10 @@ class McpHttp:
 class McpStdio:
     """MCP over `snakepit mcp --stdio`: newline-delimited JSON on the child's stdin/stdout."""
 
-    def __init__(self, state_dir, extra=()):
+    def __init__(self, state_dir, extra=(), env=None):
         self.proc = subprocess.Popen(
             [os.path.join(BIN, "snakepit"), "mcp", "--stdio", "--state-dir", state_dir, *extra],
+            env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.next_id = 1
 
