@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include "../common/clock.h"
@@ -83,13 +84,13 @@ int mcp_main(int argc, char **argv)
                      "Serve MCP over stdio, backed by the farm in DIR (started if none runs).",
                      s_opts, &defaults);
         return 0;
-    case CONFIG_ERROR: fprintf(stderr, "snakepit mcp: %s\n", err); return 2;
+    case CONFIG_ERROR: fprintf(stderr, "snakepit mcp: %s\n", err); return EX_USAGE;
     case CONFIG_OK: break;
     }
     if (!a.stdio) {
         fprintf(stderr, "snakepit mcp: only --stdio is served here; the HTTP endpoint is part of "
                         "`snakepit up`\n");
-        return 2;
+        return EX_USAGE;
     }
     char dir[PATH_MAX], bin[PATH_MAX];
     farm_state_dir(a.state_dir, dir, sizeof dir);
