@@ -66,24 +66,11 @@ def test_security_violation_exits_7(env):
     assert "security_violation" in r.stderr
 
 
-def _frontend_takes_output_limit(farm):
-    from farm import McpHttp
-    c = McpHttp(farm.url, farm.api_key)
-    c.initialize()
-    tools = c.request("tools/list")["result"]["tools"]
-    schema = [t for t in tools if t["name"] == "execute_code"][0]["inputSchema"]
-    return "output_limit" in schema["properties"]
-
-
 def test_output_limit_over_http(farm, env):
     r = run(env, "-o", "100", "print('x' * 1000)")
-    if _frontend_takes_output_limit(farm):
-        assert r.returncode == EXIT["output_limit"], r.stderr
-        assert 0 < len(r.stdout) <= 100
-    else:
-        # the CLI sends -o; a front-end that does not know output_limit refuses the call
-        # instead of running it unlimited
-        assert r.returncode == EX_USAGE and "output_limit" in r.stderr, r.stderr
+    assert r.returncode == EXIT["output_limit"], r.stderr
+    assert r.stdout == "x" * 100
+    assert "truncated" in r.stderr or "output_limit" in r.stderr
 
 
 def test_output_limit_straight_to_the_broker(farm, env):
