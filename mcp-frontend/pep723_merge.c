@@ -222,7 +222,10 @@ static void s_norm(const char *tok, char *out, size_t outlen)
             continue;
         }
         if (!isalnum((unsigned char)*p)) break;
-        if (sep && o) out[o++] = '-';
+        if (sep && o) {
+            if (o + 2 >= outlen) break; /* room for the separator and a character */
+            out[o++] = '-';
+        }
         sep = 0;
         out[o++] = (char)tolower((unsigned char)*p);
     }

@@ -234,8 +234,7 @@ static void s_with(pyscan_t *out, const char *s, size_t n, size_t i, int nesting
     for (size_t k = i; k < colon; k++)
         if (s_word_is(s, n, k, "as") && (k == 0 || !s_id_char(s[k - 1]))) {
             size_t t = s_skip_space(s, n, k + 2);
-            size_t end = t;
-            while (end < colon && s[end] != ',') end++;
+            size_t end = s_find_top(s, colon, t, ',');
             s_targets(out, s + t, end - t);
             k = end;
         }
