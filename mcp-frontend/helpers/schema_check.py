@@ -191,6 +191,8 @@ def _const(v, x, value, schema, path):
 
 
 def _multiple_of(v, x, m, schema, path):
+    if not _is_number(m) or m <= 0:
+        raise SchemaError("multipleOf must be a number greater than 0, not %s" % _show(m))
     if not _is_number(x):
         return
     if isinstance(x, int) and isinstance(m, int):
@@ -383,7 +385,7 @@ def check(data, schema):
                 errors.append({"path": _pointer(path), "keyword": keyword, "message": message})
     except SchemaError as e:
         return {"error": "the schema cannot be used: %s" % e}
-    except (TypeError, AttributeError, ValueError) as e:  # e.g. "required": 5
+    except (TypeError, AttributeError, ValueError, ArithmeticError) as e:  # "required": 5
         return {"error": "the schema cannot be used: a keyword has a value of the wrong kind "
                          "(%s)" % e}
     except RecursionError:
