@@ -48,9 +48,8 @@ static json_t *s_syntax_error(const json_t *ctx, const char *msg, size_t msg_len
 static json_t *s_render_check(const char *id, const result_t *res, const json_t *ctx)
 {
     (void)id;
-    json_t *v = res->validation ? json_loads(res->validation, JSON_REJECT_DUPLICATES, NULL) : NULL;
-    if (res->status != ST_OK || !json_is_object(v)) {
-        json_decref(v);
+    json_t *v = compat_validation(res);
+    if (!v) {
         buf_t b;
         buf_init(&b);
         buf_puts(&b, "Internal syntax checker error: ");

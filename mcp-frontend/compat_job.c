@@ -108,6 +108,15 @@ int compat_exit_code(const result_t *res)
     return 1;
 }
 
+json_t *compat_validation(const result_t *res)
+{
+    if (res->status != ST_OK || !res->validation) return NULL;
+    json_t *v = json_loads(res->validation, JSON_REJECT_DUPLICATES, NULL);
+    if (json_is_object(v)) return v;
+    json_decref(v);
+    return NULL;
+}
+
 json_t *compat_variables(const result_t *res)
 {
     json_t *v = res->variables ? json_loads(res->variables, JSON_REJECT_DUPLICATES, NULL) : NULL;

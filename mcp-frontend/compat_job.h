@@ -42,6 +42,9 @@ void compat_python_stderr(buf_t *b, const result_t *res);
  * minus the signal when a limit killed it (-9 for the wall clock). */
 int compat_exit_code(const result_t *res);
 
+/* validate.py's analysis of a JOB_VALIDATE (an object), or NULL when the job did not give one. */
+json_t *compat_validation(const result_t *res);
+
 /* The final values of inspect_variables, as an object (empty when none came back). */
 json_t *compat_variables(const result_t *res);
 

@@ -144,9 +144,8 @@ static void s_execute_code(call_t *c, json_t *args, const tool_task_t *task)
 static json_t *s_render_validate(const char *id, const result_t *res, const json_t *ctx)
 {
     (void)id, (void)ctx;
-    json_t *v = res->validation ? json_loads(res->validation, JSON_REJECT_DUPLICATES, NULL) : NULL;
-    if (res->status != ST_OK || !json_is_object(v)) {
-        json_decref(v);
+    json_t *v = compat_validation(res);
+    if (!v) {
         buf_t b;
         buf_init(&b);
         buf_puts(&b, "Validation error: ");
