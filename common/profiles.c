@@ -266,3 +266,17 @@ int profile_provides(const profile_t *p, const char *dist)
     char buf[128];
     return profile_allows(p, profile_dist_module(dist, buf, sizeof buf));
 }
+
+const profile_t *profile_for_dependencies(const char *const *names, size_t n,
+                                          int (*keep)(const profile_t *, void *), void *arg)
+{
+    for (size_t i = 0; i < n_profiles; i++) {
+        const profile_t *p = &profiles[i];
+        int all = !keep || keep(p, arg);
+        /* a module name (an import), or a distribution's (scikit-learn is sklearn's) */
+        for (size_t k = 0; k < n && all; k++)
+            all = profile_allows(p, names[k]) || profile_provides(p, names[k]);
+        if (all) return p;
+    }
+    return NULL;
+}

@@ -44,5 +44,12 @@ int profile_allows(const profile_t *p, const char *module);
 const char *profile_dist_module(const char *dist, char *buf, size_t cap);
 /* 1 when the profile has distribution dist (a PEP 723 or `dependencies` name) installed. */
 int profile_provides(const profile_t *p, const char *dist);
+/* Where a call that names no profile runs when its code declares dependencies (the names of a
+ * PEP 723 block): the first profile, in table order, that keep(p, arg) accepts (every one when
+ * keep is NULL) that has every name, as a module or as a distribution (profile_provides). NULL
+ * when none does: the caller's
+ * default applies, and the executor names what is missing. */
+const profile_t *profile_for_dependencies(const char *const *names, size_t n,
+                                          int (*keep)(const profile_t *, void *), void *arg);
 
 #endif

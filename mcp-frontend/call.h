@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "../common/prom.h"
+#include "endpoint.h"
 #include "jsonrpc.h"
 #include "session.h"
 
@@ -63,6 +64,7 @@ struct call {
     void *cancel_arg;
     uint64_t farm_us; /* time the call's job spent beyond this process (submit → result) */
     call_t *next;     /* in the session's list */
+    const endpoint_t *endpoint; /* where the request came in (endpoint.h); NULL: /mcp */
 };
 
 /* A call for a request (m->kind == RPC_REQUEST; takes a reference to m->msg), linked into the

@@ -104,6 +104,7 @@ struct exchange {
     session_t *session; /* held */
     int new_session;    /* the answer carries Mcp-Session-Id */
     call_t *call;       /* the call in flight, until its final answer */
+    const endpoint_t *endpoint; /* the URL's (compat.h); NULL: /mcp */
     /* a parked plain answer */
     unsigned status;
     char *answer; /* JSON text, or NULL for an empty body */

@@ -12,6 +12,7 @@
 
 #include "../common/buf.h"
 #include "../common/log.h"
+#include "compat.h"
 #include "exchange_mcp.h"
 #include "mcp.h"
 #include "origin.h"
@@ -75,9 +76,15 @@ static void s_audit_auth_failure(exchange_t *ex, auth_failure_t reason)
 static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
 {
     http_t *h = ex->http;
-    if (strcmp(url, "/mcp") != 0 && strcmp(url, "/mcp/") != 0)
+    if (compat_route(h->fe->compat, url, &ex->endpoint) < 0) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "not found: the MCP endpoint is /mcp, and /mcp/compat/NAME for the drop-in "
+                 "endpoints (%s)",
+                 compat_names(h->fe->compat));
         return exchange_refuse(ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, HTTP_REFUSED_NOT_FOUND,
-                               "not found: the MCP endpoint is /mcp");
+                               msg);
+    }
     if (!http_host_allowed(s_header(ex, "Host"), h->conf.allow_host, h->loopback))
         return exchange_refuse(ex, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, HTTP_REFUSED_BAD_HOST,
                                "forbidden: Host header not allowed (DNS rebinding protection)");
@@ -318,13 +325,13 @@ static enum MHD_Result s_post(exchange_t *ex)
     }
     if (m.kind != RPC_REQUEST) {
         /* notifications and responses: accepted, no body (202) */
-        mcp_handle(fe->mcp, ex->session, &m, NULL, NULL);
+        mcp_handle(fe->mcp, ex->session, &m, ex->endpoint, NULL, NULL);
         rpc_msg_clear(&m);
         return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
     }
     ex->state = EX_CALL;
     /* kept to detach the call should the client go away before the answer */
-    ex->call = mcp_handle(fe->mcp, ex->session, &m, exchange_emit, ex);
+    ex->call = mcp_handle(fe->mcp, ex->session, &m, ex->endpoint, exchange_emit, ex);
     rpc_msg_clear(&m);
     return s_answer_now_or_wait(ex);
 }

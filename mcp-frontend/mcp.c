@@ -60,15 +60,19 @@ static void s_initialize(call_t *c)
     const char *name =
         json_string_value(json_object_get(json_object_get(c->params, "clientInfo"), "name"));
     snprintf(s->client_name, sizeof s->client_name, "%s", name ? name : "");
-    json_t *server_caps = json_pack(
-        "{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}", "tools",
-        "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1, "prompts", "listChanged",
-        0, "logging", "completions", "tasks", "list", "cancel", "requests", "tools", "call");
-    char *instructions = proftext(s_instructions);
-    json_t *result =
-        json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol, "capabilities",
-                  server_caps, "serverInfo", "name", "snakepit", "title", "snakepit Python sandbox",
-                  "version", FE_VERSION, "instructions", instructions);
+    /* a compat endpoint is a tools-only server, as the one it stands in for */
+    const endpoint_t *ep = c->endpoint;
+    json_t *server_caps =
+        ep ? json_pack("{s:{s:b},s:{}}", "tools", "listChanged", 0, "logging")
+           : json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}",
+                       "tools", "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1,
+                       "prompts", "listChanged", 0, "logging", "completions", "tasks", "list",
+                       "cancel", "requests", "tools", "call");
+    char *instructions = proftext(ep ? ep->instructions : s_instructions);
+    json_t *result = json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol,
+                               "capabilities", server_caps, "serverInfo", "name", "snakepit",
+                               "title", ep ? ep->title : "snakepit Python sandbox", "version",
+                               FE_VERSION, "instructions", instructions);
     free(instructions);
     log_info("event=session_initialized session=%.8s tenant=%s protocol=%s client=\"%.40s\"", s->id,
              s->tenant->name, s->protocol, s->client_name);
@@ -262,7 +266,8 @@ static void s_dispatch(mcp_t *self, call_t *c, const method_t *meth)
     meth->fn(c);
 }
 
-call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, call_emit_fn *emit, void *emit_ctx)
+call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, const endpoint_t *ep,
+                   call_emit_fn *emit, void *emit_ctx)
 {
     s->last_used_ms = clock_mono_ms();
     if (m->kind == RPC_NOTIFICATION) {
@@ -276,6 +281,7 @@ call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, call_emit_fn *emit, 
     const method_t *meth = s_find_method(m->method);
     call_stats_t *stats = meth ? &self->stats[meth - s_methods] : s_extra(self, AS_OTHER);
     call_t *c = call_new(self->fe, s, m, stats, emit, emit_ctx);
+    c->endpoint = ep;
     call_hold(c); /* so that c can be returned if the handler did not answer it */
     s_dispatch(self, c, meth);
     call_t *pending = call_alive(c) ? c : NULL;

@@ -34,9 +34,11 @@ const mcp_stats_t *mcp_stats(const mcp_t *self);
 
 int mcp_version_supported(const char *v);
 
-/* The entry point for transports: takes a reference to m->msg. Returns the call when it is
- * still in flight (valid until its final emit or call_detach), else NULL. */
-call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, call_emit_fn *emit, void *emit_ctx);
+/* The entry point for transports: takes a reference to m->msg; ep is the endpoint the message
+ * came to (endpoint.h; NULL: /mcp). Returns the call when it is still in flight (valid until
+ * its final emit or call_detach), else NULL. */
+call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, const endpoint_t *ep,
+                   call_emit_fn *emit, void *emit_ctx);
 /* The answer to a message that did not parse, on the same emitter. */
 void mcp_reject(mcp_t *self, const rpc_msg_t *m, const char *transport, call_emit_fn *emit,
                 void *emit_ctx);

