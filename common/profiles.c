@@ -42,6 +42,7 @@
 #define COMPUTE_AND_ORDINARY COMPUTE_MODULES, ORDINARY_MODULES
 
 static const char *const s_basic_modules[] = {COMPUTE_AND_ORDINARY, NULL};
+static const char *const s_ordinary_modules[] = {ORDINARY_MODULES, NULL};
 
 /* Debian's packages for data work: the original five (issue #8) and what agents reach for
  * next (issue 14), with the libraries their users import by name. */
@@ -259,6 +260,12 @@ const char *profile_dist_module(const char *dist, char *buf, size_t cap)
     for (const char *c = norm; *c && o + 1 < cap; c++) buf[o++] = *c == '-' ? '_' : *c;
     if (cap) buf[o] = '\0';
     return buf;
+}
+
+int profile_module_is_ordinary(const char *module)
+{
+    profile_t ordinary = {.modules = s_ordinary_modules};
+    return profile_allows(&ordinary, module);
 }
 
 int profile_provides(const profile_t *p, const char *dist)

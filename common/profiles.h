@@ -42,6 +42,10 @@ int profile_allows(const profile_t *p, const char *module);
 /* The import name of a distribution ("scikit-learn" → "sklearn", "Foo-Bar" → "foo_bar"),
  * written into buf when it is not a constant. */
 const char *profile_dist_module(const char *dist, char *buf, size_t cap);
+/* 1 when module is one of the standard library's "ordinary" modules every profile has imported
+ * since issue 14 (os, sys, subprocess, socket, shutil…): the drop-in endpoints narrow them
+ * away again, because the servers they stand in for refused them at import. */
+int profile_module_is_ordinary(const char *module);
 /* 1 when the profile has distribution dist (a PEP 723 or `dependencies` name) installed. */
 int profile_provides(const profile_t *p, const char *dist);
 /* Where a call that names no profile runs when its code declares dependencies (the names of a
