@@ -265,7 +265,7 @@ test-cluster: all $(BENCH_TOOLS)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -g -O1 -I. -DSNAKEPIT_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined
-FUZZ_COMMON  := common/buf.c common/idmap.c common/clock.c common/log.c common/limits.c common/profiles.c common/prom.c \
+FUZZ_COMMON  := common/buf.c common/idmap.c common/clock.c common/log.c common/limits.c common/profiles.c common/pep440.c common/prom.c \
                 proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/job.c
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROKER_SRC))

@@ -13,12 +13,14 @@ void pep440_normalise(const char *name, size_t len, char *out, size_t cap)
 {
     size_t o = 0;
     int sep = 0;
-    for (size_t i = 0; i < len && o + 1 < cap; i++) {
+    for (size_t i = 0; i < len && cap; i++) {
         char c = name[i];
         if (c == '-' || c == '_' || c == '.') {
             sep = 1;
             continue;
         }
+        if (!isalnum((unsigned char)c)) break; /* the name ends here (a version, extras…) */
+        if (o + (sep && o ? 2 : 1) >= cap) break; /* room for the separator and the character */
         if (sep && o) out[o++] = '-';
         sep = 0;
         out[o++] = (char)tolower((unsigned char)c);

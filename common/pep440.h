@@ -11,7 +11,9 @@
 /* packages: the zygote's HELLO JSON, {"normalised-name": "version", ...}. 1 when every
  * requirement is met; 0 otherwise. */
 int pep440_all_met(const char *packages, char *const *reqs, size_t n);
-/* PEP 503: runs of -_. as one -, lower case, into out. */
+/* PEP 503: runs of -_. as one -, lower case, into out (cut short rather than overrun); the name
+ * ends at the first character that is not a letter, digit or separator. The one normaliser:
+ * PEP 723 names (mcp-frontend/pep723.c), distributions (common/profiles.c), requirements. */
 void pep440_normalise(const char *name, size_t len, char *out, size_t cap);
 
 #endif

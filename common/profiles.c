@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pep440.h"
 #include "profiles.h"
 
 
@@ -232,27 +233,10 @@ int profile_allows(const profile_t *p, const char *module)
     return 0;
 }
 
-/* PEP 503: runs of -_. become one -, lower case. */
-static void s_normalise(const char *name, char *out, size_t cap)
-{
-    size_t o = 0;
-    int sep = 0;
-    for (const char *c = name; *c && o + 1 < cap; c++) {
-        if (*c == '-' || *c == '_' || *c == '.') {
-            sep = 1;
-            continue;
-        }
-        if (sep && o) out[o++] = '-';
-        sep = 0;
-        out[o++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-    }
-    out[o] = '\0';
-}
-
 const char *profile_dist_module(const char *dist, char *buf, size_t cap)
 {
     char norm[128];
-    s_normalise(dist, norm, sizeof norm);
+    pep440_normalise(dist, strlen(dist), norm, sizeof norm);
     for (size_t i = 0; i < sizeof s_dists / sizeof s_dists[0]; i++)
         if (strcmp(norm, s_dists[i].dist) == 0) return s_dists[i].module;
     /* otherwise the import name is the distribution's, with - as _ */

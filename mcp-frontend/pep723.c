@@ -2,9 +2,9 @@
  * `# /// script`, comment lines (`#` alone or `# ` and text), a line `# ///`. Inside, the
  * `dependencies = [...]` array's quoted strings are read, possibly over several lines; a
  * name is the leading [A-Za-z0-9._-] run of each (PEP 508). */
-#include <ctype.h>
 #include <string.h>
 
+#include "../common/pep440.h"
 #include "pep723.h"
 
 /* The next line [*p, end) and advance past it. */
@@ -26,23 +26,7 @@ static int s_is(const char *line, size_t n, const char *lit)
 
 static void s_name(const char *s, size_t n, char out[PEP723_NAME])
 {
-    size_t o = 0;
-    int sep = 0;
-    for (size_t i = 0; i < n && o + 1 < PEP723_NAME; i++) {
-        char c = s[i];
-        if (c == '-' || c == '_' || c == '.') {
-            sep = 1;
-            continue;
-        }
-        if (!isalnum((unsigned char)c)) break;
-        if (sep && o) {
-            if (o + 2 >= PEP723_NAME) break; /* room for the separator and a character */
-            out[o++] = '-';
-        }
-        sep = 0;
-        out[o++] = (char)tolower((unsigned char)c);
-    }
-    out[o] = '\0';
+    pep440_normalise(s, n, out, PEP723_NAME);
 }
 
 /* The walk both entry points share: names (normalised) and/or the requirement strings. */
