@@ -29,8 +29,16 @@ static const struct {
     [ARG_BOOLEAN] = {"\"boolean\"", "a boolean"},
     [ARG_ARRAY] = {"\"array\"", "an array"},
     [ARG_OBJECT] = {"\"object\"", "an object"},
-    [ARG_SIZE] = {"[\"integer\", \"string\"]", "MB as an integer, or a string like \"256m\""},
+    [ARG_SIZE] = {NULL, "MB as an integer, or a string like \"256m\""},
 };
+
+/* ARG_SIZE takes either spelling. Not as a type array ("type": ["integer", "string"]): some
+ * clients map tool schemas onto a one-type-per-node dialect (the OpenAPI subset of Gemini's
+ * function declarations) and reject or flatten it; one `type` per anyOf branch ports
+ * everywhere (the MCP Inspector's --strict lint asks for exactly this). */
+static const char s_size_schema[] =
+    "{\"anyOf\": [{\"type\": \"integer\", \"minimum\": 1}, {\"type\": \"string\", "
+    "\"pattern\": \"^\\\\s*[0-9.]+ *[kKmMgG]?[iI]?[bB]?$\"}]}";
 
 static int s_type_ok(arg_type_t type, const json_t *v)
 {
@@ -76,8 +84,9 @@ static json_t *s_text(const char *template)
 
 static json_t *s_property(const tool_t *t, const tool_arg_t *a)
 {
-    json_t *p = json_object();
-    json_object_set_new(p, "type", s_json(s_types[a->type].schema_type, "a type", t->name));
+    json_t *p = a->type == ARG_SIZE ? s_json(s_size_schema, "a size", t->name) : json_object();
+    if (s_types[a->type].schema_type)
+        json_object_set_new(p, "type", s_json(s_types[a->type].schema_type, "a type", t->name));
     if (a->description) json_object_set_new(p, "description", s_text(a->description));
     if (a->schema) {
         char *text;
