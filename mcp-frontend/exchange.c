@@ -44,8 +44,10 @@ static void s_common_headers(exchange_t *ex, struct MHD_Response *r)
         MHD_add_response_header(r, "Access-Control-Expose-Headers",
                                 "Mcp-Session-Id, WWW-Authenticate, Retry-After");
     }
-    if (ex->session && ex->session->transport == TRANSPORT_HTTP &&
-        (ex->new_session || ex->method != 'D'))
+    /* never minted nor echoed for a 2026-07-28 request (streamable-http §"Earlier Streamable
+     * HTTP Revisions") */
+    if (ex->session && ex->session->transport == TRANSPORT_HTTP && ex->session->id[0] &&
+        !ex->modern && (ex->new_session || ex->method != 'D'))
         MHD_add_response_header(r, "Mcp-Session-Id", ex->session->id);
     if (ex->retry_after_s > 0) {
         char v[24];
@@ -99,13 +101,19 @@ enum MHD_Result exchange_queue_parked(exchange_t *ex)
 enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
                                 const char *message)
 {
+    return exchange_refuse_id(ex, status, code, reason, message, NULL);
+}
+
+enum MHD_Result exchange_refuse_id(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
+                                   const char *message, const json_t *id)
+{
     ex->http->stats.refused[reason]++;
     const char *ua = MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, "User-Agent");
     char q[200], uq[100];
     log_info("event=http_refused status=%u reason=%s message=%s agent=%s", status,
              http_refusal_name(reason), log_quote(q, sizeof q, message),
              log_quote(uq, sizeof uq, ua ? ua : ""));
-    json_t *msg = rpc_error(NULL, code, message, NULL);
+    json_t *msg = rpc_error(id, code, message, NULL);
     enum MHD_Result rc = exchange_queue_json(ex, status, msg);
     json_decref(msg);
     return rc;
@@ -242,7 +250,13 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
     }
     unsigned status = MHD_HTTP_OK;
     json_t *err = msg ? json_object_get(msg, "error") : NULL;
-    if (err && json_integer_value(json_object_get(err, "code")) == RPC_RATE_LIMITED) {
+    int code = err ? (int)json_integer_value(json_object_get(err, "code")) : 0;
+    /* 2026-07-28 ties two errors to HTTP statuses wherever they arise: an unknown (or removed)
+     * method is 404, a missing client capability 400 (streamable-http, basic/index); the rest
+     * stay in-band with 200, as the SDK servers answer them */
+    if (ex->modern && code == RPC_METHOD_NOT_FOUND) status = MHD_HTTP_NOT_FOUND;
+    if (ex->modern && code == RPC_MISSING_CAPABILITY) status = MHD_HTTP_BAD_REQUEST;
+    if (rpc_code_is_rate_limit(code)) {
         /* DESIGN.md §6: over quota is HTTP 429 with Retry-After when the response is not a stream
          */
         json_int_t ms =
@@ -323,10 +337,13 @@ void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *ex->prev = ex->next;
     if (ex->next) ex->next->prev = ex->prev;
     if (ex->call) {
-        /* the client went away before the answer: the work goes on, its output is dropped
-         * (MCP transports: a disconnect is not a cancellation) */
-        call_detach(ex->call);
+        /* the client went away before the answer. Legacy: the work goes on, its output is
+         * dropped (2025-11-25 transports: a disconnect is not a cancellation). 2026-07-28: it
+         * is the cancellation (streamable-http §Cancellation; closing a listen stream ends it) */
+        call_t *c = ex->call;
         ex->call = NULL;
+        call_detach(c);
+        if (ex->modern) call_cancel(c, "the client closed the request's stream");
     }
     if (ex->session) {
         if (ex->get_stream && ex->session->notify_ctx == ex) {

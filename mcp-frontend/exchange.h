@@ -103,6 +103,7 @@ struct exchange {
     tenant_t *tenant;
     session_t *session; /* held */
     int new_session;    /* the answer carries Mcp-Session-Id */
+    int modern;         /* a 2026-07-28 request: its own scope, and a disconnect cancels it */
     call_t *call;       /* the call in flight, until its final answer */
     /* a parked plain answer */
     unsigned status;
@@ -150,8 +151,11 @@ void exchange_park(exchange_t *ex, unsigned status, json_t *msg);
 void exchange_resume(exchange_t *ex);
 void exchange_suspend(exchange_t *ex);
 enum MHD_Result exchange_start_sse(exchange_t *ex);
-/* An HTTP-level refusal with a JSON-RPC error body (id null), counted and logged. */
+/* An HTTP-level refusal with a JSON-RPC error body, counted and logged: without an id when it
+ * comes before the body could be read, else (exchange_refuse_id) with the request's. */
 enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
                                 const char *message);
+enum MHD_Result exchange_refuse_id(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
+                                   const char *message, const json_t *id);
 
 #endif

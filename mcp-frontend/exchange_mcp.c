@@ -1,8 +1,11 @@
-/* mcp-frontend/exchange_mcp.c — the /mcp endpoint (MCP 2025-11-25 "Transports", Streamable
- * HTTP): header checks first (path, method, Origin and Host, Content-Type, Accept, body size,
- * MCP-Protocol-Version), then who is calling (Bearer key → tenant), then the session
- * (Mcp-Session-Id: 400 when missing, 404 when unknown or ended), then the message.
- * Every refusal is a JSON-RPC error body with the fitting HTTP status, logged and counted. */
+/* mcp-frontend/exchange_mcp.c — the /mcp endpoint of Streamable HTTP, for both eras on the
+ * same path: header checks first (path, method, Origin and Host, Content-Type, Accept, body
+ * size), then who is calling (Bearer key → tenant), then the message. A message that claims
+ * MCP 2026-07-28 in its _meta (admit.h) is checked against its headers and served in a request
+ * scope, without a session (streamable-http of 2026-07-28); any other is legacy (MCP 2025-11-25
+ * "Transports"): MCP-Protocol-Version, then the session (Mcp-Session-Id: 400 when missing, 404
+ * when unknown or ended). Every refusal is a JSON-RPC error body with the fitting HTTP status
+ * and, once the body was read, the request's id; logged and counted. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -12,6 +15,8 @@
 
 #include "../common/buf.h"
 #include "../common/log.h"
+#include "admit.h"
+#include "envelope.h"
 #include "exchange_mcp.h"
 #include "mcp.h"
 #include "origin.h"
@@ -70,6 +75,23 @@ static void s_audit_auth_failure(exchange_t *ex, auth_failure_t reason)
     log_warn("event=auth_failed audit=1 reason=%s client=%s", auth_failure_name(reason), addr);
 }
 
+/* A legacy request's MCP-Protocol-Version: absent means 2025-03-26 (streamable-http
+ * §"Protocol Version Header"), anything but a legacy version we serve is 400. 1 when refused
+ * (the answer is queued, with id when the body was read). */
+static int s_legacy_version_refused(exchange_t *ex, const json_t *id)
+{
+    const char *pv = s_header(ex, "MCP-Protocol-Version");
+    if (!pv || envelope_legacy_supported(pv)) return 0;
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "unsupported MCP-Protocol-Version: %.40s (sessions: %s; %s per "
+             "request, with its _meta)",
+             pv, envelope_legacy_list(), MCP_MODERN);
+    exchange_refuse_id(ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                       HTTP_REFUSED_BAD_PROTOCOL_VERSION, msg, id);
+    return 1;
+}
+
 /* ---- step 1: headers */
 
 static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
@@ -91,7 +113,7 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
         MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
         MHD_add_response_header(r, "Access-Control-Allow-Headers",
                                 "Authorization, Content-Type, Accept, Mcp-Session-Id, "
-                                "MCP-Protocol-Version, Last-Event-ID");
+                                "MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID");
         MHD_add_response_header(r, "Access-Control-Max-Age", "600");
         enum MHD_Result rc = MHD_queue_response(ex->conn, MHD_HTTP_NO_CONTENT, r);
         MHD_destroy_response(r);
@@ -142,16 +164,8 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
                 ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, HTTP_REFUSED_NOT_ACCEPTABLE,
                 "not acceptable: GET /mcp opens an event stream (Accept: text/event-stream)");
     }
-    const char *pv = s_header(ex, "MCP-Protocol-Version");
-    if (pv && !mcp_version_supported(pv)) {
-        char msg[160];
-        snprintf(msg, sizeof msg,
-                 "unsupported MCP-Protocol-Version: %.40s (supported: 2025-11-25, 2025-06-18, "
-                 "2025-03-26, 2024-11-05)",
-                 pv);
-        return exchange_refuse(ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
-                               HTTP_REFUSED_BAD_PROTOCOL_VERSION, msg);
-    }
+    /* GET and DELETE exist only in legacy sessions; a POST's version is judged with its body */
+    if (ex->method != 'P' && s_legacy_version_refused(ex, NULL)) return MHD_YES;
     ex->headers_checked = 1;
     return MHD_YES;
 }
@@ -292,6 +306,53 @@ static void s_reject_emit(void *ctx, call_t *call, json_t *msg, int final)
     ex->state = EX_READY;
 }
 
+/* A modern message refused by admission: its error, with its status (400). */
+static enum MHD_Result s_refused(exchange_t *ex, admission_t *a)
+{
+    ex->sse = 0;
+    ex->status = a->status;
+    free(ex->answer);
+    ex->answer = rpc_dump(a->error, &ex->answer_len);
+    ex->state = EX_READY;
+    mcp_refused(ex->http->fe->mcp);
+    json_decref(a->error);
+    return exchange_queue_parked(ex);
+}
+
+/* A 2026-07-28 message: a scope of its own, no session (an Mcp-Session-Id is ignored). */
+static enum MHD_Result s_post_modern(exchange_t *ex, rpc_msg_t *m, const envelope_t *env)
+{
+    fe_t *fe = ex->http->fe;
+    ex->modern = 1;
+    ex->session = session_scope(ex->tenant, TRANSPORT_HTTP);
+    if (m->kind != RPC_REQUEST) { /* notifications/cancelled and the like: accepted */
+        mcp_handle(fe->mcp, ex->session, m, env, NULL, NULL);
+        return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
+    }
+    ex->state = EX_CALL;
+    ex->call = mcp_handle(fe->mcp, ex->session, m, env, exchange_emit, ex);
+    return s_answer_now_or_wait(ex);
+}
+
+static enum MHD_Result s_post_legacy(exchange_t *ex, rpc_msg_t *m)
+{
+    fe_t *fe = ex->http->fe;
+    if (s_legacy_version_refused(ex, m->id)) return MHD_YES;
+    int is_init = m->kind == RPC_REQUEST && strcmp(m->method, "initialize") == 0;
+    int ok;
+    enum MHD_Result rc = s_find_session(ex, is_init, &ok);
+    if (!ok) return rc;
+    if (m->kind != RPC_REQUEST) {
+        /* notifications and responses: accepted, no body (202) */
+        mcp_handle(fe->mcp, ex->session, m, NULL, NULL, NULL);
+        return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
+    }
+    ex->state = EX_CALL;
+    /* kept to detach the call should the client go away before the answer */
+    ex->call = mcp_handle(fe->mcp, ex->session, m, NULL, exchange_emit, ex);
+    return s_answer_now_or_wait(ex);
+}
+
 static enum MHD_Result s_post(exchange_t *ex)
 {
     fe_t *fe = ex->http->fe;
@@ -309,24 +370,23 @@ static enum MHD_Result s_post(exchange_t *ex)
         rpc_msg_clear(&m);
         return s_answer_now_or_wait(ex);
     }
-    int is_init = m.kind == RPC_REQUEST && strcmp(m.method, "initialize") == 0;
-    int ok;
-    enum MHD_Result rc = s_find_session(ex, is_init, &ok);
-    if (!ok) {
-        rpc_msg_clear(&m);
-        return rc;
+    reqheaders_t h = {s_header(ex, "MCP-Protocol-Version"), s_header(ex, "Mcp-Method"),
+                      s_header(ex, "Mcp-Name")};
+    admission_t a;
+    enum MHD_Result rc;
+    switch (admit_message(mcp_admit_stats(fe->mcp), &m, &h, "http", &a)) {
+    case ADMIT_REFUSED:
+        rc = s_refused(ex, &a);
+        break;
+    case ADMIT_MODERN:
+        rc = s_post_modern(ex, &m, &a.env);
+        break;
+    default:
+        rc = s_post_legacy(ex, &m);
+        break;
     }
-    if (m.kind != RPC_REQUEST) {
-        /* notifications and responses: accepted, no body (202) */
-        mcp_handle(fe->mcp, ex->session, &m, NULL, NULL);
-        rpc_msg_clear(&m);
-        return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
-    }
-    ex->state = EX_CALL;
-    /* kept to detach the call should the client go away before the answer */
-    ex->call = mcp_handle(fe->mcp, ex->session, &m, exchange_emit, ex);
     rpc_msg_clear(&m);
-    return s_answer_now_or_wait(ex);
+    return rc;
 }
 
 static enum MHD_Result s_get(exchange_t *ex)

@@ -26,13 +26,18 @@ typedef struct fe {
     struct tools *tools;           /* tools.h: tools/list and tools/call */
     struct resources *resources;   /* resources.h */
     struct prompts *prompts;       /* prompts.h */
-    struct tasks *tasks;           /* tasks.h */
+    struct tasks *tasks;           /* tasks.h: 2025-11-25 tasks */
+    struct taskx *taskx;           /* taskx.h: the 2026-07-28 tasks extension */
+    struct listeners *listeners;   /* listen.h: subscriptions/listen streams */
+    struct bus *bus;               /* bus.h: events to and from the other front-ends */
+    struct mrtr *mrtr;             /* mrtr.h: the key that seals requestState */
     struct mcp *mcp;               /* mcp.h: the method table */
     struct http *http;             /* http.h; NULL without --http */
     struct stdio_tx *stdio;        /* stdio.h; NULL without --stdio */
     char instance[80];             /* host:pid, for logs, records and the snapshot */
     const char *http_listen;       /* --http, or "off" */
     double started_s;              /* wall clock at start (process_start_time_seconds) */
+    int fixtures;                  /* --test-fixtures: the conformance suite's tools too */
 } fe_t;
 
 #endif

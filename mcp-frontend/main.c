@@ -19,6 +19,7 @@
 #include "../common/metrics_pub.h"
 #include "../common/redis_url.h"
 #include "../proto/wire.h"
+#include "bus.h"
 #include "call.h"
 #include "execution.h"
 #include "fe.h"
@@ -26,8 +27,10 @@
 #include "http.h"
 #include "jobs.h"
 #include "limiter.h"
+#include "listen.h"
 #include "mcp.h"
 #include "metrics.h"
+#include "mrtr.h"
 #include "prompts.h"
 #include "records.h"
 #include "resources.h"
@@ -35,6 +38,7 @@
 #include "stdio.h"
 #include "store.h"
 #include "tasks.h"
+#include "taskx.h"
 #include "tenants.h"
 #include "tooldefs.h"
 #include "tools.h"
@@ -50,6 +54,7 @@ typedef struct {
     tenants_conf_t tenants;
     limiter_conf_t limiter;
     mcp_conf_t mcp;
+    listen_conf_t listen;
     int stdio;
     char tenant[65]; /* the stdio identity */
     long page_size;  /* tools/list, resources/list, tasks/list */
@@ -120,6 +125,11 @@ static const cfg_opt_t s_opts[] = {
         "name)"),
     OPT(INT, jobs.broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
         "a job waits this long for a broker connection before it is answered rejected"),
+    OPT(INT, executions.task_after_ms, "task-after-ms", 0, 3600000, "MS",
+        "an MCP 2026-07-28 call that declared the tasks extension and still runs after MS is "
+        "answered with a task; 0: never"),
+    OPT(INT, listen.max_streams, "max-listen-streams", 1, 1000000, "N",
+        "open subscriptions/listen streams at most (per front-end)"),
     OPT(INT, executions.record_wait_ms, "record-wait-ms", 0, 60000, "MS",
         "an answer waits this long for its final record to reach Redis, then leaves without it "
         "(counted); 0: never waits"),
@@ -137,7 +147,8 @@ static const fe_conf_t s_defaults = {
                 .code_cap = 64 << 10,
                 .head_cap = 8 << 10,
                 .result_cap = 1 << 20},
-    .executions = {.record_wait_ms = 500},
+    .executions = {.record_wait_ms = 500, .task_after_ms = 2000},
+    .listen = {.max_streams = 10000},
     .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600},
     .tenants = {.auth_cache_ms = 5000},
     .limiter = {.local_rate_pct = 50},
@@ -201,19 +212,27 @@ static void s_instance(fe_t *fe, fe_conf_t *conf)
 static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, void *zmq_ctx)
 {
     fe->store = store_new(fe->loop, redis, &conf->store);
+    fe->bus = bus_new(fe->loop, redis, &fe->store, fe->instance);
+    fe->fixtures = conf->test_fixtures;
+    fe->mrtr = mrtr_new(fe->loop, fe->store);
     fe->sessions = sessions_new(fe->loop, &conf->sessions, calls_cancel_all);
     fe->tenants = tenants_new(fe->loop, fe->store, &conf->tenants);
     fe->limiter = limiter_new(fe->store, &conf->limiter);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
     fe->records = records_new(fe->store, &conf->records, fe->instance);
     fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
-    fe->resources =
-        resources_new(fe->executions, &(resources_conf_t){conf->page_size, conf->test_fixtures});
+    fe->resources = resources_new(fe->executions, fe->bus,
+                                  &(resources_conf_t){conf->page_size, conf->test_fixtures});
     fe->tasks = tasks_new(fe->executions, &(tasks_conf_t){conf->page_size});
+    fe->taskx = taskx_new(fe->executions, fe->bus);
+    fe->listeners = listeners_new(fe->bus, &conf->listen, conf->test_fixtures);
     fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
     fe->tools = tools_new(conf->page_size);
     tools_add(fe->tools, tooldefs);
-    if (conf->test_fixtures) tools_add(fe->tools, fixtures_tools);
+    if (conf->test_fixtures) {
+        tools_add(fe->tools, fixtures_tools);
+        tools_add(fe->tools, fixtures_modern_tools);
+    }
     fe->mcp = mcp_new(fe, &conf->mcp);
 }
 
@@ -221,11 +240,13 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
  * their callbacks might still reach. */
 static void s_teardown(fe_t *fe)
 {
+    listeners_destroy(&fe->listeners); /* their streams end with a result, while they can */
     stdio_stop(fe);
     store_destroy(&fe->store); /* pending Redis callbacks run now, with NULL replies */
     executions_destroy(&fe->executions);
     jobs_destroy(&fe->jobs);
     tasks_destroy(&fe->tasks);
+    taskx_destroy(&fe->taskx);
     http_stop(fe);
     sessions_destroy(&fe->sessions);
     mcp_destroy(&fe->mcp);
@@ -235,6 +256,8 @@ static void s_teardown(fe_t *fe)
     records_destroy(&fe->records);
     limiter_destroy(&fe->limiter);
     tenants_destroy(&fe->tenants);
+    mrtr_destroy(&fe->mrtr);
+    bus_destroy(&fe->bus);
 }
 
 /* The front-end's one-second snapshot in Redis (sp:metrics:mcp:{instance}), which `snakepit
@@ -260,8 +283,8 @@ static int s_configure(fe_conf_t *conf, redis_url_t *redis, int argc, char **arg
         config_usage(
             stdout,
             "snakepit-mcp [--http HOST:PORT] [--stdio] --broker ENDPOINT --redis URL [options]",
-            "The snakepit MCP front-end: MCP 2025-11-25 over Streamable HTTP (/mcp) and stdio, "
-            "backed by the broker and Redis.",
+            "The snakepit MCP front-end: MCP 2026-07-28 (stateless) and 2025-11-25 (and older, "
+            "in sessions) over Streamable HTTP (/mcp) and stdio, backed by the broker and Redis.",
             s_opts, &s_defaults);
         return -1;
     case CONFIG_ERROR:

@@ -6,13 +6,16 @@
 
 #include "../common/clock.h"
 #include "../common/prom.h"
+#include "bus.h"
 #include "execution.h"
 #include "fe.h"
 #include "http.h"
 #include "jobs.h"
 #include "limiter.h"
+#include "listen.h"
 #include "mcp.h"
 #include "metrics.h"
+#include "mrtr.h"
 #include "session.h"
 #include "store.h"
 #include "tools.h"
@@ -114,6 +117,9 @@ static void s_rejections(buf_t *out, const fe_t *fe)
     prom_family(out, name, PROM_COUNTER, "Malformed or refused input, by reason.");
     prom_sample(out, name, (double)m->parse_errors, "reason", "parse_error", NULL);
     prom_sample(out, name, (double)m->invalid_requests, "reason", "invalid_request", NULL);
+    for (int r = 0; r < REFUSED__COUNT; r++)
+        prom_sample(out, name, (double)m->admit.refused[r], "reason",
+                    admit_refusal_name((admit_refusal_t)r), NULL);
     prom_sample(out, name, (double)tools_stats(fe->tools)->invalid_args, "reason", "invalid_params",
                 NULL);
     prom_sample(out, name, (double)executions_stats(fe->executions)->bad_results, "reason",
@@ -131,6 +137,38 @@ static void s_rejections(buf_t *out, const fe_t *fe)
         }
 }
 
+/* The two eras side by side, and what 2026-07-28 brought: listen streams, round trips, and
+ * the events front-ends exchange. */
+static void s_eras(buf_t *out, const fe_t *fe)
+{
+    const admit_stats_t *a = &mcp_stats(fe->mcp)->admit;
+    prom_family(out, P "messages_total", PROM_COUNTER,
+                "Messages admitted, by protocol era (legacy: sessions; modern: 2026-07-28).");
+    prom_sample(out, P "messages_total", (double)a->legacy, "era", "legacy", NULL);
+    prom_sample(out, P "messages_total", (double)a->modern, "era", "modern", NULL);
+    const listen_stats_t *l = listeners_stats(fe->listeners);
+    prom_family(out, P "listen_streams", PROM_GAUGE, "Open subscriptions/listen streams.");
+    prom_sample(out, P "listen_streams", (double)l->open, NULL);
+    prom_family(out, P "listen_notifications_total", PROM_COUNTER,
+                "Notifications written to subscriptions/listen streams.");
+    prom_sample(out, P "listen_notifications_total", (double)l->delivered, NULL);
+    const mrtr_stats_t *m = mrtr_stats(fe->mrtr);
+    prom_family(out, P "request_states_total", PROM_COUNTER,
+                "Multi round-trip requestStates sealed, opened, and refused (tampered, expired, "
+                "another caller's).");
+    prom_sample(out, P "request_states_total", (double)m->sealed, "outcome", "sealed", NULL);
+    prom_sample(out, P "request_states_total", (double)m->opened, "outcome", "opened", NULL);
+    prom_sample(out, P "request_states_total", (double)m->refused, "outcome", "refused", NULL);
+    const bus_stats_t *b = bus_stats(fe->bus);
+    prom_family(out, P "bus_events_total", PROM_COUNTER,
+                "Events exchanged with the other front-ends over Redis pub/sub.");
+    prom_sample(out, P "bus_events_total", (double)b->published, "direction", "published", NULL);
+    prom_sample(out, P "bus_events_total", (double)b->received, "direction", "received", NULL);
+    prom_family(out, P "bus_reconnects_total", PROM_COUNTER,
+                "Times the pub/sub connection came back after an outage.");
+    prom_sample(out, P "bus_reconnects_total", (double)b->reconnects, NULL);
+}
+
 void fe_metrics_render(void *arg, buf_t *out)
 {
     const fe_t *fe = arg;
@@ -141,6 +179,7 @@ void fe_metrics_render(void *arg, buf_t *out)
     s_sessions(out, sessions_stats(fe->sessions));
     s_redis(out, store_stats(fe->store), executions_stats(fe->executions));
     s_rejections(out, fe);
+    s_eras(out, fe);
     prom_family(out, P "jobs_inflight", PROM_GAUGE, "Jobs submitted and not yet answered.");
     prom_sample(out, P "jobs_inflight", (double)jobs_count(fe->jobs), NULL);
     prom_family(out, P "broker_unavailable_total", PROM_COUNTER,

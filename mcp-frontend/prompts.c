@@ -49,9 +49,11 @@ void prompts_list(call_t *c)
     json_t *list = json_array();
     json_array_append_new(list, s_prompt());
     if (c->fe->prompts->conf.fixtures) {
-        json_t *fx = fixtures_prompts();
+        json_t *fx = fixtures_prompts(), *fm = fixtures_modern_prompts();
         json_array_extend(list, fx);
+        json_array_extend(list, fm);
         json_decref(fx);
+        json_decref(fm);
     }
     const char *cursor = call_str(c, "cursor");
     if (cursor && strcmp(cursor, "p:0") != 0) {
@@ -118,6 +120,7 @@ void prompts_get(call_t *c)
         return;
     }
     if (strcmp(name, PROMPT_NAME) != 0) {
+        if (c->fe->prompts->conf.fixtures && fixtures_modern_prompt(c, name)) return;
         json_t *fx = c->fe->prompts->conf.fixtures ? fixtures_prompt_get(name, args) : NULL;
         if (fx)
             call_reply(c, fx);

@@ -11,6 +11,7 @@
 #include "fe.h"
 #include "fixtures.h"
 #include "history.h"
+#include "listen.h"
 #include "page.h"
 #include "resources.h"
 #include "sandbox_info.h"
@@ -20,15 +21,17 @@
 
 struct resources {
     resources_conf_t conf;
+    bus_t *bus;
     json_t *resources, *templates; /* the published lists */
 };
 
 static void s_on_execution_end(void *arg, const execution_end_t *end);
 
-resources_t *resources_new(executions_t *executions, const resources_conf_t *conf)
+resources_t *resources_new(executions_t *executions, bus_t *bus, const resources_conf_t *conf)
 {
     resources_t *self = xcalloc(1, sizeof *self);
     self->conf = *conf;
+    self->bus = bus;
     self->resources = json_pack(
         "[{s:s,s:s,s:s,s:s,s:s}]", "uri", INFO_URI, "name", "sandbox-info", "title",
         "Sandbox profiles and limits", "description",
@@ -41,7 +44,7 @@ resources_t *resources_new(executions_t *executions, const resources_conf_t *con
         "The record of one of your executions by its execution_id: status, code, timings and "
         "the structured result",
         "mimeType", "application/json");
-    executions_on_end(executions, s_on_execution_end, NULL);
+    executions_on_end(executions, s_on_execution_end, self);
     if (conf->fixtures) {
         json_t *r = fixtures_resources(), *t = fixtures_resource_templates();
         json_array_extend(self->resources, r);
@@ -182,9 +185,10 @@ void resources_unsubscribe(call_t *c)
  * the resource. */
 static void s_on_execution_end(void *arg, const execution_end_t *end)
 {
-    (void)arg;
+    resources_t *self = arg;
     char uri[sizeof EXEC_BASE + ID_STR_LEN];
     snprintf(uri, sizeof uri, EXEC_BASE "%s", end->id);
+    listen_resource_updated(self->bus, end->tenant->name, uri); /* listen streams, anywhere */
     if (!json_object_get(end->session->subscriptions, uri)) return;
     session_notify(end->session, rpc_notification("notifications/resources/updated",
                                                   json_pack("{s:s}", "uri", uri)));

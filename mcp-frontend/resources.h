@@ -4,6 +4,7 @@
  * execution ends. */
 #ifndef SP_FE_RESOURCES_H
 #define SP_FE_RESOURCES_H
+#include "bus.h"
 #include "call.h"
 #include "execution.h"
 
@@ -14,8 +15,9 @@ typedef struct {
     int fixtures;   /* the conformance suite's test:// resources too */
 } resources_conf_t;
 
-/* Subscribes to the end of executions, for subscriptions to their URIs. */
-resources_t *resources_new(executions_t *executions, const resources_conf_t *conf);
+/* Subscribes to the end of executions, for subscriptions to their URIs; bus: where their
+ * updates are announced to subscriptions/listen streams. */
+resources_t *resources_new(executions_t *executions, bus_t *bus, const resources_conf_t *conf);
 void resources_destroy(resources_t **self_p);
 
 /* The methods (mcp.c's table). */

@@ -129,6 +129,18 @@ session_t *session_new(sessions_t *self, transport_t transport, tenant_t *tenant
     return s;
 }
 
+session_t *session_scope(tenant_t *tenant, transport_t transport)
+{
+    session_t *s = xcalloc(1, sizeof *s);
+    s->transport = transport;
+    s->tenant = tenant;
+    s->log_level = LOGLEVEL_NONE;
+    s->subscriptions = json_object();
+    s->last_used_ms = clock_mono_ms();
+    s->refs = 1; /* the caller's */
+    return s;
+}
+
 session_t *session_find(sessions_t *self, const char *id)
 {
     if (!id) return NULL;

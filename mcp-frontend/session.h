@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "../common/loop.h"
+#include "loglevel.h"
 #include "tenants.h"
 
 typedef struct session session_t;
@@ -22,19 +23,6 @@ typedef struct call call_t; /* call.h */
 
 typedef enum { TRANSPORT_STDIO, TRANSPORT_HTTP, TRANSPORT__COUNT } transport_t;
 
-/* MCP logging levels (RFC 5424 order); LOGLEVEL_NONE until logging/setLevel */
-enum {
-    LOGLEVEL_DEBUG,
-    LOGLEVEL_INFO,
-    LOGLEVEL_NOTICE,
-    LOGLEVEL_WARNING,
-    LOGLEVEL_ERROR,
-    LOGLEVEL_CRITICAL,
-    LOGLEVEL_ALERT,
-    LOGLEVEL_EMERGENCY,
-    LOGLEVEL_NONE
-};
-
 /* Where messages not tied to a request go (the session's GET stream, or stdout). */
 typedef void(session_notify_fn)(void *ctx, session_t *s, json_t *msg);
 /* The session ended: its calls are to be cancelled (call.h's calls_cancel_all). */
@@ -42,7 +30,7 @@ typedef void(session_end_calls_fn)(session_t *s, const char *why);
 
 struct session {
     sessions_t *table;
-    char id[40]; /* Mcp-Session-Id (HTTP); "stdio" for stdio */
+    char id[40]; /* Mcp-Session-Id (HTTP); "stdio" for stdio; "" for a request scope */
     transport_t transport;
     tenant_t *tenant;
     char protocol[16]; /* negotiated version; empty before initialize */
@@ -80,6 +68,9 @@ void sessions_destroy(sessions_t **self_p); /* closes every session */
  * made (getrandom failed). */
 session_t *session_new(sessions_t *self, transport_t transport, tenant_t *tenant);
 session_t *session_find(sessions_t *self, const char *id);
+/* The scope of one 2026-07-28 request over HTTP: no id, no table, no state beyond its calls;
+ * freed with its last reference (the exchange's and its calls'). */
+session_t *session_scope(tenant_t *tenant, transport_t transport);
 /* 1 when another HTTP session would pass --max-sessions or the tenant's share of it. */
 int sessions_full(const sessions_t *self, const tenant_t *tenant);
 void session_close(session_t *s); /* ends it: in-flight calls are cancelled */

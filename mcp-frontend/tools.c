@@ -15,7 +15,8 @@ struct tools {
     long page_size;
     const tool_t **rows; /* in tools/list order */
     size_t n;
-    json_t *defs; /* the published Tool objects, parallel to rows */
+    json_t *defs;        /* the published Tool objects, parallel to rows */
+    json_t *defs_modern; /* the same for 2026-07-28, which has no Tool.execution */
     tools_stats_t stats;
 };
 
@@ -136,6 +137,7 @@ tools_t *tools_new(long page_size)
     tools_t *self = xcalloc(1, sizeof *self);
     self->page_size = page_size;
     self->defs = json_array();
+    self->defs_modern = json_array();
     return self;
 }
 
@@ -144,6 +146,7 @@ void tools_destroy(tools_t **self_p)
     tools_t *self = *self_p;
     if (!self) return;
     json_decref(self->defs);
+    json_decref(self->defs_modern);
     free(self->rows);
     free(self);
     *self_p = NULL;
@@ -154,7 +157,11 @@ void tools_add(tools_t *self, const tool_t *table)
     for (const tool_t *t = table; t->name; t++) {
         self->rows = xrealloc(self->rows, (self->n + 1) * sizeof *self->rows);
         self->rows[self->n++] = t;
-        json_array_append_new(self->defs, s_definition(t));
+        json_t *d = s_definition(t);
+        json_t *m = json_deep_copy(d);
+        json_object_del(m, "execution"); /* tasks there are the server's choice (taskx.h) */
+        json_array_append_new(self->defs, d);
+        json_array_append_new(self->defs_modern, m);
     }
 }
 
@@ -189,7 +196,7 @@ json_t *tool_result(const char *text, json_t *structured, int is_error)
 void tools_list(call_t *c)
 {
     tools_t *self = c->fe->tools;
-    page_reply(c, self->defs, "tools", "t", self->page_size);
+    page_reply(c, c->modern ? self->defs_modern : self->defs, "tools", "t", self->page_size);
 }
 
 static const tool_t *s_find(const tools_t *self, const char *name)
@@ -226,7 +233,8 @@ static int s_task(call_t *c, const tool_t *t, tool_task_t *task)
     json_t *v = json_object_get(c->params, "task");
     task->wanted = 0;
     task->ttl_ms = -1;
-    if (!v) return 0;
+    /* 2026-07-28 has no task parameter: a server MUST ignore it (ext-tasks, SEP-2663) */
+    if (!v || c->modern) return 0;
     if (!t->tasks) return tool_bad(c, "tool %.64s does not support task-augmented calls", t->name);
     if (!json_is_object(v)) return tool_bad(c, "task must be an object");
     json_t *ttl = json_object_get(v, "ttl");

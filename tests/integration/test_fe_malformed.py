@@ -76,7 +76,9 @@ CASES = [
     ("wrong content type", b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"Content-Type": "text/plain"}, 415, -32600),
     ("no content type", b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"Content-Type": None}, 415, -32600),
     ("accept excludes json and sse", b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"Accept": "text/html"}, 406, -32600),
-    ("unsupported protocol version header", req(), {"MCP-Protocol-Version": "2099-01-01"}, 400, -32600),
+    ("unsupported legacy protocol version header", req(), {"MCP-Protocol-Version": "2024-01-01"}, 400, -32600),
+    # a version at or after 2026-07-28 is the modern era, where a request without its _meta is malformed
+    ("modern protocol version header without _meta", req(), {"MCP-Protocol-Version": "2099-01-01"}, 400, -32602),
     ("no session id", req(), {"Mcp-Session-Id": None}, 400, -32600),
     ("unknown session id", req(), {"Mcp-Session-Id": "0" * 32}, 404, -32600),
     ("hostile Origin", req(), {"Origin": "http://evil.example"}, 403, -32600),
