@@ -244,6 +244,11 @@ void bus_publish(bus_t *self, json_t *event)
     free(text);
 }
 
+const char *bus_control(const bus_t *self)
+{
+    return self->control;
+}
+
 const char *bus_inbox(const bus_t *self)
 {
     return self->inbox;

@@ -53,6 +53,9 @@ void bus_on_reconnect(bus_t *self, bus_reconnect_fn *fn, void *arg);
 /* Sends an event to every front-end, this one included. Steals event; "t" must be set. */
 void bus_publish(bus_t *self, json_t *event);
 
+/* The control channel's name (for Redis scripts that announce what they did). */
+const char *bus_control(const bus_t *self);
+
 /* This front-end's inbox: its channel name (what a stream's follower key holds), and the one
  * handler of its messages (sselog.c). */
 const char *bus_inbox(const bus_t *self);

@@ -68,6 +68,7 @@ void call_hold(call_t *c)
 void call_release(call_t *c)
 {
     if (--c->refs > 0) return;
+    json_decref(c->pending);
     json_decref(c->msg);
     session_release(c->session);
     free(c);
@@ -202,8 +203,16 @@ void call_log(call_t *c, int level, const char *logger, json_t *data)
 
 void call_detach(call_t *c)
 {
+    if (c->emit_owned) return; /* a log, not a transport: it hears the end whatever happens */
     c->emit = NULL;
     c->emit_ctx = NULL;
+}
+
+void call_redirect(call_t *c, call_emit_fn *emit, void *emit_ctx)
+{
+    c->emit = emit;
+    c->emit_ctx = emit_ctx;
+    c->emit_owned = 1;
 }
 
 void call_on_cancel(call_t *c, call_cancel_fn *fn, void *arg)

@@ -64,6 +64,7 @@ struct call {
     uint64_t start_us;
     call_emit_fn *emit; /* NULL once the transport is gone */
     void *emit_ctx;
+    int emit_owned; /* emit is not a transport (call_redirect): it always hears the end */
     int answered;
     int cancelled; /* notifications/cancelled: answer nothing */
     int refs;
@@ -75,7 +76,8 @@ struct call {
     json_t *caps;  /* modern: the capabilities this request declares (borrowed from msg) */
     int log_level; /* modern: this request's logLevel (LOGLEVEL_NONE: no log messages) */
     call_cache_t cache;
-    call_t *next; /* in the session's list */
+    json_t *pending; /* a handler's result kept while it waits for Redis (owned) */
+    call_t *next;    /* in the session's list */
 };
 
 /* A call for a request (m->kind == RPC_REQUEST; takes a reference to m->msg), linked into the
@@ -96,6 +98,8 @@ void call_send(call_t *c, json_t *msg); /* a notification on the request's strea
 void call_progress(call_t *c, const char *message);
 void call_log(call_t *c, int level, const char *logger, json_t *data);
 void call_detach(call_t *c); /* the transport is gone; the work goes on */
+/* The rest of the call's messages go to emit instead (a legacy stream's log, sselog.h). */
+void call_redirect(call_t *c, call_emit_fn *emit, void *emit_ctx);
 /* Stops the work (its cancel callback) and ends the call without a response. */
 void call_cancel(call_t *c, const char *why);
 void call_on_cancel(call_t *c, call_cancel_fn *fn, void *arg); /* fn NULL: nothing to stop */

@@ -10,6 +10,7 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "exchange.h"
+#include "sselog.h"
 
 /* ---- suspend and resume (MHD_ALLOW_SUSPEND_RESUME) */
 
@@ -167,7 +168,7 @@ enum MHD_Result exchange_start_sse(exchange_t *ex)
 /* A client that stops reading its stream must not make us hold its events forever. */
 #define SSE_MAX_BACKLOG (16u << 20)
 
-static void s_sse_event(exchange_t *ex, const json_t *msg)
+static void s_sse_event(exchange_t *ex, const json_t *msg, const char *id)
 {
     if (ex->sse_final) return;
     if (ex->sse_out.len - ex->sse_off > SSE_MAX_BACKLOG) {
@@ -179,6 +180,7 @@ static void s_sse_event(exchange_t *ex, const json_t *msg)
     }
     size_t len;
     char *text = rpc_dump(msg, &len);
+    if (id) buf_printf(&ex->sse_out, "id: %s\n", id);
     buf_puts(&ex->sse_out, "event: message\ndata: ");
     buf_append(&ex->sse_out, text, len);
     buf_puts(&ex->sse_out, "\n\n");
@@ -212,7 +214,7 @@ void exchange_close_streams(http_t *h)
         if (ex->state == EX_STREAMING || ex->sse) {
             ex->sse_final = 1;
             if (ex->state != EX_STREAMING) ex->state = EX_READY;
-        } else if (ex->state == EX_AUTH || ex->state == EX_CALL) {
+        } else if (ex->state == EX_AUTH || ex->state == EX_SESSION || ex->state == EX_CALL) {
             json_t *msg = rpc_error(NULL, RPC_UNAVAILABLE, "the server is shutting down", NULL);
             exchange_park(ex, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
             json_decref(msg);
@@ -224,6 +226,15 @@ void exchange_close_streams(http_t *h)
 
 /* ---- the emitters calls answer through (call.h), and the session sink */
 
+/* The id a legacy session's stream event carries: the stream is logged in Redis so that the
+ * client can resume it anywhere (sselog.h). 2026-07-28 streams have none. */
+static const char *s_event_id(exchange_t *ex, const json_t *msg, int final)
+{
+    if (ex->modern || !ex->session || !ex->session->stored) return NULL;
+    if (!ex->stream) ex->stream = ssestream_new(ex->http->fe->sselog, ex->session);
+    return ssestream_append(ex->stream, msg, final);
+}
+
 void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
 {
     exchange_t *ex = ctx;
@@ -232,7 +243,7 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
     if (!final) {
         if (!ex->accept_sse) return; /* a JSON-only client cannot receive notifications */
         ex->sse = 1;
-        s_sse_event(ex, msg);
+        s_sse_event(ex, msg, s_event_id(ex, msg, 0));
         if (ex->state == EX_STREAMING)
             exchange_resume(ex);
         else if (ex->state == EX_CALL) {
@@ -242,7 +253,8 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
         return;
     }
     if (ex->sse) {
-        if (msg) s_sse_event(ex, msg);
+        if (msg) s_sse_event(ex, msg, s_event_id(ex, msg, 1));
+        ssestream_free(&ex->stream);
         ex->sse_final = 1;
         if (ex->state == EX_CALL) ex->state = EX_READY;
         exchange_resume(ex);
@@ -273,19 +285,32 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
     exchange_resume(ex);
 }
 
-void exchange_notify(void *ctx, session_t *s, json_t *msg)
+void exchange_follow_event(void *ctx, const char *id, const json_t *msg, int final)
 {
-    (void)s;
     exchange_t *ex = ctx;
-    s_sse_event(ex, msg);
+    s_sse_event(ex, msg, id);
+    if (final) ex->sse_final = 1; /* a resumed call's response: its stream ends with it */
     exchange_resume(ex);
 }
 
-void exchange_notify_end(void *ctx)
+void exchange_follow_end(void *ctx)
 {
     exchange_t *ex = ctx;
     ex->sse_final = 1;
     exchange_resume(ex);
+}
+
+const char *exchange_header(exchange_t *ex, const char *name)
+{
+    return MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, name);
+}
+
+enum MHD_Result exchange_answer_now_or_wait(exchange_t *ex)
+{
+    if (ex->state == EX_READY) return ex->sse ? exchange_start_sse(ex) : exchange_queue_parked(ex);
+    if (ex->sse && ex->state == EX_CALL && ex->sse_out.len) return exchange_start_sse(ex);
+    exchange_suspend(ex);
+    return MHD_YES;
 }
 
 /* ---- the exchange's life */
@@ -321,6 +346,8 @@ void exchange_take_body(exchange_t *ex, const char *data, size_t len)
 
 void exchange_free(exchange_t *ex)
 {
+    if (ex->has_rpc) rpc_msg_clear(&ex->rpc);
+    ssestream_free(&ex->stream);
     buf_free(&ex->body);
     buf_free(&ex->sse_out);
     free(ex->answer);
@@ -337,27 +364,29 @@ void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *ex->prev = ex->next;
     if (ex->next) ex->next->prev = ex->prev;
     if (ex->call) {
-        /* the client went away before the answer. Legacy: the work goes on, its output is
-         * dropped (2025-11-25 transports: a disconnect is not a cancellation). 2026-07-28: it
-         * is the cancellation (streamable-http §Cancellation; closing a listen stream ends it) */
+        /* the client went away before the answer. Legacy: the work goes on (2025-11-25
+         * transports: a disconnect is not a cancellation) and a stream already begun goes on
+         * into its log, for the client to resume; other output is dropped. 2026-07-28: it is
+         * the cancellation (streamable-http §Cancellation; closing a listen stream ends it) */
         call_t *c = ex->call;
         ex->call = NULL;
         call_detach(c);
-        if (ex->modern) call_cancel(c, "the client closed the request's stream");
-    }
-    if (ex->session) {
-        if (ex->get_stream && ex->session->notify_ctx == ex) {
-            ex->session->notify = NULL;
-            ex->session->notify_ctx = NULL;
-            ex->session->notify_end = NULL;
+        if (ex->modern) {
+            call_cancel(c, "the client closed the request's stream");
+        } else if (ex->stream) {
+            call_redirect(c, ssestream_emit, ex->stream);
+            ex->stream = NULL;
         }
+    }
+    ssefollow_stop(&ex->follow);
+    if (ex->session) {
         session_release(ex->session);
         ex->session = NULL;
     }
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && ex->method == 'P')
         log_debug("event=http_request_ended code=%d", (int)toe);
-    if (ex->auth_pending) {
-        ex->orphaned = 1; /* a key lookup still points here: it frees the exchange */
+    if (ex->auth_pending || ex->session_pending) {
+        ex->orphaned = 1; /* a lookup still points here: the last one frees the exchange */
         return;
     }
     exchange_free(ex);
@@ -380,7 +409,7 @@ const char *http_refusal_name(http_refusal_t reason)
         [HTTP_REFUSED_SESSION_FAILED] = "session_failed",
         [HTTP_REFUSED_MISSING_SESSION] = "missing_session",
         [HTTP_REFUSED_UNKNOWN_SESSION] = "unknown_session",
-        [HTTP_REFUSED_STREAM_EXISTS] = "stream_exists",
+        [HTTP_REFUSED_UNKNOWN_STREAM] = "unknown_stream",
         [HTTP_REFUSED_SSE_BACKLOG] = "sse_backlog",
     };
     return names[reason];

@@ -17,6 +17,7 @@
 #include "../common/log.h"
 #include "admit.h"
 #include "envelope.h"
+#include "exchange_legacy.h"
 #include "exchange_mcp.h"
 #include "mcp.h"
 #include "origin.h"
@@ -24,7 +25,7 @@
 
 static const char *s_header(exchange_t *ex, const char *name)
 {
-    return MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, name);
+    return exchange_header(ex, name);
 }
 
 /* Does an Accept header admit this type? (type/subtype, type/ *, * / *; q=0 excluded) */
@@ -73,23 +74,6 @@ static void s_audit_auth_failure(exchange_t *ex, auth_failure_t reason)
     }
     ex->http->stats.auth_failures[reason]++;
     log_warn("event=auth_failed audit=1 reason=%s client=%s", auth_failure_name(reason), addr);
-}
-
-/* A legacy request's MCP-Protocol-Version: absent means 2025-03-26 (streamable-http
- * §"Protocol Version Header"), anything but a legacy version we serve is 400. 1 when refused
- * (the answer is queued, with id when the body was read). */
-static int s_legacy_version_refused(exchange_t *ex, const json_t *id)
-{
-    const char *pv = s_header(ex, "MCP-Protocol-Version");
-    if (!pv || envelope_legacy_supported(pv)) return 0;
-    char msg[200];
-    snprintf(msg, sizeof msg,
-             "unsupported MCP-Protocol-Version: %.40s (sessions: %s; %s per "
-             "request, with its _meta)",
-             pv, envelope_legacy_list(), MCP_MODERN);
-    exchange_refuse_id(ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
-                       HTTP_REFUSED_BAD_PROTOCOL_VERSION, msg, id);
-    return 1;
 }
 
 /* ---- step 1: headers */
@@ -165,7 +149,7 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
                 "not acceptable: GET /mcp opens an event stream (Accept: text/event-stream)");
     }
     /* GET and DELETE exist only in legacy sessions; a POST's version is judged with its body */
-    if (ex->method != 'P' && s_legacy_version_refused(ex, NULL)) return MHD_YES;
+    if (ex->method != 'P' && exchange_legacy_version_refused(ex, NULL)) return MHD_YES;
     ex->headers_checked = 1;
     return MHD_YES;
 }
@@ -247,55 +231,7 @@ static enum MHD_Result s_auth_result(exchange_t *ex)
         "service unavailable: cannot check the API key now (key store unreachable)");
 }
 
-/* ---- step 3: the session */
-
-static enum MHD_Result s_find_session(exchange_t *ex, int is_initialize, int *ok)
-{
-    fe_t *fe = ex->http->fe;
-    const char *sid = s_header(ex, "Mcp-Session-Id");
-    *ok = 0;
-    if (!sid) {
-        if (ex->method == 'P' && is_initialize) {
-            if (sessions_full(fe->sessions, ex->tenant)) {
-                ex->retry_after_s = 5;
-                return exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE,
-                                       HTTP_REFUSED_TOO_MANY_SESSIONS,
-                                       "too many open sessions; try again later");
-            }
-            ex->session = session_new(fe->sessions, TRANSPORT_HTTP, ex->tenant);
-            if (!ex->session)
-                return exchange_refuse(ex, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
-                                       HTTP_REFUSED_SESSION_FAILED, "could not create a session");
-            session_hold(ex->session);
-            ex->new_session = 1;
-            *ok = 1;
-            return MHD_YES;
-        }
-        return exchange_refuse(
-            ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, HTTP_REFUSED_MISSING_SESSION,
-            "bad request: Mcp-Session-Id header is required (send initialize first)");
-    }
-    session_t *s = session_find(fe->sessions, sid);
-    /* another tenant's session is as unknown to this caller as a made-up id */
-    if (!s || s->closed || s->tenant != ex->tenant)
-        return exchange_refuse(
-            ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, HTTP_REFUSED_UNKNOWN_SESSION,
-            "session not found: it ended or never existed; initialize a new one");
-    ex->session = s;
-    session_hold(s);
-    *ok = 1;
-    return MHD_YES;
-}
-
-/* ---- step 4: the message */
-
-static enum MHD_Result s_answer_now_or_wait(exchange_t *ex)
-{
-    if (ex->state == EX_READY) return ex->sse ? exchange_start_sse(ex) : exchange_queue_parked(ex);
-    if (ex->sse && ex->state == EX_CALL && ex->sse_out.len) return exchange_start_sse(ex);
-    exchange_suspend(ex);
-    return MHD_YES;
-}
+/* ---- step 3: the message */
 
 static void s_reject_emit(void *ctx, call_t *call, json_t *msg, int final)
 {
@@ -331,26 +267,7 @@ static enum MHD_Result s_post_modern(exchange_t *ex, rpc_msg_t *m, const envelop
     }
     ex->state = EX_CALL;
     ex->call = mcp_handle(fe->mcp, ex->session, m, env, exchange_emit, ex);
-    return s_answer_now_or_wait(ex);
-}
-
-static enum MHD_Result s_post_legacy(exchange_t *ex, rpc_msg_t *m)
-{
-    fe_t *fe = ex->http->fe;
-    if (s_legacy_version_refused(ex, m->id)) return MHD_YES;
-    int is_init = m->kind == RPC_REQUEST && strcmp(m->method, "initialize") == 0;
-    int ok;
-    enum MHD_Result rc = s_find_session(ex, is_init, &ok);
-    if (!ok) return rc;
-    if (m->kind != RPC_REQUEST) {
-        /* notifications and responses: accepted, no body (202) */
-        mcp_handle(fe->mcp, ex->session, m, NULL, NULL, NULL);
-        return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
-    }
-    ex->state = EX_CALL;
-    /* kept to detach the call should the client go away before the answer */
-    ex->call = mcp_handle(fe->mcp, ex->session, m, NULL, exchange_emit, ex);
-    return s_answer_now_or_wait(ex);
+    return exchange_answer_now_or_wait(ex);
 }
 
 static enum MHD_Result s_post(exchange_t *ex)
@@ -363,61 +280,29 @@ static enum MHD_Result s_post(exchange_t *ex)
         return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
                                HTTP_REFUSED_BODY_TOO_LARGE, msg);
     }
-    rpc_msg_t m;
-    if (rpc_parse((const char *)ex->body.data, ex->body.len, &m) < 0) {
+    rpc_msg_t *m = &ex->rpc;
+    ex->has_rpc = 1; /* kept until the exchange ends: a legacy one may wait for its session */
+    if (rpc_parse((const char *)ex->body.data, ex->body.len, m) < 0) {
         ex->sse = 0;
-        mcp_reject(fe->mcp, &m, "http", s_reject_emit, ex);
-        rpc_msg_clear(&m);
-        return s_answer_now_or_wait(ex);
+        mcp_reject(fe->mcp, m, "http", s_reject_emit, ex);
+        return exchange_answer_now_or_wait(ex);
     }
     reqheaders_t h = {s_header(ex, "MCP-Protocol-Version"), s_header(ex, "Mcp-Method"),
                       s_header(ex, "Mcp-Name")};
     admission_t a;
-    enum MHD_Result rc;
-    switch (admit_message(mcp_admit_stats(fe->mcp), &m, &h, "http", &a)) {
+    switch (admit_message(mcp_admit_stats(fe->mcp), m, &h, "http", &a)) {
     case ADMIT_REFUSED:
-        rc = s_refused(ex, &a);
-        break;
+        return s_refused(ex, &a);
     case ADMIT_MODERN:
-        rc = s_post_modern(ex, &m, &a.env);
-        break;
+        return s_post_modern(ex, m, &a.env);
     default:
-        rc = s_post_legacy(ex, &m);
-        break;
+        return exchange_legacy(ex);
     }
-    rpc_msg_clear(&m);
-    return rc;
-}
-
-static enum MHD_Result s_get(exchange_t *ex)
-{
-    if (ex->session->notify) /* one stream per session: the spec lets us refuse a second */
-        return exchange_refuse(ex, MHD_HTTP_CONFLICT, RPC_INVALID_REQUEST,
-                               HTTP_REFUSED_STREAM_EXISTS,
-                               "conflict: this session already has an open GET stream");
-    ex->get_stream = 1;
-    ex->sse = 1;
-    ex->session->notify = exchange_notify;
-    ex->session->notify_ctx = ex;
-    ex->session->notify_end = exchange_notify_end;
-    return exchange_start_sse(ex);
-}
-
-static enum MHD_Result s_delete(exchange_t *ex)
-{
-    log_info("event=session_deleted session=%.8s tenant=%s", ex->session->id,
-             ex->session->tenant->name);
-    session_close(ex->session);
-    return exchange_queue_json(ex, MHD_HTTP_OK, NULL);
 }
 
 static enum MHD_Result s_after_auth(exchange_t *ex)
 {
-    if (ex->method == 'P') return s_post(ex);
-    int ok;
-    enum MHD_Result rc = s_find_session(ex, 0, &ok);
-    if (!ok) return rc;
-    return ex->method == 'G' ? s_get(ex) : s_delete(ex);
+    return ex->method == 'P' ? s_post(ex) : exchange_legacy(ex); /* GET, DELETE: sessions */
 }
 
 enum MHD_Result exchange_mcp(exchange_t *ex, const char *url)
@@ -440,8 +325,10 @@ enum MHD_Result exchange_mcp(exchange_t *ex, const char *url)
         if (!ex->tenant) return s_auth_result(ex);
         ex->state = EX_BODY;
         return s_after_auth(ex);
+    case EX_SESSION: /* resumed by the session lookup */
+        return exchange_legacy_resume(ex);
     case EX_CALL: /* resumed by a notification before the stream started */
-        return s_answer_now_or_wait(ex);
+        return exchange_answer_now_or_wait(ex);
     default:
         return MHD_YES;
     }

@@ -19,7 +19,9 @@ typedef struct fe {
     struct store *store;           /* store.h: the Redis connection */
     struct tenants *tenants;       /* tenants.h: API keys and quotas */
     struct limiter *limiter;       /* limiter.h: rate limits */
-    struct sessions *sessions;     /* session.h */
+    struct sessions *sessions;     /* session.h: this process's copies of legacy sessions */
+    struct sessdb *sessdb;         /* sessdb.h: legacy sessions in Redis */
+    struct sselog *sselog;         /* sselog.h: legacy streams' event ids and replay */
     struct jobs *jobs;             /* jobs.h: the link to the farm */
     struct records *records;       /* records.h: what is written about executions */
     struct executions *executions; /* execution.h: tool calls running on the farm */

@@ -11,6 +11,7 @@
 #include "fe.h"
 #include "lifecycle.h"
 #include "proftext.h"
+#include "sessdb.h"
 
 /* The server's instructions, profiles named from their table (proftext.h). */
 static const char s_instructions[] =
@@ -19,6 +20,27 @@ static const char s_instructions[] =
     "each call starts clean, with no network or processes. Profiles: {profile_summaries}. "
     "validate_code checks code without running it, get_sandbox_info lists profiles, modules and "
     "limits, and get_execution / list_executions show your earlier runs.";
+
+static void s_on_stored(void *arg, int rc)
+{
+    call_t *c = arg;
+    session_t *s = c->session;
+    json_t *result = c->pending;
+    c->pending = NULL;
+    if (rc < 0) {
+        json_decref(result);
+        session_close(s);
+        call_error(c, RPC_UNAVAILABLE,
+                   "cannot open a session now (the session store is unreachable); try again "
+                   "shortly, or use MCP " MCP_MODERN ", which needs none",
+                   NULL);
+    } else {
+        log_info("event=session_initialized session=%.8s tenant=%s protocol=%s client=\"%.40s\"",
+                 s->id, s->tenant->name, s->protocol, s->client_name);
+        call_reply(c, result);
+    }
+    call_release(c);
+}
 
 void lifecycle_initialize(call_t *c)
 {
@@ -54,14 +76,26 @@ void lifecycle_initialize(call_t *c)
                   server_caps, "serverInfo", "name", "snakepit", "title", "snakepit Python sandbox",
                   "version", FE_VERSION, "instructions", instructions);
     free(instructions);
-    log_info("event=session_initialized session=%.8s tenant=%s protocol=%s client=\"%.40s\"", s->id,
-             s->tenant->name, s->protocol, s->client_name);
-    call_reply(c, result);
+    /* the id may leave only once any front-end can find the session (sessdb.h) */
+    c->pending = result;
+    call_hold(c);
+    sessdb_open(c->fe->sessdb, s, s_on_stored, c);
 }
 
 void lifecycle_ping(call_t *c)
 {
     call_reply(c, json_object());
+}
+
+static void s_on_level_set(void *arg, int rc)
+{
+    call_t *c = arg;
+    if (rc < 0)
+        call_error(c, RPC_UNAVAILABLE, "cannot store the level now (session store unreachable)",
+                   NULL);
+    else
+        call_reply(c, json_object());
+    call_release(c);
 }
 
 void lifecycle_set_level(call_t *c)
@@ -74,8 +108,8 @@ void lifecycle_set_level(call_t *c)
                    NULL);
         return;
     }
-    c->session->log_level = level;
-    call_reply(c, json_object());
+    call_hold(c);
+    sessdb_set_level(c->fe->sessdb, c->session, level, s_on_level_set, c);
 }
 
 /* What a 2026-07-28 client may use. The tool and prompt lists are fixed for a deployment, so

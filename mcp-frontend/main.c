@@ -34,7 +34,9 @@
 #include "prompts.h"
 #include "records.h"
 #include "resources.h"
+#include "sessdb.h"
 #include "session.h"
+#include "sselog.h"
 #include "stdio.h"
 #include "store.h"
 #include "tasks.h"
@@ -55,6 +57,7 @@ typedef struct {
     limiter_conf_t limiter;
     mcp_conf_t mcp;
     listen_conf_t listen;
+    sselog_conf_t sselog;
     int stdio;
     char tenant[65]; /* the stdio identity */
     long page_size;  /* tools/list, resources/list, tasks/list */
@@ -87,11 +90,18 @@ static const cfg_opt_t s_opts[] = {
         "HTTP requests without a key run as this tenant (loopback only; for local tests)"),
     OPT(BOOL, test_fixtures, "test-fixtures",
         "serve the MCP conformance suite's test_* tools, resources and prompts (tests only)"),
-    OPT(INT, sessions.max_sessions, "max-sessions", 1, 10000000, "N", "open HTTP sessions at most"),
+    OPT(INT, sessions.max_sessions, "max-sessions", 1, 10000000, "N",
+        "legacy HTTP sessions held in this process's memory (idle ones are dropped; all live "
+        "in Redis)"),
     OPT(INT, sessions.max_per_tenant, "max-sessions-per-tenant", 1, 10000000, "N",
-        "open HTTP sessions at most per tenant"),
+        "legacy HTTP sessions a tenant keeps; a new one evicts the least recently used"),
     OPT(INT, sessions.idle_s, "session-idle-s", 10, 86400 * 7, "S",
-        "close idle HTTP sessions after S"),
+        "legacy HTTP sessions unused for S expire"),
+    OPT(INT, sessions.cache_ms, "session-cache-ms", 0, 3600000, "MS",
+        "a legacy session read from Redis is trusted this long (deletions elsewhere arrive at "
+        "once over pub/sub)"),
+    OPT(INT, sselog.replay_s, "stream-replay-s", 10, 86400, "S",
+        "a legacy stream's events can be replayed (Last-Event-ID) this long after the last"),
     OPT(INT, tenants.auth_cache_ms, "auth-cache-ms", 0, 3600000, "MS",
         "cache key → tenant lookups this long"),
     OPT(INT, limiter.local_rate_pct, "local-rate-pct", 1, 100, "PCT",
@@ -149,7 +159,8 @@ static const fe_conf_t s_defaults = {
                 .result_cap = 1 << 20},
     .executions = {.record_wait_ms = 500, .task_after_ms = 2000},
     .listen = {.max_streams = 10000},
-    .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600},
+    .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600, .cache_ms = 10000},
+    .sselog = {.replay_s = 600},
     .tenants = {.auth_cache_ms = 5000},
     .limiter = {.local_rate_pct = 50},
     .mcp = {.max_inflight_session = 256},
@@ -216,13 +227,14 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->fixtures = conf->test_fixtures;
     fe->mrtr = mrtr_new(fe->loop, fe->store);
     fe->sessions = sessions_new(fe->loop, &conf->sessions, calls_cancel_all);
+    fe->sessdb = sessdb_new(fe->store, fe->bus, fe->sessions);
+    fe->sselog = sselog_new(fe->loop, fe->store, fe->bus, fe->sessions, &conf->sselog);
     fe->tenants = tenants_new(fe->loop, fe->store, &conf->tenants);
     fe->limiter = limiter_new(fe->store, &conf->limiter);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
     fe->records = records_new(fe->store, &conf->records, fe->instance);
     fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
-    fe->resources = resources_new(fe->executions, fe->bus,
-                                  &(resources_conf_t){conf->page_size, conf->test_fixtures});
+    fe->resources = resources_new(fe, &(resources_conf_t){conf->page_size, conf->test_fixtures});
     fe->tasks = tasks_new(fe->executions, &(tasks_conf_t){conf->page_size});
     fe->taskx = taskx_new(fe->executions, fe->bus);
     fe->listeners = listeners_new(fe->bus, &conf->listen, conf->test_fixtures);
@@ -248,7 +260,9 @@ static void s_teardown(fe_t *fe)
     tasks_destroy(&fe->tasks);
     taskx_destroy(&fe->taskx);
     http_stop(fe);
+    sselog_destroy(&fe->sselog);
     sessions_destroy(&fe->sessions);
+    sessdb_destroy(&fe->sessdb);
     mcp_destroy(&fe->mcp);
     tools_destroy(&fe->tools);
     prompts_destroy(&fe->prompts);

@@ -16,6 +16,7 @@
 #include "mcp.h"
 #include "prompts.h"
 #include "resources.h"
+#include "sessdb.h"
 #include "tasks.h"
 #include "taskx.h"
 #include "tools.h"
@@ -157,11 +158,12 @@ static void s_notification(mcp_t *self, session_t *s, rpc_msg_t *m, int modern)
          * SDK's listen close sends one anyway, naming a request of another POST: ignored) */
         json_t *rid = m->params ? json_object_get(m->params, "requestId") : NULL;
         call_t *c = rid ? call_find(s, rid) : NULL;
+        const char *why = json_string_value(json_object_get(m->params, "reason"));
         /* an unknown id is normal: the answer may have crossed the cancellation (spec) */
-        if (c && strcmp(c->method, "initialize") != 0) {
-            const char *why = json_string_value(json_object_get(m->params, "reason"));
+        if (c && strcmp(c->method, "initialize") != 0)
             call_cancel(c, why ? why : "client cancelled");
-        }
+        else if (!c && rid && s->stored) /* the call may run on another front-end */
+            sessdb_cancel_elsewhere(self->fe->sessdb, s, rid, why);
         as = AS_CANCELLED;
     }
     s_extra(self, as)->outcomes[OUTCOME_OK]++;

@@ -16,7 +16,9 @@
 #include "mcp.h"
 #include "metrics.h"
 #include "mrtr.h"
+#include "sessdb.h"
 #include "session.h"
+#include "sselog.h"
 #include "store.h"
 #include "tools.h"
 
@@ -77,16 +79,39 @@ static void s_limits(buf_t *out, const limiter_stats_t *l, const http_stats_t *h
                     auth_failure_name((auth_failure_t)r), NULL);
 }
 
-static void s_sessions(buf_t *out, const sessions_stats_t *s)
+static void s_sessions(buf_t *out, const fe_t *fe)
 {
-    prom_family(out, P "sessions", PROM_GAUGE, "Open MCP sessions.");
+    const sessions_stats_t *s = sessions_stats(fe->sessions);
+    const sessdb_stats_t *d = sessdb_stats(fe->sessdb);
+    const sselog_stats_t *l = sselog_stats(fe->sselog);
+    prom_family(out, P "sessions", PROM_GAUGE,
+                "Legacy MCP sessions held in this process (HTTP ones live in Redis too).");
     for (int t = 0; t < TRANSPORT__COUNT; t++)
         prom_sample(out, P "sessions", (double)s->open[t], "transport",
                     transport_name((transport_t)t), NULL);
-    prom_family(out, P "sessions_opened_total", PROM_COUNTER, "MCP sessions opened.");
+    prom_family(out, P "sessions_opened_total", PROM_COUNTER,
+                "Legacy MCP sessions initialized here.");
     for (int t = 0; t < TRANSPORT__COUNT; t++)
         prom_sample(out, P "sessions_opened_total", (double)s->opened[t], "transport",
                     transport_name((transport_t)t), NULL);
+    prom_family(
+        out, P "sessions_evicted_total", PROM_COUNTER,
+        "Legacy sessions evicted (least recently used) to make room for a tenant's new one.");
+    prom_sample(out, P "sessions_evicted_total", (double)d->evicted, NULL);
+    prom_family(
+        out, P "session_lookups_total", PROM_COUNTER,
+        "Legacy session lookups: from this process's copy (cache), from Redis, unknown ids.");
+    prom_sample(out, P "session_lookups_total", (double)d->hits, "source", "cache", NULL);
+    prom_sample(out, P "session_lookups_total", (double)d->misses, "source", "redis", NULL);
+    prom_sample(out, P "session_lookups_total", (double)d->not_found, "source", "unknown", NULL);
+    prom_family(out, P "stream_events_total", PROM_COUNTER,
+                "Legacy SSE events logged for resumption, and replayed to reconnected clients.");
+    prom_sample(out, P "stream_events_total", (double)l->appended, "op", "logged", NULL);
+    prom_sample(out, P "stream_events_total", (double)l->replayed, "op", "replayed", NULL);
+    prom_family(out, P "stream_resumptions_total", PROM_COUNTER,
+                "GET requests with Last-Event-ID answered, and those naming no stream kept.");
+    prom_sample(out, P "stream_resumptions_total", (double)l->resumed, "outcome", "resumed", NULL);
+    prom_sample(out, P "stream_resumptions_total", (double)l->unknown, "outcome", "unknown", NULL);
 }
 
 static void s_redis(buf_t *out, const store_stats_t *s, const executions_stats_t *e)
@@ -176,7 +201,7 @@ void fe_metrics_render(void *arg, buf_t *out)
     s_requests(out, mcp_stats(fe->mcp));
     s_tool_calls(out, executions_stats(fe->executions), tools_stats(fe->tools));
     s_limits(out, limiter_stats(fe->limiter), http_stats(fe->http));
-    s_sessions(out, sessions_stats(fe->sessions));
+    s_sessions(out, fe);
     s_redis(out, store_stats(fe->store), executions_stats(fe->executions));
     s_rejections(out, fe);
     s_eras(out, fe);
