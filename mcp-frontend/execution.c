@@ -49,6 +49,7 @@ struct execution {
     uint64_t farm_us;      /* submit → result */
     int running_sent;      /* "running" progress already sent */
     int task_cancelled;
+    int legacy_task; /* a 2025-11-25 task-augmented call: answered with its task, never more */
     /* after the result */
     int ended;
     result_t res;
@@ -87,10 +88,16 @@ static record_about_t s_about(const execution_t *ex)
 
 /* ---- the end: answer, announce */
 
+static void s_answer_with_task(execution_t *ex);
+
 static void s_answer(execution_t *ex)
 {
     call_t *c = ex->call;
     if (!c) return;
+    if (ex->legacy_task) { /* its record was slow: the task goes first, as it must */
+        s_answer_with_task(ex);
+        return;
+    }
     ex->call = NULL;
     call_on_cancel(c, NULL, NULL);
     c->farm_us = ex->farm_us;
@@ -277,6 +284,16 @@ static void s_answer_with_task(execution_t *ex)
     call_release(c);
 }
 
+/* The task's record is in Redis (or cannot be now): its id may leave, since a tasks/get on any
+ * front-end now finds it. */
+static void s_on_legacy_task_recorded(void *arg, redisReply *reply)
+{
+    (void)reply;
+    execution_t *ex = arg;
+    if (ex->call) s_answer_with_task(ex);
+    s_unref(ex);
+}
+
 /* ---- 2026-07-28 tasks: the server turns a call still running into a task */
 
 /* Redis has the task (or could not take it): answer with the task, unless the result won. */
@@ -320,6 +337,7 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     id_new(ex->id);
     id_format(ex->id, ex->id_str);
     ex->opts = *opts;
+    ex->legacy_task = opts->task;
     long ttl_max = records_ttl_ms(self->records); /* the task lives in the record */
     if (ex->opts.task && (ex->opts.task_ttl_ms < 0 || ex->opts.task_ttl_ms >= ttl_max))
         ex->opts.task_ttl_ms = ttl_max;
@@ -335,9 +353,7 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     idmap_put(self->running, ex->id, ex);
     memcpy(spec->id, ex->id, ID_BYTES);
     spec->submitted_ms = ex->created_ms;
-    if (ex->opts.task)
-        s_answer_with_task(ex);
-    else if (ex->opts.may_become_task && self->conf.task_after_ms > 0)
+    if (ex->opts.may_become_task && !ex->opts.task && self->conf.task_after_ms > 0)
         ex->promote_timer =
             loop_timer_add(self->loop, (uint64_t)self->conf.task_after_ms, 0, s_on_promote, ex);
     ex->submitted_us = clock_mono_us();
@@ -346,6 +362,13 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
         record_submitted(self->records, &about, spec);
+        if (ex->opts.task) { /* 2025-11-25 tasks: answered once the record is in */
+            ex->refs++;
+            if (!record_task_started(self->records, &about, s_on_legacy_task_recorded, ex))
+                s_on_legacy_task_recorded(ex, NULL); /* Redis away: as before, at once */
+        }
+    } else if (ex->opts.task) {
+        s_answer_with_task(ex);
     }
 }
 

@@ -235,7 +235,7 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->records = records_new(fe->store, &conf->records, fe->instance);
     fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
     fe->resources = resources_new(fe, &(resources_conf_t){conf->page_size, conf->test_fixtures});
-    fe->tasks = tasks_new(fe->executions, &(tasks_conf_t){conf->page_size});
+    fe->tasks = tasks_new(fe->executions, fe->bus, &(tasks_conf_t){conf->page_size});
     fe->taskx = taskx_new(fe->executions, fe->bus);
     fe->listeners = listeners_new(fe->bus, &conf->listen, conf->test_fixtures);
     fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
