@@ -29,6 +29,14 @@ static long s_int(const json_t *fields, const char *name)
     return n;
 }
 
+/* The inlined result is the request's result as it would have come (ext-tasks GetTaskResult),
+ * so it names its resultType too: the extension's schema (and its client) require it. */
+static void s_result_type(json_t *result)
+{
+    if (!json_object_get(result, "resultType"))
+        json_object_set_new(result, "resultType", json_string("complete"));
+}
+
 /* The DetailedTask a record describes (ext-tasks GetTaskResult): working until the execution's
  * final status is written; then cancelled if tasks/cancel asked, else completed with the
  * CallToolResult inlined, isError and all. */
@@ -54,6 +62,7 @@ static json_t *s_detailed(const char *id, const json_t *fields)
                                "has its record",
                                "isError", strcmp(status, "ok") != 0);
         }
+        s_result_type(result);
         json_object_set_new(t, "result", result);
     }
     return t;
@@ -186,8 +195,11 @@ static void s_on_execution_end(void *arg, const execution_end_t *end)
     uint64_t now = clock_wall_ms();
     json_t *t = task_json_modern(end->id, cancelled ? "cancelled" : "completed", end->created_ms,
                                  now, end->task_ttl_ms, POLL_MS, NULL);
-    if (!cancelled && end->call_result)
-        json_object_set_new(t, "result", json_deep_copy(end->call_result));
+    if (!cancelled && end->call_result) {
+        json_t *result = json_deep_copy(end->call_result);
+        s_result_type(result);
+        json_object_set_new(t, "result", result);
+    }
     listen_task_changed(self->bus, end->tenant->name, end->id, t);
 }
 
