@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <zmq.h>
 
 #include "../common/buf.h"
 #include "../common/clock.h"
@@ -14,17 +17,59 @@
 
 /* ---- suspend and resume (MHD_ALLOW_SUSPEND_RESUME) */
 
+/* A suspended connection is out of MHD's sight, so a client that closes it is not noticed until
+ * there is something to write. For a 2026-07-28 request that matters: closing the stream is
+ * the cancellation (streamable-http §Cancellation), and a job must not run on for minutes. So
+ * while such an exchange is suspended its socket is watched here: readable with nothing to read
+ * means the client has gone. */
+static void s_unwatch(exchange_t *ex)
+{
+    if (ex->watch_fd < 0) return;
+    loop_remove_fd(ex->http->fe->loop, ex->watch_fd);
+    ex->watch_fd = -1;
+}
+
+static void s_on_peer(loop_t *loop, short revents, void *arg)
+{
+    (void)loop, (void)revents;
+    exchange_t *ex = arg;
+    char b;
+    ssize_t n = recv(ex->watch_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    s_unwatch(ex); /* bytes waiting (a pipelined request): no telling any more; else: gone */
+    if (n > 0) return;
+    if (ex->call) {
+        call_t *c = ex->call;
+        ex->call = NULL;
+        call_detach(c);
+        call_cancel(c, "the client closed the request's stream");
+    }
+    exchange_resume(ex); /* MHD reads the end and finishes the connection */
+}
+
+static void s_watch(exchange_t *ex)
+{
+    if (!ex->modern || ex->watch_fd >= 0) return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(ex->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci || ci->connect_fd < 0) return;
+    ex->watch_fd = ci->connect_fd;
+    loop_add_fd(ex->http->fe->loop, ex->watch_fd, ZMQ_POLLIN, s_on_peer, ex);
+}
+
 void exchange_suspend(exchange_t *ex)
 {
     if (ex->suspended) return;
     ex->suspended = 1;
     MHD_suspend_connection(ex->conn);
+    s_watch(ex);
 }
 
 void exchange_resume(exchange_t *ex)
 {
     if (!ex->suspended) return;
     ex->suspended = 0;
+    s_unwatch(ex);
     MHD_resume_connection(ex->conn);
     ex->http->kick = 1;
 }
@@ -327,6 +372,7 @@ exchange_t *exchange_new(http_t *h, struct MHD_Connection *conn, const char *met
                  : !strcmp(method, "OPTIONS") ? 'O'
                                               : '?';
     ex->start_us = clock_mono_us();
+    ex->watch_fd = -1;
     buf_init(&ex->body);
     buf_init(&ex->sse_out);
     ex->next = h->all;
@@ -361,6 +407,7 @@ void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     exchange_t *ex = *con_cls;
     if (!ex) return;
     *con_cls = NULL;
+    s_unwatch(ex);
     *ex->prev = ex->next;
     if (ex->next) ex->next->prev = ex->prev;
     if (ex->call) {

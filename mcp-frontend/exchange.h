@@ -99,6 +99,7 @@ struct exchange {
     buf_t body;
     int too_big;
     int suspended;
+    int watch_fd; /* a suspended modern request's socket, watched for the client leaving */
     int accept_json, accept_sse;
     uint64_t start_us;
     tenant_t *tenant;

@@ -179,8 +179,10 @@ static void s_on_loaded(void *arg, redisReply *r)
         /* Redis cannot say now: a copy held here serves (a deletion would have needed Redis
          * too), rather than failing a session that has done nothing wrong */
         s = session_find(self->sessions, op->id);
-        if (s && s->tenant == op->tenant) unavailable = 0;
-        else s = NULL;
+        if (s && s->tenant == op->tenant)
+            unavailable = 0;
+        else
+            s = NULL;
     }
     op->found(op->arg, s, unavailable);
     free(op);
@@ -238,6 +240,10 @@ static void s_on_opened(void *arg, redisReply *r)
 
 void sessdb_open(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
 {
+    if (s->transport != TRANSPORT_HTTP) { /* the stdio session is the process's own */
+        if (done) done(arg, 0);
+        return;
+    }
     const sessions_conf_t *conf = sessions_conf(self->sessions);
     char zset[160], hash[200], prefix[160], now[24], idle[24], cap[24], tasks[4], level[8],
         created[24];

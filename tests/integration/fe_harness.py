@@ -44,7 +44,7 @@ def wait_for(pred, timeout, what):
 class Frontend:
     """redis + broker stand-in (+ executor) + snakepit-mcp; stop() ends them all by pid."""
 
-    def __init__(self, extra=(), executor=False, stdio=False, redis=True):
+    def __init__(self, extra=(), executor=False, stdio=False, redis=True, profiles="python.basic"):
         self.dir = tempfile.mkdtemp(prefix="spfe-", dir="/tmp")
         self.procs = {}
         self.redis_sock = os.path.join(self.dir, "redis.sock")
@@ -65,7 +65,7 @@ class Frontend:
         self._spawn("broker", args)
         if executor:
             self._spawn("executor", [os.path.join(BIN, "snakepit-executor"), "--broker", self.executor_ep,
-                                     "--slots", "2", "--log-level", "warn"])
+                                     "--slots", "2", "--profiles", profiles, "--log-level", "warn"])
         self.port = free_port()
         self.url = "http://127.0.0.1:%d/mcp" % self.port
         self.mcp_args = [os.path.join(BIN, "snakepit-mcp"), "--http", "127.0.0.1:%d" % self.port,
