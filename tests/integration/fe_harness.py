@@ -75,7 +75,10 @@ class Frontend:
             self._spawn("mcp", self.mcp_args)
             wait_for(lambda: self.health()["broker_connected"], 20, "the front-end to listen and see the broker")
         if executor:
-            wait_for(self._executor_ready, 60, "the executor to register")
+            # the data-science zygote warms numpy, pandas and matplotlib up first: minutes on a busy
+            # 2-core machine
+            wait_for(self._executor_ready, 240 if "data_science" in profiles else 60,
+                     "the executor to register")
 
     # ---- processes
 
