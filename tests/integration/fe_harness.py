@@ -324,3 +324,45 @@ class Client:
         if self.conn:
             self.conn.close()
             self.conn = None
+
+
+MODERN = "2026-07-28"
+
+
+def modern_meta(caps=None, **extra):
+    """The per-request envelope of MCP 2026-07-28 (_meta)."""
+    m = {"io.modelcontextprotocol/protocolVersion": MODERN,
+         "io.modelcontextprotocol/clientCapabilities": caps if caps is not None else {},
+         "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "1"}}
+    m.update(extra)
+    return m
+
+
+def mirrored_name(method, params):
+    """What Mcp-Name mirrors for a method (streamable-http of 2026-07-28 §"Standard Request Headers")."""
+    if method in ("tools/call", "prompts/get"):
+        return params.get("name")
+    if method == "resources/read":
+        return params.get("uri")
+    if method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        return params.get("taskId")
+    return None
+
+
+class ModernClient(Client):
+    """MCP 2026-07-28 over Streamable HTTP: no session, the envelope in every request's _meta and the
+    headers the transport requires (MCP-Protocol-Version, Mcp-Method, Mcp-Name)."""
+
+    def __init__(self, url, key=None, caps=None, **kw):
+        super().__init__(url, key, protocol=None, **kw)
+        self.caps = caps
+
+    def send(self, method, params=None, notify=False, caps=None, meta=None, headers=None, **kw):
+        p = dict(params or {})
+        p["_meta"] = dict(modern_meta(self.caps if caps is None else caps), **(meta or {}))
+        h = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+        name = mirrored_name(method, p)
+        if isinstance(name, str):
+            h["Mcp-Name"] = name
+        h.update(headers or {})
+        return super().send(method, p, notify=notify, headers=h, **kw)
