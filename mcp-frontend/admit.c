@@ -68,7 +68,7 @@ admit_t admit_message(admit_stats_t *stats, const rpc_msg_t *m, const reqheaders
         return s_refuse(stats, out, m, transport, REFUSED_INVALID_META, RPC_INVALID_PARAMS, why,
                         NULL);
     if (!envelope_modern_supported(claim)) {
-        char msg[160];
+        char msg[256];
         snprintf(msg, sizeof msg,
                  "Unsupported protocol version: %.40s (supported: " MCP_MODERN
                  " per request; %s through initialize)",
