@@ -138,25 +138,15 @@ static void s_on_disconnect(const redisAsyncContext *ac, int status)
 
 static void s_connect(bus_t *self)
 {
-    redisAsyncContext *ac = self->url.path[0] ? redisAsyncConnectUnix(self->url.path)
-                                              : redisAsyncConnect(self->url.host, self->url.port);
-    if (!ac || ac->err) {
-        log_warn("event=bus_connect_failed error=\"%s\"", ac ? ac->errstr : "out of memory");
-        if (ac) redisAsyncFree(ac);
+    char err[256];
+    redisAsyncContext *ac = redis_loop_connect(&self->io, self->loop, &self->url, self,
+                                               s_on_connect, s_on_disconnect, err, sizeof err);
+    if (!ac) {
+        log_warn("event=bus_connect_failed error=\"%s\"", err);
         s_lost(self);
         return;
     }
-    ac->data = self;
     self->ac = ac;
-    redis_loop_attach(&self->io, self->loop, ac);
-    redisAsyncSetConnectCallback(ac, s_on_connect);
-    redisAsyncSetDisconnectCallback(ac, s_on_disconnect);
-    if (self->url.password[0]) {
-        if (self->url.user[0])
-            redisAsyncCommand(ac, NULL, NULL, "AUTH %s %s", self->url.user, self->url.password);
-        else
-            redisAsyncCommand(ac, NULL, NULL, "AUTH %s", self->url.password);
-    }
     redisAsyncCommand(ac, s_on_message, NULL, "SUBSCRIBE %s", self->control);
     redisAsyncCommand(ac, s_on_message, self, "SUBSCRIBE %s", self->inbox);
 }
