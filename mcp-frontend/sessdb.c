@@ -106,11 +106,6 @@ static void s_prefix(char *out, size_t cap, const char *tenant)
     snprintf(out, cap, "sp:t:{%s}:", tenant);
 }
 
-void sessdb_key(char *out, size_t cap, const char *tenant, const char *id)
-{
-    snprintf(out, cap, "sp:t:{%s}:sess:%s", tenant, id);
-}
-
 static void s_zset(char *out, size_t cap, const char *tenant)
 {
     snprintf(out, cap, "sp:t:{%s}:sessions", tenant);
@@ -208,7 +203,7 @@ void sessdb_find(sessdb_t *self, tenant_t *tenant, const char *id, sessdb_found_
     op->tenant = tenant;
     snprintf(op->id, sizeof op->id, "%s", id);
     char key[200];
-    sessdb_key(key, sizeof key, tenant->name, id);
+    session_key(key, sizeof key, tenant->name, id);
     if (store_queryf(self->store, s_on_loaded, op, "HGETALL %s", key) < 0) {
         free(op);
         fn(arg, NULL, 1);
@@ -248,7 +243,7 @@ void sessdb_open(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
     char zset[160], hash[200], prefix[160], now[24], idle[24], cap[24], tasks[4], level[8],
         created[24];
     s_zset(zset, sizeof zset, s->tenant->name);
-    sessdb_key(hash, sizeof hash, s->tenant->name, s->id);
+    session_key(hash, sizeof hash, s->tenant->name, s->id);
     s_prefix(prefix, sizeof prefix, s->tenant->name);
     uint64_t wall = clock_wall_ms();
     snprintf(now, sizeof now, "%llu", (unsigned long long)wall);
@@ -289,7 +284,7 @@ void sessdb_touch(sessdb_t *self, session_t *s)
     s->touched_ms = mono;
     char zset[160], hash[200], now[24], idle[24];
     s_zset(zset, sizeof zset, s->tenant->name);
-    sessdb_key(hash, sizeof hash, s->tenant->name, s->id);
+    session_key(hash, sizeof hash, s->tenant->name, s->id);
     snprintf(now, sizeof now, "%llu", (unsigned long long)clock_wall_ms());
     snprintf(idle, sizeof idle, "%ld", s_idle_ms(self));
     const char *args[] = {zset, hash, s->id, now, idle};
@@ -331,7 +326,7 @@ void sessdb_set_level(sessdb_t *self, session_t *s, int level, sessdb_done_fn *d
     op_t *op = s_op(self, s, done, arg);
     op->level = level;
     char hash[200];
-    sessdb_key(hash, sizeof hash, s->tenant->name, s->id);
+    session_key(hash, sizeof hash, s->tenant->name, s->id);
     if (!s->stored)
         s_op_end(op, 0);
     else if (store_queryf(self->store, s_on_level, op, "HSET %s level %d", hash, level) < 0)
@@ -356,7 +351,7 @@ void sessdb_subscribe(sessdb_t *self, session_t *s, const char *uri, int on, ses
         return;
     }
     char hash[200], prefix[160], idle[24], ttl[24], max[16];
-    sessdb_key(hash, sizeof hash, s->tenant->name, s->id);
+    session_key(hash, sizeof hash, s->tenant->name, s->id);
     s_prefix(prefix, sizeof prefix, s->tenant->name);
     snprintf(idle, sizeof idle, "%ld", s_idle_ms(self));
     snprintf(ttl, sizeof ttl, "%ld", URI_SET_TTL_MS);

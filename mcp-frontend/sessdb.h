@@ -63,7 +63,4 @@ void sessdb_cancel_elsewhere(sessdb_t *self, session_t *s, const json_t *request
  * notifications/resources/updated on its GET stream (through its event log, sselog.h). */
 void sessdb_resource_updated(sessdb_t *self, const char *tenant, const char *uri, long replay_ms);
 
-/* The session's key prefix "sp:t:{T}:sess:<id>" (for its event logs). */
-void sessdb_key(char *out, size_t cap, const char *tenant, const char *id);
-
 #endif

@@ -264,6 +264,11 @@ const sessions_stats_t *sessions_stats(const sessions_t *self)
     return &self->stats;
 }
 
+void session_key(char *out, size_t cap, const char *tenant, const char *id)
+{
+    snprintf(out, cap, "sp:t:{%s}:sess:%s", tenant, id);
+}
+
 void session_notify(session_t *s, json_t *msg)
 {
     if (s->notify && !s->closed) s->notify(s->notify_ctx, s, msg);

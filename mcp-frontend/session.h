@@ -102,6 +102,9 @@ void session_release(session_t *s);
 size_t sessions_count(const sessions_t *self);
 const sessions_stats_t *sessions_stats(const sessions_t *self);
 const char *transport_name(transport_t t);
+/* The Redis key of an HTTP session, "sp:t:{<tenant>}:sess:<id>" (sessdb.h), which its event
+ * logs extend (sselog.h). */
+void session_key(char *out, size_t cap, const char *tenant, const char *id);
 /* Sends a message not tied to a request (dropped when the session has no sink). Steals msg. */
 void session_notify(session_t *s, json_t *msg);
 

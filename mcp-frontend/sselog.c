@@ -13,7 +13,6 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
-#include "sessdb.h"
 #include "sselog.h"
 
 #define REFRESH_MS 60000 /* followers renew their claim on a stream this often */
@@ -106,7 +105,7 @@ long sselog_replay_ms(const sselog_t *self)
 static void s_log_key(char *out, size_t cap, const session_t *s, const char *tag)
 {
     char base[200];
-    sessdb_key(base, sizeof base, s->tenant->name, s->id);
+    session_key(base, sizeof base, s->tenant->name, s->id);
     snprintf(out, cap, "%s:ev:%s", base, tag);
 }
 
