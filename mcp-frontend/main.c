@@ -240,11 +240,11 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->listeners = listeners_new(fe->bus, &conf->listen, conf->test_fixtures);
     fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
     fe->tools = tools_new(conf->page_size);
-    tools_add(fe->tools, tooldefs);
-    if (conf->test_fixtures) {
+    if (conf->test_fixtures) { /* first: the suite calls the first tool listed with no arguments */
         tools_add(fe->tools, fixtures_tools);
         tools_add(fe->tools, fixtures_modern_tools);
     }
+    tools_add(fe->tools, tooldefs);
     fe->mcp = mcp_new(fe, &conf->mcp);
 }
 
