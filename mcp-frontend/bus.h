@@ -13,7 +13,9 @@
  *     once (nothing else could hear it) and the event is lost for the others.
  *   - this front-end's inbox, for messages meant for it alone: Redis scripts route there the
  *     next events of a stream that this front-end follows (sselog.h writes the inbox's name
- *     where the stream's writer will find it).
+ *     where the stream's writer will find it), and events in the control channel's JSON for the
+ *     resources its listen streams watch (listen.h registers the inbox with each URI), which go
+ *     to the same typed handlers.
  * Publishing goes through the store's connection (store.h), so a PUBLISH leaves after every
  * write made before it: whoever hears an event finds in Redis what was written first.
  * Pub/sub delivers at most once: whatever relies on it (session caches) also ages out, and the
@@ -33,7 +35,7 @@ typedef struct bus bus_t;
 typedef void(bus_fn)(void *arg, const json_t *event, int from_self);
 /* The channels were (re)subscribed after having been down: events may have been missed. */
 typedef void(bus_reconnect_fn)(void *arg);
-/* A message in this front-end's inbox. */
+/* A stream event in this front-end's inbox (a message that is not a JSON event). */
 typedef void(bus_inbox_fn)(void *arg, const char *data, size_t len);
 
 typedef struct {

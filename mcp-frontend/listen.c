@@ -26,6 +26,7 @@ typedef struct listener {
 
 struct listeners {
     bus_t *bus;
+    store_t *store;
     listen_conf_t conf;
     int fixtures;
     listener_t *all;
@@ -99,11 +100,6 @@ static void s_on_task(void *arg, const json_t *ev, int from_self)
 
 /* ---- announcements */
 
-void listen_resource_updated(bus_t *bus, const char *tenant, const char *uri)
-{
-    bus_publish(bus, json_pack("{s:s,s:s,s:s}", "t", "res", "tn", tenant, "uri", uri));
-}
-
 void listen_list_changed(bus_t *bus, const char *which)
 {
     bus_publish(bus, json_pack("{s:s,s:s}", "t", "list", "what", which));
@@ -115,10 +111,43 @@ void listen_task_changed(bus_t *bus, const char *tenant, const char *task_id, js
                                "task", task));
 }
 
+/* ---- the URIs watched, in Redis (sessdb.h's URI sets) */
+
+#define WATCH_TTL_S (7L * 86400) /* as the legacy subscribers' entries: stale ones are harmless */
+
+static int s_watched_elsewhere(const listener_t *l, const char *uri)
+{
+    for (const listener_t *o = l->owner->all; o; o = o->next)
+        if (o != l && o->call->tenant == l->call->tenant && json_object_get(o->uris, uri)) return 1;
+    return 0;
+}
+
+/* on: this front-end's inbox joins (or leaves) the set of each URI the stream names, unless
+ * another of its streams keeps it there. */
+static void s_watch(listener_t *l, int on)
+{
+    const char *uri;
+    json_t *v;
+    json_object_foreach(l->uris, uri, v)
+    {
+        if (s_watched_elsewhere(l, uri)) continue;
+        char set[600], member[200];
+        snprintf(set, sizeof set, "sp:t:{%s}:uri:%s", l->call->tenant->name, uri);
+        snprintf(member, sizeof member, "L:%s", bus_inbox(l->owner->bus));
+        if (on) {
+            store_writef(l->owner->store, "SADD %s %s", set, member);
+            store_writef(l->owner->store, "EXPIRE %s %ld", set, WATCH_TTL_S);
+        } else {
+            store_writef(l->owner->store, "SREM %s %s", set, member);
+        }
+    }
+}
+
 /* ---- streams */
 
 static void s_unlink(listener_t *l)
 {
+    s_watch(l, 0);
     *l->prev = l->next;
     if (l->next) l->next->prev = l->prev;
     l->owner->stats.open--;
@@ -251,6 +280,7 @@ void listen_open(call_t *c)
     self->all = l;
     self->stats.open++;
     self->stats.opened++;
+    s_watch(l, 1);
     call_on_cancel(c, s_on_cancelled, l);
     json_t *ack = json_pack("{s:o}", "notifications", s_honoured(l));
     s_send(l, "notifications/subscriptions/acknowledged", ack);
@@ -258,10 +288,11 @@ void listen_open(call_t *c)
 
 /* ---- the registry */
 
-listeners_t *listeners_new(bus_t *bus, const listen_conf_t *conf, int fixtures)
+listeners_t *listeners_new(bus_t *bus, store_t *store, const listen_conf_t *conf, int fixtures)
 {
     listeners_t *self = xcalloc(1, sizeof *self);
     self->bus = bus;
+    self->store = store;
     self->conf = *conf;
     self->fixtures = fixtures;
     bus_on(bus, "res", s_on_resource, self);

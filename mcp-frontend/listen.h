@@ -10,9 +10,11 @@
  * notifications/cancelled), or when the server shuts down: then with a result. Nothing is
  * replayed after a drop: the client listens again.
  *
- * Changes are announced with the notify functions below from any module on any front-end;
- * they travel over the bus (bus.h) to every front-end, which delivers them to the listen
- * streams it holds for the same tenant. */
+ * A stream's resourceSubscriptions are registered in Redis beside legacy sessions'
+ * subscriptions (sp:t:{T}:uri:<uri> holds "L:<inbox>" for the front-end holding the stream), so
+ * a resource's update (resources_updated, on any front-end) reaches exactly the front-ends that
+ * listen to it, through their inboxes; list and task changes are announced to every front-end
+ * over the bus (bus.h). Each delivers to the streams it holds for the same tenant. */
 #ifndef SP_FE_LISTEN_H
 #define SP_FE_LISTEN_H
 #include <jansson.h>
@@ -20,6 +22,7 @@
 
 #include "bus.h"
 #include "call.h"
+#include "store.h"
 
 typedef struct listeners listeners_t;
 
@@ -36,7 +39,7 @@ typedef struct {
 
 /* fixtures: the conformance suite's list-changing tools exist, so tool and prompt list
  * changes are honoured. Subscribes to the bus's change events. */
-listeners_t *listeners_new(bus_t *bus, const listen_conf_t *conf, int fixtures);
+listeners_t *listeners_new(bus_t *bus, store_t *store, const listen_conf_t *conf, int fixtures);
 /* Ends every stream gracefully (its result), then frees. */
 void listeners_destroy(listeners_t **self_p);
 const listen_stats_t *listeners_stats(const listeners_t *self);
@@ -44,8 +47,7 @@ const listen_stats_t *listeners_stats(const listeners_t *self);
 /* The method (mcp.c's table). */
 void listen_open(call_t *c);
 
-/* Announcements, to every front-end's streams. tenant: whose resource it is. */
-void listen_resource_updated(bus_t *bus, const char *tenant, const char *uri);
+/* Announcements, to every front-end's streams. */
 void listen_list_changed(bus_t *bus, const char *which); /* "tools", "prompts", "resources" */
 /* A task's new state (its DetailedTask, stolen) for streams that listen to its id. */
 void listen_task_changed(bus_t *bus, const char *tenant, const char *task_id, json_t *task);

@@ -237,7 +237,7 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->resources = resources_new(fe, &(resources_conf_t){conf->page_size, conf->test_fixtures});
     fe->tasks = tasks_new(fe->executions, fe->bus, &(tasks_conf_t){conf->page_size});
     fe->taskx = taskx_new(fe->executions, fe->bus);
-    fe->listeners = listeners_new(fe->bus, &conf->listen, conf->test_fixtures);
+    fe->listeners = listeners_new(fe->bus, fe->store, &conf->listen, conf->test_fixtures);
     fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
     fe->tools = tools_new(conf->page_size);
     if (conf->test_fixtures) { /* first: the suite calls the first tool listed with no arguments */

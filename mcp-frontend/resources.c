@@ -11,7 +11,6 @@
 #include "fe.h"
 #include "fixtures.h"
 #include "history.h"
-#include "listen.h"
 #include "sessdb.h"
 #include "sselog.h"
 #include "page.h"
@@ -202,6 +201,6 @@ static void s_on_execution_end(void *arg, const execution_end_t *end)
 
 void resources_updated(fe_t *fe, const char *tenant, const char *uri)
 {
-    listen_resource_updated(fe->bus, tenant, uri); /* 2026-07-28 listen streams, anywhere */
-    sessdb_resource_updated(fe->sessdb, tenant, uri, sselog_replay_ms(fe->sselog)); /* sessions */
+    /* legacy sessions subscribed to it and listen streams watching it, wherever they are */
+    sessdb_resource_updated(fe->sessdb, tenant, uri, sselog_replay_ms(fe->sselog));
 }

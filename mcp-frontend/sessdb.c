@@ -82,14 +82,21 @@ static const char s_subscribe_lua[] =
     "end\n"
     "return 1\n";
 
-/* KEYS: the URI's set. ARGV: prefix, the notification, replay ms. Each live subscriber's GET
- * stream log gets it; ids of sessions gone are dropped from the set. */
+/* KEYS: the URI's set. ARGV: prefix, the notification, replay ms, the listen event. Each live
+ * subscribed session's GET stream log gets the notification (ids of sessions gone are dropped
+ * from the set); each front-end whose listen streams watch the URI ("L:<inbox>") gets the
+ * event in its inbox. */
 static const char s_fanout_lua[] =
     SSELOG_LUA_APPEND "local n = 0\n"
                       "for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"
-                      "  local s = ARGV[1] .. 'sess:' .. id\n"
-                      "  if redis.call('EXISTS', s) == 0 then redis.call('SREM', KEYS[1], id)\n"
-                      "  else append(s .. ':ev:g', '*', ARGV[2], '0', ARGV[3]); n = n + 1 end\n"
+                      "  if string.sub(id, 1, 2) == 'L:' then\n"
+                      "    redis.call('PUBLISH', string.sub(id, 3), ARGV[4])\n"
+                      "  else\n"
+                      "    local s = ARGV[1] .. 'sess:' .. id\n"
+                      "    if redis.call('EXISTS', s) == 0 then redis.call('SREM', KEYS[1], id)\n"
+                      "    else append(s .. ':ev:g', '*', ARGV[2], '0', ARGV[3]) end\n"
+                      "  end\n"
+                      "  n = n + 1\n"
                       "end\n"
                       "return n\n";
 
@@ -370,9 +377,13 @@ void sessdb_resource_updated(sessdb_t *self, const char *tenant, const char *uri
     json_t *n = rpc_notification("notifications/resources/updated", json_pack("{s:s}", "uri", uri));
     char *text = json_dumps(n, JSON_COMPACT);
     json_decref(n);
-    const char *args[] = {set, prefix, text, ttl};
-    store_eval(self->store, self->fanout, NULL, NULL, 1, 4, args); /* lost when Redis is away */
+    json_t *ev = json_pack("{s:s,s:s,s:s}", "t", "res", "tn", tenant, "uri", uri);
+    char *event = json_dumps(ev, JSON_COMPACT);
+    json_decref(ev);
+    const char *args[] = {set, prefix, text, ttl, event};
+    store_eval(self->store, self->fanout, NULL, NULL, 1, 5, args); /* lost when Redis is away */
     free(text);
+    free(event);
 }
 
 /* ---- what other front-ends say */

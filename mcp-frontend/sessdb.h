@@ -7,7 +7,8 @@
  *   sp:t:{T}:sessions         zset: session id → last use (ms): the tenant's count, and who
  *                             goes first when a new session would pass --max-sessions-per-tenant
  *   sp:t:{T}:sess:<id>:subs   set: the URIs the session subscribed to (resources/subscribe)
- *   sp:t:{T}:uri:<uri>        set: the sessions subscribed to a URI (for its updates)
+ *   sp:t:{T}:uri:<uri>        set: the sessions subscribed to a URI, and "L:<inbox>" for each
+ *                             front-end whose subscriptions/listen streams watch it (listen.h)
  *
  * A tenant at its cap is never refused a session: its least recently used one is evicted and
  * told so on every front-end (a client that comes back with it gets 404 and initializes
@@ -60,7 +61,8 @@ void sessdb_delete(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg
 void sessdb_cancel_elsewhere(sessdb_t *self, session_t *s, const json_t *request_id,
                              const char *reason);
 /* A resource changed: every session subscribed to it, on any front-end, hears
- * notifications/resources/updated on its GET stream (through its event log, sselog.h). */
+ * notifications/resources/updated on its GET stream (through its event log, sselog.h), and
+ * every front-end whose listen streams watch it gets the change in its inbox. One script. */
 void sessdb_resource_updated(sessdb_t *self, const char *tenant, const char *uri, long replay_ms);
 
 #endif
