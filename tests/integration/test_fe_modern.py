@@ -239,3 +239,19 @@ def test_stdio_serves_both_eras_in_one_process(fe):
     assert out[5]["result"] == {}
     assert out[6]["error"]["code"] == -32601  # removed in 2026-07-28
     assert out[7]["error"]["code"] == -32022 and out[7]["error"]["data"]["requested"] == "1999-01-01"
+
+
+def test_a_listen_stream_ends_with_its_result_when_the_server_stops():
+    f = Frontend()
+    try:
+        f.key = f.add_tenant("bye", rate="100", burst="100")
+        s = listen(f, {"notifications": {"resourceSubscriptions": ["sandbox://info"]}}, rid=41)
+        frames(s, "acknowledged")
+        f._stop("mcp")  # SIGTERM: a graceful end
+        got = frames(s, '"result"')
+        s.close()
+        end = got[-1]
+        assert end["id"] == 41 and end["result"]["resultType"] == "complete"
+        assert end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 41
+    finally:
+        f.stop()

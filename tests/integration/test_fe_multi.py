@@ -231,3 +231,45 @@ def test_one_front_end_killed_mid_load_and_the_other_carries_on(farm):
     farm._spawn("mcp", farm.mcp_args)
     wait_for(lambda: farm.health()["broker_connected"], 20, "A to come back")
     assert a_legacy.send("ping").status == 200
+
+
+def get_stream(port, key, session, last=None):
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(("GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nAuthorization: Bearer %s\r\n"
+               "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n%s\r\n"
+               % (key, session, "Last-Event-ID: %s\r\n" % last if last else "")).encode())
+    return s
+
+
+def test_a_sessions_get_stream_hears_updates_raised_on_the_other_front_end(farm):
+    a, b = legacy_pair(farm)
+    s = get_stream(farm.port, farm.key, a.session)  # the GET stream is held by A
+    assert s.recv(4096).startswith(b"HTTP/1.1 200")
+    created = result(b.send("tools/call", {"name": "execute_code", "task": {},
+                                            "arguments": {"code": "import time\ntime.sleep(0.5)"}}))
+    uri = "sandbox://executions/" + created["task"]["taskId"]
+    assert result(b.send("resources/subscribe", {"uri": uri})) == {}  # through B
+    buf = b""
+    while b"notifications/resources/updated" not in buf:
+        chunk = s.recv(65536)
+        assert chunk, buf
+        buf += chunk
+    s.close()
+    text = buf.decode()
+    assert uri in text and "\nid: g." in "\n" + text  # an event of the session's GET stream log
+
+
+def test_a_newer_get_stream_replaces_the_older_one_on_another_front_end(farm):
+    a, b = legacy_pair(farm)
+    old = get_stream(farm.port, farm.key, a.session)
+    assert old.recv(4096).startswith(b"HTTP/1.1 200")
+    new = get_stream(farm.port2, farm.key, a.session)
+    assert new.recv(4096).startswith(b"HTTP/1.1 200")
+    rest = b""
+    while True:  # the older stream ends (chunked: the last chunk)
+        chunk = old.recv(65536)
+        if not chunk or b"0\r\n\r\n" in rest + chunk:
+            break
+        rest += chunk
+    old.close()
+    new.close()
