@@ -26,7 +26,7 @@ typedef struct listener {
 
 struct listeners {
     bus_t *bus;
-    store_t *store;
+    store_t **store_p; /* &fe->store: NULL once the store is gone (shutdown) */
     listen_conf_t conf;
     int fixtures;
     listener_t *all;
@@ -135,10 +135,10 @@ static void s_watch(listener_t *l, int on)
         snprintf(set, sizeof set, "sp:t:{%s}:uri:%s", l->call->tenant->name, uri);
         snprintf(member, sizeof member, "L:%s", bus_inbox(l->owner->bus));
         if (on) {
-            store_writef(l->owner->store, "SADD %s %s", set, member);
-            store_writef(l->owner->store, "EXPIRE %s %ld", set, WATCH_TTL_S);
+            store_writef(*l->owner->store_p, "SADD %s %s", set, member);
+            store_writef(*l->owner->store_p, "EXPIRE %s %ld", set, WATCH_TTL_S);
         } else {
-            store_writef(l->owner->store, "SREM %s %s", set, member);
+            store_writef(*l->owner->store_p, "SREM %s %s", set, member);
         }
     }
 }
@@ -288,11 +288,11 @@ void listen_open(call_t *c)
 
 /* ---- the registry */
 
-listeners_t *listeners_new(bus_t *bus, store_t *store, const listen_conf_t *conf, int fixtures)
+listeners_t *listeners_new(bus_t *bus, store_t **store_p, const listen_conf_t *conf, int fixtures)
 {
     listeners_t *self = xcalloc(1, sizeof *self);
     self->bus = bus;
-    self->store = store;
+    self->store_p = store_p;
     self->conf = *conf;
     self->fixtures = fixtures;
     bus_on(bus, "res", s_on_resource, self);

@@ -39,7 +39,7 @@ typedef struct {
 
 /* fixtures: the conformance suite's list-changing tools exist, so tool and prompt list
  * changes are honoured. Subscribes to the bus's change events. */
-listeners_t *listeners_new(bus_t *bus, store_t *store, const listen_conf_t *conf, int fixtures);
+listeners_t *listeners_new(bus_t *bus, store_t **store_p, const listen_conf_t *conf, int fixtures);
 /* Ends every stream gracefully (its result), then frees. */
 void listeners_destroy(listeners_t **self_p);
 const listen_stats_t *listeners_stats(const listeners_t *self);

@@ -225,10 +225,10 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->store = store_new(fe->loop, redis, &conf->store);
     fe->bus = bus_new(fe->loop, redis, &fe->store, fe->instance);
     fe->fixtures = conf->test_fixtures;
-    fe->mrtr = mrtr_new(fe->loop, fe->store);
+    fe->mrtr = mrtr_new(fe->loop, &fe->store);
     fe->sessions = sessions_new(fe->loop, &conf->sessions, calls_cancel_all);
-    fe->sessdb = sessdb_new(fe->store, fe->bus, fe->sessions);
-    fe->sselog = sselog_new(fe->loop, fe->store, fe->bus, fe->sessions, &conf->sselog);
+    fe->sessdb = sessdb_new(&fe->store, fe->bus, fe->sessions);
+    fe->sselog = sselog_new(fe->loop, &fe->store, fe->bus, fe->sessions, &conf->sselog);
     fe->tenants = tenants_new(fe->loop, fe->store, &conf->tenants);
     fe->limiter = limiter_new(fe->store, &conf->limiter);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
@@ -237,7 +237,7 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->resources = resources_new(fe, &(resources_conf_t){conf->page_size, conf->test_fixtures});
     fe->tasks = tasks_new(fe->executions, fe->bus, &(tasks_conf_t){conf->page_size});
     fe->taskx = taskx_new(fe->executions, fe->bus);
-    fe->listeners = listeners_new(fe->bus, fe->store, &conf->listen, conf->test_fixtures);
+    fe->listeners = listeners_new(fe->bus, &fe->store, &conf->listen, conf->test_fixtures);
     fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
     fe->tools = tools_new(conf->page_size);
     if (conf->test_fixtures) { /* first: the suite calls the first tool listed with no arguments */

@@ -22,7 +22,7 @@
 
 struct mrtr {
     loop_t *loop;
-    store_t *store;
+    store_t **store_p; /* &fe->store: NULL once the store is gone (shutdown) */
     uint8_t key[KEY_BYTES];
     int shared; /* key is the farm's (from Redis), not this process's own */
     int asking; /* a SET NX + GET is in flight */
@@ -71,8 +71,8 @@ static void s_ask_key(mrtr_t *self)
     if (getrandom(fresh, sizeof fresh, 0) != (ssize_t)sizeof fresh) return;
     s_hex(fresh, sizeof fresh, hex);
     /* the first front-end to ask makes the key; every one then reads the same */
-    if (store_queryf(self->store, NULL, NULL, "SET %s %s NX", KEY_NAME, hex) == 0 &&
-        store_queryf(self->store, s_on_key, self, "GET %s", KEY_NAME) == 0)
+    if (store_queryf(*self->store_p, NULL, NULL, "SET %s %s NX", KEY_NAME, hex) == 0 &&
+        store_queryf(*self->store_p, s_on_key, self, "GET %s", KEY_NAME) == 0)
         self->asking = 1;
 }
 
@@ -83,11 +83,11 @@ static void s_on_timer(loop_t *loop, void *arg)
     if (!self->shared) s_ask_key(self);
 }
 
-mrtr_t *mrtr_new(loop_t *loop, store_t *store)
+mrtr_t *mrtr_new(loop_t *loop, store_t **store_p)
 {
     mrtr_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;
-    self->store = store;
+    self->store_p = store_p;
     if (getrandom(self->key, sizeof self->key, 0) != (ssize_t)sizeof self->key)
         log_error("event=mrtr_key_failed error=getrandom"); /* s_ask_key still replaces it */
     s_ask_key(self);

@@ -25,7 +25,7 @@ typedef struct {
     uint64_t sealed, opened, refused; /* states made, verified, refused (tampered, expired...) */
 } mrtr_stats_t;
 
-mrtr_t *mrtr_new(loop_t *loop, store_t *store);
+mrtr_t *mrtr_new(loop_t *loop, store_t **store_p);
 void mrtr_destroy(mrtr_t **self_p);
 const mrtr_stats_t *mrtr_stats(const mrtr_t *self);
 

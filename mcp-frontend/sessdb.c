@@ -101,7 +101,7 @@ static const char s_fanout_lua[] =
                       "return n\n";
 
 struct sessdb {
-    store_t *store;
+    store_t **store_p; /* &fe->store: NULL once the store is gone (shutdown) */
     bus_t *bus;
     sessions_t *sessions;
     store_script_t *open, *touch, *del, *subscribe, *fanout;
@@ -198,7 +198,7 @@ void sessdb_find(sessdb_t *self, tenant_t *tenant, const char *id, sessdb_found_
      * deletion; a copy that never was stored (just initialized, or stdio) is the session; and
      * while Redis cannot be asked, nobody can have deleted it either: the copy serves */
     if (s && (!s->stored || (session_fresh(s) && bus_connected(self->bus)) ||
-              !store_connected(self->store))) {
+              !store_connected(*self->store_p))) {
         self->stats.hits++;
         fn(arg, s, 0);
         return;
@@ -211,7 +211,7 @@ void sessdb_find(sessdb_t *self, tenant_t *tenant, const char *id, sessdb_found_
     snprintf(op->id, sizeof op->id, "%s", id);
     char key[200];
     session_key(key, sizeof key, tenant->name, id);
-    if (store_queryf(self->store, s_on_loaded, op, "HGETALL %s", key) < 0) {
+    if (store_queryf(*self->store_p, s_on_loaded, op, "HGETALL %s", key) < 0) {
         free(op);
         fn(arg, NULL, 1);
     }
@@ -279,8 +279,8 @@ void sessdb_open(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
                           "created_ms",
                           created};
     op_t *op = s_op(self, s, done, arg);
-    if (store_eval(self->store, self->open, s_on_opened, op, 2, (int)(sizeof args / sizeof args[0]),
-                   args) < 0)
+    if (store_eval(*self->store_p, self->open, s_on_opened, op, 2,
+                   (int)(sizeof args / sizeof args[0]), args) < 0)
         s_op_end(op, -1);
 }
 
@@ -295,7 +295,7 @@ void sessdb_touch(sessdb_t *self, session_t *s)
     snprintf(now, sizeof now, "%llu", (unsigned long long)clock_wall_ms());
     snprintf(idle, sizeof idle, "%ld", s_idle_ms(self));
     const char *args[] = {zset, hash, s->id, now, idle};
-    store_eval(self->store, self->touch, NULL, NULL, 2, 5, args); /* lost when Redis is away */
+    store_eval(*self->store_p, self->touch, NULL, NULL, 2, 5, args); /* lost when Redis is away */
 }
 
 static void s_on_done(void *arg, redisReply *r)
@@ -311,7 +311,7 @@ void sessdb_delete(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg
     const char *args[] = {zset, prefix, s->id, bus_control(self->bus), s->tenant->name};
     self->stats.deleted++;
     op_t *op = s_op(self, s, done, arg);
-    if (!s->stored || store_eval(self->store, self->del, s_on_done, op, 1, 5, args) < 0)
+    if (!s->stored || store_eval(*self->store_p, self->del, s_on_done, op, 1, 5, args) < 0)
         s_op_end(op, s->stored ? -1 : 0);
 }
 
@@ -336,7 +336,7 @@ void sessdb_set_level(sessdb_t *self, session_t *s, int level, sessdb_done_fn *d
     session_key(hash, sizeof hash, s->tenant->name, s->id);
     if (!s->stored)
         s_op_end(op, 0);
-    else if (store_queryf(self->store, s_on_level, op, "HSET %s level %d", hash, level) < 0)
+    else if (store_queryf(*self->store_p, s_on_level, op, "HSET %s level %d", hash, level) < 0)
         s_op_end(op, -1);
 }
 
@@ -364,7 +364,7 @@ void sessdb_subscribe(sessdb_t *self, session_t *s, const char *uri, int on, ses
     snprintf(ttl, sizeof ttl, "%ld", URI_SET_TTL_MS);
     snprintf(max, sizeof max, "%d", MAX_SUBSCRIPTIONS);
     const char *args[] = {hash, prefix, s->id, uri, on ? "1" : "0", idle, ttl, max};
-    if (store_eval(self->store, self->subscribe, s_on_subscribed, op, 1, 8, args) < 0)
+    if (store_eval(*self->store_p, self->subscribe, s_on_subscribed, op, 1, 8, args) < 0)
         s_op_end(op, -1);
 }
 
@@ -381,7 +381,7 @@ void sessdb_resource_updated(sessdb_t *self, const char *tenant, const char *uri
     char *event = json_dumps(ev, JSON_COMPACT);
     json_decref(ev);
     const char *args[] = {set, prefix, text, ttl, event};
-    store_eval(self->store, self->fanout, NULL, NULL, 1, 5, args); /* lost when Redis is away */
+    store_eval(*self->store_p, self->fanout, NULL, NULL, 1, 5, args); /* lost when Redis is away */
     free(text);
     free(event);
 }
@@ -438,17 +438,17 @@ static void s_on_bus_back(void *arg)
     sessions_stale(self->sessions);
 }
 
-sessdb_t *sessdb_new(store_t *store, bus_t *bus, sessions_t *sessions)
+sessdb_t *sessdb_new(store_t **store_p, bus_t *bus, sessions_t *sessions)
 {
     sessdb_t *self = xcalloc(1, sizeof *self);
-    self->store = store;
+    self->store_p = store_p;
     self->bus = bus;
     self->sessions = sessions;
-    self->open = store_script(store, s_open_lua);
-    self->touch = store_script(store, s_touch_lua);
-    self->del = store_script(store, s_delete_lua);
-    self->subscribe = store_script(store, s_subscribe_lua);
-    self->fanout = store_script(store, s_fanout_lua);
+    self->open = store_script(*store_p, s_open_lua);
+    self->touch = store_script(*store_p, s_touch_lua);
+    self->del = store_script(*store_p, s_delete_lua);
+    self->subscribe = store_script(*store_p, s_subscribe_lua);
+    self->fanout = store_script(*store_p, s_fanout_lua);
     bus_on(bus, "sess", s_on_session_event, self);
     bus_on(bus, "cancel", s_on_cancel_event, self);
     bus_on_reconnect(bus, s_on_bus_back, self);

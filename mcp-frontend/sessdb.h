@@ -32,7 +32,7 @@ typedef struct {
     uint64_t not_found; /* ids Redis did not know (ended, expired, evicted, made up) */
 } sessdb_stats_t;
 
-sessdb_t *sessdb_new(store_t *store, bus_t *bus, sessions_t *sessions);
+sessdb_t *sessdb_new(store_t **store_p, bus_t *bus, sessions_t *sessions);
 void sessdb_destroy(sessdb_t **self_p);
 const sessdb_stats_t *sessdb_stats(const sessdb_t *self);
 

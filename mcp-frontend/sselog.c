@@ -70,7 +70,7 @@ struct ssestream {
 };
 
 struct sselog {
-    store_t *store;
+    store_t **store_p; /* &fe->store: NULL once the store is gone (shutdown) */
     bus_t *bus;
     sessions_t *sessions;
     sselog_conf_t conf;
@@ -116,7 +116,7 @@ static void s_append(sselog_t *self, const char *key, const char *id, const json
     snprintf(ttl, sizeof ttl, "%ld", sselog_replay_ms(self));
     const char *args[] = {key, id, text ? text : "{}", final ? "1" : "0", ttl};
     self->stats.appended++;
-    store_eval(self->store, self->append, NULL, NULL, 1, 5, args); /* lost when Redis is away */
+    store_eval(*self->store_p, self->append, NULL, NULL, 1, 5, args); /* lost when Redis is away */
     free(text);
 }
 
@@ -288,7 +288,7 @@ ssefollow_t *ssefollow_start(sselog_t *self, session_t *s, const char *last_even
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%ld", sselog_replay_ms(self));
     const char *args[] = {f->key, bus_inbox(self->bus), raw, ttl};
-    if (store_eval(self->store, self->follow, s_on_replay, f, 1, 4, args) < 0) {
+    if (store_eval(*self->store_p, self->follow, s_on_replay, f, 1, 4, args) < 0) {
         s_unlink(f);
         session_release(f->session);
         free(f);
@@ -312,7 +312,7 @@ void ssefollow_stop(ssefollow_t **f_p)
     for (ssefollow_t *o = self->followers; o; o = o->next) shared |= !strcmp(o->key, f->key);
     if (!shared) {
         const char *args[] = {f->key, bus_inbox(self->bus)};
-        store_eval(self->store, self->unfollow, NULL, NULL, 1, 2, args);
+        store_eval(*self->store_p, self->unfollow, NULL, NULL, 1, 2, args);
     }
     f->pending_tail = &f->pending;
     while (f->pending) {
@@ -409,23 +409,23 @@ static void s_on_refresh(loop_t *loop, void *arg)
     sselog_t *self = arg;
     for (ssefollow_t *f = self->followers; f; f = f->next)
         if (!f->ended)
-            store_writef(self->store, "SET %s:fw %s PX %ld", f->key, bus_inbox(self->bus),
+            store_writef(*self->store_p, "SET %s:fw %s PX %ld", f->key, bus_inbox(self->bus),
                          sselog_replay_ms(self));
 }
 
-sselog_t *sselog_new(loop_t *loop, store_t *store, bus_t *bus, sessions_t *sessions,
+sselog_t *sselog_new(loop_t *loop, store_t **store_p, bus_t *bus, sessions_t *sessions,
                      const sselog_conf_t *conf)
 {
     sselog_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;
     self->timer = loop_timer_add(loop, REFRESH_MS, REFRESH_MS, s_on_refresh, self);
-    self->store = store;
+    self->store_p = store_p;
     self->bus = bus;
     self->sessions = sessions;
     self->conf = *conf;
-    self->append = store_script(store, s_append_lua);
-    self->follow = store_script(store, s_follow_lua);
-    self->unfollow = store_script(store, s_unfollow_lua);
+    self->append = store_script(*store_p, s_append_lua);
+    self->follow = store_script(*store_p, s_follow_lua);
+    self->unfollow = store_script(*store_p, s_unfollow_lua);
     bus_on_inbox(bus, s_on_inbox, self);
     bus_on(bus, "sget", s_on_get_event, self);
     bus_on(bus, "sess", s_on_session_event, self);

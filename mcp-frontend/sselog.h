@@ -55,7 +55,7 @@ typedef struct {
 } sselog_stats_t;
 
 /* Subscribes to the bus's inbox, and becomes where HTTP sessions' notifications go. */
-sselog_t *sselog_new(loop_t *loop, store_t *store, bus_t *bus, sessions_t *sessions,
+sselog_t *sselog_new(loop_t *loop, store_t **store_p, bus_t *bus, sessions_t *sessions,
                      const sselog_conf_t *conf);
 void sselog_destroy(sselog_t **self_p);
 const sselog_stats_t *sselog_stats(const sselog_t *self);

@@ -277,7 +277,7 @@ def test_malformed_modern_requests_get_the_errors_the_revision_names(fe, name, r
         assert err["data"]["supported"] == ["2026-07-28"]
     if code == -32021:
         assert err["data"]["requiredCapabilities"] == {"extensions": {"io.modelcontextprotocol/tasks": {}}}
-    if "requestState" in body["params"]:
+    if "requestState" in body.get("params", {}):
         assert "requestState" in err["message"]
     if reason:
         assert fe.metric("snakepit_mcp_rejections_total", reason=reason) > before
