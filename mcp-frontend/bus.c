@@ -204,6 +204,11 @@ const bus_stats_t *bus_stats(const bus_t *self)
     return &self->stats;
 }
 
+void bus_drain(bus_t *self)
+{
+    if (self->ac && self->subscribed) redisAsyncHandleRead(self->ac); /* EAGAIN: nothing there */
+}
+
 void bus_on(bus_t *self, const char *type, bus_fn *fn, void *arg)
 {
     assert(self->n_types < BUS_MAX_TYPES && strlen(type) < sizeof self->types[0].type);

@@ -49,6 +49,10 @@ void bus_destroy(bus_t **self_p);
 int bus_connected(const bus_t *self);
 const bus_stats_t *bus_stats(const bus_t *self);
 
+/* Handles whatever has already reached this process's subscriber socket, now rather than at the
+ * loop's next turn: before a copy of shared state is trusted, news of its change that is already
+ * here is applied (a session deleted on another front-end just before its client came here). */
+void bus_drain(bus_t *self);
 /* Subscribes fn to the control events of one type (at start; a fixed set). */
 void bus_on(bus_t *self, const char *type, bus_fn *fn, void *arg);
 void bus_on_reconnect(bus_t *self, bus_reconnect_fn *fn, void *arg);

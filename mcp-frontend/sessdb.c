@@ -192,6 +192,7 @@ static void s_on_loaded(void *arg, redisReply *r)
 
 void sessdb_find(sessdb_t *self, tenant_t *tenant, const char *id, sessdb_found_fn *fn, void *arg)
 {
+    bus_drain(self->bus); /* a deletion elsewhere that has reached us already counts */
     session_t *s = session_find(self->sessions, id);
     if (s && s->tenant != tenant) s = NULL; /* another tenant's session is as unknown as any */
     /* a copy is trusted while it is fresh, and only while the bus would have told of a
