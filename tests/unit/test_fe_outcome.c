@@ -16,12 +16,11 @@
 #include "../../mcp-frontend/outcome.c"
 #include "../../mcp-frontend/utf8.c"
 
+/* tools.c builds the real result; this stand-in keeps what outcome.c hands it, flat */
 json_t *tool_result(const char *text, json_t *structured, int is_error)
 {
-    json_t *r =
-        json_pack("{s:[{s:s,s:o}]}", "content", "type", "text", "text", json_str_safe(text));
+    json_t *r = json_pack("{s:s,s:b}", "text", text, "isError", is_error);
     if (structured) json_object_set_new(r, "structuredContent", structured);
-    json_object_set_new(r, "isError", json_boolean(is_error));
     return r;
 }
 
@@ -33,8 +32,16 @@ static json_t *s_render(result_t *res)
 
 static const char *s_text(const json_t *r)
 {
-    return json_string_value(
-        json_object_get(json_array_get(json_object_get(r, "content"), 0), "text"));
+    return json_string_value(json_object_get(r, "text"));
+}
+
+/* A run that succeeded and printed what b holds (taken). */
+static void s_succeeded(result_t *res, buf_t *b)
+{
+    result_init(res);
+    res->status = ST_OK;
+    res->out_len = b->len;
+    res->out = buf_steal(b, NULL);
 }
 
 static void test_short_output_is_shown_whole(void **state)
@@ -60,10 +67,7 @@ static void test_long_output_keeps_its_head_and_its_tail(void **state)
     buf_init(&b);
     for (int i = 0; i < 3000; i++) buf_printf(&b, "line %d\n", i);
     result_t res;
-    result_init(&res);
-    res.status = ST_OK;
-    res.out_len = b.len;
-    res.out = buf_steal(&b, NULL);
+    s_succeeded(&res, &b);
     json_t *r = s_render(&res);
     const char *t = s_text(r);
     assert_non_null(strstr(t, "\nline 0\nline 1\n"));
@@ -90,10 +94,7 @@ static void test_a_cut_never_splits_a_utf8_sequence(void **state)
     buf_init(&b);
     for (int i = 0; i < 4000; i++) buf_puts(&b, "\xc3\xa9"); /* é, no line breaks at all */
     result_t res;
-    result_init(&res);
-    res.status = ST_OK;
-    res.out_len = b.len;
-    res.out = buf_steal(&b, NULL);
+    s_succeeded(&res, &b);
     json_t *r = s_render(&res);
     const char *t = s_text(r);
     assert_true(utf8_valid(t, strlen(t)));
@@ -102,18 +103,24 @@ static void test_a_cut_never_splits_a_utf8_sequence(void **state)
     result_clear(&res);
 }
 
+/* A run that failed with type: message, and the traceback when there is one. */
+static void s_failed(result_t *res, const char *type, const char *message, const char *traceback)
+{
+    result_init(res);
+    res->status = ST_ERROR;
+    res->error.present = 1;
+    res->error.type = xstrdup(type);
+    res->error.message = xstrdup(message);
+    if (traceback) res->error.traceback = xstrdup(traceback);
+}
+
 static void test_an_error_shows_its_traceback(void **state)
 {
     (void)state;
     result_t res;
-    result_init(&res);
-    res.status = ST_ERROR;
-    res.error.present = 1;
-    res.error.type = xstrdup("ZeroDivisionError");
-    res.error.message = xstrdup("division by zero");
-    res.error.traceback = xstrdup("Traceback (most recent call last):\n  File \"<snakepit>\", "
-                                  "line 2, in f\n    return 1/n\nZeroDivisionError: division "
-                                  "by zero\n");
+    s_failed(&res, "ZeroDivisionError", "division by zero",
+             "Traceback (most recent call last):\n  File \"<snakepit>\", line 2, in f\n    "
+             "return 1/n\nZeroDivisionError: division by zero\n");
     res.error.line = 2;
     json_t *r = s_render(&res);
     const char *t = s_text(r);
@@ -129,11 +136,7 @@ static void test_an_error_without_traceback_shows_its_message(void **state)
 {
     (void)state;
     result_t res;
-    result_init(&res);
-    res.status = ST_ERROR;
-    res.error.present = 1;
-    res.error.type = xstrdup("DependencyError");
-    res.error.message = xstrdup("numpy>=3 is not installed");
+    s_failed(&res, "DependencyError", "numpy>=3 is not installed", NULL);
     json_t *r = s_render(&res);
     assert_non_null(strstr(s_text(r), "error: DependencyError: numpy>=3 is not installed\n"));
     json_decref(r);
