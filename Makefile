@@ -50,7 +50,7 @@ CLI_SRC      := $(wildcard cli/*.c)
 BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-mcp \
             $(BIN)/snakepit
 
-.PHONY: all deps deps-test run test test-unit test-integration test-security test-interop \
+.PHONY: all deps deps-test run deb test test-unit test-integration test-security test-interop \
         test-executor test-san test-cluster conformance bench bench-quick fuzz format clean
 all: $(BINARIES)
 
@@ -69,14 +69,25 @@ $(OBJ)/executor-node/%.o: executor-node/%.c
 	$(CC) $(CPPFLAGS) -I$(BUILD)/gen $(PY_CFLAGS) $(CFLAGS) -c $< -o $@
 
 # each Python source of the runner becomes a C array NAME_py in $(BUILD)/gen/NAME_py.h
-$(BUILD)/gen/%_py.h: executor-node/%.py
+define py_to_h
 	@mkdir -p $(@D)
 	{ echo '/* generated from $< by the Makefile */'; \
 	  echo 'static const char $*_py[] = {'; \
 	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
+endef
+$(BUILD)/gen/%_py.h: executor-node/%.py
+	$(py_to_h)
 
 $(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h
+
+# the drop-in endpoints' validators are Python programs the front-end sends to the farm as
+# jobs (mcp-frontend/compat_validators.h), compiled in the same way
+$(BUILD)/gen/%_py.h: mcp-frontend/helpers/%.py
+	$(py_to_h)
+
+$(OBJ)/mcp-frontend/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h
+$(OBJ)/mcp-frontend/compat_validators.o: CPPFLAGS += -I$(BUILD)/gen
 
 # the broker's logic without its main(): also linked into unit tests and bench tools
 BROKER_LIB := $(BUILD)/lib/libbroker.a
@@ -100,9 +111,11 @@ $(BIN)/snakepit-mcp: $(MCP_SRC:%.c=$(OBJ)/%.o) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -ljansson -lhiredis $(LIBS)
 
-$(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(LIB)
+# the CLI routes a run by its PEP 723 block with the front-end's own reader (a pure module,
+# no front-end dependencies), so the two cannot disagree
+$(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/mcp-frontend/pep723.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis -lsodium -lgnutls $(LIBS)
 
 # keygen.c comes with the broker's CURVE support; the dispatcher wires it in when present
 $(OBJ)/cli/main.o: CPPFLAGS += $(if $(wildcard cli/keygen.c),-DSNAKEPIT_HAVE_KEYGEN)
@@ -116,6 +129,25 @@ deps-test:
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(BIN)/snakepit up $(ARGS)
+
+# ---- the Debian package (deploy/debian/): the binaries built again into build-deb/ with
+# Debian's hardening flags, laid out and packed by build-deb.sh into ./snakepit_VERSION_ARCH.deb
+DEB_ARCH       := $(shell dpkg --print-architecture 2>/dev/null)
+DEB            := snakepit_$(VERSION)_$(DEB_ARCH).deb
+DEB_FLAGS      := DEB_BUILD_MAINT_OPTIONS=hardening=+all
+DEB_MAINTAINER ?= $(or $(shell git log -1 --format='%an <%ae>' 2>/dev/null),snakepit developers <root@localhost>)
+deb:
+	@command -v help2man >/dev/null && command -v dpkg-shlibdeps >/dev/null || deploy/install-deps.sh deb
+	@$(MAKE) --no-print-directory BUILD=build-deb \
+	  OPT="$$($(DEB_FLAGS) dpkg-buildflags --get CFLAGS) $$($(DEB_FLAGS) dpkg-buildflags --get CPPFLAGS)" \
+	  LDFLAGS="$$($(DEB_FLAGS) dpkg-buildflags --get LDFLAGS)" all
+	deploy/debian/build-deb.sh build-deb/bin $(VERSION) $(DEB) "$(DEB_MAINTAINER)"
+
+# the package built and checked: contents, dependencies, maintainer scripts, lintian, dpkg
+# unpacking it into a throwaway root, a farm from its /usr/bin; Containerfile.deb read
+.PHONY: test-deb
+test-deb: deb
+	SNAKEPIT_DEB=$(abspath $(DEB)) $(PYTEST) tests/package
 
 # ---- tests
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -132,6 +164,7 @@ $(BUILD)/tests/test_zmsg: tests/unit/test_zmsg.c executor-node/zmsg.c executor-n
 
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	$(PYTEST) tests/unit
 
 $(abspath build-san)/tests/deny_syscall: tests/executor/deny_syscall.c
 	@mkdir -p $(@D)
@@ -142,6 +175,12 @@ export SNAKEPIT_BIN := $(abspath $(BIN))
 
 test-integration: all
 	$(PYTEST) tests/integration
+
+# the snakepit command as users type it: every flag and exit code against a real farm and a
+# scripted MCP endpoint, and the README's CLI examples run as written (tests/cli)
+.PHONY: test-cli
+test-cli: all
+	$(PYTEST) tests/cli
 
 $(BUILD)/tests/deny_syscall: tests/executor/deny_syscall.c
 	@mkdir -p $(@D)
@@ -161,15 +200,18 @@ test-ops: all
 	$(PYTEST) tests/ops
 
 # The sanitizer pass: unit tests with leak detection, then the executor and integration suites
-# against ASan+UBSan binaries (leaks off there: the embedded interpreter keeps its heap).
+# against ASan+UBSan binaries (leaks off there: the embedded interpreter keeps its heap), and
+# the CLI against a scripted endpoint with leak detection on (an ASan report fails the run).
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
+	SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/cli/test_run_answers.py
 
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
-	@$(MAKE) --no-print-directory test-executor test-security test-integration
+	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli
+	@$(MAKE) --no-print-directory test-deb
 	@$(MAKE) --no-print-directory test-broker test-cluster
 	@$(MAKE) --no-print-directory test-ops test-interop conformance
 	@$(MAKE) --no-print-directory test-san
@@ -270,6 +312,11 @@ $(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/admit.c mcp
                              mcp-frontend/jsonrpc.c mcp-frontend/utf8.c common/buf.c common/log.c common/clock.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
+
+# the drop-in endpoints' readers of untrusted code: pyscan (names, imports) and pep723_merge
+$(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/pyscan.c mcp-frontend/pep723_merge.c common/buf.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -171,3 +171,15 @@ int profile_allows(const profile_t *p, const char *module)
     }
     return 0;
 }
+
+const profile_t *profile_for_dependencies(const char *const *names, size_t n,
+                                          int (*keep)(const profile_t *, void *), void *arg)
+{
+    for (size_t i = 0; i < n_profiles; i++) {
+        const profile_t *p = &profiles[i];
+        int all = !keep || keep(p, arg);
+        for (size_t k = 0; k < n && all; k++) all = profile_allows(p, names[k]);
+        if (all) return p;
+    }
+    return NULL;
+}

@@ -38,5 +38,11 @@ size_t profiles_join(char *out, size_t outlen, const char *sep, int (*keep)(cons
 int profile_has_workspace(const profile_t *p);
 /* 1 when module (dotted) may be imported under this profile. */
 int profile_allows(const profile_t *p, const char *module);
+/* Where a call that names no profile runs when its code declares dependencies (the names of a
+ * PEP 723 block): the first profile, in table order, that keep(p, arg) accepts (every one when
+ * keep is NULL) and whose modules include every name. NULL when none does: the caller's
+ * default applies, and the executor names what is missing. */
+const profile_t *profile_for_dependencies(const char *const *names, size_t n,
+                                          int (*keep)(const profile_t *, void *), void *arg);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "../common/prom.h"
+#include "endpoint.h"
 #include "jsonrpc.h"
 #include "session.h"
 
@@ -76,8 +77,9 @@ struct call {
     json_t *caps;  /* modern: the capabilities this request declares (borrowed from msg) */
     int log_level; /* modern: this request's logLevel (LOGLEVEL_NONE: no log messages) */
     call_cache_t cache;
-    json_t *pending; /* a handler's result kept while it waits for Redis (owned) */
-    call_t *next;    /* in the session's list */
+    json_t *pending;            /* a handler's result kept while it waits for Redis (owned) */
+    const endpoint_t *endpoint; /* where the request came in (endpoint.h); NULL: /mcp */
+    call_t *next;               /* in the session's list */
 };
 
 /* A call for a request (m->kind == RPC_REQUEST; takes a reference to m->msg), linked into the

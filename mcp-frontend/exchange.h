@@ -107,6 +107,7 @@ struct exchange {
     int new_session;    /* the answer carries Mcp-Session-Id */
     int modern;         /* a 2026-07-28 request: its own scope, and a disconnect cancels it */
     call_t *call;       /* the call in flight, until its final answer */
+    const endpoint_t *endpoint; /* the URL's (compat.h); NULL: /mcp */
     /* a parked plain answer */
     unsigned status;
     char *answer; /* JSON text, or NULL for an empty body */

@@ -110,12 +110,12 @@ static enum MHD_Result s_post(exchange_t *ex)
     fe_t *fe = ex->http->fe;
     if (ex->rpc.kind != RPC_REQUEST) {
         /* notifications and responses: accepted, no body (202) */
-        mcp_handle(fe->mcp, ex->session, &ex->rpc, NULL, NULL, NULL);
+        mcp_handle(fe->mcp, ex->session, &ex->rpc, NULL, ex->endpoint, NULL, NULL);
         return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
     }
     ex->state = EX_CALL;
     /* kept to detach the call should the client go away before the answer */
-    ex->call = mcp_handle(fe->mcp, ex->session, &ex->rpc, NULL, exchange_emit, ex);
+    ex->call = mcp_handle(fe->mcp, ex->session, &ex->rpc, NULL, ex->endpoint, exchange_emit, ex);
     return exchange_answer_now_or_wait(ex);
 }
 

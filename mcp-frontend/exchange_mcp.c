@@ -16,6 +16,7 @@
 #include "../common/buf.h"
 #include "../common/log.h"
 #include "admit.h"
+#include "compat.h"
 #include "envelope.h"
 #include "exchange_legacy.h"
 #include "exchange_mcp.h"
@@ -81,9 +82,15 @@ static void s_audit_auth_failure(exchange_t *ex, auth_failure_t reason)
 static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
 {
     http_t *h = ex->http;
-    if (strcmp(url, "/mcp") != 0 && strcmp(url, "/mcp/") != 0)
+    if (compat_route(h->fe->compat, url, &ex->endpoint) < 0) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "not found: the MCP endpoint is /mcp, and /mcp/compat/NAME for the drop-in "
+                 "endpoints (%s)",
+                 compat_names(h->fe->compat));
         return exchange_refuse(ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, HTTP_REFUSED_NOT_FOUND,
-                               "not found: the MCP endpoint is /mcp");
+                               msg);
+    }
     if (!http_host_allowed(s_header(ex, "Host"), h->conf.allow_host, h->loopback))
         return exchange_refuse(ex, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, HTTP_REFUSED_BAD_HOST,
                                "forbidden: Host header not allowed (DNS rebinding protection)");
@@ -262,11 +269,11 @@ static enum MHD_Result s_post_modern(exchange_t *ex, rpc_msg_t *m, const envelop
     ex->modern = 1;
     ex->session = session_scope(ex->tenant, TRANSPORT_HTTP);
     if (m->kind != RPC_REQUEST) { /* notifications/cancelled and the like: accepted */
-        mcp_handle(fe->mcp, ex->session, m, env, NULL, NULL);
+        mcp_handle(fe->mcp, ex->session, m, env, ex->endpoint, NULL, NULL);
         return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
     }
     ex->state = EX_CALL;
-    ex->call = mcp_handle(fe->mcp, ex->session, m, env, exchange_emit, ex);
+    ex->call = mcp_handle(fe->mcp, ex->session, m, env, ex->endpoint, exchange_emit, ex);
     return exchange_answer_now_or_wait(ex);
 }
 

@@ -70,6 +70,7 @@ static void s_unref(execution_t *ex)
     }
     if (ex->ended) result_clear(&ex->res);
     json_decref(ex->call_result);
+    json_decref(ex->opts.render_ctx);
     session_release(ex->session);
     free(ex);
 }
@@ -237,7 +238,9 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
         ex->res.error.type = xstrdup("InternalError");
         ex->res.error.message = xstrdup("the farm sent a result the front-end could not read");
     }
-    ex->call_result = ex->opts.render(ex->id_str, &ex->res);
+    ex->call_result = ex->opts.render_with
+                          ? ex->opts.render_with(ex->id_str, &ex->res, ex->opts.render_ctx)
+                          : ex->opts.render(ex->id_str, &ex->res);
     s_count(self, ex->opts.tool, ex->res.status);
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
@@ -338,6 +341,7 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     id_format(ex->id, ex->id_str);
     ex->opts = *opts;
     ex->legacy_task = opts->task;
+    json_incref(ex->opts.render_ctx);
     long ttl_max = records_ttl_ms(self->records); /* the task lives in the record */
     if (ex->opts.task && (ex->opts.task_ttl_ms < 0 || ex->opts.task_ttl_ms >= ttl_max))
         ex->opts.task_ttl_ms = ttl_max;

@@ -28,10 +28,14 @@ typedef struct execution execution_t;
 
 /* The tool's CallToolResult for a Result (content, structuredContent, isError). */
 typedef json_t *(execution_render_fn)(const char *id, const result_t *res);
+/* The same for tools whose rendering needs the call's own arguments (compat.h's). */
+typedef json_t *(execution_render_with_fn)(const char *id, const result_t *res, const json_t *ctx);
 
 typedef struct {
     const char *tool; /* the tool's name, for records, logs and metrics */
     execution_render_fn *render;
+    execution_render_with_fn *render_with; /* used instead of render when set */
+    json_t *render_ctx; /* what render_with gets; the execution holds a reference */
     int record;       /* write sp:exec and usage (executions, not validations) */
     int task;         /* task-augmented: answer at once with the task */
     long task_ttl_ms; /* asked for; -1 or beyond the record's lifetime: that */
@@ -63,7 +67,7 @@ typedef enum {
     UNCONFIRMED__COUNT
 } unconfirmed_t;
 
-#define EXECUTIONS_MAX_TOOLS 4 /* the tools that run on the farm */
+#define EXECUTIONS_MAX_TOOLS 16 /* the tools that run on the farm, compat endpoints' too */
 
 typedef struct {
     struct {

@@ -26,6 +26,7 @@ typedef struct fe {
     struct records *records;       /* records.h: what is written about executions */
     struct executions *executions; /* execution.h: tool calls running on the farm */
     struct tools *tools;           /* tools.h: tools/list and tools/call */
+    struct compat *compat;         /* compat.h: the drop-in endpoints and their tools */
     struct resources *resources;   /* resources.h */
     struct prompts *prompts;       /* prompts.h */
     struct tasks *tasks;           /* tasks.h: 2025-11-25 tasks */

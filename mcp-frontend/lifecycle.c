@@ -66,15 +66,19 @@ void lifecycle_initialize(call_t *c)
     const char *name =
         json_string_value(json_object_get(json_object_get(c->params, "clientInfo"), "name"));
     snprintf(s->client_name, sizeof s->client_name, "%s", name ? name : "");
-    json_t *server_caps = json_pack(
-        "{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}", "tools",
-        "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1, "prompts", "listChanged",
-        0, "logging", "completions", "tasks", "list", "cancel", "requests", "tools", "call");
-    char *instructions = proftext(s_instructions);
-    json_t *result =
-        json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol, "capabilities",
-                  server_caps, "serverInfo", "name", "snakepit", "title", "snakepit Python sandbox",
-                  "version", FE_VERSION, "instructions", instructions);
+    /* a compat endpoint is a tools-only server, as the one it stands in for */
+    const endpoint_t *ep = c->endpoint;
+    json_t *server_caps =
+        ep ? json_pack("{s:{s:b},s:{}}", "tools", "listChanged", 0, "logging")
+           : json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}",
+                       "tools", "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1,
+                       "prompts", "listChanged", 0, "logging", "completions", "tasks", "list",
+                       "cancel", "requests", "tools", "call");
+    char *instructions = proftext(ep ? ep->instructions : s_instructions);
+    json_t *result = json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol,
+                               "capabilities", server_caps, "serverInfo", "name", "snakepit",
+                               "title", ep ? ep->title : "snakepit Python sandbox", "version",
+                               FE_VERSION, "instructions", instructions);
     free(instructions);
     /* the id may leave only once any front-end can find the session (sessdb.h) */
     c->pending = result;

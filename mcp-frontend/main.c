@@ -21,6 +21,7 @@
 #include "../proto/wire.h"
 #include "bus.h"
 #include "call.h"
+#include "compat.h"
 #include "execution.h"
 #include "fe.h"
 #include "fixtures.h"
@@ -60,6 +61,7 @@ typedef struct {
     sselog_conf_t sselog;
     int stdio;
     char tenant[65]; /* the stdio identity */
+    char compat[64]; /* --stdio as this drop-in endpoint (compat.h) */
     long page_size;  /* tools/list, resources/list, tasks/list */
     int test_fixtures;
     char log_level[16];
@@ -75,6 +77,9 @@ static const cfg_opt_t s_opts[] = {
     OPT(STR, jobs.broker, "broker", "ENDPOINT", "the broker's client endpoint"),
     OPT(STR, store.url, "redis", "URL", "redis://[user:pass@]host:port[/db] or unix:///path"),
     OPT(STR, tenant, "tenant", "NAME", "tenant that --stdio runs as"),
+    OPT(STR, compat, "compat", "NAME",
+        "--stdio serves the drop-in endpoint NAME: python-sandbox, py-sandbox, secure-sandbox, "
+        "exec-sandbox or code-sandbox (over HTTP they are /mcp/compat/NAME)"),
     OPT(STR, log_level, "log-level", "LEVEL", "debug, info, warn, error"),
     OPT(INT, http.max_body, "max-body", 1024, 64L << 20, "BYTES",
         "largest accepted HTTP request body or stdio line"),
@@ -183,6 +188,10 @@ static int s_validate(fe_conf_t *c, char *err, size_t errlen)
 {
     if (!c->http.listen[0] && !c->stdio)
         snprintf(c->http.listen, sizeof c->http.listen, "127.0.0.1:8765");
+    if (c->compat[0] && !c->stdio) {
+        snprintf(err, errlen, "--compat goes with --stdio (over HTTP: /mcp/compat/%s)", c->compat);
+        return -1;
+    }
     if (!wire_name_ok(c->tenant, strlen(c->tenant))) {
         snprintf(err, errlen, "--tenant '%s': 1-64 of [A-Za-z0-9._-]", c->tenant);
         return -1;
@@ -245,6 +254,7 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
         tools_add(fe->tools, fixtures_modern_tools);
     }
     tools_add(fe->tools, tooldefs);
+    fe->compat = compat_new(conf->page_size);
     fe->mcp = mcp_new(fe, &conf->mcp);
 }
 
@@ -265,6 +275,7 @@ static void s_teardown(fe_t *fe)
     sessdb_destroy(&fe->sessdb);
     mcp_destroy(&fe->mcp);
     tools_destroy(&fe->tools);
+    compat_destroy(&fe->compat);
     prompts_destroy(&fe->prompts);
     resources_destroy(&fe->resources);
     records_destroy(&fe->records);
@@ -362,7 +373,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "snakepit-mcp: %s\n", err);
         rc = 1;
     }
-    if (!rc && conf.stdio && stdio_start(fe, conf.tenant, conf.http.max_body) < 0) rc = 1;
+    const endpoint_t *ep = conf.compat[0] ? compat_find(fe->compat, conf.compat) : NULL;
+    if (!rc && conf.compat[0] && !ep) {
+        fprintf(stderr, "snakepit-mcp: --compat %s: no such endpoint (%s)\n", conf.compat,
+                compat_names(fe->compat));
+        rc = 2;
+    }
+    if (!rc && conf.stdio && stdio_start(fe, conf.tenant, conf.http.max_body, ep) < 0) rc = 1;
     if (!rc) {
         char where[300];
         redis_url_describe(&redis, where, sizeof where);

@@ -228,7 +228,7 @@ static void s_dispatch(mcp_t *self, call_t *c, const method_t *meth)
 }
 
 call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, const envelope_t *env,
-                   call_emit_fn *emit, void *emit_ctx)
+                   const endpoint_t *ep, call_emit_fn *emit, void *emit_ctx)
 {
     s->last_used_ms = clock_mono_ms();
     if (m->kind == RPC_NOTIFICATION) {
@@ -247,6 +247,7 @@ call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, const envelope_t *en
         c->caps = env->caps;
         c->log_level = env->log_level;
     }
+    c->endpoint = ep;
     call_hold(c); /* so that c can be returned if the handler did not answer it */
     s_dispatch(self, c, meth);
     call_t *pending = call_alive(c) ? c : NULL;

@@ -20,6 +20,7 @@
 struct stdio_tx {
     fe_t *fe;
     long max_line;
+    const endpoint_t *endpoint; /* --compat's, or NULL */
     session_t *session;
     buf_t in;       /* bytes read, not yet a whole line */
     int discarding; /* the current line passed --max-body: skip to its end */
@@ -118,10 +119,10 @@ static void s_line(stdio_tx_t *self, const char *line, size_t len)
         json_decref(a.error);
         break;
     case ADMIT_MODERN:
-        mcp_handle(self->fe->mcp, self->session, &m, &a.env, s_emit, self);
+        mcp_handle(self->fe->mcp, self->session, &m, &a.env, self->endpoint, s_emit, self);
         break;
     default:
-        mcp_handle(self->fe->mcp, self->session, &m, NULL, s_emit, self);
+        mcp_handle(self->fe->mcp, self->session, &m, NULL, self->endpoint, s_emit, self);
         break;
     }
     rpc_msg_clear(&m);
@@ -198,11 +199,12 @@ static long s_prepare(loop_t *loop, void *arg)
     return -1;
 }
 
-int stdio_start(fe_t *fe, const char *tenant, long max_line)
+int stdio_start(fe_t *fe, const char *tenant, long max_line, const endpoint_t *ep)
 {
     stdio_tx_t *self = xcalloc(1, sizeof *self);
     self->fe = fe;
     self->max_line = max_line;
+    self->endpoint = ep;
     buf_init(&self->in);
     buf_init(&self->out);
     for (int fd = 0; fd <= 1; fd++) {
@@ -219,7 +221,7 @@ int stdio_start(fe_t *fe, const char *tenant, long max_line)
     fe->stdio = self;
     loop_add_fd(fe->loop, 0, ZMQ_POLLIN, s_on_readable, self);
     loop_on_prepare(fe->loop, s_prepare, self);
-    log_info("event=stdio_ready tenant=%s", tenant);
+    log_info("event=stdio_ready tenant=%s endpoint=%s", tenant, ep ? ep->name : "mcp");
     return 0;
 }
 

@@ -193,9 +193,15 @@ json_t *tool_result(const char *text, json_t *structured, int is_error)
     return r;
 }
 
+/* The table of the endpoint the request came to (endpoint.h). */
+static tools_t *s_table(const call_t *c)
+{
+    return c->endpoint ? c->endpoint->tools : c->fe->tools;
+}
+
 void tools_list(call_t *c)
 {
-    tools_t *self = c->fe->tools;
+    tools_t *self = s_table(c);
     page_reply(c, c->modern ? self->defs_modern : self->defs, "tools", "t", self->page_size);
 }
 
@@ -247,7 +253,7 @@ static int s_task(call_t *c, const tool_t *t, tool_task_t *task)
 
 void tools_call(call_t *c)
 {
-    tools_t *self = c->fe->tools;
+    tools_t *self = s_table(c);
     const char *name = call_str(c, "name");
     if (!name) {
         tool_bad(c, "tools/call: \"name\" (string) is required");
@@ -261,7 +267,7 @@ void tools_call(call_t *c)
     }
     const tool_t *t = s_find(self, name);
     if (!t) {
-        self->stats.unknown_tools++;
+        c->fe->tools->stats.unknown_tools++; /* counted once for every endpoint */
         tool_bad(c, "unknown tool: %.64s", name);
         return;
     }

@@ -44,7 +44,8 @@ def wait_for(pred, timeout, what):
 class Frontend:
     """redis + broker stand-in (+ executor) + snakepit-mcp; stop() ends them all by pid."""
 
-    def __init__(self, extra=(), executor=False, stdio=False, redis=True, profiles="python.basic"):
+    def __init__(self, extra=(), executor=False, stdio=False, redis=True, profiles="python.basic",
+                 executor_args=()):
         self.dir = tempfile.mkdtemp(prefix="spfe-", dir="/tmp")
         self.procs = {}
         self.redis_sock = os.path.join(self.dir, "redis.sock")
@@ -64,9 +65,10 @@ class Frontend:
             args = [PY, os.path.join(HERE, "fake_broker.py"), "--clients", self.broker_ep, "--stats", self.stats_path]
         self._spawn("broker", args)
         if executor:
+            # no fixed metrics port: other farms on a shared machine may hold 9102
             self._spawn("executor", [os.path.join(BIN, "snakepit-executor"), "--broker", self.executor_ep,
                                      "--slots", "2", "--profiles", profiles, "--metrics", "off",
-                                     "--log-level", "warn"])  # off: a shared machine's :9102 may be taken
+                                     "--log-level", "warn", *executor_args])
         self.port = free_port()
         self.url = "http://127.0.0.1:%d/mcp" % self.port
         self.mcp_args = [os.path.join(BIN, "snakepit-mcp"), "--http", "127.0.0.1:%d" % self.port,

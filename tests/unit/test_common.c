@@ -145,6 +145,63 @@ static void test_config_rejects_out_of_range_and_unknown(void **state)
     assert_int_equal(config_load(&c, s_opts, 2, a3, NULL, NULL, err, sizeof err), CONFIG_HELP);
 }
 
+static const cfg_short_t s_shorts[] = {{'n', "n"}, {'i', "item"}, {'f', "flag"}, CFG_SHORT_END};
+
+static void test_config_short_flags_take_attached_or_next_values(void **state)
+{
+    (void)state;
+    conf_t c = {0};
+    char   err[128];
+    char  *argv[] = {"prog", "-n5", "-i", "a", "-ib", "-f", NULL};
+    assert_int_equal(config_load_short(&c, s_opts, s_shorts, 6, argv, NULL, NULL, err, sizeof err),
+                     CONFIG_OK);
+    assert_int_equal(c.n, 5);
+    assert_string_equal(c.list, "a,b");
+    assert_int_equal(c.flag, 1);
+}
+
+static void test_config_short_flags_are_checked_like_long_ones(void **state)
+{
+    (void)state;
+    conf_t c = {0};
+    char   err[128];
+    char  *a1[] = {"prog", "-n11", NULL};
+    assert_int_equal(config_load_short(&c, s_opts, s_shorts, 2, a1, NULL, NULL, err, sizeof err),
+                     CONFIG_ERROR);
+    assert_non_null(strstr(err, "outside 1..10"));
+    char *a2[] = {"prog", "-x", NULL};
+    assert_int_equal(config_load_short(&c, s_opts, s_shorts, 2, a2, NULL, NULL, err, sizeof err),
+                     CONFIG_ERROR);
+    assert_non_null(strstr(err, "unknown flag '-x'"));
+    char *a3[] = {"prog", "-fyes", NULL}; /* a bool's letter takes no value */
+    assert_int_equal(config_load_short(&c, s_opts, s_shorts, 2, a3, NULL, NULL, err, sizeof err),
+                     CONFIG_ERROR);
+    char *a4[] = {"prog", "-n", NULL};
+    assert_int_equal(config_load_short(&c, s_opts, s_shorts, 2, a4, NULL, NULL, err, sizeof err),
+                     CONFIG_ERROR);
+    assert_non_null(strstr(err, "needs a value"));
+    char *a5[] = {"prog", "-n3", NULL}; /* without the table, letters mean nothing */
+    assert_int_equal(config_load(&c, s_opts, 2, a5, NULL, NULL, err, sizeof err), CONFIG_ERROR);
+}
+
+static int s_not_filesystem(const profile_t *p, void *arg)
+{
+    (void)arg;
+    return strcmp(p->name, "python.filesystem") != 0;
+}
+
+static void test_dependencies_route_to_the_first_profile_that_has_them_all(void **state)
+{
+    (void)state;
+    const char *numpy[] = {"numpy", "pandas"}, *paths[] = {"pathlib"}, *none[] = {"nosuchpkg"};
+    assert_string_equal(profile_for_dependencies(numpy, 2, NULL, NULL)->name, "python.data_science");
+    assert_string_equal(profile_for_dependencies(paths, 1, NULL, NULL)->name, "python.filesystem");
+    assert_string_equal(profile_for_dependencies(paths, 1, s_not_filesystem, NULL)->name,
+                        "python.data_science");
+    assert_null(profile_for_dependencies(none, 1, NULL, NULL));
+    assert_ptr_equal(profile_for_dependencies(NULL, 0, NULL, NULL), profile_default());
+}
+
 static void test_redis_urls(void **state)
 {
     (void)state;
@@ -219,6 +276,9 @@ int main(void)
         cmocka_unit_test(test_config_flags_env_and_precedence),
         cmocka_unit_test(test_config_list_flag_replaces_the_default),
         cmocka_unit_test(test_config_rejects_out_of_range_and_unknown),
+        cmocka_unit_test(test_config_short_flags_take_attached_or_next_values),
+        cmocka_unit_test(test_config_short_flags_are_checked_like_long_ones),
+        cmocka_unit_test(test_dependencies_route_to_the_first_profile_that_has_them_all),
         cmocka_unit_test(test_redis_urls),
         cmocka_unit_test(test_only_endpoints_on_this_machine_are_local),
         cmocka_unit_test(test_profile_limits_are_clamped),
