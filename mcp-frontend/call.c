@@ -126,7 +126,8 @@ static void s_decorate(const call_t *c, json_t *result)
         json_object_set_new(result, "_meta", meta);
     }
     json_object_set_new(meta, META_SERVER_INFO,
-                        json_pack("{s:s,s:s}", "name", "snakepit", "version", FE_VERSION));
+                        json_pack("{s:s,s:s,s:s}", "name", "snakepit", "title",
+                                  endpoint_title(c->endpoint), "version", FE_VERSION));
     int complete = !type || (json_is_string(type) && !strcmp(json_string_value(type), "complete"));
     if (c->cache.cacheable && complete && !json_object_get(result, "ttlMs")) {
         json_object_set_new(result, "ttlMs", json_integer(c->cache.ttl_ms));

@@ -21,6 +21,19 @@ static const char s_instructions[] =
     "validate_code checks code without running it, get_sandbox_info lists profiles, modules and "
     "limits, and get_execution / list_executions show your earlier runs.";
 
+/* The endpoint's (endpoint.h): snakepit's own on /mcp, the drop-in server's on its own. */
+static const char *s_instructions_of(const call_t *c)
+{
+    return c->endpoint ? c->endpoint->instructions : s_instructions;
+}
+
+/* A drop-in endpoint is a tools-only server in either era, as the one it stands in for
+ * (compat.h): tools (none of which becomes a task) and log messages. */
+static json_t *s_dropin_caps(void)
+{
+    return json_pack("{s:{s:b},s:{}}", "tools", "listChanged", 0, "logging");
+}
+
 static void s_on_stored(void *arg, int rc)
 {
     call_t *c = arg;
@@ -66,19 +79,18 @@ void lifecycle_initialize(call_t *c)
     const char *name =
         json_string_value(json_object_get(json_object_get(c->params, "clientInfo"), "name"));
     snprintf(s->client_name, sizeof s->client_name, "%s", name ? name : "");
-    /* a compat endpoint is a tools-only server, as the one it stands in for */
-    const endpoint_t *ep = c->endpoint;
     json_t *server_caps =
-        ep ? json_pack("{s:{s:b},s:{}}", "tools", "listChanged", 0, "logging")
-           : json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}",
-                       "tools", "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1,
-                       "prompts", "listChanged", 0, "logging", "completions", "tasks", "list",
-                       "cancel", "requests", "tools", "call");
-    char *instructions = proftext(ep ? ep->instructions : s_instructions);
-    json_t *result = json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol,
-                               "capabilities", server_caps, "serverInfo", "name", "snakepit",
-                               "title", ep ? ep->title : "snakepit Python sandbox", "version",
-                               FE_VERSION, "instructions", instructions);
+        c->endpoint
+            ? s_dropin_caps()
+            : json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}",
+                        "tools", "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1,
+                        "prompts", "listChanged", 0, "logging", "completions", "tasks", "list",
+                        "cancel", "requests", "tools", "call");
+    char *instructions = proftext(s_instructions_of(c));
+    json_t *result =
+        json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol, "capabilities",
+                  server_caps, "serverInfo", "name", "snakepit", "title",
+                  endpoint_title(c->endpoint), "version", FE_VERSION, "instructions", instructions);
     free(instructions);
     /* the id may leave only once any front-end can find the session (sessdb.h) */
     c->pending = result;
@@ -121,8 +133,10 @@ void lifecycle_set_level(call_t *c)
  * Resources: execution records (and any resource of ours) can be watched through
  * subscriptions/listen; tasks are the io.modelcontextprotocol/tasks extension (SEP-2663),
  * which replaces 2025-11-25's capabilities.tasks. */
-static json_t *s_modern_caps(int fixtures)
+static json_t *s_modern_caps(const call_t *c)
 {
+    if (c->endpoint) return s_dropin_caps();
+    int fixtures = c->fe->fixtures;
     return json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{}}}", "tools", "listChanged",
                      fixtures, "resources", "subscribe", 1, "listChanged", 0, "prompts",
                      "listChanged", fixtures, "logging", "completions", "extensions", EXT_TASKS);
@@ -130,10 +144,9 @@ static json_t *s_modern_caps(int fixtures)
 
 void lifecycle_discover(call_t *c)
 {
-    char *instructions = proftext(s_instructions);
-    json_t *result =
-        json_pack("{s:o,s:o,s:s}", "supportedVersions", envelope_supported_json(), "capabilities",
-                  s_modern_caps(c->fe->fixtures), "instructions", instructions);
+    char *instructions = proftext(s_instructions_of(c));
+    json_t *result = json_pack("{s:o,s:o,s:s}", "supportedVersions", envelope_supported_json(),
+                               "capabilities", s_modern_caps(c), "instructions", instructions);
     free(instructions);
     call_reply(c, result);
 }

@@ -3,7 +3,8 @@
  * server/discover (2026-07-28: no handshake, the same facts on demand, cacheable). Both name
  * the same server, instructions and features; the capability objects differ where the
  * revisions do (tasks: a core capability then, an extension now; subscriptions: per resource
- * then, subscriptions/listen now). */
+ * then, subscriptions/listen now). Each drop-in endpoint (compat.h) introduces itself as the
+ * server it stands in for, in both eras. */
 #ifndef SP_FE_LIFECYCLE_H
 #define SP_FE_LIFECYCLE_H
 #include "call.h"
