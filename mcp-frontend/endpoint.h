@@ -4,7 +4,8 @@
  * (lifecycle.c's texts, fe->tools); compat.h adds one for each older sandbox server snakepit
  * replaces. Every endpoint speaks both protocol eras. The transport picks the endpoint of each
  * request — from the URL (HTTP) or --compat (stdio) — and the call carries it (call.h), so
- * nothing below the transport looks at URLs. */
+ * nothing below the transport looks at URLs; a legacy session remembers the endpoint it was
+ * opened on (session.h) and is served there only. */
 #ifndef SP_FE_ENDPOINT_H
 #define SP_FE_ENDPOINT_H
 

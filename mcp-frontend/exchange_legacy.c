@@ -1,6 +1,7 @@
-/* mcp-frontend/exchange_legacy.c — the legacy side of /mcp (MCP 2025-11-25 "Transports",
- * Streamable HTTP, and the versions it negotiates down to): MCP-Protocol-Version, then the
- * session (Mcp-Session-Id: 400 when missing, 404 when unknown, ended or another tenant's),
+/* mcp-frontend/exchange_legacy.c — the legacy side of /mcp and of the drop-in endpoints
+ * /mcp/compat/NAME (MCP 2025-11-25 "Transports", Streamable HTTP, and the versions it
+ * negotiates down to): MCP-Protocol-Version, then the session (Mcp-Session-Id: 400 when
+ * missing, 404 when unknown, ended, another tenant's or another endpoint's),
  * looked up in this process's copy or in Redis (sessdb.h) — so any front-end serves any
  * session — then the message; GET opens the session's stream (or, with Last-Event-ID, resumes
  * the stream that id names: sselog.h), DELETE ends the session everywhere. */
@@ -54,6 +55,29 @@ static void s_on_session(void *arg, session_t *s, int unavailable)
 
 static enum MHD_Result s_dispatch(exchange_t *ex);
 
+static const char *s_endpoint_name(const exchange_t *ex)
+{
+    return ex->endpoint ? ex->endpoint->name : "";
+}
+
+/* A session belongs to the endpoint that opened it (its tools, its server's identity): on any
+ * other it is as unknown as an ended one (404), so that no client calls one server's tools in
+ * another's session. */
+static enum MHD_Result s_refuse_other_endpoint(exchange_t *ex)
+{
+    const char *ep = ex->session->endpoint;
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "session not found at this endpoint: it was opened on %s%s; initialize a new one "
+             "here",
+             *ep ? "/mcp/compat/" : "/mcp", ep);
+    log_info("event=session_wrong_endpoint session=%.8s tenant=%s opened_on=%s asked_on=%s",
+             ex->session->id, ex->tenant->name, *ep ? ep : "mcp",
+             ex->endpoint ? ex->endpoint->name : "mcp");
+    return exchange_refuse_id(ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+                              HTTP_REFUSED_UNKNOWN_SESSION, msg, ex->has_rpc ? ex->rpc.id : NULL);
+}
+
 /* After the lookup: the session, or the refusal saying why there is none. */
 static enum MHD_Result s_after_lookup(exchange_t *ex)
 {
@@ -69,6 +93,7 @@ static enum MHD_Result s_after_lookup(exchange_t *ex)
             ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, HTTP_REFUSED_UNKNOWN_SESSION,
             "session not found: it ended, expired or never existed; initialize a new one",
             ex->has_rpc ? ex->rpc.id : NULL);
+    if (strcmp(ex->session->endpoint, s_endpoint_name(ex)) != 0) return s_refuse_other_endpoint(ex);
     sessdb_touch(ex->http->fe->sessdb, ex->session);
     return s_dispatch(ex);
 }
@@ -87,6 +112,7 @@ static enum MHD_Result s_find(exchange_t *ex)
             return exchange_refuse(ex, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
                                    HTTP_REFUSED_SESSION_FAILED, "could not create a session");
         session_hold(ex->session);
+        snprintf(ex->session->endpoint, sizeof ex->session->endpoint, "%s", s_endpoint_name(ex));
         ex->new_session = 1;
         return s_dispatch(ex);
     }

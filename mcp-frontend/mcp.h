@@ -39,8 +39,9 @@ admit_stats_t *mcp_admit_stats(mcp_t *self);
 
 /* The entry point for transports: takes a reference to m->msg. env: the request's envelope
  * when it was admitted as modern, else NULL (legacy: s is its session). ep: the endpoint the
- * message came to (endpoint.h; NULL: /mcp). Returns the call when it is still in flight (valid
- * until its final emit or call_detach), else NULL. */
+ * message came to (endpoint.h; NULL: /mcp), which is a legacy session's own (the transport
+ * checked). Returns the call when it is still in flight (valid until its final emit or
+ * call_detach), else NULL. */
 call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, const envelope_t *env,
                    const endpoint_t *ep, call_emit_fn *emit, void *emit_ctx);
 /* The answer to a message that did not parse, on the same emitter. */

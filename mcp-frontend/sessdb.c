@@ -273,6 +273,8 @@ void sessdb_open(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
                           s->protocol,
                           "client",
                           s->client_name,
+                          "ep",
+                          s->endpoint,
                           "tasks",
                           tasks,
                           "level",

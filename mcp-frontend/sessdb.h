@@ -2,7 +2,8 @@
  * request of any session and a restarted front-end loses none (issue 13). Keys, all under the
  * tenant's hash tag (one cluster slot per tenant, so a script may touch several):
  *
- *   sp:t:{T}:sess:<id>        hash: proto, client, tasks, level, created_ms; expires after
+ *   sp:t:{T}:sess:<id>        hash: proto, client, ep (the endpoint it belongs to, compat.h;
+ *                             empty: /mcp), tasks, level, created_ms; expires after
  *                             --session-idle-s without use
  *   sp:t:{T}:sessions         zset: session id → last use (ms): the tenant's count, and who
  *                             goes first when a new session would pass --max-sessions-per-tenant

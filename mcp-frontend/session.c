@@ -202,6 +202,7 @@ session_t *session_restore(sessions_t *self, tenant_t *tenant, const char *id, c
     }
     s_field_str(fields, "proto", s->protocol, sizeof s->protocol);
     s_field_str(fields, "client", s->client_name, sizeof s->client_name);
+    s_field_str(fields, "ep", s->endpoint, sizeof s->endpoint); /* absent: /mcp */
     s->client_tasks = (int)s_field_long(fields, "tasks", 0);
     long level = s_field_long(fields, "level", LOGLEVEL_NONE);
     s->log_level = level >= 0 && level <= LOGLEVEL_NONE ? (int)level : LOGLEVEL_NONE;

@@ -40,6 +40,8 @@ struct session {
     transport_t transport;
     tenant_t *tenant;
     char protocol[16]; /* negotiated version; empty before initialize */
+    char endpoint[64]; /* the endpoint it was opened on (endpoint.h's name; "" for /mcp): its
+                        * tools and identity, so it is valid there only */
     int initialized;   /* notifications/initialized received */
     int log_level;
     char client_name[64];

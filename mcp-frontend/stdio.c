@@ -216,6 +216,7 @@ int stdio_start(fe_t *fe, const char *tenant, long max_line, const endpoint_t *e
         }
     }
     self->session = session_new(fe->sessions, TRANSPORT_STDIO, tenants_named(fe->tenants, tenant));
+    snprintf(self->session->endpoint, sizeof self->session->endpoint, "%s", ep ? ep->name : "");
     self->session->notify = s_notify;
     self->session->notify_ctx = self;
     fe->stdio = self;
