@@ -142,6 +142,21 @@ class Frontend:
         with open(os.path.join(self.dir, name + ".log"), "rb") as f:
             return f.read().decode("utf-8", "replace")
 
+    def spawn_peer(self, name="mcp2"):
+        """A second front-end on a free port sharing this one's broker and Redis; its URL and port."""
+        port = free_port()
+        args = [("127.0.0.1:%d" % port if a == "127.0.0.1:%d" % self.port else a) for a in self.mcp_args]
+        self._spawn(name, args)
+        url = "http://127.0.0.1:%d/mcp" % port
+        wait_for(lambda: Client(url).raw("GET", path="/healthz").status == 200, 20, "front-end " + name)
+        return url, port
+
+    def stdio_args(self, *extra, tenant="local"):
+        """The command line of a stdio front-end on this farm, serving tenant (added if need be)."""
+        self.add_tenant(tenant, rate="1000", burst="1000")
+        return [a for a in self.mcp_args if a != "--http" and not a.startswith("127.0.0.1:")] + \
+            ["--stdio", "--tenant", tenant, *extra]
+
     def mcp_alive(self):
         p = self.procs.get("mcp")
         return p is not None and p.poll() is None
@@ -330,6 +345,17 @@ class Client:
 
 
 MODERN = "2026-07-28"
+
+
+def assert_no_type_unions(node):
+    """No `"type": [...]` anywhere in a schema: some clients map tool schemas onto one type per node."""
+    if isinstance(node, dict):
+        assert not isinstance(node.get("type"), list), node
+        for v in node.values():
+            assert_no_type_unions(v)
+    elif isinstance(node, list):
+        for v in node:
+            assert_no_type_unions(v)
 
 
 def modern_meta(caps=None, **extra):

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from fe_harness import Client, Frontend, ModernClient, free_port, modern_meta, wait_for
+from fe_harness import Client, Frontend, ModernClient, assert_no_type_unions, modern_meta
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 TOOLS = {
@@ -27,11 +27,7 @@ def farm():
     """Front-end A (the harness's "mcp") and B ("mcp2"), one broker with a real executor, one Redis."""
     f = Frontend(executor=True)
     f.key = f.add_tenant("eras", rate="100000", burst="100000")
-    port = free_port()
-    args = [("127.0.0.1:%d" % port if a == "127.0.0.1:%d" % f.port else a) for a in f.mcp_args]
-    f._spawn("mcp2", args)
-    f.url2 = "http://127.0.0.1:%d/mcp" % port
-    wait_for(lambda: Client(f.url2, f.key).raw("GET", path="/healthz").status == 200, 20, "front-end B")
+    f.url2, _ = f.spawn_peer("mcp2")
     yield f
     f._stop("mcp2")
     f.stop()
@@ -53,16 +49,6 @@ def legacy(farm, name, url=None):
     return c
 
 
-def no_type_unions(node):
-    if isinstance(node, dict):
-        assert not isinstance(node.get("type"), list), node
-        for v in node.values():
-            no_type_unions(v)
-    elif isinstance(node, list):
-        for v in node:
-            no_type_unions(v)
-
-
 @pytest.mark.parametrize("name", sorted(TOOLS))
 def test_server_discover_on_a_compat_endpoint_is_the_drop_in_server(farm, name):
     r = ok(modern(farm, name).send("server/discover"))
@@ -81,8 +67,8 @@ def test_modern_tools_list_is_the_seeds_list_with_portable_schemas(farm, name):
     assert r["resultType"] == "complete" and r["ttlMs"] >= 0
     for t in r["tools"]:
         assert "execution" not in t
-        no_type_unions(t["inputSchema"])
-        no_type_unions(t.get("outputSchema", {}))
+        assert_no_type_unions(t["inputSchema"])
+        assert_no_type_unions(t.get("outputSchema", {}))
     legacy_tools = legacy(farm, name).request("tools/list")["result"]["tools"]
     assert [t["name"] for t in legacy_tools] == TOOLS[name]
 
@@ -147,19 +133,15 @@ def test_a_compat_session_lives_in_redis_with_its_endpoint_and_is_served_there_b
 
 
 def test_stdio_compat_serves_both_eras_in_one_process(farm):
-    args = [a for a in farm.mcp_args if a != "--http" and not a.startswith("127.0.0.1:")]
-    farm.add_tenant("local", rate="1000", burst="1000")
-    lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": modern_meta()}},
-        {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
-                                                                       "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-        {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "check_syntax", "arguments": {"code": "x = 1"},
-                                                                      "_meta": modern_meta()}},
-    ]
-    p = subprocess.Popen(args + ["--stdio", "--tenant", "local", "--compat", "code-sandbox"], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    def rq(rid, method, params=None):
+        return dict({"jsonrpc": "2.0", "id": rid, "method": method}, **({"params": params} if params else {}))
+    lines = [rq(1, "server/discover", {"_meta": modern_meta()}), rq(2, "tools/list", {"_meta": modern_meta()}),
+             rq(3, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                  "clientInfo": {"name": "t", "version": "1"}}),
+             rq(4, "tools/list"),
+             rq(5, "tools/call", {"name": "check_syntax", "arguments": {"code": "x = 1"}, "_meta": modern_meta()})]
+    p = subprocess.Popen(farm.stdio_args("--compat", "code-sandbox"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
     try:
         p.stdin.write("\n".join(json.dumps(m) for m in lines) + "\n")
         p.stdin.flush()

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from fe_harness import Client, Frontend, ModernClient, modern_meta, wait_for
+from fe_harness import Client, Frontend, ModernClient, assert_no_type_unions, modern_meta, wait_for
 
 TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -64,18 +64,9 @@ def test_every_result_names_its_type_and_lists_carry_caching_hints(c):
 def test_tools_carry_no_execution_slot_and_no_type_unions(c):
     tools = ok(c.send("tools/list"))["tools"]
     assert all("execution" not in t for t in tools)  # tasks are the server's call now
-
-    def walk(node):
-        if isinstance(node, dict):
-            assert not isinstance(node.get("type"), list), node
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
     for t in tools:
-        walk(t["inputSchema"])
-        walk(t["outputSchema"])
+        assert_no_type_unions(t["inputSchema"])
+        assert_no_type_unions(t["outputSchema"])
     size = [t for t in tools if t["name"] == "execute_code"][0]["inputSchema"]["properties"]["memory_limit"]
     assert [b["type"] for b in size["anyOf"]] == ["integer", "string"]
 
@@ -216,8 +207,6 @@ def test_closing_a_modern_requests_stream_cancels_its_job(fe):
 
 
 def test_stdio_serves_both_eras_in_one_process(fe):
-    args = [a for a in fe.mcp_args if a != "--http" and not a.startswith("127.0.0.1:")]
-    fe.add_tenant("local", rate="1000", burst="1000")
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": modern_meta()}},
@@ -229,7 +218,7 @@ def test_stdio_serves_both_eras_in_one_process(fe):
         {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": modern_meta(**{
             "io.modelcontextprotocol/protocolVersion": "1999-01-01"})}},
     ]
-    p = subprocess.run(args + ["--stdio", "--tenant", "local"], input="\n".join(json.dumps(m) for m in lines) + "\n",
+    p = subprocess.run(fe.stdio_args(), input="\n".join(json.dumps(m) for m in lines) + "\n",
                        capture_output=True, text=True, timeout=30)
     out = {m["id"]: m for m in map(json.loads, p.stdout.splitlines()) if "id" in m}
     assert out[1]["result"]["supportedVersions"] == ["2026-07-28"]

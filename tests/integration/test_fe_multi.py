@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from fe_harness import Client, Frontend, ModernClient, free_port, modern_meta, parse_sse, wait_for
+from fe_harness import Client, Frontend, ModernClient, modern_meta, parse_sse, wait_for
 
 TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 
@@ -25,12 +25,7 @@ def farm():
     """A (the harness's front-end, spawned as "mcp") and B ("mcp2"): same broker, same Redis."""
     f = Frontend(executor=True, extra=["--task-after-ms", "300"])
     f.key = f.add_tenant("multi", rate="100000", burst="100000")
-    port = free_port()
-    args = [("127.0.0.1:%d" % port if a == "127.0.0.1:%d" % f.port else a) for a in f.mcp_args]
-    f._spawn("mcp2", args)
-    f.url2 = "http://127.0.0.1:%d/mcp" % port
-    f.port2 = port
-    wait_for(lambda: Client(f.url2, f.key).raw("GET", path="/healthz").status == 200, 20, "front-end B")
+    f.url2, f.port2 = f.spawn_peer("mcp2")
     yield f
     f._stop("mcp2")
     f.stop()
