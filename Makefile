@@ -309,6 +309,13 @@ $(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/jsonrpc.c mcp
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
 
+# what admits (or refuses) an MCP 2026-07-28 request: era, envelope, headers against the body
+$(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/admit.c mcp-frontend/envelope.c \
+                             mcp-frontend/reqheaders.c mcp-frontend/loglevel.c mcp-frontend/base64.c \
+                             mcp-frontend/jsonrpc.c mcp-frontend/utf8.c common/buf.c common/log.c common/clock.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
+
 # the drop-in endpoints' readers of untrusted code: pyscan (names, imports) and pep723_merge
 $(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/pyscan.c mcp-frontend/pep723_merge.c common/buf.c
 	@mkdir -p $(@D)

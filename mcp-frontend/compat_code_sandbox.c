@@ -183,7 +183,7 @@ static const tool_arg_t s_test_args[] = {
 
 static const char s_syntax_output[] = "{\"type\": \"object\", \"required\": [\"valid\"],"
   "\"properties\": {\"valid\": {\"type\": \"boolean\"}, \"error\": {\"type\": \"string\"},"
-    "\"line\": {\"type\": [\"integer\", \"null\"]}, \"offset\": {\"type\": [\"integer\", \"null\"]}, \"context\": {\"type\": \"string\"},"
+    "\"line\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}, \"offset\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}, \"context\": {\"type\": \"string\"},"
     "\"phase\": {\"type\": \"string\"}}}";
 
 static const char s_test_output[] = "{\"type\": \"object\", \"required\": [\"phase\"],"
@@ -191,7 +191,7 @@ static const char s_test_output[] = "{\"type\": \"object\", \"required\": [\"pha
     "\"phase\": {\"type\": \"string\", \"enum\": [\"syntax_check\", \"security_check\", \"execution\"]},"
     "\"platform_warning\": {\"type\": \"string\"}, \"valid\": {\"type\": \"boolean\"},"
     "\"violations\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}},"
-    "\"error\": {\"type\": \"string\"}, \"line\": {\"type\": [\"integer\", \"null\"]}, \"offset\": {\"type\": [\"integer\", \"null\"]},"
+    "\"error\": {\"type\": \"string\"}, \"line\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}, \"offset\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]},"
     "\"context\": {\"type\": \"string\"}}}";
 
 const tool_t compat_code_sandbox_tools[] = {

@@ -86,7 +86,7 @@ static const char s_output[] = "{\"type\": \"object\", \"required\": [\"stdout\"
   "\"properties\": {"
     "\"stdout\": {\"type\": \"string\"}, \"stderr\": {\"type\": \"string\"},"
     "\"return_code\": {\"type\": \"integer\", \"description\": \"0 ran to its end, 1 raised, -1 refused or stopped by the sandbox\"},"
-    "\"error\": {\"type\": [\"string\", \"null\"]}, \"traceback\": {\"type\": \"string\"},"
+    "\"error\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"traceback\": {\"type\": \"string\"},"
     "\"variables\": {\"type\": \"object\"}, \"timed_out\": {\"type\": \"boolean\"}, \"truncated\": {\"type\": \"boolean\"}"
   "}}";
 

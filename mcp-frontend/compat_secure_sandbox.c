@@ -129,7 +129,8 @@ static const tool_arg_t s_run_args[] = {
 static const char s_json_input[] = "{\"type\": \"object\", \"additionalProperties\": false,"
   "\"required\": [\"data\", \"schema_name_or_dict\"], \"properties\": {"
     "\"data\": {\"type\": \"object\", \"description\": \"The JSON payload to validate\"},"
-    "\"schema_name_or_dict\": {\"description\": \"A predefined schema's name (config, user, dataset) or a JSON Schema (draft 7) object\"}"
+    "\"schema_name_or_dict\": {\"description\": \"A predefined schema's name (config, user, dataset) or a JSON Schema (draft 7) object\","
+      "\"anyOf\": [{\"type\": \"string\", \"enum\": [\"config\", \"user\", \"dataset\"]}, {\"type\": \"object\"}, {\"type\": \"boolean\", \"description\": \"draft 7's true (anything) or false (nothing)\"}]}"
   "}}";
 
 static const tool_arg_t s_csv_args[] = {
@@ -154,7 +155,7 @@ static const tool_arg_t s_snapshot_id_args[] = {
 
 static const char s_run_output[] = "{\"type\": \"object\", \"required\": [\"success\", \"stdout\", \"stderr\", \"exit_code\", \"execution_time\"],"
   "\"properties\": {\"success\": {\"type\": \"boolean\"}, \"stdout\": {\"type\": \"string\"}, \"stderr\": {\"type\": \"string\"},"
-    "\"exit_code\": {\"type\": \"integer\"}, \"execution_time\": {\"type\": \"number\"}, \"error\": {\"type\": [\"string\", \"null\"]},"
+    "\"exit_code\": {\"type\": \"integer\"}, \"execution_time\": {\"type\": \"number\"}, \"error\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]},"
     "\"files_written\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}}}";
 
 static const char s_json_output[] = "{\"type\": \"object\", \"required\": [\"valid\"],"

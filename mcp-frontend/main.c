@@ -19,6 +19,7 @@
 #include "../common/metrics_pub.h"
 #include "../common/redis_url.h"
 #include "../proto/wire.h"
+#include "bus.h"
 #include "call.h"
 #include "compat.h"
 #include "execution.h"
@@ -27,16 +28,21 @@
 #include "http.h"
 #include "jobs.h"
 #include "limiter.h"
+#include "listen.h"
 #include "mcp.h"
 #include "metrics.h"
+#include "mrtr.h"
 #include "prompts.h"
 #include "records.h"
 #include "rich.h"
 #include "resources.h"
+#include "sessdb.h"
 #include "session.h"
+#include "sselog.h"
 #include "stdio.h"
 #include "store.h"
 #include "tasks.h"
+#include "taskx.h"
 #include "tenants.h"
 #include "tooldefs.h"
 #include "tools.h"
@@ -52,6 +58,8 @@ typedef struct {
     tenants_conf_t tenants;
     limiter_conf_t limiter;
     mcp_conf_t mcp;
+    listen_conf_t listen;
+    sselog_conf_t sselog;
     int stdio;
     char tenant[65]; /* the stdio identity */
     char compat[64]; /* --stdio as this drop-in endpoint (compat.h) */
@@ -88,11 +96,18 @@ static const cfg_opt_t s_opts[] = {
         "HTTP requests without a key run as this tenant (loopback only; for local tests)"),
     OPT(BOOL, test_fixtures, "test-fixtures",
         "serve the MCP conformance suite's test_* tools, resources and prompts (tests only)"),
-    OPT(INT, sessions.max_sessions, "max-sessions", 1, 10000000, "N", "open HTTP sessions at most"),
+    OPT(INT, sessions.max_sessions, "max-sessions", 1, 10000000, "N",
+        "legacy HTTP sessions held in this process's memory (idle ones are dropped; all live "
+        "in Redis)"),
     OPT(INT, sessions.max_per_tenant, "max-sessions-per-tenant", 1, 10000000, "N",
-        "open HTTP sessions at most per tenant"),
+        "legacy HTTP sessions a tenant keeps; a new one evicts the least recently used"),
     OPT(INT, sessions.idle_s, "session-idle-s", 10, 86400 * 7, "S",
-        "close idle HTTP sessions after S"),
+        "legacy HTTP sessions unused for S expire"),
+    OPT(INT, sessions.cache_ms, "session-cache-ms", 0, 3600000, "MS",
+        "a legacy session read from Redis is trusted this long (deletions elsewhere arrive at "
+        "once over pub/sub)"),
+    OPT(INT, sselog.replay_s, "stream-replay-s", 10, 86400, "S",
+        "a legacy stream's events can be replayed (Last-Event-ID) this long after the last"),
     OPT(INT, tenants.auth_cache_ms, "auth-cache-ms", 0, 3600000, "MS",
         "cache key → tenant lookups this long"),
     OPT(INT, limiter.local_rate_pct, "local-rate-pct", 1, 100, "PCT",
@@ -130,6 +145,11 @@ static const cfg_opt_t s_opts[] = {
         "name)"),
     OPT(INT, jobs.broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
         "a job waits this long for a broker connection before it is answered rejected"),
+    OPT(INT, executions.task_after_ms, "task-after-ms", 0, 3600000, "MS",
+        "an MCP 2026-07-28 call that declared the tasks extension and still runs after MS is "
+        "answered with a task; 0: never"),
+    OPT(INT, listen.max_streams, "max-listen-streams", 1, 1000000, "N",
+        "open subscriptions/listen streams at most (per front-end)"),
     OPT(INT, executions.record_wait_ms, "record-wait-ms", 0, 60000, "MS",
         "an answer waits this long for its final record to reach Redis, then leaves without it "
         "(counted); 0: never waits"),
@@ -149,8 +169,10 @@ static const fe_conf_t s_defaults = {
                 .result_cap = 1 << 20,
                 .file_link_bytes = RICH_LINK_BYTES_DEFAULT,
                 .file_ttl_s = 3600},
-    .executions = {.record_wait_ms = 500},
-    .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600},
+    .executions = {.record_wait_ms = 500, .task_after_ms = 2000},
+    .listen = {.max_streams = 10000},
+    .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600, .cache_ms = 10000},
+    .sselog = {.replay_s = 600},
     .tenants = {.auth_cache_ms = 5000},
     .limiter = {.local_rate_pct = 50},
     .mcp = {.max_inflight_session = 256},
@@ -217,20 +239,29 @@ static void s_instance(fe_t *fe, fe_conf_t *conf)
 static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, void *zmq_ctx)
 {
     fe->store = store_new(fe->loop, redis, &conf->store);
+    fe->bus = bus_new(fe->loop, redis, &fe->store, fe->instance);
+    fe->fixtures = conf->test_fixtures;
+    fe->mrtr = mrtr_new(fe->loop, &fe->store);
     fe->sessions = sessions_new(fe->loop, &conf->sessions, calls_cancel_all);
+    fe->sessdb = sessdb_new(&fe->store, fe->bus, fe->sessions);
+    fe->sselog = sselog_new(fe->loop, &fe->store, fe->bus, fe->sessions, &conf->sselog);
     fe->tenants = tenants_new(fe->loop, fe->store, &conf->tenants);
     fe->limiter = limiter_new(fe->store, &conf->limiter);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
     fe->records = records_new(fe->store, &conf->records, fe->instance);
     rich_set_link_bytes((size_t)conf->records.file_link_bytes);
     fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
-    fe->resources =
-        resources_new(fe->executions, &(resources_conf_t){conf->page_size, conf->test_fixtures});
-    fe->tasks = tasks_new(fe->executions, &(tasks_conf_t){conf->page_size});
+    fe->resources = resources_new(fe, &(resources_conf_t){conf->page_size, conf->test_fixtures});
+    fe->tasks = tasks_new(fe->executions, fe->bus, &(tasks_conf_t){conf->page_size});
+    fe->taskx = taskx_new(fe->executions, fe->bus);
+    fe->listeners = listeners_new(fe->bus, &fe->store, &conf->listen, conf->test_fixtures);
     fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
     fe->tools = tools_new(conf->page_size);
+    if (conf->test_fixtures) { /* first: the suite calls the first tool listed with no arguments */
+        tools_add(fe->tools, fixtures_tools);
+        tools_add(fe->tools, fixtures_modern_tools);
+    }
     tools_add(fe->tools, tooldefs);
-    if (conf->test_fixtures) tools_add(fe->tools, fixtures_tools);
     fe->compat = compat_new(conf->page_size);
     fe->mcp = mcp_new(fe, &conf->mcp);
 }
@@ -239,13 +270,17 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
  * their callbacks might still reach. */
 static void s_teardown(fe_t *fe)
 {
+    listeners_destroy(&fe->listeners); /* their streams end with a result, while they can */
     stdio_stop(fe);
     store_destroy(&fe->store); /* pending Redis callbacks run now, with NULL replies */
     executions_destroy(&fe->executions);
     jobs_destroy(&fe->jobs);
     tasks_destroy(&fe->tasks);
+    taskx_destroy(&fe->taskx);
     http_stop(fe);
+    sselog_destroy(&fe->sselog);
     sessions_destroy(&fe->sessions);
+    sessdb_destroy(&fe->sessdb);
     mcp_destroy(&fe->mcp);
     tools_destroy(&fe->tools);
     compat_destroy(&fe->compat);
@@ -254,6 +289,8 @@ static void s_teardown(fe_t *fe)
     records_destroy(&fe->records);
     limiter_destroy(&fe->limiter);
     tenants_destroy(&fe->tenants);
+    mrtr_destroy(&fe->mrtr);
+    bus_destroy(&fe->bus);
 }
 
 /* The front-end's one-second snapshot in Redis (sp:metrics:mcp:{instance}), which `snakepit
@@ -279,8 +316,8 @@ static int s_configure(fe_conf_t *conf, redis_url_t *redis, int argc, char **arg
         config_usage(
             stdout,
             "snakepit-mcp [--http HOST:PORT] [--stdio] --broker ENDPOINT --redis URL [options]",
-            "The snakepit MCP front-end: MCP 2025-11-25 over Streamable HTTP (/mcp) and stdio, "
-            "backed by the broker and Redis.",
+            "The snakepit MCP front-end: MCP 2026-07-28 (stateless) and 2025-11-25 (and older, "
+            "in sessions) over Streamable HTTP (/mcp) and stdio, backed by the broker and Redis.",
             s_opts, &s_defaults);
         return -1;
     case CONFIG_ERROR:

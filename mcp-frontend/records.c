@@ -264,6 +264,26 @@ int record_finished(records_t *self, const record_about_t *r, const result_t *re
     return acked;
 }
 
+int record_task_started(records_t *self, const record_about_t *r, store_reply_fn *landed, void *arg)
+{
+    char key[64], tkey[96];
+    snprintf(key, sizeof key, "sp:exec:%s", r->id);
+    snprintf(tkey, sizeof tkey, "sp:t:%s:tasks", r->tenant);
+    store_writef(self->store, "ZADD %s %llu %s", tkey, (unsigned long long)r->created_ms, r->id);
+    store_writef(self->store, "ZREMRANGEBYRANK %s 0 %d", tkey, -(RECORD_MAX_PER_TENANT + 1));
+    s_expire(self, tkey, self->conf.ttl_s);
+    hset_t h;
+    s_hset_init(&h, key);
+    s_field_str(&h, "task", "1");
+    s_field_str(&h, "task_status", "working");
+    s_field_fmt(&h, "task_ttl_ms", "%ld", r->task_ttl_ms);
+    s_field_fmt(&h, "task_updated_ms", "%llu", (unsigned long long)clock_wall_ms());
+    /* written after the ZADD on the same connection: its answer covers both */
+    int acked = store_write_acked(self->store, landed, arg, h.argc, h.argv, h.len) == 0;
+    s_hset_free(&h);
+    return acked;
+}
+
 void record_task_status(records_t *self, const char *id, const char *task_status)
 {
     char key[64];
