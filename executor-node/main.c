@@ -44,7 +44,7 @@ static const cfg_opt_t s_node_opts[] = {
                 "package source for jobs' dependencies: a directory of wheels, or an index URL "
                 "(none: only the profiles' own packages)"),
     CFG_OPT_STR(node_conf_t, envs_dir, "envs-dir", "DIR",
-                "where dependency environments are built and kept (default /tmp/snakepit-envs)"),
+                "where dependency environments are built and kept"),
     CFG_OPT_INT(node_conf_t, max_env_zygotes, "max-env-zygotes", 0, 64, "N",
                 "warm zygotes for dependency environments at once (idle ones make room)"),
     CFG_OPT_INT(node_conf_t, env_idle_s, "env-idle-s", 1, 86400 * 7, "S",
