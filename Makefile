@@ -40,19 +40,19 @@ BROKER_SRC   := $(wildcard broker/*.c)
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
 # or Redis library (fewer pages to copy on every fork)
 ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c pool.c child.c \
-                  sandbox.c landlock.c filter.c prologue.c layers.c python.c runner.c runner_session.c \
-                  audit.c pretouch.c session_child.c session_files.c procfs.c sessions.c \
-                  session_fork.c \
-                  workspace.c outcome.c jobarea.c jobcopy.c zchan.c zmsg.c scrub.c)
+                  childsig.c envprofile.c sandbox.c landlock.c filter.c prologue.c layers.c python.c \
+                  runner.c runner_session.c audit.c policy.c pretouch.c pidns.c session_child.c \
+                  session_files.c session_fork.c session_results.c procfs.c sessions.c \
+                  workspace.c outcome.c outcome_meta.c jobarea.c jobcopy.c zchan.c zmsg.c scrub.c)
 EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c broker_link.c zygotes.c \
-                  spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c node_sessions.c)
+                  envs.c spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c node_sessions.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 
 BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-mcp \
             $(BIN)/snakepit
 
-.PHONY: all deps deps-test run test test-unit test-integration test-security test-interop \
+.PHONY: all deps deps-test run deb test test-unit test-integration test-security test-interop \
         test-executor test-san test-cluster conformance bench bench-quick fuzz format clean
 all: $(BINARIES)
 
@@ -71,14 +71,28 @@ $(OBJ)/executor-node/%.o: executor-node/%.c
 	$(CC) $(CPPFLAGS) -I$(BUILD)/gen $(PY_CFLAGS) $(CFLAGS) -c $< -o $@
 
 # each Python source of the runner becomes a C array NAME_py in $(BUILD)/gen/NAME_py.h
-$(BUILD)/gen/%_py.h: executor-node/%.py
+define py_to_h
 	@mkdir -p $(@D)
 	{ echo '/* generated from $< by the Makefile */'; \
 	  echo 'static const char $*_py[] = {'; \
 	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
+endef
+$(BUILD)/gen/%_py.h: executor-node/%.py
+	$(py_to_h)
 
-$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/session_py.h
+$(OBJ)/executor-node/envs.o: $(BUILD)/gen/envbuild_py.h
+
+$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
+                               $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h
+
+# the drop-in endpoints' validators are Python programs the front-end sends to the farm as
+# jobs (mcp-frontend/compat_validators.h), compiled in the same way
+$(BUILD)/gen/%_py.h: mcp-frontend/helpers/%.py
+	$(py_to_h)
+
+$(OBJ)/mcp-frontend/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h
+$(OBJ)/mcp-frontend/compat_validators.o: CPPFLAGS += -I$(BUILD)/gen
 
 # the broker's logic without its main(): also linked into unit tests and bench tools
 BROKER_LIB := $(BUILD)/lib/libbroker.a
@@ -102,9 +116,11 @@ $(BIN)/snakepit-mcp: $(MCP_SRC:%.c=$(OBJ)/%.o) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -ljansson -lhiredis $(LIBS)
 
-$(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(LIB)
+# the CLI routes a run by its PEP 723 block with the front-end's own reader (a pure module,
+# no front-end dependencies), so the two cannot disagree
+$(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/mcp-frontend/pep723.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis -lsodium -lgnutls $(LIBS)
 
 # keygen.c comes with the broker's CURVE support; the dispatcher wires it in when present
 $(OBJ)/cli/main.o: CPPFLAGS += $(if $(wildcard cli/keygen.c),-DSNAKEPIT_HAVE_KEYGEN)
@@ -118,6 +134,25 @@ deps-test:
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(BIN)/snakepit up $(ARGS)
+
+# ---- the Debian package (deploy/debian/): the binaries built again into build-deb/ with
+# Debian's hardening flags, laid out and packed by build-deb.sh into ./snakepit_VERSION_ARCH.deb
+DEB_ARCH       := $(shell dpkg --print-architecture 2>/dev/null)
+DEB            := snakepit_$(VERSION)_$(DEB_ARCH).deb
+DEB_FLAGS      := DEB_BUILD_MAINT_OPTIONS=hardening=+all
+DEB_MAINTAINER ?= $(or $(shell git log -1 --format='%an <%ae>' 2>/dev/null),snakepit developers <root@localhost>)
+deb:
+	@command -v help2man >/dev/null && command -v dpkg-shlibdeps >/dev/null || deploy/install-deps.sh deb
+	@$(MAKE) --no-print-directory BUILD=build-deb \
+	  OPT="$$($(DEB_FLAGS) dpkg-buildflags --get CFLAGS) $$($(DEB_FLAGS) dpkg-buildflags --get CPPFLAGS)" \
+	  LDFLAGS="$$($(DEB_FLAGS) dpkg-buildflags --get LDFLAGS)" all
+	deploy/debian/build-deb.sh build-deb/bin $(VERSION) $(DEB) "$(DEB_MAINTAINER)"
+
+# the package built and checked: contents, dependencies, maintainer scripts, lintian, dpkg
+# unpacking it into a throwaway root, a farm from its /usr/bin; Containerfile.deb read
+.PHONY: test-deb
+test-deb: deb
+	SNAKEPIT_DEB=$(abspath $(DEB)) $(PYTEST) tests/package
 
 # ---- tests
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -139,6 +174,7 @@ $(BUILD)/tests/test_node_sessions: tests/unit/test_node_sessions.c executor-node
 
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	$(PYTEST) tests/unit
 
 $(abspath build-san)/tests/deny_syscall: tests/executor/deny_syscall.c
 	@mkdir -p $(@D)
@@ -149,6 +185,12 @@ export SNAKEPIT_BIN := $(abspath $(BIN))
 
 test-integration: all
 	$(PYTEST) tests/integration
+
+# the snakepit command as users type it: every flag and exit code against a real farm and a
+# scripted MCP endpoint, and the README's CLI examples run as written (tests/cli)
+.PHONY: test-cli
+test-cli: all
+	$(PYTEST) tests/cli
 
 $(BUILD)/tests/deny_syscall: tests/executor/deny_syscall.c
 	@mkdir -p $(@D)
@@ -168,15 +210,18 @@ test-ops: all
 	$(PYTEST) tests/ops
 
 # The sanitizer pass: unit tests with leak detection, then the executor and integration suites
-# against ASan+UBSan binaries (leaks off there: the embedded interpreter keeps its heap).
+# against ASan+UBSan binaries (leaks off there: the embedded interpreter keeps its heap), and
+# the CLI against a scripted endpoint with leak detection on (an ASan report fails the run).
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
+	SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/cli/test_run_answers.py
 
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
-	@$(MAKE) --no-print-directory test-executor test-security test-integration
+	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli
+	@$(MAKE) --no-print-directory test-deb
 	@$(MAKE) --no-print-directory test-broker test-cluster
 	@$(MAKE) --no-print-directory test-ops test-interop conformance
 	@$(MAKE) --no-print-directory test-san
@@ -226,7 +271,7 @@ test-cluster: all $(BENCH_TOOLS)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -g -O1 -I. -DSNAKEPIT_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined
-FUZZ_COMMON  := common/buf.c common/idmap.c common/clock.c common/log.c common/limits.c common/profiles.c common/prom.c \
+FUZZ_COMMON  := common/buf.c common/idmap.c common/clock.c common/log.c common/limits.c common/profiles.c common/pep440.c common/prom.c \
                 proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/job.c proto/snapshot.c
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROKER_SRC))
@@ -234,8 +279,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROK
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_COMMON) $(filter-out broker/main.c broker/broker.c broker/relay.c broker/ratelog.c broker/metrics.c broker/zap.c,$(BROKER_SRC)) -lzmq -lmsgpackc -lm
 
 # the zygote's reading of a child's meta needs the executor's outcome module
-$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome.c executor-node/filter.c executor-node/prologue.c \
-                         executor-node/workspace.c common/ids.c
+$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome_meta.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lseccomp -lzmq -lmsgpackc -lm
 
@@ -270,6 +314,18 @@ conformance: $(BIN)/snakepit-mcp $(NODE22)
 $(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/jsonrpc.c mcp-frontend/utf8.c common/buf.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
+
+# what admits (or refuses) an MCP 2026-07-28 request: era, envelope, headers against the body
+$(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/admit.c mcp-frontend/envelope.c \
+                             mcp-frontend/reqheaders.c mcp-frontend/loglevel.c mcp-frontend/base64.c \
+                             mcp-frontend/jsonrpc.c mcp-frontend/utf8.c common/buf.c common/log.c common/clock.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
+
+# the drop-in endpoints' readers of untrusted code: pyscan (names, imports) and pep723_merge
+$(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/pyscan.c mcp-frontend/pep723_merge.c common/buf.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

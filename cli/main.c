@@ -21,7 +21,7 @@ static const char *s_usage =
     "  mcp --stdio serve MCP on stdin/stdout, backed by the local farm\n"
     "  run         run Python code in the sandbox and print its output\n"
     "  session     new, run, fork, close, list sessions: state kept between runs\n"
-    "  tenant      add, list, show, rotate-key, remove tenants and their API keys\n"
+    "  tenant      add, set, list, show, rotate-key, remove tenants and their API keys\n"
     "  keygen      write a CURVE key pair for a broker, executor or front-end\n"
     "  status      the whole farm on one screen: executors, slots, queues, rates\n"
     "  usage       executions, CPU and wall time per tenant per day\n"

@@ -1,202 +1,221 @@
 /* cli/mcp_http.c — see mcp_http.h. */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <time.h>
 
 #include "../common/buf.h"
 #include "../common/clock.h"
+#include "http1.h"
 #include "mcp_http.h"
 
 #define PROTOCOL_VERSION "2025-11-25"
-#define MAX_ANSWER       (64u << 20)
+#define CLOSE_MS         5000 /* ending the session is a courtesy: never wait long for it */
 
-int mcp_http_open(mcp_http_t *c, const char *url, const char *key, long timeout_ms, char *err,
+/* JSON-RPC error codes of snakepit's front-end (mcp-frontend/jsonrpc.h) */
+#define RPC_INVALID_PARAMS -32602
+#define RPC_RATE_LIMITED   -32029
+#define RPC_UNAVAILABLE    -32030
+#define RPC_QUOTA          -32031
+
+struct mcp_http {
+    http1_url_t url;
+    char key[600];              /* the API key, sent as a Bearer token; empty: none */
+    char session[128];          /* Mcp-Session-Id the server gave at initialize; empty until then */
+    int next_id;                /* of the next JSON-RPC request */
+    long timeout_ms;            /* the wait for one answer */
+    long retry_ms;              /* how long one request may keep being retried after 429/503 */
+    mcp_http_failure_t failure; /* of the last request */
+};
+
+mcp_http_t *mcp_http_new(const char *url, const char *key, const char *ca_file, long timeout_ms,
+                         long retry_ms, char *err, size_t errlen)
+{
+    mcp_http_t *self = xcalloc(1, sizeof *self);
+    if (http1_parse_url(url, &self->url, err, errlen) < 0) {
+        free(self);
+        return NULL;
+    }
+    snprintf(self->url.ca_file, sizeof self->url.ca_file, "%s", ca_file ? ca_file : "");
+    if (key && strlen(key) >= sizeof self->key) {
+        snprintf(err, errlen, "the API key is longer than %zu bytes", sizeof self->key - 1);
+        free(self);
+        return NULL;
+    }
+    snprintf(self->key, sizeof self->key, "%s", key ? key : "");
+    self->next_id = 1;
+    self->timeout_ms = timeout_ms;
+    self->retry_ms = retry_ms;
+    return self;
+}
+
+/* The header lines every request carries: the key, and the session once there is one. */
+static void s_headers(const mcp_http_t *self, buf_t *h)
+{
+    buf_init(h);
+    buf_puts(h, "Accept: application/json, text/event-stream\r\n");
+    if (self->key[0]) buf_printf(h, "Authorization: Bearer %s\r\n", self->key);
+    if (self->session[0])
+        buf_printf(h, "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: %s\r\n", self->session,
+                   PROTOCOL_VERSION);
+}
+
+void mcp_http_destroy(mcp_http_t **self_p)
+{
+    mcp_http_t *self = *self_p;
+    if (!self) return;
+    if (self->session[0]) {
+        buf_t h;
+        http1_answer_t ans;
+        char err[256];
+        s_headers(self, &h);
+        if (http1_exchange(&self->url, "DELETE", (const char *)h.data, NULL, 0, CLOSE_MS, &ans, err,
+                           sizeof err) == 0)
+            http1_answer_free(&ans);
+        buf_free(&h);
+    }
+    explicit_bzero(self->key, sizeof self->key);
+    free(self);
+    *self_p = NULL;
+}
+
+mcp_http_failure_t mcp_http_failure(const mcp_http_t *self)
+{
+    return self->failure;
+}
+
+/* How long a turned-away answer asks us to wait, in ms: the JSON-RPC error's retry_after_ms
+ * (exact), else Retry-After (whole seconds), else -1 (it did not ask for a retry). */
+static long s_retry_after_ms(const http1_answer_t *ans, json_t *answer)
+{
+    json_t *ms = json_object_get(json_object_get(json_object_get(answer, "error"), "data"),
+                                 "retry_after_ms");
+    if (json_is_integer(ms) && json_integer_value(ms) >= 0) return (long)json_integer_value(ms);
+    char v[32];
+    if (http1_header(ans, "Retry-After", v, sizeof v)) {
+        char *end;
+        long s = strtol(v, &end, 10);
+        if (end != v && !*end && s >= 0) return s * 1000;
+    }
+    return -1;
+}
+
+static void s_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0) {
+    }
+}
+
+/* One POST, sent again while the farm turns it away for now and the retry budget allows.
+ * Returns the parsed answer (NULL for a notification's empty one); *status is the last HTTP
+ * status. -1 with the reason when no answer came. */
+static int s_post(mcp_http_t *self, json_t *msg, int *status, json_t **answer, char *err,
                   size_t errlen)
-{
-    memset(c, 0, sizeof *c);
-    c->next_id = 1;
-    c->timeout_ms = timeout_ms;
-    snprintf(c->key, sizeof c->key, "%s", key ? key : "");
-    if (strncmp(url, "http://", 7) != 0) {
-        snprintf(err, errlen, "only http:// URLs are supported here (%s)", url);
-        return -1;
-    }
-    const char *h = url + 7, *slash = strchr(h, '/'), *colon = strchr(h, ':');
-    if (!slash) slash = h + strlen(h);
-    if (!colon || colon > slash) {
-        snprintf(err, errlen, "URL without a port: %s", url);
-        return -1;
-    }
-    snprintf(c->host, sizeof c->host, "%.*s", (int)(colon - h), h);
-    c->port = atoi(colon + 1);
-    snprintf(c->path, sizeof c->path, "%s", *slash ? slash : "/");
-    if (c->port <= 0 || c->port > 65535 || !c->host[0]) {
-        snprintf(err, errlen, "bad URL %s", url);
-        return -1;
-    }
-    return 0;
-}
-
-static int s_connect(const mcp_http_t *c, char *err, size_t errlen)
-{
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
-    char            port[16];
-    snprintf(port, sizeof port, "%d", c->port);
-    int rc = getaddrinfo(c->host, port, &hints, &res);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s: %s", c->host, gai_strerror(rc));
-        return -1;
-    }
-    int fd = -1;
-    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(res);
-    if (fd < 0) snprintf(err, errlen, "cannot connect to %s:%d: %s", c->host, c->port, strerror(errno));
-    return fd;
-}
-
-/* One POST; the status, the answer body, and the Mcp-Session-Id header if any. */
-static int s_post(mcp_http_t *c, json_t *msg, int *status, buf_t *body, char *err, size_t errlen)
 {
     char *payload = json_dumps(msg, JSON_COMPACT);
     if (!payload) {
         snprintf(err, errlen, "cannot encode the request");
+        self->failure = MCP_HTTP_FAILED;
         return -1;
     }
-    buf_t req;
-    buf_init(&req);
-    buf_printf(&req,
-               "POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
-               "Accept: application/json, text/event-stream\r\nConnection: close\r\n"
-               "Content-Length: %zu\r\n",
-               c->path, c->host, c->port, strlen(payload));
-    if (c->key[0]) buf_printf(&req, "Authorization: Bearer %s\r\n", c->key);
-    if (c->session[0])
-        buf_printf(&req, "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: %s\r\n", c->session, PROTOCOL_VERSION);
-    buf_printf(&req, "\r\n%s", payload);
-    free(payload);
-    int fd = s_connect(c, err, errlen);
-    if (fd < 0) {
-        buf_free(&req);
-        return -1;
-    }
-    size_t off = 0;
-    while (off < req.len) {
-        ssize_t n = write(fd, req.data + off, req.len - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            snprintf(err, errlen, "sending the request: %s", strerror(errno));
-            close(fd);
-            buf_free(&req);
-            return -1;
-        }
-        off += (size_t)n;
-    }
-    buf_free(&req);
-    buf_t    raw;
-    buf_init(&raw);
-    uint64_t give_up = clock_mono_ms() + (uint64_t)c->timeout_ms;
+    uint64_t give_up = clock_mono_ms() + (uint64_t)self->retry_ms;
+    int rc;
     for (;;) {
-        struct pollfd p = {fd, POLLIN, 0};
-        long          left = (long)(give_up - clock_mono_ms());
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
-            snprintf(err, errlen, "no answer from %s:%d in time", c->host, c->port);
-            close(fd);
-            buf_free(&raw);
-            return -1;
+        buf_t h;
+        http1_answer_t ans;
+        s_headers(self, &h);
+        buf_puts(&h, "Content-Type: application/json\r\n");
+        rc = http1_exchange(&self->url, "POST", (const char *)h.data, payload, strlen(payload),
+                            self->timeout_ms, &ans, err, errlen);
+        buf_free(&h);
+        if (rc < 0) {
+            self->failure = MCP_HTTP_UNREACHABLE;
+            break;
         }
-        char    chunk[65536];
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        buf_append(&raw, chunk, (size_t)n);
-        if (raw.len > MAX_ANSWER) break;
+        *status = ans.status;
+        *answer =
+            ans.body.len ? json_loadb((const char *)ans.body.data, ans.body.len, 0, NULL) : NULL;
+        char sid[sizeof self->session];
+        if (http1_header(&ans, "Mcp-Session-Id", sid, sizeof sid))
+            snprintf(self->session, sizeof self->session, "%s", sid);
+        long wait = ans.status == 429 || ans.status == 503 ? s_retry_after_ms(&ans, *answer) : -1;
+        http1_answer_free(&ans);
+        if (wait < 0 || clock_mono_ms() + (uint64_t)wait > give_up) break;
+        json_decref(*answer);
+        *answer = NULL;
+        s_sleep_ms(wait);
     }
-    close(fd);
-    char *text = (char *)raw.data, *end = text ? strstr(text, "\r\n\r\n") : NULL;
-    if (!end || sscanf(text, "HTTP/1.%*d %d", status) != 1) {
-        snprintf(err, errlen, "not an HTTP answer from %s:%d", c->host, c->port);
-        buf_free(&raw);
-        return -1;
-    }
-    *end = '\0';
-    for (char *line = strstr(text, "\r\n"); line; line = strstr(line + 2, "\r\n"))
-        if (strncasecmp(line + 2, "Mcp-Session-Id:", 15) == 0) {
-            const char *v = line + 17;
-            while (*v == ' ') v++;
-            snprintf(c->session, sizeof c->session, "%.*s", (int)strcspn(v, "\r\n"), v);
-        }
-    buf_init(body);
-    buf_append(body, end + 4, raw.len - (size_t)(end + 4 - text));
-    buf_free(&raw);
-    return 0;
-}
-
-static json_t *s_request(mcp_http_t *c, const char *method, json_t *params, char *err, size_t errlen)
-{
-    json_t *msg = json_pack("{s:s, s:i, s:s, s:o}", "jsonrpc", "2.0", "id", c->next_id++, "method",
-                            method, "params", params ? params : json_object());
-    int     status = 0;
-    buf_t   body;
-    int     rc = s_post(c, msg, &status, &body, err, errlen);
-    json_decref(msg);
-    if (rc < 0) return NULL;
-    json_t *answer = json_loads((const char *)body.data, 0, NULL);
-    if (status != 200 || !answer) {
-        json_t     *e = json_object_get(answer, "error");
-        const char *m = json_string_value(json_object_get(e, "message"));
-        snprintf(err, errlen, "%s: HTTP %d%s%s", method, status, m ? ": " : "",
-                 m ? m : (status == 401 ? " (API key refused)" : ""));
-        json_decref(answer);
-        buf_free(&body);
-        return NULL;
-    }
-    buf_free(&body);
-    json_t *error = json_object_get(answer, "error");
-    if (error) {
-        snprintf(err, errlen, "%s: %s", method,
-                 json_string_value(json_object_get(error, "message")) ?: "error");
-        json_decref(answer);
-        return NULL;
-    }
-    json_t *result = json_incref(json_object_get(answer, "result"));
-    json_decref(answer);
-    if (!result) snprintf(err, errlen, "%s: an answer without a result", method);
-    return result;
-}
-
-int mcp_http_initialize(mcp_http_t *c, char *err, size_t errlen)
-{
-    json_t *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", PROTOCOL_VERSION,
-                               "capabilities", "clientInfo", "name", "snakepit-cli", "version",
-                               SNAKEPIT_VERSION);
-    json_t *r = s_request(c, "initialize", params, err, errlen);
-    if (!r) return -1;
-    json_decref(r);
-    json_t *note = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized");
-    int     status = 0;
-    buf_t   body;
-    int     rc = s_post(c, note, &status, &body, err, errlen);
-    json_decref(note);
-    if (rc == 0) buf_free(&body);
+    free(payload);
     return rc;
 }
 
-json_t *mcp_http_call(mcp_http_t *c, const char *tool, json_t *arguments, char *err, size_t errlen)
+/* The failure a JSON-RPC error code stands for. */
+static mcp_http_failure_t s_failure_of(json_int_t code, int status)
 {
-    return s_request(c, "tools/call", json_pack("{s:s, s:o}", "name", tool, "arguments", arguments),
-                     err, errlen);
+    if (status == 401 || status == 403) return MCP_HTTP_REFUSED;
+    if (code == RPC_INVALID_PARAMS) return MCP_HTTP_INVALID;
+    if (status == 429 || code == RPC_RATE_LIMITED || code == RPC_QUOTA) return MCP_HTTP_LIMITED;
+    if (status == 503 || code == RPC_UNAVAILABLE) return MCP_HTTP_UNREACHABLE;
+    return MCP_HTTP_FAILED;
+}
+
+static json_t *s_request(mcp_http_t *self, const char *method, json_t *params, char *err,
+                         size_t errlen)
+{
+    json_t *msg = json_pack("{s:s, s:i, s:s, s:o}", "jsonrpc", "2.0", "id", self->next_id++,
+                            "method", method, "params", params ? params : json_object());
+    int status = 0;
+    json_t *answer = NULL;
+    int rc = s_post(self, msg, &status, &answer, err, errlen);
+    json_decref(msg);
+    if (rc < 0) return NULL;
+    json_t *error = json_object_get(answer, "error");
+    json_t *result = json_incref(json_object_get(answer, "result"));
+    if (status != 200 || error || !result) {
+        const char *m = json_string_value(json_object_get(error, "message"));
+        json_int_t code = json_integer_value(json_object_get(error, "code"));
+        if (!m && (status == 401 || status == 403)) m = "the API key was refused";
+        if (status == 200 || status == 429)
+            snprintf(err, errlen, "%s: %s", method, m ? m : "an answer without a result");
+        else
+            snprintf(err, errlen, "%s: HTTP %d%s%s", method, status, m ? ": " : "", m ? m : "");
+        self->failure = s_failure_of(code, status);
+        json_decref(result);
+        result = NULL;
+    } else {
+        self->failure = MCP_HTTP_OK;
+    }
+    json_decref(answer);
+    return result;
+}
+
+int mcp_http_initialize(mcp_http_t *self, char *err, size_t errlen)
+{
+    json_t *params =
+        json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", PROTOCOL_VERSION, "capabilities",
+                  "clientInfo", "name", "snakepit-cli", "version", SNAKEPIT_VERSION);
+    json_t *r = s_request(self, "initialize", params, err, errlen);
+    if (!r) return -1;
+    json_decref(r);
+    json_t *note = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized");
+    int status = 0;
+    json_t *answer = NULL;
+    int rc = s_post(self, note, &status, &answer, err, errlen);
+    json_decref(note);
+    json_decref(answer);
+    if (rc == 0 && status / 100 != 2) {
+        snprintf(err, errlen, "notifications/initialized: HTTP %d", status);
+        self->failure = s_failure_of(0, status);
+        return -1;
+    }
+    return rc;
+}
+
+json_t *mcp_http_call(mcp_http_t *self, const char *tool, json_t *arguments, char *err,
+                      size_t errlen)
+{
+    return s_request(self, "tools/call",
+                     json_pack("{s:s, s:o}", "name", tool, "arguments", arguments), err, errlen);
 }

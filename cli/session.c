@@ -2,7 +2,8 @@
  * shell, through the farm's MCP endpoint as its local tenant, like `snakepit run`. `new` and
  * `fork` print the session id alone on stdout, so S=$(snakepit session new) works; `run ID` is
  * `snakepit run --session ID` (same options, output and exit status). Exit status: 0 done, 1
- * the farm said no (its reason on stderr), 64 usage, 69 the farm not reachable. */
+ * the farm said no (its reason on stderr), 64 usage, 69 the farm not reachable, 77 the API key
+ * refused — run_args.h's. */
 #define _GNU_SOURCE
 #include <jansson.h>
 #include <stdio.h>
@@ -23,6 +24,9 @@ typedef struct {
     long memory_mb;
     long idle_timeout_s;
     char state_dir[PATH_MAX];
+    char url[512];          /* a farm's MCP endpoint; empty: the state directory's */
+    char key[600];          /* its API key; empty: the local key */
+    char ca_file[PATH_MAX]; /* CAs for an https URL */
     int json;
 } session_args_t;
 
@@ -33,6 +37,11 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_INT(session_args_t, idle_timeout_s, "idle-timeout", 0, 7 * 86400, "S",
                 "new: the session ends after this long without a cell (default 600)"),
     CFG_OPT_STR(session_args_t, state_dir, "state-dir", "DIR", "farm state directory"),
+    CFG_OPT_STR(session_args_t, url, "url", "URL",
+                "a farm's MCP endpoint (default: the state directory's farm)"),
+    CFG_OPT_STR(session_args_t, key, "key", "KEY", "the API key for it (default: the local key)"),
+    CFG_OPT_STR(session_args_t, ca_file, "ca-file", "FILE",
+                "CA certificates (PEM) an https URL's server must be signed by"),
     CFG_OPT_BOOL(session_args_t, json, "json", "print the structured answer as JSON"),
     CFG_OPT_END,
 };
@@ -43,40 +52,70 @@ static const char *s_usage =
     "       snakepit session fork ID\n"
     "       snakepit session close ID\n"
     "       snakepit session list\n"
-    "       (each takes --state-dir DIR and --json)";
+    "       (each takes --state-dir DIR or --url URL --key KEY [--ca-file FILE], and --json)";
 
 static const char *s_about =
     "Sessions keep a sandboxed interpreter alive between runs: variables, imports and files\n"
-    "stay. new and fork print the new session's id; run ID runs code as its next cell.";
+    "stay. new and fork print the new session's id; run ID runs code as its next cell (the\n"
+    "exit status is then snakepit run's). Exit status: 0 done, 1 the farm said no (why on\n"
+    "stderr), 64 usage, 69 farm not reachable, 77 API key refused.";
 
-/* The farm's MCP endpoint, initialized. 0, or the exit status (said). */
-static int s_connect(const session_args_t *a, mcp_http_t *c)
+/* The exit status of a call that brought no answer. */
+static int s_exit_of(mcp_http_failure_t f)
 {
-    char dir[PATH_MAX], err[512];
-    farm_info_t info;
-    farm_state_dir(a->state_dir, dir, sizeof dir);
-    if (farm_read_ready(dir, &info, err, sizeof err) < 0) {
-        fprintf(stderr, "snakepit session: %s\n", err);
+    switch (f) {
+    case MCP_HTTP_UNREACHABLE:
         return EX_UNAVAILABLE;
+    case MCP_HTTP_REFUSED:
+        return EX_NOPERM;
+    case MCP_HTTP_INVALID:
+        return EX_USAGE;
+    default:
+        return 1;
     }
-    if (!info.url[0] || !info.api_key[0]) {
-        fprintf(stderr, "snakepit session: the farm has no MCP endpoint to reach\n");
-        return EX_UNAVAILABLE;
-    }
-    if (mcp_http_open(c, info.url, info.api_key, 120000, err, sizeof err) < 0 ||
-        mcp_http_initialize(c, err, sizeof err) < 0) {
-        fprintf(stderr, "snakepit session: %s\n", err);
-        return EX_UNAVAILABLE;
-    }
-    return 0;
 }
 
-/* Calls the tool; its structured answer (caller decrefs), or NULL with the reason said. */
-static json_t *s_call(mcp_http_t *c, const char *tool, json_t *args)
+/* The farm's MCP endpoint (--url, else the state directory's), initialized: the client, or
+ * NULL with the exit status in *rc (said). */
+static mcp_http_t *s_connect(session_args_t *a, int *rc)
 {
-    char err[512];
+    char dir[PATH_MAX], err[1024];
+    farm_info_t info;
+    farm_state_dir(a->state_dir, dir, sizeof dir);
+    int have_farm = farm_read_ready(dir, &info, err, sizeof err) == 0;
+    const char *url = a->url[0] ? a->url : have_farm ? info.url : "";
+    const char *key = a->key[0]                                ? a->key
+                      : have_farm && !strcmp(info.url, url) ? info.api_key
+                                                            : "";
+    *rc = EX_UNAVAILABLE;
+    if (!url[0]) {
+        fprintf(stderr, "snakepit session: %s\n",
+                have_farm ? "the farm has no MCP endpoint to reach" : err);
+        return NULL;
+    }
+    mcp_http_t *c = mcp_http_new(url, key, a->ca_file, 120000, 30000, err, sizeof err);
+    if (!c) {
+        fprintf(stderr, "snakepit session: %s\n", err);
+        *rc = EX_USAGE;
+        return NULL;
+    }
+    if (mcp_http_initialize(c, err, sizeof err) < 0) {
+        *rc = s_exit_of(mcp_http_failure(c));
+        fprintf(stderr, "snakepit session: %s\n", err);
+        mcp_http_destroy(&c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Calls the tool; its structured answer (caller decrefs), or NULL with the exit status in *rc
+ * (the reason said). */
+static json_t *s_call(mcp_http_t *c, const char *tool, json_t *args, int *rc)
+{
+    char err[1024];
     json_t *r = mcp_http_call(c, tool, args, err, sizeof err);
     if (!r) {
+        *rc = s_exit_of(mcp_http_failure(c));
         fprintf(stderr, "snakepit session: %s\n", err);
         return NULL;
     }
@@ -87,6 +126,7 @@ static json_t *s_call(mcp_http_t *c, const char *tool, json_t *args)
         fprintf(stderr, "snakepit session %s: %s\n", tool, text ? text : "failed");
         json_decref(sc);
         sc = NULL;
+        *rc = 1;
     }
     json_decref(r);
     return sc;
@@ -120,7 +160,7 @@ static void s_print_list(json_t *sc)
 }
 
 /* new, fork, close and list: one tool call each. */
-static int s_simple(const session_args_t *a, const char *verb, const char *id)
+static int s_simple(session_args_t *a, const char *verb, const char *id)
 {
     json_t *args = json_object();
     const char *tool;
@@ -136,14 +176,11 @@ static int s_simple(const session_args_t *a, const char *verb, const char *id)
         tool = !strcmp(verb, "fork") ? "fork_session" : "close_session";
         json_object_set_new(args, "session_id", json_string(id));
     }
-    mcp_http_t c;
-    int rc = s_connect(a, &c);
-    if (rc) {
-        json_decref(args);
-        return rc;
-    }
-    json_t *sc = s_call(&c, tool, args);
-    if (!sc) return 1;
+    int rc = 0;
+    mcp_http_t *c = s_connect(a, &rc);
+    json_t *sc = c ? s_call(c, tool, args, &rc) : (json_decref(args), NULL);
+    mcp_http_destroy(&c);
+    if (!sc) return rc;
     if (a->json)
         s_print_json(sc);
     else if (!strcmp(verb, "list"))
@@ -184,6 +221,7 @@ int session_main(int argc, char **argv)
         break;
     }
     const char *verb = n_rest > 0 ? rest[0] : "";
+    int rc;
     int wants_id = !strcmp(verb, "fork") || !strcmp(verb, "close");
     int known = wants_id || !strcmp(verb, "new") || !strcmp(verb, "list");
     if (!known || n_rest != (wants_id ? 2 : 1)) {
@@ -194,5 +232,7 @@ int session_main(int argc, char **argv)
         fprintf(stderr, "snakepit session: unknown profile '%s'\n", a.profile);
         return EX_USAGE;
     }
-    return s_simple(&a, verb, wants_id ? rest[1] : NULL);
+    rc = s_simple(&a, verb, wants_id ? rest[1] : NULL);
+    explicit_bzero(a.key, sizeof a.key);
+    return rc;
 }

@@ -1,4 +1,5 @@
-/* cli/tenant.h — tenants and their API keys in Redis (DESIGN.md §7):
+/* cli/tenant.h — tenants and their API keys in Redis (DESIGN.md §7); the `snakepit tenant`
+ * command is tenant_cmd.c:
  *   sp:tenants            set of tenant names
  *   sp:t:{tenant}         hash: rate, burst, max_concurrency, max_timeout_s, max_memory_mb,
  *                         profiles, created_ms, key_sha256; and the session quotas (issue 12)
@@ -32,10 +33,19 @@ void tenant_new_key(char out[68]);
 /* Creates or updates the tenant and gives it `key` (replacing any previous key). */
 int  tenant_store(redisContext *c, const char *name, const tenant_quota_t *q, const char *key,
                   char *err, size_t errlen);
+/* Creates or updates the tenant's quotas, its key untouched. */
+int  tenant_quota_write(redisContext *c, const char *name, const tenant_quota_t *q, char *err,
+                        size_t errlen);
 /* For `snakepit up`: the local tenant exists and its key (kept in key_file, mode 0600) maps to
  * it; creates either when missing. The key is written to key_out. */
 int  tenant_ensure_local(redisContext *c, const char *key_file, char key_out[68], char *err,
                          size_t errlen);
+/* The tenant's quotas as stored (defaults where a field is missing). 0, or -1. */
+int  tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q);
+int  tenant_exists(redisContext *c, const char *name);
+/* Deletes the tenant and its key. 0, or -1 with the reason in err. */
+int  tenant_remove(redisContext *c, const char *name, char *err, size_t errlen);
+/* `snakepit tenant` (tenant_cmd.c). */
 int  tenant_main(int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include "../common/clock.h"
@@ -63,7 +64,7 @@ static int s_take_state_dir(const char *dir, int *rc)
     unlink(path);
     if (strlen(dir) > 80) {
         fprintf(stderr, "snakepit up: state directory path too long for unix sockets: %s\n", dir);
-        *rc = 2;
+        *rc = EX_USAGE;
         return -1;
     }
     return 0;
@@ -198,7 +199,7 @@ int up_main(int argc, char **argv)
         return 0;
     case CONFIG_ERROR:
         fprintf(stderr, "snakepit up: %s\n", err);
-        return 2;
+        return EX_USAGE;
     case CONFIG_OK:
         break;
     }

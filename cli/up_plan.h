@@ -23,6 +23,7 @@ typedef struct {
     char disable_layer[128];
     char log_level[16];
     long ready_timeout_s;
+    char packages[PATH_MAX]; /* package source for jobs' dependencies (a wheel dir, an index) */
 } up_conf_t;
 
 /* The children, in the order they start. */

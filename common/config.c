@@ -139,8 +139,76 @@ static int s_load_env(void *conf, const cfg_opt_t *opts, char *err, size_t errle
     return 0;
 }
 
+/* The option a short flag names, or NULL. */
+static const cfg_opt_t *s_find_short(const cfg_opt_t *opts, const cfg_short_t *shorts, char letter)
+{
+    for (const cfg_short_t *s = shorts; s && s->letter; s++)
+        if (s->letter == letter) return s_find(opts, s->name, strlen(s->name));
+    return NULL;
+}
+
+/* The flag argv[*i] names (`--name`, `--name=value`, `-x`, `-xvalue`), and its value, taking
+ * the next argument when the flag has none attached. NULL for an unknown flag (said in err);
+ * *value NULL when a needed value is missing (said). */
+static const cfg_opt_t *s_flag(const cfg_opt_t *opts, const cfg_short_t *shorts, int argc,
+                               char **argv, int *i, const char **value, int *negated, char *err,
+                               size_t errlen)
+{
+    const char *a = argv[*i], *attached = NULL;
+    const cfg_opt_t *o;
+    *value = NULL;
+    *negated = 0;
+    if (a[1] != '-') { /* -x, -xVALUE */
+        o = s_find_short(opts, shorts, a[1]);
+        if (!o) {
+            snprintf(err, errlen, "unknown flag '%s' (see --help)", a);
+            return NULL;
+        }
+        if (a[2]) attached = a + 2;
+    } else {
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        o = s_find(opts, name, nlen);
+        if (!o && nlen > 3 && strncmp(name, "no-", 3) == 0 && !eq) {
+            o = s_find(opts, name + 3, nlen - 3);
+            if (o && o->type == CFG_BOOL) {
+                *negated = 1;
+                return o;
+            }
+            o = NULL;
+        }
+        if (!o) {
+            snprintf(err, errlen, "unknown flag '--%.*s' (see --help)", (int)nlen, name);
+            return NULL;
+        }
+        if (eq) attached = eq + 1;
+    }
+    if (attached) {
+        if (o->type == CFG_BOOL && a[1] != '-') {
+            snprintf(err, errlen, "-%c takes no value ('%s')", a[1], a);
+            *value = NULL;
+            return o;
+        }
+        *value = attached;
+    } else if (o->type == CFG_BOOL) {
+        *value = "1";
+    } else if (*i + 1 < argc) {
+        *value = argv[++*i];
+    } else {
+        snprintf(err, errlen, "--%s needs a value", o->name);
+    }
+    return o;
+}
+
 config_rc_t config_load(void *conf, const cfg_opt_t *opts, int argc, char **argv, char **rest,
                         int *n_rest, char *err, size_t errlen)
+{
+    return config_load_short(conf, opts, NULL, argc, argv, rest, n_rest, err, errlen);
+}
+
+config_rc_t config_load_short(void *conf, const cfg_opt_t *opts, const cfg_short_t *shorts,
+                              int argc, char **argv, char **rest, int *n_rest, char *err,
+                              size_t errlen)
 {
     int max_rest = n_rest ? *n_rest : 0, got = 0;
     /* The file comes first in precedence order, wherever --config sits on the line. */
@@ -171,41 +239,21 @@ config_rc_t config_load(void *conf, const cfg_opt_t *opts, int argc, char **argv
             continue;
         }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) return CONFIG_HELP;
-        if (strncmp(a, "--", 2) != 0) {
-            snprintf(err, errlen, "unknown flag '%s' (flags are --long)", a);
-            return CONFIG_ERROR;
-        }
-        const char *name = a + 2, *eq = strchr(name, '=');
-        size_t      nlen = eq ? (size_t)(eq - name) : strlen(name);
-        if (nlen == 6 && strncmp(name, "config", 6) == 0) {
-            if (!eq) i++;
+        if (strcmp(a, "--config") == 0 || strncmp(a, "--config=", 9) == 0) {
+            if (!a[8]) i++;
             continue;
         }
-        const cfg_opt_t *o = s_find(opts, name, nlen);
-        if (!o && nlen > 3 && strncmp(name, "no-", 3) == 0) {
-            const cfg_opt_t *b = s_find(opts, name + 3, nlen - 3);
-            if (b && b->type == CFG_BOOL && !eq) {
-                *(int *)(void *)((char *)conf + b->offset) = 0;
-                continue;
-            }
-        }
-        if (!o) {
-            snprintf(err, errlen, "unknown flag '--%.*s' (see --help)", (int)nlen, name);
-            return CONFIG_ERROR;
-        }
         const char *value;
-        if (eq) {
-            value = eq + 1;
-        } else if (o->type == CFG_BOOL) {
-            value = "1";
-        } else if (i + 1 < argc) {
-            value = argv[++i];
-        } else {
-            snprintf(err, errlen, "--%s needs a value", o->name);
-            return CONFIG_ERROR;
+        int negated;
+        const cfg_opt_t *o = s_flag(opts, shorts, argc, argv, &i, &value, &negated, err, errlen);
+        if (!o) return CONFIG_ERROR;
+        if (negated) {
+            *(int *)(void *)((char *)conf + o->offset) = 0;
+            continue;
         }
+        if (!value) return CONFIG_ERROR;
         size_t idx = (size_t)(o - opts);
-        int    append = o->type == CFG_LIST && idx < sizeof seen && seen[idx];
+        int append = o->type == CFG_LIST && idx < sizeof seen && seen[idx];
         if (idx < sizeof seen) seen[idx] = 1;
         if (s_set(conf, o, value, append, err, errlen) < 0) return CONFIG_ERROR;
     }
@@ -216,14 +264,26 @@ config_rc_t config_load(void *conf, const cfg_opt_t *opts, int argc, char **argv
 void config_usage(FILE *out, const char *usage, const char *summary, const cfg_opt_t *opts,
                   const void *defaults)
 {
+    config_usage_short(out, usage, summary, opts, NULL, defaults);
+}
+
+void config_usage_short(FILE *out, const char *usage, const char *summary, const cfg_opt_t *opts,
+                        const cfg_short_t *shorts, const void *defaults)
+{
     fprintf(out, "usage: %s\n\n%s\n\noptions (also SNAKEPIT_<NAME> in the environment, or "
                  "`name = value` lines in --config FILE):\n",
             usage, summary);
     for (const cfg_opt_t *o = opts; o->name; o++) {
-        char flag[96];
-        snprintf(flag, sizeof flag, "--%s%s%s", o->name, o->metavar ? " " : "",
+        char flag[96], letter[8] = "";
+        for (const cfg_short_t *s = shorts; s && s->letter; s++)
+            if (strcmp(s->name, o->name) == 0) snprintf(letter, sizeof letter, "-%c, ", s->letter);
+        snprintf(flag, sizeof flag, "%s--%s%s%s", letter, o->name, o->metavar ? " " : "",
                  o->metavar ? o->metavar : "");
         fprintf(out, "  %-28s %s", flag, o->help);
+        if (!defaults) {
+            fputc('\n', out);
+            continue;
+        }
         const char *field = (const char *)defaults + o->offset;
         switch (o->type) {
         case CFG_STR:

@@ -35,6 +35,14 @@ typedef struct {
     {name, CFG_BOOL, offsetof(st, field), sizeof(int), 0, 0, NULL, help}
 #define CFG_OPT_END {NULL, 0, 0, 0, 0, 0, NULL, NULL}
 
+/* A one-letter flag for an option of the table: `-t 5` and `-t5` (getopt style) mean
+ * `--timeout 5`; a bool's letter takes no value. */
+typedef struct {
+    char        letter;
+    const char *name; /* the option's long name */
+} cfg_short_t;
+#define CFG_SHORT_END {0, NULL}
+
 typedef enum { CONFIG_OK = 0, CONFIG_HELP = 1, CONFIG_ERROR = -1 } config_rc_t;
 
 /* Parses into conf (already holding the defaults). Positional arguments are collected into
@@ -42,12 +50,20 @@ typedef enum { CONFIG_OK = 0, CONFIG_HELP = 1, CONFIG_ERROR = -1 } config_rc_t;
  * --help was asked for, CONFIG_ERROR with a message in err. */
 config_rc_t config_load(void *conf, const cfg_opt_t *opts, int argc, char **argv, char **rest,
                         int *n_rest, char *err, size_t errlen);
+/* The same, with one-letter flags for some options (shorts ends with CFG_SHORT_END). */
+config_rc_t config_load_short(void *conf, const cfg_opt_t *opts, const cfg_short_t *shorts,
+                              int argc, char **argv, char **rest, int *n_rest, char *err,
+                              size_t errlen);
 
 /* Sets one option by name from text, as a flag would. */
 int config_set(void *conf, const cfg_opt_t *opts, const char *name, const char *value, int append,
                char *err, size_t errlen);
 
+/* defaults: a struct holding each option's default, printed beside it; NULL prints none. */
 void config_usage(FILE *out, const char *usage, const char *summary, const cfg_opt_t *opts,
                   const void *defaults);
+/* The same, naming each option's letter (`-t, --timeout S`). */
+void config_usage_short(FILE *out, const char *usage, const char *summary, const cfg_opt_t *opts,
+                        const cfg_short_t *shorts, const void *defaults);
 
 #endif

@@ -3,11 +3,14 @@
  * sessions it ends (expired, evicted) there. Each key carries the tenant as a hash tag, so a
  * tenant's keys share a Redis Cluster slot (the front-end's scripts touch several at once),
  * and a key is only ever built from the caller's own tenant: another tenant's id is simply
- * not there.
+ * not there. They are named apart from the legacy MCP sessions' keys (sp:t:{T}:sess:<id>,
+ * sp:t:{T}:sessions: mcp-frontend/sessdb.h), which a sandbox session has nothing to do with: one
+ * zset for both would count each against the other's cap, and the admission script, which drops
+ * every member scored below now, would throw out every legacy session.
  *
- *   sp:t:{T}:sess:<id>     hash: a session's record (tenant, profile, state, reason, times, cells,
+ *   sp:t:{T}:psess:<id>    hash: a session's record (tenant, profile, state, reason, times, cells,
  *                          memory, limits, parent, executor)
- *   sp:t:{T}:sessions      zset: the tenant's live sessions, scored by when they expire (ms)
+ *   sp:t:{T}:psessions     zset: the tenant's live sessions, scored by when they expire (ms)
  *   sp:t:{T}:snap:<id>     hash: a snapshot (meta JSON, blob, bytes, session, created_ms)
  *   sp:t:{T}:snaps         zset: the tenant's snapshots by created ms
  *   sp:t:{T}:snap_bytes    string: the bytes of all of them (the quota's count) */
@@ -17,8 +20,9 @@
 
 #define SESSION_KEY_MAX 160
 
-#define session_key(out, tenant, id) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:sess:%s", tenant, id)
-#define sessions_key(out, tenant)    snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:sessions", tenant)
+#define pysession_key(out, tenant, id)                                                             \
+    snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:psess:%s", tenant, id)
+#define pysessions_key(out, tenant) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:psessions", tenant)
 #define snapshot_key(out, tenant, id)                                                              \
     snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snap:%s", tenant, id)
 #define snapshots_key(out, tenant) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snaps", tenant)

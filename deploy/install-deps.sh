@@ -1,12 +1,15 @@
 #!/bin/sh
 # deploy/install-deps.sh — install the Debian 12 packages snakepit needs, only those missing.
 #
-#   deploy/install-deps.sh [run|test|all]
+#   deploy/install-deps.sh [run|deb|test|all]
 #
 #   run   what building and running the farm needs (the default), the python.data_science
 #         profile's libraries included: `make run` serves every profile
-#   test  run + what `make test` needs (cmocka, pytest, clang for fuzz targets, iproute2,
-#         prometheus and its promtool for the monitoring tests, python3-yaml for manifests)
+#   deb   run + what `make deb` needs (help2man for the man pages, dpkg-dev for
+#         dpkg-shlibdeps)
+#   test  deb + what `make test` needs (cmocka, pytest, clang for fuzz targets, iproute2,
+#         prometheus and its promtool for the monitoring tests, python3-yaml for manifests,
+#         lintian for the package)
 #   all   the same as test
 #
 # Works as root, or as a user with sudo. Does nothing (and needs no privilege) when every
@@ -16,15 +19,20 @@ set -eu
 what=${1:-run}
 
 run_pkgs="gcc make pkg-config libzmq3-dev libmsgpack-dev libhiredis-dev libpython3.11-dev
-python3.11 libseccomp-dev libmicrohttpd-dev libjansson-dev redis-server
-python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy"
-test_pkgs="libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang
+python3.11 libseccomp-dev libsodium-dev libgnutls28-dev libmicrohttpd-dev libjansson-dev redis-server
+python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy
+python3-sklearn python3-seaborn python3-statsmodels python3-pil python3-openpyxl
+python3-networkx python3-bs4 python3-lxml python3-yaml python3-tabulate
+python3-pip python3-venv python3-packaging"
+deb_pkgs="help2man dpkg-dev binutils"
+test_pkgs="lintian libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang
 libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml"
 
 case "$what" in
 run) want="$run_pkgs" ;;
-test | all) want="$run_pkgs $test_pkgs" ;;
-*) echo "usage: $0 [run|test|all]" >&2; exit 2 ;;
+deb) want="$run_pkgs $deb_pkgs" ;;
+test | all) want="$run_pkgs $deb_pkgs $test_pkgs" ;;
+*) echo "usage: $0 [run|deb|test|all]" >&2; exit 2 ;;
 esac
 
 missing=""

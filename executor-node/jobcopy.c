@@ -89,6 +89,8 @@ static jobspec_t *s_copy(arena_t *a, const jobspec_t *job, unsigned parts)
     copy.n_allowed_imports = run ? job->n_allowed_imports : 0;
     copy.snapshot = run ? s_rel(a, s_bytes(a, job->snapshot, job->snapshot_len)) : NULL;
     copy.snapshot_len = run && job->snapshot ? job->snapshot_len : 0;
+    copy.dependencies = run ? s_names(a, job->dependencies, job->n_dependencies) : NULL;
+    copy.n_dependencies = run ? job->n_dependencies : 0;
     copy.files = files ? s_files(a, job->files, job->n_files) : NULL;
     copy.n_files = files ? job->n_files : 0;
     if (out) *out = copy;

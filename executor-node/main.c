@@ -56,6 +56,17 @@ static const cfg_opt_t s_node_opts[] = {
                 "below this much free memory, end idle sessions, least recently used first (0: never)"),
     CFG_OPT_INT(node_conf_t, session_memory_mb, "session-memory-mb", 0, 1L << 30, "MB",
                 "end idle sessions, least recently used first, while sessions hold more than this (0: no budget)"),
+    CFG_OPT_STR(node_conf_t, packages, "packages", "DIR|URL",
+                "package source for jobs' dependencies: a directory of wheels, or an index URL "
+                "(none: only the profiles' own packages)"),
+    CFG_OPT_STR(node_conf_t, envs_dir, "envs-dir", "DIR",
+                "where dependency environments are built and kept"),
+    CFG_OPT_INT(node_conf_t, max_env_zygotes, "max-env-zygotes", 0, 64, "N",
+                "warm zygotes for dependency environments at once (idle ones make room)"),
+    CFG_OPT_INT(node_conf_t, env_idle_s, "env-idle-s", 1, 86400 * 7, "S",
+                "an environment's zygote is stopped after S idle seconds"),
+    CFG_OPT_INT(node_conf_t, build_timeout_s, "build-timeout-s", 5, 3600, "S",
+                "the most an environment build may take"),
     CFG_OPT_END,
 };
 

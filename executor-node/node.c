@@ -14,7 +14,10 @@
 #include "../common/log.h"
 #include "../common/loop.h"
 #include "../common/metrics_http.h"
+#include "../common/pep440.h"
+#include "../proto/job.h"
 #include "broker_link.h"
+#include "envs.h"
 #include "layers.h"
 #include "../common/clock.h"
 #include "../proto/result.h"
@@ -26,11 +29,20 @@
 #include "spawn.h"
 #include "zygotes.h"
 
+#define SLOT_FREE    (-1)
+#define SLOT_WAITING (-2) /* its dependencies' environment is being built or started (envs.h) */
+
 typedef struct {
     uint8_t id[ID_BYTES];
-    int zygote; /* index, -1 when the slot is free */
+    int zygote; /* index, SLOT_FREE or SLOT_WAITING */
     int has_session;
     uint8_t session[ID_BYTES]; /* the session the job acts on (busy until its answer) */
+    /* a waiting job: its environment and its JobSpec, kept until it can be sent */
+    int env;
+    char env_key[49];
+    uint8_t *body;
+    size_t body_len;
+    char service[65];
 } inflight_t;
 
 #define SESSION_TICK_MS 500 /* expiry, eviction, and the broker's SESSIONS with free memory */
@@ -53,6 +65,8 @@ typedef struct {
     uint8_t (*ready_ids)[ID_BYTES]; /* READY's session list, filled at each READY */
     long mem_free_mb;               /* the machine's available memory, at the last tick */
     uint64_t sessions_sent_ms;      /* the last SESSIONS to the broker */
+    envs_t *envs; /* dependency environments; NULL without --packages */
+    long n_waiting;
 } node_t;
 
 /* ---- slots --------------------------------------------------------------------------------- */
@@ -60,7 +74,7 @@ typedef struct {
 static inflight_t *s_slot_of(node_t *n, const uint8_t *id)
 {
     for (long i = 0; i < n->conf->slots; i++)
-        if (n->inflight[i].zygote >= 0 && memcmp(n->inflight[i].id, id, ID_BYTES) == 0)
+        if (n->inflight[i].zygote != SLOT_FREE && memcmp(n->inflight[i].id, id, ID_BYTES) == 0)
             return &n->inflight[i];
     return NULL;
 }
@@ -68,15 +82,28 @@ static inflight_t *s_slot_of(node_t *n, const uint8_t *id)
 static inflight_t *s_slot_free(node_t *n)
 {
     for (long i = 0; i < n->conf->slots; i++)
-        if (n->inflight[i].zygote < 0) return &n->inflight[i];
+        if (n->inflight[i].zygote == SLOT_FREE) return &n->inflight[i];
     return NULL;
+}
+
+/* A waiting job's JobSpec copy goes: zeroed first (tenant data, scrub.h's rule). */
+static void s_slot_drop_body(node_t *n, inflight_t *slot)
+{
+    if (slot->body) {
+        explicit_bzero(slot->body, slot->body_len);
+        free(slot->body);
+        n->n_waiting--;
+    }
+    slot->body = NULL;
+    slot->body_len = 0;
 }
 
 static void s_slot_release(node_t *n, inflight_t *slot)
 {
     if (slot->has_session) node_sessions_busy(n->sessions, slot->session, 0, clock_mono_ms());
     slot->has_session = 0;
-    slot->zygote = -1;
+    s_slot_drop_body(n, slot);
+    slot->zygote = SLOT_FREE;
     n->n_inflight--;
     n->metrics.busy = n->n_inflight;
 }
@@ -187,6 +214,127 @@ static int s_zygote_for(node_t *n, const worker_msg_t *m, int *ready)
     return zygotes_pick(n->zygotes, m->service, ready);
 }
 
+/* ---- dependency environments (envs.h) ------------------------------------------------------- */
+
+static void s_send(node_t *n, inflight_t *slot, int zi)
+{
+    slot->zygote = zi;
+    zygotes_send_job(n->zygotes, zi, slot->id, slot->body, slot->body_len);
+    s_slot_drop_body(n, slot);
+}
+
+/* A waiting job can go once its environment is built (or the profile has it all) and the
+ * zygote serving it is up; it is answered when the environment cannot be had. */
+static void s_dispatch_one(node_t *n, inflight_t *slot)
+{
+    int ei = slot->env, ready, zi;
+    if (strcmp(envs_key(n->envs, ei), slot->env_key) != 0) { /* forgotten meanwhile: ask again */
+        broker_link_send_simple(n->link, slot->id, ST_REJECTED, "ExecutorRefused",
+                                "this executor lost track of the job's dependency environment");
+        s_slot_release(n, slot);
+        return;
+    }
+    switch (envs_state(n->envs, ei)) {
+    case ENV_BUILDING:
+        return;
+    case ENV_FAILED:
+        broker_link_send_simple(n->link, slot->id, ST_ERROR, "DependencyError", envs_error(n->envs, ei));
+        s_slot_release(n, slot);
+        return;
+    case ENV_BASE:
+        zi = zygotes_pick(n->zygotes, slot->service, &ready);
+        if (zi >= 0 && ready) s_send(n, slot, zi);
+        return;
+    case ENV_READY:
+        zi = zygotes_env_pick(n->zygotes, slot->env_key, &ready);
+        if (zi < 0)
+            zi = zygotes_env_start(n->zygotes, envs_profile(n->envs, ei), slot->env_key,
+                                   envs_site(n->envs, ei), envs_modules(n->envs, ei));
+        if (zi == -2) {
+            broker_link_send_simple(n->link, slot->id, ST_INTERNAL_ERROR, "SandboxError",
+                                    "the sandbox for the job's dependencies could not be started");
+            s_slot_release(n, slot);
+        } else if (zi >= 0 && ready) {
+            s_send(n, slot, zi);
+        }
+        return;
+    }
+}
+
+static void s_dispatch_waiting(node_t *n)
+{
+    for (long i = 0; i < n->conf->slots && n->n_waiting; i++)
+        if (n->inflight[i].zygote == SLOT_WAITING) s_dispatch_one(n, &n->inflight[i]);
+}
+
+static void s_on_env_built(void *arg, int env)
+{
+    (void)env;
+    s_dispatch_waiting(arg);
+}
+
+static void s_on_wait_tick(loop_t *loop, void *arg)
+{
+    (void)loop;
+    node_t *n = arg;
+    if (n->n_waiting) s_dispatch_waiting(n);
+}
+
+/* An environment's zygote is gone for good: what waited for it is answered with why. */
+static void s_on_env_down(void *arg, const char *key, const char *why)
+{
+    node_t *n = arg;
+    char msg[700];
+    snprintf(msg, sizeof msg, "the job's dependency environment could not be loaded: %s", why);
+    for (long i = 0; i < n->conf->slots; i++)
+        if (n->inflight[i].zygote == SLOT_WAITING && !strcmp(n->inflight[i].env_key, key)) {
+            broker_link_send_simple(n->link, n->inflight[i].id, ST_ERROR, "DependencyError", msg);
+            s_slot_release(n, &n->inflight[i]);
+        }
+}
+
+/* Whether the job needs an environment (its dependencies go beyond its profile's packages, and
+ * this node has a package source): then it waits in its slot. 1 when it was taken care of. */
+static int s_needs_env(node_t *n, const worker_msg_t *m, int base, inflight_t *slot)
+{
+    char **deps;
+    size_t n_deps;
+    if (!envs_enabled(n->envs) ||
+        jobspec_peek_dependencies(m->body.data, m->body.len, &deps, &n_deps) < 0 || !n_deps)
+        return 0;
+    int needs = !pep440_all_met(zygotes_packages(n->zygotes, base), deps, n_deps);
+    int in_session = m->route.has_session || m->route.has_new_session;
+    int ei = needs && !in_session ? envs_request(n->envs, profile_find(m->service), deps, n_deps)
+                                  : -1;
+    jobspec_free_names(deps, n_deps);
+    if (!needs) return 0;
+    if (in_session) { /* the session's process is its profile's zygote's child: no other site */
+        broker_link_send_simple(n->link, m->job_id, ST_REJECTED, "DependencyError",
+                                SESSION_DEPENDENCIES_MSG);
+        return 1;
+    }
+    memcpy(slot->id, m->job_id, ID_BYTES);
+    n->n_inflight++;
+    n->metrics.busy = n->n_inflight;
+    if (ei < 0) {
+        broker_link_send_simple(n->link, m->job_id, ST_REJECTED, "ExecutorRefused",
+                                "too many dependency environments on this executor");
+        slot->zygote = SLOT_WAITING; /* for release */
+        s_slot_release(n, slot);
+        return 1;
+    }
+    slot->zygote = SLOT_WAITING;
+    slot->env = ei;
+    snprintf(slot->env_key, sizeof slot->env_key, "%s", envs_key(n->envs, ei));
+    snprintf(slot->service, sizeof slot->service, "%s", m->service);
+    slot->body = xmalloc(m->body.len ? m->body.len : 1);
+    memcpy(slot->body, m->body.data, m->body.len);
+    slot->body_len = m->body.len;
+    n->n_waiting++;
+    s_dispatch_one(n, slot);
+    return 1;
+}
+
 static void s_on_job(void *arg, const worker_msg_t *m)
 {
     node_t *n = arg;
@@ -206,6 +354,7 @@ static void s_on_job(void *arg, const worker_msg_t *m)
                                 "ExecutorRefused", why);
         return;
     }
+    if (s_needs_env(n, m, zi, slot)) return;
     memcpy(slot->id, m->job_id, ID_BYTES);
     slot->zygote = zi;
     slot->has_session = m->route.has_session;
@@ -222,7 +371,12 @@ static void s_on_cancel(void *arg, const uint8_t id[ID_BYTES])
 {
     node_t *n = arg;
     inflight_t *slot = s_slot_of(n, id);
-    if (slot) zygotes_cancel(n->zygotes, slot->zygote, id);
+    if (slot && slot->zygote == SLOT_WAITING) { /* never reached a zygote: answered here */
+        broker_link_send_simple(n->link, id, ST_CANCELLED, "Cancelled", "execution was cancelled");
+        s_slot_release(n, slot);
+    } else if (slot) {
+        zygotes_cancel(n->zygotes, slot->zygote, id);
+    }
 }
 
 /* ---- from the zygotes ---------------------------------------------------------------------- */
@@ -231,7 +385,7 @@ static int s_on_result(void *arg, const uint8_t id[ID_BYTES], const uint8_t *bod
 {
     node_t *n = arg;
     inflight_t *slot = s_slot_of(n, id);
-    if (!slot) return 0; /* answered already (its zygote was given up on), or unknown */
+    if (!slot || slot->zygote == SLOT_WAITING) return 0; /* answered already (its zygote was given up on), or unknown */
     s_slot_release(n, slot);
     broker_link_send_result(n->link, id, body, len); /* returns the slot's credit */
     return 1;
@@ -240,7 +394,8 @@ static int s_on_result(void *arg, const uint8_t id[ID_BYTES], const uint8_t *bod
 static void s_on_progress(void *arg, const uint8_t id[ID_BYTES], const uint8_t *chunk, size_t len)
 {
     node_t *n = arg;
-    if (s_slot_of(n, id)) broker_link_send_progress(n->link, id, chunk, len);
+    inflight_t *slot = s_slot_of(n, id);
+    if (slot && slot->zygote >= 0) broker_link_send_progress(n->link, id, chunk, len);
 }
 
 /* A zygote's news of a session: the book, the metrics, and the broker at once. */
@@ -368,7 +523,7 @@ static int s_serve(node_t *n)
     const node_conf_t *conf = n->conf;
     char err[512];
     n->inflight = xcalloc((size_t)conf->slots, sizeof *n->inflight);
-    for (long i = 0; i < conf->slots; i++) n->inflight[i].zygote = -1;
+    for (long i = 0; i < conf->slots; i++) n->inflight[i].zygote = SLOT_FREE;
     exec_metrics_init(&n->metrics, conf->node_id, n->layers_str, conf->slots);
     char names[WIRE_MAX_SERVICES][65];
     int k = zygotes_services(n->zygotes, 1, names, WIRE_MAX_SERVICES);
@@ -396,8 +551,15 @@ static int s_serve(node_t *n)
     }
     broker_link_hooks_t link = {s_fill_ready, s_on_job, s_on_cancel, n};
     n->link = broker_link_new(n->loop, conf, &n->metrics, &link);
-    zygotes_hooks_t zygotes = {s_on_result, s_on_progress, s_on_zygote_down, s_on_session, n};
+    zygotes_hooks_t zygotes = {s_on_result, s_on_progress, s_on_zygote_down, s_on_session,
+                               s_on_env_down, n};
     zygotes_attach(n->zygotes, n->loop, &zygotes);
+    if (conf->packages[0]) {
+        envs_hooks_t envs = {s_on_env_built, n};
+        n->envs = envs_new(n->loop, conf, &envs);
+        loop_timer_add(n->loop, 50, 50, s_on_wait_tick, n);
+        log_info("event=packages source=\"%s\" envs=%s", conf->packages, conf->envs_dir);
+    }
     loop_run(n->loop);
     return 0;
 }
@@ -416,6 +578,7 @@ int node_main(const node_conf_t *conf)
      * them every child) die with their channel. */
     if (n.link) broker_link_disconnect(n.link);
     zygotes_destroy(&n.zygotes);
+    envs_destroy(&n.envs);
     broker_link_destroy(&n.link);
     snapshot_destroy(&n.snapshot);
     metrics_http_destroy(&n.http);

@@ -35,6 +35,11 @@ typedef struct {
                             */
     long session_evict_free_mb; /* evict idle sessions, least recently used first, below this */
     long session_memory_mb; /* ... or while sessions hold more than this together (0: no budget) */
+    char packages[PATH_MAX];      /* package source (wheel directory or index URL); "" none */
+    char envs_dir[PATH_MAX];      /* dependency environments (envs.h) */
+    long max_env_zygotes;
+    long env_idle_s;
+    long build_timeout_s;
 } node_conf_t;
 
 void node_conf_defaults(node_conf_t *conf);

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #include "../common/log.h"
 #include "jobcopy.h"
 #include "landlock.h"
+#include "pidns.h"
 #include "pool.h"
 
 /* One allocation, the counters beside the slots: after every fork the zygote's pages are
@@ -26,6 +29,8 @@ struct pool {
     int sig_fd;   /* SIGCHLD */
     int timer_fd; /* armed at the earliest running child's deadline */
     uint64_t forks;
+    uint64_t muted; /* children whose socket was ignored after a premature byte */
+    pidns_t *pidns; /* sessions' lineages, with the namespaces layer; else NULL */
     child_t children[]; /* conf.slots of them */
 };
 
@@ -42,6 +47,9 @@ pool_t *pool_new(const pool_conf_t *conf, char *err, size_t errlen)
     if (self->sig_fd < 0 || self->timer_fd < 0) {
         snprintf(err, errlen, "signalfd/timerfd: %s", strerror(errno));
         pool_destroy(&self);
+    } else if ((conf->env->sb->layers & LAYER_NAMESPACES) && !(self->pidns = pidns_new())) {
+        snprintf(err, errlen, "pidfd of the zygote: %s", strerror(errno));
+        pool_destroy(&self);
     }
     return self;
 }
@@ -53,6 +61,7 @@ void pool_destroy(pool_t **self_p)
     if (!self) return;
     if (self->sig_fd >= 0) close(self->sig_fd);
     if (self->timer_fd >= 0) close(self->timer_fd);
+    pidns_destroy(&self->pidns);
     free(self);
     *self_p = NULL;
 }
@@ -120,6 +129,7 @@ static void s_release(pool_t *self, child_t *c)
     area_unmap(&c->area);
     if (!c->session) s_workspace_drop(self, c); /* reaped: nothing writes there any more */
     jobcopy_private_free(&c->inputs);
+    if (c->holder && self->pidns) pidns_unref(self->pidns, c->holder); /* one fewer of its lineage */
     memset(c, 0, sizeof *c);
 }
 
@@ -157,13 +167,40 @@ static int s_prepare(pool_t *self, child_t *c, int sv[2], int session_capable)
     return 0;
 }
 
+/* With the namespaces layer each child is pid 1 of a pid namespace of its own: it sees no other
+ * process — not its zygote, not another tenant's job — and its pid says nothing about how many
+ * ran before it. glibc's fork() takes no flags, hence the raw clone; what fork() adds is not
+ * needed here: the zygote is single-threaded (no lock another thread could hold, no atfork
+ * handler of a thread pool to run) and the tid glibc keeps for it, 1 (it is pid 1 of the
+ * namespace the node cloned it into), is the child's own too. A child pooled for a session is
+ * pid 2 of its lineage's namespace instead, under a holder (pidns.h): it must be able to fork
+ * itself with CLONE_PARENT, which the kernel refuses to a namespace's init. */
+static pid_t s_clone(pool_t *self, child_t *c)
+{
+    if (!(self->conf.env->sb->layers & LAYER_NAMESPACES)) return fork();
+    if (!c->session_capable)
+        return (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, NULL);
+    if ((c->holder = pidns_hold(self->pidns)) < 0) {
+        c->holder = 0;
+        return -1;
+    }
+    pid_t pid = pidns_fork(self->pidns, c->holder);
+    if (pid < 0) {
+        int e = errno;
+        pidns_unref(self->pidns, c->holder);
+        c->holder = 0;
+        errno = e;
+    }
+    return pid;
+}
+
 static child_t *s_fork(pool_t *self, int session_capable)
 {
     child_t *c = s_free_slot(self);
     int sv[2];
     if (!c || s_prepare(self, c, sv, session_capable) < 0) return NULL;
     uint64_t t0 = clock_mono_us();
-    pid_t pid = fork();
+    pid_t pid = s_clone(self, c);
     if (pid > 0) log_debug("event=forked us=%llu", (unsigned long long)(clock_mono_us() - t0));
     if (pid < 0) {
         log_error("event=fork_failed error=\"%s\"", strerror(errno));
@@ -198,13 +235,15 @@ child_t *pool_fork_session(pool_t *self)
     return s_fork(self, 1);
 }
 
-child_t *pool_free_slot(pool_t *self)
+child_t *pool_free_slot(pool_t *self, const child_t *parent)
 {
     child_t *c = s_free_slot(self);
     if (c) {
         memset(c, 0, sizeof *c);
         c->landlock_fd = -1;
         c->sock = -1;
+        c->holder = parent->holder; /* the clone is born in its parent's namespace */
+        if (c->holder && self->pidns) pidns_ref(self->pidns, c->holder);
     }
     return c;
 }
@@ -291,6 +330,16 @@ child_t *pool_find_pid(pool_t *self, pid_t pid)
     return pid > 0 ? s_find_pid(self, pid) : NULL;
 }
 
+int pool_is_holder(const pool_t *self, pid_t pid)
+{
+    return self->pidns && pidns_is_holder(self->pidns, pid);
+}
+
+size_t pool_holders(const pool_t *self)
+{
+    return self->pidns ? pidns_holders(self->pidns) : 0;
+}
+
 void pool_discard(pool_t *self, child_t *c)
 {
     (void)self;
@@ -341,10 +390,12 @@ void pool_on_timer(pool_t *self)
 
 /* ---- ends ---------------------------------------------------------------------------------- */
 
-/* A running child wrote its done byte: answer now, then make sure it ends. A byte written
- * early by the job's own code (the fd is visible to it) is ignored unless the runner has
- * finished; a forged finish only hurts the forger, who gets its own answer early and is
- * killed. */
+/* A running child wrote its done byte: answer now, then make sure it ends. The socket is the
+ * job's to write too: a byte before the runner has finished is the job's own, and from then on
+ * the zygote stops listening to that socket (the child's exit still ends the job, through
+ * SIGCHLD): one wake-up per job at most, however many bytes it writes, so a job cannot make
+ * the shared zygote spend its CPU. A forged finish only hurts the forger, who gets its own
+ * answer early and is killed. */
 void pool_on_done(pool_t *self, child_t *c)
 {
     char b[16];
@@ -354,10 +405,20 @@ void pool_on_done(pool_t *self, child_t *c)
         c->sock = -1;
         return;
     }
-    if (c->answered || area_hdr(&c->area)->phase != AREA_FINISHED) return;
+    if (c->answered) return;
+    if (area_hdr(&c->area)->phase != AREA_FINISHED) {
+        pool_mute(self, c);
+        return;
+    }
     self->conf.on_finished(self->conf.arg, c, 0, NULL);
     c->answered = 1;
     kill(c->pid, SIGKILL); /* nothing of the job may run past its answer */
+}
+
+void pool_mute(pool_t *self, child_t *c)
+{
+    c->muted = 1;
+    self->muted++;
 }
 
 void pool_kept(pool_t *self, child_t *c)
@@ -366,6 +427,7 @@ void pool_kept(pool_t *self, child_t *c)
     c->killed = KILL_NONE;
     c->interrupted = KILL_NONE;
     c->answered = 0;
+    c->muted = 0; /* heard again at its next job (sessions.c drains what the last one left) */
     c->deadline_us = 0;
     c->running_sent = 0;
     c->streamed[0] = c->streamed[1] = 0;
@@ -385,7 +447,8 @@ void pool_on_sigchld(pool_t *self)
         if (pid <= 0) break;
         child_t *c = s_find_pid(self, pid);
         if (!c) {
-            log_debug("event=unknown_child_reaped pid=%d status=%d", pid, wstatus);
+            if (!self->pidns || !pidns_reaped(self->pidns, pid))
+                log_debug("event=unknown_child_reaped pid=%d status=%d", pid, wstatus);
             continue;
         }
         if (c->state == CHILD_RUNNING && !c->answered)
@@ -448,4 +511,9 @@ size_t pool_idle(const pool_t *self, int session_capable)
 uint64_t pool_forks(const pool_t *self)
 {
     return self->forks;
+}
+
+uint64_t pool_muted(const pool_t *self)
+{
+    return self->muted;
 }

@@ -40,6 +40,7 @@ typedef struct {
                                          names, with ws_dir mounted inside it (sessions.h) */
     int landlock_fd;          /* its own Landlock ruleset until forked (workspace profiles) */
     int session_capable;      /* pooled for a session (pool_fork_session) */
+    pid_t holder;             /* its lineage's pid namespace holder (pidns.h); 0: none */
     struct zsession *session; /* its session while it is one's process; the session owns its
                                  directories then, and hears of its end (pool_conf_t) */
     /* its job, set by dispatch */
@@ -53,6 +54,7 @@ typedef struct {
     kill_reason_t killed;
     int interrupted;      /* a session's cell got SIGINT at its deadline; SIGKILL after a grace */
     int answered;         /* its result is sent; only the reaping is left */
+    int muted;            /* wrote its socket before finishing: no longer listened to */
     uint32_t streamed[2]; /* stdout/stderr bytes already sent as progress */
     int running_sent;
 } child_t;
@@ -86,8 +88,9 @@ child_t *pool_fork(pool_t *self);
 /* One more idle child pooled for a session: its directory is a lineage's base with its
  * workspace mounted inside (sessions.h), and its RLIMIT_NPROC keeps its hard limit. */
 child_t *pool_fork_session(pool_t *self);
-/* A free slot for a session's clone, which sessions.h fills; NULL when the table is full. */
-child_t *pool_free_slot(pool_t *self);
+/* A free slot for a clone of parent's process, which sessions.h fills (it shares parent's pid
+ * namespace, pidns.h); NULL when the table is full. */
+child_t *pool_free_slot(pool_t *self, const child_t *parent);
 /* An idle child for a job: one that is ready when there is one, else any idle one, else a new
  * one (the pool ran dry); NULL when none can be had. session: one pooled for a session. */
 child_t *pool_take(pool_t *self);
@@ -102,6 +105,8 @@ void pool_kill(child_t *c, kill_reason_t why);
 /* A session's running job: SIGINT (KeyboardInterrupt), then SIGKILL if it has not answered
  * within the grace. why says what the answer reports. */
 void pool_interrupt(pool_t *self, child_t *c, kill_reason_t why);
+/* c wrote its socket before its job finished: no longer listened to for this job. */
+void pool_mute(pool_t *self, child_t *c);
 /* A session's job is answered and its process lives on: it waits for the next one. */
 void pool_kept(pool_t *self, child_t *c);
 /* c runs something that is not a woken job (a fork_session): watched, killed past wall_ms. */
@@ -109,6 +114,9 @@ void pool_watch(pool_t *self, child_t *c, long wall_ms);
 /* A slot whose process never was (a clone that did not come): freed as it is. */
 void pool_forget(pool_t *self, child_t *c);
 child_t *pool_find_pid(pool_t *self, pid_t pid);
+/* Sessions' pid namespace holders (pidns.h): whether pid is one, and how many live. */
+int pool_is_holder(const pool_t *self, pid_t pid);
+size_t pool_holders(const pool_t *self);
 
 /* What the zygote's loop polls, and what it calls when they are ready. */
 int pool_sig_fd(const pool_t *self);
@@ -123,5 +131,6 @@ size_t pool_count(const pool_t *self, child_state_t state);
 size_t pool_ready(const pool_t *self); /* idle children waiting for a job, layers in place */
 size_t pool_idle(const pool_t *self, int session_capable); /* idle ones of a kind */
 uint64_t pool_forks(const pool_t *self);                   /* since start */
+uint64_t pool_muted(const pool_t *self); /* children muted for a premature byte, since start */
 
 #endif

@@ -11,7 +11,7 @@
 
 #include "prologue.h"
 
-enum { L_SHARED, L_ALLOW, L_TRAP, L_SIGARG, L_CLONE, L_RECV, L__COUNT };
+enum { L_SHARED, L_ALLOW, L_TRAP, L_SIGARG, L_SIGNO, L_SIGNO3, L_SIGZERO, L_CLONE, L_RECV, L__COUNT };
 
 #define MAX_INSNS 48
 
@@ -70,6 +70,8 @@ static void s_if64(asm_t *a, uint32_t offset, uint64_t v, int no)
 #define ARCH offsetof(struct seccomp_data, arch)
 #define IP   offsetof(struct seccomp_data, instruction_pointer)
 #define ARG0 offsetof(struct seccomp_data, args[0])
+#define ARG1 offsetof(struct seccomp_data, args[1])
+#define ARG2 offsetof(struct seccomp_data, args[2])
 
 /* Relative offsets from the labels; 0 when the program does not fit. */
 static size_t s_patch(asm_t *a, struct sock_filter *out, size_t cap)
@@ -103,7 +105,6 @@ size_t prologue_build(const prologue_t *p, struct sock_filter *out, size_t cap)
         s_if(&a, __NR_clone, L_CLONE, -1);
         s_if(&a, __NR_recvmsg, L_RECV, -1);
         s_if(&a, __NR_landlock_restrict_self, L_ALLOW, -1);
-        s_if(&a, __NR_fchdir, L_ALLOW, -1);
     }
     s_if(&a, __NR_kill, L_SIGARG, -1);
     s_if(&a, __NR_tkill, L_SIGARG, -1);
@@ -117,13 +118,25 @@ size_t prologue_build(const prologue_t *p, struct sock_filter *out, size_t cap)
         s_if64(&a, ARG0, (uint64_t)(uint32_t)p->wake_fd, L_SHARED);
         s_goto(&a, L_ALLOW);
     }
+    /* 32-bit loads (the low half on x86-64): exactly the kernel's int view of pid and signal */
     s_place(&a, L_SIGARG);
     s_load(&a, ARG0);
-    s_if(&a, (uint32_t)p->self, L_ALLOW, -1);
+    s_if(&a, (uint32_t)p->self, L_SIGNO, -1);
+    s_if(&a, 0, L_SIGNO, L_TRAP); /* to anyone else: an attack */
+    s_place(&a, L_SIGNO);         /* to itself: which signal? */
+    s_load(&a, NR);
+    s_if(&a, __NR_tgkill, L_SIGNO3, -1);
+    s_load(&a, ARG1);
+    s_goto(&a, L_SIGZERO);
+    s_place(&a, L_SIGNO3);
+    s_load(&a, ARG2);
+    s_place(&a, L_SIGZERO);
+    /* 0 (a liveness probe) passes; any other traps and childsig.c delivers it as the kernel
+     * would to an ordinary process (a pid 1 would ignore it) */
     s_if(&a, 0, L_ALLOW, L_TRAP);
     s_place(&a, L_ALLOW);
-    s_ret(&a, SECCOMP_RET_ALLOW); /* to itself (or its own group), or a session's own call */
+    s_ret(&a, SECCOMP_RET_ALLOW); /* signal 0 to itself, or a session's own call */
     s_place(&a, L_TRAP);
-    s_ret(&a, SECCOMP_RET_TRAP); /* a signal to anyone else: an attack */
+    s_ret(&a, SECCOMP_RET_TRAP);
     return s_patch(&a, out, cap);
 }

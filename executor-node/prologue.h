@@ -1,9 +1,11 @@
 /* executor-node/prologue.h — the few BPF instructions each child puts in front of the profile's
  * shared seccomp program (filter.h), for the rules that depend on the child itself.
  *
- * Every child: kill, tkill and tgkill only to itself (its pid, or 0 for its own process group);
- * to anyone else they trap. A session's child (sessions.h) also gets the rules its own C loop
- * needs between cells, and nothing more:
+ * Every child: kill, tkill and tgkill to anyone but itself (its pid, or 0 for its own process
+ * group) trap as attacks; to itself, signal 0 passes and any other traps too, to be delivered by
+ * childsig.c as the kernel would to an ordinary process (a job is pid 1 of its own pid
+ * namespace, which the kernel would spare its own default-action signals). A session's child
+ * (sessions.h) also gets the rules its own C loop needs between cells, and nothing more:
  *   - clone with exactly CLONE_PARENT | SIGCHLD, and only from the one `syscall` instruction
  *     of session_child.c's fork (the instruction pointer is part of what seccomp sees): the
  *     fork_session clone. The same call from anywhere else — user code through ctypes, say —
@@ -11,8 +13,7 @@
  *     RLIMIT_NPROC is 0 except while the zygote lets that one fork happen;
  *   - recvmsg on its wake socket only, which is how the zygote hands it the descriptors of its
  *     clone (a socket, a job area, Landlock rulesets);
- *   - landlock_restrict_self, which can only narrow what the caller may do;
- *   - fchdir, so a clone moves into its own workspace (Landlock decides what it may touch).
+ *   - landlock_restrict_self, which can only narrow what the caller may do.
  * Whatever these rules do not allow goes on to the shared program. */
 #ifndef SP_PROLOGUE_H
 #define SP_PROLOGUE_H

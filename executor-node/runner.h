@@ -9,6 +9,8 @@
 
 #include "jobarea.h"
 
+typedef struct _object PyObject;
+
 /* Zygote, before the interpreter starts: makes _snakepit importable. 0, or -1. */
 int runner_register(void);
 /* Child, at its job: where _snakepit writes (NULL: nowhere, as in the zygote's probe). */
@@ -16,5 +18,8 @@ void runner_bind(area_t *area);
 /* A session's process: output past the cap ends the cell (_snakepit.OutputLimit), not the
  * process. */
 void runner_session(int on);
+/* _snakepit.PermissionError, the PermissionError subclass the audit hook raises: the runner
+ * tells a sandbox refusal that ended a job from one the code caught. Borrowed. */
+PyObject *runner_permission_error(void);
 
 #endif

@@ -15,7 +15,7 @@
 
 #include "../common/clock.h"
 #include "audit.h"
-#include "filter.h"
+#include "childsig.h"
 #include "python.h"
 #include "session_child.h"
 
@@ -47,6 +47,7 @@ typedef struct {
     sandbox_t *sb;
     area_t area;
     int wake;
+    char ws_dir[WORKSPACE_PATH_MAX]; /* its workspace, "" in profiles without one */
 } me_t;
 
 typedef struct {
@@ -126,7 +127,7 @@ static void s_job(me_t *me, int first)
     } else {
         if (!first) py_drop_signals();
         py_session_job(job, me->env->profile, &me->area, (me->sb->layers & LAYER_PYTHON) != 0,
-                       first);
+                       me->ws_dir, first);
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -150,7 +151,7 @@ static void s_become_clone(me_t *me, wake_msg_t *m)
     close(memfd);
     /* Our own clones, if we make any, must not inherit this area either. */
     if (madvise(me->area.base, me->area.size, MADV_DONTFORK) < 0) _exit(1);
-    filter_set_area(&me->area);
+    childsig_moved(&me->area); /* its reports go to its own area, and its own pid is itself */
     if (syscall(SYS_landlock_restrict_self, mine, 0) < 0 && (me->sb->layers & LAYER_LANDLOCK))
         _exit(1);
     close(mine);
@@ -158,6 +159,7 @@ static void s_become_clone(me_t *me, wake_msg_t *m)
         if (fchdir(cwd) < 0) _exit(1);
         close(cwd);
         audit_set_workspace(m->fork.cwd);
+        snprintf(me->ws_dir, sizeof me->ws_dir, "%s", m->fork.cwd);
     }
     py_after_fork(); /* CPython's own at-fork work: thread state, and random's reseed */
     m->n_fds = 0;
@@ -195,9 +197,11 @@ static void s_fork(me_t *me, wake_msg_t *m)
         s_reply(me->wake, 'F', (int32_t)pid);
 }
 
-_Noreturn void session_child_main(const child_env_t *env, sandbox_t *sb, area_t *area, int wake_fd)
+_Noreturn void session_child_main(const child_env_t *env, sandbox_t *sb, area_t *area, int wake_fd,
+                                  const char *ws_dir)
 {
-    me_t me = {env, sb, *area, wake_fd};
+    me_t me = {env, sb, *area, wake_fd, ""};
+    snprintf(me.ws_dir, sizeof me.ws_dir, "%s", ws_dir);
     char err[256] = "setting the session's limits";
     const jobspec_t *job = (const jobspec_t *)(void *)area_job(area);
     /* Clones get an area of their own; ours is shared with the zygote alone. */

@@ -42,7 +42,9 @@ typedef struct {
     char cwd[WORKSPACE_PATH_MAX]; /* the clone's working directory; "" without one */
 } fork_msg_t;
 
-/* In a pooled child whose first job (already in its area) makes a session. Never returns. */
-_Noreturn void session_child_main(const child_env_t *env, sandbox_t *sb, area_t *area, int wake_fd);
+/* In a pooled child whose first job (already in its area) makes a session; ws_dir its
+ * workspace ("" without one). Never returns. */
+_Noreturn void session_child_main(const child_env_t *env, sandbox_t *sb, area_t *area, int wake_fd,
+                                  const char *ws_dir);
 
 #endif

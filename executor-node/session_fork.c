@@ -49,18 +49,21 @@ static void s_nproc(pid_t pid, rlim_t soft)
  * RLIMIT_NPROC counts them all, so the session's soft limit is this plus one. */
 static rlim_t s_nproc_count(sessions_t *s)
 {
-    rlim_t n = 1; /* the zygote itself, when children keep its uid */
+    /* the zygote itself and the lineages' pid namespace holders (pidns.h), when children keep
+     * its uid */
+    rlim_t n = s->conf.env->sb->drop_uid ? 0 : 1 + (rlim_t)pool_holders(s->conf.pool);
     for (size_t i = 0; i < pool_slots(s->conf.pool); i++) n += pool_child(s->conf.pool, i)->pid > 0;
     return n;
 }
 
-/* Kills every child of the zygote that no slot knows: a clone nobody asked for. */
+/* Kills every child of the zygote that no slot knows: a clone nobody asked for (the holders of
+ * the lineages' pid namespaces are the zygote's own). */
 static void s_sweep(sessions_t *s)
 {
     pid_t kids[MAX_STRAYS];
     size_t n = procfs_children(s->conf.procfd, getpid(), kids, MAX_STRAYS);
     for (size_t i = 0; i < n; i++) {
-        if (pool_find_pid(s->conf.pool, kids[i])) continue;
+        if (pool_find_pid(s->conf.pool, kids[i]) || pool_is_holder(s->conf.pool, kids[i])) continue;
         log_warn("event=stray_child_killed pid=%d", (int)kids[i]);
         kill(kids[i], SIGKILL);
     }
@@ -227,7 +230,7 @@ int session_fork_start(sessions_t *s, zsession_t *parent, const uint8_t id[ID_BY
             "which starts from a fresh sandbox",
             parent->layers - 1, LANDLOCK_MAX_LAYERS);
     if (sessions_room(s, job->new_session, why) < 0) return -1;
-    child_t *cc = pool_free_slot(s->conf.pool);
+    child_t *cc = pool_free_slot(s->conf.pool, pc);
     if (!cc)
         return dispatch_refuse(why, ST_INTERNAL_ERROR, "ForkFailed", "no room for another sandbox");
     fork_op_t *f = xcalloc(1, sizeof *f);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -389,9 +390,6 @@ static const char *s_end_reason(const sessions_t *s, const zsession_t *z, const 
     return buf;
 }
 
-static void s_snapshot_result(sessions_t *s, zsession_t *z, result_t *res);
-static void s_info_result(sessions_t *s, zsession_t *z, result_t *res);
-
 void sessions_finished(sessions_t *s, child_t *c, int wstatus, const struct rusage *ru)
 {
     /* (the answer goes after the news of a new session: the node must know of it before
@@ -420,8 +418,8 @@ void sessions_finished(sessions_t *s, child_t *c, int wstatus, const struct rusa
     result_t res;
     result_init(&res);
     outcome_result(&o, &res);
-    if (res.status == ST_OK && c->kind == JOB_SESSION_SNAPSHOT) s_snapshot_result(s, z, &res);
-    if (res.status == ST_OK && c->kind == JOB_SESSION_INFO) s_info_result(s, z, &res);
+    if (res.status == ST_OK && c->kind == JOB_SESSION_SNAPSHOT) session_snapshot_result(s, z, &res);
+    if (res.status == ST_OK && c->kind == JOB_SESSION_INFO) session_info_result(s, z, &res);
     if (c->kind == JOB_EXEC) res.session.cell = z->cells;
     char buf[WIRE_MAX_REASON + 1];
     const char *end = s_end_reason(s, z, c, &res, ru, first, buf, sizeof buf);
@@ -470,7 +468,7 @@ void sessions_gone(sessions_t *s, child_t *c, int wstatus)
 
 int sessions_wants_io(const child_t *c)
 {
-    if (c->state == CHILD_RUNNING && !c->answered) return 1;
+    if (c->state == CHILD_RUNNING && !c->answered) return !c->muted;
     return c->session->fork && c->state == CHILD_KEPT && c->pid <= 0; /* a clone's 'R' */
 }
 
@@ -484,10 +482,33 @@ void sessions_on_io(sessions_t *s, child_t *c)
         c->sock = -1;
         return;
     }
-    /* A byte written early by the cell's own code (the socket is visible to it) is ignored
-     * until the runner has finished. */
-    if (c->state != CHILD_RUNNING || c->answered || area_hdr(&c->area)->phase != AREA_FINISHED)
+    if (c->state != CHILD_RUNNING || c->answered) return;
+    /* A byte written early by the cell's own code (the socket is visible to it) mutes the
+     * socket for the rest of the job, as pool.c does a one-off job's: one wake-up of the shared
+     * zygote per job however many bytes it writes. The job's end is then seen on the progress
+     * tick (sessions_on_muted), at most 50 ms late. */
+    if (area_hdr(&c->area)->phase != AREA_FINISHED) {
+        pool_mute(s->conf.pool, c);
         return;
+    }
+    sessions_finished(s, c, 0, NULL);
+}
+
+/* What a muted job left in its socket goes before the next job's bytes can be heard (a
+ * datagram each; bounded, as the job could have queued many: what is left mutes the next one). */
+static void s_drain(child_t *c)
+{
+    char b[16];
+    for (int i = 0; i < 64 && recv(c->sock, b, sizeof b, MSG_DONTWAIT) > 0; i++) {
+    }
+}
+
+void sessions_on_muted(sessions_t *s, child_t *c)
+{
+    if (!c->muted || c->state != CHILD_RUNNING || c->answered || c->sock < 0 ||
+        area_hdr(&c->area)->phase != AREA_FINISHED)
+        return;
+    s_drain(c);
     sessions_finished(s, c, 0, NULL);
 }
 
@@ -528,66 +549,4 @@ void sessions_tick(sessions_t *s)
     session_fork_tick(s);
     measure_t m = {s, MEASURE_MAX};
     idmap_each(s->by_id, s_measure_one, &m); /* (it changes nothing in the map) */
-}
-
-/* ---- what a snapshot and a summary add ----------------------------------------------------- */
-
-/* The session's pickles (its process's part, checked again here) and its workspace's files,
- * as one snapshot (proto/snapshot.h). */
-static void s_snapshot_result(sessions_t *s, zsession_t *z, result_t *res)
-{
-    snapshot_view_t parts;
-    files_read_t files = {0};
-    char err[256];
-    int rc = res->snapshot
-                 ? snapshot_decode(res->snapshot, res->snapshot_len, &parts, err, sizeof err)
-                 : (snprintf(err, sizeof err, "no snapshot came back"), -1);
-    if (rc == 0 && s->conf.ws && session_files_read(z->cwd, &files, err, sizeof err) < 0) {
-        snapshot_view_free(&parts);
-        rc = -1;
-    }
-    if (rc < 0) {
-        res->status = ST_ERROR;
-        res->error.present = 1;
-        free(res->error.type);
-        free(res->error.message);
-        res->error.type = xstrdup("SnapshotFailed");
-        res->error.message = xstrdup(err);
-    } else {
-        const char **names = xcalloc(files.n_skipped + 1, sizeof *names);
-        const char **reasons = xcalloc(files.n_skipped + 1, sizeof *reasons);
-        for (size_t i = 0; i < files.n_skipped; i++)
-            names[i] = files.skipped[i].name, reasons[i] = files.skipped[i].reason;
-        buf_t out;
-        buf_init(&out);
-        snapshot_encode(&parts, files.files, files.n, names, reasons, files.n_skipped, &out);
-        free(names);
-        free(reasons);
-        snapshot_view_free(&parts);
-        explicit_bzero(res->snapshot, res->snapshot_len);
-        free(res->snapshot);
-        res->snapshot = buf_steal(&out, &res->snapshot_len);
-        session_files_free(&files);
-        return;
-    }
-    if (res->snapshot) explicit_bzero(res->snapshot, res->snapshot_len);
-    free(res->snapshot);
-    res->snapshot = NULL;
-    res->snapshot_len = 0;
-}
-
-/* {"files": [...], "session": <what the session's process said>}: the files are listed here,
- * where they are not the hostile process's word. */
-static void s_info_result(sessions_t *s, zsession_t *z, result_t *res)
-{
-    buf_t b;
-    buf_init(&b);
-    buf_puts(&b, "{\"files\":");
-    if (s->conf.ws)
-        session_files_list(z->cwd, &b);
-    else
-        buf_puts(&b, "[]");
-    buf_printf(&b, ",\"session\":%s}", res->session.summary ? res->session.summary : "null");
-    free(res->session.summary);
-    res->session.summary = buf_steal(&b, NULL);
 }

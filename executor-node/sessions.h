@@ -68,6 +68,9 @@ void sessions_gone(sessions_t *self, child_t *c, int wstatus);
 int sessions_wants_io(const child_t *c);
 /* c's socket is readable. */
 void sessions_on_io(sessions_t *self, child_t *c);
+/* On the progress tick: a running job of c's session whose socket was muted (it wrote a byte
+ * before it finished) is answered once its area says it has finished. */
+void sessions_on_muted(sessions_t *s, child_t *c);
 
 /* The node asks: the session ends now with this reason, unless a job is running in it (then
  * nothing happens: the node asks again once it is idle). */

@@ -62,6 +62,11 @@ void sessions_announce(sessions_t *s, zsession_t *z);
  * fills the session part. */
 void sessions_answer(sessions_t *s, const uint8_t id[ID_BYTES], const zsession_t *z, status_t st,
                      const char *type, const char *message, const child_t *c);
+/* A snapshot's answer: the process's pickles (checked again) and the workspace's files, as one
+ * snapshot (proto/snapshot.h); an error answer when either cannot be had. session_results.c */
+void session_snapshot_result(sessions_t *s, zsession_t *z, result_t *res);
+/* An info answer: {"files": [...], "session": <what the process said>}. */
+void session_info_result(sessions_t *s, zsession_t *z, result_t *res);
 /* z ends with this reason: its process is killed (its reap finishes the end, sessions_gone). */
 void sessions_kill(sessions_t *s, zsession_t *z, const char *reason);
 

@@ -89,7 +89,8 @@ typedef struct {
     char *argv[48];
 } args_t;
 
-static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const profile_t *profile)
+static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const profile_t *profile,
+                   const spawn_env_t *env)
 {
     snprintf(a->layers, sizeof a->layers, "%u", layers);
     snprintf(a->slots, sizeof a->slots, "%ld", conf->slots);
@@ -100,8 +101,11 @@ static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const pr
     snprintf(a->cap, sizeof a->cap, "%ld", conf->output_max);
     snprintf(a->rj, sizeof a->rj, "%ld", conf->recycle_jobs);
     snprintf(a->rs, sizeof a->rs, "%ld", conf->recycle_s);
-    snprintf(a->ms, sizeof a->ms, "%ld", conf->max_sessions);
-    snprintf(a->sp, sizeof a->sp, "%ld", conf->max_sessions ? conf->session_pool : 0);
+    /* sessions live in the profiles' own zygotes: a dependency environment's keeps none (the
+     * node never sends it a session's job, so no child is pooled for one there) */
+    long max_sessions = env ? 0 : conf->max_sessions;
+    snprintf(a->ms, sizeof a->ms, "%ld", max_sessions);
+    snprintf(a->sp, sizeof a->sp, "%ld", max_sessions ? conf->session_pool : 0);
     snprintf(a->si, sizeof a->si, "%ld", conf->session_idle_s);
     snprintf(a->smi, sizeof a->smi, "%ld", conf->session_max_idle_s);
     snprintf(a->sg, sizeof a->sg, "%ld", conf->session_grace_ms);
@@ -142,15 +146,27 @@ static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const pr
                     a->smi,
                     "--session-grace-ms",
                     a->sg,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
                     NULL};
     memcpy(a->argv, argv, sizeof argv);
+    if (env) { /* a dependency environment's zygote (envs.h) */
+        size_t n = 0;
+        while (a->argv[n]) n++;
+        a->argv[n++] = "--env-site";
+        a->argv[n++] = (char *)env->site;
+        a->argv[n++] = "--env-modules";
+        a->argv[n++] = (char *)env->modules;
+    }
 }
 
 /* A scrubbed environment: nothing of the host's (tokens, paths, proxies) reaches a job.
  * BLAS and OpenMP are pinned to one thread before any of them is imported. */
 typedef struct {
     char asan[512];
-    char *envp[16];
+    char *envp[18];
 } env_t;
 
 static void s_env(env_t *e)
@@ -165,8 +181,10 @@ static void s_env(env_t *e)
             sizeof e->asan - strlen(e->asan) - 1);
     asan_env = e->asan;
 #endif
+    /* USER and LOGNAME answer getpass.getuser() without a passwd lookup (glibc's NSS would open
+     * a socket to nscd, which seccomp traps) */
     char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC",
-                    "HOME=/nonexistent", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
+                    "HOME=/nonexistent", "USER=sandbox", "LOGNAME=sandbox", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
                     "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1", "MPLBACKEND=Agg",
                     /* resolve every symbol in the zygote, once: lazy binding would write each
                      * child's GOT on first call (a copy-on-write fault and a symbol lookup) */
@@ -175,7 +193,8 @@ static void s_env(env_t *e)
 }
 
 int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers,
-                 const profile_t *profile, pid_t *pid_out, int *chan_fd, char *err, size_t errlen)
+                 const profile_t *profile, const spawn_env_t *env, pid_t *pid_out, int *chan_fd,
+                 char *err, size_t errlen)
 {
     int sv[2], sync[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -189,7 +208,7 @@ int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers,
     }
     args_t a;
     env_t e;
-    s_args(&a, conf, layers, profile);
+    s_args(&a, conf, layers, profile, env);
     s_env(&e);
     long flags = SIGCHLD;
     if (layers & LAYER_NAMESPACES)

@@ -21,6 +21,7 @@
 #include "../proto/result.h"
 #include "../proto/wire.h"
 #include "dispatch.h"
+#include "envprofile.h"
 #include "filter.h"
 #include "outcome.h"
 #include "pool.h"
@@ -106,6 +107,7 @@ static void s_send_result(zygote_t *z, const uint8_t id[ID_BYTES], result_t *res
     need += res->out_len + res->err_len;
     for (size_t i = 0; i < res->n_images; i++) need += res->images[i].len + 64;
     for (size_t i = 0; i < res->n_files; i++) need += res->files[i].len + JOB_MAX_PATH + 16;
+    for (size_t i = 0; i < res->n_outputs; i++) need += res->outputs[i].len + 192;
     need += (res->result ? strlen(res->result) : 0) +
             (res->variables ? strlen(res->variables) : 0) +
             (res->validation ? strlen(res->validation) : 0) +
@@ -188,6 +190,7 @@ static void s_progress(zygote_t *z)
 {
     for (size_t i = 0; i < pool_slots(z->pool); i++) {
         child_t *c = pool_child(z->pool, i);
+        if (c->session && c->muted) sessions_on_muted(z->sessions, c); /* may answer it */
         if (c->state != CHILD_RUNNING || c->answered || c->kind != JOB_EXEC) continue;
         area_hdr_t *h = area_hdr(&c->area);
         if (!c->running_sent && h->phase != AREA_READY && h->phase != AREA_IDLE) {
@@ -312,7 +315,7 @@ static void s_probe(void *arg)
     job.service = (char *)z->profile->name;
     job.code = "x = 1\nprint(x)\n";
     job.code_len = strlen(job.code);
-    py_run_job(&job, z->profile, NULL, (z->sb.layers & LAYER_PYTHON) != 0);
+    py_run_job(&job, z->profile, NULL, (z->sb.layers & LAYER_PYTHON) != 0, NULL);
 }
 
 /* The pool and the way into it, once everything a child inherits is in place. */
@@ -364,7 +367,8 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
     z->sb.run_uid = (uid_t)z->conf->run_uid;
     z->sb.run_gid = (gid_t)z->conf->run_gid;
     z->sb.drop_uid = z->conf->drop_uid;
-    if (sandbox_probe(&z->sb, err, errlen) < 0) return -1;
+    if (sandbox_probe(&z->sb, err, errlen) < 0 || sandbox_neutral_host(&z->sb, err, errlen) < 0)
+        return -1;
     if (py_init(z->profile, z->conf->python, err, errlen) < 0) return -1;
     if ((z->sb.layers & LAYER_SECCOMP) &&
         filter_compile(z->profile, &z->sb.filter, err, errlen) < 0)
@@ -402,7 +406,8 @@ static nfds_t s_poll_set(zygote_t *z, struct pollfd *fds, child_t **owner)
     fds[n++] = (struct pollfd){pool_timer_fd(z->pool), POLLIN, 0};
     for (size_t i = 0; i < pool_slots(z->pool); i++) {
         child_t *c = pool_child(z->pool, i);
-        int want = c->session ? sessions_wants_io(c) : c->state == CHILD_RUNNING && !c->answered;
+        int want = c->session ? sessions_wants_io(c)
+                              : c->state == CHILD_RUNNING && !c->answered && !c->muted;
         if (want && c->sock >= 0) {
             owner[n] = c;
             fds[n++] = (struct pollfd){c->sock, POLLIN, 0};
@@ -498,6 +503,9 @@ int zygote_main(const zygote_conf_t *conf)
         snprintf(err, sizeof err, "unknown profile %s", conf->profile);
         return s_fatal(&z, err);
     }
+    if (conf->env_site[0] &&
+        !(z.profile = envprofile_new(z.profile, conf->env_site, conf->env_modules, err, sizeof err)))
+        return s_fatal(&z, err);
     if (s_start(&z, err, sizeof err) < 0) return s_fatal(&z, err);
     s_hello(&z);
     for (int kind; (kind = s_pool_short(&z)) && s_refill(&z, kind);) {

@@ -27,6 +27,8 @@ typedef struct {
     long     session_idle_s;  /* a session's idle timeout when it names none */
     long     session_max_idle_s;
     long     session_grace_ms; /* a cell's KeyboardInterrupt, then SIGKILL this long after */
+    char     env_site[4096];    /* a dependency environment's site-packages (envs.h); "" none */
+    char     env_modules[4096]; /* the top-level modules it adds, comma-separated */
 } zygote_conf_t;
 
 /* Runs the zygote on fd 3 until the node closes the channel. Returns the exit status. */

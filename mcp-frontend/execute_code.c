@@ -9,6 +9,7 @@
 
 #include "../common/buf.h"
 #include "../common/ids.h"
+#include "envelope.h"
 #include "execute_code.h"
 #include "execution.h"
 #include "fe.h"
@@ -24,7 +25,7 @@ static int s_spec(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
         jobargs_names(c, args, "allowed_imports", p, &spec->allowed_imports,
                       &spec->n_allowed_imports) < 0 ||
         jobargs_names(c, args, "inspect_variables", NULL, &spec->inspect, &spec->n_inspect) < 0 ||
-        jobargs_files(c, args, p, spec) < 0)
+        jobargs_files(c, args, p, spec) < 0 || jobargs_dependencies(c, args, spec) < 0)
         return -1;
     json_t *v = json_object_get(args, "stdin");
     if (json_is_string(v)) {
@@ -107,7 +108,9 @@ static void s_start(call_t *c, jobspec_t *spec, const tool_task_t *task, const c
                              .render = outcome_execute,
                              .record = 1,
                              .task = task->wanted,
-                             .task_ttl_ms = task->ttl_ms};
+                             .task_ttl_ms = task->ttl_ms,
+                             .may_become_task =
+                                 c->modern && envelope_has_extension(c->caps, EXT_TASKS)};
     if (session) {
         cell_t *cell = xcalloc(1, sizeof *cell);
         *cell = (cell_t){c->fe->pysessions, c->tenant, "", NULL, NULL};

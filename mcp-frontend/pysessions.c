@@ -190,7 +190,7 @@ void pysessions_lookup(pysessions_t *self, const tenant_t *t, const char *id, py
         return;
     }
     id_format(raw, canonical);
-    session_key(key, t->name, canonical);
+    pysession_key(key, t->name, canonical);
     lookup_t *l = xcalloc(1, sizeof *l);
     *l = (lookup_t){self, t, "", fn, arg};
     snprintf(l->id, sizeof l->id, "%s", canonical);
@@ -240,9 +240,9 @@ void pysessions_admit(pysessions_t *self, const tenant_t *t, const char *id, lon
     char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX], prefix[SESSION_KEY_MAX];
     char now[24], mem[24], until[24], max_n[24], max_mem[24];
     uint64_t wall = clock_wall_ms();
-    sessions_key(live, t->name);
-    session_key(rec, t->name, id);
-    session_key(prefix, t->name, "");
+    pysessions_key(live, t->name);
+    pysession_key(rec, t->name, id);
+    pysession_key(prefix, t->name, "");
     snprintf(now, sizeof now, "%llu", (unsigned long long)wall);
     snprintf(mem, sizeof mem, "%ld", memory_mb);
     snprintf(until, sizeof until, "%llu",
@@ -261,8 +261,8 @@ void pysessions_admit(pysessions_t *self, const tenant_t *t, const char *id, lon
 void pysessions_release(pysessions_t *self, const tenant_t *t, const char *id)
 {
     char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
-    sessions_key(live, t->name);
-    session_key(rec, t->name, id);
+    pysessions_key(live, t->name);
+    pysession_key(rec, t->name, id);
     store_writef(self->store, "ZREM %s %s", live, id);
     store_writef(self->store, "DEL %s", rec);
 }
@@ -273,8 +273,8 @@ static void s_expiry(pysessions_t *self, const tenant_t *t, const char *id, uint
                      long idle_s)
 {
     char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
-    sessions_key(live, t->name);
-    session_key(rec, t->name, id);
+    pysessions_key(live, t->name);
+    pysession_key(rec, t->name, id);
     store_writef(self->store, "ZADD %s %llu %s", live, (unsigned long long)until_ms, id);
     store_writef(self->store, "EXPIRE %s %ld", rec, idle_s + RECORD_TTL_S);
 }
@@ -282,7 +282,7 @@ static void s_expiry(pysessions_t *self, const tenant_t *t, const char *id, uint
 void pysessions_opened(pysessions_t *self, const tenant_t *t, const pysession_t *s)
 {
     char rec[SESSION_KEY_MAX];
-    session_key(rec, t->name, s->id);
+    pysession_key(rec, t->name, s->id);
     store_writef(self->store,
                  "HSET %s tenant %s profile %s state active created_ms %llu last_used_ms %llu "
                  "cells 0 memory_mb %ld idle_timeout_s %ld memory_kb %llu parent %s "
@@ -304,8 +304,8 @@ void pysessions_ended(pysessions_t *self, const tenant_t *t, const char *id, con
         c->s.ended = 1;
         snprintf(c->s.end_reason, sizeof c->s.end_reason, "%s", reason);
     }
-    sessions_key(live, t->name);
-    session_key(rec, t->name, id);
+    pysessions_key(live, t->name);
+    pysession_key(rec, t->name, id);
     store_writef(self->store, "ZREM %s %s", live, id);
     store_writef(self->store, "HSET %s state ended end_reason %s ended_ms %llu", rec, reason,
                  (unsigned long long)clock_wall_ms());
@@ -316,7 +316,7 @@ void pysessions_used(pysessions_t *self, const tenant_t *t, const char *id, cons
                      int cell)
 {
     char rec[SESSION_KEY_MAX];
-    session_key(rec, t->name, id);
+    pysession_key(rec, t->name, id);
     if (!res->session.present) return;
     if (!res->session.alive) {
         pysessions_ended(self, t, id, res->session.end_reason ? res->session.end_reason : "ended");
@@ -336,7 +336,7 @@ void pysessions_snapshotted(pysessions_t *self, const tenant_t *t, const char *i
                             const char *snapshot_id)
 {
     char rec[SESSION_KEY_MAX];
-    session_key(rec, t->name, id);
+    pysession_key(rec, t->name, id);
     store_writef(self->store, "HSET %s last_snapshot %s", rec, snapshot_id);
 }
 
@@ -394,8 +394,8 @@ static void s_on_list(void *arg, redisReply *r)
 void pysessions_list(pysessions_t *self, const tenant_t *t, pysession_list_fn *fn, void *arg)
 {
     char live[SESSION_KEY_MAX], prefix[SESSION_KEY_MAX], now[24];
-    sessions_key(live, t->name);
-    session_key(prefix, t->name, "");
+    pysessions_key(live, t->name);
+    pysession_key(prefix, t->name, "");
     snprintf(now, sizeof now, "%llu", (unsigned long long)clock_wall_ms());
     const char *args[] = {live, now, prefix};
     list_t *l = xcalloc(1, sizeof *l);

@@ -11,6 +11,7 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
+#include "filestore.h"
 #include "records.h"
 #include "../common/sha256.h"
 #include "task.h"
@@ -259,6 +260,8 @@ int record_finished(records_t *self, const record_about_t *r, const result_t *re
     }
     s_field_str(&h, "executor", res->executor);
     s_field_fmt(&h, "attempt", "%u", res->attempt);
+    /* the linked files first: the final record's acknowledgement covers them (filestore.h) */
+    filestore_put(self->store, r->id, res, self->conf.file_ttl_s);
     size_t len = 0;
     char *text = call_result ? s_call_result_text(self, call_result, &len) : NULL;
     if (text) s_field(&h, "call_result", text, len);
@@ -272,6 +275,26 @@ int record_finished(records_t *self, const record_about_t *r, const result_t *re
     free(text);
     s_expire(self, key, self->conf.ttl_s);
     s_usage(self, r, res);
+    return acked;
+}
+
+int record_task_started(records_t *self, const record_about_t *r, store_reply_fn *landed, void *arg)
+{
+    char key[64], tkey[96];
+    snprintf(key, sizeof key, "sp:exec:%s", r->id);
+    snprintf(tkey, sizeof tkey, "sp:t:%s:tasks", r->tenant);
+    store_writef(self->store, "ZADD %s %llu %s", tkey, (unsigned long long)r->created_ms, r->id);
+    store_writef(self->store, "ZREMRANGEBYRANK %s 0 %d", tkey, -(RECORD_MAX_PER_TENANT + 1));
+    s_expire(self, tkey, self->conf.ttl_s);
+    hset_t h;
+    s_hset_init(&h, key);
+    s_field_str(&h, "task", "1");
+    s_field_str(&h, "task_status", "working");
+    s_field_fmt(&h, "task_ttl_ms", "%ld", r->task_ttl_ms);
+    s_field_fmt(&h, "task_updated_ms", "%llu", (unsigned long long)clock_wall_ms());
+    /* written after the ZADD on the same connection: its answer covers both */
+    int acked = store_write_acked(self->store, landed, arg, h.argc, h.argv, h.len) == 0;
+    s_hset_free(&h);
     return acked;
 }
 

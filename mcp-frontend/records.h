@@ -34,6 +34,8 @@ typedef struct {
     long code_cap;   /* bytes of code kept in a record (else its sha256) */
     long head_cap;   /* bytes of stdout/stderr kept in a record */
     long result_cap; /* bytes of the whole CallToolResult kept in a record */
+    long file_link_bytes; /* written files larger than this are links (rich.h), kept apart */
+    long file_ttl_s;      /* how long those stay (filestore.h) */
 } records_conf_t;
 
 /* instance: this front-end's name, written into each record it makes. */
@@ -59,6 +61,12 @@ void record_submitted(records_t *self, const record_about_t *r, const jobspec_t 
  * away or backed up and the write waits in the bounded buffer (or was dropped, counted). */
 int record_finished(records_t *self, const record_about_t *r, const result_t *res,
                     const json_t *call_result, store_reply_fn *landed, void *arg);
+/* A running execution became a task (2026-07-28: the server decides, while it runs): its task
+ * fields and the tenant's task index. landed is called once Redis has them (as for
+ * record_finished), since a task id may be handed out only once any front-end can read it;
+ * 0 when no answer will come (Redis away: the write waits in the buffer). */
+int record_task_started(records_t *self, const record_about_t *r, store_reply_fn *landed,
+                        void *arg);
 /* Only the task status changes (tasks/cancel before the result is in). */
 void record_task_status(records_t *self, const char *id, const char *task_status);
 

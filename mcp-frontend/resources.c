@@ -9,8 +9,11 @@
 #include "../common/log.h"
 #include "execution.h"
 #include "fe.h"
+#include "filestore.h"
 #include "fixtures.h"
 #include "history.h"
+#include "sessdb.h"
+#include "sselog.h"
 #include "page.h"
 #include "resources.h"
 #include "sandbox_info.h"
@@ -21,15 +24,17 @@
 
 struct resources {
     resources_conf_t conf;
+    fe_t *fe;
     json_t *resources, *templates; /* the published lists */
 };
 
 static void s_on_execution_end(void *arg, const execution_end_t *end);
 
-resources_t *resources_new(executions_t *executions, const resources_conf_t *conf)
+resources_t *resources_new(fe_t *fe, const resources_conf_t *conf)
 {
     resources_t *self = xcalloc(1, sizeof *self);
     self->conf = *conf;
+    self->fe = fe;
     self->resources = json_pack(
         "[{s:s,s:s,s:s,s:s,s:s}]", "uri", INFO_URI, "name", "sandbox-info", "title",
         "Sandbox profiles and limits", "description",
@@ -42,8 +47,15 @@ resources_t *resources_new(executions_t *executions, const resources_conf_t *con
         "The record of one of your executions by its execution_id: status, code, timings and "
         "the structured result",
         "mimeType", "application/json");
+    json_array_append_new(
+        self->templates,
+        json_pack("{s:s,s:s,s:s,s:s}", "uriTemplate", EXEC_BASE "{id}/files/{path}", "name",
+                  "execution-file", "title", "A file one of your executions wrote",
+                  "description",
+                  "A file too large to return inline (execute_code links it); kept for a while "
+                  "after the execution, readable by your tenant only"));
     json_array_append_new(self->templates, session_resource_template());
-    executions_on_end(executions, s_on_execution_end, NULL);
+    executions_on_end(fe->executions, s_on_execution_end, self);
     if (conf->fixtures) {
         json_t *r = fixtures_resources(), *t = fixtures_resource_templates();
         json_array_extend(self->resources, r);
@@ -114,9 +126,62 @@ static void s_on_execution(void *arg, fetch_status_t st, json_t *fields)
     call_release(c);
 }
 
+/* "sandbox://executions/<uuid>/<what>/<tail>" → 1 with the canonical id and the tail */
+static int s_execution_sub_uri(const char *uri, const char *what, char id[ID_STR_LEN + 1],
+                               const char **tail)
+{
+    size_t base = strlen(EXEC_BASE), w = strlen(what);
+    uint8_t raw[ID_BYTES];
+    char text[ID_STR_LEN + 1];
+    if (strncmp(uri, EXEC_BASE, base) != 0 || strlen(uri + base) < ID_STR_LEN + 2 + w) return 0;
+    memcpy(text, uri + base, ID_STR_LEN);
+    text[ID_STR_LEN] = '\0';
+    const char *rest = uri + base + ID_STR_LEN;
+    if (id_parse(text, raw) < 0 || rest[0] != '/' || strncmp(rest + 1, what, w) != 0 ||
+        rest[1 + w] != '/')
+        return 0;
+    id_format(raw, id);
+    *tail = rest + 2 + w;
+    return 1;
+}
+
+static const char *s_str_of(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+/* An output of a record's result (rich.h's embedded resources), served as it was sent: found
+ * among the stored CallToolResult's content blocks by its uri. */
+static void s_on_output(void *arg, fetch_status_t st, json_t *fields)
+{
+    call_t *c = arg;
+    const char *uri = call_str(c, "uri");
+    json_t *found = NULL, *cr = NULL, *block;
+    size_t i;
+    if (st == FETCH_UNAVAILABLE) {
+        call_error(c, RPC_UNAVAILABLE,
+                   "the execution store is unreachable right now; try again shortly", NULL);
+        call_release(c);
+        return;
+    }
+    if (st == FETCH_OK) cr = json_loads(s_str_of(fields, "call_result"), 0, NULL);
+    json_array_foreach(json_object_get(cr, "content"), i, block)
+        if (!found && !strcmp(s_str_of(block, "type"), "resource") &&
+            !strcmp(s_str_of(json_object_get(block, "resource"), "uri"), uri))
+            found = json_incref(json_object_get(block, "resource"));
+    if (found)
+        call_reply(c, json_pack("{s:[o]}", "contents", found));
+    else
+        s_not_found(c, uri);
+    json_decref(cr);
+    call_release(c);
+}
+
 void resources_read(call_t *c)
 {
     const char *uri = call_str(c, "uri");
+    const char *tail;
     char id[ID_STR_LEN + 1];
     if (!uri) {
         call_error(c, RPC_INVALID_PARAMS, "resources/read: \"uri\" (string) is required", NULL);
@@ -129,6 +194,15 @@ void resources_read(call_t *c)
     if (s_execution_uri(uri, id)) {
         call_hold(c);
         record_fetch(c->fe->store, id, c->tenant, s_on_execution, c);
+        return;
+    }
+    if (s_execution_sub_uri(uri, "files", id, &tail)) { /* rich.h's links */
+        filestore_read(c, id, tail);
+        return;
+    }
+    if (s_execution_sub_uri(uri, "outputs", id, &tail)) { /* rich.h's embedded resources */
+        call_hold(c);
+        record_fetch(c->fe->store, id, c->tenant, s_on_output, c);
         return;
     }
     if (session_resource_read(c, uri)) return;
@@ -146,49 +220,60 @@ static int s_subscribable(const resources_t *self, const char *uri)
            (self->conf.fixtures && fixtures_subscribable(uri));
 }
 
-#define MAX_SUBSCRIPTIONS 1000
+static void s_on_subscribed(void *arg, int rc)
+{
+    call_t *c = arg;
+    if (rc == -2)
+        call_error(c, RPC_QUOTA, "too many subscriptions on this session", NULL);
+    else if (rc < 0)
+        call_error(c, RPC_UNAVAILABLE,
+                   "cannot store the subscription now (session store unreachable)", NULL);
+    else
+        call_reply(c, json_object());
+    call_release(c);
+}
 
-void resources_subscribe(call_t *c)
+static void s_subscription(call_t *c, int on)
 {
     const char *uri = call_str(c, "uri");
     if (!uri) {
-        call_error(c, RPC_INVALID_PARAMS, "resources/subscribe: \"uri\" (string) is required",
+        call_error(c, RPC_INVALID_PARAMS, "resources/(un)subscribe: \"uri\" (string) is required",
                    NULL);
         return;
     }
-    if (!s_subscribable(c->fe->resources, uri)) {
+    if (on && !s_subscribable(c->fe->resources, uri)) {
         s_not_found(c, uri);
         return;
     }
-    if (json_object_size(c->session->subscriptions) >= MAX_SUBSCRIPTIONS) {
-        call_error(c, RPC_QUOTA, "too many subscriptions on this session", NULL);
-        return;
-    }
-    json_object_set_new(c->session->subscriptions, uri, json_true());
-    call_reply(c, json_object());
+    /* in Redis, so that an update raised on any front-end reaches the session (sessdb.h) */
+    call_hold(c);
+    sessdb_subscribe(c->fe->sessdb, c->session, uri, on, s_on_subscribed, c);
+}
+
+void resources_subscribe(call_t *c)
+{
+    s_subscription(c, 1);
 }
 
 void resources_unsubscribe(call_t *c)
 {
-    const char *uri = call_str(c, "uri");
-    if (!uri) {
-        call_error(c, RPC_INVALID_PARAMS, "resources/unsubscribe: \"uri\" (string) is required",
-                   NULL);
-        return;
-    }
-    json_object_del(c->session->subscriptions, uri);
-    call_reply(c, json_object());
+    s_subscription(c, 0);
 }
 
-/* The submitting session is told when an execution it subscribed to ends (its record is in
- * Redis by then). Sessions are per-client; other sessions of the tenant learn of it by reading
- * the resource. */
+/* An execution ended (its record is in Redis by then): whoever watches its URI hears it. */
 static void s_on_execution_end(void *arg, const execution_end_t *end)
 {
-    (void)arg;
+    resources_t *self = arg;
     char uri[sizeof EXEC_BASE + ID_STR_LEN];
     snprintf(uri, sizeof uri, EXEC_BASE "%s", end->id);
-    if (!json_object_get(end->session->subscriptions, uri)) return;
-    session_notify(end->session, rpc_notification("notifications/resources/updated",
-                                                  json_pack("{s:s}", "uri", uri)));
+    resources_updated(self->fe, end->tenant->name, uri);
+    if (!end->session->stored && json_object_get(end->session->subscriptions, uri))
+        session_notify(end->session, rpc_notification("notifications/resources/updated",
+                                                      json_pack("{s:s}", "uri", uri)));
+}
+
+void resources_updated(fe_t *fe, const char *tenant, const char *uri)
+{
+    /* legacy sessions subscribed to it and listen streams watching it, wherever they are */
+    sessdb_resource_updated(fe->sessdb, tenant, uri, sselog_replay_ms(fe->sselog));
 }

@@ -141,27 +141,17 @@ static void s_on_script_loaded(void *arg, redisReply *reply);
 
 static void s_connect(store_t *self)
 {
-    redisAsyncContext *ac = self->url.path[0] ? redisAsyncConnectUnix(self->url.path)
-                                              : redisAsyncConnect(self->url.host, self->url.port);
-    if (!ac || ac->err) {
-        log_warn("event=redis_connect_failed error=\"%s\"", ac ? ac->errstr : "out of memory");
+    char err[256];
+    /* hiredis queues what is sent until the socket connects: AUTH, SELECT, the scripts */
+    redisAsyncContext *ac = redis_loop_connect(&self->io, self->loop, &self->url, self,
+                                               s_on_connect, s_on_disconnect, err, sizeof err);
+    if (!ac) {
+        log_warn("event=redis_connect_failed error=\"%s\"", err);
         self->stats.errors[STORE_OP_CONNECT]++;
-        if (ac) redisAsyncFree(ac);
         s_schedule_reconnect(self);
         return;
     }
-    ac->data = self;
     self->ac = ac;
-    redis_loop_attach(&self->io, self->loop, ac);
-    redisAsyncSetConnectCallback(ac, s_on_connect);
-    redisAsyncSetDisconnectCallback(ac, s_on_disconnect);
-    /* hiredis queues these until the socket connects; they go first, in this order */
-    if (self->url.password[0]) {
-        if (self->url.user[0])
-            store_queryf(self, NULL, NULL, "AUTH %s %s", self->url.user, self->url.password);
-        else
-            store_queryf(self, NULL, NULL, "AUTH %s", self->url.password);
-    }
     if (self->url.db) store_queryf(self, NULL, NULL, "SELECT %d", self->url.db);
     for (store_script_t *s = self->scripts; s; s = s->next)
         store_queryf(self, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);

@@ -25,6 +25,8 @@
 #define JOB_MAX_SERVICE   64
 #define JOB_MAX_SNAPSHOT  (14u << 20) /* a session snapshot to restore (PROTOCOL.md §8) */
 #define JOB_MAX_IDLE_S    (7L * 24 * 3600)
+#define JOB_MAX_DEPS      32         /* dependencies (requirement strings) */
+#define JOB_MAX_DEP       200
 
 /* What a job does. exec and validate run code (exec in a session when `session` is set: the
  * session's next cell); the session_* kinds act on a session (PROTOCOL.md §4 "Sessions"). */
@@ -39,6 +41,7 @@ typedef enum {
     JOB_SESSION_INFO,     /* session: a summary of its variables and files */
     JOB__KINDS
 } job_kind_t;
+typedef enum { FIGURES_PNG = 0, FIGURES_SVG = 1 } figure_format_t;
 
 /* "exec", "session_new", ...; NULL for an unknown kind. */
 const char *job_kind_name(job_kind_t kind);
@@ -78,6 +81,10 @@ typedef struct {
     long        idle_timeout_s;   /* 0: the executor's default */
     char       *snapshot;         /* msgpack map (PROTOCOL.md §8), snapshot_len bytes */
     size_t      snapshot_len;
+    figure_format_t figure_format; /* how figures come back (rich outputs) */
+    char      **dependencies;     /* PEP 508 requirements beyond the profile's (the argument and
+                                     the PEP 723 block), resolved by the node; NULL when none */
+    size_t      n_dependencies;
 } jobspec_t;
 
 void jobspec_init(jobspec_t *job);
@@ -86,6 +93,11 @@ void jobspec_encode(const jobspec_t *job, buf_t *out);
 /* 0, or -1 with the reason in err. The id is not in the body (it travels in its own frame):
  * callers copy it in. */
 int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size_t errlen);
+/* Only the dependencies of a JobSpec, for a node that routes by them without decoding the
+ * rest: 0 with *n strings in *out (the caller frees them with jobspec_free_names; NULL when
+ * none), or -1 when the body is malformed there. */
+int  jobspec_peek_dependencies(const void *data, size_t len, char ***out, size_t *n);
+void jobspec_free_names(char **names, size_t n);
 /* A file's path as PROTOCOL.md §4 allows it: relative, no "..", "." or empty component, no
  * control character or backslash, at most JOB_MAX_DEPTH components and JOB_MAX_PATH bytes.
  * The front-end checks it to answer early, the executor to be safe. 0, or -1 with the reason. */

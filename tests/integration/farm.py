@@ -97,6 +97,12 @@ class Farm:
                     found.append("%s: %s" % (name, text[text.index(marker):][:2000]))
         return found
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
     def stop(self, timeout=30):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -197,9 +203,10 @@ class McpHttp:
 class McpStdio:
     """MCP over `snakepit mcp --stdio`: newline-delimited JSON on the child's stdin/stdout."""
 
-    def __init__(self, state_dir):
+    def __init__(self, state_dir, extra=(), env=None):
         self.proc = subprocess.Popen(
-            [os.path.join(BIN, "snakepit"), "mcp", "--stdio", "--state-dir", state_dir],
+            [os.path.join(BIN, "snakepit"), "mcp", "--stdio", "--state-dir", state_dir, *extra],
+            env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.next_id = 1
 

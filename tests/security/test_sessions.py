@@ -195,3 +195,53 @@ def test_the_process_limit_is_back_to_zero_after_a_fork(bare_python):
         soft = _ok(ex, sid, "import ctypes\nlim = (ctypes.c_ulong * 2)()\n"
                             "ctypes.CDLL(None).getrlimit(6, lim)\nprint(lim[0])")  # RLIMIT_NPROC
         assert soft == "0\n"
+
+
+# ---- the pid view: a lineage's namespace (executor-node/pidns.h) -------------------------
+
+PIDS = ("import os\nlive = []\nfor pid in range(1, 512):\n    try:\n        os.getpgid(pid)\n"
+        "        live.append(pid)\n    except OSError:\n        pass\nprint(os.getpid(), live)")
+
+
+def _pids(ex, sid, tenant="attacker"):
+    own, live = _ok(ex, sid, PIDS, tenant).split(" ", 1)
+    return int(own), eval(live)
+
+
+def test_a_lineage_sees_only_its_own_processes(bare_python):
+    """A job is pid 1 of a pid namespace of its own; a session cannot be (fork_session is a
+    clone(CLONE_PARENT), which the kernel refuses to a namespace's init), so a session and its
+    forks share one namespace per lineage under a holder (pid 1): each sees its lineage and
+    nothing else — no other session, tenant, job or the zygote — and the forks work with every
+    layer on."""
+    ex = bare_python
+    a = ex.new_session(FS)
+    b = ex.fork_session(a, FS)
+    c = ex.fork_session(b, FS)
+    other = ex.new_session(FS, tenant="victim")
+    a_pid, a_live = _pids(ex, a)
+    b_pid, b_live = _pids(ex, b)
+    c_pid, c_live = _pids(ex, c)
+    assert a_pid == 2 and len({a_pid, b_pid, c_pid}) == 3
+    assert a_live == b_live == c_live == sorted([1, a_pid, b_pid, c_pid])
+    # another lineage: its own namespace, where only its holder and itself exist
+    assert _pids(ex, other, "victim") == (2, [1, 2])
+    # the holder cannot be signalled from inside (a trapped kill to another pid)
+    r = ex.run("import os, signal\nos.kill(1, signal.SIGKILL)", service=FS, session=c)
+    assert r["status"] == "security_violation" and r["exit"]["syscall"] == "kill", r
+    assert _pids(ex, a)[1] == [1, a_pid, b_pid]  # c is gone, a and b live on
+    # a plain job beside them still sees itself alone
+    r = ex.run(PIDS, service=FS)
+    assert r["status"] == "ok" and r["stdout"] == "1 [1]\n", r
+
+
+def test_a_fork_cannot_signal_its_parent(bare_python):
+    """The fork inherits its parent's seccomp program, whose 'itself' is the parent's pid: a
+    signal from the fork to that pid still traps and ends the fork, never the parent."""
+    ex = bare_python
+    a = ex.new_session(FS)
+    b = ex.fork_session(a, FS)
+    a_pid = _pids(ex, a)[0]
+    r = ex.run("import os, signal\nos.kill(%d, signal.SIGKILL)" % a_pid, service=FS, session=b)
+    assert r["status"] == "security_violation", r
+    assert _ok(ex, a, "print('alive')") == "alive\n"

@@ -13,6 +13,7 @@
 #include "common/endpoint.h"
 #include "common/idmap.h"
 #include "common/ids.h"
+#include "common/pep440.h"
 #include "common/profiles.h"
 #include "common/redis_url.h"
 #include "common/sha256.h"
@@ -145,6 +146,67 @@ static void test_config_rejects_out_of_range_and_unknown(void **state)
     assert_int_equal(config_load(&c, s_opts, 2, a3, NULL, NULL, err, sizeof err), CONFIG_HELP);
 }
 
+static const cfg_short_t s_shorts[] = {{'n', "n"}, {'i', "item"}, {'f', "flag"}, CFG_SHORT_END};
+
+static void test_config_short_flags_take_attached_or_next_values(void **state)
+{
+    (void)state;
+    conf_t c = {0};
+    char   err[128];
+    char  *argv[] = {"prog", "-n5", "-i", "a", "-ib", "-f", NULL};
+    assert_int_equal(config_load_short(&c, s_opts, s_shorts, 6, argv, NULL, NULL, err, sizeof err),
+                     CONFIG_OK);
+    assert_int_equal(c.n, 5);
+    assert_string_equal(c.list, "a,b");
+    assert_int_equal(c.flag, 1);
+}
+
+static void test_config_short_flags_are_checked_like_long_ones(void **state)
+{
+    (void)state;
+    conf_t c = {0};
+    char   err[128];
+    char  *a1[] = {"prog", "-n11", NULL};
+    assert_int_equal(config_load_short(&c, s_opts, s_shorts, 2, a1, NULL, NULL, err, sizeof err),
+                     CONFIG_ERROR);
+    assert_non_null(strstr(err, "outside 1..10"));
+    char *a2[] = {"prog", "-x", NULL};
+    assert_int_equal(config_load_short(&c, s_opts, s_shorts, 2, a2, NULL, NULL, err, sizeof err),
+                     CONFIG_ERROR);
+    assert_non_null(strstr(err, "unknown flag '-x'"));
+    char *a3[] = {"prog", "-fyes", NULL}; /* a bool's letter takes no value */
+    assert_int_equal(config_load_short(&c, s_opts, s_shorts, 2, a3, NULL, NULL, err, sizeof err),
+                     CONFIG_ERROR);
+    char *a4[] = {"prog", "-n", NULL};
+    assert_int_equal(config_load_short(&c, s_opts, s_shorts, 2, a4, NULL, NULL, err, sizeof err),
+                     CONFIG_ERROR);
+    assert_non_null(strstr(err, "needs a value"));
+    char *a5[] = {"prog", "-n3", NULL}; /* without the table, letters mean nothing */
+    assert_int_equal(config_load(&c, s_opts, 2, a5, NULL, NULL, err, sizeof err), CONFIG_ERROR);
+}
+
+static int s_workspace_only(const profile_t *p, void *arg)
+{
+    (void)arg;
+    return p->workspace;
+}
+
+static void test_dependencies_route_to_the_first_profile_that_has_them_all(void **state)
+{
+    (void)state;
+    const char *numpy[] = {"numpy", "pandas"}, *learn[] = {"scikit-learn", "pillow"},
+               *paths[] = {"pathlib"}, *none[] = {"nosuchpkg"};
+    assert_string_equal(profile_for_dependencies(numpy, 2, NULL, NULL)->name, "python.data_science");
+    /* distribution names too (issue 14) */
+    assert_string_equal(profile_for_dependencies(learn, 2, NULL, NULL)->name, "python.data_science");
+    /* pathlib is everywhere since issue 14: keep() decides */
+    assert_string_equal(profile_for_dependencies(paths, 1, NULL, NULL)->name, "python.basic");
+    assert_string_equal(profile_for_dependencies(paths, 1, s_workspace_only, NULL)->name,
+                        "python.filesystem");
+    assert_null(profile_for_dependencies(none, 1, NULL, NULL));
+    assert_ptr_equal(profile_for_dependencies(NULL, 0, NULL, NULL), profile_default());
+}
+
 static void test_redis_urls(void **state)
 {
     (void)state;
@@ -189,9 +251,42 @@ static void test_profile_limits_are_clamped(void **state)
     assert_int_equal(l.memory_mb, p->defaults.memory_mb);
     assert_true(profile_allows(p, "xml.etree.ElementTree"));
     assert_true(profile_allows(p, "math"));
-    assert_false(profile_allows(p, "os"));
+    assert_true(profile_allows(p, "os")); /* ordinary modules import; operations are policed */
+    assert_false(profile_allows(p, "ctypes"));
     assert_false(profile_allows(p, "mathx"));
     assert_null(profile_find("python.nope"));
+}
+
+static void test_distributions_route_by_their_import_names(void **state)
+{
+    (void)state;
+    const profile_t *ds = profile_find("python.data_science");
+    const profile_t *basic = profile_find("python.basic");
+    char buf[64];
+    assert_string_equal(profile_dist_module("scikit-learn", buf, sizeof buf), "sklearn");
+    assert_string_equal(profile_dist_module("Pillow", buf, sizeof buf), "PIL");
+    assert_string_equal(profile_dist_module("PyYAML", buf, sizeof buf), "yaml");
+    assert_string_equal(profile_dist_module("Foo.Bar_baz", buf, sizeof buf), "foo_bar_baz");
+    assert_true(profile_provides(ds, "scikit-learn"));
+    assert_true(profile_provides(ds, "pillow"));
+    assert_true(profile_provides(ds, "beautifulsoup4"));
+    assert_true(profile_provides(ds, "python_dateutil"));
+    assert_true(profile_provides(ds, "numpy"));
+    assert_false(profile_provides(basic, "scikit-learn"));
+    assert_false(profile_provides(ds, "tinypkg"));
+}
+
+static void test_requirements_met_by_installed_packages(void **state)
+{
+    (void)state;
+    const char *pkgs = "{\"numpy\": \"1.24.2\", \"pandas\": \"1.5.3\", \"scikit-learn\": \"1.2.1\"}";
+    char *met[] = {"numpy>=1.20", "pandas", "scikit_learn (>=1,<2)", "NumPy==1.24.*",
+                   "pandas[excel] ; python_version>'3'", "numpy~=1.24.0"};
+    assert_true(pep440_all_met(pkgs, met, 6));
+    char *unmet[][1] = {{"numpy>=2"}, {"tinypkg"}, {"pandas!=1.5.3"}, {"numpy==1.23.*"},
+                        {"numpy~=1.25"}, {"numpy>=garbage"}};
+    for (size_t i = 0; i < 6; i++) assert_false(pep440_all_met(pkgs, unmet[i], 1));
+    assert_true(pep440_all_met(pkgs, NULL, 0));
 }
 
 static void test_invalid_utf8_becomes_replacement_chars(void **state)
@@ -219,9 +314,14 @@ int main(void)
         cmocka_unit_test(test_config_flags_env_and_precedence),
         cmocka_unit_test(test_config_list_flag_replaces_the_default),
         cmocka_unit_test(test_config_rejects_out_of_range_and_unknown),
+        cmocka_unit_test(test_config_short_flags_take_attached_or_next_values),
+        cmocka_unit_test(test_config_short_flags_are_checked_like_long_ones),
+        cmocka_unit_test(test_dependencies_route_to_the_first_profile_that_has_them_all),
         cmocka_unit_test(test_redis_urls),
         cmocka_unit_test(test_only_endpoints_on_this_machine_are_local),
         cmocka_unit_test(test_profile_limits_are_clamped),
+        cmocka_unit_test(test_distributions_route_by_their_import_names),
+        cmocka_unit_test(test_requirements_met_by_installed_packages),
         cmocka_unit_test(test_invalid_utf8_becomes_replacement_chars),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
