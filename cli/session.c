@@ -58,7 +58,8 @@ static const char *s_about =
     "Sessions keep a sandboxed interpreter alive between runs: variables, imports and files\n"
     "stay. new and fork print the new session's id; run ID runs code as its next cell (the\n"
     "exit status is then snakepit run's). Exit status: 0 done, 1 the farm said no (why on\n"
-    "stderr), 64 usage, 69 farm not reachable, 77 API key refused.";
+    "stderr), 64 usage (also: arguments the farm refused, such as an id that is not one),\n"
+    "69 farm not reachable, 77 API key refused.";
 
 /* The exit status of a call that brought no answer. */
 static int s_exit_of(mcp_http_failure_t f)
