@@ -37,11 +37,11 @@ static const compat_server_t s_servers[] = {
      "isolated interpreter on the snakepit farm.",
      compat_py_sandbox_tools},
     {"secure-sandbox", "snakepit, as mcp-secure-sandbox",
-     "run_sandbox_code runs Python code in a sandbox with a scratch workspace; "
+     "run_sandbox_code runs Python code in a sandbox whose workspace persists between calls; "
      "validate_json_data checks JSON against a JSON Schema (draft 7) or one of the predefined "
      "schemas config, user and dataset; validate_csv_data checks CSV headers and column types; "
-     "get_sandbox_metrics reports your usage. The snapshot tools need sandbox sessions, which "
-     "this endpoint does not offer yet.",
+     "get_sandbox_metrics reports your usage; create_state_snapshot, restore_state_snapshot, "
+     "list_state_snapshots and delete_state_snapshot save and restore the workspace.",
      compat_secure_sandbox_tools},
     {"exec-sandbox", "snakepit, as mcp-python-exec-sandbox",
      "execute_python runs a Python script in a sandbox. Dependencies declared in a PEP 723 "

@@ -6,6 +6,7 @@
 
 #include "../common/buf.h"
 #include "compat_job.h"
+#include "execute_code.h"
 #include "fe.h"
 #include "jobargs.h"
 #include "jsonrpc.h"
@@ -85,6 +86,7 @@ void compat_job_run(call_t *c, json_t *args, const compat_job_t *job)
                              .render_ctx = job->ctx,
                              .record = job->record,
                              .task_ttl_ms = -1};
+    if (job->session) execute_code_as_cell(c, &spec, &opts, job->session);
     execution_start(c->fe->executions, c, &spec, &opts);
     jobspec_clear(&spec);
 }
@@ -155,15 +157,9 @@ json_t *compat_json_result(json_t *doc, int is_error)
     return r;
 }
 
-void compat_unavailable(call_t *c, const char *tool)
+void compat_failed(call_t *c, const char *why)
 {
-    char msg[400];
-    snprintf(msg, sizeof msg,
-             "%s is not available yet: it keeps state between calls, which needs snakepit's "
-             "sandbox sessions, and this endpoint does not offer them yet. Every "
-             "run_sandbox_code call starts from an empty workspace meanwhile.",
-             tool);
-    call_reply(c, compat_json_result(json_pack("{s:b,s:s}", "success", 0, "error", msg), 1));
+    call_reply(c, compat_json_result(json_pack("{s:b,s:s}", "success", 0, "error", why), 1));
 }
 
 double compat_clamp(json_t *args, const char *name, double dflt, double lo, double hi)

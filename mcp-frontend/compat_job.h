@@ -27,6 +27,8 @@ typedef struct {
                                           what the code imports of the rest (compat_job.c) */
     execution_render_with_fn *render;  /* the CallToolResult, from the Result and ctx */
     json_t *ctx;                       /* borrowed; the execution keeps its own reference */
+    const char *session;               /* a live sandbox session of the tenant's: the job is its
+                                          next cell (args' profile must be the session's) */
 } compat_job_t;
 
 /* Checks args as execute_code's would be and starts the job; c is answered exactly once. */
@@ -54,9 +56,8 @@ json_t *compat_variables(const result_t *res);
 /* A CallToolResult whose text is doc as JSON (indented as the FastMCP servers wrote it) and
  * whose structuredContent is doc (stolen). */
 json_t *compat_json_result(json_t *doc, int is_error);
-/* For tools that need sandbox sessions (issue 12) while they are not there: isError with
- * {"success": false, "error": ...}. */
-void compat_unavailable(call_t *c, const char *tool);
+/* A tool that could not do its work: isError with {"success": false, "error": why}. */
+void compat_failed(call_t *c, const char *why);
 
 /* An integer argument clamped to [lo, hi] (the old servers clamp rather than refuse), or dflt
  * when absent or null. */

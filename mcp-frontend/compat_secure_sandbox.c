@@ -6,36 +6,15 @@
 #include <time.h>
 
 #include "../common/clock.h"
-#include "../common/profiles.h"
 #include "compat_job.h"
 #include "compat_secure_sandbox.h"
 #include "compat_snapshots.h"
 #include "compat_validators.h"
 #include "fe.h"
 #include "jsonrpc.h"
-#include "pyscan.h"
 #include "store.h"
 
 /* ---- run_sandbox_code */
-
-static int s_workspace_for(const profile_t *p, void *tenant)
-{
-    return p->workspace && tenant_allows_profile(tenant, p->name);
-}
-
-/* The first profile with a workspace the tenant may use that covers the code's imports, else
- * the first with a workspace; NULL: the default (no workspace, open() says so). */
-static const profile_t *s_profile(call_t *c, json_t *code)
-{
-    pyscan_t *scan = xmalloc(sizeof *scan);
-    pyscan(json_string_value(code), json_string_length(code), scan);
-    const char *names[PYSCAN_MAX];
-    for (size_t i = 0; i < scan->n_modules; i++) names[i] = scan->modules[i];
-    const profile_t *p = profile_for_dependencies(names, scan->n_modules, s_workspace_for,
-                                                  c->tenant);
-    free(scan);
-    return p ? p : profile_for_dependencies(NULL, 0, s_workspace_for, c->tenant);
-}
 
 static json_t *s_render_run(const char *id, const result_t *res, const json_t *ctx)
 {
@@ -66,11 +45,9 @@ static void s_run_sandbox_code(call_t *c, json_t *args, const tool_task_t *task)
     json_t *code = json_object_get(args, "code");
     json_t *job = json_pack("{s:O,s:f}", "code", code, "timeout",
                             compat_clamp(args, "timeout_sec", 30, 0.1, 300));
-    const profile_t *p = s_profile(c, code);
-    if (p) json_object_set_new(job, "profile", json_string(p->name));
     compat_job_t spec = {.tool = "run_sandbox_code", .kind = JOB_EXEC, .record = 1,
                          .render = s_render_run};
-    compat_job_run(c, job, &spec);
+    compat_workspace_run(c, job, &spec);
     json_decref(job);
 }
 
@@ -177,9 +154,11 @@ static const char s_metrics_output[] = "{\"type\": \"object\", \"required\": [\"
 
 const tool_t compat_secure_sandbox_tools[] = {
     {.name = "run_sandbox_code",
-     .description = "Validates and executes code in the isolated workspace. The workspace is a "
-                    "scratch directory: read and write files there with relative paths (it starts "
-                    "empty on every call for now; files_written lists what the code left there).",
+     .description = "Validates and executes code in the isolated workspace. The workspace "
+                    "persists between calls: read and write files there with relative paths "
+                    "(files_written lists what this call wrote); variables persist too. It is "
+                    "replaced by an empty one after an hour unused: save it with "
+                    "create_state_snapshot.",
      .args = s_run_args, .output_schema = s_run_output, .run = s_run_sandbox_code},
     {.name = "validate_json_data",
      .description = "Validates JSON payloads against predefined (config, user, dataset) or custom "
@@ -192,20 +171,17 @@ const tool_t compat_secure_sandbox_tools[] = {
      .args = s_csv_args, .output_schema = s_csv_output, .annotations = READ_ONLY,
      .run = compat_validate_csv_data},
     {.name = "create_state_snapshot",
-     .description = "Saves a snapshot of the workspace (files, hashes, metadata). Not available "
-                    "yet: it needs sandbox sessions.",
+     .description = "Saves a snapshot of the workspace (files, hashes, metadata).",
      .args = s_description_args, .run = compat_create_snapshot},
     {.name = "restore_state_snapshot",
-     .description = "Reverts the workspace filesystem to a saved snapshot. Not available yet: it "
-                    "needs sandbox sessions.",
+     .description = "Reverts the workspace filesystem to a saved snapshot: files it lacks are "
+                    "deleted, the others rewritten with their modification times.",
      .args = s_snapshot_id_args, .run = compat_restore_snapshot},
     {.name = "list_state_snapshots",
-     .description = "Lists all saved snapshots chronologically. Not available yet: it needs "
-                    "sandbox sessions.",
+     .description = "Lists all saved snapshots chronologically.",
      .annotations = READ_ONLY, .run = compat_list_snapshots},
     {.name = "delete_state_snapshot",
-     .description = "Permanently deletes a saved snapshot file. Not available yet: it needs "
-                    "sandbox sessions.",
+     .description = "Permanently deletes a saved snapshot file.",
      .args = s_snapshot_id_args, .run = compat_delete_snapshot},
     {.name = "get_sandbox_metrics",
      .description = "Returns resource usage (CPU, wall time) and tool execution statistics: your "

@@ -1,19 +1,23 @@
-/* mcp-frontend/compat_snapshots.h — the secure-sandbox endpoint's snapshot tools
- * (create_state_snapshot, restore_state_snapshot, list_state_snapshots,
- * delete_state_snapshot; their rows are in compat_secure_sandbox.c). That server snapshots a
- * workspace that lives between calls; here that is a sandbox session (issue 12), which has not
- * landed yet, so each answers isError with {"success": false, "error": "... not available
- * yet ..."} (compat_unavailable) instead of pretending.
+/* mcp-frontend/compat_snapshots.h — the secure-sandbox endpoint's persistent workspace and its
+ * snapshot tools (create_state_snapshot, restore_state_snapshot, list_state_snapshots,
+ * delete_state_snapshot; their rows are in compat_secure_sandbox.c).
  *
- * Wiring them once sessions land is this file alone: keep one session per tenant for this
- * endpoint (its id under a Redis key such as sp:compat:<tenant>:workspace, created on first
- * use with profile python.filesystem), run run_sandbox_code's code as that session's cells,
- * and map each tool onto the session tool of the same name (create_state_snapshot with the
- * session_id and description, restore_state_snapshot with snapshot_id and session_id,
- * list/delete as they are), reshaping the answers as the seed documents them. */
+ * That server keeps one workspace directory that lives between calls and snapshots it. Here the
+ * workspace is a sandbox session (issue 12) of the tenant's, made on first use in a profile
+ * with a workspace and named in Redis (sp:compat:{<tenant>}:workspace, no TTL), so that every
+ * front-end finds the same one: run_sandbox_code's code runs as its cells (files, and
+ * variables too, persist), and each snapshot tool is the session tool of the same name
+ * (subcall.h) on that session, its answer reshaped as the seed documents it. A workspace whose
+ * session has ended (idle timeout, its node lost) is replaced by a new, empty one at the next
+ * call; its snapshots stay until deleted. */
 #ifndef SP_FE_COMPAT_SNAPSHOTS_H
 #define SP_FE_COMPAT_SNAPSHOTS_H
+#include "compat_job.h"
 #include "tools.h"
+
+/* Runs job (args as compat_job_run takes them, without profile) as the workspace's next
+ * cell; job->session is set here. */
+void compat_workspace_run(call_t *c, json_t *args, const compat_job_t *job);
 
 void compat_create_snapshot(call_t *c, json_t *args, const tool_task_t *task);
 void compat_restore_snapshot(call_t *c, json_t *args, const tool_task_t *task);

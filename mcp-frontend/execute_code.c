@@ -102,6 +102,17 @@ static void s_on_cell(void *arg, execution_t *ex, result_t *res)
     free(cell);
 }
 
+void execute_code_as_cell(call_t *c, jobspec_t *spec, execution_opts_t *opts, const char *session)
+{
+    cell_t *cell = xcalloc(1, sizeof *cell);
+    *cell = (cell_t){c->fe->pysessions, c->tenant, "", NULL, NULL};
+    snprintf(cell->id, sizeof cell->id, "%s", session);
+    spec->has_session = 1;
+    id_parse(session, spec->session);
+    opts->on_result = s_on_cell;
+    opts->on_result_arg = cell;
+}
+
 static void s_start(call_t *c, jobspec_t *spec, const tool_task_t *task, const char *session)
 {
     execution_opts_t opts = {.tool = "execute_code",
@@ -111,15 +122,7 @@ static void s_start(call_t *c, jobspec_t *spec, const tool_task_t *task, const c
                              .task_ttl_ms = task->ttl_ms,
                              .may_become_task =
                                  c->modern && envelope_has_extension(c->caps, EXT_TASKS)};
-    if (session) {
-        cell_t *cell = xcalloc(1, sizeof *cell);
-        *cell = (cell_t){c->fe->pysessions, c->tenant, "", NULL, NULL};
-        snprintf(cell->id, sizeof cell->id, "%s", session);
-        spec->has_session = 1;
-        id_parse(session, spec->session);
-        opts.on_result = s_on_cell;
-        opts.on_result_arg = cell;
-    }
+    if (session) execute_code_as_cell(c, spec, &opts, session);
     execution_start(c->fe->executions, c, spec, &opts);
 }
 

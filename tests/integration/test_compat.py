@@ -209,12 +209,50 @@ def test_executions_are_recorded_under_the_compat_tool_and_usage_counted(farm):
     assert m["tool_statistics"]["by_status"] == {"ok": 1}
 
 
-def test_snapshot_tools_say_they_need_sessions(farm):
-    c = client(farm, "secure-sandbox")
-    r = c.call("list_state_snapshots", {})
-    assert r["isError"] is True
-    assert structured(r) == {"success": False, "error": structured(r)["error"]}
-    assert "sessions" in structured(r)["error"]
+def test_the_secure_sandbox_workspace_persists_and_snapshots_round_trip(farm):
+    """The seed's workspace lives between calls (here a sandbox session per tenant), and its four
+    snapshot tools save, list, restore and delete it as the seed documents them."""
+    key = add_tenant(farm, "compat-ws")
+    c = client(farm, "secure-sandbox", key)
+    run = lambda code: structured(c.call("run_sandbox_code", {"code": code, "timeout_sec": 20}))
+    r = run("open('notes.txt', 'w').write('v1')\ncounter = 1")
+    assert r["success"] is True and r["files_written"] == ["notes.txt"], r
+    r = run("counter += 1\nprint(open('notes.txt').read(), counter)")
+    assert r["stdout"] == "v1 2\n", r  # files and variables persist between calls
+    snap = structured(c.call("create_state_snapshot", {"description": "before refactor"}))
+    assert snap["success"] is True and snap["description"] == "before refactor"
+    assert snap["file_count"] == 1 and set(snap["files"]["notes.txt"]) == {"size", "mtime", "sha256"}
+    assert snap["files"]["notes.txt"]["sha256"] == hashlib.sha256(b"v1").hexdigest()
+    second = structured(c.call("create_state_snapshot", {"description": "second"}))
+    listed = structured(c.call("list_state_snapshots", {}))
+    assert [x["snapshot_id"] for x in listed["snapshots"]] == [snap["snapshot_id"], second["snapshot_id"]]
+    assert listed["count"] == 2 and listed["snapshots"][0]["timestamp"] == snap["timestamp"]
+    run("open('notes.txt', 'w').write('v2')\nopen('extra.txt', 'w').write('x')")
+    r = structured(c.call("restore_state_snapshot", {"snapshot_id": snap["snapshot_id"]}))
+    assert r["success"] is True and r["files_restored"] == 1, r
+    r = run("import os\nprint(open('notes.txt').read(), sorted(os.listdir('.')))")
+    assert r["stdout"] == "v1 ['notes.txt']\n", r  # rewritten, and the file it lacked deleted
+    # a workspace whose session ended (an audit stop ends it) is replaced by an empty one, and a
+    # snapshot restores into that
+    r = run("print(open('/etc/passwd').read())")
+    assert r["success"] is False and "root:" not in r["stdout"]
+    r = run("import os\nprint(sorted(os.listdir('.')))")
+    assert r["success"] is True, r
+    assert structured(c.call("restore_state_snapshot", {"snapshot_id": snap["snapshot_id"]}))["success"]
+    assert run("print(open('notes.txt').read())")["stdout"] == "v1\n"
+    d = c.call("delete_state_snapshot", {"snapshot_id": second["snapshot_id"]})
+    assert d["isError"] is False and structured(d) == {"success": True, "snapshot_id": second["snapshot_id"]}
+    d = c.call("delete_state_snapshot", {"snapshot_id": second["snapshot_id"]})
+    assert d["isError"] is True and structured(d)["success"] is False
+    assert [x["snapshot_id"] for x in structured(c.call("list_state_snapshots", {}))["snapshots"]] == [snap["snapshot_id"]]
+    bad = c.call("restore_state_snapshot", {"snapshot_id": "not-an-id"})
+    assert bad["isError"] is True and structured(bad)["success"] is False
+    # the snapshots are the tenant's state snapshots on /mcp too, never evictable (no TTL)
+    r = farm.redis()
+    assert r.ttl("sp:t:{compat-ws}:snap:" + snap["snapshot_id"]) == -1
+    assert r.ttl("sp:compat:{compat-ws}:workspace") == -1
+    other = structured(client(farm, "secure-sandbox", add_tenant(farm, "compat-ws2")).call("list_state_snapshots", {}))
+    assert other == {"count": 0, "snapshots": []}
 
 
 def test_stdio_compat_serves_the_endpoint_and_refuses_unknown_names(farm):

@@ -23,7 +23,8 @@ TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 @pytest.fixture(scope="module")
 def farm():
     """A (the harness's front-end, spawned as "mcp") and B ("mcp2"): same broker, same Redis."""
-    f = Frontend(executor=True, extra=["--task-after-ms", "300"])
+    f = Frontend(executor=True, extra=["--task-after-ms", "300"],
+                 profiles="python.basic,python.filesystem")  # the secure-sandbox workspace's
     f.key = f.add_tenant("multi", rate="100000", burst="100000")
     f.url2, f.port2 = f.spawn_peer("mcp2")
     yield f
@@ -268,3 +269,40 @@ def test_a_newer_get_stream_replaces_the_older_one_on_another_front_end(farm):
         rest += chunk
     old.close()
     new.close()
+
+
+def test_sandbox_sessions_are_served_by_either_front_end_in_the_stateless_era(farm):
+    """A sandbox session's id is an explicit handle held in Redis: 2026-07-28 requests (no MCP
+    session at all) alternate between the front-ends for every call of its life."""
+    a, b = ModernClient(farm.url, farm.key), ModernClient(farm.url2, farm.key)
+    tool = lambda c, name, args: result(c.send("tools/call", {"name": name, "arguments": args}))
+    cell = lambda c, sid, code: tool(c, "execute_code", {"session_id": sid, "code": code})["structuredContent"]
+    sid = tool(a, "create_session", {"profile": "python.basic"})["structuredContent"]["session_id"]
+    assert cell(b, sid, "x = 41")["status"] == "ok"
+    assert cell(a, sid, "print(x + 1)")["stdout"] == "42\n"
+    fid = tool(b, "fork_session", {"session_id": sid})["structuredContent"]["session_id"]
+    assert cell(a, fid, "x = 0; print(x)")["stdout"] == "0\n"
+    assert cell(b, sid, "print(x)")["stdout"] == "41\n"
+    listed = {s["session_id"] for s in tool(a, "list_sessions", {})["structuredContent"]["sessions"]}
+    assert {sid, fid} <= listed
+    snap = tool(b, "create_state_snapshot", {"session_id": sid})["structuredContent"]["snapshot_id"]
+    assert snap in [x["snapshot_id"] for x in tool(a, "list_state_snapshots", {})["structuredContent"]["snapshots"]]
+    new = tool(a, "restore_state_snapshot", {"snapshot_id": snap})["structuredContent"]["session_id"]
+    assert cell(b, new, "print(x)")["stdout"] == "41\n"
+    for s in (fid, new):
+        assert tool(b, "close_session", {"session_id": s})["isError"] is False
+    closed = tool(a, "close_session", {"session_id": sid})
+    assert closed["isError"] is False
+    gone = tool(b, "execute_code", {"session_id": sid, "code": "print(x)"})
+    assert gone["isError"] is True and gone["structuredContent"]["status"] == "rejected"
+    assert tool(b, "delete_state_snapshot", {"snapshot_id": snap})["structuredContent"]["deleted"] is True
+
+
+def test_the_secure_sandbox_workspace_is_the_same_on_either_front_end(farm):
+    a = ModernClient(farm.url.replace("/mcp", "/mcp/compat/secure-sandbox"), farm.key)
+    b = ModernClient(farm.url2.replace("/mcp", "/mcp/compat/secure-sandbox"), farm.key)
+    run = lambda c, code: result(c.send("tools/call", {"name": "run_sandbox_code",
+                                                       "arguments": {"code": code}}))["structuredContent"]
+    assert run(a, "open('from-a.txt', 'w').write('a')\nseen = 'a'")["success"] is True
+    r = run(b, "print(open('from-a.txt').read(), seen)")
+    assert r["stdout"] == "a a\n", r

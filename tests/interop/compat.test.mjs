@@ -184,12 +184,20 @@ test("secure-sandbox: its eight tools, the workspace, the validators and the sna
     assert.equal(csv.valid, false);
     assert.deepEqual(csv.missing_headers, ["email"]);
     assert.ok(csv.errors.includes('row 3, column "age": "x" is not int'));
-    for (const [tool, args] of [["create_state_snapshot", { description: "before refactor" }],
-      ["restore_state_snapshot", { snapshot_id: "x" }], ["list_state_snapshots", {}], ["delete_state_snapshot", { snapshot_id: "x" }]]) {
-      const r = await call(c, tool, args);
-      assert.equal(r.isError, true);
-      assert.match(json(r).error, /not available yet/);
-    }
+    // the workspace persists between calls (a sandbox session), and its snapshots round-trip
+    assert.equal((await call(c, "run_sandbox_code", { code: "open('notes.txt', 'w').write('v1')" })).structuredContent.success, true);
+    const snap = (await call(c, "create_state_snapshot", { description: "before refactor" })).structuredContent;
+    assert.equal(snap.success, true, JSON.stringify(snap));
+    assert.equal(snap.files["notes.txt"].size, 2);
+    await call(c, "run_sandbox_code", { code: "open('notes.txt', 'w').write('v2')" });
+    assert.equal((await call(c, "restore_state_snapshot", { snapshot_id: snap.snapshot_id })).structuredContent.success, true);
+    assert.equal((await call(c, "run_sandbox_code", { code: "print(open('notes.txt').read())" })).structuredContent.stdout, "v1\n");
+    const listed = (await call(c, "list_state_snapshots", {})).structuredContent;
+    assert.ok(listed.snapshots.some((x) => x.snapshot_id === snap.snapshot_id && x.description === "before refactor"));
+    assert.equal((await call(c, "delete_state_snapshot", { snapshot_id: snap.snapshot_id })).structuredContent.success, true);
+    const again = await call(c, "delete_state_snapshot", { snapshot_id: snap.snapshot_id });
+    assert.equal(again.isError, true);
+    assert.equal(json(again).success, false);
     const m = (await call(c, "get_sandbox_metrics", {})).structuredContent;
     assert.ok(m.tool_statistics.executions_today >= 2);
     assert.equal(typeof m.resource_usage.cpu_ms_today, "number");
