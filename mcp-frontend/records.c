@@ -221,7 +221,8 @@ static void s_usage(records_t *self, const record_about_t *r, const result_t *re
         store_writef(self->store, "HINCRBY %s session_memory_mb_cells %llu", key,
                      (unsigned long long)(res->session.memory_kb >> 10));
     }
-    s_expire(self, key, USAGE_TTL_S);
+    /* no TTL: a Redis run with maxmemory-policy volatile-lru evicts only keys that have one,
+     * and usage is what tenants are billed and limited by (one small hash per tenant per day) */
 }
 
 int record_finished(records_t *self, const record_about_t *r, const result_t *res,

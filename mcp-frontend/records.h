@@ -25,7 +25,6 @@
 #include "store.h"
 
 #define RECORD_MAX_PER_TENANT 10000
-#define USAGE_TTL_S           (90L * 24 * 3600)
 
 typedef struct records records_t;
 
