@@ -46,7 +46,7 @@ static const char s_open_lua[] =
              "end\n"
              "redis.call('HSET', KEYS[2], unpack(ARGV, 8))\n"
              "redis.call('PEXPIRE', KEYS[2], idle)\n"
-             "redis.call('ZADD', KEYS[1], now, id)\n"
+             "redis.call('ZADD', KEYS[1], ARGV[3], id)\n"
              "redis.call('PEXPIRE', KEYS[1], idle)\n"
              "return evicted\n";
 
@@ -106,6 +106,7 @@ struct sessdb {
     sessions_t *sessions;
     store_script_t *open, *touch, *del, *subscribe, *fanout;
     sessdb_stats_t stats;
+    double last_score; /* the latest score this process gave a session in its tenant's zset */
 };
 
 static void s_prefix(char *out, size_t cap, const char *tenant)
@@ -121,6 +122,20 @@ static void s_zset(char *out, size_t cap, const char *tenant)
 static long s_idle_ms(const sessdb_t *self)
 {
     return sessions_conf(self->sessions)->idle_s * 1000;
+}
+
+/* A session's score in its tenant's zset: the wall clock in ms, and above every score this
+ * process gave before. Sessions opened in the same millisecond would otherwise tie, and the
+ * eviction script's ZRANGE 0 0 breaks a tie by the ids' bytes (random), evicting a newer session
+ * before an older one. A step of 1/4096 ms is exact in a double at today's ms (2^40..2^41: the
+ * last bit is worth 2^-12), so the score stays an ms count to every comparison with now - idle.
+ * (Two front-ends can still tie within one ms; their order there is a coin toss either way.) */
+static void s_score(sessdb_t *self, char out[40])
+{
+    double score = (double)clock_wall_ms();
+    if (score <= self->last_score) score = self->last_score + 1.0 / 4096;
+    self->last_score = score;
+    snprintf(out, 40, "%.17g", score);
 }
 
 /* An operation waiting for Redis. */
@@ -248,14 +263,13 @@ void sessdb_open(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
         return;
     }
     const sessions_conf_t *conf = sessions_conf(self->sessions);
-    char zset[160], hash[200], prefix[160], now[24], idle[24], cap[24], tasks[4], level[8],
+    char zset[160], hash[200], prefix[160], now[40], idle[24], cap[24], tasks[4], level[8],
         created[24];
     s_zset(zset, sizeof zset, s->tenant->name);
     session_key(hash, sizeof hash, s->tenant->name, s->id);
     s_prefix(prefix, sizeof prefix, s->tenant->name);
-    uint64_t wall = clock_wall_ms();
-    snprintf(now, sizeof now, "%llu", (unsigned long long)wall);
-    snprintf(created, sizeof created, "%llu", (unsigned long long)wall);
+    s_score(self, now);
+    snprintf(created, sizeof created, "%llu", (unsigned long long)clock_wall_ms());
     snprintf(idle, sizeof idle, "%ld", s_idle_ms(self));
     snprintf(cap, sizeof cap, "%ld", conf->max_per_tenant);
     snprintf(tasks, sizeof tasks, "%d", s->client_tasks);
@@ -292,10 +306,10 @@ void sessdb_touch(sessdb_t *self, session_t *s)
     uint64_t mono = clock_mono_ms();
     if (!s->stored || mono - s->touched_ms < TOUCH_EVERY_MS) return;
     s->touched_ms = mono;
-    char zset[160], hash[200], now[24], idle[24];
+    char zset[160], hash[200], now[40], idle[24];
     s_zset(zset, sizeof zset, s->tenant->name);
     session_key(hash, sizeof hash, s->tenant->name, s->id);
-    snprintf(now, sizeof now, "%llu", (unsigned long long)clock_wall_ms());
+    s_score(self, now);
     snprintf(idle, sizeof idle, "%ld", s_idle_ms(self));
     const char *args[] = {zset, hash, s->id, now, idle};
     store_eval(*self->store_p, self->touch, NULL, NULL, 2, 5, args); /* lost when Redis is away */
