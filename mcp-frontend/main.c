@@ -154,8 +154,8 @@ static const cfg_opt_t s_opts[] = {
     OPT(INT, listen.max_streams, "max-listen-streams", 1, 1000000, "N",
         "open subscriptions/listen streams at most (per front-end)"),
     OPT(INT, executions.record_wait_ms, "record-wait-ms", 0, 60000, "MS",
-        "an answer waits this long for its final record to reach Redis, then leaves without it "
-        "(counted); 0: never waits"),
+        "an answer waits this long for its final record (or its sandbox session's) to reach "
+        "Redis, then leaves without it (counted); 0: never waits"),
     CFG_OPT_END,
 };
 
@@ -259,7 +259,7 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->taskx = taskx_new(fe->executions, fe->bus);
     fe->listeners = listeners_new(fe->bus, &fe->store, &conf->listen, conf->test_fixtures);
     fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
-    fe->pysessions = pysessions_new(fe->store);
+    fe->pysessions = pysessions_new(fe->loop, fe->store, conf->executions.record_wait_ms);
     fe->snapshots = snapshots_new(fe->store);
     fe->tools = tools_new(conf->page_size);
     if (conf->test_fixtures) { /* first: the suite calls the first tool listed with no arguments */

@@ -49,15 +49,19 @@ typedef struct {
 } cached_t;
 
 struct pysessions {
+    loop_t *loop;
     store_t *store;
+    long record_wait_ms; /* pysessions_landed's bound; 0: it does not wait */
     store_script_t *admit, *list;
     idmap_t *cache; /* session id → cached_t (profile and limits never change) */
 };
 
-pysessions_t *pysessions_new(store_t *store)
+pysessions_t *pysessions_new(loop_t *loop, store_t *store, long record_wait_ms)
 {
     pysessions_t *self = xcalloc(1, sizeof *self);
+    self->loop = loop;
     self->store = store;
+    self->record_wait_ms = record_wait_ms;
     self->admit = store_script(store, s_admit_lua);
     self->list = store_script(store, s_list_lua);
     self->cache = idmap_new();
@@ -330,6 +334,59 @@ void pysessions_used(pysessions_t *self, const tenant_t *t, const char *id, cons
                      (unsigned long long)res->session.memory_kb);
     s_expiry(self, t, id, now + (uint64_t)res->session.idle_timeout_s * 1000,
              res->session.idle_timeout_s);
+}
+
+/* ---- waiting for the writes ---------------------------------------------------------------- */
+
+/* One pysessions_landed: freed by the acknowledgement, which comes exactly once (with NULL if
+ * the connection fails or the store is torn down), after fn has run, from there or the timer. */
+typedef struct {
+    pysessions_t *self;
+    pysession_landed_fn *fn;
+    void *arg;
+    uint64_t timer;
+    int told; /* fn has run */
+} landing_t;
+
+static void s_on_landed(void *arg, redisReply *r)
+{
+    landing_t *l = arg;
+    if (!r || r->type == REDIS_REPLY_ERROR)
+        log_warn("event=session_record_unconfirmed error=%s",
+                 r ? r->str : "the connection to Redis failed");
+    if (!l->told) {
+        loop_timer_cancel(l->self->loop, l->timer);
+        l->fn(l->arg);
+    }
+    free(l);
+}
+
+static void s_on_landing_late(loop_t *loop, void *arg)
+{
+    (void)loop;
+    landing_t *l = arg;
+    log_warn("event=session_record_slow waited_ms=%ld", l->self->record_wait_ms);
+    l->told = 1;
+    l->timer = 0;
+    l->fn(l->arg); /* the writes are on their way; the answer goes without them */
+}
+
+void pysessions_landed(pysessions_t *self, pysession_landed_fn *fn, void *arg)
+{
+    static const char *ping[] = {"PING"};
+    if (self->record_wait_ms <= 0) {
+        fn(arg);
+        return;
+    }
+    landing_t *l = xcalloc(1, sizeof *l);
+    *l = (landing_t){self, fn, arg, 0, 0};
+    /* the timer first: a connection failing as the command goes out acknowledges it at once */
+    l->timer = loop_timer_add(self->loop, (uint64_t)self->record_wait_ms, 0, s_on_landing_late, l);
+    if (store_write_acked(self->store, s_on_landed, l, 1, ping, NULL) < 0) {
+        loop_timer_cancel(self->loop, l->timer); /* buffered behind the writes while Redis is */
+        free(l);                                 /* away: nothing to wait for now */
+        fn(arg);
+    }
 }
 
 void pysessions_snapshotted(pysessions_t *self, const tenant_t *t, const char *id,

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "../common/ids.h"
+#include "../common/loop.h"
 #include "../proto/result.h"
 #include "store.h"
 #include "tenants.h"
@@ -50,7 +51,11 @@ typedef void(pysession_list_fn)(void *arg, json_t *sessions);
 /* Why a session the farm does not hold ended: status (lost or rejected), error type, reason. */
 typedef void(pysession_explain_fn)(void *arg, status_t st, const char *type, const char *reason);
 
-pysessions_t *pysessions_new(store_t *store);
+/* Once the session writes made so far have reached Redis (or the wait for them is over). */
+typedef void(pysession_landed_fn)(void *arg);
+
+/* record_wait_ms: how long pysessions_landed waits for Redis (--record-wait-ms). */
+pysessions_t *pysessions_new(loop_t *loop, store_t *store, long record_wait_ms);
 void pysessions_destroy(pysessions_t **self_p);
 
 void pysessions_lookup(pysessions_t *self, const tenant_t *t, const char *id, pysession_fn *fn,
@@ -71,6 +76,12 @@ void pysessions_opened(pysessions_t *self, const tenant_t *t, const pysession_t 
 void pysessions_used(pysessions_t *self, const tenant_t *t, const char *id, const result_t *res,
                      int cell);
 void pysessions_ended(pysessions_t *self, const tenant_t *t, const char *id, const char *reason);
+/* fn once every session write made before this call has reached Redis (writes keep their
+ * order: one acknowledged command after them answers for all), after record_wait_ms at most,
+ * or at once when they could only be buffered (Redis away). An answer that makes or ends a
+ * session leaves only then: the client's next call may go to another front-end, which reads
+ * the record (a session still "starting" there is no session, one not yet ended still is). */
+void pysessions_landed(pysessions_t *self, pysession_landed_fn *fn, void *arg);
 void pysessions_snapshotted(pysessions_t *self, const tenant_t *t, const char *id,
                             const char *snapshot_id);
 

@@ -62,6 +62,27 @@ static json_t *s_described(const pysession_t *s, const profile_t *p, long forks_
     return o;
 }
 
+typedef struct {
+    call_t *call; /* held */
+    json_t *result;
+} landing_reply_t;
+
+static void s_on_landed(void *arg)
+{
+    landing_reply_t *r = arg;
+    call_reply(r->call, r->result);
+    call_release(r->call);
+    free(r);
+}
+
+void sop_reply_landed(call_t *c, json_t *result)
+{
+    landing_reply_t *r = xcalloc(1, sizeof *r);
+    *r = (landing_reply_t){c, result};
+    call_hold(c);
+    pysessions_landed(c->fe->pysessions, s_on_landed, r);
+}
+
 void sop_reply_session(call_t *c, const pysession_t *s, const char *verb, long forks_left)
 {
     const profile_t *p = profile_find(s->profile);
@@ -70,7 +91,7 @@ void sop_reply_session(call_t *c, const pysession_t *s, const char *verb, long f
              "%s session %s (%s, %ld MB, idle timeout %ld s). Run cells in it with execute_code "
              "and session_id.",
              verb, s->id, s->profile, s->memory_mb, s->idle_timeout_s);
-    call_reply(c, tool_result(text, s_described(s, p ? p : profile_default(), forks_left), 0));
+    sop_reply_landed(c, tool_result(text, s_described(s, p ? p : profile_default(), forks_left), 0));
 }
 
 /* The new session's record, from the farm's answer. */

@@ -36,7 +36,11 @@ void sop_fail_result(call_t *c, const char *what, const result_t *res);
 
 /* The new session's record (op->s: its id and profile set), from the farm's answer. */
 void sop_record(op_t *op, const result_t *res, const char *parent, const char *restored);
-/* The answer of a tool that made a session: its id, profile, limits, expiry, forks left. */
+/* Answers c with result (stolen) once the session's record as it stands has reached Redis
+ * (pysessions_landed): the client's next call may reach another front-end. */
+void sop_reply_landed(call_t *c, json_t *result);
+/* The answer of a tool that made a session: its id, profile, limits, expiry, forks left;
+ * sent as sop_reply_landed sends. */
 void sop_reply_session(call_t *c, const pysession_t *s, const char *verb, long forks_left);
 
 /* The call's session_id, canonical; -32602 and -1 when it is not a session id. */

@@ -141,7 +141,7 @@ static void s_on_closed(void *arg, call_t *c, result_t *res)
         pysessions_ended(c->fe->pysessions, c->tenant, op->s.id, "closed by the client");
         char text[120];
         snprintf(text, sizeof text, "Closed session %s.", op->s.id);
-        call_reply(
+        sop_reply_landed(
             c, tool_result(text, json_pack("{s:s,s:b}", "session_id", op->s.id, "closed", 1), 0));
     } else if (sessjob_session_gone(res)) {
         sop_gone(op, res);

@@ -93,7 +93,7 @@ static void s_on_stored(void *arg, int ok, const char *why)
                                x->snapshot_id);
         snprintf(text, sizeof text, "Saved snapshot %s of session %s (%lld bytes).", x->snapshot_id,
                  op->s.id, json_integer_value(json_object_get(x->meta, "bytes")));
-        call_reply(op->call, tool_result(text, json_incref(x->meta), 0));
+        sop_reply_landed(op->call, tool_result(text, json_incref(x->meta), 0));
     } else {
         sop_fail(op->call, "the snapshot was not saved: %s", why);
     }
@@ -199,7 +199,7 @@ static void s_on_restored(void *arg, call_t *c, result_t *res)
                  json_array_size(json_object_get(out, "restored")),
                  json_array_size(json_object_get(out, "failed")),
                  json_integer_value(json_object_get(out, "files")));
-        call_reply(c, tool_result(text, out, 0));
+        sop_reply_landed(c, tool_result(text, out, 0));
     } else if (made) {
         pysessions_release(c->fe->pysessions, c->tenant, op->s.id);
         sop_fail_result(c, "the snapshot could not be restored", res);
