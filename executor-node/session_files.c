@@ -303,15 +303,23 @@ static void s_prune(sync_t *s, int dfd, const char *prefix, int depth)
     closedir(d);
 }
 
-/* The directory holding path (made as needed), opened; *name points at the last component. */
+/* The directory holding path (made as needed), opened; *name points at the last component.
+ * -1 with errno when a directory cannot be made or opened, or one made here cannot be given to
+ * the sandbox's user (0700 and someone else's, the session could not use it). */
 static int s_parent(const workspace_t *ws, int root, char *path, char **name)
 {
     int dfd = dup(root);
     *name = path;
     for (char *slash; dfd >= 0 && (slash = strchr(*name, '/')); *name = slash + 1) {
         *slash = '\0';
-        if (mkdirat(dfd, *name, 0700) == 0)
-            fchownat(dfd, *name, ws->uid, ws->gid, AT_SYMLINK_NOFOLLOW);
+        if (mkdirat(dfd, *name, 0700) == 0 &&
+            fchownat(dfd, *name, ws->uid, ws->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+            int saved = errno;
+            *slash = '/';
+            close(dfd);
+            errno = saved;
+            return -1;
+        }
         int sub = s_sub(dfd, *name);
         *slash = '/';
         close(dfd);
