@@ -207,7 +207,7 @@ test("resources, prompts and completion", () =>
     assert.ok(JSON.parse(info.contents[0].text).profiles.length >= 1);
     const { resourceTemplates } = await c.listResourceTemplates();
     assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate).sort(),
-      ["sandbox://executions/{id}", "sandbox://sessions/{id}"]);
+      ["sandbox://executions/{id}", "sandbox://executions/{id}/files/{path}", "sandbox://sessions/{id}"]);
     const p = await c.getPrompt({ name: "write_sandbox_code", arguments: { task: "add numbers" } });
     assert.match(p.messages[0].content.text, /add numbers/);
     const comp = await c.complete({ ref: { type: "ref/prompt", name: "write_sandbox_code" },

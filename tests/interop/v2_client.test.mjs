@@ -74,7 +74,9 @@ for (const era of ["modern", "legacy"]) {
       withClient(era, transport, async (c) => {
         const { tools } = await c.listTools();
         assert.deepEqual(tools.map((t) => t.name).sort(),
-          ["execute_code", "get_execution", "get_sandbox_info", "list_executions", "validate_code"]);
+          ["close_session", "create_session", "create_state_snapshot", "delete_state_snapshot",
+            "execute_code", "fork_session", "get_execution", "get_sandbox_info", "list_executions",
+            "list_sessions", "list_state_snapshots", "restore_state_snapshot", "validate_code"]);
         const run = await c.callTool({ name: "execute_code", arguments: { code: "x = 21\nprint(x * 2)\nx + 1", inspect_variables: ["x"] } });
         assert.equal(run.isError, false);
         assert.equal(sc(run).stdout, "42\n");
@@ -91,6 +93,16 @@ for (const era of ["modern", "legacy"]) {
         assert.equal(sc(got).status, "ok");
         const list = await c.callTool({ name: "list_executions", arguments: { limit: 5 } });
         assert.ok(sc(list).executions.some((e) => e.execution_id === sc(run).execution_id));
+        // the session tools' answers, validated against their outputSchemas by the client too
+        const made = await c.callTool({ name: "create_session", arguments: { profile: "python.basic" } });
+        const sid = sc(made).session_id;
+        const cell = await c.callTool({ name: "execute_code", arguments: { session_id: sid, code: "y = 2\nprint(y)" } });
+        assert.equal(sc(cell).stdout, "2\n");
+        assert.equal(sc(cell).cell, 1);
+        const listed = await c.callTool({ name: "list_sessions", arguments: {} });
+        assert.ok(sc(listed).sessions.some((x) => x.session_id === sid));
+        const closed = await c.callTool({ name: "close_session", arguments: { session_id: sid } });
+        assert.equal(sc(closed).closed, true);
       }));
 
     test(`${name}: a matplotlib figure comes back as a PNG image block`, () =>
