@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/redis_dial.h"
 #include "../common/redis_url.h"
 #include "farm.h"
 
@@ -101,37 +102,7 @@ redisContext *farm_redis(const char *url, char *err, size_t errlen)
 {
     redis_url_t u;
     if (redis_url_parse(url, &u, err, errlen) < 0) return NULL;
-    struct timeval tv = {2, 0};
-    redisContext *c = u.path[0] ? redisConnectUnixWithTimeout(u.path, tv)
-                                : redisConnectWithTimeout(u.host, u.port, tv);
-    if (!c || c->err) {
-        snprintf(err, errlen, "redis %s: %s", url, c ? c->errstr : "out of memory");
-        if (c) redisFree(c);
-        return NULL;
-    }
-    redisSetTimeout(c, tv);
-    redisReply *r = NULL;
-    if (u.password[0])
-        r = u.user[0] ? redisCommand(c, "AUTH %s %s", u.user, u.password)
-                      : redisCommand(c, "AUTH %s", u.password);
-    if (r && r->type == REDIS_REPLY_ERROR) {
-        snprintf(err, errlen, "redis AUTH: %s", r->str);
-        freeReplyObject(r);
-        redisFree(c);
-        return NULL;
-    }
-    if (r) freeReplyObject(r);
-    if (u.db) {
-        r = redisCommand(c, "SELECT %d", u.db);
-        if (!r || r->type == REDIS_REPLY_ERROR) {
-            snprintf(err, errlen, "redis SELECT %d failed", u.db);
-            if (r) freeReplyObject(r);
-            redisFree(c);
-            return NULL;
-        }
-        freeReplyObject(r);
-    }
-    return c;
+    return redis_dial_blocking(&u, 2000, err, errlen);
 }
 
 void farm_bin_dir(char *out, size_t cap)

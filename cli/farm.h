@@ -33,7 +33,8 @@ int farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t e
 int farm_write_ready(const farm_info_t *info);
 /* 1 when ready.json names a live `snakepit up`. */
 int farm_alive(const farm_info_t *info);
-/* A blocking connection with a timeout, authenticated and on the right db. */
+/* A blocking connection with a timeout, authenticated and on the right db; for a
+ * redis-sentinel:// URL, to the master the sentinels name (common/redis_dial.h). */
 redisContext *farm_redis(const char *url, char *err, size_t errlen);
 /* The Redis of the farm a command talks to: redis_url when given, else the one in the state
  * directory's ready.json (written back into redis_url). Says why on stderr, prefixed with the

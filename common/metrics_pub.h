@@ -2,8 +2,8 @@
  * sp:metrics:{component}:{instance} with a TTL (DESIGN.md §7), for `snakepit status` and the
  * front-end's get_sandbox_info. hiredis's async API runs on the component's loop: the loop
  * never waits for Redis; at most one snapshot is in flight, so a slow or absent Redis costs
- * skipped snapshots (counted), never memory; the connection is retried with backoff. A
- * hostname in the URL is resolved once at start, before the loop runs. */
+ * skipped snapshots (counted), never memory; the connection is retried with backoff, and made
+ * by common/redis_dial.h, so a redis-sentinel:// URL follows its master through failovers. */
 #ifndef SP_METRICS_PUB_H
 #define SP_METRICS_PUB_H
 #include <stddef.h>
@@ -17,7 +17,7 @@ typedef struct metrics_pub metrics_pub_t;
 typedef void(metrics_pub_fill_fn)(void *arg, metrics_pub_t *pub);
 
 /* key: the whole hash key ("sp:metrics:broker:host-1"). NULL with the reason in err (a bad
- * URL or an unresolvable host). The first connection attempt is made at once. */
+ * URL). The first connection attempt is made at once. */
 metrics_pub_t *metrics_pub_new(loop_t *loop, const char *redis_url, const char *key, long every_ms,
                                long ttl_s, metrics_pub_fill_fn *fn, void *arg, char *err,
                                size_t errlen);
