@@ -97,6 +97,9 @@ static const cfg_opt_t s_opts[] = {
         "a Redis command unanswered this long drops the connection"),
     OPT(INT, store.buffer_commands, "record-buffer", 0, 10000000, "N",
         "record writes kept while Redis is away (then dropped and counted)"),
+    OPT(INT, store.replay_ms, "redis-replay-ms", 0, 600000, "MS",
+        "acknowledged record writes are kept this long and sent again after a reconnect (what a "
+        "failover or a Redis crash may have lost)"),
     OPT(INT, records.ttl_s, "record-ttl-s", 60, 86400 * 365, "S",
         "execution records live this long"),
     OPT(INT, records.code_cap, "code-cap", 0, 1 << 20, "BYTES",
@@ -128,7 +131,10 @@ static const cfg_opt_t s_opts[] = {
 
 static const fe_conf_t s_defaults = {
     .http = {.max_body = 4L << 20, .sse_keepalive_s = 15},
-    .store = {.url = "redis://127.0.0.1:6379", .timeout_ms = 2000, .buffer_commands = 20000},
+    .store = {.url = "redis://127.0.0.1:6379",
+              .timeout_ms = 2000,
+              .buffer_commands = 20000,
+              .replay_ms = 2000},
     .jobs = {.broker = "tcp://127.0.0.1:5555",
              .heartbeat_ms = 1000,
              .queue_allowance_ms = 30000,
