@@ -77,6 +77,8 @@ static record_about_t s_about(const execution_t *ex)
                             .profile = ex->service,
                             .tool = ex->opts.tool,
                             .created_ms = ex->created_ms,
+                            .ttl_s = ex->tenant->record_ttl_s,
+                            .keep = ex->tenant->record_max,
                             .task = ex->opts.task,
                             .task_ttl_ms = ex->opts.task_ttl_ms,
                             .task_cancelled = ex->task_cancelled};
@@ -227,8 +229,7 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
     s_count(self, ex->opts.tool, ex->res.status);
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
-        if (record_finished(self->records, &about, &ex->res, ex->call_result, s_on_record_landed,
-                            ex)) {
+        if (record_finished(self->records, &about, &ex->res, s_on_record_landed, ex)) {
             ex->refs++; /* for s_on_record_landed */
             if (self->conf.record_wait_ms > 0) {
                 ex->record_timer = loop_timer_add(self->loop, (uint64_t)self->conf.record_wait_ms,

@@ -7,13 +7,17 @@
 #include "../common/buf.h"
 #include "../common/ids.h"
 #include "../common/log.h"
+#include "../proto/result.h"
 #include "../proto/status.h"
+#include "base64.h"
 #include "history.h"
 #include "jsonrpc.h"
+#include "outcome.h"
 #include "store.h"
 
 typedef struct {
     char tenant[65];
+    char id[ID_STR_LEN + 1];
     record_fn *fn;
     void *arg;
 } fetch_t;
@@ -27,14 +31,58 @@ json_t *field_int(const json_t *fields, const char *name)
     return end != s && (*end == '\0' || *end == '.') ? json_integer(v) : json_null();
 }
 
-static json_t *s_hash_to_json(const redisReply *r)
+/* The CallToolResult a record's `result` (base64 of the Result's msgpack, records.h) renders
+ * to, as JSON text: what the call returned, rendered again by the same code. A record cut to
+ * fit says so in structuredContent.record_truncated and in its text. NULL when it does not
+ * decode. */
+static char *s_render(const char *id, const json_t *o, const redisReply *v)
+{
+    result_t res;
+    char err[128] = "not base64";
+    buf_t raw;
+    buf_init(&raw);
+    result_init(&res);
+    if (base64_decode(&raw, v->str, v->len) < 0 ||
+        result_decode(raw.data, raw.len, &res, err, sizeof err) < 0) {
+        log_warn("event=bad_record_result id=%s error=\"%s\"", id, err);
+        result_clear(&res);
+        buf_free(&raw);
+        return NULL;
+    }
+    buf_free(&raw);
+    const char *tool = json_string_value(json_object_get(o, "tool"));
+    json_t *cr = tool && strcmp(tool, "validate_code") == 0 ? outcome_validate(id, &res)
+                                                            : outcome_execute(id, &res);
+    result_clear(&res);
+    if (json_object_get(o, "result_cut")) {
+        json_object_set_new(json_object_get(cr, "structuredContent"), "record_truncated",
+                            json_true());
+        json_object_set_new(cr, "content",
+                            json_pack("[{s:s,s:s}]", "type", "text", "text",
+                                      "(the stored record was cut to fit; this is its head)"));
+    }
+    char *text = json_dumps(cr, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    json_decref(cr);
+    return text;
+}
+
+/* The hash as a JSON object of strings; the binary `result` becomes `call_result`, the JSON
+ * text that records written before it (and tasks.c) know. */
+static json_t *s_hash_to_json(const char *id, const redisReply *r)
 {
     json_t *o = json_object();
+    const redisReply *result = NULL;
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
         const redisReply *k = r->element[i], *v = r->element[i + 1];
         if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) continue;
-        json_object_set_new(o, k->str, json_bytes(v->str, v->len));
+        if (strcmp(k->str, "result") == 0)
+            result = v;
+        else
+            json_object_set_new(o, k->str, json_bytes(v->str, v->len));
     }
+    char *text = result ? s_render(id, o, result) : NULL;
+    if (text) json_object_set_new(o, "call_result", json_string(text));
+    free(text);
     return o;
 }
 
@@ -44,7 +92,7 @@ static void s_on_record(void *arg, redisReply *reply)
     if (!reply || reply->type != REDIS_REPLY_ARRAY) {
         f->fn(f->arg, FETCH_UNAVAILABLE, NULL);
     } else {
-        json_t *fields = s_hash_to_json(reply);
+        json_t *fields = s_hash_to_json(f->id, reply);
         const char *owner = json_string_value(json_object_get(fields, "tenant"));
         if (!owner || strcmp(owner, f->tenant) != 0) {
             json_decref(fields);
@@ -68,9 +116,8 @@ void record_fetch(store_t *store, const char *id, const tenant_t *tenant, record
     snprintf(f->tenant, sizeof f->tenant, "%s", tenant->name);
     f->fn = fn;
     f->arg = arg;
-    char canonical[ID_STR_LEN + 1];
-    id_format(raw, canonical); /* lower case, as written */
-    if (store_queryf(store, s_on_record, f, "HGETALL sp:exec:%s", canonical) < 0) {
+    id_format(raw, f->id); /* lower case, as written */
+    if (store_queryf(store, s_on_record, f, "HGETALL sp:exec:%s", f->id) < 0) {
         free(f);
         fn(arg, FETCH_UNAVAILABLE, NULL);
     }

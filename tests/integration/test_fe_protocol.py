@@ -2,10 +2,12 @@
 broker stand-in answering from directives in the code (fake_broker.py). What a client sees:
 lifecycle, sessions, tools and their result contract, progress, cancellation, tasks, history,
 resources, prompts."""
+import base64
 import json
 import threading
 import time
 
+import msgpack
 import pytest
 
 from fe_harness import Client, Frontend, wait_for
@@ -232,7 +234,8 @@ def test_record_and_usage_are_written(fe, client):
     rec = r.hgetall("sp:exec:" + eid)
     assert rec["tenant"] == "alice" and rec["profile"] == "python.basic" and rec["code"] == "print(2)"
     assert 0 < r.ttl("sp:exec:" + eid) <= 7 * 86400
-    assert json.loads(rec["call_result"])["structuredContent"]["execution_id"] == eid
+    # the Result itself, base64 of its msgpack (records.h)
+    assert msgpack.unpackb(base64.b64decode(rec["result"]))["status"] == "ok"
     assert r.zscore("sp:t:alice:execs", eid) is not None
     day = time.strftime("%Y%m%d", time.gmtime())
     use = r.hgetall("sp:t:alice:use:" + day)

@@ -1,0 +1,48 @@
+/* mcp-frontend/record_scripts.c — see record_scripts.h. Kept short: each is sent whole with
+ * every record (EVAL, never EVALSHA: a replay may reach a Redis that never saw it), and Redis
+ * caches the compiled script by its hash. Keys a script names beyond KEYS (records deleted by
+ * count) are fine outside Redis Cluster, which snakepit does not use. */
+#include "record_scripts.h"
+
+const char RECORD_SUBMIT_LUA[] =
+    "local ttl, created, id, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], "
+    "tonumber(ARGV[4])\n"
+    "redis.call('HSET', KEYS[1], unpack(ARGV, 6))\n"
+    "redis.call('HSETNX', KEYS[1], 'status', 'queued')\n"
+    "redis.call('EXPIRE', KEYS[1], ttl)\n"
+    "local function index(z, drop)\n"
+    "  redis.call('ZADD', z, created, id)\n"
+    "  redis.call('ZREMRANGEBYSCORE', z, '-inf', '(' .. (created - ttl * 1000))\n"
+    "  local over = redis.call('ZCARD', z) - keep\n"
+    "  if over > 0 then\n"
+    "    if drop then\n"
+    "      for _, old in ipairs(redis.call('ZRANGE', z, 0, over - 1)) do\n"
+    "        redis.call('DEL', 'sp:exec:' .. old)\n"
+    "      end\n"
+    "    end\n"
+    "    redis.call('ZREMRANGEBYRANK', z, 0, over - 1)\n"
+    "  end\n"
+    "  redis.call('EXPIRE', z, ttl)\n"
+    "end\n"
+    "index(KEYS[2], true)\n"
+    "if ARGV[5] == '1' then index(KEYS[3], false) end\n"
+    "return 1\n";
+
+const char RECORD_FINISH_LUA[] =
+    "local prev = redis.call('HGET', KEYS[1], 'status')\n"
+    "local first = (not prev) or prev == 'queued'\n"
+    "redis.call('HSET', KEYS[1], unpack(ARGV, 7))\n"
+    "redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))\n"
+    "if not first then return 0 end\n"
+    "local use = KEYS[2]\n"
+    "if redis.call('HINCRBY', use, 'executions', 1) == 1 and #KEYS > 3 then\n"
+    "  redis.call('DEL', unpack(KEYS, 4))\n"
+    "end\n"
+    "redis.call('HINCRBY', use, 'status:' .. ARGV[2], 1)\n"
+    "redis.call('HINCRBY', use, 'cpu_ms', ARGV[3])\n"
+    "redis.call('HINCRBY', use, 'wall_ms', ARGV[4])\n"
+    "if KEYS[3] ~= '' then\n"
+    "  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'id', ARGV[6],\n"
+    "             unpack(redis.call('HGETALL', KEYS[1])))\n"
+    "end\n"
+    "return 1\n";
