@@ -96,6 +96,12 @@ static void s_redis(buf_t *out, const store_stats_t *s, const executions_stats_t
     prom_family(out, P "records_dropped_total", PROM_COUNTER,
                 "Record and usage writes dropped because the bounded buffer was full.");
     prom_sample(out, P "records_dropped_total", (double)s->writes_dropped, NULL);
+    prom_family(out, P "records_replayed_total", PROM_COUNTER,
+                "Acknowledged record writes sent again after a reconnect (--redis-replay-ms).");
+    prom_sample(out, P "records_replayed_total", (double)s->writes_replayed, NULL);
+    prom_family(out, P "redis_connects_total", PROM_COUNTER,
+                "Connections made to Redis (through Sentinel: to the master it named).");
+    prom_sample(out, P "redis_connects_total", (double)s->connects, NULL);
     prom_family(out, P "records_unconfirmed_total", PROM_COUNTER,
                 "Answers sent before Redis confirmed the execution's final record, by reason: "
                 "buffered (Redis away or backed up), slow (no answer within --record-wait-ms), "
@@ -141,6 +147,10 @@ void fe_metrics_render(void *arg, buf_t *out)
     s_sessions(out, sessions_stats(fe->sessions));
     s_redis(out, store_stats(fe->store), executions_stats(fe->executions));
     s_rejections(out, fe);
+    prom_family(out, P "auth_stale_total", PROM_COUNTER,
+                "Requests let in on a cached key answer older than --auth-cache-ms because Redis "
+                "could not be asked (--auth-stale-ms).");
+    prom_sample(out, P "auth_stale_total", (double)tenants_stale_auths(fe->tenants), NULL);
     prom_family(out, P "jobs_inflight", PROM_GAUGE, "Jobs submitted and not yet answered.");
     prom_sample(out, P "jobs_inflight", (double)jobs_count(fe->jobs), NULL);
     prom_family(out, P "broker_unavailable_total", PROM_COUNTER,
