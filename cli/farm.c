@@ -100,9 +100,14 @@ int farm_alive(const farm_info_t *info)
 
 redisContext *farm_redis(const char *url, char *err, size_t errlen)
 {
+    return farm_redis_ms(url, 2000, err, errlen);
+}
+
+redisContext *farm_redis_ms(const char *url, long timeout_ms, char *err, size_t errlen)
+{
     redis_url_t u;
     if (redis_url_parse(url, &u, err, errlen) < 0) return NULL;
-    return redis_dial_blocking(&u, 2000, err, errlen);
+    return redis_dial_blocking(&u, timeout_ms, err, errlen);
 }
 
 void farm_bin_dir(char *out, size_t cap)

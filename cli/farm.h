@@ -36,6 +36,8 @@ int farm_alive(const farm_info_t *info);
 /* A blocking connection with a timeout, authenticated and on the right db; for a
  * redis-sentinel:// URL, to the master the sentinels name (common/redis_dial.h). */
 redisContext *farm_redis(const char *url, char *err, size_t errlen);
+/* The same with another timeout (for checks that must not hold a loop up). */
+redisContext *farm_redis_ms(const char *url, long timeout_ms, char *err, size_t errlen);
 /* The Redis of the farm a command talks to: redis_url when given, else the one in the state
  * directory's ready.json (written back into redis_url). Says why on stderr, prefixed with the
  * command's name, when it cannot. */

@@ -13,6 +13,7 @@
 #include "../common/clock.h"
 #include "../common/config.h"
 #include "../common/sha256.h"
+#include "../common/tenant_ensure.h"
 #include "../proto/wire.h"
 #include "farm.h"
 #include "tenant.h"
@@ -125,29 +126,24 @@ int tenant_ensure_local(redisContext *c, const char *key_file, char key_out[68],
     }
     char digest[65];
     sha256_hex(key, strlen(key), digest);
-    redisReply *r = redisCommand(c, "GET sp:key:%s", digest);
-    int         mapped = r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "local") == 0;
-    if (r) freeReplyObject(r);
-    r = redisCommand(c, "EXISTS sp:t:local");
-    int exists = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
-    if (r) freeReplyObject(r);
-    if (!mapped || !exists) {
-        tenant_quota_t q;
-        tenant_quota_defaults(&q);
-        /* The developer's own tenant: generous, since it is theirs alone. */
-        snprintf(q.rate, sizeof q.rate, "100");
-        q.burst = 200;
-        q.max_concurrency = 64;
-        if (exists) { /* keep quotas someone set; only the key mapping was missing */
-            if (s_run(c, err, errlen, "SET", "SET sp:key:%s local", digest) < 0 ||
-                s_run(c, err, errlen, "HSET", "HSET sp:t:local key_sha256 %s", digest) < 0)
-                return -1;
-        } else if (tenant_store(c, "local", &q, key, err, errlen) < 0) {
-            return -1;
-        }
-    }
+    if (tenant_ensure_named(c, "local", digest, err, errlen) < 0) return -1;
     memcpy(key_out, key, 68);
     return 0;
+}
+
+int tenant_ensure_named(redisContext *c, const char *name, const char *digest, char *err,
+                        size_t errlen)
+{
+    tenant_ensure_t e;
+    tenant_ensure_local_args(&e, name, digest, clock_wall_ms());
+    const char *argv[3 + TENANT_ENSURE_ARGS] = {"EVAL", TENANT_ENSURE_LUA, "3"};
+    for (int i = 0; i < e.argc; i++) argv[3 + i] = e.argv[i];
+    redisReply *r = redisCommandArgv(c, 3 + e.argc, argv, NULL);
+    int rc = s_reply_ok(r, err, errlen, "EVAL (the local tenant)");
+    if (!r && c->err) snprintf(err, errlen, "redis: %s", c->errstr);
+    if (rc == 0 && r->type == REDIS_REPLY_INTEGER && r->integer == 1) rc = 1;
+    if (r) freeReplyObject(r);
+    return rc;
 }
 
 int tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q)

@@ -32,6 +32,12 @@ int  tenant_quota_write(redisContext *c, const char *name, const tenant_quota_t 
  * it; creates either when missing. The key is written to key_out. */
 int  tenant_ensure_local(redisContext *c, const char *key_file, char key_out[68], char *err,
                          size_t errlen);
+/* The tenant `name` exists, is in sp:tenants, and the key whose SHA-256 hex is digest maps to
+ * it (common/tenant_ensure.h's script): the part of tenant_ensure_local that `snakepit up`
+ * repeats whenever its Redis may have lost it. 1 when something had to be re-created, 0 when
+ * all was there, -1 with err. */
+int  tenant_ensure_named(redisContext *c, const char *name, const char *digest, char *err,
+                         size_t errlen);
 /* The tenant's quotas as stored (defaults where a field is missing). 0, or -1. */
 int  tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q);
 int  tenant_exists(redisContext *c, const char *name);

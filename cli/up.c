@@ -3,8 +3,9 @@
  * Starts, in order, a private redis-server on a unix socket in the state directory (unless
  * --redis names one), the broker, one executor node, and the MCP front-end; proves the farm
  * works with a probe job through the broker; writes ready.json and prints how to connect.
- * Then it supervises: a component that dies is logged and restarted with backoff. SIGINT or
- * SIGTERM stops everything, front-end first and Redis last, so the last records land.
+ * Then it supervises: a component that dies is logged and restarted with backoff, and the
+ * local tenant is put back whenever Redis lost it. SIGINT or SIGTERM stops everything,
+ * front-end first and Redis last, so the last records land.
  *
  * What runs, and with which options, is up_plan.h's; running and restarting processes is
  * supervisor.h's; knowing each part is up is probe.h's. This file is the sequence. */
@@ -23,11 +24,15 @@
 
 #include "../common/clock.h"
 #include "../common/log.h"
+#include "../common/redis_check.h"
+#include "../common/sha256.h"
 #include "banner.h"
 #include "probe.h"
 #include "tenant.h"
 #include "up.h"
 #include "up_plan.h"
+
+#define KEEP_TENANT_MS 2000 /* how often the local tenant is checked for */
 
 /* front-end first (no new work), Redis last (the last records land) */
 static const int s_stop_order[UP_CHILDREN] = {UP_MCP, UP_EXECUTOR, UP_BROKER, UP_REDIS};
@@ -119,10 +124,30 @@ static int s_wait_ready(up_plan_t *p, int sig_fd, ready_fn *ready, const char *w
     return -1;
 }
 
+/* An operator's Redis: says loudly what in its set-up would lose the farm's state
+ * (common/redis_check.h). The farm starts anyway: the operator may know better. */
+static void s_check_external(const up_plan_t *p)
+{
+    char err[512], problems[REDIS_CHECK_MAX][240];
+    redisContext *c = farm_redis(p->farm.redis, err, sizeof err);
+    if (!c) return;
+    redis_config_t cfg;
+    redis_config_fetch(c, &cfg);
+    redisFree(c);
+    int n = redis_check(&cfg, problems, REDIS_CHECK_MAX);
+    for (int i = 0; i < n; i++) {
+        fprintf(stderr, "snakepit up: WARNING: the Redis at %s: %s\n", p->farm.redis, problems[i]);
+        log_warn("event=redis_config_warning redis=%s problem=\"%s\"", p->farm.redis, problems[i]);
+    }
+}
+
 static int s_start_redis(up_plan_t *p, int sig_fd)
 {
     if (!p->private_redis) {
-        if (probe_redis(p->farm.redis)) return 0;
+        if (probe_redis(p->farm.redis)) {
+            s_check_external(p);
+            return 0;
+        }
         fprintf(stderr, "snakepit up: cannot reach Redis at %s\n", p->farm.redis);
         return -1;
     }
@@ -178,15 +203,35 @@ static int s_bring_up(up_plan_t *p, int sig_fd)
     return 0;
 }
 
-/* Until SIGINT or SIGTERM: restarts what dies. */
+/* The local tenant is there whatever happened to Redis: re-created (with the same key) when
+ * a Redis that restarted without its files, or was flushed, lost it. Cheap when all is in
+ * place (the script writes nothing); a short timeout, so a Redis that is down does not hold
+ * up restarting it. */
+static void s_keep_local_tenant(up_plan_t *p)
+{
+    char err[512], digest[65];
+    redisContext *c = farm_redis_ms(p->farm.redis, 300, err, sizeof err);
+    if (!c) return;
+    sha256_hex(p->farm.api_key, strlen(p->farm.api_key), digest);
+    int rc = tenant_ensure_named(c, "local", digest, err, sizeof err);
+    redisFree(c);
+    if (rc > 0) log_warn("event=local_tenant_restored redis=%s", p->farm.redis);
+}
+
+/* Until SIGINT or SIGTERM: restarts what dies, and keeps what `up` owns in Redis. */
 static void s_supervise(up_plan_t *p, int sig_fd)
 {
+    uint64_t next_check = clock_mono_ms() + KEEP_TENANT_MS;
     for (;;) {
         struct pollfd pfd = {sig_fd, POLLIN, 0};
         poll(&pfd, 1, 200);
         if (s_stop_asked(sig_fd)) return;
         supervisor_reap(p->child, UP_CHILDREN, 0);
         supervisor_restart_due(p->child, UP_CHILDREN);
+        if (clock_mono_ms() >= next_check) {
+            s_keep_local_tenant(p);
+            next_check = clock_mono_ms() + KEEP_TENANT_MS;
+        }
     }
 }
 

@@ -20,7 +20,12 @@ static const cfg_opt_t s_opts[] = {
                 "state, sockets, logs (default ~/.local/state/snakepit)"),
     CFG_OPT_INT(up_conf_t, slots, "slots", 1, 1024, "N",
                 "sandbox slots on this machine (default: one per core)"),
-    CFG_OPT_STR(up_conf_t, redis, "redis", "URL", "use this Redis instead of a private one"),
+    CFG_OPT_STR(up_conf_t, redis, "redis", "URL",
+                "use this Redis instead of a private one (redis://, unix:// or "
+                "redis-sentinel://host:port,host:port/master)"),
+    CFG_OPT_INT(up_conf_t, redis_maxmemory_mb, "redis-maxmemory", 0, 1 << 24, "MB",
+                "the private Redis's maxmemory (volatile-lru: only records are evicted); 0 for "
+                "none"),
     CFG_OPT_LIST(up_conf_t, profiles, "profiles", "LIST",
                  "profiles the local executor serves (default: every profile whose libraries are "
                  "installed)"),
@@ -45,6 +50,7 @@ static void s_defaults(up_conf_t *d)
     d->slots = cpus > 0 ? cpus : 1;
     d->profiles[0] = '\0'; /* chosen once the options are read: what this machine can serve */
     d->metrics_port = 9101;
+    d->redis_maxmemory_mb = 1024;
     snprintf(d->log_level, sizeof d->log_level, "info");
     d->ready_timeout_s = 60;
 }
@@ -144,14 +150,23 @@ static void s_farm(up_plan_t *p, const char *bin, const long metrics_port[2])
 
 /* ---- each component's command line -------------------------------------------------------- */
 
-static void s_plan_redis(child_t *c, const char *dir)
+/* The private Redis keeps everything in the state directory: an append-only file written
+ * before each reply and fsynced every second (a crash of Redis loses nothing it answered; one
+ * of the machine, at most a second), RDB snapshots besides. Under maxmemory it may evict only
+ * keys with a TTL — records; tenants, keys, quotas, usage and snapshots have none (README
+ * "Redis"). Hashes stay listpacks up to 4 KiB values: a record then takes about half the
+ * memory (the budget in README "Failure and recovery" is measured with these settings). */
+static void s_plan_redis(child_t *c, const char *dir, long maxmemory_mb)
 {
-    char sock[PATH_MAX + 16];
+    char sock[PATH_MAX + 16], maxmemory[32];
     snprintf(sock, sizeof sock, "%s/redis.sock", dir);
+    snprintf(maxmemory, sizeof maxmemory, "%ldmb", maxmemory_mb);
     c->name = "redis";
     child_args(c, "redis-server", "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
                "--dir", dir, "--dbfilename", "redis.rdb", NULL);
-    child_args(c, "--save", "60 100", NULL); /* records survive a restart of the farm */
+    child_args(c, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "60 100", NULL);
+    child_args(c, "--maxmemory", maxmemory, "--maxmemory-policy", "volatile-lru", NULL);
+    child_args(c, "--hash-max-listpack-value", "4096", NULL);
     child_args(c, "--daemonize", "no", NULL);
 }
 
@@ -193,8 +208,10 @@ static void s_plan_mcp(const up_plan_t *p, child_t *c, const char *bin)
     char exe[PATH_MAX + 32];
     snprintf(exe, sizeof exe, "%s/snakepit-mcp", bin);
     c->name = "mcp";
+    char key_file[PATH_MAX + 16];
+    snprintf(key_file, sizeof key_file, "%s/local.key", p->conf.state_dir);
     child_args(c, exe, "--http", p->conf.http, "--broker", p->farm.broker, "--redis", p->farm.redis,
-               "--log-level", p->conf.log_level, NULL);
+               "--local-key-file", key_file, "--log-level", p->conf.log_level, NULL);
     if (p->hub) { /* in its environment: secrets stay off command lines */
         child_env(c, "SNAKEPIT_BROKER_CURVE_KEY=%s", p->keys.broker.public_key);
         child_env(c, "SNAKEPIT_CURVE_PUBLIC_KEY=%s", p->keys.mcp.public_key);
@@ -228,7 +245,8 @@ int up_plan(up_plan_t *p, char *err, size_t errlen)
     char listen[2][64];
     for (int i = 0; i < 2; i++)
         snprintf(listen[i], sizeof listen[i], "127.0.0.1:%ld", metrics_port[i]);
-    if (p->private_redis) s_plan_redis(&p->child[UP_REDIS], conf->state_dir);
+    if (p->private_redis)
+        s_plan_redis(&p->child[UP_REDIS], conf->state_dir, conf->redis_maxmemory_mb);
     s_plan_broker(p, &p->child[UP_BROKER], bin, listen[0]);
     s_plan_executor(p, &p->child[UP_EXECUTOR], bin, listen[1]);
     s_plan_mcp(p, &p->child[UP_MCP], bin);

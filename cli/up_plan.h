@@ -17,6 +17,7 @@ typedef struct {
     char state_dir[PATH_MAX];
     long slots;
     char redis[PATH_MAX + 16];
+    long redis_maxmemory_mb;
     char profiles[256];
     char executors[PATH_MAX + 16];
     long metrics_port;

@@ -30,6 +30,7 @@
 #include "metrics.h"
 #include "prompts.h"
 #include "records.h"
+#include "redis_upkeep.h"
 #include "resources.h"
 #include "session.h"
 #include "stdio.h"
@@ -55,6 +56,7 @@ typedef struct {
     long page_size;  /* tools/list, resources/list, tasks/list */
     int test_fixtures;
     char log_level[16];
+    char local_key_file[4096]; /* the `local` tenant this front-end keeps in Redis */
 } fe_conf_t;
 
 #define OPT(type, field, ...) CFG_OPT_##type(fe_conf_t, field, __VA_ARGS__)
@@ -67,6 +69,9 @@ static const cfg_opt_t s_opts[] = {
     OPT(STR, jobs.broker, "broker", "ENDPOINT", "the broker's client endpoint"),
     OPT(STR, store.url, "redis", "URL", "redis://[user:pass@]host:port[/db] or unix:///path"),
     OPT(STR, tenant, "tenant", "NAME", "tenant that --stdio runs as"),
+    OPT(STR, local_key_file, "local-key-file", "FILE",
+        "re-create the tenant `local` with the key in FILE whenever a Redis it connects to has "
+        "lost it (snakepit up passes STATE_DIR/local.key)"),
     OPT(STR, log_level, "log-level", "LEVEL", "debug, info, warn, error"),
     OPT(INT, http.max_body, "max-body", 1024, 64L << 20, "BYTES",
         "largest accepted HTTP request body or stdio line"),
@@ -89,6 +94,8 @@ static const cfg_opt_t s_opts[] = {
         "close idle HTTP sessions after S"),
     OPT(INT, tenants.auth_cache_ms, "auth-cache-ms", 0, 3600000, "MS",
         "cache key → tenant lookups this long"),
+    OPT(INT, tenants.auth_stale_ms, "auth-stale-ms", 0, 86400000, "MS",
+        "while Redis cannot be asked, keys it answered within this long still authenticate"),
     OPT(INT, limiter.local_rate_pct, "local-rate-pct", 1, 100, "PCT",
         "share of a tenant's rate the local limiter allows while Redis is down"),
     OPT(INT, jobs.queue_allowance_ms, "queue-allowance-ms", 0, 3600000, "MS",
@@ -100,13 +107,22 @@ static const cfg_opt_t s_opts[] = {
     OPT(INT, store.replay_ms, "redis-replay-ms", 0, 600000, "MS",
         "acknowledged record writes are kept this long and sent again after a reconnect (what a "
         "failover or a Redis crash may have lost)"),
-    OPT(INT, records.ttl_s, "record-ttl-s", 60, 86400 * 365, "S",
-        "execution records live this long"),
+    OPT(INT, records.ttl_s, "record-ttl-s", 60, 86400 * 3650, "S",
+        "execution records live this long (a tenant's record_ttl_s overrides it)"),
+    OPT(INT, records.keep, "record-max", 1, 100000000, "N",
+        "records kept per tenant; older ones are deleted (a tenant's record_max overrides it)"),
     OPT(INT, records.code_cap, "code-cap", 0, 1 << 20, "BYTES",
-        "code kept in a record (else its sha256)"),
-    OPT(INT, records.head_cap, "head-cap", 0, 1 << 20, "BYTES", "stdout/stderr kept in a record"),
+        "head of the code kept in a record (code_sha256 and code_bytes say the rest)"),
+    OPT(INT, records.head_cap, "head-cap", 0, 1 << 20, "BYTES",
+        "stdout/stderr heads kept in a record"),
     OPT(INT, records.result_cap, "result-cap", 1024, 16 << 20, "BYTES",
-        "structured result kept in a record"),
+        "the job's Result kept whole in a record up to this size (else cut to the heads)"),
+    OPT(INT, records.usage_days, "usage-days", 1, 3650, "DAYS",
+        "per-tenant daily usage kept this long"),
+    OPT(STR, records.export_stream, "export-stream", "KEY",
+        "also add every finished record to this Redis Stream (for consumers that keep them all)"),
+    OPT(INT, records.export_maxlen, "export-maxlen", 1000, 100000000, "N",
+        "approximate length cap of --export-stream"),
     OPT(INT, page_size, "page-size", 1, 1000, "N",
         "items per page of tools/resources/prompts/tasks lists"),
     OPT(INT, mcp.max_inflight_session, "max-inflight-session", 1, 100000, "N",
@@ -140,12 +156,15 @@ static const fe_conf_t s_defaults = {
              .queue_allowance_ms = 30000,
              .broker_wait_ms = 5000},
     .records = {.ttl_s = 7 * 86400,
-                .code_cap = 64 << 10,
+                .keep = 10000,
+                .code_cap = 16 << 10,
                 .head_cap = 8 << 10,
-                .result_cap = 1 << 20},
+                .result_cap = 256 << 10,
+                .usage_days = 90,
+                .export_maxlen = 1000000},
     .executions = {.record_wait_ms = 500},
     .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600},
-    .tenants = {.auth_cache_ms = 5000},
+    .tenants = {.auth_cache_ms = 5000, .auth_stale_ms = 600000},
     .limiter = {.local_rate_pct = 50},
     .mcp = {.max_inflight_session = 256},
     .tenant = "local",
@@ -325,7 +344,13 @@ int main(int argc, char **argv)
     s_build(fe, &conf, &redis, zmq_ctx);
     metrics_pub_t *snapshot = s_snapshot_start(fe, conf.store.url);
     char err[512];
-    if (conf.http.listen[0] &&
+    redis_upkeep_t *upkeep = redis_upkeep_new(fe->store, conf.local_key_file, err, sizeof err);
+    if (!upkeep) {
+        log_error("event=start_failed error=\"%s\"", err);
+        fprintf(stderr, "snakepit-mcp: %s\n", err);
+        rc = 1;
+    }
+    if (!rc && conf.http.listen[0] &&
         http_start(fe, &conf.http, fe_metrics_render, fe, err, sizeof err) < 0) {
         log_error("event=start_failed error=\"%s\"", err);
         fprintf(stderr, "snakepit-mcp: %s\n", err);
@@ -343,6 +368,7 @@ int main(int argc, char **argv)
     log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe->sessions),
              jobs_count(fe->jobs));
     s_teardown(fe);
+    redis_upkeep_destroy(&upkeep); /* after the store, whose last callbacks may reach it */
     zmq_ctx_term(zmq_ctx);
     loop_destroy(&fe->loop);
     close(sfd);
