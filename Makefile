@@ -249,7 +249,7 @@ test-cluster: all $(BENCH_TOOLS)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -g -O1 -I. -DSNAKEPIT_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined
-FUZZ_COMMON  := common/buf.c common/idmap.c common/clock.c common/log.c common/limits.c common/profiles.c common/prom.c \
+FUZZ_COMMON  := common/buf.c common/idmap.c common/ids.c common/clock.c common/log.c common/limits.c common/profiles.c common/prom.c \
                 proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/job.c
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROKER_SRC))
@@ -258,7 +258,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROK
 
 # the zygote's reading of a child's meta needs the executor's outcome module
 $(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome.c executor-node/filter.c \
-                         executor-node/workspace.c common/ids.c
+                         executor-node/workspace.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lseccomp -lzmq -lmsgpackc -lm
 

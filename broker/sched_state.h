@@ -26,6 +26,7 @@ struct sched {
     size_t queued_bytes;    /* their JobSpec bytes */
     size_t inflight;        /* jobs leased */
     uint64_t started_ms;    /* monotonic; the start-up grace runs from here */
+    job_t *probing;         /* resubmitted jobs awaiting their executors' HELD (sched_probe.c) */
     sched_stats_t stats;
 };
 
@@ -40,5 +41,19 @@ executor_t *sched_detach(sched_t *s, job_t *job);
 void sched_answer(sched_t *s, job_t *job, status_t st, const char *type, const char *message);
 /* The jobs of client c (every job when c is NULL), in an array the caller frees. */
 size_t sched_jobs_of(sched_t *s, const client_t *c, job_t ***out);
+/* Leases a job to ex: the books of a dispatch (in-flight counts, the lease deadline). */
+void sched_lease(sched_t *s, job_t *job, executor_t *ex);
+
+/* ---- resubmitted jobs (sched_probe.c) */
+/* An admitted job marked resubmit: PROBE every executor serving its service first. */
+void sched_probe_start(sched_t *s, job_t *job);
+/* Takes a probing job off the probing list (sched_detach's part). */
+void sched_probe_remove(sched_t *s, job_t *job);
+/* A new executor: it is asked about every probing job of its services too. */
+void sched_probe_executor_ready(sched_t *s, executor_t *ex);
+/* An executor is gone: nobody waits for its HELD any more (sched_probe_settle_all next). */
+void sched_probe_executor_gone(sched_t *s, executor_t *ex);
+/* Queues every probing job that has all its answers (and the start-up window is over). */
+void sched_probe_settle_all(sched_t *s);
 
 #endif

@@ -73,6 +73,14 @@ int wire_parse_client(const frames_t *fr, client_msg_t *out, char *err, size_t e
     return 0;
 }
 
+/* A frame holding one msgpack uint no larger than max. */
+static int s_small_uint(const frame_t *f, uint64_t max, uint64_t *out)
+{
+    mpr_t r;
+    mpr_init(&r, f->data, f->len);
+    return mpr_uint(&r, out) < 0 || mpr_done(&r) < 0 || *out > max ? -1 : 0;
+}
+
 int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -83,9 +91,15 @@ int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t e
     case W_DISCONNECT: want = 2; break;
     case W_READY:
     case W_CREDIT:
+    case W_WANT:
+    case W_RECLAIM:
+    case W_RELEASE:
     case W_CANCEL: want = 3; break;
     case W_RESULT:
+    case W_ANSWER:
+    case W_HELD:
     case W_PROGRESS: want = 4; break;
+    case W_PROBE: want = 5; break;
     case W_JOB: want = 6; break;
     default: return s_fail(err, errlen, "unknown worker command");
     }
@@ -93,20 +107,32 @@ int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t e
     switch (out->cmd) {
     case W_READY:
         return ready_decode(fr->f[2].data, fr->f[2].len, &out->ready, err, errlen);
-    case W_CREDIT: {
-        mpr_t r;
-        mpr_init(&r, fr->f[2].data, fr->f[2].len);
-        if (mpr_uint(&r, &out->credit) < 0 || mpr_done(&r) < 0 || out->credit > 4096)
-            return s_fail(err, errlen, "bad credit");
+    case W_CREDIT:
+    case W_WANT:
+    case W_RECLAIM:
+    case W_RELEASE:
+        if (s_small_uint(&fr->f[2], 4096, &out->credit) < 0)
+            return s_fail(err, errlen, "bad credit count");
         return 0;
-    }
+    case W_HELD:
+        if (fr->f[2].len != ID_BYTES) return s_fail(err, errlen, "job id is not 16 bytes");
+        out->job_id = fr->f[2].data;
+        if (s_small_uint(&fr->f[3], HELD_STATE_DONE, &out->credit) < 0)
+            return s_fail(err, errlen, "bad held state");
+        return 0;
     case W_CANCEL:
     case W_RESULT:
+    case W_ANSWER:
     case W_PROGRESS:
         if (fr->f[2].len != ID_BYTES) return s_fail(err, errlen, "job id is not 16 bytes");
         out->job_id = fr->f[2].data;
         if (want == 4) out->body = fr->f[3];
         break;
+    case W_PROBE:
+        if (s_service(&fr->f[2], out->service) < 0) return s_fail(err, errlen, "bad service name");
+        if (fr->f[3].len != ID_BYTES) return s_fail(err, errlen, "job id is not 16 bytes");
+        out->job_id = fr->f[3].data;
+        return route_decode(fr->f[4].data, fr->f[4].len, &out->route, err, errlen);
     case W_JOB:
         if (s_service(&fr->f[2], out->service) < 0) return s_fail(err, errlen, "bad service name");
         if (fr->f[3].len != ID_BYTES) return s_fail(err, errlen, "job id is not 16 bytes");
@@ -123,11 +149,12 @@ void route_encode(const route_t *route, buf_t *out)
 {
     mpw_t w;
     mpw_init(&w, out);
-    mpw_map(&w, 4);
+    mpw_map(&w, route->resubmit ? 5 : 4);
     mpw_kv_str(&w, "tenant", route->tenant);
     mpw_kv_uint(&w, "deadline_ms", route->deadline_ms);
     mpw_kv_uint(&w, "max_inflight", route->max_inflight);
     mpw_kv_uint(&w, "attempt", route->attempt);
+    if (route->resubmit) mpw_kv_uint(&w, "resubmit", 1);
 }
 
 static int s_copy_name(mpr_t *r, char out[65])
@@ -160,6 +187,8 @@ int route_decode(const void *data, size_t len, route_t *route, char *err, size_t
                 if (mpr_uint(&r, &v) == 0) route->max_inflight = v > 1u << 20 ? 1u << 20 : (uint32_t)v;
             } else if (mpr_key_is(k, kl, "attempt")) {
                 if (mpr_uint(&r, &v) == 0) route->attempt = v > 100 ? 100 : (uint32_t)v;
+            } else if (mpr_key_is(k, kl, "resubmit")) {
+                if (mpr_uint(&r, &v) == 0) route->resubmit = v != 0;
             } else mpr_skip(&r);
         }
     }

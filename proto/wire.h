@@ -43,7 +43,17 @@ enum {
     W_PROGRESS = 0x06,   /* executor → broker: [tag, cmd, job_id, chunk] */
     W_CANCEL = 0x07,     /* broker → executor: [tag, cmd, job_id] */
     W_DISCONNECT = 0x08, /* both ways: [tag, cmd] */
+    /* several brokers (PROTOCOL.md §3.1) */
+    W_ANSWER = 0x09,     /* executor → broker: [tag, cmd, job_id, body]: a RESULT without credit */
+    W_WANT = 0x0A,       /* broker → executor: [tag, cmd, uint n]: n jobs wait, no credit */
+    W_RECLAIM = 0x0B,    /* executor → broker: [tag, cmd, uint n]: give back unused credit */
+    W_RELEASE = 0x0C,    /* broker → executor: [tag, cmd, uint n]: n credits given back */
+    W_PROBE = 0x0D,      /* broker → executor: [tag, cmd, service, job_id, route] */
+    W_HELD = 0x0E,       /* executor → broker: [tag, cmd, job_id, uint state] */
 };
+
+/* HELD's state: what the executor knows of a probed job. */
+enum { HELD_STATE_NONE = 0, HELD_STATE_RUNNING = 1, HELD_STATE_DONE = 2 };
 
 typedef struct {
     const uint8_t *data;
@@ -61,6 +71,7 @@ typedef struct {
     uint64_t deadline_ms;  /* wall clock; 0 = none */
     uint32_t max_inflight; /* the tenant's concurrency quota; 0 = unlimited */
     uint32_t attempt;      /* set by the broker when it dispatches */
+    uint32_t resubmit;     /* 1: sent again after the first broker was lost (probe first) */
 } route_t;
 
 typedef struct {
@@ -84,9 +95,9 @@ typedef struct {
     uint8_t        cmd;
     const uint8_t *job_id;  /* W_RESULT, W_PROGRESS, W_JOB, W_CANCEL */
     char           service[65];
-    route_t        route;   /* W_JOB */
-    frame_t        body;    /* W_RESULT, W_PROGRESS, W_JOB */
-    uint64_t       credit;  /* W_CREDIT */
+    route_t        route;   /* W_JOB, W_PROBE */
+    frame_t        body;    /* W_RESULT, W_ANSWER, W_PROGRESS, W_JOB */
+    uint64_t       credit;  /* W_CREDIT, W_WANT, W_RECLAIM, W_RELEASE: n; W_HELD: the state */
     ready_t        ready;   /* W_READY */
 } worker_msg_t;
 
