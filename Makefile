@@ -42,7 +42,7 @@ BROKER_SRC   := $(wildcard broker/*.c)
 ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c pool.c child.c \
                   sandbox.c landlock.c filter.c layers.c python.c runner.c audit.c pretouch.c \
                   workspace.c outcome.c jobarea.c jobcopy.c zchan.c zmsg.c scrub.c)
-EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c broker_link.c zygotes.c \
+EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c slots.c credits.c claims.c broker_link.c zygotes.c \
                   spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
 CLI_SRC      := $(wildcard cli/*.c)

@@ -130,6 +130,11 @@ unsigned claims_on_done(claims_t *self, const uint8_t id[ID_BYTES], uint64_t now
     return attached;
 }
 
+void claims_forget(claims_t *self, const uint8_t id[ID_BYTES])
+{
+    free(idmap_del(self->map, id));
+}
+
 typedef struct {
     uint64_t now;
     uint8_t (*ids)[ID_BYTES];

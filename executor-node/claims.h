@@ -54,6 +54,8 @@ held_t claims_on_probe(claims_t *self, const uint8_t id[ID_BYTES], int link, uin
 /* The job ended here. Returns the links attached to it (bit i: link i), which get an ANSWER
  * (its origin is answered by the node as usual). */
 unsigned claims_on_done(claims_t *self, const uint8_t id[ID_BYTES], uint64_t now_ms);
+/* A JOB that was refused after all (no slot): as if it had never come. */
+void claims_forget(claims_t *self, const uint8_t id[ID_BYTES]);
 /* Forgets what has expired. */
 void claims_expire(claims_t *self, uint64_t now_ms);
 size_t claims_count(const claims_t *self);

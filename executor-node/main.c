@@ -12,7 +12,9 @@
 #include "node.h"
 
 static const cfg_opt_t s_node_opts[] = {
-    CFG_OPT_STR(node_conf_t, broker, "broker", "ENDPOINT", "broker executor endpoint"),
+    CFG_OPT_LIST(node_conf_t, broker, "broker", "ENDPOINT",
+                 "the broker's executor endpoint; several (comma list or repeated) to serve every "
+                 "one of them, sharing this node's slots"),
     CFG_OPT_STR(node_conf_t, node_id, "node-id", "NAME", "name of this node (default: host-pid)"),
     CFG_OPT_LIST(node_conf_t, profiles, "profiles", "LIST", "profiles (services) to serve"),
     CFG_OPT_INT(node_conf_t, slots, "slots", 1, 1024, "N", "jobs at once (default: one per core)"),

@@ -1,6 +1,5 @@
-/* executor-node/node.c — see node.h. The node's own state is the slot table: which job runs
- * in which zygote. Everything else it wires together: broker_link hands jobs down, zygotes hand
- * answers up, and the node keeps exactly one answer per job. */
+/* executor-node/node.c — see node.h. The process: start-up order, signals, /metrics, the
+ * snapshot, one link per broker; the jobs between the links and the zygotes are slots.h's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -15,6 +14,7 @@
 #include "../common/loop.h"
 #include "../common/metrics_http.h"
 #include "broker_link.h"
+#include "slots.h"
 #include "layers.h"
 #include "metrics.h"
 #include "node.h"
@@ -23,124 +23,22 @@
 #include "zygotes.h"
 
 typedef struct {
-    uint8_t id[ID_BYTES];
-    int zygote; /* index, -1 when the slot is free */
-} inflight_t;
-
-typedef struct {
     const node_conf_t *conf;
     unsigned layers; /* LAYER_* in force */
     char layers_str[128];
     char exe[PATH_MAX]; /* snakepit-zygote */
     int sig_fd;
     zygotes_t *zygotes;
-    inflight_t *inflight; /* one per slot */
-    long n_inflight;
+    slots_t *slots;
     exec_metrics_t metrics;
     loop_t *loop;
-    broker_link_t *link;
+    void *zmq_ctx;
+    broker_link_t *links[NODE_MAX_BROKERS]; /* one per --broker endpoint */
+    int n_links;
+    uint64_t tick;
     metrics_http_t *http;
     snapshot_t *snapshot;
 } node_t;
-
-/* ---- slots --------------------------------------------------------------------------------- */
-
-static inflight_t *s_slot_of(node_t *n, const uint8_t *id)
-{
-    for (long i = 0; i < n->conf->slots; i++)
-        if (n->inflight[i].zygote >= 0 && memcmp(n->inflight[i].id, id, ID_BYTES) == 0)
-            return &n->inflight[i];
-    return NULL;
-}
-
-static inflight_t *s_slot_free(node_t *n)
-{
-    for (long i = 0; i < n->conf->slots; i++)
-        if (n->inflight[i].zygote < 0) return &n->inflight[i];
-    return NULL;
-}
-
-static void s_slot_release(node_t *n, inflight_t *slot)
-{
-    slot->zygote = -1;
-    n->n_inflight--;
-    n->metrics.busy = n->n_inflight;
-}
-
-/* ---- from the broker ----------------------------------------------------------------------- */
-
-static void s_fill_ready(void *arg, ready_t *r, uint64_t *credit)
-{
-    node_t *n = arg;
-    snprintf(r->node, sizeof r->node, "%s", n->conf->node_id);
-    r->n_services = zygotes_services(n->zygotes, 1, r->services, WIRE_MAX_SERVICES);
-    r->slots = (uint32_t)n->conf->slots;
-    snprintf(r->python, sizeof r->python, "%s", zygotes_python(n->zygotes));
-    snprintf(r->layers, sizeof r->layers, "%s", n->layers_str);
-    *credit = (uint64_t)(n->conf->slots - n->n_inflight);
-}
-
-static void s_on_job(void *arg, const worker_msg_t *m)
-{
-    node_t *n = arg;
-    int ready;
-    int zi = zygotes_pick(n->zygotes, m->service, &ready);
-    inflight_t *slot = s_slot_free(n);
-    if (zi < 0 || !slot || !ready) {
-        const char *why = zi < 0  ? "this executor does not serve the service"
-                          : !slot ? "no free slot (the broker sent more jobs than credits)"
-                                  : "the profile's sandbox is restarting";
-        log_warn("event=job_refused service=%s reason=\"%s\"", m->service, why);
-        n->metrics.refused++;
-        /* the RESULT hands the credit back (PROTOCOL.md §3) */
-        broker_link_send_simple(n->link, m->job_id,
-                                zi >= 0 && slot ? ST_INTERNAL_ERROR : ST_REJECTED,
-                                "ExecutorRefused", why);
-        return;
-    }
-    memcpy(slot->id, m->job_id, ID_BYTES);
-    slot->zygote = zi;
-    n->n_inflight++;
-    n->metrics.busy = n->n_inflight;
-    zygotes_send_job(n->zygotes, zi, m->job_id, m->body.data, m->body.len);
-}
-
-static void s_on_cancel(void *arg, const uint8_t id[ID_BYTES])
-{
-    node_t *n = arg;
-    inflight_t *slot = s_slot_of(n, id);
-    if (slot) zygotes_cancel(n->zygotes, slot->zygote, id);
-}
-
-/* ---- from the zygotes ---------------------------------------------------------------------- */
-
-static int s_on_result(void *arg, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len)
-{
-    node_t *n = arg;
-    inflight_t *slot = s_slot_of(n, id);
-    if (!slot) return 0; /* answered already (its zygote was given up on), or unknown */
-    s_slot_release(n, slot);
-    broker_link_send_result(n->link, id, body, len); /* returns the slot's credit */
-    return 1;
-}
-
-static void s_on_progress(void *arg, const uint8_t id[ID_BYTES], const uint8_t *chunk, size_t len)
-{
-    node_t *n = arg;
-    if (s_slot_of(n, id)) broker_link_send_progress(n->link, id, chunk, len);
-}
-
-/* Every job the zygote held gets its one answer now. */
-static void s_on_zygote_down(void *arg, int zi)
-{
-    node_t *n = arg;
-    for (long i = 0; i < n->conf->slots; i++) {
-        if (n->inflight[i].zygote != zi) continue;
-        broker_link_send_simple(n->link, n->inflight[i].id, ST_INTERNAL_ERROR, "SandboxCrashed",
-                                "the executor's sandbox process died while running this job");
-        s_slot_release(n, &n->inflight[i]);
-    }
-}
 
 static void s_on_signal(loop_t *loop, short revents, void *arg)
 {
@@ -199,14 +97,47 @@ static int s_prepare(node_t *n)
     return 0;
 }
 
-/* The loop and everything on it: /metrics, the snapshot, the broker link (whose ZeroMQ context
+static void s_on_tick(loop_t *loop, void *arg)
+{
+    (void)loop;
+    slots_tick(((node_t *)arg)->slots);
+}
+
+/* One link per --broker endpoint (a comma list), on one ZeroMQ context: its threads start
+ * here, after the zygotes. 0, or -1 (logged). */
+static int s_links(node_t *n)
+{
+    n->zmq_ctx = zmq_ctx_new();
+    char list[sizeof n->conf->broker];
+    snprintf(list, sizeof list, "%s", n->conf->broker);
+    broker_link_hooks_t hooks = slots_link_hooks(n->slots);
+    char *save = NULL;
+    for (char *ep = strtok_r(list, ",", &save); ep; ep = strtok_r(NULL, ",", &save)) {
+        while (*ep == ' ') ep++;
+        if (!*ep) continue;
+        if (n->n_links == NODE_MAX_BROKERS) {
+            log_error("event=startup_failed error=\"more than %d brokers in --broker\"",
+                      NODE_MAX_BROKERS);
+            return -1;
+        }
+        n->links[n->n_links] =
+            broker_link_new(n->loop, n->zmq_ctx, n->conf, ep, n->n_links, &n->metrics, &hooks);
+        n->n_links++;
+    }
+    if (!n->n_links) {
+        log_error("event=startup_failed error=\"--broker names no endpoint\"");
+        return -1;
+    }
+    slots_set_links(n->slots, n->links, n->n_links);
+    return 0;
+}
+
+/* The loop and everything on it: /metrics, the snapshot, the broker links (whose ZeroMQ context
  * starts threads: the zygotes are already running). 0, or the exit status. */
 static int s_serve(node_t *n)
 {
     const node_conf_t *conf = n->conf;
     char err[512];
-    n->inflight = xcalloc((size_t)conf->slots, sizeof *n->inflight);
-    for (long i = 0; i < conf->slots; i++) n->inflight[i].zygote = -1;
     exec_metrics_init(&n->metrics, conf->node_id, n->layers_str, conf->slots);
     char names[WIRE_MAX_SERVICES][65];
     int k = zygotes_services(n->zygotes, 1, names, WIRE_MAX_SERVICES);
@@ -223,10 +154,11 @@ static int s_serve(node_t *n)
     }
     if (conf->redis[0]) n->snapshot = snapshot_new(n->loop, conf, n->zygotes, &n->metrics);
     loop_add_fd(n->loop, n->sig_fd, ZMQ_POLLIN, s_on_signal, n);
-    broker_link_hooks_t link = {s_fill_ready, s_on_job, s_on_cancel, n};
-    n->link = broker_link_new(n->loop, conf, &n->metrics, &link);
-    zygotes_hooks_t zygotes = {s_on_result, s_on_progress, s_on_zygote_down, n};
+    n->slots = slots_new(conf, n->zygotes, &n->metrics, n->layers_str);
+    if (s_links(n) < 0) return 2;
+    zygotes_hooks_t zygotes = slots_zygote_hooks(n->slots);
     zygotes_attach(n->zygotes, n->loop, &zygotes);
+    n->tick = loop_timer_add(n->loop, 1000, 1000, s_on_tick, n);
     loop_run(n->loop);
     return 0;
 }
@@ -241,15 +173,17 @@ int node_main(const node_conf_t *conf)
         rc = 3;
     }
     if (rc == 0) rc = s_serve(&n);
-    /* Shutting down: the broker hears it first, so it requeues at once; the zygotes (and with
+    /* Shutting down: the brokers hear it first, so they requeue at once; the zygotes (and with
      * them every child) die with their channel. */
-    if (n.link) broker_link_disconnect(n.link);
+    for (int i = 0; i < n.n_links; i++) broker_link_disconnect(n.links[i]);
     zygotes_destroy(&n.zygotes);
-    broker_link_destroy(&n.link);
+    for (int i = 0; i < n.n_links; i++) broker_link_destroy(&n.links[i]);
+    if (n.zmq_ctx) zmq_ctx_term(n.zmq_ctx);
+    if (n.tick) loop_timer_cancel(n.loop, n.tick);
+    slots_destroy(&n.slots);
     snapshot_destroy(&n.snapshot);
     metrics_http_destroy(&n.http);
     loop_destroy(&n.loop);
-    free(n.inflight);
     if (n.sig_fd >= 0) close(n.sig_fd);
     if (rc == 0) log_info("event=stopped");
     return rc;

@@ -65,7 +65,7 @@ class Frontend:
         self._spawn("broker", args)
         if executor:
             self._spawn("executor", [os.path.join(BIN, "snakepit-executor"), "--broker", self.executor_ep,
-                                     "--slots", "2", "--log-level", "warn"])
+                                     "--slots", "2", "--metrics", "off", "--log-level", "warn"])
         self.port = free_port()
         self.url = "http://127.0.0.1:%d/mcp" % self.port
         self.mcp_args = [os.path.join(BIN, "snakepit-mcp"), "--http", "127.0.0.1:%d" % self.port,

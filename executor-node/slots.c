@@ -1,0 +1,276 @@
+/* executor-node/slots.c — see slots.h. Every job that takes a slot leaves it through s_end,
+ * which is where its one RESULT (or ANSWER) per interested broker goes out. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/buf.h"
+#include "../common/clock.h"
+#include "../common/log.h"
+#include "../proto/result.h"
+#include "claims.h"
+#include "credits.h"
+#include "slots.h"
+
+#define CLAIMS_MAX     262144
+#define CLAIMS_DONE_MS 60000 /* a finished job is remembered this long (a resubmission comes
+                                seconds after its broker died) */
+
+typedef struct {
+    uint8_t id[ID_BYTES];
+    int zygote; /* index, -1 when the slot is free */
+    int link;   /* the broker that sent it */
+} slot_t;
+
+struct slots {
+    const node_conf_t *conf;
+    zygotes_t *zygotes;
+    exec_metrics_t *metrics;
+    char layers[128];
+    slot_t *slot; /* conf->slots of them */
+    broker_link_t **links;
+    int n_links;
+    credits_t *credits;
+    claims_t *claims;
+};
+
+/* ---- credit on the wire ---------------------------------------------------------------------- */
+
+static void s_grant(void *arg, int link, uint32_t n)
+{
+    slots_t *self = arg;
+    if (self->links) broker_link_send_credit(self->links[link], n);
+}
+
+static void s_reclaim(void *arg, int link, uint32_t n)
+{
+    slots_t *self = arg;
+    if (self->links) broker_link_send_reclaim(self->links[link], n);
+}
+
+slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *metrics,
+                   const char *layers)
+{
+    slots_t *self = xcalloc(1, sizeof *self);
+    self->conf = conf;
+    self->zygotes = zygotes;
+    self->metrics = metrics;
+    snprintf(self->layers, sizeof self->layers, "%s", layers);
+    self->slot = xcalloc((size_t)conf->slots, sizeof *self->slot);
+    for (long i = 0; i < conf->slots; i++) self->slot[i].zygote = -1;
+    self->claims = claims_new(CLAIMS_MAX, CLAIMS_DONE_MS);
+    return self;
+}
+
+void slots_destroy(slots_t **self_p)
+{
+    slots_t *self = *self_p;
+    if (!self) return;
+    credits_destroy(&self->credits);
+    claims_destroy(&self->claims);
+    free(self->slot);
+    free(self);
+    *self_p = NULL;
+}
+
+void slots_set_links(slots_t *self, broker_link_t **links, int n)
+{
+    credits_io_t io = {s_grant, s_reclaim, self};
+    self->credits = credits_new((uint32_t)self->conf->slots, n, &io);
+    self->links = links;
+    self->n_links = n;
+}
+
+void slots_tick(slots_t *self)
+{
+    claims_expire(self->claims, clock_mono_ms());
+}
+
+/* ---- the slot table ------------------------------------------------------------------------- */
+
+static slot_t *s_slot_of(slots_t *self, const uint8_t *id)
+{
+    for (long i = 0; i < self->conf->slots; i++)
+        if (self->slot[i].zygote >= 0 && memcmp(self->slot[i].id, id, ID_BYTES) == 0)
+            return &self->slot[i];
+    return NULL;
+}
+
+static slot_t *s_slot_free(slots_t *self)
+{
+    for (long i = 0; i < self->conf->slots; i++)
+        if (self->slot[i].zygote < 0) return &self->slot[i];
+    return NULL;
+}
+
+/* The job in slot s ended with body: its slot's credit goes where credits.h says, and every
+ * broker waiting for the answer gets it. */
+static void s_end(slots_t *self, slot_t *s, const uint8_t *body, size_t len)
+{
+    int origin = s->link;
+    s->zygote = -1;
+    int to = credits_finish(self->credits, origin);
+    self->metrics->busy = credits_busy(self->credits);
+    if (to == origin)
+        broker_link_send_result(self->links[origin], s->id, body, len, 1);
+    else if (broker_link_up(self->links[origin]))
+        broker_link_send_result(self->links[origin], s->id, body, len, 0);
+    unsigned also = claims_on_done(self->claims, s->id, clock_mono_ms());
+    for (int i = 0; i < self->n_links; i++)
+        if (i != origin && (also >> i & 1) && broker_link_up(self->links[i]))
+            broker_link_send_result(self->links[i], s->id, body, len, 0);
+}
+
+/* ---- from the brokers ------------------------------------------------------------------------ */
+
+static void s_fill_ready(void *arg, ready_t *r)
+{
+    slots_t *self = arg;
+    snprintf(r->node, sizeof r->node, "%s", self->conf->node_id);
+    r->n_services = zygotes_services(self->zygotes, 1, r->services, WIRE_MAX_SERVICES);
+    r->slots = (uint32_t)self->conf->slots;
+    snprintf(r->python, sizeof r->python, "%s", zygotes_python(self->zygotes));
+    snprintf(r->layers, sizeof r->layers, "%s", self->layers);
+}
+
+static void s_on_up(void *arg, int link)
+{
+    credits_link_up(((slots_t *)arg)->credits, link);
+}
+
+static void s_on_down(void *arg, int link)
+{
+    credits_link_down(((slots_t *)arg)->credits, link);
+}
+
+/* A wall-clock deadline as a monotonic time for the claims; 0 = none. */
+static uint64_t s_expires(const route_t *route)
+{
+    uint64_t wall = clock_wall_ms(), now = clock_mono_ms();
+    return route->deadline_ms > wall ? now + (route->deadline_ms - wall) : 0;
+}
+
+/* A JOB this node does not run: it returns its credit (PROTOCOL.md §3) and says why. */
+static void s_refuse(slots_t *self, int link, const worker_msg_t *m, status_t st, const char *type,
+                     const char *why)
+{
+    char hex[ID_STR_LEN + 1];
+    id_format(m->job_id, hex);
+    log_warn("event=job_refused job=%s service=%s broker=%d reason=\"%s\"", hex, m->service, link,
+             why);
+    self->metrics->refused++;
+    broker_link_send_simple(self->links[link], m->job_id, st, type, why);
+}
+
+static void s_on_job(void *arg, int link, const worker_msg_t *m)
+{
+    slots_t *self = arg;
+    switch (claims_on_job(self->claims, m->job_id, link, s_expires(&m->route), clock_mono_ms())) {
+    case CLAIM_ATTACH: /* it runs here already: its answer will come; the credit goes back */
+        self->metrics->duplicates++;
+        broker_link_send_credit(self->links[link], 1);
+        return;
+    case CLAIM_REFUSE_DONE:
+        self->metrics->duplicates++;
+        s_refuse(self, link, m, ST_LOST, "DuplicateJob",
+                 "this job already ran on this executor; its answer went to the broker that "
+                 "sent it first");
+        return;
+    case CLAIM_REFUSE_OWNED:
+        self->metrics->duplicates++;
+        s_refuse(self, link, m, ST_LOST, "DuplicateJob",
+                 "this job was resubmitted to another broker, which runs it");
+        return;
+    case CLAIM_RUN:
+        break;
+    }
+    int ready;
+    int zi = zygotes_pick(self->zygotes, m->service, &ready);
+    slot_t *s = s_slot_free(self);
+    int credit = credits_can_start(self->credits, link);
+    if (zi < 0 || !s || !ready || !credit) {
+        claims_forget(self->claims, m->job_id); /* it did not run: a resubmission may */
+        s_refuse(self, link, m, zi >= 0 && s && credit ? ST_INTERNAL_ERROR : ST_REJECTED,
+                 "ExecutorRefused",
+                 zi < 0            ? "this executor does not serve the service"
+                 : !s || !credit ? "no free slot (the broker sent more jobs than credits)"
+                                   : "the profile's sandbox is restarting");
+        return;
+    }
+    credits_start(self->credits, link);
+    memcpy(s->id, m->job_id, ID_BYTES);
+    s->zygote = zi;
+    s->link = link;
+    self->metrics->busy = credits_busy(self->credits);
+    zygotes_send_job(self->zygotes, zi, m->job_id, m->body.data, m->body.len);
+}
+
+static void s_on_cancel(void *arg, int link, const uint8_t id[ID_BYTES])
+{
+    (void)link; /* a broker the job was attached to may cancel it too */
+    slots_t *self = arg;
+    slot_t *s = s_slot_of(self, id);
+    if (s) zygotes_cancel(self->zygotes, s->zygote, id);
+}
+
+static void s_on_want(void *arg, int link, uint32_t n)
+{
+    credits_want(((slots_t *)arg)->credits, link, n);
+}
+
+static void s_on_release(void *arg, int link, uint32_t n)
+{
+    credits_released(((slots_t *)arg)->credits, link, n);
+}
+
+static void s_on_probe(void *arg, int link, const worker_msg_t *m)
+{
+    slots_t *self = arg;
+    held_t held =
+        claims_on_probe(self->claims, m->job_id, link, s_expires(&m->route), clock_mono_ms());
+    self->metrics->probes++;
+    broker_link_send_held(self->links[link], m->job_id, (unsigned)held);
+}
+
+broker_link_hooks_t slots_link_hooks(slots_t *self)
+{
+    return (broker_link_hooks_t){s_fill_ready, s_on_up,      s_on_down,  s_on_job, s_on_cancel,
+                                 s_on_want,    s_on_release, s_on_probe, self};
+}
+
+/* ---- from the zygotes ------------------------------------------------------------------------ */
+
+static int s_on_result(void *arg, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len)
+{
+    slots_t *self = arg;
+    slot_t *s = s_slot_of(self, id);
+    if (!s) return 0; /* answered already (its zygote was given up on), or unknown */
+    s_end(self, s, body, len);
+    return 1;
+}
+
+static void s_on_progress(void *arg, const uint8_t id[ID_BYTES], const uint8_t *chunk, size_t len)
+{
+    slots_t *self = arg;
+    slot_t *s = s_slot_of(self, id);
+    if (s) broker_link_send_progress(self->links[s->link], id, chunk, len);
+}
+
+/* Every job the zygote held gets its one answer now. */
+static void s_on_zygote_down(void *arg, int zi)
+{
+    slots_t *self = arg;
+    buf_t b;
+    buf_init(&b);
+    result_encode_simple(&b, ST_INTERNAL_ERROR, "SandboxCrashed",
+                         "the executor's sandbox process died while running this job");
+    for (long i = 0; i < self->conf->slots; i++)
+        if (self->slot[i].zygote == zi) s_end(self, &self->slot[i], b.data, b.len);
+    buf_free(&b);
+}
+
+zygotes_hooks_t slots_zygote_hooks(slots_t *self)
+{
+    return (zygotes_hooks_t){s_on_result, s_on_progress, s_on_zygote_down, self};
+}

@@ -1,0 +1,34 @@
+/* executor-node/slots.h — the node's jobs between its brokers and its zygotes: which job runs in
+ * which slot, for which broker, and who hears its answer.
+ *
+ * A JOB from broker b is first checked against the claims (claims.h: never run a job twice)
+ * and the credit b holds (credits.h: never more jobs than slots across brokers); then it takes a
+ * free slot and goes to its profile's ready zygote. When the zygote answers, the slot is free:
+ * the Result goes back to b — as RESULT (returning the slot's credit to b) or as ANSWER when the
+ * slot goes to a broker that is waiting for credit — and, as ANSWER, to every other broker that
+ * probed for the job or sent it again meanwhile. A zygote that dies has every job it held
+ * answered at once (`internal_error`). */
+#ifndef SP_EXEC_SLOTS_H
+#define SP_EXEC_SLOTS_H
+#include <stdint.h>
+
+#include "broker_link.h"
+#include "metrics.h"
+#include "node_conf.h"
+#include "zygotes.h"
+
+typedef struct slots slots_t;
+
+slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *metrics,
+                   const char *layers);
+void slots_destroy(slots_t **self_p);
+
+/* The hooks the links and the zygotes call (their arg is this slots_t). */
+broker_link_hooks_t slots_link_hooks(slots_t *self);
+zygotes_hooks_t slots_zygote_hooks(slots_t *self);
+/* The links, once made; index i is link i of the hooks. */
+void slots_set_links(slots_t *self, broker_link_t **links, int n);
+/* Once a second: forgets expired claims. */
+void slots_tick(slots_t *self);
+
+#endif
