@@ -5,13 +5,15 @@
 #include <stdlib.h>
 
 #include "../common/buf.h"
+#include "../common/clock.h"
 #include "credits.h"
 
 typedef struct {
     int up;
-    uint32_t held;      /* credit it holds, not yet used (our books) */
-    uint32_t want;      /* jobs it said it has for us and no credit for */
-    int reclaiming;     /* a RECLAIM awaits its RELEASE */
+    uint32_t held;       /* credit it holds, not yet used (our books) */
+    uint32_t want;       /* jobs it said it has for us and no credit for */
+    uint64_t want_until; /* monotonic: the WANT is stale after this */
+    int reclaiming;      /* a RECLAIM awaits its RELEASE */
 } link_books_t;
 
 struct credits {
@@ -20,6 +22,7 @@ struct credits {
     int next_want; /* round robin among links that want */
     link_books_t link[CREDITS_MAX_LINKS];
     credits_io_t io;
+    uint64_t (*now_ms)(void);
 };
 
 static void s_check(const credits_t *self)
@@ -38,12 +41,19 @@ static void s_grant(credits_t *self, int i, uint32_t n)
     self->io.grant(self->io.arg, i, n);
 }
 
+/* 1 while the link wants credit: a WANT not repeated in time means nothing waits there now. */
+static int s_wants(const credits_t *self, link_books_t *l)
+{
+    if (l->want && l->want_until <= self->now_ms()) l->want = 0;
+    return l->up && l->want;
+}
+
 /* The next link that wants credit, round robin; -1 when none. */
 static int s_wanting(credits_t *self, int except)
 {
     for (int k = 0; k < self->n_links; k++) {
         int i = (self->next_want + k) % self->n_links;
-        if (i != except && self->link[i].up && self->link[i].want) {
+        if (i != except && s_wants(self, &self->link[i])) {
             self->next_want = (i + 1) % self->n_links;
             return i;
         }
@@ -72,7 +82,7 @@ static void s_balance(credits_t *self)
     if (wanted) /* every slot is out: unused credit comes back from those that do not want */
         for (i = 0; i < self->n_links; i++) {
             link_books_t *l = &self->link[i];
-            if (l->up && !l->want && l->held && !l->reclaiming) {
+            if (l->up && !s_wants(self, l) && l->held && !l->reclaiming) {
                 l->reclaiming = 1;
                 self->io.reclaim(self->io.arg, i, l->held);
             }
@@ -80,13 +90,15 @@ static void s_balance(credits_t *self)
     s_check(self);
 }
 
-credits_t *credits_new(uint32_t slots, int n_links, const credits_io_t *io)
+credits_t *credits_new(uint32_t slots, int n_links, const credits_io_t *io,
+                       uint64_t (*now_ms)(void))
 {
     assert(n_links > 0 && n_links <= CREDITS_MAX_LINKS);
     credits_t *self = xcalloc(1, sizeof *self);
     self->slots = self->free = slots;
     self->n_links = n_links;
     self->io = *io;
+    self->now_ms = now_ms ? now_ms : clock_mono_ms;
     return self;
 }
 
@@ -114,6 +126,7 @@ void credits_want(credits_t *self, int link, uint32_t n)
 {
     if (!self->link[link].up) return;
     self->link[link].want = n;
+    self->link[link].want_until = self->now_ms() + CREDITS_WANT_MS;
     s_balance(self);
 }
 

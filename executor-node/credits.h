@@ -5,7 +5,8 @@
  *     free + busy + Σ held[broker] = slots          (held: credit a broker has not used yet)
  *
  * Credit goes where jobs wait. Free slots go to a broker that said WANT (it has jobs queued and
- * none of our credit), else to the first broker that is up (front-ends try brokers in the same
+ * none of our credit; a broker repeats WANT while that lasts, so a WANT is believed for
+ * CREDITS_WANT_MS only), else to the first broker that is up (front-ends try brokers in the same
  * order, so that is where the work usually is). A broker that WANTs while every slot is taken
  * gets slots back from brokers holding unused credit (RECLAIM, answered by RELEASE), and the
  * slot of each job that ends goes to a broker that WANTs rather than back to the job's own
@@ -18,6 +19,7 @@
 #include <stdint.h>
 
 #define CREDITS_MAX_LINKS 8
+#define CREDITS_WANT_MS   2500 /* a WANT holds this long: the broker repeats it every heartbeat */
 
 typedef struct credits credits_t;
 
@@ -27,7 +29,9 @@ typedef struct {
     void *arg;
 } credits_io_t;
 
-credits_t *credits_new(uint32_t slots, int n_links, const credits_io_t *io);
+/* now_ms: a monotonic clock (NULL: the real one; tests pass a fake). */
+credits_t *credits_new(uint32_t slots, int n_links, const credits_io_t *io,
+                       uint64_t (*now_ms)(void));
 void credits_destroy(credits_t **self_p);
 
 /* The link's broker is there (registered, connection up): it may be granted credit. */

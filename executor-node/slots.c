@@ -77,7 +77,7 @@ void slots_destroy(slots_t **self_p)
 void slots_set_links(slots_t *self, broker_link_t **links, int n)
 {
     credits_io_t io = {s_grant, s_reclaim, self};
-    self->credits = credits_new((uint32_t)self->conf->slots, n, &io);
+    self->credits = credits_new((uint32_t)self->conf->slots, n, &io, NULL);
     self->links = links;
     self->n_links = n;
 }

@@ -32,11 +32,17 @@ static void s_wire_reclaim(void *arg, int link, uint32_t n)
     ((wire_t *)arg)->reclaimed[link] += n;
 }
 
+static uint64_t s_now = 1000;
+static uint64_t s_clock(void)
+{
+    return s_now;
+}
+
 static credits_t *s_credits(uint32_t slots, int links, wire_t *w)
 {
     memset(w, 0, sizeof *w);
     credits_io_t io = {s_wire_grant, s_wire_reclaim, w};
-    return credits_new(slots, links, &io);
+    return credits_new(slots, links, &io, s_clock);
 }
 
 static void test_free_slots_go_to_the_first_broker_that_is_up(void **state)
@@ -104,6 +110,24 @@ static void test_a_finished_job_s_slot_goes_to_a_broker_that_waits(void **state)
     assert_int_equal(w.granted[1], 1);
     credits_start(c, 1);
     assert_int_equal(credits_finish(c, 1), 1); /* nobody else waits: back by RESULT */
+    credits_destroy(&c);
+}
+
+static void test_a_want_not_repeated_lapses_so_an_idle_broker_gives_its_credit_back(void **state)
+{
+    (void)state;
+    wire_t w;
+    credits_t *c = s_credits(2, 2, &w);
+    credits_link_up(c, 0);
+    credits_link_up(c, 1);
+    credits_want(c, 1, 5); /* 1 wants: 0's idle credit comes back and goes to 1 */
+    credits_released(c, 0, 2);
+    assert_int_equal(credits_held(c, 1), 2);
+    s_now += CREDITS_WANT_MS; /* 1's queue has drained: it stopped saying WANT */
+    credits_want(c, 0, 3);
+    assert_int_equal(w.reclaimed[1], 2); /* 1 counts as idle now */
+    credits_released(c, 1, 2);
+    assert_int_equal(credits_held(c, 0), 2);
     credits_destroy(&c);
 }
 
@@ -195,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_a_broker_that_wants_gets_unused_credit_back_from_an_idle_one),
         cmocka_unit_test(test_credit_out_never_exceeds_the_slots_across_brokers),
         cmocka_unit_test(test_a_finished_job_s_slot_goes_to_a_broker_that_waits),
+        cmocka_unit_test(test_a_want_not_repeated_lapses_so_an_idle_broker_gives_its_credit_back),
         cmocka_unit_test(test_a_broker_that_goes_away_takes_no_slot_with_it),
         cmocka_unit_test(test_a_job_beyond_a_broker_s_credit_cannot_take_another_s_slot),
         cmocka_unit_test(test_a_job_sent_twice_runs_once_and_answers_both),
