@@ -66,7 +66,9 @@ static const cfg_opt_t s_opts[] = {
         "serve Streamable HTTP on /mcp here (default 127.0.0.1:8765; with --stdio only when "
         "given)"),
     OPT(BOOL, stdio, "stdio", "serve MCP on stdin/stdout as the --tenant identity"),
-    OPT(STR, jobs.broker, "broker", "ENDPOINT", "the broker's client endpoint"),
+    OPT(LIST, jobs.broker, "broker", "ENDPOINT",
+        "the broker's client endpoint; several (comma list or repeated) for failover: jobs go "
+        "to the first connected one and are resubmitted to another when theirs is lost"),
     OPT(STR, store.url, "redis", "URL", "redis://[user:pass@]host:port[/db] or unix:///path"),
     OPT(STR, tenant, "tenant", "NAME", "tenant that --stdio runs as"),
     OPT(STR, local_key_file, "local-key-file", "FILE",

@@ -157,6 +157,13 @@ void fe_metrics_render(void *arg, buf_t *out)
                 "Jobs refused at once because no broker was connected.");
     prom_sample(out, P "broker_unavailable_total", (double)jobs_stats(fe->jobs)->broker_unavailable,
                 NULL);
+    prom_family(out, P "jobs_resubmitted_total", PROM_COUNTER,
+                "Jobs sent again, marked resubmit, after the broker holding them was lost.");
+    prom_sample(out, P "jobs_resubmitted_total", (double)jobs_stats(fe->jobs)->resubmitted, NULL);
+    prom_family(out, P "jobs_lost_total", PROM_COUNTER,
+                "Jobs answered lost here: their broker was lost twice, or none could take them "
+                "again within --broker-wait-ms.");
+    prom_sample(out, P "jobs_lost_total", (double)jobs_stats(fe->jobs)->lost, NULL);
 }
 
 /* Sums for the snapshot, which `snakepit status` shows per front-end. */

@@ -111,7 +111,8 @@ static void s_answer(client_t *self, pending_t *p, status_t st, const char *type
     memcpy(id, p->id, ID_BYTES);
     idmap_del(self->pending, id);
     free(p);
-    self->fn(self->arg, id, CLIENT_RESULT, b.data, b.len);
+    client_event_t ev = st == ST_LOST && self->conf.hand_back_lost ? CLIENT_LOST : CLIENT_RESULT;
+    self->fn(self->arg, id, ev, b.data, b.len);
     buf_free(&b);
 }
 
