@@ -53,6 +53,11 @@ int farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t e
     s_copy(o, "redis", out->redis, sizeof out->redis);
     s_copy(o, "broker", out->broker, sizeof out->broker);
     s_copy(o, "executors", out->executors, sizeof out->executors);
+    s_copy(o, "brokers", out->brokers, sizeof out->brokers);
+    s_copy(o, "executor_endpoints", out->executors_all, sizeof out->executors_all);
+    if (!out->brokers[0]) snprintf(out->brokers, sizeof out->brokers, "%s", out->broker);
+    if (!out->executors_all[0])
+        snprintf(out->executors_all, sizeof out->executors_all, "%s", out->executors);
     json_t *metrics = json_object_get(o, "metrics");
     for (size_t i = 0; i < FARM_METRICS; i++) {
         const char *url = json_string_value(json_array_get(metrics, i));
@@ -72,12 +77,15 @@ int farm_write_ready(const farm_info_t *info)
 {
     json_t *metrics = json_array();
     for (size_t i = 0; i < FARM_METRICS; i++)
-        json_array_append_new(metrics, json_string(info->metrics[i]));
+        if (i < FARM_METRICS_BROKER2 || info->metrics[i][0])
+            json_array_append_new(metrics, json_string(info->metrics[i]));
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:[s,s,s,s,s]}", "url",
                           info->url, "api_key", info->api_key, "redis", info->redis, "broker",
                           info->broker, "executors", info->executors, "state_dir", info->state_dir,
                           "pid", (json_int_t)info->pid, "metrics", metrics, "stdio_command",
                           info->snakepit, "mcp", "--stdio", "--state-dir", info->state_dir);
+    json_object_set_new(o, "brokers", json_string(info->brokers));
+    json_object_set_new(o, "executor_endpoints", json_string(info->executors_all));
     if (info->curve_broker_key[0])
         json_object_set_new(o, "curve",
                             json_pack("{s:s, s:s}", "broker_key", info->curve_broker_key,

@@ -7,7 +7,15 @@
 #include <linux/limits.h>
 #include <stddef.h>
 
-enum { FARM_METRICS_BROKER, FARM_METRICS_EXECUTOR, FARM_METRICS_MCP, FARM_METRICS };
+/* the /metrics URLs in ready.json's "metrics", in this order (the second broker's only with
+ * `snakepit up --brokers 2`) */
+enum {
+    FARM_METRICS_BROKER,
+    FARM_METRICS_EXECUTOR,
+    FARM_METRICS_MCP,
+    FARM_METRICS_BROKER2,
+    FARM_METRICS
+};
 
 /* ready.json, field by field. */
 typedef struct {
@@ -15,8 +23,10 @@ typedef struct {
     char url[256];     /* MCP endpoint */
     char api_key[128]; /* the local tenant's key */
     char redis[PATH_MAX + 64];
-    char broker[PATH_MAX + 64];       /* client endpoint */
-    char executors[PATH_MAX + 64];    /* executor endpoint */
+    char broker[PATH_MAX + 64];       /* client endpoint (the first broker's) */
+    char executors[PATH_MAX + 64];    /* executor endpoint (the first broker's) */
+    char brokers[2 * PATH_MAX + 130]; /* every broker's client endpoint, comma-separated */
+    char executors_all[2 * PATH_MAX + 130]; /* every broker's executor endpoint, likewise */
     char metrics[FARM_METRICS][160];  /* the /metrics URLs of broker, executor, front-end */
     char snakepit[PATH_MAX + 16];     /* this command, for a stdio client's configuration */
     long pid;                         /* of `snakepit up` */

@@ -105,7 +105,7 @@ int mcp_main(int argc, char **argv)
     }
     char exe[PATH_MAX + 16];
     snprintf(exe, sizeof exe, "%s/snakepit-mcp", bin);
-    char *args[] = {"snakepit-mcp", "--stdio", "--broker", info.broker, "--redis", info.redis,
+    char *args[] = {"snakepit-mcp", "--stdio", "--broker", info.brokers, "--redis", info.redis,
                     "--tenant", a.tenant, "--log-level", a.log_level, NULL};
     execv(exe, args);
     fprintf(stderr, "snakepit mcp: cannot run %s: %s\n", exe, strerror(errno));

@@ -35,7 +35,8 @@
 #define KEEP_TENANT_MS 2000 /* how often the local tenant is checked for */
 
 /* front-end first (no new work), Redis last (the last records land) */
-static const int s_stop_order[UP_CHILDREN] = {UP_MCP, UP_EXECUTOR, UP_BROKER, UP_REDIS};
+static const int s_stop_order[UP_CHILDREN] = {UP_MCP, UP_EXECUTOR, UP_BROKER2, UP_BROKER,
+                                              UP_REDIS};
 
 /* Creates the state directory (and its parents) and logs/, and takes its lock: one farm per
  * state directory. The lock is held until the process exits. 0, or -1 (said on stderr) with
@@ -61,8 +62,16 @@ static int s_take_state_dir(const char *dir, int *rc)
     snprintf(path, sizeof path, "%s/up.lock", dir);
     int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
-        fprintf(stderr, "snakepit up: a farm is already running from %s (see %s/ready.json)\n", dir,
-                dir);
+        farm_info_t running;
+        char err[512];
+        if (farm_read_ready(dir, &running, err, sizeof err) == 0)
+            fprintf(stderr,
+                    "snakepit up: a farm is already running from %s, at %s (another farm: "
+                    "--state-dir DIR)\n",
+                    dir, running.url);
+        else
+            fprintf(stderr, "snakepit up: a farm is already starting from %s (another farm: "
+                    "--state-dir DIR)\n", dir);
         return -1;
     }
     snprintf(path, sizeof path, "%s/ready.json", dir);
@@ -168,27 +177,32 @@ static int s_local_tenant(up_plan_t *p)
     return rc;
 }
 
-/* One real job, in the first profile served: the farm is ready when it runs. */
+/* One real job, in the first profile served, through each broker: the farm is ready when
+ * they run. */
 static int s_probe(up_plan_t *p)
 {
-    char service[65], detail[300];
+    char service[65], detail[300], list[sizeof p->farm.brokers];
     snprintf(service, sizeof service, "%.*s", (int)strcspn(p->conf.profiles, ","),
              p->conf.profiles);
-    if (probe_job(p->farm.broker, p->hub ? &p->keys.broker : NULL, &p->keys.cli, service, detail,
-                  sizeof detail) == 0)
-        return 0;
-    supervisor_reap(p->child, UP_CHILDREN, 1);
-    fprintf(stderr, "snakepit up: a probe job did not run (%s)\n", detail);
-    for (int i = UP_BROKER; i < UP_CHILDREN; i++) child_tail(&p->child[i]);
-    return -1;
+    snprintf(list, sizeof list, "%s", p->farm.brokers);
+    char *save = NULL;
+    for (char *ep = strtok_r(list, ",", &save); ep; ep = strtok_r(NULL, ",", &save)) {
+        if (probe_job(ep, p->hub ? &p->keys.broker : NULL, &p->keys.cli, service, detail,
+                      sizeof detail) == 0)
+            continue;
+        supervisor_reap(p->child, UP_CHILDREN, 1);
+        fprintf(stderr, "snakepit up: a probe job through %s did not run (%s)\n", ep, detail);
+        for (int i = UP_BROKER; i < UP_CHILDREN; i++) child_tail(&p->child[i]);
+        return -1;
+    }
+    return 0;
 }
 
 static int s_bring_up(up_plan_t *p, int sig_fd)
 {
     if (s_start_redis(p, sig_fd) < 0 || s_local_tenant(p) < 0) return -1;
-    if (child_start(&p->child[UP_BROKER]) < 0 || child_start(&p->child[UP_EXECUTOR]) < 0 ||
-        child_start(&p->child[UP_MCP]) < 0)
-        return -1;
+    for (int i = UP_BROKER; i < UP_CHILDREN; i++)
+        if (p->child[i].name && child_start(&p->child[i]) < 0) return -1;
     if (s_wait_ready(p, sig_fd, probe_http, p->conf.http, &p->child[UP_MCP], "the MCP endpoint") <
             0 ||
         s_probe(p) < 0)
