@@ -180,6 +180,15 @@ test-executor: all $(BUILD)/tests/deny_syscall
 test-security: all
 	$(PYTEST) tests/security
 
+# Failure and recovery (tests/chaos, README "Failure and recovery"): a two-broker farm whose
+# executor, broker, Redis and front-end are SIGKILLed one at a time under load, a Sentinel
+# master killed the same way, the whole farm restarted on its state directory, two farms on one
+# machine with default options. Asserts what each failure may cost, never how long anything
+# takes (but for "serving again within 5 s", polled).
+.PHONY: test-chaos
+test-chaos: all
+	$(PYTEST) tests/chaos
+
 # Operations (tests/ops): the real Prometheus server and promtool against a running farm,
 # alert-rule unit tests, systemd-analyze verify on deploy/systemd, manifests, snakepit
 # status/usage. Needs `deploy/install-deps.sh test` (prometheus, python3-yaml).
@@ -198,7 +207,7 @@ test-san:
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
-	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli
+	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli test-chaos
 	@$(MAKE) --no-print-directory test-deb
 	@$(MAKE) --no-print-directory test-broker test-cluster
 	@$(MAKE) --no-print-directory test-ops test-interop conformance

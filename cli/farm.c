@@ -171,3 +171,21 @@ int farm_scan(redisContext *c, const char *match, farm_page_fn page, void *ctx, 
     } while (strcmp(cursor, "0") != 0);
     return 0;
 }
+
+int farm_replicated(redisContext *c, char *err, size_t errlen)
+{
+    redisReply *r = redisCommand(c, "INFO replication");
+    long replicas = 0;
+    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "connected_slaves:") : NULL;
+    if (p) replicas = atol(p + strlen("connected_slaves:"));
+    if (r) freeReplyObject(r);
+    if (replicas <= 0) return 0;
+    r = redisCommand(c, "WAIT %ld %d", replicas, FARM_WAIT_MS);
+    long acked = r && r->type == REDIS_REPLY_INTEGER ? (long)r->integer : 0;
+    if (r) freeReplyObject(r);
+    if (acked > 0) return 0;
+    snprintf(err, errlen,
+             "no replica confirmed the change within %d ms: a failover now could lose it",
+             FARM_WAIT_MS);
+    return -1;
+}

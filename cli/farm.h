@@ -52,6 +52,10 @@ redisContext *farm_redis_ms(const char *url, long timeout_ms, char *err, size_t 
  * directory's ready.json (written back into redis_url). Says why on stderr, prefixed with the
  * command's name, when it cannot. */
 redisContext *farm_connect(const char *cmd, const char *state_dir, char *redis_url, size_t cap);
+/* After a change that must outlive a failover (a tenant, a key): when the Redis has replicas,
+ * waits up to FARM_WAIT_MS for one to confirm it (WAIT). 0, or -1 with err when none did. */
+#define FARM_WAIT_MS 2000
+int farm_replicated(redisContext *c, char *err, size_t errlen);
 /* Walks every key matching `match` with SCAN (never KEYS: the farm's Redis holds every
  * execution record), handing each page's key array to `page`. `page` returns <0 on error
  * (having written err), >0 to stop early, 0 for more. */

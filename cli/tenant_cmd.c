@@ -276,13 +276,14 @@ static const struct {
     const char *verb;
     int needs_name;
     int (*fn)(const verb_t *v);
+    int writes; /* waits for the replicas, if any, to have it */
 } s_verbs[] = {
-    {"add", 1, s_add},
-    {"set", 1, s_set},
-    {"list", 0, s_list},
-    {"show", 1, s_show},
-    {"rotate-key", 1, s_rotate_key},
-    {"remove", 1, s_remove},
+    {"add", 1, s_add, 1},
+    {"set", 1, s_set, 1},
+    {"list", 0, s_list, 0},
+    {"show", 1, s_show, 0},
+    {"rotate-key", 1, s_rotate_key, 1},
+    {"remove", 1, s_remove, 1},
 };
 
 int tenant_main(int argc, char **argv)
@@ -317,6 +318,8 @@ int tenant_main(int argc, char **argv)
     v.redis = farm_connect("snakepit tenant", a.state_dir, a.redis, sizeof a.redis);
     if (!v.redis) return EX_UNAVAILABLE;
     int rc = s_verbs[i].fn(&v);
+    if (rc == 0 && s_verbs[i].writes && farm_replicated(v.redis, err, sizeof err) < 0)
+        fprintf(stderr, "snakepit tenant: WARNING: %s\n", err);
     redisFree(v.redis);
     return rc;
 }

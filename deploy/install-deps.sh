@@ -9,7 +9,7 @@
 #         dpkg-shlibdeps)
 #   test  deb + what `make test` needs (cmocka, pytest, clang for fuzz targets, iproute2,
 #         prometheus and its promtool for the monitoring tests, python3-yaml for manifests,
-#         lintian for the package)
+#         lintian for the package, redis-sentinel for the chaos suite's failover)
 #   all   the same as test
 #
 # Works as root, or as a user with sudo. Does nothing (and needs no privilege) when every
@@ -23,7 +23,7 @@ python3.11 libseccomp-dev libsodium-dev libgnutls28-dev libmicrohttpd-dev libjan
 python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy"
 deb_pkgs="help2man dpkg-dev binutils"
 test_pkgs="lintian libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang
-libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml"
+libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml redis-sentinel"
 
 case "$what" in
 run) want="$run_pkgs" ;;

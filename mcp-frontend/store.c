@@ -29,13 +29,17 @@ struct store_script {
 };
 
 /* One command in flight: what to call back, and whether it is an EVALSHA to retry. */
-typedef struct {
+typedef struct op {
     store_t *store;
     store_reply_fn *fn;
     void *arg;
     store_script_t *script;   /* EVALSHA: retried as EVAL on NOSCRIPT */
     journal_entry_t *entry;   /* a write: its journal entry */
     uint64_t conn;            /* the connection it was sent on */
+    char *cmd;                /* a query waiting for the connection being made: its bytes */
+    size_t len;
+    uint64_t deadline;        /* ...and when it gives up (monotonic) */
+    struct op *next;
     int argc;
     char **argv;
     size_t *argvlen;
@@ -58,6 +62,7 @@ struct store {
     uint64_t *sent;        /* FIFO of send times (mono ms) of unanswered commands */
     size_t sent_head, sent_n, sent_cap;
     journal_t *journal;
+    op_t *waiting, *waiting_tail; /* queries made while the connection was being made */
     store_script_t *scripts;
     hook_t hooks[MAX_CONNECT_HOOKS];
     int n_hooks;
@@ -70,6 +75,57 @@ struct store {
 };
 
 static void s_pump(store_t *self);
+static int s_send_op(store_t *self, op_t *op, const char *cmd, size_t len);
+static void s_op_free(op_t *op);
+
+/* ---- queries that wait for the connection being made: a front-end that has just started (or
+ * lost Redis a moment ago) answers its first requests once the connection is there, rather than
+ * refusing them — for at most --redis-timeout-ms. */
+
+static void s_wait(store_t *self, op_t *op, char *cmd, size_t len)
+{
+    op->cmd = cmd;
+    op->len = len;
+    op->deadline = clock_mono_ms() + (uint64_t)self->conf.timeout_ms;
+    if (self->waiting_tail)
+        self->waiting_tail->next = op;
+    else
+        self->waiting = op;
+    self->waiting_tail = op;
+}
+
+/* Sends the waiting queries (connected), or fails them: all (no connection) or those past
+ * their deadline. */
+static void s_waiting(store_t *self, int fail_all)
+{
+    uint64_t now = clock_mono_ms();
+    op_t *keep = NULL, **tail = &keep;
+    op_t *op = self->waiting;
+    self->waiting = self->waiting_tail = NULL;
+    while (op) {
+        op_t *next = op->next;
+        op->next = NULL;
+        int sent = self->ac && !self->closing && s_send_op(self, op, op->cmd, op->len) == 0;
+        if (sent) {
+            free(op->cmd);
+            op->cmd = NULL;
+        } else if (fail_all || now >= op->deadline) {
+            self->stats.errors[STORE_OP_QUERY]++;
+            if (op->fn) op->fn(op->arg, NULL);
+            free(op->cmd);
+            s_op_free(op);
+        } else {
+            *tail = op;
+            tail = &op->next;
+        }
+        op = next;
+    }
+    /* callbacks may have queued more meanwhile: those go behind the ones kept */
+    *tail = self->waiting;
+    self->waiting = keep;
+    self->waiting_tail = NULL;
+    for (op_t *t = keep; t; t = t->next) self->waiting_tail = t;
+}
 
 /* ---- the FIFO of send times */
 
@@ -136,6 +192,7 @@ static void s_on_dialled(void *arg, redisAsyncContext *ac, const char *where, co
         log_warn("event=redis_connect_failed error=\"%s\"", err);
         self->stats.errors[STORE_OP_CONNECT]++;
         s_schedule_reconnect(self);
+        s_waiting(self, 1);
         return;
     }
     redis_dial_adopt(ac, self, s_on_disconnect);
@@ -151,6 +208,7 @@ static void s_on_dialled(void *arg, redisAsyncContext *ac, const char *where, co
     for (store_script_t *s = self->scripts; s; s = s->next)
         store_queryf(self, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);
     for (int i = 0; i < self->n_hooks; i++) self->hooks[i].fn(self->hooks[i].arg, self);
+    s_waiting(self, 0);
     s_pump(self);
 }
 
@@ -179,6 +237,7 @@ static void s_on_timer(loop_t *loop, void *arg)
     store_t *self = arg;
     uint64_t now = clock_mono_ms();
     journal_trim(self->journal, now);
+    if (self->waiting) s_waiting(self, 0);
     if (!self->ac) {
         if (!self->dial && now >= self->retry_at_ms) s_connect(self);
         return;
@@ -220,6 +279,9 @@ void store_destroy(store_t **self_p)
     if (!self) return;
     loop_timer_cancel(self->loop, self->timer);
     redis_dial_cancel(&self->dial);
+    self->closing = 1;
+    s_waiting(self, 1);
+    self->closing = 0;
     if (self->ac) {
         self->closing = 1;
         redisAsyncFree(self->ac); /* pending callbacks get NULL now */
@@ -359,6 +421,21 @@ static op_t *s_op_new(store_t *self, store_reply_fn *fn, void *arg)
     return op;
 }
 
+/* Sends a formatted query (taking cmd), or, while a connection is being made, keeps it until
+ * then. 0, or -1 when Redis is away (no connection and none being made). */
+static int s_query(store_t *self, store_reply_fn *fn, void *arg, char *cmd, size_t len)
+{
+    op_t *op = s_op_new(self, fn, arg);
+    if (!self->ac && self->dial && !self->closing) {
+        s_wait(self, op, cmd, len);
+        return 0;
+    }
+    int rc = s_send_op(self, op, cmd, len);
+    free(cmd);
+    if (rc < 0) s_op_free(op);
+    return rc;
+}
+
 int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
                 const size_t *argvlen)
 {
@@ -366,11 +443,7 @@ int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const ch
     char *cmd;
     int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
     if (len < 0) return -1;
-    op_t *op = s_op_new(self, fn, arg);
-    int rc = s_send_op(self, op, cmd, (size_t)len);
-    free(cmd);
-    if (rc < 0) s_op_free(op);
-    return rc;
+    return s_query(self, fn, arg, cmd, (size_t)len);
 }
 
 int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, ...)
@@ -382,11 +455,7 @@ int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, 
     int len = redisvFormatCommand(&cmd, fmt, ap);
     va_end(ap);
     if (len < 0) return -1;
-    op_t *op = s_op_new(self, fn, arg);
-    int rc = s_send_op(self, op, cmd, (size_t)len);
-    free(cmd);
-    if (rc < 0) s_op_free(op);
-    return rc;
+    return s_query(self, fn, arg, cmd, (size_t)len);
 }
 
 /* ---- writes */

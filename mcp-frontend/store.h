@@ -3,7 +3,9 @@
  * Two kinds of traffic, with different promises:
  *   - queries (auth lookups, rate-limit scripts, record reads): sent at once, answered exactly
  *     once through the callback with the reply, or with NULL when Redis failed or went away.
- *     A query that cannot be sent now returns -1 and its callback is never called.
+ *     While a connection is being made (at start, after a Redis restart or failover) a query
+ *     waits for it, up to --redis-timeout-ms; one that cannot be sent at all (Redis away, no
+ *     connection being made) returns -1 and its callback is never called.
  *   - writes (execution records, usage counters): fire and forget, pipelined, kept in a
  *     bounded journal (store_journal.h) while Redis is away or slow, and for --redis-replay-ms
  *     after Redis acknowledged them; every reconnect sends the journal again, in order, so a
