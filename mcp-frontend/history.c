@@ -31,10 +31,55 @@ json_t *field_int(const json_t *fields, const char *name)
     return end != s && (*end == '\0' || *end == '.') ? json_integer(v) : json_null();
 }
 
-/* The CallToolResult a record's `result` (base64 of the Result's msgpack, records.h) renders
- * to, as JSON text: what the call returned, rendered again by the same code. A record cut to
- * fit says so in structuredContent.record_truncated and in its text. NULL when it does not
- * decode. */
+static const char *s_str(const json_t *o, const char *name)
+{
+    const char *v = json_string_value(json_object_get(o, name));
+    return v && *v ? v : NULL;
+}
+
+static double s_real(const json_t *o, const char *name)
+{
+    const char *v = s_str(o, name);
+    return v ? strtod(v, NULL) : 0.0;
+}
+
+/* A final record whose Result was not kept: its flat fields say all of it (records.c
+ * s_flat_is_whole). The Result borrows the fields' strings: render it, never clear it. 0, or
+ * -1 when the record is not final. */
+static int s_result_from_fields(const json_t *o, result_t *res)
+{
+    const char *st = s_str(o, "status");
+    result_init(res);
+    if (!st || strcmp(st, "queued") == 0 || status_parse(st, &res->status) < 0) return -1;
+    const char *out = s_str(o, "stdout"), *err = s_str(o, "stderr");
+    res->out = (char *)(out ? out : "");
+    res->out_len = strlen(res->out);
+    res->err = (char *)(err ? err : "");
+    res->err_len = strlen(res->err);
+    res->out_truncated = s_str(o, "stdout_truncated") != NULL;
+    res->err_truncated = s_str(o, "stderr_truncated") != NULL;
+    res->result = (char *)s_str(o, "result_repr");
+    res->error.type = (char *)s_str(o, "error_type");
+    res->error.message = (char *)s_str(o, "error_message");
+    res->error.present = res->error.type || res->error.message;
+    res->error.line = (long)s_real(o, "error_line");
+    res->queue_ms = s_real(o, "queue_ms");
+    res->wall_ms = s_real(o, "wall_ms");
+    res->cpu_ms = s_real(o, "cpu_ms");
+    res->max_rss_kb = (long)s_real(o, "max_rss_kb");
+    res->exit.reason = (char *)s_str(o, "exit_reason");
+    res->exit.signal = (int)s_real(o, "exit_signal");
+    res->exit.syscall = (char *)s_str(o, "exit_syscall");
+    res->executor = (char *)s_str(o, "executor");
+    res->attempt = (uint32_t)s_real(o, "attempt");
+    return 0;
+}
+
+/* The CallToolResult a final record renders to, as JSON text: what the call returned, rendered
+ * again by the same code, from the kept Result (v: base64 of its msgpack, records.h) or, when
+ * none was kept, from the flat fields. A record cut to fit says so in
+ * structuredContent.record_truncated and in its text. NULL when there is nothing to render
+ * (not final yet) or it does not decode. */
 static char *s_render(const char *id, const json_t *o, const redisReply *v)
 {
     result_t res;
@@ -42,8 +87,11 @@ static char *s_render(const char *id, const json_t *o, const redisReply *v)
     buf_t raw;
     buf_init(&raw);
     result_init(&res);
-    if (base64_decode(&raw, v->str, v->len) < 0 ||
-        result_decode(raw.data, raw.len, &res, err, sizeof err) < 0) {
+    int owned = v != NULL;
+    if (!v) {
+        if (s_result_from_fields(o, &res) < 0) return NULL;
+    } else if (base64_decode(&raw, v->str, v->len) < 0 ||
+               result_decode(raw.data, raw.len, &res, err, sizeof err) < 0) {
         log_warn("event=bad_record_result id=%s error=\"%s\"", id, err);
         result_clear(&res);
         buf_free(&raw);
@@ -53,7 +101,7 @@ static char *s_render(const char *id, const json_t *o, const redisReply *v)
     const char *tool = json_string_value(json_object_get(o, "tool"));
     json_t *cr = tool && strcmp(tool, "validate_code") == 0 ? outcome_validate(id, &res)
                                                             : outcome_execute(id, &res);
-    result_clear(&res);
+    if (owned) result_clear(&res);
     if (json_object_get(o, "result_cut")) {
         json_object_set_new(json_object_get(cr, "structuredContent"), "record_truncated",
                             json_true());
@@ -66,8 +114,8 @@ static char *s_render(const char *id, const json_t *o, const redisReply *v)
     return text;
 }
 
-/* The hash as a JSON object of strings; the binary `result` becomes `call_result`, the JSON
- * text that records written before it (and tasks.c) know. */
+/* The hash as a JSON object of strings, with `call_result`, the CallToolResult's JSON text that
+ * records written before these (and tasks.c) know, rendered again from what was kept. */
 static json_t *s_hash_to_json(const char *id, const redisReply *r)
 {
     json_t *o = json_object();
@@ -80,7 +128,7 @@ static json_t *s_hash_to_json(const char *id, const redisReply *r)
         else
             json_object_set_new(o, k->str, json_bytes(v->str, v->len));
     }
-    char *text = result ? s_render(id, o, result) : NULL;
+    char *text = json_object_get(o, "call_result") ? NULL : s_render(id, o, result);
     if (text) json_object_set_new(o, "call_result", json_string(text));
     free(text);
     return o;

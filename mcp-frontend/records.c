@@ -221,10 +221,33 @@ static void s_usage_keys(records_t *self, args_t *a, const char *tenant, uint64_
     }
 }
 
+/* 1 when the flat fields say everything the Result does, so it need not be kept too (history.c
+ * renders from them): no variables, validation, traceback, images or files; streams within
+ * their heads; error texts and the result's repr within their fields. Most jobs are like
+ * that, and it halves what a record costs (README "Failure and recovery"). */
+static int s_flat_is_whole(const records_t *self, const result_t *res)
+{
+    size_t head = (size_t)self->conf.head_cap;
+    return !res->variables && !res->validation && !res->error.traceback && !res->n_images &&
+           !res->n_files && !res->images_truncated && !res->files_truncated && !res->exit.code &&
+           res->out_len <= head && res->err_len <= head && utf8_valid(res->out, res->out_len) &&
+           utf8_valid(res->err, res->err_len) &&
+           (!res->result || strlen(res->result) <= RECORD_REPR_MAX) &&
+           (!res->error.type || strlen(res->error.type) <= 256) &&
+           (!res->error.message || strlen(res->error.message) <= 4096);
+}
+
+/* The field, unless its value is the one a reader assumes when it is missing (0, ""). */
+static void s_field_nonzero(args_t *a, const char *name, const char *value)
+{
+    if (value && value[0] && strcmp(value, "0") != 0) s_field_str(a, name, value);
+}
+
 static void s_final_fields(records_t *self, args_t *a, const record_about_t *r,
                            const result_t *res, uint64_t finished)
 {
     size_t head = (size_t)self->conf.head_cap;
+    char n[24];
     s_field_str(a, "status", status_name(res->status));
     s_field_fmt(a, "started_ms", "%llu",
                 (unsigned long long)(r->created_ms + (uint64_t)res->queue_ms));
@@ -234,12 +257,13 @@ static void s_final_fields(records_t *self, args_t *a, const record_about_t *r,
     s_field_fmt(a, "cpu_ms", "%.3f", res->cpu_ms);
     s_field_fmt(a, "max_rss_kb", "%ld", res->max_rss_kb);
     s_field_str(a, "exit_reason", res->exit.reason);
-    s_field_fmt(a, "exit_signal", "%d", res->exit.signal);
-    s_field_str(a, "exit_syscall", res->exit.syscall);
+    snprintf(n, sizeof n, "%d", res->exit.signal);
+    s_field_nonzero(a, "exit_signal", n);
+    s_field_nonzero(a, "exit_syscall", res->exit.syscall);
     s_field_head(a, "stdout", res->out, res->out_len, head);
-    s_field_head(a, "stderr", res->err, res->err_len, head);
-    s_field_str(a, "stdout_truncated", res->out_truncated || res->out_len > head ? "1" : "0");
-    s_field_str(a, "stderr_truncated", res->err_truncated || res->err_len > head ? "1" : "0");
+    if (res->err_len) s_field_head(a, "stderr", res->err, res->err_len, head);
+    s_field_nonzero(a, "stdout_truncated", res->out_truncated || res->out_len > head ? "1" : "0");
+    s_field_nonzero(a, "stderr_truncated", res->err_truncated || res->err_len > head ? "1" : "0");
     if (res->error.present) {
         const char *t = res->error.type, *m = res->error.message;
         s_field_head(a, "error_type", t, t ? strlen(t) : 0, 256);
@@ -247,15 +271,20 @@ static void s_final_fields(records_t *self, args_t *a, const record_about_t *r,
         s_field_fmt(a, "error_line", "%ld", res->error.line);
     }
     s_field_str(a, "executor", res->executor);
-    s_field_fmt(a, "attempt", "%u", res->attempt);
-    size_t len = 0;
-    int cut = 0;
-    char *bytes = s_result_text(self, res, &len, &cut);
-    if (bytes) {
-        s_arg_str(a, "result");
-        s_arg_own(a, bytes, len);
+    snprintf(n, sizeof n, "%u", res->attempt);
+    s_field_nonzero(a, "attempt", n);
+    if (s_flat_is_whole(self, res)) {
+        if (res->result) s_field_str(a, "result_repr", res->result);
+    } else {
+        size_t len = 0;
+        int cut = 0;
+        char *bytes = s_result_text(self, res, &len, &cut);
+        if (bytes) {
+            s_arg_str(a, "result");
+            s_arg_own(a, bytes, len);
+        }
+        if (cut || !bytes) s_field_str(a, "result_cut", bytes ? "1" : "dropped");
     }
-    if (cut || !bytes) s_field_str(a, "result_cut", bytes ? "1" : "dropped");
     if (r->task) {
         s_field_str(a, "task_status", task_status_for(res->status, r->task_cancelled));
         s_field_fmt(a, "task_updated_ms", "%llu", (unsigned long long)finished);

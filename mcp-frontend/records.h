@@ -4,10 +4,13 @@
  *                                tenant, status, profile, tool, code (a head of --code-cap
  *                                bytes; code_sha256 and code_bytes always), created/started/
  *                                finished ms, queue/wall/cpu ms, max_rss_kb, exit_*, stdout/
- *                                stderr heads (--head-cap), error_*, executor, and `result`: the
- *                                Result itself, base64 of its msgpack (PROTOCOL.md §5), whole
- *                                up to --result-cap bytes, else cut (outputs to their heads,
- *                                no image or file bodies; `result_cut` = 1), which
+ *                                stderr heads (--head-cap), error_*, executor, attempt (fields
+ *                                whose value is 0 or "" are left out), `result_repr`, and — only
+ *                                when those fields cannot say all of it (variables, figures,
+ *                                files, a traceback, long output) — `result`: the Result itself,
+ *                                base64 of its msgpack (PROTOCOL.md §5), whole up to
+ *                                --result-cap bytes, else cut (outputs to their heads, no image
+ *                                or file bodies; `result_cut` = 1). Either way
  *                                get_execution, the resource and tasks/result render again
  *                                (history.c); task_* fields for tasks.
  *   sp:t:<tenant>:execs          zset of ids by created ms: the tenant's newest record_max
@@ -31,6 +34,8 @@
 #include "../proto/job.h"
 #include "../proto/result.h"
 #include "store.h"
+
+#define RECORD_REPR_MAX 1024 /* a result's repr kept as a flat field up to this */
 
 typedef struct records records_t;
 
