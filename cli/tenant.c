@@ -76,6 +76,12 @@ int tenant_quota_write(redisContext *c, const char *name, const tenant_quota_t *
               name, q->rate, burst, conc, tmo, mem, q->profiles) < 0 ||
         s_run(c, err, errlen, "SADD", "SADD sp:tenants %s", name) < 0)
         return -1;
+    if (q->record_ttl_s > 0 && s_run(c, err, errlen, "HSET", "HSET sp:t:%s record_ttl_s %ld", name,
+                                     q->record_ttl_s) < 0)
+        return -1;
+    if (q->record_max > 0 &&
+        s_run(c, err, errlen, "HSET", "HSET sp:t:%s record_max %ld", name, q->record_max) < 0)
+        return -1;
     return 0;
 }
 
@@ -148,9 +154,11 @@ int tenant_ensure_named(redisContext *c, const char *name, const char *digest, c
 
 int tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q)
 {
-    redisReply *r = redisCommand(
-        c, "HMGET sp:t:%s rate burst max_concurrency max_timeout_s max_memory_mb profiles", name);
-    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 6;
+    redisReply *r = redisCommand(c,
+                                 "HMGET sp:t:%s rate burst max_concurrency max_timeout_s "
+                                 "max_memory_mb profiles record_ttl_s record_max",
+                                 name);
+    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 8;
     if (ok) {
         tenant_quota_defaults(q);
         if (r->element[0]->str) snprintf(q->rate, sizeof q->rate, "%s", r->element[0]->str);
@@ -159,6 +167,8 @@ int tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q)
         if (r->element[3]->str) q->max_timeout_s = atol(r->element[3]->str);
         if (r->element[4]->str) q->max_memory_mb = atol(r->element[4]->str);
         if (r->element[5]->str) snprintf(q->profiles, sizeof q->profiles, "%s", r->element[5]->str);
+        if (r->element[6]->str) q->record_ttl_s = atol(r->element[6]->str);
+        if (r->element[7]->str) q->record_max = atol(r->element[7]->str);
     }
     if (r) freeReplyObject(r);
     return ok ? 0 : -1;

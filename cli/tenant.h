@@ -2,7 +2,8 @@
  * command is tenant_cmd.c:
  *   sp:tenants            set of tenant names
  *   sp:t:{tenant}         hash: rate, burst, max_concurrency, max_timeout_s, max_memory_mb,
- *                         profiles, created_ms, key_sha256
+ *                         profiles, created_ms, key_sha256, and its record retention when set:
+ *                         record_ttl_s, record_max
  *   sp:key:{sha256(key)}  string: tenant name
  * Keys are shown once and stored only as their SHA-256. */
 #ifndef SP_TENANT_H
@@ -17,6 +18,8 @@ typedef struct {
     long   max_timeout_s;
     long   max_memory_mb;
     char   profiles[256];
+    long   record_ttl_s; /* its records' lifetime; 0: the farm's (the front-end's --record-ttl-s) */
+    long   record_max;   /* its records kept; 0: the farm's (--record-max) */
 } tenant_quota_t;
 
 void tenant_quota_defaults(tenant_quota_t *q);

@@ -41,13 +41,19 @@ static const cfg_opt_t s_opts[] = {
                 "most memory a call may ask (at most its profiles' most)"),
     CFG_OPT_LIST(tenant_args_t, q.profiles, "profiles", "LIST",
                  "profiles it may use (default and \"all\": every one)"),
+    CFG_OPT_INT(tenant_args_t, q.record_ttl_s, "record-ttl", 60, 86400L * 3650, "S",
+                "how long its execution records are kept (default: the front-end's "
+                "--record-ttl-s, 7 days)"),
+    CFG_OPT_INT(tenant_args_t, q.record_max, "record-max", 1, 100000000, "N",
+                "how many of its execution records are kept, the oldest deleted first (default: "
+                "the front-end's --record-max, 10000)"),
     CFG_OPT_BOOL(tenant_args_t, json, "json", "print JSON"),
     CFG_OPT_END,
 };
 
 static const char *s_usage =
     "snakepit tenant add NAME [--rate R/s] [--burst B] [--max-concurrency C] [--max-timeout S]\n"
-    "                         [--max-memory MB] [--profiles a,b]\n"
+    "                         [--max-memory MB] [--profiles a,b] [--record-ttl S] [--record-max N]\n"
     "       snakepit tenant set NAME [the same options: only those given change]\n"
     "       snakepit tenant list\n"
     "       snakepit tenant show NAME\n"
@@ -128,6 +134,8 @@ static void s_merge(tenant_quota_t *base, const tenant_quota_t *given)
     if (given->max_timeout_s) base->max_timeout_s = given->max_timeout_s;
     if (given->max_memory_mb) base->max_memory_mb = given->max_memory_mb;
     if (given->profiles[0]) snprintf(base->profiles, sizeof base->profiles, "%s", given->profiles);
+    if (given->record_ttl_s) base->record_ttl_s = given->record_ttl_s;
+    if (given->record_max) base->record_max = given->record_max;
 }
 
 /* ---- the verbs ---------------------------------------------------------------------------- */
