@@ -5,13 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zmq.h>
 
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/curve_cert.h"
 #include "../common/log.h"
+#include "../proto/monitor.h"
 #include "../proto/mpack.h"
 #include "../proto/result.h"
 #include "../proto/wire_zmq.h"
@@ -148,31 +148,12 @@ static void s_on_monitor(loop_t *loop, short revents, void *arg)
 {
     (void)loop, (void)revents;
     broker_link_t *self = arg;
-    int dropped = 0, made = 0;
-    for (int budget = 0; budget < 100 && self->monitor; budget++) {
-        zmq_msg_t ev, addr;
-        zmq_msg_init(&ev);
-        if (zmq_msg_recv(&ev, self->monitor, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&ev);
-            break;
-        }
-        uint16_t id = 0;
-        if (zmq_msg_size(&ev) >= 2) memcpy(&id, zmq_msg_data(&ev), 2);
-        int more = zmq_msg_more(&ev);
-        zmq_msg_close(&ev);
-        if (more) { /* the endpoint frame */
-            zmq_msg_init(&addr);
-            zmq_msg_recv(&addr, self->monitor, 0);
-            zmq_msg_close(&addr);
-        }
-        if (id == ZMQ_EVENT_DISCONNECTED) dropped = 1, made = 0;
-        if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) made = 1;
-    }
-    if (dropped && self->up) {
+    int seen = self->monitor ? monitor_read(self->monitor) : 0;
+    if ((seen & ZMQ_EVENT_DISCONNECTED) && self->up) {
         s_restart(self, "the connection dropped");
         return;
     }
-    if (made) {
+    if (seen & ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
         self->broker_seen_ms = clock_mono_ms();
         s_set_up(self, 1);
     }
@@ -180,23 +161,9 @@ static void s_on_monitor(loop_t *loop, short revents, void *arg)
 
 static void s_open_monitor(broker_link_t *self)
 {
-    static unsigned n;
-    char ep[64];
-    snprintf(ep, sizeof ep, "inproc://sp-link-monitor-%d-%u", (int)getpid(), n++);
-    if (zmq_socket_monitor(self->sock, ep, ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED) <
-        0) {
-        log_warn("event=monitor_failed error=\"%s\"", zmq_strerror(errno));
-        return;
-    }
-    self->monitor = zmq_socket(self->ctx, ZMQ_PAIR);
-    int linger = 0;
-    zmq_setsockopt(self->monitor, ZMQ_LINGER, &linger, sizeof linger);
-    if (zmq_connect(self->monitor, ep) < 0) {
-        zmq_close(self->monitor);
-        self->monitor = NULL;
-        return;
-    }
-    loop_add_socket(self->loop, self->monitor, ZMQ_POLLIN, s_on_monitor, self);
+    self->monitor =
+        monitor_open(self->ctx, self->sock, ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED);
+    if (self->monitor) loop_add_socket(self->loop, self->monitor, ZMQ_POLLIN, s_on_monitor, self);
 }
 
 /* ---- from the broker ------------------------------------------------------------------------ */
@@ -285,10 +252,8 @@ static int s_curve(broker_link_t *self)
 static void s_close(broker_link_t *self)
 {
     if (self->monitor) {
-        zmq_socket_monitor(self->sock, NULL, 0);
         loop_remove_socket(self->loop, self->monitor);
-        zmq_close(self->monitor);
-        self->monitor = NULL;
+        monitor_close(self->sock, &self->monitor);
     }
     if (self->sock) {
         loop_remove_socket(self->loop, self->sock);
