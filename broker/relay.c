@@ -130,17 +130,25 @@ static void s_worker_cmd(relay_t *r, const uint8_t *identity, size_t id_len, uin
 
 /* ---- sched_io_t -------------------------------------------------------------------------- */
 
+/* [SPW1, cmd, service, job id, route]: the head of a JOB, and the whole of a PROBE. The route
+ * is encoded into the relay's scratch buffer; cmd must outlive the frames. */
+static void s_job_head(relay_t *r, const uint8_t *cmd, const job_t *job, frame_t f[5])
+{
+    buf_reset(&r->scratch);
+    route_encode(&job->route, &r->scratch);
+    f[0] = s_worker_tag;
+    f[1] = (frame_t){cmd, 1};
+    f[2] = (frame_t){(const uint8_t *)job->service->name, strlen(job->service->name)};
+    f[3] = (frame_t){job->id, ID_BYTES};
+    f[4] = (frame_t){r->scratch.data, r->scratch.len};
+}
+
 static int s_io_send_job(void *arg, executor_t *ex, job_t *job)
 {
     relay_t *r = arg;
     uint8_t cmd = W_JOB;
-    buf_reset(&r->scratch);
-    route_encode(&job->route, &r->scratch);
-    frame_t f[5] = {s_worker_tag,
-                    {&cmd, 1},
-                    {(const uint8_t *)job->service->name, strlen(job->service->name)},
-                    {job->id, ID_BYTES},
-                    {r->scratch.data, r->scratch.len}};
+    frame_t f[5];
+    s_job_head(r, &cmd, job, f);
     /* A reference, not a copy: the job keeps its body for a possible requeue. */
     zmq_msg_t body;
     zmq_msg_init(&body);
@@ -206,13 +214,8 @@ static void s_io_probe(void *arg, executor_t *ex, const job_t *job)
 {
     relay_t *r = arg;
     uint8_t cmd = W_PROBE;
-    buf_reset(&r->scratch);
-    route_encode(&job->route, &r->scratch);
-    frame_t f[5] = {s_worker_tag,
-                    {&cmd, 1},
-                    {(const uint8_t *)job->service->name, strlen(job->service->name)},
-                    {job->id, ID_BYTES},
-                    {r->scratch.data, r->scratch.len}};
+    frame_t f[5];
+    s_job_head(r, &cmd, job, f);
     s_send(r, CH_WORKER, ex->identity, ex->identity_len, f, 5, NULL);
 }
 
