@@ -285,7 +285,8 @@ fuzz: $(FUZZ_BINS)
 
 # the memory budget of README "Failure and recovery": N records written into a private Redis by
 # the front-end's own records.c, store and journal (bench/record_fill.c), Redis's memory read
-RECORD_FILL_FE := records.c record_scripts.c store.c store_journal.c base64.c utf8.c task.c jsonrpc.c
+RECORD_FILL_FE := records.c record_scripts.c store.c store_journal.c store_scripts.c base64.c utf8.c \
+                  task.c jsonrpc.c
 $(BUILD)/bench/record_fill: bench/record_fill.c $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB) \

@@ -1,7 +1,8 @@
-/* mcp-frontend/store.c — see store.h. The connection is made by common/redis_dial.h and then
- * driven by the loop through its redis_loop_t. hiredis answers commands in order, so a FIFO of
- * send times is enough to find the oldest unanswered one; writes live in the journal
- * (store_journal.h) until their replay window has passed. */
+/* mcp-frontend/store.c — see store.h: the connection, queries and writes (Lua scripts are
+ * store_scripts.c's). The connection is made by common/redis_dial.h and then driven by the
+ * loop through its redis_loop_t. hiredis answers commands in order, so a FIFO of send times is
+ * enough to find the oldest unanswered one; writes live in the journal (store_journal.h) until
+ * their replay window has passed. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <errno.h>
@@ -14,69 +15,9 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
-#include "../common/redis_dial.h"
-#include "../common/redis_loop.h"
-#include "store.h"
-#include "store_journal.h"
-
-#define BUFFER_BYTES_PER_COMMAND 4096 /* the journal's byte cap, per command it may hold */
-#define MAX_CONNECT_HOOKS        4
-
-struct store_script {
-    char *source;
-    char sha[41]; /* empty until SCRIPT LOAD answered */
-    struct store_script *next;
-};
-
-/* One command in flight: what to call back, and whether it is an EVALSHA to retry. */
-typedef struct op {
-    store_t *store;
-    store_reply_fn *fn;
-    void *arg;
-    store_script_t *script;   /* EVALSHA: retried as EVAL on NOSCRIPT */
-    journal_entry_t *entry;   /* a write: its journal entry */
-    uint64_t conn;            /* the connection it was sent on */
-    char *cmd;                /* a query waiting for the connection being made: its bytes */
-    size_t len;
-    uint64_t deadline;        /* ...and when it gives up (monotonic) */
-    struct op *next;
-    int argc;
-    char **argv;
-    size_t *argvlen;
-} op_t;
-
-typedef struct {
-    store_connect_fn *fn;
-    void *arg;
-} hook_t;
-
-struct store {
-    loop_t *loop;
-    redis_url_t url;
-    store_conf_t conf;
-    redis_dial_t *dial;    /* a connection being made */
-    redisAsyncContext *ac; /* NULL while disconnected */
-    uint64_t conn;         /* counts connections: ops of an old one are told apart */
-    redis_loop_t io;       /* the connection's fd on the loop (common/redis_loop.h) */
-    char where[300];       /* the server of the current connection */
-    uint64_t *sent;        /* FIFO of send times (mono ms) of unanswered commands */
-    size_t sent_head, sent_n, sent_cap;
-    journal_t *journal;
-    op_t *waiting, *waiting_tail; /* queries made while the connection was being made */
-    store_script_t *scripts;
-    hook_t hooks[MAX_CONNECT_HOOKS];
-    int n_hooks;
-    uint64_t timer;       /* watchdog and reconnect */
-    uint64_t retry_at_ms; /* next reconnect attempt */
-    long backoff_ms;
-    int drop;    /* the server turned out a replica or still loading: reconnect */
-    int closing; /* inside redisAsyncFree: send nothing */
-    store_stats_t stats;
-};
+#include "store_state.h"
 
 static void s_pump(store_t *self);
-static int s_send_op(store_t *self, op_t *op, const char *cmd, size_t len);
-static void s_op_free(op_t *op);
 
 /* ---- queries that wait for the connection being made: a front-end that has just started (or
  * lost Redis a moment ago) answers its first requests once the connection is there, rather than
@@ -105,7 +46,7 @@ static void s_waiting(store_t *self, int fail_all)
     while (op) {
         op_t *next = op->next;
         op->next = NULL;
-        int sent = self->ac && !self->closing && s_send_op(self, op, op->cmd, op->len) == 0;
+        int sent = self->ac && !self->closing && store_send_op(self, op, op->cmd, op->len) == 0;
         if (sent) {
             free(op->cmd);
             op->cmd = NULL;
@@ -113,7 +54,7 @@ static void s_waiting(store_t *self, int fail_all)
             self->stats.errors[STORE_OP_QUERY]++;
             if (op->fn) op->fn(op->arg, NULL);
             free(op->cmd);
-            s_op_free(op);
+            store_op_free(op);
         } else {
             *tail = op;
             tail = &op->next;
@@ -182,7 +123,6 @@ static void s_on_disconnect(const redisAsyncContext *ac, int status)
     s_lost(self);
 }
 
-static void s_on_script_loaded(void *arg, redisReply *reply);
 
 static void s_on_dialled(void *arg, redisAsyncContext *ac, const char *where, const char *err)
 {
@@ -205,8 +145,7 @@ static void s_on_dialled(void *arg, redisAsyncContext *ac, const char *where, co
     redis_url_describe(&self->url, url, sizeof url);
     log_info("event=redis_connected url=%s server=%s replay=%ld", url, where,
              journal_unacked(self->journal));
-    for (store_script_t *s = self->scripts; s; s = s->next)
-        store_queryf(self, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);
+    store_load_scripts(self);
     for (int i = 0; i < self->n_hooks; i++) self->hooks[i].fn(self->hooks[i].arg, self);
     s_waiting(self, 0);
     s_pump(self);
@@ -288,12 +227,7 @@ void store_destroy(store_t **self_p)
         self->ac = NULL;
     }
     journal_destroy(&self->journal);
-    while (self->scripts) {
-        store_script_t *s = self->scripts;
-        self->scripts = s->next;
-        free(s->source);
-        free(s);
-    }
+    store_free_scripts(self);
     free(self->sent);
     free(self);
     *self_p = NULL;
@@ -332,7 +266,7 @@ const char *store_op_name(store_op_t op)
 
 /* ---- commands */
 
-static void s_op_free(op_t *op)
+void store_op_free(op_t *op)
 {
     for (int i = 0; i < op->argc; i++) free(op->argv[i]);
     free(op->argv);
@@ -340,30 +274,11 @@ static void s_op_free(op_t *op)
     free(op);
 }
 
-static int s_send_op(store_t *self, op_t *op, const char *cmd, size_t len);
 
 static int s_is_error(const redisReply *r, const char *prefix)
 {
     return r && r->type == REDIS_REPLY_ERROR && r->str &&
            strncmp(r->str, prefix, strlen(prefix)) == 0;
-}
-
-/* The script cache was flushed (or Redis restarted): run it by source, once. 1 when resent. */
-static int s_retry_by_source(store_t *self, op_t *op)
-{
-    op->script->sha[0] = '\0';
-    char *cmd;
-    free(op->argv[0]);
-    free(op->argv[1]);
-    op->argv[0] = xstrdup("EVAL");
-    op->argvlen[0] = 4;
-    op->argv[1] = xstrdup(op->script->source);
-    op->argvlen[1] = strlen(op->script->source);
-    op->script = NULL;
-    int len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
-    int resent = len > 0 && s_send_op(self, op, cmd, (size_t)len) == 0;
-    free(cmd);
-    return resent;
 }
 
 /* A write's reply. NULL: its connection is gone, and the journal sends it again on the next
@@ -390,7 +305,7 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
     store_t *self = op->store;
     redisReply *reply = r;
     s_sent_pop(self);
-    if (op->script && s_is_error(reply, "NOSCRIPT") && s_retry_by_source(self, op)) return;
+    if (op->script && s_is_error(reply, "NOSCRIPT") && store_retry_by_source(self, op)) return;
     if (op->entry) {
         s_on_write_reply(self, op, reply);
     } else if (!reply || reply->type == REDIS_REPLY_ERROR) {
@@ -399,11 +314,11 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
         if (s_is_error(reply, "READONLY") || s_is_error(reply, "LOADING")) self->drop = 1;
     }
     if (op->fn) op->fn(op->arg, reply);
-    s_op_free(op);
+    store_op_free(op);
     if (self->ac && !self->closing) s_pump(self);
 }
 
-static int s_send_op(store_t *self, op_t *op, const char *cmd, size_t len)
+int store_send_op(store_t *self, op_t *op, const char *cmd, size_t len)
 {
     if (!self->ac || self->closing) return -1;
     if (redisAsyncFormattedCommand(self->ac, s_on_reply, op, cmd, len) != REDIS_OK) return -1;
@@ -412,7 +327,7 @@ static int s_send_op(store_t *self, op_t *op, const char *cmd, size_t len)
     return 0;
 }
 
-static op_t *s_op_new(store_t *self, store_reply_fn *fn, void *arg)
+op_t *store_op_new(store_t *self, store_reply_fn *fn, void *arg)
 {
     op_t *op = xcalloc(1, sizeof *op);
     op->store = self;
@@ -425,14 +340,14 @@ static op_t *s_op_new(store_t *self, store_reply_fn *fn, void *arg)
  * then. 0, or -1 when Redis is away (no connection and none being made). */
 static int s_query(store_t *self, store_reply_fn *fn, void *arg, char *cmd, size_t len)
 {
-    op_t *op = s_op_new(self, fn, arg);
+    op_t *op = store_op_new(self, fn, arg);
     if (!self->ac && self->dial && !self->closing) {
         s_wait(self, op, cmd, len);
         return 0;
     }
-    int rc = s_send_op(self, op, cmd, len);
+    int rc = store_send_op(self, op, cmd, len);
     free(cmd);
-    if (rc < 0) s_op_free(op);
+    if (rc < 0) store_op_free(op);
     return rc;
 }
 
@@ -468,10 +383,10 @@ static void s_pump(store_t *self)
     while (self->ac && !self->closing && !self->drop &&
            (long)self->sent_n < self->conf.buffer_commands &&
            (e = journal_next_unsent(self->journal))) {
-        op_t *op = s_op_new(self, NULL, NULL);
+        op_t *op = store_op_new(self, NULL, NULL);
         op->entry = e;
-        if (s_send_op(self, op, e->cmd, e->len) < 0) {
-            s_op_free(op);
+        if (store_send_op(self, op, e->cmd, e->len) < 0) {
+            store_op_free(op);
             return;
         }
         if (e->acked_ms) self->stats.writes_replayed++; /* it was acknowledged once before */
@@ -504,10 +419,10 @@ static int s_write_formatted(store_t *self, char *cmd, size_t len, store_reply_f
         return -1;
     }
     if (!immediate) return -1;
-    op_t *op = s_op_new(self, fn, arg);
+    op_t *op = store_op_new(self, fn, arg);
     op->entry = e;
-    if (s_send_op(self, op, e->cmd, e->len) < 0) {
-        s_op_free(op);
+    if (store_send_op(self, op, e->cmd, e->len) < 0) {
+        store_op_free(op);
         return -1;
     }
     journal_mark_sent(self->journal, e);
@@ -568,50 +483,5 @@ int store_write_eval(store_t *self, const char *source, int nkeys, int nargs, co
                 : (store_write(self, argc, argv, argl), 0);
     free(argv);
     free(argl);
-    return rc;
-}
-
-/* ---- scripts */
-
-static void s_on_script_loaded(void *arg, redisReply *reply)
-{
-    store_script_t *s = arg;
-    if (reply && reply->type == REDIS_REPLY_STRING && reply->len == 40)
-        memcpy(s->sha, reply->str, 41);
-}
-
-store_script_t *store_script(store_t *self, const char *source)
-{
-    store_script_t *s = xcalloc(1, sizeof *s);
-    s->source = xstrdup(source);
-    s->next = self->scripts;
-    self->scripts = s;
-    if (self->ac) store_queryf(self, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);
-    return s;
-}
-
-int store_eval(store_t *self, store_script_t *script, store_reply_fn *fn, void *arg, int nkeys,
-               int nargs, const char **args)
-{
-    if (!self) return -1; /* shutting down */
-    if (!self->ac || self->closing) return -1;
-    op_t *op = s_op_new(self, fn, arg);
-    op->argc = 3 + nargs;
-    op->argv = xcalloc((size_t)op->argc, sizeof *op->argv);
-    op->argvlen = xcalloc((size_t)op->argc, sizeof *op->argvlen);
-    int by_sha = script->sha[0] != '\0';
-    op->argv[0] = xstrdup(by_sha ? "EVALSHA" : "EVAL");
-    op->argv[1] = xstrdup(by_sha ? script->sha : script->source);
-    char n[16];
-    snprintf(n, sizeof n, "%d", nkeys);
-    op->argv[2] = xstrdup(n);
-    for (int i = 0; i < nargs; i++) op->argv[3 + i] = xstrdup(args[i]);
-    for (int i = 0; i < op->argc; i++) op->argvlen[i] = strlen(op->argv[i]);
-    op->script = by_sha ? script : NULL;
-    char *cmd;
-    int len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
-    int rc = len < 0 ? -1 : s_send_op(self, op, cmd, (size_t)len);
-    if (len >= 0) free(cmd);
-    if (rc < 0) s_op_free(op);
     return rc;
 }
