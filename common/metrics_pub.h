@@ -3,7 +3,8 @@
  * front-end's get_sandbox_info. hiredis's async API runs on the component's loop: the loop
  * never waits for Redis; at most one snapshot is in flight, so a slow or absent Redis costs
  * skipped snapshots (counted), never memory; the connection is retried with backoff, and made
- * by common/redis_dial.h, so a redis-sentinel:// URL follows its master through failovers. */
+ * by common/redis_dial.h, so a redis-sentinel:// URL follows its master through failovers. A
+ * hostname in a redis:// URL is resolved once at start, before the loop runs. */
 #ifndef SP_METRICS_PUB_H
 #define SP_METRICS_PUB_H
 #include <stddef.h>
@@ -17,7 +18,7 @@ typedef struct metrics_pub metrics_pub_t;
 typedef void(metrics_pub_fill_fn)(void *arg, metrics_pub_t *pub);
 
 /* key: the whole hash key ("sp:metrics:broker:host-1"). NULL with the reason in err (a bad
- * URL). The first connection attempt is made at once. */
+ * URL or an unresolvable host). The first connection attempt is made at once. */
 metrics_pub_t *metrics_pub_new(loop_t *loop, const char *redis_url, const char *key, long every_ms,
                                long ttl_s, metrics_pub_fill_fn *fn, void *arg, char *err,
                                size_t errlen);
