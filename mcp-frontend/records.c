@@ -237,10 +237,13 @@ static int s_flat_is_whole(const records_t *self, const result_t *res)
            (!res->error.message || strlen(res->error.message) <= 4096);
 }
 
-/* The field, unless its value is the one a reader assumes when it is missing (0, ""). */
+/* The field (its value copied), unless its value is the one a reader assumes when it is
+ * missing (0, ""). */
 static void s_field_nonzero(args_t *a, const char *name, const char *value)
 {
-    if (value && value[0] && strcmp(value, "0") != 0) s_field_str(a, name, value);
+    if (!value || !value[0] || strcmp(value, "0") == 0) return;
+    s_arg_str(a, name);
+    s_arg_own(a, xstrdup(value), strlen(value));
 }
 
 static void s_final_fields(records_t *self, args_t *a, const record_about_t *r,
