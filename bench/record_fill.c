@@ -77,8 +77,12 @@ int main(int argc, char **argv)
     store_conf_t sc = {.timeout_ms = 30000, .buffer_commands = 4 * BATCH, .replay_ms = 0};
     store_t *store = store_new(f.loop, &u, &sc);
     /* the front-end's defaults (mcp-frontend/main.c) */
-    records_conf_t rc = {.ttl_s = 7 * 86400, .keep = 10000, .code_cap = 16 << 10,
-                         .head_cap = 8 << 10, .result_cap = 256 << 10, .usage_days = 90,
+    records_conf_t rc = {.ttl_s = 7 * 86400,
+                         .keep = 10000,
+                         .code_cap = 16 << 10,
+                         .head_cap = 8 << 10,
+                         .result_cap = 256 << 10,
+                         .usage_days = 90,
                          .export_maxlen = 1000000};
     records_t *records = records_new(store, &rc, "vm:27867");
     uint64_t wait = loop_timer_add(f.loop, 10, 10, s_until_connected, store);
@@ -88,8 +92,8 @@ int main(int argc, char **argv)
     const char *sample_code = "import math\nx = [math.sqrt(i) for i in range(10)]\nprint(sum(x))\n"
                               "len(x)";
     char *code = code_bytes ? s_text(code_bytes, sample_code) : xstrdup(sample_code);
-    char *out = out_bytes ? s_text(out_bytes, "19.30600052603572\n")
-                          : xstrdup("19.30600052603572\n");
+    char *out =
+        out_bytes ? s_text(out_bytes, "19.30600052603572\n") : xstrdup("19.30600052603572\n");
     jobspec_t spec;
     jobspec_init(&spec);
     spec.code = code;
@@ -118,8 +122,11 @@ int main(int argc, char **argv)
             id_new(id);
             id_format(id, hex);
             snprintf(tenant, sizeof tenant, "tenant%ld", done % tenants);
-            record_about_t about = {.id = hex, .tenant = tenant, .profile = "python.basic",
-                                    .tool = "execute_code", .created_ms = created + (uint64_t)done};
+            record_about_t about = {.id = hex,
+                                    .tenant = tenant,
+                                    .profile = "python.basic",
+                                    .tool = "execute_code",
+                                    .created_ms = created + (uint64_t)done};
             record_submitted(records, &about, &spec);
             if (record_finished(records, &about, &res, s_landed, &f)) f.sent++;
         }

@@ -7,8 +7,8 @@
 
 #include "redis_check.h"
 
-const char *const redis_check_names[] = {"appendonly",     "save", "maxmemory-policy", "maxmemory",
-                                         "hash-max-listpack-value", NULL};
+const char *const redis_check_names[] = {
+    "appendonly", "save", "maxmemory-policy", "maxmemory", "hash-max-listpack-value", NULL};
 
 void redis_config_init(redis_config_t *c)
 {

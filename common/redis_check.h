@@ -17,8 +17,8 @@
 extern const char *const redis_check_names[];
 
 typedef struct {
-    char appendonly[8];  /* "yes", "no"; "" when unknown */
-    char save[128];      /* RDB save points; "" for none */
+    char appendonly[8]; /* "yes", "no"; "" when unknown */
+    char save[128];     /* RDB save points; "" for none */
     int save_known;
     char policy[32];     /* maxmemory-policy; "" when unknown */
     long long maxmemory; /* bytes; 0 = none; -1 when unknown */

@@ -24,8 +24,8 @@ typedef enum { DIAL_IDLE, DIAL_SENTINEL, DIAL_SERVER } dial_state_t;
 struct redis_dial {
     loop_t *loop;
     redis_url_t url;
-    redis_loop_t *io;  /* the caller's: the server connection */
-    redis_loop_t sio;  /* ours: a sentinel connection */
+    redis_loop_t *io; /* the caller's: the server connection */
+    redis_loop_t sio; /* ours: a sentinel connection */
     long timeout_ms;
     redis_dial_fn *fn;
     void *arg;
@@ -44,7 +44,8 @@ struct redis_dial {
     char err[600];
 };
 
-static void s_fail_step(redis_dial_t *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void s_fail_step(redis_dial_t *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void s_fail_step(redis_dial_t *d, const char *fmt, ...)
 {
@@ -327,8 +328,8 @@ static redisContext *s_block_connect(const char *host, int port, const char *pat
                                      char *err, size_t errlen)
 {
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    redisContext *c = path ? redisConnectUnixWithTimeout(path, tv)
-                           : redisConnectWithTimeout(host, port, tv);
+    redisContext *c =
+        path ? redisConnectUnixWithTimeout(path, tv) : redisConnectWithTimeout(host, port, tv);
     if (!c || c->err) {
         if (path)
             snprintf(err, errlen, "redis unix:%s: %s", path, c ? c->errstr : "out of memory");
@@ -389,8 +390,7 @@ static int s_block_ask(const redis_addr_t *s, const char *master, long ms, char 
     if (!c) return -1;
     redisReply *r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", master);
     int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-             r->element[0]->type == REDIS_REPLY_STRING &&
-             r->element[1]->type == REDIS_REPLY_STRING;
+             r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING;
     if (ok) {
         snprintf(host, host_cap, "%s", r->element[0]->str);
         *port = atoi(r->element[1]->str);
@@ -405,8 +405,8 @@ static int s_block_ask(const redis_addr_t *s, const char *master, long ms, char 
 redisContext *redis_dial_blocking(const redis_url_t *u, long ms, char *err, size_t errlen)
 {
     if (!redis_url_is_sentinel(u)) {
-        redisContext *c = s_block_connect(u->host, u->port, u->path[0] ? u->path : NULL, ms, err,
-                                          errlen);
+        redisContext *c =
+            s_block_connect(u->host, u->port, u->path[0] ? u->path : NULL, ms, err, errlen);
         if (c && s_block_setup(c, u, err, errlen) < 0) {
             redisFree(c);
             c = NULL;

@@ -153,7 +153,8 @@ void redis_url_describe(const redis_url_t *u, char *out, size_t cap)
         for (int i = 0; i < u->n_sentinels && n > 0 && (size_t)n < cap; i++)
             n += snprintf(out + n, cap - (size_t)n, "%s%s:%d", i ? "," : "", u->sentinel[i].host,
                           u->sentinel[i].port);
-        if (n > 0 && (size_t)n < cap) snprintf(out + n, cap - (size_t)n, "/%s/%d", u->master, u->db);
+        if (n > 0 && (size_t)n < cap)
+            snprintf(out + n, cap - (size_t)n, "/%s/%d", u->master, u->db);
     } else {
         snprintf(out, cap, "redis://%s%s%s:%d/%d", user, auth, u->host, u->port, u->db);
     }

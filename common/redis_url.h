@@ -18,18 +18,18 @@
 
 typedef struct {
     char host[256]; /* one sentinel */
-    int  port;
+    int port;
 } redis_addr_t;
 
 typedef struct {
-    char host[256];     /* empty for unix sockets and Sentinel URLs */
-    int  port;
-    char path[256];     /* unix socket path, empty for TCP */
+    char host[256]; /* empty for unix sockets and Sentinel URLs */
+    int port;
+    char path[256]; /* unix socket path, empty for TCP */
     char user[128];
     char password[256];
-    int  db;
-    char master[128];   /* Sentinel URLs: the master's name; empty otherwise */
-    int  n_sentinels;
+    int db;
+    char master[128]; /* Sentinel URLs: the master's name; empty otherwise */
+    int n_sentinels;
     redis_addr_t sentinel[REDIS_URL_MAX_SENTINELS];
 } redis_url_t;
 

@@ -19,8 +19,8 @@ const char TENANT_ENSURE_LUA[] =
 
 /* the local tenant's quotas (cli/tenant.c's defaults, raised: the farm is its owner's) */
 static const char *const s_local_quotas[] = {
-    "rate", "100", "burst", "200", "max_concurrency", "64", "max_timeout_s", "300",
-    "max_memory_mb", "2048", NULL};
+    "rate", "100",           "burst", "200", "max_concurrency", "64", "max_timeout_s",
+    "300",  "max_memory_mb", "2048",  NULL};
 
 void tenant_ensure_local_args(tenant_ensure_t *e, const char *name, const char *digest,
                               uint64_t now_ms)

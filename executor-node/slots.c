@@ -13,9 +13,10 @@
 #include "credits.h"
 #include "slots.h"
 
-#define CLAIMS_MAX     262144
-#define CLAIMS_DONE_MS 60000 /* a finished job is remembered this long (a resubmission comes
-                                seconds after its broker died) */
+#define CLAIMS_MAX 262144
+#define CLAIMS_DONE_MS                                                                             \
+    60000 /* a finished job is remembered this long (a resubmission comes                          \
+             seconds after its broker died) */
 
 typedef struct {
     uint8_t id[ID_BYTES];
@@ -193,9 +194,9 @@ static void s_on_job(void *arg, int link, const worker_msg_t *m)
         claims_forget(self->claims, m->job_id); /* it did not run: a resubmission may */
         s_refuse(self, link, m, zi >= 0 && s && credit ? ST_INTERNAL_ERROR : ST_REJECTED,
                  "ExecutorRefused",
-                 zi < 0            ? "this executor does not serve the service"
+                 zi < 0          ? "this executor does not serve the service"
                  : !s || !credit ? "no free slot (the broker sent more jobs than credits)"
-                                   : "the profile's sandbox is restarting");
+                                 : "the profile's sandbox is restarting");
         return;
     }
     credits_start(self->credits, link);

@@ -68,8 +68,8 @@ static int s_send(jobs_t *self, job_t *job)
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < self->n_clients; i++) {
             if (pass == 0 && !client_connected(self->clients[i])) continue;
-            if (client_submit(self->clients[i], job->service, job->id, &job->route,
-                              job->body.data, job->body.len) == 0) {
+            if (client_submit(self->clients[i], job->service, job->id, &job->route, job->body.data,
+                              job->body.len) == 0) {
                 job->broker = i;
                 return 0;
             }
@@ -190,8 +190,7 @@ jobs_t *jobs_new(loop_t *loop, void *zmq_ctx, const jobs_conf_t *conf)
         client_conf_t cc = {
             .endpoint = ep,
             .heartbeat_ms = self->conf.heartbeat_ms,
-            .curve_server_key =
-                self->conf.curve_server_key[0] ? self->conf.curve_server_key : NULL,
+            .curve_server_key = self->conf.curve_server_key[0] ? self->conf.curve_server_key : NULL,
             .curve_public_key = self->conf.curve_public_key,
             .curve_secret_key = self->conf.curve_secret_key,
             .hand_back_lost = 1,

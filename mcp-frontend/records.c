@@ -18,9 +18,9 @@
 #include "task.h"
 #include "utf8.h"
 
-#define MAX_ARGS     96
-#define USAGE_SWEEP  7 /* old usage days deleted at a day's first count, past --usage-days */
-#define DAY_MS       (86400ULL * 1000)
+#define MAX_ARGS    96
+#define USAGE_SWEEP 7 /* old usage days deleted at a day's first count, past --usage-days */
+#define DAY_MS      (86400ULL * 1000)
 
 struct records {
     store_t *store;
@@ -246,8 +246,8 @@ static void s_field_nonzero(args_t *a, const char *name, const char *value)
     s_arg_own(a, xstrdup(value), strlen(value));
 }
 
-static void s_final_fields(records_t *self, args_t *a, const record_about_t *r,
-                           const result_t *res, uint64_t finished)
+static void s_final_fields(records_t *self, args_t *a, const record_about_t *r, const result_t *res,
+                           uint64_t finished)
 {
     size_t head = (size_t)self->conf.head_cap;
     char n[24];

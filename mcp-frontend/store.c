@@ -123,7 +123,6 @@ static void s_on_disconnect(const redisAsyncContext *ac, int status)
     s_lost(self);
 }
 
-
 static void s_on_dialled(void *arg, redisAsyncContext *ac, const char *where, const char *err)
 {
     store_t *self = arg;
@@ -274,7 +273,6 @@ void store_op_free(op_t *op)
     free(op);
 }
 
-
 static int s_is_error(const redisReply *r, const char *prefix)
 {
     return r && r->type == REDIS_REPLY_ERROR && r->str &&
@@ -310,7 +308,8 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
         s_on_write_reply(self, op, reply);
     } else if (!reply || reply->type == REDIS_REPLY_ERROR) {
         self->stats.errors[STORE_OP_QUERY]++;
-        if (reply) log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
+        if (reply)
+            log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
         if (s_is_error(reply, "READONLY") || s_is_error(reply, "LOADING")) self->drop = 1;
     }
     if (op->fn) op->fn(op->arg, reply);

@@ -20,9 +20,9 @@ typedef struct journal_entry journal_entry_t;
 struct journal_entry {
     char *cmd; /* RESP-formatted */
     size_t len;
-    int sent;           /* on the wire on the current connection, reply not yet in */
-    int acked;          /* Redis answered it */
-    uint64_t acked_ms;  /* monotonic */
+    int sent;          /* on the wire on the current connection, reply not yet in */
+    int acked;         /* Redis answered it */
+    uint64_t acked_ms; /* monotonic */
     journal_entry_t *next;
 };
 

@@ -28,7 +28,6 @@ int store_retry_by_source(store_t *self, op_t *op)
     return resent;
 }
 
-
 static void s_on_script_loaded(void *arg, redisReply *reply)
 {
     store_script_t *s = arg;

@@ -25,12 +25,12 @@ typedef struct op {
     store_t *store;
     store_reply_fn *fn;
     void *arg;
-    store_script_t *script;   /* EVALSHA: retried as EVAL on NOSCRIPT */
-    journal_entry_t *entry;   /* a write: its journal entry */
-    uint64_t conn;            /* the connection it was sent on */
-    char *cmd;                /* a query waiting for the connection being made: its bytes */
+    store_script_t *script; /* EVALSHA: retried as EVAL on NOSCRIPT */
+    journal_entry_t *entry; /* a write: its journal entry */
+    uint64_t conn;          /* the connection it was sent on */
+    char *cmd;              /* a query waiting for the connection being made: its bytes */
     size_t len;
-    uint64_t deadline;        /* ...and when it gives up (monotonic) */
+    uint64_t deadline; /* ...and when it gives up (monotonic) */
     struct op *next;
     int argc;
     char **argv;

@@ -65,7 +65,8 @@ static inline int s_send_job(void *arg, executor_t *ex, job_t *job)
     return 0;
 }
 
-static inline void s_answer(void *arg, const job_t *job, status_t st, const char *type, const char *msg)
+static inline void s_answer(void *arg, const job_t *job, status_t st, const char *type,
+                            const char *msg)
 {
     fake_t *f = arg;
     assert_true(f->n_answers < MAX_EVENTS);
@@ -148,8 +149,9 @@ static inline client_t *s_client(sched_t *s, const char *name)
 }
 
 /* Submits job n for tenant; returns sched_submit's result. */
-static inline int s_submit_ex(sched_t *s, client_t *c, const char *service, const char *tenant, unsigned n,
-                       uint64_t deadline_ms, uint32_t quota, sched_refusal_t *why)
+static inline int s_submit_ex(sched_t *s, client_t *c, const char *service, const char *tenant,
+                              unsigned n, uint64_t deadline_ms, uint32_t quota,
+                              sched_refusal_t *why)
 {
     uint8_t id[ID_BYTES];
     s_id(id, n);

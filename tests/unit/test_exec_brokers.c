@@ -70,7 +70,8 @@ static void test_a_broker_that_wants_gets_unused_credit_back_from_an_idle_one(vo
     credits_released(c, 0, 2);
     assert_int_equal(w.granted[1], 2);
     assert_int_equal(credits_held(c, 0), 0);
-    assert_int_equal(credits_free(c) + credits_busy(c) + credits_held(c, 0) + credits_held(c, 1), 2);
+    assert_int_equal(credits_free(c) + credits_busy(c) + credits_held(c, 0) + credits_held(c, 1),
+                     2);
     credits_destroy(&c);
 }
 
@@ -141,7 +142,7 @@ static void test_a_broker_that_goes_away_takes_no_slot_with_it(void **state)
     credits_start(c, 0); /* one running from 0, one credit unused at 0 */
     credits_link_down(c, 0);
     assert_int_equal(credits_held(c, 0), 0);
-    assert_int_equal(credits_held(c, 1), 1); /* the void credit went to the one left */
+    assert_int_equal(credits_held(c, 1), 1);    /* the void credit went to the one left */
     assert_int_equal(credits_finish(c, 0), -1); /* 0 is gone: its job's slot too */
     assert_int_equal(credits_held(c, 1), 2);
     assert_false(credits_is_up(c, 0));
