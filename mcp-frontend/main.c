@@ -69,7 +69,9 @@ static const cfg_opt_t s_opts[] = {
     OPT(LIST, jobs.broker, "broker", "ENDPOINT",
         "the broker's client endpoint; several (comma list or repeated) for failover: jobs go "
         "to the first connected one and are resubmitted to another when theirs is lost"),
-    OPT(STR, store.url, "redis", "URL", "redis://[user:pass@]host:port[/db] or unix:///path"),
+    OPT(STR, store.url, "redis", "URL",
+        "redis://[user:pass@]host:port[/db], unix:///path, or "
+        "redis-sentinel://host:port,host:port/master[/db]"),
     OPT(STR, tenant, "tenant", "NAME", "tenant that --stdio runs as"),
     OPT(STR, local_key_file, "local-key-file", "FILE",
         "re-create the tenant `local` with the key in FILE whenever a Redis it connects to has "
@@ -140,7 +142,8 @@ static const cfg_opt_t s_opts[] = {
         "the broker's --instance, whose Redis snapshot get_sandbox_info reports (default: host "
         "name)"),
     OPT(INT, jobs.broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
-        "a job waits this long for a broker connection before it is answered rejected"),
+        "a job waits this long for a broker connection before it is answered rejected (lost, "
+        "when the broker holding it was lost and none could take it again)"),
     OPT(INT, executions.record_wait_ms, "record-wait-ms", 0, 60000, "MS",
         "an answer waits this long for its final record to reach Redis, then leaves without it "
         "(counted); 0: never waits"),
