@@ -41,7 +41,9 @@ static const cfg_opt_t s_node_opts[] = {
     CFG_OPT_STR(node_conf_t, curve_secret_file, "curve-secret-file", "FILE",
                 "this node's CURVE key pair (snakepit keygen NAME.key_secret)"),
     CFG_OPT_STR(node_conf_t, metrics, "metrics", "HOST:PORT", "serve Prometheus /metrics here (\"off\": none)"),
-    CFG_OPT_STR(node_conf_t, redis, "redis", "URL", "publish a snapshot to sp:metrics:executor:NODE every second"),
+    CFG_OPT_STR(node_conf_t, redis, "redis", "URL",
+                "publish a snapshot to sp:metrics:executor:NODE every second (redis://, unix:// or "
+                "redis-sentinel://host:port,host:port/master)"),
     CFG_OPT_END,
 };
 
