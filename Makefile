@@ -69,14 +69,25 @@ $(OBJ)/executor-node/%.o: executor-node/%.c
 	$(CC) $(CPPFLAGS) -I$(BUILD)/gen $(PY_CFLAGS) $(CFLAGS) -c $< -o $@
 
 # each Python source of the runner becomes a C array NAME_py in $(BUILD)/gen/NAME_py.h
-$(BUILD)/gen/%_py.h: executor-node/%.py
+define py_to_h
 	@mkdir -p $(@D)
 	{ echo '/* generated from $< by the Makefile */'; \
 	  echo 'static const char $*_py[] = {'; \
 	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
+endef
+$(BUILD)/gen/%_py.h: executor-node/%.py
+	$(py_to_h)
 
 $(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h
+
+# the drop-in endpoints' validators are Python programs the front-end sends to the farm as
+# jobs (mcp-frontend/compat_validators.h), compiled in the same way
+$(BUILD)/gen/%_py.h: mcp-frontend/helpers/%.py
+	$(py_to_h)
+
+$(OBJ)/mcp-frontend/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h
+$(OBJ)/mcp-frontend/compat_validators.o: CPPFLAGS += -I$(BUILD)/gen
 
 # the broker's logic without its main(): also linked into unit tests and bench tools
 BROKER_LIB := $(BUILD)/lib/libbroker.a
@@ -153,6 +164,7 @@ $(BUILD)/tests/test_zmsg: tests/unit/test_zmsg.c executor-node/zmsg.c executor-n
 
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	$(PYTEST) tests/unit
 
 $(abspath build-san)/tests/deny_syscall: tests/executor/deny_syscall.c
 	@mkdir -p $(@D)
@@ -319,6 +331,18 @@ conformance: $(BIN)/snakepit-mcp $(NODE22)
 $(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/jsonrpc.c mcp-frontend/utf8.c common/buf.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
+
+# what admits (or refuses) an MCP 2026-07-28 request: era, envelope, headers against the body
+$(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/admit.c mcp-frontend/envelope.c \
+                             mcp-frontend/reqheaders.c mcp-frontend/loglevel.c mcp-frontend/base64.c \
+                             mcp-frontend/jsonrpc.c mcp-frontend/utf8.c common/buf.c common/log.c common/clock.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
+
+# the drop-in endpoints' readers of untrusted code: pyscan (names, imports) and pep723_merge
+$(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/pyscan.c mcp-frontend/pep723_merge.c common/buf.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -23,6 +23,7 @@ typedef struct {
     int  stdio;
     char state_dir[PATH_MAX];
     char tenant[65];
+    char compat[64];
     char log_level[16];
     long start_timeout_s;
 } mcp_args_t;
@@ -31,6 +32,9 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_BOOL(mcp_args_t, stdio, "stdio", "serve MCP on stdin/stdout"),
     CFG_OPT_STR(mcp_args_t, state_dir, "state-dir", "DIR", "farm state directory"),
     CFG_OPT_STR(mcp_args_t, tenant, "tenant", "NAME", "tenant the stdio session runs as"),
+    CFG_OPT_STR(mcp_args_t, compat, "compat", "NAME",
+                "serve the drop-in endpoint NAME instead: python-sandbox, py-sandbox, "
+                "secure-sandbox, exec-sandbox or code-sandbox"),
     CFG_OPT_STR(mcp_args_t, log_level, "log-level", "LEVEL", "log level (logs go to stderr)"),
     CFG_OPT_INT(mcp_args_t, start_timeout_s, "start-timeout", 1, 3600, "S", "how long to wait for a farm to start"),
     CFG_OPT_END,
@@ -80,7 +84,7 @@ int mcp_main(int argc, char **argv)
     char err[512];
     switch (config_load(&a, s_opts, argc, argv, NULL, NULL, err, sizeof err)) {
     case CONFIG_HELP:
-        config_usage(stdout, "snakepit mcp --stdio [--state-dir DIR]",
+        config_usage(stdout, "snakepit mcp --stdio [--state-dir DIR] [--compat NAME]",
                      "Serve MCP over stdio, backed by the farm in DIR (started if none runs).",
                      s_opts, &defaults);
         return 0;
@@ -106,7 +110,8 @@ int mcp_main(int argc, char **argv)
     char exe[PATH_MAX + 16];
     snprintf(exe, sizeof exe, "%s/snakepit-mcp", bin);
     char *args[] = {"snakepit-mcp", "--stdio", "--broker", info.brokers, "--redis", info.redis,
-                    "--tenant", a.tenant, "--log-level", a.log_level, NULL};
+                    "--tenant", a.tenant, "--log-level", a.log_level,
+                    a.compat[0] ? "--compat" : NULL, a.compat, NULL};
     execv(exe, args);
     fprintf(stderr, "snakepit mcp: cannot run %s: %s\n", exe, strerror(errno));
     return 127;

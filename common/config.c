@@ -280,6 +280,10 @@ void config_usage_short(FILE *out, const char *usage, const char *summary, const
         snprintf(flag, sizeof flag, "%s--%s%s%s", letter, o->name, o->metavar ? " " : "",
                  o->metavar ? o->metavar : "");
         fprintf(out, "  %-28s %s", flag, o->help);
+        if (!defaults) {
+            fputc('\n', out);
+            continue;
+        }
         const char *field = (const char *)defaults + o->offset;
         switch (o->type) {
         case CFG_STR:

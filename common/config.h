@@ -59,6 +59,7 @@ config_rc_t config_load_short(void *conf, const cfg_opt_t *opts, const cfg_short
 int config_set(void *conf, const cfg_opt_t *opts, const char *name, const char *value, int append,
                char *err, size_t errlen);
 
+/* defaults: a struct holding each option's default, printed beside it; NULL prints none. */
 void config_usage(FILE *out, const char *usage, const char *summary, const cfg_opt_t *opts,
                   const void *defaults);
 /* The same, naming each option's letter (`-t, --timeout S`). */

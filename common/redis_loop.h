@@ -7,6 +7,7 @@
 #include <hiredis/async.h>
 
 #include "loop.h"
+#include "redis_url.h"
 
 typedef struct {
     loop_t            *loop;
@@ -17,5 +18,12 @@ typedef struct {
 
 /* Takes over ac's event hooks (ac->ev); ac->data stays the caller's. */
 void redis_loop_attach(redis_loop_t *rl, loop_t *loop, redisAsyncContext *ac);
+/* Connects to url (TCP or unix socket) and attaches the connection: data becomes ac->data, the
+ * callbacks are set, and AUTH is queued first when the URL carries a password (hiredis sends it
+ * once the socket connects). NULL with the reason in err. */
+redisAsyncContext *redis_loop_connect(redis_loop_t *rl, loop_t *loop, const redis_url_t *url,
+                                      void *data, redisConnectCallback *on_connect,
+                                      redisDisconnectCallback *on_disconnect, char *err,
+                                      size_t errlen);
 
 #endif

@@ -88,3 +88,27 @@ void sha256_hex(const void *data, size_t len, char out[65])
     for (int i = 0; i < 32; i++) out[2 * i] = hex[d[i] >> 4], out[2 * i + 1] = hex[d[i] & 15];
     out[64] = '\0';
 }
+
+void sha256_hmac(const void *key, size_t key_len, const void *data, size_t len, uint8_t out[32])
+{
+    uint8_t k[64] = {0}, pad[64], inner[32];
+    if (key_len > sizeof k) {
+        sha256_t s;
+        sha256_init(&s);
+        sha256_update(&s, key, key_len);
+        sha256_final(&s, k);
+    } else {
+        memcpy(k, key, key_len);
+    }
+    sha256_t s;
+    for (int i = 0; i < 64; i++) pad[i] = k[i] ^ 0x36;
+    sha256_init(&s);
+    sha256_update(&s, pad, sizeof pad);
+    sha256_update(&s, data, len);
+    sha256_final(&s, inner);
+    for (int i = 0; i < 64; i++) pad[i] = k[i] ^ 0x5c;
+    sha256_init(&s);
+    sha256_update(&s, pad, sizeof pad);
+    sha256_update(&s, inner, sizeof inner);
+    sha256_final(&s, out);
+}

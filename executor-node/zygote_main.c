@@ -19,19 +19,19 @@ typedef struct {
 } zygote_args_t;
 
 static const cfg_opt_t s_zygote_opts[] = {
-    CFG_OPT_STR(zygote_args_t, z.profile, "zygote", "PROFILE", "profile"),
-    CFG_OPT_INT(zygote_args_t, layers, "layers", 0, 1 << 16, "BITS", "layers"),
-    CFG_OPT_INT(zygote_args_t, z.slots, "slots", 1, 1024, "N", "slots"),
-    CFG_OPT_INT(zygote_args_t, z.pool, "pool", 0, 64, "N", "pool"),
-    CFG_OPT_INT(zygote_args_t, z.run_uid, "run-uid", 0, 1L << 32, "UID", "uid"),
-    CFG_OPT_INT(zygote_args_t, z.run_gid, "run-gid", 0, 1L << 32, "GID", "gid"),
-    CFG_OPT_INT(zygote_args_t, drop_uid, "drop-uid", 0, 1, "0|1", "drop uid"),
-    CFG_OPT_INT(zygote_args_t, z.stream_cap, "stream-cap", 4096, 64L << 20, "BYTES", "stream cap"),
-    CFG_OPT_INT(zygote_args_t, z.recycle_jobs, "recycle-jobs", 0, 1L << 40, "N", "recycle"),
-    CFG_OPT_INT(zygote_args_t, z.recycle_s, "recycle-s", 0, 1L << 30, "S", "recycle"),
-    CFG_OPT_STR(zygote_args_t, z.python, "python", "PATH", "python"),
-    CFG_OPT_STR(zygote_args_t, z.node, "node", "NAME", "node name"),
-    CFG_OPT_STR(zygote_args_t, log_level, "log-level", "LEVEL", "level"),
+    CFG_OPT_STR(zygote_args_t, z.profile, "zygote", "PROFILE", "the profile this zygote serves (a name from the profiles table)"),
+    CFG_OPT_INT(zygote_args_t, layers, "layers", 0, 1 << 16, "BITS", "sandbox layers to apply, as a bit set (executor-node/layers.h)"),
+    CFG_OPT_INT(zygote_args_t, z.slots, "slots", 1, 1024, "N", "jobs that may run at once"),
+    CFG_OPT_INT(zygote_args_t, z.pool, "pool", 0, 64, "N", "pre-forked children kept waiting"),
+    CFG_OPT_INT(zygote_args_t, z.run_uid, "run-uid", 0, 1L << 32, "UID", "uid jobs run as (inside the zygote's user namespace)"),
+    CFG_OPT_INT(zygote_args_t, z.run_gid, "run-gid", 0, 1L << 32, "GID", "gid jobs run as"),
+    CFG_OPT_INT(zygote_args_t, drop_uid, "drop-uid", 0, 1, "0|1", "switch to run-uid in each child"),
+    CFG_OPT_INT(zygote_args_t, z.stream_cap, "stream-cap", 4096, 64L << 20, "BYTES", "most bytes kept per output stream"),
+    CFG_OPT_INT(zygote_args_t, z.recycle_jobs, "recycle-jobs", 0, 1L << 40, "N", "retire after this many jobs (0: never)"),
+    CFG_OPT_INT(zygote_args_t, z.recycle_s, "recycle-s", 0, 1L << 30, "S", "retire after this many seconds (0: never)"),
+    CFG_OPT_STR(zygote_args_t, z.python, "python", "PATH", "the Python home of the embedded interpreter"),
+    CFG_OPT_STR(zygote_args_t, z.node, "node", "NAME", "the node's name, for logs and results"),
+    CFG_OPT_STR(zygote_args_t, log_level, "log-level", "LEVEL", "debug, info, warn or error"),
     CFG_OPT_END,
 };
 
@@ -41,8 +41,17 @@ int main(int argc, char **argv)
     char          err[256];
     /* The zygote's options come only from the node on the command line: the environment is
      * scrubbed and no config file is read. */
-    if (config_load(&a, s_zygote_opts, argc, argv, NULL, NULL, err, sizeof err) != CONFIG_OK) {
-        fprintf(stderr, "snakepit-executor --zygote: %s\n", err);
+    config_rc_t rc = config_load(&a, s_zygote_opts, argc, argv, NULL, NULL, err, sizeof err);
+    if (rc == CONFIG_HELP) {
+        config_usage(stdout, "snakepit-zygote --zygote PROFILE [options]",
+                     "One profile's warm interpreter. The executor node (snakepit-executor) starts "
+                     "it in fresh namespaces and talks to it over fd 3; it is not run by hand. "
+                     "Options come only from the command line (the environment is scrubbed).",
+                     s_zygote_opts, NULL);
+        return 0;
+    }
+    if (rc != CONFIG_OK) {
+        fprintf(stderr, "snakepit-zygote: %s\n", err);
         return 2;
     }
     log_level_t level = LOG_INFO;

@@ -7,14 +7,8 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "call.h"
-
-static const char *const s_level_names[] = {"debug", "info",     "notice", "warning",
-                                            "error", "critical", "alert",  "emergency"};
-
-const char *loglevel_name(int level)
-{
-    return level >= 0 && level < LOGLEVEL_NONE ? s_level_names[level] : NULL;
-}
+#include "envelope.h"
+#include "fe.h"
 
 call_t *call_new(struct fe *fe, session_t *s, const rpc_msg_t *m, call_stats_t *stats,
                  call_emit_fn *emit, void *emit_ctx)
@@ -40,6 +34,7 @@ call_t *call_new(struct fe *fe, session_t *s, const rpc_msg_t *m, call_stats_t *
     c->start_us = clock_mono_us();
     c->emit = emit;
     c->emit_ctx = emit_ctx;
+    c->log_level = LOGLEVEL_NONE;
     c->refs = 1;
     c->next = s->calls;
     s->calls = c;
@@ -73,6 +68,7 @@ void call_hold(call_t *c)
 void call_release(call_t *c)
 {
     if (--c->refs > 0) return;
+    json_decref(c->pending);
     json_decref(c->msg);
     session_release(c->session);
     free(c);
@@ -117,12 +113,37 @@ static void s_finish(call_t *c, json_t *msg)
     call_release(c);
 }
 
+/* What 2026-07-28 asks of every result (basic/index §ResultType, §"Per-response protocol
+ * fields"; server/utilities/caching): resultType, the server's identity in _meta, and caching
+ * hints on the results of cacheable methods. */
+static void s_decorate(const call_t *c, json_t *result)
+{
+    json_t *type = json_object_get(result, "resultType");
+    if (!type) json_object_set_new(result, "resultType", json_string("complete"));
+    json_t *meta = json_object_get(result, "_meta");
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        json_object_set_new(result, "_meta", meta);
+    }
+    json_object_set_new(meta, META_SERVER_INFO,
+                        json_pack("{s:s,s:s,s:s}", "name", "snakepit", "title",
+                                  endpoint_title(c->endpoint), "version", FE_VERSION));
+    int complete = !type || (json_is_string(type) && !strcmp(json_string_value(type), "complete"));
+    if (c->cache.cacheable && complete && !json_object_get(result, "ttlMs")) {
+        json_object_set_new(result, "ttlMs", json_integer(c->cache.ttl_ms));
+        json_object_set_new(result, "cacheScope",
+                            json_string(c->cache.private_scope ? "private" : "public"));
+    }
+}
+
 void call_reply(call_t *c, json_t *result)
 {
     if (!call_alive(c)) {
         json_decref(result);
         return;
     }
+    if (!result) result = json_object();
+    if (c->modern) s_decorate(c, result);
     s_finish(c, rpc_result(c->id, result));
 }
 
@@ -132,7 +153,26 @@ void call_error(call_t *c, int code, const char *message, json_t *data)
         json_decref(data);
         return;
     }
+    if (c->modern) code = rpc_code_modern(code);
     s_finish(c, rpc_error(c->id, code, message, data));
+}
+
+void call_missing_capability(call_t *c, const char *what, json_t *required)
+{
+    char msg[200];
+    snprintf(msg, sizeof msg, "Missing required client capability: %s", what);
+    call_error(c, RPC_MISSING_CAPABILITY, msg,
+               json_pack("{s:o}", "requiredCapabilities", required));
+}
+
+int call_log_level(const call_t *c)
+{
+    return c->modern ? c->log_level : c->session->log_level;
+}
+
+int call_has_cap(const call_t *c, const char *name)
+{
+    return c->modern && envelope_has_cap(c->caps, name);
 }
 
 void call_send(call_t *c, json_t *msg)
@@ -152,19 +192,28 @@ void call_progress(call_t *c, const char *message)
 
 void call_log(call_t *c, int level, const char *logger, json_t *data)
 {
-    if (level < c->session->log_level || c->session->log_level == LOGLEVEL_NONE) {
+    int min = call_log_level(c);
+    if (min == LOGLEVEL_NONE || level < min) {
         json_decref(data);
         return;
     }
-    json_t *p = json_pack("{s:s,s:o}", "level", s_level_names[level], "data", data);
+    json_t *p = json_pack("{s:s,s:o}", "level", loglevel_name(level), "data", data);
     if (logger) json_object_set_new(p, "logger", json_string(logger));
     call_send(c, rpc_notification("notifications/message", p));
 }
 
 void call_detach(call_t *c)
 {
+    if (c->emit_owned) return; /* a log, not a transport: it hears the end whatever happens */
     c->emit = NULL;
     c->emit_ctx = NULL;
+}
+
+void call_redirect(call_t *c, call_emit_fn *emit, void *emit_ctx)
+{
+    c->emit = emit;
+    c->emit_ctx = emit_ctx;
+    c->emit_owned = 1;
 }
 
 void call_on_cancel(call_t *c, call_cancel_fn *fn, void *arg)

@@ -4,26 +4,72 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <zmq.h>
 
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "exchange.h"
+#include "sselog.h"
 
 /* ---- suspend and resume (MHD_ALLOW_SUSPEND_RESUME) */
+
+/* A suspended connection is out of MHD's sight, so a client that closes it is not noticed until
+ * there is something to write. For a 2026-07-28 request that matters: closing the stream is
+ * the cancellation (streamable-http §Cancellation), and a job must not run on for minutes. So
+ * while such an exchange is suspended its socket is watched here: readable with nothing to read
+ * means the client has gone. */
+static void s_unwatch(exchange_t *ex)
+{
+    if (ex->watch_fd < 0) return;
+    loop_remove_fd(ex->http->fe->loop, ex->watch_fd);
+    ex->watch_fd = -1;
+}
+
+static void s_on_peer(loop_t *loop, short revents, void *arg)
+{
+    (void)loop, (void)revents;
+    exchange_t *ex = arg;
+    char b;
+    ssize_t n = recv(ex->watch_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    s_unwatch(ex); /* bytes waiting (a pipelined request): no telling any more; else: gone */
+    if (n > 0) return;
+    if (ex->call) {
+        call_t *c = ex->call;
+        ex->call = NULL;
+        call_detach(c);
+        call_cancel(c, "the client closed the request's stream");
+    }
+    exchange_resume(ex); /* MHD reads the end and finishes the connection */
+}
+
+static void s_watch(exchange_t *ex)
+{
+    if (!ex->modern || ex->watch_fd >= 0) return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(ex->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci || ci->connect_fd < 0) return;
+    ex->watch_fd = ci->connect_fd;
+    loop_add_fd(ex->http->fe->loop, ex->watch_fd, ZMQ_POLLIN, s_on_peer, ex);
+}
 
 void exchange_suspend(exchange_t *ex)
 {
     if (ex->suspended) return;
     ex->suspended = 1;
     MHD_suspend_connection(ex->conn);
+    s_watch(ex);
 }
 
 void exchange_resume(exchange_t *ex)
 {
     if (!ex->suspended) return;
     ex->suspended = 0;
+    s_unwatch(ex);
     MHD_resume_connection(ex->conn);
     ex->http->kick = 1;
 }
@@ -44,8 +90,10 @@ static void s_common_headers(exchange_t *ex, struct MHD_Response *r)
         MHD_add_response_header(r, "Access-Control-Expose-Headers",
                                 "Mcp-Session-Id, WWW-Authenticate, Retry-After");
     }
-    if (ex->session && ex->session->transport == TRANSPORT_HTTP &&
-        (ex->new_session || ex->method != 'D'))
+    /* never minted nor echoed for a 2026-07-28 request (streamable-http §"Earlier Streamable
+     * HTTP Revisions") */
+    if (ex->session && ex->session->transport == TRANSPORT_HTTP && ex->session->id[0] &&
+        !ex->modern && (ex->new_session || ex->method != 'D'))
         MHD_add_response_header(r, "Mcp-Session-Id", ex->session->id);
     if (ex->retry_after_s > 0) {
         char v[24];
@@ -99,13 +147,19 @@ enum MHD_Result exchange_queue_parked(exchange_t *ex)
 enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
                                 const char *message)
 {
+    return exchange_refuse_id(ex, status, code, reason, message, NULL);
+}
+
+enum MHD_Result exchange_refuse_id(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
+                                   const char *message, const json_t *id)
+{
     ex->http->stats.refused[reason]++;
     const char *ua = MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, "User-Agent");
     char q[200], uq[100];
     log_info("event=http_refused status=%u reason=%s message=%s agent=%s", status,
              http_refusal_name(reason), log_quote(q, sizeof q, message),
              log_quote(uq, sizeof uq, ua ? ua : ""));
-    json_t *msg = rpc_error(NULL, code, message, NULL);
+    json_t *msg = rpc_error(id, code, message, NULL);
     enum MHD_Result rc = exchange_queue_json(ex, status, msg);
     json_decref(msg);
     return rc;
@@ -159,7 +213,7 @@ enum MHD_Result exchange_start_sse(exchange_t *ex)
 /* A client that stops reading its stream must not make us hold its events forever. */
 #define SSE_MAX_BACKLOG (16u << 20)
 
-static void s_sse_event(exchange_t *ex, const json_t *msg)
+static void s_sse_event(exchange_t *ex, const json_t *msg, const char *id)
 {
     if (ex->sse_final) return;
     if (ex->sse_out.len - ex->sse_off > SSE_MAX_BACKLOG) {
@@ -171,6 +225,7 @@ static void s_sse_event(exchange_t *ex, const json_t *msg)
     }
     size_t len;
     char *text = rpc_dump(msg, &len);
+    if (id) buf_printf(&ex->sse_out, "id: %s\n", id);
     buf_puts(&ex->sse_out, "event: message\ndata: ");
     buf_append(&ex->sse_out, text, len);
     buf_puts(&ex->sse_out, "\n\n");
@@ -204,7 +259,7 @@ void exchange_close_streams(http_t *h)
         if (ex->state == EX_STREAMING || ex->sse) {
             ex->sse_final = 1;
             if (ex->state != EX_STREAMING) ex->state = EX_READY;
-        } else if (ex->state == EX_AUTH || ex->state == EX_CALL) {
+        } else if (ex->state == EX_AUTH || ex->state == EX_SESSION || ex->state == EX_CALL) {
             json_t *msg = rpc_error(NULL, RPC_UNAVAILABLE, "the server is shutting down", NULL);
             exchange_park(ex, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
             json_decref(msg);
@@ -216,6 +271,15 @@ void exchange_close_streams(http_t *h)
 
 /* ---- the emitters calls answer through (call.h), and the session sink */
 
+/* The id a legacy session's stream event carries: the stream is logged in Redis so that the
+ * client can resume it anywhere (sselog.h). 2026-07-28 streams have none. */
+static const char *s_event_id(exchange_t *ex, const json_t *msg, int final)
+{
+    if (ex->modern || !ex->session || !ex->session->stored) return NULL;
+    if (!ex->stream) ex->stream = ssestream_new(ex->http->fe->sselog, ex->session);
+    return ssestream_append(ex->stream, msg, final);
+}
+
 void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
 {
     exchange_t *ex = ctx;
@@ -224,7 +288,7 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
     if (!final) {
         if (!ex->accept_sse) return; /* a JSON-only client cannot receive notifications */
         ex->sse = 1;
-        s_sse_event(ex, msg);
+        s_sse_event(ex, msg, s_event_id(ex, msg, 0));
         if (ex->state == EX_STREAMING)
             exchange_resume(ex);
         else if (ex->state == EX_CALL) {
@@ -234,7 +298,8 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
         return;
     }
     if (ex->sse) {
-        if (msg) s_sse_event(ex, msg);
+        if (msg) s_sse_event(ex, msg, s_event_id(ex, msg, 1));
+        ssestream_free(&ex->stream);
         ex->sse_final = 1;
         if (ex->state == EX_CALL) ex->state = EX_READY;
         exchange_resume(ex);
@@ -242,7 +307,13 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
     }
     unsigned status = MHD_HTTP_OK;
     json_t *err = msg ? json_object_get(msg, "error") : NULL;
-    if (err && json_integer_value(json_object_get(err, "code")) == RPC_RATE_LIMITED) {
+    int code = err ? (int)json_integer_value(json_object_get(err, "code")) : 0;
+    /* 2026-07-28 ties two errors to HTTP statuses wherever they arise: an unknown (or removed)
+     * method is 404, a missing client capability 400 (streamable-http, basic/index); the rest
+     * stay in-band with 200, as the SDK servers answer them */
+    if (ex->modern && code == RPC_METHOD_NOT_FOUND) status = MHD_HTTP_NOT_FOUND;
+    if (ex->modern && code == RPC_MISSING_CAPABILITY) status = MHD_HTTP_BAD_REQUEST;
+    if (rpc_code_is_rate_limit(code)) {
         /* DESIGN.md §6: over quota is HTTP 429 with Retry-After when the response is not a stream
          */
         json_int_t ms =
@@ -259,19 +330,32 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
     exchange_resume(ex);
 }
 
-void exchange_notify(void *ctx, session_t *s, json_t *msg)
+void exchange_follow_event(void *ctx, const char *id, const json_t *msg, int final)
 {
-    (void)s;
     exchange_t *ex = ctx;
-    s_sse_event(ex, msg);
+    s_sse_event(ex, msg, id);
+    if (final) ex->sse_final = 1; /* a resumed call's response: its stream ends with it */
     exchange_resume(ex);
 }
 
-void exchange_notify_end(void *ctx)
+void exchange_follow_end(void *ctx)
 {
     exchange_t *ex = ctx;
     ex->sse_final = 1;
     exchange_resume(ex);
+}
+
+const char *exchange_header(exchange_t *ex, const char *name)
+{
+    return MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, name);
+}
+
+enum MHD_Result exchange_answer_now_or_wait(exchange_t *ex)
+{
+    if (ex->state == EX_READY) return ex->sse ? exchange_start_sse(ex) : exchange_queue_parked(ex);
+    if (ex->sse && ex->state == EX_CALL && ex->sse_out.len) return exchange_start_sse(ex);
+    exchange_suspend(ex);
+    return MHD_YES;
 }
 
 /* ---- the exchange's life */
@@ -288,6 +372,7 @@ exchange_t *exchange_new(http_t *h, struct MHD_Connection *conn, const char *met
                  : !strcmp(method, "OPTIONS") ? 'O'
                                               : '?';
     ex->start_us = clock_mono_us();
+    ex->watch_fd = -1;
     buf_init(&ex->body);
     buf_init(&ex->sse_out);
     ex->next = h->all;
@@ -307,6 +392,8 @@ void exchange_take_body(exchange_t *ex, const char *data, size_t len)
 
 void exchange_free(exchange_t *ex)
 {
+    if (ex->has_rpc) rpc_msg_clear(&ex->rpc);
+    ssestream_free(&ex->stream);
     buf_free(&ex->body);
     buf_free(&ex->sse_out);
     free(ex->answer);
@@ -320,27 +407,33 @@ void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     exchange_t *ex = *con_cls;
     if (!ex) return;
     *con_cls = NULL;
+    s_unwatch(ex);
     *ex->prev = ex->next;
     if (ex->next) ex->next->prev = ex->prev;
     if (ex->call) {
-        /* the client went away before the answer: the work goes on, its output is dropped
-         * (MCP transports: a disconnect is not a cancellation) */
-        call_detach(ex->call);
+        /* the client went away before the answer. Legacy: the work goes on (2025-11-25
+         * transports: a disconnect is not a cancellation) and a stream already begun goes on
+         * into its log, for the client to resume; other output is dropped. 2026-07-28: it is
+         * the cancellation (streamable-http §Cancellation; closing a listen stream ends it) */
+        call_t *c = ex->call;
         ex->call = NULL;
-    }
-    if (ex->session) {
-        if (ex->get_stream && ex->session->notify_ctx == ex) {
-            ex->session->notify = NULL;
-            ex->session->notify_ctx = NULL;
-            ex->session->notify_end = NULL;
+        call_detach(c);
+        if (ex->modern) {
+            call_cancel(c, "the client closed the request's stream");
+        } else if (ex->stream) {
+            call_redirect(c, ssestream_emit, ex->stream);
+            ex->stream = NULL;
         }
+    }
+    ssefollow_stop(&ex->follow);
+    if (ex->session) {
         session_release(ex->session);
         ex->session = NULL;
     }
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && ex->method == 'P')
         log_debug("event=http_request_ended code=%d", (int)toe);
-    if (ex->auth_pending) {
-        ex->orphaned = 1; /* a key lookup still points here: it frees the exchange */
+    if (ex->auth_pending || ex->session_pending) {
+        ex->orphaned = 1; /* a lookup still points here: the last one frees the exchange */
         return;
     }
     exchange_free(ex);
@@ -363,7 +456,7 @@ const char *http_refusal_name(http_refusal_t reason)
         [HTTP_REFUSED_SESSION_FAILED] = "session_failed",
         [HTTP_REFUSED_MISSING_SESSION] = "missing_session",
         [HTTP_REFUSED_UNKNOWN_SESSION] = "unknown_session",
-        [HTTP_REFUSED_STREAM_EXISTS] = "stream_exists",
+        [HTTP_REFUSED_UNKNOWN_STREAM] = "unknown_stream",
         [HTTP_REFUSED_SSE_BACKLOG] = "sse_backlog",
     };
     return names[reason];

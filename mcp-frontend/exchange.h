@@ -33,8 +33,8 @@ typedef enum {
     HTTP_REFUSED_SESSION_FAILED,
     HTTP_REFUSED_MISSING_SESSION,
     HTTP_REFUSED_UNKNOWN_SESSION,
-    HTTP_REFUSED_STREAM_EXISTS,
-    HTTP_REFUSED_SSE_BACKLOG, /* a client stopped reading its stream: it was ended */
+    HTTP_REFUSED_UNKNOWN_STREAM, /* Last-Event-ID naming no stream we keep */
+    HTTP_REFUSED_SSE_BACKLOG,    /* a client stopped reading its stream: it was ended */
     HTTP_REFUSED__COUNT
 } http_refusal_t;
 
@@ -84,6 +84,7 @@ struct http {
 typedef enum {
     EX_BODY,      /* receiving the request body */
     EX_AUTH,      /* suspended: waiting for Redis to say who the key belongs to */
+    EX_SESSION,   /* suspended: waiting for Redis to say what the legacy session is */
     EX_CALL,      /* suspended: the MCP call is in flight */
     EX_READY,     /* the answer is parked: queue it at the next handler call */
     EX_STREAMING, /* an SSE response is queued and open */
@@ -98,12 +99,15 @@ struct exchange {
     buf_t body;
     int too_big;
     int suspended;
+    int watch_fd; /* a suspended modern request's socket, watched for the client leaving */
     int accept_json, accept_sse;
     uint64_t start_us;
     tenant_t *tenant;
     session_t *session; /* held */
     int new_session;    /* the answer carries Mcp-Session-Id */
+    int modern;         /* a 2026-07-28 request: its own scope, and a disconnect cancels it */
     call_t *call;       /* the call in flight, until its final answer */
+    const endpoint_t *endpoint; /* the URL's (compat.h); NULL: /mcp */
     /* a parked plain answer */
     unsigned status;
     char *answer; /* JSON text, or NULL for an empty body */
@@ -119,7 +123,15 @@ struct exchange {
     uint64_t last_write_ms;
     int headers_checked;
     int auth_pending; /* a key lookup is in flight */
-    int orphaned;     /* MHD is done with it; the lookup's callback frees it */
+    int orphaned;     /* MHD is done with it; the last lookup's callback frees it */
+    /* a legacy request: its parsed body, kept across the session lookup */
+    rpc_msg_t rpc;
+    int has_rpc;
+    int session_pending;      /* a session lookup is in flight */
+    int session_looked_up;    /* ... and has answered */
+    int session_unavailable;  /* ... that Redis could not be asked */
+    struct ssestream *stream; /* a legacy POST's SSE events, logged for resumption */
+    struct ssefollow *follow; /* a GET stream: the session's, or a resumed one */
     exchange_t *next, **prev;
 };
 
@@ -135,8 +147,13 @@ void exchange_close_streams(http_t *self);
 
 /* The emitter HTTP calls answer through (call.h), and the session notify sink for HTTP */
 void exchange_emit(void *ctx, call_t *call, json_t *msg, int final);
-void exchange_notify(void *ctx, session_t *s, json_t *msg);
-void exchange_notify_end(void *ctx);
+/* A GET stream's events (sselog.h's follower), and its end. */
+void exchange_follow_event(void *ctx, const char *id, const json_t *msg, int final);
+void exchange_follow_end(void *ctx);
+/* A request header (case-insensitive name), or NULL. */
+const char *exchange_header(exchange_t *ex, const char *name);
+/* Queues the answer if it is ready (or starts its SSE stream), else suspends. */
+enum MHD_Result exchange_answer_now_or_wait(exchange_t *ex);
 
 const char *http_refusal_name(http_refusal_t reason);
 const char *auth_failure_name(auth_failure_t reason);
@@ -150,8 +167,11 @@ void exchange_park(exchange_t *ex, unsigned status, json_t *msg);
 void exchange_resume(exchange_t *ex);
 void exchange_suspend(exchange_t *ex);
 enum MHD_Result exchange_start_sse(exchange_t *ex);
-/* An HTTP-level refusal with a JSON-RPC error body (id null), counted and logged. */
+/* An HTTP-level refusal with a JSON-RPC error body, counted and logged: without an id when it
+ * comes before the body could be read, else (exchange_refuse_id) with the request's. */
 enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
                                 const char *message);
+enum MHD_Result exchange_refuse_id(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
+                                   const char *message, const json_t *id);
 
 #endif

@@ -1,8 +1,11 @@
-/* mcp-frontend/exchange_mcp.c — the /mcp endpoint (MCP 2025-11-25 "Transports", Streamable
- * HTTP): header checks first (path, method, Origin and Host, Content-Type, Accept, body size,
- * MCP-Protocol-Version), then who is calling (Bearer key → tenant), then the session
- * (Mcp-Session-Id: 400 when missing, 404 when unknown or ended), then the message.
- * Every refusal is a JSON-RPC error body with the fitting HTTP status, logged and counted. */
+/* mcp-frontend/exchange_mcp.c — the /mcp endpoint of Streamable HTTP, for both eras on the
+ * same path: header checks first (path, method, Origin and Host, Content-Type, Accept, body
+ * size), then who is calling (Bearer key → tenant), then the message. A message that claims
+ * MCP 2026-07-28 in its _meta (admit.h) is checked against its headers and served in a request
+ * scope, without a session (streamable-http of 2026-07-28); any other is legacy (MCP 2025-11-25
+ * "Transports"): MCP-Protocol-Version, then the session (Mcp-Session-Id: 400 when missing, 404
+ * when unknown or ended). Every refusal is a JSON-RPC error body with the fitting HTTP status
+ * and, once the body was read, the request's id; logged and counted. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -12,6 +15,10 @@
 
 #include "../common/buf.h"
 #include "../common/log.h"
+#include "admit.h"
+#include "compat.h"
+#include "envelope.h"
+#include "exchange_legacy.h"
 #include "exchange_mcp.h"
 #include "mcp.h"
 #include "origin.h"
@@ -19,7 +26,7 @@
 
 static const char *s_header(exchange_t *ex, const char *name)
 {
-    return MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, name);
+    return exchange_header(ex, name);
 }
 
 /* Does an Accept header admit this type? (type/subtype, type/ *, * / *; q=0 excluded) */
@@ -75,9 +82,15 @@ static void s_audit_auth_failure(exchange_t *ex, auth_failure_t reason)
 static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
 {
     http_t *h = ex->http;
-    if (strcmp(url, "/mcp") != 0 && strcmp(url, "/mcp/") != 0)
+    if (compat_route(h->fe->compat, url, &ex->endpoint) < 0) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "not found: the MCP endpoint is /mcp, and /mcp/compat/NAME for the drop-in "
+                 "endpoints (%s)",
+                 compat_names(h->fe->compat));
         return exchange_refuse(ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, HTTP_REFUSED_NOT_FOUND,
-                               "not found: the MCP endpoint is /mcp");
+                               msg);
+    }
     if (!http_host_allowed(s_header(ex, "Host"), h->conf.allow_host, h->loopback))
         return exchange_refuse(ex, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST, HTTP_REFUSED_BAD_HOST,
                                "forbidden: Host header not allowed (DNS rebinding protection)");
@@ -91,7 +104,7 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
         MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
         MHD_add_response_header(r, "Access-Control-Allow-Headers",
                                 "Authorization, Content-Type, Accept, Mcp-Session-Id, "
-                                "MCP-Protocol-Version, Last-Event-ID");
+                                "MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID");
         MHD_add_response_header(r, "Access-Control-Max-Age", "600");
         enum MHD_Result rc = MHD_queue_response(ex->conn, MHD_HTTP_NO_CONTENT, r);
         MHD_destroy_response(r);
@@ -142,16 +155,8 @@ static enum MHD_Result s_check_headers(exchange_t *ex, const char *url)
                 ex, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST, HTTP_REFUSED_NOT_ACCEPTABLE,
                 "not acceptable: GET /mcp opens an event stream (Accept: text/event-stream)");
     }
-    const char *pv = s_header(ex, "MCP-Protocol-Version");
-    if (pv && !mcp_version_supported(pv)) {
-        char msg[160];
-        snprintf(msg, sizeof msg,
-                 "unsupported MCP-Protocol-Version: %.40s (supported: 2025-11-25, 2025-06-18, "
-                 "2025-03-26, 2024-11-05)",
-                 pv);
-        return exchange_refuse(ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
-                               HTTP_REFUSED_BAD_PROTOCOL_VERSION, msg);
-    }
+    /* GET and DELETE exist only in legacy sessions; a POST's version is judged with its body */
+    if (ex->method != 'P' && exchange_legacy_version_refused(ex, NULL)) return MHD_YES;
     ex->headers_checked = 1;
     return MHD_YES;
 }
@@ -233,55 +238,7 @@ static enum MHD_Result s_auth_result(exchange_t *ex)
         "service unavailable: cannot check the API key now (key store unreachable)");
 }
 
-/* ---- step 3: the session */
-
-static enum MHD_Result s_find_session(exchange_t *ex, int is_initialize, int *ok)
-{
-    fe_t *fe = ex->http->fe;
-    const char *sid = s_header(ex, "Mcp-Session-Id");
-    *ok = 0;
-    if (!sid) {
-        if (ex->method == 'P' && is_initialize) {
-            if (sessions_full(fe->sessions, ex->tenant)) {
-                ex->retry_after_s = 5;
-                return exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE,
-                                       HTTP_REFUSED_TOO_MANY_SESSIONS,
-                                       "too many open sessions; try again later");
-            }
-            ex->session = session_new(fe->sessions, TRANSPORT_HTTP, ex->tenant);
-            if (!ex->session)
-                return exchange_refuse(ex, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
-                                       HTTP_REFUSED_SESSION_FAILED, "could not create a session");
-            session_hold(ex->session);
-            ex->new_session = 1;
-            *ok = 1;
-            return MHD_YES;
-        }
-        return exchange_refuse(
-            ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, HTTP_REFUSED_MISSING_SESSION,
-            "bad request: Mcp-Session-Id header is required (send initialize first)");
-    }
-    session_t *s = session_find(fe->sessions, sid);
-    /* another tenant's session is as unknown to this caller as a made-up id */
-    if (!s || s->closed || s->tenant != ex->tenant)
-        return exchange_refuse(
-            ex, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST, HTTP_REFUSED_UNKNOWN_SESSION,
-            "session not found: it ended or never existed; initialize a new one");
-    ex->session = s;
-    session_hold(s);
-    *ok = 1;
-    return MHD_YES;
-}
-
-/* ---- step 4: the message */
-
-static enum MHD_Result s_answer_now_or_wait(exchange_t *ex)
-{
-    if (ex->state == EX_READY) return ex->sse ? exchange_start_sse(ex) : exchange_queue_parked(ex);
-    if (ex->sse && ex->state == EX_CALL && ex->sse_out.len) return exchange_start_sse(ex);
-    exchange_suspend(ex);
-    return MHD_YES;
-}
+/* ---- step 3: the message */
 
 static void s_reject_emit(void *ctx, call_t *call, json_t *msg, int final)
 {
@@ -290,6 +247,34 @@ static void s_reject_emit(void *ctx, call_t *call, json_t *msg, int final)
     ex->status = MHD_HTTP_BAD_REQUEST;
     ex->answer = rpc_dump(msg, &ex->answer_len);
     ex->state = EX_READY;
+}
+
+/* A modern message refused by admission: its error, with its status (400). */
+static enum MHD_Result s_refused(exchange_t *ex, admission_t *a)
+{
+    ex->sse = 0;
+    ex->status = a->status;
+    free(ex->answer);
+    ex->answer = rpc_dump(a->error, &ex->answer_len);
+    ex->state = EX_READY;
+    mcp_refused(ex->http->fe->mcp);
+    json_decref(a->error);
+    return exchange_queue_parked(ex);
+}
+
+/* A 2026-07-28 message: a scope of its own, no session (an Mcp-Session-Id is ignored). */
+static enum MHD_Result s_post_modern(exchange_t *ex, rpc_msg_t *m, const envelope_t *env)
+{
+    fe_t *fe = ex->http->fe;
+    ex->modern = 1;
+    ex->session = session_scope(ex->tenant, TRANSPORT_HTTP);
+    if (m->kind != RPC_REQUEST) { /* notifications/cancelled and the like: accepted */
+        mcp_handle(fe->mcp, ex->session, m, env, ex->endpoint, NULL, NULL);
+        return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
+    }
+    ex->state = EX_CALL;
+    ex->call = mcp_handle(fe->mcp, ex->session, m, env, ex->endpoint, exchange_emit, ex);
+    return exchange_answer_now_or_wait(ex);
 }
 
 static enum MHD_Result s_post(exchange_t *ex)
@@ -302,62 +287,29 @@ static enum MHD_Result s_post(exchange_t *ex)
         return exchange_refuse(ex, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST,
                                HTTP_REFUSED_BODY_TOO_LARGE, msg);
     }
-    rpc_msg_t m;
-    if (rpc_parse((const char *)ex->body.data, ex->body.len, &m) < 0) {
+    rpc_msg_t *m = &ex->rpc;
+    ex->has_rpc = 1; /* kept until the exchange ends: a legacy one may wait for its session */
+    if (rpc_parse((const char *)ex->body.data, ex->body.len, m) < 0) {
         ex->sse = 0;
-        mcp_reject(fe->mcp, &m, "http", s_reject_emit, ex);
-        rpc_msg_clear(&m);
-        return s_answer_now_or_wait(ex);
+        mcp_reject(fe->mcp, m, "http", s_reject_emit, ex);
+        return exchange_answer_now_or_wait(ex);
     }
-    int is_init = m.kind == RPC_REQUEST && strcmp(m.method, "initialize") == 0;
-    int ok;
-    enum MHD_Result rc = s_find_session(ex, is_init, &ok);
-    if (!ok) {
-        rpc_msg_clear(&m);
-        return rc;
+    reqheaders_t h = {s_header(ex, "MCP-Protocol-Version"), s_header(ex, "Mcp-Method"),
+                      s_header(ex, "Mcp-Name")};
+    admission_t a;
+    switch (admit_message(mcp_admit_stats(fe->mcp), m, &h, "http", &a)) {
+    case ADMIT_REFUSED:
+        return s_refused(ex, &a);
+    case ADMIT_MODERN:
+        return s_post_modern(ex, m, &a.env);
+    default:
+        return exchange_legacy(ex);
     }
-    if (m.kind != RPC_REQUEST) {
-        /* notifications and responses: accepted, no body (202) */
-        mcp_handle(fe->mcp, ex->session, &m, NULL, NULL);
-        rpc_msg_clear(&m);
-        return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);
-    }
-    ex->state = EX_CALL;
-    /* kept to detach the call should the client go away before the answer */
-    ex->call = mcp_handle(fe->mcp, ex->session, &m, exchange_emit, ex);
-    rpc_msg_clear(&m);
-    return s_answer_now_or_wait(ex);
-}
-
-static enum MHD_Result s_get(exchange_t *ex)
-{
-    if (ex->session->notify) /* one stream per session: the spec lets us refuse a second */
-        return exchange_refuse(ex, MHD_HTTP_CONFLICT, RPC_INVALID_REQUEST,
-                               HTTP_REFUSED_STREAM_EXISTS,
-                               "conflict: this session already has an open GET stream");
-    ex->get_stream = 1;
-    ex->sse = 1;
-    ex->session->notify = exchange_notify;
-    ex->session->notify_ctx = ex;
-    ex->session->notify_end = exchange_notify_end;
-    return exchange_start_sse(ex);
-}
-
-static enum MHD_Result s_delete(exchange_t *ex)
-{
-    log_info("event=session_deleted session=%.8s tenant=%s", ex->session->id,
-             ex->session->tenant->name);
-    session_close(ex->session);
-    return exchange_queue_json(ex, MHD_HTTP_OK, NULL);
 }
 
 static enum MHD_Result s_after_auth(exchange_t *ex)
 {
-    if (ex->method == 'P') return s_post(ex);
-    int ok;
-    enum MHD_Result rc = s_find_session(ex, 0, &ok);
-    if (!ok) return rc;
-    return ex->method == 'G' ? s_get(ex) : s_delete(ex);
+    return ex->method == 'P' ? s_post(ex) : exchange_legacy(ex); /* GET, DELETE: sessions */
 }
 
 enum MHD_Result exchange_mcp(exchange_t *ex, const char *url)
@@ -380,8 +332,10 @@ enum MHD_Result exchange_mcp(exchange_t *ex, const char *url)
         if (!ex->tenant) return s_auth_result(ex);
         ex->state = EX_BODY;
         return s_after_auth(ex);
+    case EX_SESSION: /* resumed by the session lookup */
+        return exchange_legacy_resume(ex);
     case EX_CALL: /* resumed by a notification before the stream started */
-        return s_answer_now_or_wait(ex);
+        return exchange_answer_now_or_wait(ex);
     default:
         return MHD_YES;
     }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../common/buf.h"
+#include "envelope.h"
 #include "execute_code.h"
 #include "execution.h"
 #include "fe.h"
@@ -39,7 +40,9 @@ void execute_code_run(call_t *c, json_t *args, const tool_task_t *task)
                              .render = outcome_execute,
                              .record = 1,
                              .task = task->wanted,
-                             .task_ttl_ms = task->ttl_ms};
+                             .task_ttl_ms = task->ttl_ms,
+                             .may_become_task =
+                                 c->modern && envelope_has_extension(c->caps, EXT_TASKS)};
     execution_start(c->fe->executions, c, &spec, &opts);
 out:
     jobspec_clear(&spec);

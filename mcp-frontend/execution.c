@@ -16,8 +16,9 @@
 #include "task.h"
 #include "utf8.h"
 
-#define END_HOOKS_MAX 8
-#define TASK_POLL_MS  250 /* pollInterval of the CreateTaskResult */
+#define END_HOOKS_MAX       8
+#define TASK_POLL_MS        250  /* pollInterval of the CreateTaskResult */
+#define TASK_POLL_MODERN_MS 1000 /* pollIntervalMs of a 2026-07-28 task */
 
 struct executions {
     loop_t *loop;
@@ -48,11 +49,13 @@ struct execution {
     uint64_t farm_us;      /* submit → result */
     int running_sent;      /* "running" progress already sent */
     int task_cancelled;
+    int legacy_task; /* a 2025-11-25 task-augmented call: answered with its task, never more */
     /* after the result */
     int ended;
     result_t res;
     json_t *call_result;
-    uint64_t record_timer; /* the answer's wait for its record */
+    uint64_t record_timer;  /* the answer's wait for its record */
+    uint64_t promote_timer; /* 2026-07-28: becoming a task if still running */
     int concluded;
     int refs;
 };
@@ -60,12 +63,14 @@ struct execution {
 static void s_unref(execution_t *ex)
 {
     if (--ex->refs > 0) return;
+    if (ex->promote_timer) loop_timer_cancel(ex->owner->loop, ex->promote_timer);
     if (ex->call) {
         call_on_cancel(ex->call, NULL, NULL);
         call_release(ex->call);
     }
     if (ex->ended) result_clear(&ex->res);
     json_decref(ex->call_result);
+    json_decref(ex->opts.render_ctx);
     session_release(ex->session);
     free(ex);
 }
@@ -86,10 +91,16 @@ static record_about_t s_about(const execution_t *ex)
 
 /* ---- the end: answer, announce */
 
+static void s_answer_with_task(execution_t *ex);
+
 static void s_answer(execution_t *ex)
 {
     call_t *c = ex->call;
     if (!c) return;
+    if (ex->legacy_task) { /* its record was slow: the task goes first, as it must */
+        s_answer_with_task(ex);
+        return;
+    }
     ex->call = NULL;
     call_on_cancel(c, NULL, NULL);
     c->farm_us = ex->farm_us;
@@ -108,6 +119,10 @@ static void s_conclude(execution_t *ex)
 {
     executions_t *self = ex->owner;
     ex->concluded = 1;
+    if (ex->promote_timer) {
+        loop_timer_cancel(self->loop, ex->promote_timer);
+        ex->promote_timer = 0;
+    }
     s_answer(ex);
     log_info("event=job_done job=%s tenant=%s tool=%s status=%s wall_ms=%.3f queue_ms=%.3f",
              ex->id_str, ex->tenant->name, ex->opts.tool, status_name(ex->res.status),
@@ -225,7 +240,9 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
         ex->res.error.type = xstrdup("InternalError");
         ex->res.error.message = xstrdup("the farm sent a result the front-end could not read");
     }
-    ex->call_result = ex->opts.render(ex->id_str, &ex->res);
+    ex->call_result = ex->opts.render_with
+                          ? ex->opts.render_with(ex->id_str, &ex->res, ex->opts.render_ctx)
+                          : ex->opts.render(ex->id_str, &ex->res);
     s_count(self, ex->opts.tool, ex->res.status);
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
@@ -271,6 +288,52 @@ static void s_answer_with_task(execution_t *ex)
     call_release(c);
 }
 
+/* The task's record is in Redis (or cannot be now): its id may leave, since a tasks/get on any
+ * front-end now finds it. */
+static void s_on_legacy_task_recorded(void *arg, redisReply *reply)
+{
+    (void)reply;
+    execution_t *ex = arg;
+    if (ex->call) s_answer_with_task(ex);
+    s_unref(ex);
+}
+
+/* ---- 2026-07-28 tasks: the server turns a call still running into a task */
+
+/* Redis has the task (or could not take it): answer with the task, unless the result won. */
+static void s_on_task_recorded(void *arg, redisReply *reply)
+{
+    execution_t *ex = arg;
+    call_t *c = ex->call;
+    int ok = reply && reply->type != REDIS_REPLY_ERROR;
+    if (c && !ex->ended && ok) {
+        ex->call = NULL;
+        call_on_cancel(c, NULL, NULL); /* a task outlives its request's stream */
+        json_t *t = execution_task_modern(ex);
+        json_object_set_new(t, "resultType", json_string("task"));
+        call_reply(c, t);
+        call_release(c);
+        log_info("event=task_created job=%s tenant=%s", ex->id_str, ex->tenant->name);
+    } else if (c && !ex->ended) {
+        ex->opts.task = 0; /* not durable: the call keeps waiting for its result */
+    }
+    s_unref(ex);
+}
+
+static void s_on_promote(loop_t *loop, void *arg)
+{
+    (void)loop;
+    execution_t *ex = arg;
+    ex->promote_timer = 0;
+    if (ex->ended || !ex->call || !call_alive(ex->call)) return;
+    ex->opts.task = 1;
+    ex->opts.task_ttl_ms = records_ttl_ms(ex->owner->records);
+    record_about_t about = s_about(ex);
+    ex->refs++; /* for s_on_task_recorded */
+    if (!record_task_started(ex->owner->records, &about, s_on_task_recorded, ex))
+        s_on_task_recorded(ex, NULL); /* Redis away: no task can be promised now */
+}
+
 void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execution_opts_t *opts)
 {
     execution_t *ex = xcalloc(1, sizeof *ex);
@@ -278,6 +341,8 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     id_new(ex->id);
     id_format(ex->id, ex->id_str);
     ex->opts = *opts;
+    ex->legacy_task = opts->task;
+    json_incref(ex->opts.render_ctx);
     long ttl_max = records_ttl_ms(self->records); /* the task lives in the record */
     if (ex->opts.task && (ex->opts.task_ttl_ms < 0 || ex->opts.task_ttl_ms >= ttl_max))
         ex->opts.task_ttl_ms = ttl_max;
@@ -293,13 +358,22 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     idmap_put(self->running, ex->id, ex);
     memcpy(spec->id, ex->id, ID_BYTES);
     spec->submitted_ms = ex->created_ms;
-    if (ex->opts.task) s_answer_with_task(ex);
+    if (ex->opts.may_become_task && !ex->opts.task && self->conf.task_after_ms > 0)
+        ex->promote_timer =
+            loop_timer_add(self->loop, (uint64_t)self->conf.task_after_ms, 0, s_on_promote, ex);
     ex->submitted_us = clock_mono_us();
     ex->job = jobs_submit(self->jobs, spec, ex->tenant->max_concurrency, &s_events, ex);
     /* the record is written while the job runs, never before it leaves */
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
         record_submitted(self->records, &about, spec);
+        if (ex->opts.task) { /* 2025-11-25 tasks: answered once the record is in */
+            ex->refs++;
+            if (!record_task_started(self->records, &about, s_on_legacy_task_recorded, ex))
+                s_on_legacy_task_recorded(ex, NULL); /* Redis away: as before, at once */
+        }
+    } else if (ex->opts.task) {
+        s_answer_with_task(ex);
     }
 }
 
@@ -310,7 +384,7 @@ execution_t *executions_find_task(executions_t *self, const char *id, const tena
     uint8_t raw[ID_BYTES];
     if (!id || id_parse(id, raw) < 0) return NULL;
     execution_t *ex = idmap_get(self->running, raw);
-    return ex && ex->opts.task && ex->tenant == tenant ? ex : NULL;
+    return ex && ex->opts.task && (!tenant || ex->tenant == tenant) ? ex : NULL;
 }
 
 json_t *execution_task(const execution_t *ex)
@@ -318,6 +392,20 @@ json_t *execution_task(const execution_t *ex)
     return task_json(ex->id_str, ex->task_cancelled ? "cancelled" : "working", ex->created_ms,
                      ex->created_ms, ex->opts.task_ttl_ms,
                      ex->task_cancelled ? "cancellation requested" : NULL);
+}
+
+json_t *execution_task_modern(const execution_t *ex)
+{
+    uint64_t now = clock_wall_ms();
+    return task_json_modern(ex->id_str, ex->task_cancelled ? "cancelled" : "working",
+                            ex->created_ms, ex->task_cancelled ? now : ex->created_ms,
+                            ex->opts.task_ttl_ms, TASK_POLL_MODERN_MS,
+                            ex->task_cancelled ? "cancellation requested" : NULL);
+}
+
+tenant_t *execution_tenant(const execution_t *ex)
+{
+    return ex->tenant;
 }
 
 int execution_ended(const execution_t *ex)

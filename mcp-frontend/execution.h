@@ -8,7 +8,10 @@
  * waiters, status notifications), http (writes the answers out at once).
  *
  * A task-augmented call is answered at once with its task (MCP 2025-11-25 "Tasks"); the
- * execution goes on without a call, and tasks.c serves the task from here while it runs. */
+ * execution goes on without a call, and tasks.c serves the task from here while it runs.
+ * Under 2026-07-28 the server decides (the tasks extension): a call that declared the
+ * extension and is still running after task_after_ms is answered with a task once Redis has
+ * the task's record, and taskx.c serves it. */
 #ifndef SP_FE_EXECUTION_H
 #define SP_FE_EXECUTION_H
 #include <jansson.h>
@@ -25,13 +28,20 @@ typedef struct execution execution_t;
 
 /* The tool's CallToolResult for a Result (content, structuredContent, isError). */
 typedef json_t *(execution_render_fn)(const char *id, const result_t *res);
+/* The same for tools whose rendering needs the call's own arguments (compat.h's). */
+typedef json_t *(execution_render_with_fn)(const char *id, const result_t *res, const json_t *ctx);
 
 typedef struct {
     const char *tool; /* the tool's name, for records, logs and metrics */
     execution_render_fn *render;
+    execution_render_with_fn *render_with; /* used instead of render when set */
+    json_t *render_ctx; /* what render_with gets; the execution holds a reference */
     int record;       /* write sp:exec and usage (executions, not validations) */
     int task;         /* task-augmented: answer at once with the task */
     long task_ttl_ms; /* asked for; -1 or beyond the record's lifetime: that */
+    /* 2026-07-28 tasks (the extension; the server decides): the request declared the extension,
+     * so if it still runs after --task-after-ms it is answered with a task and goes on */
+    int may_become_task;
 } execution_opts_t;
 
 /* What the end hook hears: the execution's last state, valid while the hook runs. */
@@ -57,7 +67,7 @@ typedef enum {
     UNCONFIRMED__COUNT
 } unconfirmed_t;
 
-#define EXECUTIONS_MAX_TOOLS 4 /* the tools that run on the farm */
+#define EXECUTIONS_MAX_TOOLS 16 /* the tools that run on the farm, compat endpoints' too */
 
 typedef struct {
     struct {
@@ -71,6 +81,7 @@ typedef struct {
 
 typedef struct {
     long record_wait_ms; /* how long an answer waits for its record to reach Redis; 0: never */
+    long task_after_ms;  /* a 2026-07-28 call that may become a task becomes one after this */
 } executions_conf_t;
 
 executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records,
@@ -86,10 +97,14 @@ const char *unconfirmed_name(unconfirmed_t why);
  * exactly once: with the rendered result, or an error, or — for a task — at once. */
 void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execution_opts_t *opts);
 
-/* The tenant's task with this id while it runs here, else NULL. */
+/* The tenant's task with this id while it runs here (any tenant's when tenant is NULL), else
+ * NULL. */
 execution_t *executions_find_task(executions_t *self, const char *id, const tenant_t *tenant);
-/* Its Task object (task.h): working, or cancelled once tasks/cancel asked. */
+/* Its Task object (task.h): working, or cancelled once tasks/cancel asked. modern: the
+ * extension's shape (ttlMs, pollIntervalMs). */
 json_t *execution_task(const execution_t *ex);
+json_t *execution_task_modern(const execution_t *ex);
+tenant_t *execution_tenant(const execution_t *ex);
 /* 1 once its result is in (its answer may still wait for the record). */
 int execution_ended(const execution_t *ex);
 /* tasks/cancel: marks the task cancelled and stops the job. The Task object as it stands after

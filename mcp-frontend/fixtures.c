@@ -152,9 +152,12 @@ const tool_t fixtures_tools[] = {
     {.name = "test_error_handling", .description = "Always fails", .input_schema = NO_ARGS, .run = s_error_handling},
     {.name = "test_reconnection", .description = "Answers after a short delay", .input_schema = NO_ARGS, .run = s_reconnection},
     {.name = "json_schema_2020_12_tool", .description = "Tool with JSON Schema 2020-12 features",
-     .input_schema = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\"$defs\":{\"address\":{\"type\":\"object\","
+     .input_schema = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\","
        "\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":{\"name\":{\"type\":\"string\"},"
-       "\"address\":{\"$ref\":\"#/$defs/address\"}},\"additionalProperties\":false}",
+       "\"address\":{\"$ref\":\"#/$defs/address\"},\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},\"phone\":{\"type\":\"string\"},"
+       "\"email\":{\"type\":\"string\"}},\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
+       "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},\"required\":[\"contactMethod\"]},\"then\":{\"required\":[\"phone\"]},"
+       "\"else\":{\"required\":[\"email\"]},\"additionalProperties\":false}",
      .run = s_schema_tool},
     {NULL},
 };

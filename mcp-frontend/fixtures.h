@@ -6,6 +6,11 @@
 #include "tools.h"
 
 extern const tool_t fixtures_tools[]; /* the test_* tools, ended by {NULL} */
+/* fixtures_modern.c: the 2026-07-28 scenarios' tools, and their multi round-trip prompt */
+extern const tool_t fixtures_modern_tools[];
+json_t *fixtures_modern_prompts(void);
+/* 1 when name is that prompt (c is answered, at once), else 0. */
+int fixtures_modern_prompt(call_t *c, const char *name);
 
 json_t *fixtures_resources(void);
 json_t *fixtures_resource_templates(void);

@@ -110,6 +110,7 @@ static enum MHD_Result s_access(void *cls, struct MHD_Connection *conn, const ch
         }
         return exchange_queue_parked(ex);
     case EX_AUTH:
+    case EX_SESSION:
     case EX_CALL:
         return exchange_mcp(ex, url);
     case EX_STREAMING:

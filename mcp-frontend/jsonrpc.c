@@ -139,3 +139,24 @@ char *rpc_dump(const json_t *msg, size_t *len)
     if (len) *len = strlen(s);
     return s;
 }
+
+int rpc_code_modern(int code)
+{
+    switch (code) {
+    case RPC_RATE_LIMITED:
+        return RPC_MODERN_RATE_LIMITED;
+    case RPC_UNAVAILABLE:
+        return RPC_MODERN_UNAVAILABLE;
+    case RPC_QUOTA:
+        return RPC_MODERN_QUOTA;
+    case RPC_RESOURCE_NOT_FOUND:
+        return RPC_INVALID_PARAMS;
+    default:
+        return code;
+    }
+}
+
+int rpc_code_is_rate_limit(int code)
+{
+    return code == RPC_RATE_LIMITED || code == RPC_MODERN_RATE_LIMITED;
+}

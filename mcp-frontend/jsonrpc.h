@@ -14,11 +14,21 @@
 #define RPC_METHOD_NOT_FOUND   -32601
 #define RPC_INVALID_PARAMS     -32602
 #define RPC_INTERNAL_ERROR     -32603
-#define RPC_RESOURCE_NOT_FOUND -32002 /* MCP: resources/read of an unknown URI */
-/* implementation-defined server errors (-32000..-32099) */
+#define RPC_RESOURCE_NOT_FOUND -32002 /* MCP ≤ 2025-11-25: resources/read of an unknown URI */
+/* MCP 2026-07-28 (basic/index §"Error Codes"; -32020..-32099 is the specification's alone) */
+#define RPC_HEADER_MISMATCH     -32020 /* HTTP headers and body disagree: 400 */
+#define RPC_MISSING_CAPABILITY  -32021 /* data: {requiredCapabilities}: 400 */
+#define RPC_UNSUPPORTED_VERSION -32022 /* data: {supported, requested}: 400 */
+/* snakepit's own errors, as legacy sessions have always seen them: implementation-defined codes
+ * in -32000..-32099, which is what that range meant up to 2025-11-25 */
 #define RPC_RATE_LIMITED -32029 /* data: {retry_after_ms} */
 #define RPC_UNAVAILABLE  -32030 /* a dependency (Redis, broker) cannot serve now */
 #define RPC_QUOTA        -32031 /* a tenant limit refuses the call */
+/* ... and as 2026-07-28 requests see them: that revision forbids emitting undefined codes in
+ * -32020..-32099 and asks for new ones outside -32768..-32000 altogether. Same last digits. */
+#define RPC_MODERN_RATE_LIMITED -31029
+#define RPC_MODERN_UNAVAILABLE  -31030
+#define RPC_MODERN_QUOTA        -31031
 
 typedef enum {
     RPC_REQUEST,      /* method + id */
@@ -53,6 +63,12 @@ json_t *rpc_notification(const char *method, json_t *params);
  * json_str_safe(NULL) is null. */
 json_t *json_bytes(const char *data, size_t len);
 json_t *json_str_safe(const char *s);
+
+/* The code a 2026-07-28 request gets for one of ours: the three above move out of the
+ * reserved range, and "resource not found" is -32602 there (-32002 must not be emitted). */
+int rpc_code_modern(int code);
+/* 1 for a rate-limit error in either era. */
+int rpc_code_is_rate_limit(int code);
 
 /* Compact serialization; the caller frees. */
 char *rpc_dump(const json_t *msg, size_t *len);

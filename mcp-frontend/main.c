@@ -19,23 +19,30 @@
 #include "../common/metrics_pub.h"
 #include "../common/redis_url.h"
 #include "../proto/wire.h"
+#include "bus.h"
 #include "call.h"
+#include "compat.h"
 #include "execution.h"
 #include "fe.h"
 #include "fixtures.h"
 #include "http.h"
 #include "jobs.h"
 #include "limiter.h"
+#include "listen.h"
 #include "mcp.h"
 #include "metrics.h"
+#include "mrtr.h"
 #include "prompts.h"
 #include "records.h"
 #include "redis_upkeep.h"
 #include "resources.h"
+#include "sessdb.h"
 #include "session.h"
+#include "sselog.h"
 #include "stdio.h"
 #include "store.h"
 #include "tasks.h"
+#include "taskx.h"
 #include "tenants.h"
 #include "tooldefs.h"
 #include "tools.h"
@@ -51,8 +58,11 @@ typedef struct {
     tenants_conf_t tenants;
     limiter_conf_t limiter;
     mcp_conf_t mcp;
+    listen_conf_t listen;
+    sselog_conf_t sselog;
     int stdio;
     char tenant[65]; /* the stdio identity */
+    char compat[64]; /* --stdio as this drop-in endpoint (compat.h) */
     long page_size;  /* tools/list, resources/list, tasks/list */
     int test_fixtures;
     char log_level[16];
@@ -76,6 +86,9 @@ static const cfg_opt_t s_opts[] = {
     OPT(STR, local_key_file, "local-key-file", "FILE",
         "re-create the tenant `local` with the key in FILE whenever a Redis it connects to has "
         "lost it (snakepit up passes STATE_DIR/local.key)"),
+    OPT(STR, compat, "compat", "NAME",
+        "--stdio serves the drop-in endpoint NAME: python-sandbox, py-sandbox, secure-sandbox, "
+        "exec-sandbox or code-sandbox (over HTTP they are /mcp/compat/NAME)"),
     OPT(STR, log_level, "log-level", "LEVEL", "debug, info, warn, error"),
     OPT(INT, http.max_body, "max-body", 1024, 64L << 20, "BYTES",
         "largest accepted HTTP request body or stdio line"),
@@ -91,11 +104,18 @@ static const cfg_opt_t s_opts[] = {
         "HTTP requests without a key run as this tenant (loopback only; for local tests)"),
     OPT(BOOL, test_fixtures, "test-fixtures",
         "serve the MCP conformance suite's test_* tools, resources and prompts (tests only)"),
-    OPT(INT, sessions.max_sessions, "max-sessions", 1, 10000000, "N", "open HTTP sessions at most"),
+    OPT(INT, sessions.max_sessions, "max-sessions", 1, 10000000, "N",
+        "legacy HTTP sessions held in this process's memory (idle ones are dropped; all live "
+        "in Redis)"),
     OPT(INT, sessions.max_per_tenant, "max-sessions-per-tenant", 1, 10000000, "N",
-        "open HTTP sessions at most per tenant"),
+        "legacy HTTP sessions a tenant keeps; a new one evicts the least recently used"),
     OPT(INT, sessions.idle_s, "session-idle-s", 10, 86400 * 7, "S",
-        "close idle HTTP sessions after S"),
+        "legacy HTTP sessions unused for S expire"),
+    OPT(INT, sessions.cache_ms, "session-cache-ms", 0, 3600000, "MS",
+        "a legacy session read from Redis is trusted this long (deletions elsewhere arrive at "
+        "once over pub/sub)"),
+    OPT(INT, sselog.replay_s, "stream-replay-s", 10, 86400, "S",
+        "a legacy stream's events can be replayed (Last-Event-ID) this long after the last"),
     OPT(INT, tenants.auth_cache_ms, "auth-cache-ms", 0, 3600000, "MS",
         "cache key → tenant lookups this long"),
     OPT(INT, tenants.auth_stale_ms, "auth-stale-ms", 0, 86400000, "MS",
@@ -144,6 +164,11 @@ static const cfg_opt_t s_opts[] = {
     OPT(INT, jobs.broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
         "a job waits this long for a broker connection before it is answered rejected (lost, "
         "when the broker holding it was lost and none could take it again)"),
+    OPT(INT, executions.task_after_ms, "task-after-ms", 0, 3600000, "MS",
+        "an MCP 2026-07-28 call that declared the tasks extension and still runs after MS is "
+        "answered with a task; 0: never"),
+    OPT(INT, listen.max_streams, "max-listen-streams", 1, 1000000, "N",
+        "open subscriptions/listen streams at most (per front-end)"),
     OPT(INT, executions.record_wait_ms, "record-wait-ms", 0, 60000, "MS",
         "an answer waits this long for its final record to reach Redis, then leaves without it "
         "(counted); 0: never waits"),
@@ -167,8 +192,10 @@ static const fe_conf_t s_defaults = {
                 .result_cap = 256 << 10,
                 .usage_days = 90,
                 .export_maxlen = 1000000},
-    .executions = {.record_wait_ms = 500},
-    .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600},
+    .executions = {.record_wait_ms = 500, .task_after_ms = 2000},
+    .listen = {.max_streams = 10000},
+    .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600, .cache_ms = 10000},
+    .sselog = {.replay_s = 600},
     .tenants = {.auth_cache_ms = 5000, .auth_stale_ms = 600000},
     .limiter = {.local_rate_pct = 50},
     .mcp = {.max_inflight_session = 256},
@@ -191,6 +218,10 @@ static int s_validate(fe_conf_t *c, char *err, size_t errlen)
 {
     if (!c->http.listen[0] && !c->stdio)
         snprintf(c->http.listen, sizeof c->http.listen, "127.0.0.1:8765");
+    if (c->compat[0] && !c->stdio) {
+        snprintf(err, errlen, "--compat goes with --stdio (over HTTP: /mcp/compat/%s)", c->compat);
+        return -1;
+    }
     if (!wire_name_ok(c->tenant, strlen(c->tenant))) {
         snprintf(err, errlen, "--tenant '%s': 1-64 of [A-Za-z0-9._-]", c->tenant);
         return -1;
@@ -231,19 +262,29 @@ static void s_instance(fe_t *fe, fe_conf_t *conf)
 static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, void *zmq_ctx)
 {
     fe->store = store_new(fe->loop, redis, &conf->store);
+    fe->bus = bus_new(fe->loop, redis, &fe->store, fe->instance);
+    fe->fixtures = conf->test_fixtures;
+    fe->mrtr = mrtr_new(fe->loop, &fe->store);
     fe->sessions = sessions_new(fe->loop, &conf->sessions, calls_cancel_all);
+    fe->sessdb = sessdb_new(&fe->store, fe->bus, fe->sessions);
+    fe->sselog = sselog_new(fe->loop, &fe->store, fe->bus, fe->sessions, &conf->sselog);
     fe->tenants = tenants_new(fe->loop, fe->store, &conf->tenants);
     fe->limiter = limiter_new(fe->store, &conf->limiter);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
     fe->records = records_new(fe->store, &conf->records, fe->instance);
     fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
-    fe->resources =
-        resources_new(fe->executions, &(resources_conf_t){conf->page_size, conf->test_fixtures});
-    fe->tasks = tasks_new(fe->executions, &(tasks_conf_t){conf->page_size});
+    fe->resources = resources_new(fe, &(resources_conf_t){conf->page_size, conf->test_fixtures});
+    fe->tasks = tasks_new(fe->executions, fe->bus, &(tasks_conf_t){conf->page_size});
+    fe->taskx = taskx_new(fe->executions, fe->bus);
+    fe->listeners = listeners_new(fe->bus, &fe->store, &conf->listen, conf->test_fixtures);
     fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
     fe->tools = tools_new(conf->page_size);
+    if (conf->test_fixtures) { /* first: the suite calls the first tool listed with no arguments */
+        tools_add(fe->tools, fixtures_tools);
+        tools_add(fe->tools, fixtures_modern_tools);
+    }
     tools_add(fe->tools, tooldefs);
-    if (conf->test_fixtures) tools_add(fe->tools, fixtures_tools);
+    fe->compat = compat_new(conf->page_size);
     fe->mcp = mcp_new(fe, &conf->mcp);
 }
 
@@ -251,20 +292,27 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
  * their callbacks might still reach. */
 static void s_teardown(fe_t *fe)
 {
+    listeners_destroy(&fe->listeners); /* their streams end with a result, while they can */
     stdio_stop(fe);
     store_destroy(&fe->store); /* pending Redis callbacks run now, with NULL replies */
     executions_destroy(&fe->executions);
     jobs_destroy(&fe->jobs);
     tasks_destroy(&fe->tasks);
+    taskx_destroy(&fe->taskx);
     http_stop(fe);
+    sselog_destroy(&fe->sselog);
     sessions_destroy(&fe->sessions);
+    sessdb_destroy(&fe->sessdb);
     mcp_destroy(&fe->mcp);
     tools_destroy(&fe->tools);
+    compat_destroy(&fe->compat);
     prompts_destroy(&fe->prompts);
     resources_destroy(&fe->resources);
     records_destroy(&fe->records);
     limiter_destroy(&fe->limiter);
     tenants_destroy(&fe->tenants);
+    mrtr_destroy(&fe->mrtr);
+    bus_destroy(&fe->bus);
 }
 
 /* The front-end's one-second snapshot in Redis (sp:metrics:mcp:{instance}), which `snakepit
@@ -290,8 +338,8 @@ static int s_configure(fe_conf_t *conf, redis_url_t *redis, int argc, char **arg
         config_usage(
             stdout,
             "snakepit-mcp [--http HOST:PORT] [--stdio] --broker ENDPOINT --redis URL [options]",
-            "The snakepit MCP front-end: MCP 2025-11-25 over Streamable HTTP (/mcp) and stdio, "
-            "backed by the broker and Redis.",
+            "The snakepit MCP front-end: MCP 2026-07-28 (stateless) and 2025-11-25 (and older, "
+            "in sessions) over Streamable HTTP (/mcp) and stdio, backed by the broker and Redis.",
             s_opts, &s_defaults);
         return -1;
     case CONFIG_ERROR:
@@ -361,7 +409,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "snakepit-mcp: %s\n", err);
         rc = 1;
     }
-    if (!rc && conf.stdio && stdio_start(fe, conf.tenant, conf.http.max_body) < 0) rc = 1;
+    const endpoint_t *ep = conf.compat[0] ? compat_find(fe->compat, conf.compat) : NULL;
+    if (!rc && conf.compat[0] && !ep) {
+        fprintf(stderr, "snakepit-mcp: --compat %s: no such endpoint (%s)\n", conf.compat,
+                compat_names(fe->compat));
+        rc = 2;
+    }
+    if (!rc && conf.stdio && stdio_start(fe, conf.tenant, conf.http.max_body, ep) < 0) rc = 1;
     if (!rc) {
         char where[300];
         redis_url_describe(&redis, where, sizeof where);

@@ -1,6 +1,7 @@
-/* mcp-frontend/mcp.c — see mcp.h. Method rules follow MCP 2025-11-25 "Lifecycle": initialize
- * first (anything but ping before it is refused), version negotiation answers the client's
- * version when we support it and our latest otherwise. */
+/* mcp-frontend/mcp.c — see mcp.h. One table says, per method, which handler serves it in each
+ * era, whether it counts against the rate limit, how its 2026-07-28 result may be cached, and
+ * what the client must declare for it; a method without a handler in an era does not exist
+ * there (-32601, HTTP 404 for modern requests: streamable-http §"Protocol Version Header"). */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -8,121 +9,60 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
+#include "envelope.h"
+#include "lifecycle.h"
 #include "limiter.h"
+#include "listen.h"
 #include "mcp.h"
-#include "proftext.h"
 #include "prompts.h"
 #include "resources.h"
+#include "sessdb.h"
 #include "tasks.h"
+#include "taskx.h"
 #include "tools.h"
 
-static const char *const s_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
-                                         NULL};
+typedef void(method_fn)(call_t *c);
 
-int mcp_version_supported(const char *v)
-{
-    for (int i = 0; s_versions[i]; i++)
-        if (strcmp(v, s_versions[i]) == 0) return 1;
-    return 0;
-}
-
-/* ---- the lifecycle methods */
-
-/* The server's instructions (InitializeResult), profiles named from their table (proftext.h). */
-static const char s_instructions[] =
-    "snakepit runs Python 3.11 code in a fresh sandboxed interpreter per call. Use execute_code "
-    "to run code (print what you need, or end with an expression to get its value as `result`); "
-    "each call starts clean, with no network or processes. Profiles: {profile_summaries}. "
-    "validate_code checks code without running it, get_sandbox_info lists profiles, modules and "
-    "limits, and get_execution / list_executions show your earlier runs.";
-
-static void s_initialize(call_t *c)
-{
-    session_t *s = c->session;
-    const char *want = call_str(c, "protocolVersion");
-    if (!want) {
-        call_error(c, RPC_INVALID_PARAMS, "initialize: \"protocolVersion\" (string) is required",
-                   NULL);
-        return;
-    }
-    json_t *caps = json_object_get(c->params, "capabilities");
-    if (caps && !json_is_object(caps)) {
-        call_error(c, RPC_INVALID_PARAMS, "initialize: \"capabilities\" must be an object", NULL);
-        return;
-    }
-    if (s->protocol[0]) {
-        call_error(c, RPC_INVALID_REQUEST, "the session is already initialized", NULL);
-        return;
-    }
-    snprintf(s->protocol, sizeof s->protocol, "%s",
-             mcp_version_supported(want) ? want : MCP_LATEST);
-    s->client_tasks = json_object_get(caps, "tasks") != NULL;
-    const char *name =
-        json_string_value(json_object_get(json_object_get(c->params, "clientInfo"), "name"));
-    snprintf(s->client_name, sizeof s->client_name, "%s", name ? name : "");
-    json_t *server_caps = json_pack(
-        "{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}", "tools",
-        "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1, "prompts", "listChanged",
-        0, "logging", "completions", "tasks", "list", "cancel", "requests", "tools", "call");
-    char *instructions = proftext(s_instructions);
-    json_t *result =
-        json_pack("{s:s,s:o,s:{s:s,s:s,s:s},s:s}", "protocolVersion", s->protocol, "capabilities",
-                  server_caps, "serverInfo", "name", "snakepit", "title", "snakepit Python sandbox",
-                  "version", FE_VERSION, "instructions", instructions);
-    free(instructions);
-    log_info("event=session_initialized session=%.8s tenant=%s protocol=%s client=\"%.40s\"", s->id,
-             s->tenant->name, s->protocol, s->client_name);
-    call_reply(c, result);
-}
-
-static void s_ping(call_t *c)
-{
-    call_reply(c, json_object());
-}
-
-static void s_set_level(call_t *c)
-{
-    const char *level = call_str(c, "level");
-    for (int i = 0; level && i < LOGLEVEL_NONE; i++)
-        if (strcmp(level, loglevel_name(i)) == 0) {
-            c->session->log_level = i;
-            call_reply(c, json_object());
-            return;
-        }
-    call_error(c, RPC_INVALID_PARAMS,
-               "logging/setLevel: \"level\" must be one of debug, info, notice, "
-               "warning, error, critical, alert, emergency",
-               NULL);
-}
-
-/* ---- dispatch */
+enum { CACHE_NONE, CACHE_PUBLIC, CACHE_PRIVATE };
 
 typedef struct {
     const char *name;
-    void (*fn)(call_t *c);
-    int before_init; /* allowed before initialize */
-    int limited;     /* counts against the tenant's rate limit */
+    method_fn *legacy; /* 2025-11-25 and older, in a session; NULL: not a legacy method */
+    method_fn *modern; /* 2026-07-28, per request; NULL: removed or never there */
+    int before_init;   /* legacy: allowed before initialize */
+    int limited;       /* counts against the tenant's rate limit */
+    int cache;         /* modern: CACHE_* (server/utilities/caching: these MUST carry hints) */
+    long ttl_ms;
+    int needs_tasks; /* modern: the request must declare the tasks extension (-32021) */
 } method_t;
 
+/* Lists are the same for every tenant and change with a deployment; reads are per tenant and
+ * change as executions run, so they are private and immediately stale. */
+#define LIST_TTL_MS 300000
+
 static const method_t s_methods[] = {
-    {"initialize", s_initialize, 1, 0},
-    {"ping", s_ping, 1, 0},
-    {"logging/setLevel", s_set_level, 0, 0},
-    {"tools/list", tools_list, 0, 0},
-    {"tools/call", tools_call, 0, 1},
-    {"resources/list", resources_list, 0, 0},
-    {"resources/templates/list", resources_templates_list, 0, 0},
-    {"resources/read", resources_read, 0, 1},
-    {"resources/subscribe", resources_subscribe, 0, 0},
-    {"resources/unsubscribe", resources_unsubscribe, 0, 0},
-    {"prompts/list", prompts_list, 0, 0},
-    {"prompts/get", prompts_get, 0, 0},
-    {"completion/complete", completion_complete, 0, 0},
-    {"tasks/get", tasks_get, 0, 0},
-    {"tasks/result", tasks_result, 0, 0},
-    {"tasks/list", tasks_list, 0, 0},
-    {"tasks/cancel", tasks_cancel, 0, 0},
-    {NULL, NULL, 0, 0},
+    {"initialize", lifecycle_initialize, NULL, 1, 0, CACHE_NONE, 0, 0},
+    {"ping", lifecycle_ping, NULL, 1, 0, CACHE_NONE, 0, 0},
+    {"logging/setLevel", lifecycle_set_level, NULL, 0, 0, CACHE_NONE, 0, 0},
+    {"server/discover", NULL, lifecycle_discover, 0, 0, CACHE_PUBLIC, LIST_TTL_MS, 0},
+    {"tools/list", tools_list, tools_list, 0, 0, CACHE_PUBLIC, LIST_TTL_MS, 0},
+    {"tools/call", tools_call, tools_call, 0, 1, CACHE_NONE, 0, 0},
+    {"resources/list", resources_list, resources_list, 0, 0, CACHE_PUBLIC, LIST_TTL_MS, 0},
+    {"resources/templates/list", resources_templates_list, resources_templates_list, 0, 0,
+     CACHE_PUBLIC, LIST_TTL_MS, 0},
+    {"resources/read", resources_read, resources_read, 0, 1, CACHE_PRIVATE, 0, 0},
+    {"resources/subscribe", resources_subscribe, NULL, 0, 0, CACHE_NONE, 0, 0},
+    {"resources/unsubscribe", resources_unsubscribe, NULL, 0, 0, CACHE_NONE, 0, 0},
+    {"subscriptions/listen", NULL, listen_open, 0, 0, CACHE_NONE, 0, 0},
+    {"prompts/list", prompts_list, prompts_list, 0, 0, CACHE_PUBLIC, LIST_TTL_MS, 0},
+    {"prompts/get", prompts_get, prompts_get, 0, 0, CACHE_NONE, 0, 0},
+    {"completion/complete", completion_complete, completion_complete, 0, 0, CACHE_NONE, 0, 0},
+    {"tasks/get", tasks_get, taskx_get, 0, 0, CACHE_NONE, 0, 1},
+    {"tasks/update", NULL, taskx_update, 0, 0, CACHE_NONE, 0, 1},
+    {"tasks/cancel", tasks_cancel, taskx_cancel, 0, 0, CACHE_NONE, 0, 1},
+    {"tasks/result", tasks_result, NULL, 0, 0, CACHE_NONE, 0, 0},
+    {"tasks/list", tasks_list, NULL, 0, 0, CACHE_NONE, 0, 0},
+    {NULL, NULL, NULL, 0, 0, 0, 0, 0},
 };
 
 #define N_METHODS (sizeof s_methods / sizeof s_methods[0] - 1)
@@ -185,6 +125,11 @@ const mcp_stats_t *mcp_stats(const mcp_t *self)
     return &self->view;
 }
 
+admit_stats_t *mcp_admit_stats(mcp_t *self)
+{
+    return &self->view.admit;
+}
+
 static call_stats_t *s_extra(mcp_t *self, int which)
 {
     return &self->stats[N_METHODS + (size_t)which];
@@ -197,20 +142,28 @@ static const method_t *s_find_method(const char *name)
     return NULL;
 }
 
-static void s_notification(mcp_t *self, session_t *s, rpc_msg_t *m)
+static method_fn *s_handler(const method_t *m, const call_t *c)
+{
+    return m ? (c->modern ? m->modern : m->legacy) : NULL;
+}
+
+static void s_notification(mcp_t *self, session_t *s, rpc_msg_t *m, int modern)
 {
     int as = AS_NOTIFICATION;
-    if (strcmp(m->method, "notifications/initialized") == 0) {
+    if (!modern && strcmp(m->method, "notifications/initialized") == 0) {
         s->initialized = 1;
         as = AS_INITIALIZED;
     } else if (strcmp(m->method, "notifications/cancelled") == 0) {
+        /* on stdio the one way to cancel; over modern HTTP a closed stream is (and the v2
+         * SDK's listen close sends one anyway, naming a request of another POST: ignored) */
         json_t *rid = m->params ? json_object_get(m->params, "requestId") : NULL;
         call_t *c = rid ? call_find(s, rid) : NULL;
+        const char *why = json_string_value(json_object_get(m->params, "reason"));
         /* an unknown id is normal: the answer may have crossed the cancellation (spec) */
-        if (c && strcmp(c->method, "initialize") != 0) {
-            const char *why = json_string_value(json_object_get(m->params, "reason"));
+        if (c && strcmp(c->method, "initialize") != 0)
             call_cancel(c, why ? why : "client cancelled");
-        }
+        else if (!c && rid && s->stored) /* the call may run on another front-end */
+            sessdb_cancel_elsewhere(self->fe->sessdb, s, rid, why);
         as = AS_CANCELLED;
     }
     s_extra(self, as)->outcomes[OUTCOME_OK]++;
@@ -221,12 +174,11 @@ static void s_limit_done(void *arg, int allowed, long retry_after_ms)
     call_t *c = arg;
     if (call_alive(c)) {
         if (allowed) {
-            const method_t *m = s_find_method(c->method);
-            m->fn(c);
+            s_handler(s_find_method(c->method), c)(c);
         } else {
             char msg[128];
             snprintf(msg, sizeof msg, "rate limit exceeded for tenant %s; retry in %ld ms",
-                     c->session->tenant->name, retry_after_ms);
+                     c->tenant->name, retry_after_ms);
             call_error(c, RPC_RATE_LIMITED, msg,
                        json_pack("{s:I}", "retry_after_ms", (json_int_t)retry_after_ms));
         }
@@ -237,36 +189,50 @@ static void s_limit_done(void *arg, int allowed, long retry_after_ms)
 static void s_dispatch(mcp_t *self, call_t *c, const method_t *meth)
 {
     session_t *s = c->session;
-    if (!meth) {
+    method_fn *fn = s_handler(meth, c);
+    if (!fn) {
         char msg[160];
-        snprintf(msg, sizeof msg, "method not found: %.100s", c->method);
+        snprintf(msg, sizeof msg, "Method not found: %.100s%s", c->method,
+                 meth ? (c->modern ? " (not part of MCP " MCP_MODERN ")"
+                                   : " (not part of the session's MCP version)")
+                      : "");
         call_error(c, RPC_METHOD_NOT_FOUND, msg, NULL);
         return;
     }
-    if (!meth->before_init && !s->protocol[0]) {
+    if (!c->modern && !meth->before_init && !s->protocol[0]) {
         call_error(c, RPC_INVALID_REQUEST, "the session is not initialized: send initialize first",
                    NULL);
+        return;
+    }
+    if (c->modern && meth->needs_tasks && !envelope_has_extension(c->caps, EXT_TASKS)) {
+        /* ext-tasks: a tasks method without the extension in this request's capabilities MUST fail
+         */
+        call_missing_capability(c, "the " EXT_TASKS " extension",
+                                json_pack("{s:{s:{}}}", "extensions", EXT_TASKS));
         return;
     }
     if (s->n_calls > self->conf.max_inflight_session) {
         call_error(c, RPC_QUOTA, "too many requests in flight on this session", NULL);
         return;
     }
+    if (c->modern && meth->cache != CACHE_NONE)
+        c->cache = (call_cache_t){1, meth->ttl_ms, meth->cache == CACHE_PRIVATE};
     if (meth->limited) {
         long retry = 0;
         call_hold(c); /* released by s_limit_done */
-        int rc = limiter_check(self->fe->limiter, s->tenant, s_limit_done, c, &retry);
+        int rc = limiter_check(self->fe->limiter, c->tenant, s_limit_done, c, &retry);
         if (rc != LIMIT_PENDING) s_limit_done(c, rc == LIMIT_ALLOW, retry);
         return;
     }
-    meth->fn(c);
+    fn(c);
 }
 
-call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, call_emit_fn *emit, void *emit_ctx)
+call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, const envelope_t *env,
+                   const endpoint_t *ep, call_emit_fn *emit, void *emit_ctx)
 {
     s->last_used_ms = clock_mono_ms();
     if (m->kind == RPC_NOTIFICATION) {
-        s_notification(self, s, m);
+        s_notification(self, s, m, env != NULL);
         return NULL;
     }
     if (m->kind == RPC_RESPONSE) { /* we send no requests; a stray answer is dropped */
@@ -276,6 +242,12 @@ call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, call_emit_fn *emit, 
     const method_t *meth = s_find_method(m->method);
     call_stats_t *stats = meth ? &self->stats[meth - s_methods] : s_extra(self, AS_OTHER);
     call_t *c = call_new(self->fe, s, m, stats, emit, emit_ctx);
+    if (env) {
+        c->modern = 1;
+        c->caps = env->caps;
+        c->log_level = env->log_level;
+    }
+    c->endpoint = ep;
     call_hold(c); /* so that c can be returned if the handler did not answer it */
     s_dispatch(self, c, meth);
     call_t *pending = call_alive(c) ? c : NULL;
@@ -299,4 +271,9 @@ void mcp_reject(mcp_t *self, const rpc_msg_t *m, const char *transport, call_emi
                   json_pack("{s:o}", "detail", json_str_safe(m->why)));
     emit(emit_ctx, NULL, msg, 1);
     json_decref(msg);
+}
+
+void mcp_refused(mcp_t *self)
+{
+    s_extra(self, AS_INVALID)->outcomes[OUTCOME_ERROR]++;
 }

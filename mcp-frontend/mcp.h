@@ -1,18 +1,19 @@
 /* mcp-frontend/mcp.h — the MCP protocol core, independent of the transport: the method table
- * and the lifecycle methods (initialize, ping, logging/setLevel), notifications
- * (initialized, cancelled), and the rate limit in front of the methods that count.
+ * of both eras (legacy 2025-11-25 and older in sessions; 2026-07-28 per request), notifications
+ * (initialized, cancelled), the capability gates and the rate limit in front of the methods.
  *
- * A transport (stdio.c, http.c) parses a message, finds or makes the session (session.h), and
- * hands the message to mcp_handle with an emitter (call.h says how answers leave). Messages not
- * tied to a request (resource updates, task status) go to the session's notify sink. */
+ * A transport (stdio.c, exchange_mcp.c) parses a message, asks admit.h which era it speaks,
+ * finds the session (legacy) or makes a request scope (modern, session.h's ephemeral
+ * sessions), and hands it to mcp_handle with an emitter (call.h says how answers leave).
+ * Messages not tied to a request (resource updates, task status) go to the legacy session's
+ * notify sink, or to subscriptions/listen streams (listen.h). */
 #ifndef SP_FE_MCP_H
 #define SP_FE_MCP_H
+#include "admit.h"
 #include "call.h"
 #include "fe.h"
 #include "jsonrpc.h"
 #include "session.h"
-
-#define MCP_LATEST "2025-11-25"
 
 typedef struct mcp mcp_t;
 
@@ -25,6 +26,7 @@ typedef struct {
     size_t n_labels;
     uint64_t parse_errors;     /* messages that were not JSON */
     uint64_t invalid_requests; /* JSON, but not a JSON-RPC message we take */
+    admit_stats_t admit;       /* eras, and modern messages refused before dispatch */
 } mcp_stats_t;
 
 /* fe: the parts the method handlers reach through their calls. */
@@ -32,13 +34,20 @@ mcp_t *mcp_new(fe_t *fe, const mcp_conf_t *conf);
 void mcp_destroy(mcp_t **self_p);
 const mcp_stats_t *mcp_stats(const mcp_t *self);
 
-int mcp_version_supported(const char *v);
+/* Where transports count admissions (admit_message). */
+admit_stats_t *mcp_admit_stats(mcp_t *self);
 
-/* The entry point for transports: takes a reference to m->msg. Returns the call when it is
- * still in flight (valid until its final emit or call_detach), else NULL. */
-call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, call_emit_fn *emit, void *emit_ctx);
+/* The entry point for transports: takes a reference to m->msg. env: the request's envelope
+ * when it was admitted as modern, else NULL (legacy: s is its session). ep: the endpoint the
+ * message came to (endpoint.h; NULL: /mcp), which is a legacy session's own (the transport
+ * checked). Returns the call when it is still in flight (valid until its final emit or
+ * call_detach), else NULL. */
+call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, const envelope_t *env,
+                   const endpoint_t *ep, call_emit_fn *emit, void *emit_ctx);
 /* The answer to a message that did not parse, on the same emitter. */
 void mcp_reject(mcp_t *self, const rpc_msg_t *m, const char *transport, call_emit_fn *emit,
                 void *emit_ctx);
+/* A modern message admit_message refused (its transport sends the error): counted as invalid. */
+void mcp_refused(mcp_t *self);
 
 #endif

@@ -6,14 +6,19 @@
 
 #include "../common/clock.h"
 #include "../common/prom.h"
+#include "bus.h"
 #include "execution.h"
 #include "fe.h"
 #include "http.h"
 #include "jobs.h"
 #include "limiter.h"
+#include "listen.h"
 #include "mcp.h"
 #include "metrics.h"
+#include "mrtr.h"
+#include "sessdb.h"
 #include "session.h"
+#include "sselog.h"
 #include "store.h"
 #include "tools.h"
 
@@ -74,16 +79,39 @@ static void s_limits(buf_t *out, const limiter_stats_t *l, const http_stats_t *h
                     auth_failure_name((auth_failure_t)r), NULL);
 }
 
-static void s_sessions(buf_t *out, const sessions_stats_t *s)
+static void s_sessions(buf_t *out, const fe_t *fe)
 {
-    prom_family(out, P "sessions", PROM_GAUGE, "Open MCP sessions.");
+    const sessions_stats_t *s = sessions_stats(fe->sessions);
+    const sessdb_stats_t *d = sessdb_stats(fe->sessdb);
+    const sselog_stats_t *l = sselog_stats(fe->sselog);
+    prom_family(out, P "sessions", PROM_GAUGE,
+                "Legacy MCP sessions held in this process (HTTP ones live in Redis too).");
     for (int t = 0; t < TRANSPORT__COUNT; t++)
         prom_sample(out, P "sessions", (double)s->open[t], "transport",
                     transport_name((transport_t)t), NULL);
-    prom_family(out, P "sessions_opened_total", PROM_COUNTER, "MCP sessions opened.");
+    prom_family(out, P "sessions_opened_total", PROM_COUNTER,
+                "Legacy MCP sessions initialized here.");
     for (int t = 0; t < TRANSPORT__COUNT; t++)
         prom_sample(out, P "sessions_opened_total", (double)s->opened[t], "transport",
                     transport_name((transport_t)t), NULL);
+    prom_family(
+        out, P "sessions_evicted_total", PROM_COUNTER,
+        "Legacy sessions evicted (least recently used) to make room for a tenant's new one.");
+    prom_sample(out, P "sessions_evicted_total", (double)d->evicted, NULL);
+    prom_family(
+        out, P "session_lookups_total", PROM_COUNTER,
+        "Legacy session lookups: from this process's copy (cache), from Redis, unknown ids.");
+    prom_sample(out, P "session_lookups_total", (double)d->hits, "source", "cache", NULL);
+    prom_sample(out, P "session_lookups_total", (double)d->misses, "source", "redis", NULL);
+    prom_sample(out, P "session_lookups_total", (double)d->not_found, "source", "unknown", NULL);
+    prom_family(out, P "stream_events_total", PROM_COUNTER,
+                "Legacy SSE events logged for resumption, and replayed to reconnected clients.");
+    prom_sample(out, P "stream_events_total", (double)l->appended, "op", "logged", NULL);
+    prom_sample(out, P "stream_events_total", (double)l->replayed, "op", "replayed", NULL);
+    prom_family(out, P "stream_resumptions_total", PROM_COUNTER,
+                "GET requests with Last-Event-ID answered, and those naming no stream kept.");
+    prom_sample(out, P "stream_resumptions_total", (double)l->resumed, "outcome", "resumed", NULL);
+    prom_sample(out, P "stream_resumptions_total", (double)l->unknown, "outcome", "unknown", NULL);
 }
 
 static void s_redis(buf_t *out, const store_stats_t *s, const executions_stats_t *e)
@@ -120,6 +148,9 @@ static void s_rejections(buf_t *out, const fe_t *fe)
     prom_family(out, name, PROM_COUNTER, "Malformed or refused input, by reason.");
     prom_sample(out, name, (double)m->parse_errors, "reason", "parse_error", NULL);
     prom_sample(out, name, (double)m->invalid_requests, "reason", "invalid_request", NULL);
+    for (int r = 0; r < REFUSED__COUNT; r++)
+        prom_sample(out, name, (double)m->admit.refused[r], "reason",
+                    admit_refusal_name((admit_refusal_t)r), NULL);
     prom_sample(out, name, (double)tools_stats(fe->tools)->invalid_args, "reason", "invalid_params",
                 NULL);
     prom_sample(out, name, (double)executions_stats(fe->executions)->bad_results, "reason",
@@ -137,6 +168,38 @@ static void s_rejections(buf_t *out, const fe_t *fe)
         }
 }
 
+/* The two eras side by side, and what 2026-07-28 brought: listen streams, round trips, and
+ * the events front-ends exchange. */
+static void s_eras(buf_t *out, const fe_t *fe)
+{
+    const admit_stats_t *a = &mcp_stats(fe->mcp)->admit;
+    prom_family(out, P "messages_total", PROM_COUNTER,
+                "Messages admitted, by protocol era (legacy: sessions; modern: 2026-07-28).");
+    prom_sample(out, P "messages_total", (double)a->legacy, "era", "legacy", NULL);
+    prom_sample(out, P "messages_total", (double)a->modern, "era", "modern", NULL);
+    const listen_stats_t *l = listeners_stats(fe->listeners);
+    prom_family(out, P "listen_streams", PROM_GAUGE, "Open subscriptions/listen streams.");
+    prom_sample(out, P "listen_streams", (double)l->open, NULL);
+    prom_family(out, P "listen_notifications_total", PROM_COUNTER,
+                "Notifications written to subscriptions/listen streams.");
+    prom_sample(out, P "listen_notifications_total", (double)l->delivered, NULL);
+    const mrtr_stats_t *m = mrtr_stats(fe->mrtr);
+    prom_family(out, P "request_states_total", PROM_COUNTER,
+                "Multi round-trip requestStates sealed, opened, and refused (tampered, expired, "
+                "another caller's).");
+    prom_sample(out, P "request_states_total", (double)m->sealed, "outcome", "sealed", NULL);
+    prom_sample(out, P "request_states_total", (double)m->opened, "outcome", "opened", NULL);
+    prom_sample(out, P "request_states_total", (double)m->refused, "outcome", "refused", NULL);
+    const bus_stats_t *b = bus_stats(fe->bus);
+    prom_family(out, P "bus_events_total", PROM_COUNTER,
+                "Events exchanged with the other front-ends over Redis pub/sub.");
+    prom_sample(out, P "bus_events_total", (double)b->published, "direction", "published", NULL);
+    prom_sample(out, P "bus_events_total", (double)b->received, "direction", "received", NULL);
+    prom_family(out, P "bus_reconnects_total", PROM_COUNTER,
+                "Times the pub/sub connection came back after an outage.");
+    prom_sample(out, P "bus_reconnects_total", (double)b->reconnects, NULL);
+}
+
 void fe_metrics_render(void *arg, buf_t *out)
 {
     const fe_t *fe = arg;
@@ -144,13 +207,14 @@ void fe_metrics_render(void *arg, buf_t *out)
     s_requests(out, mcp_stats(fe->mcp));
     s_tool_calls(out, executions_stats(fe->executions), tools_stats(fe->tools));
     s_limits(out, limiter_stats(fe->limiter), http_stats(fe->http));
-    s_sessions(out, sessions_stats(fe->sessions));
+    s_sessions(out, fe);
     s_redis(out, store_stats(fe->store), executions_stats(fe->executions));
     s_rejections(out, fe);
     prom_family(out, P "auth_stale_total", PROM_COUNTER,
                 "Requests let in on a cached key answer older than --auth-cache-ms because Redis "
                 "could not be asked (--auth-stale-ms).");
     prom_sample(out, P "auth_stale_total", (double)tenants_stale_auths(fe->tenants), NULL);
+    s_eras(out, fe);
     prom_family(out, P "jobs_inflight", PROM_GAUGE, "Jobs submitted and not yet answered.");
     prom_sample(out, P "jobs_inflight", (double)jobs_count(fe->jobs), NULL);
     prom_family(out, P "broker_unavailable_total", PROM_COUNTER,

@@ -10,8 +10,6 @@
 #include "tools.h"
 #include "utf8.h"
 
-#define SUMMARY_STREAM_MAX 2000 /* bytes of each stream repeated in the text summary */
-
 static json_t *s_variables(const result_t *res)
 {
     if (!res->variables) return json_object();
@@ -93,20 +91,94 @@ static json_t *s_structured(const char *id, const result_t *res)
     return s;
 }
 
-static void s_append_stream(buf_t *b, const char *name, const char *data, size_t len, int truncated)
+/* What the model reads of a long text: its head and its tail, since the start says what
+ * the code set out to do and the end how it finished (the last lines printed, the exception).
+ * The middle goes; structuredContent keeps every byte. Cuts fall on a line break near the
+ * budget when there is one, and never inside a UTF-8 sequence. */
+#define CLIP_HEAD  2000 /* bytes of a stream's head in the text */
+#define CLIP_TAIL  2000 /* and of its tail */
+#define CLIP_SLACK 512  /* a text at most this much over head + tail is shown whole */
+
+static size_t s_head_cut(const char *s, size_t len, size_t max)
 {
-    if (!len) return;
-    size_t n = utf8_prefix(data, len, SUMMARY_STREAM_MAX);
-    buf_printf(b, "%s:\n", name);
-    utf8_sanitize(b, data, n);
-    if (n < len)
-        buf_printf(b, "\n[... %zu more bytes in structuredContent.%s]", len - n, name);
-    else if (truncated)
-        buf_printf(b, "\n[%s was cut at the output limit]", name);
+    size_t n = utf8_prefix(s, len, max);
+    for (size_t i = n; i > n / 2; i--)
+        if (s[i - 1] == '\n') return i;
+    return n;
+}
+
+static size_t s_tail_start(const char *s, size_t len, size_t max)
+{
+    size_t start = len - max;
+    for (size_t i = start; i < start + max / 2; i++)
+        if (s[i] == '\n') return i + 1;
+    while (start < len && ((unsigned char)s[start] & 0xC0) == 0x80) start++;
+    return start;
+}
+
+static size_t s_count_lines(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = s; (p = memchr(p, '\n', len - (size_t)(p - s))) != NULL; p++) n++;
+    return n;
+}
+
+static void s_end_line(buf_t *b)
+{
     if (b->len && b->data[b->len - 1] != '\n') buf_puts(b, "\n");
 }
 
-/* The text block: what a model that ignores structuredContent needs to see. */
+/* Appends s (len bytes), clipped to head and tail; where names what is left out. */
+static void s_append_clipped(buf_t *b, const char *s, size_t len, const char *where)
+{
+    if (len <= CLIP_HEAD + CLIP_TAIL + CLIP_SLACK) {
+        utf8_sanitize(b, s, len);
+    } else {
+        size_t head = s_head_cut(s, len, CLIP_HEAD), tail = s_tail_start(s, len, CLIP_TAIL);
+        utf8_sanitize(b, s, head);
+        if (head && s[head - 1] != '\n') buf_puts(b, "\n");
+        buf_printf(b, "[... %zu bytes (%zu lines) left out here; the whole text is in %s ...]\n",
+                   tail - head, s_count_lines(s + head, tail - head), where);
+        utf8_sanitize(b, s + tail, len - tail);
+    }
+}
+
+static void s_append_stream(buf_t *b, const char *name, const char *data, size_t len, int truncated)
+{
+    if (!len) return;
+    char where[48];
+    snprintf(where, sizeof where, "structuredContent.%s", name);
+    buf_printf(b, "%s:\n", name);
+    s_append_clipped(b, data, len, where);
+    s_end_line(b);
+    if (truncated) buf_printf(b, "[%s was cut at the output limit]\n", name);
+}
+
+/* The exception: its summary line, then the traceback (which ends with type and message). */
+static void s_append_error(buf_t *b, const result_t *res)
+{
+    const char *type = res->error.type ? res->error.type : "Error";
+    const char *msg = res->error.message ? res->error.message : "";
+    const char *tb = res->error.traceback;
+    buf_puts(b, "error: ");
+    utf8_sanitize(b, type, strlen(type));
+    if (tb && *tb) {
+        if (res->error.line > 0) buf_printf(b, " at line %ld", res->error.line);
+        buf_puts(b, "\n");
+        s_append_clipped(b, tb, strlen(tb), "structuredContent.error.traceback");
+        s_end_line(b);
+        return;
+    }
+    if (*msg) {
+        buf_puts(b, ": ");
+        s_append_clipped(b, msg, strlen(msg), "structuredContent.error.message");
+    }
+    if (res->error.line > 0) buf_printf(b, " (line %ld)", res->error.line);
+    buf_puts(b, "\n");
+}
+
+/* The text block: what a model that ignores structuredContent needs to see — how the run
+ * ended, what it printed (head and tail), its value, and the traceback of its exception. */
 static void s_summary(buf_t *b, const result_t *res)
 {
     buf_printf(b, "status: %s (wall %.1f ms", status_name(res->status), res->wall_ms);
@@ -116,22 +188,10 @@ static void s_summary(buf_t *b, const result_t *res)
     s_append_stream(b, "stderr", res->err, res->err_len, res->err_truncated);
     if (res->result) {
         buf_puts(b, "result: ");
-        utf8_sanitize(b, res->result,
-                      utf8_prefix(res->result, strlen(res->result), SUMMARY_STREAM_MAX));
-        buf_puts(b, "\n");
+        s_append_clipped(b, res->result, strlen(res->result), "structuredContent.result");
+        s_end_line(b);
     }
-    if (res->error.present) {
-        buf_puts(b, "error: ");
-        utf8_sanitize(b, res->error.type ? res->error.type : "Error",
-                      strlen(res->error.type ? res->error.type : "Error"));
-        if (res->error.message && *res->error.message) {
-            buf_puts(b, ": ");
-            utf8_sanitize(b, res->error.message,
-                          utf8_prefix(res->error.message, strlen(res->error.message), 1000));
-        }
-        if (res->error.line > 0) buf_printf(b, " (line %ld)", res->error.line);
-        buf_puts(b, "\n");
-    }
+    if (res->error.present) s_append_error(b, res);
     if (res->exit.syscall) buf_printf(b, "blocked: %.100s\n", res->exit.syscall);
     if (res->n_images)
         buf_printf(b, "figures: %zu PNG image%s (image content below)\n", res->n_images,

@@ -35,7 +35,10 @@ static void s_name(const char *s, size_t n, char out[PEP723_NAME])
             continue;
         }
         if (!isalnum((unsigned char)c)) break;
-        if (sep && o) out[o++] = '-';
+        if (sep && o) {
+            if (o + 2 >= PEP723_NAME) break; /* room for the separator and a character */
+            out[o++] = '-';
+        }
         sep = 0;
         out[o++] = (char)tolower((unsigned char)c);
     }

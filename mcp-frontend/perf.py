@@ -3,7 +3,8 @@
 
   1. ping requests/s on one core: snakepit-mcp pinned to CPU 0 (taskset), wrk on the other
      core with keep-alive connections POSTing {"method":"ping"} to /mcp in one session;
-  2. the front-end's overhead per execute_code over HTTP at concurrency 1: its own histogram
+  2. the front-end's overhead per execute_code over HTTP at concurrency 1, in a legacy session
+     and (--modern) with MCP 2026-07-28's per-request envelope: its own histogram
      snakepit_mcp_overhead_seconds (request time minus the job's submit→result time), next to
      the client's round trip and the executor's wall time.
 
@@ -24,7 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-from fe_harness import BIN, Client, free_port, wait_for  # noqa: E402
+from fe_harness import BIN, Client, ModernClient, free_port, wait_for  # noqa: E402
 
 
 def histogram_quantile(text, name, label, q):
@@ -52,6 +53,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--connections", type=int, default=32)
+    ap.add_argument("--modern", action="store_true", help="also measure MCP 2026-07-28 requests")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="spperf-", dir="/tmp")
     procs = []
@@ -71,8 +73,8 @@ def main():
         cep, wep = "tcp://127.0.0.1:%d" % free_port(), "tcp://127.0.0.1:%d" % free_port()
         spawn([os.path.join(BIN, "snakepit-broker"), "--clients", cep, "--executors", wep, "--metrics", "off",
                "--log-level", "warn"], "broker", cpu=1)
-        spawn([os.path.join(BIN, "snakepit-executor"), "--broker", wep, "--slots", "1", "--log-level", "warn"],
-              "executor", cpu=1)
+        spawn([os.path.join(BIN, "snakepit-executor"), "--broker", wep, "--slots", "1", "--metrics", "off",
+               "--log-level", "warn"], "executor", cpu=1)
         port = free_port()
         spawn([os.path.join(BIN, "snakepit-mcp"), "--http", "127.0.0.1:%d" % port, "--broker", cep, "--redis",
                "unix://" + sock, "--log-level", "warn", "--anonymous-tenant", "perf"], "mcp", cpu=0)
@@ -86,19 +88,6 @@ def main():
                  "the farm to run a job")
 
         # 2. execute_code overhead at concurrency 1
-        rtt, wall = [], []
-        for i in range(200):  # warm-up
-            c.call("execute_code", {"code": "print(1)"})
-        base = subprocess.run(["curl", "-s", "http://127.0.0.1:%d/metrics" % port], capture_output=True,
-                              text=True).stdout
-        for i in range(a.calls):
-            t0 = time.perf_counter()
-            res = c.call("execute_code", {"code": "print(1)"})["result"]["structuredContent"]
-            rtt.append((time.perf_counter() - t0) * 1e6)
-            wall.append(res["timings"]["wall_ms"] * 1e3)
-        metrics = subprocess.run(["curl", "-s", "http://127.0.0.1:%d/metrics" % port], capture_output=True,
-                                 text=True).stdout
-        # subtract the warm-up's buckets so the quantile covers the measured calls only
         def counts(text):
             out = {}
             for line in text.splitlines():
@@ -106,17 +95,37 @@ def main():
                     k, v = line.rsplit(" ", 1)
                     out[k] = float(v)
             return out
-        b0, b1 = counts(base), counts(metrics)
-        diff = "\n".join("%s %s" % (k, b1[k] - b0.get(k, 0)) for k in b1)
-        p50 = histogram_quantile(diff, "snakepit_mcp_overhead_seconds", "tools/call", 0.5)
-        p99 = histogram_quantile(diff, "snakepit_mcp_overhead_seconds", "tools/call", 0.99)
-        out = {
-            "execute_code_calls": a.calls,
-            "frontend_overhead_p50_us": round(p50 * 1e6, 1) if p50 is not None else None,
-            "frontend_overhead_p99_us": round(p99 * 1e6, 1) if p99 is not None else None,
-            "client_round_trip_p50_us": round(statistics.median(rtt), 1),
-            "executor_wall_p50_us": round(statistics.median(wall), 1),
-        }
+
+        def metrics():
+            return subprocess.run(["curl", "-s", "http://127.0.0.1:%d/metrics" % port], capture_output=True,
+                                  text=True).stdout
+
+        def overhead(client):
+            rtt, wall = [], []
+            for i in range(200):  # warm-up
+                client.call("execute_code", {"code": "print(1)"})
+            b0 = counts(metrics())
+            for i in range(a.calls):
+                t0 = time.perf_counter()
+                res = client.call("execute_code", {"code": "print(1)"})["result"]["structuredContent"]
+                rtt.append((time.perf_counter() - t0) * 1e6)
+                wall.append(res["timings"]["wall_ms"] * 1e3)
+            b1 = counts(metrics())
+            # subtract the warm-up's buckets so the quantile covers the measured calls only
+            diff = "\n".join("%s %s" % (k, b1[k] - b0.get(k, 0)) for k in b1)
+            p50 = histogram_quantile(diff, "snakepit_mcp_overhead_seconds", "tools/call", 0.5)
+            p99 = histogram_quantile(diff, "snakepit_mcp_overhead_seconds", "tools/call", 0.99)
+            return {
+                "execute_code_calls": a.calls,
+                "frontend_overhead_p50_us": round(p50 * 1e6, 1) if p50 is not None else None,
+                "frontend_overhead_p99_us": round(p99 * 1e6, 1) if p99 is not None else None,
+                "client_round_trip_p50_us": round(statistics.median(rtt), 1),
+                "executor_wall_p50_us": round(statistics.median(wall), 1),
+            }
+
+        out = {"legacy": overhead(c)}
+        if a.modern:
+            out["modern"] = overhead(ModernClient(url))
 
         # 1. ping throughput, one core for the front-end
         if shutil.which("wrk"):

@@ -7,7 +7,9 @@
 #include "../common/buf.h"
 #include "../common/profiles.h"
 #include "fe.h"
+#include "envelope.h"
 #include "fixtures.h"
+#include "mrtr.h"
 #include "proftext.h"
 #include "prompts.h"
 
@@ -49,9 +51,11 @@ void prompts_list(call_t *c)
     json_t *list = json_array();
     json_array_append_new(list, s_prompt());
     if (c->fe->prompts->conf.fixtures) {
-        json_t *fx = fixtures_prompts();
+        json_t *fx = fixtures_prompts(), *fm = fixtures_modern_prompts();
         json_array_extend(list, fx);
+        json_array_extend(list, fm);
         json_decref(fx);
+        json_decref(fm);
     }
     const char *cursor = call_str(c, "cursor");
     if (cursor && strcmp(cursor, "p:0") != 0) {
@@ -104,6 +108,25 @@ static void s_guide(buf_t *b, const profile_t *p, const char *task, const tenant
                     "want to see.\n");
 }
 
+/* Without its task the prompt cannot be written, and the one who knows it is the user: a
+ * 2026-07-28 client that can elicit is asked for it (a multi round-trip request, mrtr.h) rather
+ * than refused. 0 with *task when the retry brought it (or there is nobody to ask: the caller
+ * refuses then); -1 when c has been answered (asked, or its requestState refused). */
+static int s_ask_task(call_t *c, const char **task)
+{
+    json_t *responses, *state;
+    if (mrtr_responses(c, &responses) < 0 || mrtr_open(c->fe->mrtr, c, &state) < 0) return -1;
+    json_decref(state);
+    json_t *answer = json_object_get(responses, "task");
+    *task = mrtr_elicited(answer, "task");
+    if ((*task && **task) || answer || !envelope_has_cap(c->caps, "elicitation"))
+        return 0; /* answered, declined (refused as missing), or nobody to ask */
+    json_t *ask = json_pack("{s:o}", "task",
+                            mrtr_elicit("What should the code do?", "task", "string"));
+    call_reply(c, mrtr_input_required(ask, mrtr_seal(c->fe->mrtr, c, json_object(), 600000)));
+    return -1;
+}
+
 void prompts_get(call_t *c)
 {
     const char *name = call_str(c, "name");
@@ -118,6 +141,7 @@ void prompts_get(call_t *c)
         return;
     }
     if (strcmp(name, PROMPT_NAME) != 0) {
+        if (c->fe->prompts->conf.fixtures && fixtures_modern_prompt(c, name)) return;
         json_t *fx = c->fe->prompts->conf.fixtures ? fixtures_prompt_get(name, args) : NULL;
         if (fx)
             call_reply(c, fx);
@@ -128,6 +152,7 @@ void prompts_get(call_t *c)
     }
     const char *task = json_string_value(json_object_get(args, "task"));
     const char *profile = json_string_value(json_object_get(args, "profile"));
+    if (c->modern && (!task || !*task) && s_ask_task(c, &task) < 0) return;
     if (!task || !*task) {
         call_error(c, RPC_INVALID_PARAMS,
                    "prompts/get write_sandbox_code: argument \"task\" is required", NULL);

@@ -1,4 +1,4 @@
-/* mcp-frontend/record_scripts.h — the two Lua scripts every execution record is written with
+/* mcp-frontend/record_scripts.h — the Lua scripts every execution record is written with
  * (records.c). Each runs atomically in Redis and is idempotent, because the store's journal
  * sends a write again after any reconnect (store_journal.h): running one twice leaves Redis as
  * running it once did.
@@ -19,11 +19,23 @@
  *   export stream, XADD the whole record to it (MAXLEN ~ export_maxlen): a replay counts and
  *   exports nothing twice. The first count of a day deletes the old usage hashes given as
  *   KEYS[4..]: usage has no TTL (what must never be evicted may not have one, README "Redis"),
- *   so it is pruned here. Returns 1 when it counted, 0 for a replay. */
+ *   so it is pruned here. Returns 1 when it counted, 0 for a replay.
+ *
+ * RECORD_TASK_LUA    KEYS: record, the tenant's tasks index
+ *                    ARGV: ttl_s, created_ms, id, keep, task_ttl_ms, now_ms
+ *   A running execution became a task (2026-07-28), or a legacy task wants to know its record
+ *   is in: the task fields, and the id in the tasks index. task_status is set only when there
+ *   is none yet, so a replay never turns a cancelled or finished task back into `working`.
+ *
+ * RECORD_TASK_STATUS_LUA  KEYS: record  ARGV: task_status, now_ms
+ *   tasks/cancel before the result is in: only a record still `queued` changes (a replay after
+ *   the final record, or onto a record gone, writes nothing — nor a key without a TTL). */
 #ifndef SP_FE_RECORD_SCRIPTS_H
 #define SP_FE_RECORD_SCRIPTS_H
 
 extern const char RECORD_SUBMIT_LUA[];
 extern const char RECORD_FINISH_LUA[];
+extern const char RECORD_TASK_LUA[];
+extern const char RECORD_TASK_STATUS_LUA[];
 
 #endif

@@ -324,10 +324,35 @@ int record_finished(records_t *self, const record_about_t *r, const result_t *re
     return acked;
 }
 
+int record_task_started(records_t *self, const record_about_t *r, store_reply_fn *landed, void *arg)
+{
+    char key[64], tasks[96];
+    snprintf(key, sizeof key, "sp:exec:%s", r->id);
+    snprintf(tasks, sizeof tasks, "sp:t:%s:tasks", r->tenant);
+    args_t a = {0};
+    s_arg_str(&a, key);
+    s_arg_str(&a, tasks);
+    s_arg_fmt(&a, "%ld", s_ttl(self, r));
+    s_arg_fmt(&a, "%llu", (unsigned long long)r->created_ms);
+    s_arg_str(&a, r->id);
+    s_arg_fmt(&a, "%ld", r->keep > 0 ? r->keep : self->conf.keep);
+    s_arg_fmt(&a, "%ld", r->task_ttl_ms);
+    s_arg_fmt(&a, "%llu", (unsigned long long)clock_wall_ms());
+    /* after the submit script on the same connection: its answer covers both */
+    int acked =
+        store_write_eval(self->store, RECORD_TASK_LUA, 2, a.argc, a.argv, a.len, landed, arg) == 0;
+    s_args_free(&a);
+    return acked;
+}
+
 void record_task_status(records_t *self, const char *id, const char *task_status)
 {
     char key[64];
     snprintf(key, sizeof key, "sp:exec:%s", id);
-    store_writef(self->store, "HSET %s task_status %s task_updated_ms %llu", key, task_status,
-                 (unsigned long long)clock_wall_ms());
+    args_t a = {0};
+    s_arg_str(&a, key);
+    s_arg_str(&a, task_status);
+    s_arg_fmt(&a, "%llu", (unsigned long long)clock_wall_ms());
+    store_write_eval(self->store, RECORD_TASK_STATUS_LUA, 1, a.argc, a.argv, a.len, NULL, NULL);
+    s_args_free(&a);
 }

@@ -75,6 +75,12 @@ void record_submitted(records_t *self, const record_about_t *r, const jobspec_t 
  * away or backed up and the write waits in the bounded buffer (or was dropped, counted). */
 int record_finished(records_t *self, const record_about_t *r, const result_t *res,
                     store_reply_fn *landed, void *arg);
+/* A running execution became a task (2026-07-28: the server decides, while it runs): its task
+ * fields and the tenant's task index. landed is called once Redis has them (as for
+ * record_finished), since a task id may be handed out only once any front-end can read it;
+ * 0 when no answer will come (Redis away: the write waits in the journal). */
+int record_task_started(records_t *self, const record_about_t *r, store_reply_fn *landed,
+                        void *arg);
 /* Only the task status changes (tasks/cancel before the result is in). */
 void record_task_status(records_t *self, const char *id, const char *task_status);
 

@@ -11,6 +11,8 @@
 #include "fe.h"
 #include "fixtures.h"
 #include "history.h"
+#include "sessdb.h"
+#include "sselog.h"
 #include "page.h"
 #include "resources.h"
 #include "sandbox_info.h"
@@ -20,15 +22,17 @@
 
 struct resources {
     resources_conf_t conf;
+    fe_t *fe;
     json_t *resources, *templates; /* the published lists */
 };
 
 static void s_on_execution_end(void *arg, const execution_end_t *end);
 
-resources_t *resources_new(executions_t *executions, const resources_conf_t *conf)
+resources_t *resources_new(fe_t *fe, const resources_conf_t *conf)
 {
     resources_t *self = xcalloc(1, sizeof *self);
     self->conf = *conf;
+    self->fe = fe;
     self->resources = json_pack(
         "[{s:s,s:s,s:s,s:s,s:s}]", "uri", INFO_URI, "name", "sandbox-info", "title",
         "Sandbox profiles and limits", "description",
@@ -41,7 +45,7 @@ resources_t *resources_new(executions_t *executions, const resources_conf_t *con
         "The record of one of your executions by its execution_id: status, code, timings and "
         "the structured result",
         "mimeType", "application/json");
-    executions_on_end(executions, s_on_execution_end, NULL);
+    executions_on_end(fe->executions, s_on_execution_end, self);
     if (conf->fixtures) {
         json_t *r = fixtures_resources(), *t = fixtures_resource_templates();
         json_array_extend(self->resources, r);
@@ -143,49 +147,60 @@ static int s_subscribable(const resources_t *self, const char *uri)
            (self->conf.fixtures && fixtures_subscribable(uri));
 }
 
-#define MAX_SUBSCRIPTIONS 1000
+static void s_on_subscribed(void *arg, int rc)
+{
+    call_t *c = arg;
+    if (rc == -2)
+        call_error(c, RPC_QUOTA, "too many subscriptions on this session", NULL);
+    else if (rc < 0)
+        call_error(c, RPC_UNAVAILABLE,
+                   "cannot store the subscription now (session store unreachable)", NULL);
+    else
+        call_reply(c, json_object());
+    call_release(c);
+}
 
-void resources_subscribe(call_t *c)
+static void s_subscription(call_t *c, int on)
 {
     const char *uri = call_str(c, "uri");
     if (!uri) {
-        call_error(c, RPC_INVALID_PARAMS, "resources/subscribe: \"uri\" (string) is required",
+        call_error(c, RPC_INVALID_PARAMS, "resources/(un)subscribe: \"uri\" (string) is required",
                    NULL);
         return;
     }
-    if (!s_subscribable(c->fe->resources, uri)) {
+    if (on && !s_subscribable(c->fe->resources, uri)) {
         s_not_found(c, uri);
         return;
     }
-    if (json_object_size(c->session->subscriptions) >= MAX_SUBSCRIPTIONS) {
-        call_error(c, RPC_QUOTA, "too many subscriptions on this session", NULL);
-        return;
-    }
-    json_object_set_new(c->session->subscriptions, uri, json_true());
-    call_reply(c, json_object());
+    /* in Redis, so that an update raised on any front-end reaches the session (sessdb.h) */
+    call_hold(c);
+    sessdb_subscribe(c->fe->sessdb, c->session, uri, on, s_on_subscribed, c);
+}
+
+void resources_subscribe(call_t *c)
+{
+    s_subscription(c, 1);
 }
 
 void resources_unsubscribe(call_t *c)
 {
-    const char *uri = call_str(c, "uri");
-    if (!uri) {
-        call_error(c, RPC_INVALID_PARAMS, "resources/unsubscribe: \"uri\" (string) is required",
-                   NULL);
-        return;
-    }
-    json_object_del(c->session->subscriptions, uri);
-    call_reply(c, json_object());
+    s_subscription(c, 0);
 }
 
-/* The submitting session is told when an execution it subscribed to ends (its record is in
- * Redis by then). Sessions are per-client; other sessions of the tenant learn of it by reading
- * the resource. */
+/* An execution ended (its record is in Redis by then): whoever watches its URI hears it. */
 static void s_on_execution_end(void *arg, const execution_end_t *end)
 {
-    (void)arg;
+    resources_t *self = arg;
     char uri[sizeof EXEC_BASE + ID_STR_LEN];
     snprintf(uri, sizeof uri, EXEC_BASE "%s", end->id);
-    if (!json_object_get(end->session->subscriptions, uri)) return;
-    session_notify(end->session, rpc_notification("notifications/resources/updated",
-                                                  json_pack("{s:s}", "uri", uri)));
+    resources_updated(self->fe, end->tenant->name, uri);
+    if (!end->session->stored && json_object_get(end->session->subscriptions, uri))
+        session_notify(end->session, rpc_notification("notifications/resources/updated",
+                                                      json_pack("{s:s}", "uri", uri)));
+}
+
+void resources_updated(fe_t *fe, const char *tenant, const char *uri)
+{
+    /* legacy sessions subscribed to it and listen streams watching it, wherever they are */
+    sessdb_resource_updated(fe->sessdb, tenant, uri, sselog_replay_ms(fe->sselog));
 }

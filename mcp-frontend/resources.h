@@ -1,11 +1,13 @@
 /* mcp-frontend/resources.h — MCP resources: sandbox://info (what the sandbox offers) and the
  * template sandbox://executions/{id} (one of the caller's execution records), plus
- * subscriptions: a subscribed execution URI gets notifications/resources/updated when the
- * execution ends. */
+ * watching them: an execution's URI gets notifications/resources/updated when the execution
+ * ends, in legacy sessions that subscribed to it (resources/subscribe) and in 2026-07-28
+ * subscriptions/listen streams that name it, whichever front-end they are on. */
 #ifndef SP_FE_RESOURCES_H
 #define SP_FE_RESOURCES_H
 #include "call.h"
 #include "execution.h"
+#include "fe.h"
 
 typedef struct resources resources_t;
 
@@ -14,8 +16,8 @@ typedef struct {
     int fixtures;   /* the conformance suite's test:// resources too */
 } resources_conf_t;
 
-/* Subscribes to the end of executions, for subscriptions to their URIs. */
-resources_t *resources_new(executions_t *executions, const resources_conf_t *conf);
+/* Subscribes to the end of fe's executions, for whoever watches their URIs. */
+resources_t *resources_new(fe_t *fe, const resources_conf_t *conf);
 void resources_destroy(resources_t **self_p);
 
 /* The methods (mcp.c's table). */
@@ -24,5 +26,11 @@ void resources_templates_list(call_t *c);
 void resources_read(call_t *c);
 void resources_subscribe(call_t *c);
 void resources_unsubscribe(call_t *c);
+
+/* A resource of the tenant's changed (an execution ended; any module that keeps a resource
+ * calls it — a sandbox session of issue 12, say): notifications/resources/updated for every
+ * legacy session subscribed to uri and every 2026-07-28 listen stream naming it, on every
+ * front-end. */
+void resources_updated(fe_t *fe, const char *tenant, const char *uri);
 
 #endif

@@ -1,12 +1,17 @@
-/* mcp-frontend/session.h — MCP sessions (MCP 2025-11-25 "Lifecycle" and, for HTTP,
- * "Transports" §Session Management): one per initialize over HTTP, found by its
- * Mcp-Session-Id, and one for stdio. A session remembers what initialize negotiated, the
- * client's logging level and subscriptions, where messages not tied to a request go (the GET
- * stream, or stdout), and the calls in flight on it (call.h).
+/* mcp-frontend/session.h — MCP sessions of the legacy revisions (MCP 2025-11-25 "Lifecycle"
+ * and, for HTTP, "Transports" §Session Management), as this process holds them: what
+ * initialize negotiated, the client's logging level, and the calls in flight on it (call.h).
  *
- * The table finds sessions by id, counts them, and closes HTTP sessions left idle. Closing a
- * session ends its calls through the hook its owner gave sessions_new, so this module never
- * reaches up into the call module. Everything runs on the loop thread. */
+ * Over HTTP a session lives in Redis (sessdb.h), so that any front-end answers any request of
+ * it; the object here is this process's copy: made by initialize or read back from Redis,
+ * trusted for --session-cache-ms (and only while the bus carries the other front-ends' news
+ * of deletions and level changes), then read again. A copy nobody uses is forgotten after a
+ * while — the session itself lives on in Redis. The stdio session is the process's own and
+ * never leaves it. A 2026-07-28 request over HTTP gets a request scope: a session object with
+ * no id and no table, gone with its last call.
+ *
+ * Closing a session here ends its calls through the hook its owner gave sessions_new, so this
+ * module never reaches up into the call module. Everything runs on the loop thread. */
 #ifndef SP_FE_SESSION_H
 #define SP_FE_SESSION_H
 #include <jansson.h>
@@ -14,6 +19,7 @@
 #include <stdint.h>
 
 #include "../common/loop.h"
+#include "loglevel.h"
 #include "tenants.h"
 
 typedef struct session session_t;
@@ -22,72 +28,85 @@ typedef struct call call_t; /* call.h */
 
 typedef enum { TRANSPORT_STDIO, TRANSPORT_HTTP, TRANSPORT__COUNT } transport_t;
 
-/* MCP logging levels (RFC 5424 order); LOGLEVEL_NONE until logging/setLevel */
-enum {
-    LOGLEVEL_DEBUG,
-    LOGLEVEL_INFO,
-    LOGLEVEL_NOTICE,
-    LOGLEVEL_WARNING,
-    LOGLEVEL_ERROR,
-    LOGLEVEL_CRITICAL,
-    LOGLEVEL_ALERT,
-    LOGLEVEL_EMERGENCY,
-    LOGLEVEL_NONE
-};
-
-/* Where messages not tied to a request go (the session's GET stream, or stdout). */
+/* Where messages not tied to a request go: stdout for stdio; for HTTP the session's event log
+ * in Redis (sselog.h), from which the front-end holding its GET stream writes them out. */
 typedef void(session_notify_fn)(void *ctx, session_t *s, json_t *msg);
 /* The session ended: its calls are to be cancelled (call.h's calls_cancel_all). */
 typedef void(session_end_calls_fn)(session_t *s, const char *why);
 
 struct session {
-    sessions_t *table;
-    char id[40]; /* Mcp-Session-Id (HTTP); "stdio" for stdio */
+    sessions_t *table; /* NULL for a request scope */
+    char id[40];       /* Mcp-Session-Id (HTTP); "stdio" for stdio; "" for a request scope */
     transport_t transport;
     tenant_t *tenant;
     char protocol[16]; /* negotiated version; empty before initialize */
+    char endpoint[64]; /* the endpoint it was opened on (endpoint.h's name; "" for /mcp): its
+                        * tools and identity, so it is valid there only */
     int initialized;   /* notifications/initialized received */
     int log_level;
     char client_name[64];
-    int client_tasks;      /* the client declared tasks support */
-    json_t *subscriptions; /* object: uri → true */
-    call_t *calls;         /* in flight, linked through call_t.next (call.c keeps the list) */
+    int client_tasks;        /* the client declared tasks support */
+    json_t *subscriptions;   /* stdio: uri → true (HTTP sessions keep theirs in Redis) */
+    int stored;              /* kept in Redis (HTTP sessions, once initialize stored it) */
+    uint64_t fresh_until_ms; /* monotonic: this copy is trusted until then (stored ones) */
+    uint64_t touched_ms;     /* monotonic: the last time its idle clock was reset in Redis */
+    call_t *calls;           /* in flight here, linked through call_t.next (call.c's list) */
     long n_calls;
-    session_notify_fn *notify; /* the GET stream or stdout; NULL when none */
+    session_notify_fn *notify; /* NULL: messages not tied to a request are dropped */
     void *notify_ctx;
-    void (*notify_end)(void *ctx); /* the session ended: close that stream */
-    uint64_t last_used_ms;         /* monotonic, for idle expiry */
-    int closed;                    /* DELETEd or expired: no new requests */
+    uint64_t last_used_ms; /* monotonic */
+    int closed;            /* deleted, evicted or expired: no new requests */
     int refs;
     session_t *next; /* in the table's bucket */
 };
 
 typedef struct {
-    long open[TRANSPORT__COUNT];       /* now */
-    uint64_t opened[TRANSPORT__COUNT]; /* ever */
+    long open[TRANSPORT__COUNT];       /* copies held in this process now */
+    uint64_t opened[TRANSPORT__COUNT]; /* sessions initialized here, ever */
+    uint64_t restored;                 /* copies read back from Redis */
+    uint64_t forgotten;                /* idle copies dropped (the sessions live on in Redis) */
 } sessions_stats_t;
 
 typedef struct {
-    long max_sessions;   /* open HTTP sessions at most */
-    long max_per_tenant; /* one tenant cannot take every session */
-    long idle_s;         /* an HTTP session idle this long is closed */
+    long max_sessions;   /* copies held in this process at most (idle ones are forgotten) */
+    long max_per_tenant; /* a tenant's sessions in Redis: beyond, its least recently used goes */
+    long idle_s;         /* a session unused this long expires (in Redis) */
+    long cache_ms;       /* a copy read from Redis is trusted this long */
 } sessions_conf_t;
 
 sessions_t *sessions_new(loop_t *loop, const sessions_conf_t *conf,
                          session_end_calls_fn *end_calls);
 void sessions_destroy(sessions_t **self_p); /* closes every session */
-/* A new session, held by the table until session_close. NULL when no unguessable id can be
- * made (getrandom failed). */
+const sessions_conf_t *sessions_conf(const sessions_t *self);
+/* Where HTTP sessions' notifications go (sselog.c subscribes at start). */
+void sessions_on_notify(sessions_t *self, session_notify_fn *fn, void *ctx);
+
+/* A new session with a fresh id, held by the table until session_close. NULL when no
+ * unguessable id can be made (getrandom failed). */
 session_t *session_new(sessions_t *self, transport_t transport, tenant_t *tenant);
+/* The copy of a session held here (fresh or not; closed ones are not found), or NULL. */
 session_t *session_find(sessions_t *self, const char *id);
-/* 1 when another HTTP session would pass --max-sessions or the tenant's share of it. */
-int sessions_full(const sessions_t *self, const tenant_t *tenant);
-void session_close(session_t *s); /* ends it: in-flight calls are cancelled */
+/* A session read back from Redis (fields: its hash, as sessdb.c writes it): the copy held
+ * here, refreshed or made. */
+session_t *session_restore(sessions_t *self, tenant_t *tenant, const char *id,
+                           const json_t *fields);
+/* 1 while the copy may be used without asking Redis again. */
+int session_fresh(const session_t *s);
+/* Every stored copy is to be read again before its next use (the bus was down: news of
+ * deletions may have been missed). */
+void sessions_stale(sessions_t *self);
+/* The scope of one 2026-07-28 request over HTTP: no id, no table, no state beyond its calls;
+ * freed with its last reference (the exchange's and its calls'). */
+session_t *session_scope(tenant_t *tenant, transport_t transport);
+void session_close(session_t *s); /* ends it here: in-flight calls are cancelled */
 void session_hold(session_t *s);
 void session_release(session_t *s);
 size_t sessions_count(const sessions_t *self);
 const sessions_stats_t *sessions_stats(const sessions_t *self);
 const char *transport_name(transport_t t);
+/* The Redis key of an HTTP session, "sp:t:{<tenant>}:sess:<id>" (sessdb.h), which its event
+ * logs extend (sselog.h). */
+void session_key(char *out, size_t cap, const char *tenant, const char *id);
 /* Sends a message not tied to a request (dropped when the session has no sink). Steals msg. */
 void session_notify(session_t *s, json_t *msg);
 

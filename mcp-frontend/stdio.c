@@ -20,6 +20,7 @@
 struct stdio_tx {
     fe_t *fe;
     long max_line;
+    const endpoint_t *endpoint; /* --compat's, or NULL */
     session_t *session;
     buf_t in;       /* bytes read, not yet a whole line */
     int discarding; /* the current line passed --max-body: skip to its end */
@@ -104,8 +105,25 @@ static void s_line(stdio_tx_t *self, const char *line, size_t len)
     rpc_msg_t m;
     if (rpc_parse(line + skip, len - skip, &m) < 0) {
         mcp_reject(self->fe->mcp, &m, "stdio", s_emit, self);
-    } else {
-        mcp_handle(self->fe->mcp, self->session, &m, s_emit, self);
+        rpc_msg_clear(&m);
+        return;
+    }
+    /* both eras on one process (basic/versioning: a dual-era server MAY serve them
+     * concurrently): a message with a modern envelope is served on its own, anything else in
+     * the process's legacy session, which initialize opens */
+    admission_t a;
+    switch (admit_message(mcp_admit_stats(self->fe->mcp), &m, NULL, "stdio", &a)) {
+    case ADMIT_REFUSED:
+        mcp_refused(self->fe->mcp);
+        s_send(self, a.error);
+        json_decref(a.error);
+        break;
+    case ADMIT_MODERN:
+        mcp_handle(self->fe->mcp, self->session, &m, &a.env, self->endpoint, s_emit, self);
+        break;
+    default:
+        mcp_handle(self->fe->mcp, self->session, &m, NULL, self->endpoint, s_emit, self);
+        break;
     }
     rpc_msg_clear(&m);
 }
@@ -115,6 +133,15 @@ static void s_too_long(stdio_tx_t *self)
     rpc_msg_t m = {.kind = RPC_INVALID, .code = RPC_INVALID_REQUEST};
     snprintf(m.why, sizeof m.why, "message longer than the limit of %ld bytes", self->max_line);
     mcp_reject(self->fe->mcp, &m, "stdio", s_emit, self);
+}
+
+/* No client is left to hear a subscriptions/listen stream (and nothing would ever end it). */
+static void s_end_listens(stdio_tx_t *self)
+{
+    for (call_t *c = self->session->calls, *next; c; c = next) {
+        next = c->next;
+        if (!strcmp(c->method, "subscriptions/listen")) call_cancel(c, "stdin closed");
+    }
 }
 
 static void s_on_grace(loop_t *loop, void *arg)
@@ -136,6 +163,7 @@ static void s_on_readable(loop_t *loop, short revents, void *arg)
             s_line(self, (const char *)self->in.data, self->in.len);
         loop_remove_fd(loop, 0);
         self->eof = 1;
+        s_end_listens(self);
         log_info("event=stdio_eof calls_in_flight=%ld", self->session->n_calls);
         self->grace_timer = loop_timer_add(loop, EOF_GRACE_MS, 0, s_on_grace, self);
         s_maybe_exit(self);
@@ -171,11 +199,12 @@ static long s_prepare(loop_t *loop, void *arg)
     return -1;
 }
 
-int stdio_start(fe_t *fe, const char *tenant, long max_line)
+int stdio_start(fe_t *fe, const char *tenant, long max_line, const endpoint_t *ep)
 {
     stdio_tx_t *self = xcalloc(1, sizeof *self);
     self->fe = fe;
     self->max_line = max_line;
+    self->endpoint = ep;
     buf_init(&self->in);
     buf_init(&self->out);
     for (int fd = 0; fd <= 1; fd++) {
@@ -187,12 +216,13 @@ int stdio_start(fe_t *fe, const char *tenant, long max_line)
         }
     }
     self->session = session_new(fe->sessions, TRANSPORT_STDIO, tenants_named(fe->tenants, tenant));
+    snprintf(self->session->endpoint, sizeof self->session->endpoint, "%s", ep ? ep->name : "");
     self->session->notify = s_notify;
     self->session->notify_ctx = self;
     fe->stdio = self;
     loop_add_fd(fe->loop, 0, ZMQ_POLLIN, s_on_readable, self);
     loop_on_prepare(fe->loop, s_prepare, self);
-    log_info("event=stdio_ready tenant=%s", tenant);
+    log_info("event=stdio_ready tenant=%s endpoint=%s", tenant, ep ? ep->name : "mcp");
     return 0;
 }
 

@@ -4,12 +4,14 @@
  * once the calls in flight have been answered (or a short grace has passed). */
 #ifndef SP_FE_STDIO_H
 #define SP_FE_STDIO_H
+#include "endpoint.h"
 #include "fe.h"
 
 typedef struct stdio_tx stdio_tx_t;
 
-/* Serves MCP on stdin/stdout as tenant; lines longer than max_line are refused. */
-int stdio_start(fe_t *fe, const char *tenant, long max_line);
+/* Serves MCP on stdin/stdout as tenant, as endpoint ep (endpoint.h; NULL: snakepit's own);
+ * lines longer than max_line are refused. */
+int stdio_start(fe_t *fe, const char *tenant, long max_line, const endpoint_t *ep);
 void stdio_stop(fe_t *fe);
 
 #endif

@@ -28,6 +28,19 @@ json_t *task_json(const char *id, const char *status, uint64_t created_ms, uint6
     return t;
 }
 
+json_t *task_json_modern(const char *id, const char *status, uint64_t created_ms,
+                         uint64_t updated_ms, long ttl_ms, long poll_ms, const char *message)
+{
+    char created[40], updated[40];
+    s_iso8601(created_ms, created);
+    s_iso8601(updated_ms, updated);
+    json_t *t = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "taskId", id, "status", status, "createdAt",
+                          created, "lastUpdatedAt", updated, "ttlMs", (json_int_t)ttl_ms,
+                          "pollIntervalMs", (json_int_t)poll_ms);
+    if (message) json_object_set_new(t, "statusMessage", json_str_safe(message));
+    return t;
+}
+
 const char *task_status_for(status_t st, int cancelled)
 {
     if (cancelled || st == ST_CANCELLED) return "cancelled";

@@ -16,7 +16,11 @@
  * message, when not NULL, becomes statusMessage. */
 json_t *task_json(const char *id, const char *status, uint64_t created_ms, uint64_t updated_ms,
                   long ttl_ms, const char *message);
-/* The task status an execution that ended with st has. */
+/* The same task as the tasks extension of 2026-07-28 names it (ext-tasks Task): ttlMs and
+ * pollIntervalMs instead of ttl and pollInterval. */
+json_t *task_json_modern(const char *id, const char *status, uint64_t created_ms,
+                         uint64_t updated_ms, long ttl_ms, long poll_ms, const char *message);
+/* The task status an execution that ended with st has (2025-11-25: a tool error fails it). */
 const char *task_status_for(status_t st, int cancelled);
 /* 1 for completed, failed and cancelled. */
 int task_terminal(const char *status);

@@ -15,6 +15,7 @@
 #include "page.h"
 #include "task.h"
 #include "tasks.h"
+#include "taskx.h"
 
 #define POLL_INTERVAL_MS 500
 
@@ -76,6 +77,8 @@ static const char *s_task_id(call_t *c, execution_t **ex)
     return id;
 }
 
+static void s_wait(call_t *c, const char *id);
+
 typedef enum { OP_GET, OP_RESULT, OP_CANCEL } op_t;
 
 typedef struct {
@@ -98,18 +101,27 @@ static void s_on_record(void *arg, fetch_status_t st, json_t *fields)
         if (t->op == OP_GET) {
             call_reply(c, s_task_from_record(t->id, fields));
         } else if (t->op == OP_CANCEL) {
-            if (task_terminal(status))
+            if (task_terminal(status)) {
                 call_error(c, RPC_INVALID_PARAMS,
                            "the task is already in a terminal state and cannot be cancelled", NULL);
-            else /* running on another front-end, or lost with it: the record says working */
-                call_error(c, RPC_INVALID_PARAMS,
-                           "the task is not running on this server; poll tasks/get", NULL);
+            } else { /* running on another front-end: the bus reaches it */
+                taskx_cancel_elsewhere(c->fe->bus, c->tenant->name, t->id);
+                json_t *task = s_task_from_record(t->id, fields);
+                json_object_set_new(task, "status", json_string("cancelled"));
+                json_object_set_new(task, "statusMessage", json_string("cancellation requested"));
+                call_reply(c, task);
+            }
         } else {
             const char *text = json_string_value(json_object_get(fields, "call_result"));
             json_t *result = text ? json_loads(text, 0, NULL) : NULL;
-            if (!task_terminal(status) || !json_is_object(result)) {
+            if (!task_terminal(status)) {
+                /* running on another front-end: answered when its end is announced */
                 json_decref(result);
-                call_error(c, RPC_INVALID_PARAMS, "the task has no result here yet; poll tasks/get",
+                s_wait(c, t->id);
+            } else if (!json_is_object(result)) {
+                json_decref(result);
+                call_error(c, RPC_INVALID_PARAMS,
+                           "the task's result was too large to keep; get_execution has its record",
                            NULL);
             } else {
                 task_mark_related(result, t->id);
@@ -129,6 +141,18 @@ static void s_from_record(call_t *c, const char *id, op_t op)
     snprintf(t->id, sizeof t->id, "%s", id);
     call_hold(c);
     record_fetch(c->fe->store, id, c->tenant, s_on_record, t);
+}
+
+/* A tasks/result call that waits for its task's end, announced here or by another front-end. */
+static void s_wait(call_t *c, const char *id)
+{
+    tasks_t *self = c->fe->tasks;
+    waiter_t *w = xcalloc(1, sizeof *w);
+    snprintf(w->id, sizeof w->id, "%s", id);
+    w->call = c;
+    call_hold(c);
+    w->next = self->waiters;
+    self->waiters = w;
 }
 
 void tasks_get(call_t *c)
@@ -151,14 +175,7 @@ void tasks_result(call_t *c)
         s_from_record(c, id, OP_RESULT);
         return;
     }
-    /* answered when the execution ends (s_on_execution_end) */
-    tasks_t *self = c->fe->tasks;
-    waiter_t *w = xcalloc(1, sizeof *w);
-    snprintf(w->id, sizeof w->id, "%s", id);
-    w->call = c;
-    call_hold(c);
-    w->next = self->waiters;
-    self->waiters = w;
+    s_wait(c, id); /* answered when the execution ends (s_on_execution_end) */
 }
 
 void tasks_cancel(call_t *c)
@@ -298,11 +315,34 @@ static void s_on_execution_end(void *arg, const execution_end_t *end)
     json_decref(payload);
 }
 
-tasks_t *tasks_new(executions_t *executions, const tasks_conf_t *conf)
+/* A task ended on another front-end (taskx.c announces every task's end): tasks/result calls
+ * waiting for it here read its final record. */
+static void s_on_task_event(void *arg, const json_t *ev, int from_self)
+{
+    tasks_t *self = arg;
+    const char *id = json_string_value(json_object_get(ev, "id"));
+    const char *tn = json_string_value(json_object_get(ev, "tn"));
+    const char *st = json_string_value(json_object_get(json_object_get(ev, "task"), "status"));
+    if (from_self || !id || !tn || !st || !strcmp(st, "working")) return;
+    for (waiter_t **pp = &self->waiters; *pp;) {
+        waiter_t *w = *pp;
+        if (strcmp(w->id, id) != 0 || strcmp(w->call->tenant->name, tn) != 0) {
+            pp = &w->next;
+            continue;
+        }
+        *pp = w->next;
+        s_from_record(w->call, w->id, OP_RESULT); /* the record is final by now (execution.h) */
+        call_release(w->call);
+        free(w);
+    }
+}
+
+tasks_t *tasks_new(executions_t *executions, bus_t *bus, const tasks_conf_t *conf)
 {
     tasks_t *self = xcalloc(1, sizeof *self);
     self->conf = *conf;
     executions_on_end(executions, s_on_execution_end, self);
+    bus_on(bus, "task", s_on_task_event, self);
     return self;
 }
 

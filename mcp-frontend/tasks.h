@@ -1,10 +1,12 @@
 /* mcp-frontend/tasks.h — the tasks methods of MCP 2025-11-25 ("Tasks"): tasks/get,
  * tasks/result, tasks/list, tasks/cancel (the handlers below). A task is a
  * task-augmented execute_code (task.h); while it runs here it is served from the execution,
- * afterwards from its Redis record, by any front-end. tasks/result calls for a task running
- * here wait in this module until the execution's end is announced (execution.h). */
+ * afterwards from its Redis record, by any front-end. tasks/result calls wait in this module
+ * until the task's end is announced: by execution.h for a task running here, over the bus
+ * for one running on another front-end; tasks/cancel reaches that front-end the same way. */
 #ifndef SP_FE_TASKS_H
 #define SP_FE_TASKS_H
+#include "bus.h"
 #include "call.h"
 #include "execution.h"
 
@@ -14,8 +16,8 @@ typedef struct {
     long page_size; /* tasks/list */
 } tasks_conf_t;
 
-tasks_t *tasks_new(executions_t *executions,
-                   const tasks_conf_t *conf); /* subscribes to their end */
+/* Subscribes to the end of executions, here and (over the bus) elsewhere. */
+tasks_t *tasks_new(executions_t *executions, bus_t *bus, const tasks_conf_t *conf);
 void tasks_destroy(tasks_t **self_p);
 
 /* The methods (mcp.c's table). */

@@ -58,13 +58,13 @@ static const char s_execute_output[] = "{\"type\": \"object\","
     "\"truncated\": {\"type\": \"object\", \"required\": [\"stdout\", \"stderr\"], \"properties\": {\"stdout\": {\"type\": \"boolean\"}, \"stderr\": {\"type\": \"boolean\"}, \"images\": {\"type\": \"boolean\", \"description\": \"some figures were left out (caps)\"}, \"files\": {\"type\": \"boolean\", \"description\": \"some written files were left out (caps)\"}}},"
     "\"images\": {\"type\": \"array\", \"description\": \"matplotlib figures, in the order of the image content blocks\", \"items\": {\"type\": \"object\", \"required\": [\"mime\", \"width\", \"height\", \"bytes\"], \"properties\": {\"mime\": {\"type\": \"string\"}, \"width\": {\"type\": \"integer\"}, \"height\": {\"type\": \"integer\"}, \"bytes\": {\"type\": \"integer\"}}}},"
     "\"files\": {\"type\": \"array\", \"description\": \"files the code wrote in its scratch directory (unchanged inputs are not repeated)\", \"items\": {\"type\": \"object\", \"required\": [\"path\", \"bytes\", \"encoding\", \"content\"], \"properties\": {\"path\": {\"type\": \"string\"}, \"bytes\": {\"type\": \"integer\"}, \"encoding\": {\"type\": \"string\", \"enum\": [\"utf-8\", \"base64\"]}, \"content\": {\"type\": \"string\"}}}},"
-    "\"result\": {\"type\": [\"string\", \"null\"], \"description\": \"repr() of the last expression, or of a global named result\"},"
+    "\"result\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}], \"description\": \"repr() of the last expression, or of a global named result\"},"
     "\"variables\": {\"type\": \"object\", \"description\": \"inspect_variables: JSON values as values, others as their repr\"},"
     "\"error\": {\"oneOf\": [{\"type\": \"null\"}, {\"type\": \"object\", \"required\": [\"type\", \"message\"], \"properties\": {"
-      "\"type\": {\"type\": \"string\"}, \"message\": {\"type\": \"string\"}, \"traceback\": {\"type\": [\"string\", \"null\"]}, \"line\": {\"type\": [\"integer\", \"null\"]}}}]},"
+      "\"type\": {\"type\": \"string\"}, \"message\": {\"type\": \"string\"}, \"traceback\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"line\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}}}]},"
     "\"timings\": {\"type\": \"object\", \"required\": [\"queue_ms\", \"wall_ms\", \"cpu_ms\"], \"properties\": {\"queue_ms\": {\"type\": \"number\"}, \"wall_ms\": {\"type\": \"number\"}, \"cpu_ms\": {\"type\": \"number\"}}},"
     "\"resources\": {\"type\": \"object\", \"required\": [\"max_rss_kb\"], \"properties\": {\"max_rss_kb\": {\"type\": \"integer\"}}},"
-    "\"exit\": {\"type\": \"object\", \"required\": [\"reason\", \"signal\", \"syscall\"], \"properties\": {\"reason\": {\"type\": [\"string\", \"null\"]}, \"signal\": {\"type\": [\"integer\", \"null\"]}, \"syscall\": {\"type\": [\"string\", \"null\"]}}}"
+    "\"exit\": {\"type\": \"object\", \"required\": [\"reason\", \"signal\", \"syscall\"], \"properties\": {\"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"signal\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}, \"syscall\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}}}"
   "}}";
 
 static const tool_arg_t s_validate_args[] = {
@@ -102,9 +102,9 @@ static const tool_arg_t s_get_execution_args[] = {
 static const char s_get_execution_output[] = "{\"type\": \"object\", \"required\": [\"execution_id\", \"status\", \"profile\", \"created_ms\"],"
   "\"properties\": {"
     "\"execution_id\": {\"type\": \"string\"}, \"status\": {\"type\": \"string\"}, \"profile\": {\"type\": \"string\"},"
-    "\"created_ms\": {\"type\": \"integer\"}, \"finished_ms\": {\"type\": [\"integer\", \"null\"]},"
-    "\"code\": {\"type\": [\"string\", \"null\"]}, \"code_sha256\": {\"type\": [\"string\", \"null\"]},"
-    "\"result\": {\"type\": [\"object\", \"null\"], \"description\": \"the execute_code structuredContent\"}"
+    "\"created_ms\": {\"type\": \"integer\"}, \"finished_ms\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]},"
+    "\"code\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"code_sha256\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]},"
+    "\"result\": {\"anyOf\": [{\"type\": \"object\"}, {\"type\": \"null\"}], \"description\": \"the execute_code structuredContent\"}"
   "}}";
 
 static const tool_arg_t s_list_executions_args[] = {
@@ -117,7 +117,7 @@ static const tool_arg_t s_list_executions_args[] = {
 static const char s_list_executions_output[] = "{\"type\": \"object\", \"required\": [\"executions\", \"next_cursor\"],"
   "\"properties\": {"
     "\"executions\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"required\": [\"execution_id\", \"status\"]}},"
-    "\"next_cursor\": {\"type\": [\"string\", \"null\"]}"
+    "\"next_cursor\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}"
   "}}";
 
 #define READ_ONLY "{\"readOnlyHint\": true, \"openWorldHint\": false}"

@@ -15,7 +15,8 @@ struct tools {
     long page_size;
     const tool_t **rows; /* in tools/list order */
     size_t n;
-    json_t *defs; /* the published Tool objects, parallel to rows */
+    json_t *defs;        /* the published Tool objects, parallel to rows */
+    json_t *defs_modern; /* the same for 2026-07-28, which has no Tool.execution */
     tools_stats_t stats;
 };
 
@@ -29,8 +30,16 @@ static const struct {
     [ARG_BOOLEAN] = {"\"boolean\"", "a boolean"},
     [ARG_ARRAY] = {"\"array\"", "an array"},
     [ARG_OBJECT] = {"\"object\"", "an object"},
-    [ARG_SIZE] = {"[\"integer\", \"string\"]", "MB as an integer, or a string like \"256m\""},
+    [ARG_SIZE] = {NULL, "MB as an integer, or a string like \"256m\""},
 };
+
+/* ARG_SIZE takes either spelling. Not as a type array ("type": ["integer", "string"]): some
+ * clients map tool schemas onto a one-type-per-node dialect (the OpenAPI subset of Gemini's
+ * function declarations) and reject or flatten it; one `type` per anyOf branch ports
+ * everywhere (the MCP Inspector's --strict lint asks for exactly this). */
+static const char s_size_schema[] =
+    "{\"anyOf\": [{\"type\": \"integer\", \"minimum\": 1}, {\"type\": \"string\", "
+    "\"pattern\": \"^\\\\s*[0-9.]+ *[kKmMgG]?[iI]?[bB]?$\"}]}";
 
 static int s_type_ok(arg_type_t type, const json_t *v)
 {
@@ -76,8 +85,9 @@ static json_t *s_text(const char *template)
 
 static json_t *s_property(const tool_t *t, const tool_arg_t *a)
 {
-    json_t *p = json_object();
-    json_object_set_new(p, "type", s_json(s_types[a->type].schema_type, "a type", t->name));
+    json_t *p = a->type == ARG_SIZE ? s_json(s_size_schema, "a size", t->name) : json_object();
+    if (s_types[a->type].schema_type)
+        json_object_set_new(p, "type", s_json(s_types[a->type].schema_type, "a type", t->name));
     if (a->description) json_object_set_new(p, "description", s_text(a->description));
     if (a->schema) {
         char *text;
@@ -127,6 +137,7 @@ tools_t *tools_new(long page_size)
     tools_t *self = xcalloc(1, sizeof *self);
     self->page_size = page_size;
     self->defs = json_array();
+    self->defs_modern = json_array();
     return self;
 }
 
@@ -135,6 +146,7 @@ void tools_destroy(tools_t **self_p)
     tools_t *self = *self_p;
     if (!self) return;
     json_decref(self->defs);
+    json_decref(self->defs_modern);
     free(self->rows);
     free(self);
     *self_p = NULL;
@@ -145,7 +157,11 @@ void tools_add(tools_t *self, const tool_t *table)
     for (const tool_t *t = table; t->name; t++) {
         self->rows = xrealloc(self->rows, (self->n + 1) * sizeof *self->rows);
         self->rows[self->n++] = t;
-        json_array_append_new(self->defs, s_definition(t));
+        json_t *d = s_definition(t);
+        json_t *m = json_deep_copy(d);
+        json_object_del(m, "execution"); /* tasks there are the server's choice (taskx.h) */
+        json_array_append_new(self->defs, d);
+        json_array_append_new(self->defs_modern, m);
     }
 }
 
@@ -177,10 +193,16 @@ json_t *tool_result(const char *text, json_t *structured, int is_error)
     return r;
 }
 
+/* The table of the endpoint the request came to (endpoint.h). */
+static tools_t *s_table(const call_t *c)
+{
+    return c->endpoint ? c->endpoint->tools : c->fe->tools;
+}
+
 void tools_list(call_t *c)
 {
-    tools_t *self = c->fe->tools;
-    page_reply(c, self->defs, "tools", "t", self->page_size);
+    tools_t *self = s_table(c);
+    page_reply(c, c->modern ? self->defs_modern : self->defs, "tools", "t", self->page_size);
 }
 
 static const tool_t *s_find(const tools_t *self, const char *name)
@@ -217,7 +239,8 @@ static int s_task(call_t *c, const tool_t *t, tool_task_t *task)
     json_t *v = json_object_get(c->params, "task");
     task->wanted = 0;
     task->ttl_ms = -1;
-    if (!v) return 0;
+    /* 2026-07-28 has no task parameter: a server MUST ignore it (ext-tasks, SEP-2663) */
+    if (!v || c->modern) return 0;
     if (!t->tasks) return tool_bad(c, "tool %.64s does not support task-augmented calls", t->name);
     if (!json_is_object(v)) return tool_bad(c, "task must be an object");
     json_t *ttl = json_object_get(v, "ttl");
@@ -230,7 +253,7 @@ static int s_task(call_t *c, const tool_t *t, tool_task_t *task)
 
 void tools_call(call_t *c)
 {
-    tools_t *self = c->fe->tools;
+    tools_t *self = s_table(c);
     const char *name = call_str(c, "name");
     if (!name) {
         tool_bad(c, "tools/call: \"name\" (string) is required");
@@ -244,7 +267,7 @@ void tools_call(call_t *c)
     }
     const tool_t *t = s_find(self, name);
     if (!t) {
-        self->stats.unknown_tools++;
+        c->fe->tools->stats.unknown_tools++; /* counted once for every endpoint */
         tool_bad(c, "unknown tool: %.64s", name);
         return;
     }

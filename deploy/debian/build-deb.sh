@@ -63,7 +63,7 @@ manpage snakepit "run Python code in the snakepit sandbox, start a farm, manage 
 manpage snakepit-broker "the snakepit broker: fair job queues between front-ends and executors"
 manpage snakepit-executor "a snakepit executor node: sandboxed Python jobs"
 manpage snakepit-mcp "the snakepit MCP front-end (Streamable HTTP and stdio)"
-gzip -9n <"$here/snakepit-zygote.1" >"$root/usr/share/man/man1/snakepit-zygote.1.gz"
+manpage snakepit-zygote "one profile's warm interpreter, started by snakepit-executor"
 
 # ---- documentation
 install -m 0644 "$here/copyright" "$root/usr/share/doc/snakepit/copyright"

@@ -44,7 +44,8 @@ def wait_for(pred, timeout, what):
 class Frontend:
     """redis + broker stand-in (+ executor) + snakepit-mcp; stop() ends them all by pid."""
 
-    def __init__(self, extra=(), executor=False, stdio=False, redis=True):
+    def __init__(self, extra=(), executor=False, stdio=False, redis=True, profiles="python.basic",
+                 executor_args=()):
         self.dir = tempfile.mkdtemp(prefix="spfe-", dir="/tmp")
         self.procs = {}
         self.redis_sock = os.path.join(self.dir, "redis.sock")
@@ -64,8 +65,10 @@ class Frontend:
             args = [PY, os.path.join(HERE, "fake_broker.py"), "--clients", self.broker_ep, "--stats", self.stats_path]
         self._spawn("broker", args)
         if executor:
+            # no fixed metrics port: other farms on a shared machine may hold 9102
             self._spawn("executor", [os.path.join(BIN, "snakepit-executor"), "--broker", self.executor_ep,
-                                     "--slots", "2", "--metrics", "off", "--log-level", "warn"])
+                                     "--slots", "2", "--profiles", profiles, "--metrics", "off",
+                                     "--log-level", "warn", *executor_args])
         self.port = free_port()
         self.url = "http://127.0.0.1:%d/mcp" % self.port
         self.mcp_args = [os.path.join(BIN, "snakepit-mcp"), "--http", "127.0.0.1:%d" % self.port,
@@ -75,7 +78,10 @@ class Frontend:
             self._spawn("mcp", self.mcp_args)
             wait_for(lambda: self.health()["broker_connected"], 20, "the front-end to listen and see the broker")
         if executor:
-            wait_for(self._executor_ready, 60, "the executor to register")
+            # the data-science zygote warms numpy, pandas and matplotlib up first: minutes on a busy
+            # 2-core machine
+            wait_for(self._executor_ready, 240 if "data_science" in profiles else 60,
+                     "the executor to register")
 
     # ---- processes
 
@@ -135,6 +141,21 @@ class Frontend:
     def log(self, name="mcp"):
         with open(os.path.join(self.dir, name + ".log"), "rb") as f:
             return f.read().decode("utf-8", "replace")
+
+    def spawn_peer(self, name="mcp2"):
+        """A second front-end on a free port sharing this one's broker and Redis; its URL and port."""
+        port = free_port()
+        args = [("127.0.0.1:%d" % port if a == "127.0.0.1:%d" % self.port else a) for a in self.mcp_args]
+        self._spawn(name, args)
+        url = "http://127.0.0.1:%d/mcp" % port
+        wait_for(lambda: Client(url).raw("GET", path="/healthz").status == 200, 20, "front-end " + name)
+        return url, port
+
+    def stdio_args(self, *extra, tenant="local"):
+        """The command line of a stdio front-end on this farm, serving tenant (added if need be)."""
+        self.add_tenant(tenant, rate="1000", burst="1000")
+        return [a for a in self.mcp_args if a != "--http" and not a.startswith("127.0.0.1:")] + \
+            ["--stdio", "--tenant", tenant, *extra]
 
     def mcp_alive(self):
         p = self.procs.get("mcp")
@@ -321,3 +342,56 @@ class Client:
         if self.conn:
             self.conn.close()
             self.conn = None
+
+
+MODERN = "2026-07-28"
+
+
+def assert_no_type_unions(node):
+    """No `"type": [...]` anywhere in a schema: some clients map tool schemas onto one type per node."""
+    if isinstance(node, dict):
+        assert not isinstance(node.get("type"), list), node
+        for v in node.values():
+            assert_no_type_unions(v)
+    elif isinstance(node, list):
+        for v in node:
+            assert_no_type_unions(v)
+
+
+def modern_meta(caps=None, **extra):
+    """The per-request envelope of MCP 2026-07-28 (_meta)."""
+    m = {"io.modelcontextprotocol/protocolVersion": MODERN,
+         "io.modelcontextprotocol/clientCapabilities": caps if caps is not None else {},
+         "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "1"}}
+    m.update(extra)
+    return m
+
+
+def mirrored_name(method, params):
+    """What Mcp-Name mirrors for a method (streamable-http of 2026-07-28 §"Standard Request Headers")."""
+    if method in ("tools/call", "prompts/get"):
+        return params.get("name")
+    if method == "resources/read":
+        return params.get("uri")
+    if method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        return params.get("taskId")
+    return None
+
+
+class ModernClient(Client):
+    """MCP 2026-07-28 over Streamable HTTP: no session, the envelope in every request's _meta and the
+    headers the transport requires (MCP-Protocol-Version, Mcp-Method, Mcp-Name)."""
+
+    def __init__(self, url, key=None, caps=None, **kw):
+        super().__init__(url, key, protocol=None, **kw)
+        self.caps = caps
+
+    def send(self, method, params=None, notify=False, caps=None, meta=None, headers=None, **kw):
+        p = dict(params or {})
+        p["_meta"] = dict(modern_meta(self.caps if caps is None else caps), **(meta or {}))
+        h = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+        name = mirrored_name(method, p)
+        if isinstance(name, str):
+            h["Mcp-Name"] = name
+        h.update(headers or {})
+        return super().send(method, p, notify=notify, headers=h, **kw)

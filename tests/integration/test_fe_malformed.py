@@ -4,7 +4,7 @@ import http.client
 
 import pytest
 
-from fe_harness import Client, Frontend
+from fe_harness import Client, Frontend, ModernClient, mirrored_name, modern_meta
 
 MAX_BODY = 65536
 
@@ -76,7 +76,9 @@ CASES = [
     ("wrong content type", b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"Content-Type": "text/plain"}, 415, -32600),
     ("no content type", b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"Content-Type": None}, 415, -32600),
     ("accept excludes json and sse", b'{"jsonrpc":"2.0","id":1,"method":"ping"}', {"Accept": "text/html"}, 406, -32600),
-    ("unsupported protocol version header", req(), {"MCP-Protocol-Version": "2099-01-01"}, 400, -32600),
+    ("unsupported legacy protocol version header", req(), {"MCP-Protocol-Version": "2024-01-01"}, 400, -32600),
+    # a version at or after 2026-07-28 is the modern era, where a request without its _meta is malformed
+    ("modern protocol version header without _meta", req(), {"MCP-Protocol-Version": "2099-01-01"}, 400, -32602),
     ("no session id", req(), {"Mcp-Session-Id": None}, 400, -32600),
     ("unknown session id", req(), {"Mcp-Session-Id": "0" * 32}, 404, -32600),
     ("hostile Origin", req(), {"Origin": "http://evil.example"}, 403, -32600),
@@ -176,3 +178,122 @@ def test_a_client_leaving_during_its_key_lookup(fe, client):
         conn.close()
     assert client.request("ping")["result"] == {}
     assert fe.mcp_alive()
+
+
+# ---- MCP 2026-07-28: the per-request envelope, the headers that mirror the body, the revision named
+
+
+def modern(method="tools/list", params=None, meta=None, drop=(), id_="m-1"):
+    """A modern request: the envelope in _meta (minus the keys in drop), and its headers."""
+    m = modern_meta()
+    m.update(meta or {})
+    for k in drop:
+        m.pop(k, None)
+    p = dict(params or {})
+    p["_meta"] = m
+    body = {"jsonrpc": "2.0", "id": id_, "method": method, "params": p}
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+    name = mirrored_name(method, p)
+    if name is not None:
+        headers["Mcp-Name"] = name
+    return body, headers
+
+
+PV, CAPS, INFO, LEVEL = ("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
+                         "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel")
+CALL = ("tools/call", {"name": "get_sandbox_info", "arguments": {}})
+# (name, body and headers, header changes, HTTP status, JSON-RPC code, rejection reason counted or None)
+MODERN_CASES = [
+    ("no _meta under a modern header", ({"jsonrpc": "2.0", "id": "m-1", "method": "tools/list", "params": {}},
+                                        {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}),
+     {}, 400, -32602, "invalid_meta"),
+    ("no params at all under a modern header", ({"jsonrpc": "2.0", "id": 5, "method": "server/discover"},
+                                                {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}),
+     {}, 400, -32602, "invalid_meta"),
+    ("_meta without protocolVersion", modern(drop=(PV,)), {}, 400, -32602, "invalid_meta"),
+    ("protocolVersion not a string", modern(meta={PV: 20260728}), {"MCP-Protocol-Version": None}, 400, -32602,
+     "invalid_meta"),
+    ("clientCapabilities missing", modern(drop=(CAPS,)), {}, 400, -32602, "invalid_meta"),
+    ("clientCapabilities not an object", modern(meta={CAPS: ["tools"]}), {}, 400, -32602, "invalid_meta"),
+    ("clientInfo without version", modern(meta={INFO: {"name": "x"}}), {}, 400, -32602, "invalid_meta"),
+    ("unknown logLevel", modern(meta={LEVEL: "shout"}), {}, 400, -32602, "invalid_meta"),
+    ("header version contradicts the body", modern(), {"MCP-Protocol-Version": "2025-11-25"}, 400, -32020,
+     "header_mismatch"),
+    ("Mcp-Method contradicts the body", modern(), {"Mcp-Method": "prompts/list"}, 400, -32020, "header_mismatch"),
+    ("Mcp-Method in another case", modern(), {"Mcp-Method": "TOOLS/LIST"}, 400, -32020, "header_mismatch"),
+    ("Mcp-Method missing", modern(), {"Mcp-Method": None}, 400, -32020, "header_mismatch"),
+    ("MCP-Protocol-Version missing", modern(), {"MCP-Protocol-Version": None}, 400, -32020, "header_mismatch"),
+    ("Mcp-Name missing on tools/call", modern(*CALL), {"Mcp-Name": None}, 400, -32020, "header_mismatch"),
+    ("Mcp-Name contradicts params.name", modern(*CALL), {"Mcp-Name": "execute_code"}, 400, -32020,
+     "header_mismatch"),
+    ("Mcp-Name sentinel of another name", modern(*CALL), {"Mcp-Name": "=?base64?ZXhlY3V0ZV9jb2Rl?="}, 400, -32020,
+     "header_mismatch"),
+    ("Mcp-Name sentinel badly padded", modern(*CALL), {"Mcp-Name": "=?base64?Z2V0X3NhbmRib3hfaW5mbw?="}, 400,
+     -32020, "header_mismatch"),
+    ("Mcp-Name with a control character", modern(*CALL), {"Mcp-Name": "get_sandbox\x01info"}, 400, -32020,
+     "header_mismatch"),
+    ("Mcp-Name on resources/read contradicts uri", modern("resources/read", {"uri": "sandbox://info"}),
+     {"Mcp-Name": "sandbox://other"}, 400, -32020, "header_mismatch"),
+    ("an unknown revision", modern(meta={PV: "2099-01-01"}), {"MCP-Protocol-Version": "2099-01-01"}, 400,
+     -32022, "unsupported_version"),
+    ("a legacy revision named per request", modern(meta={PV: "2025-11-25"}),
+     {"MCP-Protocol-Version": "2025-11-25"}, 400, -32022, "unsupported_version"),
+    ("initialize with an envelope", modern("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}),
+     {}, 404, -32601, None),
+    ("ping, removed", modern("ping"), {}, 404, -32601, None),
+    ("logging/setLevel, removed", modern("logging/setLevel", {"level": "info"}), {}, 404, -32601, None),
+    ("resources/subscribe, removed", modern("resources/subscribe", {"uri": "sandbox://info"}), {}, 404, -32601,
+     None),
+    ("tasks/result, removed", modern("tasks/result", {"taskId": "x"}), {}, 404, -32601, None),
+    ("an unknown method", modern("tools/explode"), {}, 404, -32601, None),
+    ("tasks/get without the tasks extension", modern("tasks/get", {"taskId": "0190a5b0-0000-7000-8000-000000000000"}),
+     {}, 400, -32021, None),
+    ("subscriptions/listen without a filter", modern("subscriptions/listen"), {}, 200, -32602, None),
+    ("subscriptions/listen with a malformed filter",
+     modern("subscriptions/listen", {"notifications": {"resourceSubscriptions": "sandbox://info"}}), {}, 200,
+     -32602, None),
+    ("an unknown tool", modern("tools/call", {"name": "rm_rf", "arguments": {}}), {}, 200, -32602, None),
+    ("an unknown resource", modern("resources/read", {"uri": "sandbox://nothing"}), {}, 200, -32602, None),
+    ("a requestState that is not ours", modern("prompts/get", {"name": "write_sandbox_code",
+                                                                 "requestState": "forged.00"}), {}, 200, -32602, None),
+]
+
+
+@pytest.mark.parametrize("name,req_,changes,status,code,reason", MODERN_CASES, ids=[c[0] for c in MODERN_CASES])
+def test_malformed_modern_requests_get_the_errors_the_revision_names(fe, name, req_, changes, status, code, reason):
+    body, headers = req_
+    headers = dict(headers, Authorization="Bearer " + fe.key, **{"Mcp-Session-Id": None})
+    headers.update(changes)
+    c = Client(fe.url, fe.key, protocol=None)
+    before = fe.metric("snakepit_mcp_rejections_total", reason=reason) if reason else errors_seen(fe)
+    r = c.raw(body=body, headers=headers)
+    assert r.status == status, (r.status, r.body[:300])
+    err = r.json["error"]
+    assert err["code"] == code, err
+    assert r.json["id"] == body["id"]  # every error carries the request's id (basic/index)
+    assert "Mcp-Session-Id" not in r.headers  # no sessions in this revision
+    if code == -32022:
+        assert err["data"]["requested"] == body["params"]["_meta"][PV]
+        assert err["data"]["supported"] == ["2026-07-28"]
+    if code == -32021:
+        assert err["data"]["requiredCapabilities"] == {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    if "requestState" in body.get("params", {}):
+        assert "requestState" in err["message"]
+    if reason:
+        assert fe.metric("snakepit_mcp_rejections_total", reason=reason) > before
+    else:
+        assert errors_seen(fe) > before
+    assert ModernClient(fe.url, fe.key).request("tools/list")["result"]["resultType"] == "complete"
+
+
+def test_modern_rejections_are_logged_with_their_reason(fe):
+    log = fe.log()
+    for reason in ("invalid_meta", "header_mismatch", "unsupported_version"):
+        assert "era=modern reason=%s" % reason in log
+
+
+def test_a_modern_notification_is_accepted_without_a_session(fe):
+    body, headers = modern()
+    body = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9, "_meta": body["params"]["_meta"]}}
+    r = Client(fe.url, fe.key, protocol=None).raw(body=body, headers=dict(headers, Authorization="Bearer " + fe.key))
+    assert r.status == 202 and not r.body

@@ -131,15 +131,32 @@ def test_a_stalled_redis_does_not_hang_requests(fe):
     wait_for(lambda: fe.health()["redis_connected"], 15, "the front-end to reconnect")
 
 
-def test_one_tenant_cannot_take_every_session():
+def test_a_tenant_at_its_session_cap_evicts_its_least_recently_used_session():
     f = Frontend(extra=["--max-sessions-per-tenant", "3"])
     try:
         greedy, other = f.add_tenant("greedy"), f.add_tenant("polite")
-        for _ in range(3):
-            init(f, greedy)
-        r = Client(f.url, greedy).send("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                                       "clientInfo": {"name": "x", "version": "1"}})
-        assert r.status == 503 and r.header("Retry-After")
-        init(f, other)  # others are unaffected
+        first, second, third = (init(f, greedy) for _ in range(3))
+        polite = init(f, other)
+        fourth = init(f, greedy)  # never refused: the least recently used (first) goes
+        assert first.send("ping").status == 404  # ... and its client initializes again
+        for c in (second, third, fourth, polite):
+            assert c.send("ping").status == 200
+        assert f.redis().zcard("sp:t:{greedy}:sessions") == 3
+        assert f.metric("snakepit_mcp_sessions_evicted_total") >= 1
+        assert "event=session_evicted" in f.log()
+    finally:
+        f.stop()
+
+
+def test_a_thousand_sessions_opened_and_never_closed_lock_nobody_out():
+    f = Frontend(extra=["--max-sessions-per-tenant", "50"])
+    try:
+        key = f.add_tenant("loop", rate="100000", burst="100000")
+        for _ in range(1000):  # what a loop of `snakepit run` did before it closed its sessions
+            c = Client(f.url, key)
+            c.initialize()
+            c.close()
+        assert init(f, key).send("ping").status == 200
+        assert f.redis().zcard("sp:t:{loop}:sessions") <= 50
     finally:
         f.stop()

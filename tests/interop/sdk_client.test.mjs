@@ -1,7 +1,8 @@
-// tests/interop/sdk_client.test.mjs — the official MCP TypeScript SDK client (pinned in
-// package.json) against snakepit-mcp, over Streamable HTTP and stdio: initialize, list and
-// call every tool (the SDK validates structuredContent against each outputSchema), progress,
-// cancellation, tasks, resources, prompts, completion, and a refused key.
+// tests/interop/sdk_client.test.mjs — the official MCP TypeScript SDK v1 client
+// (@modelcontextprotocol/sdk 1.32, legacy revisions only; pinned in package.json) against
+// snakepit-mcp, over Streamable HTTP and stdio: initialize, list and call every tool (the SDK
+// validates structuredContent against each outputSchema), a plot, progress, cancellation, tasks,
+// resources and a subscription, prompts, completion, and a refused key.
 // Run by run_interop.py, which starts the front-end and passes where it is in the environment.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -152,6 +153,29 @@ test("resources, prompts and completion", () =>
     assert.ok(comp.completion.values.includes("python.basic"));
     await c.setLoggingLevel("info");
     await c.ping();
+  }));
+
+test("a matplotlib figure comes back as a PNG image block", () =>
+  withClient(async (c) => {
+    const r = await c.callTool({ name: "execute_code", arguments: { profile: "python.data_science",
+      code: "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])" } }, undefined, { timeout: 120_000 });
+    assert.equal(sc(r).status, "ok");
+    const image = r.content.find((b) => b.type === "image");
+    assert.equal(image.mimeType, "image/png");
+  }));
+
+test("a subscription to a running execution hears it end", () =>
+  withClient(async (c) => {
+    const { ResourceUpdatedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
+    const updated = [];
+    c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updated.push(n.params.uri); });
+    const created = await c.request({ method: "tools/call", params: { name: "execute_code",
+      arguments: { code: "import time\ntime.sleep(1)" }, task: {} } },
+      (await import("@modelcontextprotocol/sdk/types.js")).CreateTaskResultSchema);
+    const uri = `sandbox://executions/${created.task.taskId}`;
+    await c.subscribeResource({ uri });
+    for (let i = 0; i < 100 && !updated.includes(uri); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(updated.includes(uri), JSON.stringify(updated));
   }));
 
 test("a wrong API key is refused with 401", async () => {

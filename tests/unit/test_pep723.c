@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -56,6 +57,19 @@ static void test_more_names_than_room_are_capped(void **state)
     assert_int_equal(pep723_dependencies(code, strlen(code), n, 2), 2);
 }
 
+static void test_a_long_name_with_separators_stays_within_its_buffer(void **state)
+{
+    (void)state;
+    /* a separator and a character written at the buffer's last free byte once overflowed it
+     * (found by fuzz_compat in pep723_merge.c's copy of this normalisation; ASan sees it) */
+    char n[1][PEP723_NAME];
+    char code[300];
+    snprintf(code, sizeof code, "# /// script\n# dependencies = [\"%.*s-b\"]\n# ///\n",
+             PEP723_NAME - 2, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    assert_int_equal(pep723_dependencies(code, strlen(code), n, 1), 1);
+    assert_true(strlen(n[0]) < PEP723_NAME);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -63,6 +77,7 @@ int main(void)
         cmocka_unit_test(test_no_block_is_minus_one_and_an_empty_list_zero),
         cmocka_unit_test(test_a_broken_block_routes_nowhere),
         cmocka_unit_test(test_more_names_than_room_are_capped),
+        cmocka_unit_test(test_a_long_name_with_separators_stays_within_its_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,57 @@
+/* tests/fuzz/fuzz_compat.c — libFuzzer target for the drop-in endpoints' readers of code from
+ * the network (mcp-frontend/pyscan.c, mcp-frontend/pep723_merge.c). Whatever the input, pyscan
+ * must stay within its bounds and report only ASCII identifiers, and the PEP 723 merge must
+ * keep every byte of the code before and after the block's opening line, whether it reads the
+ * block or refuses it. The input's first line, when it has one, is an extra dependency. */
+#include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../mcp-frontend/pep723_merge.h"
+#include "../../mcp-frontend/pyscan.h"
+
+static void s_check_scan(const char *code, size_t len)
+{
+    static pyscan_t scan;
+    pyscan(code, len, &scan);
+    assert(scan.n_names <= PYSCAN_MAX && scan.n_modules <= PYSCAN_MAX);
+    for (size_t i = 0; i < scan.n_names; i++) {
+        size_t n = strlen(scan.names[i]);
+        assert(n > 0 && n < PYSCAN_NAME);
+        for (size_t k = 0; k < n; k++) assert((unsigned char)scan.names[i][k] < 0x80);
+    }
+}
+
+static void s_check_merge(const char *extra, size_t extra_len, const char *code, size_t len)
+{
+    pep723_meta_t m;
+    char err[300];
+    if (pep723_read(code, len, &m, err, sizeof err) < 0) {
+        assert(err[0]);
+        return;
+    }
+    if (extra_len) pep723_add(&m, extra, extra_len, err, sizeof err);
+    size_t out_len;
+    char *out = pep723_write(code, len, &m, &out_len);
+    assert(out_len >= len);
+    if (m.found) {
+        assert(!memcmp(out, code, m.open_at));
+    } else {
+        assert(!memcmp(out, code, len));
+    }
+    free(out);
+    free(pep723_block(&m));
+    pep723_meta_clear(&m);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *text = (const char *)data;
+    s_check_scan(text, size);
+    const char *nl = memchr(text, '\n', size);
+    size_t first = nl ? (size_t)(nl - text) : 0;
+    const char *code = nl ? nl + 1 : text;
+    s_check_merge(text, first, code, size - (size_t)(code - text));
+    return 0;
+}

@@ -1,0 +1,156 @@
+/* tests/unit/test_fe_outcome.c — the text a model reads of an execute_code result
+ * (mcp-frontend/outcome.c): the status, the head and the tail of long output with what was left
+ * out named, the traceback of an error; structuredContent keeps everything.
+ * outcome.c is compiled in directly; tool_result (tools.c) is the one-line stand-in below. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../mcp-frontend/base64.c"
+#include "../../mcp-frontend/jsonrpc.c"
+#include "../../mcp-frontend/outcome.c"
+#include "../../mcp-frontend/utf8.c"
+
+/* tools.c builds the real result; this stand-in keeps what outcome.c hands it, flat */
+json_t *tool_result(const char *text, json_t *structured, int is_error)
+{
+    json_t *r = json_pack("{s:s,s:b}", "text", text, "isError", is_error);
+    if (structured) json_object_set_new(r, "structuredContent", structured);
+    return r;
+}
+
+/* The text block and the structured stdout of a result whose stdout is out. */
+static json_t *s_render(result_t *res)
+{
+    return outcome_execute("0190a5b0-0000-7000-8000-000000000000", res);
+}
+
+static const char *s_text(const json_t *r)
+{
+    return json_string_value(json_object_get(r, "text"));
+}
+
+/* A run that succeeded and printed what b holds (taken). */
+static void s_succeeded(result_t *res, buf_t *b)
+{
+    result_init(res);
+    res->status = ST_OK;
+    res->out_len = b->len;
+    res->out = buf_steal(b, NULL);
+}
+
+static void test_short_output_is_shown_whole(void **state)
+{
+    (void)state;
+    result_t res;
+    result_init(&res);
+    res.status = ST_OK;
+    res.out = xstrdup("hello\n");
+    res.out_len = 6;
+    json_t *r = s_render(&res);
+    assert_non_null(strstr(s_text(r), "status: ok"));
+    assert_non_null(strstr(s_text(r), "stdout:\nhello\n"));
+    assert_null(strstr(s_text(r), "left out"));
+    json_decref(r);
+    result_clear(&res);
+}
+
+static void test_long_output_keeps_its_head_and_its_tail(void **state)
+{
+    (void)state;
+    buf_t b;
+    buf_init(&b);
+    for (int i = 0; i < 3000; i++) buf_printf(&b, "line %d\n", i);
+    result_t res;
+    s_succeeded(&res, &b);
+    json_t *r = s_render(&res);
+    const char *t = s_text(r);
+    assert_non_null(strstr(t, "\nline 0\nline 1\n"));
+    assert_non_null(strstr(t, "\nline 2999\n"));
+    assert_null(strstr(t, "\nline 1500\n"));
+    assert_non_null(strstr(t, "left out here; the whole text is in structuredContent.stdout"));
+    assert_true(strlen(t) < 5000);
+    /* the cut falls between lines: no half line on either side of the marker */
+    const char *mark = strstr(t, "[... ");
+    assert_true(mark[-1] == '\n');
+    assert_true(strstr(mark, "]\nline ") != NULL);
+    /* and structuredContent has every byte */
+    const char *full =
+        json_string_value(json_object_get(json_object_get(r, "structuredContent"), "stdout"));
+    assert_int_equal(strlen(full), res.out_len);
+    json_decref(r);
+    result_clear(&res);
+}
+
+static void test_a_cut_never_splits_a_utf8_sequence(void **state)
+{
+    (void)state;
+    buf_t b;
+    buf_init(&b);
+    for (int i = 0; i < 4000; i++) buf_puts(&b, "\xc3\xa9"); /* é, no line breaks at all */
+    result_t res;
+    s_succeeded(&res, &b);
+    json_t *r = s_render(&res);
+    const char *t = s_text(r);
+    assert_true(utf8_valid(t, strlen(t)));
+    assert_null(strstr(t, "\xef\xbf\xbd")); /* no U+FFFD: nothing was cut mid-sequence */
+    json_decref(r);
+    result_clear(&res);
+}
+
+/* A run that failed with type: message, and the traceback when there is one. */
+static void s_failed(result_t *res, const char *type, const char *message, const char *traceback)
+{
+    result_init(res);
+    res->status = ST_ERROR;
+    res->error.present = 1;
+    res->error.type = xstrdup(type);
+    res->error.message = xstrdup(message);
+    if (traceback) res->error.traceback = xstrdup(traceback);
+}
+
+static void test_an_error_shows_its_traceback(void **state)
+{
+    (void)state;
+    result_t res;
+    s_failed(&res, "ZeroDivisionError", "division by zero",
+             "Traceback (most recent call last):\n  File \"<snakepit>\", line 2, in f\n    "
+             "return 1/n\nZeroDivisionError: division by zero\n");
+    res.error.line = 2;
+    json_t *r = s_render(&res);
+    const char *t = s_text(r);
+    assert_non_null(strstr(t, "status: error"));
+    assert_non_null(strstr(t, "error: ZeroDivisionError at line 2\nTraceback"));
+    assert_non_null(strstr(t, "    return 1/n\n"));
+    assert_true(json_is_true(json_object_get(r, "isError")));
+    json_decref(r);
+    result_clear(&res);
+}
+
+static void test_an_error_without_traceback_shows_its_message(void **state)
+{
+    (void)state;
+    result_t res;
+    s_failed(&res, "DependencyError", "numpy>=3 is not installed", NULL);
+    json_t *r = s_render(&res);
+    assert_non_null(strstr(s_text(r), "error: DependencyError: numpy>=3 is not installed\n"));
+    json_decref(r);
+    result_clear(&res);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_short_output_is_shown_whole),
+        cmocka_unit_test(test_long_output_keeps_its_head_and_its_tail),
+        cmocka_unit_test(test_a_cut_never_splits_a_utf8_sequence),
+        cmocka_unit_test(test_an_error_shows_its_traceback),
+        cmocka_unit_test(test_an_error_without_traceback_shows_its_message),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
