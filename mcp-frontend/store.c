@@ -23,7 +23,7 @@ static void s_pump(store_t *self);
  * lost Redis a moment ago) answers its first requests once the connection is there, rather than
  * refusing them — for at most --redis-timeout-ms. */
 
-static void s_wait(store_t *self, op_t *op, char *cmd, size_t len)
+void store_wait_op(store_t *self, op_t *op, char *cmd, size_t len)
 {
     op->cmd = cmd;
     op->len = len;
@@ -341,7 +341,7 @@ static int s_query(store_t *self, store_reply_fn *fn, void *arg, char *cmd, size
 {
     op_t *op = store_op_new(self, fn, arg);
     if (!self->ac && self->dial && !self->closing) {
-        s_wait(self, op, cmd, len);
+        store_wait_op(self, op, cmd, len);
         return 0;
     }
     int rc = store_send_op(self, op, cmd, len);

@@ -90,7 +90,8 @@ int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, co
 int store_write_eval(store_t *self, const char *source, int nkeys, int nargs, const char **args,
                      const size_t *lens, store_reply_fn *fn, void *arg);
 
-/* A Lua script run by EVALSHA, falling back to EVAL on NOSCRIPT. The script is loaded
+/* A Lua script run as a query, by EVALSHA, falling back to EVAL on NOSCRIPT: answered as
+ * queries are (and, like them, waiting for a connection being made). The script is loaded
  * (SCRIPT LOAD) on every connect, which also gives us its SHA-1 without computing it here. */
 typedef struct store_script store_script_t;
 

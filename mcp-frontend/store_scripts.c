@@ -65,7 +65,10 @@ int store_eval(store_t *self, store_script_t *script, store_reply_fn *fn, void *
                int nargs, const char **args)
 {
     if (!self) return -1; /* shutting down */
-    if (!self->ac || self->closing) return -1;
+    /* like any query, a script waits for a connection being made (sessions opened while the
+     * store reconnects after a Redis restart or a failover) */
+    int wait = !self->ac && self->dial && !self->closing;
+    if ((!self->ac && !wait) || self->closing) return -1;
     op_t *op = store_op_new(self, fn, arg);
     op->argc = 3 + nargs;
     op->argv = xcalloc((size_t)op->argc, sizeof *op->argv);
@@ -81,6 +84,10 @@ int store_eval(store_t *self, store_script_t *script, store_reply_fn *fn, void *
     op->script = by_sha ? script : NULL;
     char *cmd;
     int len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
+    if (len >= 0 && wait) {
+        store_wait_op(self, op, cmd, (size_t)len);
+        return 0;
+    }
     int rc = len < 0 ? -1 : store_send_op(self, op, cmd, (size_t)len);
     if (len >= 0) free(cmd);
     if (rc < 0) store_op_free(op);

@@ -71,6 +71,8 @@ op_t *store_op_new(store_t *self, store_reply_fn *fn, void *arg);
 void store_op_free(op_t *op);
 /* Sends a formatted command on the connection: 0, or -1 when there is none to take it. */
 int store_send_op(store_t *self, op_t *op, const char *cmd, size_t len);
+/* Keeps a query (taking cmd) until the connection being made is there, or its deadline. */
+void store_wait_op(store_t *self, op_t *op, char *cmd, size_t len);
 
 /* store_scripts.c: SCRIPT LOAD of every script, on each new connection */
 void store_load_scripts(store_t *self);
