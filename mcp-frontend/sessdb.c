@@ -118,6 +118,15 @@ static void s_zset(char *out, size_t cap, const char *tenant)
     snprintf(out, cap, "sp:t:{%s}:sessions", tenant);
 }
 
+/* A last-use score: wall ms to the microsecond, so that sessions opened or used within one
+ * millisecond still have an order, and the least recently used is evicted, not the smallest id. */
+static void s_use_score(char *out, size_t cap)
+{
+    uint64_t us = clock_wall_us();
+    snprintf(out, cap, "%llu.%03llu", (unsigned long long)(us / 1000),
+             (unsigned long long)(us % 1000));
+}
+
 static long s_idle_ms(const sessdb_t *self)
 {
     return sessions_conf(self->sessions)->idle_s * 1000;
@@ -253,9 +262,8 @@ void sessdb_open(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
     s_zset(zset, sizeof zset, s->tenant->name);
     session_key(hash, sizeof hash, s->tenant->name, s->id);
     s_prefix(prefix, sizeof prefix, s->tenant->name);
-    uint64_t wall = clock_wall_ms();
-    snprintf(now, sizeof now, "%llu", (unsigned long long)wall);
-    snprintf(created, sizeof created, "%llu", (unsigned long long)wall);
+    s_use_score(now, sizeof now);
+    snprintf(created, sizeof created, "%llu", (unsigned long long)clock_wall_ms());
     snprintf(idle, sizeof idle, "%ld", s_idle_ms(self));
     snprintf(cap, sizeof cap, "%ld", conf->max_per_tenant);
     snprintf(tasks, sizeof tasks, "%d", s->client_tasks);
@@ -295,7 +303,7 @@ void sessdb_touch(sessdb_t *self, session_t *s)
     char zset[160], hash[200], now[24], idle[24];
     s_zset(zset, sizeof zset, s->tenant->name);
     session_key(hash, sizeof hash, s->tenant->name, s->id);
-    snprintf(now, sizeof now, "%llu", (unsigned long long)clock_wall_ms());
+    s_use_score(now, sizeof now);
     snprintf(idle, sizeof idle, "%ld", s_idle_ms(self));
     const char *args[] = {zset, hash, s->id, now, idle};
     store_eval(*self->store_p, self->touch, NULL, NULL, 2, 5, args); /* lost when Redis is away */
