@@ -43,8 +43,11 @@ typedef struct {
 } bus_stats_t;
 
 /* instance: this process's name (fe.h), to tell own events apart. store_p: where the store is
- * (fe->store); once it is NULL (shutdown), events are delivered locally only. */
-bus_t *bus_new(loop_t *loop, const redis_url_t *url, store_t **store_p, const char *instance);
+ * (fe->store); once it is NULL (shutdown), events are delivered locally only. url is reached
+ * as the store reaches it (common/redis_dial.h: Sentinel URLs too), timeout_ms bounding each
+ * step of a connect. */
+bus_t *bus_new(loop_t *loop, const redis_url_t *url, long timeout_ms, store_t **store_p,
+               const char *instance);
 void bus_destroy(bus_t **self_p);
 int bus_connected(const bus_t *self);
 const bus_stats_t *bus_stats(const bus_t *self);

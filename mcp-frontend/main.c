@@ -262,7 +262,7 @@ static void s_instance(fe_t *fe, fe_conf_t *conf)
 static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, void *zmq_ctx)
 {
     fe->store = store_new(fe->loop, redis, &conf->store);
-    fe->bus = bus_new(fe->loop, redis, &fe->store, fe->instance);
+    fe->bus = bus_new(fe->loop, redis, conf->store.timeout_ms, &fe->store, fe->instance);
     fe->fixtures = conf->test_fixtures;
     fe->mrtr = mrtr_new(fe->loop, &fe->store);
     fe->sessions = sessions_new(fe->loop, &conf->sessions, calls_cancel_all);
