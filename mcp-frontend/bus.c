@@ -265,7 +265,7 @@ void bus_publish(bus_t *self, json_t *event)
     if (!text) return;
     self->stats.published++;
     if (self->subscribed && store_connected(*self->store_p))
-        store_writef(*self->store_p, "PUBLISH %s %s", self->control, text);
+        store_publish(*self->store_p, self->control, text);
     else
         s_dispatch(self, text, strlen(text)); /* nobody else can hear it now */
     free(text);

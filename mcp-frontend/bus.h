@@ -16,8 +16,9 @@
  *     where the stream's writer will find it), and events in the control channel's JSON for the
  *     resources its listen streams watch (listen.h registers the inbox with each URI), which go
  *     to the same typed handlers.
- * Publishing goes through the store's connection (store.h), so a PUBLISH leaves after every
- * write made before it: whoever hears an event finds in Redis what was written first.
+ * Publishing goes through the store's connection and its journal (store_publish), so a PUBLISH
+ * leaves after every write made before it — whoever hears an event finds in Redis what was
+ * written first — and, unlike those writes, is never sent again after a reconnect.
  * Pub/sub delivers at most once: whatever relies on it (session caches) also ages out, and the
  * reconnect hook tells modules that they may have missed events. */
 #ifndef SP_FE_BUS_H

@@ -406,13 +406,15 @@ static void s_dropped(store_t *self)
 }
 
 /* 0 when the write went on the wire now (fn, if any, will hear the reply); -1 when it waits in
- * the journal or was dropped. Takes cmd. */
-static int s_write_formatted(store_t *self, char *cmd, size_t len, store_reply_fn *fn, void *arg)
+ * the journal or was dropped. Takes cmd. once: sent at most once (store_journal.h). */
+static int s_write_journalled(store_t *self, char *cmd, size_t len, store_reply_fn *fn, void *arg,
+                              int once)
 {
     int immediate = self->ac && !self->closing && !self->drop &&
                     !journal_next_unsent(self->journal) &&
                     (long)self->sent_n < self->conf.buffer_commands;
-    journal_entry_t *e = journal_append(self->journal, cmd, len);
+    journal_entry_t *e = once ? journal_append_once(self->journal, cmd, len)
+                              : journal_append(self->journal, cmd, len);
     if (!e) {
         s_dropped(self);
         return -1;
@@ -426,6 +428,20 @@ static int s_write_formatted(store_t *self, char *cmd, size_t len, store_reply_f
     }
     journal_mark_sent(self->journal, e);
     return 0;
+}
+
+static int s_write_formatted(store_t *self, char *cmd, size_t len, store_reply_fn *fn, void *arg)
+{
+    return s_write_journalled(self, cmd, len, fn, arg, 0);
+}
+
+void store_publish(store_t *self, const char *channel, const char *message)
+{
+    if (!self) return;
+    char *cmd;
+    int len = redisFormatCommand(&cmd, "PUBLISH %s %s", channel, message);
+    if (len < 0) return;
+    s_write_journalled(self, cmd, (size_t)len, NULL, NULL, 1);
 }
 
 void store_write(store_t *self, int argc, const char **argv, const size_t *argvlen)

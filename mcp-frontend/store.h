@@ -84,6 +84,11 @@ void store_writef(store_t *self, const char *fmt, ...);
 int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
                       const size_t *argvlen);
 
+/* PUBLISH in the writes' order (a listener finds in Redis whatever was written before it), but
+ * sent at most once: never replayed after a reconnect, for pub/sub is at most once anyway and a
+ * listener would hear a replayed event twice. Dropped, counted, when the journal is full. */
+void store_publish(store_t *self, const char *channel, const char *message);
+
 /* An idempotent write that is a Lua script: EVAL with its source (the journal may replay it
  * into a Redis that never saw it, so it is never sent by SHA). fn as store_write_acked's, or
  * NULL. */

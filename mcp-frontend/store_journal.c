@@ -57,6 +57,13 @@ static int s_make_room(journal_t *self, size_t len)
     return 1;
 }
 
+/* Moves the cursor past `once` entries already done (they are never sent again). */
+static void s_skip_done(journal_t *self)
+{
+    while (self->unsent && self->unsent->once && self->unsent->acked)
+        self->unsent = self->unsent->next;
+}
+
 journal_entry_t *journal_append(journal_t *self, char *cmd, size_t len)
 {
     if (!s_make_room(self, len)) {
@@ -78,6 +85,13 @@ journal_entry_t *journal_append(journal_t *self, char *cmd, size_t len)
     return e;
 }
 
+journal_entry_t *journal_append_once(journal_t *self, char *cmd, size_t len)
+{
+    journal_entry_t *e = journal_append(self, cmd, len);
+    if (e) e->once = 1;
+    return e;
+}
+
 journal_entry_t *journal_next_unsent(journal_t *self)
 {
     return self->unsent;
@@ -88,6 +102,7 @@ void journal_mark_sent(journal_t *self, journal_entry_t *e)
     assert(e == self->unsent);
     e->sent = 1;
     self->unsent = e->next;
+    s_skip_done(self);
 }
 
 void journal_acked(journal_t *self, journal_entry_t *e, uint64_t now_ms)
@@ -103,19 +118,25 @@ void journal_acked(journal_t *self, journal_entry_t *e, uint64_t now_ms)
 void journal_rewind(journal_t *self)
 {
     for (journal_entry_t *e = self->head; e; e = e->next) {
-        e->sent = 0;
-        if (e->acked) {
+        if (e->once) {
+            if (e->sent && !e->acked) { /* it may have been heard: done, never again */
+                e->acked = 1;
+                self->unacked--;
+            }
+        } else if (e->acked) {
             e->acked = 0; /* it will be sent (and answered) again */
             self->unacked++;
         }
+        e->sent = 0;
     }
     self->unsent = self->head;
+    s_skip_done(self);
 }
 
 void journal_trim(journal_t *self, uint64_t now_ms)
 {
     while (self->head && self->head->acked && self->head != self->unsent &&
-           now_ms - self->head->acked_ms >= (uint64_t)self->replay_ms)
+           (self->head->once || now_ms - self->head->acked_ms >= (uint64_t)self->replay_ms))
         s_pop_head(self);
 }
 

@@ -1,7 +1,7 @@
 /* tests/unit/test_redis_ha.c — what keeps the front-end's Redis state through failures, through
  * the headers: redis-sentinel:// URLs (common/redis_url.h) and the store's write journal
  * (mcp-frontend/store_journal.h: kept until acknowledged and past the replay window, sent
- * again after every reconnect, bounded). The journal is compiled in directly (it lives in
+ * again after every reconnect, bounded; a PUBLISH in its place but at most once). The journal is compiled in directly (it lives in
  * mcp-frontend/, not the shared library). */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -102,6 +102,40 @@ static void test_journal_rewind_sends_everything_again_in_order(void **state)
     journal_destroy(&j);
 }
 
+static void test_a_once_write_keeps_its_place_but_is_never_sent_twice(void **state)
+{
+    (void)state;
+    journal_t *j = journal_new(10, 1000, 5000);
+    journal_entry_t *a = journal_append(j, s_cmd("a"), 1);
+    journal_entry_t *p = journal_append_once(j, s_cmd("p"), 1);
+    journal_entry_t *b = journal_append(j, s_cmd("b"), 1);
+    journal_entry_t *q = journal_append_once(j, s_cmd("q"), 1);
+    assert_ptr_equal(journal_next_unsent(j), a); /* behind the writes made before it */
+    journal_mark_sent(j, a);
+    assert_ptr_equal(journal_next_unsent(j), p);
+    journal_mark_sent(j, p);
+    journal_acked(j, a, 10);
+    journal_acked(j, p, 10);
+    journal_mark_sent(j, b); /* then the connection drops, b in flight, q not yet sent */
+    journal_rewind(j);
+    assert_ptr_equal(journal_next_unsent(j), a); /* a replayed, p skipped, q sent in its turn */
+    journal_mark_sent(j, a);
+    assert_ptr_equal(journal_next_unsent(j), b);
+    journal_mark_sent(j, b);
+    assert_ptr_equal(journal_next_unsent(j), q);
+    journal_mark_sent(j, q);
+    journal_rewind(j); /* q was on the wire: done, whether Redis took it or not */
+    journal_mark_sent(j, a);
+    journal_mark_sent(j, b);
+    assert_null(journal_next_unsent(j));
+    assert_int_equal(journal_unacked(j), 2);
+    journal_acked(j, a, 20);
+    journal_acked(j, b, 20);
+    journal_trim(j, 5020); /* past the window: the replayed writes go, the once ones too */
+    assert_int_equal(journal_entries(j), 0);
+    journal_destroy(&j);
+}
+
 static void test_a_full_journal_drops_acknowledged_writes_before_refusing_new_ones(void **state)
 {
     (void)state;
@@ -128,6 +162,7 @@ int main(void)
         cmocka_unit_test(test_bad_sentinel_urls_are_refused_with_a_reason),
         cmocka_unit_test(test_journal_keeps_an_acknowledged_write_for_the_replay_window),
         cmocka_unit_test(test_journal_rewind_sends_everything_again_in_order),
+        cmocka_unit_test(test_a_once_write_keeps_its_place_but_is_never_sent_twice),
         cmocka_unit_test(test_a_full_journal_drops_acknowledged_writes_before_refusing_new_ones),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
