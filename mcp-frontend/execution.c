@@ -314,9 +314,10 @@ static void s_on_task_recorded(void *arg, redisReply *reply)
         call_reply(c, t);
         call_release(c);
         log_info("event=task_created job=%s tenant=%s", ex->id_str, ex->tenant->name);
-    } else if (c && !ex->ended) {
-        ex->opts.task = 0; /* not durable: the call keeps waiting for its result */
     }
+    /* else the call keeps waiting for its result; the task fields may still reach the record
+     * (the journal sends the write again on the next connection), so the final record keeps
+     * writing them too and never leaves a finished task `working` */
     s_unref(ex);
 }
 
