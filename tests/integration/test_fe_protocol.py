@@ -40,6 +40,7 @@ def client(fe, key):
 def test_healthz_says_ok(fe):
     h = fe.health()
     assert h["ok"] is True and h["redis_connected"] is True
+    wait_for(lambda: fe.health()["bus_connected"], 10, "the bus to subscribe")
 
 
 @pytest.mark.parametrize("version,expect", [("2025-11-25", "2025-11-25"), ("2025-06-18", "2025-06-18"),
