@@ -19,6 +19,13 @@
 #include "redis_loop.h"
 #include "redis_url.h"
 
+/* Between attempts of a component that keeps reconnecting (the front-end's store and bus): the
+ * wait starts at 100 ms and doubles up to this. Short, because a Redis that comes back or a
+ * replica that is promoted announces nothing, every second of wait after that is a second in
+ * which new legacy sessions cannot be opened, and an attempt is cheap (a refused connect, or
+ * one question to each sentinel). */
+#define REDIS_RECONNECT_MAX_MS 500
+
 typedef struct redis_dial redis_dial_t;
 
 /* Called exactly once. ac: connected, authenticated, on the right db, attached to the loop

@@ -36,8 +36,8 @@ struct bus {
     redisAsyncContext *ac; /* NULL while waiting to reconnect */
     redis_loop_t io;
     char where[300]; /* the server subscribed on */
-    int subscribed; /* both subscriptions confirmed */
-    int was_down;   /* lost the connection since the last confirmation: run the hooks */
+    int subscribed;  /* both subscriptions confirmed */
+    int was_down;    /* lost the connection since the last confirmation: run the hooks */
     int confirmations;
     uint64_t timer;
     uint64_t retry_at_ms;
@@ -126,7 +126,8 @@ static void s_lost(bus_t *self)
     self->confirmations = 0;
     self->was_down = 1;
     self->retry_at_ms = clock_mono_ms() + (uint64_t)self->backoff_ms;
-    self->backoff_ms = self->backoff_ms * 2 > 2000 ? 2000 : self->backoff_ms * 2;
+    self->backoff_ms = self->backoff_ms * 2 > REDIS_RECONNECT_MAX_MS ? REDIS_RECONNECT_MAX_MS
+                                                                     : self->backoff_ms * 2;
 }
 
 static void s_on_disconnect(const redisAsyncContext *ac, int status)

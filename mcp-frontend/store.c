@@ -98,7 +98,8 @@ static void s_sent_pop(store_t *self)
 static void s_schedule_reconnect(store_t *self)
 {
     self->retry_at_ms = clock_mono_ms() + (uint64_t)self->backoff_ms;
-    self->backoff_ms = self->backoff_ms * 2 > 2000 ? 2000 : self->backoff_ms * 2;
+    self->backoff_ms = self->backoff_ms * 2 > REDIS_RECONNECT_MAX_MS ? REDIS_RECONNECT_MAX_MS
+                                                                     : self->backoff_ms * 2;
 }
 
 /* The connection is gone (hiredis frees the context after the callback): every write still
