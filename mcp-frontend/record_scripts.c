@@ -4,10 +4,10 @@
  * count) are fine outside Redis Cluster, which snakepit does not use. */
 #include "record_scripts.h"
 
-/* index(z, drop): the id into a tenant's index (ttl, created, id, keep are the caller's
- * locals); entries past the age or the count leave it, their records too when drop. */
+/* index(z, drop, created, id, ttl, keep): the id into a tenant's index; entries past the age
+ * or the count leave it, and their records too when drop. */
 #define LUA_INDEX                                                                                  \
-    "local function index(z, drop)\n"                                                              \
+    "local function index(z, drop, created, id, ttl, keep)\n"                                      \
     "  redis.call('ZADD', z, created, id)\n"                                                       \
     "  redis.call('ZREMRANGEBYSCORE', z, '-inf', '(' .. (created - ttl * 1000))\n"                 \
     "  local over = redis.call('ZCARD', z) - keep\n"                                               \
@@ -23,15 +23,14 @@
     "end\n"
 
 const char RECORD_SUBMIT_LUA[] =
-    "local ttl, created, id, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], "
-    "tonumber(ARGV[4])\n"
-    "redis.call('HSET', KEYS[1], unpack(ARGV, 6))\n"
-    "redis.call('HSETNX', KEYS[1], 'status', 'queued')\n"
-    "redis.call('EXPIRE', KEYS[1], ttl)\n"
-    LUA_INDEX
-    "index(KEYS[2], true)\n"
-    "if ARGV[5] == '1' then index(KEYS[3], false) end\n"
-    "return 1\n";
+    LUA_INDEX "local ttl, created, id, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], "
+              "tonumber(ARGV[4])\n"
+              "redis.call('HSET', KEYS[1], unpack(ARGV, 6))\n"
+              "redis.call('HSETNX', KEYS[1], 'status', 'queued')\n"
+              "redis.call('EXPIRE', KEYS[1], ttl)\n"
+              "index(KEYS[2], true, created, id, ttl, keep)\n"
+              "if ARGV[5] == '1' then index(KEYS[3], false, created, id, ttl, keep) end\n"
+              "return 1\n";
 
 const char RECORD_FINISH_LUA[] =
     "local prev = redis.call('HGET', KEYS[1], 'status')\n"
@@ -53,15 +52,15 @@ const char RECORD_FINISH_LUA[] =
     "return 1\n";
 
 const char RECORD_TASK_LUA[] =
-    "local ttl, created, id, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], "
-    "tonumber(ARGV[4])\n" LUA_INDEX
-    "redis.call('HSET', KEYS[1], 'task', '1', 'task_ttl_ms', ARGV[5])\n"
-    "if redis.call('HSETNX', KEYS[1], 'task_status', 'working') == 1 then\n"
-    "  redis.call('HSET', KEYS[1], 'task_updated_ms', ARGV[6])\n"
-    "end\n"
-    "redis.call('EXPIRE', KEYS[1], ttl)\n"
-    "index(KEYS[2], false)\n"
-    "return 1\n";
+    LUA_INDEX "local ttl, created, id, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], "
+              "tonumber(ARGV[4])\n"
+              "redis.call('HSET', KEYS[1], 'task', '1', 'task_ttl_ms', ARGV[5])\n"
+              "if redis.call('HSETNX', KEYS[1], 'task_status', 'working') == 1 then\n"
+              "  redis.call('HSET', KEYS[1], 'task_updated_ms', ARGV[6])\n"
+              "end\n"
+              "redis.call('EXPIRE', KEYS[1], ttl)\n"
+              "index(KEYS[2], false, created, id, ttl, keep)\n"
+              "return 1\n";
 
 const char RECORD_TASK_STATUS_LUA[] =
     "local status = redis.call('HGET', KEYS[1], 'status')\n"

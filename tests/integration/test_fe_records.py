@@ -77,3 +77,24 @@ def test_writes_lost_with_redis_are_replayed_without_counting_twice(fe):
     wait_for(lambda: fe.metric("snakepit_mcp_records_replayed_total") >= replayed + 3, 15,
              "the journal sent again")
     assert r.hget("sp:t:replay:use:" + day, "executions") == "3"
+
+
+def test_replayed_task_writes_leave_finished_and_cancelled_tasks_as_they_were(fe):
+    c = Client(fe.url, fe.add_tenant("tasky", rate="1000", burst="1000"))
+    c.initialize()
+    done = c.request("tools/call", {"name": "execute_code", "arguments": {"code": "print(1)"},
+                                    "task": {}})["result"]["task"]["taskId"]
+    stopped = c.request("tools/call", {"name": "execute_code", "arguments": {"code": "#sleep 5"},
+                                       "task": {}})["result"]["task"]["taskId"]
+    c.request("tasks/cancel", {"taskId": stopped})
+    r = fe.redis()
+    settled = lambda: (r.hget("sp:exec:" + done, "task_status"), r.hget("sp:exec:" + stopped, "task_status"))
+    wait_for(lambda: settled() == ("completed", "cancelled"), 15, "both tasks to settle")
+    # the journal sends every write again, the task's start and its cancellation among them
+    replayed = fe.metric("snakepit_mcp_records_replayed_total")
+    r.client_kill_filter(_type="normal", skipme=True)
+    wait_for(lambda: fe.metric("snakepit_mcp_records_replayed_total") >= replayed + 5, 15,
+             "the journal sent again")
+    assert settled() == ("completed", "cancelled")
+    for tid in (done, stopped):
+        assert r.zscore("sp:t:tasky:tasks", tid) and r.ttl("sp:exec:" + tid) > 0
