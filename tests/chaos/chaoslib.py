@@ -25,6 +25,12 @@ from farm import BIN, Farm, McpError, McpHttp, free_port  # noqa: E402,F401  (re
 
 SERVE_AGAIN_S = 5
 CODE = "import time\ntime.sleep(0.02)\nprint(sum(range(1000)))"  # jobs stay in flight a while
+ERAS = ("legacy", "modern")  # MCP 2025-11-25 in a session, and 2026-07-28 without one
+MODERN = "2026-07-28"
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN,
+               "io.modelcontextprotocol/clientCapabilities": {},
+               "io.modelcontextprotocol/clientInfo": {"name": "snakepit-chaos", "version": "1"}}
+MODERN_HEADERS = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "execute_code"}
 
 
 def wait_for(pred, timeout, what, every=0.05):
@@ -110,19 +116,29 @@ def sigkill(pid):
 # ---- MCP over HTTP, every outcome kept ------------------------------------------------------
 
 class Client:
-    """One MCP session over HTTP that reconnects: an unknown session (the front-end restarted)
-    or a refused connection (it is down) means the request was never taken, so the client opens
-    a new session and sends it again. A connection that breaks mid-request is the one outcome it
-    cannot know: it is reported as ("transport", ...)."""
+    """An MCP client over HTTP that reconnects. era "legacy": one 2025-11-25 session; an unknown
+    session (evicted, or lost by Redis) or a refused connection (the front-end is down) means
+    the request was never taken, so the client opens a new session and sends it again. era
+    "modern": 2026-07-28, no session, every request carrying its _meta and headers. A connection
+    that breaks mid-request is the one outcome it cannot know: it is reported as ("transport",
+    ...)."""
 
-    def __init__(self, url, key, give_up_s=30):
-        self.url, self.key, self.give_up_s = url, key, give_up_s
+    def __init__(self, url, key, give_up_s=30, era="legacy"):
+        self.url, self.key, self.give_up_s, self.era = url, key, give_up_s, era
         self.http = None
         self.reconnects = 0
 
     def _open(self):
         self.http = McpHttp(self.url, self.key)
-        self.http.initialize()
+        if self.era == "legacy":
+            self.http.initialize()
+
+    def _post(self, arguments):
+        params = {"name": "execute_code", "arguments": arguments}
+        if self.era == "modern":
+            params["_meta"] = MODERN_META
+        return self.http.post({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
+                              headers=MODERN_HEADERS if self.era == "modern" else None, raw=True)
 
     def call(self, arguments):
         deadline = time.time() + self.give_up_s
@@ -130,9 +146,7 @@ class Client:
             try:
                 if not self.http:
                     self._open()
-                status, headers, body = self.http.post(
-                    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                     "params": {"name": "execute_code", "arguments": arguments}}, raw=True)
+                status, headers, body = self._post(arguments)
             except (ConnectionRefusedError, urllib.error.URLError) as e:
                 refused = isinstance(e, ConnectionRefusedError) or isinstance(
                     getattr(e, "reason", None), ConnectionRefusedError)
@@ -151,7 +165,7 @@ class Client:
             except McpError as e:  # initialize refused (a 503 while Redis is away, say)
                 self.http = None
                 return ("http", e.status, None)
-            if status == 404:  # the session died with its front-end: a new one, same request
+            if status == 404 and self.era == "legacy":  # the session is gone: a new one, same request
                 self.http = None
                 self.reconnects += 1
                 continue
@@ -177,16 +191,20 @@ def classify(status, headers, body):
 
 
 class Load:
-    """n requests from `conc` clients; `on_answers(k)` is called (once) after k answers."""
+    """n requests from `conc` clients; `on_answers(k)` is called (once) after k answers. url may
+    be a list (front-ends sharing the farm) and the clients are spread over every url and era."""
 
-    def __init__(self, url, key, n, conc=16, code=CODE):
-        self.url, self.key, self.n, self.conc, self.code = url, key, n, conc, code
+    def __init__(self, url, key, n, conc=16, code=CODE, eras=("legacy",)):
+        self.urls = [url] if isinstance(url, str) else list(url)
+        self.key, self.n, self.conc, self.code, self.eras = key, n, conc, code, eras
         self.outcomes = []
         self.started = []  # when each outcome's request was sent (time.time())
+        self.tags = []  # (url, era) of each outcome's client
         self.lock = threading.Lock()
         self.next = 0
         self.trigger = None
         self.reconnects = 0
+        self.reconnects_at = {}  # url: reconnects of its clients
 
     def at(self, answers, fn):
         self.trigger = [answers, fn, False]
@@ -198,11 +216,12 @@ class Load:
             self.next += 1
             return True
 
-    def _record(self, outcome, started):
+    def _record(self, outcome, started, tag):
         fire = None
         with self.lock:
             self.outcomes.append(outcome)
             self.started.append(started)
+            self.tags.append(tag)
             t = self.trigger
             if t and not t[2] and len(self.outcomes) >= t[0]:
                 t[2] = True
@@ -210,16 +229,20 @@ class Load:
         if fire:
             fire()
 
-    def _worker(self):
-        c = Client(self.url, self.key)
+    def _worker(self, i):
+        url = self.urls[i % len(self.urls)]
+        era = self.eras[(i // len(self.urls)) % len(self.eras)]
+        c = Client(url, self.key, era=era)
         while self._take():
             started = time.time()
-            self._record(c.call({"code": self.code}), started)
+            self._record(c.call({"code": self.code}), started, (url, era))
         with self.lock:
             self.reconnects += c.reconnects
+            self.reconnects_at[url] = self.reconnects_at.get(url, 0) + c.reconnects
 
     def run(self, timeout=120):
-        threads = [threading.Thread(target=self._worker, daemon=True) for _ in range(self.conc)]
+        threads = [threading.Thread(target=self._worker, args=(i,), daemon=True)
+                   for i in range(self.conc)]
         for t in threads:
             t.start()
         deadline = time.time() + timeout
@@ -230,18 +253,114 @@ class Load:
         assert len(self.outcomes) == self.n, (len(self.outcomes), self.n)
         return self.outcomes
 
-    def kinds(self):
+    def kinds(self, url=None, era=None):
+        """{(kind, detail): count}, of the clients of one url or era if asked."""
         out = {}
-        for o in self.outcomes:
-            out[o[:2]] = out.get(o[:2], 0) + 1
+        for o, (u, e) in zip(self.outcomes, self.tags):
+            if (url is None or u == url) and (era is None or e == era):
+                out[o[:2]] = out.get(o[:2], 0) + 1
         return out
 
-    def sent_after(self, when):
-        """The outcomes of requests sent after `when`."""
-        return [o for o, t in zip(self.outcomes, self.started) if t > when]
+    def sent_after(self, when, url=None):
+        """The outcomes of requests sent after `when` (to one url, if asked)."""
+        return [o for o, t, (u, _) in zip(self.outcomes, self.started, self.tags)
+                if t > when and (url is None or u == url)]
 
     def ids(self, kind="ok"):
         return [o[2] for o in self.outcomes if o[0] == kind and o[2]]
+
+
+# ---- a second front-end, and legacy sessions across front-ends -------------------------------
+
+def _environ(pid):
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        pairs = [e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e]
+    return {k.decode(): v.decode(errors="replace") for k, v in pairs}
+
+
+def health(url):
+    """The /healthz of the front-end whose MCP endpoint is url."""
+    with urllib.request.urlopen(url.rsplit("/", 1)[0] + "/healthz", timeout=5) as r:
+        return json.loads(r.read())
+
+
+def up(url):
+    """The front-end at url has the broker, Redis and the bus (pub/sub between front-ends)."""
+    h = health(url)
+    return h["broker_connected"] and h["redis_connected"] and h["bus_connected"]
+
+
+class Peer:
+    """A second front-end on a farm: the farm's own snakepit-mcp command line and environment
+    on another port (issue 13: any front-end answers any request). Started here, stopped by its
+    pid; not one of the farm's components, so no kill here finds it."""
+
+    def __init__(self, farm, name="peer"):
+        pid = component_pid(farm, "mcp")
+        argv, env = cmdline(pid), _environ(pid)
+        self.port = free_port()
+        argv[argv.index("--http") + 1] = "127.0.0.1:%d" % self.port
+        self.url = "http://127.0.0.1:%d/mcp" % self.port
+        self.log = open(os.path.join(farm.dir, name + ".log"), "ab")
+        self.proc = subprocess.Popen(argv, env=env, stdout=self.log, stderr=self.log,
+                                     stdin=subprocess.DEVNULL)
+        wait_for(self.up, 30, "the peer front-end to reach the broker, Redis and the bus")
+
+    def up(self):
+        return up(self.url)
+
+    def stop(self):
+        """SIGTERM; asserts a clean exit and no sanitizer report in its log."""
+        died, rc = self.proc.poll(), None
+        if died is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                rc = self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        with open(self.log.name, errors="replace") as f:
+            text = f.read()
+        for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+            assert marker not in text, text[text.index(marker):][:2000]
+        assert died is None, "the peer front-end died during the suite (exit status %s)" % died
+        assert rc == 0, "the peer front-end exited with %s on SIGTERM" % rc
+
+
+def open_session(url, key):
+    """A legacy session opened (and used once) on the front-end at url: its id."""
+    c = McpHttp(url, key)
+    c.initialize()
+    assert c.call("execute_code", {"code": "print('opened')"})["structuredContent"]["status"] == "ok"
+    return c.session
+
+
+def in_session(url, key, session):
+    """One execute_code in an existing legacy session, sent to the front-end at url: the HTTP
+    status (404: the session is unknown there) and the call's status."""
+    c = McpHttp(url, key)
+    c.session = session
+    status, headers, body = c.post({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                    "params": {"name": "execute_code", "arguments": {"code": "1"}}},
+                                   raw=True)
+    return status, classify(status, headers, body)[0] if status == 200 else None
+
+
+def end_session(url, key, session):
+    """DELETE of a legacy session at url: the HTTP status."""
+    req = urllib.request.Request(url, method="DELETE", headers={
+        "Authorization": "Bearer " + key, "Mcp-Session-Id": session,
+        "MCP-Protocol-Version": "2025-11-25"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def session_key(tenant, session):
+    return "sp:t:{%s}:sess:%s" % (tenant, session)
 
 
 def serves(url, key):
