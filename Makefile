@@ -40,10 +40,11 @@ BROKER_SRC   := $(wildcard broker/*.c)
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
 # or Redis library (fewer pages to copy on every fork)
 ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c pool.c child.c \
-                  sandbox.c landlock.c filter.c layers.c python.c runner.c audit.c pretouch.c \
-                  workspace.c outcome.c jobarea.c jobcopy.c zchan.c zmsg.c scrub.c)
-EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c slots.c credits.c claims.c broker_link.c zygotes.c \
-                  spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c)
+                  childsig.c envprofile.c sandbox.c landlock.c filter.c layers.c python.c runner.c audit.c \
+                  policy.c pretouch.c workspace.c outcome.c outcome_meta.c jobarea.c jobcopy.c \
+                  zchan.c zmsg.c scrub.c)
+EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c slots.c credits.c claims.c broker_link.c \
+                  zygotes.c envs.c spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 
@@ -79,7 +80,10 @@ endef
 $(BUILD)/gen/%_py.h: executor-node/%.py
 	$(py_to_h)
 
-$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h
+$(OBJ)/executor-node/envs.o: $(BUILD)/gen/envbuild_py.h
+
+$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
+                               $(BUILD)/gen/rich_py.h
 
 # the drop-in endpoints' validators are Python programs the front-end sends to the farm as
 # jobs (mcp-frontend/compat_validators.h), compiled in the same way
@@ -274,7 +278,7 @@ test-cluster: all $(BENCH_TOOLS)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -g -O1 -I. -DSNAKEPIT_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined
-FUZZ_COMMON  := common/buf.c common/idmap.c common/ids.c common/clock.c common/log.c common/limits.c common/profiles.c common/prom.c \
+FUZZ_COMMON  := common/buf.c common/idmap.c common/ids.c common/clock.c common/log.c common/limits.c common/profiles.c common/pep440.c common/prom.c \
                 proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/job.c
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROKER_SRC))
@@ -282,8 +286,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROK
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_COMMON) $(filter-out broker/main.c broker/broker.c broker/relay.c broker/ratelog.c broker/metrics.c broker/zap.c,$(BROKER_SRC)) -lzmq -lmsgpackc -lm
 
 # the zygote's reading of a child's meta needs the executor's outcome module
-$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome.c executor-node/filter.c \
-                         executor-node/workspace.c
+$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome_meta.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lseccomp -lzmq -lmsgpackc -lm
 
@@ -301,7 +304,7 @@ fuzz: $(FUZZ_BINS)
 
 # the memory budget of README "Failure and recovery": N records written into a private Redis by
 # the front-end's own records.c, store and journal (bench/record_fill.c), Redis's memory read
-RECORD_FILL_FE := records.c record_scripts.c store.c store_journal.c store_scripts.c base64.c utf8.c \
+RECORD_FILL_FE := records.c record_scripts.c rich.c store.c store_journal.c store_scripts.c base64.c utf8.c \
                   task.c jsonrpc.c
 $(BUILD)/bench/record_fill: bench/record_fill.c $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB)
 	@mkdir -p $(@D)

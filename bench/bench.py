@@ -9,6 +9,7 @@ Runs, one after the other on this machine, each variant at each concurrency on e
   (c) subprocess  build/bench/spawn_load: a fresh /usr/bin/python3 per execution
   broker only     bench/broker_bench.sh (stub executors that answer at once), run from a copy
                   so that its own results file is left alone
+  profiles        bench/profiles.py: each profile's zygote memory, fork cost and CPU per job
 
 then writes <out>/<date>.json and <out>/latest.json (the shape issue 7 gives, plus cpu,
 samples, targets, broker_only, run) and prints a table; full and quick runs also put the
@@ -27,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import profiles as profiles_bench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("SNAKEPIT_BIN", os.path.join(ROOT, "build/bin"))
@@ -273,7 +276,7 @@ def dirty_paths():
                   if re.search(r"\.(c|h|py)$", l) and not l[3:].startswith(("bench/", "tests/")))
 
 
-def assemble(mode, m, slots, lines_by_variant, broker, started, cmd):
+def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=None):
     variants, cpu, samples, memory, paced = {}, {}, {}, {}, {}
     for variant, lines in lines_by_variant.items():
         for l in lines:
@@ -362,6 +365,7 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd):
         "samples": samples,
         "targets": targets,
         "broker_only": broker,
+        "profiles": by_profile,
         "run": {"mode": mode, "command": cmd, "date": started["date"], "git": git_rev(),
                 "uncommitted_sources": dirty_paths(),
                 "duration_s": round(time.time() - started["t"], 1), "slots": slots,
@@ -432,6 +436,9 @@ def summary(r, markdown=False):
     if b:
         lines.append(f"broker only (stub executors, {b.get('transport')}): median {fmt(b.get('median_jobs_per_s'))} "
                      f"jobs/s over runs {b.get('runs')}, broker CPU µs/job {b.get('broker_cpu_s_per_job_us')}")
+    if r.get("profiles"):
+        lines.append("profiles (print(1), paced c1):")
+        lines += ["  " + l for l in profiles_bench.summary_lines(r["profiles"])]
     lines.append("targets (reported, not asserted):")
     for t in r["targets"]:
         s = f" [{t['snippet']}]" if "snippet" in t else ""
@@ -472,10 +479,10 @@ def main():
     ap.add_argument("--out", help="directory for the JSON results (default: bench/results; "
                                   "smoke: build/bench/smoke)")
     ap.add_argument("--slots", type=int, default=os.cpu_count(), help="executor slots for (a) and (b)")
-    ap.add_argument("--only", help="comma-separated subset of limit,farm,subprocess,broker")
+    ap.add_argument("--only", help="comma-separated subset of limit,farm,subprocess,broker,profiles")
     a = ap.parse_args()
     m = MODES[a.mode]
-    only = set(a.only.split(",")) if a.only else {"limit", "farm", "subprocess", "broker"}
+    only = set(a.only.split(",")) if a.only else {"limit", "farm", "subprocess", "broker", "profiles"}
     out_dir = a.out or os.path.join(ROOT, "build/bench/smoke" if a.mode == "smoke" else "bench/results")
     cmd = {"full": "make bench", "quick": "make bench-quick", "smoke": "make bench-smoke"}[a.mode]
     if a.only or a.slots != os.cpu_count():
@@ -512,7 +519,15 @@ def main():
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 failed.append(f"broker: {e}")
                 log(f"broker FAILED: {e}")
-        r = assemble(a.mode, m, a.slots, lines, broker, started, cmd)
+        by_profile = None
+        if "profiles" in only and a.mode != "smoke":
+            try:
+                by_profile = profiles_bench.bench_profiles(BIN, TOOLS, tmp, a.slots,
+                                                           seconds=max(m["seconds"], 1.0))
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                failed.append(f"profiles: {e}")
+                log(f"profiles FAILED: {e}")
+        r = assemble(a.mode, m, a.slots, lines, broker, started, cmd, by_profile)
         if failed:
             r["run"]["failed"] = failed
         os.makedirs(out_dir, exist_ok=True)

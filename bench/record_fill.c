@@ -83,7 +83,9 @@ int main(int argc, char **argv)
                          .head_cap = 8 << 10,
                          .result_cap = 256 << 10,
                          .usage_days = 90,
-                         .export_maxlen = 1000000};
+                         .export_maxlen = 1000000,
+                         .file_link_bytes = 64 << 10,
+                         .file_ttl_s = 3600};
     records_t *records = records_new(store, &rc, "vm:27867");
     uint64_t wait = loop_timer_add(f.loop, 10, 10, s_until_connected, store);
     loop_run(f.loop);
@@ -107,6 +109,10 @@ int main(int argc, char **argv)
     res.out_len = strlen(out);
     res.err = "";
     res.result = "10";
+    /* the trailing expression's output, as the runner returns it (executor-node/rich.py) */
+    result_output_t repr = {.kind = "result", .mime = "text/plain", .data = "10", .len = 2};
+    res.outputs = &repr;
+    res.n_outputs = 1;
     res.variables = NULL;
     res.queue_ms = 0.0, res.wall_ms = 1.281, res.cpu_ms = 3.551;
     res.max_rss_kb = 17492;

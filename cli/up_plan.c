@@ -38,6 +38,9 @@ static const cfg_opt_t s_opts[] = {
                 "from the first to the second"),
     CFG_OPT_LIST(up_conf_t, disable_layer, "disable-layer", "LAYER",
                  "sandbox layer to switch off (see snakepit-executor --help)"),
+    CFG_OPT_STR(up_conf_t, packages, "packages", "DIR|URL",
+                "where jobs' dependencies may come from: a directory of wheels, or a package "
+                "index URL (environments are built in STATE_DIR/envs)"),
     CFG_OPT_STR(up_conf_t, log_level, "log-level", "LEVEL", "components' log level"),
     CFG_OPT_INT(up_conf_t, ready_timeout_s, "ready-timeout", 1, 3600, "S",
                 "how long to wait for the farm to answer"),
@@ -238,6 +241,11 @@ static void s_plan_executor(const up_plan_t *p, child_t *c, const char *bin, con
         child_args(c, "--curve-server-key", server, "--curve-secret-file", secret, NULL);
     }
     if (p->conf.disable_layer[0]) child_args(c, "--disable-layer", p->conf.disable_layer, NULL);
+    if (p->conf.packages[0]) {
+        char envs[PATH_MAX + 8];
+        snprintf(envs, sizeof envs, "%s/envs", p->conf.state_dir);
+        child_args(c, "--packages", p->conf.packages, "--envs-dir", envs, NULL);
+    }
     child_args(c, "--log-level", p->conf.log_level, NULL);
 }
 

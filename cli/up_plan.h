@@ -27,6 +27,7 @@ typedef struct {
     long ready_timeout_s;
     int http_asked;    /* --http given by name: used as given, not replaced when taken */
     int metrics_asked; /* --metrics-port likewise */
+    char packages[PATH_MAX]; /* package source for jobs' dependencies (a wheel dir, an index) */
 } up_conf_t;
 
 /* The children, in the order they start (UP_BROKER2 runs with --brokers 2 only). */

@@ -9,48 +9,67 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pep440.h"
 #include "profiles.h"
 
 
-/* The stdlib set of python.basic (issue #3). */
-#define BASIC_MODULES                                                                              \
+/* Pure computation (issue #3). */
+#define COMPUTE_MODULES                                                                            \
     "math", "cmath", "statistics", "decimal", "fractions", "numbers", "random", "collections",    \
-        "collections.abc", "itertools", "functools", "heapq", "bisect", "array", "string", "re",  \
-        "textwrap", "difflib", "unicodedata", "json", "csv", "base64", "binascii", "hashlib",     \
-        "hmac", "secrets", "datetime", "calendar", "time", "uuid", "enum", "dataclasses",         \
-        "typing", "copy", "pprint", "operator", "struct", "html", "html.parser", "xml.etree",     \
-        "urllib.parse", "zoneinfo", "io", "abc", "contextlib", "graphlib", "colorsys", "keyword", \
-        "zlib"
+        "itertools", "functools", "heapq", "bisect", "array", "string", "re", "textwrap",         \
+        "difflib", "unicodedata", "json", "csv", "base64", "binascii", "hashlib", "hmac",         \
+        "secrets", "datetime", "calendar", "time", "uuid", "enum", "dataclasses", "typing",       \
+        "copy", "pprint", "operator", "struct", "html", "xml", "urllib.parse", "zoneinfo", "io",  \
+        "abc", "contextlib", "graphlib", "colorsys", "keyword", "zlib", "reprlib", "ipaddress",   \
+        "quopri", "email"
 
-static const char *const s_basic_modules[] = {BASIC_MODULES, NULL};
-static const char *const s_filesystem_modules[] = {BASIC_MODULES, "pathlib", NULL};
+/* What ordinary code imports around its computation (issue 14): the modules themselves are
+ * harmless; what they may do is the seccomp, Landlock and audit rules' to decide (no process,
+ * no socket, no file outside the workspace). Modules that exist to get past those layers
+ * (ctypes, _posixsubprocess, posix, marshal, pty, pdb) stay out. builtins is in: pickle
+ * imports it to save a plain class, and the real open and __import__ it holds reach nothing
+ * the audit hook and the OS layers would not refuse. __main__ is the job's own module. */
+#define ORDINARY_MODULES                                                                           \
+    "os", "sys", "pathlib", "glob", "fnmatch", "shutil", "tempfile", "filecmp", "stat", "errno",  \
+        "sqlite3", "logging", "warnings", "traceback", "inspect", "gzip", "bz2", "lzma",          \
+        "zipfile", "tarfile", "argparse", "optparse", "getopt", "configparser", "tomllib",        \
+        "pickle", "copyreg", "shelve", "subprocess", "signal", "socket", "select", "selectors",   \
+        "locale", "gettext", "codecs", "_codecs", "encodings", "platform", "shlex", "atexit", "weakref",      \
+        "types", "gc", "ast", "dis", "tokenize", "token", "linecache", "importlib", "threading",   \
+        "queue", "contextvars", "timeit", "getpass", "mimetypes", "unittest", "resource", "mmap", \
+        "sched", "cProfile", "profile", "pstats", "tracemalloc", "faulthandler", "sysconfig",  \
+        "builtins", "__main__"
 
+#define COMPUTE_AND_ORDINARY COMPUTE_MODULES, ORDINARY_MODULES
+
+static const char *const s_basic_modules[] = {COMPUTE_AND_ORDINARY, NULL};
+static const char *const s_ordinary_modules[] = {ORDINARY_MODULES, NULL};
+
+/* Debian's packages for data work: the original five (issue #8) and what agents reach for
+ * next (issue 14), with the libraries their users import by name. */
 static const char *const s_data_science_modules[] = {
-    BASIC_MODULES, "pathlib", "numpy", "pandas", "scipy", "matplotlib", "mpl_toolkits", "sympy",
-    "mpmath", NULL,
+    COMPUTE_AND_ORDINARY, "numpy", "pandas", "scipy", "matplotlib", "mpl_toolkits", "sympy",
+    "mpmath", "sklearn", "seaborn", "statsmodels", "patsy", "PIL", "openpyxl", "networkx", "bs4",
+    "lxml", "yaml", "tabulate", "joblib", "dateutil", "pytz", NULL,
 };
 
 /* Imported lazily by the modules above at first use; a child cannot read the filesystem, so
- * they must already be in sys.modules. */
-static const char *const s_basic_preload[] = {
-    "_strptime", "encodings.latin_1", "encodings.ascii", "encodings.utf_16", "encodings.utf_32",
-    "encodings.cp1252", "encodings.idna", "encodings.raw_unicode_escape",
-    "encodings.unicode_escape", "xml.etree.ElementTree", "xml.etree.ElementPath", "json.decoder",
-    "json.encoder", "json.scanner", "email.utils", "html.entities", "ast", "traceback", "linecache",
-    "importlib.resources", "zoneinfo._tzpath", "zoneinfo._common", "tomllib", "pathlib",
-    NULL,
-};
+ * they must already be in sys.modules. (Every codec is loaded too: runner.prepare.) */
+#define BASIC_PRELOAD                                                                              \
+    "_strptime", "xml.etree.ElementTree", "xml.etree.ElementPath", "xml.dom.minidom",             \
+        "xml.sax.saxutils", "xml.parsers.expat", "json.decoder", "json.encoder", "json.scanner",  \
+        "email.utils", "email.message", "email.parser", "html.entities", "html.parser",           \
+        "importlib.resources", "importlib.metadata", "importlib.util", "importlib.machinery",     \
+        "zoneinfo._tzpath", "zoneinfo._common", "logging.handlers", "logging.config",             \
+        "sqlite3.dbapi2", "unittest.mock", "collections.abc", "os.path"
 
-/* Subpackages that `from scipy import stats` and friends import on first use, and the
- * internals that pandas, matplotlib and sympy import lazily (runner.warm exercises the common
- * paths in the zygote too, which catches the ones not named here). */
+static const char *const s_basic_preload[] = {BASIC_PRELOAD, NULL};
+
+/* Subpackages that `from scipy import stats`, `from sklearn.linear_model import …` and friends
+ * import on first use, and internals the libraries import lazily (runner.warm exercises the
+ * common paths in the zygote too, which catches the ones not named here). */
 static const char *const s_data_science_preload[] = {
-    "_strptime", "encodings.latin_1", "encodings.ascii", "encodings.utf_16", "encodings.utf_32",
-    "encodings.cp1252", "encodings.idna", "encodings.raw_unicode_escape",
-    "encodings.unicode_escape", "xml.etree.ElementTree", "xml.etree.ElementPath", "json.decoder",
-    "json.encoder", "json.scanner", "email.utils", "html.entities", "ast", "traceback", "linecache",
-    "importlib.resources", "zoneinfo._tzpath", "zoneinfo._common", "tomllib", "pathlib",
-    "numpy.linalg", "numpy.fft", "numpy.random", "numpy.polynomial", "numpy.ma",
+    BASIC_PRELOAD, "numpy.linalg", "numpy.fft", "numpy.random", "numpy.polynomial", "numpy.ma",
     "scipy.stats", "scipy.optimize", "scipy.linalg", "scipy.integrate", "scipy.interpolate",
     "scipy.signal", "scipy.special", "scipy.sparse", "scipy.sparse.linalg", "scipy.fft",
     "scipy.spatial", "scipy.ndimage", "scipy.cluster", "scipy.cluster.hierarchy",
@@ -58,31 +77,69 @@ static const char *const s_data_science_preload[] = {
     "matplotlib.backends.backend_svg", "matplotlib.backends.backend_pdf",
     "matplotlib.colors", "matplotlib.cm", "matplotlib.patches", "matplotlib.ticker",
     "matplotlib.dates", "matplotlib.gridspec", "mpl_toolkits.mplot3d", "pandas.plotting",
-    "sympy.plotting", "sympy.printing.pretty", "sympy.printing.latex", "sympy.parsing.sympy_parser",
+    "pandas.io.formats.excel", "sympy.plotting", "sympy.printing.pretty", "sympy.printing.latex",
+    "sympy.parsing.sympy_parser", "sklearn.base", "sklearn.linear_model",
+    "sklearn.model_selection", "sklearn.metrics", "sklearn.preprocessing", "sklearn.pipeline",
+    "sklearn.compose", "sklearn.ensemble", "sklearn.tree", "sklearn.cluster",
+    "sklearn.decomposition", "sklearn.neighbors", "sklearn.svm", "sklearn.datasets",
+    "sklearn.feature_extraction", "sklearn.feature_extraction.text", "sklearn.impute",
+    "sklearn.naive_bayes", "sklearn.feature_selection", "sklearn.inspection", "sklearn.manifold",
+    "sklearn.dummy", "sklearn.utils", "statsmodels.api", "statsmodels.formula.api",
+    "statsmodels.tsa.api", "statsmodels.tsa.arima.model", "statsmodels.stats.api", "PIL.Image",
+    "PIL.ImageDraw", "PIL.ImageFont", "PIL.ImageFilter", "PIL.ImageOps", "PIL.ImageEnhance",
+    "PIL.ImageChops", "PIL.ImageStat", "PIL.ImageColor", "PIL.features", "openpyxl",
+    "openpyxl.styles", "openpyxl.utils", "networkx", "bs4", "lxml.etree", "lxml.html", "yaml",
+    "tabulate", "seaborn", "joblib", "dateutil.parser", "dateutil.relativedelta", "pytz",
     NULL,
+};
+
+/* What unpickling may name (audit event pickle.find_class): data types, never the modules
+ * that reach the system (os, subprocess, builtins beyond plain types…), however importable.
+ * __main__ is the job's own classes; what a name there resolves to is checked too (audit.c),
+ * so `from os import system` in the job does not make __main__.system unpicklable. */
+#define BASIC_UNPICKLE                                                                             \
+    "collections", "datetime", "decimal", "fractions", "uuid", "enum", "zoneinfo", "copyreg",     \
+        "_codecs", "re", "array", "pathlib", "functools", "ipaddress", "__main__"
+
+static const char *const s_basic_unpickle[] = {BASIC_UNPICKLE, NULL};
+static const char *const s_data_science_unpickle[] = {
+    BASIC_UNPICKLE, "numpy", "pandas", "scipy", "sympy", "mpmath", "matplotlib", "sklearn",
+    "statsmodels", "patsy", "networkx", "PIL", "joblib", "dateutil", "pytz", NULL,
 };
 
 /* Debian installs numpy & co. here; the embedded interpreter runs with -I -S and would not
  * look there otherwise. */
 static const char *const s_dist_packages[] = {"/usr/lib/python3/dist-packages", NULL};
 
-/* matplotlib's data (style sheets, the DejaVu fonts it falls back to for glyphs the warm-up did
- * not load) beside the time zone database. */
-static const char *const s_data_science_ro[] = {"/usr/share/zoneinfo", "/usr/share/matplotlib",
-                                                NULL};
+/* Read-only inside the sandbox: the time zone database (zoneinfo), the standard library's
+ * sources (so tracebacks and inspect show library lines; imports still come from memory).
+ * python.data_science adds matplotlib's data and the system fonts (PIL's ImageFont.truetype
+ * finds DejaVu there) and the packages' own files (sklearn's and statsmodels' bundled data
+ * sets are read at every call). */
+static const char *const s_basic_ro[] = {"/usr/share/zoneinfo", "/usr/lib/python3.11", NULL};
+static const char *const s_data_science_ro[] = {"/usr/share/zoneinfo", "/usr/lib/python3.11",
+                                                "/usr/share/matplotlib", "/usr/share/fonts",
+                                                "/usr/lib/python3/dist-packages", NULL};
 
-/* The IANA time zone database, so zoneinfo.ZoneInfo("Europe/Paris") works: mounted read-only,
- * readable through Landlock, and the only path the audit hook lets open() reach. */
-static const char *const s_tzdata[] = {"/usr/share/zoneinfo", NULL};
+/* Distributions whose import name differs (PEP 723 and the dependencies argument name
+ * distributions; profiles list modules). Names normalised as PEP 503 does. */
+static const struct {
+    const char *dist, *module;
+} s_dists[] = {
+    {"scikit-learn", "sklearn"},        {"pillow", "PIL"},       {"beautifulsoup4", "bs4"},
+    {"pyyaml", "yaml"},                 {"python-dateutil", "dateutil"},
+    {"opencv-python", "cv2"},           {"msgpack-python", "msgpack"},
+};
 
 const profile_t profiles[] = {
     {
         .name = "python.basic",
-        .summary = "Python 3.11 with a safe subset of the standard library; no filesystem, "
-                   "no network, no processes",
+        .summary = "Python 3.11 and its standard library; no filesystem, no network, no "
+                   "processes",
         .modules = s_basic_modules,
         .preload = s_basic_preload,
-        .ro_paths = s_tzdata,
+        .unpickle = s_basic_unpickle,
+        .ro_paths = s_basic_ro,
         .defaults = {.wall_ms = 30000, .cpu_ms = 30000, .memory_mb = 256,
                      .output_bytes = 1 << 20, .nofile = 16},
         .max = {.wall_ms = 300000, .cpu_ms = 300000, .memory_mb = 2048,
@@ -92,9 +149,10 @@ const profile_t profiles[] = {
         .name = "python.filesystem",
         .summary = "python.basic plus a private scratch directory: the call's files are there, "
                    "open() and pathlib read and write it, and what the code writes comes back",
-        .modules = s_filesystem_modules,
+        .modules = s_basic_modules,
         .preload = s_basic_preload,
-        .ro_paths = s_tzdata,
+        .unpickle = s_basic_unpickle,
+        .ro_paths = s_basic_ro,
         .workspace = 1,
         .workspace_mb = 64,
         .defaults = {.wall_ms = 30000, .cpu_ms = 30000, .memory_mb = 256,
@@ -104,10 +162,13 @@ const profile_t profiles[] = {
     },
     {
         .name = "python.data_science",
-        .summary = "numpy, pandas, scipy, matplotlib (figures come back as PNG images) and sympy, "
-                   "with a private scratch directory for the call's files; one BLAS thread",
+        .summary = "numpy, pandas, scipy, matplotlib and seaborn (figures come back as images), "
+                   "scikit-learn, statsmodels, sympy, Pillow, openpyxl, networkx, "
+                   "beautifulsoup4/lxml, PyYAML and tabulate, with a private scratch directory "
+                   "for the call's files; one BLAS thread",
         .modules = s_data_science_modules,
         .preload = s_data_science_preload,
+        .unpickle = s_data_science_unpickle,
         .ro_paths = s_data_science_ro,
         .site_paths = s_dist_packages,
         .workspace = 1,
@@ -172,13 +233,40 @@ int profile_allows(const profile_t *p, const char *module)
     return 0;
 }
 
+const char *profile_dist_module(const char *dist, char *buf, size_t cap)
+{
+    char norm[128];
+    pep440_normalise(dist, strlen(dist), norm, sizeof norm);
+    for (size_t i = 0; i < sizeof s_dists / sizeof s_dists[0]; i++)
+        if (strcmp(norm, s_dists[i].dist) == 0) return s_dists[i].module;
+    /* otherwise the import name is the distribution's, with - as _ */
+    size_t o = 0;
+    for (const char *c = norm; *c && o + 1 < cap; c++) buf[o++] = *c == '-' ? '_' : *c;
+    if (cap) buf[o] = '\0';
+    return buf;
+}
+
+int profile_module_is_ordinary(const char *module)
+{
+    profile_t ordinary = {.modules = s_ordinary_modules};
+    return profile_allows(&ordinary, module);
+}
+
+int profile_provides(const profile_t *p, const char *dist)
+{
+    char buf[128];
+    return profile_allows(p, profile_dist_module(dist, buf, sizeof buf));
+}
+
 const profile_t *profile_for_dependencies(const char *const *names, size_t n,
                                           int (*keep)(const profile_t *, void *), void *arg)
 {
     for (size_t i = 0; i < n_profiles; i++) {
         const profile_t *p = &profiles[i];
         int all = !keep || keep(p, arg);
-        for (size_t k = 0; k < n && all; k++) all = profile_allows(p, names[k]);
+        /* a module name (an import), or a distribution's (scikit-learn is sklearn's) */
+        for (size_t k = 0; k < n && all; k++)
+            all = profile_allows(p, names[k]) || profile_provides(p, names[k]);
         if (all) return p;
     }
     return NULL;

@@ -12,6 +12,7 @@ typedef struct {
     const char         *summary;
     const char *const  *modules;   /* importable by user code; "xml.etree" allows its submodules */
     const char *const  *preload;   /* also imported in the zygote: lazy internals of the above */
+    const char *const  *unpickle;  /* what unpickling may name: data types, never os & co. */
     limits_t            defaults;  /* applied when a call gives no limit */
     limits_t            max;       /* a call's limits are clamped to these */
     const char *const  *ro_paths;  /* host directories visible read-only inside the sandbox */
@@ -38,9 +39,19 @@ size_t profiles_join(char *out, size_t outlen, const char *sep, int (*keep)(cons
 int profile_has_workspace(const profile_t *p);
 /* 1 when module (dotted) may be imported under this profile. */
 int profile_allows(const profile_t *p, const char *module);
+/* The import name of a distribution ("scikit-learn" → "sklearn", "Foo-Bar" → "foo_bar"),
+ * written into buf when it is not a constant. */
+const char *profile_dist_module(const char *dist, char *buf, size_t cap);
+/* 1 when module is one of the standard library's "ordinary" modules every profile has imported
+ * since issue 14 (os, sys, subprocess, socket, shutil…): the drop-in endpoints narrow them
+ * away again, because the servers they stand in for refused them at import. */
+int profile_module_is_ordinary(const char *module);
+/* 1 when the profile has distribution dist (a PEP 723 or `dependencies` name) installed. */
+int profile_provides(const profile_t *p, const char *dist);
 /* Where a call that names no profile runs when its code declares dependencies (the names of a
  * PEP 723 block): the first profile, in table order, that keep(p, arg) accepts (every one when
- * keep is NULL) and whose modules include every name. NULL when none does: the caller's
+ * keep is NULL) that has every name, as a module or as a distribution (profile_provides). NULL
+ * when none does: the caller's
  * default applies, and the executor names what is missing. */
 const profile_t *profile_for_dependencies(const char *const *names, size_t n,
                                           int (*keep)(const profile_t *, void *), void *arg);

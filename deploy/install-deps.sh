@@ -20,7 +20,10 @@ what=${1:-run}
 
 run_pkgs="gcc make pkg-config libzmq3-dev libmsgpack-dev libhiredis-dev libpython3.11-dev
 python3.11 libseccomp-dev libsodium-dev libgnutls28-dev libmicrohttpd-dev libjansson-dev redis-server
-python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy"
+python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy
+python3-sklearn python3-seaborn python3-statsmodels python3-pil python3-openpyxl
+python3-networkx python3-bs4 python3-lxml python3-yaml python3-tabulate
+python3-pip python3-venv python3-packaging"
 deb_pkgs="help2man dpkg-dev binutils"
 test_pkgs="lintian libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang
 libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml redis-sentinel"

@@ -1,235 +1,264 @@
-/* executor-node/audit.c — see audit.h. */
+/* executor-node/audit.c — see audit.h. The hook reads each event's arguments and asks policy.h;
+ * what it refuses raises _snakepit.PermissionError (a PermissionError, runner.h) and is
+ * recorded in the job area: BLOCK as audit_blocked, DENY as audit_denied (the runner then says
+ * whether such a refusal is what ended the job). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit.h"
+#include "policy.h"
+#include "runner.h"
 
-static const profile_t *s_profile; /* for the read-only paths the hook lets through */
-static area_t *s_area;             /* where a child reports what was blocked; NULL in the zygote */
-static int s_armed;                /* enforcing: set in the child, once its job runs */
-static char s_workspace[128];      /* the child's workspace directory; "" when none */
-
-/* Event prefixes that user code never needs and that escape chains end in. */
-static const char *const s_blocked_prefixes[] = {
-    "os.",
-    "subprocess.",
-    "socket.",
-    "ctypes.",
-    "shutil.",
-    "pty.",
-    "fcntl.",
-    "mmap.",
-    "resource.",
-    "syslog.",
-    "sqlite3.",
-    "tempfile.",
-    "glob.",
-    "pathlib.",
-    "webbrowser.",
-    "urllib.Request",
-    "http.client.",
-    "ftplib.",
-    "smtplib.",
-    "poplib.",
-    "imaplib.",
-    "nntplib.",
-    "telnetlib.",
-    "winreg.",
-    "msvcrt.",
-    "marshal.",
-    "gc.get_",
-    "code.__new__",
-    "setopencode",
-    "sys._current_frames",
-    "sys._current_exceptions",
-    "pdb.",
-    "builtins.breakpoint",
-    "signal.pthread_kill",
-    "cpython.run_",
-    "ensurepip.",
-    NULL,
-};
-/* Not "import": the import guard already enforces the allowlist for the code's own imports,
- * and loading a module that is not preloaded needs files the other layers refuse; blocking
- * the event would turn a library's `try: import optional ... except ImportError` into a
- * violation. */
-
-/* Reading these attributes is how frame and generator escapes reach the runner's globals. */
-static const char *const s_frame_attrs[] = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", NULL};
-
-/* A path the job may read: under one of the profile's read-only directories, absolute, with
- * no ".." component (Landlock and the mount namespace would stop a traversal anyway; the hook
- * should not be the layer that is fooled). */
-static int s_readable_path(const char *path)
-{
-    if (!path || path[0] != '/' || strstr(path, "/..") || strstr(path, "//")) return 0;
-    for (const char *const *p = s_profile ? s_profile->ro_paths : NULL; p && *p; p++) {
-        size_t n = strlen(*p);
-        if (strncmp(path, *p, n) == 0 && (path[n] == '\0' || path[n] == '/')) return 1;
-    }
-    return 0;
-}
-
-/* A path inside the job's workspace: relative (the child's working directory is the
- * workspace) or absolute under it, never with a ".." component or an empty one. Symlinks
- * cannot exist there (neither seccomp nor Landlock lets the job make one). */
-static int s_workspace_path(const char *path)
-{
-    if (!s_workspace[0] || !path || !path[0] || strstr(path, "//")) return 0;
-    size_t n = strlen(s_workspace);
-    if (path[0] == '/') {
-        if (strncmp(path, s_workspace, n) != 0 || (path[n] != '\0' && path[n] != '/')) return 0;
-        path += n;
-    }
-    for (const char *p = path; *p;) { /* no ".." component */
-        size_t len = strcspn(p, "/");
-        if (len == 2 && p[0] == '.' && p[1] == '.') return 0;
-        p += len;
-        if (*p) p++;
-    }
-    return 1;
-}
+static policy_t s_policy;      /* the profile, the workspace, our pid */
+static char s_workspace[128];  /* the child's workspace directory; "" when none */
+static area_t *s_area;         /* where a child reports what was refused; NULL in the zygote */
+static int s_armed;            /* enforcing: set in the child, once its job runs */
 
 void audit_set_workspace(const char *dir)
 {
     snprintf(s_workspace, sizeof s_workspace, "%s", dir ? dir : "");
 }
 
-/* os.* events a workspace job may cause on its own files (pathlib and the libraries' own
- * mkdir/remove/rename); every other os.* event stays blocked. */
-static const char *const s_workspace_os_events[] = {
-    "os.listdir", "os.scandir", "os.mkdir",    "os.rmdir",
-    "os.remove",  "os.rename",  "os.truncate", NULL,
-};
-
-/* Unpickling (np.load(allow_pickle=True), pandas.read_pickle) calls whatever callable the
- * data names: only the profile's own modules may be named, and of builtins only plain types
- * (pandas pickles name slice), never eval, exec, getattr or __import__. */
-static int s_pickle_blocked(const char *module, const char *name)
-{
-    static const char *const safe_builtins[] = {
-        "slice", "range", "complex", "set", "frozenset", "bytearray", "list", "dict",
-        "tuple", "int",   "float",   "str", "bytes",     "bool",      NULL};
-    if (!module || !name || !s_profile) return 1;
-    if (strcmp(module, "builtins") == 0) {
-        for (const char *const *b = safe_builtins; *b; b++)
-            if (strcmp(name, *b) == 0) return 0;
-        return 1;
-    }
-    return !profile_allows(s_profile, module);
-}
-
-int audit_event_blocked(const char *event, const char *arg1, const char *mode, long flags)
-{
-    if (strcmp(event, "open") == 0) {
-        int write = (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)) != 0;
-        if (mode && strpbrk(mode, "wax+")) write = 1;
-        /* On a syntax error CPython's parser opens the code's "file" to quote the line: a
-         * name that exists nowhere, harmless to let fail at the OS layers. */
-        if (!write && arg1 && strcmp(arg1, "<snakepit>") == 0) return 0;
-        if (s_workspace_path(arg1)) return 0;
-        return write || !s_readable_path(arg1);
-    }
-    if (strcmp(event, "os.listdir") == 0 || strcmp(event, "os.scandir") == 0 ||
-        strcmp(event, "os.walk") == 0)
-        if (s_readable_path(arg1)) return 0;
-    for (const char *const *e = s_workspace_os_events; s_workspace[0] && *e; e++)
-        if (strcmp(event, *e) == 0) return !s_workspace_path(arg1);
-    if (strcmp(event, "pickle.find_class") == 0) return s_pickle_blocked(arg1, mode);
-    if (strcmp(event, "object.__getattr__") == 0) {
-        for (const char *const *a = s_frame_attrs; *a; a++)
-            if (arg1 && strcmp(arg1, *a) == 0) return 1;
-        return 0;
-    }
-    for (const char *const *p = s_blocked_prefixes; *p; p++) {
-        size_t n = strlen(*p);
-        if (strncmp(event, *p, n) == 0) return 1;
-    }
-    return 0;
-}
-
-/* Argument i as text: str, bytes, or a path object (pathlib passes Path objects), whose
- * os.fspath() result is kept alive in *hold until the caller drops it. Only a real
- * os.PathLike's __fspath__ is called, and it runs as the job's own code would. */
-static const char *s_arg_str(PyObject *args, Py_ssize_t i, PyObject **hold)
+/* Argument i as a path: str (encoded as the file system encoding does, surrogateescape
+ * included, so a name that is not UTF-8 is judged by its real bytes), bytes, or an
+ * os.PathLike (pathlib passes Path objects; its __fspath__ runs as the job's own code would).
+ * What it points into stays alive in *hold until the caller drops it. An int is a file
+ * descriptor (*fd set). NULL when it is none of these: unknown, and so judged as such. */
+static const char *s_arg_path(PyObject *args, Py_ssize_t i, PyObject **hold, int *fd)
 {
     if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) <= i) return NULL;
     PyObject *a = PyTuple_GET_ITEM(args, i);
-    if (!PyUnicode_Check(a) && !PyBytes_Check(a) && hold && !*hold && s_workspace[0] &&
-        PyObject_HasAttrString((PyObject *)Py_TYPE(a), "__fspath__")) {
-        *hold = PyOS_FSPath(a);
-        a = *hold;
-        if (!a) return NULL;
+    if (PyLong_Check(a)) {
+        if (fd) *fd = 1;
+        return NULL;
     }
-    if (PyUnicode_Check(a)) return PyUnicode_AsUTF8(a);
-    if (PyBytes_Check(a)) return PyBytes_AS_STRING(a);
+    if (!PyUnicode_Check(a) && !PyBytes_Check(a)) {
+        if (!PyObject_HasAttrString((PyObject *)Py_TYPE(a), "__fspath__")) return NULL;
+        PyObject *p = PyOS_FSPath(a);
+        if (!p) return NULL;
+        Py_XSETREF(*hold, p);
+        a = p;
+    }
+    if (PyUnicode_Check(a)) {
+        PyObject *b = PyUnicode_EncodeFSDefault(a);
+        if (!b) return NULL;
+        Py_XSETREF(*hold, b);
+        a = b;
+    }
+    return PyBytes_Check(a) ? PyBytes_AS_STRING(a) : NULL;
+}
+
+static const char *s_arg_str(PyObject *args, Py_ssize_t i)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) <= i) return NULL;
+    PyObject *a = PyTuple_GET_ITEM(args, i);
+    return PyUnicode_Check(a) ? PyUnicode_AsUTF8(a) : NULL;
+}
+
+static int s_arg_long(PyObject *args, Py_ssize_t i, long *out)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) <= i) return 0;
+    PyObject *a = PyTuple_GET_ITEM(args, i);
+    if (!PyLong_Check(a)) return 0;
+    *out = PyLong_AsLong(a);
+    return !PyErr_Occurred();
+}
+
+/* ---- unpickling: the whole resolved object, not just its module ------------------------- */
+
+/* The module an object is defined in: a module's own name, else its __module__ (its type's
+ * when it has none); NULL when none can be read. A new reference to a str. */
+static PyObject *s_defining_module(PyObject *obj)
+{
+    if (PyModule_Check(obj)) return PyObject_GetAttrString(obj, "__name__");
+    PyObject *m = PyObject_GetAttrString(obj, "__module__");
+    if (m && PyUnicode_Check(m)) return m;
+    Py_XDECREF(m);
+    PyErr_Clear();
+    m = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__module__");
+    if (m && PyUnicode_Check(m)) return m;
+    Py_XDECREF(m);
+    PyErr_Clear();
     return NULL;
+}
+
+static int s_module_ok(PyObject *modname, PyObject *obj)
+{
+    const char *m = modname ? PyUnicode_AsUTF8(modname) : NULL;
+    if (!m) return 0;
+    if (strcmp(m, "builtins") == 0) { /* a builtin re-exported by a data module */
+        PyObject *n = PyObject_GetAttrString(obj, "__name__");
+        const char *name = n && PyUnicode_Check(n) ? PyUnicode_AsUTF8(n) : NULL;
+        int ok = name && policy_unpickle(s_policy.profile, "builtins", name);
+        Py_XDECREF(n);
+        return ok;
+    }
+    return policy_unpickle(s_policy.profile, m, NULL);
+}
+
+/* pickle.find_class(module, name): the module must be one unpickling may name, and so must
+ * every module the (dotted, protocol 4) name passes through and the one the object it reaches
+ * is defined in: "numpy" + "lib.npyio.os.system" is os.system. Resolution happens here as
+ * pickle would do it; a name that does not resolve is left for pickle to fail on. */
+static int s_unpickle_ok(const char *module, const char *name)
+{
+    if (!policy_unpickle(s_policy.profile, module, name)) return 0;
+    if (!strcmp(module, "builtins")) return 1;
+    PyObject *mname = PyUnicode_FromString(module);
+    PyObject *obj = mname ? PyImport_GetModule(mname) : NULL;
+    Py_XDECREF(mname);
+    if (!obj) { /* not loaded: pickle's import fails, imports come from memory only */
+        PyErr_Clear();
+        return 1;
+    }
+    int ok = 1;
+    for (const char *c = name; ok && c && *c;) {
+        size_t len = strcspn(c, ".");
+        char part[128];
+        if (len >= sizeof part) break;
+        memcpy(part, c, len);
+        part[len] = '\0';
+        PyObject *next = PyObject_GetAttrString(obj, part);
+        Py_DECREF(obj);
+        obj = next;
+        if (!obj) break;
+        PyObject *m = s_defining_module(obj);
+        ok = s_module_ok(m, obj);
+        Py_XDECREF(m);
+        c += len;
+        if (*c) c++;
+    }
+    Py_XDECREF(obj);
+    PyErr_Clear();
+    return ok;
+}
+
+/* Python 2 names (protocols 0-2 write copy_reg, __builtin__…): what pickle's fix_imports maps
+ * them to (_compat_pickle) is what gets resolved, so that is what is judged. *module and *name
+ * are replaced when mapped, their storage kept alive in hold. */
+static void s_compat_names(const char **module, const char **name, PyObject **hold)
+{
+    PyObject *compat_name = PyUnicode_FromString("_compat_pickle");
+    PyObject *compat = compat_name ? PyImport_GetModule(compat_name) : NULL; /* pickle loaded it */
+    Py_XDECREF(compat_name);
+    if (!compat) {
+        PyErr_Clear();
+        return;
+    }
+    PyObject *names = PyObject_GetAttrString(compat, "NAME_MAPPING");
+    PyObject *imports = PyObject_GetAttrString(compat, "IMPORT_MAPPING");
+    PyObject *key = Py_BuildValue("(ss)", *module, *name);
+    PyObject *hit = names && key ? PyDict_GetItemWithError(names, key) : NULL; /* borrowed */
+    if (hit && PyTuple_Check(hit) && PyTuple_GET_SIZE(hit) == 2) {
+        Py_XSETREF(*hold, Py_NewRef(hit));
+        *module = PyUnicode_AsUTF8(PyTuple_GET_ITEM(hit, 0));
+        *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(hit, 1));
+    } else if (imports) {
+        PyObject *m = PyDict_GetItemString(imports, *module); /* borrowed */
+        if (m && PyUnicode_Check(m)) {
+            Py_XSETREF(*hold, Py_NewRef(m));
+            *module = PyUnicode_AsUTF8(m);
+        }
+    }
+    Py_XDECREF(key);
+    Py_XDECREF(names);
+    Py_XDECREF(imports);
+    Py_DECREF(compat);
+    PyErr_Clear();
+}
+
+/* ---- the hook ------------------------------------------------------------------------------ */
+
+/* The event's arguments, read the way each kind carries them. */
+static void s_read_event(const char *event, PyObject *args, event_t *e, PyObject *hold[2])
+{
+    if (!strcmp(event, "open")) { /* (path, mode, flags) */
+        e->path = s_arg_path(args, 0, &hold[0], &e->fd);
+        e->mode = s_arg_str(args, 1);
+        s_arg_long(args, 2, &e->flags);
+    } else if (!strcmp(event, "pickle.find_class")) { /* (module, name) */
+        e->path = s_arg_str(args, 0);
+        e->mode = s_arg_str(args, 1);
+        if (e->path && e->mode) s_compat_names(&e->path, &e->mode, &hold[0]);
+    } else if (!strcmp(event, "sqlite3.connect")) {
+        e->path = s_arg_str(args, 0);
+    } else if (!strcmp(event, "subprocess.Popen") && PyTuple_Check(args) &&
+               PyTuple_GET_SIZE(args) > 1) { /* (executable, args, cwd, env): the command */
+        PyObject *argv = PyTuple_GET_ITEM(args, 1);
+        if ((PyList_Check(argv) || PyTuple_Check(argv)) && PySequence_Size(argv) > 0) {
+            PyObject *first = PySequence_GetItem(argv, 0);
+            if (first) Py_XSETREF(hold[0], first);
+            argv = first;
+        }
+        e->path = argv && PyUnicode_Check(argv) ? PyUnicode_AsUTF8(argv) : NULL;
+    } else if (!strcmp(event, "os.kill") || !strcmp(event, "os.killpg")) {
+        e->num_set = s_arg_long(args, 0, &e->num);
+    } else if (!strncmp(event, "os.", 3) || !strncmp(event, "tempfile.", 9)) {
+        e->path = s_arg_path(args, 0, &hold[0], &e->fd);
+        /* os.listdir() and os.scandir() with no argument list the working directory */
+        if (!e->path && !e->fd && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 0 &&
+            PyTuple_GET_ITEM(args, 0) == Py_None)
+            e->path = ".";
+        if (!strcmp(event, "os.rename")) { /* both ends */
+            int fd2 = 0;
+            e->path2 = s_arg_path(args, 1, &hold[1], &fd2);
+            if (!e->path2) e->path2 = "";
+        }
+    }
+    PyErr_Clear(); /* a failed conversion leaves the argument unknown, and so judged */
+}
+
+static void s_record(volatile uint32_t *count, char *slot, size_t cap, const event_t *e)
+{
+    if ((*count)++ == 0)
+        snprintf(slot, cap, "%s%s%.100s", e->event, e->path ? " " : "", e->path ? e->path : "");
 }
 
 static int s_audit_hook(const char *event, PyObject *args, void *user_data)
 {
     (void)user_data;
     if (!s_armed) return 0;
-    const char *arg1 = NULL, *mode = NULL;
-    long flags = 0;
+    event_t e = {.event = event};
     PyObject *hold[2] = {NULL, NULL};
-    int blocked;
-    if (strcmp(event, "object.__getattr__") == 0) {
-        arg1 = s_arg_str(args, 1, NULL);
-    } else if (strcmp(event, "open") == 0) { /* (path, mode, flags) */
-        arg1 = s_arg_str(args, 0, &hold[0]);
-        mode = s_arg_str(args, 1, NULL);
-        if (PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 2 &&
-            PyLong_Check(PyTuple_GET_ITEM(args, 2)))
-            flags = PyLong_AsLong(PyTuple_GET_ITEM(args, 2));
-    } else if (strcmp(event, "pickle.find_class") == 0) { /* (module, name) */
-        arg1 = s_arg_str(args, 0, NULL);
-        mode = s_arg_str(args, 1, NULL);
-    } else if (strncmp(event, "os.", 3) == 0) {
-        arg1 = s_arg_str(args, 0, &hold[0]);
-        /* os.listdir() with no argument lists the working directory */
-        if (!arg1 && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 0 &&
-            PyTuple_GET_ITEM(args, 0) == Py_None && strcmp(event, "os.listdir") == 0)
-            arg1 = ".";
+    const char *why = NULL;
+    s_read_event(event, args, &e, hold);
+    verdict_t v = policy_judge(&s_policy, &e, &why);
+    if (v == POLICY_ALLOW && !strcmp(event, "pickle.find_class") && e.path && e.mode &&
+        !s_unpickle_ok(e.path, e.mode)) {
+        v = POLICY_BLOCK;
+        why = "unpickling may name only the profile's data types";
     }
-    PyErr_Clear(); /* a failed conversion leaves the argument unknown, and so blocked */
-    blocked = audit_event_blocked(event, arg1, mode, flags);
-    if (!blocked && strcmp(event, "os.rename") == 0) { /* both ends must be in the workspace */
-        const char *dst = s_arg_str(args, 1, &hold[1]);
-        PyErr_Clear();
-        if (audit_event_blocked(event, dst, NULL, 0)) blocked = 1, arg1 = dst;
-    }
-    if (!blocked) {
+    if (v == POLICY_ALLOW) {
         Py_XDECREF(hold[0]);
         Py_XDECREF(hold[1]);
         return 0;
     }
-    if (!s_area) { /* the zygote's pretouch probe has no job area to report into */
-        PyErr_Format(PyExc_PermissionError, "snakepit: '%s' is not permitted", event);
-    } else {
+    if (s_area) {
         area_hdr_t *h = area_hdr(s_area);
-        if (h->audit_blocked++ == 0)
-            snprintf(h->audit_event, sizeof h->audit_event, "%s%s%.100s", event, arg1 ? " " : "",
-                     arg1 ? arg1 : "");
-        PyErr_Format(PyExc_PermissionError,
-                     "snakepit: '%s' is not permitted in the sandbox%s%.200s", event,
-                     arg1 ? ": " : "", arg1 ? arg1 : "");
+        if (v == POLICY_BLOCK)
+            s_record(&h->audit_blocked, h->audit_event, sizeof h->audit_event, &e);
+        else
+            s_record(&h->audit_denied, h->denied_event, sizeof h->denied_event, &e);
     }
-    Py_XDECREF(hold[0]); /* arg1 may point into these until here */
+    PyErr_Format(runner_permission_error(), "[sandbox] %s: %s%s%.200s%s", why, event,
+                 e.path ? " '" : "", e.path ? e.path : "", e.path ? "'" : "");
+    Py_XDECREF(hold[0]); /* e.path may point into these until here */
     Py_XDECREF(hold[1]);
     return -1;
 }
 
 int audit_install(const profile_t *profile)
 {
-    s_profile = profile;
+    s_policy.profile = profile;
+    s_policy.workspace = s_workspace;
     return PySys_AddAuditHook(s_audit_hook, NULL);
 }
 
 void audit_arm(area_t *area, int on)
 {
+    s_policy.self = (long)getpid();
     s_area = area;
     s_armed = on;
 }

@@ -14,6 +14,7 @@
 #include "../common/clock.h"
 #include "audit.h"
 #include "child.h"
+#include "childsig.h"
 #include "filter.h"
 #include "jobcopy.h"
 #include "landlock.h"
@@ -31,6 +32,9 @@ static uint64_t s_cpu_ns(void)
 static const char *s_lock(const sandbox_t *sb, area_t *area)
 {
     unsigned on = sb->layers;
+    /* the reporters the layers below rely on: SIGSYS for seccomp's traps, SIGXCPU for the CPU
+     * limit, the crash accounting behind an honest memory_limit */
+    if (childsig_enter(area) < 0) return "signals";
     if ((on & LAYER_RLIMITS) && sandbox_enter_rlimits(sb) < 0) return "rlimits";
     /* Landlock needs no_new_privs or CAP_SYS_ADMIN in our namespace; an unprivileged node
      * without namespaces has neither until nnp is set, so it is set first there (nnp only
@@ -41,7 +45,7 @@ static const char *s_lock(const sandbox_t *sb, area_t *area)
     if ((on & LAYER_UID) && sandbox_enter_uid(sb) < 0) return "uid";
     /* seccomp without CAP_SYS_ADMIN requires nnp, so the filter brings it along */
     if ((on & (LAYER_NNP | LAYER_SECCOMP)) && sandbox_enter_nnp() < 0) return "nnp";
-    if ((on & LAYER_SECCOMP) && filter_enter(&sb->filter, area) < 0) return "seccomp";
+    if ((on & LAYER_SECCOMP) && filter_enter(&sb->filter) < 0) return "seccomp";
     return NULL;
 }
 
@@ -68,7 +72,8 @@ static _Noreturn void s_fail_before_job(area_t *area, int wake_fd, const char *w
 /* The job: its own limits, then the Python layer (py_run_job arms the audit hook), then the
  * done byte with our own resource use, so the zygote can answer before the exit teardown
  * (which takes as long as the job itself for print(1)). */
-static _Noreturn void s_run(const child_env_t *env, const sandbox_t *sb, area_t *area, int wake_fd)
+static _Noreturn void s_run(const child_env_t *env, const sandbox_t *sb, area_t *area, int wake_fd,
+                            const char *ws_dir)
 {
     area_hdr_t *h = area_hdr(area);
     const jobspec_t *job = (const jobspec_t *)(void *)area_job(area); /* decoded by the zygote */
@@ -78,7 +83,7 @@ static _Noreturn void s_run(const child_env_t *env, const sandbox_t *sb, area_t 
         area_report(area, "internal_error", "SandboxError", err);
         _exit(0);
     }
-    py_run_job(job, env->profile, area, (sb->layers & LAYER_PYTHON) != 0);
+    py_run_job(job, env->profile, area, (sb->layers & LAYER_PYTHON) != 0, ws_dir);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     h->self_cpu_us = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
@@ -111,7 +116,10 @@ _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, con
     }
     /* the process: its own group, no fd but the wake socket, dies with the zygote */
     if (sandbox_child_prepare(&sb, wake_fd) < 0) _exit(1);
-    if (getppid() != env->zygote) _exit(1); /* the zygote died before PDEATHSIG was set */
+    /* the zygote died before PDEATHSIG was set? (In its own pid namespace the parent is out of
+     * sight, getppid() is 0; and the zygote is pid 1 of the namespace around it, whose death
+     * ends every process inside.) */
+    if (!(sb.layers & LAYER_NAMESPACES) && getppid() != env->zygote) _exit(1);
     /* rlimits, Landlock, uid, nnp, seccomp: every layer that does not depend on the job */
     const char *layer = s_lock(&sb, area);
     if (layer) {
@@ -128,5 +136,5 @@ _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, con
     if (!s_wait_wake(wake_fd)) _exit(0); /* the zygote closed the socket: not needed */
     h->wake_ns = clock_mono_us() * 1000u;
     h->cpu_wake_ns = s_cpu_ns();
-    s_run(env, &sb, area, wake_fd);
+    s_run(env, &sb, area, wake_fd, ws_dir);
 }

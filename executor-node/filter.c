@@ -14,9 +14,11 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -93,6 +95,37 @@ static const int s_allow[] = {
     SCMP_SYS(readlink),
     SCMP_SYS(fcntl),
     SCMP_SYS(dup),
+    /* what ordinary code asks of the standard library (issue 14), none of which reaches past
+     * the process or what Landlock and the mount namespace let it see: subprocess makes its
+     * pipes before it fails at the spawn (so it fails with the audit hook's clear
+     * PermissionError, and the spawn itself still traps); os.access and shutil.which;
+     * shutil.disk_usage; os.chdir; os.dup2; signal.alarm and friends */
+    SCMP_SYS(pipe),
+    SCMP_SYS(pipe2),
+    SCMP_SYS(access),
+    SCMP_SYS(faccessat),
+    SCMP_SYS(faccessat2),
+    SCMP_SYS(statfs),
+    SCMP_SYS(fstatfs),
+    SCMP_SYS(chdir),
+    SCMP_SYS(fchdir),
+    SCMP_SYS(dup2),
+    SCMP_SYS(dup3),
+    SCMP_SYS(umask),
+    SCMP_SYS(alarm),
+    SCMP_SYS(setitimer),
+    SCMP_SYS(getitimer),
+    SCMP_SYS(pause),
+    SCMP_SYS(rt_sigsuspend),
+    SCMP_SYS(rt_sigpending),
+    SCMP_SYS(rt_sigtimedwait),
+};
+
+/* Extended attributes: reading them answers "not supported", which shutil.copy2/copystat treat
+ * as "nothing to copy" (EPERM would fail the copy); setting them stays refused. */
+static const int s_enotsup[] = {
+    SCMP_SYS(listxattr), SCMP_SYS(llistxattr), SCMP_SYS(flistxattr),
+    SCMP_SYS(getxattr),  SCMP_SYS(lgetxattr),  SCMP_SYS(fgetxattr),
 };
 
 /* Only attacks ask for these; each one is reported by name. */
@@ -201,7 +234,63 @@ static const int s_workspace_allow[] = {
     SCMP_SYS(mkdir),     SCMP_SYS(mkdirat), SCMP_SYS(unlink),    SCMP_SYS(unlinkat),
     SCMP_SYS(rmdir),     SCMP_SYS(rename),  SCMP_SYS(renameat),  SCMP_SYS(renameat2),
     SCMP_SYS(ftruncate), SCMP_SYS(fsync),   SCMP_SYS(fdatasync), SCMP_SYS(pwrite64),
+    /* shutil.copy's copymode and copy2's copystat, tarfile's extraction, os.truncate, sqlite's
+     * and filelock's locks, shutil's fast copies (issue 14). Landlock does not govern chmod,
+     * utimensat or flock; the mount namespace does: everything but the job's own directory is
+     * a read-only mount, and no other workspace can be named (random names, /work unlistable) */
+    SCMP_SYS(chmod),     SCMP_SYS(fchmod),  SCMP_SYS(fchmodat),  SCMP_SYS(utimensat),
+    SCMP_SYS(truncate),  SCMP_SYS(flock),   SCMP_SYS(sendfile),  SCMP_SYS(copy_file_range),
+    SCMP_SYS(fallocate),
 };
+
+/* The SIGSYS handler is what reports a trapped syscall: replacing it is itself an attack,
+ * trapped like the others (the syscall does not run, so the handler that answers is still
+ * ours, and it ends the job naming rt_sigaction). The kernel reads
+ * rt_sigaction's signal as an int (the low 32 bits of the register) while libseccomp compares
+ * all 64: a rule "== SIGSYS → kill, != SIGSYS → allow" let SIGSYS | 1 << 32 through, and the
+ * kernel installed the handler (libseccomp issue #383). So the 64-bit argument is partitioned,
+ * with no overlap and no gap a high bit could slip into: signals 0–30, 32–64 pass; SIGSYS
+ * passes only without a new action (reading the disposition, as importing _signal does for
+ * every signal); SIGSYS with one, or any value with a high bit set (no legitimate caller sets
+ * one), traps; 65 to 2^32 - 1 fall to the default EPERM (the kernel's EINVAL anyway). The
+ * action (a1) is a pointer: any non-NULL value is a set. */
+static int s_sigaction_rules(scmp_filter_ctx ctx)
+{
+    const int sys = SCMP_SYS(rt_sigaction);
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 1, SCMP_A0_64(SCMP_CMP_LT, SIGSYS));
+    if (rc == 0) /* 32..63 */
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 1,
+                              SCMP_A0_64(SCMP_CMP_MASKED_EQ, ~(uint64_t)0x1f, 32));
+    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 1, SCMP_A0_64(SCMP_CMP_EQ, 64));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 2, SCMP_A0_64(SCMP_CMP_EQ, SIGSYS),
+                              SCMP_A1_64(SCMP_CMP_EQ, 0));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, sys, 2, SCMP_A0_64(SCMP_CMP_EQ, SIGSYS),
+                              SCMP_A1_64(SCMP_CMP_NE, 0));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, sys, 1, SCMP_A0_64(SCMP_CMP_GT, 0xffffffffULL));
+    return rc;
+}
+
+/* ioctl: "not a terminal" (ENOTTY, what isatty() and the io module expect), except the three
+ * that act on the job's own descriptors: FIONBIO (os.set_blocking), FIOCLEX and FIONCLEX
+ * (os.set_inheritable). libseccomp lets an unconditional rule override conditional ones, so
+ * the ENOTTY rules partition the rest (64-bit values; the few between FIONBIO and FIONCLEX,
+ * old terminal requests, fall to the default EPERM, which callers read the same way). */
+static int s_ioctl_rules(scmp_filter_ctx ctx)
+{
+    const int sys = SCMP_SYS(ioctl);
+    const uint64_t own[] = {FIONBIO, FIONCLEX, FIOCLEX};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof own / sizeof own[0] && rc == 0; i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, sys, 1, SCMP_A1_64(SCMP_CMP_EQ, own[i]));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), sys, 1, SCMP_A1_64(SCMP_CMP_LT, FIONBIO));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), sys, 1, SCMP_A1_64(SCMP_CMP_GT, FIOCLEX));
+    return rc;
+}
 
 /* The profile's rules; 0, or a negative errno from libseccomp. */
 static int s_rules(scmp_filter_ctx ctx, const profile_t *profile)
@@ -211,6 +300,8 @@ static int s_rules(scmp_filter_ctx ctx, const profile_t *profile)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, s_allow[i], 0);
     for (size_t i = 0; i < sizeof s_trap / sizeof s_trap[0] && rc == 0; i++)
         rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, s_trap[i], 0);
+    for (size_t i = 0; i < sizeof s_enotsup / sizeof s_enotsup[0] && rc == 0; i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTSUP), s_enotsup[i], 0);
     /* Threads fail cleanly ("can't start new thread"); a new process is an attack. glibc tries
      * clone3 first and falls back to clone on ENOSYS, where the flags can be inspected.
      * (Thread clones fall through to the default EPERM: libseccomp refuses a rule whose
@@ -219,14 +310,7 @@ static int s_rules(scmp_filter_ctx ctx, const profile_t *profile)
         rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1,
                               SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    /* The SIGSYS handler is what reports a trapped syscall: replacing it is itself an attack,
-     * and killing outright is the only answer that cannot be intercepted. */
-    if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(rt_sigaction), 1,
-                              SCMP_A0(SCMP_CMP_EQ, SIGSYS));
-    if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigaction), 1,
-                              SCMP_A0(SCMP_CMP_NE, SIGSYS));
+    if (rc == 0) rc = s_sigaction_rules(ctx);
     /* Reading files is Landlock's and the mount namespace's to restrict; here only the
      * read-only forms pass, so nothing can be created, written or truncated. */
     /* (O_TMPFILE includes O_DIRECTORY's bit; only its own bit is a write.) */
@@ -245,7 +329,7 @@ static int s_rules(scmp_filter_ctx ctx, const profile_t *profile)
     /* stat: metadata of what the mount namespace lets the job see (an empty root plus the
      * profile's read-only paths); zoneinfo needs it to find its files. */
     if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 0);
-    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl), 0);
+    if (rc == 0) rc = s_ioctl_rules(ctx);
     /* prlimit64 on this process only: the job's limits are set after the filter is loaded
      * (sandbox_child_limits). Without CAP_SYS_RESOURCE a process can only lower its limits,
      * so user code gains nothing from it. */
@@ -298,39 +382,37 @@ int filter_compile(const profile_t *profile, struct sock_fprog *out, char *err, 
     return rc == 0 ? 0 : -1;
 }
 
-static area_t *s_trap_area;
-
-/* SIGSYS from a SECCOMP_RET_TRAP rule: record the syscall, end the process. Runs on the
- * offending thread with the syscall not executed; only async-signal-safe work here. */
-static void s_on_sigsys(int sig, siginfo_t *info, void *ctx)
-{
-    (void)sig, (void)ctx;
-    if (s_trap_area) area_hdr(s_trap_area)->trap_syscall = info->si_syscall;
-    syscall(SYS_exit_group, 159);
-}
-
-/* The per-child program: seven instructions that keep kill, tkill and tgkill to this process,
- * then the shared program compiled once in the zygote. The pid is known only after fork, so
- * the prologue is built here; prepending is safe because classic BPF jumps are relative, and
- * one program instead of two stacked filters halves the cost of installing it (the kernel
- * JIT-compiles every filter and flushes every CPU's TLB when it seals the image). */
+/* The per-child program: a prologue for kill, tkill and tgkill, whose target is known only
+ * after fork, then the shared program compiled once in the zygote. A signal to any other
+ * process is an attack (TRAP, reported); a signal to itself is trapped too and delivered by
+ * childsig.c as the kernel would for an ordinary process (each child is pid 1 of its own pid
+ * namespace, where the kernel would ignore it); signal 0 to itself (a liveness probe) passes.
+ * The loads are 32-bit (BPF_W, the low half on x86-64): exactly the kernel's int view of pid
+ * and signal. Prepending is safe because classic BPF jumps are relative, and one program
+ * instead of two stacked filters halves the cost of installing it (the kernel JIT-compiles
+ * every filter and flushes every CPU's TLB when it seals the image). */
 static int s_load(const struct sock_fprog *shared)
 {
     uint32_t self = (uint32_t)getpid();
     struct sock_filter pre[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0,
-                 10), /* else: the shared program */
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_kill, 3, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tkill, 2, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tgkill, 1, 0),
-        BPF_JUMP(BPF_JMP | BPF_JA, 5, 0, 0), /* not a signal: shared program */
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 1, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), /* to itself (or its own group) */
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),  /* to anyone else: an attack */
+        /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 16), /* → shared */
+        /* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        /* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_kill, 3, 0),
+        /* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tkill, 2, 0),
+        /* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tgkill, 1, 0),
+        /* 6 */ BPF_JUMP(BPF_JMP | BPF_JA, 11, 0, 0), /* not a signal: → shared */
+        /* 7 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        /* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 1, 0),
+        /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 7), /* anyone else: → TRAP */
+        /* 10 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        /* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tgkill, 2, 0),
+        /* 12 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+        /* 13 */ BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
+        /* 14 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+        /* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1), /* the signal */
+        /* 16 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        /* 17 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
     };
     size_t n_pre = sizeof pre / sizeof pre[0];
     size_t n = n_pre + shared->len;
@@ -345,14 +427,8 @@ static int s_load(const struct sock_fprog *shared)
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0);
 }
 
-int filter_enter(const struct sock_fprog *shared, area_t *area)
+int filter_enter(const struct sock_fprog *shared)
 {
-    s_trap_area = area;
-    struct sigaction sa = {0};
-    sa.sa_sigaction = s_on_sigsys;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSYS, &sa, NULL) < 0) return -1;
     return s_load(shared);
 }
 

@@ -22,7 +22,7 @@ enum {
     AREA_IDLE = 0, AREA_READY = 5, AREA_RUNNING = 1, AREA_STARTED = 2, AREA_STOPPED = 3,
     AREA_FINISHED = 4
 };
-enum { LIMIT_NONE = 0, LIMIT_OUTPUT = 1 };
+enum { LIMIT_NONE = 0, LIMIT_OUTPUT = 1, LIMIT_CPU = 2 };
 
 typedef struct {
     /* zygote → child, written before the wake byte */
@@ -39,8 +39,13 @@ typedef struct {
     volatile uint32_t limit_hit;        /* LIMIT_* */
     volatile uint32_t meta_len;
     volatile int32_t  trap_syscall;     /* seccomp SIGSYS: syscall number, -1 when none */
-    volatile uint32_t audit_blocked;    /* count of blocked audit events */
+    volatile uint32_t audit_blocked;    /* count of blocked audit events (attacks) */
     char              audit_event[128]; /* the first one, with its path or attribute */
+    volatile uint32_t audit_denied;     /* paths refused (PermissionError the code may catch) */
+    char              denied_event[128]; /* the first one */
+    volatile int32_t  self_signal;      /* the code sent itself this fatal signal (childsig.h) */
+    volatile int32_t  crash_signal;     /* a fault the crash handler saw (childsig.h) */
+    volatile int32_t  crash_headroom_mb; /* address space still free under RLIMIT_AS then */
     volatile uint64_t cpu_forked_ns;    /* CLOCK_PROCESS_CPUTIME_ID at the same milestones, for */
     volatile uint64_t cpu_locked_ns;    /* profiling where a child's CPU goes (debug log) */
     volatile uint64_t cpu_wake_ns;

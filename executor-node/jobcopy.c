@@ -80,6 +80,8 @@ static jobspec_t *s_copy(arena_t *a, const jobspec_t *job, unsigned parts)
     copy.n_inspect = run ? job->n_inspect : 0;
     copy.allowed_imports = run ? s_names(a, job->allowed_imports, job->n_allowed_imports) : NULL;
     copy.n_allowed_imports = run ? job->n_allowed_imports : 0;
+    copy.dependencies = run ? s_names(a, job->dependencies, job->n_dependencies) : NULL;
+    copy.n_dependencies = run ? job->n_dependencies : 0;
     copy.files = files ? s_files(a, job->files, job->n_files) : NULL;
     copy.n_files = files ? job->n_files : 0;
     if (out) *out = copy;

@@ -44,6 +44,17 @@ static const cfg_opt_t s_node_opts[] = {
     CFG_OPT_STR(node_conf_t, redis, "redis", "URL",
                 "publish a snapshot to sp:metrics:executor:NODE every second (redis://, unix:// or "
                 "redis-sentinel://host:port,host:port/master)"),
+    CFG_OPT_STR(node_conf_t, packages, "packages", "DIR|URL",
+                "package source for jobs' dependencies: a directory of wheels, or an index URL "
+                "(none: only the profiles' own packages)"),
+    CFG_OPT_STR(node_conf_t, envs_dir, "envs-dir", "DIR",
+                "where dependency environments are built and kept"),
+    CFG_OPT_INT(node_conf_t, max_env_zygotes, "max-env-zygotes", 0, 64, "N",
+                "warm zygotes for dependency environments at once (idle ones make room)"),
+    CFG_OPT_INT(node_conf_t, env_idle_s, "env-idle-s", 1, 86400 * 7, "S",
+                "an environment's zygote is stopped after S idle seconds"),
+    CFG_OPT_INT(node_conf_t, build_timeout_s, "build-timeout-s", 5, 3600, "S",
+                "the most an environment build may take"),
     CFG_OPT_END,
 };
 

@@ -14,10 +14,11 @@
 #include "../common/loop.h"
 #include "../common/metrics_http.h"
 #include "broker_link.h"
-#include "slots.h"
+#include "envs.h"
 #include "layers.h"
 #include "metrics.h"
 #include "node.h"
+#include "slots.h"
 #include "snapshot.h"
 #include "spawn.h"
 #include "zygotes.h"
@@ -38,6 +39,8 @@ typedef struct {
     uint64_t tick;
     metrics_http_t *http;
     snapshot_t *snapshot;
+    envs_t *envs; /* dependency environments; NULL without --packages */
+    uint64_t wait_tick;
 } node_t;
 
 static void s_on_signal(loop_t *loop, short revents, void *arg)
@@ -103,6 +106,18 @@ static void s_on_tick(loop_t *loop, void *arg)
     slots_tick(((node_t *)arg)->slots);
 }
 
+static void s_on_wait_tick(loop_t *loop, void *arg)
+{
+    (void)loop;
+    slots_dispatch_waiting(((node_t *)arg)->slots);
+}
+
+static void s_on_env_built(void *arg, int env)
+{
+    (void)env;
+    slots_dispatch_waiting(((node_t *)arg)->slots);
+}
+
 /* One link per --broker endpoint (a comma list), on one ZeroMQ context: its threads start
  * here, after the zygotes. 0, or -1 (logged). */
 static int s_links(node_t *n)
@@ -159,6 +174,13 @@ static int s_serve(node_t *n)
     zygotes_hooks_t zygotes = slots_zygote_hooks(n->slots);
     zygotes_attach(n->zygotes, n->loop, &zygotes);
     n->tick = loop_timer_add(n->loop, 1000, 1000, s_on_tick, n);
+    if (conf->packages[0]) {
+        envs_hooks_t envs = {s_on_env_built, n};
+        n->envs = envs_new(n->loop, conf, &envs);
+        slots_set_envs(n->slots, n->envs);
+        n->wait_tick = loop_timer_add(n->loop, 50, 50, s_on_wait_tick, n);
+        log_info("event=packages source=\"%s\" envs=%s", conf->packages, conf->envs_dir);
+    }
     loop_run(n->loop);
     return 0;
 }
@@ -177,9 +199,11 @@ int node_main(const node_conf_t *conf)
      * them every child) die with their channel. */
     for (int i = 0; i < n.n_links; i++) broker_link_disconnect(n.links[i]);
     zygotes_destroy(&n.zygotes);
+    envs_destroy(&n.envs);
     for (int i = 0; i < n.n_links; i++) broker_link_destroy(&n.links[i]);
     if (n.zmq_ctx) zmq_ctx_term(n.zmq_ctx);
     if (n.tick) loop_timer_cancel(n.loop, n.tick);
+    if (n.wait_tick) loop_timer_cancel(n.loop, n.wait_tick);
     slots_destroy(&n.slots);
     snapshot_destroy(&n.snapshot);
     metrics_http_destroy(&n.http);

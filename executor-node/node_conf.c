@@ -25,4 +25,8 @@ void node_conf_defaults(node_conf_t *c)
     c->recycle_s = 1800;
     snprintf(c->log_level, sizeof c->log_level, "info");
     snprintf(c->metrics, sizeof c->metrics, "127.0.0.1:9102");
+    snprintf(c->envs_dir, sizeof c->envs_dir, "/tmp/snakepit-envs");
+    c->max_env_zygotes = 2;
+    c->env_idle_s = 600;
+    c->build_timeout_s = 300;
 }

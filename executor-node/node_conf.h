@@ -26,6 +26,11 @@ typedef struct {
     char curve_secret_file[1024]; /* this node's key pair (snakepit keygen NAME.key_secret) */
     char metrics[128];            /* HOST:PORT for /metrics, "off" for none */
     char redis[PATH_MAX + 16];    /* where to publish the snapshot; empty for none */
+    char packages[PATH_MAX];      /* package source (wheel directory or index URL); "" none */
+    char envs_dir[PATH_MAX];      /* dependency environments (envs.h) */
+    long max_env_zygotes;
+    long env_idle_s;
+    long build_timeout_s;
 } node_conf_t;
 
 void node_conf_defaults(node_conf_t *conf);

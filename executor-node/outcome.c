@@ -12,127 +12,9 @@
 
 #include "../common/clock.h"
 #include "../common/log.h"
-#include "../proto/mpack.h"
 #include "outcome.h"
 #include "filter.h"
 #include "workspace.h"
-
-/* A PNG's size from its IHDR chunk (PNG spec §11.2.2): the child's own numbers are not
- * taken. 0 when the bytes are not a PNG. */
-static int s_png_size(const uint8_t *p, size_t len, uint32_t *w, uint32_t *h)
-{
-    static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    if (len < 24 || memcmp(p, sig, 8) != 0 || memcmp(p + 12, "IHDR", 4) != 0) return 0;
-    *w = (uint32_t)p[16] << 24 | (uint32_t)p[17] << 16 | (uint32_t)p[18] << 8 | p[19];
-    *h = (uint32_t)p[20] << 24 | (uint32_t)p[21] << 16 | (uint32_t)p[22] << 8 | p[23];
-    return *w > 0 && *h > 0 && *w < (1u << 20) && *h < (1u << 20);
-}
-
-/* images: [{mime, width, height, data}]: PNGs only, within OUTCOME_MAX_IMAGES and the byte
- * caps; the rest is dropped and flagged as truncated. */
-static void s_read_images(mpr_t *r, result_t *res)
-{
-    uint32_t n;
-    if (mpr_array(r, &n) < 0) return;
-    size_t total = 0;
-    for (uint32_t i = 0; i < n && !r->err; i++) {
-        uint32_t       m;
-        const uint8_t *data = NULL;
-        uint32_t       dlen = 0;
-        if (mpr_map(r, &m) < 0) return;
-        for (uint32_t j = 0; j < m && !r->err; j++) {
-            const char *k;
-            uint32_t    kl;
-            if (mpr_str(r, &k, &kl) < 0) return;
-            if (mpr_key_is(k, kl, "data")) mpr_bytes(r, &data, &dlen);
-            else mpr_skip(r); /* mime, width, height: recomputed below */
-        }
-        uint32_t w, h;
-        if (r->err || !data) continue;
-        if (!s_png_size(data, dlen, &w, &h) || res->n_images >= OUTCOME_MAX_IMAGES ||
-            dlen > OUTCOME_MAX_IMAGE || total + dlen > OUTCOME_MAX_IMAGES_BYTES) {
-            res->images_truncated = 1;
-            continue;
-        }
-        if (!res->images) res->images = xcalloc(OUTCOME_MAX_IMAGES, sizeof *res->images);
-        result_image_t *im = &res->images[res->n_images++];
-        im->mime = xstrdup("image/png");
-        im->width = w;
-        im->height = h;
-        im->data = xmalloc(dlen ? dlen : 1);
-        memcpy(im->data, data, dlen);
-        im->len = dlen;
-        total += dlen;
-    }
-}
-
-int outcome_read_meta(const uint8_t *meta, size_t len, result_t *res)
-{
-    if (!len || len > JOBAREA_META_CAP) return -1;
-    mpr_t    r;
-    uint32_t n;
-    mpr_init(&r, meta, len);
-    if (mpr_map(&r, &n) < 0) return -1;
-    status_t st = ST_ERROR;
-    for (uint32_t i = 0; i < n && !r.err; i++) {
-        const char *k;
-        uint32_t    kl;
-        if (mpr_str(&r, &k, &kl) < 0) break;
-        if (mpr_key_is(k, kl, "status")) {
-            const char *v;
-            uint32_t    vl;
-            if (mpr_str(&r, &v, &vl) == 0 && status_parse_n(v, vl, &st) < 0) st = ST_ERROR;
-        } else if (mpr_key_is(k, kl, "result")) {
-            free(res->result);
-            mpr_strdup(&r, RESULT_MAX_TEXT, &res->result);
-        } else if (mpr_key_is(k, kl, "variables")) {
-            free(res->variables);
-            mpr_strdup(&r, RESULT_MAX_TEXT, &res->variables);
-        } else if (mpr_key_is(k, kl, "validation")) {
-            free(res->validation);
-            mpr_strdup(&r, RESULT_MAX_TEXT, &res->validation);
-        } else if (mpr_key_is(k, kl, "images") && !res->images) {
-            s_read_images(&r, res);
-        } else if (mpr_key_is(k, kl, "images_truncated")) {
-            int t = 0;
-            if (mpr_bool(&r, &t) == 0 && t) res->images_truncated = 1;
-        } else if (mpr_key_is(k, kl, "error") && !res->error.present) {
-            uint32_t m;
-            if (mpr_nil(&r)) continue;
-            if (mpr_map(&r, &m) < 0) break;
-            res->error.present = 1;
-            for (uint32_t j = 0; j < m && !r.err; j++) {
-                if (mpr_str(&r, &k, &kl) < 0) break;
-                /* a key may come twice: free what the first one gave (found by fuzz_meta) */
-                char **dst = mpr_key_is(k, kl, "type")        ? &res->error.type
-                             : mpr_key_is(k, kl, "message")   ? &res->error.message
-                             : mpr_key_is(k, kl, "traceback") ? &res->error.traceback
-                                                              : NULL;
-                if (dst) {
-                    free(*dst);
-                    mpr_strdup(&r, mpr_key_is(k, kl, "type") ? 256 : RESULT_MAX_TEXT, dst);
-                } else if (mpr_key_is(k, kl, "line")) {
-                    int64_t v;
-                    if (mpr_int(&r, &v) == 0) res->error.line = v > 0 && v < 1 << 30 ? (long)v : 0;
-                } else {
-                    mpr_skip(&r);
-                }
-            }
-        } else {
-            mpr_skip(&r);
-        }
-    }
-    if (r.err) { /* a child that scribbled over its meta gets a plain error, nothing else */
-        log_warn("event=bad_meta error=\"%s\"", r.err);
-        st = ST_ERROR;
-    }
-    /* The child may only report outcomes of its own code; the rest are the zygote's call. */
-    if (st != ST_OK && st != ST_ERROR && st != ST_SYNTAX_ERROR && st != ST_MEMORY_LIMIT &&
-        st != ST_OUTPUT_LIMIT && st != ST_INTERNAL_ERROR)
-        st = ST_ERROR;
-    res->status = st;
-    return r.err ? -1 : 0;
-}
 
 static void s_set_error(result_t *res, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -184,6 +66,70 @@ static void s_take_usage(const area_t *area, const struct rusage *ru, result_t *
     }
 }
 
+/* A signal's name for messages ("SIGSEGV"); "signal N" when it has none. */
+static const char *s_signame(int sig, char *buf, size_t cap)
+{
+    const char *abbrev = sig > 0 && sig < 65 ? sigabbrev_np(sig) : NULL;
+    if (abbrev) snprintf(buf, cap, "SIG%s", abbrev);
+    else snprintf(buf, cap, "signal %d", sig);
+    return buf;
+}
+
+/* Address space left under RLIMIT_AS at a crash below which it counts as running out of
+ * memory: C code that did not check a failed allocation. */
+static long s_oom_headroom_mb(const limits_t *l)
+{
+    long mb = l->memory_mb / 16;
+    return mb < 16 ? 16 : mb > 64 ? 64 : mb;
+}
+
+/* The code never finished (no meta): how it ended, from the accounting — what the child's
+ * handlers recorded (childsig.h) and the wait status — not from the signal alone: a crash
+ * with room left under the memory limit is a crash, a job that killed itself killed itself. */
+static void s_judge_unfinished(const outcome_t *o, const area_hdr_t *h, result_t *res)
+{
+    int sig = res->exit.signal, self = h->self_signal, crash = h->crash_signal;
+    char name[32];
+    if (self > 0 && self < 65 && res->exit.code == 128 + self) {
+        res->status = ST_ERROR;
+        res->exit.signal = self;
+        s_set_error(res, "Killed", "the code sent itself %s, which ended the process",
+                    s_signame(self, name, sizeof name));
+    } else if (crash > 0 && crash == sig && h->crash_headroom_mb < s_oom_headroom_mb(&o->limits)) {
+        res->status = ST_MEMORY_LIMIT;
+        s_set_error(res, "MemoryLimit", "the interpreter crashed (%s) with its address space "
+                    "full: an allocation past the memory limit of %ld MB that the code did not "
+                    "check", s_signame(sig, name, sizeof name), o->limits.memory_mb);
+    } else if (crash > 0 && crash == sig) {
+        res->status = ST_ERROR;
+        s_set_error(res, "Crash", "the interpreter crashed with %s, with at least %d MB of its "
+                    "%ld MB memory limit still free (not an out-of-memory)",
+                    s_signame(sig, name, sizeof name), h->crash_headroom_mb, o->limits.memory_mb);
+    } else if (sig) {
+        res->status = ST_ERROR;
+        s_set_error(res, "ProcessDied", "the process was killed by %s",
+                    s_signame(sig, name, sizeof name));
+    } else {
+        res->status = ST_ERROR;
+        s_set_error(res, "ProcessExit", "the code ended the process (exit status %d) "
+                    "before it finished", res->exit.code);
+    }
+}
+
+static void s_violation(result_t *res, const char *reason, const char *what, const char *fmt)
+{
+    res->status = ST_SECURITY_VIOLATION;
+    free(res->exit.reason);
+    res->exit.reason = xstrdup(reason);
+    res->exit.syscall = xstrdup(what);
+    /* The audit hook's own PermissionError, when it is what ended the code, already says it
+     * best (and where): "[sandbox] the sandbox cannot start processes: subprocess.Popen 'ls'".
+     * It is the child's word, but only about its own job. */
+    if (res->error.present && res->error.message && !strncmp(res->error.message, "[sandbox] ", 10))
+        return;
+    s_set_error(res, "SecurityViolation", fmt, what);
+}
+
 /* The status and its error, in the order of trust (see the top of this file). */
 static void s_judge(const outcome_t *o, result_t *res)
 {
@@ -192,9 +138,11 @@ static void s_judge(const outcome_t *o, result_t *res)
     int           sig = res->exit.signal;
     const char   *reason = sig ? "signal" : "exit";
     char          name[64];
+    meta_flags_t  flags = {0};
 
     /* the runner's view first; the checks below override it */
-    if (h->meta_len) outcome_read_meta(area_meta(area), h->meta_len, res);
+    if (h->meta_len) outcome_read_meta(area_meta(area), h->meta_len, res, &flags);
+    res->exit.reason = NULL;
     if (o->killed == KILL_TIMEOUT) {
         res->status = ST_TIMEOUT;
         reason = "timeout";
@@ -203,15 +151,20 @@ static void s_judge(const outcome_t *o, result_t *res)
         res->status = ST_CANCELLED;
         reason = "cancelled";
         s_set_error(res, "Cancelled", "execution was cancelled");
-    } else if (h->trap_syscall >= 0 || sig == SIGSYS) {
-        res->status = ST_SECURITY_VIOLATION;
-        reason = "seccomp";
-        const char *sys = h->trap_syscall >= 0
-                              ? filter_syscall_name(h->trap_syscall, name, sizeof name)
-                              : "rt_sigaction";
-        res->exit.syscall = xstrdup(sys);
-        s_set_error(res, "SecurityViolation", "the sandbox stopped the process at syscall %s", sys);
-    } else if (sig == SIGXCPU || (sig == SIGKILL && res->cpu_ms >= (double)o->limits.cpu_ms)) {
+    } else if (h->trap_syscall >= 0) {
+        const char *sys = filter_syscall_name(h->trap_syscall, name, sizeof name);
+        s_violation(res, "seccomp", sys, "the sandbox stopped the process at syscall %s");
+        return;
+    } else if (sig == SIGSYS) {
+        /* a trap while SIGSYS was blocked (glibc's posix_spawn and CPython's subprocess block
+         * every signal around their clone): the kernel ends the process without our handler,
+         * and with it the syscall's name */
+        s_violation(res, "seccomp", "unknown",
+                    "the sandbox stopped the process at a refused syscall (%s: its signals "
+                    "were blocked, so it went unnamed)");
+        return;
+    } else if (sig == SIGXCPU || h->limit_hit == LIMIT_CPU ||
+               (sig == SIGKILL && res->cpu_ms >= (double)o->limits.cpu_ms)) {
         res->status = ST_CPU_LIMIT;
         reason = "cpu_limit";
         s_set_error(res, "CpuLimit", "execution exceeded the %ld ms CPU time limit", o->limits.cpu_ms);
@@ -220,29 +173,18 @@ static void s_judge(const outcome_t *o, result_t *res)
         reason = "output_limit";
         s_set_error(res, "OutputLimit", "output exceeded %ld bytes; the job was stopped there",
                     o->limits.output_bytes);
-    } else if (h->audit_blocked) {
+    } else if (h->audit_blocked || (h->audit_denied && flags.denied)) {
+        /* an attack is one whether or not the code caught it; a path refused only when the
+         * refusal is what ended the code (a library's probe that it handled is ordinary) */
+        const volatile char *src = h->audit_blocked ? h->audit_event : h->denied_event;
         char event[sizeof h->audit_event];
-        memcpy(event, (const char *)h->audit_event, sizeof event);
+        for (size_t i = 0; i < sizeof event; i++) event[i] = src[i];
         event[sizeof event - 1] = '\0';
-        res->status = ST_SECURITY_VIOLATION;
-        reason = "audit";
-        res->exit.syscall = xstrdup(event);
-        s_set_error(res, "SecurityViolation", "the sandbox blocked '%s'", event);
+        s_violation(res, "audit", event, "the sandbox blocked '%s'");
+        return;
     } else if (!h->meta_len) {
-        if (sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT || sig == SIGKILL) {
-            /* Most interpreter crashes under an address-space limit are allocation
-             * failures in C code that did not raise MemoryError. */
-            res->status = ST_MEMORY_LIMIT;
-            s_set_error(res, "MemoryLimit", "the interpreter died with signal %d, most likely "
-                        "out of memory (limit %ld MB)", sig, o->limits.memory_mb);
-        } else if (sig) {
-            res->status = ST_ERROR;
-            s_set_error(res, "ProcessDied", "the process was killed by signal %d", sig);
-        } else {
-            res->status = ST_ERROR;
-            s_set_error(res, "ProcessExit", "the code ended the process (exit status %d) "
-                        "before it finished", res->exit.code);
-        }
+        s_judge_unfinished(o, h, res);
+        if (res->exit.signal) reason = "signal";
     }
     if (res->status == ST_MEMORY_LIMIT && !res->error.present)
         s_set_error(res, "MemoryError", "memory limit of %ld MB reached", o->limits.memory_mb);

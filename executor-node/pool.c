@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +28,7 @@ struct pool {
     int sig_fd;   /* SIGCHLD */
     int timer_fd; /* armed at the earliest running child's deadline */
     uint64_t forks;
+    uint64_t muted; /* children whose socket was ignored after a premature byte */
     child_t children[]; /* conf.slots of them */
 };
 
@@ -146,13 +149,25 @@ static int s_prepare(pool_t *self, child_t *c, int sv[2])
     return 0;
 }
 
+/* With the namespaces layer each child is pid 1 of a pid namespace of its own: it sees no other
+ * process — not its zygote, not another tenant's job — and its pid says nothing about how many
+ * ran before it. glibc's fork() takes no flags, hence the raw clone; what fork() adds is not
+ * needed here: the zygote is single-threaded (no lock another thread could hold, no atfork
+ * handler of a thread pool to run) and the tid glibc keeps for it, 1 (it is pid 1 of the
+ * namespace the node cloned it into), is the child's own too. */
+static pid_t s_fork(const pool_t *self)
+{
+    if (!(self->conf.env->sb->layers & LAYER_NAMESPACES)) return fork();
+    return (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
 child_t *pool_fork(pool_t *self)
 {
     child_t *c = s_free_slot(self);
     int sv[2];
     if (!c || s_prepare(self, c, sv) < 0) return NULL;
     uint64_t t0 = clock_mono_us();
-    pid_t pid = fork();
+    pid_t pid = s_fork(self);
     if (pid > 0) log_debug("event=forked us=%llu", (unsigned long long)(clock_mono_us() - t0));
     if (pid < 0) {
         log_error("event=fork_failed error=\"%s\"", strerror(errno));
@@ -263,10 +278,12 @@ void pool_on_timer(pool_t *self)
 
 /* ---- ends ---------------------------------------------------------------------------------- */
 
-/* A running child wrote its done byte: answer now, then make sure it ends. A byte written
- * early by the job's own code (the fd is visible to it) is ignored unless the runner has
- * finished; a forged finish only hurts the forger, who gets its own answer early and is
- * killed. */
+/* A running child wrote its done byte: answer now, then make sure it ends. The socket is the
+ * job's to write too: a byte before the runner has finished is the job's own, and from then on
+ * the zygote stops listening to that socket (the child's exit still ends the job, through
+ * SIGCHLD): one wake-up per job at most, however many bytes it writes, so a job cannot make
+ * the shared zygote spend its CPU. A forged finish only hurts the forger, who gets its own
+ * answer early and is killed. */
 void pool_on_done(pool_t *self, child_t *c)
 {
     char b[16];
@@ -276,7 +293,12 @@ void pool_on_done(pool_t *self, child_t *c)
         c->sock = -1;
         return;
     }
-    if (c->answered || area_hdr(&c->area)->phase != AREA_FINISHED) return;
+    if (c->answered) return;
+    if (area_hdr(&c->area)->phase != AREA_FINISHED) {
+        c->muted = 1;
+        self->muted++;
+        return;
+    }
     self->conf.on_finished(self->conf.arg, c, 0, NULL);
     c->answered = 1;
     kill(c->pid, SIGKILL); /* nothing of the job may run past its answer */
@@ -344,4 +366,9 @@ size_t pool_ready(const pool_t *self)
 uint64_t pool_forks(const pool_t *self)
 {
     return self->forks;
+}
+
+uint64_t pool_muted(const pool_t *self)
+{
+    return self->muted;
 }

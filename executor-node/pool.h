@@ -42,6 +42,7 @@ typedef struct {
     uint64_t deadline_us;
     kill_reason_t killed;
     int answered;         /* its result is sent; only the reaping is left */
+    int muted;            /* wrote its socket before finishing: no longer listened to */
     uint32_t streamed[2]; /* stdout/stderr bytes already sent as progress */
     int running_sent;
 } child_t;
@@ -91,5 +92,6 @@ child_t *pool_child(pool_t *self, size_t i);
 size_t pool_count(const pool_t *self, child_state_t state);
 size_t pool_ready(const pool_t *self);   /* idle children waiting for a job, layers in place */
 uint64_t pool_forks(const pool_t *self); /* since start */
+uint64_t pool_muted(const pool_t *self); /* children muted for a premature byte, since start */
 
 #endif

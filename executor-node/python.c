@@ -4,15 +4,19 @@
  * them C arrays). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <locale.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "../common/log.h"
 #include "audit.h"
 #include "python.h"
 #include "runner.h"
 #include "runner_py.h"
 #include "validate_py.h"
+#include "rich_py.h"
+#include "warm_py.h"
 
 static PyObject *s_run_fn;      /* runner.run */
 static PyObject *s_validate_fn; /* validate.validate */
@@ -69,6 +73,20 @@ static PyObject *s_str_list(const char *const *names, int (*keep)(const profile_
  * owns its signals) and no bytecode written. */
 static int s_interpreter(const char *program, char *err, size_t errlen)
 {
+    /* UTF-8 everywhere (file names, the file system encoding, open()'s default, locale): the
+     * isolated pre-config leaves LC_CTYPE at "C", where CPython picks ASCII and a file named
+     * café.csv cannot even be opened. The C.UTF-8 locale is loaded here, before the filesystem
+     * is sealed, so a job's locale.setlocale(LC_ALL, "") still finds it in memory. */
+    if (!setlocale(LC_ALL, "C.UTF-8")) log_warn("event=locale_unavailable locale=C.UTF-8");
+    PyPreConfig pre;
+    PyPreConfig_InitIsolatedConfig(&pre);
+    pre.utf8_mode = 1;
+    PyStatus pst = Py_PreInitialize(&pre);
+    if (PyStatus_Exception(pst)) {
+        snprintf(err, errlen, "Python pre-initialisation failed: %s",
+                 pst.err_msg ? pst.err_msg : "unknown");
+        return -1;
+    }
     PyConfig config;
     PyConfig_InitIsolatedConfig(&config); /* -I: no environment, no user site, no cwd in path */
     config.site_import = 0;               /* -S */
@@ -168,6 +186,11 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
         s_import_all(profile->modules, err, errlen) < 0 ||
         s_import_all(profile->preload, err, errlen) < 0)
         return -1;
+    PyObject *warm_fn = NULL, *display_fn = NULL;
+    if (!s_load(warm_py, "_snakepit_warm", "warm", &warm_fn, err, errlen)) return -1;
+    Py_DECREF(warm_fn); /* runner.prepare calls it, for profiles that need it */
+    if (!s_load(rich_py, "_snakepit_rich", "display", &display_fn, err, errlen)) return -1;
+    Py_DECREF(display_fn); /* the runner's builtins hold it */
     PyObject *runner = s_load(runner_py, "_snakepit_runner", "run", &s_run_fn, err, errlen);
     if (!runner ||
         !s_load(validate_py, "_snakepit_validate", "validate", &s_validate_fn, err, errlen) ||
@@ -234,7 +257,7 @@ static PyObject *s_allowed(const jobspec_t *job, const profile_t *profile)
     return t;
 }
 
-static PyObject *s_job_dict(const jobspec_t *job, const profile_t *profile)
+static PyObject *s_job_dict(const jobspec_t *job, const profile_t *profile, const char *workspace)
 {
     PyObject *d = PyDict_New();
     if (!d) return NULL;
@@ -250,6 +273,11 @@ static PyObject *s_job_dict(const jobspec_t *job, const profile_t *profile)
         {PyUnicode_FromString("stdin"), stdin_text},
         {PyUnicode_FromString("capture"), PyBool_FromLong(job->capture_output)},
         {PyUnicode_FromString("workspace"), PyBool_FromLong(profile->workspace)},
+        {PyUnicode_FromString("figure_format"),
+         PyUnicode_FromString(job->figure_format == FIGURES_SVG ? "svg" : "png")},
+        {PyUnicode_FromString("dependencies"), s_names_tuple(job->dependencies, job->n_dependencies)},
+        {PyUnicode_FromString("workspace_dir"),
+         PyUnicode_DecodeFSDefault(workspace && profile->workspace ? workspace : "")},
     };
     int ok = 1;
     for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
@@ -261,10 +289,11 @@ static PyObject *s_job_dict(const jobspec_t *job, const profile_t *profile)
     return d;
 }
 
-void py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy)
+void py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy,
+                const char *workspace)
 {
     runner_bind(area);
-    PyObject *d = s_job_dict(job, profile);
+    PyObject *d = s_job_dict(job, profile, workspace);
     if (d) {
         PyObject *p = PyBool_FromLong(policy);
         PyDict_SetItemString(d, "policy", p);

@@ -19,7 +19,9 @@ const char *py_version(void);  /* "3.11.2" */
 const char *py_versions(void); /* JSON {package: version} of the profile's packages */
 void        py_after_fork(void);
 /* Runs the job (exec or validate) in this process; results go to the area. policy: the
- * Python layer (import allowlist, restricted builtins, audit hook) is on. */
-void        py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy);
+ * Python layer (import allowlist, restricted builtins, audit hook) is on; workspace: the job's
+ * directory (its cwd, and where tempfile puts its files), "" or NULL when it has none. */
+void        py_run_job(const jobspec_t *job, const profile_t *profile, area_t *area, int policy,
+                       const char *workspace);
 
 #endif

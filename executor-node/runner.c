@@ -11,6 +11,7 @@
 #include "runner.h"
 
 static area_t *s_area; /* the child's job area; NULL in the zygote (the probe prints nowhere) */
+static PyObject *s_permission_error; /* _snakepit.PermissionError */
 
 static uint64_t s_now_ns(void)
 {
@@ -151,22 +152,57 @@ static void s_kv_images(mpw_t *w, PyObject *images, int truncated)
     mpw_kv_bool(w, "images_truncated", truncated);
 }
 
+/* The rich outputs (rich.py): a list of (kind, index, mime, data bytes); malformed entries are
+ * skipped, as for images. */
+static int s_output_ok(PyObject *t)
+{
+    return PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 4 && PyUnicode_Check(PyTuple_GET_ITEM(t, 0)) &&
+           PyLong_Check(PyTuple_GET_ITEM(t, 1)) && PyUnicode_Check(PyTuple_GET_ITEM(t, 2)) &&
+           PyBytes_Check(PyTuple_GET_ITEM(t, 3));
+}
+
+static void s_kv_outputs(mpw_t *w, PyObject *outputs, int truncated)
+{
+    Py_ssize_t n = outputs && PyList_Check(outputs) ? PyList_GET_SIZE(outputs) : 0, ok = 0;
+    for (Py_ssize_t i = 0; i < n; i++) ok += s_output_ok(PyList_GET_ITEM(outputs, i));
+    mpw_str(w, "outputs");
+    mpw_array(w, (uint32_t)ok);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(outputs, i);
+        if (!s_output_ok(t)) continue;
+        const char *kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 0));
+        const char *mime = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 2));
+        long index = PyLong_AsLong(PyTuple_GET_ITEM(t, 1));
+        PyErr_Clear();
+        PyObject *data = PyTuple_GET_ITEM(t, 3);
+        mpw_map(w, 4);
+        mpw_kv_str(w, "kind", kind ? kind : "display");
+        mpw_kv_int(w, "index", index > 0 ? index : 0);
+        mpw_kv_str(w, "mime", mime ? mime : "text/plain");
+        mpw_str(w, "data");
+        mpw_bin(w, PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data));
+    }
+    mpw_kv_bool(w, "outputs_truncated", truncated);
+}
+
 /* finish(status, *, result, variables, error_type, error_message, traceback, line, validation,
- * images, images_truncated). Packs the runner's findings into the meta area as a msgpack map. */
+ * images, images_truncated, denied, outputs, outputs_truncated). Packs the runner's findings
+ * into the meta area as a msgpack map. */
 static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"status",        "result",           "variables", "error_type",
                              "error_message", "traceback",        "line",      "validation",
-                             "images",        "images_truncated", NULL};
+                             "images",        "images_truncated", "denied",    "outputs",
+                             "outputs_truncated", NULL};
     const char *status;
     PyObject *result = NULL, *variables = NULL, *etype = NULL, *emsg = NULL, *tb = NULL,
-             *validation = NULL, *images = NULL;
+             *validation = NULL, *images = NULL, *outputs = NULL;
     long line = 0;
-    int images_truncated = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlOOp", kwlist, &status, &result, &variables,
-                                     &etype, &emsg, &tb, &line, &validation, &images,
-                                     &images_truncated))
+    int images_truncated = 0, denied = 0, outputs_truncated = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlOOppOp", kwlist, &status, &result,
+                                     &variables, &etype, &emsg, &tb, &line, &validation, &images,
+                                     &images_truncated, &denied, &outputs, &outputs_truncated))
         return NULL;
     if (!s_area) Py_RETURN_NONE;
     buf_t out;
@@ -174,8 +210,10 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
     mpw_t w;
     mpw_init(&w, &out);
     int with_images = images && images != Py_None;
-    mpw_map(&w, 5 + (with_images ? 2 : 0));
+    int with_outputs = outputs && outputs != Py_None;
+    mpw_map(&w, 6 + (with_images ? 2 : 0) + (with_outputs ? 2 : 0));
     mpw_kv_str(&w, "status", status);
+    mpw_kv_bool(&w, "denied", denied); /* a sandbox refusal is what ended the code */
     s_kv_text(&w, "result", result);
     s_kv_text(&w, "variables", variables);
     s_kv_text(&w, "validation", validation);
@@ -190,6 +228,7 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
         mpw_nil(&w);
     }
     if (with_images) s_kv_images(&w, images, images_truncated);
+    if (with_outputs) s_kv_outputs(&w, outputs, outputs_truncated);
     area_hdr_t *h = area_hdr(s_area);
     if (area_put_meta(s_area, out.data, out.len) < 0)      /* an enormous result or variable set: */
         area_report(s_area, "output_limit", "OutputLimit", /* say so rather than cut the meta */
@@ -216,7 +255,22 @@ static struct PyModuleDef s_module = {
 
 static PyObject *s_module_init(void)
 {
-    return PyModule_Create(&s_module);
+    PyObject *m = PyModule_Create(&s_module);
+    if (!m) return NULL;
+    /* named PermissionError, so a job's traceback reads as the familiar one */
+    s_permission_error = PyErr_NewExceptionWithDoc(
+        "_snakepit.PermissionError", "an operation the sandbox refuses", PyExc_PermissionError,
+        NULL);
+    if (!s_permission_error || PyModule_AddObjectRef(m, "PermissionError", s_permission_error) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
+
+PyObject *runner_permission_error(void)
+{
+    return s_permission_error ? s_permission_error : PyExc_PermissionError;
 }
 
 int runner_register(void)

@@ -9,9 +9,14 @@
 
 #include "jobarea.h"
 
+typedef struct _object PyObject;
+
 /* Zygote, before the interpreter starts: makes _snakepit importable. 0, or -1. */
 int runner_register(void);
 /* Child, at its job: where _snakepit writes (NULL: nowhere, as in the zygote's probe). */
 void runner_bind(area_t *area);
+/* _snakepit.PermissionError, the PermissionError subclass the audit hook raises: the runner
+ * tells a sandbox refusal that ended a job from one the code caught. Borrowed. */
+PyObject *runner_permission_error(void);
 
 #endif

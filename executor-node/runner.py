@@ -17,6 +17,7 @@ import tomllib
 import types
 
 import _snakepit
+import _snakepit_rich as _rich
 
 _FILENAME = "<snakepit>"
 _REPR_CAP = 64 * 1024
@@ -135,6 +136,7 @@ def _make_builtins(profile, workspace):
         b["open"] = open
     for name in ("breakpoint", "help", "copyright", "credits", "license", "exit", "quit"):
         b.pop(name, None)
+    b["display"] = _rich.display  # as in a notebook: rich outputs (rich.py)
     return b
 
 
@@ -153,9 +155,23 @@ def _norm(name):
 
 
 def _find_versions(modules):
+    """The distributions that provide the profile's modules, by their own names: sklearn is
+    scikit-learn's, PIL Pillow's, yaml PyYAML's (importlib.metadata.version(module) finds only
+    the distributions named like their module)."""
     import importlib.metadata as md
+    try:
+        by_module = md.packages_distributions()
+    except Exception:
+        by_module = {}
     for m in modules:
         top = m.split(".")[0]
+        for dist in by_module.get(top, ()) or ():
+            try:
+                _versions[_norm(dist)] = md.version(dist)
+            except Exception:
+                pass
+        if top in by_module:
+            continue
         try:
             _versions[_norm(top)] = md.version(top)
         except Exception:
@@ -167,86 +183,55 @@ def versions():
     return json.dumps(dict(sorted(_versions.items())))
 
 
-def _warm_data_science():
-    """Runs the common paths of numpy, pandas, scipy, matplotlib and sympy once in the zygote,
-    so what they import or build lazily (formatters, parsers, the font cache, the Agg
-    renderer) is in memory before the children are forked: a child can neither read those
-    files nor afford the time."""
-    import os
-    import shutil
-    import warnings
-    warnings.simplefilter("ignore")  # deprecation chatter of the warm-up itself, not a job's
-    import numpy as np
-    import pandas as pd
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import sympy
-    from scipy import stats, optimize, linalg, integrate, interpolate  # noqa: F401
-    a = np.arange(12.0).reshape(3, 4)
-    repr(a), str(a), a.tolist(), np.linalg.solve(np.eye(3) * 2, np.ones(3)), np.linalg.inv(np.eye(2))
-    np.random.default_rng(1).normal(size=4), np.fft.fft(np.ones(4)), np.percentile(a, 50)
-    df = pd.DataFrame({"k": ["a", "b", "a"], "v": [1.0, 2.0, 3.0],
-                       "t": pd.date_range("2024-01-01", periods=3)})
-    g = df.groupby("k")["v"].agg(["sum", "mean"])
-    repr(df), str(g), df.describe(), df.to_string(), df.to_dict(), df.to_json(), df.to_html()
-    df.to_markdown if hasattr(df, "to_markdown") else None
-    text = df.to_csv(index=False)
-    pd.read_csv(io.StringIO(text)), pd.read_json(io.StringIO(df.to_json()))
-    df.pivot_table(index="k", values="v"), df.merge(df, on="k"), df.sort_values("v"), df["t"].dt.day
-    pd.Series([1, 2, None]).fillna(0).rolling(2).mean(), pd.to_datetime(["2024-01-02"])
-    stats.norm.cdf(1.0), stats.ttest_ind([1, 2, 3], [2, 3, 4]), stats.linregress([1, 2, 3], [2, 4, 7])
-    optimize.minimize(lambda x: (x[0] - 1) ** 2, [0.0]), optimize.brentq(lambda x: x - 1, 0, 2)
-    integrate.quad(lambda x: x * x, 0, 1), linalg.lu(np.eye(3))
-    x = sympy.symbols("x")
-    e = sympy.integrate(sympy.sin(x) ** 2, x)
-    str(e), sympy.latex(e), sympy.pretty(e), sympy.solve(x ** 2 - 4, x), sympy.simplify(e.diff(x))
-    sympy.sympify("x**2 + 1"), sympy.Matrix([[1, 2], [3, 4]]).det(), sympy.N(sympy.pi, 20)
-    sympy.lambdify(x, sympy.sin(x), "numpy")(1.0), sympy.lambdify(x, x ** 2, "math")(2.0)
-    sympy.series(sympy.exp(x), x, 0, 4), sympy.limit(sympy.sin(x) / x, x, 0), sympy.factor(x ** 2 - 1)
-    sympy.nsolve(x ** 2 - 2, x, 1), sympy.dsolve(sympy.Function("f")(x).diff(x) - 1)
-    np.polyfit([0, 1, 2], [1, 3, 5], 1), stats.gaussian_kde([1.0, 2.0, 3.0])(2.0)
-    pd.cut(df["v"], 2), pd.crosstab(df["k"], df["v"] > 1), df.set_index("t").resample("D").sum()
-    df.plot.bar(x="k", y="v"), df["v"].plot.hist(), pd.plotting.scatter_matrix(df[["v"]])
-    fig, ax = plt.subplots()
-    ax.plot([0, 1, 2], [1, 0, 2], label="line")
-    ax.scatter([0, 1], [1, 0])
-    ax.bar(["a", "b"], [1, 2])
-    ax.hist([1, 2, 2, 3])
-    ax.set_title("Warm-up: àéü Δ $x^2$")
-    ax.set_xlabel("x")
-    ax.legend()
-    fig.tight_layout()
-    for fmt in ("png", "svg", "pdf", "jpg"):  # the writers load their backends lazily
-        fig.savefig(io.BytesIO(), format=fmt)
-    df.plot(x="t", y="v")
-    fig2 = plt.figure()
-    fig2.add_subplot(projection="3d")
-    for f in plt.get_fignums():
-        plt.figure(f).savefig(io.BytesIO(), format="png")
-    plt.close("all")
-    warnings.resetwarnings()
-    cache = os.environ.pop("MPLCONFIGDIR", None)
-    if cache and os.path.basename(cache).startswith("snakepit-mpl-"):
-        shutil.rmtree(cache, ignore_errors=True)
-
-
 def _show(*args, **kwargs):
     """plt.show() in the sandbox: the open figures become images now (and are closed), as in
     a notebook."""
     _capture_figures()
 
 
+def _preload_codecs():
+    """Every codec of the standard library, so that codecs.lookup never needs the file system
+    (zipfile decodes member names as cp437, np.load and read_excel with it)."""
+    import encodings
+    import pkgutil
+    for m in pkgutil.iter_modules(encodings.__path__):
+        if m.name not in ("mbcs", "oem"):  # Windows only
+            try:
+                __import__("encodings." + m.name)
+            except ImportError:
+                pass
+
+
+def _settle_stdlib():
+    """What the standard library would otherwise look up from a job's child, done once here:
+    tarfile's owner names (pwd/grp go through glibc's NSS, which opens a socket to nscd: a
+    seccomp kill for tarfile.add), platform's answers (it reads the interpreter binary), and
+    tempfile's cached directory (the zygote's own, /tmp: each job gets its workspace)."""
+    import platform
+    import tarfile
+    import tempfile
+    tarfile.pwd = tarfile.grp = None
+    platform.platform(), platform.uname(), platform.python_implementation()
+    platform.python_version(), platform.machine(), platform.libc_ver()
+    tempfile.tempdir = None
+
+
 def prepare(profile, workspace, figures, modules, workspace_profiles):
     """Called once in the zygote after its warm imports."""
+    import warnings
     _profile[0] = profile
     _workspace_profiles[0] = tuple(workspace_profiles)
     _figures[0] = bool(figures)
     _find_versions(modules)
+    _preload_codecs()
+    filters = warnings.filters[:]
     if figures:
-        _warm_data_science()
+        import _snakepit_warm
+        _snakepit_warm.warm()
         import matplotlib.pyplot as plt
         plt.show = _show
+    warnings.filters[:] = filters
+    _settle_stdlib()
     # From here on imports come from memory only: a module that was not preloaded fails as
     # ModuleNotFoundError at once, without the path finder listing directories (which the
     # audit hook would rightly report).
@@ -256,7 +241,7 @@ def prepare(profile, workspace, figures, modules, workspace_profiles):
     _builtins[0] = _make_builtins(profile, workspace)
     # For nodes run with --disable-layer python (tests that prove each OS layer alone): the
     # interpreter's own builtins, no import guard.
-    _plain_builtins[0] = dict(builtins.__dict__)
+    _plain_builtins[0] = dict(builtins.__dict__, display=_rich.display)
 
 
 def _cap(text, cap):
@@ -398,22 +383,25 @@ def _unmet(deps, req_py):
     return missing
 
 
-def _check_metadata(source):
-    """None when the code may run, else (error type, message)."""
+def _check_metadata(source, requested=()):
+    """None when the code may run, else (error type, message). requested: the JobSpec's
+    dependencies (the argument's and the block's, as the front-end sent them)."""
     try:
         meta = _script_metadata(source)
-        if meta is None:
+        if meta is None and not requested:
             return None
-        missing = _unmet(*meta)
+        deps, req_py = meta if meta is not None else ([], None)
+        deps = list(dict.fromkeys([d.strip() for d in deps] + [d.strip() for d in requested]))
+        missing = _unmet(deps, req_py)
     except ValueError as e:
         return "ScriptMetadataError", str(e)
     if not missing:
         return None
     have = ", ".join("%s %s" % kv for kv in sorted(_versions.items())) or "the standard library only"
     return ("DependencyError",
-            "profile %s cannot satisfy the script's dependencies: %s. Nothing can be installed "
-            "(the sandbox has no network); installed here: %s. See get_sandbox_info for the "
-            "profiles and their packages." % (_profile[0], "; ".join(missing), have))
+            "profile %s cannot satisfy the script's dependencies: %s. The sandbox has no network "
+            "and this executor has no package source to install from; installed here: %s. See "
+            "get_sandbox_info for the profiles and their packages." % (_profile[0], "; ".join(missing), have))
 
 
 def _png_size(png):
@@ -439,6 +427,9 @@ def _capture_figures():
     for n in nums:
         try:
             fig = plt.figure(n)
+            if _rich._figure_format[0] == "svg":  # asked for SVG: a rich output each
+                _rich.add("display", fig)
+                continue
             if len(_images) >= _MAX_IMAGES:
                 _images_truncated[0] = True
             else:
@@ -463,10 +454,37 @@ def _capture_figures():
                 pass
 
 
+def _settle_job(job, source):
+    """The job's own view of the standard library: its workspace as the temporary directory
+    (tempfile's, and $TMPDIR for libraries that read it), its source in linecache (so that
+    traceback and inspect show its lines as they would a file's)."""
+    import linecache
+    import os
+    import tempfile
+    ws = job.get("workspace_dir") or ""
+    tempfile.tempdir = ws or None
+    if ws:
+        os.environ["TMPDIR"] = ws
+    linecache.cache[_FILENAME] = (len(source), None, source.splitlines(True), _FILENAME)
+
+
+def _refused_by_sandbox(exc):
+    """Whether exc (or what it was raised from, a few links down) is a refusal of the audit
+    hook: then that refusal is what ended the job."""
+    for _ in range(8):
+        if exc is None:
+            return False
+        if isinstance(exc, _snakepit.PermissionError):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def run(job):
-    """job: dict(code, allowed, profile, inspect, stdin, capture, workspace)."""
+    """job: dict(code, allowed, profile, inspect, stdin, capture, workspace, workspace_dir)."""
     # No random.seed() here: CPython's own at-fork hook (random registers one) reseeds every
-    # child from the kernel as it is forked, so no two jobs share the zygote's random state.
+    # child from the kernel as it is forked, so no two jobs share the zygote's random state;
+    # numpy's global state is reseeded by the warm-up's at-fork hook.
     if job["capture"]:
         sys.stdout, sys.stderr = _Stream(1), _Stream(2)
     else:
@@ -476,8 +494,18 @@ def run(job):
     source_lines = source.splitlines()
     _allowed[0] = job["allowed"]
     policed = job.get("policy", True)
-    g = {"__name__": "__main__", "__doc__": None,
-         "__builtins__": _builtins[0] if policed else _plain_builtins[0]}
+    _settle_job(job, source)
+    _rich.reset(job.get("figure_format") or "png")
+    # __file__: scripts find their data next to themselves (os.path.dirname(__file__)), which
+    # is the workspace, the working directory
+    # The job's globals are a real __main__ module's, as for `python main.py`: pickle finds the
+    # classes and functions it defines (sys.modules["__main__"].Name), dataclasses its
+    # annotations.
+    main = _ModuleType("__main__")
+    sys.modules["__main__"] = main
+    g = main.__dict__
+    g.update({"__doc__": None, "__file__": "main.py",
+              "__builtins__": _builtins[0] if policed else _plain_builtins[0]})
     try:
         tree = compile(source, _FILENAME, "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as e:
@@ -493,7 +521,7 @@ def run(job):
         _snakepit.finish(status, error_type=etype, error_message=message, traceback=tb)
         return
 
-    problem = _check_metadata(source)
+    problem = _check_metadata(source, job.get("dependencies") or ())
     if problem is not None:
         _snakepit.finish("error", error_type=problem[0], error_message=problem[1])
         return
@@ -514,6 +542,8 @@ def run(job):
         status, err = "memory_limit", e
     except BaseException as e:
         status, err = "error", e
+    if value is not None and status == "ok":  # the trailing expression, rendered by type
+        _rich.add("result", value)
     _snakepit.stopped()
 
     kwargs = {}
@@ -526,11 +556,14 @@ def run(job):
             kwargs.update(images=_images, images_truncated=_images_truncated[0])
     if err is not None:
         etype, message, tb, line = _error_fields(err, source_lines)
-        kwargs.update(error_type=etype, error_message=message, traceback=tb, line=line)
+        kwargs.update(error_type=etype, error_message=message, traceback=tb, line=line,
+                      denied=_refused_by_sandbox(err))
     if value is None and status == "ok":
         value = g.get("result")
     if value is not None:
         kwargs["result"] = _safe_str(repr, value, _REPR_CAP)
     if job["inspect"]:
         kwargs["variables"] = _variables(job["inspect"], g)
+    if _rich.outputs or _rich.truncated[0]:
+        kwargs.update(outputs=_rich.outputs, outputs_truncated=_rich.truncated[0])
     _snakepit.finish(status, **kwargs)

@@ -46,6 +46,19 @@ int sandbox_probe(sandbox_t *sb, char *err, size_t errlen)
     return 0;
 }
 
+int sandbox_neutral_host(const sandbox_t *sb, char *err, size_t errlen)
+{
+    if (!(sb->layers & LAYER_NAMESPACES)) return 0;
+    /* our own UTS namespace: the host's name stays the host's; children cannot change it
+     * (sethostname is a trapped syscall) */
+    static const char host[] = "sandbox", domain[] = "(none)";
+    if (sethostname(host, sizeof host - 1) < 0 || setdomainname(domain, sizeof domain - 1) < 0) {
+        snprintf(err, errlen, "layer namespaces: setting the host name: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* mkdir -p inside the new root (which is mounted at /tmp until the pivot). */
 static int s_mkdirs(const char *path)
 {
@@ -138,6 +151,17 @@ int sandbox_child_prepare(const sandbox_t *sb, int keep_fd)
         from = (unsigned)keep[i] + 1;
     }
     if (syscall(SYS_close_range, from, ~0U, 0) < 0) return -errno;
+    /* 0, 1 and 2 taken by inert descriptors (O_PATH on the root: no read, no write), so that
+     * the job's first files are not opened there: SQLite refuses a database on fd 0-2 and
+     * then looks for /dev/null, which the sealed root does not have. */
+    for (int fd = 0; fd < 3; fd++) {
+        int got = open("/", O_PATH | O_DIRECTORY);
+        if (got < 0) return -errno;
+        if (got != fd) { /* taken already (keep_fd): nothing below it was free */
+            close(got);
+            break;
+        }
+    }
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) return -errno;
     signal(SIGXFSZ, SIG_IGN);
     return 0;

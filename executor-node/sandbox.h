@@ -45,6 +45,9 @@ typedef struct {
 /* Zygote: checks that every requested layer is available here; fails closed, naming the
  * layer and why, so the node refuses to start rather than run jobs with less isolation. */
 int sandbox_probe(sandbox_t *sb, char *err, size_t errlen);
+/* Zygote, before its interpreter starts (so nothing caches the host's): a neutral host name,
+ * "sandbox", in its own UTS namespace, which every child shares. 0, or -1 with the reason. */
+int sandbox_neutral_host(const sandbox_t *sb, char *err, size_t errlen);
 /* Zygote, after warm imports: make the filesystem view an empty read-only tmpfs holding only
  * the profile's read-only paths (and, for workspace profiles, a writable /work where each
  * child's directory is mounted); then build the Landlock ruleset that allows reading them. */

@@ -41,5 +41,6 @@ void scrub_result(result_t *res)
         scrub_str(res->files[i].path);
         s_bytes(res->files[i].data, res->files[i].len);
     }
+    for (size_t i = 0; i < res->n_outputs; i++) s_bytes(res->outputs[i].data, res->outputs[i].len);
     result_clear(res);
 }

@@ -1,5 +1,6 @@
 /* executor-node/slots.c — see slots.h. Every job that takes a slot leaves it through s_end,
- * which is where its one RESULT (or ANSWER) per interested broker goes out. */
+ * which is where its one RESULT (or ANSWER) per interested broker goes out — a job that waited
+ * for its dependency environment and never reached a zygote included. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,8 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
+#include "../common/pep440.h"
+#include "../proto/job.h"
 #include "../proto/result.h"
 #include "claims.h"
 #include "credits.h"
@@ -18,10 +21,19 @@
     60000 /* a finished job is remembered this long (a resubmission comes                          \
              seconds after its broker died) */
 
+#define SLOT_FREE    (-1)
+#define SLOT_WAITING (-2) /* its dependencies' environment is being built or started (envs.h) */
+
 typedef struct {
     uint8_t id[ID_BYTES];
-    int zygote; /* index, -1 when the slot is free */
+    int zygote; /* index, SLOT_FREE or SLOT_WAITING */
     int link;   /* the broker that sent it */
+    /* a waiting job: its environment and its JobSpec, kept until it can be sent */
+    int env;
+    char env_key[49];
+    uint8_t *body;
+    size_t body_len;
+    char service[65];
 } slot_t;
 
 struct slots {
@@ -34,6 +46,8 @@ struct slots {
     int n_links;
     credits_t *credits;
     claims_t *claims;
+    envs_t *envs; /* NULL without a package source */
+    long n_waiting;
 };
 
 /* ---- credit on the wire ---------------------------------------------------------------------- */
@@ -50,6 +64,18 @@ static void s_reclaim(void *arg, int link, uint32_t n)
     if (self->links) broker_link_send_reclaim(self->links[link], n);
 }
 
+/* A waiting job's JobSpec copy goes: zeroed first (tenant data, scrub.h's rule). */
+static void s_drop_body(slots_t *self, slot_t *s)
+{
+    if (s->body) {
+        explicit_bzero(s->body, s->body_len);
+        free(s->body);
+        self->n_waiting--;
+    }
+    s->body = NULL;
+    s->body_len = 0;
+}
+
 slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *metrics,
                    const char *layers)
 {
@@ -59,7 +85,7 @@ slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *
     self->metrics = metrics;
     snprintf(self->layers, sizeof self->layers, "%s", layers);
     self->slot = xcalloc((size_t)conf->slots, sizeof *self->slot);
-    for (long i = 0; i < conf->slots; i++) self->slot[i].zygote = -1;
+    for (long i = 0; i < conf->slots; i++) self->slot[i].zygote = SLOT_FREE;
     self->claims = claims_new(CLAIMS_MAX, CLAIMS_DONE_MS);
     return self;
 }
@@ -70,6 +96,7 @@ void slots_destroy(slots_t **self_p)
     if (!self) return;
     credits_destroy(&self->credits);
     claims_destroy(&self->claims);
+    for (long i = 0; i < self->conf->slots; i++) s_drop_body(self, &self->slot[i]);
     free(self->slot);
     free(self);
     *self_p = NULL;
@@ -83,6 +110,11 @@ void slots_set_links(slots_t *self, broker_link_t **links, int n)
     self->n_links = n;
 }
 
+void slots_set_envs(slots_t *self, envs_t *envs)
+{
+    self->envs = envs;
+}
+
 void slots_tick(slots_t *self)
 {
     claims_expire(self->claims, clock_mono_ms());
@@ -93,7 +125,7 @@ void slots_tick(slots_t *self)
 static slot_t *s_slot_of(slots_t *self, const uint8_t *id)
 {
     for (long i = 0; i < self->conf->slots; i++)
-        if (self->slot[i].zygote >= 0 && memcmp(self->slot[i].id, id, ID_BYTES) == 0)
+        if (self->slot[i].zygote != SLOT_FREE && memcmp(self->slot[i].id, id, ID_BYTES) == 0)
             return &self->slot[i];
     return NULL;
 }
@@ -101,7 +133,7 @@ static slot_t *s_slot_of(slots_t *self, const uint8_t *id)
 static slot_t *s_slot_free(slots_t *self)
 {
     for (long i = 0; i < self->conf->slots; i++)
-        if (self->slot[i].zygote < 0) return &self->slot[i];
+        if (self->slot[i].zygote == SLOT_FREE) return &self->slot[i];
     return NULL;
 }
 
@@ -110,7 +142,8 @@ static slot_t *s_slot_free(slots_t *self)
 static void s_end(slots_t *self, slot_t *s, const uint8_t *body, size_t len)
 {
     int origin = s->link;
-    s->zygote = -1;
+    s_drop_body(self, s);
+    s->zygote = SLOT_FREE;
     int to = credits_finish(self->credits, origin);
     self->metrics->busy = credits_busy(self->credits);
     if (to == origin)
@@ -121,6 +154,101 @@ static void s_end(slots_t *self, slot_t *s, const uint8_t *body, size_t len)
     for (int i = 0; i < self->n_links; i++)
         if (i != origin && (also >> i & 1) && broker_link_up(self->links[i]))
             broker_link_send_result(self->links[i], s->id, body, len, 0);
+}
+
+/* The job in slot s is answered here, without having run. */
+static void s_answer(slots_t *self, slot_t *s, status_t st, const char *type, const char *why)
+{
+    buf_t b;
+    buf_init(&b);
+    result_encode_simple(&b, st, type, why);
+    s_end(self, s, b.data, b.len);
+    buf_free(&b);
+}
+
+/* ---- dependency environments (envs.h) -------------------------------------------------------- */
+
+/* The environment a job for zygote zi needs: its index; -1 when the profile's own packages do
+ * (or the job names no dependencies, or the node has no package source), -2 when no more
+ * environments can be tracked now. */
+static int s_env_of(slots_t *self, const worker_msg_t *m, int zi)
+{
+    char **deps;
+    size_t n_deps;
+    if (!self->envs || !envs_enabled(self->envs) ||
+        jobspec_peek_dependencies(m->body.data, m->body.len, &deps, &n_deps) < 0 || !n_deps)
+        return -1;
+    int env = -1;
+    if (!pep440_all_met(zygotes_packages(self->zygotes, zi), deps, n_deps)) {
+        env = envs_request(self->envs, profile_find(m->service), deps, n_deps);
+        if (env < 0) env = -2;
+    }
+    jobspec_free_names(deps, n_deps);
+    return env;
+}
+
+static void s_send_waiting(slots_t *self, slot_t *s, int zi)
+{
+    s->zygote = zi;
+    zygotes_send_job(self->zygotes, zi, s->id, s->body, s->body_len);
+    s_drop_body(self, s);
+}
+
+/* A waiting job can go once its environment is built (or the profile has it all) and the
+ * zygote serving it is up; it is answered when the environment cannot be had. */
+static void s_dispatch_one(slots_t *self, slot_t *s)
+{
+    int env = s->env, ready, zi;
+    if (strcmp(envs_key(self->envs, env), s->env_key) != 0) { /* forgotten meanwhile */
+        uint8_t id[ID_BYTES];
+        memcpy(id, s->id, ID_BYTES);
+        s_answer(self, s, ST_REJECTED, "ExecutorRefused",
+                 "this executor lost track of the job's dependency environment");
+        claims_forget(self->claims, id); /* it did not run: a resubmission may */
+        return;
+    }
+    switch (envs_state(self->envs, env)) {
+    case ENV_BUILDING:
+        return;
+    case ENV_FAILED:
+        s_answer(self, s, ST_ERROR, "DependencyError", envs_error(self->envs, env));
+        return;
+    case ENV_BASE:
+        zi = zygotes_pick(self->zygotes, s->service, &ready);
+        if (zi >= 0 && ready) s_send_waiting(self, s, zi);
+        return;
+    case ENV_READY:
+        zi = zygotes_env_pick(self->zygotes, s->env_key, &ready);
+        if (zi < 0)
+            zi = zygotes_env_start(self->zygotes, envs_profile(self->envs, env), s->env_key,
+                                   envs_site(self->envs, env), envs_modules(self->envs, env));
+        if (zi == -2)
+            s_answer(self, s, ST_INTERNAL_ERROR, "SandboxError",
+                     "the sandbox for the job's dependencies could not be started");
+        else if (zi >= 0 && ready)
+            s_send_waiting(self, s, zi);
+        return;
+    }
+}
+
+void slots_dispatch_waiting(slots_t *self)
+{
+    for (long i = 0; i < self->conf->slots && self->n_waiting; i++)
+        if (self->slot[i].zygote == SLOT_WAITING) s_dispatch_one(self, &self->slot[i]);
+}
+
+/* The job in slot s waits for environment env with a copy of its JobSpec. */
+static void s_wait(slots_t *self, slot_t *s, int env, const worker_msg_t *m)
+{
+    s->zygote = SLOT_WAITING;
+    s->env = env;
+    snprintf(s->env_key, sizeof s->env_key, "%s", envs_key(self->envs, env));
+    snprintf(s->service, sizeof s->service, "%s", m->service);
+    s->body = xmalloc(m->body.len ? m->body.len : 1);
+    memcpy(s->body, m->body.data, m->body.len);
+    s->body_len = m->body.len;
+    self->n_waiting++;
+    s_dispatch_one(self, s);
 }
 
 /* ---- from the brokers ------------------------------------------------------------------------ */
@@ -199,11 +327,22 @@ static void s_on_job(void *arg, int link, const worker_msg_t *m)
                                  : "the profile's sandbox is restarting");
         return;
     }
+    int env = s_env_of(self, m, zi);
+    if (env == -2) {
+        claims_forget(self->claims, m->job_id);
+        s_refuse(self, link, m, ST_REJECTED, "ExecutorRefused",
+                 "too many dependency environments on this executor");
+        return;
+    }
     credits_start(self->credits, link);
     memcpy(s->id, m->job_id, ID_BYTES);
-    s->zygote = zi;
     s->link = link;
     self->metrics->busy = credits_busy(self->credits);
+    if (env >= 0) {
+        s_wait(self, s, env, m);
+        return;
+    }
+    s->zygote = zi;
     zygotes_send_job(self->zygotes, zi, m->job_id, m->body.data, m->body.len);
 }
 
@@ -212,7 +351,10 @@ static void s_on_cancel(void *arg, int link, const uint8_t id[ID_BYTES])
     (void)link; /* a broker the job was attached to may cancel it too */
     slots_t *self = arg;
     slot_t *s = s_slot_of(self, id);
-    if (s) zygotes_cancel(self->zygotes, s->zygote, id);
+    if (s && s->zygote == SLOT_WAITING) /* never reached a zygote: answered here */
+        s_answer(self, s, ST_CANCELLED, "Cancelled", "execution was cancelled");
+    else if (s)
+        zygotes_cancel(self->zygotes, s->zygote, id);
 }
 
 static void s_on_want(void *arg, int link, uint32_t n)
@@ -246,7 +388,8 @@ static int s_on_result(void *arg, const uint8_t id[ID_BYTES], const uint8_t *bod
 {
     slots_t *self = arg;
     slot_t *s = s_slot_of(self, id);
-    if (!s) return 0; /* answered already (its zygote was given up on), or unknown */
+    /* answered already (its zygote was given up on, or it never reached one), or unknown */
+    if (!s || s->zygote == SLOT_WAITING) return 0;
     s_end(self, s, body, len);
     return 1;
 }
@@ -255,23 +398,31 @@ static void s_on_progress(void *arg, const uint8_t id[ID_BYTES], const uint8_t *
 {
     slots_t *self = arg;
     slot_t *s = s_slot_of(self, id);
-    if (s) broker_link_send_progress(self->links[s->link], id, chunk, len);
+    if (s && s->zygote >= 0) broker_link_send_progress(self->links[s->link], id, chunk, len);
 }
 
 /* Every job the zygote held gets its one answer now. */
 static void s_on_zygote_down(void *arg, int zi)
 {
     slots_t *self = arg;
-    buf_t b;
-    buf_init(&b);
-    result_encode_simple(&b, ST_INTERNAL_ERROR, "SandboxCrashed",
-                         "the executor's sandbox process died while running this job");
     for (long i = 0; i < self->conf->slots; i++)
-        if (self->slot[i].zygote == zi) s_end(self, &self->slot[i], b.data, b.len);
-    buf_free(&b);
+        if (self->slot[i].zygote == zi)
+            s_answer(self, &self->slot[i], ST_INTERNAL_ERROR, "SandboxCrashed",
+                     "the executor's sandbox process died while running this job");
+}
+
+/* An environment's zygote is gone for good: what waited for it is answered with why. */
+static void s_on_env_down(void *arg, const char *key, const char *why)
+{
+    slots_t *self = arg;
+    char msg[700];
+    snprintf(msg, sizeof msg, "the job's dependency environment could not be loaded: %s", why);
+    for (long i = 0; i < self->conf->slots; i++)
+        if (self->slot[i].zygote == SLOT_WAITING && !strcmp(self->slot[i].env_key, key))
+            s_answer(self, &self->slot[i], ST_ERROR, "DependencyError", msg);
 }
 
 zygotes_hooks_t slots_zygote_hooks(slots_t *self)
 {
-    return (zygotes_hooks_t){s_on_result, s_on_progress, s_on_zygote_down, self};
+    return (zygotes_hooks_t){s_on_result, s_on_progress, s_on_zygote_down, s_on_env_down, self};
 }

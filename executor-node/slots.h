@@ -7,12 +7,18 @@
  * the Result goes back to b — as RESULT (returning the slot's credit to b) or as ANSWER when the
  * slot goes to a broker that is waiting for credit — and, as ANSWER, to every other broker that
  * probed for the job or sent it again meanwhile. A zygote that dies has every job it held
- * answered at once (`internal_error`). */
+ * answered at once (`internal_error`).
+ *
+ * A job whose dependencies its profile's packages do not meet (issue 14), on a node with a
+ * package source, holds its slot and credit while its environment is built or its zygote
+ * started (envs.h), then goes to that zygote — or is answered without running: the build
+ * failed, it was cancelled, the environment's zygote could not be had. */
 #ifndef SP_EXEC_SLOTS_H
 #define SP_EXEC_SLOTS_H
 #include <stdint.h>
 
 #include "broker_link.h"
+#include "envs.h"
 #include "metrics.h"
 #include "node_conf.h"
 #include "zygotes.h"
@@ -28,6 +34,11 @@ broker_link_hooks_t slots_link_hooks(slots_t *self);
 zygotes_hooks_t slots_zygote_hooks(slots_t *self);
 /* The links, once made; index i is link i of the hooks. */
 void slots_set_links(slots_t *self, broker_link_t **links, int n);
+/* The node's dependency environments (NULL, the default: none). */
+void slots_set_envs(slots_t *self, envs_t *envs);
+/* Moves the jobs that wait for an environment on: when a build ends, and every 50 ms (an
+ * environment's zygote was starting, or every one was busy). */
+void slots_dispatch_waiting(slots_t *self);
 /* Once a second: forgets expired claims. */
 void slots_tick(slots_t *self);
 

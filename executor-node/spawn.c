@@ -88,7 +88,8 @@ typedef struct {
     char *argv[32];
 } args_t;
 
-static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const profile_t *profile)
+static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const profile_t *profile,
+                   const spawn_env_t *env)
 {
     snprintf(a->layers, sizeof a->layers, "%u", layers);
     snprintf(a->slots, sizeof a->slots, "%ld", conf->slots);
@@ -126,15 +127,27 @@ static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const pr
                     (char *)conf->node_id,
                     "--log-level",
                     (char *)conf->log_level,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
                     NULL};
     memcpy(a->argv, argv, sizeof argv);
+    if (env) { /* a dependency environment's zygote (envs.h) */
+        size_t n = 0;
+        while (a->argv[n]) n++;
+        a->argv[n++] = "--env-site";
+        a->argv[n++] = (char *)env->site;
+        a->argv[n++] = "--env-modules";
+        a->argv[n++] = (char *)env->modules;
+    }
 }
 
 /* A scrubbed environment: nothing of the host's (tokens, paths, proxies) reaches a job.
  * BLAS and OpenMP are pinned to one thread before any of them is imported. */
 typedef struct {
     char asan[512];
-    char *envp[16];
+    char *envp[18];
 } env_t;
 
 static void s_env(env_t *e)
@@ -149,8 +162,10 @@ static void s_env(env_t *e)
             sizeof e->asan - strlen(e->asan) - 1);
     asan_env = e->asan;
 #endif
+    /* USER and LOGNAME answer getpass.getuser() without a passwd lookup (glibc's NSS would open
+     * a socket to nscd, which seccomp traps) */
     char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC",
-                    "HOME=/nonexistent", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
+                    "HOME=/nonexistent", "USER=sandbox", "LOGNAME=sandbox", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1",
                     "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1", "MPLBACKEND=Agg",
                     /* resolve every symbol in the zygote, once: lazy binding would write each
                      * child's GOT on first call (a copy-on-write fault and a symbol lookup) */
@@ -159,7 +174,8 @@ static void s_env(env_t *e)
 }
 
 int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers,
-                 const profile_t *profile, pid_t *pid_out, int *chan_fd, char *err, size_t errlen)
+                 const profile_t *profile, const spawn_env_t *env, pid_t *pid_out, int *chan_fd,
+                 char *err, size_t errlen)
 {
     int sv[2], sync[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -173,7 +189,7 @@ int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers,
     }
     args_t a;
     env_t e;
-    s_args(&a, conf, layers, profile);
+    s_args(&a, conf, layers, profile, env);
     s_env(&e);
     long flags = SIGCHLD;
     if (layers & LAYER_NAMESPACES)

@@ -17,10 +17,18 @@
 /* The snakepit-zygote binary beside the running one into exe (PATH_MAX). 0, or -1 with the
  * reason in err. */
 int spawn_find_zygote(char *exe, size_t cap, char *err, size_t errlen);
-/* A zygote for profile, running exe with the layers (LAYER_* bits) in force. Its pid and the
- * node's end of the channel (SOCK_SEQPACKET, close-on-exec) come back; 0, or -1 with the
- * reason in err and nothing left running. */
+/* A dependency environment a zygote serves (envs.h): its site-packages and the top-level
+ * modules it adds, comma-separated. */
+typedef struct {
+    const char *site;
+    const char *modules;
+} spawn_env_t;
+
+/* A zygote for profile (and env, or NULL), running exe with the layers (LAYER_* bits) in
+ * force. Its pid and the node's end of the channel (SOCK_SEQPACKET, close-on-exec) come back;
+ * 0, or -1 with the reason in err and nothing left running. */
 int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers,
-                 const profile_t *profile, pid_t *pid, int *chan_fd, char *err, size_t errlen);
+                 const profile_t *profile, const spawn_env_t *env, pid_t *pid, int *chan_fd,
+                 char *err, size_t errlen);
 
 #endif

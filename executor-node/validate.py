@@ -32,6 +32,66 @@ _DUNDER_ALARM = {
 }
 
 
+# Calls the sandbox refuses when the code runs (the seccomp, Landlock and audit rules): said
+# here so the model knows before it tries. Attribute name → why.
+_REFUSED_CALLS = {
+    "system": "starts a process", "popen": "starts a process", "fork": "starts a process",
+    "forkpty": "starts a process", "spawnv": "starts a process", "spawnl": "starts a process",
+    "posix_spawn": "starts a process", "posix_spawnp": "starts a process",
+    "execv": "starts a process", "execve": "starts a process", "execl": "starts a process",
+    "execvp": "starts a process", "execlp": "starts a process",
+    "create_connection": "opens a network connection", "urlopen": "opens a network connection",
+    "gethostbyname": "needs the network", "getaddrinfo": "needs the network",
+}
+_SUBPROCESS_CALLS = {"run", "Popen", "call", "check_call", "check_output", "getoutput",
+                     "getstatusoutput"}
+# Modules reached as an attribute of another module: typing.sys, uuid.os, random._os… —
+# well-known escapes around an import check (the audit hook still refuses what they lead to).
+_MODULE_ATTRS = {"sys", "os", "_os", "posix", "subprocess", "builtins", "__builtins__",
+                 "importlib", "_imp", "ctypes", "_ctypes", "socket", "_socket", "marshal"}
+_ESCAPE_ATTRS = {"modules": "sys.modules reaches every loaded module, past the import check",
+                 "_getframe": "frames reach other code's globals", "f_globals": "frames reach other code's globals",
+                 "f_back": "frames reach other code's globals", "tb_frame": "frames reach other code's globals",
+                 "gi_frame": "frames reach other code's globals", "load_module": "loads a module past the import check"}
+
+
+def _dotted(node):
+    """a.b.c for an attribute chain of names, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _escapes(node, imported):
+    """(kind, message) findings for one node: calls the sandbox will refuse, and the
+    well-known escape patterns."""
+    out = []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        name, base = node.func.attr, _dotted(node.func.value) or "…"
+        if name in _REFUSED_CALLS and base not in ("platform", "re", "sympy", "sp", "np", "numpy"):
+            out.append(("refused", "%s.%s() %s: the sandbox refuses it" % (base, name, _REFUSED_CALLS[name])))
+        elif name in _SUBPROCESS_CALLS and base.split(".")[-1] == "subprocess":
+            out.append(("refused", "%s.%s() starts a process: the sandbox refuses it" % (base, name)))
+    elif isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        if node.attr in _MODULE_ATTRS and base and base.split(".")[0] in imported \
+                and base != node.attr:
+            out.append(("escape", "%s.%s reaches module '%s' through another module's attributes, "
+                        "past the import check" % (base, node.attr, node.attr)))
+        elif node.attr in _ESCAPE_ATTRS:
+            out.append(("escape", "%s: %s" % (node.attr, _ESCAPE_ATTRS[node.attr])))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+            and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+            and node.args[1].value in set(_REFUSED_CALLS) | _MODULE_ATTRS:
+        out.append(("escape", "getattr(…, %r) hides an attribute from a static check" % node.args[1].value))
+    return out
+
+
 def _advice():
     """The names to warn about; open() points to the first profile with a workspace."""
     if not _workspace_profiles[0]:
@@ -63,11 +123,19 @@ def validate(job):
         tree = None
 
     branches = functions = loops = depth_max = 0
+    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                for a in n.names} if tree is not None else set()
+    imported |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                 for a in n.names} if tree is not None else set()
     if tree is not None:
         stack = [(tree, 0)]
         while stack:
             node, depth = stack.pop()
             depth_max = max(depth_max, depth)
+            for kind, message in _escapes(node, imported):
+                errors.append({"kind": kind, "line": getattr(node, "lineno", 0),
+                               "column": getattr(node, "col_offset", 0),
+                               "message": "Line %d: %s" % (getattr(node, "lineno", 0), message)})
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 if isinstance(node, ast.ImportFrom):
                     if node.level:
@@ -120,17 +188,30 @@ def validate(job):
         recommendations.append("Use only the modules of profile %s (see get_sandbox_info)" % profile)
     if any(e["kind"] == "dunder" for e in errors):
         recommendations.append("Avoid dunder and frame attributes: the sandbox treats them as escape attempts")
+    if any(e["kind"] == "escape" for e in errors):
+        recommendations.append("Import what you use directly; reaching modules through other modules' "
+                               "attributes is an escape pattern")
+    if any(e["kind"] == "refused" for e in errors):
+        recommendations.append("The sandbox has no processes and no network: compute in Python, and "
+                               "pass data in with the files argument")
     if loops and "while" in source:
         recommendations.append("Make sure every while loop terminates: jobs past their time limit are killed")
     if not errors and not warnings:
-        recommendations.append("No issues found; the code can be executed as is")
+        recommendations.append("No issues found by the static checks")
     valid = not errors
+    # What a static check cannot know, said every time: it never calls code safe.
+    analysis["limitations"] = (
+        "static checks read the code without running it: they cannot follow eval/exec, "
+        "getattr with computed names, or what data decides at run time; the sandbox enforces "
+        "its limits when the code runs, whatever this report says")
     result = {
         "valid": valid,
         "errors": [e["message"] for e in errors],
         "warnings": [w["message"] for w in warnings],
         "details": errors + warnings,
-        "message": "Code looks safe to run" if valid else "Code contains problems or restricted operations",
+        "message": ("No problems found by static checks (which cannot prove code safe: the "
+                    "sandbox enforces its limits at run time)") if valid
+                   else "Code contains problems or operations the sandbox refuses",
         "analysis": analysis,
         "recommendations": recommendations,
     }

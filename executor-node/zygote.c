@@ -20,6 +20,7 @@
 #include "../common/profiles.h"
 #include "../proto/result.h"
 #include "dispatch.h"
+#include "envprofile.h"
 #include "filter.h"
 #include "outcome.h"
 #include "pool.h"
@@ -99,6 +100,7 @@ static void s_send_result(zygote_t *z, const child_t *c, result_t *res)
     need += res->out_len + res->err_len;
     for (size_t i = 0; i < res->n_images; i++) need += res->images[i].len + 64;
     for (size_t i = 0; i < res->n_files; i++) need += res->files[i].len + JOB_MAX_PATH + 16;
+    for (size_t i = 0; i < res->n_outputs; i++) need += res->outputs[i].len + 192;
     need += (res->result ? strlen(res->result) : 0) +
             (res->variables ? strlen(res->variables) : 0) +
             (res->validation ? strlen(res->validation) : 0) +
@@ -268,7 +270,7 @@ static void s_probe(void *arg)
     job.service = (char *)z->profile->name;
     job.code = "x = 1\nprint(x)\n";
     job.code_len = strlen(job.code);
-    py_run_job(&job, z->profile, NULL, (z->sb.layers & LAYER_PYTHON) != 0);
+    py_run_job(&job, z->profile, NULL, (z->sb.layers & LAYER_PYTHON) != 0, NULL);
 }
 
 /* The pool and the way into it, once everything a child inherits is in place. */
@@ -297,7 +299,8 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
     z->sb.run_uid = (uid_t)z->conf->run_uid;
     z->sb.run_gid = (gid_t)z->conf->run_gid;
     z->sb.drop_uid = z->conf->drop_uid;
-    if (sandbox_probe(&z->sb, err, errlen) < 0) return -1;
+    if (sandbox_probe(&z->sb, err, errlen) < 0 || sandbox_neutral_host(&z->sb, err, errlen) < 0)
+        return -1;
     if (py_init(z->profile, z->conf->python, err, errlen) < 0) return -1;
     if ((z->sb.layers & LAYER_SECCOMP) &&
         filter_compile(z->profile, &z->sb.filter, err, errlen) < 0)
@@ -333,7 +336,7 @@ static nfds_t s_poll_set(zygote_t *z, struct pollfd *fds, child_t **owner)
     fds[n++] = (struct pollfd){pool_timer_fd(z->pool), POLLIN, 0};
     for (size_t i = 0; i < pool_slots(z->pool); i++) {
         child_t *c = pool_child(z->pool, i);
-        if (c->state == CHILD_RUNNING && !c->answered && c->sock >= 0) {
+        if (c->state == CHILD_RUNNING && !c->answered && !c->muted && c->sock >= 0) {
             owner[n] = c;
             fds[n++] = (struct pollfd){c->sock, POLLIN, 0};
         }
@@ -412,6 +415,9 @@ int zygote_main(const zygote_conf_t *conf)
         snprintf(err, sizeof err, "unknown profile %s", conf->profile);
         return s_fatal(&z, err);
     }
+    if (conf->env_site[0] &&
+        !(z.profile = envprofile_new(z.profile, conf->env_site, conf->env_modules, err, sizeof err)))
+        return s_fatal(&z, err);
     if (s_start(&z, err, sizeof err) < 0) return s_fatal(&z, err);
     s_hello(&z);
     while (s_pool_short(&z) && pool_fork(z.pool)) {

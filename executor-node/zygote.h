@@ -21,6 +21,8 @@ typedef struct {
     char     python[256];  /* program name CPython computes its prefix from */
     long     stream_cap;   /* bytes of each output stream area */
     char     node[65];     /* the node's name, reported in every Result */
+    char     env_site[4096];    /* a dependency environment's site-packages (envs.h); "" none */
+    char     env_modules[4096]; /* the top-level modules it adds, comma-separated */
 } zygote_conf_t;
 
 /* Runs the zygote on fd 3 until the node closes the channel. Returns the exit status. */

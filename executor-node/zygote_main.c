@@ -31,6 +31,10 @@ static const cfg_opt_t s_zygote_opts[] = {
     CFG_OPT_INT(zygote_args_t, z.recycle_s, "recycle-s", 0, 1L << 30, "S", "retire after this many seconds (0: never)"),
     CFG_OPT_STR(zygote_args_t, z.python, "python", "PATH", "the Python home of the embedded interpreter"),
     CFG_OPT_STR(zygote_args_t, z.node, "node", "NAME", "the node's name, for logs and results"),
+    CFG_OPT_STR(zygote_args_t, z.env_site, "env-site", "DIR",
+                "a dependency environment's site-packages this zygote serves (executor-node/envs.h)"),
+    CFG_OPT_STR(zygote_args_t, z.env_modules, "env-modules", "LIST",
+                "the top-level modules that environment adds, comma-separated"),
     CFG_OPT_STR(zygote_args_t, log_level, "log-level", "LEVEL", "debug, info, warn or error"),
     CFG_OPT_END,
 };

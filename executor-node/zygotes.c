@@ -19,7 +19,9 @@
 #include "zmsg.h"
 #include "zygotes.h"
 
-#define ZYGOTES_MAX    (2 * WIRE_MAX_SERVICES) /* one per profile, plus one retiring each */
+#define ENV_ZYGOTES_MAX 16 /* dependency environments' zygotes (envs.h), --max-env-zygotes */
+/* one per profile and per environment, plus one retiring each */
+#define ZYGOTES_MAX    (2 * (WIRE_MAX_SERVICES + ENV_ZYGOTES_MAX))
 #define HELLO_WAIT_S   60 /* numpy and pandas take seconds to import on a cold cache */
 #define BACKOFF_MAX_MS 30000
 
@@ -36,6 +38,12 @@ typedef struct {
     uint64_t restart_at_ms; /* monotonic; 0 = not scheduled */
     uint64_t backoff_ms;
     long restarts;
+    /* a dependency environment's zygote (envs.h): never restarted, stopped when idle */
+    char env_key[49];       /* "" for a profile's own zygote */
+    char env_site[PATH_MAX];
+    char env_modules[4096];
+    uint64_t used_ms;       /* last job sent, monotonic */
+    char fatal[512];        /* what its FATAL said, for the jobs that waited for it */
 } zyg_t;
 
 typedef struct { /* the loop's argument for one zygote's channel */
@@ -118,8 +126,9 @@ int zygotes_add(zygotes_t *self, const char *list, char *err, size_t errlen)
 static int s_spawn(zygotes_t *self, zyg_t *z, char *err, size_t errlen)
 {
     int fd;
-    if (spawn_zygote(self->conf, self->exe, self->layers, z->profile, &z->pid, &fd, err, errlen) <
-        0)
+    spawn_env_t env = {z->env_site, z->env_modules};
+    if (spawn_zygote(self->conf, self->exe, self->layers, z->profile, z->env_key[0] ? &env : NULL,
+                     &z->pid, &fd, err, errlen) < 0)
         return -1;
     z->chan = zchan_new(fd);
     z->ready = 0;
@@ -170,6 +179,12 @@ static void s_down(zygotes_t *self, int zi, const char *why)
         z->profile = NULL;
         return;
     }
+    if (z->env_key[0]) { /* an environment's: the next job for it starts another */
+        if (self->hooks.on_env_down)
+            self->hooks.on_env_down(self->hooks.arg, z->env_key, z->fatal[0] ? z->fatal : why);
+        z->profile = NULL;
+        return;
+    }
     s_backoff(z, clock_mono_ms());
 }
 
@@ -189,6 +204,10 @@ static void s_recycle(zygotes_t *self, zyg_t *z)
     zyg_t *succ = &self->z[free_slot];
     memset(succ, 0, sizeof *succ);
     succ->profile = z->profile;
+    memcpy(succ->env_key, z->env_key, sizeof succ->env_key);
+    memcpy(succ->env_site, z->env_site, sizeof succ->env_site);
+    memcpy(succ->env_modules, z->env_modules, sizeof succ->env_modules);
+    succ->used_ms = clock_mono_ms();
     char err[512];
     if (s_spawn(self, succ, err, sizeof err) < 0) {
         log_error("event=recycle_failed profile=%s error=\"%s\"", z->profile->name, err);
@@ -207,7 +226,7 @@ static int s_successor_ready(const zygotes_t *self, int zi)
 {
     for (int k = 0; k < self->n; k++)
         if (k != zi && self->z[k].profile == self->z[zi].profile && self->z[k].ready &&
-            !self->z[k].retiring)
+            !self->z[k].retiring && !strcmp(self->z[k].env_key, self->z[zi].env_key))
             return 1;
     return 0;
 }
@@ -230,12 +249,37 @@ static void s_retire_idle(zygotes_t *self)
     }
 }
 
+/* Closes one zygote now (its channel; it and its idle children go), from the tick only. */
+static void s_close(zygotes_t *self, zyg_t *z, const char *why)
+{
+    log_info("event=zygote_stopped profile=%s env=%s pid=%d reason=%s", z->profile->name,
+             z->env_key[0] ? z->env_key : "-", z->pid, why);
+    if (z->chan) {
+        loop_remove_fd(self->loop, zchan_fd(z->chan));
+        zchan_destroy(&z->chan);
+    }
+    z->profile = NULL;
+    z->ready = 0;
+}
+
+/* Environments' zygotes idle past --env-idle-s go: each holds a warm interpreter's memory. */
+static void s_stop_idle_envs(zygotes_t *self, uint64_t now)
+{
+    for (int i = 0; i < self->n; i++) {
+        zyg_t *z = &self->z[i];
+        if (z->profile && z->env_key[0] && z->chan && z->inflight <= 0 && !z->retiring &&
+            now - z->used_ms > (uint64_t)self->conf->env_idle_s * 1000u)
+            s_close(self, z, "idle");
+    }
+}
+
 static void s_on_tick(loop_t *loop, void *arg)
 {
     (void)loop;
     zygotes_t *self = arg;
     uint64_t now = clock_mono_ms();
     s_retire_idle(self);
+    s_stop_idle_envs(self, now);
     for (int i = 0; i < self->n; i++) {
         zyg_t *z = &self->z[i];
         if (!z->profile || z->chan || !z->restart_at_ms || now < z->restart_at_ms || self->stopping)
@@ -299,6 +343,7 @@ static void s_on_msg(void *arg, const zmsg_t *msg)
     case ZM_FATAL:
         log_error("event=zygote_fatal profile=%s error=\"%.*s\"", z->profile->name, (int)msg->len,
                   msg->payload);
+        snprintf(z->fatal, sizeof z->fatal, "%.*s", (int)msg->len, (const char *)msg->payload);
         break;
     default:
         log_warn("event=unexpected_message type=%s", zmsg_name(msg->type));
@@ -391,7 +436,7 @@ int zygotes_pick(const zygotes_t *self, const char *service, int *ready)
     int bi = -1;
     for (int i = 0; i < self->n; i++) {
         const zyg_t *k = &self->z[i];
-        if (!k->profile || strcmp(k->profile->name, service) != 0) continue;
+        if (!k->profile || k->env_key[0] || strcmp(k->profile->name, service) != 0) continue;
         if (!best || (k->ready && !best->ready) || (k->ready && best->retiring && !k->retiring))
             best = k, bi = i;
     }
@@ -399,10 +444,64 @@ int zygotes_pick(const zygotes_t *self, const char *service, int *ready)
     return bi;
 }
 
+int zygotes_env_pick(const zygotes_t *self, const char *key, int *ready)
+{
+    int bi = -1;
+    for (int i = 0; i < self->n; i++) {
+        const zyg_t *k = &self->z[i];
+        if (!k->profile || strcmp(k->env_key, key) != 0) continue;
+        if (bi < 0 || (k->ready && !self->z[bi].ready) ||
+            (k->ready && self->z[bi].retiring && !k->retiring))
+            bi = i;
+    }
+    *ready = bi >= 0 && self->z[bi].ready && self->z[bi].chan;
+    return bi;
+}
+
+int zygotes_env_start(zygotes_t *self, const profile_t *profile, const char *key, const char *site,
+                      const char *modules)
+{
+    int count = 0, free_slot = -1, lru = -1;
+    for (int i = 0; i < ZYGOTES_MAX; i++) {
+        zyg_t *z = &self->z[i];
+        if (!z->profile) {
+            if (free_slot < 0) free_slot = i;
+            continue;
+        }
+        if (!z->env_key[0]) continue;
+        count++;
+        if (z->chan && z->inflight <= 0 && (lru < 0 || z->used_ms < self->z[lru].used_ms)) lru = i;
+    }
+    if (count >= self->conf->max_env_zygotes || count >= ENV_ZYGOTES_MAX) {
+        if (lru < 0) return -1; /* all busy: the job waits for one to be idle */
+        s_close(self, &self->z[lru], "room for another environment");
+        free_slot = lru;
+    }
+    if (free_slot < 0) return -1;
+    zyg_t *z = &self->z[free_slot];
+    memset(z, 0, sizeof *z);
+    z->profile = profile;
+    snprintf(z->env_key, sizeof z->env_key, "%s", key);
+    snprintf(z->env_site, sizeof z->env_site, "%s", site);
+    snprintf(z->env_modules, sizeof z->env_modules, "%s", modules);
+    z->used_ms = clock_mono_ms();
+    char err[512];
+    if (s_spawn(self, z, err, sizeof err) < 0) {
+        log_error("event=env_zygote_failed profile=%s env=%s error=\"%s\"", profile->name, key, err);
+        z->profile = NULL;
+        return -2;
+    }
+    if (free_slot >= self->n) self->n = free_slot + 1;
+    s_watch(self, free_slot);
+    log_info("event=env_zygote_started profile=%s env=%s pid=%d", profile->name, key, z->pid);
+    return free_slot;
+}
+
 int zygotes_send_job(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], const uint8_t *body,
                      size_t len)
 {
     zyg_t *z = &self->z[zi];
+    z->used_ms = clock_mono_ms();
     zmsg_t job = {.type = ZM_JOB, .id = id, .payload = body, .len = len};
     z->inflight++;
     int rc = z->chan ? zmsg_send(z->chan, &job) : -1;
@@ -427,11 +526,16 @@ int zygotes_services(const zygotes_t *self, int with_retiring, char (*names)[65]
     int n = 0;
     for (int i = 0; i < self->n; i++) {
         const profile_t *p = self->z[i].profile;
-        int dup = !p || (self->z[i].retiring && !with_retiring);
+        int dup = !p || self->z[i].env_key[0] || (self->z[i].retiring && !with_retiring);
         for (int k = 0; k < n && !dup; k++) dup = !strcmp(names[k], p->name);
         if (!dup && n < max) snprintf(names[n++], 65, "%s", p->name);
     }
     return n;
+}
+
+const char *zygotes_packages(const zygotes_t *self, int zi)
+{
+    return self->z[zi].packages;
 }
 
 const char *zygotes_python(const zygotes_t *self)
@@ -454,7 +558,8 @@ void zygotes_profiles_json(const zygotes_t *self, const profile_t *profile, buf_
     if (!profile) buf_puts(out, "{");
     for (int i = 0; i < self->n; i++) {
         const zyg_t *z = &self->z[i];
-        if (!z->profile || !z->ready || z->retiring || (profile && z->profile != profile)) continue;
+        if (!z->profile || !z->ready || z->retiring || z->env_key[0] || (profile && z->profile != profile))
+            continue;
         if (!profile) buf_printf(out, "%s\"%s\":", first ? "" : ",", z->profile->name);
         s_profile_json(self, z, out);
         first = 0;

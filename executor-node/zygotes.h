@@ -30,6 +30,9 @@ typedef struct {
     void (*on_progress)(void *arg, const uint8_t id[ID_BYTES], const uint8_t *chunk, size_t len);
     /* Zygote zi is gone: every job the node sent it needs its one answer now. */
     void (*on_down)(void *arg, int zi);
+    /* A dependency environment's zygote (key) is gone for good (it could not start, or
+     * died): jobs waiting for it need their answer. */
+    void (*on_env_down)(void *arg, const char *key, const char *why);
     void *arg;
 } zygotes_hooks_t;
 
@@ -53,6 +56,13 @@ void zygotes_stop(zygotes_t *self);
 /* The zygote a job for service goes to (a ready one; a retiring one only until its successor is
  * ready), or -1 when none serves it. *ready: whether it can take a job now. */
 int zygotes_pick(const zygotes_t *self, const char *service, int *ready);
+/* The zygote of a dependency environment (envs.h key), like zygotes_pick; -1 when none. */
+int zygotes_env_pick(const zygotes_t *self, const char *key, int *ready);
+/* Starts one for it (stopping the least recently used idle one at --max-env-zygotes): its
+ * index; -1 when every environment's zygote is busy (try again later), -2 when it cannot be
+ * started (logged). */
+int zygotes_env_start(zygotes_t *self, const profile_t *profile, const char *key, const char *site,
+                      const char *modules);
 /* 0, or -1 when its channel is gone (the job is answered by on_down). */
 int zygotes_send_job(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], const uint8_t *body,
                      size_t len);
@@ -61,6 +71,8 @@ void zygotes_cancel(zygotes_t *self, int zi, const uint8_t id[ID_BYTES]);
 /* The services served, once each, into names (at most max): with_retiring counts a zygote
  * that is being replaced too (the broker must keep sending until its successor is ready). */
 int zygotes_services(const zygotes_t *self, int with_retiring, char (*names)[65], int max);
+/* JSON {package: version} zygote zi reported in its HELLO ("" when none). */
+const char *zygotes_packages(const zygotes_t *self, int zi);
 /* The Python version the first zygote reported ("" before its HELLO). */
 const char *zygotes_python(const zygotes_t *self);
 /* {"python": …, "packages": {…}, "node": …, "updated_ms": …} of profile's ready zygote into

@@ -9,6 +9,7 @@
 #include "fe.h"
 #include "jobargs.h"
 #include "jsonrpc.h"
+#include "pyscan.h"
 #include "utf8.h"
 
 #define VALIDATE_WALL_MS 10000 /* as validate_code's: parsing is quick or hostile */
@@ -29,6 +30,26 @@ static int s_limits(call_t *c, json_t *args, const profile_t *p, const compat_jo
     return 0;
 }
 
+/* What the servers these endpoints stand in for did (issue 14 let every profile import the
+ * ordinary standard library): the job may import what its code imports, less os, sys,
+ * subprocess, socket and the like (pathlib stays where there is a workspace), so importing
+ * one ends in the ImportError those servers' clients expect. An empty list would mean "the
+ * profile's", hence a harmless module when nothing else is left. */
+static void s_seed_imports(jobspec_t *spec, const profile_t *p)
+{
+    pyscan_t *scan = xmalloc(sizeof *scan);
+    pyscan(spec->code, spec->code_len, scan);
+    spec->allowed_imports = xcalloc(scan->n_modules + 1, sizeof *spec->allowed_imports);
+    for (size_t i = 0; i < scan->n_modules && spec->n_allowed_imports < JOB_MAX_NAMES; i++) {
+        const char *m = scan->modules[i];
+        int kept = profile_allows(p, m) &&
+                   (!profile_module_is_ordinary(m) || (p->workspace && !strcmp(m, "pathlib")));
+        if (kept) spec->allowed_imports[spec->n_allowed_imports++] = xstrdup(m);
+    }
+    if (!spec->n_allowed_imports) spec->allowed_imports[spec->n_allowed_imports++] = xstrdup("math");
+    free(scan);
+}
+
 void compat_job_run(call_t *c, json_t *args, const compat_job_t *job)
 {
     jobspec_t spec;
@@ -42,6 +63,7 @@ void compat_job_run(call_t *c, json_t *args, const compat_job_t *job)
         jobspec_clear(&spec);
         return;
     }
+    if (job->seed_imports && !spec.n_allowed_imports) s_seed_imports(&spec, p);
     json_t *in = json_object_get(args, "stdin");
     if (json_is_string(in)) {
         if (json_string_length(in) > JOB_MAX_STDIN) {

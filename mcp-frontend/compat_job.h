@@ -22,6 +22,9 @@ typedef struct {
     job_kind_t kind;                   /* JOB_EXEC, or JOB_VALIDATE (validate.py's analysis) */
     int record;                        /* an execution of the user's code: recorded */
     long cpu_ms;                       /* > 0: a CPU budget below the wall clock */
+    int seed_imports;                  /* the server refused os, sys, subprocess… at import:
+                                          without allowed_imports, the job's are narrowed to
+                                          what the code imports of the rest (compat_job.c) */
     execution_render_with_fn *render;  /* the CallToolResult, from the Result and ctx */
     json_t *ctx;                       /* borrowed; the execution keeps its own reference */
 } compat_job_t;

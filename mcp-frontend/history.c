@@ -44,9 +44,10 @@ static double s_real(const json_t *o, const char *name)
 }
 
 /* A final record whose Result was not kept: its flat fields say all of it (records.c
- * s_flat_is_whole). The Result borrows the fields' strings: render it, never clear it. 0, or
- * -1 when the record is not final. */
-static int s_result_from_fields(const json_t *o, result_t *res)
+ * s_flat_is_whole), the trailing expression's output (in *repr) included. The Result borrows
+ * the fields' strings and *repr: render it, never clear it. 0, or -1 when the record is not
+ * final. */
+static int s_result_from_fields(const json_t *o, result_t *res, result_output_t *repr)
 {
     const char *st = s_str(o, "status");
     result_init(res);
@@ -59,6 +60,15 @@ static int s_result_from_fields(const json_t *o, result_t *res)
     res->out_truncated = s_str(o, "stdout_truncated") != NULL;
     res->err_truncated = s_str(o, "stderr_truncated") != NULL;
     res->result = (char *)s_str(o, "result_repr");
+    if (res->result && s_str(o, "result_out")) {
+        repr->kind = "result";
+        repr->index = 0;
+        repr->mime = "text/plain";
+        repr->data = res->result;
+        repr->len = strlen(res->result);
+        res->outputs = repr;
+        res->n_outputs = 1;
+    }
     res->error.type = (char *)s_str(o, "error_type");
     res->error.message = (char *)s_str(o, "error_message");
     res->error.present = res->error.type || res->error.message;
@@ -83,13 +93,14 @@ static int s_result_from_fields(const json_t *o, result_t *res)
 static char *s_render(const char *id, const json_t *o, const redisReply *v)
 {
     result_t res;
+    result_output_t repr;
     char err[128] = "not base64";
     buf_t raw;
     buf_init(&raw);
     result_init(&res);
     int owned = v != NULL;
     if (!v) {
-        if (s_result_from_fields(o, &res) < 0) return NULL;
+        if (s_result_from_fields(o, &res, &repr) < 0) return NULL;
     } else if (base64_decode(&raw, v->str, v->len) < 0 ||
                result_decode(raw.data, raw.len, &res, err, sizeof err) < 0) {
         log_warn("event=bad_record_result id=%s error=\"%s\"", id, err);

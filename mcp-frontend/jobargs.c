@@ -14,7 +14,10 @@
 #include "tools.h"
 #include "units.h"
 
-#define FILES_MAX_BYTES (6u << 20) /* all input files: the JobSpec must fit the 8 MiB job area */
+/* All input files, decoded. The JobSpec must fit the 8 MiB job area, and over HTTP the whole
+ * request (base64 is 4/3 of its data) the 4 MiB body limit: what the description promises must
+ * get through (tests/integration/test_fe_protocol.py). */
+#define FILES_MAX_BYTES (3u << 20)
 #define MAX_DEPS        32
 
 int jobargs_code(call_t *c, json_t *args, jobspec_t *spec)
@@ -59,23 +62,93 @@ int jobargs_names(call_t *c, json_t *args, const char *key, const profile_t *p, 
     return 0;
 }
 
-/* A call without a profile whose code has a PEP 723 block runs in the first profile, in table
- * order, that the tenant may use and whose modules include every dependency; else in the
+/* The distribution name a requirement string starts with (PEP 508), into out. */
+static void s_req_name(const char *req, char *out, size_t cap)
+{
+    size_t o = 0;
+    while (*req == ' ') req++;
+    for (; *req && o + 1 < cap && (isalnum((unsigned char)*req) || strchr("._-", *req)); req++)
+        out[o++] = *req;
+    out[o] = '\0';
+}
+
+static int s_any_profile_provides(const char *name)
+{
+    for (size_t i = 0; i < n_profiles; i++)
+        if (profile_provides(&profiles[i], name)) return 1;
+    return 0;
+}
+
+/* A call without a profile whose code has a PEP 723 block, or that gives `dependencies`, runs
+ * in the first profile, in table order, that the tenant may use and that has installed every
+ * dependency some profile has (distribution names: scikit-learn is sklearn's, pillow PIL's,
+ * common/profiles.c); what no profile has is left to the node's package source. Else in the
  * default, where the executor names what is missing. */
 static const char *s_pep723_profile(call_t *c, json_t *args)
 {
-    json_t *code = json_object_get(args, "code");
-    char deps[MAX_DEPS][PEP723_NAME];
+    json_t *code = json_object_get(args, "code"), *extra = json_object_get(args, "dependencies"), *e;
+    char deps[2 * MAX_DEPS][PEP723_NAME];
     int n = json_is_string(code) ? pep723_dependencies(json_string_value(code),
                                                        json_string_length(code), deps, MAX_DEPS)
                                  : -1;
-    for (size_t i = 0; n > 0 && i < n_profiles; i++) {
+    size_t i;
+    if (n < 0) n = 0;
+    json_array_foreach(extra, i, e)
+        if (json_is_string(e) && n < 2 * MAX_DEPS) s_req_name(json_string_value(e), deps[n++], PEP723_NAME);
+    for (i = 0; n > 0 && i < n_profiles; i++) {
         const profile_t *p = &profiles[i];
         int all = tenant_allows_profile(c->tenant, p->name);
-        for (int k = 0; k < n && all; k++) all = profile_allows(p, deps[k]);
+        for (int k = 0; k < n && all; k++)
+            all = profile_provides(p, deps[k]) || !s_any_profile_provides(deps[k]);
         if (all) return p->name;
     }
     return profile_default()->name;
+}
+
+/* What a requirement string may hold (PEP 508 names, extras, version specifiers, markers):
+ * no control characters, nothing a shell or URL would need. */
+static int s_req_ok(const char *s, size_t len)
+{
+    if (!len || len > JOB_MAX_DEP || !isalnum((unsigned char)s[0])) return 0;
+    for (size_t k = 0; k < len; k++)
+        if (!isalnum((unsigned char)s[k]) && !strchr("._-[],<>=!~ ;*+'\"()", s[k])) return 0;
+    return 1;
+}
+
+static void s_add_dep(jobspec_t *spec, const char *req, size_t len)
+{
+    for (size_t k = 0; k < spec->n_dependencies; k++)
+        if (strlen(spec->dependencies[k]) == len && !memcmp(spec->dependencies[k], req, len)) return;
+    if (spec->n_dependencies < JOB_MAX_DEPS) spec->dependencies[spec->n_dependencies++] = xstrndup(req, len);
+}
+
+int jobargs_dependencies(call_t *c, json_t *args, jobspec_t *spec)
+{
+    json_t *v = json_object_get(args, "dependencies"), *code = json_object_get(args, "code"), *e;
+    char reqs[MAX_DEPS][PEP723_REQ];
+    size_t i;
+    if (json_array_size(v) > JOB_MAX_DEPS)
+        return tool_bad(c, "dependencies has more than %u requirements", JOB_MAX_DEPS);
+    json_array_foreach(v, i, e)
+        if (!json_is_string(e) || !s_req_ok(json_string_value(e), json_string_length(e)))
+            return tool_bad(c, "dependencies[%zu] is not a requirement like \"pandas>=2\" or "
+                            "\"tinypkg==1.0\" (PEP 508, at most %u characters)", i, JOB_MAX_DEP);
+    int n = json_is_string(code) ? pep723_requirements(json_string_value(code),
+                                                       json_string_length(code), reqs, MAX_DEPS)
+                                 : -1;
+    spec->dependencies = xcalloc(JOB_MAX_DEPS, sizeof *spec->dependencies);
+    for (int k = 0; k < n; k++)
+        if (s_req_ok(reqs[k], strlen(reqs[k]))) s_add_dep(spec, reqs[k], strlen(reqs[k]));
+    json_array_foreach(v, i, e) s_add_dep(spec, json_string_value(e), json_string_length(e));
+    if (!spec->n_dependencies) {
+        free(spec->dependencies);
+        spec->dependencies = NULL;
+    }
+    v = json_object_get(args, "figure_format");
+    if (json_is_string(v) && !strcmp(json_string_value(v), "svg")) spec->figure_format = FIGURES_SVG;
+    else if (v && !json_is_null(v) && !(json_is_string(v) && !strcmp(json_string_value(v), "png")))
+        return tool_bad(c, "figure_format must be \"png\" or \"svg\"");
+    return 0;
 }
 
 const profile_t *jobargs_profile(call_t *c, json_t *args)
@@ -176,9 +249,8 @@ int jobargs_files(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
         if (data.len > JOB_MAX_FILE || total > FILES_MAX_BYTES) {
             buf_free(&data);
             return tool_bad(c,
-                            "files: '%.100s' makes the files too large (at most %u bytes each, "
-                            "%u in all)",
-                            path, JOB_MAX_FILE, FILES_MAX_BYTES);
+                            "files: '%.100s' makes the files too large (at most %u bytes in all)",
+                            path, FILES_MAX_BYTES);
         }
         job_file_t *jf = &spec->files[spec->n_files++];
         jf->path = xstrdup(path);

@@ -21,6 +21,9 @@ int jobargs_names(call_t *c, json_t *args, const char *key, const profile_t *p, 
 /* timeout and memory_limit, filled from the profile's defaults, then capped by the tenant's
  * maxima and the profile's (common/limits.h). */
 int jobargs_limits(call_t *c, json_t *args, const profile_t *p, limits_t *l);
+/* dependencies (the argument's and the PEP 723 block's requirement strings, for the node to
+ * resolve) and figure_format. */
+int jobargs_dependencies(call_t *c, json_t *args, jobspec_t *spec);
 /* files → the job's workspace (profiles that have one). */
 int jobargs_files(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec);
 

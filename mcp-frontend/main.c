@@ -35,6 +35,7 @@
 #include "prompts.h"
 #include "records.h"
 #include "redis_upkeep.h"
+#include "rich.h"
 #include "resources.h"
 #include "sessdb.h"
 #include "session.h"
@@ -147,6 +148,10 @@ static const cfg_opt_t s_opts[] = {
         "also add every finished record to this Redis Stream (for consumers that keep them all)"),
     OPT(INT, records.export_maxlen, "export-maxlen", 1000, 100000000, "N",
         "approximate length cap of --export-stream"),
+    OPT(INT, records.file_link_bytes, "file-link-bytes", 0, 8 << 20, "BYTES",
+        "a file an execution wrote larger than this comes back as a resource link, not inline"),
+    OPT(INT, records.file_ttl_s, "file-ttl-s", 60, 86400 * 7, "S",
+        "linked files stay readable this long (they are kept in Redis)"),
     OPT(INT, page_size, "page-size", 1, 1000, "N",
         "items per page of tools/resources/prompts/tasks lists"),
     OPT(INT, mcp.max_inflight_session, "max-inflight-session", 1, 100000, "N",
@@ -191,7 +196,9 @@ static const fe_conf_t s_defaults = {
                 .head_cap = 8 << 10,
                 .result_cap = 256 << 10,
                 .usage_days = 90,
-                .export_maxlen = 1000000},
+                .export_maxlen = 1000000,
+                .file_link_bytes = RICH_LINK_BYTES_DEFAULT,
+                .file_ttl_s = 3600},
     .executions = {.record_wait_ms = 500, .task_after_ms = 2000},
     .listen = {.max_streams = 10000},
     .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600, .cache_ms = 10000},
@@ -272,6 +279,7 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->limiter = limiter_new(fe->store, &conf->limiter);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
     fe->records = records_new(fe->store, &conf->records, fe->instance);
+    rich_set_link_bytes((size_t)conf->records.file_link_bytes);
     fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
     fe->resources = resources_new(fe, &(resources_conf_t){conf->page_size, conf->test_fixtures});
     fe->tasks = tasks_new(fe->executions, fe->bus, &(tasks_conf_t){conf->page_size});

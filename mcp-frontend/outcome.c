@@ -7,6 +7,7 @@
 #include "base64.h"
 #include "jsonrpc.h"
 #include "outcome.h"
+#include "rich.h"
 #include "tools.h"
 #include "utf8.h"
 
@@ -29,31 +30,6 @@ static json_t *s_error(const result_t *res)
                      res->error.line > 0 ? json_integer(res->error.line) : json_null());
 }
 
-/* Files the code wrote: text as text, anything that is not UTF-8 (or holds a NUL) as base64. */
-static json_t *s_files(const result_t *res)
-{
-    json_t *files = json_array();
-    for (size_t i = 0; i < res->n_files; i++) {
-        const result_file_t *f = &res->files[i];
-        int text = utf8_valid(f->data, f->len) && !memchr(f->data, 0, f->len);
-        json_t *content;
-        if (text) {
-            content = json_stringn(f->data, f->len);
-        } else {
-            buf_t b;
-            buf_init(&b);
-            base64_encode(&b, f->data, f->len);
-            content = json_stringn((const char *)b.data, b.len);
-            buf_free(&b);
-        }
-        json_array_append_new(files, json_pack("{s:o,s:I,s:s,s:o}", "path", json_str_safe(f->path),
-                                               "bytes", (json_int_t)f->len, "encoding",
-                                               text ? "utf-8" : "base64", "content",
-                                               content ? content : json_string("")));
-    }
-    return files;
-}
-
 static json_t *s_structured(const char *id, const result_t *res)
 {
     json_t *s = json_object();
@@ -62,9 +38,9 @@ static json_t *s_structured(const char *id, const result_t *res)
     json_object_set_new(s, "stdout", json_bytes(res->out, res->out_len));
     json_object_set_new(s, "stderr", json_bytes(res->err, res->err_len));
     json_object_set_new(s, "truncated",
-                        json_pack("{s:b,s:b,s:b,s:b}", "stdout", res->out_truncated, "stderr",
+                        json_pack("{s:b,s:b,s:b,s:b,s:b}", "stdout", res->out_truncated, "stderr",
                                   res->err_truncated, "images", res->images_truncated, "files",
-                                  res->files_truncated));
+                                  res->files_truncated, "outputs", res->outputs_truncated));
     json_object_set_new(s, "result", json_str_safe(res->result));
     json_object_set_new(s, "variables", s_variables(res));
     json_object_set_new(s, "error", s_error(res));
@@ -87,7 +63,8 @@ static json_t *s_structured(const char *id, const result_t *res)
                               "bytes", (json_int_t)im->len));
     }
     json_object_set_new(s, "images", images);
-    json_object_set_new(s, "files", s_files(res));
+    json_object_set_new(s, "files", rich_files(id, res));
+    json_object_set_new(s, "outputs", rich_outputs(res));
     return s;
 }
 
@@ -227,6 +204,7 @@ json_t *outcome_execute(const char *id, const result_t *res)
                                                  im->mime ? im->mime : "image/png"));
         buf_free(&d);
     }
+    rich_blocks(content, id, res);
     return r;
 }
 

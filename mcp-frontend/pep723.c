@@ -2,9 +2,9 @@
  * `# /// script`, comment lines (`#` alone or `# ` and text), a line `# ///`. Inside, the
  * `dependencies = [...]` array's quoted strings are read, possibly over several lines; a
  * name is the leading [A-Za-z0-9._-] run of each (PEP 508). */
-#include <ctype.h>
 #include <string.h>
 
+#include "../common/pep440.h"
 #include "pep723.h"
 
 /* The next line [*p, end) and advance past it. */
@@ -26,26 +26,12 @@ static int s_is(const char *line, size_t n, const char *lit)
 
 static void s_name(const char *s, size_t n, char out[PEP723_NAME])
 {
-    size_t o = 0;
-    int sep = 0;
-    for (size_t i = 0; i < n && o + 1 < PEP723_NAME; i++) {
-        char c = s[i];
-        if (c == '-' || c == '_' || c == '.') {
-            sep = 1;
-            continue;
-        }
-        if (!isalnum((unsigned char)c)) break;
-        if (sep && o) {
-            if (o + 2 >= PEP723_NAME) break; /* room for the separator and a character */
-            out[o++] = '-';
-        }
-        sep = 0;
-        out[o++] = (char)tolower((unsigned char)c);
-    }
-    out[o] = '\0';
+    pep440_normalise(s, n, out, PEP723_NAME);
 }
 
-int pep723_dependencies(const char *code, size_t len, char names[][PEP723_NAME], int max)
+/* The walk both entry points share: names (normalised) and/or the requirement strings. */
+static int s_walk(const char *code, size_t len, char names[][PEP723_NAME], char reqs[][PEP723_REQ],
+                  int max)
 {
     const char *p = code, *end = code + len, *line;
     size_t n;
@@ -75,11 +61,30 @@ int pep723_dependencies(const char *code, size_t len, char names[][PEP723_NAME],
             const char *q = memchr(c + 1, *c, (size_t)(ce - c - 1));
             if (!q) break;
             if (count < max) {
-                s_name(c + 1, (size_t)(q - c - 1), names[count]);
-                if (names[count][0]) count++;
+                char name[PEP723_NAME];
+                size_t n_req = (size_t)(q - c - 1);
+                s_name(c + 1, n_req, name);
+                if (name[0] && n_req < PEP723_REQ) {
+                    if (names) memcpy(names[count], name, sizeof name);
+                    if (reqs) {
+                        memcpy(reqs[count], c + 1, n_req);
+                        reqs[count][n_req] = '\0';
+                    }
+                    count++;
+                }
             }
             c = q;
         }
     }
     return found ? count : -1;
+}
+
+int pep723_dependencies(const char *code, size_t len, char names[][PEP723_NAME], int max)
+{
+    return s_walk(code, len, names, NULL, max);
+}
+
+int pep723_requirements(const char *code, size_t len, char reqs[][PEP723_REQ], int max)
+{
+    return s_walk(code, len, NULL, reqs, max);
 }

@@ -5,7 +5,7 @@
 #include "record_scripts.h"
 
 /* index(z, drop, created, id, ttl, keep): the id into a tenant's index; entries past the age
- * or the count leave it, and their records too when drop. */
+ * or the count leave it, and their records (and linked files, filestore.h) too when drop. */
 #define LUA_INDEX                                                                                  \
     "local function index(z, drop, created, id, ttl, keep)\n"                                      \
     "  redis.call('ZADD', z, created, id)\n"                                                       \
@@ -14,7 +14,7 @@
     "  if over > 0 then\n"                                                                         \
     "    if drop then\n"                                                                           \
     "      for _, old in ipairs(redis.call('ZRANGE', z, 0, over - 1)) do\n"                        \
-    "        redis.call('DEL', 'sp:exec:' .. old)\n"                                               \
+    "        redis.call('DEL', 'sp:exec:' .. old, 'sp:exec:' .. old .. ':files')\n"                \
     "      end\n"                                                                                  \
     "    end\n"                                                                                    \
     "    redis.call('ZREMRANGEBYRANK', z, 0, over - 1)\n"                                          \
@@ -67,3 +67,7 @@ const char RECORD_TASK_STATUS_LUA[] =
     "if status ~= 'queued' then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'task_status', ARGV[1], 'task_updated_ms', ARGV[2])\n"
     "return 1\n";
+
+const char RECORD_FILES_LUA[] = "redis.call('HSET', KEYS[1], unpack(ARGV, 2))\n"
+                                "redis.call('EXPIRE', KEYS[1], ARGV[1])\n"
+                                "return 1\n";

@@ -15,6 +15,7 @@
 #include "base64.h"
 #include "record_scripts.h"
 #include "records.h"
+#include "rich.h"
 #include "task.h"
 #include "utf8.h"
 
@@ -222,14 +223,27 @@ static void s_usage_keys(records_t *self, args_t *a, const char *tenant, uint64_
 }
 
 /* 1 when the flat fields say everything the Result does, so it need not be kept too (history.c
- * renders from them): no variables, validation, traceback, images or files; streams within
+ * renders from them): no variables, validation, traceback, images, files or rich outputs (but
+ * the trailing expression's repr); streams within
  * their heads; error texts and the result's repr within their fields. Most jobs are like
  * that, and it halves what a record costs (README "Failure and recovery"). */
+/* The one output of a trailing expression that has no richer representation than its repr
+ * (rich.py): it is the result_repr the record keeps, so a flag says it (result_out). */
+static int s_output_is_repr(const result_t *res)
+{
+    if (res->n_outputs != 1 || res->outputs_truncated || !res->result) return 0;
+    const result_output_t *o = &res->outputs[0];
+    return o->index == 0 && o->kind && strcmp(o->kind, "result") == 0 && o->mime &&
+           strcmp(o->mime, "text/plain") == 0 && o->len == strlen(res->result) &&
+           memcmp(o->data, res->result, o->len) == 0;
+}
+
 static int s_flat_is_whole(const records_t *self, const result_t *res)
 {
     size_t head = (size_t)self->conf.head_cap;
     return !res->variables && !res->validation && !res->error.traceback && !res->n_images &&
            !res->n_files && !res->images_truncated && !res->files_truncated && !res->exit.code &&
+           (!res->n_outputs || s_output_is_repr(res)) && !res->outputs_truncated &&
            res->out_len <= head && res->err_len <= head && utf8_valid(res->out, res->out_len) &&
            utf8_valid(res->err, res->err_len) &&
            (!res->result || strlen(res->result) <= RECORD_REPR_MAX) &&
@@ -278,6 +292,7 @@ static void s_final_fields(records_t *self, args_t *a, const record_about_t *r, 
     s_field_nonzero(a, "attempt", n);
     if (s_flat_is_whole(self, res)) {
         if (res->result) s_field_str(a, "result_repr", res->result);
+        if (s_output_is_repr(res)) s_field_str(a, "result_out", "1");
     } else {
         size_t len = 0;
         int cut = 0;
@@ -292,6 +307,26 @@ static void s_final_fields(records_t *self, args_t *a, const record_about_t *r, 
         s_field_str(a, "task_status", task_status_for(res->status, r->task_cancelled));
         s_field_fmt(a, "task_updated_ms", "%llu", (unsigned long long)finished);
     }
+}
+
+/* The files res links to rather than returns inline (rich.h), under sp:exec:<id>:files. */
+static void s_files(records_t *self, const char *id, const result_t *res)
+{
+    char key[96], ttl[24];
+    snprintf(key, sizeof key, "sp:exec:%s:files", id);
+    snprintf(ttl, sizeof ttl, "%ld", self->conf.file_ttl_s);
+    const char *argv[2 + 2 * RESULT_MAX_FILES] = {key, ttl};
+    size_t len[2 + 2 * RESULT_MAX_FILES] = {strlen(key), strlen(ttl)};
+    int argc = 2;
+    for (size_t i = 0; i < res->n_files && i < RESULT_MAX_FILES; i++) {
+        const result_file_t *f = &res->files[i];
+        if (!rich_is_link(f)) continue;
+        argv[argc] = f->path;
+        len[argc++] = strlen(f->path);
+        argv[argc] = f->data;
+        len[argc++] = f->len;
+    }
+    if (argc > 2) store_write_eval(self->store, RECORD_FILES_LUA, 1, argc, argv, len, NULL, NULL);
 }
 
 int record_finished(records_t *self, const record_about_t *r, const result_t *res,
@@ -317,6 +352,8 @@ int record_finished(records_t *self, const record_about_t *r, const result_t *re
     s_arg_fmt(&a, "%ld", self->conf.export_maxlen);
     s_arg_str(&a, r->id);
     s_final_fields(self, &a, r, res, clock_wall_ms());
+    /* the linked files first: the final record's acknowledgement covers them (filestore.h) */
+    s_files(self, r->id, res);
     /* Redis answers in order, so this write's answer also says the earlier ones are in */
     int acked = store_write_eval(self->store, RECORD_FINISH_LUA, nkeys, a.argc, a.argv, a.len,
                                  landed, arg) == 0;

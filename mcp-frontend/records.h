@@ -48,6 +48,8 @@ typedef struct {
     long usage_days;         /* usage hashes older than this are deleted */
     char export_stream[128]; /* "" or the stream every final record is added to */
     long export_maxlen;      /* its approximate length cap */
+    long file_link_bytes;    /* written files larger than this are links (rich.h), kept apart */
+    long file_ttl_s;         /* how long those stay (filestore.h) */
 } records_conf_t;
 
 /* instance: this front-end's name, written into each record it makes. */

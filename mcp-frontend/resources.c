@@ -9,6 +9,7 @@
 #include "../common/log.h"
 #include "execution.h"
 #include "fe.h"
+#include "filestore.h"
 #include "fixtures.h"
 #include "history.h"
 #include "sessdb.h"
@@ -45,6 +46,13 @@ resources_t *resources_new(fe_t *fe, const resources_conf_t *conf)
         "The record of one of your executions by its execution_id: status, code, timings and "
         "the structured result",
         "mimeType", "application/json");
+    json_array_append_new(
+        self->templates,
+        json_pack("{s:s,s:s,s:s,s:s}", "uriTemplate", EXEC_BASE "{id}/files/{path}", "name",
+                  "execution-file", "title", "A file one of your executions wrote",
+                  "description",
+                  "A file too large to return inline (execute_code links it); kept for a while "
+                  "after the execution, readable by your tenant only"));
     executions_on_end(fe->executions, s_on_execution_end, self);
     if (conf->fixtures) {
         json_t *r = fixtures_resources(), *t = fixtures_resource_templates();
@@ -116,9 +124,62 @@ static void s_on_execution(void *arg, fetch_status_t st, json_t *fields)
     call_release(c);
 }
 
+/* "sandbox://executions/<uuid>/<what>/<tail>" → 1 with the canonical id and the tail */
+static int s_execution_sub_uri(const char *uri, const char *what, char id[ID_STR_LEN + 1],
+                               const char **tail)
+{
+    size_t base = strlen(EXEC_BASE), w = strlen(what);
+    uint8_t raw[ID_BYTES];
+    char text[ID_STR_LEN + 1];
+    if (strncmp(uri, EXEC_BASE, base) != 0 || strlen(uri + base) < ID_STR_LEN + 2 + w) return 0;
+    memcpy(text, uri + base, ID_STR_LEN);
+    text[ID_STR_LEN] = '\0';
+    const char *rest = uri + base + ID_STR_LEN;
+    if (id_parse(text, raw) < 0 || rest[0] != '/' || strncmp(rest + 1, what, w) != 0 ||
+        rest[1 + w] != '/')
+        return 0;
+    id_format(raw, id);
+    *tail = rest + 2 + w;
+    return 1;
+}
+
+static const char *s_str_of(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+/* An output of a record's result (rich.h's embedded resources), served as it was sent: found
+ * among the stored CallToolResult's content blocks by its uri. */
+static void s_on_output(void *arg, fetch_status_t st, json_t *fields)
+{
+    call_t *c = arg;
+    const char *uri = call_str(c, "uri");
+    json_t *found = NULL, *cr = NULL, *block;
+    size_t i;
+    if (st == FETCH_UNAVAILABLE) {
+        call_error(c, RPC_UNAVAILABLE,
+                   "the execution store is unreachable right now; try again shortly", NULL);
+        call_release(c);
+        return;
+    }
+    if (st == FETCH_OK) cr = json_loads(s_str_of(fields, "call_result"), 0, NULL);
+    json_array_foreach(json_object_get(cr, "content"), i, block)
+        if (!found && !strcmp(s_str_of(block, "type"), "resource") &&
+            !strcmp(s_str_of(json_object_get(block, "resource"), "uri"), uri))
+            found = json_incref(json_object_get(block, "resource"));
+    if (found)
+        call_reply(c, json_pack("{s:[o]}", "contents", found));
+    else
+        s_not_found(c, uri);
+    json_decref(cr);
+    call_release(c);
+}
+
 void resources_read(call_t *c)
 {
     const char *uri = call_str(c, "uri");
+    const char *tail;
     char id[ID_STR_LEN + 1];
     if (!uri) {
         call_error(c, RPC_INVALID_PARAMS, "resources/read: \"uri\" (string) is required", NULL);
@@ -131,6 +192,15 @@ void resources_read(call_t *c)
     if (s_execution_uri(uri, id)) {
         call_hold(c);
         record_fetch(c->fe->store, id, c->tenant, s_on_execution, c);
+        return;
+    }
+    if (s_execution_sub_uri(uri, "files", id, &tail)) { /* rich.h's links */
+        filestore_read(c, id, tail);
+        return;
+    }
+    if (s_execution_sub_uri(uri, "outputs", id, &tail)) { /* rich.h's embedded resources */
+        call_hold(c);
+        record_fetch(c->fe->store, id, c->tenant, s_on_output, c);
         return;
     }
     json_t *fx = c->fe->resources->conf.fixtures ? fixtures_read(uri) : NULL;

@@ -33,11 +33,20 @@ static const tool_arg_t s_execute_args[] = {
     {"files", ARG_OBJECT, ARG_NULLABLE,
      "Input files for the scratch directory ({workspace_profiles}): {relative path: text}, or "
      "{relative path: {content, encoding: base64}} for binary data. Paths are relative, without "
-     "'..'; at most 64 files, 4 MiB each, 6 MiB in all.",
+     "'..'; at most 64 files and 3 MiB in all (over HTTP the whole request, base64 included, "
+     "must fit the 4 MiB body limit).",
      "\"maxProperties\": 64, \"additionalProperties\": {\"oneOf\": [{\"type\": \"string\"}, "
      "{\"type\": \"object\", \"required\": [\"content\"], \"additionalProperties\": false, "
      "\"properties\": {\"content\": {\"type\": \"string\"}, \"encoding\": {\"type\": \"string\", "
      "\"enum\": [\"utf-8\", \"base64\"]}}}]}"},
+    {"dependencies", ARG_ARRAY, ARG_NULLABLE,
+     "PEP 508 requirements beyond the profile's packages (like a PEP 723 block's), e.g. "
+     "[\"tabulate>=0.8\"]: resolved from the operator's package source into a cached environment "
+     "(the first call with a new set waits for it to be built); no network access from the code",
+     "\"items\": {\"type\": \"string\", \"maxLength\": 200}, \"maxItems\": 32"},
+    {"figure_format", ARG_STRING, ARG_NULLABLE,
+     "How matplotlib figures come back: \"png\" (default, image content) or \"svg\" (rich outputs)",
+     "\"enum\": [\"png\", \"svg\"]"},
     {"capture_output", ARG_BOOLEAN, 0, "Return stdout and stderr (default true)", NULL},
     {"inspect_variables", ARG_ARRAY, ARG_NULLABLE,
      "Names of variables whose final values to return", NAMES},
@@ -57,7 +66,8 @@ static const char s_execute_output[] = "{\"type\": \"object\","
     "\"stderr\": {\"type\": \"string\"},"
     "\"truncated\": {\"type\": \"object\", \"required\": [\"stdout\", \"stderr\"], \"properties\": {\"stdout\": {\"type\": \"boolean\"}, \"stderr\": {\"type\": \"boolean\"}, \"images\": {\"type\": \"boolean\", \"description\": \"some figures were left out (caps)\"}, \"files\": {\"type\": \"boolean\", \"description\": \"some written files were left out (caps)\"}}},"
     "\"images\": {\"type\": \"array\", \"description\": \"matplotlib figures, in the order of the image content blocks\", \"items\": {\"type\": \"object\", \"required\": [\"mime\", \"width\", \"height\", \"bytes\"], \"properties\": {\"mime\": {\"type\": \"string\"}, \"width\": {\"type\": \"integer\"}, \"height\": {\"type\": \"integer\"}, \"bytes\": {\"type\": \"integer\"}}}},"
-    "\"files\": {\"type\": \"array\", \"description\": \"files the code wrote in its scratch directory (unchanged inputs are not repeated)\", \"items\": {\"type\": \"object\", \"required\": [\"path\", \"bytes\", \"encoding\", \"content\"], \"properties\": {\"path\": {\"type\": \"string\"}, \"bytes\": {\"type\": \"integer\"}, \"encoding\": {\"type\": \"string\", \"enum\": [\"utf-8\", \"base64\"]}, \"content\": {\"type\": \"string\"}}}},"
+    "\"files\": {\"type\": \"array\", \"description\": \"files the code wrote in its scratch directory (unchanged inputs are not repeated); a large one has no content but a uri to read with resources/read\", \"items\": {\"type\": \"object\", \"required\": [\"path\", \"bytes\", \"encoding\", \"content\"], \"properties\": {\"path\": {\"type\": \"string\"}, \"bytes\": {\"type\": \"integer\"}, \"encoding\": {\"anyOf\": [{\"type\": \"string\", \"enum\": [\"utf-8\", \"base64\"]}, {\"type\": \"null\"}]}, \"content\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"uri\": {\"type\": \"string\"}, \"mimeType\": {\"type\": \"string\"}}}},"
+    "\"outputs\": {\"type\": \"array\", \"description\": \"rich outputs of display() and of the last expression, one entry per representation (a DataFrame: text/plain, text/html, application/json), as the matching content blocks\", \"items\": {\"type\": \"object\", \"required\": [\"kind\", \"index\", \"mimeType\", \"data\"], \"properties\": {\"kind\": {\"type\": \"string\", \"enum\": [\"display\", \"result\"]}, \"index\": {\"type\": \"integer\"}, \"mimeType\": {\"type\": \"string\"}, \"data\": {\"description\": \"text, base64 (encoding), or for application/json any JSON value\", \"anyOf\": [{\"type\": \"string\"}, {\"type\": \"object\"}, {\"type\": \"array\"}, {\"type\": \"number\"}, {\"type\": \"boolean\"}, {\"type\": \"null\"}]}, \"encoding\": {\"type\": \"string\", \"enum\": [\"base64\"]}}}},"
     "\"result\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}], \"description\": \"repr() of the last expression, or of a global named result\"},"
     "\"variables\": {\"type\": \"object\", \"description\": \"inspect_variables: JSON values as values, others as their repr\"},"
     "\"error\": {\"oneOf\": [{\"type\": \"null\"}, {\"type\": \"object\", \"required\": [\"type\", \"message\"], \"properties\": {"
@@ -132,11 +142,14 @@ const tool_t tooldefs[] = {
         "no network or subprocess access. Profiles (see get_sandbox_info): {profile_summaries}. "
         "In the profiles with a scratch directory ({workspace_profiles}), `files` puts input files "
         "there (read them with relative paths, e.g. pd.read_csv('data.csv')), and files the code "
-        "writes there come back in structuredContent.files. In {figures_profiles} every matplotlib "
-        "figure left open (or shown with plt.show()) comes back as a PNG image. A PEP 723 "
-        "`# /// script` block with `dependencies` is checked against the profile's packages "
-        "(without a `profile`, such a script runs in the first profile that has them all); nothing "
-        "can be installed. Limits: timeout in seconds (default {default_timeouts}), memory_limit in "
+        "writes there come back in structuredContent.files (large ones as resource links). In "
+        "{figures_profiles} every matplotlib figure left open (or shown with plt.show()) comes back "
+        "as a PNG image. display(obj) and the last expression come back rendered by type in "
+        "structuredContent.outputs and as content blocks: a DataFrame as HTML and JSON, a figure "
+        "as an image, other values as text. A PEP 723 `# /// script` block's `dependencies` and "
+        "the `dependencies` argument are met from the profile's packages, else from the "
+        "operator's package source if it has one (without a `profile`, the call runs in the "
+        "first profile that has what it needs). Limits: timeout in seconds (default {default_timeouts}), memory_limit in "
         "MB or as a string such as \"256m\". isError is true for every status other than ok.",
      .args = s_execute_args,
      .output_schema = s_execute_output,

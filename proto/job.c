@@ -20,6 +20,11 @@ static void s_free_names(char **names, size_t n)
     free(names);
 }
 
+void jobspec_free_names(char **names, size_t n)
+{
+    s_free_names(names, n);
+}
+
 void jobspec_clear(jobspec_t *job)
 {
     free(job->tenant);
@@ -28,6 +33,7 @@ void jobspec_clear(jobspec_t *job)
     free(job->stdin_data);
     s_free_names(job->inspect, job->n_inspect);
     s_free_names(job->allowed_imports, job->n_allowed_imports);
+    s_free_names(job->dependencies, job->n_dependencies);
     for (size_t i = 0; i < job->n_files; i++) {
         free(job->files[i].path);
         free(job->files[i].data);
@@ -47,7 +53,7 @@ void jobspec_encode(const jobspec_t *job, buf_t *out)
 {
     mpw_t w;
     mpw_init(&w, out);
-    mpw_map(&w, 13);
+    mpw_map(&w, 13 + (job->figure_format != FIGURES_PNG) + (job->n_dependencies > 0));
     mpw_kv_uint(&w, "v", 1);
     mpw_kv_str(&w, "kind", job->kind == JOB_VALIDATE ? "validate" : "exec");
     mpw_kv_str(&w, "tenant", job->tenant ? job->tenant : "");
@@ -79,20 +85,27 @@ void jobspec_encode(const jobspec_t *job, buf_t *out)
     }
     mpw_kv_uint(&w, "submitted_ms", job->submitted_ms);
     mpw_kv_uint(&w, "attempt", 0); /* reserved; the broker's header carries the real one */
+    if (job->figure_format != FIGURES_PNG) mpw_kv_str(&w, "figure_format", "svg");
+    if (job->n_dependencies) s_write_names(&w, "dependencies", job->dependencies, job->n_dependencies);
 }
 
-static int s_read_names(mpr_t *r, char ***names, size_t *n)
+static int s_read_strings(mpr_t *r, char ***names, size_t *n, uint32_t max, uint32_t max_len)
 {
     uint32_t count;
     if (mpr_array(r, &count) < 0) return -1;
-    if (count > JOB_MAX_NAMES) return mpr_fail(r, "too many names");
+    if (count > max) return mpr_fail(r, "too many names");
     *names = xcalloc(count ? count : 1, sizeof **names);
     for (uint32_t i = 0; i < count; i++) {
-        if (mpr_strdup(r, JOB_MAX_NAME, &(*names)[i]) < 0) return -1;
+        if (mpr_strdup(r, max_len, &(*names)[i]) < 0) return -1;
         if (!(*names)[i]) return mpr_fail(r, "name is nil");
         (*n)++;
     }
     return 0;
+}
+
+static int s_read_names(mpr_t *r, char ***names, size_t *n)
+{
+    return s_read_strings(r, names, n, JOB_MAX_NAMES, JOB_MAX_NAME);
 }
 
 static int s_read_limit(mpr_t *r, long *out)
@@ -198,6 +211,17 @@ int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size
                 s_read_files(&r, job);
             } else if (mpr_key_is(k, kl, "submitted_ms")) {
                 mpr_uint(&r, &job->submitted_ms);
+            } else if (mpr_key_is(k, kl, "figure_format")) {
+                const char *v;
+                uint32_t    vl;
+                if (mpr_str(&r, &v, &vl) == 0) {
+                    if (mpr_key_is(v, vl, "svg")) job->figure_format = FIGURES_SVG;
+                    else if (mpr_key_is(v, vl, "png")) job->figure_format = FIGURES_PNG;
+                    else mpr_fail(&r, "unknown figure_format");
+                }
+            } else if (mpr_key_is(k, kl, "dependencies") && !job->dependencies) {
+                s_read_strings(&r, &job->dependencies, &job->n_dependencies, JOB_MAX_DEPS,
+                               JOB_MAX_DEP);
             } else {
                 mpr_skip(&r);
             }
@@ -214,6 +238,30 @@ int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size
         return -1;
     }
     return 0;
+}
+
+int jobspec_peek_dependencies(const void *data, size_t len, char ***out, size_t *n)
+{
+    mpr_t    r;
+    uint32_t count;
+    *out = NULL;
+    *n = 0;
+    mpr_init(&r, data, len);
+    if (mpr_map(&r, &count) < 0) return -1;
+    for (uint32_t i = 0; i < count && !r.err; i++) {
+        const char *k;
+        uint32_t    kl;
+        if (mpr_str(&r, &k, &kl) < 0) break;
+        if (mpr_key_is(k, kl, "dependencies") && !*out)
+            s_read_strings(&r, out, n, JOB_MAX_DEPS, JOB_MAX_DEP);
+        else
+            mpr_skip(&r);
+    }
+    if (!r.err) return 0;
+    s_free_names(*out, *n);
+    *out = NULL;
+    *n = 0;
+    return -1;
 }
 
 int jobspec_check_path(const char *path, char *err, size_t errlen)

@@ -23,8 +23,11 @@
 #define JOB_MAX_DEPTH     8          /* components in a file's path */
 #define JOB_MAX_TENANT    64
 #define JOB_MAX_SERVICE   64
+#define JOB_MAX_DEPS      32         /* dependencies (requirement strings) */
+#define JOB_MAX_DEP       200
 
 typedef enum { JOB_EXEC = 0, JOB_VALIDATE = 1 } job_kind_t;
+typedef enum { FIGURES_PNG = 0, FIGURES_SVG = 1 } figure_format_t;
 
 typedef struct {
     char  *path;       /* relative, validated by the executor before use */
@@ -50,6 +53,10 @@ typedef struct {
     job_file_t *files;
     size_t      n_files;
     uint64_t    submitted_ms;     /* wall clock at the front-end */
+    figure_format_t figure_format; /* how figures come back (rich outputs) */
+    char      **dependencies;     /* PEP 508 requirements beyond the profile's (the argument and
+                                     the PEP 723 block), resolved by the node; NULL when none */
+    size_t      n_dependencies;
 } jobspec_t;
 
 void jobspec_init(jobspec_t *job);
@@ -58,6 +65,11 @@ void jobspec_encode(const jobspec_t *job, buf_t *out);
 /* 0, or -1 with the reason in err. The id is not in the body (it travels in its own frame):
  * callers copy it in. */
 int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size_t errlen);
+/* Only the dependencies of a JobSpec, for a node that routes by them without decoding the
+ * rest: 0 with *n strings in *out (the caller frees them with jobspec_free_names; NULL when
+ * none), or -1 when the body is malformed there. */
+int  jobspec_peek_dependencies(const void *data, size_t len, char ***out, size_t *n);
+void jobspec_free_names(char **names, size_t n);
 /* A file's path as PROTOCOL.md §4 allows it: relative, no "..", "." or empty component, no
  * control character or backslash, at most JOB_MAX_DEPTH components and JOB_MAX_PATH bytes.
  * The front-end checks it to answer early, the executor to be safe. 0, or -1 with the reason. */

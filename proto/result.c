@@ -34,6 +34,12 @@ void result_clear(result_t *res)
         free(res->files[i].data);
     }
     free(res->files);
+    for (size_t i = 0; i < res->n_outputs; i++) {
+        free(res->outputs[i].kind);
+        free(res->outputs[i].mime);
+        free(res->outputs[i].data);
+    }
+    free(res->outputs);
     free(res->executor);
     result_init(res);
 }
@@ -42,7 +48,7 @@ void result_encode(const result_t *res, buf_t *out)
 {
     mpw_t w;
     mpw_init(&w, out);
-    mpw_map(&w, 18);
+    mpw_map(&w, 18 + (res->n_outputs > 0));
     mpw_kv_uint(&w, "v", 1);
     mpw_kv_str(&w, "status", status_name(res->status));
     mpw_str(&w, "stdout");
@@ -95,7 +101,21 @@ void result_encode(const result_t *res, buf_t *out)
         mpw_str(&w, "data");
         mpw_bin(&w, res->files[i].data, res->files[i].len);
     }
-    mpw_kv_uint(&w, "truncated_media", (uint64_t)(res->images_truncated | res->files_truncated << 1));
+    mpw_kv_uint(&w, "truncated_media", (uint64_t)(res->images_truncated | res->files_truncated << 1 |
+                                                  res->outputs_truncated << 2));
+    if (res->n_outputs) {
+        mpw_str(&w, "outputs");
+        mpw_array(&w, (uint32_t)res->n_outputs);
+        for (size_t i = 0; i < res->n_outputs; i++) {
+            const result_output_t *o = &res->outputs[i];
+            mpw_map(&w, 4);
+            mpw_kv_str(&w, "kind", o->kind ? o->kind : "display");
+            mpw_kv_uint(&w, "index", o->index);
+            mpw_kv_str(&w, "mime", o->mime ? o->mime : "text/plain");
+            mpw_str(&w, "data");
+            mpw_bin(&w, o->data ? o->data : "", o->len);
+        }
+    }
     mpw_kv_str(&w, "executor", res->executor);
     mpw_kv_uint(&w, "attempt", res->attempt);
 }
@@ -203,6 +223,41 @@ static void s_read_images(mpr_t *r, result_t *res)
     }
 }
 
+static void s_read_outputs(mpr_t *r, result_t *res)
+{
+    uint32_t n;
+    if (mpr_array(r, &n) < 0) return;
+    if (n > RESULT_MAX_OUTPUTS) {
+        mpr_fail(r, "too many outputs");
+        return;
+    }
+    res->outputs = xcalloc(n ? n : 1, sizeof *res->outputs);
+    for (uint32_t i = 0; i < n && !r->err; i++) {
+        result_output_t *o = &res->outputs[res->n_outputs++];
+        uint32_t         m;
+        if (mpr_map(r, &m) < 0) return;
+        for (uint32_t j = 0; j < m && !r->err; j++) {
+            const char *k;
+            uint32_t    kl;
+            uint64_t    v;
+            if (mpr_str(r, &k, &kl) < 0) return;
+            if (mpr_key_is(k, kl, "kind")) {
+                free(o->kind);
+                mpr_strdup(r, 16, &o->kind);
+            } else if (mpr_key_is(k, kl, "mime")) {
+                free(o->mime);
+                mpr_strdup(r, 128, &o->mime);
+            } else if (mpr_key_is(k, kl, "index")) {
+                if (mpr_uint(r, &v) == 0) o->index = v > RESULT_MAX_OUTPUTS ? 0 : (uint32_t)v;
+            } else if (mpr_key_is(k, kl, "data")) {
+                free(o->data);
+                mpr_bytesdup(r, RESULT_MAX_IMAGE, &o->data, &o->len);
+            } else mpr_skip(r);
+        }
+        if (!r->err && (!o->mime || !o->data)) mpr_fail(r, "output without mime or data");
+    }
+}
+
 static void s_read_files(mpr_t *r, result_t *res)
 {
     uint32_t n;
@@ -281,10 +336,13 @@ int result_decode(const void *data, size_t len, result_t *res, char *err, size_t
                 s_read_images(&r, res);
             } else if (mpr_key_is(k, kl, "files") && !res->files) {
                 s_read_files(&r, res);
+            } else if (mpr_key_is(k, kl, "outputs") && !res->outputs) {
+                s_read_outputs(&r, res);
             } else if (mpr_key_is(k, kl, "truncated_media")) {
                 if (mpr_uint(&r, &u) == 0) {
                     res->images_truncated = (int)(u & 1);
                     res->files_truncated = (int)((u >> 1) & 1);
+                    res->outputs_truncated = (int)((u >> 2) & 1);
                 }
             } else if (mpr_key_is(k, kl, "executor")) {
                 s_text(&r, &res->executor);

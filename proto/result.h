@@ -14,6 +14,7 @@
 #define RESULT_MAX_IMAGES 16
 #define RESULT_MAX_IMAGE  (8u << 20)
 #define RESULT_MAX_FILES  64
+#define RESULT_MAX_OUTPUTS 64
 
 typedef struct {
     char    *mime;
@@ -27,6 +28,17 @@ typedef struct {
     char  *data;
     size_t len;
 } result_file_t;
+
+/* One representation of a rich output (display() or the trailing expression), as a notebook
+ * keeps them: a DataFrame comes as text/plain, text/html and application/json, three entries
+ * with the same index. */
+typedef struct {
+    char    *kind;  /* "display" or "result" */
+    uint32_t index; /* the output it belongs to, in order of appearance */
+    char    *mime;
+    char    *data;
+    size_t   len;
+} result_output_t;
 
 typedef struct {
     status_t status;
@@ -60,6 +72,9 @@ typedef struct {
     result_file_t  *files;
     size_t          n_files;
     int             files_truncated;
+    result_output_t *outputs;
+    size_t          n_outputs;
+    int             outputs_truncated;
     char           *executor; /* node id that ran it */
     uint32_t        attempt;
 } result_t;

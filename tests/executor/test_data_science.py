@@ -228,6 +228,14 @@ def test_pep723_dependencies_the_profile_has_run(ex):
     assert r["stdout"] == "ran\n"
 
 
+def test_pep723_distribution_names_that_differ_from_module_names_are_found(ex):
+    # Before: versions were looked up by module name, so sklearn, PIL, bs4, yaml had none
+    r = ok(ex.run("# /// script\n# dependencies = [\"scikit-learn>=1\", \"Pillow>=9\", "
+                  "\"beautifulsoup4\", \"PyYAML>=5\", \"python-dateutil\"]\n# ///\n"
+                  "import sklearn, PIL, bs4, yaml\nprint('ran')", service=DS))
+    assert r["stdout"] == "ran\n"
+
+
 def test_pep723_dependencies_the_profile_lacks_fail_early_with_their_names(ex):
     r = ex.run("# /// script\n# dependencies = [\"requests>=2\", \"numpy>=99\", \"pandas\"]\n# ///\n"
                "print('ran')", service=DS)
@@ -243,3 +251,45 @@ def test_pep723_dependencies_the_profile_lacks_fail_early_with_their_names(ex):
 def test_a_malformed_pep723_block_is_reported(ex):
     r = ex.run("# /// script\n# dependencies = [\"numpy\"\n# ///\nprint('ran')", service=DS)
     assert r["status"] == "error" and r["error"]["type"] == "ScriptMetadataError"
+
+
+# ---- rich outputs (issue 14) ---------------------------------------------------------------
+
+
+def _outputs(r, kind=None):
+    return [o for o in r.get("outputs") or () if kind is None or o["kind"] == kind]
+
+
+def test_a_trailing_dataframe_comes_back_as_html_json_and_text(ex):
+    r = ok(ex.run("import pandas as pd\npd.DataFrame({'x': range(200), 'y': ['é'] * 200})",
+                  service=DS))
+    mimes = {o["mime"]: o["data"] for o in _outputs(r, "result")}
+    assert set(mimes) == {"text/html", "application/json", "text/plain"}
+    table = json.loads(mimes["application/json"])
+    assert table["shape"] == [200, 2] and table["truncated"] is True and len(table["data"]) == 50
+    assert table["data"][0] == [0, "é"] and b"<table" in mimes["text/html"]
+    assert "[200 rows x 2 columns]" in r["result"]  # the repr stays, for clients of the old shape
+
+
+def test_display_renders_each_object_in_order(ex):
+    r = ok(ex.run("import matplotlib.pyplot as plt\nfig = plt.figure(figsize=(2, 1), dpi=40)\n"
+                  "display('text', {'k': [1, 2]}, fig)\nprint(len(plt.get_fignums()))", service=DS))
+    outs = _outputs(r, "display")
+    assert [(o["index"], o["mime"]) for o in outs] == [
+        (0, "text/plain"), (1, "application/json"), (1, "text/plain"), (2, "image/png")]
+    assert png_size(outs[-1]["data"]) == (80, 40)
+    assert r["stdout"] == "0\n" and not r["images"]  # displayed, so closed: not returned twice
+
+
+def test_figures_as_svg_on_request(ex):
+    r = ok(ex.run("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()", service=DS,
+                  figure_format="svg"))
+    assert not r["images"]
+    (svg,) = _outputs(r)
+    assert svg["mime"] == "image/svg+xml" and b"<svg" in svg["data"]
+
+
+def test_outputs_are_capped_with_a_flag(ex):
+    r = ok(ex.run("for i in range(40):\n    display(i)", service=DS))
+    assert len({o["index"] for o in _outputs(r)}) == 16
+    assert r["truncated_media"] & 4

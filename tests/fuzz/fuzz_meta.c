@@ -13,7 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     result_t res;
     result_init(&res);
-    outcome_read_meta(data, size, &res);
+    meta_flags_t flags = {0};
+    outcome_read_meta(data, size, &res, &flags);
     status_t st = res.status;
     if (size && !(st == ST_OK || st == ST_ERROR || st == ST_SYNTAX_ERROR || st == ST_MEMORY_LIMIT ||
                   st == ST_OUTPUT_LIMIT || st == ST_INTERNAL_ERROR))
@@ -28,6 +29,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         total += im->len;
     }
     if (total > OUTCOME_MAX_IMAGES_BYTES) abort();
+    total = 0;
+    if (res.n_outputs > OUTCOME_MAX_OUTPUTS) abort();
+    for (size_t i = 0; i < res.n_outputs; i++) {
+        const result_output_t *o = &res.outputs[i];
+        if (!o->mime || !o->kind || o->len > OUTCOME_MAX_OUTPUT) abort();
+        if (!strcmp(o->mime, "image/png") && (o->len < 24 || memcmp(o->data, "\x89PNG", 4) != 0))
+            abort();
+        total += o->len;
+    }
+    if (total > OUTCOME_MAX_OUTPUTS_BYTES) abort();
     result_clear(&res);
     return 0;
 }

@@ -178,3 +178,10 @@ def test_a_pep723_script_without_a_profile_runs_where_its_dependencies_are(mcp):
     r = mcp.call("execute_code", {"code": "# /// script\n# dependencies = [\"torch\"]\n# ///\n1"})
     s = r["structuredContent"]
     assert s["error"]["type"] == "DependencyError" and "python.basic" in s["error"]["message"]
+
+
+def test_pep723_routes_by_distribution_names(mcp):
+    # scikit-learn is sklearn's distribution, pillow PIL's: before, neither routed anywhere
+    r = mcp.call("execute_code", {"code": "# /// script\n# dependencies = [\"scikit-learn\", \"pillow\"]\n"
+                                          "# ///\nimport sklearn, PIL\nprint('ran')"})
+    assert r["structuredContent"]["status"] == "ok", r["structuredContent"]["error"]

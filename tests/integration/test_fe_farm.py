@@ -64,8 +64,15 @@ def test_variables_and_stdin(client):
 
 
 def test_a_blocked_import_is_reported(client):
-    r, sc = run(client, "import socket")
-    assert r["isError"] and sc["status"] in ("error", "security_violation")
+    # os, socket & co. import since issue 14; what exists to get past the layers does not
+    r, sc = run(client, "import ctypes")
+    assert r["isError"] and sc["status"] == "error" and sc["error"]["type"] == "ImportError"
+
+
+def test_a_refused_operation_is_a_clear_permission_error(client):
+    r, sc = run(client, "import subprocess\nsubprocess.run(['ls'])")
+    assert r["isError"] and sc["status"] == "security_violation"
+    assert sc["error"]["type"] == "PermissionError" and "cannot start processes" in sc["error"]["message"]
 
 
 def test_the_record_lands_in_redis(fe, client):

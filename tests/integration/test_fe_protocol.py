@@ -14,7 +14,8 @@ from fe_harness import Client, Frontend, wait_for
 
 CONTRACT = {"execution_id", "status", "stdout", "stderr", "truncated", "result", "variables", "error", "timings",
             "resources", "exit",
-            "images", "files"}  # issue #8: figures and workspace files, empty lists elsewhere
+            "images", "files",  # issue #8: figures and workspace files, empty lists elsewhere
+            "outputs"}  # issue 14: display() and the last expression, rendered by type
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +80,9 @@ def test_execute_code_result_has_exactly_the_contract_fields(client, fe):
     assert set(sc) == CONTRACT
     assert sc["status"] == "ok" and r["isError"] is False
     assert set(sc["timings"]) == {"queue_ms", "wall_ms", "cpu_ms"}
-    assert set(sc["truncated"]) == {"stdout", "stderr", "images", "files"}
+    assert set(sc["truncated"]) == {"stdout", "stderr", "images", "files", "outputs"}
     assert set(sc["exit"]) == {"reason", "signal", "syscall"}
-    assert sc["images"] == [] and sc["files"] == []
+    assert sc["images"] == [] and sc["files"] == [] and sc["outputs"] == []
     assert r["content"][0]["type"] == "text" and "status: ok" in r["content"][0]["text"]
     route = fe.broker_stats()["routes"][-1]
     spec = fe.broker_stats()["specs"][-1]
@@ -359,3 +360,28 @@ def test_metrics_pass_promtool(fe):
         pytest.skip("promtool (Debian package prometheus) is not installed")
     p = subprocess.run(["promtool", "check", "metrics"], input=fe.metrics(), capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_the_documented_file_limits_fit_the_http_body_limit(client):
+    """Issue 14: the description promised 4 MiB per file and 6 MiB in all while the HTTP body
+    may hold 4 MiB: a call within the documented limits was refused with 413. Whatever the
+    description says now (N MiB in all) goes through, as text and as base64."""
+    import base64
+    import re
+    tools = client.request("tools/list")["result"]["tools"]
+    desc = next(t for t in tools if t["name"] == "execute_code")["inputSchema"]["properties"]["files"]["description"]
+    total = int(re.search(r"(\d+) MiB in all", desc).group(1)) << 20
+    body_cap = int(re.search(r"(\d+) MiB body limit", desc).group(1)) << 20
+    assert body_cap == 4 << 20  # the front-end's --max-body default
+    text = {"a.txt": "x" * (total // 2), "b.txt": "y" * (total - total // 2)}
+    binary_size = (total * 3 // 4) - 64 * 1024  # base64 is 4/3 of its data, plus the JSON around it
+    binary = {"c.bin": {"content": base64.b64encode(b"\0" * binary_size).decode(), "encoding": "base64"}}
+    for files in (text, binary):
+        r = client.send("tools/call", {"name": "execute_code", "arguments": {
+            "code": "print('fits')", "profile": "python.filesystem", "files": files}})
+        assert r.status == 200, (r.status, r.body[:300])
+        assert "error" not in r.json, r.json["error"]
+    over = {"a.txt": "x" * (total + 1)}
+    r = client.send("tools/call", {"name": "execute_code", "arguments": {
+        "code": "1", "profile": "python.filesystem", "files": over}})
+    assert r.status == 200 and r.json["error"]["code"] == -32602

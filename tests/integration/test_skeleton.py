@@ -208,7 +208,7 @@ def test_cli_runs_are_recorded_like_any_client(farm):
 
 def test_cli_validate_and_direct_broker_mode(farm):
     snakepit = os.path.join(BIN, "snakepit")
-    v = subprocess.run([snakepit, "run", "--state-dir", farm.dir, "--validate", "import os\nprint(1)"],
+    v = subprocess.run([snakepit, "run", "--state-dir", farm.dir, "--validate", "import ctypes\nprint(1)"],
                        capture_output=True, text=True, timeout=60)
     assert v.returncode == 1 and json.loads(v.stdout)["valid"] is False
     direct = subprocess.run([snakepit, "run", "--broker", farm.ready["broker"], "print('direct')"],

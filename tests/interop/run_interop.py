@@ -23,14 +23,18 @@ SUITES = ("sdk_client.test.mjs", "v2_client.test.mjs", "inspector.test.mjs", "co
 def main():
     if not os.path.exists(NODE):
         sys.exit("run `make test-interop` (it installs the pinned npm packages first)")
-    # every profile: the drop-in endpoints' seed examples use numpy, pandas and a workspace
-    fe = Frontend(executor=True, profiles="python.basic,python.filesystem,python.data_science")
+    # every profile: rich outputs (issue 14), and the drop-in endpoints' seed examples use numpy,
+    # pandas and a workspace; files past 1 KiB come back as links
+    fe = Frontend(executor=True, extra=["--file-link-bytes", "1024"],
+                  profiles="python.basic,python.filesystem,python.data_science")
     try:
         key = fe.add_tenant("interop", rate="1000", burst="1000")
+        other = fe.add_tenant("other", rate="1000", burst="1000")
         fe.add_tenant("local", rate="1000", burst="1000")
         stdio = [a for a in fe.mcp_args if a not in ("--http",) and not a.startswith("127.0.0.1:")]
         stdio += ["--stdio", "--tenant", "local", "--log-level", "warn"]
-        env = dict(os.environ, SP_URL=fe.url, SP_KEY=key, SP_STDIO_CMD=json.dumps(stdio))
+        env = dict(os.environ, SP_URL=fe.url, SP_KEY=key, SP_OTHER_KEY=other,
+                   SP_STDIO_CMD=json.dumps(stdio))
         rc = subprocess.call([NODE, "--test", "--test-reporter=spec", "--test-concurrency=1"]
                              + [os.path.join(HERE, s) for s in SUITES], cwd=HERE, env=env)
         if rc:

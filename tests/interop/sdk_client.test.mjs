@@ -64,7 +64,7 @@ test("every tool can be called and its result matches its outputSchema", () =>
     const err = await c.callTool({ name: "execute_code", arguments: { code: "1/0" } });
     assert.equal(err.isError, true);
     assert.equal(sc(err).error.type, "ZeroDivisionError");
-    const val = await c.callTool({ name: "validate_code", arguments: { code: "import os" } });
+    const val = await c.callTool({ name: "validate_code", arguments: { code: "import ctypes" } });
     assert.equal(sc(val).valid, false);
     const info = await c.callTool({ name: "get_sandbox_info", arguments: {} });
     assert.ok(sc(info).profiles.some((p) => p.name === "python.basic"));
@@ -153,6 +153,67 @@ test("resources, prompts and completion", () =>
     assert.ok(comp.completion.values.includes("python.basic"));
     await c.setLoggingLevel("info");
     await c.ping();
+  }));
+
+test("rich outputs come back as structuredContent.outputs and matching content blocks", () =>
+  withClient(async (c) => {
+    await c.listTools(); // the SDK validates structuredContent against the outputSchema
+    const code = "import pandas as pd, matplotlib.pyplot as plt\n" +
+      "df = pd.DataFrame({'city': ['Oslo', 'Lima'], 'temp': [3.5, 19.0]})\n" +
+      "display(df)\nfig = plt.figure(figsize=(2, 2), dpi=50)\nplt.plot([1, 2])\ndisplay(fig)\n" +
+      "{'answer': 42}";
+    const r = await c.callTool({ name: "execute_code", arguments: { code, profile: "python.data_science" } });
+    assert.equal(sc(r).status, "ok", JSON.stringify(sc(r).error));
+    const outs = sc(r).outputs;
+    const html = outs.find((o) => o.mimeType === "text/html");
+    const table = outs.find((o) => o.mimeType === "application/json" && o.kind === "display");
+    const png = outs.find((o) => o.mimeType === "image/png");
+    const value = outs.find((o) => o.kind === "result" && o.mimeType === "application/json");
+    assert.match(html.data, /<table/);
+    assert.deepEqual(table.data.columns, ["city", "temp"]);
+    assert.deepEqual(table.data.data, [["Oslo", 3.5], ["Lima", 19.0]]);
+    assert.equal(png.encoding, "base64");
+    assert.ok(Buffer.from(png.data, "base64").subarray(1, 4).toString() === "PNG");
+    assert.deepEqual(value.data, { answer: 42 });
+    const blocks = r.content;
+    const res = blocks.filter((b) => b.type === "resource");
+    assert.ok(res.some((b) => b.resource.mimeType === "text/html" && /<table/.test(b.resource.text)));
+    assert.ok(res.some((b) => b.resource.mimeType === "application/json"));
+    assert.ok(blocks.some((b) => b.type === "image" && b.mimeType === "image/png"));
+    const htmlUri = res.find((b) => b.resource.mimeType === "text/html").resource.uri;
+    await new Promise((done) => setTimeout(done, 200));
+    const again = await c.readResource({ uri: htmlUri });
+    assert.match(again.contents[0].text, /Oslo/);
+  }));
+
+test("a large written file is a resource link readable by its tenant only", () =>
+  withClient(async (c) => {
+    await c.listTools();
+    const code = "open('big report é.csv', 'w').write('n,square\\n' + ''.join(f'{i},{i*i}\\n' for i in range(400)))\n" +
+      "open('small.txt', 'w').write('tiny')";
+    const r = await c.callTool({ name: "execute_code", arguments: { code, profile: "python.data_science" } });
+    assert.equal(sc(r).status, "ok", JSON.stringify(sc(r).error));
+    const big = sc(r).files.find((f) => f.path === "big report é.csv");
+    const small = sc(r).files.find((f) => f.path === "small.txt");
+    assert.equal(small.content, "tiny");
+    assert.equal(big.content, null);
+    assert.ok(big.uri.startsWith("sandbox://executions/"), big.uri);
+    const link = r.content.find((b) => b.type === "resource_link");
+    assert.equal(link.uri, big.uri);
+    assert.equal(link.name, "big report é.csv");
+    assert.equal(link.mimeType, "text/csv");
+    assert.equal(link.size, big.bytes);
+    await new Promise((done) => setTimeout(done, 200));
+    const read = await c.readResource({ uri: big.uri });
+    assert.equal(read.contents[0].uri, big.uri);
+    assert.ok(read.contents[0].text.startsWith("n,square\n0,0\n1,1\n"));
+    assert.equal(read.contents[0].text.length, big.bytes);
+    const stranger = await httpClient(process.env.SP_OTHER_KEY);
+    try {
+      await assert.rejects(stranger.readResource({ uri: big.uri }), (e) => e.code === -32002);
+    } finally {
+      await stranger.close();
+    }
   }));
 
 test("a matplotlib figure comes back as a PNG image block", () =>

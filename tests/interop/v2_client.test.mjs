@@ -83,7 +83,7 @@ for (const era of ["modern", "legacy"]) {
         const err = await c.callTool({ name: "execute_code", arguments: { code: "def f():\n    1/0\nf()" } });
         assert.equal(err.isError, true);
         assert.match(err.content[0].text, /Traceback[\s\S]*ZeroDivisionError/);
-        const val = await c.callTool({ name: "validate_code", arguments: { code: "import os" } });
+        const val = await c.callTool({ name: "validate_code", arguments: { code: "import ctypes" } });
         assert.equal(sc(val).valid, false);
         const info = await c.callTool({ name: "get_sandbox_info", arguments: {} });
         assert.ok(sc(info).profiles.some((p) => p.name === "python.data_science"));

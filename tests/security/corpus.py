@@ -8,7 +8,10 @@ secret environment variable in anything returned, a connection to the test's lis
 Statuses: "violation" = security_violation (seccomp trap or a blocked audit event); "error" =
 the code raised (ImportError, PermissionError, NameError...), which is the Python layer saying
 no. Where either can happen depending on the route taken, both are listed; the absent effect is
-what the case is really about.
+what the case is really about. Since issue 14 the Python layer refuses operations rather than
+modules: `import os` works and `os.system` is the violation, so cases that used to end at the
+import end at the operation (and test_os_layers.py shows the OS layers stop each of them with
+the Python layer off).
 """
 
 V = "security_violation"
@@ -53,36 +56,41 @@ CASES = [
      "w = [c for c in object.__subclasses__() if c.__name__ == 'catch_warnings'][0]()\n"
      "w._module.__builtins__['__import__']('os').system('touch {pwn}')", {V, E}),
     ("builtins_dict_import",
-     "__builtins__['__import__']('os').system('touch {pwn}')", {E}),
+     "__builtins__['__import__']('os').system('touch {pwn}')", {V}),
     ("builtins_dict_open",
      "print(__builtins__['open']('{canary}').read())", {E}),
     ("getattr_builtins_import",
      "getattr(__builtins__, '__import__')('os')", {E}),
     ("lambda_globals_builtins",
-     "(lambda: 0).__globals__['__builtins__']['__import__']('subprocess')", {E}),
+     "(lambda: 0).__globals__['__builtins__']['__import__']('subprocess').run(['touch', '{pwn}'])", {V}),
     ("type_subclasses_of_type",
      "print([c for c in type.__subclasses__(type)])\n"
      "[c for c in object.__subclasses__() if c.__name__ == '_wrap_close'][0]"
      ".__init__.__globals__['popen']('touch {pwn}')", {V, E}),
 
     # --- __import__ and importlib tricks ----------------------------------------------------
-    ("import_os", "import os\nos.system('touch {pwn}')", {E}),
-    ("import_sys", "import sys\nprint(sys.modules)", {E}),
-    ("import_importlib", "import importlib\nimportlib.import_module('os')", {E}),
-    ("dunder_import_os", "__import__('os').system('touch {pwn}')", {E}),
-    ("from_os_import", "from os import system\nsystem('touch {pwn}')", {E}),
-    ("import_subprocess", "import subprocess\nsubprocess.run(['touch', '{pwn}'])", {E}),
-    ("import_builtins", "import builtins\nbuiltins.open('{canary}')", {E}),
+    # os, sys, subprocess & co. import since issue 14: what they would do is refused instead
+    ("import_os", "import os\nos.system('touch {pwn}')", {V}),
+    ("import_sys", "import sys\nprint(len(sys.modules) > 10)", {"ok"}),
+    ("import_importlib",  # import_module skips builtins.__import__: the operation is refused
+     "import importlib\nimportlib.import_module('ctypes').CDLL(None).system(b'touch {pwn}')", {V, E}),
+    ("dunder_import_os", "__import__('os').system('touch {pwn}')", {V}),
+    ("from_os_import", "from os import system\nsystem('touch {pwn}')", {V}),
+    ("import_subprocess", "import subprocess\nsubprocess.run(['touch', '{pwn}'])", {V}),
+    ("subprocess_caught", "import subprocess\ntry:\n    subprocess.run(['touch', '{pwn}'])\n"
+     "except PermissionError:\n    print('refused')", {V}),
+    ("os_popen", "import os\nprint(os.popen('touch {pwn}').read())", {V}),
+    ("import_builtins", "import builtins\nbuiltins.open('{canary}')", {V, E}),
     ("import_underscore_imp", "import _imp", {E}),
     ("import_frozen_importlib", "import _frozen_importlib", {E}),
     ("import_ctypes", "import ctypes\nctypes.CDLL(None).system(b'touch {pwn}')", {E}),
     ("relative_import", "from . import os", {E}),
-    ("import_with_fromlist_submodule", "from xml import dom", {E}),
+    ("import_with_fromlist_submodule", "from concurrent import futures", {E}),
     ("math_loader_load_posix",
      "import math\nmath.__loader__.load_module('posix').system('touch {pwn}')", {V, E}),
     ("json_spec_loader",
      "import json\nprint(json.__spec__.loader.load_module('os').system('touch {pwn}'))", {V, E}),
-    ("allowed_module_not_preloaded", "import zipfile", {E}),
+    ("allowed_module_not_preloaded", "import xml.dom.pulldom", {E}),
 
     # --- modules reached through other modules ---------------------------------------------
     ("typing_sys_os_system", "import typing\ntyping.sys.modules['os'].system('touch {pwn}')", {V}),
@@ -112,13 +120,18 @@ CASES = [
     ("format_map_walk", "print('{{x.__class__.__mro__}}'.format_map({{'x': 1}}))", {"ok"}),
 
     # --- generator and frame escapes ---------------------------------------------------------
+    # frames are no longer refused (issue 14): with sys importable they hide nothing, and
+    # traceback and inspect walk them; what an attacker does with the runner's globals is
+    # still refused where it touches the system
     ("generator_gi_frame_back",
-     "def g():\n    yield 1\nx = g()\nnext(x)\nprint(x.gi_frame.f_back.f_globals.keys())", {V}),
+     "def g():\n    yield 1\nx = g()\nnext(x)\nprint(x.gi_frame.f_back)", {"ok"}),
     ("traceback_frame_globals",
      "try:\n    1 / 0\nexcept Exception as e:\n"
-     "    f = e.__traceback__.tb_frame.f_back\n    print(f.f_globals['_real_import']('os').listdir('/'))", {V}),
-    ("coroutine_cr_frame", "async def c():\n    pass\nx = c()\nprint(x.cr_frame)", {V}),
-    ("genexpr_gi_frame", "print((i for i in []).gi_frame.f_globals)", {V}),
+     "    f = e.__traceback__.tb_frame.f_back\n    print(f.f_globals['_real_import']('os').listdir('/'))", {V, E}),
+    ("frame_walk_to_runner_then_os",
+     "import sys\nf = sys._getframe(1)\nf.f_globals['_real_import']('os').system('touch {pwn}')", {V}),
+    ("coroutine_cr_frame", "async def c():\n    pass\nx = c()\nprint(x.cr_frame is not None)", {"ok"}),
+    ("genexpr_gi_frame", "print(len((i for i in []).gi_frame.f_globals))", {"ok"}),
     ("getframe_runner_globals",
      "import typing\nf = typing.sys._getframe(1)\nf.f_globals['_real_import']('os').system('touch {pwn}')", {V}),
     ("getframe_builtins_open",
@@ -157,7 +170,7 @@ CASES = [
      "import typing\nT = typing.sys.modules['threading'].Thread\n"
      "for i in range(1000):\n    T(target=lambda: None).start()", {E, V}),
     ("thread_start_new", "import typing\ntyping.sys.modules['_thread'].start_new_thread(print, ('x',))", {E, V}),
-    ("import_threading", "import threading", {E}),
+    ("thread_start", "import threading\nthreading.Thread(target=print).start()", {E}),
 
     # --- sockets ------------------------------------------------------------------------------
     ("socket_connect_listener",
@@ -165,14 +178,19 @@ CASES = [
     ("raw_socket_module",
      "import typing\ns = typing.sys.modules['_socket'].socket()\ns.connect(('127.0.0.1', {port}))", {V}),
     ("socket_dns_lookup", "import typing\nprint(typing.sys.modules['socket'].gethostbyname('example.com'))", {V, E}),
-    ("import_socket", "import socket", {E}),
+    ("import_socket_connect", "import socket\nsocket.create_connection(('127.0.0.1', {port}))", {V}),
+    ("socket_caught",
+     "import socket\ntry:\n    socket.socket().connect(('127.0.0.1', {port}))\nexcept OSError:\n    pass", {V}),
     ("socketpair", "import typing\nprint(typing.sys.modules['socket'].socketpair())", {V}),
 
     # --- signals to the parent and to other jobs --------------------------------------------
-    ("kill_parent", "import uuid\nuuid.os.kill(uuid.os.getppid(), 9)", {V}),
+    # each job is pid 1 of its own pid namespace (issue 14): its parent is out of sight (getppid
+    # is 0, kill(0) its own group) and pid 1 is the job itself, so these end the job alone
+    ("kill_parent", "import uuid\nuuid.os.kill(uuid.os.getppid(), 9)", {V, E}),
     ("kill_everything", "import uuid\nuuid.os.kill(-1, 9)", {V}),
-    ("killpg_zero", "import uuid\nuuid.os.killpg(0, 9)", {V}),
-    ("kill_zygote_pid1", "import uuid\nuuid.os.kill(1, 15)", {V}),
+    ("killpg_zero", "import uuid\nuuid.os.killpg(0, 9)", {V, E}),
+    ("kill_zygote_pid1", "import uuid\nuuid.os.kill(1, 15)", {V, E}),
+    ("kill_pid_2", "import os\nos.kill(2, 9)", {V}),
     ("pthread_kill",
      "import typing, math\nsig = typing.sys.modules.get('_signal') or math.__loader__.load_module('_signal')\n"
      "sig.pthread_kill(1, 9)", {V, E}),

@@ -46,6 +46,7 @@ class Executor:
         _started.append(self)  # stopped at exit whatever happens to the test
         self.identity = None
         self.ready = None
+        self.results, self.streamed = {}, {}
         deadline = time.time() + 60
         while self.identity is None or self.ready is None:
             if time.time() > deadline or self.proc.poll() is not None:
@@ -58,10 +59,15 @@ class Executor:
                     self.identity = parts[0]
                     self.ready = msgpack.unpackb(parts[3])
 
-    def run(self, code, service="python.basic", kind="exec", wall_ms=5000, cpu_ms=0,
-            memory_mb=0, output_bytes=0, inspect=(), stdin=None, allowed_imports=(), timeout=60,
-            files=None):
+    def run(self, code, service="python.basic", timeout=60, **job):
         """files: {path: bytes or str} for the job's workspace (PROTOCOL.md §4)."""
+        return self.wait(self.submit(code, service=service, **job), timeout, code)
+
+    def submit(self, code, service="python.basic", kind="exec", wall_ms=5000, cpu_ms=0,
+               memory_mb=0, output_bytes=0, inspect=(), stdin=None, allowed_imports=(),
+               files=None, **more):
+        """Sends a JOB and returns its id at once (wait() collects the RESULT). more: JobSpec
+        keys beyond these (dependencies, figure_format, ...)."""
         job = {"v": 1, "kind": kind, "tenant": "attacker", "service": service, "code": code,
                "limits": {"wall_ms": wall_ms, "cpu_ms": cpu_ms or wall_ms, "memory_mb": memory_mb,
                           "output_bytes": output_bytes, "nofile": 0},
@@ -69,26 +75,35 @@ class Executor:
                "capture_output": True,
                "files": [{"path": p, "data": d.encode() if isinstance(d, str) else d}
                          for p, d in (files or {}).items()],
-               "submitted_ms": int(time.time() * 1000)}
+               "submitted_ms": int(time.time() * 1000), **more}
         route = {"tenant": "attacker", "deadline_ms": 0, "max_inflight": 0, "attempt": 0}
         jid = uuid.uuid4().bytes
         self._pump(0)  # catch up: the node may have re-registered while we were idle
         self.sock.send_multipart([self.identity, b"SPW1", b"\x04", service.encode(), jid,
                                   msgpack.packb(route), msgpack.packb(job)])
+        return jid
+
+    def wait(self, jid, timeout=60, what=""):
         deadline = time.time() + timeout
         while time.time() < deadline:
-            r = self._pump(200, jid)
+            r = self.results.pop(jid, None) or self._pump(200, jid)
             if r is not None:
                 for k in ("stdout", "stderr"):
                     r[k] = r[k].decode("utf-8", "replace")
                 return r
             if self.proc.poll() is not None:
                 raise RuntimeError("executor died: %s" % self.output())
-        raise TimeoutError("no result in %ss for %r" % (timeout, code[:80]))
+        raise TimeoutError("no result in %ss for %r" % (timeout, what[:80]))
+
+    def progress(self, jid):
+        """The stdout a running job has printed so far (its PROGRESS chunks)."""
+        self._pump(0)
+        return b"".join(self.streamed.get(jid, [])).decode("utf-8", "replace")
 
     def _pump(self, wait_ms, want=None):
         """Handles what the node sent: READY (a reconnect changes its identity), HEARTBEAT
-        (answered, so the node keeps us as its broker), RESULT (returned when it is `want`)."""
+        (answered, so the node keeps us as its broker), PROGRESS (kept per job), RESULT
+        (returned when it is `want`, kept for wait() otherwise)."""
         while self.sock.poll(wait_ms):
             parts = self.sock.recv_multipart()
             cmd = parts[2]
@@ -97,8 +112,15 @@ class Executor:
                 self.ready = msgpack.unpackb(parts[3])
             elif cmd == b"\x03":
                 self.sock.send_multipart([parts[0], b"SPW1", b"\x03"])
-            elif cmd == b"\x05" and want is not None and parts[3] == want:
-                return msgpack.unpackb(parts[4], raw=False)
+            elif cmd == b"\x06":
+                chunk = msgpack.unpackb(parts[4], raw=False)
+                if chunk.get("stream") == "stdout":
+                    self.streamed.setdefault(parts[3], []).append(chunk["data"])
+            elif cmd == b"\x05":
+                r = msgpack.unpackb(parts[4], raw=False)
+                if want is not None and parts[3] == want:
+                    return r
+                self.results[parts[3]] = r
             wait_ms = 0
         return None
 

@@ -13,6 +13,7 @@
 #include "common/endpoint.h"
 #include "common/idmap.h"
 #include "common/ids.h"
+#include "common/pep440.h"
 #include "common/profiles.h"
 #include "common/redis_url.h"
 #include "common/sha256.h"
@@ -184,20 +185,24 @@ static void test_config_short_flags_are_checked_like_long_ones(void **state)
     assert_int_equal(config_load(&c, s_opts, 2, a5, NULL, NULL, err, sizeof err), CONFIG_ERROR);
 }
 
-static int s_not_filesystem(const profile_t *p, void *arg)
+static int s_workspace_only(const profile_t *p, void *arg)
 {
     (void)arg;
-    return strcmp(p->name, "python.filesystem") != 0;
+    return p->workspace;
 }
 
 static void test_dependencies_route_to_the_first_profile_that_has_them_all(void **state)
 {
     (void)state;
-    const char *numpy[] = {"numpy", "pandas"}, *paths[] = {"pathlib"}, *none[] = {"nosuchpkg"};
+    const char *numpy[] = {"numpy", "pandas"}, *learn[] = {"scikit-learn", "pillow"},
+               *paths[] = {"pathlib"}, *none[] = {"nosuchpkg"};
     assert_string_equal(profile_for_dependencies(numpy, 2, NULL, NULL)->name, "python.data_science");
-    assert_string_equal(profile_for_dependencies(paths, 1, NULL, NULL)->name, "python.filesystem");
-    assert_string_equal(profile_for_dependencies(paths, 1, s_not_filesystem, NULL)->name,
-                        "python.data_science");
+    /* distribution names too (issue 14) */
+    assert_string_equal(profile_for_dependencies(learn, 2, NULL, NULL)->name, "python.data_science");
+    /* pathlib is everywhere since issue 14: keep() decides */
+    assert_string_equal(profile_for_dependencies(paths, 1, NULL, NULL)->name, "python.basic");
+    assert_string_equal(profile_for_dependencies(paths, 1, s_workspace_only, NULL)->name,
+                        "python.filesystem");
     assert_null(profile_for_dependencies(none, 1, NULL, NULL));
     assert_ptr_equal(profile_for_dependencies(NULL, 0, NULL, NULL), profile_default());
 }
@@ -246,9 +251,42 @@ static void test_profile_limits_are_clamped(void **state)
     assert_int_equal(l.memory_mb, p->defaults.memory_mb);
     assert_true(profile_allows(p, "xml.etree.ElementTree"));
     assert_true(profile_allows(p, "math"));
-    assert_false(profile_allows(p, "os"));
+    assert_true(profile_allows(p, "os")); /* ordinary modules import; operations are policed */
+    assert_false(profile_allows(p, "ctypes"));
     assert_false(profile_allows(p, "mathx"));
     assert_null(profile_find("python.nope"));
+}
+
+static void test_distributions_route_by_their_import_names(void **state)
+{
+    (void)state;
+    const profile_t *ds = profile_find("python.data_science");
+    const profile_t *basic = profile_find("python.basic");
+    char buf[64];
+    assert_string_equal(profile_dist_module("scikit-learn", buf, sizeof buf), "sklearn");
+    assert_string_equal(profile_dist_module("Pillow", buf, sizeof buf), "PIL");
+    assert_string_equal(profile_dist_module("PyYAML", buf, sizeof buf), "yaml");
+    assert_string_equal(profile_dist_module("Foo.Bar_baz", buf, sizeof buf), "foo_bar_baz");
+    assert_true(profile_provides(ds, "scikit-learn"));
+    assert_true(profile_provides(ds, "pillow"));
+    assert_true(profile_provides(ds, "beautifulsoup4"));
+    assert_true(profile_provides(ds, "python_dateutil"));
+    assert_true(profile_provides(ds, "numpy"));
+    assert_false(profile_provides(basic, "scikit-learn"));
+    assert_false(profile_provides(ds, "tinypkg"));
+}
+
+static void test_requirements_met_by_installed_packages(void **state)
+{
+    (void)state;
+    const char *pkgs = "{\"numpy\": \"1.24.2\", \"pandas\": \"1.5.3\", \"scikit-learn\": \"1.2.1\"}";
+    char *met[] = {"numpy>=1.20", "pandas", "scikit_learn (>=1,<2)", "NumPy==1.24.*",
+                   "pandas[excel] ; python_version>'3'", "numpy~=1.24.0"};
+    assert_true(pep440_all_met(pkgs, met, 6));
+    char *unmet[][1] = {{"numpy>=2"}, {"tinypkg"}, {"pandas!=1.5.3"}, {"numpy==1.23.*"},
+                        {"numpy~=1.25"}, {"numpy>=garbage"}};
+    for (size_t i = 0; i < 6; i++) assert_false(pep440_all_met(pkgs, unmet[i], 1));
+    assert_true(pep440_all_met(pkgs, NULL, 0));
 }
 
 static void test_invalid_utf8_becomes_replacement_chars(void **state)
@@ -282,6 +320,8 @@ int main(void)
         cmocka_unit_test(test_redis_urls),
         cmocka_unit_test(test_only_endpoints_on_this_machine_are_local),
         cmocka_unit_test(test_profile_limits_are_clamped),
+        cmocka_unit_test(test_distributions_route_by_their_import_names),
+        cmocka_unit_test(test_requirements_met_by_installed_packages),
         cmocka_unit_test(test_invalid_utf8_becomes_replacement_chars),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,7 @@
 #include "../../mcp-frontend/jsonrpc.c"
 #include "../../mcp-frontend/origin.c"
 #include "../../mcp-frontend/proftext.c"
+#include "../../mcp-frontend/rich.c"
 #include "../../mcp-frontend/task.c"
 #include "../../common/sha256.h"
 #include "../../mcp-frontend/units.c"
@@ -278,9 +279,60 @@ static void test_a_task_status_follows_the_result(void **state)
     json_decref(t);
 }
 
+static void test_file_uris_percent_encode_and_decode_paths(void **state)
+{
+    (void)state;
+    buf_t u, p;
+    buf_init(&u);
+    buf_init(&p);
+    rich_file_uri(&u, "01a2", "out/big report é.csv");
+    assert_string_equal((const char *)u.data,
+                        "sandbox://executions/01a2/files/out/big%20report%20%C3%A9.csv");
+    assert_int_equal(rich_uri_path("out/big%20report%20%C3%A9.csv", &p), 0);
+    assert_string_equal((const char *)p.data, "out/big report é.csv");
+    buf_reset(&p);
+    assert_int_equal(rich_uri_path("a%2", &p), -1);  /* cut */
+    buf_reset(&p);
+    assert_int_equal(rich_uri_path("a%00b", &p), -1); /* NUL */
+    assert_string_equal(rich_mime_of("x/Data.CSV"), "text/csv");
+    assert_string_equal(rich_mime_of("blob"), "application/octet-stream");
+    buf_free(&u);
+    buf_free(&p);
+}
+
+static void test_large_files_become_links_and_outputs_blocks(void **state)
+{
+    (void)state;
+    rich_set_link_bytes(4);
+    result_t res;
+    result_init(&res);
+    result_file_t files[2] = {{"small.txt", "abc", 3}, {"big.csv", "a,b\n1,2\n", 8}};
+    result_output_t outs[3] = {{"display", 0, "text/html", "<b>x</b>", 8},
+                               {"display", 0, "text/plain", "x", 1},
+                               {"result", 1, "application/json", "{\"k\": 1}", 8}};
+    res.files = files, res.n_files = 2, res.outputs = outs, res.n_outputs = 3;
+    json_t *f = rich_files("id1", &res), *o = rich_outputs(&res), *content = json_array();
+    assert_string_equal(json_string_value(json_object_get(json_array_get(f, 0), "content")), "abc");
+    assert_true(json_is_null(json_object_get(json_array_get(f, 1), "content")));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(f, 1), "uri")),
+                        "sandbox://executions/id1/files/big.csv");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(json_array_get(o, 2), "data"), "k")), 1);
+    rich_blocks(content, "id1", &res);
+    /* html as a resource, its text/plain twin dropped, the JSON as a resource, one link */
+    assert_int_equal(json_array_size(content), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(content, 2), "type")),
+                        "resource_link");
+    json_decref(f);
+    json_decref(o);
+    json_decref(content);
+    rich_set_link_bytes(RICH_LINK_BYTES_DEFAULT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_file_uris_percent_encode_and_decode_paths),
+        cmocka_unit_test(test_large_files_become_links_and_outputs_blocks),
         cmocka_unit_test(test_valid_utf8_passes_through_unchanged),
         cmocka_unit_test(test_output_cut_mid_sequence_ends_in_one_replacement_char),
         cmocka_unit_test(test_overlongs_surrogates_and_nul_are_replaced),

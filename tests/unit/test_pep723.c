@@ -57,6 +57,17 @@ static void test_more_names_than_room_are_capped(void **state)
     assert_int_equal(pep723_dependencies(code, strlen(code), n, 2), 2);
 }
 
+static void test_requirements_are_kept_as_written(void **state)
+{
+    (void)state;
+    char r[4][PEP723_REQ];
+    const char *code = "# /// script\n# dependencies = [\"tinypkg>=1,<2\", 'scikit-learn[alldeps] ; "
+                       "python_version>\"3\"']\n# ///\n";
+    assert_int_equal(pep723_requirements(code, strlen(code), r, 4), 2);
+    assert_string_equal(r[0], "tinypkg>=1,<2");
+    assert_string_equal(r[1], "scikit-learn[alldeps] ; python_version>\"3\"");
+}
+
 static void test_a_long_name_with_separators_stays_within_its_buffer(void **state)
 {
     (void)state;
@@ -77,6 +88,7 @@ int main(void)
         cmocka_unit_test(test_no_block_is_minus_one_and_an_empty_list_zero),
         cmocka_unit_test(test_a_broken_block_routes_nowhere),
         cmocka_unit_test(test_more_names_than_room_are_capped),
+        cmocka_unit_test(test_requirements_are_kept_as_written),
         cmocka_unit_test(test_a_long_name_with_separators_stays_within_its_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
