@@ -381,9 +381,10 @@ def serving_again_within(url, key, since, limit=SERVE_AGAIN_S):
 
 def lasting_state(r):
     """What no failure may lose, read from Redis: tenants with their quotas and key hashes,
-    API keys, usage counters, and any session snapshot keys (whatever their name says snap)."""
+    API keys, usage counters, any session snapshot keys (whatever their name says snap), and
+    the key every front-end seals requestState with."""
     state = {"tenants": set(r.smembers("sp:tenants")), "quotas": {}, "keys": {}, "usage": {},
-             "snapshots": {}}
+             "snapshots": {}, "mrtr": r.get("sp:mrtr:key")}
     for k in r.scan_iter("sp:t:*", count=1000):
         parts = k.split(":")
         if len(parts) == 3:
@@ -409,6 +410,7 @@ def assert_nothing_lost(before, after):
         assert all(now.get(f, 0) >= v for f, v in use.items()), (k, use, now)
     for k, t in before["snapshots"].items():
         assert after["snapshots"].get(k) == t, (k, t)
+    assert before["mrtr"] is None or after["mrtr"] == before["mrtr"], "sp:mrtr:key changed"
 
 
 def assert_records_final(r, answered, timeout=30):

@@ -2,7 +2,8 @@
 redis-server set up as `snakepit up` sets its own (cli/up_plan.c s_plan_redis), a million
 records written into it by the front-end's own code (bench/record_fill.c: records.c, its
 scripts, its store), and Redis's used_memory read before and after. And a Redis that is full
-evicts records only: tenants, keys, quotas, usage and session snapshots have no TTL.
+evicts records only: tenants, keys, quotas, usage, session snapshots and the requestState key
+have no TTL.
 
 `make test-memory` (part of `make test`); SNAKEPIT_BENCH names the directory of record_fill."""
 import os
@@ -82,17 +83,23 @@ def test_a_full_redis_evicts_only_records():
     try:
         c = r.client()
         lasting = {"sp:tenants": None, "sp:t:acme": None, "sp:key:" + "ab" * 32: None,
-                   "sp:t:acme:use:20260101": None, "sp:snap:acme:s1": None}
+                   "sp:t:acme:use:20260101": None, "sp:snap:acme:s1": None, "sp:mrtr:key": None}
         c.sadd("sp:tenants", "acme")
         c.hset("sp:t:acme", mapping={"rate": "10", "burst": "20"})
         c.set("sp:key:" + "ab" * 32, "acme")
         c.hset("sp:t:acme:use:20260101", mapping={"executions": "5"})
         c.set("sp:snap:acme:s1", "x" * 1000)  # a session snapshot (issue 12), no TTL
+        c.set("sp:mrtr:key", "ab" * 32)  # seals requestState: every front-end must keep the same
         for k in lasting:
             lasting[k] = c.dump(k)
         fill(r, 60000)  # ~45 MB of records into 24 MB: the oldest go
         assert int(c.info("stats")["evicted_keys"]) > 0
-        assert r.used() <= 24 << 20
+        # Redis evicts before each command and, when that takes too long, goes on from a timer:
+        # on a busy machine the last batch may still be over the cap for a moment
+        deadline = time.time() + 30
+        while r.used() > 24 << 20 and time.time() < deadline:
+            time.sleep(0.1)
+        assert r.used() <= 24 << 20, r.used()
         for k, v in lasting.items():
             assert c.dump(k) == v, "%s was evicted or changed" % k
         assert c.ttl("sp:t:acme") == -1 and c.ttl("sp:t:acme:use:20260101") == -1
