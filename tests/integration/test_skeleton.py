@@ -35,6 +35,17 @@ def test_trailing_expression_is_the_result(mcp):
     assert s["result"] == "42"
 
 
+def test_float_variables_arrive_exactly(mcp):
+    code = "a = 0.1 + 0.2\nt = 1763924000.123456\nbig = 123456789.98765432\nsmall = 1e-300"
+    _, s = run(mcp, code, inspect_variables=["a", "t", "big", "small"])
+    assert s["status"] == "ok", s
+    assert s["variables"] == {"a": 0.1 + 0.2, "t": 1763924000.123456, "big": 123456789.98765432,
+                              "small": 1e-300}, s["variables"]
+    # and the stored record keeps them too
+    got = mcp.call("get_execution", {"execution_id": s["execution_id"]})["structuredContent"]
+    assert got["result"]["variables"] == s["variables"], got
+
+
 def test_runtime_error_reports_type_message_and_line(mcp):
     result, s = run(mcp, "a = 1\nb = 0\nprint('before')\na / b\n")
     assert s["status"] == "error"
