@@ -178,22 +178,38 @@ static int s_local_tenant(up_plan_t *p)
 }
 
 /* One real job, in the first profile served, through each broker: the farm is ready when
- * they run. */
-static int s_probe(up_plan_t *p)
+ * they run. The executor registers with a broker once every zygote is warm (python.data_science
+ * imports for seconds, far longer on a loaded machine or under ASan), and a broker refuses jobs
+ * for a service nobody serves after its grace: so a refusal is asked again while the executor
+ * runs, up to --ready-timeout (one deadline for all the brokers). */
+static int s_probe(up_plan_t *p, int sig_fd)
 {
     char service[65], detail[300], list[sizeof p->farm.brokers];
     snprintf(service, sizeof service, "%.*s", (int)strcspn(p->conf.profiles, ","),
              p->conf.profiles);
     snprintf(list, sizeof list, "%s", p->farm.brokers);
+    uint64_t give_up = clock_mono_ms() + (uint64_t)p->conf.ready_timeout_s * 1000u;
+    int said = 0;
     char *save = NULL;
     for (char *ep = strtok_r(list, ",", &save); ep; ep = strtok_r(NULL, ",", &save)) {
-        if (probe_job(ep, p->hub ? &p->keys.broker : NULL, &p->keys.cli, service, detail,
-                      sizeof detail) == 0)
-            continue;
-        supervisor_reap(p->child, UP_CHILDREN, 1);
-        fprintf(stderr, "snakepit up: a probe job through %s did not run (%s)\n", ep, detail);
-        for (int i = UP_BROKER; i < UP_CHILDREN; i++) child_tail(&p->child[i]);
-        return -1;
+        for (;;) {
+            int rc = probe_job(ep, p->hub ? &p->keys.broker : NULL, &p->keys.cli, service, detail,
+                               sizeof detail);
+            if (rc == 0) break;
+            supervisor_reap(p->child, UP_CHILDREN, 1);
+            if (rc != PROBE_NOT_SERVED || !p->child[UP_EXECUTOR].pid || clock_mono_ms() > give_up ||
+                s_stop_asked(sig_fd)) {
+                fprintf(stderr, "snakepit up: a probe job through %s did not run (%s)\n", ep,
+                        detail);
+                for (int i = UP_BROKER; i < UP_CHILDREN; i++) child_tail(&p->child[i]);
+                return -1;
+            }
+            if (!said++)
+                fprintf(stderr,
+                        "snakepit up: waiting for the executor's sandboxes to warm up (%s)\n",
+                        detail);
+            usleep(250000);
+        }
     }
     return 0;
 }
@@ -205,7 +221,7 @@ static int s_bring_up(up_plan_t *p, int sig_fd)
         if (p->child[i].name && child_start(&p->child[i]) < 0) return -1;
     if (s_wait_ready(p, sig_fd, probe_http, p->conf.http, &p->child[UP_MCP], "the MCP endpoint") <
             0 ||
-        s_probe(p) < 0)
+        s_probe(p, sig_fd) < 0)
         return -1;
     if (farm_write_ready(&p->farm) < 0) {
         fprintf(stderr, "snakepit up: cannot write %s/ready.json: %s\n", p->conf.state_dir,

@@ -120,7 +120,7 @@ static char *s_render(const char *id, const json_t *o, const redisReply *v)
                             json_pack("[{s:s,s:s}]", "type", "text", "text",
                                       "(the stored record was cut to fit; this is its head)"));
     }
-    char *text = json_dumps(cr, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    char *text = json_text(cr, JSON_COMPACT);
     json_decref(cr);
     return text;
 }
