@@ -11,6 +11,7 @@
 
 #include "../common/log.h"
 #include "audit.h"
+#include "pyfork.h"
 #include "python.h"
 #include "runner.h"
 #include "runner_py.h"
@@ -197,6 +198,7 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
         s_prepare(runner, profile, err, errlen) < 0)
         return -1;
     if (audit_install(profile) < 0) return s_pyerr(err, errlen, "audit hook");
+    if (pyfork_prune_hooks() < 0) return s_pyerr(err, errlen, "after-fork hooks");
     /* Everything allocated so far moves to the permanent generation: a child's collections
      * never visit (and so never copy-on-write) the zygote's objects. */
     if (PyRun_SimpleString("import gc; gc.collect(); gc.freeze()") != 0) {
