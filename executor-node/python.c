@@ -11,6 +11,7 @@
 
 #include "../common/log.h"
 #include "audit.h"
+#include "holes.h"
 #include "pyfork.h"
 #include "python.h"
 #include "runner.h"
@@ -208,6 +209,9 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
     /* Give back the heap the warm-up freed: every fork copies the page tables of what stays
      * (8 MB less for python.data_science). */
     malloc_trim(0);
+    /* Last: what is allocated from now on lands in fresh memory (holes.h). */
+    size_t pools = holes_fill_pools(), heap = holes_fill_heap();
+    log_info("event=holes_filled pymalloc_bytes=%zu heap_bytes=%zu", pools, heap);
     return 0;
 }
 
