@@ -12,6 +12,7 @@
 #include "../common/log.h"
 #include "audit.h"
 #include "holes.h"
+#include "hugemem.h"
 #include "pyfork.h"
 #include "python.h"
 #include "runner.h"
@@ -80,6 +81,7 @@ static int s_interpreter(const char *program, char *err, size_t errlen)
      * café.csv cannot even be opened. The C.UTF-8 locale is loaded here, before the filesystem
      * is sealed, so a job's locale.setlocale(LC_ALL, "") still finds it in memory. */
     if (!setlocale(LC_ALL, "C.UTF-8")) log_warn("event=locale_unavailable locale=C.UTF-8");
+    hugemem_arenas(); /* before any arena: they go end to end, ready for huge pages */
     PyPreConfig pre;
     PyPreConfig_InitIsolatedConfig(&pre);
     pre.utf8_mode = 1;

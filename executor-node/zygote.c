@@ -22,6 +22,7 @@
 #include "dispatch.h"
 #include "envprofile.h"
 #include "filter.h"
+#include "hugemem.h"
 #include "outcome.h"
 #include "pool.h"
 #include "pretouch.h"
@@ -311,6 +312,12 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
         log_warn("event=pretouch_unavailable error=\"%s\"", why);
     else
         log_info("event=pretouch_recorded pages=%zu ranges=%zu", z->touch.pages, z->touch.n);
+    /* last of the zygote's own memory work, while /proc is mounted (hugemem.h) */
+    long huge = hugemem_collapse(why, sizeof why);
+    if (huge < 0)
+        log_warn("event=huge_pages_unavailable error=\"%s\"", why);
+    else
+        log_info("event=huge_pages made=%ld", huge);
     if (sandbox_seal_filesystem(&z->sb, z->profile, err, errlen) < 0) return -1;
     if (z->profile->workspace) {
         /* children that drop privileges own their files as that uid; others as we are */
