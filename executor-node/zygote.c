@@ -302,7 +302,8 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
     z->sb.drop_uid = z->conf->drop_uid;
     if (sandbox_probe(&z->sb, err, errlen) < 0 || sandbox_neutral_host(&z->sb, err, errlen) < 0)
         return -1;
-    if (py_init(z->profile, z->conf->python, err, errlen) < 0) return -1;
+    if (py_init(z->profile, z->conf->python, (z->sb.layers & LAYER_PYTHON) != 0, err, errlen) < 0)
+        return -1;
     if ((z->sb.layers & LAYER_SECCOMP) &&
         filter_compile(z->profile, &z->sb.filter, err, errlen) < 0)
         return -1;
