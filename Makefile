@@ -310,8 +310,9 @@ $(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/jsonrpc.c mcp
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
 
 # what admits (or refuses) an MCP 2026-07-28 request: era, envelope, headers against the body
+# (Mcp-Param-* ones included)
 $(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/admit.c mcp-frontend/envelope.c \
-                             mcp-frontend/reqheaders.c mcp-frontend/loglevel.c mcp-frontend/base64.c \
+                             mcp-frontend/reqheaders.c mcp-frontend/paramheaders.c mcp-frontend/loglevel.c mcp-frontend/base64.c \
                              mcp-frontend/jsonrpc.c mcp-frontend/utf8.c common/buf.c common/log.c common/clock.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson

@@ -145,5 +145,6 @@ int probe_job(const char *endpoint, const curve_cert_t *broker_key, const curve_
     client_destroy(&cl);
     loop_destroy(&loop);
     zmq_ctx_term(ctx);
-    return p.done && p.status == ST_OK ? 0 : -1;
+    if (p.done && p.status == ST_OK) return 0;
+    return p.done && p.status == ST_REJECTED ? PROBE_NOT_SERVED : -1;
 }

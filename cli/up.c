@@ -143,16 +143,31 @@ static int s_local_tenant(up_plan_t *p)
     return rc;
 }
 
-/* One real job, in the first profile served: the farm is ready when it runs. */
-static int s_probe(up_plan_t *p)
+/* One real job, in the first profile served: the farm is ready when it runs. The executor
+ * registers with the broker once every zygote is warm (python.data_science imports for
+ * seconds, far longer on a loaded machine or under ASan), and the broker refuses jobs for a
+ * service nobody serves after its grace: so a refusal is asked again while the executor runs,
+ * up to --ready-timeout. */
+static int s_probe(up_plan_t *p, int sig_fd)
 {
     char service[65], detail[300];
     snprintf(service, sizeof service, "%.*s", (int)strcspn(p->conf.profiles, ","),
              p->conf.profiles);
-    if (probe_job(p->farm.broker, p->hub ? &p->keys.broker : NULL, &p->keys.cli, service, detail,
-                  sizeof detail) == 0)
-        return 0;
-    supervisor_reap(p->child, UP_CHILDREN, 1);
+    uint64_t give_up = clock_mono_ms() + (uint64_t)p->conf.ready_timeout_s * 1000u;
+    int said = 0;
+    for (;;) {
+        int rc = probe_job(p->farm.broker, p->hub ? &p->keys.broker : NULL, &p->keys.cli, service,
+                           detail, sizeof detail);
+        if (rc == 0) return 0;
+        supervisor_reap(p->child, UP_CHILDREN, 1);
+        if (rc != PROBE_NOT_SERVED || !p->child[UP_EXECUTOR].pid || clock_mono_ms() > give_up ||
+            s_stop_asked(sig_fd))
+            break;
+        if (!said++)
+            fprintf(stderr, "snakepit up: waiting for the executor's sandboxes to warm up (%s)\n",
+                    detail);
+        usleep(250000);
+    }
     fprintf(stderr, "snakepit up: a probe job did not run (%s)\n", detail);
     for (int i = UP_BROKER; i < UP_CHILDREN; i++) child_tail(&p->child[i]);
     return -1;
@@ -166,7 +181,7 @@ static int s_bring_up(up_plan_t *p, int sig_fd)
         return -1;
     if (s_wait_ready(p, sig_fd, probe_http, p->conf.http, &p->child[UP_MCP], "the MCP endpoint") <
             0 ||
-        s_probe(p) < 0)
+        s_probe(p, sig_fd) < 0)
         return -1;
     if (farm_write_ready(&p->farm) < 0) {
         fprintf(stderr, "snakepit up: cannot write %s/ready.json: %s\n", p->conf.state_dir,

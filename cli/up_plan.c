@@ -36,7 +36,7 @@ static const cfg_opt_t s_opts[] = {
                 "index URL (environments are built in STATE_DIR/envs)"),
     CFG_OPT_STR(up_conf_t, log_level, "log-level", "LEVEL", "components' log level"),
     CFG_OPT_INT(up_conf_t, ready_timeout_s, "ready-timeout", 1, 3600, "S",
-                "how long to wait for the farm to answer"),
+                "how long to wait for each part, and for the sandboxes to warm up"),
     CFG_OPT_END,
 };
 

@@ -205,6 +205,34 @@ def _preload_codecs():
                 pass
 
 
+# Submodules that are never preloaded: multiprocessing.sharedctypes would load ctypes, which
+# stays out of every zygote that does not need it.
+_NEVER_PRELOAD = ("multiprocessing.sharedctypes",)
+
+
+def _preload_packages(modules):
+    """Every submodule of the profile's standard-library packages (email.generator, which
+    as_string imports on first use; xml.dom's builders; http.cookiejar…): a child cannot reach
+    the file system for what a package imports lazily. ~5 MB in python.basic, shared
+    copy-on-write by every child."""
+    import importlib
+    import pkgutil
+    import sysconfig
+    stdlib = sysconfig.get_paths()["stdlib"] + "/"
+    for name in modules:
+        path = getattr(sys.modules.get(name), "__path__", None)
+        if not path or not all(p.startswith(stdlib) for p in path):
+            continue
+        for info in pkgutil.walk_packages(path, name + ".", onerror=lambda _name: None):
+            parts = set(info.name.split("."))
+            if info.name in _NEVER_PRELOAD or parts & {"test", "tests", "__main__"}:
+                continue
+            try:
+                importlib.import_module(info.name)
+            except Exception:
+                pass  # Windows-only modules (asyncio.windows_events, …)
+
+
 def _settle_stdlib():
     """What the standard library would otherwise look up from a job's child, done once here:
     tarfile's owner names (pwd/grp go through glibc's NSS, which opens a socket to nscd: a
@@ -227,6 +255,7 @@ def prepare(profile, workspace, figures, modules, workspace_profiles):
     _figures[0] = bool(figures)
     _find_versions(modules)
     _preload_codecs()
+    _preload_packages(modules)
     filters = warnings.filters[:]
     if figures:
         import _snakepit_warm

@@ -12,6 +12,7 @@
 #include "../common/clock.h"
 #include "../common/log.h"
 #include "filestore.h"
+#include "jsonrpc.h"
 #include "records.h"
 #include "../common/sha256.h"
 #include "task.h"
@@ -166,7 +167,7 @@ void record_submitted(records_t *self, const record_about_t *r, const jobspec_t 
  * head cap (and marked), which is what makes results large. */
 static char *s_call_result_text(records_t *self, const json_t *call_result, size_t *len)
 {
-    char *s = json_dumps(call_result, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    char *s = json_text(call_result, JSON_COMPACT);
     if (!s) return NULL;
     *len = strlen(s);
     if ((long)*len <= self->conf.result_cap) return s;
@@ -189,7 +190,7 @@ static char *s_call_result_text(records_t *self, const json_t *call_result, size
                         json_pack("[{s:s,s:s}]", "type", "text", "text",
                                   "(the stored record was cut to fit; this is its head)"));
     json_object_set_new(sc, "record_truncated", json_true());
-    s = json_dumps(copy, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    s = json_text(copy, JSON_COMPACT);
     json_decref(copy);
     if (s && (long)strlen(s) > self->conf.result_cap) { /* still too big (variables, images) */
         free(s);
