@@ -124,17 +124,22 @@ def _import(name, globals=None, locals=None, fromlist=(), level=0):
     return module
 
 
+def _no_filesystem(what, profile):
+    """The refusal for file work in a profile without a workspace, naming those that have one."""
+    return PermissionError(
+        "%s is not available in profile %s: it has no filesystem "
+        "(use the %s profile and the files argument)"
+        % (what, profile, " or ".join(_workspace_profiles[0]))
+    )
+
+
 def _make_builtins(profile, workspace):
     b = dict(builtins.__dict__)
     b["__import__"] = _import
     if not workspace:
-        where = " or ".join(_workspace_profiles[0])
 
         def open(*args, **kwargs):
-            raise PermissionError(
-                "open() is not available in profile %s: it has no filesystem "
-                "(use the %s profile and the files argument)" % (profile, where)
-            )
+            raise _no_filesystem("open()", profile)
 
         b["open"] = open
     for name in ("breakpoint", "help", "copyright", "credits", "license", "exit", "quit"):
@@ -271,6 +276,12 @@ def prepare(profile, workspace, figures, modules, workspace_profiles):
     sys.path_importer_cache.clear()
     sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__name__", "") != "PathFinder"]
     _builtins[0] = _make_builtins(profile, workspace)
+    if not workspace:  # tempfile would probe /tmp and friends and say none is usable
+
+        def _no_tempdir():
+            raise _no_filesystem("tempfile", profile)
+
+        tempfile._get_default_tempdir = _no_tempdir
     # For nodes run with --disable-layer python (tests that prove each OS layer alone): the
     # interpreter's own builtins, no import guard.
     _plain_builtins[0] = dict(builtins.__dict__, display=_rich.display)
