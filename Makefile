@@ -41,8 +41,8 @@ BROKER_SRC   := $(wildcard broker/*.c)
 # or Redis library (fewer pages to copy on every fork)
 ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c pool.c child.c \
                   childsig.c envprofile.c sandbox.c landlock.c filter.c layers.c python.c runner.c audit.c \
-                  policy.c pretouch.c workspace.c outcome.c outcome_meta.c jobarea.c jobcopy.c \
-                  zchan.c zmsg.c scrub.c)
+                  policy.c pyfork.c holes.c hugemem.c pretouch.c workspace.c outcome.c outcome_meta.c \
+                  jobarea.c jobcopy.c zchan.c zmsg.c scrub.c)
 EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c slots.c credits.c claims.c broker_link.c \
                   zygotes.c envs.c spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)

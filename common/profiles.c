@@ -26,8 +26,9 @@
 /* What ordinary code imports around its computation (issue 14): the modules themselves are
  * harmless; what they may do is the seccomp, Landlock and audit rules' to decide (no process,
  * no socket, no file outside the workspace). Modules that exist to get past those layers
- * (ctypes, _posixsubprocess, posix, marshal, pty, pdb) stay out. builtins is in: pickle
- * imports it to save a plain class, and the real open and __import__ it holds reach nothing
+ * (ctypes, _posixsubprocess, posix, marshal, pty) stay out; pdb is not importable by name, but
+ * doctest's runner builds one (a debugger reaches nothing sys._getframe does not). builtins is
+ * in: pickle imports it to save a plain class, and the real open and __import__ it holds reach nothing
  * the audit hook and the OS layers would not refuse. __main__ is the job's own module.
  * asyncio runs (its self-pipe is a socketpair, which both layers let through, and nothing
  * else); concurrent.futures' and multiprocessing's pools fail at their first thread or
@@ -43,7 +44,7 @@
         "queue", "contextvars", "timeit", "getpass", "mimetypes", "unittest", "resource", "mmap", \
         "sched", "cProfile", "profile", "pstats", "tracemalloc", "faulthandler", "sysconfig",  \
         "builtins", "__main__", "__future__", "asyncio", "concurrent", "multiprocessing",      \
-        "urllib", "http"
+        "urllib", "http", "doctest"
 
 #define COMPUTE_AND_ORDINARY COMPUTE_MODULES, ORDINARY_MODULES
 

@@ -272,7 +272,6 @@ static const struct {
     {"sys._current_frames", 0, s_escape},
     {"sys._current_exceptions", 0, s_escape},
     {"cpython.run_", 1, s_escape},
-    {"pdb.", 1, s_escape},
     {"builtins.breakpoint", 0, s_escape},
     {"signal.pthread_kill", 0, s_escape},
     {"resource.setrlimit", 0, s_escape},

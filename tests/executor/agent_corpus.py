@@ -532,6 +532,22 @@ async def main():
 
 asyncio.run(main())
 """, expect="['w0:w0', 'w1:w1', 'w2:w2']"),
+    dict(name="doctest_testmod", profile=B, code="""
+def mean(xs):
+    \"\"\"Arithmetic mean.
+
+    >>> mean([1, 2, 3])
+    2.0
+    >>> mean([])
+    Traceback (most recent call last):
+    ...
+    ZeroDivisionError: division by zero
+    \"\"\"
+    return sum(xs) / len(xs)
+
+import doctest
+print(doctest.testmod())
+""", expect="TestResults(failed=0, attempted=2)"),
     dict(name="email_mime_message", profile=B, code="""
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText

@@ -107,6 +107,19 @@ def test_network_and_process_modules_import_and_fail_at_the_operation(executor, 
     assert r["error"]["type"] == "PermissionError" and why in r["error"]["message"], r["error"]
 
 
+@pytest.mark.parametrize("code,what", [
+    ("open('out.txt', 'w').write('x')", "open()"),
+    ("import tempfile\ntempfile.mkstemp()", "tempfile"),
+    ("import tempfile\nwith tempfile.TemporaryDirectory() as d:\n    pass", "tempfile"),
+])
+def test_file_work_in_python_basic_names_the_profiles_that_have_files(executor, code, what):
+    r = executor.run(code)
+    assert r["status"] == "error", r
+    assert r["error"]["type"] == "PermissionError", r["error"]
+    assert r["error"]["message"].startswith(what + " is not available in profile python.basic")
+    assert "python.filesystem" in r["error"]["message"], r["error"]
+
+
 def test_zoneinfo_works_inside_the_sandbox(executor):
     r = executor.run("from zoneinfo import ZoneInfo\nimport datetime\n"
                      "d = datetime.datetime(2026, 1, 15, 12, tzinfo=ZoneInfo('America/New_York'))\n"
