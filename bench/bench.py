@@ -32,6 +32,7 @@ import tempfile
 import time
 
 import bench_sessions
+import fairness as fairness_bench
 import profiles as profiles_bench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,11 +47,11 @@ VARIANTS = ["limit", "farm", "subprocess"]
 # last answers.
 MODES = {
     "full": dict(seconds=3.0, warmup=0.5, window_answers=0, conc=[1, 8, 64], snippets=SNIPPETS,
-                 broker=dict(JOBS="200000", RUNS="3", WINDOW="1000")),
+                 broker=dict(JOBS="200000", RUNS="3", WINDOW="1000"), extras=True),
     "quick": dict(seconds=0.5, warmup=0.1, window_answers=16, conc=[1, 8, 64], snippets=SNIPPETS,
-                  broker=dict(JOBS="30000", RUNS="1", WINDOW="1000")),
+                  broker=dict(JOBS="30000", RUNS="1", WINDOW="1000"), extras=True),
     "smoke": dict(seconds=0.2, warmup=0.05, window_answers=1, conc=[1], snippets=SNIPPETS[:1],
-                  broker=dict(JOBS="2000", RUNS="1", WINDOW="100")),
+                  broker=dict(JOBS="2000", RUNS="1", WINDOW="100"), extras=False),
 }
 DRAIN_S = 60
 STEP_TIMEOUT_S = 600
@@ -208,6 +209,11 @@ def bench_farm(m, tmp, slots, mode="full", sessions=True):
             cells, forks = bench_sessions.run(m, mode, tmp, state, port, up.pid, BIN, TOOLS, run_driver,
                                               common_args, paced_args, log)
             lines.append({"sessions": bench_sessions.report(cells, forks)})
+        if m["extras"]:  # issue 16: a flooding tenant next to a quiet one; Redis per execution
+            args = (BIN, TOOLS, state, url[1], up.pid, max(m["seconds"], 1.0), f"{tmp}/farm.log")
+            log("fairness: tenants quiet (c1) and flood (c64); Redis per execution (two c8 windows)")
+            lines.append({"fairness": fairness_bench.bench_fairness(*args)})
+            lines.append({"redis": fairness_bench.bench_redis(*args)})
         seen = sorted(set(seen) | set(descendants(up.pid)))
         return lines
     finally:
@@ -284,7 +290,7 @@ def dirty_paths():
 
 
 def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=None):
-    variants, cpu, samples, memory, paced, sessions = {}, {}, {}, {}, {}, None
+    variants, cpu, samples, memory, paced, sessions, extras = {}, {}, {}, {}, {}, None, {}
     for variant, lines in lines_by_variant.items():
         for l in lines:
             if "memory" in l:
@@ -292,6 +298,9 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=
                 continue
             if "sessions" in l:
                 sessions = l["sessions"]
+                continue
+            if "fairness" in l or "redis" in l:
+                extras.update(l)
                 continue
             if l.get("paced"):
                 paced.setdefault(variant, {})[l["snippet"]] = {
@@ -355,6 +364,12 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=
     errors = sum(x["errors"] for v in variants.values() for s in v.values() for x in s.values())
     errors += sum(x["errors"] for v in paced.values() for x in v.values())
     errors += (broker or {}).get("errors", 0)
+    fair = extras.get("fairness")
+    if fair:
+        v = fair["p99_under_flood_over_alone"]
+        targets.append({"target": "quiet tenant's p99 under a c64 flood <= 2x its p99 alone", "value": v,
+                        "met": v is not None and v <= 2})
+        errors += fair["quiet_alone"]["errors"] + fair["quiet_under_flood"]["errors"] + (fair["flood"].get("errors") or 0)
     targets.append({"target": "no error or lost job in any run", "value": errors, "met": errors == 0})
 
     mach = machine()
@@ -376,6 +391,8 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=
         "targets": targets,
         "broker_only": broker,
         "sessions": sessions,
+        "fairness": extras.get("fairness"),
+        "redis": extras.get("redis"),
         "profiles": by_profile,
         "run": {"mode": mode, "command": cmd, "date": started["date"], "git": git_rev(),
                 "uncommitted_sources": dirty_paths(),
@@ -445,6 +462,7 @@ def summary(r, markdown=False):
             for s, x in by.items()))
     if r.get("sessions"):
         lines.append(bench_sessions.summary_line(r["sessions"]))
+    lines += fairness_bench.summary_lines(r.get("fairness"), r.get("redis"))
     b = r.get("broker_only")
     if b:
         lines.append(f"broker only (stub executors, {b.get('transport')}): median {fmt(b.get('median_jobs_per_s'))} "

@@ -33,6 +33,7 @@ struct executor {
     uint64_t registered_ms; /* monotonic */
     uint64_t last_seen_ms;  /* monotonic, any message */
     uint64_t last_used;     /* dispatch stamp: lower = used less recently */
+    uint64_t wanted_ms;     /* monotonic: when it was last sent WANT */
     job_t *leases;          /* jobs it runs, linked through job->prev/next */
     size_t n_leases;
     uint64_t results; /* RESULTs received, for logs */

@@ -12,6 +12,7 @@ static job_t *s_new(const uint8_t id[ID_BYTES], const route_t *route)
     memcpy(self->id, id, ID_BYTES);
     self->route = *route;
     self->route.attempt = 0; /* the broker counts attempts, whatever the client wrote */
+    self->route.resubmit = route->resubmit ? 1 : 0;
     self->heap_index = JOB_NOT_IN_HEAP;
     return self;
 }
@@ -41,6 +42,7 @@ void job_destroy(job_t **self_p)
     if (!self) return;
     assert(self->state == JOB_DETACHED && self->heap_index == JOB_NOT_IN_HEAP);
     zmq_msg_close(&self->body);
+    free(self->probe_wait);
     free(self);
     *self_p = NULL;
 }

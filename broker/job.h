@@ -1,7 +1,7 @@
 /* broker/job.h — one submitted job as the broker holds it, from SUBMIT to its one final
  * answer. A job is always in exactly one place: its tenant's FIFO in a service queue
- * (JOB_QUEUED), an executor's lease list (JOB_LEASED), or in the hands of whoever is
- * answering it (JOB_DETACHED). The JobSpec body stays an opaque ZeroMQ message, kept until
+ * (JOB_QUEUED), an executor's lease list (JOB_LEASED), the scheduler's probing list
+ * (JOB_PROBING), or in the hands of whoever is answering it (JOB_DETACHED). The JobSpec body stays an opaque ZeroMQ message, kept until
  * the answer so a lost lease can be dispatched again without the client resending it. */
 #ifndef SP_BROKER_JOB_H
 #define SP_BROKER_JOB_H
@@ -19,7 +19,9 @@ typedef struct client client_t;
 typedef struct executor executor_t;
 typedef struct bsession bsession_t;
 
-typedef enum { JOB_DETACHED = 0, JOB_QUEUED, JOB_LEASED } job_state_t;
+/* JOB_PROBING: a resubmitted job waiting for every executor to say whether it holds it
+ * (sched_probe.c) before it may be queued. */
+typedef enum { JOB_DETACHED = 0, JOB_QUEUED, JOB_LEASED, JOB_PROBING } job_state_t;
 
 #define JOB_NOT_IN_HEAP ((size_t)-1)
 
@@ -38,7 +40,12 @@ struct job {
     uint64_t due_ms;     /* deadline-heap key: expires_ms, plus the lease grace when leased */
     size_t heap_index;   /* position in the deadline heap, JOB_NOT_IN_HEAP when absent */
     int cancelled;       /* CANCEL was forwarded: if the lease is lost, answer `cancelled` */
-    job_t *prev, *next;  /* links in the tenant FIFO or the executor's lease list */
+    int attached;        /* leased to an executor already running it for another broker: no
+                            credit was taken, its answer comes as ANSWER */
+    executor_t **probe_wait; /* JOB_PROBING: executors whose HELD is awaited */
+    size_t n_probe_wait, probe_cap;
+    job_t *prev, *next; /* links in the tenant FIFO, the executor's lease list, or the
+                           scheduler's list of probing jobs */
     /* A job on a session (route.session): it waits in its session's own line (affinity.h)
      * rather than in the service's queue, and only its head sits in the holding executor's
      * pinned queue, whose tenant FIFOs the links above serve then. */

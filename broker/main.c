@@ -19,7 +19,8 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(broker_conf_t, metrics, "metrics", "HOST:PORT",
                 "serve Prometheus /metrics here (\"off\" for none)"),
     CFG_OPT_STR(broker_conf_t, redis, "redis", "URL",
-                "publish a snapshot to sp:metrics:broker:INSTANCE every second"),
+                "publish a snapshot to sp:metrics:broker:INSTANCE every second (redis://, unix:// "
+                "or redis-sentinel://host:port,host:port/master)"),
     CFG_OPT_STR(broker_conf_t, instance, "instance", "NAME",
                 "this broker's name in Redis (default: host name)"),
     CFG_OPT_INT(broker_conf_t, max_queue, "max-queue", 1, 100000000, "N",

@@ -151,6 +151,23 @@ static void s_render_io(buf_t *out, const broker_metrics_t *m)
     prom_family(out, "snakepit_broker_executor_losses_total", PROM_COUNTER,
                 "Executors dropped: heartbeat expired, DISCONNECT, unreachable, or re-registered.");
     prom_sample(out, "snakepit_broker_executor_losses_total", (double)st->executors_lost, NULL);
+    prom_family(out, "snakepit_broker_resubmitted_total", PROM_COUNTER,
+                "SUBMITs marked resubmit (their first broker was lost), by what the executors' "
+                "HELD found: running (attached to that run), done (answered lost), none (queued).");
+    prom_sample(out, "snakepit_broker_resubmitted_total", (double)st->probe_running, "found",
+                "running", NULL);
+    prom_sample(out, "snakepit_broker_resubmitted_total", (double)st->probe_done, "found", "done",
+                NULL);
+    prom_sample(out, "snakepit_broker_resubmitted_total",
+                (double)(st->resubmitted - st->probe_running - st->probe_done), "found",
+                "none_or_waiting", NULL);
+    prom_family(out, "snakepit_broker_credit_messages_total", PROM_COUNTER,
+                "Credit traffic with executors serving several brokers: WANT sent, RECLAIM "
+                "answered.");
+    prom_sample(out, "snakepit_broker_credit_messages_total", (double)st->wants, "kind", "want",
+                NULL);
+    prom_sample(out, "snakepit_broker_credit_messages_total", (double)st->releases, "kind",
+                "release", NULL);
 }
 
 void broker_metrics_render(void *shown, buf_t *out)

@@ -9,6 +9,7 @@
 
 #include "../common/buf.h"
 #include "../common/log.h"
+#include "../proto/mpack.h"
 #include "../proto/result.h"
 #include "../proto/wire_zmq.h"
 #include "ratelog.h"
@@ -129,17 +130,25 @@ static void s_worker_cmd(relay_t *r, const uint8_t *identity, size_t id_len, uin
 
 /* ---- sched_io_t -------------------------------------------------------------------------- */
 
+/* [SPW1, cmd, service, job id, route]: the head of a JOB, and the whole of a PROBE. The route
+ * is encoded into the relay's scratch buffer; cmd must outlive the frames. */
+static void s_job_head(relay_t *r, const uint8_t *cmd, const job_t *job, frame_t f[5])
+{
+    buf_reset(&r->scratch);
+    route_encode(&job->route, &r->scratch);
+    f[0] = s_worker_tag;
+    f[1] = (frame_t){cmd, 1};
+    f[2] = (frame_t){(const uint8_t *)job->service->name, strlen(job->service->name)};
+    f[3] = (frame_t){job->id, ID_BYTES};
+    f[4] = (frame_t){r->scratch.data, r->scratch.len};
+}
+
 static int s_io_send_job(void *arg, executor_t *ex, job_t *job)
 {
     relay_t *r = arg;
     uint8_t cmd = W_JOB;
-    buf_reset(&r->scratch);
-    route_encode(&job->route, &r->scratch);
-    frame_t f[5] = {s_worker_tag,
-                    {&cmd, 1},
-                    {(const uint8_t *)job->service->name, strlen(job->service->name)},
-                    {job->id, ID_BYTES},
-                    {r->scratch.data, r->scratch.len}};
+    frame_t f[5];
+    s_job_head(r, &cmd, job, f);
     /* A reference, not a copy: the job keeps its body for a possible requeue. */
     zmq_msg_t body;
     zmq_msg_init(&body);
@@ -180,9 +189,40 @@ static void s_io_cancel(void *arg, executor_t *ex, const uint8_t id[ID_BYTES])
     s_send(r, CH_WORKER, ex->identity, ex->identity_len, f, 3, NULL);
 }
 
+/* [SPW1, cmd, uint n]: WANT and RELEASE */
+static void s_worker_count(relay_t *r, executor_t *ex, uint8_t cmd, uint32_t n)
+{
+    buf_reset(&r->scratch);
+    mpw_t w;
+    mpw_init(&w, &r->scratch);
+    mpw_uint(&w, n);
+    frame_t f[3] = {s_worker_tag, {&cmd, 1}, {r->scratch.data, r->scratch.len}};
+    s_send(r, CH_WORKER, ex->identity, ex->identity_len, f, 3, NULL);
+}
+
+static void s_io_want(void *arg, executor_t *ex, uint32_t n)
+{
+    s_worker_count(arg, ex, W_WANT, n);
+}
+
+static void s_io_release(void *arg, executor_t *ex, uint32_t n)
+{
+    s_worker_count(arg, ex, W_RELEASE, n);
+}
+
+static void s_io_probe(void *arg, executor_t *ex, const job_t *job)
+{
+    relay_t *r = arg;
+    uint8_t cmd = W_PROBE;
+    frame_t f[5];
+    s_job_head(r, &cmd, job, f);
+    s_send(r, CH_WORKER, ex->identity, ex->identity_len, f, 5, NULL);
+}
+
 sched_io_t relay_io(relay_t *r)
 {
-    return (sched_io_t){s_io_send_job, s_io_answer, s_io_cancel, r};
+    return (sched_io_t){s_io_send_job, s_io_answer,  s_io_cancel, s_io_want,
+                        s_io_release,  s_io_probe, r};
 }
 
 /* ---- malformed input ---------------------------------------------------------------------- */
@@ -309,7 +349,7 @@ static void s_client_message(relay_t *r, wire_msg_t *msg)
 
 static void s_on_result(relay_t *r, wire_msg_t *msg, executor_t *ex, const worker_msg_t *m)
 {
-    job_t *job = sched_result(r->sched, ex, m->job_id);
+    job_t *job = sched_result(r->sched, ex, m->job_id, m->cmd == W_RESULT);
     if (!job) return;
     client_t *c = job->client;
     if (!c->gone)
@@ -334,11 +374,11 @@ static void s_oversized_result(relay_t *r, const wire_msg_t *msg, const char *wh
 {
     const frames_t *fr = &msg->frames;
     if (fr->n != 4 || fr->f[0].len != 4 || memcmp(fr->f[0].data, WIRE_WORKER_TAG, 4) ||
-        fr->f[1].len != 1 || fr->f[1].data[0] != W_RESULT || fr->f[2].len != ID_BYTES ||
-        fr->f[3].len <= WIRE_MAX_BODY)
+        fr->f[1].len != 1 || (fr->f[1].data[0] != W_RESULT && fr->f[1].data[0] != W_ANSWER) ||
+        fr->f[2].len != ID_BYTES || fr->f[3].len <= WIRE_MAX_BODY)
         return;
     executor_t *ex = sched_executor(r->sched, msg->identity.data, msg->identity.len);
-    job_t *job = sched_result(r->sched, ex, fr->f[2].data);
+    job_t *job = sched_result(r->sched, ex, fr->f[2].data, fr->f[1].data[0] == W_RESULT);
     if (!job) return;
     client_t *c = job->client;
     if (!c->gone) {
@@ -394,7 +434,14 @@ static void s_worker_message(relay_t *r, wire_msg_t *msg)
         if (ex) sched_executor_sessions(r->sched, ex, &m.sessions);
         break;
     case W_RESULT:
+    case W_ANSWER:
         s_on_result(r, msg, ex, &m);
+        break;
+    case W_RECLAIM:
+        if (ex) sched_executor_reclaim(r->sched, ex, (uint32_t)m.credit);
+        break;
+    case W_HELD:
+        if (ex) sched_held(r->sched, ex, m.job_id, (unsigned)m.credit);
         break;
     case W_PROGRESS:
         if (ex) s_on_progress(r, msg, ex, &m);

@@ -55,6 +55,10 @@ typedef struct {
                    const char *message);
     /* Sends CANCEL for a job id to an executor. */
     void (*cancel)(void *arg, executor_t *ex, const uint8_t id[ID_BYTES]);
+    /* Several brokers (PROTOCOL.md §3.1): WANT n, RELEASE n, PROBE for a resubmitted job. */
+    void (*want)(void *arg, executor_t *ex, uint32_t n);
+    void (*release)(void *arg, executor_t *ex, uint32_t n);
+    void (*probe)(void *arg, executor_t *ex, const job_t *job);
     void *arg;
 } sched_io_t;
 
@@ -88,6 +92,10 @@ typedef struct {
     uint64_t stale_results; /* RESULTs for jobs the broker no longer held */
     uint64_t executors_registered;
     uint64_t executors_lost;
+    uint64_t resubmitted;   /* SUBMITs marked resubmit: probed before they may run */
+    uint64_t probe_running; /* ...found running on an executor: attached to it */
+    uint64_t probe_done;    /* ...found already run: answered `lost` */
+    uint64_t wants, releases;
     prom_hist_t queue_wait; /* seconds from admission to first dispatch */
 } sched_stats_t;
 
@@ -126,11 +134,15 @@ void sched_executor_credit(sched_t *self, executor_t *ex, uint32_t n);
 void sched_executor_sessions(sched_t *self, executor_t *ex, const sessions_msg_t *m);
 /* DISCONNECT, or unreachable: its leases are requeued or answered, it is forgotten. */
 void sched_executor_gone(sched_t *self, executor_t *ex, const char *why);
-/* RESULT from ex (NULL: an unregistered connection). Returns the credit and, when the job
- * is still held, detaches it and returns it: the caller forwards the Result to job->client
- * and then calls sched_finish. The first RESULT for a job wins wherever it comes from; a
- * later one (or one for an unknown job) returns NULL. */
-job_t *sched_result(sched_t *self, executor_t *ex, const uint8_t id[ID_BYTES]);
+/* RESULT (credit 1) or ANSWER (credit 0) from ex (NULL: an unregistered connection). Returns
+ * the credit and, when the job is still held, detaches it and returns it: the caller forwards
+ * the Result to job->client and then calls sched_finish. The first answer for a job wins
+ * wherever it comes from; a later one (or one for an unknown job) returns NULL. */
+job_t *sched_result(sched_t *self, executor_t *ex, const uint8_t id[ID_BYTES], int credit);
+/* RECLAIM n from ex: up to n of its unused credit is given back (RELEASE, even of 0). */
+void sched_executor_reclaim(sched_t *self, executor_t *ex, uint32_t n);
+/* HELD from ex for a probed job (sched_probe.c). */
+void sched_held(sched_t *self, executor_t *ex, const uint8_t id[ID_BYTES], unsigned state);
 void sched_finish(sched_t *self, job_t **job_p);
 /* The job a PROGRESS from ex is about, when it is still leased to ex; else NULL. */
 job_t *sched_progress(sched_t *self, executor_t *ex, const uint8_t id[ID_BYTES]);

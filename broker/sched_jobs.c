@@ -111,21 +111,31 @@ int sched_submit(sched_t *s, client_t *c, const char *service, job_t *job, sched
     job->expires_ms = job->due_ms = expires;
     idmap_put(s->jobs, job->id, job);
     if (expires) deadlines_add(s->deadlines, job);
-    if (job->route.has_session)
-        sched_session_queue(s, job); /* behind the session's earlier jobs, for its executor */
-    else
-        queue_push(sv->queue, job);
     sched_count_queued(s, job, +1);
     sv->count.submitted++;
-    sv->dirty = 1;
+    if (job->route.resubmit) {
+        sched_probe_start(s, job); /* it may have run before: ask the executors first */
+        return 0;
+    }
+    sched_enqueue(s, job);
     return 0;
+}
+
+void sched_enqueue(sched_t *s, job_t *job)
+{
+    if (job->route.has_session) {
+        sched_session_queue(s, job); /* behind the session's earlier jobs, for its executor */
+        return;
+    }
+    queue_push(job->service->queue, job);
+    job->service->dirty = 1;
 }
 
 int sched_cancel(sched_t *s, const client_t *c, const uint8_t id[ID_BYTES])
 {
     job_t *job = idmap_get(s->jobs, id);
     if (!job || job->client != c) return -1; /* only the submitter may cancel (PROTOCOL.md §2) */
-    if (job->state == JOB_QUEUED) {
+    if (job->state == JOB_QUEUED || job->state == JOB_PROBING) {
         sched_detach(s, job);
         job->service->count.cancelled++;
         sched_answer(s, job, ST_CANCELLED, "Cancelled", "cancelled by the client before it ran");
@@ -144,11 +154,11 @@ int sched_knows(const sched_t *s, const uint8_t id[ID_BYTES])
 
 /* ---- worker channel: results ------------------------------------------------------------ */
 
-job_t *sched_result(sched_t *s, executor_t *ex, const uint8_t id[ID_BYTES])
+job_t *sched_result(sched_t *s, executor_t *ex, const uint8_t id[ID_BYTES], int credit)
 {
     if (ex) {
-        /* PROTOCOL.md §3: each RESULT returns one credit, known job or not. */
-        executors_refund(ex, 1);
+        /* PROTOCOL.md §3: each RESULT returns one credit, known job or not; an ANSWER none */
+        if (credit) executors_refund(ex, 1);
         ex->results++;
         services_mark_dirty(s->services, ex->service_mask);
         if (queue_depth(ex->pinned)) s->pinned_dirty = 1;
@@ -201,16 +211,45 @@ void sched_leased(sched_t *s, executor_t *ex, job_t *job)
     uint64_t now = s->conf.mono_ms();
     if (job->route.attempt == 0)
         prom_hist_observe(&s->stats.queue_wait, (double)(now - job->queued_ms) / 1000.0);
-    lease_grant(job, ex);
+    sched_lease(s, job, ex);
     executors_charge(s->executors, ex);
-    job->tenant->inflight++;
-    sv->inflight++;
-    s->inflight++;
     sv->count.dispatched++;
-    if (job->expires_ms) {
-        job->due_ms = job->expires_ms + s->conf.lease_grace_ms;
-        deadlines_update(s->deadlines, job);
+}
+
+/* Jobs wait that no executor has credit for (a service's queue, or a session's head pinned to
+ * the executor holding the session): each executor that could run them and has none
+ * of its credit here hears WANT (PROTOCOL.md §3.1), at most every WANT_EVERY_MS — another
+ * broker may be holding its slots. */
+#define WANT_EVERY_MS 100
+
+static void s_want(sched_t *s)
+{
+    uint64_t now = s->conf.mono_ms();
+    for (size_t i = 0; i < executors_count(s->executors); i++) {
+        executor_t *ex = executors_at(s->executors, i);
+        if (ex->credit || (ex->wanted_ms && now - ex->wanted_ms < WANT_EVERY_MS)) continue;
+        /* the heads of its sessions' lines can go nowhere else: they count here only */
+        queue_t *pq = ex->pinned;
+        size_t waiting = queue_tenants(pq) > queue_parked(pq) ? queue_depth(pq) : 0;
+        for (size_t k = 0; k < services_count(s->services); k++) {
+            service_t *sv = services_at(s->services, k);
+            queue_t *q = sv->queue;
+            if ((ex->service_mask >> k) & 1 && queue_tenants(q) > queue_parked(q))
+                waiting += queue_depth(q);
+        }
+        if (!waiting) continue;
+        ex->wanted_ms = now;
+        s->stats.wants++;
+        s->io.want(s->io.arg, ex, waiting > ex->slots ? ex->slots : (uint32_t)waiting);
     }
+}
+
+void sched_executor_reclaim(sched_t *s, executor_t *ex, uint32_t n)
+{
+    uint32_t given = n < ex->credit ? n : ex->credit;
+    ex->credit -= given;
+    s->stats.releases++;
+    s->io.release(s->io.arg, ex, given);
 }
 
 /* Any executor of the service that keeps sessions and has room for one more. */
@@ -263,4 +302,5 @@ void sched_dispatch(sched_t *s)
             progress = 1;
         }
     }
+    if (s->queued) s_want(s);
 }

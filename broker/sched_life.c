@@ -14,6 +14,7 @@
 static void s_requeue(sched_t *s, job_t *job)
 {
     job->route.attempt++;
+    job->attached = 0;
     queue_push_head(job->service->queue, job);
     sched_count_queued(s, job, +1);
     if (job->expires_ms) {
@@ -81,7 +82,9 @@ void sched_executor_gone(sched_t *s, executor_t *ex, const char *why)
     s->stats.executors_lost++;
     log_warn("event=executor_lost node=%s reason=\"%s\" requeued=%zu answered=%zu", ex->node, why,
              requeued, answered);
+    if (s->probing) sched_probe_executor_gone(s, ex); /* before it is freed: it is compared */
     executors_remove(s->executors, &ex);
+    sched_probe_settle_all(s);
 }
 
 executor_t *sched_executor_ready(sched_t *s, const void *identity, size_t len, const ready_t *ready,
@@ -123,6 +126,7 @@ executor_t *sched_executor_ready(sched_t *s, const void *identity, size_t len, c
     log_info("event=executor_ready node=%s slots=%u services=%d sessions=%u key=%s python=%s",
              ex->node, ex->slots, ready->n_services, ready->sessions.n,
              ex->key_name[0] ? ex->key_name : "-", ex->python[0] ? ex->python : "-");
+    sched_probe_executor_ready(s, ex);
     return ex;
 }
 
@@ -203,7 +207,7 @@ void sched_expire(sched_t *s)
     job_t *job;
     while ((job = deadlines_first(s->deadlines)) && job->due_ms <= now) {
         service_t *sv = job->service;
-        if (job->state == JOB_QUEUED) {
+        if (job->state == JOB_QUEUED || job->state == JOB_PROBING) {
             sched_detach(s, job);
             sv->count.expired_queued++;
             sched_answer(s, job, ST_TIMEOUT, "Timeout",
@@ -245,7 +249,7 @@ void sched_housekeep(sched_t *s)
 {
     uint64_t now = s->conf.mono_ms();
     uint64_t window = s->conf.heartbeat_ms * s->conf.liveness;
-    /* Downwards: removing executor i moves the last one, already visited, into slot i. */
+    sched_probe_settle_all(s); /* the start-up window may have passed */
     for (size_t i = executors_count(s->executors); i-- > 0;) {
         executor_t *ex = executors_at(s->executors, i);
         if (now - ex->last_seen_ms > window) sched_executor_gone(s, ex, "heartbeat expired");

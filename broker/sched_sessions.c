@@ -92,6 +92,15 @@ void sched_session_queue(sched_t *s, job_t *job)
     sched_session_ready(s, b);
 }
 
+void sched_session_attached(sched_t *s, job_t *job)
+{
+    bsession_t *b = affinity_get(s->affinity, job->route.session);
+    if (!b || b->running) return; /* then it is an ordinary lease; its answer still comes */
+    job->session = b;
+    b->running = job;
+    (void)s;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static int s_service_work(const sched_t *s, const executor_t *ex)

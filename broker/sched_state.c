@@ -98,6 +98,9 @@ executor_t *sched_detach(sched_t *s, job_t *job)
         else
             queue_remove(job->service->queue, job);
         sched_count_queued(s, job, -1);
+    } else if (job->state == JOB_PROBING) {
+        sched_probe_remove(s, job);
+        sched_count_queued(s, job, -1);
     } else if (job->state == JOB_LEASED) {
         holder = job->executor;
         lease_end(job);
@@ -109,6 +112,18 @@ executor_t *sched_detach(sched_t *s, job_t *job)
     tenants_release(s->tenants, job->tenant);
     job->tenant = NULL;
     return holder;
+}
+
+void sched_lease(sched_t *s, job_t *job, executor_t *ex)
+{
+    lease_grant(job, ex);
+    job->tenant->inflight++;
+    job->service->inflight++;
+    s->inflight++;
+    if (job->expires_ms) {
+        job->due_ms = job->expires_ms + s->conf.lease_grace_ms;
+        deadlines_update(s->deadlines, job);
+    }
 }
 
 void sched_finish(sched_t *s, job_t **job_p)

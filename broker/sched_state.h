@@ -27,6 +27,7 @@ struct sched {
     size_t queued_bytes;    /* their JobSpec bytes */
     size_t inflight;        /* jobs leased */
     uint64_t started_ms;    /* monotonic; the start-up grace runs from here */
+    job_t *probing;         /* resubmitted jobs awaiting their executors' HELD (sched_probe.c) */
     sched_stats_t stats;
     affinity_t *affinity; /* sessions: where each lives, and its line (sched_sessions.c) */
     int pinned_dirty;     /* some executor's pinned queue may have work to send */
@@ -68,5 +69,25 @@ void sched_sessions_placed(sched_t *s, executor_t *ex, const wire_ids_t *ids);
 void sched_sessions_executor_gone(sched_t *s, executor_t *ex);
 void sched_sessions_housekeep(sched_t *s, uint64_t now);
 const char *sched_session_lost_reason(void);
+/* An admitted job takes its place: its session's line, or its service's queue. */
+void sched_enqueue(sched_t *s, job_t *job);
+/* A resubmitted session job found running on ex (HELD running): it is its session's running
+ * job, so the session's next cell waits for its answer. */
+void sched_session_attached(sched_t *s, job_t *job);
+
+/* Leases a job to ex: the books of a dispatch (in-flight counts, the lease deadline). */
+void sched_lease(sched_t *s, job_t *job, executor_t *ex);
+
+/* ---- resubmitted jobs (sched_probe.c) */
+/* An admitted job marked resubmit: PROBE every executor serving its service first. */
+void sched_probe_start(sched_t *s, job_t *job);
+/* Takes a probing job off the probing list (sched_detach's part). */
+void sched_probe_remove(sched_t *s, job_t *job);
+/* A new executor: it is asked about every probing job of its services too. */
+void sched_probe_executor_ready(sched_t *s, executor_t *ex);
+/* An executor is gone: nobody waits for its HELD any more (sched_probe_settle_all next). */
+void sched_probe_executor_gone(sched_t *s, executor_t *ex);
+/* Queues every probing job that has all its answers (and the start-up window is over). */
+void sched_probe_settle_all(sched_t *s);
 
 #endif

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/redis_dial.h"
 #include "../common/redis_url.h"
 #include "farm.h"
 
@@ -52,6 +53,11 @@ int farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t e
     s_copy(o, "redis", out->redis, sizeof out->redis);
     s_copy(o, "broker", out->broker, sizeof out->broker);
     s_copy(o, "executors", out->executors, sizeof out->executors);
+    s_copy(o, "brokers", out->brokers, sizeof out->brokers);
+    s_copy(o, "executor_endpoints", out->executors_all, sizeof out->executors_all);
+    if (!out->brokers[0]) snprintf(out->brokers, sizeof out->brokers, "%s", out->broker);
+    if (!out->executors_all[0])
+        snprintf(out->executors_all, sizeof out->executors_all, "%s", out->executors);
     json_t *metrics = json_object_get(o, "metrics");
     for (size_t i = 0; i < FARM_METRICS; i++) {
         const char *url = json_string_value(json_array_get(metrics, i));
@@ -71,12 +77,15 @@ int farm_write_ready(const farm_info_t *info)
 {
     json_t *metrics = json_array();
     for (size_t i = 0; i < FARM_METRICS; i++)
-        json_array_append_new(metrics, json_string(info->metrics[i]));
+        if (i < FARM_METRICS_BROKER2 || info->metrics[i][0])
+            json_array_append_new(metrics, json_string(info->metrics[i]));
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:[s,s,s,s,s]}", "url",
                           info->url, "api_key", info->api_key, "redis", info->redis, "broker",
                           info->broker, "executors", info->executors, "state_dir", info->state_dir,
                           "pid", (json_int_t)info->pid, "metrics", metrics, "stdio_command",
                           info->snakepit, "mcp", "--stdio", "--state-dir", info->state_dir);
+    json_object_set_new(o, "brokers", json_string(info->brokers));
+    json_object_set_new(o, "executor_endpoints", json_string(info->executors_all));
     if (info->curve_broker_key[0])
         json_object_set_new(o, "curve",
                             json_pack("{s:s, s:s}", "broker_key", info->curve_broker_key,
@@ -99,39 +108,14 @@ int farm_alive(const farm_info_t *info)
 
 redisContext *farm_redis(const char *url, char *err, size_t errlen)
 {
+    return farm_redis_ms(url, 2000, err, errlen);
+}
+
+redisContext *farm_redis_ms(const char *url, long timeout_ms, char *err, size_t errlen)
+{
     redis_url_t u;
     if (redis_url_parse(url, &u, err, errlen) < 0) return NULL;
-    struct timeval tv = {2, 0};
-    redisContext *c = u.path[0] ? redisConnectUnixWithTimeout(u.path, tv)
-                                : redisConnectWithTimeout(u.host, u.port, tv);
-    if (!c || c->err) {
-        snprintf(err, errlen, "redis %s: %s", url, c ? c->errstr : "out of memory");
-        if (c) redisFree(c);
-        return NULL;
-    }
-    redisSetTimeout(c, tv);
-    redisReply *r = NULL;
-    if (u.password[0])
-        r = u.user[0] ? redisCommand(c, "AUTH %s %s", u.user, u.password)
-                      : redisCommand(c, "AUTH %s", u.password);
-    if (r && r->type == REDIS_REPLY_ERROR) {
-        snprintf(err, errlen, "redis AUTH: %s", r->str);
-        freeReplyObject(r);
-        redisFree(c);
-        return NULL;
-    }
-    if (r) freeReplyObject(r);
-    if (u.db) {
-        r = redisCommand(c, "SELECT %d", u.db);
-        if (!r || r->type == REDIS_REPLY_ERROR) {
-            snprintf(err, errlen, "redis SELECT %d failed", u.db);
-            if (r) freeReplyObject(r);
-            redisFree(c);
-            return NULL;
-        }
-        freeReplyObject(r);
-    }
-    return c;
+    return redis_dial_blocking(&u, timeout_ms, err, errlen);
 }
 
 void farm_bin_dir(char *out, size_t cap)
@@ -186,4 +170,22 @@ int farm_scan(redisContext *c, const char *match, farm_page_fn page, void *ctx, 
         if (rc > 0) break;
     } while (strcmp(cursor, "0") != 0);
     return 0;
+}
+
+int farm_replicated(redisContext *c, char *err, size_t errlen)
+{
+    redisReply *r = redisCommand(c, "INFO replication");
+    long replicas = 0;
+    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "connected_slaves:") : NULL;
+    if (p) replicas = atol(p + strlen("connected_slaves:"));
+    if (r) freeReplyObject(r);
+    if (replicas <= 0) return 0;
+    r = redisCommand(c, "WAIT %ld %d", replicas, FARM_WAIT_MS);
+    long acked = r && r->type == REDIS_REPLY_INTEGER ? (long)r->integer : 0;
+    if (r) freeReplyObject(r);
+    if (acked > 0) return 0;
+    snprintf(err, errlen,
+             "no replica confirmed the change within %d ms: a failover now could lose it",
+             FARM_WAIT_MS);
+    return -1;
 }

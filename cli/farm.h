@@ -7,7 +7,15 @@
 #include <linux/limits.h>
 #include <stddef.h>
 
-enum { FARM_METRICS_BROKER, FARM_METRICS_EXECUTOR, FARM_METRICS_MCP, FARM_METRICS };
+/* the /metrics URLs in ready.json's "metrics", in this order (the second broker's only with
+ * `snakepit up --brokers 2`) */
+enum {
+    FARM_METRICS_BROKER,
+    FARM_METRICS_EXECUTOR,
+    FARM_METRICS_MCP,
+    FARM_METRICS_BROKER2,
+    FARM_METRICS
+};
 
 /* ready.json, field by field. */
 typedef struct {
@@ -15,8 +23,10 @@ typedef struct {
     char url[256];     /* MCP endpoint */
     char api_key[128]; /* the local tenant's key */
     char redis[PATH_MAX + 64];
-    char broker[PATH_MAX + 64];       /* client endpoint */
-    char executors[PATH_MAX + 64];    /* executor endpoint */
+    char broker[PATH_MAX + 64];       /* client endpoint (the first broker's) */
+    char executors[PATH_MAX + 64];    /* executor endpoint (the first broker's) */
+    char brokers[2 * PATH_MAX + 130]; /* every broker's client endpoint, comma-separated */
+    char executors_all[2 * PATH_MAX + 130]; /* every broker's executor endpoint, likewise */
     char metrics[FARM_METRICS][160];  /* the /metrics URLs of broker, executor, front-end */
     char snakepit[PATH_MAX + 16];     /* this command, for a stdio client's configuration */
     long pid;                         /* of `snakepit up` */
@@ -33,12 +43,19 @@ int farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t e
 int farm_write_ready(const farm_info_t *info);
 /* 1 when ready.json names a live `snakepit up`. */
 int farm_alive(const farm_info_t *info);
-/* A blocking connection with a timeout, authenticated and on the right db. */
+/* A blocking connection with a timeout, authenticated and on the right db; for a
+ * redis-sentinel:// URL, to the master the sentinels name (common/redis_dial.h). */
 redisContext *farm_redis(const char *url, char *err, size_t errlen);
+/* The same with another timeout (for checks that must not hold a loop up). */
+redisContext *farm_redis_ms(const char *url, long timeout_ms, char *err, size_t errlen);
 /* The Redis of the farm a command talks to: redis_url when given, else the one in the state
  * directory's ready.json (written back into redis_url). Says why on stderr, prefixed with the
  * command's name, when it cannot. */
 redisContext *farm_connect(const char *cmd, const char *state_dir, char *redis_url, size_t cap);
+/* After a change that must outlive a failover (a tenant, a key): when the Redis has replicas,
+ * waits up to FARM_WAIT_MS for one to confirm it (WAIT). 0, or -1 with err when none did. */
+#define FARM_WAIT_MS 2000
+int farm_replicated(redisContext *c, char *err, size_t errlen);
 /* Walks every key matching `match` with SCAN (never KEYS: the farm's Redis holds every
  * execution record), handing each page's key array to `page`. `page` returns <0 on error
  * (having written err), >0 to stop early, 0 for more. */

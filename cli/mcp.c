@@ -109,7 +109,7 @@ int mcp_main(int argc, char **argv)
     }
     char exe[PATH_MAX + 16];
     snprintf(exe, sizeof exe, "%s/snakepit-mcp", bin);
-    char *args[] = {"snakepit-mcp", "--stdio", "--broker", info.broker, "--redis", info.redis,
+    char *args[] = {"snakepit-mcp", "--stdio", "--broker", info.brokers, "--redis", info.redis,
                     "--tenant", a.tenant, "--log-level", a.log_level,
                     a.compat[0] ? "--compat" : NULL, a.compat, NULL};
     execv(exe, args);

@@ -103,7 +103,7 @@ static void s_wait(loop_t *loop, const probe_t *p, uint64_t give_up)
 }
 
 int probe_job(const char *endpoint, const curve_cert_t *broker_key, const curve_cert_t *mine,
-              const char *service, char *detail, size_t cap, status_t *status)
+              const char *service, char *detail, size_t cap)
 {
     void *ctx = zmq_ctx_new();
     loop_t *loop = loop_new();
@@ -141,10 +141,10 @@ int probe_job(const char *endpoint, const curve_cert_t *broker_key, const curve_
     if (sent) s_wait(loop, &p, clock_mono_ms() + PROBE_ANSWER_MS); /* the answer we asked for */
     snprintf(detail, cap, "%s%s%s", p.done ? status_name(p.status) : "no answer",
              p.detail[0] ? ": " : "", p.detail);
-    *status = p.done ? p.status : ST_LOST;
     buf_free(&body);
     client_destroy(&cl);
     loop_destroy(&loop);
     zmq_ctx_term(ctx);
-    return p.done && p.status == ST_OK ? 0 : -1;
+    if (p.done && p.status == ST_OK) return 0;
+    return p.done && p.status == ST_REJECTED ? PROBE_NOT_SERVED : -1;
 }

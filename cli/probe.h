@@ -6,7 +6,6 @@
 #include <stddef.h>
 
 #include "../common/curve_cert.h"
-#include "../proto/status.h"
 
 /* 1 when the Redis at url answers PING. */
 int probe_redis(const char *url);
@@ -14,9 +13,11 @@ int probe_redis(const char *url);
 int probe_http(const char *host_port);
 /* Runs print('ready') as the tenant "local" in service, through the broker's client
  * endpoint (CURVE when broker_key is given, with the key pair mine). 0 when it came back
- * `ok`; otherwise -1, with the status and its message, or "no answer", in detail, and the
- * status in *status (ST_LOST when no answer came). */
+ * `ok`; PROBE_NOT_SERVED when the broker refused it (no executor serves the service yet: an
+ * executor registers once its zygotes are warm); otherwise -1. Either way the status and its
+ * message, or "no answer", in detail. */
+#define PROBE_NOT_SERVED 1
 int probe_job(const char *endpoint, const curve_cert_t *broker_key, const curve_cert_t *mine,
-              const char *service, char *detail, size_t cap, status_t *status);
+              const char *service, char *detail, size_t cap);
 
 #endif

@@ -102,6 +102,11 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
         sum->executors = sum->executors_publishing;
         sum->slots = ex_slots;
         sum->free_slots = ex_free;
+    } else if (sum->brokers > 1 && sum->executors_publishing >= sum->executors) {
+        /* several brokers: each sees as free only the credit it holds (PROTOCOL.md §3.1); the
+         * executors' own counts say what is busy */
+        sum->slots = ex_slots;
+        sum->free_slots = ex_free;
     }
     sum->busy = sum->brokers ? sum->slots - sum->free_slots : ex_busy;
     sum->have_rates = broker_rates || ex_rates;

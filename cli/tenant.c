@@ -13,6 +13,7 @@
 #include "../common/clock.h"
 #include "../common/config.h"
 #include "../common/sha256.h"
+#include "../common/tenant_ensure.h"
 #include "../proto/wire.h"
 #include "farm.h"
 #include "tenant.h"
@@ -98,6 +99,12 @@ int tenant_quota_write(redisContext *c, const char *name, const tenant_quota_t *
         s_store_session_quotas(c, name, q, err, errlen) < 0 ||
         s_run(c, err, errlen, "SADD", "SADD sp:tenants %s", name) < 0)
         return -1;
+    if (q->record_ttl_s > 0 && s_run(c, err, errlen, "HSET", "HSET sp:t:%s record_ttl_s %ld", name,
+                                     q->record_ttl_s) < 0)
+        return -1;
+    if (q->record_max > 0 &&
+        s_run(c, err, errlen, "HSET", "HSET sp:t:%s record_max %ld", name, q->record_max) < 0)
+        return -1;
     return 0;
 }
 
@@ -148,36 +155,33 @@ int tenant_ensure_local(redisContext *c, const char *key_file, char key_out[68],
     }
     char digest[65];
     sha256_hex(key, strlen(key), digest);
-    redisReply *r = redisCommand(c, "GET sp:key:%s", digest);
-    int         mapped = r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "local") == 0;
-    if (r) freeReplyObject(r);
-    r = redisCommand(c, "EXISTS sp:t:local");
-    int exists = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
-    if (r) freeReplyObject(r);
-    if (!mapped || !exists) {
-        tenant_quota_t q;
-        tenant_quota_defaults(&q);
-        /* The developer's own tenant: generous, since it is theirs alone. */
-        snprintf(q.rate, sizeof q.rate, "100");
-        q.burst = 200;
-        q.max_concurrency = 64;
-        if (exists) { /* keep quotas someone set; only the key mapping was missing */
-            if (s_run(c, err, errlen, "SET", "SET sp:key:%s local", digest) < 0 ||
-                s_run(c, err, errlen, "HSET", "HSET sp:t:local key_sha256 %s", digest) < 0)
-                return -1;
-        } else if (tenant_store(c, "local", &q, key, err, errlen) < 0) {
-            return -1;
-        }
-    }
+    if (tenant_ensure_named(c, "local", digest, err, errlen) < 0) return -1;
     memcpy(key_out, key, 68);
     return 0;
 }
 
+int tenant_ensure_named(redisContext *c, const char *name, const char *digest, char *err,
+                        size_t errlen)
+{
+    tenant_ensure_t e;
+    tenant_ensure_local_args(&e, name, digest, clock_wall_ms());
+    const char *argv[3 + TENANT_ENSURE_ARGS] = {"EVAL", TENANT_ENSURE_LUA, "3"};
+    for (int i = 0; i < e.argc; i++) argv[3 + i] = e.argv[i];
+    redisReply *r = redisCommandArgv(c, 3 + e.argc, argv, NULL);
+    int rc = s_reply_ok(r, err, errlen, "EVAL (the local tenant)");
+    if (!r && c->err) snprintf(err, errlen, "redis: %s", c->errstr);
+    if (rc == 0 && r->type == REDIS_REPLY_INTEGER && r->integer == 1) rc = 1;
+    if (r) freeReplyObject(r);
+    return rc;
+}
+
 int tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q)
 {
-    redisReply *r = redisCommand(
-        c, "HMGET sp:t:%s rate burst max_concurrency max_timeout_s max_memory_mb profiles", name);
-    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 6;
+    redisReply *r = redisCommand(c,
+                                 "HMGET sp:t:%s rate burst max_concurrency max_timeout_s "
+                                 "max_memory_mb profiles record_ttl_s record_max",
+                                 name);
+    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 8;
     if (ok) {
         tenant_quota_defaults(q);
         if (r->element[0]->str) snprintf(q->rate, sizeof q->rate, "%s", r->element[0]->str);
@@ -186,6 +190,8 @@ int tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q)
         if (r->element[3]->str) q->max_timeout_s = atol(r->element[3]->str);
         if (r->element[4]->str) q->max_memory_mb = atol(r->element[4]->str);
         if (r->element[5]->str) snprintf(q->profiles, sizeof q->profiles, "%s", r->element[5]->str);
+        if (r->element[6]->str) q->record_ttl_s = atol(r->element[6]->str);
+        if (r->element[7]->str) q->record_max = atol(r->element[7]->str);
     }
     if (r) freeReplyObject(r);
     return ok ? 0 : -1;

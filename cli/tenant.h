@@ -2,7 +2,8 @@
  * command is tenant_cmd.c:
  *   sp:tenants            set of tenant names
  *   sp:t:{tenant}         hash: rate, burst, max_concurrency, max_timeout_s, max_memory_mb,
- *                         profiles, created_ms, key_sha256; and the session quotas (issue 12)
+ *                         profiles, created_ms, key_sha256, and its record retention when set:
+ *                         record_ttl_s, record_max; and the session quotas (issue 12)
  *                         max_sessions, max_session_memory_mb, max_idle_timeout_s,
  *                         max_snapshots, max_snapshot_mb — absent: the front-end's defaults
  *   sp:key:{sha256(key)}  string: tenant name
@@ -19,6 +20,8 @@ typedef struct {
     long   max_timeout_s;
     long   max_memory_mb;
     char   profiles[256];
+    long   record_ttl_s; /* its records' lifetime; 0: the farm's (the front-end's --record-ttl-s) */
+    long   record_max;   /* its records kept; 0: the farm's (--record-max) */
     /* session quotas: 0 leaves the stored value (or the front-end's default) alone */
     long   max_sessions;
     long   max_session_memory_mb;
@@ -39,6 +42,12 @@ int  tenant_quota_write(redisContext *c, const char *name, const tenant_quota_t 
 /* For `snakepit up`: the local tenant exists and its key (kept in key_file, mode 0600) maps to
  * it; creates either when missing. The key is written to key_out. */
 int  tenant_ensure_local(redisContext *c, const char *key_file, char key_out[68], char *err,
+                         size_t errlen);
+/* The tenant `name` exists, is in sp:tenants, and the key whose SHA-256 hex is digest maps to
+ * it (common/tenant_ensure.h's script): the part of tenant_ensure_local that `snakepit up`
+ * repeats whenever its Redis may have lost it. 1 when something had to be re-created, 0 when
+ * all was there, -1 with err. */
+int  tenant_ensure_named(redisContext *c, const char *name, const char *digest, char *err,
                          size_t errlen);
 /* The tenant's quotas as stored (defaults where a field is missing). 0, or -1. */
 int  tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q);

@@ -41,6 +41,12 @@ static const cfg_opt_t s_opts[] = {
                 "most memory a call may ask (at most its profiles' most)"),
     CFG_OPT_LIST(tenant_args_t, q.profiles, "profiles", "LIST",
                  "profiles it may use (default and \"all\": every one)"),
+    CFG_OPT_INT(tenant_args_t, q.record_ttl_s, "record-ttl", 60, 86400L * 3650, "S",
+                "how long its execution records are kept (default: the front-end's "
+                "--record-ttl-s, 7 days)"),
+    CFG_OPT_INT(tenant_args_t, q.record_max, "record-max", 1, 100000000, "N",
+                "how many of its execution records are kept, the oldest deleted first (default: "
+                "the front-end's --record-max, 10000)"),
     CFG_OPT_INT(tenant_args_t, q.max_sessions, "max-sessions", 1, 100000, "N",
                 "sandbox sessions open at once (default: the front-end's, 8)"),
     CFG_OPT_INT(tenant_args_t, q.max_session_memory_mb, "max-session-memory", 16, 1 << 24, "MB",
@@ -57,8 +63,8 @@ static const cfg_opt_t s_opts[] = {
 
 static const char *s_usage =
     "snakepit tenant add NAME [--rate R/s] [--burst B] [--max-concurrency C] [--max-timeout S]\n"
-    "                         [--max-memory MB] [--profiles a,b] [--max-sessions N]\n"
-    "                         [--max-session-memory MB] [--max-idle-timeout S]\n"
+    "                         [--max-memory MB] [--profiles a,b] [--record-ttl S] [--record-max N]\n"
+    "                         [--max-sessions N] [--max-session-memory MB] [--max-idle-timeout S]\n"
     "                         [--max-snapshots N] [--max-snapshot-mb MB]\n"
     "       snakepit tenant set NAME [the same options: only those given change]\n"
     "       snakepit tenant list\n"
@@ -140,6 +146,8 @@ static void s_merge(tenant_quota_t *base, const tenant_quota_t *given)
     if (given->max_timeout_s) base->max_timeout_s = given->max_timeout_s;
     if (given->max_memory_mb) base->max_memory_mb = given->max_memory_mb;
     if (given->profiles[0]) snprintf(base->profiles, sizeof base->profiles, "%s", given->profiles);
+    if (given->record_ttl_s) base->record_ttl_s = given->record_ttl_s;
+    if (given->record_max) base->record_max = given->record_max;
     /* the session quotas (issue 12): 0 is "not given", and what is stored stays */
     if (given->max_sessions) base->max_sessions = given->max_sessions;
     if (given->max_session_memory_mb) base->max_session_memory_mb = given->max_session_memory_mb;
@@ -294,13 +302,14 @@ static const struct {
     const char *verb;
     int needs_name;
     int (*fn)(const verb_t *v);
+    int writes; /* waits for the replicas, if any, to have it */
 } s_verbs[] = {
-    {"add", 1, s_add},
-    {"set", 1, s_set},
-    {"list", 0, s_list},
-    {"show", 1, s_show},
-    {"rotate-key", 1, s_rotate_key},
-    {"remove", 1, s_remove},
+    {"add", 1, s_add, 1},
+    {"set", 1, s_set, 1},
+    {"list", 0, s_list, 0},
+    {"show", 1, s_show, 0},
+    {"rotate-key", 1, s_rotate_key, 1},
+    {"remove", 1, s_remove, 1},
 };
 
 int tenant_main(int argc, char **argv)
@@ -335,6 +344,8 @@ int tenant_main(int argc, char **argv)
     v.redis = farm_connect("snakepit tenant", a.state_dir, a.redis, sizeof a.redis);
     if (!v.redis) return EX_UNAVAILABLE;
     int rc = s_verbs[i].fn(&v);
+    if (rc == 0 && s_verbs[i].writes && farm_replicated(v.redis, err, sizeof err) < 0)
+        fprintf(stderr, "snakepit tenant: WARNING: %s\n", err);
     redisFree(v.redis);
     return rc;
 }

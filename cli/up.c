@@ -3,8 +3,9 @@
  * Starts, in order, a private redis-server on a unix socket in the state directory (unless
  * --redis names one), the broker, one executor node, and the MCP front-end; proves the farm
  * works with a probe job through the broker; writes ready.json and prints how to connect.
- * Then it supervises: a component that dies is logged and restarted with backoff. SIGINT or
- * SIGTERM stops everything, front-end first and Redis last, so the last records land.
+ * Then it supervises: a component that dies is logged and restarted with backoff, and the
+ * local tenant is put back whenever Redis lost it. SIGINT or SIGTERM stops everything,
+ * front-end first and Redis last, so the last records land.
  *
  * What runs, and with which options, is up_plan.h's; running and restarting processes is
  * supervisor.h's; knowing each part is up is probe.h's. This file is the sequence. */
@@ -23,14 +24,19 @@
 
 #include "../common/clock.h"
 #include "../common/log.h"
+#include "../common/redis_check.h"
+#include "../common/sha256.h"
 #include "banner.h"
 #include "probe.h"
 #include "tenant.h"
 #include "up.h"
 #include "up_plan.h"
 
+#define KEEP_TENANT_MS 2000 /* how often the local tenant is checked for */
+
 /* front-end first (no new work), Redis last (the last records land) */
-static const int s_stop_order[UP_CHILDREN] = {UP_MCP, UP_EXECUTOR, UP_BROKER, UP_REDIS};
+static const int s_stop_order[UP_CHILDREN] = {UP_MCP, UP_EXECUTOR, UP_BROKER2, UP_BROKER,
+                                              UP_REDIS};
 
 /* Creates the state directory (and its parents) and logs/, and takes its lock: one farm per
  * state directory. The lock is held until the process exits. 0, or -1 (said on stderr) with
@@ -56,8 +62,16 @@ static int s_take_state_dir(const char *dir, int *rc)
     snprintf(path, sizeof path, "%s/up.lock", dir);
     int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
-        fprintf(stderr, "snakepit up: a farm is already running from %s (see %s/ready.json)\n", dir,
-                dir);
+        farm_info_t running;
+        char err[512];
+        if (farm_read_ready(dir, &running, err, sizeof err) == 0)
+            fprintf(stderr,
+                    "snakepit up: a farm is already running from %s, at %s (another farm: "
+                    "--state-dir DIR)\n",
+                    dir, running.url);
+        else
+            fprintf(stderr, "snakepit up: a farm is already starting from %s (another farm: "
+                    "--state-dir DIR)\n", dir);
         return -1;
     }
     snprintf(path, sizeof path, "%s/ready.json", dir);
@@ -119,10 +133,30 @@ static int s_wait_ready(up_plan_t *p, int sig_fd, ready_fn *ready, const char *w
     return -1;
 }
 
+/* An operator's Redis: says loudly what in its set-up would lose the farm's state
+ * (common/redis_check.h). The farm starts anyway: the operator may know better. */
+static void s_check_external(const up_plan_t *p)
+{
+    char err[512], problems[REDIS_CHECK_MAX][240];
+    redisContext *c = farm_redis(p->farm.redis, err, sizeof err);
+    if (!c) return;
+    redis_config_t cfg;
+    redis_config_fetch(c, &cfg);
+    redisFree(c);
+    int n = redis_check(&cfg, problems, REDIS_CHECK_MAX);
+    for (int i = 0; i < n; i++) {
+        fprintf(stderr, "snakepit up: WARNING: the Redis at %s: %s\n", p->farm.redis, problems[i]);
+        log_warn("event=redis_config_warning redis=%s problem=\"%s\"", p->farm.redis, problems[i]);
+    }
+}
+
 static int s_start_redis(up_plan_t *p, int sig_fd)
 {
     if (!p->private_redis) {
-        if (probe_redis(p->farm.redis)) return 0;
+        if (probe_redis(p->farm.redis)) {
+            s_check_external(p);
+            return 0;
+        }
         fprintf(stderr, "snakepit up: cannot reach Redis at %s\n", p->farm.redis);
         return -1;
     }
@@ -143,41 +177,48 @@ static int s_local_tenant(up_plan_t *p)
     return rc;
 }
 
-/* One real job, in the first profile served: the farm is ready when it runs. The executor
- * registers with the broker only once every zygote is warm, and the data-science one alone can
- * take longer than the broker keeps a job for a service nobody serves (10 s) on a loaded
- * machine: a job refused so (rejected) is sent again while the executor runs, up to
- * --ready-timeout in all, as every other wait here. */
+/* One real job, in the first profile served, through each broker: the farm is ready when
+ * they run. The executor registers with a broker once every zygote is warm (python.data_science
+ * imports for seconds, far longer on a loaded machine or under ASan), and a broker refuses jobs
+ * for a service nobody serves after its grace: so a refusal is asked again while the executor
+ * runs, up to --ready-timeout (one deadline for all the brokers). */
 static int s_probe(up_plan_t *p, int sig_fd)
 {
-    char service[65], detail[300];
-    status_t st;
-    uint64_t give_up = clock_mono_ms() + (uint64_t)p->conf.ready_timeout_s * 1000u;
+    char service[65], detail[300], list[sizeof p->farm.brokers];
     snprintf(service, sizeof service, "%.*s", (int)strcspn(p->conf.profiles, ","),
              p->conf.profiles);
-    for (int again = 0;; again++) {
-        if (probe_job(p->farm.broker, p->hub ? &p->keys.broker : NULL, &p->keys.cli, service,
-                      detail, sizeof detail, &st) == 0)
-            return 0;
-        supervisor_reap(p->child, UP_CHILDREN, 1);
-        if (st != ST_REJECTED || !p->child[UP_EXECUTOR].pid || clock_mono_ms() >= give_up ||
-            s_stop_asked(sig_fd))
-            break;
-        if (!again) /* once: the broker refuses at once now, every time, until it has one */
-            log_info("event=probe_waiting service=%s reason=\"%s\"", service, detail);
-        usleep(200000); /* a refusal that comes at once is not asked again in a busy loop */
+    snprintf(list, sizeof list, "%s", p->farm.brokers);
+    uint64_t give_up = clock_mono_ms() + (uint64_t)p->conf.ready_timeout_s * 1000u;
+    int said = 0;
+    char *save = NULL;
+    for (char *ep = strtok_r(list, ",", &save); ep; ep = strtok_r(NULL, ",", &save)) {
+        for (;;) {
+            int rc = probe_job(ep, p->hub ? &p->keys.broker : NULL, &p->keys.cli, service, detail,
+                               sizeof detail);
+            if (rc == 0) break;
+            supervisor_reap(p->child, UP_CHILDREN, 1);
+            if (rc != PROBE_NOT_SERVED || !p->child[UP_EXECUTOR].pid || clock_mono_ms() > give_up ||
+                s_stop_asked(sig_fd)) {
+                fprintf(stderr, "snakepit up: a probe job through %s did not run (%s)\n", ep,
+                        detail);
+                for (int i = UP_BROKER; i < UP_CHILDREN; i++) child_tail(&p->child[i]);
+                return -1;
+            }
+            if (!said++)
+                fprintf(stderr,
+                        "snakepit up: waiting for the executor's sandboxes to warm up (%s)\n",
+                        detail);
+            usleep(250000);
+        }
     }
-    fprintf(stderr, "snakepit up: a probe job did not run (%s)\n", detail);
-    for (int i = UP_BROKER; i < UP_CHILDREN; i++) child_tail(&p->child[i]);
-    return -1;
+    return 0;
 }
 
 static int s_bring_up(up_plan_t *p, int sig_fd)
 {
     if (s_start_redis(p, sig_fd) < 0 || s_local_tenant(p) < 0) return -1;
-    if (child_start(&p->child[UP_BROKER]) < 0 || child_start(&p->child[UP_EXECUTOR]) < 0 ||
-        child_start(&p->child[UP_MCP]) < 0)
-        return -1;
+    for (int i = UP_BROKER; i < UP_CHILDREN; i++)
+        if (p->child[i].name && child_start(&p->child[i]) < 0) return -1;
     if (s_wait_ready(p, sig_fd, probe_http, p->conf.http, &p->child[UP_MCP], "the MCP endpoint") <
             0 ||
         s_probe(p, sig_fd) < 0)
@@ -192,15 +233,35 @@ static int s_bring_up(up_plan_t *p, int sig_fd)
     return 0;
 }
 
-/* Until SIGINT or SIGTERM: restarts what dies. */
+/* The local tenant is there whatever happened to Redis: re-created (with the same key) when
+ * a Redis that restarted without its files, or was flushed, lost it. Cheap when all is in
+ * place (the script writes nothing); a short timeout, so a Redis that is down does not hold
+ * up restarting it. */
+static void s_keep_local_tenant(up_plan_t *p)
+{
+    char err[512], digest[65];
+    redisContext *c = farm_redis_ms(p->farm.redis, 300, err, sizeof err);
+    if (!c) return;
+    sha256_hex(p->farm.api_key, strlen(p->farm.api_key), digest);
+    int rc = tenant_ensure_named(c, "local", digest, err, sizeof err);
+    redisFree(c);
+    if (rc > 0) log_warn("event=local_tenant_restored redis=%s", p->farm.redis);
+}
+
+/* Until SIGINT or SIGTERM: restarts what dies, and keeps what `up` owns in Redis. */
 static void s_supervise(up_plan_t *p, int sig_fd)
 {
+    uint64_t next_check = clock_mono_ms() + KEEP_TENANT_MS;
     for (;;) {
         struct pollfd pfd = {sig_fd, POLLIN, 0};
         poll(&pfd, 1, 200);
         if (s_stop_asked(sig_fd)) return;
         supervisor_reap(p->child, UP_CHILDREN, 0);
         supervisor_restart_due(p->child, UP_CHILDREN);
+        if (clock_mono_ms() >= next_check) {
+            s_keep_local_tenant(p);
+            next_check = clock_mono_ms() + KEEP_TENANT_MS;
+        }
     }
 }
 

@@ -1,11 +1,8 @@
 /* cli/up_plan.c — see up_plan.h. */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "../common/buf.h"
@@ -13,6 +10,7 @@
 #include "../common/log.h"
 #include "../common/profiles.h"
 #include "up_plan.h"
+#include "up_ports.h"
 
 static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(up_conf_t, http, "http", "HOST:PORT", "where the MCP endpoint listens"),
@@ -20,7 +18,12 @@ static const cfg_opt_t s_opts[] = {
                 "state, sockets, logs (default ~/.local/state/snakepit)"),
     CFG_OPT_INT(up_conf_t, slots, "slots", 1, 1024, "N",
                 "sandbox slots on this machine (default: one per core)"),
-    CFG_OPT_STR(up_conf_t, redis, "redis", "URL", "use this Redis instead of a private one"),
+    CFG_OPT_STR(up_conf_t, redis, "redis", "URL",
+                "use this Redis instead of a private one (redis://, unix:// or "
+                "redis-sentinel://host:port,host:port/master)"),
+    CFG_OPT_INT(up_conf_t, redis_maxmemory_mb, "redis-maxmemory", 0, 1 << 24, "MB",
+                "the private Redis's maxmemory (volatile-lru: only records are evicted); 0 for "
+                "none"),
     CFG_OPT_LIST(up_conf_t, profiles, "profiles", "LIST",
                  "profiles the local executor serves (default: every profile whose libraries are "
                  "installed)"),
@@ -28,7 +31,11 @@ static const cfg_opt_t s_opts[] = {
                 "broker endpoint for executors (default: ipc in the state dir; tcp://0.0.0.0:5556 "
                 "to add executor nodes on other machines)"),
     CFG_OPT_INT(up_conf_t, metrics_port, "metrics-port", 0, 65535, "PORT",
-                "first of the broker's and executor's /metrics ports (0: pick free ports)"),
+                "first of the /metrics ports: broker, executor, second broker (0: pick free "
+                "ports; the default's ports, when taken, are replaced by free ones)"),
+    CFG_OPT_INT(up_conf_t, brokers, "brokers", 1, 2, "N",
+                "brokers to run: with 2, the executor serves both and the front-end fails over "
+                "from the first to the second"),
     CFG_OPT_LIST(up_conf_t, disable_layer, "disable-layer", "LAYER",
                  "sandbox layer to switch off (see snakepit-executor --help)"),
     CFG_OPT_STR(up_conf_t, packages, "packages", "DIR|URL",
@@ -36,7 +43,7 @@ static const cfg_opt_t s_opts[] = {
                 "index URL (environments are built in STATE_DIR/envs)"),
     CFG_OPT_STR(up_conf_t, log_level, "log-level", "LEVEL", "components' log level"),
     CFG_OPT_INT(up_conf_t, ready_timeout_s, "ready-timeout", 1, 3600, "S",
-                "how long to wait for the farm to answer"),
+                "how long to wait for each part, and for the sandboxes to warm up"),
     CFG_OPT_END,
 };
 
@@ -48,6 +55,8 @@ static void s_defaults(up_conf_t *d)
     d->slots = cpus > 0 ? cpus : 1;
     d->profiles[0] = '\0'; /* chosen once the options are read: what this machine can serve */
     d->metrics_port = 9101;
+    d->brokers = 1;
+    d->redis_maxmemory_mb = 1024;
     snprintf(d->log_level, sizeof d->log_level, "info");
     d->ready_timeout_s = 60;
 }
@@ -68,24 +77,15 @@ config_rc_t up_options(up_conf_t *conf, int argc, char **argv, char *err, size_t
         char dir[PATH_MAX];
         farm_state_dir(conf->state_dir, dir, sizeof dir);
         snprintf(conf->state_dir, sizeof conf->state_dir, "%s", dir);
+        conf->http_asked =
+            up_option_given(argc, argv, "http") || strcmp(conf->http, defaults.http) != 0;
+        conf->metrics_asked = up_option_given(argc, argv, "metrics-port") ||
+                              conf->metrics_port != defaults.metrics_port;
     }
     return rc;
 }
 
 /* ---- what this machine offers ------------------------------------------------------------- */
-
-static long s_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    long port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0) close(fd);
-    return port;
-}
 
 /* A keep() for profiles_join: the default profile, and each other one whose modules import
  * here, said once when they do not. A profile whose modules are missing would make the
@@ -113,8 +113,34 @@ static int s_installed(const profile_t *p)
     return rc == 0;
 }
 
+/* The second broker's endpoint next to the first's: a socket of its own in the state
+ * directory, or the next TCP port. */
+static void s_second(const char *first, char *out, size_t cap)
+{
+    const char *sock = strstr(first, ".sock");
+    const char *colon = strrchr(first, ':');
+    if (strncmp(first, "ipc://", 6) == 0 && sock)
+        snprintf(out, cap, "%.*s-2%s", (int)(sock - first), first, sock);
+    else if (strncmp(first, "tcp://", 6) == 0 && colon && atol(colon + 1) > 0)
+        snprintf(out, cap, "%.*s:%ld", (int)(colon - first), first, atol(colon + 1) + 1);
+    else
+        snprintf(out, cap, "%s-2", first);
+}
+
+/* The MCP endpoint: the default port gives way to a free one when taken (up_ports.h); port 0
+ * is picked here, so that the URL printed and the readiness check know it. */
+static void s_http(up_conf_t *conf)
+{
+    char *colon = strrchr(conf->http, ':');
+    if (!colon) return;
+    long want = atol(colon + 1);
+    long port = up_port_pick(want, conf->http_asked && want, "http");
+    size_t at = (size_t)(colon + 1 - conf->http);
+    if (port > 0 && port != want) snprintf(colon + 1, sizeof conf->http - at, "%ld", port);
+}
+
 /* The endpoints, ports and URLs of the farm, as ready.json will give them. */
-static void s_farm(up_plan_t *p, const char *bin, const long metrics_port[2])
+static void s_farm(up_plan_t *p, const char *bin, const long metrics_port[3])
 {
     up_conf_t *conf = &p->conf;
     farm_info_t *f = &p->farm;
@@ -127,19 +153,24 @@ static void s_farm(up_plan_t *p, const char *bin, const long metrics_port[2])
         snprintf(f->executors, sizeof f->executors, "%s", conf->executors);
     else
         snprintf(f->executors, sizeof f->executors, "ipc://%s/executors.sock", dir);
+    snprintf(f->brokers, sizeof f->brokers, "%s", f->broker);
+    snprintf(f->executors_all, sizeof f->executors_all, "%s", f->executors);
+    if (conf->brokers > 1) {
+        char second[PATH_MAX + 64];
+        s_second(f->broker, second, sizeof second);
+        snprintf(f->brokers, sizeof f->brokers, "%s,%s", f->broker, second);
+        s_second(f->executors, second, sizeof second);
+        snprintf(f->executors_all, sizeof f->executors_all, "%s,%s", f->executors, second);
+    }
     if (p->private_redis)
         snprintf(f->redis, sizeof f->redis, "unix://%s/redis.sock", dir);
     else
         snprintf(f->redis, sizeof f->redis, "%s", conf->redis);
-    /* port 0: pick a free one here, so that the URL printed and the readiness check know it */
-    size_t hl = strlen(conf->http);
-    if (hl > 2 && strcmp(conf->http + hl - 2, ":0") == 0) {
-        long port = s_free_port();
-        if (port > 0) snprintf(conf->http + hl - 1, sizeof conf->http - (hl - 1), "%ld", port);
-    }
+    s_http(conf);
     snprintf(f->url, sizeof f->url, "http://%s/mcp", conf->http);
-    for (int i = 0; i < 2; i++)
-        snprintf(f->metrics[i], sizeof f->metrics[i], "http://127.0.0.1:%ld/metrics",
+    int ports[] = {FARM_METRICS_BROKER, FARM_METRICS_EXECUTOR, FARM_METRICS_BROKER2};
+    for (int i = 0; i < (conf->brokers > 1 ? 3 : 2); i++)
+        snprintf(f->metrics[ports[i]], sizeof f->metrics[0], "http://127.0.0.1:%ld/metrics",
                  metrics_port[i]);
     snprintf(f->metrics[FARM_METRICS_MCP], sizeof f->metrics[FARM_METRICS_MCP], "%.*s/metrics",
              (int)(strlen(f->url) - 4), f->url);
@@ -147,26 +178,48 @@ static void s_farm(up_plan_t *p, const char *bin, const long metrics_port[2])
 
 /* ---- each component's command line -------------------------------------------------------- */
 
-static void s_plan_redis(child_t *c, const char *dir)
+/* The private Redis keeps everything in the state directory: an append-only file written
+ * before each reply and fsynced every second (a crash of Redis loses nothing it answered; one
+ * of the machine, at most a second), RDB snapshots besides. Under maxmemory it may evict only
+ * keys with a TTL — records; tenants, keys, quotas, usage and snapshots have none (README
+ * "Redis"). Hashes stay listpacks up to 4 KiB values: a record then takes about half the
+ * memory (the budget in README "Failure and recovery" is measured with these settings). */
+static void s_plan_redis(child_t *c, const char *dir, long maxmemory_mb)
 {
-    char sock[PATH_MAX + 16];
+    char sock[PATH_MAX + 16], maxmemory[32];
     snprintf(sock, sizeof sock, "%s/redis.sock", dir);
+    snprintf(maxmemory, sizeof maxmemory, "%ldmb", maxmemory_mb);
     c->name = "redis";
     child_args(c, "redis-server", "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
                "--dir", dir, "--dbfilename", "redis.rdb", NULL);
-    child_args(c, "--save", "60 100", NULL); /* records survive a restart of the farm */
-    /* and session snapshots, which a client may rely on, survive even a crash of Redis */
-    child_args(c, "--appendonly", "yes", "--appendfsync", "everysec", NULL);
+    /* records survive a restart of the farm, and session snapshots, which a client may rely
+     * on, even a crash of Redis */
+    child_args(c, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "60 100", NULL);
+    child_args(c, "--maxmemory", maxmemory, "--maxmemory-policy", "volatile-lru", NULL);
+    child_args(c, "--hash-max-listpack-value", "4096", NULL);
     child_args(c, "--daemonize", "no", NULL);
 }
 
-static void s_plan_broker(const up_plan_t *p, child_t *c, const char *bin, const char *metrics)
+/* Broker number n (0, 1): the n-th endpoints of the farm's lists. */
+static void s_plan_broker(const up_plan_t *p, child_t *c, int n, const char *bin,
+                          const char *metrics)
 {
-    char exe[PATH_MAX + 32];
+    char exe[PATH_MAX + 32], clients[PATH_MAX + 64], executors[PATH_MAX + 64], instance[80];
     snprintf(exe, sizeof exe, "%s/snakepit-broker", bin);
-    c->name = "broker";
-    child_args(c, exe, "--clients", p->farm.broker, "--executors", p->farm.executors, "--metrics",
-               metrics, "--redis", p->farm.redis, "--log-level", p->conf.log_level, NULL);
+    const char *cl = p->farm.brokers, *ex = p->farm.executors_all;
+    for (int i = 0; i < n; i++) cl = strchr(cl, ',') + 1, ex = strchr(ex, ',') + 1;
+    snprintf(clients, sizeof clients, "%.*s", (int)strcspn(cl, ","), cl);
+    snprintf(executors, sizeof executors, "%.*s", (int)strcspn(ex, ","), ex);
+    c->name = n ? "broker2" : "broker";
+    child_args(c, exe, "--clients", clients, "--executors", executors, "--metrics", metrics,
+               "--redis", p->farm.redis, "--log-level", p->conf.log_level, NULL);
+    if (n) { /* its own snapshot: sp:metrics:broker:<host>-2 */
+        char host[64] = "host";
+        gethostname(host, sizeof host);
+        host[sizeof host - 1] = '\0';
+        snprintf(instance, sizeof instance, "%s-2", host);
+        child_args(c, "--instance", instance, NULL);
+    }
     if (p->hub) {
         char secret[PATH_MAX + 64], allowed[PATH_MAX + 64];
         snprintf(secret, sizeof secret, "%s/broker.key_secret", p->keys.dir);
@@ -181,7 +234,7 @@ static void s_plan_executor(const up_plan_t *p, child_t *c, const char *bin, con
     snprintf(exe, sizeof exe, "%s/snakepit-executor", bin);
     snprintf(slots, sizeof slots, "%ld", p->conf.slots);
     c->name = "executor";
-    child_args(c, exe, "--broker", p->farm.executors, "--slots", slots, "--profiles",
+    child_args(c, exe, "--broker", p->farm.executors_all, "--slots", slots, "--profiles",
                p->conf.profiles, "--metrics", metrics, "--redis", p->farm.redis, NULL);
     if (p->hub) {
         char server[PATH_MAX + 64], secret[PATH_MAX + 64];
@@ -203,8 +256,10 @@ static void s_plan_mcp(const up_plan_t *p, child_t *c, const char *bin)
     char exe[PATH_MAX + 32];
     snprintf(exe, sizeof exe, "%s/snakepit-mcp", bin);
     c->name = "mcp";
-    child_args(c, exe, "--http", p->conf.http, "--broker", p->farm.broker, "--redis", p->farm.redis,
-               "--log-level", p->conf.log_level, NULL);
+    char key_file[PATH_MAX + 16];
+    snprintf(key_file, sizeof key_file, "%s/local.key", p->conf.state_dir);
+    child_args(c, exe, "--http", p->conf.http, "--broker", p->farm.brokers, "--redis", p->farm.redis,
+               "--local-key-file", key_file, "--log-level", p->conf.log_level, NULL);
     if (p->hub) { /* in its environment: secrets stay off command lines */
         child_env(c, "SNAKEPIT_BROKER_CURVE_KEY=%s", p->keys.broker.public_key);
         child_env(c, "SNAKEPIT_CURVE_PUBLIC_KEY=%s", p->keys.mcp.public_key);
@@ -219,9 +274,11 @@ int up_plan(up_plan_t *p, char *err, size_t errlen)
     farm_bin_dir(bin, sizeof bin);
     p->private_redis = !conf->redis[0];
     if (!conf->profiles[0]) profiles_join(conf->profiles, sizeof conf->profiles, ",", s_installed);
-    long metrics_port[2];
-    for (int i = 0; i < 2; i++)
-        metrics_port[i] = conf->metrics_port ? conf->metrics_port + i : s_free_port();
+    long metrics_port[3];
+    static const char *const what[3] = {"broker metrics", "executor metrics", "broker2 metrics"};
+    for (int i = 0; i < 3; i++)
+        metrics_port[i] = up_port_pick(conf->metrics_port ? conf->metrics_port + i : 0,
+                                       conf->metrics_asked, what[i]);
     s_farm(p, bin, metrics_port);
     p->hub = !endpoint_is_local(p->farm.executors);
     if (p->hub) {
@@ -235,11 +292,13 @@ int up_plan(up_plan_t *p, char *err, size_t errlen)
         snprintf(p->farm.curve_client_cert, sizeof p->farm.curve_client_cert,
                  "%s/local-cli.key_secret", p->keys.dir);
     }
-    char listen[2][64];
-    for (int i = 0; i < 2; i++)
+    char listen[3][64];
+    for (int i = 0; i < 3; i++)
         snprintf(listen[i], sizeof listen[i], "127.0.0.1:%ld", metrics_port[i]);
-    if (p->private_redis) s_plan_redis(&p->child[UP_REDIS], conf->state_dir);
-    s_plan_broker(p, &p->child[UP_BROKER], bin, listen[0]);
+    if (p->private_redis)
+        s_plan_redis(&p->child[UP_REDIS], conf->state_dir, conf->redis_maxmemory_mb);
+    s_plan_broker(p, &p->child[UP_BROKER], 0, bin, listen[0]);
+    if (conf->brokers > 1) s_plan_broker(p, &p->child[UP_BROKER2], 1, bin, listen[2]);
     s_plan_executor(p, &p->child[UP_EXECUTOR], bin, listen[1]);
     s_plan_mcp(p, &p->child[UP_MCP], bin);
     for (int i = 0; i < UP_CHILDREN; i++)

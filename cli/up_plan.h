@@ -17,17 +17,21 @@ typedef struct {
     char state_dir[PATH_MAX];
     long slots;
     char redis[PATH_MAX + 16];
+    long redis_maxmemory_mb;
     char profiles[256];
     char executors[PATH_MAX + 16];
     long metrics_port;
+    long brokers; /* how many brokers (1 or 2): executors and the front-end use every one */
     char disable_layer[128];
     char log_level[16];
     long ready_timeout_s;
+    int http_asked;    /* --http given by name: used as given, not replaced when taken */
+    int metrics_asked; /* --metrics-port likewise */
     char packages[PATH_MAX]; /* package source for jobs' dependencies (a wheel dir, an index) */
 } up_conf_t;
 
-/* The children, in the order they start. */
-enum { UP_REDIS, UP_BROKER, UP_EXECUTOR, UP_MCP, UP_CHILDREN };
+/* The children, in the order they start (UP_BROKER2 runs with --brokers 2 only). */
+enum { UP_REDIS, UP_BROKER, UP_BROKER2, UP_EXECUTOR, UP_MCP, UP_CHILDREN };
 
 typedef struct {
     up_conf_t conf;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 uint64_t clock_wall_ms(void);
+uint64_t clock_wall_us(void);
 uint64_t clock_mono_us(void);
 uint64_t clock_mono_ms(void);
 

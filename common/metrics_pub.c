@@ -1,5 +1,5 @@
-/* common/metrics_pub.c — see metrics_pub.h. The hiredis adapter here maps hiredis's
- * add/del read/write hooks onto one loop fd watcher. */
+/* common/metrics_pub.c — see metrics_pub.h. The connection is made by redis_dial.h (so a
+ * Sentinel URL is followed through failovers) and driven through redis_loop.h. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <assert.h>
@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "log.h"
 #include "metrics_pub.h"
+#include "redis_dial.h"
 #include "redis_loop.h"
 #include "redis_url.h"
 
@@ -26,16 +27,17 @@
 struct metrics_pub {
     loop_t *loop;
     redis_url_t url;
-    char ip[64]; /* url.host resolved, for TCP */
     char *key;
     long ttl_s;
     metrics_pub_fill_fn *fill;
     void *arg;
     uint64_t timer;
+    redis_dial_t *dial;    /* a connection being made */
     redisAsyncContext *ac; /* NULL while disconnected */
     int connected;
+    int drop; /* the server answered READONLY: reconnect to whoever is master now */
     redis_loop_t io;   /* the connection's fd on the loop (common/redis_loop.h) */
-    uint64_t since_ms; /* connect started, or the pending snapshot was sent */
+    uint64_t since_ms; /* the pending snapshot was sent */
     int inflight;      /* a snapshot awaits its replies */
     uint64_t next_connect_ms;
     uint64_t backoff_ms;
@@ -67,22 +69,6 @@ static void s_retry_later(metrics_pub_t *self)
     self->next_connect_ms = clock_mono_ms() + self->backoff_ms;
 }
 
-static void s_on_connect(const redisAsyncContext *ac, int status)
-{
-    metrics_pub_t *self = ac->data;
-    if (status != REDIS_OK) {
-        self->errors++;
-        s_log_error(self, "connect", ac->errstr);
-        self->ac = NULL; /* hiredis frees it after this callback */
-        self->connected = 0;
-        if (!self->destroying) s_retry_later(self);
-        return;
-    }
-    self->connected = 1;
-    self->backoff_ms = 0;
-    log_info("event=redis_connected purpose=metrics_snapshot");
-}
-
 static void s_on_disconnect(const redisAsyncContext *ac, int status)
 {
     metrics_pub_t *self = ac->data;
@@ -93,59 +79,40 @@ static void s_on_disconnect(const redisAsyncContext *ac, int status)
     self->ac = NULL;
     self->connected = 0;
     self->inflight = 0;
+    self->drop = 0;
     if (!self->destroying) s_retry_later(self);
 }
 
-static void s_on_setup_reply(redisAsyncContext *ac, void *r, void *priv)
+static void s_on_dialled(void *arg, redisAsyncContext *ac, const char *where, const char *err)
 {
-    (void)ac;
-    metrics_pub_t *self = priv;
-    redisReply *reply = r;
-    if (reply && reply->type == REDIS_REPLY_ERROR) {
+    metrics_pub_t *self = arg;
+    self->dial = NULL;
+    if (!ac) {
         self->errors++;
-        s_log_error(self, "auth_or_select", reply->str);
+        s_log_error(self, "connect", err);
+        s_retry_later(self);
+        return;
     }
+    redis_dial_adopt(ac, self, s_on_disconnect);
+    self->ac = ac;
+    self->connected = 1;
+    self->backoff_ms = 0;
+    log_info("event=redis_connected purpose=metrics_snapshot server=%s", where);
 }
 
 static void s_connect(metrics_pub_t *self)
 {
-    redisAsyncContext *ac = self->url.path[0] ? redisAsyncConnectUnix(self->url.path)
-                                              : redisAsyncConnect(self->ip, self->url.port);
-    if (!ac || ac->err) {
-        self->errors++;
-        s_log_error(self, "connect", ac ? ac->errstr : "out of memory");
-        if (ac) redisAsyncFree(ac);
-        s_retry_later(self);
-        return;
-    }
-    self->ac = ac;
-    self->since_ms = clock_mono_ms();
-    ac->data = self;
-    redis_loop_attach(&self->io, self->loop, ac);
-    redisAsyncSetDisconnectCallback(ac, s_on_disconnect);
-    redisAsyncSetConnectCallback(ac, s_on_connect); /* arms the first write event */
-    if (self->url.password[0]) {
-        if (self->url.user[0])
-            redisAsyncCommand(ac, s_on_setup_reply, self, "AUTH %s %s", self->url.user,
-                              self->url.password);
-        else
-            redisAsyncCommand(ac, s_on_setup_reply, self, "AUTH %s", self->url.password);
-    }
-    if (self->url.db) redisAsyncCommand(ac, s_on_setup_reply, self, "SELECT %d", self->url.db);
+    self->dial = redis_dial_start(self->loop, &self->url, &self->io, PUB_STUCK_MS, s_on_dialled,
+                                  self);
 }
 
-/* Frees the context from outside hiredis's callbacks (a connect or a snapshot stuck). */
-static void s_drop(metrics_pub_t *self, const char *why)
+/* Frees the context from outside hiredis's callbacks (a snapshot stuck, or the server turned
+ * out a replica after a failover). */
+static void s_drop(metrics_pub_t *self, const char *why, const char *detail)
 {
     self->errors++;
-    s_log_error(self, why, "no answer from Redis");
-    redisAsyncContext *ac = self->ac;
-    int was_connected = self->connected;
-    redisAsyncFree(ac); /* calls s_on_disconnect when it was connected */
-    if (!was_connected) {
-        self->ac = NULL;
-        s_retry_later(self);
-    }
+    s_log_error(self, why, detail);
+    redisAsyncFree(self->ac); /* calls s_on_disconnect */
     self->ac = NULL;
     self->connected = 0;
     self->inflight = 0;
@@ -175,6 +142,9 @@ static void s_on_hset(redisAsyncContext *ac, void *r, void *priv)
     if (!reply || reply->type == REDIS_REPLY_ERROR) {
         self->errors++;
         s_log_error(self, "hset", reply ? reply->str : "disconnected");
+        if (reply && reply->str &&
+            (!strncmp(reply->str, "READONLY", 8) || !strncmp(reply->str, "LOADING", 7)))
+            self->drop = 1;
     }
 }
 
@@ -218,19 +188,40 @@ static void s_on_tick(loop_t *loop, void *arg)
     metrics_pub_t *self = arg;
     uint64_t now = clock_mono_ms();
     if (!self->ac) {
-        if (now >= self->next_connect_ms) s_connect(self);
+        if (!self->dial && now >= self->next_connect_ms) s_connect(self);
         return;
     }
-    if (!self->connected) {
-        if (now - self->since_ms > PUB_STUCK_MS) s_drop(self, "connect_timeout");
+    if (self->drop) {
+        s_drop(self, "reconnect", "the server is not the master (any more)");
         return;
     }
     if (self->inflight) {
         self->errors++; /* this interval's snapshot is skipped */
-        if (now - self->since_ms > PUB_STUCK_MS) s_drop(self, "reply_timeout");
+        if (now - self->since_ms > PUB_STUCK_MS) s_drop(self, "reply_timeout", "no answer");
         return;
     }
     s_publish(self);
+}
+
+/* A host name in a redis:// URL is resolved once, here, before the loop runs: hiredis would
+ * resolve it, blocking the loop, at every reconnect. (Sentinels answer with addresses.) */
+static int s_resolve(redis_url_t *u, char *err, size_t errlen)
+{
+    if (u->path[0] || redis_url_is_sentinel(u)) return 0;
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(u->host, NULL, &hints, &res);
+    if (rc != 0 || !res) {
+        snprintf(err, errlen, "redis host %s: %s", u->host, gai_strerror(rc));
+        return -1;
+    }
+    void *addr = res->ai_family == AF_INET6
+                     ? (void *)&((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr
+                     : (void *)&((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
+    char ip[64];
+    if (inet_ntop(res->ai_family, addr, ip, sizeof ip)) snprintf(u->host, sizeof u->host, "%s", ip);
+    freeaddrinfo(res);
+    return 0;
 }
 
 metrics_pub_t *metrics_pub_new(loop_t *loop, const char *redis_url, const char *key, long every_ms,
@@ -238,24 +229,10 @@ metrics_pub_t *metrics_pub_new(loop_t *loop, const char *redis_url, const char *
                                size_t errlen)
 {
     metrics_pub_t *self = xcalloc(1, sizeof *self);
-    if (redis_url_parse(redis_url, &self->url, err, errlen) < 0) {
+    if (redis_url_parse(redis_url, &self->url, err, errlen) < 0 ||
+        s_resolve(&self->url, err, errlen) < 0) {
         free(self);
         return NULL;
-    }
-    if (!self->url.path[0]) {
-        struct addrinfo hints = {0}, *res = NULL;
-        hints.ai_socktype = SOCK_STREAM;
-        int rc = getaddrinfo(self->url.host, NULL, &hints, &res);
-        if (rc != 0 || !res) {
-            snprintf(err, errlen, "redis host %s: %s", self->url.host, gai_strerror(rc));
-            free(self);
-            return NULL;
-        }
-        void *addr = res->ai_family == AF_INET6
-                         ? (void *)&((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr
-                         : (void *)&((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
-        inet_ntop(res->ai_family, addr, self->ip, sizeof self->ip);
-        freeaddrinfo(res);
     }
     self->loop = loop;
     self->key = xstrdup(key);
@@ -275,6 +252,7 @@ void metrics_pub_destroy(metrics_pub_t **self_p)
     if (!self) return;
     self->destroying = 1;
     loop_timer_cancel(self->loop, self->timer);
+    redis_dial_cancel(&self->dial);
     if (self->ac) redisAsyncFree(self->ac); /* its cleanup hook takes the fd off the loop */
     self->ac = NULL;
     free(self->key);

@@ -2,8 +2,9 @@
  * sp:metrics:{component}:{instance} with a TTL (DESIGN.md §7), for `snakepit status` and the
  * front-end's get_sandbox_info. hiredis's async API runs on the component's loop: the loop
  * never waits for Redis; at most one snapshot is in flight, so a slow or absent Redis costs
- * skipped snapshots (counted), never memory; the connection is retried with backoff. A
- * hostname in the URL is resolved once at start, before the loop runs. */
+ * skipped snapshots (counted), never memory; the connection is retried with backoff, and made
+ * by common/redis_dial.h, so a redis-sentinel:// URL follows its master through failovers. A
+ * hostname in a redis:// URL is resolved once at start, before the loop runs. */
 #ifndef SP_METRICS_PUB_H
 #define SP_METRICS_PUB_H
 #include <stddef.h>

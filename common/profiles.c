@@ -26,9 +26,14 @@
 /* What ordinary code imports around its computation (issue 14): the modules themselves are
  * harmless; what they may do is the seccomp, Landlock and audit rules' to decide (no process,
  * no socket, no file outside the workspace). Modules that exist to get past those layers
- * (ctypes, _posixsubprocess, posix, marshal, pty, pdb) stay out. builtins is in: pickle
- * imports it to save a plain class, and the real open and __import__ it holds reach nothing
- * the audit hook and the OS layers would not refuse. __main__ is the job's own module. */
+ * (ctypes, _posixsubprocess, posix, marshal, pty) stay out; pdb is not importable by name, but
+ * doctest's runner builds one (a debugger reaches nothing sys._getframe does not). builtins is
+ * in: pickle imports it to save a plain class, and the real open and __import__ it holds reach nothing
+ * the audit hook and the OS layers would not refuse. __main__ is the job's own module.
+ * asyncio runs (its self-pipe is a socketpair, which both layers let through, and nothing
+ * else); concurrent.futures' and multiprocessing's pools fail at their first thread or
+ * process; urllib.request, http.client and friends import and fail at their first connection,
+ * with the network rule's message rather than an import error. */
 #define ORDINARY_MODULES                                                                           \
     "os", "sys", "pathlib", "glob", "fnmatch", "shutil", "tempfile", "filecmp", "stat", "errno",  \
         "sqlite3", "logging", "warnings", "traceback", "inspect", "gzip", "bz2", "lzma",          \
@@ -38,7 +43,8 @@
         "types", "gc", "ast", "dis", "tokenize", "token", "linecache", "importlib", "threading",   \
         "queue", "contextvars", "timeit", "getpass", "mimetypes", "unittest", "resource", "mmap", \
         "sched", "cProfile", "profile", "pstats", "tracemalloc", "faulthandler", "sysconfig",  \
-        "builtins", "__main__"
+        "builtins", "__main__", "__future__", "asyncio", "concurrent", "multiprocessing",      \
+        "urllib", "http", "doctest"
 
 #define COMPUTE_AND_ORDINARY COMPUTE_MODULES, ORDINARY_MODULES
 
@@ -54,7 +60,8 @@ static const char *const s_data_science_modules[] = {
 };
 
 /* Imported lazily by the modules above at first use; a child cannot read the filesystem, so
- * they must already be in sys.modules. (Every codec is loaded too: runner.prepare.) */
+ * they must already be in sys.modules. (Every codec is loaded too, and every submodule of the
+ * profile's standard-library packages: runner.prepare.) */
 #define BASIC_PRELOAD                                                                              \
     "_strptime", "xml.etree.ElementTree", "xml.etree.ElementPath", "xml.dom.minidom",             \
         "xml.sax.saxutils", "xml.parsers.expat", "json.decoder", "json.encoder", "json.scanner",  \

@@ -1,5 +1,4 @@
 /* common/redis_loop.c — see redis_loop.h. */
-#include <stdio.h>
 #include <zmq.h>
 
 #include "redis_loop.h"
@@ -47,27 +46,4 @@ void redis_loop_attach(redis_loop_t *rl, loop_t *loop, redisAsyncContext *ac)
     ac->ev.addWrite = s_add_write;
     ac->ev.delWrite = s_del_write;
     ac->ev.cleanup = s_cleanup;
-}
-
-redisAsyncContext *redis_loop_connect(redis_loop_t *rl, loop_t *loop, const redis_url_t *url,
-                                      void *data, redisConnectCallback *on_connect,
-                                      redisDisconnectCallback *on_disconnect, char *err,
-                                      size_t errlen)
-{
-    redisAsyncContext *ac =
-        url->path[0] ? redisAsyncConnectUnix(url->path) : redisAsyncConnect(url->host, url->port);
-    if (!ac || ac->err) {
-        snprintf(err, errlen, "%s", ac ? ac->errstr : "out of memory");
-        if (ac) redisAsyncFree(ac);
-        return NULL;
-    }
-    ac->data = data;
-    redis_loop_attach(rl, loop, ac);
-    redisAsyncSetConnectCallback(ac, on_connect);
-    redisAsyncSetDisconnectCallback(ac, on_disconnect);
-    if (url->password[0] && url->user[0])
-        redisAsyncCommand(ac, NULL, NULL, "AUTH %s %s", url->user, url->password);
-    else if (url->password[0])
-        redisAsyncCommand(ac, NULL, NULL, "AUTH %s", url->password);
-    return ac;
 }

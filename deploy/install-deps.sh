@@ -9,7 +9,7 @@
 #         dpkg-shlibdeps)
 #   test  deb + what `make test` needs (cmocka, pytest, clang for fuzz targets, iproute2,
 #         prometheus and its promtool for the monitoring tests, python3-yaml for manifests,
-#         lintian for the package)
+#         lintian for the package, redis-sentinel for the chaos suite's failover)
 #   all   the same as test
 #
 # Works as root, or as a user with sudo. Does nothing (and needs no privilege) when every
@@ -26,7 +26,7 @@ python3-networkx python3-bs4 python3-lxml python3-yaml python3-tabulate
 python3-pip python3-venv python3-packaging"
 deb_pkgs="help2man dpkg-dev binutils"
 test_pkgs="lintian libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang
-libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml"
+libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml redis-sentinel"
 
 case "$what" in
 run) want="$run_pkgs" ;;

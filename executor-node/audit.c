@@ -11,10 +11,11 @@
 #include "policy.h"
 #include "runner.h"
 
-static policy_t s_policy;      /* the profile, the workspace, our pid */
-static char s_workspace[128];  /* the child's workspace directory; "" when none */
-static area_t *s_area;         /* where a child reports what was refused; NULL in the zygote */
-static int s_armed;            /* enforcing: set in the child, once its job runs */
+static policy_t s_policy;       /* the profile, the workspace, our pid */
+static char s_workspace[128];   /* the child's workspace directory; "" when none */
+static area_t *s_area;          /* where a child reports what was refused; NULL in the zygote */
+static int s_armed;             /* enforcing: set in the child, once its job runs */
+static PyObject *s_socket_init; /* socket.socket.__init__'s code, found in the zygote */
 
 void audit_set_workspace(const char *dir)
 {
@@ -169,6 +170,26 @@ static void s_compat_names(const char **module, const char **name, PyObject **ho
     PyErr_Clear();
 }
 
+/* socket.__new__ is raised from socket.socket.__init__ (Lib/socket.py), whose fileno says
+ * whether the object wraps a descriptor the process already holds (socketpair's, which is how
+ * asyncio's loop gets its self-pipe) or asks for a new socket. 1 for the first: the frame that
+ * raised the event runs that very code object and its fileno is set. */
+static int s_wraps_descriptor(void)
+{
+    PyFrameObject *frame = PyEval_GetFrame(); /* borrowed */
+    if (!frame || !s_socket_init) return 0;
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    int ours = (PyObject *)code == s_socket_init;
+    Py_DECREF(code);
+    if (!ours) return 0;
+    PyObject *locals = PyFrame_GetLocals(frame);
+    PyObject *fileno =
+        locals && PyDict_Check(locals) ? PyDict_GetItemString(locals, "fileno") : NULL;
+    int wraps = fileno && fileno != Py_None;
+    Py_XDECREF(locals);
+    return wraps;
+}
+
 /* ---- the hook ------------------------------------------------------------------------------ */
 
 /* The event's arguments, read the way each kind carries them. */
@@ -193,6 +214,9 @@ static void s_read_event(const char *event, PyObject *args, event_t *e, PyObject
             argv = first;
         }
         e->path = argv && PyUnicode_Check(argv) ? PyUnicode_AsUTF8(argv) : NULL;
+    } else if (!strcmp(event, "socket.__new__")) { /* (socket, family, type, proto) */
+        e->num_set = s_arg_long(args, 1, &e->num);
+        e->fd = s_wraps_descriptor();
     } else if (!strcmp(event, "os.kill") || !strcmp(event, "os.killpg")) {
         e->num_set = s_arg_long(args, 0, &e->num);
     } else if (!strncmp(event, "os.", 3) || !strncmp(event, "tempfile.", 9)) {
@@ -261,10 +285,28 @@ static int s_audit_hook(const char *event, PyObject *args, void *user_data)
     return -1;
 }
 
+/* The code object s_wraps_descriptor recognises (NULL, and every socket refused, when the
+ * zygote has no socket module). */
+static void s_find_socket_init(void)
+{
+    PyObject *name = PyUnicode_FromString("socket");
+    PyObject *module = name ? PyImport_GetModule(name) : NULL;
+    PyObject *cls = module ? PyObject_GetAttrString(module, "socket") : NULL;
+    PyObject *init = cls ? PyObject_GetAttrString(cls, "__init__") : NULL;
+    s_socket_init = init && PyFunction_Check(init) ? PyFunction_GetCode(init) : NULL;
+    Py_XINCREF(s_socket_init);
+    Py_XDECREF(init);
+    Py_XDECREF(cls);
+    Py_XDECREF(module);
+    Py_XDECREF(name);
+    PyErr_Clear();
+}
+
 int audit_install(const profile_t *profile)
 {
     s_policy.profile = profile;
     s_policy.workspace = s_workspace;
+    s_find_socket_init();
     return PySys_AddAuditHook(s_audit_hook, NULL);
 }
 

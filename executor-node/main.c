@@ -14,7 +14,9 @@
 #include "node.h"
 
 static const cfg_opt_t s_node_opts[] = {
-    CFG_OPT_STR(node_conf_t, broker, "broker", "ENDPOINT", "broker executor endpoint"),
+    CFG_OPT_LIST(node_conf_t, broker, "broker", "ENDPOINT",
+                 "the broker's executor endpoint; several (comma list or repeated) to serve every "
+                 "one of them, sharing this node's slots"),
     CFG_OPT_STR(node_conf_t, node_id, "node-id", "NAME", "name of this node (default: host-pid)"),
     CFG_OPT_LIST(node_conf_t, profiles, "profiles", "LIST", "profiles (services) to serve"),
     CFG_OPT_INT(node_conf_t, slots, "slots", 1, 1024, "N", "jobs at once (default: one per core)"),
@@ -41,7 +43,9 @@ static const cfg_opt_t s_node_opts[] = {
     CFG_OPT_STR(node_conf_t, curve_secret_file, "curve-secret-file", "FILE",
                 "this node's CURVE key pair (snakepit keygen NAME.key_secret)"),
     CFG_OPT_STR(node_conf_t, metrics, "metrics", "HOST:PORT", "serve Prometheus /metrics here (\"off\": none)"),
-    CFG_OPT_STR(node_conf_t, redis, "redis", "URL", "publish a snapshot to sp:metrics:executor:NODE every second"),
+    CFG_OPT_STR(node_conf_t, redis, "redis", "URL",
+                "publish a snapshot to sp:metrics:executor:NODE every second (redis://, unix:// or "
+                "redis-sentinel://host:port,host:port/master)"),
     CFG_OPT_INT(node_conf_t, max_sessions, "max-sessions", 0, WIRE_MAX_SESSIONS, "N",
                 "sessions kept at once on this node (0: none)"),
     CFG_OPT_INT(node_conf_t, session_pool, "session-pool", 0, 64, "N",

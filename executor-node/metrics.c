@@ -122,7 +122,7 @@ void exec_metrics_render(void *arg, buf_t *out)
     prom_sample(out, "snakepit_executor_slots", (double)(m->slots - m->busy), "state", "free", NULL);
 
     prom_family(out, "snakepit_executor_broker_connected", PROM_GAUGE,
-                "1 while the broker answers heartbeats.");
+                "Brokers this node is connected to (1 with one broker).");
     prom_sample(out, "snakepit_executor_broker_connected", m->broker_connected, NULL);
     prom_family(out, "snakepit_executor_broker_reconnects_total", PROM_COUNTER,
                 "Times the node re-registered with the broker.");
@@ -133,6 +133,13 @@ void exec_metrics_render(void *arg, buf_t *out)
     prom_family(out, "snakepit_executor_jobs_refused_total", PROM_COUNTER,
                 "Jobs answered without running (no free slot, service not served, sandbox restarting).");
     prom_sample(out, "snakepit_executor_jobs_refused_total", (double)m->refused, NULL);
+    prom_family(out, "snakepit_executor_duplicate_jobs_total", PROM_COUNTER,
+                "JOBs for a job that runs or ran here already, or belongs to another broker: not run "
+                "again.");
+    prom_sample(out, "snakepit_executor_duplicate_jobs_total", (double)m->duplicates, NULL);
+    prom_family(out, "snakepit_executor_probes_total", PROM_COUNTER,
+                "PROBEs answered: a resubmitted job looked for by a broker.");
+    prom_sample(out, "snakepit_executor_probes_total", (double)m->probes, NULL);
 
     prom_family(out, "snakepit_executor_jobs_total", PROM_COUNTER, "Finished jobs, by profile and status.");
     for (int i = 0; i < m->n_profiles; i++)

@@ -40,10 +40,12 @@ typedef struct {
     const char     *layers;
     long            slots;
     long            busy;
-    int             broker_connected;
+    int             broker_connected; /* brokers the node is connected to */
     uint64_t        reconnects;
     uint64_t        malformed;       /* bad messages from the broker */
     uint64_t        refused;         /* jobs answered without running (no slot, unknown service) */
+    uint64_t        duplicates;      /* JOBs for a job that runs or ran here (claims.h) */
+    uint64_t        probes;          /* PROBEs answered */
     double          start_wall_s;
     profile_stats_t profiles[METRICS_MAX_PROFILES];
     int             n_profiles;

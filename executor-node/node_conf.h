@@ -7,7 +7,7 @@
 #include <limits.h>
 
 typedef struct {
-    char broker[256]; /* endpoint of the broker's executor socket */
+    char broker[2048]; /* the brokers' executor endpoints, comma-separated */
     char node_id[65];
     char profiles[256];      /* comma-separated services to serve */
     long slots;              /* jobs at once across all profiles */

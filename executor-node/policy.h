@@ -35,7 +35,8 @@ typedef struct {
     long flags;        /* open's flags */
     long num;          /* os.kill's and os.killpg's pid */
     int num_set;       /* num was an int */
-    int fd;            /* the first argument is a file descriptor (already checked when opened) */
+    int fd;            /* the first argument is a file descriptor (already checked when opened);
+                        * socket.__new__: the socket wraps a descriptor the process holds */
 } event_t;
 
 /* The verdict; *why (when not ALLOW) says why in a few words, for the PermissionError. */

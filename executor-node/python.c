@@ -11,6 +11,9 @@
 
 #include "../common/log.h"
 #include "audit.h"
+#include "holes.h"
+#include "hugemem.h"
+#include "pyfork.h"
 #include "python.h"
 #include "runner.h"
 #include "runner_py.h"
@@ -20,6 +23,18 @@
 #include "warm_py.h"
 
 static PyObject *s_run_fn;      /* runner.run */
+/* What every job's dict shares, made once in the zygote (s_shared): its keys, the profile's
+ * whole import list (a job narrows it at most), names. A child allocates only its job's own
+ * values — each allocation or free of a zygote object is a page it copies. */
+enum { K_CODE, K_ALLOWED, K_PROFILE, K_INSPECT, K_STDIN, K_CAPTURE, K_WORKSPACE, K_FIGURES,
+       K_DEPENDENCIES, K_WORKSPACE_DIR, K_POLICY, N_KEYS };
+#define WARM_ROUNDS 16 /* 3.11 specialises a code object after 8 calls, an instruction later */
+static const char *const s_key_names[N_KEYS] = {
+    "code", "allowed", "profile", "inspect", "stdin", "capture", "workspace", "figure_format",
+    "dependencies", "workspace_dir", "policy"};
+static PyObject *s_keys[N_KEYS];
+static PyObject *s_all_allowed; /* tuple: the profile's modules */
+static PyObject *s_profile_name, *s_png, *s_svg, *s_no_dir;
 static PyObject *s_validate_fn; /* validate.validate */
 static PyObject *s_session;     /* the session module (session.py): its functions by kind */
 static char      s_version[32];
@@ -80,6 +95,7 @@ static int s_interpreter(const char *program, char *err, size_t errlen)
      * café.csv cannot even be opened. The C.UTF-8 locale is loaded here, before the filesystem
      * is sealed, so a job's locale.setlocale(LC_ALL, "") still finds it in memory. */
     if (!setlocale(LC_ALL, "C.UTF-8")) log_warn("event=locale_unavailable locale=C.UTF-8");
+    hugemem_arenas(); /* before any arena: they go end to end, ready for huge pages */
     PyPreConfig pre;
     PyPreConfig_InitIsolatedConfig(&pre);
     pre.utf8_mode = 1;
@@ -178,7 +194,58 @@ static int s_prepare(PyObject *runner, const profile_t *profile, char *err, size
     return 0;
 }
 
-int py_init(const profile_t *profile, const char *program, char *err, size_t errlen)
+/* s_keys and the rest, once; -1 with a Python error set. */
+static int s_shared(const profile_t *profile)
+{
+    for (int k = 0; k < N_KEYS; k++)
+        if (!(s_keys[k] = PyUnicode_InternFromString(s_key_names[k]))) return -1;
+    PyObject *mods = s_str_list(profile->modules, NULL);
+    s_all_allowed = mods ? PyList_AsTuple(mods) : NULL;
+    Py_XDECREF(mods);
+    s_profile_name = PyUnicode_FromString(profile->name);
+    s_png = PyUnicode_InternFromString("png");
+    s_svg = PyUnicode_InternFromString("svg");
+    s_no_dir = PyUnicode_InternFromString("");
+    return s_all_allowed && s_profile_name && s_png && s_svg && s_no_dir ? 0 : -1;
+}
+
+/* The runner's own paths run in the zygote before it forks, on code of ours: its functions
+ * are then specialised (CPython 3.11's adaptive interpreter rewrites a code object as it
+ * warms), its types have their attribute-cache tags and the interpreter's type cache its
+ * entries, so a child reads all that instead of writing it into pages it must copy. What the
+ * runs leave behind is reset by runner.fresh. */
+static void s_warm_runs(const profile_t *profile, int policy)
+{
+    static const char *const snippets[] = {"x = 1\nprint(x)\n", "sum(range(10))\n",
+                                           "raise ValueError('warm')\n"};
+    jobspec_t job;
+    jobspec_init(&job);
+    job.tenant = "warm";
+    job.service = (char *)profile->name;
+    for (int round = 0; round < WARM_ROUNDS; round++)
+        for (size_t i = 0; i < sizeof snippets / sizeof snippets[0]; i++) {
+            job.code = (char *)snippets[i];
+            job.code_len = strlen(job.code);
+            py_run_job(&job, profile, NULL, policy, NULL);
+        }
+    audit_arm(NULL, 0);
+    PyErr_Clear();
+}
+
+/* gc.collect(), then gc.freeze(): everything allocated so far moves to the permanent
+ * generation, so a child's collections never visit (and copy-on-write) the zygote's objects. */
+static int s_freeze(void)
+{
+    PyObject *gc = PyImport_ImportModule("gc");
+    PyObject *r = gc ? PyObject_CallMethod(gc, "collect", NULL) : NULL;
+    Py_XDECREF(r);
+    r = r ? PyObject_CallMethod(gc, "freeze", NULL) : NULL;
+    Py_XDECREF(gc);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+int py_init(const profile_t *profile, const char *program, int policy, char *err, size_t errlen)
 {
     if (runner_register() < 0) {
         snprintf(err, errlen, "cannot register _snakepit");
@@ -202,15 +269,19 @@ int py_init(const profile_t *profile, const char *program, char *err, size_t err
         return -1;
     Py_DECREF(start);
     if (audit_install(profile) < 0) return s_pyerr(err, errlen, "audit hook");
-    /* Everything allocated so far moves to the permanent generation: a child's collections
-     * never visit (and so never copy-on-write) the zygote's objects. */
-    if (PyRun_SimpleString("import gc; gc.collect(); gc.freeze()") != 0) {
-        snprintf(err, errlen, "gc.freeze failed");
-        return -1;
-    }
+    if (pyfork_prune_hooks() < 0) return s_pyerr(err, errlen, "after-fork hooks");
+    if (s_shared(profile) < 0) return s_pyerr(err, errlen, "job fields");
+    s_warm_runs(profile, policy);
+    PyObject *r = PyObject_CallMethod(runner, "fresh", "i", policy);
+    if (!r) return s_pyerr(err, errlen, "runner.fresh");
+    Py_DECREF(r);
+    if (s_freeze() < 0) return s_pyerr(err, errlen, "gc.freeze");
     /* Give back the heap the warm-up freed: every fork copies the page tables of what stays
      * (8 MB less for python.data_science). */
     malloc_trim(0);
+    /* Last: what is allocated from now on lands in fresh memory (holes.h). */
+    size_t pools = holes_fill_pools(), heap = holes_fill_heap();
+    log_info("event=holes_filled pymalloc_bytes=%zu heap_bytes=%zu", pools, heap);
     return 0;
 }
 
@@ -241,54 +312,45 @@ static PyObject *s_names_tuple(char **names, size_t n)
 
 static PyObject *s_allowed(const jobspec_t *job, const profile_t *profile)
 {
-    PyObject *list = PyList_New(0);
-    if (!list) return NULL;
-    if (job->n_allowed_imports) { /* the call narrows the profile's list, never widens it */
-        for (size_t i = 0; i < job->n_allowed_imports; i++)
-            if (profile_allows(profile, job->allowed_imports[i])) {
-                PyObject *s = PyUnicode_FromString(job->allowed_imports[i]);
-                PyList_Append(list, s);
-                Py_XDECREF(s);
-            }
-    } else {
-        for (const char *const *m = profile->modules; *m; m++) {
-            PyObject *s = PyUnicode_FromString(*m);
-            PyList_Append(list, s);
+    if (!job->n_allowed_imports) return Py_NewRef(s_all_allowed);
+    PyObject *list = PyList_New(0); /* the call narrows the profile's list, never widens it */
+    for (size_t i = 0; list && i < job->n_allowed_imports; i++)
+        if (profile_allows(profile, job->allowed_imports[i])) {
+            PyObject *s = PyUnicode_FromString(job->allowed_imports[i]);
+            if (!s || PyList_Append(list, s) < 0) Py_CLEAR(list);
             Py_XDECREF(s);
         }
-    }
-    PyObject *t = PyList_AsTuple(list);
-    Py_DECREF(list);
+    PyObject *t = list ? PyList_AsTuple(list) : NULL;
+    Py_XDECREF(list);
     return t;
 }
 
-static PyObject *s_job_dict(const jobspec_t *job, const profile_t *profile, const char *workspace)
+static PyObject *s_job_dict(const jobspec_t *job, const profile_t *profile, const char *workspace,
+                            int policy)
 {
     PyObject *d = PyDict_New();
     if (!d) return NULL;
-    PyObject *code = PyUnicode_DecodeUTF8(job->code, (Py_ssize_t)job->code_len, "replace");
-    PyObject *stdin_text = job->stdin_data
-                               ? PyUnicode_DecodeUTF8(job->stdin_data, (Py_ssize_t)job->stdin_len, "replace")
-                               : Py_NewRef(Py_None);
-    PyObject *items[][2] = {
-        {PyUnicode_FromString("code"), code},
-        {PyUnicode_FromString("allowed"), s_allowed(job, profile)},
-        {PyUnicode_FromString("profile"), PyUnicode_FromString(profile->name)},
-        {PyUnicode_FromString("inspect"), s_names_tuple(job->inspect, job->n_inspect)},
-        {PyUnicode_FromString("stdin"), stdin_text},
-        {PyUnicode_FromString("capture"), PyBool_FromLong(job->capture_output)},
-        {PyUnicode_FromString("workspace"), PyBool_FromLong(profile->workspace)},
-        {PyUnicode_FromString("figure_format"),
-         PyUnicode_FromString(job->figure_format == FIGURES_SVG ? "svg" : "png")},
-        {PyUnicode_FromString("dependencies"), s_names_tuple(job->dependencies, job->n_dependencies)},
-        {PyUnicode_FromString("workspace_dir"),
-         PyUnicode_DecodeFSDefault(workspace && profile->workspace ? workspace : "")},
+    PyObject *values[N_KEYS] = {
+        [K_CODE] = PyUnicode_DecodeUTF8(job->code, (Py_ssize_t)job->code_len, "replace"),
+        [K_ALLOWED] = s_allowed(job, profile),
+        [K_PROFILE] = Py_NewRef(s_profile_name),
+        [K_INSPECT] = s_names_tuple(job->inspect, job->n_inspect),
+        [K_STDIN] = job->stdin_data
+                        ? PyUnicode_DecodeUTF8(job->stdin_data, (Py_ssize_t)job->stdin_len, "replace")
+                        : Py_NewRef(Py_None),
+        [K_CAPTURE] = PyBool_FromLong(job->capture_output),
+        [K_WORKSPACE] = PyBool_FromLong(profile->workspace),
+        [K_FIGURES] = Py_NewRef(job->figure_format == FIGURES_SVG ? s_svg : s_png),
+        [K_DEPENDENCIES] = s_names_tuple(job->dependencies, job->n_dependencies),
+        [K_WORKSPACE_DIR] = workspace && workspace[0] && profile->workspace
+                                ? PyUnicode_DecodeFSDefault(workspace)
+                                : Py_NewRef(s_no_dir),
+        [K_POLICY] = PyBool_FromLong(policy),
     };
     int ok = 1;
-    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
-        if (!items[i][0] || !items[i][1] || PyDict_SetItem(d, items[i][0], items[i][1]) < 0) ok = 0;
-        Py_XDECREF(items[i][0]);
-        Py_XDECREF(items[i][1]);
+    for (int k = 0; k < N_KEYS; k++) {
+        if (!values[k] || PyDict_SetItem(d, s_keys[k], values[k]) < 0) ok = 0;
+        Py_XDECREF(values[k]);
     }
     if (!ok) Py_CLEAR(d);
     return d;
@@ -313,13 +375,8 @@ static void s_call(const jobspec_t *job, const profile_t *profile, area_t *area,
 {
     runner_bind(area);
     runner_session(session);
-    PyObject *d = s_job_dict(job, profile, workspace);
-    if (d) {
-        PyObject *p = PyBool_FromLong(policy);
-        PyDict_SetItemString(d, "policy", p);
-        Py_DECREF(p);
-        if (first && job->kind == JOB_SESSION_RESTORE) PyDict_SetItemString(d, "restore", Py_True);
-    }
+    PyObject *d = s_job_dict(job, profile, workspace, policy);
+    if (d && first && job->kind == JOB_SESSION_RESTORE) PyDict_SetItemString(d, "restore", Py_True);
     audit_arm(area, policy); /* from here on every audited event goes through the policy */
     PyObject *fn = d ? s_entry(job, session, first) : NULL;
     PyObject *r = fn ? PyObject_CallOneArg(fn, d) : NULL;

@@ -14,7 +14,9 @@
 #include "../proto/job.h"
 #include "jobarea.h"
 
-int         py_init(const profile_t *profile, const char *program, char *err, size_t errlen);
+/* policy: the Python layer is on (the builtins a job's __main__ starts with). */
+int         py_init(const profile_t *profile, const char *program, int policy, char *err,
+                    size_t errlen);
 const char *py_version(void);  /* "3.11.2" */
 const char *py_versions(void); /* JSON {package: version} of the profile's packages */
 void        py_after_fork(void);

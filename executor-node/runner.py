@@ -10,9 +10,12 @@ import ast
 import builtins
 import io
 import json
+import linecache
+import os
 import random
 import re
 import sys
+import tempfile
 import tomllib
 import types
 
@@ -121,17 +124,22 @@ def _import(name, globals=None, locals=None, fromlist=(), level=0):
     return module
 
 
+def _no_filesystem(what, profile):
+    """The refusal for file work in a profile without a workspace, naming those that have one."""
+    return PermissionError(
+        "%s is not available in profile %s: it has no filesystem "
+        "(use the %s profile and the files argument)"
+        % (what, profile, " or ".join(_workspace_profiles[0]))
+    )
+
+
 def _make_builtins(profile, workspace):
     b = dict(builtins.__dict__)
     b["__import__"] = _import
     if not workspace:
-        where = " or ".join(_workspace_profiles[0])
 
         def open(*args, **kwargs):
-            raise PermissionError(
-                "open() is not available in profile %s: it has no filesystem "
-                "(use the %s profile and the files argument)" % (profile, where)
-            )
+            raise _no_filesystem("open()", profile)
 
         b["open"] = open
     for name in ("breakpoint", "help", "copyright", "credits", "license", "exit", "quit"):
@@ -202,6 +210,34 @@ def _preload_codecs():
                 pass
 
 
+# Submodules that are never preloaded: multiprocessing.sharedctypes would load ctypes, which
+# stays out of every zygote that does not need it.
+_NEVER_PRELOAD = ("multiprocessing.sharedctypes",)
+
+
+def _preload_packages(modules):
+    """Every submodule of the profile's standard-library packages (email.generator, which
+    as_string imports on first use; xml.dom's builders; http.cookiejar…): a child cannot reach
+    the file system for what a package imports lazily. ~5 MB in python.basic, shared
+    copy-on-write by every child."""
+    import importlib
+    import pkgutil
+    import sysconfig
+    stdlib = sysconfig.get_paths()["stdlib"] + "/"
+    for name in modules:
+        path = getattr(sys.modules.get(name), "__path__", None)
+        if not path or not all(p.startswith(stdlib) for p in path):
+            continue
+        for info in pkgutil.walk_packages(path, name + ".", onerror=lambda _name: None):
+            parts = set(info.name.split("."))
+            if info.name in _NEVER_PRELOAD or parts & {"test", "tests", "__main__"}:
+                continue
+            try:
+                importlib.import_module(info.name)
+            except Exception:
+                pass  # Windows-only modules (asyncio.windows_events, …)
+
+
 def _settle_stdlib():
     """What the standard library would otherwise look up from a job's child, done once here:
     tarfile's owner names (pwd/grp go through glibc's NSS, which opens a socket to nscd: a
@@ -224,6 +260,7 @@ def prepare(profile, workspace, figures, modules, workspace_profiles):
     _figures[0] = bool(figures)
     _find_versions(modules)
     _preload_codecs()
+    _preload_packages(modules)
     filters = warnings.filters[:]
     if figures:
         import _snakepit_warm
@@ -239,6 +276,12 @@ def prepare(profile, workspace, figures, modules, workspace_profiles):
     sys.path_importer_cache.clear()
     sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__name__", "") != "PathFinder"]
     _builtins[0] = _make_builtins(profile, workspace)
+    if not workspace:  # tempfile would probe /tmp and friends and say none is usable
+
+        def _no_tempdir():
+            raise _no_filesystem("tempfile", profile)
+
+        tempfile._get_default_tempdir = _no_tempdir
     # For nodes run with --disable-layer python (tests that prove each OS layer alone): the
     # interpreter's own builtins, no import guard.
     _plain_builtins[0] = dict(builtins.__dict__, display=_rich.display)
@@ -250,12 +293,9 @@ def new_globals(policed):
     defines (sys.modules["__main__"].Name) and dataclasses its annotations. __file__: scripts
     find their data next to themselves (os.path.dirname(__file__)), which is the workspace,
     the working directory."""
-    main = _ModuleType("__main__")
+    main = _main_module(policed)
     sys.modules["__main__"] = main
-    g = main.__dict__
-    g.update({"__doc__": None, "__file__": "main.py",
-              "__builtins__": _builtins[0] if policed else _plain_builtins[0]})
-    return g
+    return main.__dict__
 
 
 def _cap(text, cap):
@@ -400,6 +440,8 @@ def _unmet(deps, req_py):
 def _check_metadata(source, requested=()):
     """None when the code may run, else (error type, message). requested: the JobSpec's
     dependencies (the argument's and the block's, as the front-end sent them)."""
+    if not requested and "# ///" not in source:  # no block (the usual case): no regex
+        return None
     try:
         meta = _script_metadata(source)
         if meta is None and not requested:
@@ -477,11 +519,9 @@ def _settle_job(job, source):
     """The job's own view of the standard library: its workspace as the temporary directory
     (tempfile's, and $TMPDIR for libraries that read it), its source in linecache (so that
     traceback and inspect show its lines as they would a file's)."""
-    import linecache
-    import os
-    import tempfile
-    ws = job.get("workspace_dir") or ""
-    tempfile.tempdir = ws or None
+    ws = job.get("workspace_dir") or None
+    if tempfile.tempdir != ws:  # unchanged, it is not written (a page less to copy)
+        tempfile.tempdir = ws
     if ws:
         os.environ["TMPDIR"] = ws
     linecache.cache[_FILENAME] = (len(source), None, source.splitlines(True), _FILENAME)
@@ -502,14 +542,40 @@ def _refused_by_sandbox(exc):
 _MISSING = object()
 
 
-def run(job, g=None):
-    """job: dict(code, allowed, profile, inspect, stdin, capture, workspace, workspace_dir).
-    g: a session's globals (session.py), which the code's names join and which outlive the
-    call; without it the code runs in fresh globals, as every one-off execution does."""
-    # No random.seed() here: CPython's own at-fork hook (random registers one) reseeds every
-    # child from the kernel as it is forked, so no two jobs share the zygote's random state;
-    # numpy's global state is reseeded by the warm-up's at-fork hook.
-    session = g is not None
+# What a job starts with — its __main__ module and its standard streams — made once in the
+# zygote by fresh() and installed there, so a child finds them in place instead of allocating
+# and swapping them in (each swap frees the zygote's objects: pages to copy). A fork gives
+# every child a copy of its own, so no two jobs ever share one. A session's cells never use it:
+# a session keeps its own globals (session.py, new_globals) from cell to cell.
+_fresh = [None]
+
+
+def _main_module(policed):
+    # __file__: scripts find their data next to themselves (os.path.dirname(__file__)), which
+    # is the workspace, the working directory
+    # The job's globals are a real __main__ module's, as for `python main.py`: pickle finds the
+    # classes and functions it defines (sys.modules["__main__"].Name), dataclasses its
+    # annotations.
+    main = _ModuleType("__main__")
+    main.__dict__.update({"__doc__": None, "__file__": "main.py",
+                          "__builtins__": _builtins[0] if policed else _plain_builtins[0]})
+    return main
+
+
+def fresh(policed):
+    """Called in the zygote, last: a job's __main__ and streams, installed for its children."""
+    main = _main_module(policed)
+    sys.modules["__main__"] = main
+    sys.stdout, sys.stderr = _Stream(1), _Stream(2)
+    sys.stdin = io.StringIO("")
+    _rich.reset("png")
+    _fresh[0] = main
+
+
+def _session_cell_start(job):
+    """A session's cell: what the previous cell left in the process (images, streams) goes;
+    its globals stay."""
+    _fresh[0] = None  # a one-off job's prepared __main__ is never a session's
     del _images[:]
     _images_truncated[0] = False
     if job["capture"]:
@@ -517,25 +583,54 @@ def run(job, g=None):
     else:
         sys.stdout, sys.stderr = _Discard(1), _Discard(2)
     sys.stdin = io.StringIO(job["stdin"] or "")
+
+
+def _job_globals(job, policed):
+    """A one-off job's globals: the __main__ fresh() prepared, else a new one."""
+    main, _fresh[0] = _fresh[0], None
+    if main is None or sys.modules.get("__main__") is not main:
+        main = _main_module(policed)
+        sys.modules["__main__"] = main
+        sys.stdout, sys.stderr, sys.stdin = _Stream(1), _Stream(2), io.StringIO("")
+    if not job["capture"]:
+        sys.stdout, sys.stderr = _Discard(1), _Discard(2)
+    if job["stdin"]:
+        sys.stdin = io.StringIO(job["stdin"])
+    return main.__dict__
+
+
+def run(job, g=None):
+    """job: dict(code, allowed, profile, inspect, stdin, capture, workspace, workspace_dir).
+    g: a session's globals (session.py), which the code's names join and which outlive the
+    call; without it the code runs in the fresh globals the zygote prepared, as every one-off
+    execution does."""
+    # No random.seed() here: CPython's own at-fork hook (random registers one) reseeds every
+    # child from the kernel as it is forked, so no two jobs share the zygote's random state;
+    # numpy's global state is reseeded by the warm-up's at-fork hook.
+    policed = job.get("policy", True)
+    session = g is not None
+    if session:
+        _session_cell_start(job)
+    else:
+        g = _job_globals(job, policed)
     source = job["code"]
-    source_lines = source.splitlines()
     _allowed[0] = job["allowed"]
     _settle_job(job, source)
-    _rich.reset(job.get("figure_format") or "png")
-    if g is None:
-        g = new_globals(job.get("policy", True))
+    fmt = job.get("figure_format") or "png"
+    if session or _rich.outputs or _rich.truncated[0] or _rich._figure_format[0] != fmt:
+        _rich.reset(fmt)
     earlier_result = g.get("result", _MISSING)
     try:
         tree = compile(source, _FILENAME, "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as e:
-        etype, message, tb, line = _error_fields(e, source_lines)
+        etype, message, tb, line = _error_fields(e, source.splitlines())
         col = e.offset or 0
         message = "%s (line %d, column %d)" % (e.msg, e.lineno or 0, col)
         _snakepit.finish("syntax_error", error_type=etype, error_message=message,
                          traceback=tb, line=line)
         return
     except (MemoryError, RecursionError, ValueError) as e:
-        etype, message, tb, line = _error_fields(e, source_lines)
+        etype, message, tb, line = _error_fields(e, source.splitlines())
         status = "memory_limit" if isinstance(e, MemoryError) else "syntax_error"
         _snakepit.finish(status, error_type=etype, error_message=message, traceback=tb)
         return
@@ -576,7 +671,7 @@ def run(job, g=None):
         if _images or _images_truncated[0]:
             kwargs.update(images=_images, images_truncated=_images_truncated[0])
     if err is not None:
-        etype, message, tb, line = _error_fields(err, source_lines)
+        etype, message, tb, line = _error_fields(err, source.splitlines())
         kwargs.update(error_type=etype, error_message=message, traceback=tb, line=line,
                       denied=_refused_by_sandbox(err))
     if value is None and status == "ok":

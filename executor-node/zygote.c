@@ -23,6 +23,7 @@
 #include "dispatch.h"
 #include "envprofile.h"
 #include "filter.h"
+#include "hugemem.h"
 #include "outcome.h"
 #include "pool.h"
 #include "pretouch.h"
@@ -369,7 +370,8 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
     z->sb.drop_uid = z->conf->drop_uid;
     if (sandbox_probe(&z->sb, err, errlen) < 0 || sandbox_neutral_host(&z->sb, err, errlen) < 0)
         return -1;
-    if (py_init(z->profile, z->conf->python, err, errlen) < 0) return -1;
+    if (py_init(z->profile, z->conf->python, (z->sb.layers & LAYER_PYTHON) != 0, err, errlen) < 0)
+        return -1;
     if ((z->sb.layers & LAYER_SECCOMP) &&
         filter_compile(z->profile, &z->sb.filter, err, errlen) < 0)
         return -1;
@@ -381,6 +383,12 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
         log_info("event=pretouch_recorded pages=%zu ranges=%zu", z->touch.pages, z->touch.n);
     z->procfd =
         z->conf->max_sessions > 0 ? procfs_open((z->sb.layers & LAYER_NAMESPACES) != 0) : -1;
+    /* last of the zygote's own memory work, while /proc is mounted (hugemem.h) */
+    long huge = hugemem_collapse(why, sizeof why);
+    if (huge < 0)
+        log_warn("event=huge_pages_unavailable error=\"%s\"", why);
+    else
+        log_info("event=huge_pages made=%ld", huge);
     if (sandbox_seal_filesystem(&z->sb, z->profile, err, errlen) < 0) return -1;
     if (z->profile->workspace) {
         /* children that drop privileges own their files as that uid; others as we are */

@@ -5,6 +5,7 @@
 #include "../common/buf.h"
 #include "../common/log.h"
 #include "admit.h"
+#include "paramheaders.h"
 
 static admit_t s_refuse(admit_stats_t *stats, admission_t *out, const rpc_msg_t *m,
                         const char *transport, admit_refusal_t why, int code, const char *message,
@@ -79,6 +80,12 @@ admit_t admit_message(admit_stats_t *stats, const rpc_msg_t *m, const reqheaders
     }
     if (h && m->kind == RPC_REQUEST &&
         reqheaders_required(h, m->method, m->params, why, sizeof why) < 0)
+        return s_refuse(stats, out, m, transport, REFUSED_HEADER_MISMATCH, RPC_HEADER_MISMATCH, why,
+                        NULL);
+    /* the arguments a tool mirrors into Mcp-Param-* headers (paramheaders.h) */
+    if (h && h->mirrors && m->kind == RPC_REQUEST && !strcmp(m->method, "tools/call") &&
+        paramheaders_check(h->mirrors, json_object_get(m->params, "arguments"), h->lookup,
+                           h->lookup_ctx, why, sizeof why) < 0)
         return s_refuse(stats, out, m, transport, REFUSED_HEADER_MISMATCH, RPC_HEADER_MISMATCH, why,
                         NULL);
     stats->modern++;

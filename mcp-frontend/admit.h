@@ -3,8 +3,9 @@
  * basic/transports/streamable-http §"Server Validation"). Both eras share every endpoint:
  *
  *   - a message whose params._meta claims a protocol version is modern: its envelope must be
- *     well formed (-32602), its HTTP headers must agree with its body (-32020), and its version
- *     must be one served (-32022) — each answered HTTP 400 with the request's id;
+ *     well formed (-32602), its HTTP headers must agree with its body (-32020: the standard
+ *     ones, and last the Mcp-Param-* headers of a tool that mirrors arguments, paramheaders.h),
+ *     and its version must be one served (-32022) — each answered HTTP 400 with the request's id;
  *   - a message without a claim is legacy (initialize, sessions) — unless an HTTP request names
  *     a modern revision in its MCP-Protocol-Version header, which means its envelope is missing
  *     (-32602, 400);

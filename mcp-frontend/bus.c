@@ -1,7 +1,11 @@
-/* mcp-frontend/bus.c — see bus.h. The subscriber connection reconnects with backoff like the
- * store's; on every (re)connect it subscribes to both channels again, and once Redis confirms
+/* mcp-frontend/bus.c — see bus.h. The subscriber connection is made as the store's is, by
+ * common/redis_dial.h (so a Sentinel URL is followed to the master), and reconnects with backoff
+ * like it; on every (re)connect it subscribes to both channels again, and once Redis confirms
  * after an outage the reconnect hooks run (whatever was learnt only from events may be stale).
- * Pub/sub is not scoped by database number, so the channels carry it. */
+ * It also follows the store: when the store connects to another server than the one the bus is
+ * subscribed on (a failover the bus's own connection outlived), the bus dials again, so that
+ * front-ends publish and listen on the same master. Pub/sub is not scoped by database number,
+ * so the channels carry it. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <hiredis/async.h>
@@ -13,6 +17,7 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
+#include "../common/redis_dial.h"
 #include "../common/redis_loop.h"
 #include "bus.h"
 
@@ -26,10 +31,13 @@ struct bus {
     char instance[80];
     char control[64];      /* the control channel */
     char inbox[160];       /* this process's own channel */
+    long timeout_ms;       /* each step of a dial */
+    redis_dial_t *dial;    /* a connection being made */
     redisAsyncContext *ac; /* NULL while waiting to reconnect */
     redis_loop_t io;
-    int subscribed; /* both subscriptions confirmed */
-    int was_down;   /* lost the connection since the last confirmation: run the hooks */
+    char where[300]; /* the server subscribed on */
+    int subscribed;  /* both subscriptions confirmed */
+    int was_down;    /* lost the connection since the last confirmation: run the hooks */
     int confirmations;
     uint64_t timer;
     uint64_t retry_at_ms;
@@ -118,53 +126,74 @@ static void s_lost(bus_t *self)
     self->confirmations = 0;
     self->was_down = 1;
     self->retry_at_ms = clock_mono_ms() + (uint64_t)self->backoff_ms;
-    self->backoff_ms = self->backoff_ms * 2 > 2000 ? 2000 : self->backoff_ms * 2;
-}
-
-static void s_on_connect(const redisAsyncContext *ac, int status)
-{
-    bus_t *self = ac->data;
-    if (status != REDIS_OK) {
-        log_warn("event=bus_connect_failed error=\"%s\"", ac->errstr);
-        s_lost(self);
-    }
+    self->backoff_ms = self->backoff_ms * 2 > REDIS_RECONNECT_MAX_MS ? REDIS_RECONNECT_MAX_MS
+                                                                     : self->backoff_ms * 2;
 }
 
 static void s_on_disconnect(const redisAsyncContext *ac, int status)
 {
     bus_t *self = ac->data;
     if (status != REDIS_OK && !self->closing)
-        log_warn("event=bus_disconnected error=\"%s\"", ac->errstr);
+        log_warn("event=bus_disconnected server=%s error=\"%s\"", self->where, ac->errstr);
     s_lost(self);
 }
 
-static void s_connect(bus_t *self)
+static void s_on_dialled(void *arg, redisAsyncContext *ac, const char *where, const char *err)
 {
-    char err[256];
-    redisAsyncContext *ac = redis_loop_connect(&self->io, self->loop, &self->url, self,
-                                               s_on_connect, s_on_disconnect, err, sizeof err);
+    bus_t *self = arg;
+    self->dial = NULL;
     if (!ac) {
         log_warn("event=bus_connect_failed error=\"%s\"", err);
         s_lost(self);
         return;
     }
+    redis_dial_adopt(ac, self, s_on_disconnect);
     self->ac = ac;
+    snprintf(self->where, sizeof self->where, "%s", where);
     redisAsyncCommand(ac, s_on_message, NULL, "SUBSCRIBE %s", self->control);
     redisAsyncCommand(ac, s_on_message, self, "SUBSCRIBE %s", self->inbox);
+}
+
+static void s_connect(bus_t *self)
+{
+    self->dial =
+        redis_dial_start(self->loop, &self->url, &self->io, self->timeout_ms, s_on_dialled, self);
+}
+
+/* Frees the connection from outside hiredis's callbacks (its disconnect callback runs). */
+static void s_drop(bus_t *self)
+{
+    self->closing = 1;
+    redisAsyncFree(self->ac);
+    self->closing = 0;
+    if (self->ac) s_lost(self); /* freed before the disconnect callback could say so */
+}
+
+/* The store connected, perhaps to a new master after a failover that this connection, to the
+ * old one, outlived (a master demoted to replica keeps its clients): subscribe where the store
+ * publishes. */
+static void s_on_store_connected(void *arg, store_t *store)
+{
+    bus_t *self = arg;
+    if (!self->ac || !strcmp(self->where, store_where(store))) return;
+    log_info("event=bus_follows_store server=%s was=%s", store_where(store), self->where);
+    s_drop(self);
 }
 
 static void s_on_timer(loop_t *loop, void *arg)
 {
     (void)loop;
     bus_t *self = arg;
-    if (!self->ac && clock_mono_ms() >= self->retry_at_ms) s_connect(self);
+    if (!self->ac && !self->dial && clock_mono_ms() >= self->retry_at_ms) s_connect(self);
 }
 
-bus_t *bus_new(loop_t *loop, const redis_url_t *url, store_t **store_p, const char *instance)
+bus_t *bus_new(loop_t *loop, const redis_url_t *url, long timeout_ms, store_t **store_p,
+               const char *instance)
 {
     bus_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;
     self->url = *url;
+    self->timeout_ms = timeout_ms;
     self->store_p = store_p;
     self->io.fd = -1;
     self->backoff_ms = 100;
@@ -176,6 +205,7 @@ bus_t *bus_new(loop_t *loop, const redis_url_t *url, store_t **store_p, const ch
         nonce = (uint32_t)clock_mono_us();
     snprintf(self->inbox, sizeof self->inbox, "sp:fe:%d:%s:%08x", url->db, instance, nonce);
     s_connect(self);
+    store_on_connect(*store_p, s_on_store_connected, self);
     self->timer = loop_timer_add(loop, 100, 100, s_on_timer, self);
     return self;
 }
@@ -185,6 +215,7 @@ void bus_destroy(bus_t **self_p)
     bus_t *self = *self_p;
     if (!self) return;
     loop_timer_cancel(self->loop, self->timer);
+    redis_dial_cancel(&self->dial);
     if (self->ac) {
         self->closing = 1;
         redisAsyncFree(self->ac);
@@ -235,7 +266,7 @@ void bus_publish(bus_t *self, json_t *event)
     if (!text) return;
     self->stats.published++;
     if (self->subscribed && store_connected(*self->store_p))
-        store_writef(*self->store_p, "PUBLISH %s %s", self->control, text);
+        store_publish(*self->store_p, self->control, text);
     else
         s_dispatch(self, text, strlen(text)); /* nobody else can hear it now */
     free(text);

@@ -16,8 +16,9 @@
  *     where the stream's writer will find it), and events in the control channel's JSON for the
  *     resources its listen streams watch (listen.h registers the inbox with each URI), which go
  *     to the same typed handlers.
- * Publishing goes through the store's connection (store.h), so a PUBLISH leaves after every
- * write made before it: whoever hears an event finds in Redis what was written first.
+ * Publishing goes through the store's connection and its journal (store_publish), so a PUBLISH
+ * leaves after every write made before it — whoever hears an event finds in Redis what was
+ * written first — and, unlike those writes, is never sent again after a reconnect.
  * Pub/sub delivers at most once: whatever relies on it (session caches) also ages out, and the
  * reconnect hook tells modules that they may have missed events. */
 #ifndef SP_FE_BUS_H
@@ -43,8 +44,11 @@ typedef struct {
 } bus_stats_t;
 
 /* instance: this process's name (fe.h), to tell own events apart. store_p: where the store is
- * (fe->store); once it is NULL (shutdown), events are delivered locally only. */
-bus_t *bus_new(loop_t *loop, const redis_url_t *url, store_t **store_p, const char *instance);
+ * (fe->store); once it is NULL (shutdown), events are delivered locally only. url is reached
+ * as the store reaches it (common/redis_dial.h: Sentinel URLs too), timeout_ms bounding each
+ * step of a connect. */
+bus_t *bus_new(loop_t *loop, const redis_url_t *url, long timeout_ms, store_t **store_p,
+               const char *instance);
 void bus_destroy(bus_t **self_p);
 int bus_connected(const bus_t *self);
 const bus_stats_t *bus_stats(const bus_t *self);

@@ -238,12 +238,11 @@ void call_cancel(call_t *c, const char *why)
 
 void calls_cancel_all(session_t *s, const char *why)
 {
-    /* from the head each time: a cancel may end other calls of the list (a task's waiters) */
-    while (s->calls) {
-        call_t *c = s->calls;
-        call_detach(c);
-        call_cancel(c, why); /* unlinks it */
-    }
+    /* from the head each time: a cancel may end other calls of the list (a task's waiters).
+     * Not detached from their transports: a session can now end on another front-end (deleted
+     * or evicted there) while a request of it waits here, and its client must hear that
+     * (exchange.c answers it as a request of an ended session) rather than wait forever. */
+    while (s->calls) call_cancel(s->calls, why); /* unlinks it */
 }
 
 const char *call_str(const call_t *c, const char *name)

@@ -11,7 +11,7 @@
 /* That server answered with json.dumps(result): ", " and ": " between items. */
 static json_t *s_answer(json_t *doc, int is_error)
 {
-    char *text = json_dumps(doc, JSON_REAL_PRECISION(12));
+    char *text = json_text(doc, 0);
     json_t *r = tool_result(text ? text : "{}", doc, is_error);
     free(text);
     return r;

@@ -151,7 +151,7 @@ json_t *compat_variables(const result_t *res)
 
 json_t *compat_json_result(json_t *doc, int is_error)
 {
-    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+    char *text = json_text(doc, JSON_INDENT(2));
     json_t *r = tool_result(text ? text : "{}", doc, is_error);
     free(text);
     return r;

@@ -322,10 +322,20 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
         ex->retry_after_s = (long)((ms + 999) / 1000);
         if (ex->retry_after_s < 1) ex->retry_after_s = 1;
     }
+    json_t *ended = NULL;
+    if (!msg && ex->session && ex->session->closed && !ex->modern) {
+        /* its session ended while it ran (deleted or evicted, here or on another front-end):
+         * answered as a request of an ended session is (streamable-http: 404) */
+        ex->http->stats.refused[HTTP_REFUSED_UNKNOWN_SESSION]++;
+        msg = ended = rpc_error(ex->has_rpc ? ex->rpc.id : NULL, RPC_INVALID_REQUEST,
+                                "session ended while the request ran; initialize a new one", NULL);
+        status = MHD_HTTP_NOT_FOUND;
+    }
     if (!msg) status = MHD_HTTP_NO_CONTENT; /* cancelled: nothing to say */
     ex->status = status;
     free(ex->answer);
     ex->answer = msg ? rpc_dump(msg, &ex->answer_len) : NULL;
+    json_decref(ended);
     ex->state = EX_READY;
     exchange_resume(ex);
 }

@@ -23,8 +23,14 @@
 #include "mcp.h"
 #include "origin.h"
 #include "tenants.h"
+#include "tools.h"
 
 static const char *s_header(exchange_t *ex, const char *name)
+{
+    return exchange_header(ex, name);
+}
+
+static const char *s_lookup(void *ex, const char *name)
 {
     return exchange_header(ex, name);
 }
@@ -296,6 +302,12 @@ static enum MHD_Result s_post(exchange_t *ex)
     }
     reqheaders_t h = {s_header(ex, "MCP-Protocol-Version"), s_header(ex, "Mcp-Method"),
                       s_header(ex, "Mcp-Name")};
+    if (m->kind == RPC_REQUEST && !strcmp(m->method, "tools/call")) { /* Mcp-Param-* */
+        h.mirrors = tools_mirrors(tools_of(fe, ex->endpoint),
+                                  json_string_value(json_object_get(m->params, "name")));
+        h.lookup = s_lookup;
+        h.lookup_ctx = ex;
+    }
     admission_t a;
     switch (admit_message(mcp_admit_stats(fe->mcp), m, &h, "http", &a)) {
     case ADMIT_REFUSED:

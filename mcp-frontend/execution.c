@@ -82,6 +82,8 @@ static record_about_t s_about(const execution_t *ex)
                             .profile = ex->service,
                             .tool = ex->opts.tool,
                             .created_ms = ex->created_ms,
+                            .ttl_s = ex->tenant->record_ttl_s,
+                            .keep = ex->tenant->record_max,
                             .task = ex->opts.task,
                             .task_ttl_ms = ex->opts.task_ttl_ms,
                             .task_cancelled = ex->task_cancelled};
@@ -263,8 +265,7 @@ static void s_go_on(execution_t *ex)
     s_count(self, ex->opts.tool, ex->res.status);
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
-        if (record_finished(self->records, &about, &ex->res, ex->call_result, s_on_record_landed,
-                            ex)) {
+        if (record_finished(self->records, &about, &ex->res, s_on_record_landed, ex)) {
             ex->refs++; /* for s_on_record_landed */
             if (self->conf.record_wait_ms > 0) {
                 ex->record_timer = loop_timer_add(self->loop, (uint64_t)self->conf.record_wait_ms,
@@ -332,9 +333,10 @@ static void s_on_task_recorded(void *arg, redisReply *reply)
         call_reply(c, t);
         call_release(c);
         log_info("event=task_created job=%s tenant=%s", ex->id_str, ex->tenant->name);
-    } else if (c && !ex->ended) {
-        ex->opts.task = 0; /* not durable: the call keeps waiting for its result */
     }
+    /* else the call keeps waiting for its result; the task fields may still reach the record
+     * (the journal sends the write again on the next connection), so the final record keeps
+     * writing them too and never leaves a finished task `working` */
     s_unref(ex);
 }
 

@@ -20,22 +20,6 @@ static const char s_read_lua[] =
 
 static store_script_t *s_script; /* loaded on the first read; the store owns it */
 
-void filestore_put(store_t *store, const char *id, const result_t *res, long ttl_s)
-{
-    char key[96];
-    snprintf(key, sizeof key, "sp:exec:%s:files", id);
-    int any = 0;
-    for (size_t i = 0; i < res->n_files; i++) {
-        const result_file_t *f = &res->files[i];
-        if (!rich_is_link(f)) continue;
-        const char *argv[] = {"HSET", key, f->path, f->data};
-        size_t len[] = {4, strlen(key), strlen(f->path), f->len};
-        store_write(store, 4, argv, len);
-        any = 1;
-    }
-    if (any) store_writef(store, "EXPIRE %s %ld", key, ttl_s);
-}
-
 typedef struct {
     call_t *call;
     char *uri;

@@ -1,8 +1,10 @@
 /* mcp-frontend/fixtures_modern.c — the conformance suite's fixtures for MCP 2026-07-28
  * (--test-fixtures only): the diagnostic tools of the server-stateless scenario (a capability
  * gate, logging without logLevel, a stream that must carry no server requests, list-change
- * triggers) and the multi round-trip tools and prompt of the input-required-result scenarios,
- * whose exact keys and messages those scenarios' descriptions give.
+ * triggers), a tool whose arguments are mirrored into Mcp-Param-* headers (the
+ * http-custom-header-server-validation scenario), and the multi round-trip tools and prompt of
+ * the input-required-result scenarios, whose exact keys and messages those scenarios'
+ * descriptions give.
  *
  * The round trips are one engine over a table: a flow is up to three rounds of input
  * requests; a retry that answers every key of its round moves to the next, one that misses a
@@ -300,6 +302,27 @@ static void s_trigger_prompts(call_t *c, json_t *args, const tool_task_t *task)
     s_text_reply(c, "the prompt list changed");
 }
 
+/* Declares arguments mirrored into Mcp-Param-* headers (paramheaders.h): the transport holds the
+ * headers against the body before this runs, so it only says what it got. */
+static void s_param_headers(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)task;
+    char *text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
+    s_text_reply(c, text ? text : "{}");
+    free(text);
+}
+
+static const tool_arg_t s_mirrored[] = {
+    {"region", ARG_STRING, ARG_REQUIRED, "Where to run (the Mcp-Param-Region header)",
+     "\"x-mcp-header\": \"Region\""},
+    {"priority", ARG_INTEGER, 0, "How urgent (the Mcp-Param-Priority header)",
+     "\"x-mcp-header\": \"Priority\""},
+    {"verbose", ARG_BOOLEAN, 0, "Say more (the Mcp-Param-Verbose header)",
+     "\"x-mcp-header\": \"Verbose\""},
+    {"note", ARG_STRING, 0, "Not mirrored", NULL},
+    {NULL},
+};
+
 /* clang-format off */
 #define FLOW_TOOL(n, d) {.name = n, .description = d, .input_schema = NO_ARGS, .run = s_flow_tool}
 const tool_t fixtures_modern_tools[] = {
@@ -308,6 +331,7 @@ const tool_t fixtures_modern_tools[] = {
     {.name = "test_streaming_elicitation", .description = "Asks the user through MRTR", .input_schema = NO_ARGS, .run = s_streaming_elicitation},
     {.name = "test_trigger_tool_change", .description = "Announces a tool list change", .input_schema = NO_ARGS, .run = s_trigger_tools},
     {.name = "test_trigger_prompt_change", .description = "Announces a prompt list change", .input_schema = NO_ARGS, .run = s_trigger_prompts},
+    {.name = "test_param_headers", .description = "Echoes its arguments, three of them mirrored into Mcp-Param-* headers", .args = s_mirrored, .run = s_param_headers},
     FLOW_TOOL("test_input_required_result_elicitation", "Asks for a name"),
     FLOW_TOOL("test_input_required_result_sampling", "Asks the client's model"),
     FLOW_TOOL("test_input_required_result_list_roots", "Asks for the client's roots"),

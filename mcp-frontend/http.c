@@ -23,6 +23,7 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
+#include "bus.h"
 #include "exchange.h"
 #include "exchange_mcp.h"
 #include "execution.h"
@@ -38,13 +39,14 @@ static enum MHD_Result s_healthz(exchange_t *ex)
 {
     fe_t *fe = ex->http->fe;
     char *text;
-    int n =
-        asprintf(&text,
-                 "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
-                 "\"redis_connected\":%s,\"sessions\":%zu,\"jobs_in_flight\":%zu}",
-                 FE_VERSION, jobs_broker_connected(fe->jobs) ? "true" : "false",
-                 store_connected(fe->store) ? "true" : "false", sessions_count(fe->sessions),
-                 jobs_count(fe->jobs));
+    int n = asprintf(
+        &text,
+        "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
+        "\"redis_connected\":%s,\"bus_connected\":%s,\"sessions\":%zu,"
+        "\"jobs_in_flight\":%zu}",
+        FE_VERSION, jobs_broker_connected(fe->jobs) ? "true" : "false",
+        store_connected(fe->store) ? "true" : "false", bus_connected(fe->bus) ? "true" : "false",
+        sessions_count(fe->sessions), jobs_count(fe->jobs));
     if (n < 0) return MHD_NO;
     return exchange_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
 }

@@ -1,5 +1,6 @@
 /* mcp-frontend/jobs.c — see jobs.h. A job is freed in exactly one place, s_finish, after its
- * owner heard the end. */
+ * owner heard the end. It keeps its JobSpec until then: the broker holding it may go away, and
+ * the job is sent again. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,25 +14,28 @@
 #include "../proto/result.h"
 #include "jobs.h"
 
-#define RETRY_MS 20 /* how often jobs held back are offered to the broker again */
+#define RETRY_MS    20 /* how often jobs held back are offered to the brokers again */
+#define MAX_BROKERS 8
 
 struct job {
     uint8_t id[ID_BYTES];
     char service[JOB_MAX_SERVICE + 1];
     const job_events_t *events;
     void *owner;
-    /* while no broker connection can take the job: kept here and retried until
-     * broker_wait_until, then answered `rejected` */
-    buf_t body;
+    buf_t body; /* the JobSpec, kept until the end */
     route_t route;
-    uint64_t broker_wait_until; /* monotonic ms; 0 once submitted */
+    int broker;                 /* the client it is pending on; -1 while held back */
+    int accepted;               /* ACCEPTED was passed on (not again after a resubmission) */
+    uint64_t broker_wait_until; /* monotonic ms; 0 unless held back */
     job_t *next_waiting;
 };
 
 struct jobs {
     loop_t *loop;
     jobs_conf_t conf;
-    client_t *client;
+    client_t *clients[MAX_BROKERS];
+    char *endpoints[MAX_BROKERS];
+    int n_clients;
     idmap_t *pending; /* job id → job_t, submitted or waiting */
     job_t *waiting;   /* jobs waiting for a broker connection, oldest first */
     uint64_t retry_timer;
@@ -57,6 +61,55 @@ static void s_finish_simple(jobs_t *self, job_t *job, status_t st, const char *t
     buf_free(&r);
 }
 
+/* Sends the job to the first broker that takes it: connected ones first, in order, then any
+ * whose socket accepts it. 0, or -1 when none can now. */
+static int s_send(jobs_t *self, job_t *job)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < self->n_clients; i++) {
+            if (pass == 0 && !client_connected(self->clients[i])) continue;
+            if (client_submit(self->clients[i], job->service, job->id, &job->route, job->body.data,
+                              job->body.len) == 0) {
+                job->broker = i;
+                return 0;
+            }
+        }
+    return -1;
+}
+
+static void s_hold(jobs_t *self, job_t *job)
+{
+    job->broker = -1;
+    job->broker_wait_until = clock_mono_ms() + (uint64_t)self->conf.broker_wait_ms;
+    job_t **pp = &self->waiting;
+    while (*pp) pp = &(*pp)->next_waiting;
+    *pp = job;
+}
+
+/* The broker holding the job went away (body: the `lost` Result the client made). Sent again
+ * once, marked resubmit: the broker that gets it asks the executors before running it. */
+static void s_on_broker_lost(jobs_t *self, job_t *job, const uint8_t *body, size_t len)
+{
+    char hex[ID_STR_LEN + 1];
+    id_format(job->id, hex);
+    if (job->route.resubmit) {
+        self->stats.lost++;
+        log_warn("event=job_lost job=%s reason=\"its broker was lost twice\"", hex);
+        s_finish(self, job, body, len);
+        return;
+    }
+    job->route.resubmit = 1;
+    self->stats.resubmitted++;
+    int from = job->broker;
+    if (s_send(self, job) == 0) {
+        log_info("event=job_resubmitted job=%s from=%s to=%s", hex, self->endpoints[from],
+                 self->endpoints[job->broker]);
+        return;
+    }
+    log_info("event=job_resubmit_waiting job=%s from=%s", hex, self->endpoints[from]);
+    s_hold(self, job);
+}
+
 static void s_on_event(void *arg, const uint8_t id[ID_BYTES], client_event_t ev,
                        const uint8_t *body, size_t len)
 {
@@ -65,7 +118,8 @@ static void s_on_event(void *arg, const uint8_t id[ID_BYTES], client_event_t ev,
     if (!job) return;
     switch (ev) {
     case CLIENT_ACCEPTED:
-        job->events->accepted(job->owner);
+        if (!job->accepted) job->events->accepted(job->owner);
+        job->accepted = 1;
         break;
     case CLIENT_PROGRESS:
         job->events->progress(job->owner, body, len);
@@ -73,13 +127,26 @@ static void s_on_event(void *arg, const uint8_t id[ID_BYTES], client_event_t ev,
     case CLIENT_RESULT:
         s_finish(self, job, body, len);
         break;
+    case CLIENT_LOST:
+        s_on_broker_lost(self, job, body, len);
+        break;
     }
 }
 
-static void s_unavailable(jobs_t *self, job_t *job)
+/* Held back past --broker-wait-ms: a job that never reached a broker is `rejected`; one whose
+ * broker was lost is `lost` (it may have run). */
+static void s_give_up(jobs_t *self, job_t *job)
 {
     char id[ID_STR_LEN + 1];
     id_format(job->id, id);
+    if (job->route.resubmit) {
+        self->stats.lost++;
+        log_warn("event=job_lost job=%s reason=\"no broker to resubmit it to\"", id);
+        s_finish_simple(self, job, ST_LOST, "BrokerLost",
+                        "the broker holding the job was lost and no other broker could take it "
+                        "again; it may or may not have run");
+        return;
+    }
     self->stats.broker_unavailable++;
     log_warn("event=broker_unavailable job=%s endpoint=%s", id, self->conf.broker);
     s_finish_simple(self, job, ST_REJECTED, "Unavailable",
@@ -95,17 +162,15 @@ static void s_on_retry(loop_t *loop, void *arg)
     uint64_t now = clock_mono_ms();
     while (self->waiting) {
         job_t *job = self->waiting;
-        if (client_submit(self->client, job->service, job->id, &job->route, job->body.data,
-                          job->body.len) == 0) {
+        if (s_send(self, job) == 0) {
             self->waiting = job->next_waiting;
             job->broker_wait_until = 0;
-            buf_free(&job->body);
             continue;
         }
         if (job->broker_wait_until > now) return; /* still down: keep the rest in order too */
         self->waiting = job->next_waiting;
         job->broker_wait_until = 0;
-        s_unavailable(self, job);
+        s_give_up(self, job);
     }
 }
 
@@ -115,14 +180,24 @@ jobs_t *jobs_new(loop_t *loop, void *zmq_ctx, const jobs_conf_t *conf)
     self->loop = loop;
     self->conf = *conf;
     self->pending = idmap_new();
-    client_conf_t cc = {
-        .endpoint = self->conf.broker,
-        .heartbeat_ms = self->conf.heartbeat_ms,
-        .curve_server_key = self->conf.curve_server_key[0] ? self->conf.curve_server_key : NULL,
-        .curve_public_key = self->conf.curve_public_key,
-        .curve_secret_key = self->conf.curve_secret_key,
-    };
-    self->client = client_new(zmq_ctx, loop, &cc, s_on_event, self);
+    char list[sizeof conf->broker];
+    snprintf(list, sizeof list, "%s", conf->broker);
+    char *save = NULL;
+    for (char *ep = strtok_r(list, ",", &save); ep && self->n_clients < MAX_BROKERS;
+         ep = strtok_r(NULL, ",", &save)) {
+        while (*ep == ' ') ep++;
+        if (!*ep) continue;
+        client_conf_t cc = {
+            .endpoint = ep,
+            .heartbeat_ms = self->conf.heartbeat_ms,
+            .curve_server_key = self->conf.curve_server_key[0] ? self->conf.curve_server_key : NULL,
+            .curve_public_key = self->conf.curve_public_key,
+            .curve_secret_key = self->conf.curve_secret_key,
+            .hand_back_lost = 1,
+        };
+        self->endpoints[self->n_clients] = xstrdup(ep);
+        self->clients[self->n_clients++] = client_new(zmq_ctx, loop, &cc, s_on_event, self);
+    }
     self->retry_timer = loop_timer_add(loop, RETRY_MS, RETRY_MS, s_on_retry, self);
     return self;
 }
@@ -140,7 +215,10 @@ void jobs_destroy(jobs_t **self_p)
     jobs_t *self = *self_p;
     if (!self) return;
     loop_timer_cancel(self->loop, self->retry_timer);
-    client_destroy(&self->client);
+    for (int i = 0; i < self->n_clients; i++) {
+        client_destroy(&self->clients[i]);
+        free(self->endpoints[i]);
+    }
     idmap_each(self->pending, s_drop, NULL);
     idmap_destroy(&self->pending);
     free(self);
@@ -167,23 +245,15 @@ job_t *jobs_submit(jobs_t *self, const jobspec_t *spec, long max_inflight,
     buf_init(&job->body);
     jobspec_encode(spec, &job->body);
     idmap_put(self->pending, job->id, job);
-    if (client_submit(self->client, job->service, job->id, &job->route, job->body.data,
-                      job->body.len) == 0) {
-        buf_free(&job->body);
-        return job;
-    }
-    /* ZMQ_IMMEDIATE: no broker connection can take it now (starting up, or the broker is
-     * restarting). Hold it for a short while rather than fail at the first hiccup. */
-    job->broker_wait_until = clock_mono_ms() + (uint64_t)self->conf.broker_wait_ms;
-    job_t **pp = &self->waiting;
-    while (*pp) pp = &(*pp)->next_waiting;
-    *pp = job;
+    /* ZMQ_IMMEDIATE: with no broker connection (starting up, or restarting) no socket takes
+     * it. Hold it for a short while rather than fail at the first hiccup. */
+    if (s_send(self, job) < 0) s_hold(self, job);
     return job;
 }
 
 void jobs_cancel(jobs_t *self, job_t *job)
 {
-    if (job->broker_wait_until) { /* never reached the farm: it ends here */
+    if (job->broker_wait_until) { /* not at any broker now: it ends here */
         for (job_t **pp = &self->waiting; *pp; pp = &(*pp)->next_waiting)
             if (*pp == job) {
                 *pp = job->next_waiting;
@@ -193,7 +263,7 @@ void jobs_cancel(jobs_t *self, job_t *job)
                         "cancelled before it reached the farm");
         return;
     }
-    client_cancel(self->client, job->service, job->id);
+    client_cancel(self->clients[job->broker], job->service, job->id);
 }
 
 size_t jobs_count(const jobs_t *self)
@@ -203,7 +273,9 @@ size_t jobs_count(const jobs_t *self)
 
 int jobs_broker_connected(const jobs_t *self)
 {
-    return client_connected(self->client);
+    int n = 0;
+    for (int i = 0; i < self->n_clients; i++) n += client_connected(self->clients[i]) != 0;
+    return n;
 }
 
 const char *jobs_broker_instance(const jobs_t *self)

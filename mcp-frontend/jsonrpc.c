@@ -132,9 +132,68 @@ json_t *rpc_notification(const char *method, json_t *params)
     return msg;
 }
 
+/* The shortest of %.15g, %.16g, %.17g that reads back as d (17 always does), into out. A real
+ * keeps a '.' or an exponent, as jansson writes one (1.0, not 1). */
+static size_t s_shortest(double d, char *out, size_t cap)
+{
+    int n = 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        n = snprintf(out, cap, "%.*g", prec, d);
+        if (n <= 0 || (size_t)n >= cap) return 0;
+        if (strtod(out, NULL) == d) break;
+    }
+    if (!strpbrk(out, ".eE") && (size_t)n + 2 < cap) {
+        memcpy(out + n, ".0", 3);
+        n += 2;
+    }
+    return (size_t)n;
+}
+
+char *json_text(const json_t *v, size_t flags)
+{
+    char *text = json_dumps(v, (flags & ~(size_t)JSON_REAL_PRECISION(31)) | JSON_REAL_PRECISION(17));
+    if (!text) return NULL;
+    /* Each real token outside strings rewritten in place (a form is used only when it is no
+     * longer than jansson's). */
+    size_t o = 0;
+    int in_string = 0;
+    for (size_t i = 0; text[i];) {
+        char c = text[i];
+        if (in_string) {
+            text[o++] = text[i++];
+            if (c == '\\' && text[i]) text[o++] = text[i++];
+            else if (c == '"') in_string = 0;
+            continue;
+        }
+        if (c == '"') in_string = 1;
+        if (c != '-' && (c < '0' || c > '9')) {
+            text[o++] = text[i++];
+            continue;
+        }
+        size_t len = strspn(text + i, "0123456789+-.eE");
+        char tok[64], shortest[40];
+        size_t n = 0;
+        if (len < sizeof tok) { /* an integer is left as it is */
+            memcpy(tok, text + i, len);
+            tok[len] = '\0';
+            if (strpbrk(tok, ".eE")) n = s_shortest(strtod(tok, NULL), shortest, sizeof shortest);
+        }
+        if (n && n <= len) {
+            memcpy(text + o, shortest, n);
+            o += n;
+        } else {
+            memmove(text + o, text + i, len);
+            o += len;
+        }
+        i += len;
+    }
+    text[o] = '\0';
+    return text;
+}
+
 char *rpc_dump(const json_t *msg, size_t *len)
 {
-    char *s = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    char *s = json_text(msg, JSON_COMPACT);
     if (!s) s = xstrdup("{}");
     if (len) *len = strlen(s);
     return s;

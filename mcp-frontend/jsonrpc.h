@@ -73,4 +73,11 @@ int rpc_code_is_rate_limit(int code);
 /* Compact serialization; the caller frees. */
 char *rpc_dump(const json_t *msg, size_t *len);
 
+/* json_dumps(v, flags) with every real in the shortest of 15, 16 or 17 significant digits that
+ * reads back as the same double (for normal doubles what Python's repr prints): 0.1 stays 0.1, 0.1 + 0.2 is
+ * 0.30000000000000004, 1763924000.123456 keeps its microseconds. jansson offers a fixed
+ * precision only (17 digits print 0.1 as 0.10000000000000001; 12 lost data). NULL when
+ * json_dumps fails; the caller frees. */
+char *json_text(const json_t *v, size_t flags);
+
 #endif

@@ -42,11 +42,13 @@ static void s_on_stored(void *arg, int rc)
     c->pending = NULL;
     if (rc < 0) {
         json_decref(result);
-        session_close(s);
+        /* answered before the session closes: closing cancels the session's calls, and a
+         * cancelled initialize would leave its POST without an answer */
         call_error(c, RPC_UNAVAILABLE,
                    "cannot open a session now (the session store is unreachable); try again "
                    "shortly, or use MCP " MCP_MODERN ", which needs none",
                    NULL);
+        session_close(s);
     } else {
         log_info("event=session_initialized session=%.8s tenant=%s protocol=%s client=\"%.40s\"",
                  s->id, s->tenant->name, s->protocol, s->client_name);

@@ -37,6 +37,7 @@
 #include "mrtr.h"
 #include "prompts.h"
 #include "records.h"
+#include "redis_upkeep.h"
 #include "rich.h"
 #include "resources.h"
 #include "sessdb.h"
@@ -69,6 +70,7 @@ typedef struct {
     long page_size;  /* tools/list, resources/list, tasks/list */
     int test_fixtures;
     char log_level[16];
+    char local_key_file[4096]; /* the `local` tenant this front-end keeps in Redis */
 } fe_conf_t;
 
 #define OPT(type, field, ...) CFG_OPT_##type(fe_conf_t, field, __VA_ARGS__)
@@ -78,9 +80,16 @@ static const cfg_opt_t s_opts[] = {
         "serve Streamable HTTP on /mcp here (default 127.0.0.1:8765; with --stdio only when "
         "given)"),
     OPT(BOOL, stdio, "stdio", "serve MCP on stdin/stdout as the --tenant identity"),
-    OPT(STR, jobs.broker, "broker", "ENDPOINT", "the broker's client endpoint"),
-    OPT(STR, store.url, "redis", "URL", "redis://[user:pass@]host:port[/db] or unix:///path"),
+    OPT(LIST, jobs.broker, "broker", "ENDPOINT",
+        "the broker's client endpoint; several (comma list or repeated) for failover: jobs go "
+        "to the first connected one and are resubmitted to another when theirs is lost"),
+    OPT(STR, store.url, "redis", "URL",
+        "redis://[user:pass@]host:port[/db], unix:///path, or "
+        "redis-sentinel://host:port,host:port/master[/db]"),
     OPT(STR, tenant, "tenant", "NAME", "tenant that --stdio runs as"),
+    OPT(STR, local_key_file, "local-key-file", "FILE",
+        "re-create the tenant `local` with the key in FILE whenever a Redis it connects to has "
+        "lost it (snakepit up passes STATE_DIR/local.key)"),
     OPT(STR, compat, "compat", "NAME",
         "--stdio serves the drop-in endpoint NAME: python-sandbox, py-sandbox, secure-sandbox, "
         "exec-sandbox or code-sandbox (over HTTP they are /mcp/compat/NAME)"),
@@ -113,6 +122,8 @@ static const cfg_opt_t s_opts[] = {
         "a legacy stream's events can be replayed (Last-Event-ID) this long after the last"),
     OPT(INT, tenants.auth_cache_ms, "auth-cache-ms", 0, 3600000, "MS",
         "cache key → tenant lookups this long"),
+    OPT(INT, tenants.auth_stale_ms, "auth-stale-ms", 0, 86400000, "MS",
+        "while Redis cannot be asked, keys it answered within this long still authenticate"),
     OPT(INT, limiter.local_rate_pct, "local-rate-pct", 1, 100, "PCT",
         "share of a tenant's rate the local limiter allows while Redis is down"),
     OPT(INT, jobs.queue_allowance_ms, "queue-allowance-ms", 0, 3600000, "MS",
@@ -121,13 +132,25 @@ static const cfg_opt_t s_opts[] = {
         "a Redis command unanswered this long drops the connection"),
     OPT(INT, store.buffer_commands, "record-buffer", 0, 10000000, "N",
         "record writes kept while Redis is away (then dropped and counted)"),
-    OPT(INT, records.ttl_s, "record-ttl-s", 60, 86400 * 365, "S",
-        "execution records live this long"),
+    OPT(INT, store.replay_ms, "redis-replay-ms", 0, 600000, "MS",
+        "acknowledged record writes are kept this long and sent again after a reconnect (what a "
+        "failover or a Redis crash may have lost)"),
+    OPT(INT, records.ttl_s, "record-ttl-s", 60, 86400 * 3650, "S",
+        "execution records live this long (a tenant's record_ttl_s overrides it)"),
+    OPT(INT, records.keep, "record-max", 1, 100000000, "N",
+        "records kept per tenant; older ones are deleted (a tenant's record_max overrides it)"),
     OPT(INT, records.code_cap, "code-cap", 0, 1 << 20, "BYTES",
-        "code kept in a record (else its sha256)"),
-    OPT(INT, records.head_cap, "head-cap", 0, 1 << 20, "BYTES", "stdout/stderr kept in a record"),
+        "head of the code kept in a record (code_sha256 and code_bytes say the rest)"),
+    OPT(INT, records.head_cap, "head-cap", 0, 1 << 20, "BYTES",
+        "stdout/stderr heads kept in a record"),
     OPT(INT, records.result_cap, "result-cap", 1024, 16 << 20, "BYTES",
-        "structured result kept in a record"),
+        "the job's Result kept whole in a record up to this size (else cut to the heads)"),
+    OPT(INT, records.usage_days, "usage-days", 1, 3650, "DAYS",
+        "per-tenant daily usage kept this long"),
+    OPT(STR, records.export_stream, "export-stream", "KEY",
+        "also add every finished record to this Redis Stream (for consumers that keep them all)"),
+    OPT(INT, records.export_maxlen, "export-maxlen", 1000, 100000000, "N",
+        "approximate length cap of --export-stream"),
     OPT(INT, records.file_link_bytes, "file-link-bytes", 0, 8 << 20, "BYTES",
         "a file an execution wrote larger than this comes back as a resource link, not inline"),
     OPT(INT, records.file_ttl_s, "file-ttl-s", 60, 86400 * 7, "S",
@@ -147,7 +170,8 @@ static const cfg_opt_t s_opts[] = {
         "the broker's --instance, whose Redis snapshot get_sandbox_info reports (default: host "
         "name)"),
     OPT(INT, jobs.broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
-        "a job waits this long for a broker connection before it is answered rejected"),
+        "a job waits this long for a broker connection before it is answered rejected (lost, "
+        "when the broker holding it was lost and none could take it again)"),
     OPT(INT, executions.task_after_ms, "task-after-ms", 0, 3600000, "MS",
         "an MCP 2026-07-28 call that declared the tasks extension and still runs after MS is "
         "answered with a task; 0: never"),
@@ -161,22 +185,28 @@ static const cfg_opt_t s_opts[] = {
 
 static const fe_conf_t s_defaults = {
     .http = {.max_body = 4L << 20, .sse_keepalive_s = 15},
-    .store = {.url = "redis://127.0.0.1:6379", .timeout_ms = 2000, .buffer_commands = 20000},
+    .store = {.url = "redis://127.0.0.1:6379",
+              .timeout_ms = 2000,
+              .buffer_commands = 20000,
+              .replay_ms = 2000},
     .jobs = {.broker = "tcp://127.0.0.1:5555",
              .heartbeat_ms = 1000,
              .queue_allowance_ms = 30000,
              .broker_wait_ms = 5000},
     .records = {.ttl_s = 7 * 86400,
-                .code_cap = 64 << 10,
+                .keep = 10000,
+                .code_cap = 16 << 10,
                 .head_cap = 8 << 10,
-                .result_cap = 1 << 20,
+                .result_cap = 256 << 10,
+                .usage_days = 90,
+                .export_maxlen = 1000000,
                 .file_link_bytes = RICH_LINK_BYTES_DEFAULT,
                 .file_ttl_s = 3600},
     .executions = {.record_wait_ms = 500, .task_after_ms = 2000},
     .listen = {.max_streams = 10000},
     .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600, .cache_ms = 10000},
     .sselog = {.replay_s = 600},
-    .tenants = {.auth_cache_ms = 5000},
+    .tenants = {.auth_cache_ms = 5000, .auth_stale_ms = 600000},
     .limiter = {.local_rate_pct = 50},
     .mcp = {.max_inflight_session = 256},
     .tenant = "local",
@@ -242,7 +272,7 @@ static void s_instance(fe_t *fe, fe_conf_t *conf)
 static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, void *zmq_ctx)
 {
     fe->store = store_new(fe->loop, redis, &conf->store);
-    fe->bus = bus_new(fe->loop, redis, &fe->store, fe->instance);
+    fe->bus = bus_new(fe->loop, redis, conf->store.timeout_ms, &fe->store, fe->instance);
     fe->fixtures = conf->test_fixtures;
     fe->mrtr = mrtr_new(fe->loop, &fe->store);
     fe->sessions = sessions_new(fe->loop, &conf->sessions, calls_cancel_all);
@@ -383,7 +413,13 @@ int main(int argc, char **argv)
     s_build(fe, &conf, &redis, zmq_ctx);
     metrics_pub_t *snapshot = s_snapshot_start(fe, conf.store.url);
     char err[512];
-    if (conf.http.listen[0] &&
+    redis_upkeep_t *upkeep = redis_upkeep_new(fe->store, conf.local_key_file, err, sizeof err);
+    if (!upkeep) {
+        log_error("event=start_failed error=\"%s\"", err);
+        fprintf(stderr, "snakepit-mcp: %s\n", err);
+        rc = 1;
+    }
+    if (!rc && conf.http.listen[0] &&
         http_start(fe, &conf.http, fe_metrics_render, fe, err, sizeof err) < 0) {
         log_error("event=start_failed error=\"%s\"", err);
         fprintf(stderr, "snakepit-mcp: %s\n", err);
@@ -407,6 +443,7 @@ int main(int argc, char **argv)
     log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe->sessions),
              jobs_count(fe->jobs));
     s_teardown(fe);
+    redis_upkeep_destroy(&upkeep); /* after the store, whose last callbacks may reach it */
     zmq_ctx_term(zmq_ctx);
     loop_destroy(&fe->loop);
     close(sfd);

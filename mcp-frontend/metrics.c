@@ -124,6 +124,12 @@ static void s_redis(buf_t *out, const store_stats_t *s, const executions_stats_t
     prom_family(out, P "records_dropped_total", PROM_COUNTER,
                 "Record and usage writes dropped because the bounded buffer was full.");
     prom_sample(out, P "records_dropped_total", (double)s->writes_dropped, NULL);
+    prom_family(out, P "records_replayed_total", PROM_COUNTER,
+                "Acknowledged record writes sent again after a reconnect (--redis-replay-ms).");
+    prom_sample(out, P "records_replayed_total", (double)s->writes_replayed, NULL);
+    prom_family(out, P "redis_connects_total", PROM_COUNTER,
+                "Connections made to Redis (through Sentinel: to the master it named).");
+    prom_sample(out, P "redis_connects_total", (double)s->connects, NULL);
     prom_family(out, P "records_unconfirmed_total", PROM_COUNTER,
                 "Answers sent before Redis confirmed the execution's final record, by reason: "
                 "buffered (Redis away or backed up), slow (no answer within --record-wait-ms), "
@@ -204,6 +210,10 @@ void fe_metrics_render(void *arg, buf_t *out)
     s_sessions(out, fe);
     s_redis(out, store_stats(fe->store), executions_stats(fe->executions));
     s_rejections(out, fe);
+    prom_family(out, P "auth_stale_total", PROM_COUNTER,
+                "Requests let in on a cached key answer older than --auth-cache-ms because Redis "
+                "could not be asked (--auth-stale-ms).");
+    prom_sample(out, P "auth_stale_total", (double)tenants_stale_auths(fe->tenants), NULL);
     s_eras(out, fe);
     prom_family(out, P "jobs_inflight", PROM_GAUGE, "Jobs submitted and not yet answered.");
     prom_sample(out, P "jobs_inflight", (double)jobs_count(fe->jobs), NULL);
@@ -211,6 +221,13 @@ void fe_metrics_render(void *arg, buf_t *out)
                 "Jobs refused at once because no broker was connected.");
     prom_sample(out, P "broker_unavailable_total", (double)jobs_stats(fe->jobs)->broker_unavailable,
                 NULL);
+    prom_family(out, P "jobs_resubmitted_total", PROM_COUNTER,
+                "Jobs sent again, marked resubmit, after the broker holding them was lost.");
+    prom_sample(out, P "jobs_resubmitted_total", (double)jobs_stats(fe->jobs)->resubmitted, NULL);
+    prom_family(out, P "jobs_lost_total", PROM_COUNTER,
+                "Jobs answered lost here: their broker was lost twice, or none could take them "
+                "again within --broker-wait-ms.");
+    prom_sample(out, P "jobs_lost_total", (double)jobs_stats(fe->jobs)->lost, NULL);
 }
 
 /* Sums for the snapshot, which `snakepit status` shows per front-end. */

@@ -57,23 +57,42 @@ static void s_on_key(void *arg, redisReply *reply)
     uint8_t k[KEY_BYTES];
     if (reply && reply->type == REDIS_REPLY_STRING &&
         s_unhex(reply->str, reply->len, k, sizeof k) == 0) {
+        if (self->shared && memcmp(self->key, k, sizeof k) != 0)
+            log_warn("event=mrtr_key_changed key=" KEY_NAME
+                     " effect=\"requestStates sealed before no longer open\"");
+        else if (!self->shared)
+            log_info("event=mrtr_key_shared key=" KEY_NAME);
         memcpy(self->key, k, sizeof k);
         self->shared = 1;
-        log_info("event=mrtr_key_shared key=" KEY_NAME);
     }
 }
 
+/* Offers a key and reads the one Redis holds. The key has no TTL (README "Redis": a key with a
+ * TTL may be evicted, and evicting this one would break every input_required round trip in
+ * flight); a Redis that lost it anyway (restarted without persistence, a failover before it
+ * was replicated) gets back the key this process already shares, so what it sealed still
+ * opens. The first front-end to ask makes the key; every one then reads the same. */
 static void s_ask_key(mrtr_t *self)
 {
-    if (self->shared || self->asking) return;
+    if (self->asking) return;
     uint8_t fresh[KEY_BYTES];
     char hex[2 * KEY_BYTES + 1];
-    if (getrandom(fresh, sizeof fresh, 0) != (ssize_t)sizeof fresh) return;
+    if (self->shared)
+        memcpy(fresh, self->key, sizeof fresh);
+    else if (getrandom(fresh, sizeof fresh, 0) != (ssize_t)sizeof fresh)
+        return;
     s_hex(fresh, sizeof fresh, hex);
-    /* the first front-end to ask makes the key; every one then reads the same */
     if (store_queryf(*self->store_p, NULL, NULL, "SET %s %s NX", KEY_NAME, hex) == 0 &&
         store_queryf(*self->store_p, s_on_key, self, "GET %s", KEY_NAME) == 0)
         self->asking = 1;
+}
+
+/* Every connection (at start, after a Redis restart or a failover): the key is put back if
+ * Redis lost it, and read again. */
+static void s_on_store_connected(void *arg, store_t *store)
+{
+    (void)store;
+    s_ask_key(arg);
 }
 
 static void s_on_timer(loop_t *loop, void *arg)
@@ -91,6 +110,7 @@ mrtr_t *mrtr_new(loop_t *loop, store_t **store_p)
     if (getrandom(self->key, sizeof self->key, 0) != (ssize_t)sizeof self->key)
         log_error("event=mrtr_key_failed error=getrandom"); /* s_ask_key still replaces it */
     s_ask_key(self);
+    store_on_connect(*store_p, s_on_store_connected, self);
     self->timer = loop_timer_add(loop, KEY_RETRY_MS, KEY_RETRY_MS, s_on_timer, self);
     return self;
 }

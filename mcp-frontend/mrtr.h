@@ -9,7 +9,8 @@
  * payload with HMAC-SHA256, binding the tenant, the method and a digest of the request's
  * salient parameters, and an expiry (mrtr §"Server Requirements" 4-5); a state that fails any
  * check is refused -32602. The key is shared by every front-end through Redis (sp:mrtr:key,
- * made once with SET NX), so a retry may land anywhere; until Redis has answered, a key of
+ * made once with SET NX, no TTL so that it is never evicted, offered again on every connection
+ * in case Redis lost it), so a retry may land anywhere; until Redis has answered, a key of
  * this process's own is used (its states verify only here, and that is logged). */
 #ifndef SP_FE_MRTR_H
 #define SP_FE_MRTR_H

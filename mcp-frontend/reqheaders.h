@@ -16,10 +16,17 @@
 
 #include "../common/buf.h"
 
+struct paramheaders; /* paramheaders.h */
+
 typedef struct {
     const char *protocol_version; /* MCP-Protocol-Version, or NULL when absent */
     const char *method;           /* Mcp-Method */
     const char *name;             /* Mcp-Name */
+    /* Mcp-Param-* (paramheaders.h, checked by admit.h): the declarations of the tool a tools/call
+     * names, NULL when it declares none; and any header's value by name */
+    const struct paramheaders *mirrors;
+    const char *(*lookup)(void *ctx, const char *name);
+    void *lookup_ctx;
 } reqheaders_t;
 
 /* The headers present against the body: MCP-Protocol-Version against the envelope's version

@@ -12,6 +12,7 @@
 #include "filestore.h"
 #include "fixtures.h"
 #include "history.h"
+#include "jsonrpc.h"
 #include "sessdb.h"
 #include "sselog.h"
 #include "page.h"
@@ -117,7 +118,7 @@ static void s_on_execution(void *arg, fetch_status_t st, json_t *fields)
         s_not_found(c, uri);
     } else {
         json_t *view = record_view(id, fields);
-        char *text = json_dumps(view, JSON_COMPACT | JSON_REAL_PRECISION(12));
+        char *text = json_text(view, JSON_COMPACT);
         json_decref(view);
         call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType",
                                 "application/json", "text", text ? text : "{}"));

@@ -9,6 +9,7 @@
 #include "../common/profiles.h"
 #include "fe.h"
 #include "jobs.h"
+#include "jsonrpc.h"
 #include "proftext.h"
 #include "sandbox_info.h"
 #include "store.h"
@@ -150,7 +151,7 @@ static void s_finish(info_req_t *q)
 {
     call_t *c = q->c;
     if (q->resource) {
-        char *text = json_dumps(q->info, JSON_COMPACT | JSON_REAL_PRECISION(12));
+        char *text = json_text(q->info, JSON_COMPACT);
         call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", "sandbox://info",
                                 "mimeType", "application/json", "text", text ? text : "{}"));
         free(text);

@@ -106,7 +106,6 @@ struct sessdb {
     sessions_t *sessions;
     store_script_t *open, *touch, *del, *subscribe, *fanout;
     sessdb_stats_t stats;
-    double last_score; /* the latest score this process gave a session in its tenant's zset */
 };
 
 static void s_prefix(char *out, size_t cap, const char *tenant)
@@ -119,23 +118,18 @@ static void s_zset(char *out, size_t cap, const char *tenant)
     snprintf(out, cap, "sp:t:{%s}:sessions", tenant);
 }
 
+/* A last-use score: wall ms to the microsecond, so that sessions opened or used within one
+ * millisecond still have an order, and the least recently used is evicted, not the smallest id. */
+static void s_use_score(char *out, size_t cap)
+{
+    uint64_t us = clock_wall_us();
+    snprintf(out, cap, "%llu.%03llu", (unsigned long long)(us / 1000),
+             (unsigned long long)(us % 1000));
+}
+
 static long s_idle_ms(const sessdb_t *self)
 {
     return sessions_conf(self->sessions)->idle_s * 1000;
-}
-
-/* A session's score in its tenant's zset: the wall clock in ms, and above every score this
- * process gave before. Sessions opened in the same millisecond would otherwise tie, and the
- * eviction script's ZRANGE 0 0 breaks a tie by the ids' bytes (random), evicting a newer session
- * before an older one. A step of 1/4096 ms is exact in a double at today's ms (2^40..2^41: the
- * last bit is worth 2^-12), so the score stays an ms count to every comparison with now - idle.
- * (Two front-ends can still tie within one ms; their order there is a coin toss either way.) */
-static void s_score(sessdb_t *self, char out[40])
-{
-    double score = (double)clock_wall_ms();
-    if (score <= self->last_score) score = self->last_score + 1.0 / 4096;
-    self->last_score = score;
-    snprintf(out, 40, "%.17g", score);
 }
 
 /* An operation waiting for Redis. */
@@ -268,7 +262,7 @@ void sessdb_open(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
     s_zset(zset, sizeof zset, s->tenant->name);
     session_key(hash, sizeof hash, s->tenant->name, s->id);
     s_prefix(prefix, sizeof prefix, s->tenant->name);
-    s_score(self, now);
+    s_use_score(now, sizeof now);
     snprintf(created, sizeof created, "%llu", (unsigned long long)clock_wall_ms());
     snprintf(idle, sizeof idle, "%ld", s_idle_ms(self));
     snprintf(cap, sizeof cap, "%ld", conf->max_per_tenant);
@@ -309,7 +303,7 @@ void sessdb_touch(sessdb_t *self, session_t *s)
     char zset[160], hash[200], now[40], idle[24];
     s_zset(zset, sizeof zset, s->tenant->name);
     session_key(hash, sizeof hash, s->tenant->name, s->id);
-    s_score(self, now);
+    s_use_score(now, sizeof now);
     snprintf(idle, sizeof idle, "%ld", s_idle_ms(self));
     const char *args[] = {zset, hash, s->id, now, idle};
     store_eval(*self->store_p, self->touch, NULL, NULL, 2, 5, args); /* lost when Redis is away */

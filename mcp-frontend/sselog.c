@@ -13,6 +13,7 @@
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
+#include "jsonrpc.h"
 #include "sselog.h"
 
 #define REFRESH_MS 60000 /* followers renew their claim on a stream this often */
@@ -111,7 +112,7 @@ static void s_log_key(char *out, size_t cap, const session_t *s, const char *tag
 
 static void s_append(sselog_t *self, const char *key, const char *id, const json_t *msg, int final)
 {
-    char *text = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    char *text = json_text(msg, JSON_COMPACT);
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%ld", sselog_replay_ms(self));
     const char *args[] = {key, id, text ? text : "{}", final ? "1" : "0", ttl};

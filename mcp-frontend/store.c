@@ -1,7 +1,8 @@
-/* mcp-frontend/store.c — see store.h. hiredis's async context is driven by the loop through
- * its ev hooks (the adapter pattern of hiredis/adapters/ae.h): the hooks only record which
- * events hiredis wants, and the loop calls redisAsyncHandleRead/Write. hiredis answers
- * commands in order, so a FIFO of send times is enough to find the oldest unanswered one. */
+/* mcp-frontend/store.c — see store.h: the connection, queries and writes (Lua scripts are
+ * store_scripts.c's). The connection is made by common/redis_dial.h and then driven by the
+ * loop through its redis_loop_t. hiredis answers commands in order, so a FIFO of send times is
+ * enough to find the oldest unanswered one; writes live in the journal (store_journal.h) until
+ * their replay window has passed. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <errno.h>
@@ -11,61 +12,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zmq.h>
-
 #include "../common/buf.h"
 #include "../common/clock.h"
 #include "../common/log.h"
-#include "../common/redis_loop.h"
-#include "store.h"
+#include "store_state.h"
 
-#define BUFFER_BYTES_PER_COMMAND 4096 /* the buffer's byte cap, per command it may hold */
+static void s_pump(store_t *self);
 
-struct store_script {
-    char *source;
-    char sha[41]; /* empty until SCRIPT LOAD answered */
-    struct store_script *next;
-};
+/* ---- queries that wait for the connection being made: a front-end that has just started (or
+ * lost Redis a moment ago) answers its first requests once the connection is there, rather than
+ * refusing them — for at most --redis-timeout-ms. */
 
-typedef struct pending_write {
-    char *cmd; /* RESP-formatted */
-    size_t len;
-    struct pending_write *next;
-} pending_write_t;
+void store_wait_op(store_t *self, op_t *op, char *cmd, size_t len)
+{
+    op->cmd = cmd;
+    op->len = len;
+    op->deadline = clock_mono_ms() + (uint64_t)self->conf.timeout_ms;
+    if (self->waiting_tail)
+        self->waiting_tail->next = op;
+    else
+        self->waiting = op;
+    self->waiting_tail = op;
+}
 
-/* One command in flight: what to call back, and whether it is an EVALSHA to retry. */
-typedef struct {
-    store_t *store;
-    store_reply_fn *fn;
-    void *arg;
-    store_script_t *script; /* EVALSHA: retried as EVAL on NOSCRIPT */
-    int write;              /* a write (counted as such when it fails), acknowledged or not */
-    int argc;
-    char **argv;
-    size_t *argvlen;
-} op_t;
-
-struct store {
-    loop_t *loop;
-    redis_url_t url;
-    store_conf_t conf;
-    redisAsyncContext *ac; /* NULL while waiting to reconnect */
-    int connected;         /* the connect callback said so */
-    redis_loop_t io;       /* the connection's fd on the loop (common/redis_loop.h) */
-    uint64_t *sent;        /* FIFO of send times (mono ms) of unanswered commands */
-    size_t sent_head, sent_n, sent_cap;
-    pending_write_t *queue, *queue_tail;
-    long queue_n, queue_bytes;
-    store_script_t *scripts;
-    uint64_t timer;       /* watchdog and reconnect */
-    uint64_t retry_at_ms; /* next reconnect attempt */
-    long backoff_ms;
-    int closing; /* inside redisAsyncFree: send nothing */
-    store_stats_t stats;
-};
-
-static void s_connect(store_t *self);
-static void s_flush_queue(store_t *self);
+/* Sends the waiting queries (connected), or fails them: all (no connection) or those past
+ * their deadline. */
+static void s_waiting(store_t *self, int fail_all)
+{
+    uint64_t now = clock_mono_ms();
+    op_t *keep = NULL, **tail = &keep;
+    op_t *op = self->waiting;
+    self->waiting = self->waiting_tail = NULL;
+    while (op) {
+        op_t *next = op->next;
+        op->next = NULL;
+        int sent = self->ac && !self->closing && store_send_op(self, op, op->cmd, op->len) == 0;
+        if (sent) {
+            free(op->cmd);
+            op->cmd = NULL;
+        } else if (fail_all || now >= op->deadline) {
+            self->stats.errors[STORE_OP_QUERY]++;
+            if (op->fn) op->fn(op->arg, NULL);
+            free(op->cmd);
+            store_op_free(op);
+        } else {
+            *tail = op;
+            tail = &op->next;
+        }
+        op = next;
+    }
+    /* callbacks may have queued more meanwhile: those go behind the ones kept */
+    *tail = self->waiting;
+    self->waiting = keep;
+    self->waiting_tail = NULL;
+    for (op_t *t = keep; t; t = t->next) self->waiting_tail = t;
+}
 
 /* ---- the FIFO of send times */
 
@@ -97,92 +98,100 @@ static void s_sent_pop(store_t *self)
 static void s_schedule_reconnect(store_t *self)
 {
     self->retry_at_ms = clock_mono_ms() + (uint64_t)self->backoff_ms;
-    self->backoff_ms = self->backoff_ms * 2 > 2000 ? 2000 : self->backoff_ms * 2;
+    self->backoff_ms = self->backoff_ms * 2 > REDIS_RECONNECT_MAX_MS ? REDIS_RECONNECT_MAX_MS
+                                                                     : self->backoff_ms * 2;
 }
 
-/* The connection is gone (hiredis frees the context after the callback): forget what was
- * in flight on it and try again later. */
+/* The connection is gone (hiredis frees the context after the callback): every write still
+ * in the journal goes again on the next one. */
 static void s_lost(store_t *self)
 {
     self->ac = NULL;
-    self->connected = 0;
+    self->where[0] = '\0';
     self->sent_n = 0;
+    self->drop = 0;
+    journal_rewind(self->journal);
     s_schedule_reconnect(self);
-}
-
-static void s_on_connect(const redisAsyncContext *ac, int status)
-{
-    store_t *self = ac->data;
-    if (status != REDIS_OK) {
-        log_warn("event=redis_connect_failed error=\"%s\"", ac->errstr);
-        self->stats.errors[STORE_OP_CONNECT]++;
-        s_lost(self);
-        return;
-    }
-    char where[300];
-    redis_url_describe(&self->url, where, sizeof where);
-    log_info("event=redis_connected url=%s", where);
-    self->connected = 1;
-    self->backoff_ms = 100;
-    s_flush_queue(self);
 }
 
 static void s_on_disconnect(const redisAsyncContext *ac, int status)
 {
     store_t *self = ac->data;
     if (status != REDIS_OK) {
-        log_warn("event=redis_disconnected error=\"%s\"", ac->errstr);
+        log_warn("event=redis_disconnected server=%s error=\"%s\"", self->where, ac->errstr);
         self->stats.errors[STORE_OP_DISCONNECT]++;
     }
     s_lost(self);
 }
 
-static void s_on_script_loaded(void *arg, redisReply *reply);
-
-static void s_connect(store_t *self)
+static void s_on_dialled(void *arg, redisAsyncContext *ac, const char *where, const char *err)
 {
-    char err[256];
-    /* hiredis queues what is sent until the socket connects: AUTH, SELECT, the scripts */
-    redisAsyncContext *ac = redis_loop_connect(&self->io, self->loop, &self->url, self,
-                                               s_on_connect, s_on_disconnect, err, sizeof err);
+    store_t *self = arg;
+    self->dial = NULL;
     if (!ac) {
         log_warn("event=redis_connect_failed error=\"%s\"", err);
         self->stats.errors[STORE_OP_CONNECT]++;
         s_schedule_reconnect(self);
+        s_waiting(self, 1);
         return;
     }
+    redis_dial_adopt(ac, self, s_on_disconnect);
     self->ac = ac;
-    if (self->url.db) store_queryf(self, NULL, NULL, "SELECT %d", self->url.db);
-    for (store_script_t *s = self->scripts; s; s = s->next)
-        store_queryf(self, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);
+    self->conn++;
+    self->stats.connects++;
+    self->backoff_ms = 100;
+    snprintf(self->where, sizeof self->where, "%s", where);
+    char url[600];
+    redis_url_describe(&self->url, url, sizeof url);
+    log_info("event=redis_connected url=%s server=%s replay=%ld", url, where,
+             journal_unacked(self->journal));
+    store_load_scripts(self);
+    for (int i = 0; i < self->n_hooks; i++) self->hooks[i].fn(self->hooks[i].arg, self);
+    s_waiting(self, 0);
+    s_pump(self);
+}
+
+static void s_connect(store_t *self)
+{
+    self->dial = redis_dial_start(self->loop, &self->url, &self->io, self->conf.timeout_ms,
+                                  s_on_dialled, self);
+}
+
+/* Frees the context from outside hiredis's callbacks: every pending callback is called with
+ * NULL, then the disconnect callback; nothing may be sent on the dying context meanwhile. */
+static void s_drop_connection(store_t *self)
+{
+    self->closing = 1;
+    redisAsyncFree(self->ac);
+    self->closing = 0;
+    if (self->ac) s_lost(self); /* freed before the disconnect callback could say so */
 }
 
 /* The watchdog: reconnects when due, and drops a connection whose oldest command has waited
- * too long (a stopped or overloaded Redis must not hold requests forever). */
+ * too long (a stopped or overloaded Redis must not hold requests forever) or whose server
+ * turned out not to be the master. */
 static void s_on_timer(loop_t *loop, void *arg)
 {
     (void)loop;
     store_t *self = arg;
     uint64_t now = clock_mono_ms();
+    journal_trim(self->journal, now);
+    if (self->waiting) s_waiting(self, 0);
     if (!self->ac) {
-        if (now >= self->retry_at_ms) s_connect(self);
+        if (!self->dial && now >= self->retry_at_ms) s_connect(self);
+        return;
+    }
+    if (self->drop) {
+        log_warn("event=redis_reconnect server=%s reason=\"not the master, or still loading\"",
+                 self->where);
+        s_drop_connection(self);
         return;
     }
     if (self->sent_n && now - self->sent[self->sent_head] > (uint64_t)self->conf.timeout_ms) {
-        log_warn("event=redis_timeout waited_ms=%llu unanswered=%zu",
+        log_warn("event=redis_timeout server=%s waited_ms=%llu unanswered=%zu", self->where,
                  (unsigned long long)(now - self->sent[self->sent_head]), self->sent_n);
         self->stats.errors[STORE_OP_TIMEOUT]++;
-        /* every pending callback is called with NULL, then the disconnect callback; no new
-         * command may be sent on the dying context meanwhile */
-        self->closing = 1;
-        redisAsyncFree(self->ac);
-        self->closing = 0;
-        if (self->ac) { /* the disconnect callback is not called for a free before connect */
-            self->ac = NULL;
-            self->connected = 0;
-            self->sent_n = 0;
-            s_schedule_reconnect(self);
-        }
+        s_drop_connection(self);
     }
 }
 
@@ -193,6 +202,8 @@ store_t *store_new(loop_t *loop, const redis_url_t *url, const store_conf_t *con
     self->url = *url;
     self->conf = *conf;
     if (self->conf.timeout_ms <= 0) self->conf.timeout_ms = 2000;
+    long n = self->conf.buffer_commands > 0 ? self->conf.buffer_commands : 1;
+    self->journal = journal_new(n, n * BUFFER_BYTES_PER_COMMAND, self->conf.replay_ms);
     self->io.fd = -1;
     self->backoff_ms = 100;
     s_connect(self);
@@ -206,23 +217,17 @@ void store_destroy(store_t **self_p)
     store_t *self = *self_p;
     if (!self) return;
     loop_timer_cancel(self->loop, self->timer);
+    redis_dial_cancel(&self->dial);
+    self->closing = 1;
+    s_waiting(self, 1);
+    self->closing = 0;
     if (self->ac) {
         self->closing = 1;
         redisAsyncFree(self->ac); /* pending callbacks get NULL now */
         self->ac = NULL;
     }
-    while (self->queue) {
-        pending_write_t *w = self->queue;
-        self->queue = w->next;
-        free(w->cmd);
-        free(w);
-    }
-    while (self->scripts) {
-        store_script_t *s = self->scripts;
-        self->scripts = s->next;
-        free(s->source);
-        free(s);
-    }
+    journal_destroy(&self->journal);
+    store_free_scripts(self);
     free(self->sent);
     free(self);
     *self_p = NULL;
@@ -230,7 +235,18 @@ void store_destroy(store_t **self_p)
 
 int store_connected(const store_t *self)
 {
-    return self && self->connected;
+    return self && self->ac != NULL;
+}
+
+const char *store_where(const store_t *self)
+{
+    return self->where;
+}
+
+void store_on_connect(store_t *self, store_connect_fn *fn, void *arg)
+{
+    assert(self->n_hooks < MAX_CONNECT_HOOKS);
+    self->hooks[self->n_hooks++] = (hook_t){fn, arg};
 }
 
 const store_stats_t *store_stats(const store_t *self)
@@ -250,7 +266,7 @@ const char *store_op_name(store_op_t op)
 
 /* ---- commands */
 
-static void s_op_free(op_t *op)
+void store_op_free(op_t *op)
 {
     for (int i = 0; i < op->argc; i++) free(op->argv[i]);
     free(op->argv);
@@ -258,11 +274,27 @@ static void s_op_free(op_t *op)
     free(op);
 }
 
-static int s_send_op(store_t *self, op_t *op, const char *cmd, size_t len);
-
-static int s_is_noscript(const redisReply *r)
+static int s_is_error(const redisReply *r, const char *prefix)
 {
-    return r && r->type == REDIS_REPLY_ERROR && r->str && strncmp(r->str, "NOSCRIPT", 8) == 0;
+    return r && r->type == REDIS_REPLY_ERROR && r->str &&
+           strncmp(r->str, prefix, strlen(prefix)) == 0;
+}
+
+/* A write's reply. NULL: its connection is gone, and the journal sends it again on the next
+ * one. A replica's READONLY or a loading server's LOADING: the same, after reconnecting. */
+static void s_on_write_reply(store_t *self, op_t *op, redisReply *reply)
+{
+    if (!reply || op->conn != self->conn) return;
+    if (s_is_error(reply, "READONLY") || s_is_error(reply, "LOADING") ||
+        s_is_error(reply, "MASTERDOWN")) {
+        self->drop = 1;
+        return;
+    }
+    if (reply->type == REDIS_REPLY_ERROR) {
+        self->stats.errors[STORE_OP_WRITE]++;
+        log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
+    }
+    journal_acked(self->journal, op->entry, clock_mono_ms());
 }
 
 static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
@@ -272,50 +304,51 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
     store_t *self = op->store;
     redisReply *reply = r;
     s_sent_pop(self);
-    if (op->script && s_is_noscript(reply)) {
-        /* the script cache was flushed (or Redis restarted): run it by source once */
-        op->script->sha[0] = '\0';
-        char *cmd;
-        free(op->argv[0]);
-        free(op->argv[1]);
-        op->argv[0] = xstrdup("EVAL");
-        op->argvlen[0] = 4;
-        op->argv[1] = xstrdup(op->script->source);
-        op->argvlen[1] = strlen(op->script->source);
-        op->script = NULL;
-        int len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
-        if (len > 0 && s_send_op(self, op, cmd, (size_t)len) == 0) {
-            free(cmd);
-            return;
-        }
-        free(cmd);
-        reply = NULL;
-    }
-    if (!reply)
-        self->stats.errors[op->write ? STORE_OP_WRITE : STORE_OP_QUERY]++;
-    else if (reply->type == REDIS_REPLY_ERROR) {
-        self->stats.errors[op->write ? STORE_OP_WRITE : STORE_OP_QUERY]++;
-        log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
+    if (op->script && s_is_error(reply, "NOSCRIPT") && store_retry_by_source(self, op)) return;
+    if (op->entry) {
+        s_on_write_reply(self, op, reply);
+    } else if (!reply || reply->type == REDIS_REPLY_ERROR) {
+        self->stats.errors[STORE_OP_QUERY]++;
+        if (reply)
+            log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
+        if (s_is_error(reply, "READONLY") || s_is_error(reply, "LOADING")) self->drop = 1;
     }
     if (op->fn) op->fn(op->arg, reply);
-    s_op_free(op);
+    store_op_free(op);
+    if (self->ac && !self->closing) s_pump(self);
 }
 
-static int s_send_op(store_t *self, op_t *op, const char *cmd, size_t len)
+int store_send_op(store_t *self, op_t *op, const char *cmd, size_t len)
 {
     if (!self->ac || self->closing) return -1;
     if (redisAsyncFormattedCommand(self->ac, s_on_reply, op, cmd, len) != REDIS_OK) return -1;
+    op->conn = self->conn;
     s_sent_push(self);
     return 0;
 }
 
-static op_t *s_op_new(store_t *self, store_reply_fn *fn, void *arg)
+op_t *store_op_new(store_t *self, store_reply_fn *fn, void *arg)
 {
     op_t *op = xcalloc(1, sizeof *op);
     op->store = self;
     op->fn = fn;
     op->arg = arg;
     return op;
+}
+
+/* Sends a formatted query (taking cmd), or, while a connection is being made, keeps it until
+ * then. 0, or -1 when Redis is away (no connection and none being made). */
+static int s_query(store_t *self, store_reply_fn *fn, void *arg, char *cmd, size_t len)
+{
+    op_t *op = store_op_new(self, fn, arg);
+    if (!self->ac && self->dial && !self->closing) {
+        store_wait_op(self, op, cmd, len);
+        return 0;
+    }
+    int rc = store_send_op(self, op, cmd, len);
+    free(cmd);
+    if (rc < 0) store_op_free(op);
+    return rc;
 }
 
 int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
@@ -325,11 +358,7 @@ int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const ch
     char *cmd;
     int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
     if (len < 0) return -1;
-    op_t *op = s_op_new(self, fn, arg);
-    int rc = s_send_op(self, op, cmd, (size_t)len);
-    free(cmd);
-    if (rc < 0) s_op_free(op);
-    return rc;
+    return s_query(self, fn, arg, cmd, (size_t)len);
 }
 
 int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, ...)
@@ -341,64 +370,79 @@ int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, 
     int len = redisvFormatCommand(&cmd, fmt, ap);
     va_end(ap);
     if (len < 0) return -1;
-    op_t *op = s_op_new(self, fn, arg);
-    int rc = s_send_op(self, op, cmd, (size_t)len);
-    free(cmd);
-    if (rc < 0) s_op_free(op);
-    return rc;
+    return s_query(self, fn, arg, cmd, (size_t)len);
 }
 
 /* ---- writes */
 
-static void s_enqueue(store_t *self, char *cmd, size_t len)
-{
-    if (self->queue_n >= self->conf.buffer_commands ||
-        self->queue_bytes + (long)len > self->conf.buffer_commands * BUFFER_BYTES_PER_COMMAND) {
-        self->stats.writes_dropped++;
-        static uint64_t last_log;
-        uint64_t now = clock_mono_ms();
-        if (now - last_log > 5000) {
-            last_log = now;
-            log_warn("event=redis_write_dropped reason=buffer_full buffered=%ld bytes=%ld",
-                     self->queue_n, self->queue_bytes);
-        }
-        free(cmd);
-        return;
-    }
-    pending_write_t *w = xcalloc(1, sizeof *w);
-    w->cmd = cmd;
-    w->len = len;
-    if (self->queue_tail)
-        self->queue_tail->next = w;
-    else
-        self->queue = w;
-    self->queue_tail = w;
-    self->queue_n++;
-    self->queue_bytes += (long)len;
-}
-
-/* Writes go straight out only while the connection is up and not backed up: the number of
+/* Sends journal entries while the connection is up and not backed up: the number of
  * unanswered commands doubles as the measure of a slow Redis. */
-static int s_can_send_write(const store_t *self)
+static void s_pump(store_t *self)
 {
-    return self->connected && !self->closing && !self->queue &&
-           (long)self->sent_n < self->conf.buffer_commands;
+    journal_entry_t *e;
+    while (self->ac && !self->closing && !self->drop &&
+           (long)self->sent_n < self->conf.buffer_commands &&
+           (e = journal_next_unsent(self->journal))) {
+        op_t *op = store_op_new(self, NULL, NULL);
+        op->entry = e;
+        if (store_send_op(self, op, e->cmd, e->len) < 0) {
+            store_op_free(op);
+            return;
+        }
+        if (e->acked_ms) self->stats.writes_replayed++; /* it was acknowledged once before */
+        journal_mark_sent(self->journal, e);
+    }
 }
 
-/* 0 when sent (fn, if any, will hear the reply); -1 when buffered or dropped. Takes cmd. */
+static void s_dropped(store_t *self)
+{
+    self->stats.writes_dropped++;
+    static uint64_t last_log;
+    uint64_t now = clock_mono_ms();
+    if (now - last_log > 5000) {
+        last_log = now;
+        log_warn("event=redis_write_dropped reason=buffer_full buffered=%ld bytes=%ld",
+                 journal_entries(self->journal), journal_bytes(self->journal));
+    }
+}
+
+/* 0 when the write went on the wire now (fn, if any, will hear the reply); -1 when it waits in
+ * the journal or was dropped. Takes cmd. once: sent at most once (store_journal.h). */
+static int s_write_journalled(store_t *self, char *cmd, size_t len, store_reply_fn *fn, void *arg,
+                              int once)
+{
+    int immediate = self->ac && !self->closing && !self->drop &&
+                    !journal_next_unsent(self->journal) &&
+                    (long)self->sent_n < self->conf.buffer_commands;
+    journal_entry_t *e = once ? journal_append_once(self->journal, cmd, len)
+                              : journal_append(self->journal, cmd, len);
+    if (!e) {
+        s_dropped(self);
+        return -1;
+    }
+    if (!immediate) return -1;
+    op_t *op = store_op_new(self, fn, arg);
+    op->entry = e;
+    if (store_send_op(self, op, e->cmd, e->len) < 0) {
+        store_op_free(op);
+        return -1;
+    }
+    journal_mark_sent(self->journal, e);
+    return 0;
+}
+
 static int s_write_formatted(store_t *self, char *cmd, size_t len, store_reply_fn *fn, void *arg)
 {
-    if (s_can_send_write(self)) {
-        op_t *op = s_op_new(self, fn, arg);
-        op->write = 1;
-        if (s_send_op(self, op, cmd, len) == 0) {
-            free(cmd);
-            return 0;
-        }
-        s_op_free(op);
-    }
-    s_enqueue(self, cmd, len);
-    return -1;
+    return s_write_journalled(self, cmd, len, fn, arg, 0);
+}
+
+void store_publish(store_t *self, const char *channel, const char *message)
+{
+    if (!self) return;
+    char *cmd;
+    int len = redisFormatCommand(&cmd, "PUBLISH %s %s", channel, message);
+    if (len < 0) return;
+    s_write_journalled(self, cmd, (size_t)len, NULL, NULL, 1);
 }
 
 void store_write(store_t *self, int argc, const char **argv, const size_t *argvlen)
@@ -435,78 +479,25 @@ void store_writef(store_t *self, const char *fmt, ...)
     s_write_formatted(self, cmd, (size_t)len, NULL, NULL);
 }
 
-static void s_flush_queue(store_t *self)
+int store_write_eval(store_t *self, const char *source, int nkeys, int nargs, const char **args,
+                     const size_t *lens, store_reply_fn *fn, void *arg)
 {
-    while (self->queue && self->connected && !self->closing) {
-        pending_write_t *w = self->queue;
-        op_t *op = s_op_new(self, NULL, NULL);
-        op->write = 1;
-        if (s_send_op(self, op, w->cmd, w->len) < 0) {
-            s_op_free(op);
-            return;
-        }
-        self->queue = w->next;
-        if (!self->queue) self->queue_tail = NULL;
-        self->queue_n--;
-        self->queue_bytes -= (long)w->len;
-        free(w->cmd);
-        free(w);
-    }
-}
-
-/* ---- scripts */
-
-static void s_on_script_loaded(void *arg, redisReply *reply)
-{
-    store_script_t *s = arg;
-    if (reply && reply->type == REDIS_REPLY_STRING && reply->len == 40)
-        memcpy(s->sha, reply->str, 41);
-}
-
-store_script_t *store_script(store_t *self, const char *source)
-{
-    store_script_t *s = xcalloc(1, sizeof *s);
-    s->source = xstrdup(source);
-    s->next = self->scripts;
-    self->scripts = s;
-    if (self->ac) store_queryf(self, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);
-    return s;
-}
-
-int store_eval(store_t *self, store_script_t *script, store_reply_fn *fn, void *arg, int nkeys,
-               int nargs, const char **args)
-{
-    return store_evaln(self, script, fn, arg, nkeys, nargs, args, NULL);
-}
-
-int store_evaln(store_t *self, store_script_t *script, store_reply_fn *fn, void *arg, int nkeys,
-                int nargs, const char **args, const size_t *lens)
-{
-    if (!self) return -1; /* shutting down */
-    if (!self->ac || self->closing) return -1;
-    op_t *op = s_op_new(self, fn, arg);
-    op->argc = 3 + nargs;
-    op->argv = xcalloc((size_t)op->argc, sizeof *op->argv);
-    op->argvlen = xcalloc((size_t)op->argc, sizeof *op->argvlen);
-    int by_sha = script->sha[0] != '\0';
-    op->argv[0] = xstrdup(by_sha ? "EVALSHA" : "EVAL");
-    op->argv[1] = xstrdup(by_sha ? script->sha : script->source);
+    if (!self) return -1;
+    int argc = 3 + nargs;
+    const char **argv = xcalloc((size_t)argc, sizeof *argv);
+    size_t *argl = xcalloc((size_t)argc, sizeof *argl);
     char n[16];
     snprintf(n, sizeof n, "%d", nkeys);
-    op->argv[2] = xstrdup(n);
-    for (int i = 0; i < 3; i++) op->argvlen[i] = strlen(op->argv[i]);
+    argv[0] = "EVAL", argl[0] = 4;
+    argv[1] = source, argl[1] = strlen(source);
+    argv[2] = n, argl[2] = strlen(n);
     for (int i = 0; i < nargs; i++) {
-        size_t len = lens ? lens[i] : strlen(args[i]);
-        op->argv[3 + i] = xmalloc(len + 1);
-        memcpy(op->argv[3 + i], args[i], len);
-        op->argv[3 + i][len] = '\0';
-        op->argvlen[3 + i] = len;
+        argv[3 + i] = args[i];
+        argl[3 + i] = lens ? lens[i] : strlen(args[i]);
     }
-    op->script = by_sha ? script : NULL;
-    char *cmd;
-    int len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
-    int rc = len < 0 ? -1 : s_send_op(self, op, cmd, (size_t)len);
-    if (len >= 0) free(cmd);
-    if (rc < 0) s_op_free(op);
+    int rc = fn ? store_write_acked(self, fn, arg, argc, argv, argl)
+                : (store_write(self, argc, argv, argl), 0);
+    free(argv);
+    free(argl);
     return rc;
 }

@@ -19,7 +19,8 @@
 typedef struct key_entry {
     char hash[65];
     tenant_t *tenant;
-    uint64_t expires_ms; /* monotonic */
+    uint64_t expires_ms; /* monotonic: trusted until then */
+    uint64_t stale_ms;   /* monotonic: still trusted until then while Redis cannot answer */
     struct key_entry *next;
 } key_entry_t;
 
@@ -31,6 +32,7 @@ struct tenants {
     key_entry_t *keys[KEY_BUCKETS];
     long n_keys;
     uint64_t refresh_timer;
+    uint64_t stale_auths; /* keys let in on a stale answer while Redis could not be asked */
 };
 
 /* One lookup in flight: the key's hash, then the tenant's hash fields. */
@@ -116,6 +118,7 @@ static void s_apply_fields(tenant_t *t, const redisReply *r)
     double rate = TENANT_DEFAULT_RATE;
     long burst = TENANT_DEFAULT_BURST, conc = TENANT_DEFAULT_MAX_CONCURRENCY;
     long tmo = TENANT_DEFAULT_MAX_TIMEOUT_S, mem = TENANT_DEFAULT_MAX_MEMORY_MB;
+    long record_ttl = 0, record_max = 0;
     char profiles[512] = "";
     for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
         const redisReply *k = r->element[i], *v = r->element[i + 1];
@@ -132,7 +135,13 @@ static void s_apply_fields(tenant_t *t, const redisReply *r)
             mem = (long)s_num(v, (double)mem, 16, 1 << 20);
         else if (strcmp(k->str, "profiles") == 0 && v->type == REDIS_REPLY_STRING)
             snprintf(profiles, sizeof profiles, "%s", v->str);
+        else if (strcmp(k->str, "record_ttl_s") == 0)
+            record_ttl = (long)s_num(v, 0, 0, 86400.0 * 3650);
+        else if (strcmp(k->str, "record_max") == 0)
+            record_max = (long)s_num(v, 0, 0, 1e8);
     }
+    t->record_ttl_s = record_ttl;
+    t->record_max = record_max;
     s_session_defaults(t);
     for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
         const redisReply *k = r->element[i], *v = r->element[i + 1];
@@ -164,21 +173,49 @@ static void s_cache_put(tenants_t *self, const char *hash, tenant_t *t)
         self->keys[b] = e;
         self->n_keys++;
     }
+    uint64_t now = clock_mono_ms();
     e->tenant = t;
-    e->expires_ms = clock_mono_ms() + (uint64_t)self->conf.auth_cache_ms;
+    e->expires_ms = now + (uint64_t)self->conf.auth_cache_ms;
+    long stale = self->conf.auth_stale_ms > self->conf.auth_cache_ms ? self->conf.auth_stale_ms
+                                                                      : self->conf.auth_cache_ms;
+    e->stale_ms = now + (uint64_t)stale;
+}
+
+static key_entry_t *s_cache_find(tenants_t *self, const char *hash)
+{
+    for (key_entry_t *e = self->keys[s_bucket(hash)]; e; e = e->next)
+        if (strcmp(e->hash, hash) == 0) return e;
+    return NULL;
+}
+
+/* The tenant an earlier answer gave, when Redis cannot be asked now: a failover or a Redis
+ * restart must not lock out every tenant that was working a moment ago. A key removed meanwhile
+ * keeps working until Redis answers again (or --auth-stale-ms passes). */
+static tenant_t *s_stale(tenants_t *self, const char *hash)
+{
+    key_entry_t *e = s_cache_find(self, hash);
+    if (!e || e->stale_ms <= clock_mono_ms()) return NULL;
+    self->stale_auths++;
+    return e->tenant;
 }
 
 tenant_t *tenants_cached(tenants_t *self, const char *key, size_t key_len)
 {
     char hash[65];
     sha256_hex(key, key_len, hash);
-    for (key_entry_t *e = self->keys[s_bucket(hash)]; e; e = e->next)
-        if (strcmp(e->hash, hash) == 0) return e->expires_ms > clock_mono_ms() ? e->tenant : NULL;
-    return NULL;
+    key_entry_t *e = s_cache_find(self, hash);
+    if (e && e->expires_ms > clock_mono_ms()) return e->tenant;
+    return e && !store_connected(self->store) ? s_stale(self, hash) : NULL;
+}
+
+uint64_t tenants_stale_auths(const tenants_t *self)
+{
+    return self->stale_auths;
 }
 
 static void s_finish(lookup_t *l, tenant_t *t, auth_status_t st)
 {
+    if (st == AUTH_UNAVAILABLE && (t = s_stale(l->self, l->hash))) st = AUTH_OK;
     l->fn(l->arg, t, st);
     free(l);
 }
@@ -245,12 +282,13 @@ static void s_on_refresh(loop_t *loop, void *arg)
          t = t->next) /* only tenants in use: stale quotas of idle ones harm no one */
         if (t->sessions > 0)
             store_queryf(self->store, s_on_named_fields, t, "HGETALL sp:t:%s", t->name);
-    /* drop expired key entries so a rotated or removed key stops working */
+    /* drop key entries past their stale window (a fresh answer is needed before then anyway,
+     * so a rotated or removed key stops working once Redis answers) */
     for (unsigned b = 0; b < KEY_BUCKETS; b++) {
         key_entry_t **pp = &self->keys[b];
         while (*pp) {
             key_entry_t *e = *pp;
-            if (e->expires_ms <= now) {
+            if (e->stale_ms <= now) {
                 *pp = e->next;
                 free(e);
                 self->n_keys--;

@@ -1,10 +1,12 @@
 /* mcp-frontend/tenants.h — who is calling, and what they may do. An API key is looked up by
  * its SHA-256 (`sp:key:<hex>` → tenant name), the tenant's quotas from `sp:t:<name>` (fields
- * rate, burst, max_concurrency, max_timeout_s, max_memory_mb, profiles, and for sessions
- * max_sessions, max_session_memory_mb, max_idle_timeout_s, max_snapshots, max_snapshot_mb; missing
- * fields take the defaults below). Positive lookups are cached briefly; a miss while Redis is
- * unreachable fails closed. Tenant objects are shared by every session of the tenant and refreshed
- * in place, so a quota change reaches open sessions at the next refresh. */
+ * rate, burst, max_concurrency, max_timeout_s, max_memory_mb, profiles, its record
+ * retention record_ttl_s and record_max, and for sessions max_sessions, max_session_memory_mb,
+ * max_idle_timeout_s, max_snapshots, max_snapshot_mb; missing fields take the defaults below).
+ * Positive lookups are cached briefly; while Redis cannot answer, a key answered within
+ * --auth-stale-ms is still trusted (a failover or a Redis restart must not lock every tenant
+ * out), and one never seen fails closed. Tenant objects are shared by every session of the
+ * tenant and refreshed in place, so a quota change reaches open sessions at the next refresh. */
 #ifndef SP_FE_TENANTS_H
 #define SP_FE_TENANTS_H
 #include <stdint.h>
@@ -33,7 +35,9 @@ typedef struct tenant {
     long max_concurrency;
     long max_timeout_s;
     long max_memory_mb;
-    char profiles[512]; /* comma list; empty = every profile */
+    char profiles[512];  /* comma list; empty = every profile */
+    long record_ttl_s;   /* its records' lifetime; 0 = the farm's --record-ttl-s */
+    long record_max;     /* its records kept; 0 = the farm's --record-max */
     long max_sessions;
     long max_session_memory_mb;
     long max_idle_timeout_s;
@@ -62,13 +66,17 @@ typedef struct tenants tenants_t;
 
 typedef struct {
     long auth_cache_ms; /* how long a key → tenant answer is trusted (and a removed key works) */
+    long auth_stale_ms; /* how long it is still trusted while Redis cannot be asked */
 } tenants_conf_t;
 
 tenants_t *tenants_new(loop_t *loop, store_t *store, const tenants_conf_t *conf);
 void tenants_destroy(tenants_t **self_p);
 
-/* The tenant for key when a fresh cached answer exists, else NULL. */
+/* The tenant for key when a fresh cached answer exists (or, while Redis is disconnected, one
+ * within --auth-stale-ms), else NULL. */
 tenant_t *tenants_cached(tenants_t *self, const char *key, size_t key_len);
+/* Keys let in on a stale answer while Redis could not be asked. */
+uint64_t tenants_stale_auths(const tenants_t *self);
 /* Asks Redis. 0: fn will be called once; -1: Redis unreachable now (fail closed). */
 int tenants_lookup(tenants_t *self, const char *key, size_t key_len, tenant_fn *fn, void *arg);
 /* The tenant by name (for stdio and the anonymous tenant): created with defaults, then its

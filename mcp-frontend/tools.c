@@ -8,6 +8,7 @@
 #include "../common/buf.h"
 #include "fe.h"
 #include "page.h"
+#include "paramheaders.h"
 #include "proftext.h"
 #include "tools.h"
 
@@ -15,8 +16,9 @@ struct tools {
     long page_size;
     const tool_t **rows; /* in tools/list order */
     size_t n;
-    json_t *defs;        /* the published Tool objects, parallel to rows */
-    json_t *defs_modern; /* the same for 2026-07-28, which has no Tool.execution */
+    json_t *defs;             /* the published Tool objects, parallel to rows */
+    json_t *defs_modern;      /* the same for 2026-07-28, which has no Tool.execution */
+    paramheaders_t **mirrors; /* each row's Mcp-Param-* declarations, parallel to rows (or NULL) */
     tools_stats_t stats;
 };
 
@@ -147,6 +149,8 @@ void tools_destroy(tools_t **self_p)
     if (!self) return;
     json_decref(self->defs);
     json_decref(self->defs_modern);
+    for (size_t i = 0; i < self->n; i++) paramheaders_destroy(&self->mirrors[i]);
+    free(self->mirrors);
     free(self->rows);
     free(self);
     *self_p = NULL;
@@ -156,8 +160,16 @@ void tools_add(tools_t *self, const tool_t *table)
 {
     for (const tool_t *t = table; t->name; t++) {
         self->rows = xrealloc(self->rows, (self->n + 1) * sizeof *self->rows);
-        self->rows[self->n++] = t;
+        self->mirrors = xrealloc(self->mirrors, (self->n + 1) * sizeof *self->mirrors);
         json_t *d = s_definition(t);
+        char err[300];
+        self->mirrors[self->n] =
+            paramheaders_scan(json_object_get(d, "inputSchema"), err, sizeof err);
+        if (err[0]) { /* conforming clients would drop the tool: the row is wrong */
+            fprintf(stderr, "tools: %s: %s\n", t->name, err);
+            abort();
+        }
+        self->rows[self->n++] = t;
         json_t *m = json_deep_copy(d);
         json_object_del(m, "execution"); /* tasks there are the server's choice (taskx.h) */
         json_array_append_new(self->defs, d);
@@ -193,10 +205,14 @@ json_t *tool_result(const char *text, json_t *structured, int is_error)
     return r;
 }
 
-/* The table of the endpoint the request came to (endpoint.h). */
+tools_t *tools_of(const struct fe *fe, const endpoint_t *ep)
+{
+    return ep ? ep->tools : fe->tools;
+}
+
 static tools_t *s_table(const call_t *c)
 {
-    return c->endpoint ? c->endpoint->tools : c->fe->tools;
+    return tools_of(c->fe, c->endpoint);
 }
 
 void tools_list(call_t *c)
@@ -205,11 +221,23 @@ void tools_list(call_t *c)
     page_reply(c, c->modern ? self->defs_modern : self->defs, "tools", "t", self->page_size);
 }
 
-static const tool_t *s_find(const tools_t *self, const char *name)
+static long s_index(const tools_t *self, const char *name)
 {
     for (size_t i = 0; i < self->n; i++)
-        if (!strcmp(self->rows[i]->name, name)) return self->rows[i];
-    return NULL;
+        if (!strcmp(self->rows[i]->name, name)) return (long)i;
+    return -1;
+}
+
+static const tool_t *s_find(const tools_t *self, const char *name)
+{
+    long i = s_index(self, name);
+    return i < 0 ? NULL : self->rows[i];
+}
+
+const paramheaders_t *tools_mirrors(const tools_t *self, const char *name)
+{
+    long i = name ? s_index(self, name) : -1;
+    return i < 0 ? NULL : self->mirrors[i];
 }
 
 /* The row's arguments against the call's: no unknown one, each of its type, none missing. */

@@ -73,6 +73,12 @@ void tools_destroy(tools_t **self_p);
 void tools_add(tools_t *self, const tool_t *table);
 const tools_stats_t *tools_stats(const tools_t *self);
 
+/* The table of the endpoint a request came to (endpoint.h; NULL: /mcp, fe->tools). */
+tools_t *tools_of(const struct fe *fe, const endpoint_t *ep);
+/* The Mcp-Param-* declarations (paramheaders.h) of the tool named name, or NULL: most declare
+ * none. The HTTP transport holds a tools/call's headers against them before admitting it. */
+const struct paramheaders *tools_mirrors(const tools_t *self, const char *name);
+
 /* The methods (mcp.c's table). */
 void tools_list(call_t *c);
 void tools_call(call_t *c);

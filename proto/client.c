@@ -13,6 +13,7 @@
 #include "../common/idmap.h"
 #include "../common/log.h"
 #include "client.h"
+#include "monitor.h"
 #include "result.h"
 #include "wire_zmq.h"
 
@@ -47,22 +48,8 @@ static void s_on_monitor(loop_t *loop, short revents, void *arg);
  * would not tell: a broker restarted within three intervals answers PING again at once. */
 static void s_open_monitor(client_t *self)
 {
-    static unsigned n;
-    char            ep[64];
-    snprintf(ep, sizeof ep, "inproc://sp-client-monitor-%d-%u", (int)getpid(), n++);
-    if (zmq_socket_monitor(self->sock, ep, ZMQ_EVENT_DISCONNECTED) < 0) {
-        log_warn("event=monitor_failed error=\"%s\"", zmq_strerror(errno));
-        return;
-    }
-    self->monitor = zmq_socket(self->ctx, ZMQ_PAIR);
-    int linger = 0;
-    zmq_setsockopt(self->monitor, ZMQ_LINGER, &linger, sizeof linger);
-    if (zmq_connect(self->monitor, ep) < 0) {
-        zmq_close(self->monitor);
-        self->monitor = NULL;
-        return;
-    }
-    loop_add_socket(self->loop, self->monitor, ZMQ_POLLIN, s_on_monitor, self);
+    self->monitor = monitor_open(self->ctx, self->sock, ZMQ_EVENT_DISCONNECTED);
+    if (self->monitor) loop_add_socket(self->loop, self->monitor, ZMQ_POLLIN, s_on_monitor, self);
 }
 
 static void s_open(client_t *self)
@@ -91,10 +78,8 @@ static void s_open(client_t *self)
 static void s_close(client_t *self)
 {
     if (self->monitor) {
-        zmq_socket_monitor(self->sock, NULL, 0);
         loop_remove_socket(self->loop, self->monitor);
-        zmq_close(self->monitor);
-        self->monitor = NULL;
+        monitor_close(self->sock, &self->monitor);
     }
     if (!self->sock) return;
     loop_remove_socket(self->loop, self->sock);
@@ -111,7 +96,8 @@ static void s_answer(client_t *self, pending_t *p, status_t st, const char *type
     memcpy(id, p->id, ID_BYTES);
     idmap_del(self->pending, id);
     free(p);
-    self->fn(self->arg, id, CLIENT_RESULT, b.data, b.len);
+    client_event_t ev = st == ST_LOST && self->conf.hand_back_lost ? CLIENT_LOST : CLIENT_RESULT;
+    self->fn(self->arg, id, ev, b.data, b.len);
     buf_free(&b);
 }
 
@@ -175,25 +161,7 @@ static void s_on_monitor(loop_t *loop, short revents, void *arg)
 {
     (void)loop, (void)revents;
     client_t *self = arg;
-    int       dropped = 0;
-    for (int budget = 0; budget < 100 && self->monitor; budget++) {
-        zmq_msg_t ev, addr;
-        zmq_msg_init(&ev);
-        if (zmq_msg_recv(&ev, self->monitor, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&ev);
-            break;
-        }
-        uint16_t id = 0;
-        if (zmq_msg_size(&ev) >= 2) memcpy(&id, zmq_msg_data(&ev), 2);
-        int more = zmq_msg_more(&ev);
-        zmq_msg_close(&ev);
-        if (more) { /* the endpoint frame */
-            zmq_msg_init(&addr);
-            zmq_msg_recv(&addr, self->monitor, 0);
-            zmq_msg_close(&addr);
-        }
-        if (id == ZMQ_EVENT_DISCONNECTED) dropped = 1;
-    }
+    int       dropped = self->monitor && (monitor_read(self->monitor) & ZMQ_EVENT_DISCONNECTED);
     /* A connection that never carried anything (a refused CURVE key, say) is left to
      * ZeroMQ's own reconnect backoff. */
     if (!dropped || (!self->connected && !idmap_size(self->pending))) return;

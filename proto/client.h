@@ -21,6 +21,9 @@ typedef enum {
     CLIENT_ACCEPTED, /* queued at the broker */
     CLIENT_PROGRESS, /* body: a progress chunk (msgpack) */
     CLIENT_RESULT,   /* final; body: a Result */
+    CLIENT_LOST,     /* final, only with hand_back_lost: the connection to the broker was lost
+                        while the job was pending; body: the `lost` Result the client made. The
+                        caller may send the job to another broker (marked resubmit). */
 } client_event_t;
 
 typedef void(client_event_fn)(void *arg, const uint8_t id[ID_BYTES], client_event_t ev,
@@ -33,6 +36,7 @@ typedef struct {
     const char *curve_server_key; /* Z85 broker public key, NULL for plain */
     const char *curve_public_key; /* Z85 own key pair */
     const char *curve_secret_key;
+    int         hand_back_lost;   /* jobs lost with the connection come as CLIENT_LOST */
 } client_conf_t;
 
 client_t *client_new(void *zmq_ctx, loop_t *loop, const client_conf_t *conf, client_event_fn *fn,

@@ -74,6 +74,14 @@ int wire_parse_client(const frames_t *fr, client_msg_t *out, char *err, size_t e
     return 0;
 }
 
+/* A frame holding one msgpack uint no larger than max. */
+static int s_small_uint(const frame_t *f, uint64_t max, uint64_t *out)
+{
+    mpr_t r;
+    mpr_init(&r, f->data, f->len);
+    return mpr_uint(&r, out) < 0 || mpr_done(&r) < 0 || *out > max ? -1 : 0;
+}
+
 int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -85,9 +93,15 @@ int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t e
     case W_READY:
     case W_CREDIT:
     case W_SESSIONS:
+    case W_WANT:
+    case W_RECLAIM:
+    case W_RELEASE:
     case W_CANCEL: want = 3; break;
     case W_RESULT:
+    case W_ANSWER:
+    case W_HELD:
     case W_PROGRESS: want = 4; break;
+    case W_PROBE: want = 5; break;
     case W_JOB: want = 6; break;
     default: return s_fail(err, errlen, "unknown worker command");
     }
@@ -97,20 +111,32 @@ int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t e
         return ready_decode(fr->f[2].data, fr->f[2].len, &out->ready, err, errlen);
     case W_SESSIONS:
         return sessions_decode(fr->f[2].data, fr->f[2].len, &out->sessions, err, errlen);
-    case W_CREDIT: {
-        mpr_t r;
-        mpr_init(&r, fr->f[2].data, fr->f[2].len);
-        if (mpr_uint(&r, &out->credit) < 0 || mpr_done(&r) < 0 || out->credit > 4096)
-            return s_fail(err, errlen, "bad credit");
+    case W_CREDIT:
+    case W_WANT:
+    case W_RECLAIM:
+    case W_RELEASE:
+        if (s_small_uint(&fr->f[2], 4096, &out->credit) < 0)
+            return s_fail(err, errlen, "bad credit count");
         return 0;
-    }
+    case W_HELD:
+        if (fr->f[2].len != ID_BYTES) return s_fail(err, errlen, "job id is not 16 bytes");
+        out->job_id = fr->f[2].data;
+        if (s_small_uint(&fr->f[3], HELD_STATE_DONE, &out->credit) < 0)
+            return s_fail(err, errlen, "bad held state");
+        return 0;
     case W_CANCEL:
     case W_RESULT:
+    case W_ANSWER:
     case W_PROGRESS:
         if (fr->f[2].len != ID_BYTES) return s_fail(err, errlen, "job id is not 16 bytes");
         out->job_id = fr->f[2].data;
         if (want == 4) out->body = fr->f[3];
         break;
+    case W_PROBE:
+        if (s_service(&fr->f[2], out->service) < 0) return s_fail(err, errlen, "bad service name");
+        if (fr->f[3].len != ID_BYTES) return s_fail(err, errlen, "job id is not 16 bytes");
+        out->job_id = fr->f[3].data;
+        return route_decode(fr->f[4].data, fr->f[4].len, &out->route, err, errlen);
     case W_JOB:
         if (s_service(&fr->f[2], out->service) < 0) return s_fail(err, errlen, "bad service name");
         if (fr->f[3].len != ID_BYTES) return s_fail(err, errlen, "job id is not 16 bytes");
@@ -127,11 +153,13 @@ void route_encode(const route_t *route, buf_t *out)
 {
     mpw_t w;
     mpw_init(&w, out);
-    mpw_map(&w, 4 + (uint32_t)(route->has_session + route->has_new_session));
+    mpw_map(&w, 4 + (uint32_t)(route->has_session + route->has_new_session) +
+                    (route->resubmit ? 1 : 0));
     mpw_kv_str(&w, "tenant", route->tenant);
     mpw_kv_uint(&w, "deadline_ms", route->deadline_ms);
     mpw_kv_uint(&w, "max_inflight", route->max_inflight);
     mpw_kv_uint(&w, "attempt", route->attempt);
+    if (route->resubmit) mpw_kv_uint(&w, "resubmit", 1);
     if (route->has_session) {
         mpw_str(&w, "session");
         mpw_bin(&w, route->session, ID_BYTES);
@@ -227,6 +255,8 @@ int route_decode(const void *data, size_t len, route_t *route, char *err, size_t
                 s_read_id(&r, route->session, &route->has_session);
             } else if (mpr_key_is(k, kl, "new_session")) {
                 s_read_id(&r, route->new_session, &route->has_new_session);
+            } else if (mpr_key_is(k, kl, "resubmit")) {
+                if (mpr_uint(&r, &v) == 0) route->resubmit = v != 0;
             } else mpr_skip(&r);
         }
     }

@@ -43,12 +43,23 @@ enum {
     W_PROGRESS = 0x06,   /* executor → broker: [tag, cmd, job_id, chunk] */
     W_CANCEL = 0x07,     /* broker → executor: [tag, cmd, job_id] */
     W_DISCONNECT = 0x08, /* both ways: [tag, cmd] */
-    W_SESSIONS = 0x09,   /* executor → broker: [tag, cmd, sessions-body] (PROTOCOL.md §3) */
+    /* several brokers (PROTOCOL.md §3.1) */
+    W_ANSWER = 0x09,     /* executor → broker: [tag, cmd, job_id, body]: a RESULT without credit */
+    W_WANT = 0x0A,       /* broker → executor: [tag, cmd, uint n]: n jobs wait, no credit */
+    W_RECLAIM = 0x0B,    /* executor → broker: [tag, cmd, uint n]: give back unused credit */
+    W_RELEASE = 0x0C,    /* broker → executor: [tag, cmd, uint n]: n credits given back */
+    W_PROBE = 0x0D,      /* broker → executor: [tag, cmd, service, job_id, route] */
+    W_HELD = 0x0E,       /* executor → broker: [tag, cmd, job_id, uint state] */
+    /* sessions (issue 12), sent to every broker */
+    W_SESSIONS = 0x0F,   /* executor → broker: [tag, cmd, sessions-body] (PROTOCOL.md §3) */
 };
 
 #define WIRE_MAX_SESSIONS 65536 /* sessions one executor may list in READY */
 #define WIRE_MAX_SESSION_CHANGES 4096 /* ids in one SESSIONS message's up or down list */
 #define WIRE_MAX_REASON 240 /* bytes of a session's end reason */
+
+/* HELD's state: what the executor knows of a probed job. */
+enum { HELD_STATE_NONE = 0, HELD_STATE_RUNNING = 1, HELD_STATE_DONE = 2 };
 
 typedef struct {
     const uint8_t *data;
@@ -72,6 +83,7 @@ typedef struct {
     uint8_t  session[ID_BYTES];
     int      has_new_session;
     uint8_t  new_session[ID_BYTES];
+    uint32_t resubmit;     /* 1: sent again after the first broker was lost (probe first) */
 } route_t;
 
 typedef struct {
@@ -117,9 +129,9 @@ typedef struct {
     uint8_t        cmd;
     const uint8_t *job_id;  /* W_RESULT, W_PROGRESS, W_JOB, W_CANCEL */
     char           service[65];
-    route_t        route;   /* W_JOB */
-    frame_t        body;    /* W_RESULT, W_PROGRESS, W_JOB */
-    uint64_t       credit;  /* W_CREDIT */
+    route_t        route;   /* W_JOB, W_PROBE */
+    frame_t        body;    /* W_RESULT, W_ANSWER, W_PROGRESS, W_JOB */
+    uint64_t       credit;  /* W_CREDIT, W_WANT, W_RECLAIM, W_RELEASE: n; W_HELD: the state */
     ready_t        ready;   /* W_READY */
     sessions_msg_t sessions; /* W_SESSIONS */
 } worker_msg_t;

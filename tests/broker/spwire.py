@@ -14,6 +14,9 @@ SUBMIT, CANCEL, PING = b"\x01", b"\x02", b"\x03"
 ACCEPTED, PROGRESS, RESULT, REJECT, PONG = b"\x11", b"\x12", b"\x13", b"\x14", b"\x15"
 W_READY, W_CREDIT, W_HEARTBEAT, W_JOB, W_RESULT, W_PROGRESS, W_CANCEL, W_DISCONNECT = (
     bytes([i]) for i in range(1, 9))
+# several brokers (PROTOCOL.md §3.1)
+W_ANSWER, W_WANT, W_RECLAIM, W_RELEASE, W_PROBE, W_HELD = (bytes([i]) for i in range(9, 15))
+HELD_NONE, HELD_RUNNING, HELD_DONE = 0, 1, 2
 SERVICE = "python.basic"
 
 
@@ -21,9 +24,11 @@ def job_id():
     return uuid.uuid4().bytes
 
 
-def route(tenant, deadline_ms=0, max_inflight=0):
-    return msgpack.packb({"tenant": tenant, "deadline_ms": deadline_ms,
-                          "max_inflight": max_inflight, "attempt": 0})
+def route(tenant, deadline_ms=0, max_inflight=0, resubmit=False):
+    r = {"tenant": tenant, "deadline_ms": deadline_ms, "max_inflight": max_inflight, "attempt": 0}
+    if resubmit:
+        r["resubmit"] = 1
+    return msgpack.packb(r)
 
 
 def jobspec(code="print(1)", tenant="t", service=SERVICE, wall_ms=0):
@@ -59,9 +64,9 @@ class Client:
         self.sock.connect(endpoint)
 
     def submit(self, jid, tenant, code="print(1)", service=SERVICE, deadline_ms=0, max_inflight=0,
-               body=None, route_body=None):
+               body=None, resubmit=False, route_body=None):
         self.sock.send_multipart([SPC1, SUBMIT, service.encode(), jid,
-                                  route_body or route(tenant, deadline_ms, max_inflight),
+                                  route_body or route(tenant, deadline_ms, max_inflight, resubmit),
                                   body if body is not None else jobspec(code, tenant, service)])
 
     def cancel(self, jid, service=SERVICE):
@@ -112,6 +117,9 @@ class Executor:
         self.services, self.curve = list(services), curve
         self.jobs = []  # (job id, service, route dict, body) in arrival order
         self.cancels = []
+        self.probes = []    # job ids PROBEd
+        self.wants = []     # WANT counts
+        self.releases = []  # RELEASE counts
         self.disconnects = 0
         self.sock = None
         self.connect(credit)
@@ -135,8 +143,16 @@ class Executor:
     def heartbeat(self):
         self.sock.send_multipart([SPW1, W_HEARTBEAT])
 
-    def answer(self, jid, status="ok", stdout=b"done"):
-        self.sock.send_multipart([SPW1, W_RESULT, jid, result(status, stdout, self.node)])
+    def answer(self, jid, status="ok", stdout=b"done", credit=True):
+        """RESULT (returns the job's credit), or with credit=False ANSWER (does not)."""
+        self.sock.send_multipart([SPW1, W_RESULT if credit else W_ANSWER, jid,
+                                  result(status, stdout, self.node)])
+
+    def held(self, jid, state):
+        self.sock.send_multipart([SPW1, W_HELD, jid, msgpack.packb(state)])
+
+    def reclaim(self, n):
+        self.sock.send_multipart([SPW1, W_RECLAIM, msgpack.packb(n)])
 
     def progress(self, jid, chunk=b"\x81\xa6stdout\xa2hi"):
         self.sock.send_multipart([SPW1, W_PROGRESS, jid, chunk])
@@ -155,6 +171,12 @@ class Executor:
                 got += 1
             elif msg[1] == W_CANCEL:
                 self.cancels.append(msg[2])
+            elif msg[1] == W_PROBE:
+                self.probes.append(msg[3])
+            elif msg[1] == W_WANT:
+                self.wants.append(msgpack.unpackb(msg[2]))
+            elif msg[1] == W_RELEASE:
+                self.releases.append(msgpack.unpackb(msg[2]))
             elif msg[1] == W_DISCONNECT:
                 self.disconnects += 1
         return got

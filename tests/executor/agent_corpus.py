@@ -466,6 +466,116 @@ read = configparser.ConfigParser()
 read.read("settings.ini")
 print(read["database"].getint("port"), read.getboolean("app", "debug"))
 """, expect="5432 True"),
+    dict(name="future_annotations_dataclass", profile=B, code="""
+from __future__ import annotations
+from dataclasses import dataclass, field
+
+@dataclass
+class Node:
+    name: str
+    children: list[Node] = field(default_factory=list)
+
+    def depth(self) -> int:
+        return 1 + max((c.depth() for c in self.children), default=0)
+
+print(Node("a", [Node("b", [Node("c")])]).depth())
+""", expect="3"),
+    dict(name="asyncio_gather_and_timeouts", profile=B, code="""
+import asyncio
+
+async def fetch(i: int) -> int:
+    await asyncio.sleep(0.01 * (i % 3))
+    return i * i
+
+async def slow():
+    await asyncio.sleep(10)
+
+async def main():
+    results = await asyncio.gather(*(fetch(i) for i in range(10)))
+    try:
+        await asyncio.wait_for(slow(), timeout=0.05)
+    except asyncio.TimeoutError:
+        print("timed out as expected")
+    q = asyncio.Queue()
+    async def producer():
+        for i in range(5):
+            await q.put(i)
+        await q.put(None)
+    async def consumer():
+        total = 0
+        while (item := await q.get()) is not None:
+            total += item
+        return total
+    _, total = await asyncio.gather(producer(), consumer())
+    return sum(results), total
+
+print(asyncio.run(main()))
+""", expect=("timed out as expected", "(285, 10)")),
+    dict(name="asyncio_tasks_and_events", profile=B, code="""
+import asyncio, contextvars
+request_id = contextvars.ContextVar("request_id", default="-")
+
+async def worker(name, event, out):
+    request_id.set(name)
+    await event.wait()
+    out.append(f"{name}:{request_id.get()}")
+
+async def main():
+    event, out = asyncio.Event(), []
+    tasks = [asyncio.create_task(worker(f"w{i}", event, out)) for i in range(3)]
+    await asyncio.sleep(0)
+    event.set()
+    await asyncio.wait(tasks)
+    async with asyncio.timeout(1):
+        await asyncio.sleep(0.001)
+    print(sorted(out))
+
+asyncio.run(main())
+""", expect="['w0:w0', 'w1:w1', 'w2:w2']"),
+    dict(name="doctest_testmod", profile=B, code="""
+def mean(xs):
+    \"\"\"Arithmetic mean.
+
+    >>> mean([1, 2, 3])
+    2.0
+    >>> mean([])
+    Traceback (most recent call last):
+    ...
+    ZeroDivisionError: division by zero
+    \"\"\"
+    return sum(xs) / len(xs)
+
+import doctest
+print(doctest.testmod())
+""", expect="TestResults(failed=0, attempted=2)"),
+    dict(name="email_mime_message", profile=B, code="""
+from email.mime.multipart import MIMEMultipart
+from email.mime.text import MIMEText
+msg = MIMEMultipart()
+msg["Subject"] = "Report"
+msg["To"] = "team@example.com"
+msg.attach(MIMEText("Numbers attached.", "plain"))
+text = msg.as_string()
+print("Subject: Report" in text, "Numbers attached." in text)
+""", expect="True True"),
+    dict(name="concurrent_futures_cpu_count", profile=B, code="""
+import multiprocessing, os
+from concurrent.futures import ThreadPoolExecutor, as_completed
+print("cpus known:", (multiprocessing.cpu_count() or 0) >= 1 and (os.cpu_count() or 0) >= 1)
+try:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        print(sum(f.result() for f in as_completed([pool.submit(pow, 2, 10)])))
+except RuntimeError as e:
+    print("threads unavailable:", e)
+""", expect="cpus known: True"),
+    dict(name="urllib_parse_and_request_objects", profile=B, code="""
+from urllib.parse import urlencode, urlparse
+from urllib.request import Request
+from http import HTTPStatus
+req = Request("https://api.example.com/v1/items?" + urlencode({"q": "café", "n": 3}),
+              headers={"Accept": "application/json"})
+print(urlparse(req.full_url).netloc, req.get_method(), HTTPStatus.NOT_FOUND.phrase)
+""", expect="api.example.com GET Not Found"),
     dict(name="pickle_to_file", profile=FS, code="""
 import pickle
 model = {"weights": [0.1, 0.2], "bias": 0.5, "labels": {"a", "b"}}

@@ -7,6 +7,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from harness import BIN, Executor
 
 
@@ -88,6 +90,34 @@ def test_threads_fail_cleanly(executor):
                      "    print('refused:', e)")
     assert r["status"] == "ok", r
     assert r["stdout"].startswith("refused:")
+
+
+@pytest.mark.parametrize("code,why", [
+    ("import asyncio\nasyncio.run(asyncio.open_connection('127.0.0.1', 9))", "no network"),
+    ("import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/')", "no network"),
+    ("import http.client\nhttp.client.HTTPConnection('127.0.0.1', 9).request('GET', '/')",
+     "no network"),
+    ("import asyncio\nasyncio.run(asyncio.create_subprocess_exec('true'))", "cannot start processes"),
+    ("import multiprocessing\nmultiprocessing.Process(target=print).start()",
+     "cannot start processes"),
+], ids=["asyncio_connect", "urlopen", "http_client", "asyncio_subprocess", "mp_process"])
+def test_network_and_process_modules_import_and_fail_at_the_operation(executor, code, why):
+    r = executor.run(code)
+    assert r["status"] == "security_violation", r
+    assert r["error"]["type"] == "PermissionError" and why in r["error"]["message"], r["error"]
+
+
+@pytest.mark.parametrize("code,what", [
+    ("open('out.txt', 'w').write('x')", "open()"),
+    ("import tempfile\ntempfile.mkstemp()", "tempfile"),
+    ("import tempfile\nwith tempfile.TemporaryDirectory() as d:\n    pass", "tempfile"),
+])
+def test_file_work_in_python_basic_names_the_profiles_that_have_files(executor, code, what):
+    r = executor.run(code)
+    assert r["status"] == "error", r
+    assert r["error"]["type"] == "PermissionError", r["error"]
+    assert r["error"]["message"].startswith(what + " is not available in profile python.basic")
+    assert "python.filesystem" in r["error"]["message"], r["error"]
 
 
 def test_zoneinfo_works_inside_the_sandbox(executor):

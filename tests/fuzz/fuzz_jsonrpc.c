@@ -2,7 +2,8 @@
  * (mcp-frontend/jsonrpc.c): the first code hostile bytes from an MCP client meet, over HTTP
  * and stdio alike. Whatever the input, rpc_parse must classify it without crashing, leaking
  * or reading out of bounds, and whatever it accepts must hold the shape it promises; the
- * error it builds for a refusal must serialize. */
+ * error it builds for a refusal must serialize, and what it accepts must serialize back
+ * (json_text) to the same value, reals exactly. */
 #include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +22,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (m.kind != RPC_RESPONSE) assert(m.method && *m.method);
         if (m.kind == RPC_REQUEST) assert(json_is_string(m.id) || json_is_integer(m.id));
         if (m.params) assert(json_is_object(m.params));
+        /* what the front-end writes back reads back as the same value: reals exactly */
+        char *text = json_text(m.msg, JSON_COMPACT);
+        json_t *back = text ? json_loads(text, 0, NULL) : NULL;
+        assert(back && json_equal(back, m.msg));
+        json_decref(back);
+        free(text);
     } else {
         assert(m.kind == RPC_INVALID);
         assert(m.code == RPC_PARSE_ERROR || m.code == RPC_INVALID_REQUEST);

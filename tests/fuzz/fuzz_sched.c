@@ -1,7 +1,8 @@
 /* tests/fuzz/fuzz_sched.c — libFuzzer target for the broker's scheduler (broker/sched.h):
  * the input is a program of events — SUBMITs with hostile tenants, deadlines and quotas,
- * RESULTs (real, stale, from the wrong executor), READY/CREDIT/DISCONNECT, CANCELs from the
- * right and the wrong client, time passing — run against a fake clock and fake I/O. After
+ * RESULTs and ANSWERs (real, stale, from the wrong executor), READY/CREDIT/DISCONNECT,
+ * CANCELs from the right and the wrong client, resubmitted jobs and the executors' HELD
+ * answers, RECLAIMs, time passing — run against a fake clock and fake I/O. After
  * every program, whatever its order, each admitted job must have left exactly once (an
  * answer the broker made, or a forwarded RESULT) and nothing may be left behind. */
 #include <stdint.h>
@@ -49,6 +50,17 @@ static void s_cancel(void *arg, executor_t *ex, const uint8_t id[ID_BYTES])
     (void)arg, (void)ex, (void)id;
 }
 
+static void s_count(void *arg, executor_t *ex, uint32_t n)
+{
+    (void)arg, (void)ex, (void)n;
+}
+
+static void s_probe(void *arg, executor_t *ex, const job_t *job)
+{
+    (void)arg, (void)ex;
+    s_check(job->state == JOB_PROBING);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int once;
@@ -65,14 +77,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     conf.max_clients = 3;
     conf.mono_ms = s_mono;
     conf.wall_ms = s_wall;
-    sched_io_t io = {s_send_job, s_answer, s_cancel, NULL};
+    sched_io_t io = {s_send_job, s_answer, s_cancel, s_count, s_count, s_probe, NULL};
     sched_t *s = sched_new(&conf, &io);
     const char *services[] = {"python.basic", "python.data_science", "other"};
     const char *nodes[] = {"n0", "n1", "u2", "n3"};
     const char *clients[] = {"c0", "c1", "c2", "c3"};
 
     for (size_t i = 0; i + 3 <= size; i += 3) {
-        uint8_t op = data[i] % 9, a = data[i + 1], b = data[i + 2];
+        uint8_t op = data[i] % 11, a = data[i + 1], b = data[i + 2];
         switch (op) {
         case 0:
         case 1: { /* SUBMIT job a */
@@ -83,6 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             snprintf(r.tenant, sizeof r.tenant, "t%u", b >> 5);
             r.deadline_ms = (b & 8) ? s_wall() + (uint64_t)a * 37 : 0;
             r.max_inflight = (b >> 3) & 3;
+            r.resubmit = op == 1 && (a & 1);
             static const uint8_t spec[64];
             job_t *job = job_new_copy(id, &r, spec, (size_t)(a & 63));
             sched_refusal_t why;
@@ -113,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 4: { /* RESULT for job b from executor a&3 (registered or not) */
             executor_t *ex = sched_executor(s, nodes[a & 3], 2);
             uint8_t id[ID_BYTES] = {b};
-            job_t *job = sched_result(s, (a & 4) ? NULL : ex, id);
+            job_t *job = sched_result(s, (a & 4) ? NULL : ex, id, !(a & 8));
             if (job) {
                 s_exits[job->id[0]]++;
                 sched_finish(s, &job);
@@ -136,6 +149,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             sched_expire(s);
             if (b & 1) sched_housekeep(s);
             break;
+        case 9: { /* HELD for job b from executor a&3 */
+            executor_t *ex = sched_executor(s, nodes[a & 3], 2);
+            uint8_t id[ID_BYTES] = {b};
+            if (ex) sched_held(s, ex, id, (a >> 2) % 3);
+            break;
+        }
+        case 10: { /* RECLAIM */
+            executor_t *ex = sched_executor(s, nodes[a & 3], 2);
+            if (ex) sched_executor_reclaim(s, ex, b);
+            break;
+        }
         case 8: { /* PROGRESS: must only ever name a job leased to that executor */
             executor_t *ex = sched_executor(s, nodes[a & 3], 2);
             uint8_t id[ID_BYTES] = {b};

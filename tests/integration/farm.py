@@ -26,14 +26,18 @@ def free_port():
 
 
 class Farm:
-    def __init__(self, slots=2, extra=()):
+    """state_dir: an existing state directory (a farm started again on it); default_ports:
+    leave the MCP and metrics ports to `snakepit up`'s defaults, as a user would."""
+
+    def __init__(self, slots=2, extra=(), state_dir=None, default_ports=False):
         # unix socket paths are limited to 108 bytes: keep the state dir short
-        self.dir = tempfile.mkdtemp(prefix="sp-", dir="/tmp")
+        self.dir = state_dir or tempfile.mkdtemp(prefix="sp-", dir="/tmp")
         self.port = free_port()
-        self.log = open(os.path.join(self.dir, "up.out"), "w")
+        ports = [] if default_ports else ["--http", "127.0.0.1:%d" % self.port, "--metrics-port", "0"]
+        self.log = open(os.path.join(self.dir, "up.out"), "a")
         self.proc = subprocess.Popen(
-            [os.path.join(BIN, "snakepit"), "up", "--state-dir", self.dir, "--http",
-             "127.0.0.1:%d" % self.port, "--metrics-port", "0", "--slots", str(slots), *extra],
+            [os.path.join(BIN, "snakepit"), "up", "--state-dir", self.dir, *ports,
+             "--slots", str(slots), *extra],
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         self.ready = self._wait_ready(120)
         self.url = self.ready["url"]
@@ -54,7 +58,8 @@ class Farm:
         raise RuntimeError("farm not ready in %ss:\n%s" % (timeout, self.output()))
 
     def output(self):
-        self.log.flush()
+        if not self.log.closed:
+            self.log.flush()
         with open(os.path.join(self.dir, "up.out")) as f:
             return f.read()
 

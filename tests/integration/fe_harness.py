@@ -41,15 +41,24 @@ def wait_for(pred, timeout, what):
     raise RuntimeError("timed out waiting for " + what)
 
 
+# A Redis set up as `snakepit up` sets its own (cli/up_plan.c s_plan_redis): the front-end then
+# has no redis_config_warning to log (a suite that reads its stderr wants it quiet)
+REDIS_AS_UP = ("--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory", "256mb",
+               "--maxmemory-policy", "volatile-lru", "--hash-max-listpack-value", "4096")
+
+
 class Frontend:
-    """redis + broker stand-in (+ executor) + snakepit-mcp; stop() ends them all by pid."""
+    """redis + broker stand-in (+ executor) + snakepit-mcp; stop() ends them all by pid.
+    redis_args: more redis-server options (REDIS_AS_UP for a Redis kept as in production; by
+    default it persists nothing, so that a restarted one comes back empty)."""
 
     def __init__(self, extra=(), executor=False, stdio=False, redis=True, profiles="python.basic",
-                 executor_args=()):
+                 executor_args=(), redis_args=()):
         self.dir = tempfile.mkdtemp(prefix="spfe-", dir="/tmp")
         self.procs = {}
         self.redis_sock = os.path.join(self.dir, "redis.sock")
         self.redis_url = "unix://" + self.redis_sock
+        self.redis_args = list(redis_args)
         if redis:
             self.start_redis()
         self.broker_ep = "tcp://127.0.0.1:%d" % free_port()
@@ -93,7 +102,7 @@ class Frontend:
 
     def start_redis(self):
         self._spawn("redis", ["redis-server", "--port", "0", "--unixsocket", self.redis_sock, "--save", "",
-                              "--appendonly", "no", "--dir", self.dir])
+                              "--appendonly", "no", "--dir", self.dir, *self.redis_args])
         wait_for(lambda: self.redis().ping(), 10, "redis")
 
     def stop_redis(self):

@@ -192,6 +192,23 @@ def test_the_prompt_asks_for_its_task_when_the_client_can_be_asked(fe):
     assert ModernClient(fe.url, fe.key).send("prompts/get", {"name": "write_sandbox_code"}).json["error"]["code"] == -32602
 
 
+def test_the_key_sealing_request_states_never_expires_and_comes_back_if_redis_loses_it(fe):
+    r = fe.redis()
+    wait_for(lambda: r.get("sp:mrtr:key"), 10, "the shared key")
+    key = r.get("sp:mrtr:key")
+    assert r.ttl("sp:mrtr:key") == -1  # no TTL: never evictable (README "Redis")
+    asker = ModernClient(fe.url, fe.key, caps={"elicitation": {}})
+    state = ok(asker.send("prompts/get", {"name": "write_sandbox_code", "arguments": {}}))["requestState"]
+    r.delete("sp:mrtr:key")  # lost, as by a Redis restarted without persistence...
+    r.client_kill_filter(_type="normal", skipme=True)  # ...which the front-end reconnects to
+    wait_for(lambda: r.get("sp:mrtr:key") == key, 15, "the front-end to put its key back")
+    assert r.ttl("sp:mrtr:key") == -1
+    done = ok(asker.send("prompts/get", {"name": "write_sandbox_code", "arguments": {}, "requestState": state,
+                                         "inputResponses": {"task": {"action": "accept",
+                                                                     "content": {"task": "sum a list"}}}}))
+    assert done["resultType"] == "complete"  # the state sealed before still opens
+
+
 def test_closing_a_modern_requests_stream_cancels_its_job(fe):
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "execute_code", "arguments": {"code": "#sleep 20\n1"}, "_meta": modern_meta()}})

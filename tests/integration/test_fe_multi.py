@@ -60,6 +60,23 @@ def test_a_legacy_session_is_served_by_either_front_end(farm):
     assert b.send("ping").status == 404
 
 
+def test_a_request_running_when_its_session_ends_on_the_other_front_end_is_answered(farm):
+    a, b = legacy_pair(farm)
+    out = {}
+
+    def slow():
+        out["r"] = a.send("tools/call", {"name": "execute_code",
+                                         "arguments": {"code": "import time\ntime.sleep(30)", "timeout": 60}})
+    t = threading.Thread(target=slow, daemon=True)
+    t.start()
+    wait_for(lambda: farm.health()["jobs_in_flight"] >= 1, 15, "the call to run on A")
+    assert b.raw("DELETE").status == 200
+    t.join(15)
+    assert not t.is_alive(), "the request of the ended session was never answered"
+    assert out["r"].status == 404 and out["r"].json["error"]["code"] == -32600
+    wait_for(lambda: farm.health()["jobs_in_flight"] == 0, 15, "its job to be cancelled")
+
+
 def test_legacy_tasks_created_on_one_front_end_are_read_and_awaited_on_the_other(farm):
     a, b = legacy_pair(farm)
     created = result(a.send("tools/call", {"name": "execute_code", "task": {},

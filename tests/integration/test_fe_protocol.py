@@ -2,10 +2,12 @@
 broker stand-in answering from directives in the code (fake_broker.py). What a client sees:
 lifecycle, sessions, tools and their result contract, progress, cancellation, tasks, history,
 resources, prompts."""
+import base64
 import json
 import threading
 import time
 
+import msgpack
 import pytest
 
 from fe_harness import Client, Frontend, wait_for
@@ -39,6 +41,7 @@ def client(fe, key):
 def test_healthz_says_ok(fe):
     h = fe.health()
     assert h["ok"] is True and h["redis_connected"] is True
+    wait_for(lambda: fe.health()["bus_connected"], 10, "the bus to subscribe")
 
 
 @pytest.mark.parametrize("version,expect", [("2025-11-25", "2025-11-25"), ("2025-06-18", "2025-06-18"),
@@ -236,7 +239,19 @@ def test_record_and_usage_are_written(fe, client):
     rec = r.hgetall("sp:exec:" + eid)
     assert rec["tenant"] == "alice" and rec["profile"] == "python.basic" and rec["code"] == "print(2)"
     assert 0 < r.ttl("sp:exec:" + eid) <= 7 * 86400
-    assert json.loads(rec["call_result"])["structuredContent"]["execution_id"] == eid
+    # a plain result is all in the flat fields (records.h); one with variables keeps the Result
+    # itself, base64 of its msgpack, and both render back to what the call returned
+    assert "result" not in rec and rec["stdout"] == "ran 8 bytes\n" and rec["result_repr"] == "42"
+    full = client.call("execute_code", {"code": "x = 6 * 7", "inspect_variables": ["x"]})
+    sc = full["result"]["structuredContent"]
+    wait_for(lambda: r.hget("sp:exec:" + sc["execution_id"], "status") == "ok", 5, "the record")
+    kept = msgpack.unpackb(base64.b64decode(r.hget("sp:exec:" + sc["execution_id"], "result")))
+    assert kept["status"] == "ok" and "x" in kept["variables"]
+    for i, want in ((eid, None), (sc["execution_id"], sc)):
+        got = client.call("get_execution", {"execution_id": i})["result"]["structuredContent"]
+        assert got["result"]["execution_id"] == i and got["result"]["status"] == "ok"
+        if want:
+            assert got["result"]["variables"] == want["variables"]
     assert r.zscore("sp:t:alice:execs", eid) is not None
     day = time.strftime("%Y%m%d", time.gmtime())
     use = r.hgetall("sp:t:alice:use:" + day)

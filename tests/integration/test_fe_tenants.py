@@ -131,6 +131,20 @@ def test_a_stalled_redis_does_not_hang_requests(fe):
     wait_for(lambda: fe.health()["redis_connected"], 15, "the front-end to reconnect")
 
 
+def test_an_initialize_redis_never_answers_is_answered_all_the_same(fe):
+    key = fe.add_tenant("opener", rate="100", burst="100")
+    init(fe, key)  # the key is cached now
+    fe.procs["redis"].send_signal(19)  # SIGSTOP: the session's script times out, the connection drops
+    try:
+        r = Client(fe.url, key).send("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                    "clientInfo": {"name": "pytest", "version": "1"}})
+        assert r.json["error"]["code"] == -32030, (r.status, r.body)  # not left without an answer
+    finally:
+        fe.procs["redis"].send_signal(18)  # SIGCONT
+    wait_for(lambda: fe.health()["redis_connected"], 15, "the front-end to reconnect")
+    init(fe, key)
+
+
 def test_a_tenant_at_its_session_cap_evicts_its_least_recently_used_session():
     f = Frontend(extra=["--max-sessions-per-tenant", "3"])
     try:

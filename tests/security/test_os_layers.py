@@ -36,7 +36,14 @@ ATTACKS = [
     ("os_execv", "import os\nos.execv('/bin/touch', ['touch', '{pwn}'])", {V}, ("execve",)),
     ("socket_connect", "import socket\nsocket.create_connection(('127.0.0.1', {port}))", {V},
      ("socket",)),
-    ("socketpair", "import socket\nsocket.socketpair()", {V}, ("socketpair",)),
+    ("socketpair_inet", "import socket\nsocket.socketpair(socket.AF_INET)", {V}, ("socketpair",)),
+    ("socket_unix_new", "import socket\nsocket.socket(socket.AF_UNIX).connect('/dev/log')", {V},
+     ("socket",)),
+    ("socketpair_sendto_address",
+     "import socket\na, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+     "a.sendto(b'<1>pwned', '/dev/log')", {V}, ("sendto",)),
+    ("socketpair_send_fd", "import socket\na, b = socket.socketpair()\n"
+     "socket.send_fds(a, [b'x'], [0])", {V}, ("sendmsg",)),
     ("os_open_passwd", "import os\nprint(os.read(os.open('/etc/passwd', os.O_RDONLY), 200))",
      {"error"}, ()),
     ("open_canary", "print(open('{canary}').read())", {"error"}, ()),

@@ -1,7 +1,8 @@
 /* tests/unit/sched_fakes.h — the scheduler's test rig (broker/sched.h): a fake clock, fake I/O
- * recording every job sent, answer and cancel, and helpers to register executors, submit jobs
- * and answer them. Included by the scheduler's unit tests (test_broker_sched.c,
- * test_broker_sessions.c); everything is static, one rig per test binary. */
+ * recording every send, answer, cancel, WANT, RELEASE and PROBE the scheduler asks for (in F),
+ * and helpers to register executors, submit jobs and answer them. Included by the scheduler's
+ * unit tests (test_broker_sched.c, test_broker_resubmit.c, test_broker_sessions.c); everything
+ * is static, one rig per test binary. */
 #ifndef SP_TEST_SCHED_FAKES_H
 #define SP_TEST_SCHED_FAKES_H
 #include <setjmp.h>
@@ -48,6 +49,10 @@ typedef struct {
     size_t n_answers;
     sent_t cancels[MAX_EVENTS];
     size_t n_cancels;
+    sent_t probes[MAX_EVENTS]; /* PROBEs sent */
+    size_t n_probes;
+    uint32_t wanted, released; /* WANT and RELEASE counts sent, in all */
+    size_t n_wants;
     executor_t *unreachable; /* send_job to it fails */
     int gone_on_answer;      /* answering finds the client unreachable, as EHOSTUNREACH does */
 } fake_t;
@@ -87,6 +92,28 @@ static inline void s_cancel(void *arg, executor_t *ex, const uint8_t id[ID_BYTES
     s->ex = ex;
 }
 
+static inline void s_want(void *arg, executor_t *ex, uint32_t n)
+{
+    (void)ex;
+    fake_t *f = arg;
+    f->wanted += n;
+    f->n_wants++;
+}
+
+static inline void s_release(void *arg, executor_t *ex, uint32_t n)
+{
+    (void)ex;
+    ((fake_t *)arg)->released += n;
+}
+
+static inline void s_probe(void *arg, executor_t *ex, const job_t *job)
+{
+    fake_t *f = arg;
+    sent_t *s = &f->probes[f->n_probes++];
+    memcpy(s->id, job->id, ID_BYTES);
+    s->ex = ex;
+}
+
 static inline sched_t *s_sched(sched_conf_t *conf)
 {
     sched_conf_t def;
@@ -97,7 +124,7 @@ static inline sched_t *s_sched(sched_conf_t *conf)
     conf->mono_ms = s_mono;
     conf->wall_ms = s_wall;
     F = calloc(1, sizeof *F);
-    sched_io_t io = {s_send_job, s_answer, s_cancel, F};
+    sched_io_t io = {s_send_job, s_answer, s_cancel, s_want, s_release, s_probe, F};
     return sched_new(conf, &io);
 }
 
@@ -171,7 +198,7 @@ static inline int s_result(sched_t *s, executor_t *ex, unsigned n)
 {
     uint8_t id[ID_BYTES];
     s_id(id, n);
-    job_t *job = sched_result(s, ex, id);
+    job_t *job = sched_result(s, ex, id, 1);
     if (!job) return 0;
     if (s_results) s_results[n]++;
     sched_finish(s, &job);

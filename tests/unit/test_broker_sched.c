@@ -13,8 +13,8 @@
 
 #include "../../broker/sched.h"
 #include "../../common/log.h"
-
 #include "sched_fakes.h"
+
 
 /* ---- admission and dispatch -------------------------------------------------------------- */
 

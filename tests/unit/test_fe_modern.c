@@ -1,7 +1,8 @@
 /* tests/unit/test_fe_modern.c — the pure parts of MCP 2026-07-28 in the front-end, through their
  * headers: the per-request envelope (envelope.h), the headers checked against the body, Base64
- * sentinels included (reqheaders.h), which era a message speaks and the errors a malformed one
- * gets (admit.h), and HMAC-SHA256 (common/sha256.h), which seals requestState.
+ * sentinels included (reqheaders.h), tool arguments mirrored into Mcp-Param-* headers
+ * (paramheaders.h), which era a message speaks and the errors a malformed one gets (admit.h), and
+ * HMAC-SHA256 (common/sha256.h), which seals requestState.
  * The modules are compiled in directly (they live in mcp-frontend/, not the shared lib). */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -9,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cmocka.h>
 
@@ -18,6 +20,7 @@
 #include "../../mcp-frontend/envelope.c"
 #include "../../mcp-frontend/jsonrpc.c"
 #include "../../mcp-frontend/loglevel.c"
+#include "../../mcp-frontend/paramheaders.c"
 #include "../../mcp-frontend/reqheaders.c"
 #include "../../mcp-frontend/utf8.c"
 
@@ -157,6 +160,119 @@ static void test_base64_sentinels_decode_strictly(void **state)
     buf_free(&b);
 }
 
+/* ---- Mcp-Param-* */
+
+static paramheaders_t *s_scan(const char *schema, char *err, size_t errlen)
+{
+    json_t *s = json_loads(schema, 0, NULL);
+    assert_non_null(s);
+    paramheaders_t *ph = paramheaders_scan(s, err, errlen);
+    json_decref(s);
+    return ph;
+}
+
+static void
+test_mirrored_arguments_are_declared_on_properties_reached_through_properties(void **state)
+{
+    (void)state;
+    char err[300];
+    paramheaders_t *ph = s_scan("{\"type\":\"object\",\"properties\":{"
+                                "\"region\":{\"type\":\"string\",\"x-mcp-header\":\"Region\"},"
+                                "\"n\":{\"type\":\"integer\",\"x-mcp-header\":\"Count\"},"
+                                "\"where\":{\"type\":\"object\",\"properties\":{"
+                                "\"zone\":{\"type\":\"string\",\"x-mcp-header\":\"Zone\"}}},"
+                                "\"code\":{\"type\":\"string\"}}}",
+                                err, sizeof err);
+    assert_string_equal(err, "");
+    assert_int_equal(paramheaders_count(ph), 3);
+    assert_string_equal(paramheaders_name(ph, 0), "Mcp-Param-Region");
+    paramheaders_destroy(&ph);
+    assert_null(ph);
+    /* none declared: nothing to check, and no error */
+    assert_null(s_scan("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}", err,
+                       sizeof err));
+    assert_string_equal(err, "");
+    const char *invalid[] = {
+        /* under items, a composition, a conditional, $defs: not statically reachable */
+        "{\"properties\":{\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\","
+        "\"x-mcp-header\":\"L\"}}}}",
+        "{\"anyOf\":[{\"properties\":{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"A\"}}}]}",
+        "{\"if\":{\"properties\":{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"A\"}}}}",
+        "{\"$defs\":{\"d\":{\"type\":\"string\",\"x-mcp-header\":\"D\"}}}",
+        /* on the root, on a number, not a token, empty, not a string, twice */
+        "{\"type\":\"object\",\"x-mcp-header\":\"Root\"}",
+        "{\"properties\":{\"a\":{\"type\":\"number\",\"x-mcp-header\":\"A\"}}}",
+        "{\"properties\":{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"A B\"}}}",
+        "{\"properties\":{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"\"}}}",
+        "{\"properties\":{\"a\":{\"type\":\"string\",\"x-mcp-header\":7}}}",
+        "{\"properties\":{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"Dup\"},"
+        "\"b\":{\"type\":\"boolean\",\"x-mcp-header\":\"dUP\"}}}",
+        NULL};
+    for (int i = 0; invalid[i]; i++) {
+        assert_null(s_scan(invalid[i], err, sizeof err));
+        assert_true(strlen(err) > 0);
+    }
+}
+
+typedef struct {
+    const char *names[4], *values[4];
+} headers_t;
+
+static const char *s_lookup(void *ctx, const char *name)
+{
+    headers_t *h = ctx;
+    for (int i = 0; i < 4 && h->names[i]; i++)
+        if (!strcasecmp(h->names[i], name)) return h->values[i];
+    return NULL;
+}
+
+/* A tools/call of a tool mirroring region (string), n (integer) and on (boolean), with these
+ * arguments and Mcp-Param-* headers: what admission answers (0: admitted). */
+static int s_mirrored_call(const char *arguments, headers_t *hv)
+{
+    char err[300];
+    paramheaders_t *ph = s_scan("{\"properties\":{"
+                                "\"region\":{\"type\":\"string\",\"x-mcp-header\":\"Region\"},"
+                                "\"n\":{\"type\":\"integer\",\"x-mcp-header\":\"N\"},"
+                                "\"on\":{\"type\":\"boolean\",\"x-mcp-header\":\"On\"}}}",
+                                err, sizeof err);
+    char body[600];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{"
+             "\"name\":\"t\",\"arguments\":%s," META_OK "}}",
+             arguments);
+    reqheaders_t h = {"2026-07-28", "tools/call", "t", ph, s_lookup, hv};
+    unsigned status = 0;
+    int rc = s_admit(body, &h, &status);
+    if (rc) assert_int_equal(status, 400);
+    paramheaders_destroy(&ph);
+    return rc;
+}
+
+static void test_mcp_param_headers_must_mirror_the_arguments_in_the_body(void **state)
+{
+    (void)state;
+    headers_t plain = {{"mcp-param-region", "Mcp-Param-N", "Mcp-Param-On"},
+                       {"us-west1", "42", "true"}};
+    assert_int_equal(s_mirrored_call("{\"region\":\"us-west1\",\"n\":42,\"on\":true}", &plain), 0);
+    headers_t numeric = {{"Mcp-Param-N"}, {"42.0"}}; /* integers compare as numbers */
+    assert_int_equal(s_mirrored_call("{\"n\":42}", &numeric), 0);
+    headers_t encoded = {{"Mcp-Param-Region"}, {"=?base64?IHBhZGRlZCA=?="}}; /* " padded " */
+    assert_int_equal(s_mirrored_call("{\"region\":\" padded \"}", &encoded), 0);
+    headers_t none = {{NULL}};
+    /* null or absent in the body: no header expected, and one sent anyway is ignored */
+    assert_int_equal(s_mirrored_call("{\"region\":null}", &none), 0);
+    assert_int_equal(s_mirrored_call("{}", &plain), 0);
+    assert_int_equal(s_mirrored_call("{\"region\":\"eu\"}", &none), RPC_HEADER_MISMATCH);
+    assert_int_equal(s_mirrored_call("{\"region\":\"eu\"}", &plain), RPC_HEADER_MISMATCH);
+    assert_int_equal(s_mirrored_call("{\"n\":41}", &numeric), RPC_HEADER_MISMATCH);
+    assert_int_equal(s_mirrored_call("{\"on\":false}", &plain), RPC_HEADER_MISMATCH);
+    headers_t bad = {{"Mcp-Param-Region"}, {"=?base64?SGVsbG8?="}}; /* unpadded sentinel */
+    assert_int_equal(s_mirrored_call("{\"region\":\"Hello\"}", &bad), RPC_HEADER_MISMATCH);
+    headers_t literal = {{"Mcp-Param-Region"}, {"=?base64?SGVsbG8="}}; /* no ?=: as it is */
+    assert_int_equal(s_mirrored_call("{\"region\":\"=?base64?SGVsbG8=\"}", &literal), 0);
+}
+
 static void test_supported_versions_and_eras(void **state)
 {
     (void)state;
@@ -207,6 +323,9 @@ int main(void)
         cmocka_unit_test(test_headers_are_checked_against_the_body_before_the_version),
         cmocka_unit_test(test_required_headers_and_mcp_name),
         cmocka_unit_test(test_base64_sentinels_decode_strictly),
+        cmocka_unit_test(
+            test_mirrored_arguments_are_declared_on_properties_reached_through_properties),
+        cmocka_unit_test(test_mcp_param_headers_must_mirror_the_arguments_in_the_body),
         cmocka_unit_test(test_supported_versions_and_eras),
         cmocka_unit_test(test_our_codes_move_out_of_the_reserved_range_for_modern_requests),
         cmocka_unit_test(test_hmac_sha256_matches_rfc_4231),

@@ -31,6 +31,31 @@ static char *s_sanitized(const char *in, size_t len)
     return buf_steal(&b, NULL);
 }
 
+/* Reals leave the front-end in their shortest exact form, whatever their size; integers,
+ * strings that look like numbers, and escapes are untouched. */
+static void test_reals_are_written_shortest_and_exact(void **state)
+{
+    (void)state;
+    json_t *v = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:s, s:[f, f]}", "a", 0.1,
+                          "b", 0.1 + 0.2, "c", 1763924000.123456, "d", 1.0, "e", -0.0, "f",
+                          1e300, "g", 5e-324, "i", (json_int_t)12345678901234567LL, "s",
+                          "0.10000000000000001 \" 2.5", "l", 1.5, 1e16);
+    char *text = json_text(v, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(text, "{\"a\":0.1,\"b\":0.30000000000000004,\"c\":1763924000.123456,"
+                              "\"d\":1.0,\"e\":-0.0,\"f\":1e+300,\"g\":4.94065645841247e-324,"
+                              "\"i\":12345678901234567,\"l\":[1.5,1e+16],"
+                              "\"s\":\"0.10000000000000001 \\\" 2.5\"}");
+    json_error_t err;
+    json_t *back = json_loads(text, 0, &err);
+    assert_non_null(back);
+    assert_true(json_real_value(json_object_get(back, "b")) == 0.1 + 0.2);
+    assert_true(json_real_value(json_object_get(back, "c")) == 1763924000.123456);
+    assert_true(json_is_real(json_object_get(back, "d")));
+    json_decref(back);
+    free(text);
+    json_decref(v);
+}
+
 static void test_valid_utf8_passes_through_unchanged(void **state)
 {
     (void)state;
@@ -333,6 +358,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_file_uris_percent_encode_and_decode_paths),
         cmocka_unit_test(test_large_files_become_links_and_outputs_blocks),
+        cmocka_unit_test(test_reals_are_written_shortest_and_exact),
         cmocka_unit_test(test_valid_utf8_passes_through_unchanged),
         cmocka_unit_test(test_output_cut_mid_sequence_ends_in_one_replacement_char),
         cmocka_unit_test(test_overlongs_surrogates_and_nul_are_replaced),
