@@ -11,6 +11,8 @@
  *   sp:t:{T}:psess:<id>    hash: a session's record (tenant, profile, state, reason, times, cells,
  *                          memory, limits, parent, executor)
  *   sp:t:{T}:psessions     zset: the tenant's live sessions, scored by when they expire (ms)
+ *   sp:t:{T}:psessions_ended  zset: sessions that left the live set, by when (ms): whose
+ *                          records to delete once old (none of these keys has a TTL)
  *   sp:t:{T}:snap:<id>     hash: a snapshot (meta JSON, blob, bytes, session, created_ms)
  *   sp:t:{T}:snaps         zset: the tenant's snapshots by created ms
  *   sp:t:{T}:snap_bytes    string: the bytes of all of them (the quota's count) */
@@ -23,6 +25,8 @@
 #define pysession_key(out, tenant, id)                                                             \
     snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:psess:%s", tenant, id)
 #define pysessions_key(out, tenant) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:psessions", tenant)
+#define pysessions_ended_key(out, tenant)                                                          \
+    snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:psessions_ended", tenant)
 #define snapshot_key(out, tenant, id)                                                              \
     snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snap:%s", tenant, id)
 #define snapshots_key(out, tenant) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snaps", tenant)

@@ -13,29 +13,56 @@
 #include "pysessions.h"
 
 #define CACHE_MAX     65536
-#define RECORD_TTL_S  (7L * 24 * 3600) /* an ended session's record: its reason stays this long */
-#define START_RESERVE 60000            /* ms a place is held while the session starts */
+#define RECORD_KEEP_MS (7LL * 24 * 3600 * 1000) /* an ended session's record: its reason stays */
+#define ENDED_KEEP     10000 /* ended sessions' records kept per tenant at most */
+#define START_RESERVE  60000 /* ms a place is held while the session starts */
 
-/* KEYS[1] the live set, KEYS[2] the new session's record; ARGV now, id, memory_mb,
- * reserved-until, max_sessions, max_memory_mb, the records' key prefix. The expired leave the
- * set first; then the count and the memory of the rest decide. */
+/* Session records carry no TTL: under maxmemory-policy volatile-lru a key with one may be
+ * evicted, and only execution records may be (README "Redis"). So the retention a TTL gave is
+ * kept by hand: a session that leaves the live set (ended, or expired there) joins the tenant's
+ * ended zset, scored by when it left, and whoever sweeps deletes the records of those ended
+ * longer than RECORD_KEEP_MS ago, and of the oldest past ENDED_KEEP. Every script is
+ * idempotent, for the store's journal replays writes after a reconnect (store.h).
+ * SWEEP_LUA: KEYS[1] the live set, KEYS[2] the ended set; ARGV[1] now, ARGV[2] the records' key
+ * prefix, ARGV[3] the cut-off (now - RECORD_KEEP_MS), ARGV[4] ENDED_KEEP. */
+#define SWEEP_LUA                                                                                  \
+    "for _, sid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])) do\n"            \
+    "  redis.call('ZADD', KEYS[2], 'NX', ARGV[1], sid)\n"                                          \
+    "end\n"                                                                                        \
+    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n"                                   \
+    "local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])\n"                          \
+    "local n = redis.call('ZCARD', KEYS[2]) - #old - tonumber(ARGV[4])\n"                          \
+    "if n > 0 then\n"                                                                              \
+    "  for _, sid in ipairs(redis.call('ZRANGE', KEYS[2], #old, #old + n - 1)) do\n"               \
+    "    table.insert(old, sid)\n"                                                                 \
+    "  end\n"                                                                                      \
+    "end\n"                                                                                        \
+    "for _, sid in ipairs(old) do\n"                                                               \
+    "  if not redis.call('ZSCORE', KEYS[1], sid) then redis.call('DEL', ARGV[2] .. sid) end\n"     \
+    "  redis.call('ZREM', KEYS[2], sid)\n"                                                         \
+    "end\n"
+
+/* KEYS[1] the live set, KEYS[2] the ended set, KEYS[3] the new session's record; ARGV now,
+ * prefix, cut-off, ended-keep, id, memory_mb, reserved-until, max_sessions, max_memory_mb. The
+ * expired leave the set first; then the count and the memory of the rest decide. */
 static const char s_admit_lua[] =
-    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n"
+    SWEEP_LUA
     "local ids = redis.call('ZRANGE', KEYS[1], 0, -1)\n"
-    "if #ids >= tonumber(ARGV[5]) then return {0, 'sessions', #ids} end\n"
+    "if #ids >= tonumber(ARGV[8]) then return {0, 'sessions', #ids} end\n"
     "local mem = 0\n"
     "for _, sid in ipairs(ids) do\n"
-    "  mem = mem + (tonumber(redis.call('HGET', ARGV[7] .. sid, 'memory_mb')) or 0)\n"
+    "  mem = mem + (tonumber(redis.call('HGET', ARGV[2] .. sid, 'memory_mb')) or 0)\n"
     "end\n"
-    "if mem + tonumber(ARGV[3]) > tonumber(ARGV[6]) then return {0, 'memory', mem} end\n"
-    "redis.call('ZADD', KEYS[1], ARGV[4], ARGV[2])\n"
-    "redis.call('HSET', KEYS[2], 'memory_mb', ARGV[3], 'state', 'starting')\n"
-    "redis.call('EXPIRE', KEYS[2], 3600)\n"
+    "if mem + tonumber(ARGV[6]) > tonumber(ARGV[9]) then return {0, 'memory', mem} end\n"
+    /* the reservation lapses into the ended set if the session never starts (a front-end
+     * that died meanwhile): the sweep then deletes its record */
+    "redis.call('ZADD', KEYS[1], ARGV[7], ARGV[5])\n"
+    "redis.call('HSET', KEYS[3], 'memory_mb', ARGV[6], 'state', 'starting')\n"
     "return {1, 'ok', #ids}\n";
 
-/* KEYS[1] the live set; ARGV now, the records' key prefix. Every live record, flattened. */
-static const char s_list_lua[] = "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n"
-                                 "local out = {}\n"
+/* KEYS[1] the live set, KEYS[2] the ended set; ARGV as SWEEP_LUA's. Every live record,
+ * flattened. */
+static const char s_list_lua[] = SWEEP_LUA "local out = {}\n"
                                  "for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"
                                  "  local h = redis.call('HGETALL', ARGV[2] .. sid)\n"
                                  "  table.insert(out, sid)\n"
@@ -238,25 +265,40 @@ static void s_on_admit(void *arg, redisReply *r)
     free(a);
 }
 
+/* SWEEP_LUA's keys and arguments for t, at wall. */
+typedef struct {
+    char live[SESSION_KEY_MAX], ended[SESSION_KEY_MAX], prefix[SESSION_KEY_MAX];
+    char now[24], cutoff[24], keep[24];
+} sweep_args_t;
+
+static void s_sweep_args(sweep_args_t *s, const tenant_t *t, uint64_t wall)
+{
+    pysessions_key(s->live, t->name);
+    pysessions_ended_key(s->ended, t->name);
+    pysession_key(s->prefix, t->name, "");
+    snprintf(s->now, sizeof s->now, "%llu", (unsigned long long)wall);
+    snprintf(s->cutoff, sizeof s->cutoff, "%lld", (long long)wall - RECORD_KEEP_MS);
+    snprintf(s->keep, sizeof s->keep, "%d", ENDED_KEEP);
+}
+
 void pysessions_admit(pysessions_t *self, const tenant_t *t, const char *id, long memory_mb,
                       long idle_s, pysession_admit_fn *fn, void *arg)
 {
-    char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX], prefix[SESSION_KEY_MAX];
-    char now[24], mem[24], until[24], max_n[24], max_mem[24];
+    char rec[SESSION_KEY_MAX], mem[24], until[24], max_n[24], max_mem[24];
     uint64_t wall = clock_wall_ms();
-    pysessions_key(live, t->name);
+    sweep_args_t s;
+    s_sweep_args(&s, t, wall);
     pysession_key(rec, t->name, id);
-    pysession_key(prefix, t->name, "");
-    snprintf(now, sizeof now, "%llu", (unsigned long long)wall);
     snprintf(mem, sizeof mem, "%ld", memory_mb);
     snprintf(until, sizeof until, "%llu",
              (unsigned long long)(wall + START_RESERVE + (uint64_t)idle_s * 1000));
     snprintf(max_n, sizeof max_n, "%ld", t->max_sessions);
     snprintf(max_mem, sizeof max_mem, "%ld", t->max_session_memory_mb);
-    const char *args[] = {live, rec, now, id, mem, until, max_n, max_mem, prefix};
+    const char *args[] = {s.live, s.ended, rec, s.now, s.prefix, s.cutoff, s.keep,
+                          id,     mem,     until, max_n, max_mem};
     admit_t *a = xcalloc(1, sizeof *a);
     *a = (admit_t){t, fn, arg};
-    if (store_eval(self->store, self->admit, s_on_admit, a, 2, 9, args) < 0) {
+    if (store_eval(self->store, self->admit, s_on_admit, a, 3, 12, args) < 0) {
         free(a);
         fn(arg, 0, "the session store is unreachable right now; try again shortly");
     }
@@ -264,23 +306,25 @@ void pysessions_admit(pysessions_t *self, const tenant_t *t, const char *id, lon
 
 void pysessions_release(pysessions_t *self, const tenant_t *t, const char *id)
 {
-    char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
+    char live[SESSION_KEY_MAX], ended[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
     pysessions_key(live, t->name);
+    pysessions_ended_key(ended, t->name);
     pysession_key(rec, t->name, id);
     store_writef(self->store, "ZREM %s %s", live, id);
+    store_writef(self->store, "ZREM %s %s", ended, id);
     store_writef(self->store, "DEL %s", rec);
 }
 
 /* ---- what happens to one -------------------------------------------------------------------- */
 
-static void s_expiry(pysessions_t *self, const tenant_t *t, const char *id, uint64_t until_ms,
-                     long idle_s)
+/* Live until until_ms (no TTL on the record: the sweep in SWEEP_LUA retires it). */
+static void s_expiry(pysessions_t *self, const tenant_t *t, const char *id, uint64_t until_ms)
 {
-    char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
+    char live[SESSION_KEY_MAX], ended[SESSION_KEY_MAX];
     pysessions_key(live, t->name);
-    pysession_key(rec, t->name, id);
+    pysessions_ended_key(ended, t->name);
     store_writef(self->store, "ZADD %s %llu %s", live, (unsigned long long)until_ms, id);
-    store_writef(self->store, "EXPIRE %s %ld", rec, idle_s + RECORD_TTL_S);
+    store_writef(self->store, "ZREM %s %s", ended, id); /* used again after a sweep */
 }
 
 void pysessions_opened(pysessions_t *self, const tenant_t *t, const pysession_t *s)
@@ -294,26 +338,28 @@ void pysessions_opened(pysessions_t *self, const tenant_t *t, const pysession_t 
                  rec, t->name, s->profile, (unsigned long long)s->created_ms,
                  (unsigned long long)s->last_used_ms, s->memory_mb, s->idle_timeout_s,
                  (unsigned long long)s->memory_kb, s->parent, s->restored_from);
-    s_expiry(self, t, s->id, s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000,
-             s->idle_timeout_s);
+    s_expiry(self, t, s->id, s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000);
     s_cache(self, t, s);
 }
 
 void pysessions_ended(pysessions_t *self, const tenant_t *t, const char *id, const char *reason)
 {
-    char live[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
+    char live[SESSION_KEY_MAX], ended[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
     uint8_t raw[ID_BYTES];
     cached_t *c = id_parse(id, raw) == 0 ? idmap_get(self->cache, raw) : NULL;
     if (c && !strcmp(c->tenant, t->name)) { /* this front-end answers its next call itself */
         c->s.ended = 1;
         snprintf(c->s.end_reason, sizeof c->s.end_reason, "%s", reason);
     }
+    uint64_t now = clock_wall_ms();
     pysessions_key(live, t->name);
+    pysessions_ended_key(ended, t->name);
     pysession_key(rec, t->name, id);
     store_writef(self->store, "ZREM %s %s", live, id);
     store_writef(self->store, "HSET %s state ended end_reason %s ended_ms %llu", rec, reason,
-                 (unsigned long long)clock_wall_ms());
-    store_writef(self->store, "EXPIRE %s %ld", rec, RECORD_TTL_S);
+                 (unsigned long long)now);
+    /* its reason stays RECORD_KEEP_MS; NX: a replayed end does not extend that */
+    store_writef(self->store, "ZADD %s NX %llu %s", ended, (unsigned long long)now, id);
 }
 
 void pysessions_used(pysessions_t *self, const tenant_t *t, const char *id, const result_t *res,
@@ -328,12 +374,13 @@ void pysessions_used(pysessions_t *self, const tenant_t *t, const char *id, cons
     }
     uint64_t now = clock_wall_ms();
     store_writef(self->store, "HSET %s last_used_ms %llu", rec, (unsigned long long)now);
-    if (cell) store_writef(self->store, "HINCRBY %s cells 1", rec);
+    /* the cell's number, not an increment: the journal may send a write twice */
+    if (cell && res->session.cell)
+        store_writef(self->store, "HSET %s cells %u", rec, res->session.cell);
     if (res->session.memory_kb)
         store_writef(self->store, "HSET %s memory_kb %llu", rec,
                      (unsigned long long)res->session.memory_kb);
-    s_expiry(self, t, id, now + (uint64_t)res->session.idle_timeout_s * 1000,
-             res->session.idle_timeout_s);
+    s_expiry(self, t, id, now + (uint64_t)res->session.idle_timeout_s * 1000);
 }
 
 /* ---- waiting for the writes ---------------------------------------------------------------- */
@@ -450,14 +497,12 @@ static void s_on_list(void *arg, redisReply *r)
 
 void pysessions_list(pysessions_t *self, const tenant_t *t, pysession_list_fn *fn, void *arg)
 {
-    char live[SESSION_KEY_MAX], prefix[SESSION_KEY_MAX], now[24];
-    pysessions_key(live, t->name);
-    pysession_key(prefix, t->name, "");
-    snprintf(now, sizeof now, "%llu", (unsigned long long)clock_wall_ms());
-    const char *args[] = {live, now, prefix};
+    sweep_args_t s;
+    s_sweep_args(&s, t, clock_wall_ms());
+    const char *args[] = {s.live, s.ended, s.now, s.prefix, s.cutoff, s.keep};
     list_t *l = xcalloc(1, sizeof *l);
     *l = (list_t){fn, arg};
-    if (store_eval(self->store, self->list, s_on_list, l, 1, 3, args) < 0) {
+    if (store_eval(self->store, self->list, s_on_list, l, 2, 6, args) < 0) {
         free(l);
         fn(arg, NULL);
     }

@@ -14,6 +14,8 @@
  * id, bytes, max count, max bytes, meta, blob, session. */
 static const char s_put_lua[] =
     "local n = redis.call('ZCARD', KEYS[1])\n"
+    /* put twice (a retry after an unanswered attempt) it is counted once */
+    "if redis.call('EXISTS', KEYS[2]) == 1 then return {1, 'ok', n} end\n"
     "if n >= tonumber(ARGV[4]) then return {0, 'count', n} end\n"
     "local used = tonumber(redis.call('GET', KEYS[3]) or '0')\n"
     "if used + tonumber(ARGV[3]) > tonumber(ARGV[5]) then return {0, 'bytes', used} end\n"

@@ -3,7 +3,11 @@
  * them (proto/snapshot.h, what a restore hands back), within the tenant's quotas
  * (max_snapshots, max_snapshot_mb), counted by one script so that no two front-ends can both
  * take the last place. Snapshots outlive the session and its node, and a farm restart when
- * Redis persists (snakepit up runs it with an append-only file). */
+ * Redis persists (snakepit up runs it with an append-only file). No snapshot key has a TTL
+ * (under volatile-lru only execution records may be evicted). A put is a query, not a journaled
+ * write (store.h): the tool answers only once Redis said it has the snapshot (or why not), and a
+ * 14 MiB blob does not belong in the write journal; the script is idempotent all the same, so a
+ * retried put counts once. */
 #ifndef SP_FE_SNAPSHOTS_H
 #define SP_FE_SNAPSHOTS_H
 #include <jansson.h>
