@@ -22,7 +22,7 @@ json_t *session_resource_template(void)
 
 static void s_reply(call_t *c, const char *uri, json_t *body)
 {
-    char *text = json_dumps(body, JSON_COMPACT);
+    char *text = json_text(body, JSON_COMPACT); /* exact reals, as every answer (jsonrpc.h) */
     json_decref(body);
     call_reply(c, json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType",
                             "application/json", "text", text ? text : "{}"));

@@ -8,6 +8,7 @@
 #include "../common/clock.h"
 #include "../common/ids.h"
 #include "../common/session_keys.h"
+#include "jsonrpc.h"
 #include "snapshots.h"
 
 /* KEYS: the tenant's snapshots (zset), this snapshot (hash), their bytes (counter); ARGV: now,
@@ -116,7 +117,7 @@ void snapshots_put(snapshots_t *self, const tenant_t *t, const char *id, json_t 
     snprintf(bytes, sizeof bytes, "%zu", len);
     snprintf(max_n, sizeof max_n, "%ld", t->max_snapshots);
     snprintf(max_b, sizeof max_b, "%lld", (long long)t->max_snapshot_mb << 20);
-    char *meta_text = json_dumps(meta, JSON_COMPACT);
+    char *meta_text = json_text(meta, JSON_COMPACT); /* exact reals (jsonrpc.h) */
     const char *session = json_string_value(json_object_get(meta, "session_id"));
     const char *args[] = {
         zset, hash, counter, now, id, bytes, max_n, max_b, meta_text, blob, session ? session : ""};
