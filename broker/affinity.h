@@ -31,6 +31,7 @@ struct bsession {
     job_t *head, *tail;   /* its waiting jobs (job->s_prev / s_next) */
     size_t waiting;
     job_t *running; /* its job leased to the executor, if any */
+    int probing;    /* its resubmitted jobs being probed (sched_probe.c): its line waits */
     int ended;      /* its executor said it ended: forgotten once its last job is done */
     int draining;   /* its waiting jobs are being answered: not forgotten meanwhile */
     char end_reason[WIRE_MAX_REASON + 1];

@@ -38,6 +38,7 @@ void sched_probe_remove(sched_t *s, job_t *job)
     job->prev = job->next = NULL;
     job->n_probe_wait = 0;
     job->state = JOB_DETACHED;
+    if (job->route.has_session) sched_session_probing(s, job, -1);
 }
 
 static void s_ask(sched_t *s, job_t *job, executor_t *ex)
@@ -81,6 +82,7 @@ void sched_probe_start(sched_t *s, job_t *job)
     s->stats.resubmitted++;
     job->state = JOB_PROBING;
     s_list_push(s, job);
+    if (job->route.has_session) sched_session_probing(s, job, +1);
     const executors_t *reg = s->executors;
     for (size_t i = 0; i < executors_count(reg); i++) {
         executor_t *ex = executors_at(reg, i);
@@ -118,11 +120,12 @@ void sched_held(sched_t *s, executor_t *ex, const uint8_t id[ID_BYTES], unsigned
     switch (state) {
     case HELD_STATE_RUNNING:
         s->stats.probe_running++;
+        /* a session's job is its running one first, so that its line does not move on */
+        if (job->route.has_session) sched_session_attached(s, job);
         sched_probe_remove(s, job);
         sched_count_queued(s, job, -1);
         job->attached = 1;
         sched_lease(s, job, ex);
-        if (job->route.has_session) sched_session_attached(s, job);
         id_format(job->id, hex);
         log_info("event=resubmitted_attached job=%s node=%s", hex, ex->node);
         break;

@@ -23,7 +23,8 @@
 void sched_session_ready(sched_t *s, bsession_t *b)
 {
     job_t *head = b->head;
-    if (!b->executor || b->running || !head || head->pinned) return;
+    /* a resubmitted job being probed came before what waits here: the line waits for it */
+    if (!b->executor || b->running || b->probing || !head || head->pinned) return;
     /* the head leaves the line's links alone: the queue links through prev/next */
     head->state = JOB_DETACHED;
     queue_push(b->executor->pinned, head);
@@ -51,7 +52,7 @@ void sched_session_detach(sched_t *s, job_t *job)
         b->running = NULL;
     }
     job->session = NULL;
-    if (b->ended && !b->draining && !b->running && !b->head)
+    if (b->ended && !b->draining && !b->running && !b->probing && !b->head)
         affinity_remove(s->affinity, &b);
     else
         sched_session_ready(s, b);
@@ -84,12 +85,53 @@ int sched_session_admit(sched_t *s, job_t *job, sched_refusal_t *why)
     return 0;
 }
 
+/* A resubmitted job's probe settled on a session that ended or was lost meanwhile: answered as
+ * admission would have answered it then. */
+static void s_settled_too_late(sched_t *s, job_t *job, bsession_t *b)
+{
+    int lost = 0;
+    const char *why =
+        b ? b->end_reason
+          : affinity_gone_reason(s->affinity, job->route.session, job->route.tenant, &lost);
+    if (!why) why = "no executor holds this session (it may have ended)";
+    sched_count_queued(s, job, -1);
+    sched_detach(s, job);
+    sched_answer(s, job, lost ? ST_LOST : ST_REJECTED,
+                 lost ? "SessionLost" : b ? "SessionEnded" : "SessionUnknown", why);
+    if (b && !b->draining && !b->running && !b->probing && !b->head)
+        affinity_remove(s->affinity, &b);
+}
+
 void sched_session_queue(sched_t *s, job_t *job)
 {
     bsession_t *b = affinity_get(s->affinity, job->route.session);
-    affinity_push(b, job);
+    if (!b || b->ended) {
+        s_settled_too_late(s, job, b);
+        return;
+    }
+    /* a resubmitted job was sent before whatever queued while it was probed */
+    if (job->route.resubmit)
+        affinity_push_head(b, job);
+    else
+        affinity_push(b, job);
     job->state = JOB_QUEUED;
     sched_session_ready(s, b);
+}
+
+void sched_session_probing(sched_t *s, job_t *job, int delta)
+{
+    bsession_t *b = affinity_get(s->affinity, job->route.session);
+    if (b) b->probing += delta;
+}
+
+void sched_session_probe_dropped(sched_t *s, job_t *job)
+{
+    bsession_t *b = affinity_get(s->affinity, job->route.session);
+    if (!b) return;
+    if (b->ended && !b->draining && !b->running && !b->probing && !b->head)
+        affinity_remove(s->affinity, &b);
+    else
+        sched_session_ready(s, b);
 }
 
 void sched_session_attached(sched_t *s, job_t *job)
@@ -200,7 +242,7 @@ static void s_end(sched_t *s, bsession_t *b, status_t st, const char *type, cons
         sched_answer(s, job, st, type, why);
     }
     b->draining = 0;
-    if (!b->running) affinity_remove(s->affinity, &b);
+    if (!b->running && !b->probing) affinity_remove(s->affinity, &b);
 }
 
 typedef struct {

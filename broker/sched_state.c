@@ -101,6 +101,7 @@ executor_t *sched_detach(sched_t *s, job_t *job)
     } else if (job->state == JOB_PROBING) {
         sched_probe_remove(s, job);
         sched_count_queued(s, job, -1);
+        if (job->route.has_session) sched_session_probe_dropped(s, job);
     } else if (job->state == JOB_LEASED) {
         holder = job->executor;
         lease_end(job);

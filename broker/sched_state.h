@@ -74,6 +74,12 @@ void sched_enqueue(sched_t *s, job_t *job);
 /* A resubmitted session job found running on ex (HELD running): it is its session's running
  * job, so the session's next cell waits for its answer. */
 void sched_session_attached(sched_t *s, job_t *job);
+/* A resubmitted session job starts (+1) or stops (-1) being probed: its session's line waits
+ * meanwhile (the job came before what queues behind it). */
+void sched_session_probing(sched_t *s, job_t *job, int delta);
+/* A probing session job left without running here (answered, cancelled, expired): its
+ * session's line may move again. */
+void sched_session_probe_dropped(sched_t *s, job_t *job);
 
 /* Leases a job to ex: the books of a dispatch (in-flight counts, the lease deadline). */
 void sched_lease(sched_t *s, job_t *job, executor_t *ex);

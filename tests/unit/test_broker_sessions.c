@@ -293,6 +293,105 @@ static void test_sessions_up_places_a_new_session(void **state)
     s_done(&s);
 }
 
+
+/* ---- with several brokers (PROTOCOL.md §3.1) ------------------------------------------------ */
+
+/* A session's cell pinned to an executor that gave this broker no credit (another broker holds
+ * its slots): the broker asks that executor for credit, and the cell waits for it. */
+static void test_a_pinned_cell_without_credit_asks_its_executor_for_credit(void **state)
+{
+    (void)state;
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
+    executor_t *a = s_session_executor(s, "a", 4, 8000, 0, 0);
+    executor_t *b = s_session_executor(s, "b", 0, 100, 7, 1); /* holds session 7, no credit */
+    assert_int_equal(s_cell(s, c, "t", 1, 7, 0, NULL), 0);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 0); /* a has credit, but the session is on b */
+    assert_int_equal(F->n_wants, 1);
+    assert_int_equal(F->wanted, 1);
+    sched_executor_credit(s, b, 1);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 1);
+    assert_ptr_equal(F->sent[0].ex, b);
+    assert_int_equal(s_sent_to(a), 0);
+    s_done(&s);
+}
+
+/* Job n on session sid, marked resubmit (its first broker was lost). */
+static void s_resubmit_cell(sched_t *s, client_t *c, unsigned n, unsigned sid)
+{
+    uint8_t id[ID_BYTES];
+    s_id(id, n);
+    route_t r = {0};
+    snprintf(r.tenant, sizeof r.tenant, "t");
+    r.has_session = 1;
+    s_sid(r.session, sid);
+    r.resubmit = 1;
+    job_t *job = job_new_copy(id, &r, "jobspec", 7);
+    sched_refusal_t why;
+    assert_int_equal(sched_submit(s, c, "python.basic", job, &why), 0);
+}
+
+static void s_held(sched_t *s, executor_t *ex, unsigned n, unsigned state)
+{
+    uint8_t id[ID_BYTES];
+    s_id(id, n);
+    sched_held(s, ex, id, state);
+}
+
+/* Every executor said it never ran the resubmitted cell: it joins its session's line and goes
+ * to the session's executor, after the cell queued before it. */
+static void test_a_resubmitted_cell_joins_its_sessions_line(void **state)
+{
+    (void)state;
+    sched_t *s = s_sched(NULL);
+    s_now += 60000; /* long after start */
+    client_t *c = s_client(s, "fe");
+    executor_t *a = s_session_executor(s, "a", 4, 8000, 0, 0);
+    executor_t *b = s_session_executor(s, "b", 4, 100, 7, 1);
+    s_resubmit_cell(s, c, 1, 7);
+    sched_dispatch(s);
+    assert_int_equal(F->n_probes, 2);
+    assert_int_equal(F->n_sent, 0);
+    s_held(s, a, 1, HELD_STATE_NONE);
+    s_held(s, b, 1, HELD_STATE_NONE);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 1);
+    assert_ptr_equal(F->sent[0].ex, b);
+    assert_int_equal(s_result(s, b, 1), 1);
+    assert_int_equal(sched_queued(s) + sched_inflight(s), 0);
+    s_done(&s);
+}
+
+/* The resubmitted cell still runs on the session's executor (for the broker that died): it is
+ * the session's running cell here, so the next cell waits for its answer. */
+static void test_a_resubmitted_cell_found_running_holds_its_session(void **state)
+{
+    (void)state;
+    sched_t *s = s_sched(NULL);
+    s_now += 60000;
+    client_t *c = s_client(s, "fe");
+    executor_t *b = s_session_executor(s, "b", 4, 100, 7, 1);
+    s_resubmit_cell(s, c, 1, 7);
+    assert_int_equal(s_cell(s, c, "t", 2, 7, 0, NULL), 0);
+    sched_dispatch(s);
+    s_held(s, b, 1, HELD_STATE_RUNNING);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 0); /* cell 2 waits for cell 1's answer */
+    uint8_t id[ID_BYTES];
+    s_id(id, 1);
+    job_t *job = sched_result(s, b, id, 0); /* its ANSWER */
+    assert_non_null(job);
+    sched_finish(s, &job);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 1);
+    assert_int_equal(s_num(F->sent[0].id), 2);
+    s_result(s, b, 2);
+    assert_int_equal(sched_queued(s) + sched_inflight(s), 0);
+    s_done(&s);
+}
+
 int main(void)
 {
     log_init("test", LOG_ERROR);
@@ -307,6 +406,9 @@ int main(void)
         cmocka_unit_test(test_a_node_that_comes_back_keeps_its_sessions),
         cmocka_unit_test(test_an_ended_session_answers_its_waiting_jobs_with_the_reason),
         cmocka_unit_test(test_sessions_up_places_a_new_session),
+        cmocka_unit_test(test_a_pinned_cell_without_credit_asks_its_executor_for_credit),
+        cmocka_unit_test(test_a_resubmitted_cell_joins_its_sessions_line),
+        cmocka_unit_test(test_a_resubmitted_cell_found_running_holds_its_session),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
