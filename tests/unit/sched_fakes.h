@@ -205,6 +205,34 @@ static inline int s_result(sched_t *s, executor_t *ex, unsigned n)
     return 1;
 }
 
+/* Job n marked resubmit (its first broker was lost, PROTOCOL.md §3.1), for tenant "t"; on
+ * session (16 bytes) when that is not NULL. */
+static inline int s_resubmit_on(sched_t *s, client_t *c, unsigned n, const uint8_t *session)
+{
+    uint8_t id[ID_BYTES];
+    s_id(id, n);
+    route_t r = {0};
+    snprintf(r.tenant, sizeof r.tenant, "t");
+    r.resubmit = 1;
+    if (session) {
+        r.has_session = 1;
+        memcpy(r.session, session, ID_BYTES);
+    }
+    job_t *job = job_new_copy(id, &r, "jobspec", 7);
+    sched_refusal_t why;
+    int rc = sched_submit(s, c, "python.basic", job, &why);
+    if (rc < 0) job_destroy(&job);
+    return rc;
+}
+
+/* ex's HELD for job n. */
+static inline void s_held(sched_t *s, executor_t *ex, unsigned n, unsigned state)
+{
+    uint8_t id[ID_BYTES];
+    s_id(id, n);
+    sched_held(s, ex, id, state);
+}
+
 static inline const answer_t *s_answer_for(unsigned n)
 {
     for (size_t i = 0; i < F->n_answers; i++)

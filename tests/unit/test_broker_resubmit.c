@@ -18,23 +18,7 @@
 /* Submits job n marked resubmit. */
 static int s_resubmit(sched_t *s, client_t *c, unsigned n)
 {
-    uint8_t id[ID_BYTES];
-    s_id(id, n);
-    route_t r = {0};
-    snprintf(r.tenant, sizeof r.tenant, "t");
-    r.resubmit = 1;
-    job_t *job = job_new_copy(id, &r, "jobspec", 7);
-    sched_refusal_t why;
-    int rc = sched_submit(s, c, "python.basic", job, &why);
-    if (rc < 0) job_destroy(&job);
-    return rc;
-}
-
-static void s_held(sched_t *s, executor_t *ex, unsigned n, unsigned state)
-{
-    uint8_t id[ID_BYTES];
-    s_id(id, n);
-    sched_held(s, ex, id, state);
+    return s_resubmit_on(s, c, n, NULL);
 }
 
 static void test_a_resubmitted_job_runs_only_once_every_executor_said_none(void **state)

@@ -321,23 +321,9 @@ static void test_a_pinned_cell_without_credit_asks_its_executor_for_credit(void 
 /* Job n on session sid, marked resubmit (its first broker was lost). */
 static void s_resubmit_cell(sched_t *s, client_t *c, unsigned n, unsigned sid)
 {
-    uint8_t id[ID_BYTES];
-    s_id(id, n);
-    route_t r = {0};
-    snprintf(r.tenant, sizeof r.tenant, "t");
-    r.has_session = 1;
-    s_sid(r.session, sid);
-    r.resubmit = 1;
-    job_t *job = job_new_copy(id, &r, "jobspec", 7);
-    sched_refusal_t why;
-    assert_int_equal(sched_submit(s, c, "python.basic", job, &why), 0);
-}
-
-static void s_held(sched_t *s, executor_t *ex, unsigned n, unsigned state)
-{
-    uint8_t id[ID_BYTES];
-    s_id(id, n);
-    sched_held(s, ex, id, state);
+    uint8_t session[ID_BYTES];
+    s_sid(session, sid);
+    assert_int_equal(s_resubmit_on(s, c, n, session), 0);
 }
 
 /* Every executor said it never ran the resubmitted cell: it joins its session's line and goes
