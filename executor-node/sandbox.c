@@ -201,7 +201,12 @@ int sandbox_child_limits(const sandbox_t *sb, const limits_t *l, const area_t *a
     getrusage(RUSAGE_SELF, &ru);
     long   used_ms = (long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
                    (long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-    rlim_t cpu_s = (rlim_t)((used_ms + l->cpu_ms + 999) / 1000);
+    /* A job has one thread, so it cannot use more CPU than wall time: when the CPU limit is
+     * not below the wall deadline (a call that gives only a timeout), the deadline is what ends
+     * a busy loop, as `timeout`, and the CPU limit backs it up a second later. Equal, the two
+     * fired within a millisecond of each other and the status was whichever won. */
+    long cpu_ms = l->wall_ms > 0 && l->cpu_ms >= l->wall_ms ? l->wall_ms + 1000 : l->cpu_ms;
+    rlim_t cpu_s = (rlim_t)((used_ms + cpu_ms + 999) / 1000);
     if (cpu_s < 1) cpu_s = 1;
     int rc = 0;
     /* The address space limit counts what the interpreter already maps (in ASan builds that

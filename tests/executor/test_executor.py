@@ -120,6 +120,15 @@ def test_file_work_in_python_basic_names_the_profiles_that_have_files(executor, 
     assert "python.filesystem" in r["error"]["message"], r["error"]
 
 
+def test_a_busy_loop_given_only_a_timeout_ends_timeout_every_time(executor):
+    """The front-end and the CLI derive the CPU limit from the timeout; a busy loop must then
+    end `timeout` (the CLI's exit 3), not `timeout` or `cpu_limit` by whichever limit fired
+    first. An explicit CPU limit below the timeout still ends `cpu_limit` (test_findings)."""
+    for _ in range(4):
+        r = executor.run("while True:\n    pass", wall_ms=1000, cpu_ms=1000)
+        assert r["status"] == "timeout", (r["status"], r.get("error"))
+
+
 def test_zoneinfo_works_inside_the_sandbox(executor):
     r = executor.run("from zoneinfo import ZoneInfo\nimport datetime\n"
                      "d = datetime.datetime(2026, 1, 15, 12, tzinfo=ZoneInfo('America/New_York'))\n"
