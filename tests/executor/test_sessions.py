@@ -96,3 +96,17 @@ def test_a_plain_job_still_runs_beside_sessions(node):
     r = node.run("print(6 * 7)")
     assert r["status"] == "ok" and r["stdout"] == "42\n" and "session" not in r or not r.get("session")
     _close(node, sid)
+
+
+def test_a_sessions_cells_keep_their_own_main_beside_prepared_jobs(node):
+    """Issue 16's zygote prepares every one-off job's __main__ and streams ahead; a session's
+    cells keep their own globals (a real __main__: pickle finds what a cell defines), and
+    neither side sees the other's names, its stdin or its leftover output."""
+    sid = node.new_session()
+    r = _cell(node, sid, "import sys\nclass Point: pass\nkept = sys.modules['__main__'].__dict__ is globals()\nprint('one')")
+    assert r["status"] == "ok" and r["stdout"] == "one\n", r
+    r = node.run("print('kept' in globals(), __name__)", stdin="ignored")
+    assert r["status"] == "ok" and r["stdout"] == "False __main__\n", r
+    r = _cell(node, sid, "import pickle, sys\nprint(kept, type(pickle.loads(pickle.dumps(Point()))).__name__, sys.stdin.read() == '')")
+    assert r["status"] == "ok" and r["stdout"] == "True Point True\n", r  # no stdout of cell 1 either
+    _close(node, sid)
