@@ -302,6 +302,34 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->mcp = mcp_new(fe, &conf->mcp);
 }
 
+/* Stopping: what this front-end wrote and Redis has not acknowledged yet (the record of a
+ * call answered just before a stdio client hung up, or while Redis was slow) gets up to
+ * max_ms more of the loop to land, instead of being lost with the process. The loop is turned
+ * in 10 ms steps until then: a step that something else stops early (a transport winding
+ * down) is simply followed by the next. */
+static void s_step_done(loop_t *loop, void *arg)
+{
+    (void)arg;
+    loop_stop(loop);
+}
+
+static void s_drain_store(fe_t *fe, long max_ms)
+{
+    long left = store_unacked(fe->store);
+    if (left == 0) return;
+    uint64_t give_up = clock_mono_ms() + (uint64_t)max_ms;
+    while (store_unacked(fe->store) && clock_mono_ms() < give_up) {
+        uint64_t step = loop_timer_add(fe->loop, 10, 0, s_step_done, NULL);
+        loop_run(fe->loop);
+        loop_timer_cancel(fe->loop, step);
+    }
+    long lost = store_unacked(fe->store);
+    if (lost)
+        log_warn("event=stop_writes_unacknowledged writes=%ld of=%ld", lost, left);
+    else
+        log_info("event=stop_writes_flushed writes=%ld", left);
+}
+
 /* Order matters: answer everything that waits, then take the transports down, then the parts
  * their callbacks might still reach. */
 static void s_teardown(fe_t *fe)
@@ -438,6 +466,7 @@ int main(int argc, char **argv)
         log_info("event=started version=%s http=%s stdio=%d broker=%s redis=%s instance=%s",
                  FE_VERSION, fe->http_listen, conf.stdio, conf.jobs.broker, where, fe->instance);
         if (loop_run(fe->loop) < 0) rc = 1;
+        s_drain_store(fe, conf.store.timeout_ms);
     }
     metrics_pub_destroy(&snapshot);
     log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe->sessions),

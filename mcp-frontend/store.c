@@ -249,6 +249,11 @@ void store_on_connect(store_t *self, store_connect_fn *fn, void *arg)
     self->hooks[self->n_hooks++] = (hook_t){fn, arg};
 }
 
+long store_unacked(const store_t *self)
+{
+    return journal_unacked(self->journal);
+}
+
 const store_stats_t *store_stats(const store_t *self)
 {
     return &self->stats;

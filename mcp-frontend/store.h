@@ -68,6 +68,8 @@ const char *store_where(const store_t *self);
 typedef void(store_connect_fn)(void *arg, store_t *store);
 void store_on_connect(store_t *self, store_connect_fn *fn, void *arg);
 const store_stats_t *store_stats(const store_t *self);
+/* Writes not yet acknowledged by Redis (waiting in the journal or in flight). */
+long store_unacked(const store_t *self);
 const char *store_op_name(store_op_t op);
 
 int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,

@@ -211,6 +211,53 @@ def test_up_waits_for_sandboxes_slower_than_the_brokers_grace(monkeypatch, tmp_p
         slow.stop()
 
 
+def test_a_stdio_front_end_that_stops_right_after_answering_keeps_its_records(farm):
+    """A stdio client that hangs up as soon as it has its answer: the front-end stops, and the
+    record it had not yet seen acknowledged must still land (it drains its Redis writes before
+    exiting). --record-wait-ms 0 lets the answer leave before the record, as a slow Redis
+    would; before the drain about 1 record in 15 was lost."""
+    r = farm.redis()
+    lost = []
+    for _ in range(15):
+        p = subprocess.Popen([os.path.join(BIN, "snakepit-mcp"), "--stdio", "--broker",
+                              farm.ready["broker"], "--redis", farm.ready["redis"],
+                              "--record-wait-ms", "0", "--log-level", "warn"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        stdio = McpStdioPipe(p)
+        stdio.initialize()
+        eid = stdio.call("execute_code", {"code": "print(1)"})["structuredContent"]["execution_id"]
+        p.stdin.close()
+        assert p.wait(30) == 0
+        if r.hget("sp:exec:" + eid, "status") != "ok":
+            lost.append(eid)
+    assert lost == [], lost
+
+
+class McpStdioPipe:
+    """The few lines of MCP over a process's stdin/stdout this test needs."""
+
+    def __init__(self, proc):
+        self.proc, self.next_id = proc, 0
+
+    def request(self, method, params):
+        self.next_id += 1
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                                          "params": params}) + "\n")
+        self.proc.stdin.flush()
+        while True:  # notifications (logging, progress) may come first
+            msg = json.loads(self.proc.stdout.readline())
+            if msg.get("id") == self.next_id:
+                return msg
+
+    def initialize(self):
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "test", "version": "1"}})
+        self.proc.stdin.write('{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+
+    def call(self, name, arguments):
+        return self.request("tools/call", {"name": name, "arguments": arguments})["result"]
+
+
 def test_stop_leaves_no_process_behind():
     farm = Farm(slots=1)
     try:
