@@ -8,9 +8,13 @@
  * and copies the 4 KiB it wrote, as before; the zygote keeps its huge page.
  *
  * Two steps. Before the interpreter starts, hugemem_arenas gives pymalloc an arena allocator
- * that places its 1 MiB arenas end to end from a 2 MiB boundary (the default mmap scatters
- * them, and a huge page needs an aligned 2 MiB of one mapping); no address space is reserved
- * ahead (RLIMIT_AS, the job's memory limit, counts reservations). Once the zygote is warm,
+ * that places its 1 MiB arenas end to end in runs mapped in whole, aligned 2 MiB (the default
+ * mmap scatters them, and a huge page needs an aligned 2 MiB of one mapping); at most one
+ * arena's worth is mapped ahead of need (RLIMIT_AS, the job's memory limit, counts it). A run
+ * that ended on a 1 MiB boundary left its last 1 MiB on 4 KiB pages: measured, mapping whole
+ * 2 MiB took python.basic's zygote from 2,428 to 1,332 small entries and 10 to 13 huge pages,
+ * and cut 0.25 ms of CPU per print(1) (python.data_science: 9,251 → 1,973 small entries,
+ * 9.1 → 8.2 ms per job). Once the zygote is warm,
  * hugemem_collapse asks the kernel (MADV_COLLAPSE, Linux 6.1) to put every aligned 2 MiB of
  * its anonymous private mappings and of its heap on huge pages, and stops the heap from
  * shrinking (a shrinking break would split the last one). Kernels or hosts without it

@@ -4,11 +4,11 @@
  * costs a fault and a 4 KiB copy (~3 µs here), and a print(1) job writes ~330 of them: most of
  * its run time. At start-up the zygote runs one probe job in a forked child and reads
  * /proc/self/pagemap to learn which of the zygote's pages the job made private. Each pooled
- * child then pre-faults exactly those ranges with MADV_POPULATE_WRITE while it waits for its
- * job — one syscall per range, no Python — so the job starts with them already its own.
+ * child then pre-faults exactly those pages, one atomic write each, while it waits for its
+ * job — no Python — so the job starts with them already its own.
  * (A dry run of Python code in each child did the same and cost 3× the faults: it touched
- * pages jobs never need.) Failures are harmless: an unmapped range or an old kernel
- * (EINVAL before 5.14) only means the job takes its own faults. */
+ * pages jobs never need.) Failures are harmless: a range the zygote has unmapped
+ * since is skipped, and the job takes its own faults. */
 #ifndef SP_PRETOUCH_H
 #define SP_PRETOUCH_H
 #include <stddef.h>
