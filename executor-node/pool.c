@@ -139,8 +139,10 @@ static void s_release(pool_t *self, child_t *c)
  * tenant's job or output; it forgets their addresses too. */
 static _Noreturn void s_become_child(pool_t *self, child_t *c, int wake_fd)
 {
+    /* only where set: each page of the table written here is a copy-on-write fault */
     for (size_t i = 0; i < self->conf.slots; i++)
-        if (&self->children[i] != c) self->children[i].area.base = NULL;
+        if (&self->children[i] != c && self->children[i].area.base)
+            self->children[i].area.base = NULL;
     child_main(self->conf.env, &c->area, wake_fd, c->ws_dir, c->landlock_fd, c->session_capable);
 }
 
