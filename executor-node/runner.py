@@ -250,6 +250,29 @@ def _settle_stdlib():
     platform.platform(), platform.uname(), platform.python_implementation()
     platform.python_version(), platform.machine(), platform.libc_ver()
     tempfile.tempdir = None
+    _no_semaphores()
+
+
+def _no_semaphores():
+    """multiprocessing's locks, queues and pools stand on POSIX semaphores in /dev/shm, which
+    a job cannot create (seccomp answers EPERM; where the profile's mounts have no /dev/shm,
+    ENOENT): Pool(2) failed with a bare "[Errno 1] Operation not permitted". The refusal now says what cannot be had, like the audit hook's
+    for a process start (which Process.start still gets)."""
+    ms = sys.modules.get("multiprocessing.synchronize")
+    if ms is None:
+        return
+    init = ms.SemLock.__init__
+
+    def __init__(self, *args, **kwargs):
+        try:
+            init(self, *args, **kwargs)
+        except OSError:
+            raise PermissionError(
+                "[sandbox] the sandbox cannot start processes: multiprocessing's pools, "
+                "queues and locks need child processes and shared semaphores; run the work "
+                "in this process (a loop, map(), or asyncio)") from None
+
+    ms.SemLock.__init__ = __init__
 
 
 def prepare(profile, workspace, figures, modules, workspace_profiles):

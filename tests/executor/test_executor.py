@@ -107,6 +107,22 @@ def test_network_and_process_modules_import_and_fail_at_the_operation(executor, 
     assert r["error"]["type"] == "PermissionError" and why in r["error"]["message"], r["error"]
 
 
+@pytest.mark.parametrize("code", [
+    "import multiprocessing\nwith multiprocessing.Pool(2) as p:\n    p.map(abs, [1])",
+    "import multiprocessing\nmultiprocessing.Queue()",
+    "from concurrent.futures import ProcessPoolExecutor\n"
+    "with ProcessPoolExecutor(2) as ex:\n    list(ex.map(abs, [1]))",
+], ids=["pool", "queue", "process_pool_executor"])
+def test_multiprocessing_pools_say_why_they_cannot_run(executor, code):
+    """Their shared semaphores cannot be made in the sandbox (EPERM, or ENOENT without
+    /dev/shm): the error says so, not a bare errno."""
+    r = executor.run(code)
+    assert r["status"] == "error", r
+    assert r["error"]["type"] == "PermissionError", r["error"]
+    assert "cannot start processes" in r["error"]["message"], r["error"]
+    assert "multiprocessing" in r["error"]["message"], r["error"]
+
+
 @pytest.mark.parametrize("code,what", [
     ("open('out.txt', 'w').write('x')", "open()"),
     ("import tempfile\ntempfile.mkstemp()", "tempfile"),
