@@ -251,6 +251,24 @@ def _settle_stdlib():
     platform.python_version(), platform.machine(), platform.libc_ver()
     tempfile.tempdir = None
     _no_semaphores()
+    _no_threads()
+
+
+def _no_threads():
+    """A job runs on one thread (seccomp refuses the clone of a new one): threading,
+    ThreadPoolExecutor and asyncio.to_thread failed with CPython's bare "can't start new
+    thread". Still a RuntimeError, as code that tries threads expects, now saying why."""
+    import threading
+    start = threading._start_new_thread
+
+    def _start_new_thread(function, args, kwargs={}):
+        try:
+            return start(function, args, kwargs)
+        except RuntimeError:
+            raise RuntimeError("can't start new thread: [sandbox] a job runs on one thread; "
+                               "run the work in this thread (a loop, or asyncio)") from None
+
+    threading._start_new_thread = _start_new_thread
 
 
 def _no_semaphores():

@@ -108,6 +108,19 @@ def test_network_and_process_modules_import_and_fail_at_the_operation(executor, 
 
 
 @pytest.mark.parametrize("code", [
+    "import threading\nthreading.Thread(target=print).start()",
+    "from concurrent.futures import ThreadPoolExecutor\n"
+    "with ThreadPoolExecutor(2) as ex:\n    list(ex.map(abs, [1]))",
+    "import asyncio\nasyncio.run(asyncio.to_thread(print))",
+], ids=["thread", "thread_pool_executor", "asyncio_to_thread"])
+def test_threads_say_why_they_cannot_start(executor, code):
+    r = executor.run(code)
+    assert r["status"] == "error", r
+    assert r["error"]["type"] == "RuntimeError", r["error"]
+    assert "a job runs on one thread" in r["error"]["message"], r["error"]
+
+
+@pytest.mark.parametrize("code", [
     "import multiprocessing\nwith multiprocessing.Pool(2) as p:\n    p.map(abs, [1])",
     "import multiprocessing\nmultiprocessing.Queue()",
     "from concurrent.futures import ProcessPoolExecutor\n"
