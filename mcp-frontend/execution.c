@@ -242,6 +242,13 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
         ex->res.error.type = xstrdup("InternalError");
         ex->res.error.message = xstrdup("the farm sent a result the front-end could not read");
     }
+    /* No component stamps the wait before a sandbox started (the broker relays results
+     * without decoding them): what the farm took beyond the sandbox's own wall time is that
+     * wait — the broker's queue, a slot, a pooled child — plus the hops (~0.3 ms here). */
+    if (ex->res.queue_ms <= 0) {
+        double waited = (double)ex->farm_us / 1000.0 - ex->res.wall_ms;
+        ex->res.queue_ms = waited > 0 ? waited : 0;
+    }
     if (ex->opts.on_result) {
         ex->refs++; /* until execution_go_on */
         ex->opts.on_result(ex->opts.on_result_arg, ex, &ex->res);

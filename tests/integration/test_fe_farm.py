@@ -110,3 +110,26 @@ def test_concurrent_calls_from_one_session_all_complete(fe, client):
     [t.start() for t in threads]
     [t.join(30) for t in threads]
     assert sorted(results) == sorted("%d\n" % i for i in range(8))
+
+
+def test_queue_ms_is_the_wait_before_a_sandbox_ran(fe, client):
+    """Two slots, six calls that sleep 0.4 s at once: the last ones waited for a slot, and
+    their timings say so; a call on an idle farm waited next to nothing."""
+    import threading
+    out = []
+
+    def one():
+        c = Client(fe.url, client.key)
+        c.session = client.session
+        out.append(c.call("execute_code", {"code": "import time\ntime.sleep(0.4)"})
+                   ["result"]["structuredContent"])
+
+    threads = [threading.Thread(target=one) for _ in range(6)]
+    [t.start() for t in threads]
+    [t.join(60) for t in threads]
+    assert len(out) == 6 and all(sc["status"] == "ok" for sc in out), out
+    waits = sorted(sc["timings"]["queue_ms"] for sc in out)
+    assert waits[-1] >= 300, waits  # behind at least one 0.4 s job in its slot
+    assert all(sc["timings"]["wall_ms"] >= 400 for sc in out), out
+    r, sc = run(client, "print(1)")
+    assert 0 <= sc["timings"]["queue_ms"] < 100, sc["timings"]
