@@ -173,6 +173,11 @@ $(BUILD)/tests/test_node_sessions: tests/unit/test_node_sessions.c executor-node
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS)
 
+# pre-faulting (issue 16) lives in executor-node/ too
+$(BUILD)/tests/test_pretouch: tests/unit/test_pretouch.c executor-node/pretouch.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS)
+
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	$(PYTEST) tests/unit
