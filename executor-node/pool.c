@@ -29,6 +29,7 @@ struct pool {
     int sig_fd;   /* SIGCHLD */
     int timer_fd; /* armed at the earliest running child's deadline */
     uint64_t forks;
+    uint32_t idle_deaths; /* pooled children that died in a row before any became ready */
     uint64_t muted; /* children whose socket was ignored after a premature byte */
     pidns_t *pidns; /* sessions' lineages, with the namespaces layer; else NULL */
     child_t children[]; /* conf.slots of them */
@@ -304,6 +305,7 @@ void pool_kill(child_t *c, kill_reason_t why)
 
 void pool_start(pool_t *self, child_t *c)
 {
+    if (area_hdr(&c->area)->phase == AREA_READY) self->idle_deaths = 0;
     c->start_us = clock_mono_us();
     c->deadline_us = c->start_us + (uint64_t)c->limits.wall_ms * 1000u;
     c->state = CHILD_RUNNING;
@@ -455,7 +457,13 @@ void pool_on_sigchld(pool_t *self)
         }
         if (c->state == CHILD_RUNNING && !c->answered)
             self->conf.on_finished(self->conf.arg, c, wstatus, &ru);
-        else if (c->state == CHILD_IDLE)
+        else if (c->state == CHILD_IDLE && !c->killed && area_hdr(&c->area)->phase != AREA_READY) {
+            /* said once, then at 2, 4, 8…: a layer failing in every child would say it at
+             * every fork (pool_refill_delay_ms slows those down) */
+            uint32_t n = ++self->idle_deaths;
+            if (!(n & (n - 1)))
+                log_warn("event=idle_child_died pid=%d status=%d in_a_row=%u", pid, wstatus, n);
+        } else if (c->state == CHILD_IDLE)
             log_warn("event=idle_child_died pid=%d status=%d", pid, wstatus);
         if (c->session) self->conf.on_session_gone(self->conf.arg, c, wstatus);
         s_release(self, c);
@@ -508,6 +516,13 @@ size_t pool_idle(const pool_t *self, int session_capable)
         n += self->children[i].state == CHILD_IDLE &&
              self->children[i].session_capable == session_capable;
     return n;
+}
+
+int pool_refill_delay_ms(const pool_t *self)
+{
+    if (self->idle_deaths < 3) return 0;
+    uint32_t shift = self->idle_deaths - 3 < 7 ? self->idle_deaths - 3 : 7;
+    return 10 << shift > 1000 ? 1000 : 10 << shift;
 }
 
 uint64_t pool_forks(const pool_t *self)

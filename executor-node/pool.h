@@ -130,6 +130,9 @@ child_t *pool_child(pool_t *self, size_t i);
 size_t pool_count(const pool_t *self, child_state_t state);
 size_t pool_ready(const pool_t *self); /* idle children waiting for a job, layers in place */
 size_t pool_idle(const pool_t *self, int session_capable); /* idle ones of a kind */
+/* How long a refill should wait: 0, or 10 ms doubling to 1 s once three pooled children in a
+ * row died before they were ready (a layer failing in every child), until one is ready again. */
+int pool_refill_delay_ms(const pool_t *self);
 uint64_t pool_forks(const pool_t *self);                   /* since start */
 uint64_t pool_muted(const pool_t *self); /* children muted for a premature byte, since start */
 

@@ -446,7 +446,9 @@ static child_t *s_refill(zygote_t *z, int kind)
  * no loss of throughput. Running jobs stream their output meanwhile. */
 static int s_timeout(zygote_t *z, int short_pool, uint64_t *next_progress_us)
 {
-    int timeout = !short_pool ? 1000 /* wakes to check its age */ : pool_ready(z->pool) ? 2 : 0;
+    int timeout = !short_pool         ? 1000 /* wakes to check its age */
+                  : pool_ready(z->pool) ? 2
+                                        : pool_refill_delay_ms(z->pool);
     if (pool_count(z->pool, CHILD_RUNNING)) {
         uint64_t now = clock_mono_us();
         if (now >= *next_progress_us) {

@@ -227,6 +227,49 @@ def test_a_crashed_zygote_is_restarted_and_its_jobs_answered():
         ex.close()
 
 
+def _children(pid):
+    out = []
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                out += [int(c) for c in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def test_pooled_children_that_keep_dying_slow_the_refill_down():
+    """Every pooled child killed as soon as it appears (what a layer failing in every child
+    looks like): the zygote backs off instead of forking in a tight loop, says so in a few
+    lines, not one per fork, and serves jobs again once children live."""
+    ex = Executor(slots=2)
+    try:
+        [zygote] = _zygote_pids(ex.proc.pid)
+        assert ex.run("print(1)")["status"] == "ok"
+        killed = set()
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            for c in _children(zygote):
+                if c not in killed:
+                    try:
+                        os.kill(c, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    killed.add(c)
+        # a tight loop forks hundreds in 2 s; 10 ms doubling to 1 s is a dozen or so
+        assert 3 <= len(killed) < 60, len(killed)
+        deaths = [l for l in ex.output().splitlines() if "idle_child_died" in l and "in_a_row" in l]
+        assert 1 <= len(deaths) <= 8, deaths
+        for _ in range(50):  # the pool refills after at most a second's delay
+            r = ex.run("print('back')")
+            if r["status"] == "ok":
+                break
+            time.sleep(0.2)
+        assert r["stdout"] == "back\n", r
+    finally:
+        ex.close()
+
+
 def test_missing_layer_fails_closed_and_says_which():
     deny = os.path.join(BIN, "..", "tests", "deny_syscall")
     landlock_create_ruleset = 444
