@@ -272,16 +272,22 @@ static void s_go_on(execution_t *ex)
     s_count(self, ex->opts.tool, ex->res.status);
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
-        if (record_finished(self->records, &about, &ex->res, s_on_record_landed, ex)) {
-            ex->refs++; /* for s_on_record_landed */
-            if (self->conf.record_wait_ms > 0) {
-                ex->record_timer = loop_timer_add(self->loop, (uint64_t)self->conf.record_wait_ms,
-                                                  0, s_on_record_late, ex);
-                return;
-            }
-        } else {
+        /* s_on_record_landed may run before record_finished returns (a connection failing as
+         * the write goes out answers it at once, and may conclude ex): its reference is taken
+         * first, and one of ours keeps ex across the call (ASan caught a use after free). */
+        ex->refs += 2;
+        if (!record_finished(self->records, &about, &ex->res, s_on_record_landed, ex)) {
+            ex->refs--; /* buffered: no reply will come */
             self->stats.unconfirmed[UNCONFIRMED_BUFFERED]++;
+        } else if (!ex->concluded && self->conf.record_wait_ms > 0) {
+            ex->record_timer = loop_timer_add(self->loop, (uint64_t)self->conf.record_wait_ms, 0,
+                                              s_on_record_late, ex);
+            s_unref(ex);
+            return;
         }
+        if (!ex->concluded) s_conclude(ex);
+        s_unref(ex);
+        return;
     }
     s_conclude(ex);
 }

@@ -81,8 +81,9 @@ int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, 
 void store_write(store_t *self, int argc, const char **argv, const size_t *argvlen);
 void store_writef(store_t *self, const char *fmt, ...);
 /* A write whose answer is wanted: 0 when it was sent, and fn will be called exactly once with
- * Redis's reply (NULL when the connection failed first); -1 when it could not be sent now and
- * was buffered like any write (or dropped, counted): fn is never called. */
+ * Redis's reply (NULL when the connection failed first) — possibly before this returns, when
+ * the connection fails as the write goes out; -1 when it could not be sent now and was
+ * buffered like any write (or dropped, counted): fn is never called. */
 int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
                       const size_t *argvlen);
 
