@@ -76,16 +76,7 @@ int main(int argc, char **argv)
     fill_t f = {.loop = loop_new()};
     store_conf_t sc = {.timeout_ms = 30000, .buffer_commands = 4 * BATCH, .replay_ms = 0};
     store_t *store = store_new(f.loop, &u, &sc);
-    /* the front-end's defaults (mcp-frontend/main.c) */
-    records_conf_t rc = {.ttl_s = 7 * 86400,
-                         .keep = 10000,
-                         .code_cap = 16 << 10,
-                         .head_cap = 8 << 10,
-                         .result_cap = 256 << 10,
-                         .usage_days = 90,
-                         .export_maxlen = 1000000,
-                         .file_link_bytes = 64 << 10,
-                         .file_ttl_s = 3600};
+    records_conf_t rc = RECORDS_CONF_DEFAULTS; /* the front-end's */
     records_t *records = records_new(store, &rc, "vm:27867");
     uint64_t wait = loop_timer_add(f.loop, 10, 10, s_until_connected, store);
     loop_run(f.loop);

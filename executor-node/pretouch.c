@@ -119,19 +119,7 @@ static void s_on_fault(int sig)
 
 /* Not instrumented: under AddressSanitizer a recorded page may hold a redzone or freed bytes,
  * which this write leaves as they were. */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SP_NO_ASAN __attribute__((no_sanitize("address")))
-#endif
-#endif
-#if !defined(SP_NO_ASAN) && defined(__SANITIZE_ADDRESS__)
-#define SP_NO_ASAN __attribute__((no_sanitize("address")))
-#endif
-#ifndef SP_NO_ASAN
-#define SP_NO_ASAN
-#endif
-
-SP_NO_ASAN void pretouch_apply(const pretouch_t *t)
+__attribute__((no_sanitize_address)) void pretouch_apply(const pretouch_t *t)
 {
     /* One locked read-modify-write per page: it faults once, as a write (a load then a store
      * would first map the zero page where the zygote has none). Measured against one
