@@ -59,6 +59,7 @@ executor_t *executors_add(executors_t *self, const void *identity, size_t len, c
     snprintf(ex->python, sizeof ex->python, "%s", ready->python);
     ex->service_mask = service_mask;
     ex->slots = ready->slots;
+    ex->reserve = ready->reserve;
     ex->mem_free_mb = ready->mem_free_mb;
     ex->max_sessions = ready->max_sessions;
     ex->pinned = queue_new(self->quantum);
@@ -97,41 +98,69 @@ void executors_remove(executors_t *self, executor_t **ex_p)
     *ex_p = NULL;
 }
 
-executor_t *executors_pick(const executors_t *self, unsigned service)
+uint32_t executor_open_credit(const executor_t *ex)
+{
+    uint32_t kept = ex->reserve > ex->reserve_used ? ex->reserve - ex->reserve_used : 0;
+    return ex->credit > kept ? ex->credit - kept : 0;
+}
+
+static uint32_t s_credit(const executor_t *ex, int reserve)
+{
+    return reserve ? ex->credit : executor_open_credit(ex);
+}
+
+executor_t *executors_pick(const executors_t *self, unsigned service, int reserve)
 {
     uint64_t bit = 1ULL << service;
     executor_t *best = NULL;
+    uint32_t best_credit = 0;
     for (size_t i = 0; i < self->n; i++) {
         executor_t *ex = self->all[i];
-        if (!ex->credit || !(ex->service_mask & bit)) continue;
-        if (!best || ex->credit > best->credit ||
-            (ex->credit == best->credit && ex->last_used < best->last_used))
+        uint32_t credit = s_credit(ex, reserve);
+        if (!credit || !(ex->service_mask & bit)) continue;
+        if (!best || credit > best_credit ||
+            (credit == best_credit && ex->last_used < best->last_used)) {
             best = ex;
+            best_credit = credit;
+        }
     }
     return best;
 }
 
-executor_t *executors_pick_for_session(const executors_t *self, unsigned service)
+executor_t *executors_pick_for_session(const executors_t *self, unsigned service, int reserve)
 {
     uint64_t bit = 1ULL << service;
     executor_t *best = NULL;
+    uint32_t best_credit = 0;
     for (size_t i = 0; i < self->n; i++) {
         executor_t *ex = self->all[i];
-        if (!ex->credit || !(ex->service_mask & bit) || ex->sessions >= ex->max_sessions) continue;
+        uint32_t credit = s_credit(ex, reserve);
+        if (!credit || !(ex->service_mask & bit) || ex->sessions >= ex->max_sessions) continue;
         uint32_t mem = ex->mem_free_mb / 256, best_mem = best ? best->mem_free_mb / 256 : 0;
         if (!best || mem > best_mem ||
-            (mem == best_mem && (ex->credit > best->credit ||
-                                 (ex->credit == best->credit && ex->last_used < best->last_used))))
+            (mem == best_mem && (credit > best_credit ||
+                                 (credit == best_credit && ex->last_used < best->last_used)))) {
             best = ex;
+            best_credit = credit;
+        }
     }
     return best;
 }
 
-void executors_charge(executors_t *self, executor_t *ex)
+int executors_charge(executors_t *self, executor_t *ex)
 {
     assert(ex->credit > 0);
+    int reserved = executor_open_credit(ex) == 0;
     ex->credit--;
+    ex->reserve_used += (uint32_t)reserved;
     ex->last_used = ++self->stamp;
+    return reserved;
+}
+
+void executors_unreserve(executor_t *ex)
+{
+    assert(ex->reserve_used > 0);
+    ex->reserve_used--;
 }
 
 void executors_refund(executor_t *ex, uint32_t n)

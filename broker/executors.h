@@ -7,7 +7,13 @@
  * broker into flooding it. A job goes to the executor serving its service with the most free
  * credit; ties go to the one least recently used, which spreads a trickle of jobs across
  * idle executors instead of piling it on the first. A new session goes where memory is
- * freest, since it holds memory for as long as it lives, and a slot only while it runs. */
+ * freest, since it holds memory for as long as it lives, and a slot only while it runs.
+ *
+ * The reserve (READY's `reserve`, PROTOCOL.md §3): of an executor's slots, that many are kept
+ * for jobs whose tenant has nothing running. Credit beyond what the reserve still keeps is
+ * open to any job; the rest only to such a job, which is then counted as running on the
+ * reserve until its lease ends — so a tenant that floods the farm fills the open slots and no
+ * more, and a tenant that sends one call at a time does not wait behind the flood for one. */
 #ifndef SP_EXECUTORS_H
 #define SP_EXECUTORS_H
 #include <stddef.h>
@@ -28,7 +34,9 @@ struct executor {
     int n_services;
     uint64_t service_mask; /* bit i: it serves the broker's service number i */
     char python[32];
-    uint32_t slots;         /* from READY */
+    uint32_t slots;         /* from READY, the reserve included */
+    uint32_t reserve;       /* from READY: of the slots, kept for tenants with nothing running */
+    uint32_t reserve_used;  /* its leased jobs that took the reserve */
     uint32_t credit;        /* JOBs it can take now */
     uint64_t registered_ms; /* monotonic */
     uint64_t last_seen_ms;  /* monotonic, any message */
@@ -61,13 +69,21 @@ executor_t *executors_get(const executors_t *self, const void *identity, size_t 
 executor_t *executors_find_node(const executors_t *self, const char *node);
 void executors_remove(executors_t *self, executor_t **ex_p); /* leases must be empty */
 
-/* The executor for a job of service number `service`, or NULL when none has credit. */
-executor_t *executors_pick(const executors_t *self, unsigned service);
-/* The executor for a new session of service number `service`: of those with credit and room
- * for a session, the one with the most free memory (in steps of 256 MB, so noise does not
- * decide), then the most free credit, then the least recently used. NULL when none. */
-executor_t *executors_pick_for_session(const executors_t *self, unsigned service);
-void executors_charge(executors_t *self, executor_t *ex); /* a JOB went out */
+/* Credit any job may take: what the reserve does not keep. */
+uint32_t executor_open_credit(const executor_t *ex);
+
+/* The executor for a job of service number `service`, or NULL when none has credit: open
+ * credit, or with `reserve` any credit (for a job whose tenant has nothing running). */
+executor_t *executors_pick(const executors_t *self, unsigned service, int reserve);
+/* The executor for a new session of service number `service`: of those with credit (as
+ * executors_pick counts it) and room for a session, the one with the most free memory (in
+ * steps of 256 MB, so noise does not decide), then the most free credit, then the least
+ * recently used. NULL when none. */
+executor_t *executors_pick_for_session(const executors_t *self, unsigned service, int reserve);
+/* A JOB went out to ex: one credit taken, from the reserve when no open credit was left
+ * (1 returned then: the job's lease gives it back, executors_unreserve). */
+int executors_charge(executors_t *self, executor_t *ex);
+void executors_unreserve(executor_t *ex);
 void executors_refund(executor_t *ex, uint32_t n);        /* RESULT or CREDIT */
 
 size_t executors_count(const executors_t *self);

@@ -42,6 +42,8 @@ struct job {
     int cancelled;       /* CANCEL was forwarded: if the lease is lost, answer `cancelled` */
     int attached;        /* leased to an executor already running it for another broker: no
                             credit was taken, its answer comes as ANSWER */
+    int on_reserve;      /* leased on its executor's reserve (executors.h): the lease's end
+                            gives it back */
     executor_t **probe_wait; /* JOB_PROBING: executors whose HELD is awaited */
     size_t n_probe_wait, probe_cap;
     job_t *prev, *next; /* links in the tenant FIFO, the executor's lease list, or the

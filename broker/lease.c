@@ -29,6 +29,8 @@ void lease_end(job_t *job)
     job->executor = NULL;
     job->state = JOB_DETACHED;
     ex->n_leases--;
+    if (job->on_reserve) executors_unreserve(ex);
+    job->on_reserve = 0;
 }
 
 lease_fate_t lease_fate(const job_t *job)

@@ -7,8 +7,9 @@
 #include "../common/prom.h"
 #include "metrics.h"
 
+/* Slots and free slots count what any job may take; the reserve (executors.h) apart. */
 typedef struct {
-    size_t executors, slots, free_slots;
+    size_t executors, slots, free_slots, reserve;
     size_t idle, busy, full; /* executors by state */
 } farm_t;
 
@@ -19,8 +20,9 @@ static void s_farm(const sched_t *s, farm_t *f)
     for (size_t i = 0; i < executors_count(reg); i++) {
         const executor_t *ex = executors_at(reg, i);
         f->executors++;
-        f->slots += ex->slots;
-        f->free_slots += ex->credit;
+        f->slots += ex->slots - ex->reserve;
+        f->free_slots += executor_open_credit(ex);
+        f->reserve += ex->reserve;
         if (!ex->credit)
             f->full++;
         else if (ex->n_leases)
@@ -189,6 +191,15 @@ void broker_metrics_render(void *shown, buf_t *out)
     prom_family(out, "snakepit_broker_slots_free", PROM_GAUGE,
                 "Credit: slots ready for a job now.");
     prom_sample(out, "snakepit_broker_slots_free", (double)f.free_slots, NULL);
+    prom_family(out, "snakepit_broker_reserve_slots", PROM_GAUGE,
+                "Slots executors keep for jobs of tenants with nothing running (--reserve-slots), "
+                "on top of snakepit_broker_slots.");
+    prom_sample(out, "snakepit_broker_reserve_slots", (double)f.reserve, NULL);
+    prom_family(out, "snakepit_broker_reserve_dispatched_total", PROM_COUNTER,
+                "Jobs dispatched on an executor's reserve: their tenant had nothing running and "
+                "every other slot was taken.");
+    prom_sample(out, "snakepit_broker_reserve_dispatched_total",
+                (double)sched_stats(s)->reserve_dispatched, NULL);
     prom_family(out, "snakepit_broker_queued_bytes", PROM_GAUGE, "JobSpec bytes held in queues.");
     prom_sample(out, "snakepit_broker_queued_bytes", (double)sched_queued_bytes(s), NULL);
     prom_family(out, "snakepit_broker_tenants", PROM_GAUGE, "Tenants with jobs queued or running.");
@@ -235,6 +246,7 @@ void broker_metrics_snapshot(void *shown, metrics_pub_t *pub)
     metrics_pub_field(pub, "executors", "%zu", f.executors);
     metrics_pub_field(pub, "slots", "%zu", f.slots);
     metrics_pub_field(pub, "free_slots", "%zu", f.free_slots);
+    metrics_pub_field(pub, "reserve_slots", "%zu", f.reserve);
     metrics_pub_field(pub, "queued", "%zu", sched_queued(s));
     metrics_pub_field(pub, "inflight", "%zu", sched_inflight(s));
     metrics_pub_field(pub, "tenants", "%zu", sched_tenants(s));
@@ -254,7 +266,7 @@ void broker_metrics_snapshot(void *shown, metrics_pub_t *pub)
         const executors_t *reg = sched_executors(s);
         for (size_t k = 0; k < executors_count(reg); k++) {
             const executor_t *ex = executors_at(reg, k);
-            if (ex->service_mask & (1ULL << sv->index)) free_slots += ex->credit;
+            if (ex->service_mask & (1ULL << sv->index)) free_slots += executor_open_credit(ex);
         }
         buf_printf(&json,
                    "%s\"%s\":{\"executors\":%zu,\"slots\":%zu,\"free\":%zu,\"queued\":%zu,"

@@ -190,6 +190,22 @@ job_t *queue_pop(queue_t *self, queue_eligible_fn *eligible, void *arg)
     return NULL;
 }
 
+job_t *queue_pop_first(queue_t *self, queue_eligible_fn *take, void *arg)
+{
+    fifo_t *f = self->current;
+    if (!f) return NULL;
+    do {
+        if (take(arg, f->head)) {
+            job_t *job = f->head;
+            s_unlink(self, f, job);
+            s_fifo_drop_if_empty(self, f);
+            return job;
+        }
+        f = f->next;
+    } while (f != self->current);
+    return NULL;
+}
+
 void queue_unpark(queue_t *self, const char *tenant)
 {
     fifo_t *f = keymap_get_str(self->fifos, tenant);

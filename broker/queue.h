@@ -27,6 +27,10 @@ void queue_remove(queue_t *self, job_t *job);    /* cancelled or expired while q
 /* The next job in DRR order among eligible tenants, removed; NULL when none may run. A FIFO
  * whose head is not eligible is parked. eligible may be NULL (everyone may run). */
 job_t *queue_pop(queue_t *self, queue_eligible_fn *eligible, void *arg);
+/* The head of the first FIFO in the round, from the one whose turn it is, whose head `take`
+ * accepts, removed; NULL when none does. Out of turn: no FIFO is parked, no turn moves, no
+ * deficit is spent — for jobs that may jump the round (the reserve, executors.h). */
+job_t *queue_pop_first(queue_t *self, queue_eligible_fn *take, void *arg);
 /* Returns a parked tenant's FIFO to the round. No effect when it is not parked. */
 void queue_unpark(queue_t *self, const char *tenant);
 

@@ -96,6 +96,7 @@ typedef struct {
     uint64_t probe_running; /* ...found running on an executor: attached to it */
     uint64_t probe_done;    /* ...found already run: answered `lost` */
     uint64_t wants, releases;
+    uint64_t reserve_dispatched; /* jobs that took an executor's reserve (executors.h) */
     prom_hist_t queue_wait; /* seconds from admission to first dispatch */
 } sched_stats_t;
 

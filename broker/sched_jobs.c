@@ -192,6 +192,13 @@ static int s_eligible(void *arg, const job_t *job)
     return 0;
 }
 
+/* Whether the job may take an executor's reserve: its tenant has nothing running. */
+int sched_may_reserve(void *arg, const job_t *job)
+{
+    (void)arg;
+    return job->tenant->inflight == 0;
+}
+
 static void s_dispatch_one(sched_t *s, service_t *sv, executor_t *ex, job_t *job)
 {
     sched_count_queued(s, job, -1);
@@ -212,7 +219,8 @@ void sched_leased(sched_t *s, executor_t *ex, job_t *job)
     if (job->route.attempt == 0)
         prom_hist_observe(&s->stats.queue_wait, (double)(now - job->queued_ms) / 1000.0);
     sched_lease(s, job, ex);
-    executors_charge(s->executors, ex);
+    job->on_reserve = executors_charge(s->executors, ex);
+    s->stats.reserve_dispatched += (uint64_t)job->on_reserve;
     sv->count.dispatched++;
 }
 
@@ -227,7 +235,9 @@ static void s_want(sched_t *s)
     uint64_t now = s->conf.mono_ms();
     for (size_t i = 0; i < executors_count(s->executors); i++) {
         executor_t *ex = executors_at(s->executors, i);
-        if (ex->credit || (ex->wanted_ms && now - ex->wanted_ms < WANT_EVERY_MS)) continue;
+        /* credit the reserve keeps counts as none: the jobs of busy tenants wait here too */
+        if (executor_open_credit(ex) || (ex->wanted_ms && now - ex->wanted_ms < WANT_EVERY_MS))
+            continue;
         /* the heads of its sessions' lines can go nowhere else: they count here only */
         queue_t *pq = ex->pinned;
         size_t waiting = queue_tenants(pq) > queue_parked(pq) ? queue_depth(pq) : 0;
@@ -262,12 +272,13 @@ static int s_session_room(const sched_t *s, const service_t *sv)
     return 0;
 }
 
-/* Where a job from a service's queue goes: a new session where memory is freest; NULL when it
- * must wait (it is back in its queue) or was answered. */
-static executor_t *s_place(sched_t *s, service_t *sv, job_t *job)
+/* Where a job from a service's queue goes (on the reserve or not, as it was popped): a new
+ * session where memory is freest; NULL when it must wait (it is back in its queue) or was
+ * answered. */
+static executor_t *s_place(sched_t *s, service_t *sv, job_t *job, int reserve)
 {
-    if (!job->route.has_new_session) return executors_pick(s->executors, sv->index);
-    executor_t *ex = executors_pick_for_session(s->executors, sv->index);
+    if (!job->route.has_new_session) return executors_pick(s->executors, sv->index, reserve);
+    executor_t *ex = executors_pick_for_session(s->executors, sv->index, reserve);
     if (ex) return ex;
     if (!s_session_room(s, sv)) {
         sched_count_queued(s, job, -1); /* popped, so only its counts are left to settle */
@@ -290,10 +301,17 @@ void sched_dispatch(sched_t *s)
         for (size_t i = 0; i < services_count(s->services); i++) {
             service_t *sv = services_at(s->services, i);
             if (!sv->dirty) continue;
-            executor_t *ex =
-                queue_depth(sv->queue) ? executors_pick(s->executors, sv->index) : NULL;
-            job_t *job = ex ? queue_pop(sv->queue, s_eligible, s) : NULL;
-            if (job) ex = s_place(s, sv, job);
+            /* open credit: the queue's next job in turn; only the reserve left: the first
+             * job, in turn order, of a tenant with nothing running */
+            job_t *job = NULL;
+            int reserve = 0;
+            if (queue_depth(sv->queue)) {
+                if (executors_pick(s->executors, sv->index, 0))
+                    job = queue_pop(sv->queue, s_eligible, s);
+                else if (executors_pick(s->executors, sv->index, 1))
+                    job = queue_pop_first(sv->queue, sched_may_reserve, s), reserve = 1;
+            }
+            executor_t *ex = job ? s_place(s, sv, job, reserve) : NULL;
             if (!job || !ex) {
                 sv->dirty = 0;
                 continue;

@@ -71,7 +71,7 @@ void sched_executor_gone(sched_t *s, executor_t *ex, const char *why)
         if (!(ex->service_mask & (1ULL << i))) continue;
         service_t *sv = services_at(s->services, i);
         sv->executors--;
-        sv->slots -= ex->slots;
+        sv->slots -= ex->slots - ex->reserve;
         if (!sv->executors) {
             sv->orphaned_ms = now;
             if (queue_depth(sv->queue) || sv->inflight)
@@ -119,12 +119,13 @@ executor_t *sched_executor_ready(sched_t *s, const void *identity, size_t len, c
         if (!(mask & (1ULL << i))) continue;
         service_t *sv = services_at(s->services, i);
         sv->executors++;
-        sv->slots += ex->slots;
+        sv->slots += ex->slots - ex->reserve;
         sv->dirty = 1;
     }
     s->stats.executors_registered++;
-    log_info("event=executor_ready node=%s slots=%u services=%d sessions=%u key=%s python=%s",
-             ex->node, ex->slots, ready->n_services, ready->sessions.n,
+    log_info("event=executor_ready node=%s slots=%u reserve=%u services=%d sessions=%u key=%s "
+             "python=%s",
+             ex->node, ex->slots - ex->reserve, ex->reserve, ready->n_services, ready->sessions.n,
              ex->key_name[0] ? ex->key_name : "-", ex->python[0] ? ex->python : "-");
     sched_probe_executor_ready(s, ex);
     return ex;

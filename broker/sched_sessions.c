@@ -161,10 +161,12 @@ static int s_eligible(void *arg, const job_t *job)
     return 0;
 }
 
-/* One pinned job to ex: 1 when one went. */
+/* One pinned job to ex: 1 when one went. With only the reserve's credit left, only a job of a
+ * tenant with nothing running may go. */
 static int s_dispatch_one(sched_t *s, executor_t *ex)
 {
-    job_t *job = queue_pop(ex->pinned, s_eligible, s);
+    job_t *job = executor_open_credit(ex) ? queue_pop(ex->pinned, s_eligible, s)
+                                          : queue_pop_first(ex->pinned, sched_may_reserve, s);
     if (!job) return 0;
     bsession_t *b = job->session;
     job->pinned = 0;

@@ -63,6 +63,8 @@ void sched_session_ready(sched_t *s, bsession_t *b);
 void sched_session_detach(sched_t *s, job_t *job);
 /* One pass over the pinned queues: 1 when a job went. */
 int sched_dispatch_pinned(sched_t *s);
+/* queue_eligible_fn: the job may take an executor's reserve (its tenant has nothing running). */
+int sched_may_reserve(void *arg, const job_t *job);
 /* The sessions ids name are on ex (READY, SESSIONS up). */
 void sched_sessions_placed(sched_t *s, executor_t *ex, const wire_ids_t *ids);
 /* ex went away: its sessions have no executor (their leased jobs were answered already). */

@@ -18,6 +18,9 @@ static const cfg_opt_t s_opts[] = {
                 "state, sockets, logs (default ~/.local/state/snakepit)"),
     CFG_OPT_INT(up_conf_t, slots, "slots", 1, 1024, "N",
                 "sandbox slots on this machine (default: one per core)"),
+    CFG_OPT_INT(up_conf_t, reserve_slots, "reserve-slots", 0, 64, "N",
+                "more slots, kept for tenants with nothing running (snakepit-executor "
+                "--reserve-slots)"),
     CFG_OPT_STR(up_conf_t, redis, "redis", "URL",
                 "use this Redis instead of a private one (redis://, unix:// or "
                 "redis-sentinel://host:port,host:port/master)"),
@@ -53,6 +56,7 @@ static void s_defaults(up_conf_t *d)
     snprintf(d->http, sizeof d->http, "127.0.0.1:8765");
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     d->slots = cpus > 0 ? cpus : 1;
+    d->reserve_slots = 1;
     d->profiles[0] = '\0'; /* chosen once the options are read: what this machine can serve */
     d->metrics_port = 9101;
     d->brokers = 1;
@@ -230,11 +234,13 @@ static void s_plan_broker(const up_plan_t *p, child_t *c, int n, const char *bin
 
 static void s_plan_executor(const up_plan_t *p, child_t *c, const char *bin, const char *metrics)
 {
-    char exe[PATH_MAX + 32], slots[32];
+    char exe[PATH_MAX + 32], slots[32], reserve[32];
     snprintf(exe, sizeof exe, "%s/snakepit-executor", bin);
     snprintf(slots, sizeof slots, "%ld", p->conf.slots);
+    snprintf(reserve, sizeof reserve, "%ld", p->conf.reserve_slots);
     c->name = "executor";
-    child_args(c, exe, "--broker", p->farm.executors_all, "--slots", slots, "--profiles",
+    child_args(c, exe, "--broker", p->farm.executors_all, "--slots", slots, "--reserve-slots",
+               reserve, "--profiles",
                p->conf.profiles, "--metrics", metrics, "--redis", p->farm.redis, NULL);
     if (p->hub) {
         char server[PATH_MAX + 64], secret[PATH_MAX + 64];

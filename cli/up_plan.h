@@ -16,6 +16,7 @@ typedef struct {
     char http[128];
     char state_dir[PATH_MAX];
     long slots;
+    long reserve_slots; /* the executor's --reserve-slots */
     char redis[PATH_MAX + 16];
     long redis_maxmemory_mb;
     char profiles[256];

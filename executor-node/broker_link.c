@@ -287,8 +287,8 @@ static void s_connect(broker_link_t *self)
     if (self->registered) self->metrics->reconnects++;
     self->registered = 1;
     s_send_ready(self); /* queued until the connection is made; credit follows once it is up */
-    log_info("event=registered broker=%s slots=%ld services=%s", self->endpoint, self->conf->slots,
-             self->conf->profiles);
+    log_info("event=registered broker=%s slots=%ld reserve=%ld services=%s", self->endpoint,
+             self->conf->slots, self->conf->reserve_slots, self->conf->profiles);
 }
 
 static void s_on_heartbeat(loop_t *loop, void *arg)

@@ -20,7 +20,11 @@ static const cfg_opt_t s_node_opts[] = {
     CFG_OPT_STR(node_conf_t, node_id, "node-id", "NAME", "name of this node (default: host-pid)"),
     CFG_OPT_LIST(node_conf_t, profiles, "profiles", "LIST", "profiles (services) to serve"),
     CFG_OPT_INT(node_conf_t, slots, "slots", 1, 1024, "N", "jobs at once (default: one per core)"),
-    CFG_OPT_INT(node_conf_t, pool, "pool", 0, 64, "N", "warm children kept ready per profile (0: slots + 1)"),
+    CFG_OPT_INT(node_conf_t, reserve_slots, "reserve-slots", 0, 64, "N",
+                "more jobs at once, kept for tenants with nothing running, so that one call does "
+                "not wait behind another tenant's flood (0: none)"),
+    CFG_OPT_INT(node_conf_t, pool, "pool", 0, 64, "N",
+                "warm children kept ready per profile (0: slots + reserve + 1)"),
     CFG_OPT_LIST(node_conf_t, disable_layer, "disable-layer", "LAYER",
                  "switch a sandbox layer off (rlimits, namespaces, landlock, uid, nnp, seccomp, "
                  "python); for hosts that lack it"),

@@ -8,12 +8,14 @@
 
 static const double s_rss_buckets[] = {16e6, 32e6, 64e6, 128e6, 256e6, 512e6, 1024e6, 2048e6, 4096e6};
 
-void exec_metrics_init(exec_metrics_t *m, const char *node, const char *layers, long slots)
+void exec_metrics_init(exec_metrics_t *m, const char *node, const char *layers, long slots,
+                       long reserve)
 {
     memset(m, 0, sizeof *m);
     m->node = node;
     m->layers = layers;
     m->slots = slots;
+    m->reserve = reserve;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     m->start_wall_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
@@ -117,9 +119,14 @@ void exec_metrics_render(void *arg, buf_t *out)
     const exec_metrics_t *m = arg;
     prom_write_process(out, "executor", SNAKEPIT_VERSION, m->start_wall_s);
 
-    prom_family(out, "snakepit_executor_slots", PROM_GAUGE, "Sandbox slots of this node, by state.");
+    prom_family(out, "snakepit_executor_slots", PROM_GAUGE,
+                "Sandbox slots of this node, by state (busy includes jobs on the reserve).");
     prom_sample(out, "snakepit_executor_slots", (double)m->busy, "state", "busy", NULL);
-    prom_sample(out, "snakepit_executor_slots", (double)(m->slots - m->busy), "state", "free", NULL);
+    prom_sample(out, "snakepit_executor_slots", (double)(m->busy < m->slots ? m->slots - m->busy : 0),
+                "state", "free", NULL);
+    prom_family(out, "snakepit_executor_reserve_slots", PROM_GAUGE,
+                "Slots on top of those, kept for jobs of tenants with nothing running.");
+    prom_sample(out, "snakepit_executor_reserve_slots", (double)m->reserve, NULL);
 
     prom_family(out, "snakepit_executor_broker_connected", PROM_GAUGE,
                 "Brokers this node is connected to (1 with one broker).");

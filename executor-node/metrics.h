@@ -39,6 +39,7 @@ typedef struct {
     const char     *node;
     const char     *layers;
     long            slots;
+    long            reserve; /* --reserve-slots */
     long            busy;
     int             broker_connected; /* brokers the node is connected to */
     uint64_t        reconnects;
@@ -60,7 +61,8 @@ typedef struct {
     uint64_t        sessions_ended[METRICS_SESSION_ENDS];
 } exec_metrics_t;
 
-void             exec_metrics_init(exec_metrics_t *m, const char *node, const char *layers, long slots);
+void             exec_metrics_init(exec_metrics_t *m, const char *node, const char *layers, long slots,
+                                   long reserve);
 profile_stats_t *exec_metrics_profile(exec_metrics_t *m, const char *profile);
 /* A zygote's ZM_STATS message. */
 void             exec_metrics_job(exec_metrics_t *m, const char *profile, const zmsg_stats_t *stats);

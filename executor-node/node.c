@@ -163,7 +163,7 @@ static int s_serve(node_t *n)
 {
     const node_conf_t *conf = n->conf;
     char err[512];
-    exec_metrics_init(&n->metrics, conf->node_id, n->layers_str, conf->slots);
+    exec_metrics_init(&n->metrics, conf->node_id, n->layers_str, conf->slots, conf->reserve_slots);
     char names[WIRE_MAX_SERVICES][65];
     int k = zygotes_services(n->zygotes, 1, names, WIRE_MAX_SERVICES);
     for (int i = 0; i < k; i++) exec_metrics_profile(&n->metrics, names[i]);

@@ -14,7 +14,8 @@ void node_conf_defaults(node_conf_t *c)
     snprintf(c->profiles, sizeof c->profiles, "%s", profile_default()->name);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     c->slots = cpus > 0 ? cpus : 1;
-    c->pool = 0; /* auto: slots + 1 */
+    c->reserve_slots = 1;
+    c->pool = 0; /* auto: slots + reserve + 1 */
     c->heartbeat_ms = 1000;
     c->liveness = 3;
     c->run_uid_host = 65534;

@@ -10,7 +10,8 @@ typedef struct {
     char broker[2048]; /* the brokers' executor endpoints, comma-separated */
     char node_id[65];
     char profiles[256];      /* comma-separated services to serve */
-    long slots;              /* jobs at once across all profiles */
+    long slots;              /* jobs at once across all profiles, the reserve apart */
+    long reserve_slots; /* more jobs at once, for tenants with nothing running (PROTOCOL.md §3) */
     long pool;               /* idle pre-forked children per zygote */
     char disable_layer[128]; /* sandbox layers switched off, by name */
     long heartbeat_ms;
@@ -43,5 +44,11 @@ typedef struct {
 } node_conf_t;
 
 void node_conf_defaults(node_conf_t *conf);
+
+/* Jobs that may run at once on this node: its slots and its reserve. */
+static inline long node_conf_jobs(const node_conf_t *c)
+{
+    return c->slots + c->reserve_slots;
+}
 
 #endif

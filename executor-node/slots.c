@@ -45,7 +45,7 @@ struct slots {
     zygotes_t *zygotes;
     exec_metrics_t *metrics;
     char layers[128];
-    slot_t *slot; /* conf->slots of them */
+    slot_t *slot; /* node_conf_jobs() of them */
     broker_link_t **links;
     int n_links;
     credits_t *credits;
@@ -92,8 +92,8 @@ slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *
     self->zygotes = zygotes;
     self->metrics = metrics;
     snprintf(self->layers, sizeof self->layers, "%s", layers);
-    self->slot = xcalloc((size_t)conf->slots, sizeof *self->slot);
-    for (long i = 0; i < conf->slots; i++) self->slot[i].zygote = SLOT_FREE;
+    self->slot = xcalloc((size_t)node_conf_jobs(conf), sizeof *self->slot);
+    for (long i = 0; i < node_conf_jobs(conf); i++) self->slot[i].zygote = SLOT_FREE;
     self->claims = claims_new(CLAIMS_MAX, CLAIMS_DONE_MS);
     return self;
 }
@@ -106,7 +106,7 @@ void slots_destroy(slots_t **self_p)
     claims_destroy(&self->claims);
     node_sessions_destroy(&self->sessions);
     free(self->ready_ids);
-    for (long i = 0; i < self->conf->slots; i++) s_drop_body(self, &self->slot[i]);
+    for (long i = 0; i < node_conf_jobs(self->conf); i++) s_drop_body(self, &self->slot[i]);
     free(self->slot);
     free(self);
     *self_p = NULL;
@@ -115,7 +115,7 @@ void slots_destroy(slots_t **self_p)
 void slots_set_links(slots_t *self, broker_link_t **links, int n)
 {
     credits_io_t io = {s_grant, s_reclaim, self};
-    self->credits = credits_new((uint32_t)self->conf->slots, n, &io, NULL);
+    self->credits = credits_new((uint32_t)node_conf_jobs(self->conf), n, &io, NULL);
     self->links = links;
     self->n_links = n;
 }
@@ -134,7 +134,7 @@ void slots_tick(slots_t *self)
 
 static slot_t *s_slot_of(slots_t *self, const uint8_t *id)
 {
-    for (long i = 0; i < self->conf->slots; i++)
+    for (long i = 0; i < node_conf_jobs(self->conf); i++)
         if (self->slot[i].zygote != SLOT_FREE && memcmp(self->slot[i].id, id, ID_BYTES) == 0)
             return &self->slot[i];
     return NULL;
@@ -142,7 +142,7 @@ static slot_t *s_slot_of(slots_t *self, const uint8_t *id)
 
 static slot_t *s_slot_free(slots_t *self)
 {
-    for (long i = 0; i < self->conf->slots; i++)
+    for (long i = 0; i < node_conf_jobs(self->conf); i++)
         if (self->slot[i].zygote == SLOT_FREE) return &self->slot[i];
     return NULL;
 }
@@ -245,7 +245,7 @@ static void s_dispatch_one(slots_t *self, slot_t *s)
 
 void slots_dispatch_waiting(slots_t *self)
 {
-    for (long i = 0; i < self->conf->slots && self->n_waiting; i++)
+    for (long i = 0; i < node_conf_jobs(self->conf) && self->n_waiting; i++)
         if (self->slot[i].zygote == SLOT_WAITING) s_dispatch_one(self, &self->slot[i]);
 }
 
@@ -419,7 +419,8 @@ static void s_fill_ready(void *arg, ready_t *r, const uint8_t (**ids)[ID_BYTES],
     *ids = (const uint8_t(*)[ID_BYTES])self->ready_ids;
     snprintf(r->node, sizeof r->node, "%s", self->conf->node_id);
     r->n_services = zygotes_services(self->zygotes, 1, r->services, WIRE_MAX_SERVICES);
-    r->slots = (uint32_t)self->conf->slots;
+    r->slots = (uint32_t)node_conf_jobs(self->conf);
+    r->reserve = (uint32_t)self->conf->reserve_slots;
     snprintf(r->python, sizeof r->python, "%s", zygotes_python(self->zygotes));
     snprintf(r->layers, sizeof r->layers, "%s", self->layers);
 }
@@ -587,7 +588,7 @@ static void s_on_zygote_down(void *arg, int zi)
         self->metrics->sessions = (long)node_sessions_count(self->sessions);
         s_send_sessions(self, 0);
     }
-    for (long i = 0; i < self->conf->slots; i++)
+    for (long i = 0; i < node_conf_jobs(self->conf); i++)
         if (self->slot[i].zygote == zi)
             s_answer(self, &self->slot[i], ST_INTERNAL_ERROR, "SandboxCrashed",
                      "the executor's sandbox process died while running this job");
@@ -599,7 +600,7 @@ static void s_on_env_down(void *arg, const char *key, const char *why)
     slots_t *self = arg;
     char msg[700];
     snprintf(msg, sizeof msg, "the job's dependency environment could not be loaded: %s", why);
-    for (long i = 0; i < self->conf->slots; i++)
+    for (long i = 0; i < node_conf_jobs(self->conf); i++)
         if (self->slot[i].zygote == SLOT_WAITING && !strcmp(self->slot[i].env_key, key))
             s_answer(self, &self->slot[i], ST_ERROR, "DependencyError", msg);
 }

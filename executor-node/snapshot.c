@@ -40,9 +40,11 @@ static void s_fill_node(void *arg, metrics_pub_t *pub)
                              "%s%s", used ? "," : "", names[i]);
     metrics_pub_field(pub, "node", "%s", self->conf->node_id);
     metrics_pub_field(pub, "services", "%s", services);
+    /* like the broker's: slots and free apart from the reserve, which busy may include */
     metrics_pub_field(pub, "slots", "%ld", self->conf->slots);
+    metrics_pub_field(pub, "reserve_slots", "%ld", self->conf->reserve_slots);
     metrics_pub_field(pub, "busy", "%ld", m->busy);
-    metrics_pub_field(pub, "free", "%ld", self->conf->slots - m->busy);
+    metrics_pub_field(pub, "free", "%ld", m->busy < self->conf->slots ? self->conf->slots - m->busy : 0);
     metrics_pub_field(pub, "python", "%s", zygotes_python(self->zygotes));
     metrics_pub_field(pub, "layers", "%s", m->layers);
     buf_t packages;

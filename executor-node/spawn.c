@@ -93,9 +93,9 @@ static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const pr
                    const spawn_env_t *env)
 {
     snprintf(a->layers, sizeof a->layers, "%u", layers);
-    snprintf(a->slots, sizeof a->slots, "%ld", conf->slots);
+    snprintf(a->slots, sizeof a->slots, "%ld", node_conf_jobs(conf));
     /* auto: enough warm children for every slot plus one, so a burst never waits on a fork */
-    snprintf(a->pool, sizeof a->pool, "%ld", conf->pool ? conf->pool : conf->slots + 1);
+    snprintf(a->pool, sizeof a->pool, "%ld", conf->pool ? conf->pool : node_conf_jobs(conf) + 1);
     snprintf(a->uid, sizeof a->uid, "%d", RUN_UID_NS);
     snprintf(a->drop, sizeof a->drop, "%d", getuid() == 0 && (layers & LAYER_NAMESPACES));
     snprintf(a->cap, sizeof a->cap, "%ld", conf->output_max);

@@ -274,13 +274,14 @@ void ready_encode(const ready_t *ready, buf_t *out, const uint8_t (*ids)[ID_BYTE
 {
     mpw_t w;
     mpw_init(&w, out);
-    mpw_map(&w, 9);
+    mpw_map(&w, 10);
     mpw_kv_uint(&w, "v", 1);
     mpw_kv_str(&w, "node", ready->node);
     mpw_str(&w, "services");
     mpw_array(&w, (uint32_t)ready->n_services);
     for (int i = 0; i < ready->n_services; i++) mpw_str(&w, ready->services[i]);
     mpw_kv_uint(&w, "slots", ready->slots);
+    mpw_kv_uint(&w, "reserve", ready->reserve);
     mpw_kv_str(&w, "python", ready->python);
     mpw_kv_str(&w, "layers", ready->layers);
     mpw_kv_uint(&w, "mem_free_mb", ready->mem_free_mb);
@@ -330,6 +331,8 @@ int ready_decode(const void *data, size_t len, ready_t *ready, char *err, size_t
                     if (v > 4096) mpr_fail(&r, "too many slots");
                     ready->slots = (uint32_t)v;
                 }
+            } else if (mpr_key_is(k, kl, "reserve")) {
+                if (mpr_uint(&r, &v) == 0) ready->reserve = v > 4096 ? 4096 : (uint32_t)v;
             } else if (mpr_key_is(k, kl, "python")) s_copy_text(&r, ready->python, sizeof ready->python);
             else if (mpr_key_is(k, kl, "layers")) s_copy_text(&r, ready->layers, sizeof ready->layers);
             else if (mpr_key_is(k, kl, "mem_free_mb")) {
@@ -346,6 +349,7 @@ int ready_decode(const void *data, size_t len, ready_t *ready, char *err, size_t
     if (!why && mpr_done(&r) < 0) why = "trailing bytes in READY";
     if (!why && version != 1) why = "unsupported READY version";
     if (!why && (!ready->node[0] || ready->n_services == 0)) why = "READY without node or services";
+    if (!why && ready->reserve > ready->slots) why = "READY reserves more slots than it has";
     if (why) {
         snprintf(err, errlen, "ready: %s", why);
         return -1;

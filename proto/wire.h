@@ -105,7 +105,8 @@ typedef struct {
     char     node[65];
     char     services[WIRE_MAX_SERVICES][65];
     int      n_services;
-    uint32_t slots;
+    uint32_t slots;   /* jobs at once: the most credit it will ever have out */
+    uint32_t reserve; /* of them, kept for tenants with nothing running (optional; ≤ slots) */
     char     python[32];
     char     layers[256]; /* comma-separated active sandbox layers */
     /* sessions (optional): free memory for placing new ones, the most it keeps, and the ids

@@ -70,7 +70,7 @@ static void s_ready_roundtrip(const ready_t *r)
     char err[128];
     s_check(ready_decode(b.data, b.len, &back, err, sizeof err) == 0);
     s_check(strcmp(back.node, r->node) == 0 && back.n_services == r->n_services &&
-            back.slots == r->slots && back.mem_free_mb == r->mem_free_mb &&
+            back.slots == r->slots && back.reserve == r->reserve && back.mem_free_mb == r->mem_free_mb &&
             back.max_sessions == r->max_sessions && s_same_ids(&back.sessions, &r->sessions));
     for (int i = 0; i < r->n_services; i++) s_check(strcmp(back.services[i], r->services[i]) == 0);
     free(ids);

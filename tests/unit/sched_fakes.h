@@ -177,17 +177,25 @@ static inline int s_submit(sched_t *s, client_t *c, const char *tenant, unsigned
     return s_submit_ex(s, c, "python.basic", tenant, n, 0, 0, NULL);
 }
 
-static inline executor_t *s_executor(sched_t *s, const char *node, uint32_t slots, uint32_t credit)
+/* An executor with slots (its reserve of them included) and credit. */
+static inline executor_t *s_executor_reserve(sched_t *s, const char *node, uint32_t slots,
+                                             uint32_t reserve, uint32_t credit)
 {
     ready_t r = {0};
     snprintf(r.node, sizeof r.node, "%s", node);
     snprintf(r.services[0], sizeof r.services[0], "python.basic");
     r.n_services = 1;
     r.slots = slots;
+    r.reserve = reserve;
     executor_t *ex = sched_executor_ready(s, node, strlen(node), &r, NULL);
     assert_non_null(ex);
     if (credit) sched_executor_credit(s, ex, credit);
     return ex;
+}
+
+static inline executor_t *s_executor(sched_t *s, const char *node, uint32_t slots, uint32_t credit)
+{
+    return s_executor_reserve(s, node, slots, 0, credit);
 }
 
 /* The executor answers job n: what the reactor does on RESULT. Returns 1 when the job was

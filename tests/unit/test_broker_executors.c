@@ -30,10 +30,10 @@ static void test_pick_most_free_credit(void **state)
     executor_t *a = s_add(reg, "a", 8, 1), *b = s_add(reg, "b", 8, 1);
     executors_refund(a, 3);
     executors_refund(b, 5);
-    assert_ptr_equal(executors_pick(reg, 0), b);
+    assert_ptr_equal(executors_pick(reg, 0, 0), b);
     executors_charge(reg, b);
     executors_charge(reg, b);
-    assert_ptr_equal(executors_pick(reg, 0), a); /* 3 each: a was used less recently */
+    assert_ptr_equal(executors_pick(reg, 0, 0), a); /* 3 each: a was used less recently */
     executors_destroy(&reg);
 }
 
@@ -49,19 +49,19 @@ static void test_pick_ties_go_to_least_recently_used(void **state)
         executors_refund(e[i], 4);
     }
     /* Equal credit everywhere: a trickle of jobs visits every executor in turn. */
-    executor_t *first = executors_pick(reg, 0);
+    executor_t *first = executors_pick(reg, 0, 0);
     executors_charge(reg, first);
     executors_refund(first, 1);
-    executor_t *second = executors_pick(reg, 0);
+    executor_t *second = executors_pick(reg, 0, 0);
     assert_ptr_not_equal(second, first);
     executors_charge(reg, second);
     executors_refund(second, 1);
-    executor_t *third = executors_pick(reg, 0);
+    executor_t *third = executors_pick(reg, 0, 0);
     assert_ptr_not_equal(third, first);
     assert_ptr_not_equal(third, second);
     executors_charge(reg, third);
     executors_refund(third, 1);
-    assert_ptr_equal(executors_pick(reg, 0), first);
+    assert_ptr_equal(executors_pick(reg, 0, 0), first);
     executors_destroy(&reg);
 }
 
@@ -70,14 +70,14 @@ static void test_pick_only_executors_of_the_service_with_credit(void **state)
     (void)state;
     executors_t *reg = executors_new(8, 1);
     executor_t *a = s_add(reg, "a", 8, 1 << 0), *b = s_add(reg, "b", 8, 1 << 1);
-    assert_null(executors_pick(reg, 0)); /* no credit yet: CREDIT follows READY */
+    assert_null(executors_pick(reg, 0, 0)); /* no credit yet: CREDIT follows READY */
     executors_refund(a, 1);
     executors_refund(b, 8);
-    assert_ptr_equal(executors_pick(reg, 0), a);
-    assert_ptr_equal(executors_pick(reg, 1), b);
-    assert_null(executors_pick(reg, 2));
+    assert_ptr_equal(executors_pick(reg, 0, 0), a);
+    assert_ptr_equal(executors_pick(reg, 1, 0), b);
+    assert_null(executors_pick(reg, 2, 0));
     executors_charge(reg, a);
-    assert_null(executors_pick(reg, 0));
+    assert_null(executors_pick(reg, 0, 0));
     executors_destroy(&reg);
 }
 

@@ -217,6 +217,74 @@ static void test_tenant_at_inflight_quota_waits_while_others_run(void **state)
     s_done(&s);
 }
 
+static void test_reserve_goes_only_to_tenants_with_nothing_running(void **state)
+{
+    (void)state;
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
+    executor_t *ex = s_executor_reserve(s, "n1", 3, 1, 3); /* 2 slots and 1 reserved */
+    for (unsigned i = 0; i < 10; i++) assert_int_equal(s_submit(s, c, "flood", i), 0);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 2); /* the flood fills the open slots, not the reserve */
+    assert_int_equal(ex->credit, 1);
+    assert_int_equal(F->n_wants, 1); /* credit the reserve keeps counts as none */
+    /* a tenant with nothing running goes at once, on the reserve, past the flood's turn */
+    assert_int_equal(s_submit(s, c, "quiet", 100), 0);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 3);
+    assert_int_equal(s_num(F->sent[2].id), 100);
+    assert_int_equal(ex->reserve_used, 1);
+    assert_int_equal(sched_stats(s)->reserve_dispatched, 1);
+    /* ...its second job, while the first runs, is an ordinary one: it waits for a slot */
+    assert_int_equal(s_submit(s, c, "quiet", 101), 0);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 3);
+    /* flood jobs end: their slots are open again, to the round — the flood's turn, then quiet's */
+    assert_int_equal(s_result(s, ex, s_num(F->sent[0].id)), 1);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 4);
+    assert_true(s_num(F->sent[3].id) < 10);
+    assert_int_equal(s_result(s, ex, s_num(F->sent[1].id)), 1);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 5);
+    assert_int_equal(s_num(F->sent[4].id), 101);
+    /* quiet's reserved job ends: the reserve is kept again, the flood does not get it */
+    assert_int_equal(s_result(s, ex, 100), 1);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 5);
+    assert_int_equal(ex->reserve_used, 0);
+    assert_int_equal(ex->credit, 1);
+    /* its other job ends: an open slot, for the flood */
+    assert_int_equal(s_result(s, ex, 101), 1);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 6);
+    assert_true(s_num(F->sent[5].id) < 10);
+    assert_int_equal(sched_stats(s)->reserve_dispatched, 1);
+    s_done(&s);
+}
+
+static void test_reserved_lease_lost_with_its_executor_returns_the_reserve(void **state)
+{
+    (void)state;
+    sched_t *s = s_sched(NULL);
+    client_t *c = s_client(s, "fe");
+    executor_t *ex = s_executor_reserve(s, "n1", 2, 1, 2);
+    assert_int_equal(s_submit(s, c, "a", 1), 0);
+    assert_int_equal(s_submit(s, c, "b", 2), 0);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 2); /* a: the open slot, b: the reserve */
+    assert_int_equal(ex->reserve_used, 1);
+    /* re-registering ends its leases: both jobs go back to the queue, the reserve is whole */
+    ex = s_executor_reserve(s, "n1", 2, 1, 0);
+    assert_int_equal(ex->reserve_used, 0);
+    assert_int_equal(sched_queued(s), 2);
+    sched_executor_credit(s, ex, 2);
+    sched_dispatch(s);
+    assert_int_equal(F->n_sent, 4); /* each tenant had nothing running: both run again */
+    assert_int_equal(ex->reserve_used, 1);
+    s_done(&s);
+}
+
 /* ---- leases ------------------------------------------------------------------------------ */
 
 static void test_lost_executor_jobs_requeued_once_then_lost(void **state)
@@ -500,7 +568,8 @@ static void test_every_admitted_job_answered_exactly_once_under_chaos(void **sta
                 sched_executor_gone(s, ex[k], "chaos");
                 ex[k] = NULL;
             } else {
-                ex[k] = s_executor(s, names[k], 1 + (uint32_t)(random() % 8), 8);
+                uint32_t slots = 1 + (uint32_t)(random() % 8);
+                ex[k] = s_executor_reserve(s, names[k], slots, (uint32_t)(random() % 2), 8);
             }
         } else if (r < 70 && next) {
             uint8_t id[ID_BYTES];
@@ -545,6 +614,9 @@ static void test_every_admitted_job_answered_exactly_once_under_chaos(void **sta
     assert_int_equal(sched_queued(s), 0);
     assert_int_equal(sched_inflight(s), 0);
     assert_int_equal(sched_tenants(s), 0);
+    for (int k = 0; k < 4; k++)
+        if (ex[k]) assert_int_equal(ex[k]->reserve_used, 0); /* every reserved lease gave it back */
+    assert_true(sched_stats(s)->reserve_dispatched > 0);
     s_done(&s);
 }
 
@@ -560,6 +632,8 @@ int main(void)
         cmocka_unit_test(test_duplicate_id_and_past_deadline_refused),
         cmocka_unit_test(test_small_tenant_overtakes_flooding_tenants_backlog),
         cmocka_unit_test(test_tenant_at_inflight_quota_waits_while_others_run),
+        cmocka_unit_test(test_reserve_goes_only_to_tenants_with_nothing_running),
+        cmocka_unit_test(test_reserved_lease_lost_with_its_executor_returns_the_reserve),
         cmocka_unit_test(test_lost_executor_jobs_requeued_once_then_lost),
         cmocka_unit_test(test_unreachable_executor_does_not_cost_an_attempt),
         cmocka_unit_test(test_late_result_from_first_executor_wins),

@@ -265,13 +265,21 @@ static void test_ready_round_trip_and_caps(void **state)
     snprintf(r.services[0], sizeof r.services[0], "python.basic");
     r.n_services = 1;
     r.slots = 8;
+    r.reserve = 1;
     buf_t b;
     buf_init(&b);
     ready_encode(&r, &b, NULL, 0);
     char err[128];
     assert_int_equal(ready_decode(b.data, b.len, &out, err, sizeof err), 0);
     assert_int_equal(out.slots, 8);
+    assert_int_equal(out.reserve, 1);
     assert_string_equal(out.services[0], "python.basic");
+    /* a reserve larger than the slots it is part of is refused */
+    r.reserve = 9;
+    buf_reset(&b);
+    ready_encode(&r, &b, NULL, 0);
+    assert_int_equal(ready_decode(b.data, b.len, &out, err, sizeof err), -1);
+    assert_string_equal(err, "ready: READY reserves more slots than it has");
     buf_free(&b);
 }
 

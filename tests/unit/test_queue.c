@@ -183,6 +183,45 @@ static void test_parked_tenant_waits_until_unparked(void **state)
     queue_destroy(&q);
 }
 
+static int s_not_tenant_a(void *arg, const job_t *job)
+{
+    (void)arg;
+    return strcmp(job->route.tenant, "a") != 0;
+}
+
+static void test_pop_first_jumps_the_round_without_moving_it(void **state)
+{
+    (void)state;
+    queue_t *q = queue_new(1);
+    for (unsigned i = 0; i < 3; i++) queue_push(q, s_job("a", i));
+    queue_push(q, s_job("b", 100));
+    queue_push(q, s_job("c", 200));
+    queue_push(q, s_job("c", 201));
+    /* a's turn, but a may not: the first other FIFO in round order, b, gives its head */
+    job_t *job = queue_pop_first(q, s_not_tenant_a, NULL);
+    assert_non_null(job);
+    assert_int_equal(s_num(job), 100);
+    s_free(job);
+    assert_int_equal(queue_tenants(q), 2); /* b's empty FIFO left */
+    assert_int_equal(queue_parked(q), 0);  /* a was passed over, not parked */
+    job = queue_pop_first(q, s_not_tenant_a, NULL);
+    assert_int_equal(s_num(job), 200);
+    s_free(job);
+    /* the round is where it was: a's turn, then c */
+    job = queue_pop(q, NULL, NULL);
+    assert_int_equal(s_num(job), 0);
+    s_free(job);
+    job = queue_pop(q, NULL, NULL);
+    assert_int_equal(s_num(job), 201);
+    s_free(job);
+    /* only a is left, and pop_first may not take it */
+    assert_null(queue_pop_first(q, s_not_tenant_a, NULL));
+    assert_int_equal(queue_depth(q), 2);
+    while ((job = queue_pop(q, NULL, NULL))) s_free(job);
+    assert_null(queue_pop_first(q, s_not_tenant_a, NULL)); /* empty */
+    queue_destroy(&q);
+}
+
 static void test_quantum_gives_runs_per_turn(void **state)
 {
     (void)state;
@@ -227,6 +266,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_tenant_is_fifo),
+        cmocka_unit_test(test_pop_first_jumps_the_round_without_moving_it),
         cmocka_unit_test(test_tenants_take_turns),
         cmocka_unit_test(test_flooding_tenant_does_not_starve_others),
         cmocka_unit_test(test_new_tenant_joins_at_end_of_round),
