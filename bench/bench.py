@@ -397,7 +397,7 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=
         "run": {"mode": mode, "command": cmd, "date": started["date"], "git": git_rev(),
                 "uncommitted_sources": dirty_paths(),
                 "duration_s": round(time.time() - started["t"], 1), "slots": slots,
-                "pool": "slots + 1 (executor default)", "window_s": m["seconds"], "min_warmup_s": m["warmup"],
+                "pool": "slots + 1 ((a)); slots + reserve (1) + 1 ((b), executor default)", "window_s": m["seconds"], "min_warmup_s": m["warmup"],
                 "subprocess_interpreter": "/usr/bin/python3 -I bench/subprocess_worker.py"},
     }
 

@@ -100,9 +100,11 @@ static pid_t s_start_executor(limit_t *L, const char *endpoint)
     char slots[24], pool[24];
     snprintf(slots, sizeof slots, "%ld", L->slots);
     snprintf(pool, sizeof pool, "%ld", L->pool);
+    /* no reserve: this driver has no tenants, and (a) is measured on exactly --slots */
     char *argv[32] = {(char *)L->executor, "--broker", (char *)endpoint, "--slots", slots,
-                      "--pool", pool, "--node-id", "bench-limit", "--log-level", (char *)L->log_level};
-    int   argc = 11;
+                      "--reserve-slots", "0", "--pool", pool, "--node-id", "bench-limit",
+                      "--log-level", (char *)L->log_level};
+    int   argc = 13;
     argv[argc++] = "--profiles";
     argv[argc++] = (char *)SERVICE;
     for (int i = 0; i < L->n_extra; i++) argv[argc++] = L->extra[i];
