@@ -308,8 +308,10 @@ void sched_dispatch(sched_t *s)
             if (queue_depth(sv->queue)) {
                 if (executors_pick(s->executors, sv->index, 0))
                     job = queue_pop(sv->queue, s_eligible, s);
-                else if (executors_pick(s->executors, sv->index, 1))
-                    job = queue_pop_first(sv->queue, sched_may_reserve, s), reserve = 1;
+                else if (executors_pick(s->executors, sv->index, 1)) {
+                    job = queue_pop_first(sv->queue, sched_may_reserve, s);
+                    reserve = 1;
+                }
             }
             executor_t *ex = job ? s_place(s, sv, job, reserve) : NULL;
             if (!job || !ex) {

@@ -44,6 +44,7 @@ typedef struct {
     size_t executors; /* registered with the broker (or publishing, without one) */
     size_t executors_publishing;
     long long slots, busy, free_slots, queued, inflight;
+    long long reserve; /* slots kept for tenants with nothing running, on top of slots */
     double jobs_per_s;
     int have_rates;
     json_t *problems; /* array of strings: any makes the exit status 1 */
@@ -58,7 +59,7 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
 {
     sum->problems = json_array();
     sum->notes = json_array();
-    long long ex_slots = 0, ex_busy = 0, ex_free = 0;
+    long long ex_slots = 0, ex_busy = 0, ex_free = 0, ex_reserve = 0;
     double ex_jobs_per_s = 0, broker_jobs_per_s = 0;
     int ex_rates = 0, broker_rates = 0;
     for (size_t i = 0; i < all->n; i++) {
@@ -78,6 +79,7 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
                 sum->executors = (size_t)snapshot_num(s->fields, "executors", 0);
                 sum->slots = snapshot_num(s->fields, "slots", 0);
                 sum->free_slots = snapshot_num(s->fields, "free_slots", 0);
+                sum->reserve = snapshot_num(s->fields, "reserve_slots", 0);
             }
             if (rates[i] && json_object_get(rates[i], "completed_total")) {
                 broker_rates = 1;
@@ -89,6 +91,7 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
             sum->executors_publishing++;
             ex_slots += slots;
             ex_busy += snapshot_num(s->fields, "busy", 0);
+            ex_reserve += snapshot_num(s->fields, "reserve_slots", 0);
             ex_free += snapshot_num(s->fields, "free", slots - snapshot_num(s->fields, "busy", 0));
             if (rates[i] && json_object_get(rates[i], "jobs")) {
                 ex_rates = 1;
@@ -102,11 +105,13 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
         sum->executors = sum->executors_publishing;
         sum->slots = ex_slots;
         sum->free_slots = ex_free;
+        sum->reserve = ex_reserve;
     } else if (sum->brokers > 1 && sum->executors_publishing >= sum->executors) {
         /* several brokers: each sees as free only the credit it holds (PROTOCOL.md §3.1); the
          * executors' own counts say what is busy */
         sum->slots = ex_slots;
         sum->free_slots = ex_free;
+        sum->reserve = ex_reserve;
     }
     sum->busy = sum->brokers ? sum->slots - sum->free_slots : ex_busy;
     sum->have_rates = broker_rates || ex_rates;
@@ -150,6 +155,7 @@ static json_t *s_to_json(const char *redis, const snapshots_t *all, json_t *cons
         (json_int_t)sum->slots, "busy", (json_int_t)sum->busy, "free", (json_int_t)sum->free_slots,
         "queued", (json_int_t)sum->queued, "inflight", (json_int_t)sum->inflight, "stale",
         (json_int_t)sum->stale);
+    json_object_set_new(summary, "reserve_slots", json_integer((json_int_t)sum->reserve));
     json_object_set_new(summary, "jobs_per_s",
                         sum->have_rates ? json_real(sum->jobs_per_s) : json_null());
     return json_pack("{s:s, s:I, s:b, s:O, s:O, s:o, s:o}", "redis", redis, "time_ms",
@@ -279,8 +285,10 @@ static void s_print(const char *redis, const snapshots_t *all, json_t *const *ra
     gmtime_r(&secs, &tm);
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
     printf("snakepit farm   %s   redis %s\n\n", when, redis);
-    printf("  executors %zu   slots %lld (busy %lld, free %lld)   queued %lld   in flight %lld",
-           sum->executors, sum->slots, sum->busy, sum->free_slots, sum->queued, sum->inflight);
+    printf("  executors %zu   slots %lld", sum->executors, sum->slots);
+    if (sum->reserve) printf(" + %lld reserved", sum->reserve);
+    printf(" (busy %lld, free %lld)   queued %lld   in flight %lld", sum->busy, sum->free_slots,
+           sum->queued, sum->inflight);
     if (sum->have_rates) printf("   jobs %.1f/s", sum->jobs_per_s);
     printf("\n  brokers %zu   executors publishing %zu   front-ends publishing %zu\n", sum->brokers,
            sum->executors_publishing, sum->frontends);

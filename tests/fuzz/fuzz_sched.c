@@ -115,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             snprintf(r.services[0], sizeof r.services[0], "%s", services[(b >> 1) % 3]);
             snprintf(r.services[1], sizeof r.services[1], "%s", services[(b >> 3) % 3]);
             r.slots = (uint32_t)(b >> 4);
+            r.reserve = (a & 4) && r.slots ? 1 : 0; /* the decoder keeps reserve ≤ slots */
             sched_executor_ready(s, nodes[a & 3], 2, &r, NULL);
             break;
         }
@@ -170,6 +171,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         sched_dispatch(s);
         s_check(sched_queued(s) + sched_inflight(s) == sched_jobs(s));
+        const executors_t *reg = sched_executors(s);
+        for (size_t i = 0; i < executors_count(reg); i++) { /* reserve never overdrawn */
+            const executor_t *ex = executors_at(reg, i);
+            s_check(ex->reserve_used <= ex->reserve && ex->reserve_used <= ex->n_leases);
+        }
         s_check(sched_queued(s) <= conf.max_queue + 8 * 4096); /* requeues may exceed the cap */
     }
     sched_shutdown(s, NULL); /* answers whatever is still held */

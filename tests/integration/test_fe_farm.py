@@ -112,6 +112,39 @@ def test_concurrent_calls_from_one_session_all_complete(fe, client):
     assert sorted(results) == sorted("%d\n" % i for i in range(8))
 
 
+def test_a_tenant_with_nothing_running_does_not_wait_behind_a_flood(fe):
+    """Two slots and the executor's default reserve of one: tenant `flood` keeps four 1.5 s
+    calls going, so two run and two wait; tenant `quiet`, with nothing running, gets the
+    reserve and its call is answered at once, while the flood's waiting calls never got it."""
+    import threading
+    flood = Client(fe.url, fe.add_tenant("flood", rate="1000", burst="1000", max_concurrency="8"))
+    flood.initialize()
+    quiet = Client(fe.url, fe.add_tenant("quiet", rate="1000", burst="1000"))
+    quiet.initialize()
+    out = []
+
+    def one():
+        c = Client(fe.url, flood.key)
+        c.session = flood.session
+        out.append(c.call("execute_code", {"code": "import time\ntime.sleep(1.5)"})
+                   ["result"]["structuredContent"])
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    [t.start() for t in threads]
+    time.sleep(0.4)  # two of the flood's calls run, two wait
+    t0 = time.monotonic()
+    sc = quiet.call("execute_code", {"code": "print('quiet')"})["result"]["structuredContent"]
+    took = time.monotonic() - t0
+    [t.join(60) for t in threads]
+    assert sc["status"] == "ok" and sc["stdout"] == "quiet\n", sc
+    # behind a flood job it would have waited ~1.1 s for a slot
+    assert took < 0.9 and sc["timings"]["queue_ms"] < 500, (took, sc["timings"])
+    assert len(out) == 4 and all(r["status"] == "ok" for r in out), out
+    waits = sorted(r["timings"]["queue_ms"] for r in out)
+    # the reserve was free when the flood's third and fourth calls came: they still waited
+    assert waits[2] >= 1000 and waits[3] >= 1000, waits
+
+
 def test_queue_ms_is_the_wait_before_a_sandbox_ran(fe, client):
     """Two slots, six calls that sleep 0.4 s at once: the last ones waited for a slot, and
     their timings say so; a call on an idle farm waited next to nothing."""

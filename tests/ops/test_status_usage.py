@@ -49,6 +49,7 @@ def test_status_json_counts_executors_slots_and_the_jobs_run(farm, mix):
     s = st["summary"]
     assert (s["brokers"], s["executors"], s["slots"]) == (1, 1, 2)
     assert s["busy"] + s["free"] == 2 and s["stale"] == 0
+    assert s["reserve_slots"] == 1  # the executor's default, kept apart from slots
     (broker,) = component(st, "broker")
     assert broker["fields"]["services"]["python.basic"]["slots"] == 2
     assert broker["fields"]["completed_total"] >= 11
