@@ -112,25 +112,32 @@ def test_concurrent_calls_from_one_session_all_complete(fe, client):
     assert sorted(results) == sorted("%d\n" % i for i in range(8))
 
 
+def sleepers(fe, client, n, seconds):
+    """n calls of client's tenant at once, each sleeping `seconds`: their threads, started, and
+    the list their structured results land in."""
+    import threading
+    out = []
+
+    def one():
+        c = Client(fe.url, client.key)
+        c.session = client.session
+        out.append(c.call("execute_code", {"code": "import time\ntime.sleep(%s)" % seconds})
+                   ["result"]["structuredContent"])
+
+    threads = [threading.Thread(target=one) for _ in range(n)]
+    [t.start() for t in threads]
+    return threads, out
+
+
 def test_a_tenant_with_nothing_running_does_not_wait_behind_a_flood(fe):
     """Two slots and the executor's default reserve of one: tenant `flood` keeps four 1.5 s
     calls going, so two run and two wait; tenant `quiet`, with nothing running, gets the
     reserve and its call is answered at once, while the flood's waiting calls never got it."""
-    import threading
     flood = Client(fe.url, fe.add_tenant("flood", rate="1000", burst="1000", max_concurrency="8"))
     flood.initialize()
     quiet = Client(fe.url, fe.add_tenant("quiet", rate="1000", burst="1000"))
     quiet.initialize()
-    out = []
-
-    def one():
-        c = Client(fe.url, flood.key)
-        c.session = flood.session
-        out.append(c.call("execute_code", {"code": "import time\ntime.sleep(1.5)"})
-                   ["result"]["structuredContent"])
-
-    threads = [threading.Thread(target=one) for _ in range(4)]
-    [t.start() for t in threads]
+    threads, out = sleepers(fe, flood, 4, 1.5)
     time.sleep(0.4)  # two of the flood's calls run, two wait
     t0 = time.monotonic()
     sc = quiet.call("execute_code", {"code": "print('quiet')"})["result"]["structuredContent"]
@@ -148,17 +155,7 @@ def test_a_tenant_with_nothing_running_does_not_wait_behind_a_flood(fe):
 def test_queue_ms_is_the_wait_before_a_sandbox_ran(fe, client):
     """Two slots, six calls that sleep 0.4 s at once: the last ones waited for a slot, and
     their timings say so; a call on an idle farm waited next to nothing."""
-    import threading
-    out = []
-
-    def one():
-        c = Client(fe.url, client.key)
-        c.session = client.session
-        out.append(c.call("execute_code", {"code": "import time\ntime.sleep(0.4)"})
-                   ["result"]["structuredContent"])
-
-    threads = [threading.Thread(target=one) for _ in range(6)]
-    [t.start() for t in threads]
+    threads, out = sleepers(fe, client, 6, 0.4)
     [t.join(60) for t in threads]
     assert len(out) == 6 and all(sc["status"] == "ok" for sc in out), out
     waits = sorted(sc["timings"]["queue_ms"] for sc in out)
