@@ -260,7 +260,19 @@ def machine():
     with open("/proc/meminfo") as f:
         mem_kb = int(f.readline().split()[1])
     return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(), "memory_mb": mem_kb // 1024,
-            "python": platform.python_version(), "loadavg_before": os.getloadavg()[0]}
+            "python": platform.python_version(), "loadavg_before": os.getloadavg()[0],
+            "fork_cost": fork_cost()}
+
+
+def fork_cost():
+    """The machine's own floor under a fresh sandbox's CPU (bench/forkcost.c): fork+exit, a 64 MiB
+    process's page tables, one copy-on-write fault. None when the tool is missing or fails."""
+    try:
+        out = subprocess.run([f"{TOOLS}/forkcost", "--rounds", "200"], capture_output=True, text=True,
+                             timeout=120).stdout
+        return json.loads(out.splitlines()[-1])
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return None
 
 
 def busy_s():
@@ -480,6 +492,11 @@ def summary(r, markdown=False):
     lines.append(f"machine: {m['cpu']}, {m['cores']} cores, kernel {m['kernel']}; load {m['loadavg_before']:.2f} "
                  f"before; other processes used {100 * m['other_processes_cpu_share']:.0f}% of the CPU meanwhile; "
                  f"git {r['run']['git']}; {r['run']['duration_s']} s")
+    fc = m.get("fork_cost")
+    if fc:
+        lines.append(f"machine's floor (bench/forkcost.c, CPU): fork+exit of a small process {fc['small_fork_exit_ms']} ms, "
+                     f"of a {fc['heap_mib']} MiB process {fc['heap_fork_exit_ms']} ms; a copy-on-write fault "
+                     f"{fc['cow_us_per_page']} µs (a print(1) sandbox takes ~250)")
     if markdown:
         return "\n".join(("- " + l) if not l.startswith("  ") else ("  - " + l.strip()) for l in lines)
     return "\n".join(lines)
