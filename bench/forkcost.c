@@ -3,7 +3,7 @@
  * with private memory, and the copy-on-write faults of the pages a child writes. `make bench`
  * prints them beside its results ("machine:" line), because they, not snakepit's code, set the
  * floor of CPU per execution: on a 2-core KVM guest a small fork+exit was 0.22 ms and a
- * copy-on-write fault ~2 µs; on a guest whose page tables the hypervisor shadows (PVM), 0.7 ms
+ * copy-on-write fault ~2–3 µs; on a guest whose page tables the hypervisor shadows (PVM), 0.7 ms
  * and ~14 µs, and a print(1) sandbox costs 10x the CPU (bench/README.md, fourth round).
  *
  *   forkcost [--rounds N]       one JSON line: small_fork_exit_ms, heap_fork_exit_ms (a process
