@@ -1,7 +1,7 @@
 /* bench/forkcost.c — what this machine charges for the three things every fresh sandbox pays
  * before its first instruction of Python: a fork and an exit, the page tables of a process
  * with private memory, and the copy-on-write faults of the pages a child writes. `make bench`
- * prints them beside its results ("machine:" line), because they, not snakepit's code, set the
+ * prints them beside its results (the "machine's floor" line), because they, not snakepit's code, set the
  * floor of CPU per execution: on a 2-core KVM guest a small fork+exit was 0.22 ms and a
  * copy-on-write fault ~2–3 µs; on a guest whose page tables the hypervisor shadows (PVM), 0.7 ms
  * and ~14 µs, and a print(1) sandbox costs 10x the CPU (bench/README.md, fourth round).
@@ -25,15 +25,19 @@
 #define COW_PAGES  256
 #define PAGE       4096ul
 
+static double s_ms(const struct rusage *r)
+{
+    return (double)(r->ru_utime.tv_sec + r->ru_stime.tv_sec) * 1e3 +
+           (double)(r->ru_utime.tv_usec + r->ru_stime.tv_usec) / 1e3;
+}
+
+/* This process's CPU and its reaped children's, in ms. */
 static double s_cpu_ms(void)
 {
     struct rusage self, kids;
     getrusage(RUSAGE_SELF, &self);
     getrusage(RUSAGE_CHILDREN, &kids);
-    return (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
-                    kids.ru_stime.tv_sec) * 1e3 +
-           (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec +
-                    kids.ru_stime.tv_usec) / 1e3;
+    return s_ms(&self) + s_ms(&kids);
 }
 
 /* CPU per fork + child writing `pages` pages of heap + exit + reap, over `rounds`. -1 when a
