@@ -1,8 +1,10 @@
 /* executor-node/dispatch.c — see dispatch.h. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "../common/log.h"
 #include "../proto/job.h"
@@ -92,6 +94,20 @@ static child_t *s_place(const dispatch_t *d, const uint8_t id[ID_BYTES], const j
     return c;
 }
 
+/* A tenant's job that starts while another of its jobs runs here goes to the back of the CPU
+ * queue (see dispatch.h). Lowering is all a process may do to its child's priority without
+ * CAP_SYS_NICE, and all that is needed: each child runs one job and dies. A failure costs
+ * fairness, never the job. */
+static void s_lower_if_extra(const dispatch_t *d, child_t *c)
+{
+    if (!pool_tenant_running(d->pool, c->tenant)) return;
+    if (setpriority(PRIO_PROCESS, c->pid, JOB_EXTRA_NICE) < 0) {
+        log_warn("event=setpriority_failed pid=%d error=\"%s\"", (int)c->pid, strerror(errno));
+        return;
+    }
+    c->lowered = 1;
+}
+
 int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len,
                  refusal_t *why)
 {
@@ -118,7 +134,10 @@ int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t 
                             "the JobSpec exceeds the executor's 8 MiB job area");
         } else {
             child_t *c = s_place(d, id, &job, why);
-            if (c) pool_start(d->pool, c);
+            if (c) {
+                s_lower_if_extra(d, c); /* before the wake: the job never runs at the old one */
+                pool_start(d->pool, c);
+            }
             rc = c ? 0 : -1;
         }
     }

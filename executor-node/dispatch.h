@@ -5,7 +5,13 @@
  * common/limits.h), its input files written into the child's workspace, and what the child
  * runs copied into the child's area (jobcopy.h), where the child finds it decoded. The input
  * files are also kept in a private copy, to tell them from what the job writes. The decoded
- * JobSpec itself is zeroed and freed before the child is woken (scrub.h). */
+ * JobSpec itself is zeroed and freed before the child is woken (scrub.h).
+ *
+ * CPU follows fairness: a job whose tenant already has a job running in this zygote starts at
+ * nice JOB_EXTRA_NICE, so that under a flood the sandbox of a tenant with one job running takes
+ * the CPU before the flood's second and later ones (the broker already lets its job past the
+ * flood's queue: the reserve, PROTOCOL.md §3). The tenant's first running job, and any job when
+ * the tenant has nothing else here, runs at the zygote's own priority. */
 #ifndef SP_DISPATCH_H
 #define SP_DISPATCH_H
 #include <stddef.h>
@@ -20,6 +26,8 @@
 
 #define DISPATCH_JOB_CAP (8u << 20) /* a JobSpec this large is refused before it reaches a child   \
                                      */
+
+#define JOB_EXTRA_NICE 10 /* weight 110 against 1024 at nice 0 (kernel sched_prio_to_weight) */
 
 struct sessions;
 

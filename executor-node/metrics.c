@@ -64,6 +64,7 @@ void exec_metrics_job(exec_metrics_t *m, const char *profile, const zmsg_stats_t
     p->jobs[s->status]++;
     if (s->kind == 1) p->validations++;
     if (s->session && s->kind == 0) p->cells++;
+    if (s->lowered) p->lowered++;
     prom_hist_observe(&p->wall, s->wall_ms / 1000.0);
     prom_hist_observe(&p->cpu, s->cpu_ms / 1000.0);
     prom_hist_observe(&p->rss, (double)s->max_rss_kb * 1024.0);
@@ -154,6 +155,11 @@ void exec_metrics_render(void *arg, buf_t *out)
             /* every status from the start: rate() and increase() need the zero before the first */
             prom_sample(out, "snakepit_executor_jobs_total", (double)m->profiles[i].jobs[s],
                             "profile", m->profiles[i].name, "status", status_name((status_t)s), NULL);
+    prom_family(out, "snakepit_executor_jobs_lowered_total", PROM_COUNTER,
+                "Jobs started at a lower CPU priority because their tenant had another job running.");
+    for (int i = 0; i < m->n_profiles; i++)
+        prom_sample(out, "snakepit_executor_jobs_lowered_total", (double)m->profiles[i].lowered,
+                    "profile", m->profiles[i].name, NULL);
     prom_family(out, "snakepit_executor_pool_children", PROM_GAUGE,
                 "Pre-forked children ready for a job, by profile.");
     for (int i = 0; i < m->n_profiles; i++)

@@ -21,6 +21,7 @@ typedef struct {
     uint64_t    jobs[ST__COUNT];
     uint64_t    cells;        /* jobs that ran in a session as its next cell */
     uint64_t    validations;
+    uint64_t    lowered;      /* jobs run at JOB_EXTRA_NICE (dispatch.h) */
     uint64_t    forks;        /* summed from the zygotes' per-job deltas */
     long        pool;         /* idle children ready */
     uint64_t    zygote_restarts;

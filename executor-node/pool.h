@@ -46,7 +46,8 @@ typedef struct {
     /* its job, set by dispatch */
     uint8_t id[ID_BYTES];
     int kind;                        /* JOB_EXEC or JOB_VALIDATE */
-    char tenant[JOB_MAX_TENANT + 1]; /* for the audit log */
+    char tenant[JOB_MAX_TENANT + 1]; /* for the audit log and the priority (dispatch.h) */
+    int lowered;                     /* started at JOB_EXTRA_NICE (dispatch.h) */
     limits_t limits;                 /* effective */
     jobspec_t *inputs; /* its input files, the zygote's private copy (jobcopy.h), or NULL */
     uint64_t start_us; /* dispatch, monotonic */
@@ -127,6 +128,9 @@ void pool_on_done(pool_t *self, child_t *c); /* c's socket is readable */
 
 size_t pool_slots(const pool_t *self);
 child_t *pool_child(pool_t *self, size_t i);
+/* Jobs of this tenant running now: not yet answered nor killed (a session's kept process
+ * between cells is not running). */
+size_t pool_tenant_running(const pool_t *self, const char *tenant);
 size_t pool_count(const pool_t *self, child_state_t state);
 size_t pool_ready(const pool_t *self); /* idle children waiting for a job, layers in place */
 size_t pool_idle(const pool_t *self, int session_capable); /* idle ones of a kind */

@@ -62,7 +62,7 @@ static void s_stats_encode(const zmsg_t *m, mpw_t *w)
         mpw_kv_uint(w, "pool", s->pool);
         return;
     }
-    mpw_map(w, 9);
+    mpw_map(w, 10);
     mpw_kv_str(w, "status", status_name(s->status));
     mpw_kv_double(w, "wall_ms", s->wall_ms);
     mpw_kv_double(w, "cpu_ms", s->cpu_ms);
@@ -72,6 +72,7 @@ static void s_stats_encode(const zmsg_t *m, mpw_t *w)
     mpw_kv_uint(w, "pool", s->pool);
     mpw_kv_int(w, "kind", s->kind);
     mpw_kv_bool(w, "session", s->session);
+    mpw_kv_bool(w, "lowered", s->lowered);
 }
 
 static void s_stats_field(mpr_t *r, const char *k, uint32_t kl, zmsg_stats_t *s)
@@ -96,6 +97,8 @@ static void s_stats_field(mpr_t *r, const char *k, uint32_t kl, zmsg_stats_t *s)
         mpr_int(r, &s->kind);
     else if (mpr_key_is(k, kl, "session"))
         mpr_bool(r, &s->session);
+    else if (mpr_key_is(k, kl, "lowered"))
+        mpr_bool(r, &s->lowered);
     else if (mpr_key_is(k, kl, "syscall")) {
         if (!mpr_nil(r)) s_str_into(r, s->syscall, sizeof s->syscall);
     } else

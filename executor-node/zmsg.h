@@ -66,6 +66,7 @@ typedef struct {
     char syscall[64]; /* security_violation: the syscall or audit event; "" otherwise */
     int64_t kind;     /* JOB_EXEC, JOB_VALIDATE, or a session job's kind (proto/job.h) */
     int session;      /* the job ran in a session (a cell, when kind is JOB_EXEC) */
+    int lowered;      /* it ran at JOB_EXTRA_NICE: its tenant had another job running */
     uint64_t forks;   /* children forked since the previous STATS */
     uint64_t pool;    /* idle children now */
 } zmsg_stats_t;

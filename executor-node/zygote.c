@@ -93,6 +93,7 @@ static void s_send_stats(zygote_t *z, const uint8_t *id, const child_t *c, const
         m.stats.max_rss_kb = res->max_rss_kb;
         m.stats.kind = c->kind;
         m.stats.session = session;
+        m.stats.lowered = c->lowered;
         if (res->status == ST_SECURITY_VIOLATION && res->exit.syscall)
             snprintf(m.stats.syscall, sizeof m.stats.syscall, "%s", res->exit.syscall);
     }

@@ -270,6 +270,28 @@ def test_pooled_children_that_keep_dying_slow_the_refill_down():
         ex.close()
 
 
+def test_a_tenants_second_running_job_starts_at_a_lower_cpu_priority():
+    """CPU follows fairness (executor-node/dispatch.h): a job that starts while another job of
+    its tenant runs gets nice 10; a tenant's only running job gets the zygote's own priority,
+    whoever else is running. Each job prints the nice value it runs at."""
+    ex = Executor(slots=3)
+    try:
+        nice = "import os, time\nprint(os.getpriority(os.PRIO_PROCESS, 0), flush=True)\n"
+        first = ex.submit(nice + "time.sleep(3)\n", tenant="flood")
+        end = time.monotonic() + 20
+        while ex.progress(first) != "0\n":  # it runs: the next one finds it running
+            assert time.monotonic() < end, "the first job never started"
+            time.sleep(0.05)
+        second = ex.submit(nice, tenant="flood")
+        other = ex.submit(nice, tenant="quiet")
+        assert ex.wait(second)["stdout"] == "10\n"
+        assert ex.wait(other)["stdout"] == "0\n"
+        assert ex.wait(first)["stdout"] == "0\n"
+        assert ex.run(nice, tenant="flood")["stdout"] == "0\n"  # alone again
+    finally:
+        ex.close()
+
+
 def test_missing_layer_fails_closed_and_says_which():
     deny = os.path.join(BIN, "..", "tests", "deny_syscall")
     landlock_create_ruleset = 444

@@ -85,7 +85,8 @@ static void test_stats_of_a_job_round_trip(void **state)
                              .max_rss_kb = 9000,
                              .kind = 1,
                              .forks = 3,
-                             .pool = 2};
+                             .pool = 2,
+                             .lowered = 1};
     snprintf(m.stats.syscall, sizeof m.stats.syscall, "socket");
     buf_t b;
     char err[128];
@@ -98,6 +99,7 @@ static void test_stats_of_a_job_round_trip(void **state)
     assert_int_equal(back.stats.kind, 1);
     assert_int_equal(back.stats.forks, 3);
     assert_int_equal(back.stats.pool, 2);
+    assert_int_equal(back.stats.lowered, 1);
     assert_memory_equal(back.id, s_id, ID_BYTES);
     buf_free(&b);
 }
