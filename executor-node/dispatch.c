@@ -63,12 +63,26 @@ static int s_check(const dispatch_t *d, const jobspec_t *job, refusal_t *why)
     return 0;
 }
 
+/* A job whose tenant already has a job running here goes to the back of the CPU queue (see
+ * dispatch.h). Lowering is all a process may do to its child's priority without CAP_SYS_NICE,
+ * and all that is needed: each child runs one job and dies. A failure costs fairness, never the
+ * job. */
+static void s_lower(child_t *c)
+{
+    if (setpriority(PRIO_PROCESS, c->pid, JOB_EXTRA_NICE) < 0) {
+        log_warn("event=setpriority_failed pid=%d error=\"%s\"", (int)c->pid, strerror(errno));
+        return;
+    }
+    c->lowered = 1;
+}
+
 /* A child with the job in place, not yet woken; NULL with the refusal. */
 static child_t *s_place(const dispatch_t *d, const uint8_t id[ID_BYTES], const jobspec_t *job,
                         refusal_t *why)
 {
     char err[256];
-    child_t *c = pool_take(d->pool);
+    int extra = pool_tenant_running(d->pool, job->tenant) > 0;
+    child_t *c = pool_take(d->pool, extra);
     if (!c)
         return s_refuse(why, ST_INTERNAL_ERROR, "ForkFailed",
                         "the executor could not start a sandbox");
@@ -91,21 +105,8 @@ static child_t *s_place(const dispatch_t *d, const uint8_t id[ID_BYTES], const j
     c->kind = job->kind;
     c->limits = job->limits;
     snprintf(c->tenant, sizeof c->tenant, "%s", job->tenant);
+    if (extra) s_lower(c); /* before the wake: the job never runs at the old priority */
     return c;
-}
-
-/* A tenant's job that starts while another of its jobs runs here goes to the back of the CPU
- * queue (see dispatch.h). Lowering is all a process may do to its child's priority without
- * CAP_SYS_NICE, and all that is needed: each child runs one job and dies. A failure costs
- * fairness, never the job. */
-static void s_lower_if_extra(const dispatch_t *d, child_t *c)
-{
-    if (!pool_tenant_running(d->pool, c->tenant)) return;
-    if (setpriority(PRIO_PROCESS, c->pid, JOB_EXTRA_NICE) < 0) {
-        log_warn("event=setpriority_failed pid=%d error=\"%s\"", (int)c->pid, strerror(errno));
-        return;
-    }
-    c->lowered = 1;
 }
 
 int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len,
@@ -134,10 +135,7 @@ int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t 
                             "the JobSpec exceeds the executor's 8 MiB job area");
         } else {
             child_t *c = s_place(d, id, &job, why);
-            if (c) {
-                s_lower_if_extra(d, c); /* before the wake: the job never runs at the old one */
-                pool_start(d->pool, c);
-            }
+            if (c) pool_start(d->pool, c);
             rc = c ? 0 : -1;
         }
     }

@@ -7,11 +7,12 @@
  * files are also kept in a private copy, to tell them from what the job writes. The decoded
  * JobSpec itself is zeroed and freed before the child is woken (scrub.h).
  *
- * CPU follows fairness: a job whose tenant already has a job running in this zygote starts at
- * nice JOB_EXTRA_NICE, so that under a flood the sandbox of a tenant with one job running takes
- * the CPU before the flood's second and later ones (the broker already lets its job past the
- * flood's queue: the reserve, PROTOCOL.md §3). The tenant's first running job, and any job when
- * the tenant has nothing else here, runs at the zygote's own priority. */
+ * CPU follows fairness: a job whose tenant already has a job running in this zygote (an extra
+ * job) starts at nice JOB_EXTRA_NICE and leaves the last ready child to a tenant that has none
+ * (pool_take), so that under a flood the sandbox of a tenant with one job running is ready and
+ * takes the CPU before the flood's second and later ones (the broker already lets its job past
+ * the flood's queue: the reserve, PROTOCOL.md §3). A tenant's only running job runs at the
+ * zygote's own priority, whoever else runs. */
 #ifndef SP_DISPATCH_H
 #define SP_DISPATCH_H
 #include <stddef.h>

@@ -93,8 +93,11 @@ child_t *pool_fork_session(pool_t *self);
  * namespace, pidns.h); NULL when the table is full. */
 child_t *pool_free_slot(pool_t *self, const child_t *parent);
 /* An idle child for a job: one that is ready when there is one, else any idle one, else a new
- * one (the pool ran dry); NULL when none can be had. session: one pooled for a session. */
-child_t *pool_take(pool_t *self);
+ * one (the pool ran dry); NULL when none can be had. extra: the job's tenant has another job
+ * running here (pool_tenant_running), so the last ready child is left to a tenant that has
+ * none, and this job takes one still warming up, or its own new one. pool_take_session: one
+ * pooled for a session. */
+child_t *pool_take(pool_t *self, int extra);
 child_t *pool_take_session(pool_t *self);
 /* c's job is in its area and its fields are set: wake it and watch its deadline. */
 void pool_start(pool_t *self, child_t *c);
