@@ -513,8 +513,7 @@ size_t pool_count(const pool_t *self, child_state_t state)
 size_t pool_tenant_running(const pool_t *self, const char *tenant)
 {
     size_t n = 0;
-    for (size_t i = 0; i < self->conf.slots; i++)
-    {
+    for (size_t i = 0; i < self->conf.slots; i++) {
         const child_t *c = &self->children[i];
         /* one that answered or was killed is only being torn down */
         n += c->state == CHILD_RUNNING && !c->answered && !c->killed && !strcmp(c->tenant, tenant);
