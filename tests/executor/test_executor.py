@@ -4,8 +4,10 @@ import errno
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -273,8 +275,13 @@ def test_pooled_children_that_keep_dying_slow_the_refill_down():
 def test_a_tenants_second_running_job_starts_at_a_lower_cpu_priority():
     """CPU follows fairness (executor-node/dispatch.h): a job that starts while another job of
     its tenant runs gets nice 10; a tenant's only running job gets the zygote's own priority,
-    whoever else is running. Each job prints the nice value it runs at."""
-    ex = Executor(slots=3)
+    whoever else is running. Each job prints the nice value it runs at; the node counts the
+    lowered one."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    ex = Executor(slots=3, extra=("--metrics", "127.0.0.1:%d" % port))
     try:
         nice = "import os, time\nprint(os.getpriority(os.PRIO_PROCESS, 0), flush=True)\n"
         first = ex.submit(nice + "time.sleep(3)\n", tenant="flood")
@@ -288,6 +295,8 @@ def test_a_tenants_second_running_job_starts_at_a_lower_cpu_priority():
         assert ex.wait(other)["stdout"] == "0\n"
         assert ex.wait(first)["stdout"] == "0\n"
         assert ex.run(nice, tenant="flood")["stdout"] == "0\n"  # alone again
+        metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read()
+        assert b'snakepit_executor_jobs_lowered_total{profile="python.basic"} 1\n' in metrics
     finally:
         ex.close()
 
