@@ -4,14 +4,17 @@ import errno
 import json
 import os
 import signal
-import socket
 import subprocess
+import sys
 import time
 import urllib.request
 
 import pytest
 
 from harness import BIN, Executor
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
+from farm import free_port  # noqa: E402
 
 
 def test_validate_reports_syntax_errors_with_line_and_column(executor):
@@ -277,10 +280,7 @@ def test_a_tenants_second_running_job_starts_at_a_lower_cpu_priority():
     its tenant runs gets nice 10; a tenant's only running job gets the zygote's own priority,
     whoever else is running. Each job prints the nice value it runs at; the node counts the
     lowered one."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    port = free_port()
     ex = Executor(slots=3, extra=("--metrics", "127.0.0.1:%d" % port))
     try:
         nice = "import os, time\nprint(os.getpriority(os.PRIO_PROCESS, 0), flush=True)\n"
