@@ -36,8 +36,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
+#include "common/buf.h"
+#include "common/clock.h"
 #include "latency.h"
 #include "proctree.h"
 

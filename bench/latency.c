@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
+#include "common/clock.h"
 #include "latency.h"
 
 struct latency {

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 
 typedef struct latency latency_t;
 

@@ -31,15 +31,15 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/ids.h"
-#include "../common/profiles.h"
-#include "../proto/job.h"
-#include "../proto/mpack.h"
-#include "../proto/result.h"
-#include "../proto/wire.h"
-#include "../proto/wire_zmq.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/profiles.h"
+#include "proto/job.h"
+#include "proto/mpack.h"
+#include "proto/result.h"
+#include "proto/wire.h"
+#include "proto/wire_zmq.h"
 #include "latency.h"
 #include "proctree.h"
 

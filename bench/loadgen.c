@@ -14,18 +14,18 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/config.h"
-#include "../common/curve_cert.h"
-#include "../common/ids.h"
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/profiles.h"
-#include "../proto/client.h"
-#include "../proto/job.h"
-#include "../proto/mpack.h"
-#include "../proto/status.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/curve_cert.h"
+#include "common/ids.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/profiles.h"
+#include "proto/client.h"
+#include "proto/job.h"
+#include "proto/mpack.h"
+#include "proto/status.h"
 
 typedef struct {
     char broker[256];

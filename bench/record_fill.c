@@ -15,14 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/ids.h"
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/redis_url.h"
-#include "../mcp-frontend/records.h"
-#include "../mcp-frontend/store.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/redis_url.h"
+#include "mcp-frontend/records.h"
+#include "mcp-frontend/store.h"
 
 #define BATCH 1000 /* records in flight at most */
 

@@ -28,8 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
+#include "common/buf.h"
+#include "common/clock.h"
 #include "latency.h"
 
 #define MAX_CONC  1024

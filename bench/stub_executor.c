@@ -15,16 +15,16 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/config.h"
-#include "../common/curve_cert.h"
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/profiles.h"
-#include "../proto/mpack.h"
-#include "../proto/result.h"
-#include "../proto/wire_zmq.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/curve_cert.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/profiles.h"
+#include "proto/mpack.h"
+#include "proto/result.h"
+#include "proto/wire_zmq.h"
 
 typedef struct {
     char broker[256];

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/idmap.h"
-#include "../proto/wire.h"
+#include "common/buf.h"
+#include "common/idmap.h"
+#include "proto/wire.h"
 #include "affinity.h"
 
 typedef struct {

@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/ids.h"
-#include "../proto/wire.h"
+#include "common/ids.h"
+#include "proto/wire.h"
 #include "job.h"
 
 struct bsession {

@@ -2,7 +2,7 @@
 #include <assert.h>
 #include <stdlib.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "deadlines.h"
 
 struct deadlines {

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../proto/wire.h"
+#include "proto/wire.h"
 #include "job.h"
 #include "queue.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "job.h"
 
 static job_t *s_new(const uint8_t id[ID_BYTES], const route_t *route)

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <zmq.h>
 
-#include "../common/ids.h"
-#include "../proto/wire.h"
+#include "common/ids.h"
+#include "proto/wire.h"
 
 typedef struct job job_t;
 typedef struct service service_t;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "keymap.h"
 
 typedef struct entry {

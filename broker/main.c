@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/config.h"
-#include "../common/log.h"
-#include "../proto/wire.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "proto/wire.h"
 #include "broker.h"
 
 static const cfg_opt_t s_opts[] = {

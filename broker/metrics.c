@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/prom.h"
+#include "common/clock.h"
+#include "common/prom.h"
 #include "metrics.h"
 
 /* Slots and free slots count what any job may take; the reserve (executors.h) apart. */

@@ -5,8 +5,8 @@
  * front-end's get_sandbox_info read. Both read the broker's parts, never change them. */
 #ifndef SP_BROKER_METRICS_H
 #define SP_BROKER_METRICS_H
-#include "../common/buf.h"
-#include "../common/metrics_pub.h"
+#include "common/buf.h"
+#include "common/metrics_pub.h"
 #include "relay.h"
 #include "sched.h"
 #include "zap.h"

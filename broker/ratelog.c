@@ -1,6 +1,6 @@
 /* broker/ratelog.c — see ratelog.h. */
-#include "../common/clock.h"
-#include "../common/log.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "ratelog.h"
 
 #define RATELOG_LINES 10 /* a second */

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
-#include "../proto/mpack.h"
-#include "../proto/result.h"
-#include "../proto/wire_zmq.h"
+#include "common/buf.h"
+#include "common/log.h"
+#include "proto/mpack.h"
+#include "proto/result.h"
+#include "proto/wire_zmq.h"
 #include "ratelog.h"
 #include "relay.h"
 

@@ -10,7 +10,7 @@
 #define SP_RELAY_H
 #include <stdint.h>
 
-#include "../common/loop.h"
+#include "common/loop.h"
 #include "sched.h"
 
 typedef enum { CH_CLIENT = 0, CH_WORKER = 1 } channel_t;

@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/prom.h"
-#include "../proto/status.h"
-#include "../proto/wire.h"
+#include "common/prom.h"
+#include "proto/status.h"
+#include "proto/wire.h"
 #include "clients.h"
 #include "executors.h"
 #include "job.h"

@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "../common/profiles.h"
+#include "common/profiles.h"
 #include "lease.h"
 #include "sched_state.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "lease.h"
 #include "sched_state.h"
 

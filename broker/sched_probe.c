@@ -16,8 +16,8 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/log.h"
 #include "sched_state.h"
 
 static void s_list_push(sched_t *s, job_t *job)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "lease.h"
 #include "sched_state.h"
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
+#include "common/buf.h"
+#include "common/clock.h"
 #include "lease.h"
 #include "sched_state.h"
 

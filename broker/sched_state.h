@@ -9,7 +9,7 @@
  * was forwarded) or sched_answer answers it first. */
 #ifndef SP_SCHED_STATE_H
 #define SP_SCHED_STATE_H
-#include "../common/idmap.h"
+#include "common/idmap.h"
 #include "affinity.h"
 #include "deadlines.h"
 #include "sched.h"

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/curve_cert.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/curve_cert.h"
+#include "common/log.h"
 #include "keymap.h"
 #include "zap.h"
 

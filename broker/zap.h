@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/loop.h"
+#include "common/loop.h"
 
 #define ZAP_DOMAIN "snakepit"
 

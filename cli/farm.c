@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/redis_dial.h"
-#include "../common/redis_url.h"
+#include "common/redis_dial.h"
+#include "common/redis_url.h"
 #include "farm.h"
 
 void farm_state_dir(const char *given, char *out, size_t cap)

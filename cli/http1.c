@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../common/clock.h"
+#include "common/clock.h"
 #include "http1.h"
 #include "tls.h"
 

@@ -6,7 +6,7 @@
 #define SP_HTTP1_H
 #include <stddef.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 
 typedef struct {
     char host[256]; /* a name, an IPv4 address, or an IPv6 address without its brackets */

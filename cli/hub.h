@@ -8,7 +8,7 @@
 #include <linux/limits.h>
 #include <stddef.h>
 
-#include "../common/curve_cert.h"
+#include "common/curve_cert.h"
 
 typedef struct {
     char dir[PATH_MAX + 16]; /* STATE_DIR/keys */

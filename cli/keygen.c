@@ -10,9 +10,9 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/config.h"
-#include "../common/curve_cert.h"
-#include "../proto/wire.h"
+#include "common/config.h"
+#include "common/curve_cert.h"
+#include "proto/wire.h"
 #include "keygen.h"
 
 typedef struct {

@@ -14,8 +14,8 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-#include "../common/clock.h"
-#include "../common/config.h"
+#include "common/clock.h"
+#include "common/config.h"
 #include "farm.h"
 #include "mcp.h"
 

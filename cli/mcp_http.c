@@ -5,8 +5,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
+#include "common/buf.h"
+#include "common/clock.h"
 #include "http1.h"
 #include "mcp_http.h"
 

@@ -10,13 +10,13 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/ids.h"
-#include "../common/loop.h"
-#include "../proto/client.h"
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/loop.h"
+#include "proto/client.h"
+#include "proto/job.h"
+#include "proto/result.h"
 #include "farm.h"
 #include "probe.h"
 

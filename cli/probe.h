@@ -5,7 +5,7 @@
 #define SP_PROBE_H
 #include <stddef.h>
 
-#include "../common/curve_cert.h"
+#include "common/curve_cert.h"
 
 /* 1 when the Redis at url answers PING. */
 int probe_redis(const char *url);

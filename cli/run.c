@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/config.h"
-#include "../common/profiles.h"
-#include "../proto/job.h"
+#include "common/buf.h"
+#include "common/config.h"
+#include "common/profiles.h"
+#include "proto/job.h"
 #include "farm.h"
 #include "run.h"
 #include "run_args.h"

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/profiles.h"
-#include "../proto/status.h"
+#include "common/profiles.h"
+#include "proto/status.h"
 #include "mcp_http.h"
 #include "run_http.h"
 #include "run_route.h"

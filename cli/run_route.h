@@ -6,7 +6,7 @@
  * answer; straight to a broker, this is the route. */
 #ifndef SP_RUN_ROUTE_H
 #define SP_RUN_ROUTE_H
-#include "../common/profiles.h"
+#include "common/profiles.h"
 #include "run_args.h"
 
 /* NULL when --profile names no profile. */

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
-#include "../proto/status.h"
+#include "common/buf.h"
+#include "proto/status.h"
 #include "run_show.h"
 
 /* What each status means when the answer says no more than its name (a memory_limit kill

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "runfiles.h"
 
 #define B64 sodium_base64_VARIANT_ORIGINAL

@@ -11,8 +11,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "proto/job.h"
+#include "proto/result.h"
 
 typedef struct {
     job_file_t *items;

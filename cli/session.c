@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sysexits.h>
 
-#include "../common/buf.h"
-#include "../common/config.h"
-#include "../common/profiles.h"
+#include "common/buf.h"
+#include "common/config.h"
+#include "common/profiles.h"
 #include "farm.h"
 #include "mcp_http.h"
 #include "run.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/clock.h"
+#include "common/clock.h"
 #include "farm.h"
 #include "snapshots.h"
 

@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/clock.h"
-#include "../common/config.h"
+#include "common/clock.h"
+#include "common/config.h"
 #include "farm.h"
 #include "snapshots.h"
 #include "status.h"

@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "supervisor.h"
 
 #define BACKOFF_FIRST_MS 1000

@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/clock.h"
-#include "../common/config.h"
-#include "../common/sha256.h"
-#include "../common/tenant_ensure.h"
-#include "../proto/wire.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/sha256.h"
+#include "common/tenant_ensure.h"
+#include "proto/wire.h"
 #include "farm.h"
 #include "tenant.h"
 

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sysexits.h>
 
-#include "../common/config.h"
-#include "../common/profiles.h"
-#include "../proto/wire.h"
+#include "common/config.h"
+#include "common/profiles.h"
+#include "proto/wire.h"
 #include "farm.h"
 #include "tenant.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "tls.h"
 
 struct tls_conn {

@@ -22,10 +22,10 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../common/redis_check.h"
-#include "../common/sha256.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/redis_check.h"
+#include "common/sha256.h"
 #include "banner.h"
 #include "probe.h"
 #include "tenant.h"

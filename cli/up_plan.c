@@ -5,10 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
-#include "../common/endpoint.h"
-#include "../common/log.h"
-#include "../common/profiles.h"
+#include "common/buf.h"
+#include "common/endpoint.h"
+#include "common/log.h"
+#include "common/profiles.h"
 #include "up_plan.h"
 #include "up_ports.h"
 

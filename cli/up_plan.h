@@ -7,7 +7,7 @@
 #include <linux/limits.h>
 #include <stddef.h>
 
-#include "../common/config.h"
+#include "common/config.h"
 #include "farm.h"
 #include "hub.h"
 #include "supervisor.h"

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "up_ports.h"
 
 /* Binds 127.0.0.1:port (0: any); the port bound, or -1. */

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../common/clock.h"
-#include "../common/config.h"
-#include "../proto/wire.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "proto/wire.h"
 #include "farm.h"
 #include "usage.h"
 

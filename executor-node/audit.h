@@ -8,7 +8,7 @@
 #ifndef SP_AUDIT_H
 #define SP_AUDIT_H
 
-#include "../common/profiles.h"
+#include "common/profiles.h"
 #include "jobarea.h"
 
 /* Zygote, once: the hook, disarmed, with profile's policy. 0, or -1 with a Python error set. */

@@ -7,14 +7,14 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/curve_cert.h"
-#include "../common/log.h"
-#include "../proto/monitor.h"
-#include "../proto/mpack.h"
-#include "../proto/result.h"
-#include "../proto/wire_zmq.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/curve_cert.h"
+#include "common/log.h"
+#include "proto/monitor.h"
+#include "proto/mpack.h"
+#include "proto/result.h"
+#include "proto/wire_zmq.h"
 #include "broker_link.h"
 
 struct broker_link {

@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/ids.h"
-#include "../common/loop.h"
-#include "../proto/status.h"
-#include "../proto/wire.h"
+#include "common/ids.h"
+#include "common/loop.h"
+#include "proto/status.h"
+#include "proto/wire.h"
 #include "metrics.h"
 #include "node_conf.h"
 

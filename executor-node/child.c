@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/clock.h"
+#include "common/clock.h"
 #include "audit.h"
 #include "child.h"
 #include "childsig.h"

@@ -10,7 +10,7 @@
 #define SP_CHILD_H
 #include <sys/types.h>
 
-#include "../common/profiles.h"
+#include "common/profiles.h"
 #include "jobarea.h"
 #include "pretouch.h"
 #include "sandbox.h"

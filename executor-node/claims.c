@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/idmap.h"
+#include "common/buf.h"
+#include "common/idmap.h"
 #include "claims.h"
 
 typedef enum { ST_RUNNING, ST_DONE, ST_DISCLAIMED } state_t;

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/ids.h"
+#include "common/ids.h"
 
 typedef struct claims claims_t;
 

@@ -4,8 +4,8 @@
 #include <assert.h>
 #include <stdlib.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
+#include "common/buf.h"
+#include "common/clock.h"
 #include "credits.h"
 
 typedef struct {

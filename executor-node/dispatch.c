@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../common/log.h"
-#include "../proto/job.h"
+#include "common/log.h"
+#include "proto/job.h"
 #include "dispatch.h"
 #include "jobcopy.h"
 #include "scrub.h"

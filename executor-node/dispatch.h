@@ -18,10 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/ids.h"
-#include "../common/limits.h"
-#include "../common/profiles.h"
-#include "../proto/status.h"
+#include "common/ids.h"
+#include "common/limits.h"
+#include "common/profiles.h"
+#include "proto/status.h"
 #include "pool.h"
 #include "workspace.h"
 

@@ -7,7 +7,7 @@
  * profile exactly as it reads a table entry. Unpickling stays limited to the base profile's. */
 #ifndef SP_ENVPROFILE_H
 #define SP_ENVPROFILE_H
-#include "../common/profiles.h"
+#include "common/profiles.h"
 
 /* A new profile: base with the environment at site (a directory) adding modules
  * (comma-separated). NULL with the reason in err. Lives as long as the zygote. */

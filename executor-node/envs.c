@@ -12,10 +12,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../common/sha256.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/sha256.h"
 #include "envbuild_py.h"
 #include "envs.h"
 

@@ -19,8 +19,8 @@
 #define SP_ENVS_H
 #include <stddef.h>
 
-#include "../common/loop.h"
-#include "../common/profiles.h"
+#include "common/loop.h"
+#include "common/profiles.h"
 #include "node_conf.h"
 
 typedef struct envs envs_t;

@@ -26,8 +26,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/log.h"
 #include "filter.h"
 
 static const int s_allow[] = {

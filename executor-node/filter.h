@@ -9,7 +9,7 @@
 #include <linux/filter.h>
 #include <stddef.h>
 
-#include "../common/profiles.h"
+#include "common/profiles.h"
 #include "jobarea.h"
 #include "prologue.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "holes.h"
 
 #define FILL_MAX (256u << 20) /* never take more than this from either allocator */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "hugemem.h"
 
 #ifndef MAP_FIXED_NOREPLACE

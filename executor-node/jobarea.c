@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../proto/mpack.h"
+#include "proto/mpack.h"
 #include "jobarea.h"
 
 static size_t s_size(uint32_t job_cap, uint32_t stream_cap)

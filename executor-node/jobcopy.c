@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "jobcopy.h"
 
 typedef struct {

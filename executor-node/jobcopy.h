@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../proto/job.h"
+#include "proto/job.h"
 
 enum {
     JOBCOPY_RUN = 1 << 0,   /* code, stdin, variable names, allowed imports, snapshot */

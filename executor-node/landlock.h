@@ -11,7 +11,7 @@
 #define SP_LANDLOCK_H
 #include <stddef.h>
 
-#include "../common/profiles.h"
+#include "common/profiles.h"
 
 /* The kernel's Landlock ABI version, or -1 with errno when it has none. */
 int landlock_abi(void);

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/config.h"
-#include "../common/log.h"
-#include "../common/profiles.h"
-#include "../proto/job.h"
-#include "../proto/wire.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/profiles.h"
+#include "proto/job.h"
+#include "proto/wire.h"
 #include "node.h"
 
 static const cfg_opt_t s_node_opts[] = {

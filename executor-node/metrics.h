@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/buf.h"
-#include "../common/prom.h"
-#include "../proto/status.h"
+#include "common/buf.h"
+#include "common/prom.h"
+#include "proto/status.h"
 #include "zmsg.h"
 
 #define METRICS_MAX_PROFILES 8

@@ -10,9 +10,9 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/log.h"
-#include "../common/loop.h"
-#include "../common/metrics_http.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/metrics_http.h"
 #include "broker_link.h"
 #include "envs.h"
 #include "layers.h"

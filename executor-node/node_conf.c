@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/profiles.h"
+#include "common/profiles.h"
 #include "node_conf.h"
 
 void node_conf_defaults(node_conf_t *c)

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/idmap.h"
+#include "common/buf.h"
+#include "common/idmap.h"
 #include "node_sessions.h"
 
 typedef struct {

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/ids.h"
-#include "../proto/wire.h"
+#include "common/ids.h"
+#include "proto/wire.h"
 
 typedef struct node_sessions node_sessions_t;
 

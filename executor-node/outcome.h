@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "proto/job.h"
+#include "proto/result.h"
 #include "jobarea.h"
 
 /* What a job may return as figures (the runner caps the same way; these hold against a child

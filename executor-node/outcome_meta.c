@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
-#include "../proto/mpack.h"
+#include "common/log.h"
+#include "proto/mpack.h"
 #include "outcome.h"
 
 /* A PNG's size from its IHDR chunk (PNG spec §11.2.2): the child's own numbers are not

@@ -16,7 +16,7 @@
  * this layer exists for its clear messages and as defence in depth. */
 #ifndef SP_POLICY_H
 #define SP_POLICY_H
-#include "../common/profiles.h"
+#include "common/profiles.h"
 
 typedef enum { POLICY_ALLOW = 0, POLICY_DENY, POLICY_BLOCK } verdict_t;
 

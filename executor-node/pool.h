@@ -15,8 +15,8 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "../common/ids.h"
-#include "../proto/job.h"
+#include "common/ids.h"
+#include "proto/job.h"
 #include "child.h"
 #include "jobarea.h"
 #include "outcome.h"

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "pretouch.h"
 
 #define MAX_RANGES   4096

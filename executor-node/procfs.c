@@ -9,7 +9,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "procfs.h"
 
 int procfs_open(int own_ns)

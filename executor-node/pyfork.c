@@ -6,7 +6,7 @@
 #include <Python.h>
 #include <internal/pycore_interp.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "pyfork.h"
 
 #if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030C0000

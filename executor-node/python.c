@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "audit.h"
 #include "holes.h"
 #include "hugemem.h"

@@ -10,8 +10,8 @@
 #define SP_PYTHON_H
 #include <stddef.h>
 
-#include "../common/profiles.h"
-#include "../proto/job.h"
+#include "common/profiles.h"
+#include "proto/job.h"
 #include "jobarea.h"
 
 /* policy: the Python layer is on (the builtins a job's __main__ starts with). */

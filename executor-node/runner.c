@@ -7,8 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../proto/job.h"
-#include "../proto/mpack.h"
+#include "proto/job.h"
+#include "proto/mpack.h"
 #include "audit.h"
 #include "runner.h"
 #include "runner_session.h"

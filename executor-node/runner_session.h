@@ -8,7 +8,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "../proto/mpack.h"
+#include "proto/mpack.h"
 
 /* "snapshot": {variables: {name: bin}, imports: {name: str}, skipped: [{name, reason}]} from
  * session.py's (variables, imports, skipped). Entries of the wrong types are left out. */

@@ -24,8 +24,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/limits.h"
-#include "../common/profiles.h"
+#include "common/limits.h"
+#include "common/profiles.h"
 #include "jobarea.h"
 #include "layers.h"
 

@@ -7,8 +7,8 @@
  * held a job's or a result's bytes before freeing it. */
 #ifndef SP_SCRUB_H
 #define SP_SCRUB_H
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "proto/job.h"
+#include "proto/result.h"
 
 void scrub_jobspec(jobspec_t *job); /* zeroes, then jobspec_clear */
 void scrub_result(result_t *res);   /* zeroes, then result_clear */

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/clock.h"
+#include "common/clock.h"
 #include "audit.h"
 #include "childsig.h"
 #include "python.h"

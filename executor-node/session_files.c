@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
-#include "../proto/job.h"
+#include "common/buf.h"
+#include "proto/job.h"
 #include "session_files.h"
 
 #define WALK_ENTRIES 8192 /* a workspace tmpfs holds 4096 inodes */

@@ -11,7 +11,7 @@
 #define SP_SESSION_FILES_H
 #include <stddef.h>
 
-#include "../proto/snapshot.h"
+#include "proto/snapshot.h"
 #include "workspace.h"
 
 /* What a snapshot could not take: its path (or "file:" + a name) and why. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../proto/snapshot.h"
+#include "proto/snapshot.h"
 #include "session_files.h"
 #include "sessions_impl.h"
 

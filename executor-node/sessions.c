@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../proto/snapshot.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "proto/snapshot.h"
 #include "jobcopy.h"
 #include "landlock.h"
 #include "outcome.h"

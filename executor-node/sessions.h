@@ -20,9 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/ids.h"
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "common/ids.h"
+#include "proto/job.h"
+#include "proto/result.h"
 #include "dispatch.h"
 #include "pool.h"
 #include "zmsg.h"

@@ -2,8 +2,8 @@
  * session_fork.c (their contract with the zygote is sessions.h and session_fork.h). */
 #ifndef SP_SESSIONS_IMPL_H
 #define SP_SESSIONS_IMPL_H
-#include "../common/idmap.h"
-#include "../proto/wire.h"
+#include "common/idmap.h"
+#include "proto/wire.h"
 #include "sessions.h"
 
 /* The directory tree a session and its clones share: the base its first Landlock rule names.

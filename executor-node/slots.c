@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../common/pep440.h"
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/pep440.h"
+#include "proto/job.h"
+#include "proto/result.h"
 #include "claims.h"
 #include "credits.h"
 #include "node_sessions.h"

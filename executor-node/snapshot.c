@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../common/metrics_pub.h"
-#include "../proto/wire.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/metrics_pub.h"
+#include "proto/wire.h"
 #include "snapshot.h"
 
 struct snapshot {

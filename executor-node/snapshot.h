@@ -8,7 +8,7 @@
 #define SP_SNAPSHOT_H
 #include <stddef.h>
 
-#include "../common/loop.h"
+#include "common/loop.h"
 #include "metrics.h"
 #include "node_conf.h"
 #include "zygotes.h"

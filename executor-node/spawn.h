@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "../common/profiles.h"
+#include "common/profiles.h"
 #include "node_conf.h"
 
 /* The snakepit-zygote binary beside the running one into exe (PATH_MAX). 0, or -1 with the

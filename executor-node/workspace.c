@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/log.h"
 #include "workspace.h"
 
 #define WALK_ENTRIES 4096 /* directory entries looked at when collecting or wiping */

@@ -17,9 +17,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/profiles.h"
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "common/profiles.h"
+#include "proto/job.h"
+#include "proto/result.h"
 
 #define WORKSPACE_PATH_MAX  128           /* the directory's own path */
 #define WORKSPACE_DEPTH     JOB_MAX_DEPTH /* components in a file's path */

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "zchan.h"
 
 #define DGRAM_MAX (64u * 1024u)

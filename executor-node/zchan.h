@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/ids.h"
+#include "common/ids.h"
 
 #define ZCHAN_MAX_MSG (64u << 20)
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
-#include "../proto/mpack.h"
+#include "common/log.h"
+#include "proto/mpack.h"
 #include "zmsg.h"
 
 /* ---- payloads ------------------------------------------------------------------------------ */

@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/buf.h"
-#include "../common/ids.h"
-#include "../proto/status.h"
+#include "common/buf.h"
+#include "common/ids.h"
+#include "proto/status.h"
 #include "zchan.h"
 
 typedef enum {

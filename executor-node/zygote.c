@@ -15,11 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../common/profiles.h"
-#include "../proto/result.h"
-#include "../proto/wire.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/profiles.h"
+#include "proto/result.h"
+#include "proto/wire.h"
 #include "dispatch.h"
 #include "envprofile.h"
 #include "filter.h"

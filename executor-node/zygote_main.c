@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/config.h"
-#include "../common/log.h"
+#include "common/config.h"
+#include "common/log.h"
 #include "zygote.h"
 
 typedef struct {

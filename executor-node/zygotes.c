@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../proto/wire.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "proto/wire.h"
 #include "spawn.h"
 #include "zchan.h"
 #include "zmsg.h"

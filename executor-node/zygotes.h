@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/buf.h"
-#include "../common/ids.h"
-#include "../common/loop.h"
-#include "../common/profiles.h"
+#include "common/buf.h"
+#include "common/ids.h"
+#include "common/loop.h"
+#include "common/profiles.h"
 #include "metrics.h"
 #include "node_conf.h"
 #include "zmsg.h"

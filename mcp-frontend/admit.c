@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/log.h"
 #include "admit.h"
 #include "paramheaders.h"
 

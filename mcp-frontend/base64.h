@@ -5,7 +5,7 @@
 #define SP_FE_BASE64_H
 #include <stddef.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 
 /* Appends the encoding of data to out. */
 void base64_encode(buf_t *out, const void *data, size_t len);

@@ -14,11 +14,11 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../common/redis_dial.h"
-#include "../common/redis_loop.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/redis_dial.h"
+#include "common/redis_loop.h"
 #include "bus.h"
 
 #define BUS_MAX_TYPES 16

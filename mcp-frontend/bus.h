@@ -26,8 +26,8 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "../common/loop.h"
-#include "../common/redis_url.h"
+#include "common/loop.h"
+#include "common/redis_url.h"
 #include "store.h"
 
 typedef struct bus bus_t;

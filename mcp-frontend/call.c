@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "call.h"
 #include "envelope.h"
 #include "fe.h"

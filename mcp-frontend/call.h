@@ -15,7 +15,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "../common/prom.h"
+#include "common/prom.h"
 #include "endpoint.h"
 #include "jsonrpc.h"
 #include "session.h"

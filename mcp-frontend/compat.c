@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "compat.h"
 #include "compat_code_sandbox.h"
 #include "compat_exec_sandbox.h"

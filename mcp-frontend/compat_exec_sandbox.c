@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "../common/profiles.h"
+#include "common/profiles.h"
 #include "compat_exec_sandbox.h"
 #include "compat_job.h"
 #include "fe.h"

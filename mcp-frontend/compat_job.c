@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "compat_job.h"
 #include "execute_code.h"
 #include "fe.h"

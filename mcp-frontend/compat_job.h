@@ -12,8 +12,8 @@
 #define SP_FE_COMPAT_JOB_H
 #include <jansson.h>
 
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "proto/job.h"
+#include "proto/result.h"
 #include "execution.h"
 #include "tools.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/profiles.h"
+#include "common/profiles.h"
 #include "compat_job.h"
 #include "compat_python_sandbox.h"
 #include "jsonrpc.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../common/clock.h"
+#include "common/clock.h"
 #include "compat_job.h"
 #include "compat_secure_sandbox.h"
 #include "compat_snapshots.h"

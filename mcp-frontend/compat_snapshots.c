@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/ids.h"
-#include "../common/log.h"
-#include "../common/profiles.h"
+#include "common/buf.h"
+#include "common/ids.h"
+#include "common/log.h"
+#include "common/profiles.h"
 #include "compat_snapshots.h"
 #include "fe.h"
 #include "pyscan.h"

@@ -9,9 +9,9 @@
 #include <sys/socket.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "exchange.h"
 #include "sselog.h"
 

@@ -8,8 +8,8 @@
 #include <microhttpd.h>
 #include <stdint.h>
 
-#include "../common/buf.h"
-#include "../common/metrics_http.h"
+#include "common/buf.h"
+#include "common/metrics_http.h"
 #include "call.h"
 #include "fe.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "envelope.h"
 #include "exchange_legacy.h"
 #include "mcp.h"

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/log.h"
 #include "admit.h"
 #include "compat.h"
 #include "envelope.h"

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/ids.h"
+#include "common/buf.h"
+#include "common/ids.h"
 #include "envelope.h"
 #include "execute_code.h"
 #include "execution.h"

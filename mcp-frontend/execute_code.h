@@ -3,7 +3,7 @@
  * comes back as outcome.h renders it. Task-augmented calls are answered at once. */
 #ifndef SP_FE_EXECUTE_CODE_H
 #define SP_FE_EXECUTE_CODE_H
-#include "../proto/job.h"
+#include "proto/job.h"
 #include "execution.h"
 #include "tools.h"
 

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/idmap.h"
-#include "../common/log.h"
-#include "../proto/mpack.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/idmap.h"
+#include "common/log.h"
+#include "proto/mpack.h"
 #include "execution.h"
 #include "task.h"
 #include "utf8.h"

@@ -17,8 +17,8 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "proto/job.h"
+#include "proto/result.h"
 #include "call.h"
 #include "jobs.h"
 #include "records.h"

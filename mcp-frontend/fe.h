@@ -6,7 +6,7 @@
  * they need through their call (call.h's c->fe), the way Redis commands reach the server. */
 #ifndef SP_FE_FE_H
 #define SP_FE_FE_H
-#include "../common/loop.h"
+#include "common/loop.h"
 
 #ifdef SNAKEPIT_VERSION
 #define FE_VERSION SNAKEPIT_VERSION /* from the Makefile */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../proto/job.h"
+#include "common/buf.h"
+#include "proto/job.h"
 #include "base64.h"
 #include "fe.h"
 #include "filestore.h"

@@ -10,7 +10,7 @@
  * file, so there is no window between the check and the read. */
 #ifndef SP_FE_FILESTORE_H
 #define SP_FE_FILESTORE_H
-#include "../proto/result.h"
+#include "proto/result.h"
 #include "call.h"
 #include "store.h"
 

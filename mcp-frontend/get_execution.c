@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 
-#include "../common/ids.h"
+#include "common/ids.h"
 #include "fe.h"
 #include "get_execution.h"
 #include "history.h"

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/ids.h"
-#include "../common/log.h"
-#include "../proto/result.h"
-#include "../proto/status.h"
+#include "common/buf.h"
+#include "common/ids.h"
+#include "common/log.h"
+#include "proto/result.h"
+#include "proto/status.h"
 #include "base64.h"
 #include "history.h"
 #include "jsonrpc.h"

@@ -20,9 +20,9 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "bus.h"
 #include "exchange.h"
 #include "exchange_mcp.h"

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/metrics_http.h"
+#include "common/metrics_http.h"
 #include "exchange.h" /* the transport's settings and counters */
 #include "fe.h"
 

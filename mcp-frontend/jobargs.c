@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "base64.h"
 #include "jobargs.h"
 #include "pep723.h"

@@ -6,8 +6,8 @@
 #define SP_FE_JOBARGS_H
 #include <jansson.h>
 
-#include "../common/profiles.h"
-#include "../proto/job.h"
+#include "common/profiles.h"
+#include "proto/job.h"
 #include "call.h"
 
 /* code → spec->code. */

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/idmap.h"
-#include "../common/log.h"
-#include "../proto/client.h"
-#include "../proto/result.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/idmap.h"
+#include "common/log.h"
+#include "proto/client.h"
+#include "proto/result.h"
 #include "jobs.h"
 
 #define RETRY_MS    20 /* how often jobs held back are offered to the brokers again */

@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/loop.h"
-#include "../proto/job.h"
+#include "common/loop.h"
+#include "proto/job.h"
 
 typedef struct jobs jobs_t;
 typedef struct job job_t;

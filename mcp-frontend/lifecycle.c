@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "envelope.h"
 #include "fe.h"
 #include "lifecycle.h"

@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "gcra.h"
 #include "limiter.h"
 

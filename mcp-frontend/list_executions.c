@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/ids.h"
-#include "../proto/status.h"
+#include "common/buf.h"
+#include "common/ids.h"
+#include "proto/status.h"
 #include "fe.h"
 #include "history.h"
 #include "list_executions.h"

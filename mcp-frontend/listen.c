@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/log.h"
 #include "envelope.h"
 #include "fe.h"
 #include "listen.h"

@@ -13,12 +13,12 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/config.h"
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../common/metrics_pub.h"
-#include "../common/redis_url.h"
-#include "../proto/wire.h"
+#include "common/config.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/metrics_pub.h"
+#include "common/redis_url.h"
+#include "proto/wire.h"
 #include "bus.h"
 #include "call.h"
 #include "compat.h"

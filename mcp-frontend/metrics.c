@@ -4,8 +4,8 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 
-#include "../common/clock.h"
-#include "../common/prom.h"
+#include "common/clock.h"
+#include "common/prom.h"
 #include "bus.h"
 #include "execution.h"
 #include "fe.h"

@@ -9,8 +9,8 @@
  * reason words): never a tenant or an id, so the series stay bounded whatever clients send. */
 #ifndef SP_FE_METRICS_H
 #define SP_FE_METRICS_H
-#include "../common/buf.h"
-#include "../common/metrics_pub.h"
+#include "common/buf.h"
+#include "common/metrics_pub.h"
 
 void fe_metrics_render(void *fe, buf_t *out);           /* metrics_render_fn; fe is an fe_t */
 void fe_metrics_snapshot(void *fe, metrics_pub_t *pub); /* metrics_pub_fill_fn */

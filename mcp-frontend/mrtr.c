@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../common/sha256.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/sha256.h"
 #include "base64.h"
 #include "mrtr.h"
 

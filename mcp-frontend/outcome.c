@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/ids.h"
+#include "common/ids.h"
 #include "base64.h"
 #include "jsonrpc.h"
 #include "outcome.h"

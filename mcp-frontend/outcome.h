@@ -15,8 +15,8 @@
 #define SP_FE_OUTCOME_H
 #include <jansson.h>
 
-#include "../common/buf.h"
-#include "../proto/result.h"
+#include "common/buf.h"
+#include "proto/result.h"
 
 /* execution.h's render functions: id is the execution id. */
 json_t *outcome_execute(const char *id, const result_t *res);

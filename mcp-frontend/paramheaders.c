@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "paramheaders.h"
 #include "reqheaders.h"
 

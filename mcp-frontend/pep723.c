@@ -4,7 +4,7 @@
  * name is the leading [A-Za-z0-9._-] run of each (PEP 508). */
 #include <string.h>
 
-#include "../common/pep440.h"
+#include "common/pep440.h"
 #include "pep723.h"
 
 /* The next line [*p, end) and advance past it. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "pep723_merge.h"
 
 #define RENAMED_OPENER "# /// script (merged into the block at the end)"

@@ -1,7 +1,7 @@
 /* mcp-frontend/proftext.c — see proftext.h. */
 #include <string.h>
 
-#include "../common/profiles.h"
+#include "common/profiles.h"
 #include "proftext.h"
 
 static int s_has_figures(const profile_t *p)

@@ -13,7 +13,7 @@
  * Anything else in braces is copied as it is ("{path: text}" in a description stays). */
 #ifndef SP_FE_PROFTEXT_H
 #define SP_FE_PROFTEXT_H
-#include "../common/buf.h"
+#include "common/buf.h"
 
 void proftext_expand(buf_t *out, const char *template);
 char *proftext(const char *template); /* the expansion, malloc'd */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/profiles.h"
+#include "common/buf.h"
+#include "common/profiles.h"
 #include "fe.h"
 #include "envelope.h"
 #include "fixtures.h"

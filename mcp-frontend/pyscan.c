@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "pyscan.h"
 
 /* ---- output */

@@ -5,11 +5,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/idmap.h"
-#include "../common/log.h"
-#include "../common/session_keys.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/idmap.h"
+#include "common/log.h"
+#include "common/session_keys.h"
 #include "pysessions.h"
 
 #define CACHE_MAX     65536

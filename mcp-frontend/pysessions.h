@@ -16,9 +16,9 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "../common/ids.h"
-#include "../common/loop.h"
-#include "../proto/result.h"
+#include "common/ids.h"
+#include "common/loop.h"
+#include "proto/result.h"
 #include "store.h"
 #include "tenants.h"
 

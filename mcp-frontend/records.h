@@ -31,8 +31,8 @@
 #define SP_FE_RECORDS_H
 #include <stdint.h>
 
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "proto/job.h"
+#include "proto/result.h"
 #include "rich.h"
 #include "store.h"
 

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../common/redis_check.h"
-#include "../common/sha256.h"
-#include "../common/tenant_ensure.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/redis_check.h"
+#include "common/sha256.h"
+#include "common/tenant_ensure.h"
 #include "redis_upkeep.h"
 
 struct redis_upkeep {

@@ -14,7 +14,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 
 struct paramheaders; /* paramheaders.h */
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/ids.h"
-#include "../common/log.h"
+#include "common/ids.h"
+#include "common/log.h"
 #include "execution.h"
 #include "fe.h"
 #include "filestore.h"

@@ -17,8 +17,8 @@
 #define SP_FE_RICH_H
 #include <jansson.h>
 
-#include "../common/buf.h"
-#include "../proto/result.h"
+#include "common/buf.h"
+#include "proto/result.h"
 
 #define RICH_LINK_BYTES_DEFAULT (64u << 10)
 

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/profiles.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/profiles.h"
 #include "fe.h"
 #include "jobs.h"
 #include "jsonrpc.h"

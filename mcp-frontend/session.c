@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "session.h"
 
 #define SESSION_BUCKETS 4096

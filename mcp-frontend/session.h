@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/loop.h"
+#include "common/loop.h"
 #include "loglevel.h"
 #include "tenants.h"
 

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/profiles.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/profiles.h"
 #include "fe.h"
 #include "pysessions.h"
 #include "session_ops.h"

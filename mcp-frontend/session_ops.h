@@ -7,8 +7,8 @@
 #define SP_FE_SESSION_OPS_H
 #include <jansson.h>
 
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "proto/job.h"
+#include "proto/result.h"
 #include "call.h"
 #include "pysessions.h"
 #include "sessjob.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/ids.h"
+#include "common/ids.h"
 #include "fe.h"
 #include "jsonrpc.h"
 #include "session_ops.h"

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
+#include "common/buf.h"
+#include "common/clock.h"
 #include "fe.h"
 #include "jobargs.h"
 #include "pysessions.h"

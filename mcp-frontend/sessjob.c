@@ -2,9 +2,9 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "fe.h"
 #include "jobs.h"
 #include "sessjob.h"

@@ -4,8 +4,8 @@
  * these: they run as executions (execution.h), with records, progress and tasks. */
 #ifndef SP_FE_SESSJOB_H
 #define SP_FE_SESSJOB_H
-#include "../proto/job.h"
-#include "../proto/result.h"
+#include "proto/job.h"
+#include "proto/result.h"
 #include "call.h"
 
 #define SESSJOB_WALL_MS 30000 /* a session job's own time on the farm (not a cell's) */

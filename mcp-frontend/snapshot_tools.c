@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/profiles.h"
-#include "../common/sha256.h"
-#include "../proto/snapshot.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/profiles.h"
+#include "common/sha256.h"
+#include "proto/snapshot.h"
 #include "fe.h"
 #include "pysessions.h"
 #include "session_ops.h"

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/ids.h"
-#include "../common/session_keys.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/session_keys.h"
 #include "jsonrpc.h"
 #include "snapshots.h"
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "jsonrpc.h"
 #include "sselog.h"
 

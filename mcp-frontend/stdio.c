@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/log.h"
 #include "mcp.h"
 #include "stdio.h"
 

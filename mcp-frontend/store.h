@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/loop.h"
-#include "../common/redis_url.h"
+#include "common/loop.h"
+#include "common/redis_url.h"
 
 typedef struct store store_t;
 

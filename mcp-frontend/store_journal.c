@@ -4,7 +4,7 @@
 #include <assert.h>
 #include <stdlib.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "store_journal.h"
 
 struct journal {

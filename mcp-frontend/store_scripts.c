@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "store_state.h"
 
 /* The script cache was flushed (or Redis restarted): run it by source, once. 1 when resent. */

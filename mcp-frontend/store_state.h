@@ -6,8 +6,8 @@
 #define SP_FE_STORE_STATE_H
 #include <hiredis/async.h>
 
-#include "../common/redis_dial.h"
-#include "../common/redis_loop.h"
+#include "common/redis_dial.h"
+#include "common/redis_loop.h"
 #include "store.h"
 #include "store_journal.h"
 

@@ -10,7 +10,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "../proto/status.h"
+#include "proto/status.h"
 
 /* {taskId, status, createdAt, lastUpdatedAt, ttl}: times as ISO 8601 UTC with milliseconds.
  * message, when not NULL, becomes statusMessage. */

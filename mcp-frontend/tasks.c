@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/ids.h"
-#include "../common/log.h"
+#include "common/clock.h"
+#include "common/ids.h"
+#include "common/log.h"
 #include "execution.h"
 #include "fe.h"
 #include "history.h"

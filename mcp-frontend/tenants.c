@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/log.h"
-#include "../proto/wire.h"
-#include "../common/sha256.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "proto/wire.h"
+#include "common/sha256.h"
 #include "tenants.h"
 
 #define KEY_BUCKETS   1024

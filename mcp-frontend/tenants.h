@@ -11,8 +11,8 @@
 #define SP_FE_TENANTS_H
 #include <stdint.h>
 
-#include "../common/limits.h"
-#include "../common/loop.h"
+#include "common/limits.h"
+#include "common/loop.h"
 #include "store.h"
 
 #define TENANT_DEFAULT_RATE            10.0

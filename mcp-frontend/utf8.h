@@ -6,7 +6,7 @@
 #define SP_FE_UTF8_H
 #include <stddef.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 
 /* 1 when the bytes are valid UTF-8 without NUL bytes. */
 int utf8_valid(const char *s, size_t len);

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "execution.h"
 #include "fe.h"
 #include "jobargs.h"

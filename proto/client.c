@@ -8,10 +8,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/buf.h"
-#include "../common/clock.h"
-#include "../common/idmap.h"
-#include "../common/log.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/idmap.h"
+#include "common/log.h"
 #include "client.h"
 #include "monitor.h"
 #include "result.h"

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/ids.h"
-#include "../common/loop.h"
+#include "common/ids.h"
+#include "common/loop.h"
 #include "wire.h"
 
 typedef struct client client_t;

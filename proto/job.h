@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/buf.h"
-#include "../common/ids.h"
-#include "../common/limits.h"
+#include "common/buf.h"
+#include "common/ids.h"
+#include "common/limits.h"
 
 /* Caps a decoder enforces whatever the operator configures: beyond them a JobSpec is
  * malformed, not merely over quota. */

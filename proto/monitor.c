@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "../common/log.h"
+#include "common/log.h"
 #include "monitor.h"
 
 void *monitor_open(void *ctx, void *sock, int events)

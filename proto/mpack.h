@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 
 #define MPR_MAX_DEPTH 16
 

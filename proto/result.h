@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/buf.h"
-#include "../common/ids.h"
+#include "common/buf.h"
+#include "common/ids.h"
 #include "status.h"
 
 #define RESULT_MAX_STREAM (64u << 20) /* decoder cap per stream; operators cap far lower */

@@ -1,7 +1,7 @@
 /* proto/result_json.c — see result_json.h. */
 #include <string.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 #include "result_json.h"
 
 /* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, ≤ U+10FFFF),

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 
 #define SNAPSHOT_MAX_VARIABLES   4096
 #define SNAPSHOT_MAX_NAME        256

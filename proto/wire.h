@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/buf.h"
-#include "../common/ids.h"
+#include "common/buf.h"
+#include "common/ids.h"
 
 #define WIRE_CLIENT_TAG "SPC1"
 #define WIRE_WORKER_TAG "SPW1"

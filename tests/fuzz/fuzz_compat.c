@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../mcp-frontend/pep723_merge.h"
-#include "../../mcp-frontend/pyscan.h"
+#include "mcp-frontend/pep723_merge.h"
+#include "mcp-frontend/pyscan.h"
 
 static void s_check_scan(const char *code, size_t len)
 {

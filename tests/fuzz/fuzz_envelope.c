@@ -15,10 +15,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../../mcp-frontend/admit.h"
-#include "../../mcp-frontend/loglevel.h"
-#include "../../mcp-frontend/paramheaders.h"
-#include "../../mcp-frontend/reqheaders.h"
+#include "mcp-frontend/admit.h"
+#include "mcp-frontend/loglevel.h"
+#include "mcp-frontend/paramheaders.h"
+#include "mcp-frontend/reqheaders.h"
 
 /* The next line of the input as a NUL-terminated header value (NULL for "-"). */
 static char *s_line(const uint8_t **p, const uint8_t *end)

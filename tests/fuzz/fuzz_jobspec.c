@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/buf.h"
-#include "../../proto/job.h"
+#include "common/buf.h"
+#include "proto/job.h"
 
 static void s_check(int ok)
 {

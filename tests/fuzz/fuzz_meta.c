@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../executor-node/outcome.h"
+#include "executor-node/outcome.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

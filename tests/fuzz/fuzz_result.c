@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/buf.h"
-#include "../../proto/result.h"
+#include "common/buf.h"
+#include "proto/result.h"
 
 static void s_check(int ok)
 {

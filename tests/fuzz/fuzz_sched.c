@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../broker/sched.h"
-#include "../../common/log.h"
+#include "broker/sched.h"
+#include "common/log.h"
 
 #define MAX_JOBS 256
 

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/buf.h"
-#include "../../proto/job.h"
-#include "../../proto/snapshot.h"
+#include "common/buf.h"
+#include "proto/job.h"
+#include "proto/snapshot.h"
 
 static void s_check(int ok)
 {

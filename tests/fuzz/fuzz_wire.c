@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/buf.h"
-#include "../../proto/wire.h"
+#include "common/buf.h"
+#include "proto/wire.h"
 
 static void s_check(int ok)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../executor-node/zmsg.h"
+#include "executor-node/zmsg.h"
 
 static void s_check(int ok)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../broker/sched.h"
+#include "broker/sched.h"
 
 /* ---- fakes ------------------------------------------------------------------------------- */
 

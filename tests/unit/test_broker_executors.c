@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../broker/executors.h"
-#include "../../broker/keymap.h"
+#include "broker/executors.h"
+#include "broker/keymap.h"
 
 static executor_t *s_add(executors_t *reg, const char *name, uint32_t slots, uint64_t mask)
 {

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "../../executor-node/claims.c"
-#include "../../executor-node/credits.c"
+#include "executor-node/claims.c"
+#include "executor-node/credits.c"
 
 /* ---- credits ---- */
 

@@ -11,17 +11,17 @@
 
 #include <cmocka.h>
 
-#include "../../common/profiles.h"
-#include "../../mcp-frontend/base64.c"
-#include "../../mcp-frontend/gcra.c"
-#include "../../mcp-frontend/jsonrpc.c"
-#include "../../mcp-frontend/origin.c"
-#include "../../mcp-frontend/proftext.c"
-#include "../../mcp-frontend/rich.c"
-#include "../../mcp-frontend/task.c"
-#include "../../common/sha256.h"
-#include "../../mcp-frontend/units.c"
-#include "../../mcp-frontend/utf8.c"
+#include "common/profiles.h"
+#include "mcp-frontend/base64.c"
+#include "mcp-frontend/gcra.c"
+#include "mcp-frontend/jsonrpc.c"
+#include "mcp-frontend/origin.c"
+#include "mcp-frontend/proftext.c"
+#include "mcp-frontend/rich.c"
+#include "mcp-frontend/task.c"
+#include "common/sha256.h"
+#include "mcp-frontend/units.c"
+#include "mcp-frontend/utf8.c"
 
 static char *s_sanitized(const char *in, size_t len)
 {

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "../../mcp-frontend/pep723.c"
+#include "mcp-frontend/pep723.c"
 
 static int s_deps(const char *code, char names[][PEP723_NAME])
 {

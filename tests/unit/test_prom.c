@@ -13,9 +13,9 @@
 #include <cmocka.h>
 #include <zmq.h>
 
-#include "../../common/curve_cert.h"
-#include "../../common/metrics_http.h"
-#include "../../common/prom.h"
+#include "common/curve_cert.h"
+#include "common/metrics_http.h"
+#include "common/prom.h"
 
 static void test_samples_escape_label_values(void **state)
 {

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../broker/job.h"
-#include "../../broker/queue.h"
+#include "broker/job.h"
+#include "broker/queue.h"
 
 static job_t *s_job(const char *tenant, unsigned n)
 {

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "../../common/redis_url.h"
-#include "../../mcp-frontend/store_journal.c"
+#include "common/redis_url.h"
+#include "mcp-frontend/store_journal.c"
 
 static void test_a_sentinel_url_lists_its_sentinels_and_names_the_master(void **state)
 {
