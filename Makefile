@@ -117,9 +117,9 @@ $(BIN)/snakepit-mcp: $(MCP_SRC:%.c=$(OBJ)/%.o) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -ljansson -lhiredis $(LIBS)
 
-# the CLI routes a run by its PEP 723 block with the front-end's own reader (a pure module,
-# no front-end dependencies), so the two cannot disagree
-$(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(OBJ)/mcp-frontend/pep723.o $(LIB)
+# the CLI routes a run by its PEP 723 block with the front-end's own reader (common/pep723.c),
+# so the two cannot disagree
+$(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis -lsodium -lgnutls $(LIBS)
 
@@ -316,8 +316,7 @@ fuzz: $(FUZZ_BINS)
 
 # the memory budget of README "Failure and recovery": N records written into a private Redis by
 # the front-end's own records.c, store and journal (bench/record_fill.c), Redis's memory read
-RECORD_FILL_FE := records.c record_scripts.c rich.c store.c store_journal.c store_scripts.c base64.c utf8.c \
-                  task.c jsonrpc.c
+RECORD_FILL_FE := records.c record_scripts.c rich.c store.c store_journal.c store_scripts.c task.c jsonrpc.c
 $(BUILD)/bench/record_fill: bench/record_fill.c $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB) \
@@ -343,15 +342,15 @@ test-interop: $(BIN)/snakepit-mcp $(BIN)/snakepit-broker $(BIN)/snakepit-executo
 conformance: $(BIN)/snakepit-mcp $(NODE22)
 	/usr/bin/python3 $(INTEROP)/run_conformance.py
 
-$(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/jsonrpc.c mcp-frontend/utf8.c common/buf.c
+$(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/jsonrpc.c common/utf8.c common/buf.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
 
 # what admits (or refuses) an MCP 2026-07-28 request: era, envelope, headers against the body
 # (Mcp-Param-* ones included)
 $(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/admit.c mcp-frontend/envelope.c \
-                             mcp-frontend/reqheaders.c mcp-frontend/paramheaders.c mcp-frontend/loglevel.c mcp-frontend/base64.c \
-                             mcp-frontend/jsonrpc.c mcp-frontend/utf8.c common/buf.c common/log.c common/clock.c
+                             mcp-frontend/reqheaders.c mcp-frontend/paramheaders.c mcp-frontend/loglevel.c common/base64.c \
+                             mcp-frontend/jsonrpc.c common/utf8.c common/buf.c common/log.c common/clock.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
 

@@ -1,5 +1,5 @@
 /* cli/run_route.c — see run_route.h. */
-#include "mcp-frontend/pep723.h"
+#include "common/pep723.h"
 #include "run_route.h"
 
 #define MAX_DEPENDENCIES 32

@@ -1,6 +1,6 @@
 /* cli/run_route.h — the profile a `snakepit run` runs in: the one --profile names; else, when
  * the code has a PEP 723 block, the first profile whose modules include every dependency it
- * declares (the front-end's rule: mcp-frontend/pep723.c reads the names, common/profiles.h's
+ * declares (the front-end's rule: common/pep723.c reads the names, common/profiles.h's
  * profile_for_dependencies chooses); else the default. Over HTTP the front-end routes by
  * itself (it knows which profiles the tenant may use) and this only sizes the wait for the
  * answer; straight to a broker, this is the route. */

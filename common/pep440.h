@@ -13,7 +13,7 @@
 int pep440_all_met(const char *packages, char *const *reqs, size_t n);
 /* PEP 503: runs of -_. as one -, lower case, into out (cut short rather than overrun); the name
  * ends at the first character that is not a letter, digit or separator. The one normaliser:
- * PEP 723 names (mcp-frontend/pep723.c), distributions (common/profiles.c), requirements. */
+ * PEP 723 names (common/pep723.c), distributions (common/profiles.c), requirements. */
 void pep440_normalise(const char *name, size_t len, char *out, size_t cap);
 
 #endif

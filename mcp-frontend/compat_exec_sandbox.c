@@ -12,7 +12,7 @@
 #include "jsonrpc.h"
 #include "pep723_merge.h"
 #include "store.h"
-#include "utf8.h"
+#include "common/utf8.h"
 
 #define MAX_OUTPUT_BYTES  102400 /* that server's --max-output-bytes default */
 #define DEFAULT_TIMEOUT_S 30

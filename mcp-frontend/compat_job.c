@@ -11,7 +11,7 @@
 #include "jobargs.h"
 #include "jsonrpc.h"
 #include "pyscan.h"
-#include "utf8.h"
+#include "common/utf8.h"
 
 #define VALIDATE_WALL_MS 10000 /* as validate_code's: parsing is quick or hostile */
 

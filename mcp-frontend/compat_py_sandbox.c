@@ -5,7 +5,7 @@
 #include "compat_job.h"
 #include "compat_py_sandbox.h"
 #include "jsonrpc.h"
-#include "utf8.h"
+#include "common/utf8.h"
 
 /* What the sandbox did to the code, as py-sandbox's return codes say it. */
 static int s_return_code(const result_t *res)

@@ -14,7 +14,7 @@
 #include "proto/mpack.h"
 #include "execution.h"
 #include "task.h"
-#include "utf8.h"
+#include "common/utf8.h"
 
 #define END_HOOKS_MAX       8
 #define TASK_POLL_MS        250  /* pollInterval of the CreateTaskResult */

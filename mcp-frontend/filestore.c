@@ -6,12 +6,12 @@
 
 #include "common/buf.h"
 #include "proto/job.h"
-#include "base64.h"
+#include "common/base64.h"
 #include "fe.h"
 #include "filestore.h"
 #include "jsonrpc.h"
 #include "rich.h"
-#include "utf8.h"
+#include "common/utf8.h"
 
 /* KEYS: the record, its files; ARGV: tenant, path */
 static const char s_read_lua[] =

@@ -9,7 +9,7 @@
 #include "common/log.h"
 #include "proto/result.h"
 #include "proto/status.h"
-#include "base64.h"
+#include "common/base64.h"
 #include "history.h"
 #include "jsonrpc.h"
 #include "outcome.h"

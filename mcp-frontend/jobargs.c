@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "base64.h"
+#include "common/base64.h"
 #include "jobargs.h"
-#include "pep723.h"
+#include "common/pep723.h"
 #include "proftext.h"
 #include "tools.h"
 #include "units.h"

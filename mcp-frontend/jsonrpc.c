@@ -7,7 +7,7 @@
 
 #include "common/buf.h"
 #include "jsonrpc.h"
-#include "utf8.h"
+#include "common/utf8.h"
 
 static int s_invalid(rpc_msg_t *m, int code, const char *why)
 {

@@ -12,7 +12,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sha256.h"
-#include "base64.h"
+#include "common/base64.h"
 #include "mrtr.h"
 
 #define KEY_NAME     "sp:mrtr:key"

@@ -5,12 +5,12 @@
 #include <string.h>
 
 #include "common/ids.h"
-#include "base64.h"
+#include "common/base64.h"
 #include "jsonrpc.h"
 #include "outcome.h"
 #include "rich.h"
 #include "tools.h"
-#include "utf8.h"
+#include "common/utf8.h"
 
 static json_t *s_variables(const result_t *res)
 {

@@ -12,12 +12,12 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sha256.h"
-#include "base64.h"
+#include "common/base64.h"
 #include "record_scripts.h"
 #include "records.h"
 #include "rich.h"
 #include "task.h"
-#include "utf8.h"
+#include "common/utf8.h"
 
 #define MAX_ARGS    96
 #define USAGE_SWEEP 7 /* old usage days deleted at a day's first count, past --usage-days */

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base64.h"
+#include "common/base64.h"
 #include "reqheaders.h"
 
 #define SENTINEL_HEAD "=?base64?"

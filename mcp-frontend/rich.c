@@ -4,10 +4,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "base64.h"
+#include "common/base64.h"
 #include "jsonrpc.h"
 #include "rich.h"
-#include "utf8.h"
+#include "common/utf8.h"
 
 #define EXEC_BASE "sandbox://executions/"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "mcp-frontend/jsonrpc.h"
-#include "mcp-frontend/utf8.h"
+#include "common/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -16,13 +16,13 @@
 
 #include "common/sha256.h"
 #include "mcp-frontend/admit.c"
-#include "mcp-frontend/base64.c"
+#include "common/base64.c"
 #include "mcp-frontend/envelope.c"
 #include "mcp-frontend/jsonrpc.c"
 #include "mcp-frontend/loglevel.c"
 #include "mcp-frontend/paramheaders.c"
 #include "mcp-frontend/reqheaders.c"
-#include "mcp-frontend/utf8.c"
+#include "common/utf8.c"
 
 #define META_OK                                                                                    \
     "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \

@@ -11,11 +11,11 @@
 
 #include <cmocka.h>
 
-#include "mcp-frontend/base64.c"
+#include "common/base64.c"
 #include "mcp-frontend/jsonrpc.c"
 #include "mcp-frontend/outcome.c"
 #include "mcp-frontend/rich.c"
-#include "mcp-frontend/utf8.c"
+#include "common/utf8.c"
 
 /* tools.c builds the real result; this stand-in keeps what outcome.c hands it, flat */
 json_t *tool_result(const char *text, json_t *structured, int is_error)

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "common/profiles.h"
-#include "mcp-frontend/base64.c"
+#include "common/base64.c"
 #include "mcp-frontend/gcra.c"
 #include "mcp-frontend/jsonrpc.c"
 #include "mcp-frontend/origin.c"
@@ -21,7 +21,7 @@
 #include "mcp-frontend/task.c"
 #include "common/sha256.h"
 #include "mcp-frontend/units.c"
-#include "mcp-frontend/utf8.c"
+#include "common/utf8.c"
 
 static char *s_sanitized(const char *in, size_t len)
 {

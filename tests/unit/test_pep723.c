@@ -1,4 +1,4 @@
-/* tests/unit/test_pep723.c — mcp-frontend/pep723.c: the dependency names a call without a
+/* tests/unit/test_pep723.c — common/pep723.c: the dependency names a call without a
  * profile is routed by. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "mcp-frontend/pep723.c"
+#include "common/pep723.c"
 
 static int s_deps(const char *code, char names[][PEP723_NAME])
 {

@@ -1,11 +1,11 @@
-/* mcp-frontend/base64.h — Base64 (RFC 4648 §4, the standard alphabet with padding), the
+/* common/base64.h — Base64 (RFC 4648 §4, the standard alphabet with padding), the
  * encoding MCP uses for binary content: image blocks, and files that are not UTF-8 text, in
  * both directions. */
 #ifndef SP_FE_BASE64_H
 #define SP_FE_BASE64_H
 #include <stddef.h>
 
-#include "common/buf.h"
+#include "buf.h"
 
 /* Appends the encoding of data to out. */
 void base64_encode(buf_t *out, const void *data, size_t len);

@@ -1,10 +1,10 @@
-/* mcp-frontend/pep723.c — see pep723.h. The block is the PEP 723 reference regex's: a line
+/* common/pep723.c — see pep723.h. The block is the PEP 723 reference regex's: a line
  * `# /// script`, comment lines (`#` alone or `# ` and text), a line `# ///`. Inside, the
  * `dependencies = [...]` array's quoted strings are read, possibly over several lines; a
  * name is the leading [A-Za-z0-9._-] run of each (PEP 508). */
 #include <string.h>
 
-#include "common/pep440.h"
+#include "pep440.h"
 #include "pep723.h"
 
 /* The next line [*p, end) and advance past it. */

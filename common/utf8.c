@@ -1,4 +1,4 @@
-/* mcp-frontend/utf8.c — see utf8.h. The decoder follows the Unicode Standard's table of
+/* common/utf8.c — see utf8.h. The decoder follows the Unicode Standard's table of
  * well-formed byte sequences (Table 3-7), so overlongs, surrogates and code points past
  * U+10FFFF are rejected. */
 #include <string.h>

@@ -1,4 +1,4 @@
-/* mcp-frontend/utf8.h — making bytes safe to put in JSON. What user code prints is bytes: it
+/* common/utf8.h — making bytes safe to put in JSON. What user code prints is bytes: it
  * may be cut mid-sequence by the output cap or simply not be UTF-8. JSON strings must be
  * valid UTF-8 (RFC 8259 §8.1), so every invalid or truncated sequence becomes U+FFFD, the
  * way Python's errors="replace" does it (one replacement per maximal invalid subpart). */
@@ -6,7 +6,7 @@
 #define SP_FE_UTF8_H
 #include <stddef.h>
 
-#include "common/buf.h"
+#include "buf.h"
 
 /* 1 when the bytes are valid UTF-8 without NUL bytes. */
 int utf8_valid(const char *s, size_t len);

@@ -1,4 +1,4 @@
-/* mcp-frontend/pep723.h — the dependencies of a PEP 723 `# /// script` block: their names, so
+/* common/pep723.h — the dependencies of a PEP 723 `# /// script` block: their names, so
  * that a call without a `profile` runs in the first profile the tenant may use that has them
  * (jobargs.c), and the requirement strings, which go into the JobSpec for the node to resolve
  * what the profile lacks from its package source. The executor parses the block as TOML

@@ -1,4 +1,4 @@
-/* mcp-frontend/base64.c — see base64.h. */
+/* common/base64.c — see base64.h. */
 #include <stdint.h>
 
 #include "base64.h"
