@@ -47,7 +47,7 @@ ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c poo
                   scrub.c)
 EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c slots.c credits.c claims.c broker_link.c \
                   zygotes.c envs.c spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c node_sessions.c)
-MCP_SRC      := $(wildcard mcp-frontend/*.c)
+MCP_SRC      := $(wildcard mcp-frontend/*.c mcp-frontend/*/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 
 BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-mcp \
@@ -88,12 +88,12 @@ $(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py
                                $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h
 
 # the drop-in endpoints' validators are Python programs the front-end sends to the farm as
-# jobs (mcp-frontend/compat_validators.h), compiled in the same way
-$(BUILD)/gen/%_py.h: mcp-frontend/helpers/%.py
+# jobs (mcp-frontend/compat/compat_validators.h), compiled in the same way
+$(BUILD)/gen/%_py.h: mcp-frontend/compat/helpers/%.py
 	$(py_to_h)
 
-$(OBJ)/mcp-frontend/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h
-$(OBJ)/mcp-frontend/compat_validators.o: CPPFLAGS += -I$(BUILD)/gen
+$(OBJ)/mcp-frontend/compat/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h
+$(OBJ)/mcp-frontend/compat/compat_validators.o: CPPFLAGS += -I$(BUILD)/gen
 
 # the broker's logic without its main(): also linked into unit tests and bench tools
 BROKER_LIB := $(BUILD)/lib/libbroker.a
@@ -316,7 +316,8 @@ fuzz: $(FUZZ_BINS)
 
 # the memory budget of README "Failure and recovery": N records written into a private Redis by
 # the front-end's own records.c, store and journal (bench/record_fill.c), Redis's memory read
-RECORD_FILL_FE := records.c record_scripts.c rich.c store.c store_journal.c store_scripts.c task.c jsonrpc.c
+RECORD_FILL_FE := state/records.c state/record_scripts.c render/rich.c state/store.c state/store_journal.c \
+                  state/store_scripts.c rpc/task.c rpc/jsonrpc.c
 $(BUILD)/bench/record_fill: bench/record_fill.c $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB) \
@@ -342,20 +343,20 @@ test-interop: $(BIN)/snakepit-mcp $(BIN)/snakepit-broker $(BIN)/snakepit-executo
 conformance: $(BIN)/snakepit-mcp $(NODE22)
 	/usr/bin/python3 $(INTEROP)/run_conformance.py
 
-$(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/jsonrpc.c common/utf8.c common/buf.c
+$(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/rpc/jsonrpc.c common/utf8.c common/buf.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
 
 # what admits (or refuses) an MCP 2026-07-28 request: era, envelope, headers against the body
 # (Mcp-Param-* ones included)
-$(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/admit.c mcp-frontend/envelope.c \
-                             mcp-frontend/reqheaders.c mcp-frontend/paramheaders.c mcp-frontend/loglevel.c common/base64.c \
-                             mcp-frontend/jsonrpc.c common/utf8.c common/buf.c common/log.c common/clock.c
+$(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/rpc/admit.c mcp-frontend/rpc/envelope.c \
+                             mcp-frontend/rpc/reqheaders.c mcp-frontend/rpc/paramheaders.c mcp-frontend/rpc/loglevel.c common/base64.c \
+                             mcp-frontend/rpc/jsonrpc.c common/utf8.c common/buf.c common/log.c common/clock.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
 
 # the drop-in endpoints' readers of untrusted code: pyscan (names, imports) and pep723_merge
-$(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/pyscan.c mcp-frontend/pep723_merge.c common/buf.c
+$(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/compat/pyscan.c mcp-frontend/compat/pep723_merge.c common/buf.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
 

@@ -1,5 +1,5 @@
 /* bench/record_fill.c — writes N execution records into a Redis exactly as the front-end does
- * (mcp-frontend/records.c, through its store and journal: the same scripts, fields, sizes and
+ * (mcp-frontend/state/records.c, through its store and journal: the same scripts, fields, sizes and
  * indexes), for the memory budget of README "Failure and recovery". Running a million real
  * jobs would take an hour on a small machine; what Redis holds per execution is the record,
  * and this is the front-end's own code writing it.
@@ -21,8 +21,8 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/redis_url.h"
-#include "mcp-frontend/records.h"
-#include "mcp-frontend/store.h"
+#include "mcp-frontend/state/records.h"
+#include "mcp-frontend/state/store.h"
 
 #define BATCH 1000 /* records in flight at most */
 

@@ -13,7 +13,7 @@
 #define PROTOCOL_VERSION "2025-11-25"
 #define CLOSE_MS         5000 /* ending the session is a courtesy: never wait long for it */
 
-/* JSON-RPC error codes of snakepit's front-end (mcp-frontend/jsonrpc.h) */
+/* JSON-RPC error codes of snakepit's front-end (mcp-frontend/rpc/jsonrpc.h) */
 #define RPC_INVALID_PARAMS -32602
 #define RPC_RATE_LIMITED   -32029
 #define RPC_UNAVAILABLE    -32030

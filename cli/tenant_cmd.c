@@ -15,7 +15,7 @@
 #include "farm.h"
 #include "tenant.h"
 
-#define RATE_MIN 0.001 /* the range the front-end reads a stored rate in (mcp-frontend/tenants.c)  \
+#define RATE_MIN 0.001 /* the range the front-end reads a stored rate in (mcp-frontend/state/tenants.c)  \
                         */
 #define RATE_MAX 1e6
 

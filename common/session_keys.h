@@ -4,7 +4,7 @@
  * tenant's keys share a Redis Cluster slot (the front-end's scripts touch several at once),
  * and a key is only ever built from the caller's own tenant: another tenant's id is simply
  * not there. They are named apart from the legacy MCP sessions' keys (sp:t:{T}:sess:<id>,
- * sp:t:{T}:sessions: mcp-frontend/sessdb.h), which a sandbox session has nothing to do with: one
+ * sp:t:{T}:sessions: mcp-frontend/legacy/sessdb.h), which a sandbox session has nothing to do with: one
  * zset for both would count each against the other's cap, and the admission script, which drops
  * every member scored below now, would throw out every legacy session.
  *

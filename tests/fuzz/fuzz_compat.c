@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_compat.c — libFuzzer target for the drop-in endpoints' readers of code from
- * the network (mcp-frontend/pyscan.c, mcp-frontend/pep723_merge.c). Whatever the input, pyscan
+ * the network (mcp-frontend/compat/pyscan.c, mcp-frontend/compat/pep723_merge.c). Whatever the input, pyscan
  * must stay within its bounds and report only ASCII identifiers, and the PEP 723 merge must
  * keep every byte of the code before and after the block's opening line, whether it reads the
  * block or refuses it. The input's first line, when it has one, is an extra dependency. */
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp-frontend/pep723_merge.h"
-#include "mcp-frontend/pyscan.h"
+#include "mcp-frontend/compat/pep723_merge.h"
+#include "mcp-frontend/compat/pyscan.h"
 
 static void s_check_scan(const char *code, size_t len)
 {

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_envelope.c — libFuzzer target for what decides a 2026-07-28 request's fate
- * before any handler sees it: the era and envelope of a message (mcp-frontend/envelope.c,
+ * before any handler sees it: the era and envelope of a message (mcp-frontend/rpc/envelope.c,
  * admit.c) and the request headers checked against its body, Base64 sentinels included
  * (reqheaders.c), and tool arguments mirrored into Mcp-Param-* headers (paramheaders.c). The input
  * is "<MCP-Protocol-Version>\n<Mcp-Method>\n<Mcp-Name>\n<Mcp-Param-Region>\n<Mcp-Param-N>\n<body>"
@@ -15,10 +15,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "mcp-frontend/admit.h"
-#include "mcp-frontend/loglevel.h"
-#include "mcp-frontend/paramheaders.h"
-#include "mcp-frontend/reqheaders.h"
+#include "mcp-frontend/rpc/admit.h"
+#include "mcp-frontend/rpc/loglevel.h"
+#include "mcp-frontend/rpc/paramheaders.h"
+#include "mcp-frontend/rpc/reqheaders.h"
 
 /* The next line of the input as a NUL-terminated header value (NULL for "-"). */
 static char *s_line(const uint8_t **p, const uint8_t *end)

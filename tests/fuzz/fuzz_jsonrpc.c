@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_jsonrpc.c — libFuzzer target for the front-end's JSON-RPC request parser
- * (mcp-frontend/jsonrpc.c): the first code hostile bytes from an MCP client meet, over HTTP
+ * (mcp-frontend/rpc/jsonrpc.c): the first code hostile bytes from an MCP client meet, over HTTP
  * and stdio alike. Whatever the input, rpc_parse must classify it without crashing, leaking
  * or reading out of bounds, and whatever it accepts must hold the shape it promises; the
  * error it builds for a refusal must serialize, and what it accepts must serialize back
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp-frontend/jsonrpc.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
 #include "common/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

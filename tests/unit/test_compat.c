@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "mcp-frontend/pep723_merge.c"
-#include "mcp-frontend/pyscan.c"
+#include "mcp-frontend/compat/pep723_merge.c"
+#include "mcp-frontend/compat/pyscan.c"
 
 static pyscan_t s_scan;
 

@@ -1,5 +1,5 @@
 """tests/unit/test_compat_helpers.py — the secure-sandbox endpoint's validators
-(mcp-frontend/helpers/schema_check.py, csv_check.py) as plain Python: every draft 7 keyword,
+(mcp-frontend/compat/helpers/schema_check.py, csv_check.py) as plain Python: every draft 7 keyword,
 the predefined schemas with the documented fields, CSV headers and types, what makes a schema
 unusable, and random inputs that must always give an answer of the promised shape. In the farm
 they run as sandboxed jobs; tests/integration/test_compat.py drives them that way."""
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "mcp-frontend", "helpers"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "mcp-frontend", "compat", "helpers"))
 import csv_check  # noqa: E402
 import schema_check  # noqa: E402
 

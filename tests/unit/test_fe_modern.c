@@ -15,13 +15,13 @@
 #include <cmocka.h>
 
 #include "common/sha256.h"
-#include "mcp-frontend/admit.c"
+#include "mcp-frontend/rpc/admit.c"
 #include "common/base64.c"
-#include "mcp-frontend/envelope.c"
-#include "mcp-frontend/jsonrpc.c"
-#include "mcp-frontend/loglevel.c"
-#include "mcp-frontend/paramheaders.c"
-#include "mcp-frontend/reqheaders.c"
+#include "mcp-frontend/rpc/envelope.c"
+#include "mcp-frontend/rpc/jsonrpc.c"
+#include "mcp-frontend/rpc/loglevel.c"
+#include "mcp-frontend/rpc/paramheaders.c"
+#include "mcp-frontend/rpc/reqheaders.c"
 #include "common/utf8.c"
 
 #define META_OK                                                                                    \

@@ -1,5 +1,5 @@
 /* tests/unit/test_fe_outcome.c — the text a model reads of an execute_code result
- * (mcp-frontend/outcome.c): the status, the head and the tail of long output with what was left
+ * (mcp-frontend/render/outcome.c): the status, the head and the tail of long output with what was left
  * out named, the traceback of an error; structuredContent keeps everything.
  * outcome.c is compiled in directly; tool_result (tools.c) is the one-line stand-in below. */
 #define _GNU_SOURCE
@@ -12,9 +12,9 @@
 #include <cmocka.h>
 
 #include "common/base64.c"
-#include "mcp-frontend/jsonrpc.c"
-#include "mcp-frontend/outcome.c"
-#include "mcp-frontend/rich.c"
+#include "mcp-frontend/rpc/jsonrpc.c"
+#include "mcp-frontend/render/outcome.c"
+#include "mcp-frontend/render/rich.c"
 #include "common/utf8.c"
 
 /* tools.c builds the real result; this stand-in keeps what outcome.c hands it, flat */

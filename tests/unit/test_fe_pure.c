@@ -13,14 +13,14 @@
 
 #include "common/profiles.h"
 #include "common/base64.c"
-#include "mcp-frontend/gcra.c"
-#include "mcp-frontend/jsonrpc.c"
-#include "mcp-frontend/origin.c"
-#include "mcp-frontend/proftext.c"
-#include "mcp-frontend/rich.c"
-#include "mcp-frontend/task.c"
+#include "mcp-frontend/state/gcra.c"
+#include "mcp-frontend/rpc/jsonrpc.c"
+#include "mcp-frontend/transport/origin.c"
+#include "mcp-frontend/render/proftext.c"
+#include "mcp-frontend/render/rich.c"
+#include "mcp-frontend/rpc/task.c"
 #include "common/sha256.h"
-#include "mcp-frontend/units.c"
+#include "mcp-frontend/tools/units.c"
 #include "common/utf8.c"
 
 static char *s_sanitized(const char *in, size_t len)

@@ -1,0 +1,102 @@
+/* mcp-frontend/compat/compat_py_sandbox.c — see compat_py_sandbox.h. */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "compat_job.h"
+#include "compat_py_sandbox.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
+#include "common/utf8.h"
+
+/* What the sandbox did to the code, as py-sandbox's return codes say it. */
+static int s_return_code(const result_t *res)
+{
+    if (res->status == ST_OK) return 0;
+    if (res->status != ST_ERROR) return -1; /* refused, or stopped by a limit */
+    const char *type = res->error.type ? res->error.type : "";
+    const char *msg = res->error.message ? res->error.message : "";
+    return !strcmp(type, "ImportError") && strstr(msg, "is not allowed") ? -1 : 1;
+}
+
+/* A stream cut at limit bytes (at a character boundary); sets *cut when it was. */
+static json_t *s_capped(const char *data, size_t len, size_t limit, int *cut)
+{
+    size_t n = utf8_prefix(data, len, limit);
+    if (n < len) *cut = 1;
+    return json_bytes(data, n);
+}
+
+static json_t *s_render(const char *id, const result_t *res, const json_t *ctx)
+{
+    (void)id;
+    size_t limit = (size_t)json_integer_value(json_object_get(ctx, "output_limit"));
+    int cut = res->out_truncated || res->err_truncated;
+    json_t *doc = json_object();
+    json_object_set_new(doc, "stdout", s_capped(res->out, res->out_len, limit, &cut));
+    json_object_set_new(doc, "stderr", s_capped(res->err, res->err_len, limit, &cut));
+    json_object_set_new(doc, "return_code", json_integer(s_return_code(res)));
+    if (res->status == ST_OK) {
+        json_object_set_new(doc, "error", json_null());
+    } else {
+        buf_t b;
+        buf_init(&b);
+        compat_error_line(&b, res);
+        json_object_set_new(doc, "error", json_bytes((const char *)b.data, b.len));
+        buf_free(&b);
+        if (res->error.traceback)
+            json_object_set_new(doc, "traceback", json_str_safe(res->error.traceback));
+    }
+    json_object_set_new(doc, "variables", compat_variables(res));
+    json_object_set_new(doc, "timed_out", json_boolean(res->status == ST_TIMEOUT));
+    json_object_set_new(doc, "truncated", json_boolean(cut));
+    return compat_json_result(doc, compat_farm_failed(res));
+}
+
+static void s_run_python(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)task;
+    json_t *job = json_pack("{s:O,s:f,s:I}", "code", json_object_get(args, "code"), "timeout",
+                            compat_clamp(args, "timeout", 30, 1, 60), "memory_limit",
+                            (json_int_t)compat_clamp(args, "memory", 256, 16, 1024));
+    json_t *names = json_object_get(args, "inspect_variables");
+    if (names) json_object_set(job, "inspect_variables", names);
+    json_t *ctx = json_pack("{s:I}", "output_limit",
+                            (json_int_t)compat_clamp(args, "output_limit", 65536, 1, 262144));
+    compat_job_t spec = {.tool = "run_python", .seed_imports = 1, .kind = JOB_EXEC, .record = 1,
+                         .render = s_render, .ctx = ctx};
+    compat_job_run(c, job, &spec);
+    json_decref(ctx);
+    json_decref(job);
+}
+
+/* clang-format off */
+static const tool_arg_t s_args[] = {
+    {"code", ARG_STRING, ARG_REQUIRED, "Python code to execute", "\"maxLength\": 1048576"},
+    {"timeout", ARG_INTEGER, ARG_NULLABLE, "Timeout in seconds (default 30, max 60)",
+     "\"default\": 30, \"minimum\": 1, \"maximum\": 60"},
+    {"memory", ARG_INTEGER, ARG_NULLABLE, "Memory limit in MB (default 256, max 1024)",
+     "\"default\": 256, \"minimum\": 16, \"maximum\": 1024"},
+    {"output_limit", ARG_INTEGER, ARG_NULLABLE, "Output limit in bytes (default 65536, max 262144)",
+     "\"default\": 65536, \"minimum\": 1, \"maximum\": 262144"},
+    {"inspect_variables", ARG_ARRAY, ARG_NULLABLE, "Variable names to inspect after execution",
+     "\"items\": {\"type\": \"string\"}, \"maxItems\": 64"},
+    {NULL},
+};
+
+static const char s_output[] = "{\"type\": \"object\", \"required\": [\"stdout\", \"stderr\", \"return_code\", \"error\", \"variables\"],"
+  "\"properties\": {"
+    "\"stdout\": {\"type\": \"string\"}, \"stderr\": {\"type\": \"string\"},"
+    "\"return_code\": {\"type\": \"integer\", \"description\": \"0 ran to its end, 1 raised, -1 refused or stopped by the sandbox\"},"
+    "\"error\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"traceback\": {\"type\": \"string\"},"
+    "\"variables\": {\"type\": \"object\"}, \"timed_out\": {\"type\": \"boolean\"}, \"truncated\": {\"type\": \"boolean\"}"
+  "}}";
+
+const tool_t compat_py_sandbox_tools[] = {
+    {.name = "run_python",
+     .description = "Execute Python code in a sandbox with strict resource limits (timeout, "
+                    "memory, output size) and return stdout, stderr, return_code, error and the "
+                    "values of the variables named in inspect_variables. Safe modules only "
+                    "(math, json, re, collections, datetime, ...); no files, network or processes.",
+     .args = s_args, .output_schema = s_output, .run = s_run_python},
+    {NULL},
+};
+/* clang-format on */

@@ -1,0 +1,27 @@
+/* mcp-frontend/compat/compat_snapshots.h — the secure-sandbox endpoint's persistent workspace and its
+ * snapshot tools (create_state_snapshot, restore_state_snapshot, list_state_snapshots,
+ * delete_state_snapshot; their rows are in compat_secure_sandbox.c).
+ *
+ * That server keeps one workspace directory that lives between calls and snapshots it. Here the
+ * workspace is a sandbox session (issue 12) of the tenant's, made on first use in a profile
+ * with a workspace and named in Redis (sp:compat:{<tenant>}:workspace, no TTL), so that every
+ * front-end finds the same one: run_sandbox_code's code runs as its cells (files, and
+ * variables too, persist), and each snapshot tool is the session tool of the same name
+ * (subcall.h) on that session, its answer reshaped as the seed documents it. A workspace whose
+ * session has ended (idle timeout, its node lost) is replaced by a new, empty one at the next
+ * call; its snapshots stay until deleted. */
+#ifndef SP_FE_COMPAT_SNAPSHOTS_H
+#define SP_FE_COMPAT_SNAPSHOTS_H
+#include "compat_job.h"
+#include "mcp-frontend/tools/tools.h"
+
+/* Runs job (args as compat_job_run takes them, without profile) as the workspace's next
+ * cell; job->session is set here. */
+void compat_workspace_run(call_t *c, json_t *args, const compat_job_t *job);
+
+void compat_create_snapshot(call_t *c, json_t *args, const tool_task_t *task);
+void compat_restore_snapshot(call_t *c, json_t *args, const tool_task_t *task);
+void compat_list_snapshots(call_t *c, json_t *args, const tool_task_t *task);
+void compat_delete_snapshot(call_t *c, json_t *args, const tool_task_t *task);
+
+#endif

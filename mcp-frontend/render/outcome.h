@@ -1,0 +1,25 @@
+/* mcp-frontend/render/outcome.h — a Result from the farm as an MCP CallToolResult. The shape of
+ * execute_code's structuredContent is the contract of issue #5 and is declared, field for
+ * field, in its outputSchema (tooldefs.c):
+ *
+ *   execution_id, status, stdout, stderr, truncated {stdout, stderr}, result (repr or null),
+ *   variables {name: value}, error {type, message, traceback, line} or null,
+ *   timings {queue_ms, wall_ms, cpu_ms}, resources {max_rss_kb}, exit {reason, signal, syscall}
+ *
+ * and, from issue #8: images [{mime, width, height, bytes}] (the PNGs themselves are `image`
+ * content blocks), files [{path, bytes, encoding, content}] (what the code wrote in its
+ * workspace: UTF-8 text as is, anything else base64), truncated.images / truncated.files.
+ *
+ * Everything from the sandbox is bytes and is made valid UTF-8 here (U+FFFD for what is not). */
+#ifndef SP_FE_OUTCOME_H
+#define SP_FE_OUTCOME_H
+#include <jansson.h>
+
+#include "common/buf.h"
+#include "proto/result.h"
+
+/* execution.h's render functions: id is the execution id. */
+json_t *outcome_execute(const char *id, const result_t *res);
+json_t *outcome_validate(const char *id, const result_t *res);
+
+#endif

@@ -1,0 +1,48 @@
+/* mcp-frontend/rpc/fe.h — the front-end's long-lived parts, one of each per process, as main.c
+ * wires them; everything runs on the loop thread, so nothing here is locked.
+ *
+ * Modules are built from their own configuration slice and the parts they use, given to their
+ * _new; none reads another's configuration. The method handlers, at the top, reach the parts
+ * they need through their call (call.h's c->fe), the way Redis commands reach the server. */
+#ifndef SP_FE_FE_H
+#define SP_FE_FE_H
+#include "common/loop.h"
+
+#ifdef SNAKEPIT_VERSION
+#define FE_VERSION SNAKEPIT_VERSION /* from the Makefile */
+#else
+#define FE_VERSION "0.0.0-dev"
+#endif
+
+typedef struct fe {
+    loop_t *loop;
+    struct store *store;           /* store.h: the Redis connection */
+    struct tenants *tenants;       /* tenants.h: API keys and quotas */
+    struct limiter *limiter;       /* limiter.h: rate limits */
+    struct sessions *sessions;     /* session.h: this process's copies of legacy sessions */
+    struct sessdb *sessdb;         /* sessdb.h: legacy sessions in Redis */
+    struct sselog *sselog;         /* sselog.h: legacy streams' event ids and replay */
+    struct jobs *jobs;             /* jobs.h: the link to the farm */
+    struct records *records;       /* records.h: what is written about executions */
+    struct executions *executions; /* execution.h: tool calls running on the farm */
+    struct tools *tools;           /* tools.h: tools/list and tools/call */
+    struct compat *compat;         /* compat.h: the drop-in endpoints and their tools */
+    struct resources *resources;   /* resources.h */
+    struct prompts *prompts;       /* prompts.h */
+    struct tasks *tasks;           /* tasks.h: 2025-11-25 tasks */
+    struct taskx *taskx;           /* taskx.h: the 2026-07-28 tasks extension */
+    struct listeners *listeners;   /* listen.h: subscriptions/listen streams */
+    struct bus *bus;               /* bus.h: events to and from the other front-ends */
+    struct mrtr *mrtr;             /* mrtr.h: the key that seals requestState */
+    struct pysessions *pysessions; /* pysessions.h: sandbox sessions' records (issue 12) */
+    struct snapshots *snapshots;   /* snapshots.h: their snapshots */
+    struct mcp *mcp;               /* mcp.h: the method table */
+    struct http *http;             /* http.h; NULL without --http */
+    struct stdio_tx *stdio;        /* stdio.h; NULL without --stdio */
+    char instance[80];             /* host:pid, for logs, records and the snapshot */
+    const char *http_listen;       /* --http, or "off" */
+    double started_s;              /* wall clock at start (process_start_time_seconds) */
+    int fixtures;                  /* --test-fixtures: the conformance suite's tools too */
+} fe_t;
+
+#endif

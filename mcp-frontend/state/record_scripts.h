@@ -1,0 +1,48 @@
+/* mcp-frontend/state/record_scripts.h — the Lua scripts every execution record is written with
+ * (records.c). Each runs atomically in Redis and is idempotent, because the store's journal
+ * sends a write again after any reconnect (store_journal.h): running one twice leaves Redis as
+ * running it once did.
+ *
+ * RECORD_SUBMIT_LUA  KEYS: record, the tenant's execs index, its tasks index
+ *                    ARGV: ttl_s, created_ms, id, keep, is_task, field, value, ...
+ *   Writes the fields (status only if none is there yet: a replayed submit never turns a
+ *   finished record back into `queued`), sets the record's TTL, and indexes it: the id goes
+ *   into the execs zset (and the tasks zset for a task), entries older than ttl_s leave it,
+ *   and past `keep` the oldest leave it AND their records are deleted — count retention
+ *   bounds memory, not just listings. Both indexes expire with the newest record.
+ *
+ * RECORD_FINISH_LUA  KEYS: record, the day's usage hash, the export stream (or ""), then
+ *                    usage hashes old enough to delete
+ *                    ARGV: ttl_s, status, cpu_ms, wall_ms, export_maxlen, id, field, value, ...
+ *   Writes the final fields and the TTL. Only when the record was not final yet (no status,
+ *   or `queued`) does it count usage (executions, status:<s>, cpu_ms, wall_ms; for a session's
+ *   cell — the record has session_memory_kb — cells and session_memory_mb_cells too) and, with an
+ *   export stream, XADD the whole record to it (MAXLEN ~ export_maxlen): a replay counts and
+ *   exports nothing twice. The first count of a day deletes the old usage hashes given as
+ *   KEYS[4..]: usage has no TTL (what must never be evicted may not have one, README "Redis"),
+ *   so it is pruned here. Returns 1 when it counted, 0 for a replay.
+ *
+ * RECORD_TASK_LUA    KEYS: record, the tenant's tasks index
+ *                    ARGV: ttl_s, created_ms, id, keep, task_ttl_ms, now_ms
+ *   A running execution became a task (2026-07-28), or a legacy task wants to know its record
+ *   is in: the task fields, and the id in the tasks index. task_status is set only when there
+ *   is none yet, so a replay never turns a cancelled or finished task back into `working`.
+ *
+ * RECORD_FILES_LUA   KEYS: the record's files hash (filestore.h)  ARGV: ttl_s, path, bytes, ...
+ *   The files an execution links to, and their TTL in the same script: the hash never exists
+ *   without one (under maxmemory volatile-lru a key without a TTL is never evicted, and a
+ *   Redis that died between an HSET and its EXPIRE would keep it for good).
+ *
+ * RECORD_TASK_STATUS_LUA  KEYS: record  ARGV: task_status, now_ms
+ *   tasks/cancel before the result is in: only a record still `queued` changes (a replay after
+ *   the final record, or onto a record gone, writes nothing — nor a key without a TTL). */
+#ifndef SP_FE_RECORD_SCRIPTS_H
+#define SP_FE_RECORD_SCRIPTS_H
+
+extern const char RECORD_SUBMIT_LUA[];
+extern const char RECORD_FINISH_LUA[];
+extern const char RECORD_TASK_LUA[];
+extern const char RECORD_TASK_STATUS_LUA[];
+extern const char RECORD_FILES_LUA[];
+
+#endif

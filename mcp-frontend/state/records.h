@@ -1,0 +1,102 @@
+/* mcp-frontend/state/records.h — what the front-end writes to Redis about executions (DESIGN.md §7):
+ *
+ *   sp:exec:<id>                 hash, TTL (the tenant's record_ttl_s, else --record-ttl-s):
+ *                                tenant, status, profile, tool, code (a head of --code-cap
+ *                                bytes; code_sha256 and code_bytes always), created/started/
+ *                                finished ms, queue/wall/cpu ms, max_rss_kb, exit_*, stdout/
+ *                                stderr heads (--head-cap), error_*, executor, attempt (fields
+ *                                whose value is 0 or "" are left out), `result_repr`, and — only
+ *                                when those fields cannot say all of it (variables, figures,
+ *                                files, a traceback, long output) — `result`: the Result itself,
+ *                                base64 of its msgpack (PROTOCOL.md §5), whole up to
+ *                                --result-cap bytes, else cut (outputs to their heads, no image
+ *                                or file bodies; `result_cut` = 1). Either way
+ *                                get_execution, the resource and tasks/result render again
+ *                                (history.c); task_* fields for tasks.
+ *   sp:t:<tenant>:execs          zset of ids by created ms: the tenant's newest record_max
+ *                                (else --record-max) within the TTL; older records are deleted.
+ *   sp:t:<tenant>:tasks          the same for task-augmented calls (tasks/list).
+ *   sp:t:<tenant>:use:<yyyymmdd> hash, no TTL: executions, status:<status>, cpu_ms, wall_ms;
+ *                                pruned after --usage-days.
+ *   --export-stream KEY          optional: every final record, XADDed (MAXLEN ~ --export-maxlen)
+ *                                for operators who keep everything elsewhere.
+ *
+ * A record is written twice: when the job is submitted (status `queued`, so a task or a running
+ * execution can be looked up) and when it ends, each by one idempotent script
+ * (record_scripts.h) the store may replay. Writes are pipelined and journalled (bounded) while
+ * Redis is away. The final one is the exception that makes the others safe to pipeline: its
+ * caller can be told when Redis has it (record_finished), so that an answer leaves only once
+ * any front-end would read the final record (execution.c). */
+#ifndef SP_FE_RECORDS_H
+#define SP_FE_RECORDS_H
+#include <stdint.h>
+
+#include "proto/job.h"
+#include "proto/result.h"
+#include "mcp-frontend/render/rich.h"
+#include "store.h"
+
+#define RECORD_REPR_MAX 1024 /* a result's repr kept as a flat field up to this */
+
+typedef struct records records_t;
+
+typedef struct {
+    long ttl_s;              /* records live this long, unless their tenant says otherwise */
+    long keep;               /* records kept per tenant, unless their tenant says otherwise */
+    long code_cap;           /* bytes of code kept in a record (a head) */
+    long head_cap;           /* bytes of stdout/stderr kept as the record's flat heads */
+    long result_cap;         /* bytes of the encoded Result kept whole (else cut) */
+    long usage_days;         /* usage hashes older than this are deleted */
+    char export_stream[128]; /* "" or the stream every final record is added to */
+    long export_maxlen;      /* its approximate length cap */
+    long file_link_bytes;    /* written files larger than this are links (rich.h), kept apart */
+    long file_ttl_s;         /* how long those stay (filestore.h) */
+} records_conf_t;
+
+/* The front-end's defaults (its --record-* flags); bench/record_fill.c measures with them. */
+#define RECORDS_CONF_DEFAULTS                                                                     \
+    {.ttl_s = 7 * 86400,                                                                          \
+     .keep = 10000,                                                                               \
+     .code_cap = 16 << 10,                                                                        \
+     .head_cap = 8 << 10,                                                                         \
+     .result_cap = 256 << 10,                                                                     \
+     .usage_days = 90,                                                                            \
+     .export_maxlen = 1000000,                                                                    \
+     .file_link_bytes = RICH_LINK_BYTES_DEFAULT,                                                  \
+     .file_ttl_s = 3600}
+
+/* instance: this front-end's name, written into each record it makes. */
+records_t *records_new(store_t *store, const records_conf_t *conf, const char *instance);
+void records_destroy(records_t **self_p);
+long records_ttl_ms(const records_t *self); /* how long a record (and so a task) lives */
+
+/* The execution a record is about. */
+typedef struct {
+    const char *id; /* execution id */
+    const char *tenant;
+    const char *profile;
+    const char *tool;
+    uint64_t created_ms;
+    long ttl_s; /* the tenant's retention: 0 = the farm's */
+    long keep;
+    int task; /* task-augmented: task_* fields too */
+    long task_ttl_ms;
+    int task_cancelled;
+} record_about_t;
+
+void record_submitted(records_t *self, const record_about_t *r, const jobspec_t *spec);
+/* Writes the final record. Returns 1 when landed will be called once Redis has answered the
+ * write (with NULL, or an error reply, when it failed); 0 when no answer will come: Redis is
+ * away or backed up and the write waits in the bounded buffer (or was dropped, counted). */
+int record_finished(records_t *self, const record_about_t *r, const result_t *res,
+                    store_reply_fn *landed, void *arg);
+/* A running execution became a task (2026-07-28: the server decides, while it runs): its task
+ * fields and the tenant's task index. landed is called once Redis has them (as for
+ * record_finished), since a task id may be handed out only once any front-end can read it;
+ * 0 when no answer will come (Redis away: the write waits in the journal). */
+int record_task_started(records_t *self, const record_about_t *r, store_reply_fn *landed,
+                        void *arg);
+/* Only the task status changes (tasks/cancel before the result is in). */
+void record_task_status(records_t *self, const char *id, const char *task_status);
+
+#endif

@@ -1,0 +1,508 @@
+/* mcp-frontend/state/store.c — see store.h: the connection, queries and writes (Lua scripts are
+ * store_scripts.c's). The connection is made by common/redis_dial.h and then driven by the
+ * loop through its redis_loop_t. hiredis answers commands in order, so a FIFO of send times is
+ * enough to find the oldest unanswered one; writes live in the journal (store_journal.h) until
+ * their replay window has passed. */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <errno.h>
+#include <hiredis/async.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "store_state.h"
+
+static void s_pump(store_t *self);
+
+/* ---- queries that wait for the connection being made: a front-end that has just started (or
+ * lost Redis a moment ago) answers its first requests once the connection is there, rather than
+ * refusing them — for at most --redis-timeout-ms. */
+
+void store_wait_op(store_t *self, op_t *op, char *cmd, size_t len)
+{
+    op->cmd = cmd;
+    op->len = len;
+    op->deadline = clock_mono_ms() + (uint64_t)self->conf.timeout_ms;
+    if (self->waiting_tail)
+        self->waiting_tail->next = op;
+    else
+        self->waiting = op;
+    self->waiting_tail = op;
+}
+
+/* Sends the waiting queries (connected), or fails them: all (no connection) or those past
+ * their deadline. */
+static void s_waiting(store_t *self, int fail_all)
+{
+    uint64_t now = clock_mono_ms();
+    op_t *keep = NULL, **tail = &keep;
+    op_t *op = self->waiting;
+    self->waiting = self->waiting_tail = NULL;
+    while (op) {
+        op_t *next = op->next;
+        op->next = NULL;
+        int sent = self->ac && !self->closing && store_send_op(self, op, op->cmd, op->len) == 0;
+        if (sent) {
+            free(op->cmd);
+            op->cmd = NULL;
+        } else if (fail_all || now >= op->deadline) {
+            self->stats.errors[STORE_OP_QUERY]++;
+            if (op->fn) op->fn(op->arg, NULL);
+            free(op->cmd);
+            store_op_free(op);
+        } else {
+            *tail = op;
+            tail = &op->next;
+        }
+        op = next;
+    }
+    /* callbacks may have queued more meanwhile: those go behind the ones kept */
+    *tail = self->waiting;
+    self->waiting = keep;
+    self->waiting_tail = NULL;
+    for (op_t *t = keep; t; t = t->next) self->waiting_tail = t;
+}
+
+/* ---- the FIFO of send times */
+
+static void s_sent_push(store_t *self)
+{
+    if (self->sent_n == self->sent_cap) {
+        size_t cap = self->sent_cap ? self->sent_cap * 2 : 64;
+        uint64_t *a = xmalloc(cap * sizeof *a);
+        for (size_t i = 0; i < self->sent_n; i++)
+            a[i] = self->sent[(self->sent_head + i) % self->sent_cap];
+        free(self->sent);
+        self->sent = a;
+        self->sent_cap = cap;
+        self->sent_head = 0;
+    }
+    self->sent[(self->sent_head + self->sent_n) % self->sent_cap] = clock_mono_ms();
+    self->sent_n++;
+}
+
+static void s_sent_pop(store_t *self)
+{
+    if (!self->sent_n) return;
+    self->sent_head = (self->sent_head + 1) % self->sent_cap;
+    self->sent_n--;
+}
+
+/* ---- connection life */
+
+static void s_schedule_reconnect(store_t *self)
+{
+    self->retry_at_ms = clock_mono_ms() + (uint64_t)self->backoff_ms;
+    self->backoff_ms = self->backoff_ms * 2 > REDIS_RECONNECT_MAX_MS ? REDIS_RECONNECT_MAX_MS
+                                                                     : self->backoff_ms * 2;
+}
+
+/* The connection is gone (hiredis frees the context after the callback): every write still
+ * in the journal goes again on the next one. */
+static void s_lost(store_t *self)
+{
+    self->ac = NULL;
+    self->where[0] = '\0';
+    self->sent_n = 0;
+    self->drop = 0;
+    journal_rewind(self->journal);
+    s_schedule_reconnect(self);
+}
+
+static void s_on_disconnect(const redisAsyncContext *ac, int status)
+{
+    store_t *self = ac->data;
+    if (status != REDIS_OK) {
+        log_warn("event=redis_disconnected server=%s error=\"%s\"", self->where, ac->errstr);
+        self->stats.errors[STORE_OP_DISCONNECT]++;
+    }
+    s_lost(self);
+}
+
+static void s_on_dialled(void *arg, redisAsyncContext *ac, const char *where, const char *err)
+{
+    store_t *self = arg;
+    self->dial = NULL;
+    if (!ac) {
+        log_warn("event=redis_connect_failed error=\"%s\"", err);
+        self->stats.errors[STORE_OP_CONNECT]++;
+        s_schedule_reconnect(self);
+        s_waiting(self, 1);
+        return;
+    }
+    redis_dial_adopt(ac, self, s_on_disconnect);
+    self->ac = ac;
+    self->conn++;
+    self->stats.connects++;
+    self->backoff_ms = 100;
+    snprintf(self->where, sizeof self->where, "%s", where);
+    char url[600];
+    redis_url_describe(&self->url, url, sizeof url);
+    log_info("event=redis_connected url=%s server=%s replay=%ld", url, where,
+             journal_unacked(self->journal));
+    store_load_scripts(self);
+    for (int i = 0; i < self->n_hooks; i++) self->hooks[i].fn(self->hooks[i].arg, self);
+    s_waiting(self, 0);
+    s_pump(self);
+}
+
+static void s_connect(store_t *self)
+{
+    self->dial = redis_dial_start(self->loop, &self->url, &self->io, self->conf.timeout_ms,
+                                  s_on_dialled, self);
+}
+
+/* Frees the context from outside hiredis's callbacks: every pending callback is called with
+ * NULL, then the disconnect callback; nothing may be sent on the dying context meanwhile. */
+static void s_drop_connection(store_t *self)
+{
+    self->closing = 1;
+    redisAsyncFree(self->ac);
+    self->closing = 0;
+    if (self->ac) s_lost(self); /* freed before the disconnect callback could say so */
+}
+
+/* The watchdog: reconnects when due, and drops a connection whose oldest command has waited
+ * too long (a stopped or overloaded Redis must not hold requests forever) or whose server
+ * turned out not to be the master. */
+static void s_on_timer(loop_t *loop, void *arg)
+{
+    (void)loop;
+    store_t *self = arg;
+    uint64_t now = clock_mono_ms();
+    journal_trim(self->journal, now);
+    if (self->waiting) s_waiting(self, 0);
+    if (!self->ac) {
+        if (!self->dial && now >= self->retry_at_ms) s_connect(self);
+        return;
+    }
+    if (self->drop) {
+        log_warn("event=redis_reconnect server=%s reason=\"not the master, or still loading\"",
+                 self->where);
+        s_drop_connection(self);
+        return;
+    }
+    if (self->sent_n && now - self->sent[self->sent_head] > (uint64_t)self->conf.timeout_ms) {
+        log_warn("event=redis_timeout server=%s waited_ms=%llu unanswered=%zu", self->where,
+                 (unsigned long long)(now - self->sent[self->sent_head]), self->sent_n);
+        self->stats.errors[STORE_OP_TIMEOUT]++;
+        s_drop_connection(self);
+    }
+}
+
+store_t *store_new(loop_t *loop, const redis_url_t *url, const store_conf_t *conf)
+{
+    store_t *self = xcalloc(1, sizeof *self);
+    self->loop = loop;
+    self->url = *url;
+    self->conf = *conf;
+    if (self->conf.timeout_ms <= 0) self->conf.timeout_ms = 2000;
+    long n = self->conf.buffer_commands > 0 ? self->conf.buffer_commands : 1;
+    self->journal = journal_new(n, n * BUFFER_BYTES_PER_COMMAND, self->conf.replay_ms);
+    self->io.fd = -1;
+    self->backoff_ms = 100;
+    s_connect(self);
+    self->timer = loop_timer_add(loop, 50, 50, s_on_timer, self);
+    return self;
+}
+
+void store_destroy(store_t **self_p)
+{
+    assert(self_p);
+    store_t *self = *self_p;
+    if (!self) return;
+    loop_timer_cancel(self->loop, self->timer);
+    redis_dial_cancel(&self->dial);
+    self->closing = 1;
+    s_waiting(self, 1);
+    self->closing = 0;
+    if (self->ac) {
+        self->closing = 1;
+        redisAsyncFree(self->ac); /* pending callbacks get NULL now */
+        self->ac = NULL;
+    }
+    journal_destroy(&self->journal);
+    store_free_scripts(self);
+    free(self->sent);
+    free(self);
+    *self_p = NULL;
+}
+
+int store_connected(const store_t *self)
+{
+    return self && self->ac != NULL;
+}
+
+const char *store_where(const store_t *self)
+{
+    return self->where;
+}
+
+void store_on_connect(store_t *self, store_connect_fn *fn, void *arg)
+{
+    assert(self->n_hooks < MAX_CONNECT_HOOKS);
+    self->hooks[self->n_hooks++] = (hook_t){fn, arg};
+}
+
+long store_unacked(const store_t *self)
+{
+    return journal_unacked(self->journal);
+}
+
+const store_stats_t *store_stats(const store_t *self)
+{
+    return &self->stats;
+}
+
+const char *store_op_name(store_op_t op)
+{
+    static const char *const names[STORE_OP__COUNT] = {[STORE_OP_CONNECT] = "connect",
+                                                       [STORE_OP_DISCONNECT] = "disconnect",
+                                                       [STORE_OP_TIMEOUT] = "timeout",
+                                                       [STORE_OP_QUERY] = "query",
+                                                       [STORE_OP_WRITE] = "write"};
+    return names[op];
+}
+
+/* ---- commands */
+
+void store_op_free(op_t *op)
+{
+    for (int i = 0; i < op->argc; i++) free(op->argv[i]);
+    free(op->argv);
+    free(op->argvlen);
+    free(op);
+}
+
+static int s_is_error(const redisReply *r, const char *prefix)
+{
+    return r && r->type == REDIS_REPLY_ERROR && r->str &&
+           strncmp(r->str, prefix, strlen(prefix)) == 0;
+}
+
+/* A write's reply. NULL: its connection is gone, and the journal sends it again on the next
+ * one. A replica's READONLY or a loading server's LOADING: the same, after reconnecting. */
+static void s_on_write_reply(store_t *self, op_t *op, redisReply *reply)
+{
+    if (!reply || op->conn != self->conn) return;
+    if (s_is_error(reply, "READONLY") || s_is_error(reply, "LOADING") ||
+        s_is_error(reply, "MASTERDOWN")) {
+        self->drop = 1;
+        return;
+    }
+    if (reply->type == REDIS_REPLY_ERROR) {
+        self->stats.errors[STORE_OP_WRITE]++;
+        log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
+    }
+    journal_acked(self->journal, op->entry, clock_mono_ms());
+}
+
+static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    (void)ac;
+    op_t *op = privdata;
+    store_t *self = op->store;
+    redisReply *reply = r;
+    s_sent_pop(self);
+    if (op->script && s_is_error(reply, "NOSCRIPT") && store_retry_by_source(self, op)) return;
+    if (op->entry) {
+        s_on_write_reply(self, op, reply);
+    } else if (!reply || reply->type == REDIS_REPLY_ERROR) {
+        self->stats.errors[STORE_OP_QUERY]++;
+        if (reply)
+            log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
+        if (s_is_error(reply, "READONLY") || s_is_error(reply, "LOADING")) self->drop = 1;
+    }
+    if (op->fn) op->fn(op->arg, reply);
+    store_op_free(op);
+    if (self->ac && !self->closing) s_pump(self);
+}
+
+int store_send_op(store_t *self, op_t *op, const char *cmd, size_t len)
+{
+    if (!self->ac || self->closing) return -1;
+    if (redisAsyncFormattedCommand(self->ac, s_on_reply, op, cmd, len) != REDIS_OK) return -1;
+    op->conn = self->conn;
+    s_sent_push(self);
+    return 0;
+}
+
+op_t *store_op_new(store_t *self, store_reply_fn *fn, void *arg)
+{
+    op_t *op = xcalloc(1, sizeof *op);
+    op->store = self;
+    op->fn = fn;
+    op->arg = arg;
+    return op;
+}
+
+/* Sends a formatted query (taking cmd), or, while a connection is being made, keeps it until
+ * then. 0, or -1 when Redis is away (no connection and none being made). */
+static int s_query(store_t *self, store_reply_fn *fn, void *arg, char *cmd, size_t len)
+{
+    op_t *op = store_op_new(self, fn, arg);
+    if (!self->ac && self->dial && !self->closing) {
+        store_wait_op(self, op, cmd, len);
+        return 0;
+    }
+    int rc = store_send_op(self, op, cmd, len);
+    free(cmd);
+    if (rc < 0) store_op_free(op);
+    return rc;
+}
+
+int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
+                const size_t *argvlen)
+{
+    if (!self) return -1; /* shutting down */
+    char *cmd;
+    int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    if (len < 0) return -1;
+    return s_query(self, fn, arg, cmd, (size_t)len);
+}
+
+int store_queryf(store_t *self, store_reply_fn *fn, void *arg, const char *fmt, ...)
+{
+    if (!self) return -1; /* shutting down */
+    char *cmd;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = redisvFormatCommand(&cmd, fmt, ap);
+    va_end(ap);
+    if (len < 0) return -1;
+    return s_query(self, fn, arg, cmd, (size_t)len);
+}
+
+/* ---- writes */
+
+/* Sends journal entries while the connection is up and not backed up: the number of
+ * unanswered commands doubles as the measure of a slow Redis. */
+static void s_pump(store_t *self)
+{
+    journal_entry_t *e;
+    while (self->ac && !self->closing && !self->drop &&
+           (long)self->sent_n < self->conf.buffer_commands &&
+           (e = journal_next_unsent(self->journal))) {
+        op_t *op = store_op_new(self, NULL, NULL);
+        op->entry = e;
+        if (store_send_op(self, op, e->cmd, e->len) < 0) {
+            store_op_free(op);
+            return;
+        }
+        if (e->acked_ms) self->stats.writes_replayed++; /* it was acknowledged once before */
+        journal_mark_sent(self->journal, e);
+    }
+}
+
+static void s_dropped(store_t *self)
+{
+    self->stats.writes_dropped++;
+    static uint64_t last_log;
+    uint64_t now = clock_mono_ms();
+    if (now - last_log > 5000) {
+        last_log = now;
+        log_warn("event=redis_write_dropped reason=buffer_full buffered=%ld bytes=%ld",
+                 journal_entries(self->journal), journal_bytes(self->journal));
+    }
+}
+
+/* 0 when the write went on the wire now (fn, if any, will hear the reply); -1 when it waits in
+ * the journal or was dropped. Takes cmd. once: sent at most once (store_journal.h). */
+static int s_write_journalled(store_t *self, char *cmd, size_t len, store_reply_fn *fn, void *arg,
+                              int once)
+{
+    int immediate = self->ac && !self->closing && !self->drop &&
+                    !journal_next_unsent(self->journal) &&
+                    (long)self->sent_n < self->conf.buffer_commands;
+    journal_entry_t *e = once ? journal_append_once(self->journal, cmd, len)
+                              : journal_append(self->journal, cmd, len);
+    if (!e) {
+        s_dropped(self);
+        return -1;
+    }
+    if (!immediate) return -1;
+    op_t *op = store_op_new(self, fn, arg);
+    op->entry = e;
+    if (store_send_op(self, op, e->cmd, e->len) < 0) {
+        store_op_free(op);
+        return -1;
+    }
+    journal_mark_sent(self->journal, e);
+    return 0;
+}
+
+static int s_write_formatted(store_t *self, char *cmd, size_t len, store_reply_fn *fn, void *arg)
+{
+    return s_write_journalled(self, cmd, len, fn, arg, 0);
+}
+
+void store_publish(store_t *self, const char *channel, const char *message)
+{
+    if (!self) return;
+    char *cmd;
+    int len = redisFormatCommand(&cmd, "PUBLISH %s %s", channel, message);
+    if (len < 0) return;
+    s_write_journalled(self, cmd, (size_t)len, NULL, NULL, 1);
+}
+
+void store_write(store_t *self, int argc, const char **argv, const size_t *argvlen)
+{
+    if (!self) return;
+    char *cmd;
+    int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    if (len < 0) return;
+    s_write_formatted(self, cmd, (size_t)len, NULL, NULL);
+}
+
+int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
+                      const size_t *argvlen)
+{
+    if (!self) return -1;
+    char *cmd;
+    int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    if (len < 0) return -1;
+    if (s_write_formatted(self, cmd, (size_t)len, fn, arg) < 0) return -1;
+    /* someone waits for the answer: on the wire now, not at the loop's next turn */
+    redisAsyncHandleWrite(self->ac);
+    return 0;
+}
+
+void store_writef(store_t *self, const char *fmt, ...)
+{
+    if (!self) return;
+    char *cmd;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = redisvFormatCommand(&cmd, fmt, ap);
+    va_end(ap);
+    if (len < 0) return;
+    s_write_formatted(self, cmd, (size_t)len, NULL, NULL);
+}
+
+int store_write_eval(store_t *self, const char *source, int nkeys, int nargs, const char **args,
+                     const size_t *lens, store_reply_fn *fn, void *arg)
+{
+    if (!self) return -1;
+    int argc = 3 + nargs;
+    const char **argv = xcalloc((size_t)argc, sizeof *argv);
+    size_t *argl = xcalloc((size_t)argc, sizeof *argl);
+    char n[16];
+    snprintf(n, sizeof n, "%d", nkeys);
+    argv[0] = "EVAL", argl[0] = 4;
+    argv[1] = source, argl[1] = strlen(source);
+    argv[2] = n, argl[2] = strlen(n);
+    for (int i = 0; i < nargs; i++) {
+        argv[3 + i] = args[i];
+        argl[3 + i] = lens ? lens[i] : strlen(args[i]);
+    }
+    int rc = fn ? store_write_acked(self, fn, arg, argc, argv, argl)
+                : (store_write(self, argc, argv, argl), 0);
+    free(argv);
+    free(argl);
+    return rc;
+}

@@ -1,0 +1,91 @@
+/* mcp-frontend/state/tenants.h — who is calling, and what they may do. An API key is looked up by
+ * its SHA-256 (`sp:key:<hex>` → tenant name), the tenant's quotas from `sp:t:<name>` (fields
+ * rate, burst, max_concurrency, max_timeout_s, max_memory_mb, profiles, its record
+ * retention record_ttl_s and record_max, and for sessions max_sessions, max_session_memory_mb,
+ * max_idle_timeout_s, max_snapshots, max_snapshot_mb; missing fields take the defaults below).
+ * Positive lookups are cached briefly; while Redis cannot answer, a key answered within
+ * --auth-stale-ms is still trusted (a failover or a Redis restart must not lock every tenant
+ * out), and one never seen fails closed. Tenant objects are shared by every session of the
+ * tenant and refreshed in place, so a quota change reaches open sessions at the next refresh. */
+#ifndef SP_FE_TENANTS_H
+#define SP_FE_TENANTS_H
+#include <stdint.h>
+
+#include "common/limits.h"
+#include "common/loop.h"
+#include "store.h"
+
+#define TENANT_DEFAULT_RATE            10.0
+#define TENANT_DEFAULT_BURST           20
+#define TENANT_DEFAULT_MAX_CONCURRENCY 4
+#define TENANT_DEFAULT_MAX_TIMEOUT_S   300
+#define TENANT_DEFAULT_MAX_MEMORY_MB   2048
+/* sessions (issue 12): how many at once, their memory together, their longest idle timeout,
+ * and the snapshots kept (how many, how many MB together) */
+#define TENANT_DEFAULT_MAX_SESSIONS       8
+#define TENANT_DEFAULT_MAX_SESSION_MEM_MB 4096
+#define TENANT_DEFAULT_MAX_IDLE_S         3600
+#define TENANT_DEFAULT_MAX_SNAPSHOTS      32
+#define TENANT_DEFAULT_MAX_SNAPSHOT_MB    256
+
+typedef struct tenant {
+    char name[65];
+    double rate; /* requests per second */
+    long burst;
+    long max_concurrency;
+    long max_timeout_s;
+    long max_memory_mb;
+    char profiles[512];  /* comma list; empty = every profile */
+    long record_ttl_s;   /* its records' lifetime; 0 = the farm's --record-ttl-s */
+    long record_max;     /* its records kept; 0 = the farm's --record-max */
+    long max_sessions;
+    long max_session_memory_mb;
+    long max_idle_timeout_s;
+    long max_snapshots;
+    long max_snapshot_mb;
+    long inflight;       /* this process's jobs in flight for the tenant */
+    long sessions;       /* this process's open sessions of the tenant */
+    double local_tat_ms; /* the local limiter's GCRA state */
+    /* permits leased from the shared (Redis) limiter, spent here without a round trip */
+    long permits;
+    uint64_t permits_expire_ms;   /* monotonic; unspent permits lapse (the limit errs low) */
+    int refilling;                /* a lease request is in flight */
+    struct limit_waiter *waiters; /* checks waiting for that lease, oldest first */
+    struct tenant *next;
+} tenant_t;
+
+typedef enum {
+    AUTH_OK,
+    AUTH_UNKNOWN_KEY, /* no such key: 401 */
+    AUTH_UNAVAILABLE, /* Redis cannot answer: fail closed, 503 */
+} auth_status_t;
+
+typedef void(tenant_fn)(void *arg, tenant_t *tenant, auth_status_t status);
+
+typedef struct tenants tenants_t;
+
+typedef struct {
+    long auth_cache_ms; /* how long a key → tenant answer is trusted (and a removed key works) */
+    long auth_stale_ms; /* how long it is still trusted while Redis cannot be asked */
+} tenants_conf_t;
+
+tenants_t *tenants_new(loop_t *loop, store_t *store, const tenants_conf_t *conf);
+void tenants_destroy(tenants_t **self_p);
+
+/* The tenant for key when a fresh cached answer exists (or, while Redis is disconnected, one
+ * within --auth-stale-ms), else NULL. */
+tenant_t *tenants_cached(tenants_t *self, const char *key, size_t key_len);
+/* Keys let in on a stale answer while Redis could not be asked. */
+uint64_t tenants_stale_auths(const tenants_t *self);
+/* Asks Redis. 0: fn will be called once; -1: Redis unreachable now (fail closed). */
+int tenants_lookup(tenants_t *self, const char *key, size_t key_len, tenant_fn *fn, void *arg);
+/* The tenant by name (for stdio and the anonymous tenant): created with defaults, then its
+ * quotas are loaded from Redis in the background and refreshed periodically. */
+tenant_t *tenants_named(tenants_t *self, const char *name);
+
+/* 1 when the tenant may use the profile. */
+int tenant_allows_profile(const tenant_t *t, const char *profile);
+/* The tenant's maxima (timeout, memory) as a cap on a job's limits (common/limits.h). */
+limits_t tenant_limits(const tenant_t *t);
+
+#endif

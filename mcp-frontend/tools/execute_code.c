@@ -1,0 +1,225 @@
+/* mcp-frontend/tools/execute_code.c — see execute_code.h. With session_id the code runs as the
+ * session's next cell (issue 12): its profile is the session's (from this front-end's cache
+ * when it has it: no Redis round trip before the job leaves), and once the cell's Result is in,
+ * the session's record follows it — or, when the farm no longer holds the session, the answer
+ * says why (pysessions_explain). */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/ids.h"
+#include "mcp-frontend/rpc/envelope.h"
+#include "execute_code.h"
+#include "mcp-frontend/farm/execution.h"
+#include "mcp-frontend/rpc/fe.h"
+#include "jobargs.h"
+#include "mcp-frontend/render/outcome.h"
+#include "mcp-frontend/cells/pysessions.h"
+#include "mcp-frontend/cells/sessjob.h"
+
+/* The JobSpec from the call's arguments, in profile p. 0, or -1 (the call was answered). */
+static int s_spec(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
+{
+    if (jobargs_code(c, args, spec) < 0 || jobargs_limits(c, args, p, &spec->limits) < 0 ||
+        jobargs_names(c, args, "allowed_imports", p, &spec->allowed_imports,
+                      &spec->n_allowed_imports) < 0 ||
+        jobargs_names(c, args, "inspect_variables", NULL, &spec->inspect, &spec->n_inspect) < 0 ||
+        jobargs_files(c, args, p, spec) < 0 || jobargs_dependencies(c, args, spec) < 0)
+        return -1;
+    json_t *v = json_object_get(args, "stdin");
+    if (json_is_string(v)) {
+        if (json_string_length(v) > JOB_MAX_STDIN)
+            return tool_bad(c, "stdin must be a string of at most %u bytes", JOB_MAX_STDIN);
+        spec->stdin_data = xstrndup(json_string_value(v), json_string_length(v));
+        spec->stdin_len = json_string_length(v);
+    }
+    v = json_object_get(args, "capture_output");
+    spec->capture_output = v ? json_is_true(v) : 1;
+    spec->kind = JOB_EXEC;
+    spec->tenant = xstrdup(c->tenant->name);
+    spec->service = xstrdup(p->name);
+    return 0;
+}
+
+/* ---- a session's cell ------------------------------------------------------------------------ */
+
+typedef struct {
+    pysessions_t *sessions;
+    const tenant_t *tenant;
+    char id[ID_STR_LEN + 1];
+    execution_t *ex;
+    result_t *res;
+} cell_t;
+
+/* The farm's answer for a session it no longer holds, in the session's own words. type and
+ * reason may point into res: copied before res lets go of its own. */
+static void s_gone(result_t *res, const char *id, status_t st, const char *type, const char *reason)
+{
+    char *t = xstrdup(type), *m = xstrdup(reason), *e = xstrdup(reason);
+    res->status = st;
+    id_parse(id, res->session.id);
+    res->error.present = 1;
+    free(res->error.type);
+    free(res->error.message);
+    free(res->session.end_reason);
+    res->error.type = t;
+    res->error.message = m;
+    res->session.present = 1;
+    res->session.alive = 0;
+    res->session.end_reason = e;
+}
+
+static void s_on_explained(void *arg, status_t st, const char *type, const char *reason)
+{
+    cell_t *cell = arg;
+    s_gone(cell->res, cell->id, st, type, reason);
+    execution_go_on(cell->ex);
+    free(cell);
+}
+
+/* execution_result_fn: the session's record follows its cell. */
+static void s_on_cell(void *arg, execution_t *ex, result_t *res)
+{
+    cell_t *cell = arg;
+    const char *type = res->error.present ? res->error.type : NULL;
+    cell->ex = ex;
+    cell->res = res;
+    if (sessjob_session_gone(res) && !strcmp(type, "SessionUnknown")) {
+        pysessions_explain(cell->sessions, cell->tenant, cell->id, s_on_explained, cell);
+        return;
+    }
+    if (sessjob_session_gone(res)) {
+        const char *why = res->session.end_reason ? res->session.end_reason : res->error.message;
+        char *reason = xstrdup(why ? why : "the session ended");
+        pysessions_ended(cell->sessions, cell->tenant, cell->id, reason);
+        s_gone(res, cell->id, strcmp(type, "SessionLost") ? ST_REJECTED : ST_LOST, type, reason);
+        free(reason);
+    } else {
+        pysessions_used(cell->sessions, cell->tenant, cell->id, res, 1);
+    }
+    execution_go_on(ex);
+    free(cell);
+}
+
+void execute_code_as_cell(call_t *c, jobspec_t *spec, execution_opts_t *opts, const char *session)
+{
+    cell_t *cell = xcalloc(1, sizeof *cell);
+    *cell = (cell_t){c->fe->pysessions, c->tenant, "", NULL, NULL};
+    snprintf(cell->id, sizeof cell->id, "%s", session);
+    spec->has_session = 1;
+    id_parse(session, spec->session);
+    opts->on_result = s_on_cell;
+    opts->on_result_arg = cell;
+}
+
+static void s_start(call_t *c, jobspec_t *spec, const tool_task_t *task, const char *session)
+{
+    execution_opts_t opts = {.tool = "execute_code",
+                             .render = outcome_execute,
+                             .record = 1,
+                             .task = task->wanted,
+                             .task_ttl_ms = task->ttl_ms,
+                             .may_become_task =
+                                 c->modern && envelope_has_extension(c->caps, EXT_TASKS)};
+    if (session) execute_code_as_cell(c, spec, &opts, session);
+    execution_start(c->fe->executions, c, spec, &opts);
+}
+
+/* The cell, once its session is known. 0, or -1 (answered). */
+static void s_cell(call_t *c, json_t *args, const tool_task_t *task, const pysession_t *s)
+{
+    const profile_t *p = profile_find(s->profile);
+    const char *asked = json_string_value(json_object_get(args, "profile"));
+    jobspec_t spec;
+    jobspec_init(&spec);
+    if (!p) {
+        call_reply(c, tool_result("the session's profile is not served any more", NULL, 1));
+    } else if (asked && strcmp(asked, s->profile) != 0) {
+        tool_bad(c, "profile %.64s differs from the session's (%s); leave it out", asked,
+                 s->profile);
+    } else if (s_spec(c, args, p, &spec) == 0) {
+        s_start(c, &spec, task, s->id);
+    }
+    jobspec_clear(&spec);
+}
+
+typedef struct {
+    call_t *call;
+    json_t *args;
+    tool_task_t task;
+} pending_t;
+
+/* A session this front-end knows has ended: the answer the farm would give, without asking
+ * it (nothing runs, so nothing is recorded; the execution id is only the answer's). */
+static void s_ended(call_t *c, const char *id, const pysession_t *s)
+{
+    result_t res;
+    uint8_t raw[ID_BYTES];
+    char eid[ID_STR_LEN + 1];
+    int lost = !strncmp(s->end_reason, "session lost", 12);
+    result_init(&res);
+    s_gone(&res, id, lost ? ST_LOST : ST_REJECTED, lost ? "SessionLost" : "SessionEnded",
+           s->end_reason);
+    id_new(raw);
+    id_format(raw, eid);
+    call_reply(c, outcome_execute(eid, &res));
+    result_clear(&res);
+}
+
+static void s_on_session(void *arg, pys_status_t st, const pysession_t *s)
+{
+    pending_t *p = arg;
+    char text[400];
+    const char *id = json_string_value(json_object_get(p->args, "session_id"));
+    if (st == PYS_FOUND && !s->ended) {
+        s_cell(p->call, p->args, &p->task, s);
+    } else if (st == PYS_FOUND) {
+        s_ended(p->call, id, s);
+    } else {
+        if (st == PYS_UNAVAILABLE)
+            snprintf(text, sizeof text, "the session store is unreachable right now; try again");
+        else
+            snprintf(text, sizeof text,
+                     "no session %.40s for your tenant (create one with "
+                     "create_session)",
+                     id);
+        call_reply(p->call, tool_result(text, NULL, 1));
+    }
+    call_release(p->call);
+    json_decref(p->args);
+    free(p);
+}
+
+void execute_code_run(call_t *c, json_t *args, const tool_task_t *task)
+{
+    json_t *sid = json_object_get(args, "session_id");
+    if (sid && !json_is_null(sid)) {
+        uint8_t raw[ID_BYTES];
+        char id[ID_STR_LEN + 1];
+        if (!json_is_string(sid) || id_parse(json_string_value(sid), raw) < 0) {
+            tool_bad(c, "session_id must be a session id as create_session returned it");
+            return;
+        }
+        id_format(raw, id);
+        const pysession_t *s = pysessions_cached(c->fe->pysessions, c->tenant, id);
+        if (s && s->ended) {
+            s_ended(c, id, s);
+            return;
+        }
+        if (s) { /* the hot path: straight to the farm, which knows whether it still lives */
+            s_cell(c, args, task, s);
+            return;
+        }
+        pending_t *p = xcalloc(1, sizeof *p);
+        *p = (pending_t){c, json_incref(args), *task};
+        call_hold(c);
+        pysessions_lookup(c->fe->pysessions, c->tenant, id, s_on_session, p);
+        return;
+    }
+    const profile_t *p = jobargs_profile(c, args);
+    jobspec_t spec;
+    jobspec_init(&spec);
+    if (p && s_spec(c, args, p, &spec) == 0) s_start(c, &spec, task, NULL);
+    jobspec_clear(&spec);
+}

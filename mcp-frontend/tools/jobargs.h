@@ -1,0 +1,30 @@
+/* mcp-frontend/tools/jobargs.h — a JobSpec from the arguments of execute_code and validate_code.
+ * tools.c has checked the arguments' JSON types already; these check what the types cannot
+ * say (sizes, names, paths, the profile's modules, the tenant's profiles) and answer the call
+ * with -32602 naming the argument when something is wrong (then they return -1, or NULL). */
+#ifndef SP_FE_JOBARGS_H
+#define SP_FE_JOBARGS_H
+#include <jansson.h>
+
+#include "common/profiles.h"
+#include "proto/job.h"
+#include "mcp-frontend/rpc/call.h"
+
+/* code → spec->code. */
+int jobargs_code(call_t *c, json_t *args, jobspec_t *spec);
+/* profile, or — without one — the first profile the tenant may use that has every dependency
+ * of the code's PEP 723 block (pep723.h), else the default. */
+const profile_t *jobargs_profile(call_t *c, json_t *args);
+/* A list of names (inspect_variables; allowed_imports when p is given, each one a module of p). */
+int jobargs_names(call_t *c, json_t *args, const char *key, const profile_t *p, char ***out,
+                  size_t *n);
+/* timeout and memory_limit, filled from the profile's defaults, then capped by the tenant's
+ * maxima and the profile's (common/limits.h). */
+int jobargs_limits(call_t *c, json_t *args, const profile_t *p, limits_t *l);
+/* dependencies (the argument's and the PEP 723 block's requirement strings, for the node to
+ * resolve) and figure_format. */
+int jobargs_dependencies(call_t *c, json_t *args, jobspec_t *spec);
+/* files → the job's workspace (profiles that have one). */
+int jobargs_files(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec);
+
+#endif

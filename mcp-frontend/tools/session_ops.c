@@ -1,0 +1,202 @@
+/* mcp-frontend/tools/session_ops.c — see session_ops.h. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/profiles.h"
+#include "mcp-frontend/rpc/fe.h"
+#include "mcp-frontend/cells/pysessions.h"
+#include "session_ops.h"
+#include "tools.h"
+
+op_t *sop_op(call_t *c)
+{
+    op_t *op = xcalloc(1, sizeof *op);
+    op->call = c;
+    call_hold(c);
+    jobspec_init(&op->spec);
+    return op;
+}
+
+void sop_op_free(op_t *op)
+{
+    call_release(op->call);
+    jobspec_clear(&op->spec);
+    free(op->extra);
+    free(op);
+}
+
+/* An error the tool reports as its result (isError), with the farm's or our own words. */
+void sop_fail(call_t *c, const char *fmt, ...)
+{
+    char text[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    call_reply(c, tool_result(text, NULL, 1));
+}
+
+void sop_fail_result(call_t *c, const char *what, const result_t *res)
+{
+    sop_fail(c, "%s: %s: %s", what, status_name(res->status),
+             res->error.present && res->error.message ? res->error.message : "no reason given");
+}
+
+/* The session as create_session and fork_session describe it. */
+static json_t *s_described(const pysession_t *s, const profile_t *p, long forks_left)
+{
+    char expires[32];
+    json_t *o = json_pack(
+        "{s:s,s:s,s:{s:I,s:I,s:I,s:I},s:s,s:I}", "session_id", s->id, "profile", s->profile,
+        "limits", "memory_mb", (json_int_t)s->memory_mb, "idle_timeout_s",
+        (json_int_t)s->idle_timeout_s, "timeout_s", (json_int_t)(p->defaults.wall_ms / 1000),
+        "max_timeout_s", (json_int_t)(p->max.wall_ms / 1000), "expires_at",
+        pysession_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires), "forks_left",
+        (json_int_t)forks_left);
+    if (s->parent[0]) json_object_set_new(o, "parent_session_id", json_string(s->parent));
+    return o;
+}
+
+typedef struct {
+    call_t *call; /* held */
+    json_t *result;
+} landing_reply_t;
+
+static void s_on_landed(void *arg)
+{
+    landing_reply_t *r = arg;
+    call_reply(r->call, r->result);
+    call_release(r->call);
+    free(r);
+}
+
+void sop_reply_landed(call_t *c, json_t *result)
+{
+    landing_reply_t *r = xcalloc(1, sizeof *r);
+    *r = (landing_reply_t){c, result};
+    call_hold(c);
+    pysessions_landed(c->fe->pysessions, s_on_landed, r);
+}
+
+void sop_reply_session(call_t *c, const pysession_t *s, const char *verb, long forks_left)
+{
+    const profile_t *p = profile_find(s->profile);
+    char text[400];
+    snprintf(text, sizeof text,
+             "%s session %s (%s, %ld MB, idle timeout %ld s). Run cells in it with execute_code "
+             "and session_id.",
+             verb, s->id, s->profile, s->memory_mb, s->idle_timeout_s);
+    sop_reply_landed(c, tool_result(text, s_described(s, p ? p : profile_default(), forks_left), 0));
+}
+
+/* The new session's record, from the farm's answer. */
+void sop_record(op_t *op, const result_t *res, const char *parent, const char *restored)
+{
+    pysession_t *s = &op->s;
+    s->memory_mb = res->session.memory_mb;
+    s->idle_timeout_s = res->session.idle_timeout_s;
+    s->memory_kb = res->session.memory_kb;
+    s->created_ms = s->last_used_ms = clock_wall_ms();
+    snprintf(s->parent, sizeof s->parent, "%s", parent ? parent : "");
+    snprintf(s->restored_from, sizeof s->restored_from, "%s", restored ? restored : "");
+    pysessions_opened(op->call->fe->pysessions, op->call->tenant, s);
+}
+
+/* ---- sessions named by the call -------------------------------------------------------------- */
+
+/* The call's session_id as a canonical id into out; -32602 and -1 when it is not one. */
+int sop_session_arg(call_t *c, json_t *args, char out[ID_STR_LEN + 1])
+{
+    uint8_t raw[ID_BYTES];
+    const char *id = json_string_value(json_object_get(args, "session_id"));
+    if (!id || id_parse(id, raw) < 0)
+        return tool_bad(c, "session_id must be a session id as create_session returned it");
+    id_format(raw, out);
+    return 0;
+}
+
+/* A session the farm no longer holds: its record says why (or it is worked out), and the
+ * call is answered with that. */
+static void s_on_explained(void *arg, status_t st, const char *type, const char *reason)
+{
+    op_t *op = arg;
+    (void)type;
+    sop_fail(op->call, "session %s: %s: %s", op->s.id, status_name(st), reason);
+    sop_op_free(op);
+}
+
+void sop_gone(op_t *op, const result_t *res)
+{
+    pysessions_t *ps = op->call->fe->pysessions;
+    if (res->session.end_reason && strcmp(res->error.type, "SessionUnknown") != 0) {
+        pysessions_ended(ps, op->call->tenant, op->s.id, res->session.end_reason);
+        sop_fail(op->call, "session %s ended: %s", op->s.id, res->session.end_reason);
+        sop_op_free(op);
+        return;
+    }
+    pysessions_explain(ps, op->call->tenant, op->s.id, s_on_explained, op);
+}
+
+typedef struct {
+    op_t *op;
+    op_step_fn *step;
+} found_t;
+
+static void s_on_found(void *arg, pys_status_t st, const pysession_t *s)
+{
+    found_t *f = arg;
+    op_t *op = f->op;
+    if (st == PYS_UNAVAILABLE)
+        sop_fail(op->call, "the session store is unreachable right now; try again shortly");
+    else if (st == PYS_NOT_FOUND)
+        sop_fail(op->call, "no session %s for your tenant", op->s.id);
+    else if (s->ended)
+        sop_fail(op->call, "session %s ended: %s", op->s.id, s->end_reason);
+    if (st != PYS_FOUND || s->ended)
+        sop_op_free(op);
+    else
+        f->step(op, s);
+    free(f);
+}
+
+void sop_with_session(call_t *c, json_t *args, op_step_fn *step, void *extra)
+{
+    char id[ID_STR_LEN + 1];
+    if (sop_session_arg(c, args, id) < 0) {
+        free(extra);
+        return;
+    }
+    op_t *op = sop_op(c);
+    op->extra = extra;
+    snprintf(op->s.id, sizeof op->s.id, "%s", id);
+    found_t *f = xcalloc(1, sizeof *f);
+    *f = (found_t){op, step};
+    pysessions_lookup(c->fe->pysessions, c->tenant, id, s_on_found, f);
+}
+
+void sop_submit_on(op_t *op, const pysession_t *s, job_kind_t kind, sessjob_fn *fn)
+{
+    op->spec.kind = kind;
+    op->spec.service = xstrdup(s->profile);
+    op->spec.has_session = 1;
+    id_parse(s->id, op->spec.session);
+    sessjob_submit(op->call, &op->spec, fn, op);
+}
+
+void sop_reply_list(call_t *c, json_t *items, const char *key, const char *noun, const char *store)
+{
+    if (!items) {
+        sop_fail(c, "the %s store is unreachable right now; try again shortly", store);
+    } else {
+        char text[80];
+        size_t n = json_array_size(items);
+        snprintf(text, sizeof text, "%zu %s%s.", n, noun, n == 1 ? "" : "s");
+        call_reply(c, tool_result(text, json_pack("{s:o}", key, items), 0));
+    }
+    call_release(c);
+}
