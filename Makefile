@@ -38,15 +38,12 @@ LIB     := $(BUILD)/lib/libsnakepit.a
 
 BROKER_SRC   := $(wildcard broker/*.c)
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
-# or Redis library (fewer pages to copy on every fork)
-ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c pool.c child.c \
-                  childsig.c envprofile.c sandbox.c landlock.c filter.c prologue.c layers.c python.c \
-                  runner.c runner_session.c audit.c policy.c pyfork.c holes.c hugemem.c pretouch.c \
-                  pidns.c session_child.c session_files.c session_fork.c session_results.c procfs.c \
-                  sessions.c workspace.c outcome.c outcome_meta.c jobarea.c jobcopy.c zchan.c zmsg.c \
-                  scrub.c)
-EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c slots.c credits.c claims.c broker_link.c \
-                  zygotes.c envs.c spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c node_sessions.c)
+# or Redis library (fewer pages to copy on every fork). Each is built from its folders; link/
+# (the channel between them and the layer names) goes into both.
+EXEC_LINK_SRC := $(wildcard executor-node/link/*.c)
+EXECUTOR_SRC  := $(wildcard executor-node/node/*.c) $(EXEC_LINK_SRC)
+ZYGOTE_SRC    := $(foreach d,zygote zygote/sessions zygote/pool child sandbox python mem area, \
+                   $(wildcard executor-node/$(d)/*.c)) $(EXEC_LINK_SRC)
 MCP_SRC      := $(wildcard mcp-frontend/*.c mcp-frontend/*/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
 
@@ -79,12 +76,14 @@ define py_to_h
 	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
 endef
-$(BUILD)/gen/%_py.h: executor-node/%.py
+$(BUILD)/gen/%_py.h: executor-node/python/%.py
+	$(py_to_h)
+$(BUILD)/gen/%_py.h: executor-node/node/%.py
 	$(py_to_h)
 
-$(OBJ)/executor-node/envs.o: $(BUILD)/gen/envbuild_py.h
+$(OBJ)/executor-node/node/envs.o: $(BUILD)/gen/envbuild_py.h
 
-$(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
+$(OBJ)/executor-node/python/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
                                $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h
 
 # the drop-in endpoints' validators are Python programs the front-end sends to the farm as
@@ -164,19 +163,19 @@ $(BUILD)/tests/%: tests/unit/%.c $(BROKER_LIB) $(LIB)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BROKER_LIB) $(LIB) $(LDFLAGS) -lcmocka -ljansson -lmicrohttpd -lhiredis $(LIBS)
 
 # the node ⇄ zygote codec lives in executor-node/, outside the shared library
-$(BUILD)/tests/test_zmsg: tests/unit/test_zmsg.c executor-node/zmsg.c executor-node/zchan.c $(LIB)
+$(BUILD)/tests/test_zmsg: tests/unit/test_zmsg.c executor-node/link/zmsg.c executor-node/link/zchan.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDFLAGS) -lcmocka $(LIBS)
 
 # the node's book of its sessions (issue 12) lives in executor-node/ too
-$(BUILD)/tests/test_node_sessions: tests/unit/test_node_sessions.c executor-node/node_sessions.c $(LIB)
+$(BUILD)/tests/test_node_sessions: tests/unit/test_node_sessions.c executor-node/node/node_sessions.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDFLAGS) -lcmocka $(LIBS)
 
 # pre-faulting (issue 16) lives in executor-node/ too
-$(BUILD)/tests/test_pretouch: tests/unit/test_pretouch.c executor-node/pretouch.c $(LIB)
+$(BUILD)/tests/test_pretouch: tests/unit/test_pretouch.c executor-node/mem/pretouch.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcmocka $(LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDFLAGS) -lcmocka $(LIBS)
 
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -298,12 +297,12 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROK
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_COMMON) $(filter-out broker/main.c broker/broker.c broker/relay.c broker/ratelog.c broker/metrics.c broker/zap.c,$(BROKER_SRC)) -lzmq -lmsgpackc -lm
 
 # the zygote's reading of a child's meta needs the executor's outcome module
-$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/outcome_meta.c
+$(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/zygote/pool/outcome_meta.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lseccomp -lzmq -lmsgpackc -lm
 
-# the node's reading of what its zygotes send (executor-node/zmsg.c)
-$(BUILD)/fuzz/fuzz_zmsg: tests/fuzz/fuzz_zmsg.c $(FUZZ_COMMON) executor-node/zmsg.c executor-node/zchan.c
+# the node's reading of what its zygotes send (executor-node/link/zmsg.c)
+$(BUILD)/fuzz/fuzz_zmsg: tests/fuzz/fuzz_zmsg.c $(FUZZ_COMMON) executor-node/link/zmsg.c executor-node/link/zchan.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lmsgpackc -lm
 

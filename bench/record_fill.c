@@ -100,7 +100,7 @@ int main(int argc, char **argv)
     res.out_len = strlen(out);
     res.err = "";
     res.result = "10";
-    /* the trailing expression's output, as the runner returns it (executor-node/rich.py) */
+    /* the trailing expression's output, as the runner returns it (executor-node/python/rich.py) */
     result_output_t repr = {.kind = "result", .mime = "text/plain", .data = "10", .len = 2};
     res.outputs = &repr;
     res.n_outputs = 1;

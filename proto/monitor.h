@@ -1,6 +1,6 @@
 /* proto/monitor.h — watching a ZeroMQ socket's connections (zmq_socket_monitor): a PAIR socket
  * the events arrive on, and reading them. The submitter (proto/client.c) and the executor's
- * broker links (executor-node/broker_link.c) learn this way at once that a connection dropped
+ * broker links (executor-node/node/broker_link.c) learn this way at once that a connection dropped
  * — a killed peer — which heartbeats would tell only seconds later. */
 #ifndef SP_MONITOR_H
 #define SP_MONITOR_H

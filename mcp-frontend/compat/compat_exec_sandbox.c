@@ -211,7 +211,7 @@ static void s_validate_script(call_t *c, json_t *args, const tool_task_t *task)
 }
 
 /* ---- check_environment: that server's lines, about this sandbox; the Python version and the
- * packages are what the executors report (sp:profiles, executor-node/snapshot.c) */
+ * packages are what the executors report (sp:profiles, executor-node/node/snapshot.c) */
 
 static void s_profiles_line(buf_t *b, const call_t *c, json_t *reported, const char **python)
 {

@@ -276,7 +276,7 @@ def test_pooled_children_that_keep_dying_slow_the_refill_down():
 
 
 def test_a_tenants_second_running_job_starts_at_a_lower_cpu_priority():
-    """CPU follows fairness (executor-node/dispatch.h): a job that starts while another job of
+    """CPU follows fairness (executor-node/zygote/dispatch.h): a job that starts while another job of
     its tenant runs gets nice 10; a tenant's only running job gets the zygote's own priority,
     whoever else is running. Each job prints the nice value it runs at; the node counts the
     lowered one."""

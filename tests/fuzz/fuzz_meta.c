@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_meta.c — libFuzzer target for the zygote's reading of what a job's child
- * wrote into its shared area (executor-node/outcome.c outcome_read_meta). The child ran
+ * wrote into its shared area (executor-node/zygote/pool/outcome.c outcome_read_meta). The child ran
  * hostile code, so its meta may be anything; what comes out must be a status the child is
  * allowed to claim (never security_violation, lost, rejected, timeout...), and its figures
  * must be PNGs within the caps, sized from their own headers. */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor-node/outcome.h"
+#include "executor-node/zygote/pool/outcome.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

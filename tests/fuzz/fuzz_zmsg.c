@@ -1,12 +1,12 @@
 /* tests/fuzz/fuzz_zmsg.c — libFuzzer target for the node's reading of what its zygotes send
- * (executor-node/zmsg.c zmsg_decode). A zygote's children run tenants' code, so the node takes
+ * (executor-node/link/zmsg.c zmsg_decode). A zygote's children run tenants' code, so the node takes
  * nothing on the channel on trust. Input: one type byte, then the payload. A message that
  * decodes must encode back to one that decodes to the same thing. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor-node/zmsg.h"
+#include "executor-node/link/zmsg.h"
 
 static void s_check(int ok)
 {

@@ -50,7 +50,7 @@ def test_a_full_workspace_does_not_outlive_its_job(ds_executor):
 # What a job leaves in memory must not be readable by the next one: numpy reads any address of
 # its own process (as_strided), and every child inherits the zygote's heap, freed chunks too.
 # This scans the C heap around a fresh buffer for another tenant's marker; without the
-# zygote's scrubbing (executor-node/scrub.h) it finds the earlier jobs' code, files and output.
+# zygote's scrubbing (executor-node/area/scrub.h) it finds the earlier jobs' code, files and output.
 _HEAP_SCAN = (
     "import numpy as np\nfrom numpy.lib.stride_tricks import as_strided\n"
     "needle = ('7f3a9c' + 'TENANT-A-' + 'SECRET-').encode()\n"

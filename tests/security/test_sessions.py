@@ -199,7 +199,7 @@ def test_the_process_limit_is_back_to_zero_after_a_fork(bare_python):
         assert soft == "0\n"
 
 
-# ---- the pid view: a lineage's namespace (executor-node/pidns.h) -------------------------
+# ---- the pid view: a lineage's namespace (executor-node/sandbox/pidns.h) -------------------------
 
 PIDS = ("import os\nlive = []\nfor pid in range(1, 512):\n    try:\n        os.getpgid(pid)\n"
         "        live.append(pid)\n    except OSError:\n        pass\nprint(os.getpid(), live)")

@@ -1,7 +1,7 @@
 /* tests/unit/test_exec_brokers.c — an executor node serving several brokers, through the
- * headers: its slots shared as credit (executor-node/credits.h: never more out than it has,
+ * headers: its slots shared as credit (executor-node/node/credits.h: never more out than it has,
  * credit follows the work, a broker that goes away takes nothing with it) and its claims on
- * job ids (executor-node/claims.h: a job resubmitted to another broker never runs twice).
+ * job ids (executor-node/node/claims.h: a job resubmitted to another broker never runs twice).
  * The modules are compiled in directly (they live in executor-node/, not the shared lib). */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "executor-node/claims.c"
-#include "executor-node/credits.c"
+#include "executor-node/node/claims.c"
+#include "executor-node/node/credits.c"
 
 /* ---- credits ---- */
 

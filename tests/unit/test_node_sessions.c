@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "executor-node/node_sessions.h"
+#include "executor-node/node/node_sessions.h"
 
 static void s_id(uint8_t id[ID_BYTES], unsigned n)
 {

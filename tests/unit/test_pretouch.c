@@ -1,4 +1,4 @@
-/* tests/unit/test_pretouch.c — executor-node/pretouch.h: the probe's report names the pages a
+/* tests/unit/test_pretouch.c — executor-node/mem/pretouch.h: the probe's report names the pages a
  * job made private, a pooled child's pre-faulting leaves their bytes as they were, and a range
  * that is no longer writable (unmapped, or read-only now) is skipped without ending the
  * process, with the process's own SIGSEGV handler back in place afterwards. */
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "executor-node/pretouch.h"
+#include "executor-node/mem/pretouch.h"
 
 #define PAGE 4096u
 

@@ -1,4 +1,4 @@
-/* tests/unit/test_zmsg.c — the node ⇄ zygote messages (executor-node/zmsg.h): each type round
+/* tests/unit/test_zmsg.c — the node ⇄ zygote messages (executor-node/link/zmsg.h): each type round
  * trips through its row of the table, hostile payloads are refused with a reason, and messages
  * of any size cross a real socketpair whole. */
 #define _GNU_SOURCE
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "executor-node/zmsg.h"
+#include "executor-node/link/zmsg.h"
 #include "proto/mpack.h"
 
 static const uint8_t s_id[ID_BYTES] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};

@@ -1,0 +1,77 @@
+/* executor-node/mem/procfs.c — see procfs.h. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "procfs.h"
+
+int procfs_open(int own_ns)
+{
+    /* Our mount namespace is still a copy of the host's (sandbox_seal_filesystem comes later):
+     * a proc of our own pid namespace over its /proc changes nothing outside it. */
+    if (own_ns && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+        log_warn("event=procfs_unavailable error=\"mount proc: %s\"", strerror(errno));
+        return -1;
+    }
+    int fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) log_warn("event=procfs_unavailable error=\"open /proc: %s\"", strerror(errno));
+    return fd;
+}
+
+static ssize_t s_read(int procfd, const char *path, char *buf, size_t cap)
+{
+    int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n >= 0) buf[n] = '\0';
+    return n;
+}
+
+int procfs_pss_kb(int procfd, pid_t pid, uint64_t *kb)
+{
+    char path[64], buf[2048];
+    if (procfd < 0) return -1;
+    snprintf(path, sizeof path, "%d/smaps_rollup", (int)pid);
+    if (s_read(procfd, path, buf, sizeof buf) <= 0) return -1;
+    const char *p = strstr(buf, "\nPss:");
+    unsigned long long v;
+    if (!p || sscanf(p + 5, "%llu", &v) != 1) return -1;
+    *kb = v;
+    return 0;
+}
+
+size_t procfs_children(int procfd, pid_t parent, pid_t *out, size_t cap)
+{
+    if (procfd < 0) return 0;
+    int dfd = openat(procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0) close(dfd);
+        return 0;
+    }
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < cap) {
+        char *end, path[64], buf[512];
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0) continue;
+        snprintf(path, sizeof path, "%ld/stat", pid);
+        if (s_read(procfd, path, buf, sizeof buf) <= 0) continue;
+        /* "pid (comm) state ppid ...": comm may hold anything, so after its last ')' */
+        const char *close_paren = strrchr(buf, ')');
+        int ppid;
+        char state;
+        if (close_paren && sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == parent)
+            out[n++] = (pid_t)pid;
+    }
+    closedir(d);
+    return n;
+}

@@ -1,0 +1,54 @@
+/* executor-node/node/node_conf.h — the executor node's configuration: one struct, filled from
+ * defaults (node_conf_defaults) → --config file → SNAKEPIT_* environment → flags by main.c's
+ * option table. Every part of the node reads its slice from here; nothing writes to it after
+ * start-up. */
+#ifndef SP_NODE_CONF_H
+#define SP_NODE_CONF_H
+#include <limits.h>
+
+typedef struct {
+    char broker[2048]; /* the brokers' executor endpoints, comma-separated */
+    char node_id[65];
+    char profiles[256];      /* comma-separated services to serve */
+    long slots;              /* jobs at once across all profiles, the reserve apart */
+    long reserve_slots; /* more jobs at once, for tenants with nothing running (PROTOCOL.md §3) */
+    long pool;               /* idle pre-forked children per zygote */
+    char disable_layer[128]; /* sandbox layers switched off, by name */
+    long heartbeat_ms;
+    long liveness;     /* missed heartbeats before the broker counts as gone */
+    long run_uid_host; /* host uid the children run as, when the node is root */
+    long run_gid_host;
+    char python[256];
+    long output_max; /* bytes each output stream can hold */
+    long recycle_jobs;
+    long recycle_s;
+    char log_level[16];
+    char curve_server_key[1024];  /* the broker's public key, or its .key file: CURVE on */
+    char curve_secret_file[1024]; /* this node's key pair (snakepit keygen NAME.key_secret) */
+    char metrics[128];            /* HOST:PORT for /metrics, "off" for none */
+    char redis[PATH_MAX + 16];    /* where to publish the snapshot; empty for none */
+    /* sessions (issue 12): node_sessions.h decides their time, sessions.h keeps them */
+    long max_sessions;       /* kept at once on this node; 0: none */
+    long session_pool;       /* children kept forked ahead for new sessions, per zygote */
+    long session_idle_s;     /* a session's idle timeout when it names none */
+    long session_max_idle_s; /* the longest one it may name */
+    long session_grace_ms; /* a cell past its timeout: KeyboardInterrupt, then kill this long after
+                            */
+    long session_evict_free_mb; /* evict idle sessions, least recently used first, below this */
+    long session_memory_mb; /* ... or while sessions hold more than this together (0: no budget) */
+    char packages[PATH_MAX];      /* package source (wheel directory or index URL); "" none */
+    char envs_dir[PATH_MAX];      /* dependency environments (envs.h) */
+    long max_env_zygotes;
+    long env_idle_s;
+    long build_timeout_s;
+} node_conf_t;
+
+void node_conf_defaults(node_conf_t *conf);
+
+/* Jobs that may run at once on this node: its slots and its reserve. */
+static inline long node_conf_jobs(const node_conf_t *c)
+{
+    return c->slots + c->reserve_slots;
+}
+
+#endif

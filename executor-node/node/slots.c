@@ -1,0 +1,612 @@
+/* executor-node/node/slots.c — see slots.h. Every job that takes a slot leaves it through s_end,
+ * which is where its one RESULT (or ANSWER) per interested broker goes out — a job that waited
+ * for its dependency environment and never reached a zygote included. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/pep440.h"
+#include "proto/job.h"
+#include "proto/result.h"
+#include "claims.h"
+#include "credits.h"
+#include "node_sessions.h"
+#include "executor-node/link/sessions_text.h"
+#include "slots.h"
+
+#define CLAIMS_MAX 262144
+#define CLAIMS_DONE_MS                                                                             \
+    60000 /* a finished job is remembered this long (a resubmission comes                          \
+             seconds after its broker died) */
+
+#define SLOT_FREE    (-1)
+#define SLOT_WAITING (-2) /* its dependencies' environment is being built or started (envs.h) */
+
+typedef struct {
+    uint8_t id[ID_BYTES];
+    int zygote; /* index, SLOT_FREE or SLOT_WAITING */
+    int link;   /* the broker that sent it */
+    int has_session;
+    uint8_t session[ID_BYTES]; /* the session the job acts on (busy until its answer) */
+    /* a waiting job: its environment and its JobSpec, kept until it can be sent */
+    int env;
+    char env_key[49];
+    uint8_t *body;
+    size_t body_len;
+    char service[65];
+} slot_t;
+
+struct slots {
+    const node_conf_t *conf;
+    zygotes_t *zygotes;
+    exec_metrics_t *metrics;
+    char layers[128];
+    slot_t *slot; /* node_conf_jobs() of them */
+    broker_link_t **links;
+    int n_links;
+    credits_t *credits;
+    claims_t *claims;
+    envs_t *envs; /* NULL without a package source */
+    long n_waiting;
+    node_sessions_t *sessions;      /* NULL when the node keeps none */
+    uint8_t (*ready_ids)[ID_BYTES]; /* READY's session list, filled at each READY */
+    long mem_free_mb;               /* the machine's available memory, at the last session tick */
+    uint64_t sessions_sent_ms;      /* the last SESSIONS to the brokers */
+};
+
+/* ---- credit on the wire ---------------------------------------------------------------------- */
+
+static void s_grant(void *arg, int link, uint32_t n)
+{
+    slots_t *self = arg;
+    if (self->links) broker_link_send_credit(self->links[link], n);
+}
+
+static void s_reclaim(void *arg, int link, uint32_t n)
+{
+    slots_t *self = arg;
+    if (self->links) broker_link_send_reclaim(self->links[link], n);
+}
+
+/* A waiting job's JobSpec copy goes: zeroed first (tenant data, scrub.h's rule). */
+static void s_drop_body(slots_t *self, slot_t *s)
+{
+    if (s->body) {
+        explicit_bzero(s->body, s->body_len);
+        free(s->body);
+        self->n_waiting--;
+    }
+    s->body = NULL;
+    s->body_len = 0;
+}
+
+slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *metrics,
+                   const char *layers)
+{
+    slots_t *self = xcalloc(1, sizeof *self);
+    self->conf = conf;
+    self->zygotes = zygotes;
+    self->metrics = metrics;
+    snprintf(self->layers, sizeof self->layers, "%s", layers);
+    self->slot = xcalloc((size_t)node_conf_jobs(conf), sizeof *self->slot);
+    for (long i = 0; i < node_conf_jobs(conf); i++) self->slot[i].zygote = SLOT_FREE;
+    self->claims = claims_new(CLAIMS_MAX, CLAIMS_DONE_MS);
+    return self;
+}
+
+void slots_destroy(slots_t **self_p)
+{
+    slots_t *self = *self_p;
+    if (!self) return;
+    credits_destroy(&self->credits);
+    claims_destroy(&self->claims);
+    node_sessions_destroy(&self->sessions);
+    free(self->ready_ids);
+    for (long i = 0; i < node_conf_jobs(self->conf); i++) s_drop_body(self, &self->slot[i]);
+    free(self->slot);
+    free(self);
+    *self_p = NULL;
+}
+
+void slots_set_links(slots_t *self, broker_link_t **links, int n)
+{
+    credits_io_t io = {s_grant, s_reclaim, self};
+    self->credits = credits_new((uint32_t)node_conf_jobs(self->conf), n, &io, NULL);
+    self->links = links;
+    self->n_links = n;
+}
+
+void slots_set_envs(slots_t *self, envs_t *envs)
+{
+    self->envs = envs;
+}
+
+void slots_tick(slots_t *self)
+{
+    claims_expire(self->claims, clock_mono_ms());
+}
+
+/* ---- the slot table ------------------------------------------------------------------------- */
+
+static slot_t *s_slot_of(slots_t *self, const uint8_t *id)
+{
+    for (long i = 0; i < node_conf_jobs(self->conf); i++)
+        if (self->slot[i].zygote != SLOT_FREE && memcmp(self->slot[i].id, id, ID_BYTES) == 0)
+            return &self->slot[i];
+    return NULL;
+}
+
+static slot_t *s_slot_free(slots_t *self)
+{
+    for (long i = 0; i < node_conf_jobs(self->conf); i++)
+        if (self->slot[i].zygote == SLOT_FREE) return &self->slot[i];
+    return NULL;
+}
+
+/* The job in slot s ended with body: its slot's credit goes where credits.h says, and every
+ * broker waiting for the answer gets it. */
+static void s_end(slots_t *self, slot_t *s, const uint8_t *body, size_t len)
+{
+    int origin = s->link;
+    if (s->has_session) node_sessions_busy(self->sessions, s->session, 0, clock_mono_ms());
+    s->has_session = 0;
+    s_drop_body(self, s);
+    s->zygote = SLOT_FREE;
+    int to = credits_finish(self->credits, origin);
+    self->metrics->busy = credits_busy(self->credits);
+    if (to == origin)
+        broker_link_send_result(self->links[origin], s->id, body, len, 1);
+    else if (broker_link_up(self->links[origin]))
+        broker_link_send_result(self->links[origin], s->id, body, len, 0);
+    unsigned also = claims_on_done(self->claims, s->id, clock_mono_ms());
+    for (int i = 0; i < self->n_links; i++)
+        if (i != origin && (also >> i & 1) && broker_link_up(self->links[i]))
+            broker_link_send_result(self->links[i], s->id, body, len, 0);
+}
+
+/* The job in slot s is answered here, without having run. */
+static void s_answer(slots_t *self, slot_t *s, status_t st, const char *type, const char *why)
+{
+    buf_t b;
+    buf_init(&b);
+    result_encode_simple(&b, st, type, why);
+    s_end(self, s, b.data, b.len);
+    buf_free(&b);
+}
+
+/* ---- dependency environments (envs.h) -------------------------------------------------------- */
+
+/* The environment a job for zygote zi needs: its index; -1 when the profile's own packages do
+ * (or the job names no dependencies, or the node has no package source), -2 when no more
+ * environments can be tracked now. */
+static int s_env_of(slots_t *self, const worker_msg_t *m, int zi)
+{
+    char **deps;
+    size_t n_deps;
+    if (!self->envs || !envs_enabled(self->envs) ||
+        jobspec_peek_dependencies(m->body.data, m->body.len, &deps, &n_deps) < 0 || !n_deps)
+        return -1;
+    int env = -1;
+    if (!pep440_all_met(zygotes_packages(self->zygotes, zi), deps, n_deps)) {
+        env = envs_request(self->envs, profile_find(m->service), deps, n_deps);
+        if (env < 0) env = -2;
+    }
+    jobspec_free_names(deps, n_deps);
+    return env;
+}
+
+static void s_send_waiting(slots_t *self, slot_t *s, int zi)
+{
+    s->zygote = zi;
+    zygotes_send_job(self->zygotes, zi, s->id, s->body, s->body_len);
+    s_drop_body(self, s);
+}
+
+/* A waiting job can go once its environment is built (or the profile has it all) and the
+ * zygote serving it is up; it is answered when the environment cannot be had. */
+static void s_dispatch_one(slots_t *self, slot_t *s)
+{
+    int env = s->env, ready, zi;
+    if (strcmp(envs_key(self->envs, env), s->env_key) != 0) { /* forgotten meanwhile */
+        uint8_t id[ID_BYTES];
+        memcpy(id, s->id, ID_BYTES);
+        s_answer(self, s, ST_REJECTED, "ExecutorRefused",
+                 "this executor lost track of the job's dependency environment");
+        claims_forget(self->claims, id); /* it did not run: a resubmission may */
+        return;
+    }
+    switch (envs_state(self->envs, env)) {
+    case ENV_BUILDING:
+        return;
+    case ENV_FAILED:
+        s_answer(self, s, ST_ERROR, "DependencyError", envs_error(self->envs, env));
+        return;
+    case ENV_BASE:
+        zi = zygotes_pick(self->zygotes, s->service, &ready);
+        if (zi >= 0 && ready) s_send_waiting(self, s, zi);
+        return;
+    case ENV_READY:
+        zi = zygotes_env_pick(self->zygotes, s->env_key, &ready);
+        if (zi < 0)
+            zi = zygotes_env_start(self->zygotes, envs_profile(self->envs, env), s->env_key,
+                                   envs_site(self->envs, env), envs_modules(self->envs, env));
+        if (zi == -2)
+            s_answer(self, s, ST_INTERNAL_ERROR, "SandboxError",
+                     "the sandbox for the job's dependencies could not be started");
+        else if (zi >= 0 && ready)
+            s_send_waiting(self, s, zi);
+        return;
+    }
+}
+
+void slots_dispatch_waiting(slots_t *self)
+{
+    for (long i = 0; i < node_conf_jobs(self->conf) && self->n_waiting; i++)
+        if (self->slot[i].zygote == SLOT_WAITING) s_dispatch_one(self, &self->slot[i]);
+}
+
+/* The job in slot s waits for environment env with a copy of its JobSpec. */
+static void s_wait(slots_t *self, slot_t *s, int env, const worker_msg_t *m)
+{
+    s->zygote = SLOT_WAITING;
+    s->env = env;
+    snprintf(s->env_key, sizeof s->env_key, "%s", envs_key(self->envs, env));
+    snprintf(s->service, sizeof s->service, "%s", m->service);
+    s->body = xmalloc(m->body.len ? m->body.len : 1);
+    memcpy(s->body, m->body.data, m->body.len);
+    s->body_len = m->body.len;
+    self->n_waiting++;
+    s_dispatch_one(self, s);
+}
+
+/* ---- sessions (issue 12) ---------------------------------------------------------------------- */
+
+long slots_mem_available_mb(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %ld kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb < 0 ? -1 : kb / 1024;
+}
+
+void slots_set_sessions(slots_t *self, node_sessions_t *sessions)
+{
+    self->sessions = sessions;
+    self->ready_ids = xcalloc((size_t)self->conf->max_sessions, ID_BYTES);
+    self->mem_free_mb = slots_mem_available_mb();
+}
+
+/* SESSIONS to every broker that is up (each routes jobs to this node's sessions): what changed,
+ * with the free memory new sessions are placed by. Sent at once on a change (before the answer
+ * of the job that made it), else once a second. */
+static void s_send_sessions(slots_t *self, int always)
+{
+    node_sessions_changes_t ch;
+    if (!self->sessions || !self->links) return;
+    int changed = node_sessions_changes(self->sessions, &ch);
+    if (!changed && !always) return;
+    buf_t b;
+    buf_init(&b);
+    sessions_encode(self->mem_free_mb > 0 ? (uint32_t)self->mem_free_mb : 0,
+                    (uint32_t)node_sessions_count(self->sessions),
+                    (const uint8_t(*)[ID_BYTES])ch.up, ch.n_up,
+                    (const uint8_t(*)[ID_BYTES])ch.down, ch.reasons, ch.n_down, &b);
+    for (int i = 0; i < self->n_links; i++)
+        if (broker_link_up(self->links[i])) broker_link_send_sessions(self->links[i], b.data, b.len);
+    buf_free(&b);
+    self->sessions_sent_ms = clock_mono_ms();
+}
+
+/* Idle timeouts and memory pressure (node_sessions.h decides), and SESSIONS once a second. */
+void slots_session_tick(slots_t *self)
+{
+    node_sessions_end_t due[64];
+    if (!self->sessions) return;
+    self->mem_free_mb = slots_mem_available_mb();
+    size_t k = node_sessions_due(self->sessions, clock_mono_ms(), self->mem_free_mb, due, 64);
+    for (size_t i = 0; i < k; i++) {
+        char idstr[ID_STR_LEN + 1];
+        id_format(due[i].id, idstr);
+        log_info("event=session_ending session=%s reason=\"%s\"", idstr, due[i].reason);
+        zygotes_end_session(self->zygotes, due[i].zygote, due[i].id, due[i].reason);
+    }
+    s_send_sessions(self, clock_mono_ms() - self->sessions_sent_ms >= 1000);
+}
+
+/* A job on a session this node does not hold: answered at once (its RESULT returns the
+ * credit), with why it ended when that is remembered. */
+static void s_answer_no_session(slots_t *self, int link, const uint8_t job[ID_BYTES],
+                                const route_t *r)
+{
+    const uint8_t *sid = r->session;
+    const char *ended =
+        self->sessions ? node_sessions_ended(self->sessions, sid, r->tenant) : NULL;
+    char idstr[ID_STR_LEN + 1], msg[WIRE_MAX_REASON + 80];
+    id_format(sid, idstr);
+    if (ended)
+        snprintf(msg, sizeof msg, SESSION_ENDED_FMT, idstr, ended);
+    else
+        snprintf(msg, sizeof msg, SESSION_UNKNOWN_FMT, idstr);
+    result_t res;
+    result_init(&res);
+    res.status = ST_REJECTED;
+    res.error.present = 1;
+    res.error.type = ended ? "SessionEnded" : "SessionUnknown";
+    res.error.message = msg;
+    res.exit.reason = "rejected";
+    res.session.present = 1;
+    memcpy(res.session.id, sid, ID_BYTES);
+    res.session.end_reason = (char *)(ended ? ended : "unknown session");
+    buf_t b;
+    buf_init(&b);
+    result_encode(&res, &b);
+    broker_link_send_result(self->links[link], job, b.data, b.len, 1);
+    buf_free(&b);
+}
+
+/* The zygote for a job: the one holding its session, or the profile's; -2 when the job is
+ * answered here already. */
+static int s_zygote_for(slots_t *self, int link, const worker_msg_t *m, int *ready)
+{
+    const route_t *r = &m->route;
+    if (r->has_session) {
+        /* another tenant's session is answered like one that does not exist */
+        nsession_t *ns =
+            self->sessions ? node_sessions_of(self->sessions, r->session, r->tenant) : NULL;
+        if (!ns || ns->ending) {
+            s_answer_no_session(self, link, m->job_id, r);
+            return -2;
+        }
+        *ready = 1;
+        return ns->zygote; /* also a zygote being recycled: the session lives there */
+    }
+    if (r->has_new_session && (!self->sessions || node_sessions_full(self->sessions))) {
+        char why[96];
+        snprintf(why, sizeof why, "this executor holds its maximum of %ld sessions",
+                 self->conf->max_sessions);
+        broker_link_send_simple(self->links[link], m->job_id, ST_REJECTED, "SessionLimit", why);
+        return -2;
+    }
+    return zygotes_pick(self->zygotes, m->service, ready);
+}
+
+/* A zygote's news of a session: the book, the metrics, and the brokers at once. */
+static void s_on_session(void *arg, int zi, const zmsg_t *msg)
+{
+    slots_t *self = arg;
+    const zmsg_session_t *z = &msg->session;
+    if (!self->sessions) return;
+    switch (z->event) {
+    case ZS_UP:
+        node_sessions_up(self->sessions, msg->id, zi, z->tenant, (long)z->idle_timeout_s,
+                         (long)z->memory_mb, clock_mono_ms());
+        self->metrics->sessions_started++;
+        break;
+    case ZS_DOWN:
+        if (node_sessions_get(self->sessions, msg->id))
+            exec_metrics_session_end(self->metrics, z->reason);
+        node_sessions_down(self->sessions, msg->id, z->reason);
+        break;
+    case ZS_MEMORY:
+        node_sessions_memory(self->sessions, msg->id, z->memory_kb);
+        break;
+    }
+    self->metrics->sessions = (long)node_sessions_count(self->sessions);
+    self->metrics->session_memory_kb = node_sessions_memory_kb(self->sessions);
+    s_send_sessions(self, 0);
+}
+
+/* ---- from the brokers ------------------------------------------------------------------------ */
+
+static void s_fill_ready(void *arg, ready_t *r, const uint8_t (**ids)[ID_BYTES], size_t *n_ids)
+{
+    slots_t *self = arg;
+    long free_mb = slots_mem_available_mb();
+    r->mem_free_mb = free_mb > 0 ? (uint32_t)free_mb : 0;
+    r->max_sessions = (uint32_t)self->conf->max_sessions;
+    /* every broker — one that restarted, or a second one — learns here where each session is,
+     * so a session's jobs reach this node through whichever broker a front-end uses */
+    *n_ids = self->sessions ? node_sessions_ids(self->sessions, self->ready_ids,
+                                                (size_t)self->conf->max_sessions)
+                            : 0;
+    *ids = (const uint8_t(*)[ID_BYTES])self->ready_ids;
+    snprintf(r->node, sizeof r->node, "%s", self->conf->node_id);
+    r->n_services = zygotes_services(self->zygotes, 1, r->services, WIRE_MAX_SERVICES);
+    r->slots = (uint32_t)node_conf_jobs(self->conf);
+    r->reserve = (uint32_t)self->conf->reserve_slots;
+    snprintf(r->python, sizeof r->python, "%s", zygotes_python(self->zygotes));
+    snprintf(r->layers, sizeof r->layers, "%s", self->layers);
+}
+
+static void s_on_up(void *arg, int link)
+{
+    credits_link_up(((slots_t *)arg)->credits, link);
+}
+
+static void s_on_down(void *arg, int link)
+{
+    credits_link_down(((slots_t *)arg)->credits, link);
+}
+
+/* A wall-clock deadline as a monotonic time for the claims; 0 = none. */
+static uint64_t s_expires(const route_t *route)
+{
+    uint64_t wall = clock_wall_ms(), now = clock_mono_ms();
+    return route->deadline_ms > wall ? now + (route->deadline_ms - wall) : 0;
+}
+
+/* A JOB this node does not run: it returns its credit (PROTOCOL.md §3) and says why. */
+static void s_refuse(slots_t *self, int link, const worker_msg_t *m, status_t st, const char *type,
+                     const char *why)
+{
+    char hex[ID_STR_LEN + 1];
+    id_format(m->job_id, hex);
+    log_warn("event=job_refused job=%s service=%s broker=%d reason=\"%s\"", hex, m->service, link,
+             why);
+    self->metrics->refused++;
+    broker_link_send_simple(self->links[link], m->job_id, st, type, why);
+}
+
+static void s_on_job(void *arg, int link, const worker_msg_t *m)
+{
+    slots_t *self = arg;
+    switch (claims_on_job(self->claims, m->job_id, link, s_expires(&m->route), clock_mono_ms())) {
+    case CLAIM_ATTACH: /* it runs here already: its answer will come; the credit goes back */
+        self->metrics->duplicates++;
+        broker_link_send_credit(self->links[link], 1);
+        return;
+    case CLAIM_REFUSE_DONE:
+        self->metrics->duplicates++;
+        s_refuse(self, link, m, ST_LOST, "DuplicateJob",
+                 "this job already ran on this executor; its answer went to the broker that "
+                 "sent it first");
+        return;
+    case CLAIM_REFUSE_OWNED:
+        self->metrics->duplicates++;
+        s_refuse(self, link, m, ST_LOST, "DuplicateJob",
+                 "this job was resubmitted to another broker, which runs it");
+        return;
+    case CLAIM_RUN:
+        break;
+    }
+    int ready = 0;
+    int zi = s_zygote_for(self, link, m, &ready);
+    if (zi == -2) {
+        claims_forget(self->claims, m->job_id); /* it did not run: a resubmission may */
+        return;
+    }
+    slot_t *s = s_slot_free(self);
+    int credit = credits_can_start(self->credits, link);
+    if (zi < 0 || !s || !ready || !credit) {
+        claims_forget(self->claims, m->job_id); /* it did not run: a resubmission may */
+        s_refuse(self, link, m, zi >= 0 && s && credit ? ST_INTERNAL_ERROR : ST_REJECTED,
+                 "ExecutorRefused",
+                 zi < 0          ? "this executor does not serve the service"
+                 : !s || !credit ? "no free slot (the broker sent more jobs than credits)"
+                                 : "the profile's sandbox is restarting");
+        return;
+    }
+    int env = s_env_of(self, m, zi);
+    if (env >= 0 && (m->route.has_session || m->route.has_new_session)) {
+        /* the session's process is its profile's zygote's child: no other site */
+        claims_forget(self->claims, m->job_id);
+        s_refuse(self, link, m, ST_REJECTED, "DependencyError", SESSION_DEPENDENCIES_MSG);
+        return;
+    }
+    if (env == -2) {
+        claims_forget(self->claims, m->job_id);
+        s_refuse(self, link, m, ST_REJECTED, "ExecutorRefused",
+                 "too many dependency environments on this executor");
+        return;
+    }
+    credits_start(self->credits, link);
+    memcpy(s->id, m->job_id, ID_BYTES);
+    s->link = link;
+    s->has_session = m->route.has_session;
+    if (s->has_session) {
+        memcpy(s->session, m->route.session, ID_BYTES);
+        node_sessions_busy(self->sessions, s->session, 1, clock_mono_ms());
+    }
+    self->metrics->busy = credits_busy(self->credits);
+    if (env >= 0) {
+        s_wait(self, s, env, m);
+        return;
+    }
+    s->zygote = zi;
+    zygotes_send_job(self->zygotes, zi, m->job_id, m->body.data, m->body.len);
+}
+
+static void s_on_cancel(void *arg, int link, const uint8_t id[ID_BYTES])
+{
+    (void)link; /* a broker the job was attached to may cancel it too */
+    slots_t *self = arg;
+    slot_t *s = s_slot_of(self, id);
+    if (s && s->zygote == SLOT_WAITING) /* never reached a zygote: answered here */
+        s_answer(self, s, ST_CANCELLED, "Cancelled", "execution was cancelled");
+    else if (s)
+        zygotes_cancel(self->zygotes, s->zygote, id);
+}
+
+static void s_on_want(void *arg, int link, uint32_t n)
+{
+    credits_want(((slots_t *)arg)->credits, link, n);
+}
+
+static void s_on_release(void *arg, int link, uint32_t n)
+{
+    credits_released(((slots_t *)arg)->credits, link, n);
+}
+
+static void s_on_probe(void *arg, int link, const worker_msg_t *m)
+{
+    slots_t *self = arg;
+    held_t held =
+        claims_on_probe(self->claims, m->job_id, link, s_expires(&m->route), clock_mono_ms());
+    self->metrics->probes++;
+    broker_link_send_held(self->links[link], m->job_id, (unsigned)held);
+}
+
+broker_link_hooks_t slots_link_hooks(slots_t *self)
+{
+    return (broker_link_hooks_t){s_fill_ready, s_on_up,      s_on_down,  s_on_job, s_on_cancel,
+                                 s_on_want,    s_on_release, s_on_probe, self};
+}
+
+/* ---- from the zygotes ------------------------------------------------------------------------ */
+
+static int s_on_result(void *arg, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len)
+{
+    slots_t *self = arg;
+    slot_t *s = s_slot_of(self, id);
+    /* answered already (its zygote was given up on, or it never reached one), or unknown */
+    if (!s || s->zygote == SLOT_WAITING) return 0;
+    s_end(self, s, body, len);
+    return 1;
+}
+
+static void s_on_progress(void *arg, const uint8_t id[ID_BYTES], const uint8_t *chunk, size_t len)
+{
+    slots_t *self = arg;
+    slot_t *s = s_slot_of(self, id);
+    if (s && s->zygote >= 0) broker_link_send_progress(self->links[s->link], id, chunk, len);
+}
+
+/* Every job the zygote held gets its one answer now. */
+static void s_on_zygote_down(void *arg, int zi)
+{
+    slots_t *self = arg;
+    if (self->sessions) { /* its sessions died with it */
+        node_sessions_zygote_down(self->sessions, zi,
+                                  "lost: the executor's sandbox process holding it died");
+        self->metrics->sessions = (long)node_sessions_count(self->sessions);
+        s_send_sessions(self, 0);
+    }
+    for (long i = 0; i < node_conf_jobs(self->conf); i++)
+        if (self->slot[i].zygote == zi)
+            s_answer(self, &self->slot[i], ST_INTERNAL_ERROR, "SandboxCrashed",
+                     "the executor's sandbox process died while running this job");
+}
+
+/* An environment's zygote is gone for good: what waited for it is answered with why. */
+static void s_on_env_down(void *arg, const char *key, const char *why)
+{
+    slots_t *self = arg;
+    char msg[700];
+    snprintf(msg, sizeof msg, "the job's dependency environment could not be loaded: %s", why);
+    for (long i = 0; i < node_conf_jobs(self->conf); i++)
+        if (self->slot[i].zygote == SLOT_WAITING && !strcmp(self->slot[i].env_key, key))
+            s_answer(self, &self->slot[i], ST_ERROR, "DependencyError", msg);
+}
+
+zygotes_hooks_t slots_zygote_hooks(slots_t *self)
+{
+    return (zygotes_hooks_t){s_on_result,  s_on_progress, s_on_zygote_down,
+                             s_on_session, s_on_env_down, self};
+}

@@ -1,0 +1,58 @@
+/* executor-node/node/slots.h — the node's jobs between its brokers and its zygotes: which job runs in
+ * which slot, for which broker, and who hears its answer.
+ *
+ * A JOB from broker b is first checked against the claims (claims.h: never run a job twice)
+ * and the credit b holds (credits.h: never more jobs than slots across brokers); then it takes a
+ * free slot and goes to its profile's ready zygote. When the zygote answers, the slot is free:
+ * the Result goes back to b — as RESULT (returning the slot's credit to b) or as ANSWER when the
+ * slot goes to a broker that is waiting for credit — and, as ANSWER, to every other broker that
+ * probed for the job or sent it again meanwhile. A zygote that dies has every job it held
+ * answered at once (`internal_error`).
+ *
+ * A job on a session goes to the zygote holding it (slots_set_sessions below).
+ *
+ * A job whose dependencies its profile's packages do not meet (issue 14), on a node with a
+ * package source, holds its slot and credit while its environment is built or its zygote
+ * started (envs.h), then goes to that zygote — or is answered without running: the build
+ * failed, it was cancelled, the environment's zygote could not be had. */
+#ifndef SP_EXEC_SLOTS_H
+#define SP_EXEC_SLOTS_H
+#include <stdint.h>
+
+#include "broker_link.h"
+#include "envs.h"
+#include "metrics.h"
+#include "node_conf.h"
+#include "zygotes.h"
+
+typedef struct slots slots_t;
+
+slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *metrics,
+                   const char *layers);
+void slots_destroy(slots_t **self_p);
+
+/* The hooks the links and the zygotes call (their arg is this slots_t). */
+broker_link_hooks_t slots_link_hooks(slots_t *self);
+zygotes_hooks_t slots_zygote_hooks(slots_t *self);
+/* The links, once made; index i is link i of the hooks. */
+void slots_set_links(slots_t *self, broker_link_t **links, int n);
+/* The node's dependency environments (NULL, the default: none). */
+void slots_set_envs(slots_t *self, envs_t *envs);
+/* Moves the jobs that wait for an environment on: when a build ends, and every 50 ms (an
+ * environment's zygote was starting, or every one was busy). */
+void slots_dispatch_waiting(slots_t *self);
+/* Once a second: forgets expired claims. */
+void slots_tick(slots_t *self);
+
+/* Sessions (issue 12): the node's book of them (owned by slots from here on). A session's job
+ * takes a slot and its broker's credit like any job, goes to the zygote holding the session,
+ * and marks the session busy until its answer. Every broker hears where the sessions are
+ * (READY's list, SESSIONS), so whichever broker a front-end uses routes a cell here. */
+typedef struct node_sessions node_sessions_t;
+void slots_set_sessions(slots_t *self, node_sessions_t *sessions);
+/* Every SESSION_TICK_MS: idle expiry, eviction, and SESSIONS with the free memory. */
+void slots_session_tick(slots_t *self);
+/* MemAvailable from /proc/meminfo, in MB; -1 when it cannot be read. */
+long slots_mem_available_mb(void);
+
+#endif

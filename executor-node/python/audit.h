@@ -1,0 +1,25 @@
+/* executor-node/python/audit.h — the Python layer's audit hook (PEP 578): defence in depth, never the
+ * boundary. Installed once in the zygote (it cannot be removed once added) and armed in each
+ * child when its job starts, it refuses operations as policy.h says — a process, a socket, a
+ * path outside the workspace (or, to read, the profile's read-only paths), ctypes, frame walks,
+ * gc.get_*, code.__new__, marshal, unpickling anything that resolves outside the profile's data
+ * modules — and reports the first refusal of each kind in the job area (outcome.c turns it
+ * into a security_violation). */
+#ifndef SP_AUDIT_H
+#define SP_AUDIT_H
+
+#include "common/profiles.h"
+#include "executor-node/area/jobarea.h"
+
+/* Zygote, once: the hook, disarmed, with profile's policy. 0, or -1 with a Python error set. */
+int audit_install(const profile_t *profile);
+/* Child, before its job: the workspace directory the hook lets the job use ("" none). */
+void audit_set_workspace(const char *dir);
+/* Child, at its job: on enforces from now on and reports into area. */
+void audit_arm(area_t *area, int on);
+/* Whether unpickling may name module.name, as the hook would judge pickle.find_class: a
+ * session's restore checks each variable first, so that a name the profile refuses fails that
+ * variable instead of counting as an attack (session.py). */
+int audit_unpickle_allowed(const char *module, const char *name);
+
+#endif

@@ -1,0 +1,48 @@
+/* executor-node/python/policy.h — the Python layer's rules: what the audit hook (audit.h) does with each
+ * event, as one pure function of the event's name and arguments, so that the whole policy reads
+ * (and is tested) in one place.
+ *
+ * The Python layer refuses operations, not the modules ordinary code imports (issue 14): a
+ * process, a socket, a path outside what the job may touch, and what only an escape asks for.
+ * Two kinds of refusal:
+ *   DENY   a path outside the job's workspace (or, for reading, its profile's read-only
+ *          paths): PermissionError, which the code may catch — a library probing /tmp, or
+ *          linecache looking for a source, is ordinary. The job is a security_violation only
+ *          when that error is what ends it.
+ *   BLOCK  a process, a socket, ctypes, a frame walk, marshal, a forbidden unpickle…:
+ *          PermissionError too, and the job is a security_violation whether or not the code
+ *          catches it (an attacker would).
+ * The OS layers (seccomp, Landlock, the mount namespace) stop the same things on their own;
+ * this layer exists for its clear messages and as defence in depth. */
+#ifndef SP_POLICY_H
+#define SP_POLICY_H
+#include "common/profiles.h"
+
+typedef enum { POLICY_ALLOW = 0, POLICY_DENY, POLICY_BLOCK } verdict_t;
+
+typedef struct {
+    const profile_t *profile;
+    const char *workspace; /* the child's directory (its cwd); "" when the profile has none */
+    long self;             /* the child's pid as it sees it */
+} policy_t;
+
+/* One audited event, its arguments as the hook could read them (NULL: unknown or absent). */
+typedef struct {
+    const char *event;
+    const char *path;  /* the first argument as a path (or the attribute name, the module) */
+    const char *path2; /* a second path (os.rename's destination) */
+    const char *mode;  /* open's mode; pickle.find_class's name */
+    long flags;        /* open's flags */
+    long num;          /* os.kill's and os.killpg's pid */
+    int num_set;       /* num was an int */
+    int fd;            /* the first argument is a file descriptor (already checked when opened);
+                        * socket.__new__: the socket wraps a descriptor the process holds */
+} event_t;
+
+/* The verdict; *why (when not ALLOW) says why in a few words, for the PermissionError. */
+verdict_t policy_judge(const policy_t *p, const event_t *e, const char **why);
+/* Unpickling may name module (audit event pickle.find_class): the profile's data modules, and
+ * of builtins only plain types. name NULL checks the module alone. 1 when allowed. */
+int policy_unpickle(const profile_t *profile, const char *module, const char *name);
+
+#endif

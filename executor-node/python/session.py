@@ -1,0 +1,140 @@
+# executor-node/python/session.py — the Python half of a session's process (issue 12).
+#
+# A session is a sandboxed child the zygote keeps between calls (sessions.h): every OS layer
+# stays in place, and the same interpreter runs cell after cell. This module holds what
+# persists — the session's globals — and what a session does besides running cells: save its
+# variables into a snapshot, rebind them from one, and describe them. Cells themselves go
+# through the runner (runner.run with these globals), so a cell reads like any execution. Its C
+# half is _snakepit (runner.c): finish() carries the snapshot's pickles and the summaries out
+# through the job area, snapshot_parts() reads a snapshot the zygote handed in, and
+# pickle_allowed() is the audit hook's own unpickling rule.
+import io
+import json
+import pickle
+import signal
+import sys
+import types
+
+import _snakepit
+import _snakepit_runner as runner
+
+# What a snapshot may hold of pickled variables (its files are the zygote's business); the
+# result and the job area around it are bounded too.
+_MAX_VARIABLES_BYTES = 4 << 20
+_REPR_CAP = 200
+
+_g = [None]  # the session's globals, from start() on
+
+
+def _interruptible():
+    """A cell past its timeout gets SIGINT from the zygote, and KeyboardInterrupt here (then
+    SIGKILL after a grace). The zygote's interpreter installs no handler of its own, and a
+    cell may have replaced this one: set again before each cell."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def start(job):
+    """The session's first job: fresh globals that every later cell shares."""
+    _interruptible()
+    _g[0] = runner.new_globals(job.get("policy", True))
+    if job.get("restore"):
+        restore(job)
+        return
+    _snakepit.finish("ok")
+
+
+def cell(job):
+    _interruptible()
+    runner.run(job, _g[0])
+
+
+def _user_names(g):
+    return [n for n in g if not (n.startswith("__") and n.endswith("__"))]
+
+
+def _defined_here(value):
+    return (isinstance(value, (types.FunctionType, type)) and
+            getattr(value, "__module__", None) == "__main__")
+
+
+def snapshot(job):
+    """Every picklable variable, each pickled on its own (one that fails spoils no other);
+    modules as the names they were imported under; what was left out, and why."""
+    g = _g[0]
+    variables, imports, skipped, total = {}, {}, [], 0
+    for name in _user_names(g):
+        value = g[name]
+        if isinstance(value, types.ModuleType):
+            imports[name] = value.__name__
+            continue
+        if _defined_here(value):
+            skipped.append((name, "defined in the session: pickle saves functions and classes by "
+                                  "name, not their code; run the definition again after restoring"))
+            continue
+        try:
+            data = pickle.dumps(value, protocol=5)
+        except BaseException as e:
+            skipped.append((name, "cannot be pickled: %s: %s"
+                            % (type(e).__name__, runner._safe_str(str, e, _REPR_CAP))))
+            continue
+        if total + len(data) > _MAX_VARIABLES_BYTES:
+            skipped.append((name, "left out: a snapshot holds at most %d MiB of pickled variables"
+                            % (_MAX_VARIABLES_BYTES >> 20)))
+            continue
+        variables[name] = data
+        total += len(data)
+    _snakepit.finish("ok", snapshot=(variables, imports, skipped))
+
+
+class _Unpickler(pickle.Unpickler):
+    """The audit hook's unpickling rule (only the profile's modules and plain builtin types),
+    applied before the hook sees the name, so a snapshot naming something else fails that one
+    variable instead of counting as an attack."""
+
+    def find_class(self, module, name):
+        if not _snakepit.pickle_allowed(module, name):
+            raise pickle.UnpicklingError("%s.%s is not available in profile %s"
+                                         % (module, name, runner._profile[0]))
+        return super().find_class(module, name)
+
+
+def _import_as(module):
+    runner._import(module)
+    return sys.modules[module]
+
+
+def restore(job):
+    """Rebinds the snapshot's variables and imports (the zygote has put its files back);
+    names the snapshot does not hold are left as they are."""
+    g = _g[0]
+    runner._allowed[0] = job["allowed"]  # what the imports below may name, as in a cell
+    variables, imports = _snakepit.snapshot_parts()
+    restored, failed = [], []
+    for name, module in imports.items():
+        try:
+            g[name] = _import_as(module)
+            restored.append(name)
+        except BaseException as e:
+            failed.append({"name": name, "reason": "import %s: %s: %s" % (
+                module, type(e).__name__, runner._safe_str(str, e, _REPR_CAP))})
+    for name, data in variables.items():
+        try:
+            g[name] = _Unpickler(io.BytesIO(data)).load()
+            restored.append(name)
+        except BaseException as e:
+            failed.append({"name": name, "reason": "%s: %s" % (
+                type(e).__name__, runner._safe_str(str, e, _REPR_CAP))})
+    _snakepit.finish("ok", summary=json.dumps({"restored": sorted(restored), "failed": failed}))
+
+
+def info(job):
+    """What the session holds: each variable's name, type and a short repr."""
+    g = _g[0]
+    out = []
+    for name in _user_names(g):
+        value = g[name]
+        t = type(value)
+        out.append({"name": name, "type": "%s.%s" % (t.__module__, t.__qualname__)
+                    if t.__module__ != "builtins" else t.__qualname__,
+                    "repr": runner._safe_str(repr, value, _REPR_CAP)})
+    _snakepit.finish("ok", summary=json.dumps({"variables": out}))

@@ -1,0 +1,142 @@
+/* executor-node/sandbox/prologue.c — see prologue.h. Classic BPF jumps are relative and forward only,
+ * so the program is written with named labels and patched once every label is placed. */
+#define _GNU_SOURCE
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "prologue.h"
+
+enum { L_SHARED, L_ALLOW, L_TRAP, L_SIGARG, L_SIGNO, L_SIGNO3, L_SIGZERO, L_CLONE, L_RECV, L__COUNT };
+
+#define MAX_INSNS 48
+
+typedef struct {
+    struct sock_filter insn[MAX_INSNS];
+    int jt[MAX_INSNS], jf[MAX_INSNS]; /* label of each branch, -1: the next instruction */
+    size_t n;
+    int at[L__COUNT]; /* where each label is placed */
+} asm_t;
+
+static void s_emit(asm_t *a, uint16_t code, uint32_t k, int jt, int jf)
+{
+    if (a->n == MAX_INSNS) return; /* s_patch refuses a program this long */
+    a->insn[a->n] = (struct sock_filter){code, 0, 0, k};
+    a->jt[a->n] = jt;
+    a->jf[a->n] = jf;
+    a->n++;
+}
+
+static void s_load(asm_t *a, uint32_t offset)
+{
+    s_emit(a, BPF_LD | BPF_W | BPF_ABS, offset, -1, -1);
+}
+
+/* if A == k goto yes, else goto no (-1: the next instruction) */
+static void s_if(asm_t *a, uint32_t k, int yes, int no)
+{
+    s_emit(a, BPF_JMP | BPF_JEQ | BPF_K, k, yes, no);
+}
+
+static void s_goto(asm_t *a, int label)
+{
+    s_emit(a, BPF_JMP | BPF_JA, 0, label, -1);
+}
+
+static void s_ret(asm_t *a, uint32_t action)
+{
+    s_emit(a, BPF_RET | BPF_K, action, -1, -1);
+}
+
+static void s_place(asm_t *a, int label)
+{
+    a->at[label] = (int)a->n;
+}
+
+/* The 64-bit value at offset equals v (both halves; x86-64 is little-endian), else goto no. */
+static void s_if64(asm_t *a, uint32_t offset, uint64_t v, int no)
+{
+    s_load(a, offset);
+    s_if(a, (uint32_t)v, -1, no);
+    s_load(a, offset + 4);
+    s_if(a, (uint32_t)(v >> 32), -1, no);
+}
+
+#define NR   offsetof(struct seccomp_data, nr)
+#define ARCH offsetof(struct seccomp_data, arch)
+#define IP   offsetof(struct seccomp_data, instruction_pointer)
+#define ARG0 offsetof(struct seccomp_data, args[0])
+#define ARG1 offsetof(struct seccomp_data, args[1])
+#define ARG2 offsetof(struct seccomp_data, args[2])
+
+/* Relative offsets from the labels; 0 when the program does not fit. */
+static size_t s_patch(asm_t *a, struct sock_filter *out, size_t cap)
+{
+    s_place(a, L_SHARED);
+    if (a->n >= MAX_INSNS || a->n > cap) return 0;
+    for (size_t i = 0; i < a->n; i++) {
+        struct sock_filter f = a->insn[i];
+        if (BPF_CLASS(f.code) == BPF_JMP && BPF_OP(f.code) == BPF_JA) {
+            f.k = (uint32_t)(a->at[a->jt[i]] - (int)i - 1);
+        } else if (BPF_CLASS(f.code) == BPF_JMP) {
+            int jt = a->jt[i] < 0 ? 0 : a->at[a->jt[i]] - (int)i - 1;
+            int jf = a->jf[i] < 0 ? 0 : a->at[a->jf[i]] - (int)i - 1;
+            if (jt < 0 || jt > 255 || jf < 0 || jf > 255) return 0;
+            f.jt = (uint8_t)jt;
+            f.jf = (uint8_t)jf;
+        }
+        out[i] = f;
+    }
+    return a->n;
+}
+
+size_t prologue_build(const prologue_t *p, struct sock_filter *out, size_t cap)
+{
+    asm_t a;
+    memset(&a, 0, sizeof a);
+    s_load(&a, ARCH);
+    s_if(&a, AUDIT_ARCH_X86_64, -1, L_SHARED); /* another ABI: the shared program decides */
+    s_load(&a, NR);
+    if (p->session) {
+        s_if(&a, __NR_clone, L_CLONE, -1);
+        s_if(&a, __NR_recvmsg, L_RECV, -1);
+        s_if(&a, __NR_landlock_restrict_self, L_ALLOW, -1);
+    }
+    s_if(&a, __NR_kill, L_SIGARG, -1);
+    s_if(&a, __NR_tkill, L_SIGARG, -1);
+    s_if(&a, __NR_tgkill, L_SIGARG, L_SHARED); /* not a signal: the shared program */
+    if (p->session) {
+        s_place(&a, L_CLONE);
+        s_if64(&a, IP, p->site, L_SHARED);
+        s_if64(&a, ARG0, CLONE_PARENT | SIGCHLD, L_SHARED);
+        s_goto(&a, L_ALLOW);
+        s_place(&a, L_RECV);
+        s_if64(&a, ARG0, (uint64_t)(uint32_t)p->wake_fd, L_SHARED);
+        s_goto(&a, L_ALLOW);
+    }
+    /* 32-bit loads (the low half on x86-64): exactly the kernel's int view of pid and signal */
+    s_place(&a, L_SIGARG);
+    s_load(&a, ARG0);
+    s_if(&a, (uint32_t)p->self, L_SIGNO, -1);
+    s_if(&a, 0, L_SIGNO, L_TRAP); /* to anyone else: an attack */
+    s_place(&a, L_SIGNO);         /* to itself: which signal? */
+    s_load(&a, NR);
+    s_if(&a, __NR_tgkill, L_SIGNO3, -1);
+    s_load(&a, ARG1);
+    s_goto(&a, L_SIGZERO);
+    s_place(&a, L_SIGNO3);
+    s_load(&a, ARG2);
+    s_place(&a, L_SIGZERO);
+    /* 0 (a liveness probe) passes; any other traps and childsig.c delivers it as the kernel
+     * would to an ordinary process (a pid 1 would ignore it) */
+    s_if(&a, 0, L_ALLOW, L_TRAP);
+    s_place(&a, L_ALLOW);
+    s_ret(&a, SECCOMP_RET_ALLOW); /* signal 0 to itself, or a session's own call */
+    s_place(&a, L_TRAP);
+    s_ret(&a, SECCOMP_RET_TRAP);
+    return s_patch(&a, out, cap);
+}

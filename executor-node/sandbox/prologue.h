@@ -1,0 +1,36 @@
+/* executor-node/sandbox/prologue.h — the few BPF instructions each child puts in front of the profile's
+ * shared seccomp program (filter.h), for the rules that depend on the child itself.
+ *
+ * Every child: kill, tkill and tgkill to anyone but itself (its pid, or 0 for its own process
+ * group) trap as attacks; to itself, signal 0 passes and any other traps too, to be delivered by
+ * childsig.c as the kernel would to an ordinary process (a job is pid 1 of its own pid
+ * namespace, which the kernel would spare its own default-action signals). A session's child
+ * (sessions.h) also gets the rules its own C loop needs between cells, and nothing more:
+ *   - clone with exactly CLONE_PARENT | SIGCHLD, and only from the one `syscall` instruction
+ *     of session_child.c's fork (the instruction pointer is part of what seccomp sees): the
+ *     fork_session clone. The same call from anywhere else — user code through ctypes, say —
+ *     falls through to the shared program, which traps it as the process creation it is. And
+ *     RLIMIT_NPROC is 0 except while the zygote lets that one fork happen;
+ *   - recvmsg on its wake socket only, which is how the zygote hands it the descriptors of its
+ *     clone (a socket, a job area, Landlock rulesets);
+ *   - landlock_restrict_self, which can only narrow what the caller may do.
+ * Whatever these rules do not allow goes on to the shared program. */
+#ifndef SP_PROLOGUE_H
+#define SP_PROLOGUE_H
+#include <linux/filter.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct {
+    pid_t self;    /* signals may go here (and to 0) */
+    int session;   /* the session rules below apply */
+    uint64_t site; /* the address the fork's clone returns to */
+    int wake_fd;   /* the only fd recvmsg may read */
+} prologue_t;
+
+/* The prologue into out (cap instructions); it ends by falling through to whatever follows
+ * it. Returns its length, or 0 when cap is too small. */
+size_t prologue_build(const prologue_t *p, struct sock_filter *out, size_t cap);
+
+#endif

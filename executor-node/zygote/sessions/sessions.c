@@ -1,0 +1,552 @@
+/* executor-node/zygote/sessions/sessions.c — see sessions.h. Forks are session_fork.c's; the files of a
+ * workspace as a whole (snapshot, restore, a clone's copy) are session_files.c's. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "proto/snapshot.h"
+#include "executor-node/area/jobcopy.h"
+#include "executor-node/sandbox/landlock.h"
+#include "executor-node/zygote/pool/outcome.h"
+#include "executor-node/mem/procfs.h"
+#include "executor-node/area/scrub.h"
+#include "session_files.h"
+#include "session_fork.h"
+#include "sessions_impl.h"
+#include "executor-node/link/sessions_text.h"
+
+#define TICK_US     1000000u /* memory measurements and fork deadlines, at most this often */
+#define MEASURE_MAX 4        /* sessions measured per tick (a 200 MB one costs ~5 ms) */
+
+static int64_t s_wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void s_news(sessions_t *s, const zsession_t *z, zsession_event_t event)
+{
+    zmsg_t m = {.type = ZM_SESSION, .id = z->id};
+    m.session.event = event;
+    snprintf(m.session.tenant, sizeof m.session.tenant, "%s", z->tenant);
+    m.session.idle_timeout_s = z->idle_timeout_s;
+    m.session.memory_mb = z->memory_mb;
+    m.session.memory_kb = z->memory_kb;
+    snprintf(m.session.reason, sizeof m.session.reason, "%s", z->end_reason);
+    s->io.news(s->io.arg, &m);
+}
+
+static const char *s_idstr(const uint8_t id[ID_BYTES], char out[ID_STR_LEN + 1])
+{
+    id_format(id, out);
+    return out;
+}
+
+/* ---- the table --------------------------------------------------------------------------- */
+
+sessions_t *sessions_new(const sessions_conf_t *conf, const sessions_io_t *io)
+{
+    sessions_t *s = xcalloc(1, sizeof *s);
+    s->conf = *conf;
+    s->io = *io;
+    s->by_id = idmap_new();
+    return s;
+}
+
+static void s_kill_one(void *arg, const uint8_t *id, void *value)
+{
+    (void)arg, (void)id;
+    zsession_t *z = value;
+    if (z->child && z->child->pid > 0) kill(z->child->pid, SIGKILL);
+}
+
+void sessions_destroy(sessions_t **self_p)
+{
+    sessions_t *s = *self_p;
+    if (!s) return;
+    idmap_each(s->by_id, s_kill_one, NULL); /* their slots and memory go with the zygote */
+    idmap_destroy(&s->by_id);
+    free(s);
+    *self_p = NULL;
+}
+
+zsession_t *sessions_find(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant)
+{
+    zsession_t *z = idmap_get(s->by_id, id);
+    /* another tenant's session is answered like one that does not exist */
+    return z && (!tenant || !strcmp(z->tenant, tenant)) ? z : NULL;
+}
+
+zsession_t *sessions_add(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant, child_t *c,
+                         const zsession_t *from)
+{
+    zsession_t *z = xcalloc(1, sizeof *z);
+    memcpy(z->id, id, ID_BYTES);
+    snprintf(z->tenant, sizeof z->tenant, "%s", tenant);
+    z->child = c;
+    z->layers = from ? from->layers : 1; /* a pooled child holds one Landlock layer */
+    if (from) {
+        z->memory_mb = from->memory_mb;
+        z->idle_timeout_s = from->idle_timeout_s;
+        z->lineage = from->lineage;
+        if (z->lineage) z->lineage->refs++;
+    } else if (c->ws_base[0]) {
+        z->lineage = xcalloc(1, sizeof *z->lineage);
+        snprintf(z->lineage->base, sizeof z->lineage->base, "%s", c->ws_base);
+        z->lineage->refs = 1;
+        snprintf(z->spare, sizeof z->spare, "%s", c->ws_base);
+    }
+    snprintf(z->cwd, sizeof z->cwd, "%s", c->ws_dir);
+    c->session = z;
+    idmap_put(s->by_id, z->id, z);
+    s->count++;
+    return z;
+}
+
+size_t sessions_count(const sessions_t *s)
+{
+    return s->count;
+}
+
+int sessions_forking(const sessions_t *s)
+{
+    return s->forks != NULL;
+}
+
+/* ---- answers ----------------------------------------------------------------------------- */
+
+void sessions_describe(const sessions_t *s, const zsession_t *z, result_t *res)
+{
+    res->session.present = 1;
+    memcpy(res->session.id, z->id, ID_BYTES);
+    res->session.alive = !z->ending;
+    free(res->session.end_reason);
+    res->session.end_reason = z->ending ? xstrdup(z->end_reason) : NULL;
+    res->session.memory_kb = z->memory_kb;
+    res->session.memory_mb = z->memory_mb;
+    res->session.idle_timeout_s = z->idle_timeout_s;
+    res->session.forks_left = s->conf.fork_ok ? LANDLOCK_MAX_LAYERS - z->layers : 0;
+}
+
+void sessions_answer(sessions_t *s, const uint8_t id[ID_BYTES], const zsession_t *z, status_t st,
+                     const char *type, const char *message, const child_t *c)
+{
+    result_t res;
+    result_init(&res);
+    res.status = st;
+    if (type) {
+        res.error.present = 1;
+        res.error.type = xstrdup(type);
+        res.error.message = xstrdup(message);
+    }
+    res.exit.reason = xstrdup(status_name(st));
+    if (z) sessions_describe(s, z, &res);
+    s->io.answer(s->io.arg, id, &res, c);
+    scrub_result(&res);
+}
+
+void sessions_announce(sessions_t *s, zsession_t *z)
+{
+    if (z->announced) return;
+    z->announced = 1;
+    char idstr[ID_STR_LEN + 1];
+    log_info("event=session_up session=%s tenant=%s memory_mb=%ld idle_timeout_s=%ld layers=%d",
+             s_idstr(z->id, idstr), z->tenant, z->memory_mb, z->idle_timeout_s, z->layers);
+    s_news(s, z, ZS_UP);
+}
+
+/* z is over: the node hears it now, before any answer that says so could bring another job. */
+static void s_ending(sessions_t *s, zsession_t *z, const char *reason)
+{
+    if (!z->ending) {
+        z->ending = 1;
+        s->ending++;
+        snprintf(z->end_reason, sizeof z->end_reason, "%s", reason);
+    }
+    if (z->announced && !z->down_sent) {
+        z->down_sent = 1;
+        s_news(s, z, ZS_DOWN);
+    }
+}
+
+void sessions_kill(sessions_t *s, zsession_t *z, const char *reason)
+{
+    s_ending(s, z, reason);
+    z->child->answered = 1; /* nothing more is answered for its current job, if any */
+    if (z->child->pid > 0) pool_kill(z->child, KILL_CANCEL);
+}
+
+/* ---- jobs -------------------------------------------------------------------------------- */
+
+/* The job's session when it is the job's tenant's and lives; NULL with why (one that is
+ * ending says why, and only to its own tenant). */
+static zsession_t *s_live(sessions_t *s, const jobspec_t *job, refusal_t *why)
+{
+    char idstr[ID_STR_LEN + 1];
+    zsession_t *z = sessions_find(s, job->session, job->tenant);
+    s_idstr(job->session, idstr);
+    if (!z)
+        dispatch_refuse(why, ST_REJECTED, "SessionUnknown", SESSION_UNKNOWN_FMT, idstr);
+    else if (z->ending)
+        dispatch_refuse(why, ST_REJECTED, "SessionEnded", SESSION_ENDED_FMT, idstr, z->end_reason);
+    return z && !z->ending ? z : NULL;
+}
+
+/* A restore's files into dir, and its snapshot swapped for the part the session's process
+ * reads (its variables and imports). */
+static int s_restore_files(sessions_t *s, const char *dir, jobspec_t *job, refusal_t *why)
+{
+    snapshot_view_t v;
+    char err[256];
+    if (snapshot_decode(job->snapshot, job->snapshot_len, &v, err, sizeof err) < 0)
+        return dispatch_refuse(why, ST_REJECTED, "BadSnapshot", "%s", err);
+    int rc = 0;
+    if (v.n_files && !s->conf.ws)
+        rc = dispatch_refuse(why, ST_REJECTED, "BadSnapshot",
+                             "the snapshot holds files, and profile %s has no workspace",
+                             s->conf.env->profile->name);
+    else if (v.n_files &&
+             session_files_restore(s->conf.ws, dir, v.files, v.n_files, err, sizeof err) < 0)
+        rc = dispatch_refuse(why, ST_INTERNAL_ERROR, "RestoreFailed", "%s", err);
+    if (rc == 0) {
+        buf_t b;
+        buf_init(&b);
+        snapshot_encode_variables(&v, &b);
+        explicit_bzero(job->snapshot, job->snapshot_len);
+        free(job->snapshot);
+        job->snapshot = buf_steal(&b, &job->snapshot_len);
+    }
+    snapshot_view_free(&v);
+    return rc;
+}
+
+/* z's process gets the job and is woken. */
+static int s_start(sessions_t *s, zsession_t *z, const uint8_t id[ID_BYTES], const jobspec_t *job,
+                   refusal_t *why)
+{
+    child_t *c = z->child;
+    area_reset(&c->area, 0, 0);
+    uintptr_t at =
+        c->area_seen_at ? c->area_seen_at + JOBAREA_HEADER : (uintptr_t)area_job(&c->area);
+    if (!jobcopy_put_at(job, JOBCOPY_RUN, area_job(&c->area), c->area.job_cap, at))
+        return dispatch_refuse(why, ST_REJECTED, "JobTooLarge",
+                               "the job does not fit its sandbox's area");
+    area_hdr_t *h = area_hdr(&c->area);
+    h->job_len = (uint32_t)jobcopy_size(job, JOBCOPY_RUN);
+    h->out_limit = (uint32_t)job->limits.output_bytes;
+    if (job->n_files && s->conf.ws && !(c->inputs = jobcopy_private(job, JOBCOPY_FILES)))
+        log_warn("event=inputs_not_kept files=%zu", job->n_files);
+    memcpy(c->id, id, ID_BYTES);
+    c->kind = job->kind;
+    c->limits = job->limits;
+    c->limits.memory_mb = z->memory_mb; /* the session's, set when it began */
+    snprintf(c->tenant, sizeof c->tenant, "%s", job->tenant);
+    z->cell_since_ns = s_wall_ns();
+    if (job->kind == JOB_EXEC) z->cells++;
+    pool_start(s->conf.pool, c);
+    return 0;
+}
+
+static long s_idle_timeout(const sessions_t *s, long asked)
+{
+    long t = asked > 0 ? asked : s->conf.idle_default_s;
+    return t > s->conf.idle_max_s ? s->conf.idle_max_s : t;
+}
+
+int sessions_room(const sessions_t *s, const uint8_t new_id[ID_BYTES], refusal_t *why)
+{
+    if ((long)(s->count - s->ending) >= s->conf.max_sessions) /* (the node counts the same) */
+        return dispatch_refuse(why, ST_REJECTED, "SessionLimit",
+                               "this executor holds its maximum of %ld sessions",
+                               s->conf.max_sessions);
+    if (idmap_get(s->by_id, new_id))
+        return dispatch_refuse(why, ST_REJECTED, "DuplicateSession",
+                               "a session with this id exists");
+    return 0;
+}
+
+/* session_new, or a restore into a new session: a pooled child becomes the session. */
+static int s_create(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refusal_t *why)
+{
+    char err[256];
+    if (sessions_room(s, job->new_session, why) < 0) return -1;
+    child_t *c = pool_take_session(s->conf.pool);
+    if (!c)
+        return dispatch_refuse(why, ST_INTERNAL_ERROR, "ForkFailed",
+                               "the executor could not start a sandbox");
+    int rc = 0;
+    if (job->n_files && workspace_put(s->conf.ws, c->ws_dir, job, 1, err, sizeof err) < 0)
+        rc = dispatch_refuse(why, ST_INTERNAL_ERROR, "WorkspaceError", "%s", err);
+    if (rc == 0 && job->kind == JOB_SESSION_RESTORE) rc = s_restore_files(s, c->ws_dir, job, why);
+    if (rc < 0) {
+        pool_discard(s->conf.pool, c); /* its directory is spoilt: it goes */
+        return -1;
+    }
+    zsession_t *z = sessions_add(s, job->new_session, job->tenant, c, NULL);
+    z->memory_mb = job->limits.memory_mb;
+    z->idle_timeout_s = s_idle_timeout(s, job->idle_timeout_s);
+    if (s_start(s, z, id, job, why) < 0) {
+        sessions_kill(s, z, "the session could not start");
+        return -1;
+    }
+    return 0;
+}
+
+/* A cell, a snapshot, a summary or a restore, in an existing session. */
+static int s_in_session(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refusal_t *why)
+{
+    char err[256];
+    zsession_t *z = s_live(s, job, why);
+    if (!z) return -1;
+    if (z->fork || z->child->state != CHILD_KEPT)
+        return dispatch_refuse(why, ST_REJECTED, "SessionBusy",
+                               "the session is running another job");
+    if (job->n_files && workspace_put(s->conf.ws, z->cwd, job, 1, err, sizeof err) < 0)
+        return dispatch_refuse(why, ST_INTERNAL_ERROR, "WorkspaceError", "%s", err);
+    if (job->kind == JOB_SESSION_RESTORE && s_restore_files(s, z->cwd, job, why) < 0) return -1;
+    return s_start(s, z, id, job, why);
+}
+
+static int s_close(sessions_t *s, const uint8_t id[ID_BYTES], const jobspec_t *job, refusal_t *why)
+{
+    zsession_t *z = s_live(s, job, why);
+    if (!z) return -1;
+    if (z->fork || z->child->state != CHILD_KEPT)
+        return dispatch_refuse(why, ST_REJECTED, "SessionBusy",
+                               "the session is running another job");
+    sessions_kill(s, z, "closed by the client");
+    sessions_answer(s, id, z, ST_OK, NULL, NULL, NULL);
+    return 0;
+}
+
+int sessions_job(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refusal_t *why)
+{
+    switch (job->kind) {
+    case JOB_SESSION_NEW:
+        return s_create(s, id, job, why);
+    case JOB_SESSION_RESTORE:
+        return job->has_new_session ? s_create(s, id, job, why) : s_in_session(s, id, job, why);
+    case JOB_EXEC:
+    case JOB_SESSION_SNAPSHOT:
+    case JOB_SESSION_INFO:
+        return s_in_session(s, id, job, why);
+    case JOB_SESSION_CLOSE:
+        return s_close(s, id, job, why);
+    case JOB_SESSION_FORK: {
+        zsession_t *z = s_live(s, job, why);
+        if (!z) return -1;
+        return session_fork_start(s, z, id, job, why);
+    }
+    default:
+        return dispatch_refuse(why, ST_REJECTED, "BadJob", "a %s job does not run in a session",
+                               job_kind_name(job->kind));
+    }
+}
+
+/* ---- ends -------------------------------------------------------------------------------- */
+
+/* Why a job leaves the session unusable, or NULL when it lives on. ru: the process was reaped. */
+static const char *s_end_reason(const sessions_t *s, const zsession_t *z, const child_t *c,
+                                const result_t *res, const struct rusage *ru, int first, char *buf,
+                                size_t cap)
+{
+    const char *what = res->exit.syscall ? res->exit.syscall : "?";
+    if (c->killed == KILL_TIMEOUT)
+        snprintf(buf, cap,
+                 "timeout: the cell went past its %ld ms limit and did not stop within "
+                 "%ld ms of its KeyboardInterrupt",
+                 c->limits.wall_ms, (long)s->conf.interrupt_grace_ms);
+    else if (c->killed == KILL_CANCEL)
+        snprintf(buf, cap,
+                 "cancelled: the cell did not stop within %ld ms of its "
+                 "KeyboardInterrupt",
+                 (long)s->conf.interrupt_grace_ms);
+    else if (res->status == ST_MEMORY_LIMIT)
+        snprintf(buf, cap, "memory_limit: a cell needed more than the session's %ld MB",
+                 z->memory_mb);
+    else if (res->status == ST_SECURITY_VIOLATION)
+        snprintf(buf, cap, "security_violation: the sandbox stopped the session at %.100s", what);
+    else if (res->status == ST_CPU_LIMIT)
+        snprintf(buf, cap, "cpu_limit: the session used up its CPU time");
+    else if (ru)
+        snprintf(buf, cap, "the session's process ended (%s %d)",
+                 res->exit.signal ? "signal" : "exit status",
+                 res->exit.signal ? res->exit.signal : res->exit.code);
+    else if (first && res->status != ST_OK)
+        snprintf(buf, cap, "the session could not start: %.100s",
+                 res->error.message ? res->error.message : status_name(res->status));
+    else
+        return NULL;
+    return buf;
+}
+
+void sessions_finished(sessions_t *s, child_t *c, int wstatus, const struct rusage *ru)
+{
+    /* (the answer goes after the news of a new session: the node must know of it before
+     * anyone holding the answer can send it a job) */
+    zsession_t *z = c->session;
+    if (z->fork) {
+        session_fork_died(s, c); /* the fork's answer, and both sides' fate */
+        return;
+    }
+    int first = !z->announced;
+    c->answered = 1;
+    outcome_t o = {.area = &c->area,
+                   .limits = c->limits,
+                   .killed = c->killed,
+                   .interrupted = c->interrupted,
+                   .wstatus = wstatus,
+                   .ru = ru,
+                   .start_us = c->start_us,
+                   .id = c->id,
+                   .tenant = c->tenant,
+                   .profile = s->conf.env->profile->name,
+                   .kind = c->kind == JOB_EXEC ? JOB_EXEC : JOB_VALIDATE, /* files: cells only */
+                   .ws_dir = c->ws_dir,
+                   .inputs = c->inputs,
+                   .files_since_ns = z->cell_since_ns};
+    result_t res;
+    result_init(&res);
+    outcome_result(&o, &res);
+    if (res.status == ST_OK && c->kind == JOB_SESSION_SNAPSHOT) session_snapshot_result(s, z, &res);
+    if (res.status == ST_OK && c->kind == JOB_SESSION_INFO) session_info_result(s, z, &res);
+    if (c->kind == JOB_EXEC) res.session.cell = z->cells;
+    char buf[WIRE_MAX_REASON + 1];
+    const char *end = s_end_reason(s, z, c, &res, ru, first, buf, sizeof buf);
+    if (end) s_ending(s, z, end);
+    sessions_describe(s, z, &res);
+    if (!end) {
+        pool_kept(s->conf.pool, c);
+        if (first) sessions_announce(s, z);
+    }
+    s->io.answer(s->io.arg, c->id, &res, c);
+    outcome_log(&o, &res, ru ? ru->ru_minflt : -1);
+    scrub_result(&res);
+    if (end && !ru) {
+        sessions_kill(s, z, end); /* its reap finishes the end (sessions_gone) */
+    }
+}
+
+void sessions_gone(sessions_t *s, child_t *c, int wstatus)
+{
+    zsession_t *z = c->session;
+    char idstr[ID_STR_LEN + 1];
+    if (z->fork) session_fork_died(s, c);
+    if (!z->ending) {
+        char why[WIRE_MAX_REASON + 1];
+        if (WIFSIGNALED(wstatus))
+            snprintf(why, sizeof why, "the session's process was killed (signal %d)",
+                     WTERMSIG(wstatus));
+        else
+            snprintf(why, sizeof why, "the session's process exited (%d)", WEXITSTATUS(wstatus));
+        s_ending(s, z, why);
+    }
+    if (z->cwd[0] && s->conf.ws) workspace_remove(s->conf.ws, z->cwd);
+    if (z->lineage && --z->lineage->refs == 0) {
+        workspace_remove_tree(s->conf.ws, z->lineage->base);
+        free(z->lineage);
+    }
+    c->ws_dir[0] = c->ws_base[0] = '\0'; /* removed above: nothing for the pool to drop */
+    c->session = NULL;
+    log_info("event=session_down session=%s tenant=%s cells=%u reason=\"%s\"",
+             s_idstr(z->id, idstr), z->tenant, z->cells, z->end_reason);
+    idmap_del(s->by_id, z->id);
+    s->count--;
+    s->ending -= z->ending;
+    free(z);
+}
+
+int sessions_wants_io(const child_t *c)
+{
+    if (c->state == CHILD_RUNNING && !c->answered) return !c->muted;
+    return c->session->fork && c->state == CHILD_KEPT && c->pid <= 0; /* a clone's 'R' */
+}
+
+void sessions_on_io(sessions_t *s, child_t *c)
+{
+    if (c->session && c->session->fork && session_fork_on_io(s, c)) return;
+    char b[16];
+    ssize_t n = read(c->sock, b, sizeof b);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        close(c->sock); /* the process is gone or going: SIGCHLD tells how */
+        c->sock = -1;
+        return;
+    }
+    if (c->state != CHILD_RUNNING || c->answered) return;
+    /* A byte written early by the cell's own code (the socket is visible to it) mutes the
+     * socket for the rest of the job, as pool.c does a one-off job's: one wake-up of the shared
+     * zygote per job however many bytes it writes. The job's end is then seen on the progress
+     * tick (sessions_on_muted), at most 50 ms late. */
+    if (area_hdr(&c->area)->phase != AREA_FINISHED) {
+        pool_mute(s->conf.pool, c);
+        return;
+    }
+    sessions_finished(s, c, 0, NULL);
+}
+
+/* What a muted job left in its socket goes before the next job's bytes can be heard (a
+ * datagram each; bounded, as the job could have queued many: what is left mutes the next one). */
+static void s_drain(child_t *c)
+{
+    char b[16];
+    for (int i = 0; i < 64 && recv(c->sock, b, sizeof b, MSG_DONTWAIT) > 0; i++) {
+    }
+}
+
+void sessions_on_muted(sessions_t *s, child_t *c)
+{
+    if (!c->muted || c->state != CHILD_RUNNING || c->answered || c->sock < 0 ||
+        area_hdr(&c->area)->phase != AREA_FINISHED)
+        return;
+    s_drain(c);
+    sessions_finished(s, c, 0, NULL);
+}
+
+void sessions_end(sessions_t *s, const uint8_t id[ID_BYTES], const char *reason)
+{
+    zsession_t *z = sessions_find(s, id, NULL);
+    if (z && !z->ending && !z->fork && z->child->state == CHILD_KEPT) sessions_kill(s, z, reason);
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+typedef struct {
+    sessions_t *s;
+    int budget;
+} measure_t;
+
+static void s_measure_one(void *arg, const uint8_t *id, void *value)
+{
+    (void)id;
+    measure_t *m = arg;
+    zsession_t *z = value;
+    uint64_t kb;
+    if (m->budget <= 0 || z->ending || z->fork || z->child->state != CHILD_KEPT ||
+        z->measured == z->cells + 1)
+        return;
+    m->budget--;
+    z->measured = z->cells + 1;
+    if (procfs_pss_kb(m->s->conf.procfd, z->child->pid, &kb) < 0) return;
+    z->memory_kb = kb;
+    if (z->announced) s_news(m->s, z, ZS_MEMORY);
+}
+
+void sessions_tick(sessions_t *s)
+{
+    uint64_t now = clock_mono_us();
+    if (now < s->next_tick_us) return;
+    s->next_tick_us = now + TICK_US;
+    session_fork_tick(s);
+    measure_t m = {s, MEASURE_MAX};
+    idmap_each(s->by_id, s_measure_one, &m); /* (it changes nothing in the map) */
+}
