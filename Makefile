@@ -36,7 +36,7 @@ LIB_SRC := $(wildcard common/*.c proto/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(OBJ)/%.o)
 LIB     := $(BUILD)/lib/libsnakepit.a
 
-BROKER_SRC   := $(wildcard broker/*.c)
+BROKER_SRC   := $(wildcard broker/*.c broker/*/*.c)
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
 # or Redis library (fewer pages to copy on every fork). Each is built from its folders; link/
 # (the channel between them and the layer names) goes into both.

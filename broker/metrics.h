@@ -8,7 +8,7 @@
 #include "common/buf.h"
 #include "common/metrics_pub.h"
 #include "relay.h"
-#include "sched.h"
+#include "broker/sched/sched.h"
 #include "zap.h"
 
 #ifndef SNAKEPIT_VERSION

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "common/loop.h"
-#include "sched.h"
+#include "broker/sched/sched.h"
 
 typedef enum { CH_CLIENT = 0, CH_WORKER = 1 } channel_t;
 

@@ -12,7 +12,7 @@
 #include "common/clock.h"
 #include "common/curve_cert.h"
 #include "common/log.h"
-#include "keymap.h"
+#include "broker/tables/keymap.h"
 #include "zap.h"
 
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"

@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz_sched.c — libFuzzer target for the broker's scheduler (broker/sched.h):
+/* tests/fuzz/fuzz_sched.c — libFuzzer target for the broker's scheduler (broker/sched/sched.h):
  * the input is a program of events — SUBMITs with hostile tenants, deadlines and quotas,
  * RESULTs and ANSWERs (real, stale, from the wrong executor), READY/CREDIT/DISCONNECT,
  * CANCELs from the right and the wrong client, resubmitted jobs and the executors' HELD
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/sched.h"
+#include "broker/sched/sched.h"
 #include "common/log.h"
 
 #define MAX_JOBS 256

@@ -1,4 +1,4 @@
-/* tests/unit/test_broker_executors.c — broker/executors.c and broker/keymap.c: where a job
+/* tests/unit/test_broker_executors.c — broker/tables/executors.c and broker/tables/keymap.c: where a job
  * goes (most free credit, then least recently used) and the credit ceiling; the keymap the
  * registries stand on. */
 #define _GNU_SOURCE
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "broker/executors.h"
-#include "broker/keymap.h"
+#include "broker/tables/executors.h"
+#include "broker/tables/keymap.h"
 
 static executor_t *s_add(executors_t *reg, const char *name, uint32_t slots, uint64_t mask)
 {

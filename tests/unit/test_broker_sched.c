@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "broker/sched.h"
+#include "broker/sched/sched.h"
 #include "common/log.h"
 #include "sched_fakes.h"
 

@@ -1,4 +1,4 @@
-/* tests/unit/test_broker_sessions.c — session affinity in the scheduler (broker/sched_sessions.c)
+/* tests/unit/test_broker_sessions.c — session affinity in the scheduler (broker/sched/sched_sessions.c)
  * through sched.h, on the fake clock and I/O of sched_fakes.h: a session's jobs go to its
  * executor one at a time, a busy session holds back no one else, new sessions go where memory
  * is freest, the map is rebuilt from READY after a restart, and a session whose executor went
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "broker/sched.h"
+#include "broker/sched/sched.h"
 #include "common/log.h"
 #include "sched_fakes.h"
 

@@ -1,4 +1,4 @@
-/* tests/unit/test_queue.c — broker/queue.c through its header: per-tenant FIFOs served
+/* tests/unit/test_queue.c — broker/tables/queue.c through its header: per-tenant FIFOs served
  * deficit round robin, requeue at the head, removal, parking at the in-flight quota. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "broker/job.h"
-#include "broker/queue.h"
+#include "broker/tables/job.h"
+#include "broker/tables/queue.h"
 
 static job_t *s_job(const char *tenant, unsigned n)
 {

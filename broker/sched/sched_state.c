@@ -1,4 +1,4 @@
-/* broker/sched_state.c — see sched_state.h: the scheduler built and torn down, its books
+/* broker/sched/sched_state.c — see sched_state.h: the scheduler built and torn down, its books
  * (what it holds, and the counts that go with it), and the views metrics and tests read. */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -7,7 +7,7 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
-#include "lease.h"
+#include "broker/tables/lease.h"
 #include "sched_state.h"
 
 static const char *s_refusal_names[REFUSE__COUNT] = {

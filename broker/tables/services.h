@@ -1,4 +1,4 @@
-/* broker/services.h — the services (sandbox profiles) the broker routes: one queue each,
+/* broker/tables/services.h — the services (sandbox profiles) the broker routes: one queue each,
  * how many executors serve it and with how many slots, and its counters. A service is
  * created when an executor first advertises it (or, during the start-up grace, when a client
  * submits to a known profile) and is never removed, so its counters stay monotonic for

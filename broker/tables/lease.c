@@ -1,4 +1,4 @@
-/* broker/lease.c — see lease.h. */
+/* broker/tables/lease.c — see lease.h. */
 #include <assert.h>
 #include <stddef.h>
 

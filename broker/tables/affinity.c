@@ -1,4 +1,4 @@
-/* broker/affinity.c — see affinity.h. */
+/* broker/tables/affinity.c — see affinity.h. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <stdio.h>

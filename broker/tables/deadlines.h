@@ -1,4 +1,4 @@
-/* broker/deadlines.h — jobs ordered by when the broker must act on them without being asked:
+/* broker/tables/deadlines.h — jobs ordered by when the broker must act on them without being asked:
  * a queued job whose deadline passes is answered `timeout`; a leased job whose deadline plus
  * the lease grace passes is answered `timeout` and cancelled at its executor. A binary
  * min-heap on job->due_ms; each job remembers its slot, so removal and re-keying are

@@ -1,4 +1,4 @@
-/* broker/executors.c — see executors.h. Executors sit in an array for picking and iteration
+/* broker/tables/executors.c — see executors.h. Executors sit in an array for picking and iteration
  * and in a keymap by routing id for message lookup; picking scans the array, which at the
  * hundreds of executors one broker feeds costs less than keeping a heap ordered under
  * constant credit changes. */

@@ -1,4 +1,4 @@
-/* broker/sched_jobs.c — see sched.h: admission, cancels, results and dispatch. Executors and
+/* broker/sched/sched_jobs.c — see sched.h: admission, cancels, results and dispatch. Executors and
  * clients coming and going and the clocks are in sched_life.c; the books both keep, in
  * sched_state.c (sched_state.h). */
 #define _GNU_SOURCE
@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "common/profiles.h"
-#include "lease.h"
+#include "broker/tables/lease.h"
 #include "sched_state.h"
 
 /* ---- client channel -------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* broker/services.c — see services.h. */
+/* broker/tables/services.c — see services.h. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <stdio.h>

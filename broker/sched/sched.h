@@ -1,4 +1,4 @@
-/* broker/sched.h — the broker's decisions, with no sockets in sight: admission against the
+/* broker/sched/sched.h — the broker's decisions, with no sockets in sight: admission against the
  * caps, per-service fair queues, dispatch by credit, leases, deadlines, cancels, executor
  * and client liveness. The broker's relay (relay.h) feeds it parsed messages and carries out
  * what it asks through sched_io_t; unit tests drive it the same way with a fake clock and
@@ -20,11 +20,11 @@
 #include "common/prom.h"
 #include "proto/status.h"
 #include "proto/wire.h"
-#include "clients.h"
-#include "executors.h"
-#include "job.h"
-#include "services.h"
-#include "tenants.h"
+#include "broker/tables/clients.h"
+#include "broker/tables/executors.h"
+#include "broker/tables/job.h"
+#include "broker/tables/services.h"
+#include "broker/tables/tenants.h"
 
 typedef struct sched sched_t;
 

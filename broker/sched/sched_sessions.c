@@ -1,4 +1,4 @@
-/* broker/sched_sessions.c — see sched.h: session affinity in the scheduler (affinity.h says
+/* broker/sched/sched_sessions.c — see sched.h: session affinity in the scheduler (affinity.h says
  * how a session's jobs wait). A job on a session waits in its session's line; the line's head
  * goes to the session's executor's pinned queue when the session runs nothing, and from there
  * to the executor when it has credit, taking turns with the service queues. Executors say
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "lease.h"
+#include "broker/tables/lease.h"
 #include "sched_state.h"
 
 #define LOST_REASON                                                                                \

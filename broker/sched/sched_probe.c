@@ -1,4 +1,4 @@
-/* broker/sched_probe.c — resubmitted jobs (PROTOCOL.md §3.1). A front-end whose broker went
+/* broker/sched/sched_probe.c — resubmitted jobs (PROTOCOL.md §3.1). A front-end whose broker went
  * away sends each job it was waiting for to another broker, once, marked `resubmit`: the
  * first broker may have dispatched it before it died, and the job must not run twice. So
  * before such a job may be queued, every executor serving its service is asked (PROBE) and

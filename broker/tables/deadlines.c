@@ -1,4 +1,4 @@
-/* broker/deadlines.c — see deadlines.h. */
+/* broker/tables/deadlines.c — see deadlines.h. */
 #include <assert.h>
 #include <stdlib.h>
 

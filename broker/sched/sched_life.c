@@ -1,4 +1,4 @@
-/* broker/sched_life.c — see sched.h: executors coming and going (and the fate of their
+/* broker/sched/sched_life.c — see sched.h: executors coming and going (and the fate of their
  * leases), clients that vanish, deadlines and the service grace. The books it keeps are
  * sched_state.h's. */
 #define _GNU_SOURCE
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
-#include "lease.h"
+#include "broker/tables/lease.h"
 #include "sched_state.h"
 
 /* ---- executors --------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* broker/queue.h — one service's queue: a FIFO per tenant, served deficit round robin
+/* broker/tables/queue.h — one service's queue: a FIFO per tenant, served deficit round robin
  * (Shreedhar & Varghese, 1995) so that a tenant that floods the queue gets its share and no
  * more: with the default quantum of one job, tenants with work take turns job by job, and a
  * tenant that arrives behind a backlog of 2,000 jobs waits for one job of each other tenant

@@ -1,4 +1,4 @@
-/* broker/job.c — see job.h. */
+/* broker/tables/job.c — see job.h. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>

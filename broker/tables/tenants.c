@@ -1,4 +1,4 @@
-/* broker/tenants.c — see tenants.h. */
+/* broker/tables/tenants.c — see tenants.h. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* broker/clients.h — the submitting connections on the client channel (front-ends, CLIs,
+/* broker/tables/clients.h — the submitting connections on the client channel (front-ends, CLIs,
  * benches), by ROUTER routing id: where a job's answers go, who may cancel it, and whether
  * the submitter is still there. A client that has PINGed is expected to keep doing so
  * (PROTOCOL.md §2); once it falls silent for the liveness window its jobs are answered and

@@ -1,4 +1,4 @@
-/* broker/clients.c — see clients.h. */
+/* broker/tables/clients.c — see clients.h. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <stdlib.h>

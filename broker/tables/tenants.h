@@ -1,4 +1,4 @@
-/* broker/tenants.h — per-tenant counts across every service: what the per-tenant queue cap
+/* broker/tables/tenants.h — per-tenant counts across every service: what the per-tenant queue cap
  * and the in-flight quota (route.max_inflight, the tenant's concurrency quota) are checked
  * against. A tenant exists here only while it has jobs queued or in flight, so the table is
  * bounded by the jobs the broker holds, whatever names clients send. */

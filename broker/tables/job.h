@@ -1,4 +1,4 @@
-/* broker/job.h — one submitted job as the broker holds it, from SUBMIT to its one final
+/* broker/tables/job.h — one submitted job as the broker holds it, from SUBMIT to its one final
  * answer. A job is always in exactly one place: its tenant's FIFO in a service queue
  * (JOB_QUEUED), an executor's lease list (JOB_LEASED), the scheduler's probing list
  * (JOB_PROBING), or in the hands of whoever is answering it (JOB_DETACHED). The JobSpec body stays an opaque ZeroMQ message, kept until

@@ -1,4 +1,4 @@
-/* broker/executors.h — the executor nodes registered on the worker channel, their credits
+/* broker/tables/executors.h — the executor nodes registered on the worker channel, their credits
  * and the choice of where a job goes.
  *
  * Credits (PROTOCOL.md §3): an executor's credit is the JOBs it can take now. CREDIT adds,

@@ -1,4 +1,4 @@
-/* broker/sched_state.h — the scheduler's state and the book-keeping every part of it goes
+/* broker/sched/sched_state.h — the scheduler's state and the book-keeping every part of it goes
  * through; private to the scheduler's files (sched_state.c: building, views and the books;
  * sched_jobs.c: admission, cancels, results, dispatch; sched_life.c: executors and clients
  * coming and going, clocks). Their contract with the rest of the broker is sched.h.
@@ -10,8 +10,8 @@
 #ifndef SP_SCHED_STATE_H
 #define SP_SCHED_STATE_H
 #include "common/idmap.h"
-#include "affinity.h"
-#include "deadlines.h"
+#include "broker/tables/affinity.h"
+#include "broker/tables/deadlines.h"
 #include "sched.h"
 
 struct sched {

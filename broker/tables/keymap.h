@@ -1,4 +1,4 @@
-/* broker/keymap.h — a hash map from short byte strings (ZeroMQ routing ids, tenant and
+/* broker/tables/keymap.h — a hash map from short byte strings (ZeroMQ routing ids, tenant and
  * service names; at most 255 bytes) to pointers. Keys come from the network, so the hash is
  * SipHash-1-3 with a per-process random key: a peer cannot pick names that all collide and
  * turn every lookup into a scan. The map copies keys and owns nothing it points to. */

@@ -1,4 +1,4 @@
-/* broker/queue.c — see queue.h.
+/* broker/tables/queue.c — see queue.h.
  *
  * Active FIFOs form a circular list (the round); `current` is the FIFO whose turn it is and
  * `credit` what it may still take this turn. A FIFO that empties leaves the round and is
