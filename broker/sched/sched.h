@@ -2,7 +2,7 @@
  * caps, per-service fair queues, dispatch by credit, leases, deadlines, cancels, executor
  * and client liveness. The broker's relay (relay.h) feeds it parsed messages and carries out
  * what it asks through sched_io_t; unit tests drive it the same way with a fake clock and
- * fake I/O. It is implemented in sched_jobs.c, sched_life.c and sched_state.c.
+ * fake I/O. Its parts, in broker/sched/, stand on each other in one order (internal.h).
  *
  * Sessions (issue 12): a job whose route names a session goes to the executor holding it and
  * waits, behind the session's earlier jobs, for that executor's credit (sched_sessions.c); a

@@ -1,13 +1,22 @@
-/* broker/sched/sched_jobs.c — see sched.h: admission, cancels, results and dispatch. Executors and
- * clients coming and going and the clocks are in sched_life.c; the books both keep, in
- * sched_state.c (sched_state.h). */
+/* broker/sched/sched_jobs.c — see sched.h: admission, cancels, results and dispatch, and the
+ * scheduler built. The top of the scheduler's parts (internal.h): executors and clients coming
+ * and going and the clocks are sched_life.c's, resubmitted jobs sched_probe.c's, sessions'
+ * lines sched_sessions.c's, the books sched_state.c's. */
 #define _GNU_SOURCE
-#include <stdarg.h>
-#include <stdio.h>
 
 #include "common/profiles.h"
 #include "broker/tables/lease.h"
-#include "sched_state.h"
+#include "internal.h"
+
+/* Built here, at the top, so that each part below the books registers what a job's leaving
+ * means to it (sched_detach_hooks_t) and the books call nothing above them. */
+sched_t *sched_new(const sched_conf_t *conf, const sched_io_t *io)
+{
+    sched_t *s = sched_state_new(conf, io);
+    sched_sessions_init(s);
+    sched_probe_init(s);
+    return s;
+}
 
 /* ---- client channel -------------------------------------------------------------------- */
 
@@ -18,17 +27,6 @@ client_t *sched_client(sched_t *s, const void *identity, size_t len, int ping)
     if (ping) c->pings = 1;
     c->gone = 0; /* it speaks, so it is there */
     return c;
-}
-
-int sched_refuse(sched_refusal_t *why, refusal_t reason, status_t st, const char *fmt, ...)
-{
-    why->reason = reason;
-    why->status = st;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why->message, sizeof why->message, fmt, ap);
-    va_end(ap);
-    return -1;
 }
 
 /* The service a SUBMIT names, or NULL with the refusal filled in. */
@@ -121,16 +119,6 @@ int sched_submit(sched_t *s, client_t *c, const char *service, job_t *job, sched
     return 0;
 }
 
-void sched_enqueue(sched_t *s, job_t *job)
-{
-    if (job->route.has_session) {
-        sched_session_queue(s, job); /* behind the session's earlier jobs, for its executor */
-        return;
-    }
-    queue_push(job->service->queue, job);
-    job->service->dirty = 1;
-}
-
 int sched_cancel(sched_t *s, const client_t *c, const uint8_t id[ID_BYTES])
 {
     job_t *job = idmap_get(s->jobs, id);
@@ -192,13 +180,6 @@ static int s_eligible(void *arg, const job_t *job)
     return 0;
 }
 
-/* Whether the job may take an executor's reserve: its tenant has nothing running. */
-int sched_may_reserve(void *arg, const job_t *job)
-{
-    (void)arg;
-    return job->tenant->inflight == 0;
-}
-
 static void s_dispatch_one(sched_t *s, service_t *sv, executor_t *ex, job_t *job)
 {
     sched_count_queued(s, job, -1);
@@ -210,18 +191,6 @@ static void s_dispatch_one(sched_t *s, service_t *sv, executor_t *ex, job_t *job
     }
     ex->pinned_last = 0;
     sched_leased(s, ex, job);
-}
-
-void sched_leased(sched_t *s, executor_t *ex, job_t *job)
-{
-    service_t *sv = job->service;
-    uint64_t now = s->conf.mono_ms();
-    if (job->route.attempt == 0)
-        prom_hist_observe(&s->stats.queue_wait, (double)(now - job->queued_ms) / 1000.0);
-    sched_lease(s, job, ex);
-    job->on_reserve = executors_charge(s->executors, ex);
-    s->stats.reserve_dispatched += (uint64_t)job->on_reserve;
-    sv->count.dispatched++;
 }
 
 /* Jobs wait that no executor has credit for (a service's queue, or a session's head pinned to
@@ -297,7 +266,9 @@ void sched_dispatch(sched_t *s)
     /* One job per service per pass, so services sharing executors share their credit; the
      * executors' pinned queues (sessions' jobs) take turns with them. */
     for (int progress = 1; progress;) {
-        progress = sched_dispatch_pinned(s);
+        executor_t *unreachable = NULL;
+        progress = sched_dispatch_pinned(s, &unreachable);
+        if (unreachable) sched_executor_gone(s, unreachable, "unreachable");
         for (size_t i = 0; i < services_count(s->services); i++) {
             service_t *sv = services_at(s->services, i);
             if (!sv->dirty) continue;

@@ -1,13 +1,13 @@
 /* broker/sched/sched_life.c — see sched.h: executors coming and going (and the fate of their
- * leases), clients that vanish, deadlines and the service grace. The books it keeps are
- * sched_state.h's. */
+ * leases), clients that vanish, deadlines and the service grace. Above resubmitted jobs
+ * (sched_probe.c), sessions (sched_sessions.c) and the books (sched_state.c): internal.h. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "common/log.h"
 #include "broker/tables/lease.h"
-#include "sched_state.h"
+#include "internal.h"
 
 /* ---- executors --------------------------------------------------------------------------- */
 

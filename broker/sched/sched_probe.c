@@ -18,7 +18,12 @@
 
 #include "common/buf.h"
 #include "common/log.h"
-#include "sched_state.h"
+#include "internal.h"
+
+void sched_probe_init(sched_t *s)
+{
+    s->on_detach.probe_left = sched_probe_remove;
+}
 
 static void s_list_push(sched_t *s, job_t *job)
 {

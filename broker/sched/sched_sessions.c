@@ -3,8 +3,8 @@
  * goes to the session's executor's pinned queue when the session runs nothing, and from there
  * to the executor when it has credit, taking turns with the service queues. Executors say
  * where sessions are (READY, SESSIONS); one that goes away takes its sessions with it: their
- * jobs are answered `lost` — a session never moves, so nothing is requeued elsewhere. The
- * books are sched_state.h's. */
+ * jobs are answered `lost` — a session never moves, so nothing is requeued elsewhere. Above
+ * the books (sched_state.c) only: an executor found unreachable is handed to the caller. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 
 #include "common/log.h"
 #include "broker/tables/lease.h"
-#include "sched_state.h"
+#include "internal.h"
 
 #define LOST_REASON                                                                                \
     "session lost: its executor went away; restore a snapshot of it (restore_state_snapshot) "     \
@@ -58,6 +58,12 @@ void sched_session_detach(sched_t *s, job_t *job)
         sched_session_ready(s, b);
 }
 
+void sched_sessions_init(sched_t *s)
+{
+    s->on_detach.session_left = sched_session_detach;
+    s->on_detach.session_probe_left = sched_session_probe_dropped;
+}
+
 /* ---- admission ---------------------------------------------------------------------------- */
 
 int sched_session_admit(sched_t *s, job_t *job, sched_refusal_t *why)
@@ -100,6 +106,16 @@ static void s_settled_too_late(sched_t *s, job_t *job, bsession_t *b)
                  lost ? "SessionLost" : b ? "SessionEnded" : "SessionUnknown", why);
     if (b && !b->draining && !b->running && !b->probing && !b->head)
         affinity_remove(s->affinity, &b);
+}
+
+void sched_enqueue(sched_t *s, job_t *job)
+{
+    if (job->route.has_session) {
+        sched_session_queue(s, job); /* behind the session's earlier jobs, for its executor */
+        return;
+    }
+    queue_push(job->service->queue, job);
+    job->service->dirty = 1;
 }
 
 void sched_session_queue(sched_t *s, job_t *job)
@@ -161,9 +177,9 @@ static int s_eligible(void *arg, const job_t *job)
     return 0;
 }
 
-/* One pinned job to ex: 1 when one went. With only the reserve's credit left, only a job of a
- * tenant with nothing running may go. */
-static int s_dispatch_one(sched_t *s, executor_t *ex)
+/* One pinned job to ex: 1 when one went (or ex could not be reached: *unreachable). With only
+ * the reserve's credit left, only a job of a tenant with nothing running may go. */
+static int s_dispatch_one(sched_t *s, executor_t *ex, executor_t **unreachable)
 {
     job_t *job = executor_open_credit(ex) ? queue_pop(ex->pinned, s_eligible, s)
                                           : queue_pop_first(ex->pinned, sched_may_reserve, s);
@@ -178,7 +194,7 @@ static int s_dispatch_one(sched_t *s, executor_t *ex)
         affinity_push_head(b, job); /* it never left: first in its line again */
         job->state = JOB_QUEUED;
         sched_count_queued(s, job, +1);
-        sched_executor_gone(s, ex, "unreachable");
+        *unreachable = ex;
         return 1;
     }
     b->running = job;
@@ -187,13 +203,14 @@ static int s_dispatch_one(sched_t *s, executor_t *ex)
     return 1;
 }
 
-int sched_dispatch_pinned(sched_t *s)
+int sched_dispatch_pinned(sched_t *s, executor_t **unreachable)
 {
     int progress = 0;
     if (!s->pinned_dirty) return 0;
     s->pinned_dirty = 0;
-    /* Downwards: an unreachable executor is removed on the spot, moving the last one here. */
-    for (size_t i = executors_count(s->executors); i-- > 0;) {
+    /* Downwards, as the executor table moves its last entry into a removed one's place. An
+     * unreachable executor ends the pass: the caller removes it, and the next pass goes on. */
+    for (size_t i = executors_count(s->executors); i-- > 0 && !*unreachable;) {
         executor_t *ex = executors_at(s->executors, i);
         if (!ex || !ex->credit || !queue_depth(ex->pinned)) continue;
         s->pinned_dirty = 1; /* work left somewhere: look again next pass */
@@ -202,7 +219,7 @@ int sched_dispatch_pinned(sched_t *s)
             ex->pinned_last = 0;
             continue;
         }
-        progress |= s_dispatch_one(s, ex);
+        progress |= s_dispatch_one(s, ex, unreachable);
     }
     return progress;
 }

@@ -1,14 +1,18 @@
-/* broker/sched/sched_state.c — see sched_state.h: the scheduler built and torn down, its books
- * (what it holds, and the counts that go with it), and the views metrics and tests read. */
+/* broker/sched/sched_state.c — the books (internal.h): the scheduler's state built and torn
+ * down, what it holds and the counts that go with it, and the views metrics and tests read. The
+ * lowest of the scheduler's parts: it calls none of the others; what a job's leaving means to a
+ * session's line or to the probing list, they tell it through sched_detach_hooks_t. */
 #define _GNU_SOURCE
 #include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/buf.h"
 #include "common/clock.h"
 #include "broker/tables/lease.h"
-#include "sched_state.h"
+#include "internal.h"
 
 static const char *s_refusal_names[REFUSE__COUNT] = {
     "queue_full",  "queue_bytes",     "tenant_queue_full", "inflight_quota",
@@ -36,7 +40,7 @@ void sched_conf_defaults(sched_conf_t *conf)
     conf->quantum = 1;
 }
 
-sched_t *sched_new(const sched_conf_t *conf, const sched_io_t *io)
+sched_t *sched_state_new(const sched_conf_t *conf, const sched_io_t *io)
 {
     sched_t *s = xcalloc(1, sizeof *s);
     s->conf = *conf;
@@ -92,21 +96,22 @@ void sched_unpark(sched_t *s, tenant_t *t)
 executor_t *sched_detach(sched_t *s, job_t *job)
 {
     executor_t *holder = NULL;
+    const sched_detach_hooks_t *hook = &s->on_detach;
     if (job->state == JOB_QUEUED) {
         if (job->session)
-            sched_session_detach(s, job);
+            hook->session_left(s, job);
         else
             queue_remove(job->service->queue, job);
         sched_count_queued(s, job, -1);
     } else if (job->state == JOB_PROBING) {
-        sched_probe_remove(s, job);
+        hook->probe_left(s, job);
         sched_count_queued(s, job, -1);
-        if (job->route.has_session) sched_session_probe_dropped(s, job);
+        if (job->route.has_session) hook->session_probe_left(s, job);
     } else if (job->state == JOB_LEASED) {
         holder = job->executor;
         lease_end(job);
         sched_inflight_done(s, job);
-        if (job->session) sched_session_detach(s, job);
+        if (job->session) hook->session_left(s, job);
     }
     deadlines_remove(s->deadlines, job);
     idmap_del(s->jobs, job->id);
@@ -125,6 +130,36 @@ void sched_lease(sched_t *s, job_t *job, executor_t *ex)
         job->due_ms = job->expires_ms + s->conf.lease_grace_ms;
         deadlines_update(s->deadlines, job);
     }
+}
+
+void sched_leased(sched_t *s, executor_t *ex, job_t *job)
+{
+    service_t *sv = job->service;
+    uint64_t now = s->conf.mono_ms();
+    if (job->route.attempt == 0)
+        prom_hist_observe(&s->stats.queue_wait, (double)(now - job->queued_ms) / 1000.0);
+    sched_lease(s, job, ex);
+    job->on_reserve = executors_charge(s->executors, ex);
+    s->stats.reserve_dispatched += (uint64_t)job->on_reserve;
+    sv->count.dispatched++;
+}
+
+/* Whether the job may take an executor's reserve: its tenant has nothing running. */
+int sched_may_reserve(void *arg, const job_t *job)
+{
+    (void)arg;
+    return job->tenant->inflight == 0;
+}
+
+int sched_refuse(sched_refusal_t *why, refusal_t reason, status_t st, const char *fmt, ...)
+{
+    why->reason = reason;
+    why->status = st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why->message, sizeof why->message, fmt, ap);
+    va_end(ap);
+    return -1;
 }
 
 void sched_finish(sched_t *s, job_t **job_p)
