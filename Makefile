@@ -45,7 +45,7 @@ EXECUTOR_SRC  := $(wildcard executor-node/node/*.c) $(EXEC_LINK_SRC)
 ZYGOTE_SRC    := $(foreach d,zygote zygote/sessions zygote/pool child sandbox python mem area, \
                    $(wildcard executor-node/$(d)/*.c)) $(EXEC_LINK_SRC)
 MCP_SRC      := $(wildcard mcp-frontend/*.c mcp-frontend/*/*.c)
-CLI_SRC      := $(wildcard cli/*.c)
+CLI_SRC      := $(wildcard cli/*.c cli/*/*.c)
 
 BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-mcp \
             $(BIN)/snakepit

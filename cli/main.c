@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "mcp.h"
-#include "run.h"
+#include "cli/run/run.h"
 #include "session.h"
 #include "status.h"
 #include "tenant.h"

@@ -16,7 +16,7 @@
 
 #include "common/clock.h"
 #include "common/config.h"
-#include "farm.h"
+#include "cli/farm/farm.h"
 #include "mcp.h"
 
 typedef struct {

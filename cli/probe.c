@@ -17,7 +17,7 @@
 #include "proto/client.h"
 #include "proto/job.h"
 #include "proto/result.h"
-#include "farm.h"
+#include "cli/farm/farm.h"
 #include "probe.h"
 
 #define PROBE_SUBMIT_MS 3000  /* to get the job accepted: the broker may still be starting */

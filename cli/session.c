@@ -14,9 +14,9 @@
 #include "common/buf.h"
 #include "common/config.h"
 #include "common/profiles.h"
-#include "farm.h"
-#include "mcp_http.h"
-#include "run.h"
+#include "cli/farm/farm.h"
+#include "cli/farm/mcp_http.h"
+#include "cli/run/run.h"
 #include "session.h"
 
 typedef struct {

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "farm.h"
+#include "cli/farm/farm.h"
 #include "snapshots.h"
 
 static json_t *s_value(const char *text)

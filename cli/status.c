@@ -11,7 +11,7 @@
 
 #include "common/clock.h"
 #include "common/config.h"
-#include "farm.h"
+#include "cli/farm/farm.h"
 #include "snapshots.h"
 #include "status.h"
 

@@ -15,7 +15,7 @@
 #include "common/sha256.h"
 #include "common/tenant_ensure.h"
 #include "proto/wire.h"
-#include "farm.h"
+#include "cli/farm/farm.h"
 #include "tenant.h"
 
 void tenant_quota_defaults(tenant_quota_t *q)

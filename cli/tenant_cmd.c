@@ -12,7 +12,7 @@
 #include "common/config.h"
 #include "common/profiles.h"
 #include "proto/wire.h"
-#include "farm.h"
+#include "cli/farm/farm.h"
 #include "tenant.h"
 
 #define RATE_MIN 0.001 /* the range the front-end reads a stored rate in (mcp-frontend/state/tenants.c)  \

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "common/config.h"
-#include "farm.h"
+#include "cli/farm/farm.h"
 #include "hub.h"
 #include "supervisor.h"
 

@@ -15,7 +15,7 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "proto/wire.h"
-#include "farm.h"
+#include "cli/farm/farm.h"
 #include "usage.h"
 
 #define EX_USAGE_       64

@@ -1,4 +1,4 @@
-/* cli/runfiles.h — the files that travel with a `snakepit run`: those it sends (--file-in,
+/* cli/run/runfiles.h — the files that travel with a `snakepit run`: those it sends (--file-in,
  * into the job's workspace) and those it gets back (the figures and the files the code wrote),
  * which --out DIR saves. Both are lists of job_file_t, the JobSpec's own file type, so the
  * straight-to-the-broker path hands them over as they are.

@@ -1,4 +1,4 @@
-/* cli/tls.h — the client side of TLS under http1.c, so `snakepit run --url https://…` reaches
+/* cli/farm/tls.h — the client side of TLS under http1.c, so `snakepit run --url https://…` reaches
  * a farm behind a TLS proxy or the front-end's own --tls-cert. GnuTLS (libmicrohttpd's, already
  * on every machine that builds snakepit); the server's certificate is checked against the
  * system's trust store, or a CA file for a private CA, and against the host the URL names. */

@@ -1,4 +1,4 @@
-/* cli/run_show.h — how `snakepit run` shows what a run did: the output as the code wrote it,
+/* cli/run/run_show.h — how `snakepit run` shows what a run did: the output as the code wrote it,
  * then the result and the variables asked for (or the whole structured result with --json),
  * a one-line reason for every status but ok that is never empty, the figures and files saved
  * under --out (or a note that there are some), and the exit status. */

@@ -1,4 +1,4 @@
-/* cli/run_broker.h — `snakepit run --broker ENDPOINT`: the job submitted straight to a broker
+/* cli/run/run_broker.h — `snakepit run --broker ENDPOINT`: the job submitted straight to a broker
  * as --tenant, the way the front-ends submit, without an MCP endpoint (and so without a
  * record, a rate limit or a tenant's quotas). CURVE when the farm's ready.json names keys. */
 #ifndef SP_RUN_BROKER_H

@@ -1,4 +1,4 @@
-/* cli/run_broker.c — see run_broker.h. */
+/* cli/run/run_broker.c — see run_broker.h. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>

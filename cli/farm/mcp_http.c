@@ -1,4 +1,4 @@
-/* cli/mcp_http.c — see mcp_http.h. */
+/* cli/farm/mcp_http.c — see mcp_http.h. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* cli/run_show.c — see run_show.h. */
+/* cli/run/run_show.c — see run_show.h. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* cli/run_route.h — the profile a `snakepit run` runs in: the one --profile names; else, when
+/* cli/run/run_route.h — the profile a `snakepit run` runs in: the one --profile names; else, when
  * the code has a PEP 723 block, the first profile whose modules include every dependency it
  * declares (the front-end's rule: common/pep723.c reads the names, common/profiles.h's
  * profile_for_dependencies chooses); else the default. Over HTTP the front-end routes by

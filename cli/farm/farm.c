@@ -1,4 +1,4 @@
-/* cli/farm.c — see farm.h. */
+/* cli/farm/farm.c — see farm.h. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <jansson.h>

@@ -1,4 +1,4 @@
-/* cli/run.c — `snakepit run`: one job from the command line, printed the way the code wrote
+/* cli/run/run.c — `snakepit run`: one job from the command line, printed the way the code wrote
  * it, the exit status the job's status (run_args.h). It goes through a farm's MCP endpoint —
  * --url/--key, or the state directory's ready.json — as any client's run does (run_http.c),
  * or with --broker straight to a broker (run_broker.c). This file reads the command line, the
@@ -13,7 +13,7 @@
 #include "common/config.h"
 #include "common/profiles.h"
 #include "proto/job.h"
-#include "farm.h"
+#include "cli/farm/farm.h"
 #include "run.h"
 #include "run_args.h"
 #include "run_broker.h"

@@ -1,4 +1,4 @@
-/* cli/http1.h — one HTTP/1.1 request per connection (Connection: close), blocking, with a
+/* cli/farm/http1.h — one HTTP/1.1 request per connection (Connection: close), blocking, with a
  * deadline, over plain TCP or TLS (tls.h): what the CLI's MCP client needs and no more. The
  * answer is read to the end of the connection (bounded), its head kept for header lookups; a
  * chunked body is decoded, and one shorter than its Content-Length refused. */

@@ -1,4 +1,4 @@
-/* cli/run_args.h — one `snakepit run` as its command line asked for it, shared by the two ways
+/* cli/run/run_args.h — one `snakepit run` as its command line asked for it, shared by the two ways
  * a run goes (run_http.c through a farm's MCP endpoint, run_broker.c straight to a broker) and
  * by what shows its outcome (run_show.c).
  *

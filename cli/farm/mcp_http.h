@@ -1,4 +1,4 @@
-/* cli/mcp_http.h — a small blocking MCP client over Streamable HTTP, for `snakepit run`: one
+/* cli/farm/mcp_http.h — a small blocking MCP client over Streamable HTTP, for `snakepit run`: one
  * request per connection (Connection: close), JSON answers only (no progressToken is sent, so
  * the server never switches to SSE). It initializes a session and calls a tool the way any
  * MCP client would, so the CLI's runs are authenticated, rate-limited and recorded like

@@ -1,4 +1,4 @@
-/* cli/run_http.h — `snakepit run` through a farm's MCP endpoint: execute_code (or
+/* cli/run/run_http.h — `snakepit run` through a farm's MCP endpoint: execute_code (or
  * validate_code) called as any MCP client calls it, so the run is authenticated,
  * rate-limited and recorded like everyone else's. */
 #ifndef SP_RUN_HTTP_H

@@ -1,4 +1,4 @@
-/* cli/run_http.c — see run_http.h. */
+/* cli/run/run_http.c — see run_http.h. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 
 #include "common/profiles.h"
 #include "proto/status.h"
-#include "mcp_http.h"
+#include "cli/farm/mcp_http.h"
 #include "run_http.h"
 #include "run_route.h"
 #include "run_show.h"

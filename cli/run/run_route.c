@@ -1,4 +1,4 @@
-/* cli/run_route.c — see run_route.h. */
+/* cli/run/run_route.c — see run_route.h. */
 #include "common/pep723.h"
 #include "run_route.h"
 

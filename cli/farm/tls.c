@@ -1,4 +1,4 @@
-/* cli/tls.c — see tls.h. */
+/* cli/farm/tls.c — see tls.h. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <gnutls/gnutls.h>

@@ -1,4 +1,4 @@
-/* cli/http1.c — see http1.h. */
+/* cli/farm/http1.c — see http1.h. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

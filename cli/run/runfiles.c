@@ -1,4 +1,4 @@
-/* cli/runfiles.c — see runfiles.h. Base64 is libsodium's (already under libzmq), constant-time
+/* cli/run/runfiles.c — see runfiles.h. Base64 is libsodium's (already under libzmq), constant-time
  * and strict about padding and alphabet. */
 #define _GNU_SOURCE
 #include <errno.h>

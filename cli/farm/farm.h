@@ -1,4 +1,4 @@
-/* cli/farm.h — what the CLI knows about a farm: where its state directory is, what
+/* cli/farm/farm.h — what the CLI knows about a farm: where its state directory is, what
  * `snakepit up` writes to ready.json (and every other command reads), and how to reach its
  * Redis. */
 #ifndef SP_FARM_H
