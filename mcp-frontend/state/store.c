@@ -1,8 +1,9 @@
 /* mcp-frontend/state/store.c — see store.h: the connection, queries and writes (Lua scripts are
- * store_scripts.c's). The connection is made by common/redis_dial.h and then driven by the
- * loop through its redis_loop_t. hiredis answers commands in order, so a FIFO of send times is
- * enough to find the oldest unanswered one; writes live in the journal (store_journal.h) until
- * their replay window has passed. */
+ * store_scripts.c's, built on this file's store.h like any other user of the store). The
+ * connection is made by common/redis_dial.h and then driven by the loop through its
+ * redis_loop_t. hiredis answers commands in order, so a FIFO of send times is enough to find the
+ * oldest unanswered one; writes live in the journal (store_journal.h) until their replay window
+ * has passed. */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <errno.h>
@@ -15,15 +16,72 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "store_state.h"
+#include "common/redis_dial.h"
+#include "common/redis_loop.h"
+#include "store.h"
+#include "store_journal.h"
+
+#define BUFFER_BYTES_PER_COMMAND 4096 /* the journal's byte cap, per command it may hold */
+#define MAX_CONNECT_HOOKS        8
+
+/* One command in flight: what to call back, and how it may be sent again. */
+typedef struct op {
+    store_t *store;
+    store_reply_fn *fn;
+    void *arg;
+    store_resend_fn *resend; /* an error reply may have it sent again, changed (once) */
+    void *resend_arg;
+    journal_entry_t *entry; /* a write: its journal entry */
+    uint64_t conn;          /* the connection it was sent on */
+    char *cmd;              /* a query waiting for the connection being made: its bytes */
+    size_t len;
+    uint64_t deadline; /* ...and when it gives up (monotonic) */
+    struct op *next;
+    int argc; /* a query that may be sent again: its arguments (the op's) */
+    char **argv;
+    size_t *argvlen;
+} op_t;
+
+typedef struct {
+    store_connect_fn *fn;
+    void *arg;
+} hook_t;
+
+struct store {
+    loop_t *loop;
+    redis_url_t url;
+    store_conf_t conf;
+    redis_dial_t *dial;    /* a connection being made */
+    redisAsyncContext *ac; /* NULL while disconnected */
+    uint64_t conn;         /* counts connections: ops of an old one are told apart */
+    redis_loop_t io;       /* the connection's fd on the loop (common/redis_loop.h) */
+    char where[300];       /* the server of the current connection */
+    uint64_t *sent;        /* FIFO of send times (mono ms) of unanswered commands */
+    size_t sent_head, sent_n, sent_cap;
+    journal_t *journal;
+    op_t *waiting, *waiting_tail; /* queries made while the connection was being made */
+    void *scripts; /* store_scripts.c's table, freed with free_scripts (store_keep_scripts) */
+    void (*free_scripts)(void *scripts);
+    hook_t hooks[MAX_CONNECT_HOOKS];
+    int n_hooks;
+    uint64_t timer;       /* watchdog and reconnect */
+    uint64_t retry_at_ms; /* next reconnect attempt */
+    long backoff_ms;
+    int drop;    /* the server turned out a replica or still loading: reconnect */
+    int closing; /* inside redisAsyncFree: send nothing */
+    store_stats_t stats;
+};
 
 static void s_pump(store_t *self);
+static int s_send_op(store_t *self, op_t *op, const char *cmd, size_t len);
+static void s_op_free(op_t *op);
 
 /* ---- queries that wait for the connection being made: a front-end that has just started (or
  * lost Redis a moment ago) answers its first requests once the connection is there, rather than
  * refusing them — for at most --redis-timeout-ms. */
 
-void store_wait_op(store_t *self, op_t *op, char *cmd, size_t len)
+/* Keeps a query (taking cmd) until the connection being made is there, or its deadline. */
+static void s_wait_op(store_t *self, op_t *op, char *cmd, size_t len)
 {
     op->cmd = cmd;
     op->len = len;
@@ -46,7 +104,7 @@ static void s_waiting(store_t *self, int fail_all)
     while (op) {
         op_t *next = op->next;
         op->next = NULL;
-        int sent = self->ac && !self->closing && store_send_op(self, op, op->cmd, op->len) == 0;
+        int sent = self->ac && !self->closing && s_send_op(self, op, op->cmd, op->len) == 0;
         if (sent) {
             free(op->cmd);
             op->cmd = NULL;
@@ -54,7 +112,7 @@ static void s_waiting(store_t *self, int fail_all)
             self->stats.errors[STORE_OP_QUERY]++;
             if (op->fn) op->fn(op->arg, NULL);
             free(op->cmd);
-            store_op_free(op);
+            s_op_free(op);
         } else {
             *tail = op;
             tail = &op->next;
@@ -145,7 +203,6 @@ static void s_on_dialled(void *arg, redisAsyncContext *ac, const char *where, co
     redis_url_describe(&self->url, url, sizeof url);
     log_info("event=redis_connected url=%s server=%s replay=%ld", url, where,
              journal_unacked(self->journal));
-    store_load_scripts(self);
     for (int i = 0; i < self->n_hooks; i++) self->hooks[i].fn(self->hooks[i].arg, self);
     s_waiting(self, 0);
     s_pump(self);
@@ -227,7 +284,7 @@ void store_destroy(store_t **self_p)
         self->ac = NULL;
     }
     journal_destroy(&self->journal);
-    store_free_scripts(self);
+    if (self->free_scripts) self->free_scripts(self->scripts);
     free(self->sent);
     free(self);
     *self_p = NULL;
@@ -271,7 +328,7 @@ const char *store_op_name(store_op_t op)
 
 /* ---- commands */
 
-void store_op_free(op_t *op)
+static void s_op_free(op_t *op)
 {
     for (int i = 0; i < op->argc; i++) free(op->argv[i]);
     free(op->argv);
@@ -302,6 +359,20 @@ static void s_on_write_reply(store_t *self, op_t *op, redisReply *reply)
     journal_acked(self->journal, op->entry, clock_mono_ms());
 }
 
+/* An error reply its sender takes back: the command, changed, goes again on the same op (its
+ * callback hears the new reply, the error is not counted). 1 when it went. */
+static int s_resend(store_t *self, op_t *op, const redisReply *reply)
+{
+    store_resend_fn *resend = op->resend;
+    op->resend = NULL; /* once */
+    if (!resend(op->resend_arg, reply, op->argc, op->argv, op->argvlen)) return 0;
+    char *cmd;
+    int len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
+    int resent = len > 0 && s_send_op(self, op, cmd, (size_t)len) == 0;
+    free(cmd);
+    return resent;
+}
+
 static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     (void)ac;
@@ -309,7 +380,8 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
     store_t *self = op->store;
     redisReply *reply = r;
     s_sent_pop(self);
-    if (op->script && s_is_error(reply, "NOSCRIPT") && store_retry_by_source(self, op)) return;
+    if (op->resend && reply && reply->type == REDIS_REPLY_ERROR && s_resend(self, op, reply))
+        return;
     if (op->entry) {
         s_on_write_reply(self, op, reply);
     } else if (!reply || reply->type == REDIS_REPLY_ERROR) {
@@ -319,11 +391,12 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
         if (s_is_error(reply, "READONLY") || s_is_error(reply, "LOADING")) self->drop = 1;
     }
     if (op->fn) op->fn(op->arg, reply);
-    store_op_free(op);
+    s_op_free(op);
     if (self->ac && !self->closing) s_pump(self);
 }
 
-int store_send_op(store_t *self, op_t *op, const char *cmd, size_t len)
+/* Sends a formatted command on the connection: 0, or -1 when there is none to take it. */
+static int s_send_op(store_t *self, op_t *op, const char *cmd, size_t len)
 {
     if (!self->ac || self->closing) return -1;
     if (redisAsyncFormattedCommand(self->ac, s_on_reply, op, cmd, len) != REDIS_OK) return -1;
@@ -332,7 +405,8 @@ int store_send_op(store_t *self, op_t *op, const char *cmd, size_t len)
     return 0;
 }
 
-op_t *store_op_new(store_t *self, store_reply_fn *fn, void *arg)
+/* A command not yet sent, calling fn with its reply. */
+static op_t *s_op_new(store_t *self, store_reply_fn *fn, void *arg)
 {
     op_t *op = xcalloc(1, sizeof *op);
     op->store = self;
@@ -341,19 +415,59 @@ op_t *store_op_new(store_t *self, store_reply_fn *fn, void *arg)
     return op;
 }
 
-/* Sends a formatted query (taking cmd), or, while a connection is being made, keeps it until
- * then. 0, or -1 when Redis is away (no connection and none being made). */
-static int s_query(store_t *self, store_reply_fn *fn, void *arg, char *cmd, size_t len)
+/* Sends a formatted query (taking cmd and op), or, while a connection is being made, keeps it
+ * until then. 0, or -1 when Redis is away (no connection and none being made). */
+static int s_query_op(store_t *self, op_t *op, char *cmd, size_t len)
 {
-    op_t *op = store_op_new(self, fn, arg);
     if (!self->ac && self->dial && !self->closing) {
-        store_wait_op(self, op, cmd, len);
+        s_wait_op(self, op, cmd, len);
         return 0;
     }
-    int rc = store_send_op(self, op, cmd, len);
+    int rc = s_send_op(self, op, cmd, len);
     free(cmd);
-    if (rc < 0) store_op_free(op);
+    if (rc < 0) s_op_free(op);
     return rc;
+}
+
+static int s_query(store_t *self, store_reply_fn *fn, void *arg, char *cmd, size_t len)
+{
+    return s_query_op(self, s_op_new(self, fn, arg), cmd, len);
+}
+
+int store_query_resend(store_t *self, store_reply_fn *fn, void *arg, int argc, char **argv,
+                       size_t *argvlen, store_resend_fn *resend, void *resend_arg)
+{
+    op_t *op = s_op_new(self, fn, arg);
+    op->argc = argc;
+    op->argv = argv;
+    op->argvlen = argvlen;
+    op->resend = resend;
+    op->resend_arg = resend_arg;
+    /* like any query, it waits for a connection being made; one that cannot even wait is
+     * refused before it is formatted */
+    if (self->closing || (!self->ac && !self->dial)) {
+        s_op_free(op);
+        return -1;
+    }
+    char *cmd;
+    int len = redisFormatCommandArgv(&cmd, argc, (const char **)argv, argvlen);
+    if (len < 0) {
+        s_op_free(op);
+        return -1;
+    }
+    return s_query_op(self, op, cmd, (size_t)len);
+}
+
+void store_keep_scripts(store_t *self, void *scripts, void (*free_fn)(void *scripts))
+{
+    assert(!self->scripts);
+    self->scripts = scripts;
+    self->free_scripts = free_fn;
+}
+
+void *store_scripts(const store_t *self)
+{
+    return self->scripts;
 }
 
 int store_query(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
@@ -388,10 +502,10 @@ static void s_pump(store_t *self)
     while (self->ac && !self->closing && !self->drop &&
            (long)self->sent_n < self->conf.buffer_commands &&
            (e = journal_next_unsent(self->journal))) {
-        op_t *op = store_op_new(self, NULL, NULL);
+        op_t *op = s_op_new(self, NULL, NULL);
         op->entry = e;
-        if (store_send_op(self, op, e->cmd, e->len) < 0) {
-            store_op_free(op);
+        if (s_send_op(self, op, e->cmd, e->len) < 0) {
+            s_op_free(op);
             return;
         }
         if (e->acked_ms) self->stats.writes_replayed++; /* it was acknowledged once before */
@@ -426,10 +540,10 @@ static int s_write_journalled(store_t *self, char *cmd, size_t len, store_reply_
         return -1;
     }
     if (!immediate) return -1;
-    op_t *op = store_op_new(self, fn, arg);
+    op_t *op = s_op_new(self, fn, arg);
     op->entry = e;
-    if (store_send_op(self, op, e->cmd, e->len) < 0) {
-        store_op_free(op);
+    if (s_send_op(self, op, e->cmd, e->len) < 0) {
+        s_op_free(op);
         return -1;
     }
     journal_mark_sent(self->journal, e);

@@ -98,9 +98,26 @@ void store_publish(store_t *self, const char *channel, const char *message);
 int store_write_eval(store_t *self, const char *source, int nkeys, int nargs, const char **args,
                      const size_t *lens, store_reply_fn *fn, void *arg);
 
+/* A query its sender may change and send again when Redis answers it with an error: the
+ * store keeps argv and argvlen (taken: both arrays and every argv[i] are xmalloc'd) until the
+ * answer. On an error reply resend is called, once; it may rewrite the arguments in place and
+ * return 1 to have the command sent again (fn hears that answer instead, and the error is not
+ * counted), or 0 to pass the error on. Otherwise as store_query. store_scripts.c sends a
+ * script's EVALSHA this way, to fall back to EVAL on NOSCRIPT. */
+typedef int(store_resend_fn)(void *arg, const redisReply *error, int argc, char **argv,
+                             size_t *argvlen);
+int store_query_resend(store_t *self, store_reply_fn *fn, void *arg, int argc, char **argv,
+                       size_t *argvlen, store_resend_fn *resend, void *resend_arg);
+/* The scripts layer's table (store_scripts.c), kept by the store — set once, freed with free_fn
+ * when the store is destroyed — so that every script made on a store is the store's. */
+void store_keep_scripts(store_t *self, void *scripts, void (*free_fn)(void *scripts));
+void *store_scripts(const store_t *self); /* NULL until kept */
+
+/* ---- Lua scripts (store_scripts.c) */
 /* A Lua script run as a query, by EVALSHA, falling back to EVAL on NOSCRIPT: answered as
  * queries are (and, like them, waiting for a connection being made). The script is loaded
- * (SCRIPT LOAD) on every connect, which also gives us its SHA-1 without computing it here. */
+ * (SCRIPT LOAD) on every connect — a connect hook registered with the first script — which also
+ * gives us its SHA-1 without computing it here. */
 typedef struct store_script store_script_t;
 
 store_script_t *store_script(store_t *self, const char *source); /* owned by the store */

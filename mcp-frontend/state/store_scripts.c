@@ -1,32 +1,26 @@
-/* mcp-frontend/state/store_scripts.c — see store.h: Lua scripts on the store's connection. A script
- * run as a query (the rate limiter's) goes by EVALSHA, its SHA-1 learnt from SCRIPT LOAD on
- * every connection, and again by source on NOSCRIPT; a script run as a write goes by EVAL with
- * its source, because the journal may replay it into a Redis that never saw it. */
+/* mcp-frontend/state/store_scripts.c — see store.h: Lua scripts on the store's connection, built
+ * on the store's own interface like any of its users. A script run as a query (the rate
+ * limiter's) goes by EVALSHA, its SHA-1 learnt from SCRIPT LOAD on every connection — a connect
+ * hook, registered with a store's first script — and again by source on NOSCRIPT; a script run
+ * as a write goes by EVAL with its source, because the journal may replay it into a Redis that
+ * never saw it. A store's scripts live in one table the store keeps and frees. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/buf.h"
-#include "store_state.h"
+#include "store.h"
 
-/* The script cache was flushed (or Redis restarted): run it by source, once. 1 when resent. */
-int store_retry_by_source(store_t *self, op_t *op)
-{
-    op->script->sha[0] = '\0';
-    char *cmd;
-    free(op->argv[0]);
-    free(op->argv[1]);
-    op->argv[0] = xstrdup("EVAL");
-    op->argvlen[0] = 4;
-    op->argv[1] = xstrdup(op->script->source);
-    op->argvlen[1] = strlen(op->script->source);
-    op->script = NULL;
-    int len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
-    int resent = len > 0 && store_send_op(self, op, cmd, (size_t)len) == 0;
-    free(cmd);
-    return resent;
-}
+struct store_script {
+    char *source;
+    char sha[41]; /* empty until SCRIPT LOAD answered */
+    struct store_script *next;
+};
+
+typedef struct {
+    store_script_t *head; /* every script made on the store */
+} scripts_t;
 
 static void s_on_script_loaded(void *arg, redisReply *reply)
 {
@@ -35,30 +29,63 @@ static void s_on_script_loaded(void *arg, redisReply *reply)
         memcpy(s->sha, reply->str, 41);
 }
 
-void store_load_scripts(store_t *self)
+/* store_connect_fn: each new connection learns every script (the first one too). */
+static void s_load_all(void *arg, store_t *store)
 {
-    for (store_script_t *s = self->scripts; s; s = s->next)
-        store_queryf(self, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);
+    scripts_t *t = arg;
+    for (store_script_t *s = t->head; s; s = s->next)
+        store_queryf(store, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);
 }
 
-void store_free_scripts(store_t *self)
+static void s_free_all(void *arg)
 {
-    while (self->scripts) {
-        store_script_t *s = self->scripts;
-        self->scripts = s->next;
+    scripts_t *t = arg;
+    while (t->head) {
+        store_script_t *s = t->head;
+        t->head = s->next;
         free(s->source);
         free(s);
     }
+    free(t);
+}
+
+/* The store's table, made (and its connect hook registered) with its first script. */
+static scripts_t *s_table(store_t *store)
+{
+    scripts_t *t = store_scripts(store);
+    if (t) return t;
+    t = xcalloc(1, sizeof *t);
+    store_keep_scripts(store, t, s_free_all);
+    store_on_connect(store, s_load_all, t);
+    return t;
 }
 
 store_script_t *store_script(store_t *self, const char *source)
 {
+    scripts_t *t = s_table(self);
     store_script_t *s = xcalloc(1, sizeof *s);
     s->source = xstrdup(source);
-    s->next = self->scripts;
-    self->scripts = s;
-    if (self->ac) store_queryf(self, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);
+    s->next = t->head;
+    t->head = s;
+    if (store_connected(self))
+        store_queryf(self, s_on_script_loaded, s, "SCRIPT LOAD %s", s->source);
     return s;
+}
+
+/* store_resend_fn: the script cache was flushed (or Redis restarted): run it by source, once. */
+static int s_by_source(void *arg, const redisReply *error, int argc, char **argv, size_t *argvlen)
+{
+    (void)argc;
+    store_script_t *script = arg;
+    if (!error->str || strncmp(error->str, "NOSCRIPT", 8) != 0) return 0;
+    script->sha[0] = '\0';
+    free(argv[0]);
+    free(argv[1]);
+    argv[0] = xstrdup("EVAL");
+    argvlen[0] = 4;
+    argv[1] = xstrdup(script->source);
+    argvlen[1] = strlen(script->source);
+    return 1;
 }
 
 int store_eval(store_t *self, store_script_t *script, store_reply_fn *fn, void *arg, int nkeys,
@@ -71,37 +98,25 @@ int store_evaln(store_t *self, store_script_t *script, store_reply_fn *fn, void 
                 int nargs, const char **args, const size_t *lens)
 {
     if (!self) return -1; /* shutting down */
-    /* like any query, a script waits for a connection being made (sessions opened while the
-     * store reconnects after a Redis restart or a failover) */
-    int wait = !self->ac && self->dial && !self->closing;
-    if ((!self->ac && !wait) || self->closing) return -1;
-    op_t *op = store_op_new(self, fn, arg);
-    op->argc = 3 + nargs;
-    op->argv = xcalloc((size_t)op->argc, sizeof *op->argv);
-    op->argvlen = xcalloc((size_t)op->argc, sizeof *op->argvlen);
+    int argc = 3 + nargs;
+    char **argv = xcalloc((size_t)argc, sizeof *argv);
+    size_t *argvlen = xcalloc((size_t)argc, sizeof *argvlen);
     int by_sha = script->sha[0] != '\0';
-    op->argv[0] = xstrdup(by_sha ? "EVALSHA" : "EVAL");
-    op->argv[1] = xstrdup(by_sha ? script->sha : script->source);
+    argv[0] = xstrdup(by_sha ? "EVALSHA" : "EVAL");
+    argv[1] = xstrdup(by_sha ? script->sha : script->source);
     char n[16];
     snprintf(n, sizeof n, "%d", nkeys);
-    op->argv[2] = xstrdup(n);
-    for (int i = 0; i < 3; i++) op->argvlen[i] = strlen(op->argv[i]);
+    argv[2] = xstrdup(n);
+    for (int i = 0; i < 3; i++) argvlen[i] = strlen(argv[i]);
     for (int i = 0; i < nargs; i++) { /* binary-safe: a snapshot's bytes */
         size_t len = lens ? lens[i] : strlen(args[i]);
-        op->argv[3 + i] = xmalloc(len + 1);
-        memcpy(op->argv[3 + i], args[i], len);
-        op->argv[3 + i][len] = '\0';
-        op->argvlen[3 + i] = len;
+        argv[3 + i] = xmalloc(len + 1);
+        memcpy(argv[3 + i], args[i], len);
+        argv[3 + i][len] = '\0';
+        argvlen[3 + i] = len;
     }
-    op->script = by_sha ? script : NULL;
-    char *cmd;
-    int len = redisFormatCommandArgv(&cmd, op->argc, (const char **)op->argv, op->argvlen);
-    if (len >= 0 && wait) {
-        store_wait_op(self, op, cmd, (size_t)len);
-        return 0;
-    }
-    int rc = len < 0 ? -1 : store_send_op(self, op, cmd, (size_t)len);
-    if (len >= 0) free(cmd);
-    if (rc < 0) store_op_free(op);
-    return rc;
+    /* like any query, a script waits for a connection being made (sessions opened while the
+     * store reconnects after a Redis restart or a failover) */
+    return store_query_resend(self, fn, arg, argc, argv, argvlen, by_sha ? s_by_source : NULL,
+                              script);
 }
