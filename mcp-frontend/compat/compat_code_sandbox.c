@@ -6,6 +6,7 @@
 
 #include "compat_code_sandbox.h"
 #include "compat_job.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 
 /* That server answered with json.dumps(result): ", " and ": " between items. */

@@ -8,6 +8,7 @@
 #include "common/profiles.h"
 #include "compat_exec_sandbox.h"
 #include "compat_job.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "pep723_merge.h"

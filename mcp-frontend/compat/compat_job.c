@@ -6,6 +6,7 @@
 
 #include "common/buf.h"
 #include "compat_job.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/tools/execute_code.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/tools/jobargs.h"

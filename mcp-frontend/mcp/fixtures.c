@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "fixtures.h"
 

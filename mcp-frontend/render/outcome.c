@@ -9,7 +9,6 @@
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "outcome.h"
 #include "rich.h"
-#include "mcp-frontend/tools/tools.h"
 #include "common/utf8.h"
 
 static json_t *s_variables(const result_t *res)
@@ -203,6 +202,15 @@ static void s_summary(buf_t *b, const result_t *res)
         utf8_sanitize(b, res->session.end_reason, strlen(res->session.end_reason));
         buf_puts(b, "\n");
     }
+}
+
+json_t *tool_result(const char *text, json_t *structured, int is_error)
+{
+    json_t *r =
+        json_pack("{s:[{s:s,s:o}]}", "content", "type", "text", "text", json_str_safe(text));
+    if (structured) json_object_set_new(r, "structuredContent", structured);
+    json_object_set_new(r, "isError", json_boolean(is_error));
+    return r;
 }
 
 json_t *outcome_execute(const char *id, const result_t *res)

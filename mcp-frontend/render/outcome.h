@@ -18,6 +18,10 @@
 #include "common/buf.h"
 #include "proto/result.h"
 
+/* A CallToolResult with one text block and the given structuredContent (stolen; may be NULL):
+ * what every tool answers with. */
+json_t *tool_result(const char *text, json_t *structured, int is_error);
+
 /* execution.h's render functions: id is the execution id. */
 json_t *outcome_execute(const char *id, const result_t *res);
 json_t *outcome_validate(const char *id, const result_t *res);

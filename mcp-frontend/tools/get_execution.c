@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "common/ids.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "get_execution.h"
 #include "mcp-frontend/state/history.h"

@@ -7,6 +7,7 @@
 #include "common/buf.h"
 #include "common/ids.h"
 #include "proto/status.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/state/history.h"
 #include "list_executions.h"

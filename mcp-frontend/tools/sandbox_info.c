@@ -7,6 +7,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/profiles.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/farm/jobs.h"
 #include "mcp-frontend/rpc/jsonrpc.h"

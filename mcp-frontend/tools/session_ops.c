@@ -8,6 +8,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/profiles.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/cells/pysessions.h"
 #include "session_ops.h"

@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "jobargs.h"
 #include "mcp-frontend/cells/pysessions.h"

@@ -14,6 +14,7 @@
 #include "common/profiles.h"
 #include "common/sha256.h"
 #include "proto/snapshot.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/cells/pysessions.h"
 #include "session_ops.h"

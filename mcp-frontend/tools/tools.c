@@ -196,15 +196,6 @@ int tool_bad(call_t *c, const char *fmt, ...)
     return -1;
 }
 
-json_t *tool_result(const char *text, json_t *structured, int is_error)
-{
-    json_t *r =
-        json_pack("{s:[{s:s,s:o}]}", "content", "type", "text", "text", json_str_safe(text));
-    if (structured) json_object_set_new(r, "structuredContent", structured);
-    json_object_set_new(r, "isError", json_boolean(is_error));
-    return r;
-}
-
 tools_t *tools_of(const struct fe *fe, const endpoint_t *ep)
 {
     return ep ? ep->tools : fe->tools;

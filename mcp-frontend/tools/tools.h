@@ -85,7 +85,5 @@ void tools_call(call_t *c);
 
 /* For handlers: -32602 with the message, counted; returns -1. */
 int tool_bad(call_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A CallToolResult with one text block and the given structuredContent (stolen; may be NULL). */
-json_t *tool_result(const char *text, json_t *structured, int is_error);
 
 #endif

@@ -1,7 +1,7 @@
 /* tests/unit/test_fe_outcome.c — the text a model reads of an execute_code result
- * (mcp-frontend/render/outcome.c): the status, the head and the tail of long output with what was left
- * out named, the traceback of an error; structuredContent keeps everything.
- * outcome.c is compiled in directly; tool_result (tools.c) is the one-line stand-in below. */
+ * (mcp-frontend/render/outcome.c): the status, the head and the tail of long output with what was
+ * left out named, the traceback of an error; structuredContent keeps everything. outcome.c is
+ * compiled in directly. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,14 +17,6 @@
 #include "mcp-frontend/render/rich.c"
 #include "common/utf8.c"
 
-/* tools.c builds the real result; this stand-in keeps what outcome.c hands it, flat */
-json_t *tool_result(const char *text, json_t *structured, int is_error)
-{
-    json_t *r = json_pack("{s:s,s:b}", "text", text, "isError", is_error);
-    if (structured) json_object_set_new(r, "structuredContent", structured);
-    return r;
-}
-
 /* The text block and the structured stdout of a result whose stdout is out. */
 static json_t *s_render(result_t *res)
 {
@@ -33,7 +25,9 @@ static json_t *s_render(result_t *res)
 
 static const char *s_text(const json_t *r)
 {
-    return json_string_value(json_object_get(r, "text"));
+    /* the text block comes first (tool_result), content blocks of outputs after it */
+    return json_string_value(
+        json_object_get(json_array_get(json_object_get(r, "content"), 0), "text"));
 }
 
 /* A run that succeeded and printed what b holds (taken). */
