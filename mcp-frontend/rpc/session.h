@@ -20,7 +20,7 @@
 
 #include "common/loop.h"
 #include "loglevel.h"
-#include "mcp-frontend/state/tenants.h"
+#include "tenant.h"
 
 typedef struct session session_t;
 typedef struct sessions sessions_t;

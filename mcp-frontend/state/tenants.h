@@ -5,14 +5,16 @@
  * max_idle_timeout_s, max_snapshots, max_snapshot_mb; missing fields take the defaults below).
  * Positive lookups are cached briefly; while Redis cannot answer, a key answered within
  * --auth-stale-ms is still trusted (a failover or a Redis restart must not lock every tenant
- * out), and one never seen fails closed. Tenant objects are shared by every session of the
- * tenant and refreshed in place, so a quota change reaches open sessions at the next refresh. */
+ * out), and one never seen fails closed. Tenant objects (rpc/tenant.h) are shared by every
+ * session of the tenant and refreshed in place, so a quota change reaches open sessions at the
+ * next refresh. */
 #ifndef SP_FE_TENANTS_H
 #define SP_FE_TENANTS_H
 #include <stdint.h>
 
 #include "common/limits.h"
 #include "common/loop.h"
+#include "mcp-frontend/rpc/tenant.h"
 #include "store.h"
 
 #define TENANT_DEFAULT_RATE            10.0
@@ -27,32 +29,6 @@
 #define TENANT_DEFAULT_MAX_IDLE_S         3600
 #define TENANT_DEFAULT_MAX_SNAPSHOTS      32
 #define TENANT_DEFAULT_MAX_SNAPSHOT_MB    256
-
-typedef struct tenant {
-    char name[65];
-    double rate; /* requests per second */
-    long burst;
-    long max_concurrency;
-    long max_timeout_s;
-    long max_memory_mb;
-    char profiles[512];  /* comma list; empty = every profile */
-    long record_ttl_s;   /* its records' lifetime; 0 = the farm's --record-ttl-s */
-    long record_max;     /* its records kept; 0 = the farm's --record-max */
-    long max_sessions;
-    long max_session_memory_mb;
-    long max_idle_timeout_s;
-    long max_snapshots;
-    long max_snapshot_mb;
-    long inflight;       /* this process's jobs in flight for the tenant */
-    long sessions;       /* this process's open sessions of the tenant */
-    double local_tat_ms; /* the local limiter's GCRA state */
-    /* permits leased from the shared (Redis) limiter, spent here without a round trip */
-    long permits;
-    uint64_t permits_expire_ms;   /* monotonic; unspent permits lapse (the limit errs low) */
-    int refilling;                /* a lease request is in flight */
-    struct limit_waiter *waiters; /* checks waiting for that lease, oldest first */
-    struct tenant *next;
-} tenant_t;
 
 typedef enum {
     AUTH_OK,
@@ -82,10 +58,5 @@ int tenants_lookup(tenants_t *self, const char *key, size_t key_len, tenant_fn *
 /* The tenant by name (for stdio and the anonymous tenant): created with defaults, then its
  * quotas are loaded from Redis in the background and refreshed periodically. */
 tenant_t *tenants_named(tenants_t *self, const char *name);
-
-/* 1 when the tenant may use the profile. */
-int tenant_allows_profile(const tenant_t *t, const char *profile);
-/* The tenant's maxima (timeout, memory) as a cap on a job's limits (common/limits.h). */
-limits_t tenant_limits(const tenant_t *t);
 
 #endif

@@ -13,6 +13,7 @@
 #include "common/buf.h"
 #include "common/log.h"
 #include "mcp-frontend/mcp/mcp.h"
+#include "mcp-frontend/state/tenants.h"
 #include "stdio.h"
 
 #define EOF_GRACE_MS 3000
