@@ -1,5 +1,5 @@
-/* executor-node/python/audit.c — see audit.h. The hook reads each event's arguments and asks policy.h;
- * what it refuses raises _snakepit.PermissionError (a PermissionError, runner.h) and is
+/* executor-node/python/audit.c — see audit.h. The hook reads each event's arguments and asks
+ * policy.h; what it refuses raises _snakepit.PermissionError (a PermissionError it owns) and is
  * recorded in the job area: BLOCK as audit_blocked, DENY as audit_denied (the runner then says
  * whether such a refusal is what ended the job). */
 #define PY_SSIZE_T_CLEAN
@@ -9,13 +9,22 @@
 
 #include "audit.h"
 #include "policy.h"
-#include "runner.h"
 
 static policy_t s_policy;       /* the profile, the workspace, our pid */
 static char s_workspace[128];   /* the child's workspace directory; "" when none */
 static area_t *s_area;          /* where a child reports what was refused; NULL in the zygote */
 static int s_armed;             /* enforcing: set in the child, once its job runs */
 static PyObject *s_socket_init; /* socket.socket.__init__'s code, found in the zygote */
+static PyObject *s_permission_error; /* _snakepit.PermissionError, once made */
+
+PyObject *audit_permission_error(void)
+{
+    if (!s_permission_error)
+        s_permission_error = PyErr_NewExceptionWithDoc("_snakepit.PermissionError",
+                                                       "an operation the sandbox refuses",
+                                                       PyExc_PermissionError, NULL);
+    return s_permission_error;
+}
 
 void audit_set_workspace(const char *dir)
 {
@@ -278,8 +287,9 @@ static int s_audit_hook(const char *event, PyObject *args, void *user_data)
         else
             s_record(&h->audit_denied, h->denied_event, sizeof h->denied_event, &e);
     }
-    PyErr_Format(runner_permission_error(), "[sandbox] %s: %s%s%.200s%s", why, event,
-                 e.path ? " '" : "", e.path ? e.path : "", e.path ? "'" : "");
+    PyErr_Format(s_permission_error ? s_permission_error : PyExc_PermissionError,
+                 "[sandbox] %s: %s%s%.200s%s", why, event, e.path ? " '" : "", e.path ? e.path : "",
+                 e.path ? "'" : "");
     Py_XDECREF(hold[0]); /* e.path may point into these until here */
     Py_XDECREF(hold[1]);
     return -1;

@@ -1,5 +1,5 @@
-/* executor-node/python/audit.h — the Python layer's audit hook (PEP 578): defence in depth, never the
- * boundary. Installed once in the zygote (it cannot be removed once added) and armed in each
+/* executor-node/python/audit.h — the Python layer's audit hook (PEP 578): defence in depth, never
+ * the boundary. Installed once in the zygote (it cannot be removed once added) and armed in each
  * child when its job starts, it refuses operations as policy.h says — a process, a socket, a
  * path outside the workspace (or, to read, the profile's read-only paths), ctypes, frame walks,
  * gc.get_*, code.__new__, marshal, unpickling anything that resolves outside the profile's data
@@ -11,6 +11,8 @@
 #include "common/profiles.h"
 #include "executor-node/area/jobarea.h"
 
+typedef struct _object PyObject;
+
 /* Zygote, once: the hook, disarmed, with profile's policy. 0, or -1 with a Python error set. */
 int audit_install(const profile_t *profile);
 /* Child, before its job: the workspace directory the hook lets the job use ("" none). */
@@ -21,5 +23,12 @@ void audit_arm(area_t *area, int on);
  * session's restore checks each variable first, so that a name the profile refuses fails that
  * variable instead of counting as an attack (session.py). */
 int audit_unpickle_allowed(const char *module, const char *name);
+
+/* _snakepit.PermissionError, the PermissionError subclass the hook raises — named so, that a
+ * job's traceback reads as the familiar one — made at the first call (runner.c's, when it adds
+ * it to _snakepit; until then the hook raises PermissionError itself), so that the runner tells
+ * a sandbox refusal that ended a job from one the code caught. Borrowed; NULL with a Python
+ * error set when it cannot be made. */
+PyObject *audit_permission_error(void);
 
 #endif

@@ -16,7 +16,6 @@
 static area_t *s_area; /* the child's job area; NULL in the zygote (the probe prints nowhere) */
 static int s_session;  /* a session's process: output past the cap ends the cell, not the process */
 static PyObject *s_output_limit_exc; /* _snakepit.OutputLimit */
-static PyObject *s_permission_error; /* _snakepit.PermissionError */
 
 static uint64_t s_now_ns(void)
 {
@@ -166,9 +165,9 @@ static void s_kv_images(mpw_t *w, PyObject *images, int truncated)
  * skipped, as for images. */
 static int s_output_ok(PyObject *t)
 {
-    return PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 4 && PyUnicode_Check(PyTuple_GET_ITEM(t, 0)) &&
-           PyLong_Check(PyTuple_GET_ITEM(t, 1)) && PyUnicode_Check(PyTuple_GET_ITEM(t, 2)) &&
-           PyBytes_Check(PyTuple_GET_ITEM(t, 3));
+    return PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 4 &&
+           PyUnicode_Check(PyTuple_GET_ITEM(t, 0)) && PyLong_Check(PyTuple_GET_ITEM(t, 1)) &&
+           PyUnicode_Check(PyTuple_GET_ITEM(t, 2)) && PyBytes_Check(PyTuple_GET_ITEM(t, 3));
 }
 
 static void s_kv_outputs(mpw_t *w, PyObject *outputs, int truncated)
@@ -202,14 +201,14 @@ static void s_kv_outputs(mpw_t *w, PyObject *outputs, int truncated)
 static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"status",        "result",           "variables", "error_type",
-                             "error_message", "traceback",        "line",      "validation",
-                             "images",        "images_truncated", "denied",    "outputs",
-                             "outputs_truncated", "snapshot",     "summary",   NULL};
+    static char *kwlist[] = {
+        "status",    "result",  "variables",         "error_type", "error_message",
+        "traceback", "line",    "validation",        "images",     "images_truncated",
+        "denied",    "outputs", "outputs_truncated", "snapshot",   "summary",
+        NULL};
     const char *status;
     PyObject *result = NULL, *variables = NULL, *etype = NULL, *emsg = NULL, *tb = NULL,
-             *validation = NULL, *images = NULL, *outputs = NULL, *snapshot = NULL,
-             *summary = NULL;
+             *validation = NULL, *images = NULL, *outputs = NULL, *snapshot = NULL, *summary = NULL;
     long line = 0;
     int images_truncated = 0, denied = 0, outputs_truncated = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlOOppOpOO", kwlist, &status, &result,
@@ -296,21 +295,14 @@ static PyObject *s_module_init(void)
     if (!m) return NULL;
     /* A BaseException: `except Exception` in the user's code does not swallow it. */
     s_output_limit_exc = PyErr_NewException("_snakepit.OutputLimit", PyExc_BaseException, NULL);
-    /* named PermissionError, so a job's traceback reads as the familiar one */
-    s_permission_error = PyErr_NewExceptionWithDoc(
-        "_snakepit.PermissionError", "an operation the sandbox refuses", PyExc_PermissionError,
-        NULL);
+    /* what the audit hook raises, for the runner to tell a refusal that ended a job */
+    PyObject *permission_error = audit_permission_error();
     if (!s_output_limit_exc || PyModule_AddObjectRef(m, "OutputLimit", s_output_limit_exc) < 0 ||
-        !s_permission_error || PyModule_AddObjectRef(m, "PermissionError", s_permission_error) < 0) {
+        !permission_error || PyModule_AddObjectRef(m, "PermissionError", permission_error) < 0) {
         Py_DECREF(m);
         return NULL;
     }
     return m;
-}
-
-PyObject *runner_permission_error(void)
-{
-    return s_permission_error ? s_permission_error : PyExc_PermissionError;
 }
 
 int runner_register(void)

@@ -1,6 +1,6 @@
-/* executor-node/python/runner.h — the C half of runner.py: the _snakepit builtin module, through which
- * the runner writes into the child's job area. write() puts output into shared memory as it is
- * printed (so a job killed for time or memory still returns it, and the zygote streams it) and
+/* executor-node/python/runner.h — the C half of runner.py: the _snakepit builtin module, through
+ * which the runner writes into the child's job area. write() puts output into shared memory as it
+ * is printed (so a job killed for time or memory still returns it, and the zygote streams it) and
  * ends the job at its output cap; started() and stopped() time the user's code; traceback()
  * reads frames in C, so the runner never touches tb_frame from Python (the audit hook blocks
  * that); finish() packs the runner's findings into the meta (outcome.h reads it). */
@@ -18,8 +18,5 @@ void runner_bind(area_t *area);
 /* A session's process: output past the cap ends the cell (_snakepit.OutputLimit), not the
  * process. */
 void runner_session(int on);
-/* _snakepit.PermissionError, the PermissionError subclass the audit hook raises: the runner
- * tells a sandbox refusal that ended a job from one the code caught. Borrowed. */
-PyObject *runner_permission_error(void);
 
 #endif
