@@ -8,20 +8,8 @@
  * what each layer does is in sandbox.h, the Python layer in python.h. */
 #ifndef SP_CHILD_H
 #define SP_CHILD_H
-#include <sys/types.h>
-
-#include "common/profiles.h"
 #include "executor-node/area/jobarea.h"
-#include "executor-node/mem/pretouch.h"
-#include "executor-node/sandbox/sandbox.h"
-
-/* What every child of one zygote shares. */
-typedef struct {
-    const sandbox_t *sb; /* the layers, compiled once in the zygote */
-    const profile_t *profile;
-    const pretouch_t *touch; /* the pages a job makes private, to pre-fault */
-    pid_t zygote;            /* the parent a child must still have once PDEATHSIG is set */
-} child_env_t;
+#include "child_env.h"
 
 /* In a pooled child right after fork: area is its job area, wake_fd its end of the wake
  * socket, ws_dir its workspace directory ("" in profiles without one) and landlock_fd the

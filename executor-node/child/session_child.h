@@ -26,8 +26,9 @@
 #define SP_SESSION_CHILD_H
 #include <stdint.h>
 
-#include "child.h"
+#include "executor-node/area/jobarea.h"
 #include "executor-node/sandbox/workspace.h"
+#include "child_env.h"
 
 /* The instruction the fork's clone returns to: what the prologue compares seccomp's
  * instruction pointer with. */
