@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor-node/zygote/pool/outcome.h"
+#include "executor-node/zygote/pool/outcome_meta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

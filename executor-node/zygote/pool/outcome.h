@@ -13,17 +13,7 @@
 #include "proto/job.h"
 #include "proto/result.h"
 #include "executor-node/area/jobarea.h"
-
-/* What a job may return as figures (the runner caps the same way; these hold against a child
- * that does not). */
-#define OUTCOME_MAX_IMAGES       8
-#define OUTCOME_MAX_IMAGE        (2u << 20)
-#define OUTCOME_MAX_IMAGES_BYTES (4u << 20)
-/* Rich outputs (display() and the trailing expression, rich.py): representations, each and
- * all together. */
-#define OUTCOME_MAX_OUTPUTS       64
-#define OUTCOME_MAX_OUTPUT        (1u << 20)
-#define OUTCOME_MAX_OUTPUTS_BYTES (3u << 20)
+#include "outcome_meta.h"
 
 typedef enum { KILL_NONE = 0, KILL_TIMEOUT, KILL_CANCEL } kill_reason_t;
 
@@ -48,15 +38,6 @@ typedef struct {
 /* The Result of a finished job: what the zygote, the kernel and the child's area say, in that
  * order of trust, and then the files it wrote in its workspace. */
 void outcome_result(const outcome_t *o, result_t *res);
-/* The runner's meta (msgpack the child wrote, outcome_meta.c) into res and flags (may be NULL): status — only the outcomes code can
- * report (ok, error, syntax_error, memory_limit, output_limit, internal_error); anything
- * else becomes error — result, variables, validation, error, images (PNGs only, sized from
- * their own headers, capped), and a session's summary and snapshot parts (the snapshot's
- * bytes as they came: sessions.h checks them). 0, or -1 when malformed. */
-typedef struct {
-    int denied; /* the code ended on a PermissionError of the audit hook's (policy.h DENY) */
-} meta_flags_t;
-int  outcome_read_meta(const uint8_t *meta, size_t len, result_t *res, meta_flags_t *flags);
 /* The job's log lines: an audit line for a security violation (issue #6); at debug level where
  * its time went (minflt: its page faults, -1 when unknown). */
 void outcome_log(const outcome_t *o, const result_t *res, long minflt);

@@ -1,12 +1,12 @@
-/* executor-node/zygote/pool/outcome_meta.c — see outcome.h: the runner's meta, read as the hostile input it
- * is (the job's code ran in the process that wrote it). */
+/* executor-node/zygote/pool/outcome_meta.c — see outcome_meta.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "proto/mpack.h"
-#include "outcome.h"
+#include "executor-node/area/jobarea.h"
+#include "outcome_meta.h"
 
 /* A PNG's size from its IHDR chunk (PNG spec §11.2.2): the child's own numbers are not
  * taken. 0 when the bytes are not a PNG. */
