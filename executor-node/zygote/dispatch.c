@@ -13,17 +13,6 @@
 #include "executor-node/area/scrub.h"
 #include "executor-node/zygote/sessions/sessions.h"
 
-int dispatch_refuse(refusal_t *why, status_t status, const char *type, const char *fmt, ...)
-{
-    why->status = status;
-    why->type = type;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why->message, sizeof why->message, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static child_t *s_refuse(refusal_t *why, status_t status, const char *type, const char *message)
 {
     why->status = status;
@@ -117,22 +106,22 @@ int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t 
     /* a restore's snapshot comes on top of the job area's 8 MiB: its files go to the
      * workspace, not to the area */
     if (len > DISPATCH_JOB_CAP + JOB_MAX_SNAPSHOT)
-        return dispatch_refuse(why, ST_REJECTED, "JobTooLarge",
-                               "the JobSpec exceeds what the executor takes");
+        return refusal_fill(why, ST_REJECTED, "JobTooLarge",
+                            "the JobSpec exceeds what the executor takes");
     if (jobspec_decode(body, len, &job, err, sizeof err) < 0) {
         log_warn("event=bad_jobspec error=\"%s\"", err);
-        return dispatch_refuse(why, ST_REJECTED, "BadJob", "%s", err);
+        return refusal_fill(why, ST_REJECTED, "BadJob", "%s", err);
     }
     int rc = -1;
     s_limits(d, &job.limits);
     if (s_check(d, &job, why) == 0) {
         if (job.has_session || job_kind_is_session(job.kind)) {
             rc = d->sessions ? sessions_job(d->sessions, id, &job, why)
-                             : dispatch_refuse(why, ST_REJECTED, "SessionsOff",
-                                               "this executor keeps no sessions");
+                             : refusal_fill(why, ST_REJECTED, "SessionsOff",
+                                            "this executor keeps no sessions");
         } else if (len > DISPATCH_JOB_CAP) {
-            dispatch_refuse(why, ST_REJECTED, "JobTooLarge",
-                            "the JobSpec exceeds the executor's 8 MiB job area");
+            refusal_fill(why, ST_REJECTED, "JobTooLarge",
+                         "the JobSpec exceeds the executor's 8 MiB job area");
         } else {
             child_t *c = s_place(d, id, &job, why);
             if (c) pool_start(d->pool, c);

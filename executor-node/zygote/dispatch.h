@@ -23,6 +23,7 @@
 #include "common/profiles.h"
 #include "proto/status.h"
 #include "executor-node/zygote/pool/pool.h"
+#include "executor-node/zygote/pool/refusal.h"
 #include "executor-node/sandbox/workspace.h"
 
 #define DISPATCH_JOB_CAP (8u << 20) /* a JobSpec this large is refused before it reaches a child   \
@@ -39,17 +40,6 @@ typedef struct {
     limits_t caps;   /* the node's own caps over the profile's maxima (0: none) */
     struct sessions *sessions; /* session jobs go there (sessions.h); NULL: none here */
 } dispatch_t;
-
-/* Why a job was not started: the Result to answer it with. */
-typedef struct {
-    status_t status;
-    const char *type;
-    char message[256];
-} refusal_t;
-
-/* Fills why (message from fmt) and returns -1, for refusals made elsewhere (sessions.h). */
-int dispatch_refuse(refusal_t *why, status_t status, const char *type, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 /* The job of a JOB message started in a child (or, for a session's, taken by sessions.h): 0;
  * or -1 with the refusal. */

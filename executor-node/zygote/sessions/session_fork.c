@@ -23,6 +23,12 @@
 #define FORK_WAIT_MS 10000 /* from 'f' to the clone's 'R' */
 #define MAX_STRAYS   256
 
+struct session_fork {
+    session_fork_conf_t conf;
+    session_fork_hooks_t hooks;
+    struct fork_op *ops; /* under way */
+};
+
 typedef struct fork_op {
     uint8_t job[ID_BYTES];
     zsession_t *parent, *clone;
@@ -34,6 +40,32 @@ typedef struct fork_op {
     uint64_t started_us, deadline_us;
     struct fork_op *next;
 } fork_op_t;
+
+session_fork_t *session_fork_new(const session_fork_conf_t *conf, const session_fork_hooks_t *hooks)
+{
+    session_fork_t *s = xcalloc(1, sizeof *s);
+    s->conf = *conf;
+    s->hooks = *hooks;
+    return s;
+}
+
+void session_fork_destroy(session_fork_t **self_p)
+{
+    session_fork_t *s = *self_p;
+    if (!s) return;
+    while (s->ops) { /* the zygote is ending: their processes go with it */
+        struct fork_op *f = s->ops;
+        s->ops = f->next;
+        free(f);
+    }
+    free(s);
+    *self_p = NULL;
+}
+
+int session_fork_busy(const session_fork_t *s)
+{
+    return s->ops != NULL;
+}
 
 /* RLIMIT_NPROC's soft limit of a child (its hard one stays as it was). */
 static void s_nproc(pid_t pid, rlim_t soft)
@@ -47,7 +79,7 @@ static void s_nproc(pid_t pid, rlim_t soft)
 
 /* Processes of the children's uid in this zygote's user namespace, as many as it could be:
  * RLIMIT_NPROC counts them all, so the session's soft limit is this plus one. */
-static rlim_t s_nproc_count(sessions_t *s)
+static rlim_t s_nproc_count(session_fork_t *s)
 {
     /* the zygote itself and the lineages' pid namespace holders (pidns.h), when children keep
      * its uid */
@@ -58,7 +90,7 @@ static rlim_t s_nproc_count(sessions_t *s)
 
 /* Kills every child of the zygote that no slot knows: a clone nobody asked for (the holders of
  * the lineages' pid namespaces are the zygote's own). */
-static void s_sweep(sessions_t *s)
+static void s_sweep(session_fork_t *s)
 {
     pid_t kids[MAX_STRAYS];
     size_t n = procfs_children(s->conf.procfd, getpid(), kids, MAX_STRAYS);
@@ -69,9 +101,9 @@ static void s_sweep(sessions_t *s)
     }
 }
 
-static void s_unlink_op(sessions_t *s, fork_op_t *f)
+static void s_unlink_op(session_fork_t *s, fork_op_t *f)
 {
-    for (fork_op_t **p = (fork_op_t **)&s->forks; *p; p = &(*p)->next)
+    for (fork_op_t **p = &s->ops; *p; p = &(*p)->next)
         if (*p == f) {
             *p = f->next;
             break;
@@ -81,29 +113,26 @@ static void s_unlink_op(sessions_t *s, fork_op_t *f)
 }
 
 /* A clone that never got a process: everything made for it goes. */
-static void s_drop_clone(sessions_t *s, fork_op_t *f)
+static void s_drop_clone(session_fork_t *s, fork_op_t *f)
 {
     zsession_t *z = f->clone;
     f->clone = NULL;
     if (!z) return;
     z->fork = NULL;
     if (z->child->pid > 0) { /* it exists: its reap cleans up (sessions_gone) */
-        sessions_kill(s, z, "the fork it came from failed");
+        s->hooks.kill(s->hooks.arg, z, "the fork it came from failed");
         return;
     }
     if (z->cwd[0] && s->conf.ws) workspace_remove(s->conf.ws, z->cwd);
     if (f->clone_dir[0]) rmdir(f->clone_dir);
-    if (z->lineage) z->lineage->refs--; /* the parent holds it still */
-    idmap_del(s->by_id, z->id);
-    s->count--;
-    s->ending -= z->ending;
-    z->child->session = NULL;
-    z->child->ws_dir[0] = '\0';
-    pool_forget(s->conf.pool, z->child);
-    free(z);
+    child_t *c = z->child;
+    s->hooks.forget(s->hooks.arg, z); /* its lineage the parent holds still */
+    c->session = NULL;
+    c->ws_dir[0] = '\0';
+    pool_forget(s->conf.pool, c);
 }
 
-static void s_fail(sessions_t *s, fork_op_t *f, const char *type, const char *why)
+static void s_fail(session_fork_t *s, fork_op_t *f, const char *type, const char *why)
 {
     char idstr[ID_STR_LEN + 1];
     id_format(f->parent->id, idstr);
@@ -112,15 +141,15 @@ static void s_fail(sessions_t *s, fork_op_t *f, const char *type, const char *wh
     s_nproc(f->pc->pid, 0);
     s_drop_clone(s, f);
     if (f->next_spare[0]) rmdir(f->next_spare);
-    sessions_answer(s, f->job, f->parent->ending ? NULL : f->parent, ST_INTERNAL_ERROR, type, why,
-                    f->pc);
+    s->hooks.answer(s->hooks.arg, f->job, f->parent->ending ? NULL : f->parent, ST_INTERNAL_ERROR,
+                    type, why, f->pc);
     if (!f->parent_done && !f->parent->ending) /* it may be cloning still: it cannot be trusted */
-        sessions_kill(s, f->parent, "the session did not complete a fork");
+        s->hooks.kill(s->hooks.arg, f->parent, "the session did not complete a fork");
     s_sweep(s);
     free(f);
 }
 
-static void s_complete(sessions_t *s, fork_op_t *f)
+static void s_complete(session_fork_t *s, fork_op_t *f)
 {
     zsession_t *p = f->parent, *c = f->clone;
     char pid_str[ID_STR_LEN + 1], cid_str[ID_STR_LEN + 1];
@@ -130,11 +159,11 @@ static void s_complete(sessions_t *s, fork_op_t *f)
     pool_kept(s->conf.pool, f->cc); /* ready for its first cell */
     if (f->next_spare[0]) snprintf(p->spare, sizeof p->spare, "%s", f->next_spare);
     s_sweep(s);
-    sessions_announce(s, c);
+    s->hooks.announce(s->hooks.arg, c);
     log_info("event=session_forked session=%s clone=%s us=%llu",
              (id_format(p->id, pid_str), pid_str), (id_format(c->id, cid_str), cid_str),
              (unsigned long long)(clock_mono_us() - f->started_us));
-    sessions_answer(s, f->job, c, ST_OK, NULL, NULL, f->pc);
+    s->hooks.answer(s->hooks.arg, f->job, c, ST_OK, NULL, NULL, f->pc);
     free(f);
 }
 
@@ -142,7 +171,7 @@ static void s_complete(sessions_t *s, fork_op_t *f)
 
 /* The clone's directory (under the parent's spare) with its workspace, a copy of the parent's,
  * and the parent's next spare. */
-static int s_dirs(sessions_t *s, fork_op_t *f, char *cwd, char *err, size_t errlen)
+static int s_dirs(session_fork_t *s, fork_op_t *f, char *cwd, char *err, size_t errlen)
 {
     const zsession_t *p = f->parent;
     if (snprintf(f->clone_dir, sizeof f->clone_dir, "%s/f", p->spare) >= (int)sizeof f->clone_dir ||
@@ -172,7 +201,7 @@ static int s_dirs(sessions_t *s, fork_op_t *f, char *cwd, char *err, size_t errl
 /* The two new Landlock layers: the parent keeps its workspace and its next spare; the clone
  * gets its own directory. Without a workspace both are the profile's plain ruleset: their
  * point is that each side is in a domain of its own (no signals across, ABI 6 scoping). */
-static int s_rulesets(sessions_t *s, fork_op_t *f, int ll[2], char *err, size_t errlen)
+static int s_rulesets(session_fork_t *s, fork_op_t *f, int ll[2], char *err, size_t errlen)
 {
     const sandbox_t *sb = s->conf.env->sb;
     const char *parent_dirs[2] = {f->parent->cwd, f->next_spare};
@@ -209,30 +238,28 @@ static int s_send(int sock, const fork_msg_t *msg, const int *fds, int n)
     return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof data ? 0 : -1;
 }
 
-int session_fork_start(sessions_t *s, zsession_t *parent, const uint8_t id[ID_BYTES],
+int session_fork_start(session_fork_t *s, zsession_t *parent, const uint8_t id[ID_BYTES],
                        const jobspec_t *job, refusal_t *why)
 {
     child_t *pc = parent->child;
     char err[256] = "", cwd[WORKSPACE_PATH_MAX] = "";
     if (!s->conf.fork_ok)
-        return dispatch_refuse(
-            why, ST_REJECTED, "ForkUnavailable",
-            "fork_session needs the seccomp and landlock layers (Landlock ABI 6 or "
-            "later) on the executor, and one of them is off");
+        return refusal_fill(why, ST_REJECTED, "ForkUnavailable",
+                            "fork_session needs the seccomp and landlock layers (Landlock ABI 6 or "
+                            "later) on the executor, and one of them is off");
     if (parent->fork || pc->state != CHILD_KEPT)
-        return dispatch_refuse(why, ST_REJECTED, "SessionBusy",
-                               "the session is running another job");
+        return refusal_fill(why, ST_REJECTED, "SessionBusy", "the session is running another job");
     if (parent->layers >= LANDLOCK_MAX_LAYERS)
-        return dispatch_refuse(
+        return refusal_fill(
             why, ST_REJECTED, "ForkLimit",
             "this session is a fork %d deep, as deep as Landlock's %d layers allow; "
             "save it with create_state_snapshot and restore that into a new session, "
             "which starts from a fresh sandbox",
             parent->layers - 1, LANDLOCK_MAX_LAYERS);
-    if (sessions_room(s, job->new_session, why) < 0) return -1;
+    if (s->hooks.room(s->hooks.arg, job->new_session, why) < 0) return -1;
     child_t *cc = pool_free_slot(s->conf.pool, pc);
     if (!cc)
-        return dispatch_refuse(why, ST_INTERNAL_ERROR, "ForkFailed", "no room for another sandbox");
+        return refusal_fill(why, ST_INTERNAL_ERROR, "ForkFailed", "no room for another sandbox");
     fork_op_t *f = xcalloc(1, sizeof *f);
     memcpy(f->job, id, ID_BYTES);
     f->parent = parent, f->pc = pc, f->cc = cc;
@@ -256,10 +283,10 @@ int session_fork_start(sessions_t *s, zsession_t *parent, const uint8_t id[ID_BY
     cc->sock = sv[1];
     cc->state = CHILD_KEPT;
     cc->answered = 1;
-    f->clone = sessions_add(s, job->new_session, parent->tenant, cc, parent);
+    f->clone = s->hooks.add(s->hooks.arg, job->new_session, parent->tenant, cc, parent);
     snprintf(f->clone->spare, sizeof f->clone->spare, "%s", f->clone_dir);
-    f->next = s->forks;
-    s->forks = f;
+    f->next = s->ops;
+    s->ops = f;
     parent->fork = f->clone->fork = f;
     if (rc == 0) {
         fork_msg_t msg = {pc->area.job_cap, pc->area.stream_cap, ""};
@@ -290,7 +317,7 @@ int session_fork_start(sessions_t *s, zsession_t *parent, const uint8_t id[ID_BY
 /* ---- answers ------------------------------------------------------------------------------ */
 
 /* 'F' + pid, or 'E' + value, from the parent. */
-static void s_parent_said(sessions_t *s, fork_op_t *f)
+static void s_parent_said(session_fork_t *s, fork_op_t *f)
 {
     char b[16];
     ssize_t n = read(f->pc->sock, b, sizeof b);
@@ -311,7 +338,7 @@ static void s_parent_said(sessions_t *s, fork_op_t *f)
 }
 
 /* 'R' + where it mapped its area, from the clone, with the kernel's word for its pid. */
-static void s_clone_said(sessions_t *s, fork_op_t *f)
+static void s_clone_said(session_fork_t *s, fork_op_t *f)
 {
     char b[16];
     union {
@@ -350,7 +377,7 @@ static void s_clone_said(sessions_t *s, fork_op_t *f)
     if (f->parent_done) s_complete(s, f);
 }
 
-int session_fork_on_io(sessions_t *s, child_t *c)
+int session_fork_on_io(session_fork_t *s, child_t *c)
 {
     fork_op_t *f = c->session->fork;
     if (c == f->pc && !f->parent_done) {
@@ -364,14 +391,12 @@ int session_fork_on_io(sessions_t *s, child_t *c)
     return 0;
 }
 
-void session_fork_died(sessions_t *s, child_t *c)
+void session_fork_died(session_fork_t *s, child_t *c)
 {
     fork_op_t *f = c->session->fork;
     if (c == f->cc) {
         zsession_t *z = f->clone; /* its own reap cleans it up (sessions_gone) */
-        z->ending = 1; /* never announced: nobody to tell */
-        s->ending++;
-        snprintf(z->end_reason, sizeof z->end_reason, "the fork failed");
+        s->hooks.ended(s->hooks.arg, z, "the fork failed"); /* never announced: nobody to tell */
         z->fork = NULL;
         f->clone = NULL;
     } else {
@@ -382,10 +407,10 @@ void session_fork_died(sessions_t *s, child_t *c)
                       : "the clone died while forking");
 }
 
-void session_fork_tick(sessions_t *s)
+void session_fork_tick(session_fork_t *s)
 {
     uint64_t now = clock_mono_us();
-    for (fork_op_t *f = s->forks, *next; f; f = next) {
+    for (fork_op_t *f = s->ops, *next; f; f = next) {
         next = f->next;
         /* the parent's own deadline (pool_watch) covers it until it answers */
         if (f->parent_done && now > f->deadline_us)

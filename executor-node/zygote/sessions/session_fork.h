@@ -1,6 +1,6 @@
-/* executor-node/zygote/sessions/session_fork.h — fork_session, on the zygote's side (session_child.h has the
- * session's). A clone of a live session in one fork(): copy-on-write memory, the interpreter's
- * whole state, and a copy of its workspace.
+/* executor-node/zygote/sessions/session_fork.h — fork_session, on the zygote's side
+ * (session_child.h has the session's). A clone of a live session in one fork(): copy-on-write
+ * memory, the interpreter's whole state, and a copy of its workspace.
  *
  * The zygote prepares everything the clone will need, then lets the session's own C loop do
  * the one thing only it can, the clone(CLONE_PARENT | SIGCHLD) of its process:
@@ -24,17 +24,65 @@
  * the two sides must not signal each other); without them they are refused. */
 #ifndef SP_SESSION_FORK_H
 #define SP_SESSION_FORK_H
-#include "sessions_impl.h"
+#include <stdint.h>
 
+#include "common/ids.h"
+#include "proto/job.h"
+#include "proto/status.h"
+#include "executor-node/child/child_env.h"
+#include "executor-node/sandbox/workspace.h"
+#include "executor-node/zygote/pool/pool.h"
+#include "executor-node/zygote/pool/refusal.h"
+#include "zsession.h"
+
+/* A zygote's forks of sessions under way. */
+typedef struct session_fork session_fork_t;
+
+/* What a fork asks of the table of sessions it works for: sessions.c hands these over when it
+ * makes its session_fork_t, so that forks call nothing of the table's but through them. */
+typedef struct {
+    /* a session for the clone's slot c, sharing from's lineage */
+    zsession_t *(*add)(void *arg, const uint8_t id[ID_BYTES], const char *tenant, child_t *c,
+                       const zsession_t *from);
+    /* a clone that never got a process leaves the table (its slot is the fork's to free) */
+    void (*forget)(void *arg, zsession_t *z);
+    /* room for the session new_id: 0, or -1 with the refusal */
+    int (*room)(void *arg, const uint8_t new_id[ID_BYTES], refusal_t *why);
+    /* ZM_SESSION up for z, once */
+    void (*announce)(void *arg, zsession_t *z);
+    /* a job's answer made here: status, error type and message; z (may be NULL) fills the
+     * session part */
+    void (*answer)(void *arg, const uint8_t id[ID_BYTES], const zsession_t *z, status_t st,
+                   const char *type, const char *message, const child_t *c);
+    /* z ends with this reason, its process killed */
+    void (*kill)(void *arg, zsession_t *z, const char *reason);
+    /* z ends with this reason, its process already gone */
+    void (*ended)(void *arg, zsession_t *z, const char *reason);
+    void *arg;
+} session_fork_hooks_t;
+
+typedef struct {
+    pool_t *pool;
+    workspace_t *ws;        /* NULL in profiles without a workspace */
+    const child_env_t *env; /* the profile, the layers */
+    int procfd;             /* procfs.h; -1 without */
+    int fork_ok;            /* the layers a fork's isolation rests on are on */
+} session_fork_conf_t;
+
+session_fork_t *session_fork_new(const session_fork_conf_t *conf,
+                                 const session_fork_hooks_t *hooks);
+void session_fork_destroy(session_fork_t **self_p);
+/* 1 while a fork is under way. */
+int session_fork_busy(const session_fork_t *self);
 /* Starts a fork of parent for the job id (its new_session names the clone). 0 when under way
  * (the job is answered later), -1 with why. */
-int session_fork_start(sessions_t *s, zsession_t *parent, const uint8_t id[ID_BYTES],
+int session_fork_start(session_fork_t *self, zsession_t *parent, const uint8_t id[ID_BYTES],
                        const jobspec_t *job, refusal_t *why);
 /* c's socket is readable and c is a side of a fork: 1 when it was the fork's to read. */
-int session_fork_on_io(sessions_t *s, child_t *c);
+int session_fork_on_io(session_fork_t *self, child_t *c);
 /* A side of a fork died (reaped) or was killed: the fork fails, and is answered. */
-void session_fork_died(sessions_t *s, child_t *c);
+void session_fork_died(session_fork_t *self, child_t *c);
 /* Forks past their deadline fail (from sessions_tick). */
-void session_fork_tick(sessions_t *s);
+void session_fork_tick(session_fork_t *self);
 
 #endif

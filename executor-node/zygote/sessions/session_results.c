@@ -1,6 +1,4 @@
-/* executor-node/zygote/sessions/session_results.c — what the zygote adds to a session's snapshot and summary
- * answers (sessions_impl.h): the workspace's files, which are never the hostile process's word.
- * The session's process gives its variables (session.py); the files come from here. */
+/* executor-node/zygote/sessions/session_results.c — see session_results.h. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,11 +6,11 @@
 
 #include "proto/snapshot.h"
 #include "session_files.h"
-#include "sessions_impl.h"
+#include "session_results.h"
 
 /* The session's pickles (its process's part, checked again here) and its workspace's files,
  * as one snapshot (proto/snapshot.h). */
-void session_snapshot_result(sessions_t *s, zsession_t *z, result_t *res)
+void session_snapshot_result(const workspace_t *ws, zsession_t *z, result_t *res)
 {
     snapshot_view_t parts;
     files_read_t files = {0};
@@ -20,7 +18,7 @@ void session_snapshot_result(sessions_t *s, zsession_t *z, result_t *res)
     int rc = res->snapshot
                  ? snapshot_decode(res->snapshot, res->snapshot_len, &parts, err, sizeof err)
                  : (snprintf(err, sizeof err, "no snapshot came back"), -1);
-    if (rc == 0 && s->conf.ws && session_files_read(z->cwd, &files, err, sizeof err) < 0) {
+    if (rc == 0 && ws && session_files_read(z->cwd, &files, err, sizeof err) < 0) {
         snapshot_view_free(&parts);
         rc = -1;
     }
@@ -56,12 +54,12 @@ void session_snapshot_result(sessions_t *s, zsession_t *z, result_t *res)
 
 /* {"files": [...], "session": <what the session's process said>}: the files are listed here,
  * where they are not the hostile process's word. */
-void session_info_result(sessions_t *s, zsession_t *z, result_t *res)
+void session_info_result(const workspace_t *ws, zsession_t *z, result_t *res)
 {
     buf_t b;
     buf_init(&b);
     buf_puts(&b, "{\"files\":");
-    if (s->conf.ws)
+    if (ws)
         session_files_list(z->cwd, &b);
     else
         buf_puts(&b, "[]");

@@ -1,5 +1,5 @@
-/* executor-node/zygote/sessions/sessions.c — see sessions.h. Forks are session_fork.c's; the files of a
- * workspace as a whole (snapshot, restore, a clone's copy) are session_files.c's. */
+/* executor-node/zygote/sessions/sessions.c — see sessions.h. Forks are session_fork.c's; the files
+ * of a workspace as a whole (snapshot, restore, a clone's copy) are session_files.c's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/idmap.h"
 #include "common/log.h"
 #include "proto/snapshot.h"
 #include "executor-node/area/jobcopy.h"
@@ -21,11 +22,26 @@
 #include "executor-node/area/scrub.h"
 #include "session_files.h"
 #include "session_fork.h"
-#include "sessions_impl.h"
+#include "session_results.h"
+#include "sessions.h"
+#include "zsession.h"
 #include "executor-node/link/sessions_text.h"
 
 #define TICK_US     1000000u /* memory measurements and fork deadlines, at most this often */
 #define MEASURE_MAX 4        /* sessions measured per tick (a 200 MB one costs ~5 ms) */
+
+struct sessions {
+    sessions_conf_t conf;
+    sessions_io_t io;
+    idmap_t *by_id; /* session id → zsession_t */
+    size_t count;
+    size_t ending;         /* of them, ending: their processes go, and they take no room */
+    session_fork_t *forks; /* fork_session, under way */
+    uint64_t next_tick_us;
+};
+
+/* What forks ask of the table (session_fork.h), defined with the table below. */
+static const session_fork_hooks_t s_fork_hooks;
 
 static int64_t s_wall_ns(void)
 {
@@ -60,6 +76,11 @@ sessions_t *sessions_new(const sessions_conf_t *conf, const sessions_io_t *io)
     s->conf = *conf;
     s->io = *io;
     s->by_id = idmap_new();
+    session_fork_hooks_t hooks = s_fork_hooks;
+    hooks.arg = s;
+    s->forks = session_fork_new(
+        &(session_fork_conf_t){conf->pool, conf->ws, conf->env, conf->procfd, conf->fork_ok},
+        &hooks);
     return s;
 }
 
@@ -76,18 +97,19 @@ void sessions_destroy(sessions_t **self_p)
     if (!s) return;
     idmap_each(s->by_id, s_kill_one, NULL); /* their slots and memory go with the zygote */
     idmap_destroy(&s->by_id);
+    session_fork_destroy(&s->forks);
     free(s);
     *self_p = NULL;
 }
 
-zsession_t *sessions_find(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant)
+static zsession_t *s_find(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant)
 {
     zsession_t *z = idmap_get(s->by_id, id);
     /* another tenant's session is answered like one that does not exist */
     return z && (!tenant || !strcmp(z->tenant, tenant)) ? z : NULL;
 }
 
-zsession_t *sessions_add(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant, child_t *c,
+static zsession_t *s_add(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant, child_t *c,
                          const zsession_t *from)
 {
     zsession_t *z = xcalloc(1, sizeof *z);
@@ -120,12 +142,12 @@ size_t sessions_count(const sessions_t *s)
 
 int sessions_forking(const sessions_t *s)
 {
-    return s->forks != NULL;
+    return session_fork_busy(s->forks);
 }
 
 /* ---- answers ----------------------------------------------------------------------------- */
 
-void sessions_describe(const sessions_t *s, const zsession_t *z, result_t *res)
+static void s_describe(const sessions_t *s, const zsession_t *z, result_t *res)
 {
     res->session.present = 1;
     memcpy(res->session.id, z->id, ID_BYTES);
@@ -138,7 +160,7 @@ void sessions_describe(const sessions_t *s, const zsession_t *z, result_t *res)
     res->session.forks_left = s->conf.fork_ok ? LANDLOCK_MAX_LAYERS - z->layers : 0;
 }
 
-void sessions_answer(sessions_t *s, const uint8_t id[ID_BYTES], const zsession_t *z, status_t st,
+static void s_answer(sessions_t *s, const uint8_t id[ID_BYTES], const zsession_t *z, status_t st,
                      const char *type, const char *message, const child_t *c)
 {
     result_t res;
@@ -150,12 +172,12 @@ void sessions_answer(sessions_t *s, const uint8_t id[ID_BYTES], const zsession_t
         res.error.message = xstrdup(message);
     }
     res.exit.reason = xstrdup(status_name(st));
-    if (z) sessions_describe(s, z, &res);
+    if (z) s_describe(s, z, &res);
     s->io.answer(s->io.arg, id, &res, c);
     scrub_result(&res);
 }
 
-void sessions_announce(sessions_t *s, zsession_t *z)
+static void s_announce(sessions_t *s, zsession_t *z)
 {
     if (z->announced) return;
     z->announced = 1;
@@ -179,11 +201,21 @@ static void s_ending(sessions_t *s, zsession_t *z, const char *reason)
     }
 }
 
-void sessions_kill(sessions_t *s, zsession_t *z, const char *reason)
+static void s_kill(sessions_t *s, zsession_t *z, const char *reason)
 {
     s_ending(s, z, reason);
     z->child->answered = 1; /* nothing more is answered for its current job, if any */
     if (z->child->pid > 0) pool_kill(z->child, KILL_CANCEL);
+}
+
+/* A clone that never got a process leaves the table (session_fork.c frees its slot). */
+static void s_forget(sessions_t *s, zsession_t *z)
+{
+    if (z->lineage) z->lineage->refs--; /* the parent holds it still */
+    idmap_del(s->by_id, z->id);
+    s->count--;
+    s->ending -= z->ending;
+    free(z);
 }
 
 /* ---- jobs -------------------------------------------------------------------------------- */
@@ -193,12 +225,12 @@ void sessions_kill(sessions_t *s, zsession_t *z, const char *reason)
 static zsession_t *s_live(sessions_t *s, const jobspec_t *job, refusal_t *why)
 {
     char idstr[ID_STR_LEN + 1];
-    zsession_t *z = sessions_find(s, job->session, job->tenant);
+    zsession_t *z = s_find(s, job->session, job->tenant);
     s_idstr(job->session, idstr);
     if (!z)
-        dispatch_refuse(why, ST_REJECTED, "SessionUnknown", SESSION_UNKNOWN_FMT, idstr);
+        refusal_fill(why, ST_REJECTED, "SessionUnknown", SESSION_UNKNOWN_FMT, idstr);
     else if (z->ending)
-        dispatch_refuse(why, ST_REJECTED, "SessionEnded", SESSION_ENDED_FMT, idstr, z->end_reason);
+        refusal_fill(why, ST_REJECTED, "SessionEnded", SESSION_ENDED_FMT, idstr, z->end_reason);
     return z && !z->ending ? z : NULL;
 }
 
@@ -209,15 +241,15 @@ static int s_restore_files(sessions_t *s, const char *dir, jobspec_t *job, refus
     snapshot_view_t v;
     char err[256];
     if (snapshot_decode(job->snapshot, job->snapshot_len, &v, err, sizeof err) < 0)
-        return dispatch_refuse(why, ST_REJECTED, "BadSnapshot", "%s", err);
+        return refusal_fill(why, ST_REJECTED, "BadSnapshot", "%s", err);
     int rc = 0;
     if (v.n_files && !s->conf.ws)
-        rc = dispatch_refuse(why, ST_REJECTED, "BadSnapshot",
-                             "the snapshot holds files, and profile %s has no workspace",
-                             s->conf.env->profile->name);
+        rc = refusal_fill(why, ST_REJECTED, "BadSnapshot",
+                          "the snapshot holds files, and profile %s has no workspace",
+                          s->conf.env->profile->name);
     else if (v.n_files &&
              session_files_restore(s->conf.ws, dir, v.files, v.n_files, err, sizeof err) < 0)
-        rc = dispatch_refuse(why, ST_INTERNAL_ERROR, "RestoreFailed", "%s", err);
+        rc = refusal_fill(why, ST_INTERNAL_ERROR, "RestoreFailed", "%s", err);
     if (rc == 0) {
         buf_t b;
         buf_init(&b);
@@ -239,8 +271,8 @@ static int s_start(sessions_t *s, zsession_t *z, const uint8_t id[ID_BYTES], con
     uintptr_t at =
         c->area_seen_at ? c->area_seen_at + JOBAREA_HEADER : (uintptr_t)area_job(&c->area);
     if (!jobcopy_put_at(job, JOBCOPY_RUN, area_job(&c->area), c->area.job_cap, at))
-        return dispatch_refuse(why, ST_REJECTED, "JobTooLarge",
-                               "the job does not fit its sandbox's area");
+        return refusal_fill(why, ST_REJECTED, "JobTooLarge",
+                            "the job does not fit its sandbox's area");
     area_hdr_t *h = area_hdr(&c->area);
     h->job_len = (uint32_t)jobcopy_size(job, JOBCOPY_RUN);
     h->out_limit = (uint32_t)job->limits.output_bytes;
@@ -263,15 +295,14 @@ static long s_idle_timeout(const sessions_t *s, long asked)
     return t > s->conf.idle_max_s ? s->conf.idle_max_s : t;
 }
 
-int sessions_room(const sessions_t *s, const uint8_t new_id[ID_BYTES], refusal_t *why)
+static int s_room(const sessions_t *s, const uint8_t new_id[ID_BYTES], refusal_t *why)
 {
     if ((long)(s->count - s->ending) >= s->conf.max_sessions) /* (the node counts the same) */
-        return dispatch_refuse(why, ST_REJECTED, "SessionLimit",
-                               "this executor holds its maximum of %ld sessions",
-                               s->conf.max_sessions);
+        return refusal_fill(why, ST_REJECTED, "SessionLimit",
+                            "this executor holds its maximum of %ld sessions",
+                            s->conf.max_sessions);
     if (idmap_get(s->by_id, new_id))
-        return dispatch_refuse(why, ST_REJECTED, "DuplicateSession",
-                               "a session with this id exists");
+        return refusal_fill(why, ST_REJECTED, "DuplicateSession", "a session with this id exists");
     return 0;
 }
 
@@ -279,24 +310,24 @@ int sessions_room(const sessions_t *s, const uint8_t new_id[ID_BYTES], refusal_t
 static int s_create(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refusal_t *why)
 {
     char err[256];
-    if (sessions_room(s, job->new_session, why) < 0) return -1;
+    if (s_room(s, job->new_session, why) < 0) return -1;
     child_t *c = pool_take_session(s->conf.pool);
     if (!c)
-        return dispatch_refuse(why, ST_INTERNAL_ERROR, "ForkFailed",
-                               "the executor could not start a sandbox");
+        return refusal_fill(why, ST_INTERNAL_ERROR, "ForkFailed",
+                            "the executor could not start a sandbox");
     int rc = 0;
     if (job->n_files && workspace_put(s->conf.ws, c->ws_dir, job, 1, err, sizeof err) < 0)
-        rc = dispatch_refuse(why, ST_INTERNAL_ERROR, "WorkspaceError", "%s", err);
+        rc = refusal_fill(why, ST_INTERNAL_ERROR, "WorkspaceError", "%s", err);
     if (rc == 0 && job->kind == JOB_SESSION_RESTORE) rc = s_restore_files(s, c->ws_dir, job, why);
     if (rc < 0) {
         pool_discard(s->conf.pool, c); /* its directory is spoilt: it goes */
         return -1;
     }
-    zsession_t *z = sessions_add(s, job->new_session, job->tenant, c, NULL);
+    zsession_t *z = s_add(s, job->new_session, job->tenant, c, NULL);
     z->memory_mb = job->limits.memory_mb;
     z->idle_timeout_s = s_idle_timeout(s, job->idle_timeout_s);
     if (s_start(s, z, id, job, why) < 0) {
-        sessions_kill(s, z, "the session could not start");
+        s_kill(s, z, "the session could not start");
         return -1;
     }
     return 0;
@@ -309,10 +340,9 @@ static int s_in_session(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *jo
     zsession_t *z = s_live(s, job, why);
     if (!z) return -1;
     if (z->fork || z->child->state != CHILD_KEPT)
-        return dispatch_refuse(why, ST_REJECTED, "SessionBusy",
-                               "the session is running another job");
+        return refusal_fill(why, ST_REJECTED, "SessionBusy", "the session is running another job");
     if (job->n_files && workspace_put(s->conf.ws, z->cwd, job, 1, err, sizeof err) < 0)
-        return dispatch_refuse(why, ST_INTERNAL_ERROR, "WorkspaceError", "%s", err);
+        return refusal_fill(why, ST_INTERNAL_ERROR, "WorkspaceError", "%s", err);
     if (job->kind == JOB_SESSION_RESTORE && s_restore_files(s, z->cwd, job, why) < 0) return -1;
     return s_start(s, z, id, job, why);
 }
@@ -322,10 +352,9 @@ static int s_close(sessions_t *s, const uint8_t id[ID_BYTES], const jobspec_t *j
     zsession_t *z = s_live(s, job, why);
     if (!z) return -1;
     if (z->fork || z->child->state != CHILD_KEPT)
-        return dispatch_refuse(why, ST_REJECTED, "SessionBusy",
-                               "the session is running another job");
-    sessions_kill(s, z, "closed by the client");
-    sessions_answer(s, id, z, ST_OK, NULL, NULL, NULL);
+        return refusal_fill(why, ST_REJECTED, "SessionBusy", "the session is running another job");
+    s_kill(s, z, "closed by the client");
+    s_answer(s, id, z, ST_OK, NULL, NULL, NULL);
     return 0;
 }
 
@@ -345,11 +374,11 @@ int sessions_job(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refu
     case JOB_SESSION_FORK: {
         zsession_t *z = s_live(s, job, why);
         if (!z) return -1;
-        return session_fork_start(s, z, id, job, why);
+        return session_fork_start(s->forks, z, id, job, why);
     }
     default:
-        return dispatch_refuse(why, ST_REJECTED, "BadJob", "a %s job does not run in a session",
-                               job_kind_name(job->kind));
+        return refusal_fill(why, ST_REJECTED, "BadJob", "a %s job does not run in a session",
+                            job_kind_name(job->kind));
     }
 }
 
@@ -396,7 +425,7 @@ void sessions_finished(sessions_t *s, child_t *c, int wstatus, const struct rusa
      * anyone holding the answer can send it a job) */
     zsession_t *z = c->session;
     if (z->fork) {
-        session_fork_died(s, c); /* the fork's answer, and both sides' fate */
+        session_fork_died(s->forks, c); /* the fork's answer, and both sides' fate */
         return;
     }
     int first = !z->announced;
@@ -418,22 +447,24 @@ void sessions_finished(sessions_t *s, child_t *c, int wstatus, const struct rusa
     result_t res;
     result_init(&res);
     outcome_result(&o, &res);
-    if (res.status == ST_OK && c->kind == JOB_SESSION_SNAPSHOT) session_snapshot_result(s, z, &res);
-    if (res.status == ST_OK && c->kind == JOB_SESSION_INFO) session_info_result(s, z, &res);
+    if (res.status == ST_OK && c->kind == JOB_SESSION_SNAPSHOT)
+        session_snapshot_result(s->conf.ws, z, &res);
+    if (res.status == ST_OK && c->kind == JOB_SESSION_INFO)
+        session_info_result(s->conf.ws, z, &res);
     if (c->kind == JOB_EXEC) res.session.cell = z->cells;
     char buf[WIRE_MAX_REASON + 1];
     const char *end = s_end_reason(s, z, c, &res, ru, first, buf, sizeof buf);
     if (end) s_ending(s, z, end);
-    sessions_describe(s, z, &res);
+    s_describe(s, z, &res);
     if (!end) {
         pool_kept(s->conf.pool, c);
-        if (first) sessions_announce(s, z);
+        if (first) s_announce(s, z);
     }
     s->io.answer(s->io.arg, c->id, &res, c);
     outcome_log(&o, &res, ru ? ru->ru_minflt : -1);
     scrub_result(&res);
     if (end && !ru) {
-        sessions_kill(s, z, end); /* its reap finishes the end (sessions_gone) */
+        s_kill(s, z, end); /* its reap finishes the end (sessions_gone) */
     }
 }
 
@@ -441,7 +472,7 @@ void sessions_gone(sessions_t *s, child_t *c, int wstatus)
 {
     zsession_t *z = c->session;
     char idstr[ID_STR_LEN + 1];
-    if (z->fork) session_fork_died(s, c);
+    if (z->fork) session_fork_died(s->forks, c);
     if (!z->ending) {
         char why[WIRE_MAX_REASON + 1];
         if (WIFSIGNALED(wstatus))
@@ -474,7 +505,7 @@ int sessions_wants_io(const child_t *c)
 
 void sessions_on_io(sessions_t *s, child_t *c)
 {
-    if (c->session && c->session->fork && session_fork_on_io(s, c)) return;
+    if (c->session && c->session->fork && session_fork_on_io(s->forks, c)) return;
     char b[16];
     ssize_t n = read(c->sock, b, sizeof b);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -514,8 +545,8 @@ void sessions_on_muted(sessions_t *s, child_t *c)
 
 void sessions_end(sessions_t *s, const uint8_t id[ID_BYTES], const char *reason)
 {
-    zsession_t *z = sessions_find(s, id, NULL);
-    if (z && !z->ending && !z->fork && z->child->state == CHILD_KEPT) sessions_kill(s, z, reason);
+    zsession_t *z = s_find(s, id, NULL);
+    if (z && !z->ending && !z->fork && z->child->state == CHILD_KEPT) s_kill(s, z, reason);
 }
 
 /* ---- memory ------------------------------------------------------------------------------ */
@@ -546,7 +577,50 @@ void sessions_tick(sessions_t *s)
     uint64_t now = clock_mono_us();
     if (now < s->next_tick_us) return;
     s->next_tick_us = now + TICK_US;
-    session_fork_tick(s);
+    session_fork_tick(s->forks);
     measure_t m = {s, MEASURE_MAX};
     idmap_each(s->by_id, s_measure_one, &m); /* (it changes nothing in the map) */
 }
+
+/* ---- the table as forks see it (session_fork_hooks_t) ------------------------------------ */
+
+static zsession_t *h_add(void *arg, const uint8_t id[ID_BYTES], const char *tenant, child_t *c,
+                         const zsession_t *from)
+{
+    return s_add(arg, id, tenant, c, from);
+}
+
+static void h_forget(void *arg, zsession_t *z)
+{
+    s_forget(arg, z);
+}
+
+static int h_room(void *arg, const uint8_t new_id[ID_BYTES], refusal_t *why)
+{
+    return s_room(arg, new_id, why);
+}
+
+static void h_announce(void *arg, zsession_t *z)
+{
+    s_announce(arg, z);
+}
+
+static void h_answer(void *arg, const uint8_t id[ID_BYTES], const zsession_t *z, status_t st,
+                     const char *type, const char *message, const child_t *c)
+{
+    s_answer(arg, id, z, st, type, message, c);
+}
+
+static void h_kill(void *arg, zsession_t *z, const char *reason)
+{
+    s_kill(arg, z, reason);
+}
+
+static void h_ended(void *arg, zsession_t *z, const char *reason)
+{
+    s_ending(arg, z, reason);
+}
+
+static const session_fork_hooks_t s_fork_hooks = {
+    h_add, h_forget, h_room, h_announce, h_answer, h_kill, h_ended, NULL,
+};

@@ -1,4 +1,5 @@
-/* executor-node/zygote/sessions/sessions.h — a zygote's sessions (issue 12): children kept alive between calls.
+/* executor-node/zygote/sessions/sessions.h — a zygote's sessions (issue 12): children kept alive
+ * between calls.
  *
  * A session is a child pooled for one (pool.h), taken out of the pool by its first job and
  * kept: every sandbox layer stays in place, and its process runs cell after cell in one
@@ -23,7 +24,7 @@
 #include "common/ids.h"
 #include "proto/job.h"
 #include "proto/result.h"
-#include "executor-node/zygote/dispatch.h"
+#include "executor-node/zygote/pool/refusal.h"
 #include "executor-node/zygote/pool/pool.h"
 #include "executor-node/link/zmsg.h"
 
