@@ -356,7 +356,7 @@ $(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/admit.c mcp
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
 
 # the drop-in endpoints' readers of untrusted code: pyscan (names, imports) and pep723_merge
-$(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/pyscan.c mcp-frontend/pep723_merge.c common/buf.c
+$(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/pyscan.c mcp-frontend/pep723_merge.c common/pep508.c common/buf.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../common/buf.h"
+#include "../common/pep508.h"
 #include "pep723_merge.h"
 
 #define RENAMED_OPENER "# /// script (merged into the block at the end)"
@@ -234,11 +235,12 @@ static void s_norm(const char *tok, char *out, size_t outlen)
 
 int pep723_add(pep723_meta_t *m, const char *spec, size_t len, char *err, size_t errlen)
 {
-    if (!len || len > PEP723_MAX_EXTRA || !isalnum((unsigned char)spec[0])) {
+    if (!len || len > PEP723_MAX_EXTRA) {
         snprintf(err, errlen, "a dependency must be a PEP 508 specifier of 1-%d characters",
                  PEP723_MAX_EXTRA);
         return -1;
     }
+    if (pep508_check(spec, len, err, errlen) < 0) return -1;
     buf_t tok;
     buf_init(&tok);
     buf_puts(&tok, "\"");
