@@ -198,6 +198,12 @@ test-integration: all
 test-cli: all
 	$(PYTEST) tests/cli
 
+# the layering check (tests/layering): folders in the order of layers.order, no include or call circle
+.PHONY: check-layers
+check-layers: all
+	/usr/bin/python3 tests/layering/check_layers.py --calls $(BUILD)/obj
+	$(PYTEST) tests/layering
+
 $(BUILD)/tests/deny_syscall: tests/executor/deny_syscall.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $<
