@@ -44,7 +44,7 @@ ZYGOTE_SRC   := $(addprefix executor-node/,zygote_main.c zygote.c dispatch.c poo
                   runner.c runner_session.c audit.c policy.c pyfork.c holes.c hugemem.c pretouch.c \
                   pidns.c session_child.c session_files.c session_fork.c session_results.c procfs.c \
                   sessions.c workspace.c outcome.c outcome_meta.c jobarea.c jobcopy.c zchan.c zmsg.c \
-                  scrub.c)
+                  scrub.c buildbox.c buildjail.c)
 EXECUTOR_SRC := $(addprefix executor-node/,main.c node_conf.c node.c slots.c credits.c claims.c broker_link.c \
                   zygotes.c envs.c spawn.c snapshot.c metrics.c layers.c zchan.c zmsg.c node_sessions.c)
 MCP_SRC      := $(wildcard mcp-frontend/*.c)
@@ -82,7 +82,7 @@ endef
 $(BUILD)/gen/%_py.h: executor-node/%.py
 	$(py_to_h)
 
-$(OBJ)/executor-node/envs.o: $(BUILD)/gen/envbuild_py.h
+$(OBJ)/executor-node/buildbox.o: $(BUILD)/gen/envbuild_py.h
 
 $(OBJ)/executor-node/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
                                $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h
