@@ -244,14 +244,8 @@ int pep723_add(pep723_meta_t *m, const char *spec, size_t len, char *err, size_t
     buf_t tok;
     buf_init(&tok);
     buf_puts(&tok, "\"");
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)spec[i];
-        if (c < 0x20 || c > 0x7e) {
-            buf_free(&tok);
-            snprintf(err, errlen, "a dependency must be printable ASCII (PEP 508)");
-            return -1;
-        }
-        if (c == '"' || c == '\\') buf_puts(&tok, "\\");
+    for (size_t i = 0; i < len; i++) { /* printable ASCII only, pep508_check said */
+        if (spec[i] == '"' || spec[i] == '\\') buf_puts(&tok, "\\");
         buf_append(&tok, &spec[i], 1);
     }
     buf_puts(&tok, "\"");
