@@ -43,7 +43,8 @@ BROKER_SRC   := $(wildcard broker/*.c broker/*/*.c)
 EXEC_LINK_SRC := $(wildcard executor-node/link/*.c)
 EXECUTOR_SRC  := $(wildcard executor-node/node/*.c) $(EXEC_LINK_SRC)
 ZYGOTE_SRC    := $(foreach d,zygote zygote/sessions zygote/pool child sandbox python mem area, \
-                   $(wildcard executor-node/$(d)/*.c)) $(EXEC_LINK_SRC)
+                   $(wildcard executor-node/$(d)/*.c)) $(EXEC_LINK_SRC) \
+                 executor-node/buildbox.c executor-node/buildjail.c
 MCP_SRC      := $(wildcard mcp-frontend/*.c mcp-frontend/*/*.c)
 CLI_SRC      := $(wildcard cli/*.c cli/*/*.c)
 
@@ -81,7 +82,7 @@ $(BUILD)/gen/%_py.h: executor-node/python/%.py
 $(BUILD)/gen/%_py.h: executor-node/node/%.py
 	$(py_to_h)
 
-$(OBJ)/executor-node/node/envs.o: $(BUILD)/gen/envbuild_py.h
+$(OBJ)/executor-node/buildbox.o: $(BUILD)/gen/envbuild_py.h
 
 $(OBJ)/executor-node/python/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
                                $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h
@@ -196,6 +197,12 @@ test-integration: all
 .PHONY: test-cli
 test-cli: all
 	$(PYTEST) tests/cli
+
+# the layering check (tests/layering): folders in the order of layers.order, no include or call circle
+.PHONY: check-layers
+check-layers: all
+	/usr/bin/python3 tests/layering/check_layers.py --calls $(BUILD)/obj
+	$(PYTEST) tests/layering
 
 $(BUILD)/tests/deny_syscall: tests/executor/deny_syscall.c
 	@mkdir -p $(@D)
@@ -355,7 +362,8 @@ $(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/rpc/admit.c
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
 
 # the drop-in endpoints' readers of untrusted code: pyscan (names, imports) and pep723_merge
-$(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/compat/pyscan.c mcp-frontend/compat/pep723_merge.c common/buf.c
+$(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/compat/pyscan.c mcp-frontend/compat/pep723_merge.c \
+                           common/pep508.c common/buf.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
 

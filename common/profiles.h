@@ -21,6 +21,10 @@ typedef struct {
     int                 workspace;   /* a per-job directory the code may read and write */
     long                workspace_mb; /* its size (a tmpfs of its own), also the largest file */
     int                 figures;     /* matplotlib figures come back as PNG images */
+    /* A dependency environment's zygote (executor-node/envprofile.h) only; NULL in the table. */
+    const char         *env_site;    /* where its site-packages is, as the job sees it */
+    const char *const  *env_modules; /* the top-level modules it adds: in `modules` (allowed),
+                                        imported by the job from env_site, never by the zygote */
 } profile_t;
 
 extern const profile_t profiles[];

@@ -16,14 +16,13 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sha256.h"
-#include "envbuild_py.h"
 #include "envs.h"
+#include "spawn.h"
 
 #define ENVS_MAX       64      /* requested sets remembered (the disk remembers the rest) */
 #define BUILDS_MAX     4       /* at once */
 #define FAILED_KEEP_MS 60000   /* an unresolvable set is answered from memory this long */
 #define OUTPUT_MAX     (64u << 10)
-#define PYTHON         "/usr/bin/python3"
 
 typedef struct {
     int used;
@@ -51,6 +50,7 @@ struct envs {
     env_t e[ENVS_MAX];
     watch_t watch[ENVS_MAX];
     uint64_t timer;
+    char box[PATH_MAX]; /* snakepit-zygote, which runs a build in its jail (buildbox.h) */
 };
 
 static void s_on_tick(loop_t *loop, void *arg);
@@ -63,6 +63,9 @@ envs_t *envs_new(loop_t *loop, const node_conf_t *conf, const envs_hooks_t *hook
     self->hooks = *hooks;
     for (int i = 0; i < ENVS_MAX; i++) self->watch[i] = (watch_t){self, i}, self->e[i].out_fd = -1;
     self->timer = loop_timer_add(loop, 1000, 1000, s_on_tick, self);
+    char err[256];
+    if (conf->packages[0] && spawn_find_zygote(self->box, sizeof self->box, err, sizeof err) < 0)
+        log_error("event=env_builds_unavailable error=\"%s\"", err); /* each build then fails */
     return self;
 }
 
@@ -179,24 +182,28 @@ static void s_on_tick(loop_t *loop, void *arg)
 
 /* ---- the builder --------------------------------------------------------------------------- */
 
-/* /usr/bin/python3 -I -c envbuild.py, in its own process group (a timeout kills its pip too),
- * with default signals, a minimal environment and no descriptor of the node's but its stdout:
+/* `snakepit-zygote --build-env` (buildbox.h: envbuild.py in a jail of its own), in its own
+ * process group (a timeout kills the build too), with default signals, a minimal environment
+ * and no descriptor of the node's but its stdout (a pipe) and its stderr (the node's log):
  * posix_spawn, since ZeroMQ's threads run in this process. */
 static int s_spawn(envs_t *self, env_t *e, char *const *reqs, size_t n, char *err, size_t errlen)
 {
     int out[2];
     if (pipe2(out, O_CLOEXEC) < 0) return snprintf(err, errlen, "pipe: %s", strerror(errno)), -1;
-    char timeout[24];
-    snprintf(timeout, sizeof timeout, "%ld", self->conf->build_timeout_s);
-    const char **argv = xcalloc(n + 20, sizeof *argv);
+    const node_conf_t *c = self->conf;
+    char timeout[24], uid[24], gid[24];
+    snprintf(timeout, sizeof timeout, "%ld", c->build_timeout_s);
+    snprintf(uid, sizeof uid, "%ld", c->run_uid_host);
+    snprintf(gid, sizeof gid, "%ld", c->run_gid_host);
+    const char **argv = xcalloc(n + 24, sizeof *argv);
     size_t a = 0;
-    const char *fixed[] = {PYTHON, "-I", "-c", envbuild_py, "--source", self->conf->packages,
-                           "--root", self->conf->envs_dir, "--profile", e->profile->name, "--key",
-                           e->key, "--system-site", e->profile->site_paths ? "1" : "0",
-                           "--timeout", timeout, "--"};
+    const char *fixed[] = {"snakepit-zygote", "--build-env", e->profile->name, "--source", c->packages,
+                           "--envs", c->envs_dir, "--key", e->key, "--timeout", timeout,
+                           "--uid", uid, "--gid", gid, c->build_from_source ? "--from-source=1" : "--from-source=0",
+                           "--log-level", c->log_level, "--"};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) argv[a++] = fixed[i];
     for (size_t i = 0; i < n; i++) argv[a++] = reqs[i];
-    char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/tmp", NULL};
+    char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/nonexistent", NULL};
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     sigset_t none, dfl;
@@ -206,7 +213,6 @@ static int s_spawn(envs_t *self, env_t *e, char *const *reqs, size_t n, char *er
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     posix_spawnattr_init(&at);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
@@ -214,14 +220,15 @@ static int s_spawn(envs_t *self, env_t *e, char *const *reqs, size_t n, char *er
     posix_spawnattr_setsigdefault(&at, &dfl);
     posix_spawnattr_setpgroup(&at, 0);
     pid_t pid;
-    int rc = posix_spawn(&pid, PYTHON, &fa, &at, (char *const *)argv, envp);
+    int rc = posix_spawn(&pid, self->box, &fa, &at, (char *const *)argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     free(argv);
     close(out[1]);
     if (rc != 0) {
         close(out[0]);
-        return snprintf(err, errlen, "starting %s: %s", PYTHON, strerror(rc)), -1;
+        log_error("event=env_build_spawn_failed exe=%s error=\"%s\"", self->box, strerror(rc));
+        return snprintf(err, errlen, "the dependency build could not be started (the executor's log has why)"), -1;
     }
     fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
     e->builder = pid;
@@ -310,9 +317,6 @@ int envs_request(envs_t *self, const profile_t *profile, char *const *reqs, size
     if (building >= BUILDS_MAX) {
         s_fail(e, "too many dependency environments are being built on this executor right now");
         e->done_ms = now - FAILED_KEEP_MS; /* not remembered */
-    } else if (mkdir(self->conf->envs_dir, 0755) < 0 && errno != EEXIST) {
-        snprintf(err, sizeof err, "cannot make %.150s: %s", self->conf->envs_dir, strerror(errno));
-        s_fail(e, err);
     } else if (s_spawn(self, e, reqs, n, err, sizeof err) < 0) {
         s_fail(e, err);
     } else {

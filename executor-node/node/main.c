@@ -75,6 +75,9 @@ static const cfg_opt_t s_node_opts[] = {
                 "an environment's zygote is stopped after S idle seconds"),
     CFG_OPT_INT(node_conf_t, build_timeout_s, "build-timeout-s", 5, 3600, "S",
                 "the most an environment build may take"),
+    CFG_OPT_BOOL(node_conf_t, build_from_source, "build-from-source",
+                 "let dependency builds build source distributions (sdists run their own build "
+                 "code; every build runs jailed either way); off: wheels only"),
     CFG_OPT_END,
 };
 

@@ -41,6 +41,7 @@ typedef struct {
     long max_env_zygotes;
     long env_idle_s;
     long build_timeout_s;
+    int build_from_source;        /* let a build run sdists' own build code (in its jail) */
 } node_conf_t;
 
 void node_conf_defaults(node_conf_t *conf);

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/pep440.h"
+#include "common/pep508.h"
 #include "proto/job.h"
 #include "proto/result.h"
 #include "claims.h"
@@ -182,8 +183,10 @@ static void s_answer(slots_t *self, slot_t *s, status_t st, const char *type, co
 
 /* The environment a job for zygote zi needs: its index; -1 when the profile's own packages do
  * (or the job names no dependencies, or the node has no package source), -2 when no more
- * environments can be tracked now. */
-static int s_env_of(slots_t *self, const worker_msg_t *m, int zi)
+ * environments can be tracked now, -3 when a requirement is not one a job may ask for (why
+ * says which: the front-end refuses them too, but a job may come from any client of the
+ * broker, and what reaches pip must never be a path, an archive or a URL: common/pep508.h). */
+static int s_env_of(slots_t *self, const worker_msg_t *m, int zi, char *why, size_t whylen)
 {
     char **deps;
     size_t n_deps;
@@ -191,7 +194,9 @@ static int s_env_of(slots_t *self, const worker_msg_t *m, int zi)
         jobspec_peek_dependencies(m->body.data, m->body.len, &deps, &n_deps) < 0 || !n_deps)
         return -1;
     int env = -1;
-    if (!pep440_all_met(zygotes_packages(self->zygotes, zi), deps, n_deps)) {
+    for (size_t i = 0; i < n_deps && env == -1; i++)
+        if (pep508_check(deps[i], strlen(deps[i]), why, whylen) < 0) env = -3;
+    if (env == -1 && !pep440_all_met(zygotes_packages(self->zygotes, zi), deps, n_deps)) {
         env = envs_request(self->envs, profile_find(m->service), deps, n_deps);
         if (env < 0) env = -2;
     }
@@ -493,7 +498,13 @@ static void s_on_job(void *arg, int link, const worker_msg_t *m)
                                  : "the profile's sandbox is restarting");
         return;
     }
-    int env = s_env_of(self, m, zi);
+    char why[320];
+    int env = s_env_of(self, m, zi, why, sizeof why);
+    if (env == -3) {
+        claims_forget(self->claims, m->job_id);
+        s_refuse(self, link, m, ST_ERROR, "DependencyError", why);
+        return;
+    }
     if (env >= 0 && (m->route.has_session || m->route.has_new_session)) {
         /* the session's process is its profile's zygote's child: no other site */
         claims_forget(self->claims, m->job_id);

@@ -57,9 +57,18 @@ static int s_pyerr(char *err, size_t errlen, const char *what)
     return -1;
 }
 
-static int s_import_all(const char *const *names, char *err, size_t errlen)
+static int s_listed(const char *const *names, const char *name)
+{
+    for (const char *const *m = names; m && *m; m++)
+        if (!strcmp(*m, name)) return 1;
+    return 0;
+}
+
+/* Every name but those of skip (a dependency environment's: envprofile.h). */
+static int s_import_all(const char *const *names, const char *const *skip, char *err, size_t errlen)
 {
     for (const char *const *m = names; m && *m; m++) {
+        if (s_listed(skip, *m)) continue;
         PyObject *mod = PyImport_ImportModule(*m);
         if (!mod) {
             char what[160];
@@ -172,15 +181,20 @@ static PyObject *s_load(const char *source, const char *name, const char *fn_nam
 
 /* runner.prepare with the profile (its messages name profiles from the table, never from
  * their own text), then runner.versions for HELLO. */
-static int s_prepare(PyObject *runner, const profile_t *profile, char *err, size_t errlen)
+static int s_prepare(PyObject *runner, const profile_t *profile, const char *env_host, char *err,
+                     size_t errlen)
 {
     PyObject *mods = s_str_list(profile->modules, NULL);
     PyObject *ws = s_str_list(NULL, profile_has_workspace);
-    PyObject *r = mods && ws ? PyObject_CallMethod(runner, "prepare", "siiOO", profile->name,
-                                                   profile->workspace, profile->figures, mods, ws)
-                             : NULL;
+    PyObject *env = s_str_list(profile->env_modules ? profile->env_modules : (const char *const[]){NULL}, NULL);
+    PyObject *r = mods && ws && env ? PyObject_CallMethod(runner, "prepare", "siiOOsOs", profile->name,
+                                                          profile->workspace, profile->figures, mods, ws,
+                                                          profile->env_site ? profile->env_site : "", env,
+                                                          env_host ? env_host : "")
+                                    : NULL;
     Py_XDECREF(mods);
     Py_XDECREF(ws);
+    Py_XDECREF(env);
     if (!r) return s_pyerr(err, errlen, "runner.prepare");
     Py_DECREF(r);
     r = PyObject_CallMethod(runner, "versions", NULL);
@@ -245,15 +259,16 @@ static int s_freeze(void)
     return r ? 0 : -1;
 }
 
-int py_init(const profile_t *profile, const char *program, int policy, char *err, size_t errlen)
+int py_init(const profile_t *profile, const char *program, int policy, const char *env_host,
+            char *err, size_t errlen)
 {
     if (runner_register() < 0) {
         snprintf(err, errlen, "cannot register _snakepit");
         return -1;
     }
     if (s_interpreter(program, err, errlen) < 0 || s_warm_paths(profile, err, errlen) < 0 ||
-        s_import_all(profile->modules, err, errlen) < 0 ||
-        s_import_all(profile->preload, err, errlen) < 0)
+        s_import_all(profile->modules, profile->env_modules, err, errlen) < 0 ||
+        s_import_all(profile->preload, NULL, err, errlen) < 0)
         return -1;
     PyObject *warm_fn = NULL, *display_fn = NULL;
     if (!s_load(warm_py, "_snakepit_warm", "warm", &warm_fn, err, errlen)) return -1;
@@ -265,7 +280,7 @@ int py_init(const profile_t *profile, const char *program, int policy, char *err
     if (!runner ||
         !s_load(validate_py, "_snakepit_validate", "validate", &s_validate_fn, err, errlen) ||
         !(s_session = s_load(session_py, "_snakepit_session", "start", &start, err, errlen)) ||
-        s_prepare(runner, profile, err, errlen) < 0)
+        s_prepare(runner, profile, env_host, err, errlen) < 0)
         return -1;
     Py_DECREF(start);
     if (audit_install(profile) < 0) return s_pyerr(err, errlen, "audit hook");

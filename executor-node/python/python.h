@@ -14,9 +14,11 @@
 #include "proto/job.h"
 #include "executor-node/area/jobarea.h"
 
-/* policy: the Python layer is on (the builtins a job's __main__ starts with). */
-int         py_init(const profile_t *profile, const char *program, int policy, char *err,
-                    size_t errlen);
+/* policy: the Python layer is on (the builtins a job's __main__ starts with). env_host: a
+ * dependency environment's site-packages on the host (envprofile.h), whose distributions'
+ * metadata (never their code) the zygote reads for their versions; NULL for none. */
+int         py_init(const profile_t *profile, const char *program, int policy,
+                    const char *env_host, char *err, size_t errlen);
 const char *py_version(void);  /* "3.11.2" */
 const char *py_versions(void); /* JSON {package: version} of the profile's packages */
 void        py_after_fork(void);

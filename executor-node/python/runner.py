@@ -186,6 +186,16 @@ def _find_versions(modules):
             pass  # the standard library: no distribution of its own
 
 
+def _env_versions(site):
+    """A dependency environment's distributions, read from their METADATA files."""
+    import importlib.metadata as md
+    for dist in md.distributions(path=[site]):
+        try:
+            _versions[_norm(dist.metadata["Name"])] = dist.version
+        except Exception:
+            pass  # a distribution without a readable name: its requirement then counts as unmet
+
+
 def versions():
     """JSON text {package: version} for the zygote's HELLO (get_sandbox_info shows it)."""
     return json.dumps(dict(sorted(_versions.items())))
@@ -293,15 +303,23 @@ def _no_semaphores():
     ms.SemLock.__init__ = __init__
 
 
-def prepare(profile, workspace, figures, modules, workspace_profiles):
-    """Called once in the zygote after its warm imports."""
+def prepare(profile, workspace, figures, modules, workspace_profiles, env_site, env_modules,
+            env_host):
+    """Called once in the zygote after its warm imports. env_site/env_modules: a dependency
+    environment's site-packages as the job sees it and the modules it adds, which the job
+    imports itself, inside the sandbox (executor-node/envprofile.h); env_host: that directory
+    on the host, whose distributions' metadata (files, never code) give their versions; "", []
+    and "" elsewhere."""
     import warnings
     _profile[0] = profile
     _workspace_profiles[0] = tuple(workspace_profiles)
     _figures[0] = bool(figures)
-    _find_versions(modules)
+    own = [m for m in modules if m not in env_modules]
+    _find_versions(own)
+    if env_host:
+        _env_versions(env_host)
     _preload_codecs()
-    _preload_packages(modules)
+    _preload_packages(own)
     filters = warnings.filters[:]
     if figures:
         import _snakepit_warm
@@ -312,10 +330,13 @@ def prepare(profile, workspace, figures, modules, workspace_profiles):
     _settle_stdlib()
     # From here on imports come from memory only: a module that was not preloaded fails as
     # ModuleNotFoundError at once, without the path finder listing directories (which the
-    # audit hook would rightly report).
+    # audit hook would rightly report) — but for a dependency environment's own modules.
     sys.path[:] = []
     sys.path_importer_cache.clear()
-    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__name__", "") != "PathFinder"]
+    if env_site:  # the environment's modules, and only they, load from its read-only directory
+        sys.path.append(env_site)
+    else:
+        sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__name__", "") != "PathFinder"]
     _builtins[0] = _make_builtins(profile, workspace)
     if not workspace:  # tempfile would probe /tmp and friends and say none is usable
 

@@ -80,8 +80,14 @@ int sandbox_seal_filesystem(sandbox_t *sb, const profile_t *profile, char *err, 
         /* Our mount namespace is a copy of the host's: detach it so nothing propagates back,
          * build a new root on a tmpfs, pivot into it and drop the old root entirely. */
         const char *step = "make-rprivate";
-        char        where[PATH_MAX];
+        char        where[PATH_MAX], env_fd_path[64] = "";
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) goto fail;
+        /* the environment may live under /tmp, which the new root is about to cover: held
+         * open here, bound through /proc below */
+        int env_fd = sb->env_host ? open(sb->env_host, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+        step = "open the dependency environment";
+        if (sb->env_host && env_fd < 0) goto fail;
+        if (env_fd >= 0) snprintf(env_fd_path, sizeof env_fd_path, "/proc/self/fd/%d", env_fd);
         step = "tmpfs";
         if (mount("snakepit", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=0755") < 0)
             goto fail;
@@ -96,6 +102,16 @@ int sandbox_seal_filesystem(sandbox_t *sb, const profile_t *profile, char *err, 
             if (mount(NULL, where, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                       NULL) < 0)
                 goto fail;
+        }
+        if (sb->env_host && profile->env_site) {
+            /* A dependency environment: read-only, but not noexec, since a wheel's extension
+             * modules are mapped executable when the job imports them (envprofile.h). */
+            snprintf(where, sizeof where, "/tmp%s", profile->env_site);
+            step = "bind the dependency environment";
+            int rc = s_mkdirs(where) < 0 || mount(env_fd_path, where, NULL, MS_BIND | MS_REC, NULL) < 0 ||
+                     mount(NULL, where, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0;
+            close(env_fd);
+            if (rc) goto fail;
         }
         if (profile->workspace) {
             /* Where each child's own tmpfs is mounted (workspace.c): writable by us only, and

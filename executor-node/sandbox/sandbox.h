@@ -42,6 +42,8 @@ typedef struct {
     long               fsize_max;   /* RLIMIT_FSIZE: 0, or a workspace profile's file-size cap */
     int                session;     /* a child pooled for a session: RLIMIT_NPROC keeps its hard
                                        limit (the zygote raises the soft one, 0, for a fork) */
+    const char        *env_host;    /* a dependency environment's site-packages on the host,
+                                       mounted at ENVPROFILE_SITE when sealing; NULL none */
 } sandbox_t;
 
 /* Zygote: checks that every requested layer is available here; fails closed, naming the

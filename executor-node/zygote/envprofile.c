@@ -46,8 +46,9 @@ const profile_t *envprofile_new(const profile_t *base, const char *site, const c
     profile_t *p = xcalloc(1, sizeof *p);
     *p = *base;
     char *site_copy = xstrdup(site);
-    p->site_paths = s_join(site_copy, base->site_paths, NULL);
+    p->env_site = site_copy;
     p->ro_paths = s_join(site_copy, base->ro_paths, NULL);
+    p->env_modules = s_join(NULL, NULL, xstrdup(modules));
     p->modules = s_join(NULL, base->modules, xstrdup(modules));
     return p;
 }

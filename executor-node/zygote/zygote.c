@@ -371,7 +371,8 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
     z->sb.drop_uid = z->conf->drop_uid;
     if (sandbox_probe(&z->sb, err, errlen) < 0 || sandbox_neutral_host(&z->sb, err, errlen) < 0)
         return -1;
-    if (py_init(z->profile, z->conf->python, (z->sb.layers & LAYER_PYTHON) != 0, err, errlen) < 0)
+    if (py_init(z->profile, z->conf->python, (z->sb.layers & LAYER_PYTHON) != 0, z->sb.env_host, err,
+                errlen) < 0)
         return -1;
     if ((z->sb.layers & LAYER_SECCOMP) &&
         filter_compile(z->profile, &z->sb.filter, err, errlen) < 0)
@@ -514,9 +515,14 @@ int zygote_main(const zygote_conf_t *conf)
         snprintf(err, sizeof err, "unknown profile %s", conf->profile);
         return s_fatal(&z, err);
     }
-    if (conf->env_site[0] &&
-        !(z.profile = envprofile_new(z.profile, conf->env_site, conf->env_modules, err, sizeof err)))
-        return s_fatal(&z, err);
+    if (conf->env_site[0]) {
+        /* with a mount namespace the environment is mounted at a neutral path (envprofile.h) */
+        int mounted = (conf->layers & LAYER_NAMESPACES) != 0;
+        z.sb.env_host = conf->env_site;
+        z.profile = envprofile_new(z.profile, mounted ? ENVPROFILE_SITE : conf->env_site,
+                                   conf->env_modules, err, sizeof err);
+        if (!z.profile) return s_fatal(&z, err);
+    }
     if (s_start(&z, err, sizeof err) < 0) return s_fatal(&z, err);
     s_hello(&z);
     for (int kind; (kind = s_pool_short(&z)) && s_refill(&z, kind);) {

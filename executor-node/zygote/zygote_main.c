@@ -9,6 +9,7 @@
 
 #include "common/config.h"
 #include "common/log.h"
+#include "executor-node/buildbox.h"
 #include "zygote.h"
 
 typedef struct {
@@ -51,6 +52,8 @@ static const cfg_opt_t s_zygote_opts[] = {
 
 int main(int argc, char **argv)
 {
+    /* the same binary builds dependency environments, in a jail of its own (buildbox.h) */
+    if (argc > 1 && !strncmp(argv[1], "--build-env", 11)) return buildbox_main(argc, argv);
     zygote_args_t a = {0};
     char          err[256];
     /* The zygote's options come only from the node on the command line: the environment is

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/pep508.h"
 #include "pep723_merge.h"
 
 #define RENAMED_OPENER "# /// script (merged into the block at the end)"
@@ -234,22 +235,17 @@ static void s_norm(const char *tok, char *out, size_t outlen)
 
 int pep723_add(pep723_meta_t *m, const char *spec, size_t len, char *err, size_t errlen)
 {
-    if (!len || len > PEP723_MAX_EXTRA || !isalnum((unsigned char)spec[0])) {
+    if (!len || len > PEP723_MAX_EXTRA) {
         snprintf(err, errlen, "a dependency must be a PEP 508 specifier of 1-%d characters",
                  PEP723_MAX_EXTRA);
         return -1;
     }
+    if (pep508_check(spec, len, err, errlen) < 0) return -1;
     buf_t tok;
     buf_init(&tok);
     buf_puts(&tok, "\"");
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)spec[i];
-        if (c < 0x20 || c > 0x7e) {
-            buf_free(&tok);
-            snprintf(err, errlen, "a dependency must be printable ASCII (PEP 508)");
-            return -1;
-        }
-        if (c == '"' || c == '\\') buf_puts(&tok, "\\");
+    for (size_t i = 0; i < len; i++) { /* printable ASCII only, pep508_check said */
+        if (spec[i] == '"' || spec[i] == '\\') buf_puts(&tok, "\\");
         buf_append(&tok, &spec[i], 1);
     }
     buf_puts(&tok, "\"");

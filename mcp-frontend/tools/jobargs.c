@@ -8,6 +8,7 @@
 
 #include "common/buf.h"
 #include "common/base64.h"
+#include "common/pep508.h"
 #include "jobargs.h"
 #include "common/pep723.h"
 #include "mcp-frontend/render/proftext.h"
@@ -105,16 +106,6 @@ static const char *s_pep723_profile(call_t *c, json_t *args)
     return profile_default()->name;
 }
 
-/* What a requirement string may hold (PEP 508 names, extras, version specifiers, markers):
- * no control characters, nothing a shell or URL would need. */
-static int s_req_ok(const char *s, size_t len)
-{
-    if (!len || len > JOB_MAX_DEP || !isalnum((unsigned char)s[0])) return 0;
-    for (size_t k = 0; k < len; k++)
-        if (!isalnum((unsigned char)s[k]) && !strchr("._-[],<>=!~ ;*+'\"()", s[k])) return 0;
-    return 1;
-}
-
 static void s_add_dep(jobspec_t *spec, const char *req, size_t len)
 {
     for (size_t k = 0; k < spec->n_dependencies; k++)
@@ -129,16 +120,21 @@ int jobargs_dependencies(call_t *c, json_t *args, jobspec_t *spec)
     size_t i;
     if (json_array_size(v) > JOB_MAX_DEPS)
         return tool_bad(c, "dependencies has more than %u requirements", JOB_MAX_DEPS);
-    json_array_foreach(v, i, e)
-        if (!json_is_string(e) || !s_req_ok(json_string_value(e), json_string_length(e)))
-            return tool_bad(c, "dependencies[%zu] is not a requirement like \"pandas>=2\" or "
-                            "\"tinypkg==1.0\" (PEP 508, at most %u characters)", i, JOB_MAX_DEP);
+    char why[320];
+    json_array_foreach(v, i, e) {
+        if (!json_is_string(e))
+            return tool_bad(c, "dependencies[%zu] must be a string, a requirement like \"pandas>=2\"", i);
+        if (pep508_check(json_string_value(e), json_string_length(e), why, sizeof why) < 0)
+            return tool_bad(c, "dependencies[%zu]: %s", i, why);
+    }
     int n = json_is_string(code) ? pep723_requirements(json_string_value(code),
                                                        json_string_length(code), reqs, MAX_DEPS)
                                  : -1;
-    spec->dependencies = xcalloc(JOB_MAX_DEPS, sizeof *spec->dependencies);
     for (int k = 0; k < n; k++)
-        if (s_req_ok(reqs[k], strlen(reqs[k]))) s_add_dep(spec, reqs[k], strlen(reqs[k]));
+        if (pep508_check(reqs[k], strlen(reqs[k]), why, sizeof why) < 0)
+            return tool_bad(c, "the script's `# /// script` block: %s", why);
+    spec->dependencies = xcalloc(JOB_MAX_DEPS, sizeof *spec->dependencies);
+    for (int k = 0; k < n; k++) s_add_dep(spec, reqs[k], strlen(reqs[k]));
     json_array_foreach(v, i, e) s_add_dep(spec, json_string_value(e), json_string_length(e));
     if (!spec->n_dependencies) {
         free(spec->dependencies);

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_compat.c — libFuzzer target for the drop-in endpoints' readers of code from
- * the network (mcp-frontend/compat/pyscan.c, mcp-frontend/compat/pep723_merge.c). Whatever the input, pyscan
+ * the network (mcp-frontend/compat/pyscan.c, mcp-frontend/compat/pep723_merge.c, common/pep508.c). Whatever the input, pyscan
  * must stay within its bounds and report only ASCII identifiers, and the PEP 723 merge must
  * keep every byte of the code before and after the block's opening line, whether it reads the
  * block or refuses it. The input's first line, when it has one, is an extra dependency. */
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pep508.h"
 #include "mcp-frontend/compat/pep723_merge.h"
 #include "mcp-frontend/compat/pyscan.h"
 
@@ -21,6 +22,22 @@ static void s_check_scan(const char *code, size_t len)
         assert(n > 0 && n < PYSCAN_NAME);
         for (size_t k = 0; k < n; k++) assert((unsigned char)scan.names[i][k] < 0x80);
     }
+}
+
+/* A requirement the check accepts starts with a name and holds no control character: nothing
+ * pip could read as an option, a path or a second line. */
+static void s_check_requirement(const char *req, size_t len)
+{
+    char err[300];
+    if (pep508_check(req, len, err, sizeof err) < 0) {
+        assert(err[0]);
+        return;
+    }
+    size_t i = 0;
+    while (i < len && (req[i] == ' ' || req[i] == '\t')) i++;
+    assert(i < len && ((req[i] >= 'a' && req[i] <= 'z') || (req[i] >= 'A' && req[i] <= 'Z') ||
+                       (req[i] >= '0' && req[i] <= '9')));
+    for (; i < len; i++) assert(req[i] == '\t' || ((unsigned char)req[i] >= 0x20 && (unsigned char)req[i] < 0x7f));
 }
 
 static void s_check_merge(const char *extra, size_t extra_len, const char *code, size_t len)
@@ -52,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *nl = memchr(text, '\n', size);
     size_t first = nl ? (size_t)(nl - text) : 0;
     const char *code = nl ? nl + 1 : text;
+    if (first) s_check_requirement(text, first);
     s_check_merge(text, first, code, size - (size_t)(code - text));
     return 0;
 }

@@ -71,8 +71,19 @@ def test_an_unresolvable_requirement_is_named(client):
 
 
 @pytest.mark.parametrize("bad", [["--index-url=http://127.0.0.1:9/x"], ["pkg @ https://example.com/p.whl"],
-                                 ["pkg\nother"], ["$(id)"], ["x" * 300], [""], [1]])
+                                 ["pkg\nother"], ["$(id)"], ["x" * 300], [""], [1],
+                                 # what pip reads as an archive or a path to build from source
+                                 ["x-1.0.tar.gz"], ["x-1.0-py3-none-any.whl"], ["./pkg"], ["/tmp/pkg"],
+                                 ["pkg.zip"], ["-e ."]])
 def test_a_malformed_requirement_is_refused_at_once(client, bad):
-    # never a pip option, a URL or anything but a PEP 508 name, extras, versions and markers
+    # never a pip option, a URL, a file or anything but a PEP 508 name, extras, versions, markers
     r = client.send("tools/call", {"name": "execute_code", "arguments": {"code": "1", "dependencies": bad}})
     assert r.json["error"]["code"] == -32602
+    assert "dependencies[0]" in r.json["error"]["message"]
+
+
+def test_a_pep723_block_naming_an_archive_is_refused(client):
+    code = '# /// script\n# dependencies = ["evil-1.0.tar.gz"]\n# ///\nprint(1)\n'
+    r = client.send("tools/call", {"name": "execute_code", "arguments": {"code": code}})
+    assert r.json["error"]["code"] == -32602
+    assert "archive" in r.json["error"]["message"]

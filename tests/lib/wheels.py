@@ -30,8 +30,10 @@ def build(outdir, name, version, files, requires=()):
 
 
 def tiny_source(outdir):
-    """tinypkg 1.0.0 and 2.0.0; tinydep 0.1.0 (tinypkg>=1,<2); tinynp 0.1.0 (numpy)."""
+    """tinypkg 1.0.0 and 2.0.0; tinydep 0.1.0 (tinypkg>=1,<2); tinynp 0.1.0 (numpy). Readable to
+    all, as a package source must be: builds run as the node's unprivileged uid."""
     os.makedirs(outdir, exist_ok=True)
+    os.chmod(outdir, 0o755)
     for v in ("1.0.0", "2.0.0"):
         build(outdir, "tinypkg", v, {"tinypkg/__init__.py":
                                      "VERSION = %r\ndef hello():\n    return 'hello from tinypkg %s'\n" % (v, v)})

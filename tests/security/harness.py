@@ -24,7 +24,7 @@ CANARY_ENV = "SNAKEPIT_TEST_SECRET"
 
 
 class Executor:
-    def __init__(self, disable=(), slots=2, profiles="python.basic", extra=()):
+    def __init__(self, disable=(), slots=2, profiles="python.basic", extra=(), cwd=None):
         self.closed = False
         self.ctx = zmq.Context.instance()
         self.sock = self.ctx.socket(zmq.ROUTER)
@@ -42,7 +42,7 @@ class Executor:
         if disable:
             args += ["--disable-layer", ",".join(disable)]
         self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(args, env=env, stdout=self.log, stderr=self.log)
+        self.proc = subprocess.Popen(args, env=env, stdout=self.log, stderr=self.log, cwd=cwd)
         _started.append(self)  # stopped at exit whatever happens to the test
         self.identity = None
         self.ready = None

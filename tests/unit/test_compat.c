@@ -122,14 +122,14 @@ static void test_an_extra_replaces_the_script_dependency_of_the_same_name(void *
     const char *code = "# /// script\n# requires-python = \">=3.10\"\n# dependencies = [\n"
                        "#   \"pandas>=2.2\",  # pinned\n#   'numpy',\n# ]\n# [tool.uv]\n"
                        "# dependencies = [\"ignored\"]\n# ///\nimport pandas\n";
-    const char *extras[] = {"Pandas_>=1.0", "scipy"};
+    const char *extras[] = {"PANDAS>=1.0", "scipy"};
     char err[200];
     char *out = s_merge(code, extras, 2, err);
     assert_non_null(out);
     /* the code keeps its line numbers: the old opening line is renamed, not removed */
     assert_non_null(strstr(out, "# /// script (merged into the block at the end)\n# requires"));
     assert_non_null(strstr(out, "\nimport pandas\n# /// script\n# requires-python = \">=3.10\"\n"
-                                "# dependencies = [\n#   \"Pandas_>=1.0\",\n#   'numpy',\n"
+                                "# dependencies = [\n#   \"PANDAS>=1.0\",\n#   'numpy',\n"
                                 "#   \"scipy\",\n# ]\n# ///\n"));
     assert_null(strstr(out, "ignored\",\n# ]"));
     free(out);
@@ -145,7 +145,7 @@ static void test_extras_are_quoted_for_toml_and_checked(void **state)
     free(out);
     const char *control[] = {"pkg\n# ///"};
     assert_null(s_merge("x = 1\n", control, 1, err));
-    assert_non_null(strstr(err, "printable"));
+    assert_non_null(strstr(err, "PEP 508"));
     const char *empty[] = {""};
     assert_null(s_merge("x = 1\n", empty, 1, err));
 }
