@@ -42,9 +42,8 @@ BROKER_SRC   := $(wildcard broker/*.c broker/*/*.c)
 # (the channel between them and the layer names) goes into both.
 EXEC_LINK_SRC := $(wildcard executor-node/link/*.c)
 EXECUTOR_SRC  := $(wildcard executor-node/node/*.c) $(EXEC_LINK_SRC)
-ZYGOTE_SRC    := $(foreach d,zygote zygote/sessions zygote/pool child sandbox python mem area, \
-                   $(wildcard executor-node/$(d)/*.c)) $(EXEC_LINK_SRC) \
-                 executor-node/buildbox.c executor-node/buildjail.c
+ZYGOTE_SRC    := $(foreach d,zygote zygote/sessions zygote/pool child sandbox python mem area buildbox, \
+                   $(wildcard executor-node/$(d)/*.c)) $(EXEC_LINK_SRC)
 MCP_SRC      := $(wildcard mcp-frontend/*.c mcp-frontend/*/*.c)
 CLI_SRC      := $(wildcard cli/*.c cli/*/*.c)
 
@@ -79,10 +78,10 @@ define py_to_h
 endef
 $(BUILD)/gen/%_py.h: executor-node/python/%.py
 	$(py_to_h)
-$(BUILD)/gen/%_py.h: executor-node/node/%.py
+$(BUILD)/gen/%_py.h: executor-node/buildbox/%.py
 	$(py_to_h)
 
-$(OBJ)/executor-node/buildbox.o: $(BUILD)/gen/envbuild_py.h
+$(OBJ)/executor-node/buildbox/buildbox.o: $(BUILD)/gen/envbuild_py.h
 
 $(OBJ)/executor-node/python/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
                                $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h

@@ -9,7 +9,7 @@
 
 #include "common/config.h"
 #include "common/log.h"
-#include "executor-node/buildbox.h"
+#include "executor-node/buildbox/buildbox.h"
 #include "zygote.h"
 
 typedef struct {

@@ -1,7 +1,7 @@
-# executor-node/envbuild.py — builds one dependency environment, as untrusted work: the build
-# box (buildbox.c) runs it as `/usr/bin/python3 -I -c <this file> ...` in namespaces of its own,
-# as an unprivileged uid with no capabilities, under seccomp, with a filesystem that holds the
-# system's /usr, the package source at /source (read-only) and its own build directory at
+# executor-node/buildbox/envbuild.py — builds one dependency environment, as untrusted work: the
+# build box (buildbox.c) runs it as `/usr/bin/python3 -I -c <this file> ...` in namespaces of its
+# own, as an unprivileged uid with no capabilities, under seccomp, with a filesystem that holds
+# the system's /usr, the package source at /source (read-only) and its own build directory at
 # /build, and nothing else of the host's. Its working directory is an empty read-only one, so a
 # requirement could not name a file there even if one slipped past the grammar (common/pep508.h).
 #
