@@ -4,9 +4,9 @@
  * tenant's keys share a Redis Cluster slot (the front-end's scripts touch several at once),
  * and a key is only ever built from the caller's own tenant: another tenant's id is simply
  * not there. They are named apart from the legacy MCP sessions' keys (sp:t:{T}:sess:<id>,
- * sp:t:{T}:sessions: mcp-frontend/legacy/sessdb.h), which a sandbox session has nothing to do with: one
- * zset for both would count each against the other's cap, and the admission script, which drops
- * every member scored below now, would throw out every legacy session.
+ * sp:t:{T}:sessions: mcp-frontend/legacy/mcp_session_store.h), which a sandbox session has nothing
+ * to do with: one zset for both would count each against the other's cap, and the admission script,
+ * which drops every member scored below now, would throw out every legacy session.
  *
  *   sp:t:{T}:psess:<id>    hash: a session's record (tenant, profile, state, reason, times, cells,
  *                          memory, limits, parent, executor)
@@ -22,10 +22,11 @@
 
 #define SESSION_KEY_MAX 160
 
-#define pysession_key(out, tenant, id)                                                             \
+#define session_record_key(out, tenant, id)                                                        \
     snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:psess:%s", tenant, id)
-#define pysessions_key(out, tenant) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:psessions", tenant)
-#define pysessions_ended_key(out, tenant)                                                          \
+#define session_records_key(out, tenant)                                                           \
+    snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:psessions", tenant)
+#define session_records_ended_key(out, tenant)                                                     \
     snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:psessions_ended", tenant)
 #define snapshot_key(out, tenant, id)                                                              \
     snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snap:%s", tenant, id)

@@ -24,7 +24,7 @@
 #include "mcp-frontend/compat/compat.h"
 #include "mcp-frontend/farm/execution.h"
 #include "mcp-frontend/rpc/fe.h"
-#include "mcp-frontend/cells/pysessions.h"
+#include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/tools/sessiondefs.h"
 #include "mcp-frontend/cells/snapshots.h"
 #include "mcp-frontend/mcp/fixtures.h"
@@ -34,19 +34,19 @@
 #include "mcp-frontend/mcp/listen.h"
 #include "mcp-frontend/mcp/mcp.h"
 #include "metrics.h"
-#include "mcp-frontend/mcp/mrtr.h"
+#include "mcp-frontend/mcp/round_trip.h"
 #include "mcp-frontend/mcp/prompts.h"
 #include "mcp-frontend/state/records.h"
 #include "mcp-frontend/state/redis_upkeep.h"
 #include "mcp-frontend/render/rich.h"
 #include "mcp-frontend/mcp/resources.h"
-#include "mcp-frontend/legacy/sessdb.h"
-#include "mcp-frontend/rpc/session.h"
-#include "mcp-frontend/legacy/sselog.h"
+#include "mcp-frontend/legacy/mcp_session_store.h"
+#include "mcp-frontend/rpc/mcp_session.h"
+#include "mcp-frontend/legacy/stream_log.h"
 #include "mcp-frontend/transport/stdio.h"
 #include "mcp-frontend/state/store.h"
 #include "mcp-frontend/mcp/tasks.h"
-#include "mcp-frontend/mcp/taskx.h"
+#include "mcp-frontend/mcp/tasks_extension.h"
 #include "mcp-frontend/state/tenants.h"
 #include "mcp-frontend/tools/tooldefs.h"
 #include "mcp-frontend/tools/tools.h"
@@ -58,12 +58,12 @@ typedef struct {
     jobs_conf_t jobs;
     records_conf_t records;
     executions_conf_t executions;
-    sessions_conf_t sessions;
+    mcp_sessions_conf_t sessions;
     tenants_conf_t tenants;
     limiter_conf_t limiter;
     mcp_conf_t mcp;
     listen_conf_t listen;
-    sselog_conf_t sselog;
+    stream_log_conf_t stream_log;
     int stdio;
     char tenant[65]; /* the stdio identity */
     char compat[64]; /* --stdio as this drop-in endpoint (compat.h) */
@@ -118,7 +118,7 @@ static const cfg_opt_t s_opts[] = {
     OPT(INT, sessions.cache_ms, "session-cache-ms", 0, 3600000, "MS",
         "a legacy session read from Redis is trusted this long (deletions elsewhere arrive at "
         "once over pub/sub)"),
-    OPT(INT, sselog.replay_s, "stream-replay-s", 10, 86400, "S",
+    OPT(INT, stream_log.replay_s, "stream-replay-s", 10, 86400, "S",
         "a legacy stream's events can be replayed (Last-Event-ID) this long after the last"),
     OPT(INT, tenants.auth_cache_ms, "auth-cache-ms", 0, 3600000, "MS",
         "cache key → tenant lookups this long"),
@@ -197,7 +197,7 @@ static const fe_conf_t s_defaults = {
     .executions = {.record_wait_ms = 500, .task_after_ms = 2000},
     .listen = {.max_streams = 10000},
     .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600, .cache_ms = 10000},
-    .sselog = {.replay_s = 600},
+    .stream_log = {.replay_s = 600},
     .tenants = {.auth_cache_ms = 5000, .auth_stale_ms = 600000},
     .limiter = {.local_rate_pct = 50},
     .mcp = {.max_inflight_session = 256},
@@ -266,10 +266,11 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->store = store_new(fe->loop, redis, &conf->store);
     fe->bus = bus_new(fe->loop, redis, conf->store.timeout_ms, &fe->store, fe->instance);
     fe->fixtures = conf->test_fixtures;
-    fe->mrtr = mrtr_new(fe->loop, &fe->store);
-    fe->sessions = sessions_new(fe->loop, &conf->sessions, calls_cancel_all);
-    fe->sessdb = sessdb_new(&fe->store, fe->bus, fe->sessions);
-    fe->sselog = sselog_new(fe->loop, &fe->store, fe->bus, fe->sessions, &conf->sselog);
+    fe->round_trip = round_trip_new(fe->loop, &fe->store);
+    fe->mcp_sessions = mcp_sessions_new(fe->loop, &conf->sessions, calls_cancel_all);
+    fe->mcp_session_store = mcp_session_store_new(&fe->store, fe->bus, fe->mcp_sessions);
+    fe->stream_log =
+        stream_log_new(fe->loop, &fe->store, fe->bus, fe->mcp_sessions, &conf->stream_log);
     fe->tenants = tenants_new(fe->loop, fe->store, &conf->tenants);
     fe->limiter = limiter_new(fe->store, &conf->limiter);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
@@ -278,10 +279,10 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
     fe->resources = resources_new(fe, &(resources_conf_t){conf->page_size, conf->test_fixtures});
     fe->tasks = tasks_new(fe->executions, fe->bus, &(tasks_conf_t){conf->page_size});
-    fe->taskx = taskx_new(fe->executions, fe->bus);
+    fe->tasks_extension = tasks_extension_new(fe->executions, fe->bus);
     fe->listeners = listeners_new(fe->bus, &fe->store, &conf->listen, conf->test_fixtures);
     fe->prompts = prompts_new(&(prompts_conf_t){conf->test_fixtures});
-    fe->pysessions = pysessions_new(fe->loop, fe->store, conf->executions.record_wait_ms);
+    fe->session_records = session_records_new(fe->loop, fe->store, conf->executions.record_wait_ms);
     fe->snapshots = snapshots_new(fe->store);
     fe->tools = tools_new(conf->page_size);
     if (conf->test_fixtures) { /* first: the suite calls the first tool listed with no arguments */
@@ -332,22 +333,22 @@ static void s_teardown(fe_t *fe)
     executions_destroy(&fe->executions);
     jobs_destroy(&fe->jobs);
     tasks_destroy(&fe->tasks);
-    taskx_destroy(&fe->taskx);
+    tasks_extension_destroy(&fe->tasks_extension);
     http_stop(fe);
-    sselog_destroy(&fe->sselog);
-    sessions_destroy(&fe->sessions);
-    sessdb_destroy(&fe->sessdb);
+    stream_log_destroy(&fe->stream_log);
+    mcp_sessions_destroy(&fe->mcp_sessions);
+    mcp_session_store_destroy(&fe->mcp_session_store);
     mcp_destroy(&fe->mcp);
     tools_destroy(&fe->tools);
     compat_destroy(&fe->compat);
     prompts_destroy(&fe->prompts);
     resources_destroy(&fe->resources);
     records_destroy(&fe->records);
-    pysessions_destroy(&fe->pysessions);
+    session_records_destroy(&fe->session_records);
     snapshots_destroy(&fe->snapshots);
     limiter_destroy(&fe->limiter);
     tenants_destroy(&fe->tenants);
-    mrtr_destroy(&fe->mrtr);
+    round_trip_destroy(&fe->round_trip);
     bus_destroy(&fe->bus);
 }
 
@@ -461,7 +462,7 @@ int main(int argc, char **argv)
         s_drain_store(fe, conf.store.timeout_ms);
     }
     metrics_pub_destroy(&snapshot);
-    log_info("event=stopping sessions=%zu jobs_in_flight=%zu", sessions_count(fe->sessions),
+    log_info("event=stopping sessions=%zu jobs_in_flight=%zu", mcp_sessions_count(fe->mcp_sessions),
              jobs_count(fe->jobs));
     s_teardown(fe);
     redis_upkeep_destroy(&upkeep); /* after the store, whose last callbacks may reach it */

@@ -15,10 +15,10 @@
 #include "mcp-frontend/mcp/listen.h"
 #include "mcp-frontend/mcp/mcp.h"
 #include "metrics.h"
-#include "mcp-frontend/mcp/mrtr.h"
-#include "mcp-frontend/legacy/sessdb.h"
-#include "mcp-frontend/rpc/session.h"
-#include "mcp-frontend/legacy/sselog.h"
+#include "mcp-frontend/mcp/round_trip.h"
+#include "mcp-frontend/legacy/mcp_session_store.h"
+#include "mcp-frontend/rpc/mcp_session.h"
+#include "mcp-frontend/legacy/stream_log.h"
 #include "mcp-frontend/state/store.h"
 #include "mcp-frontend/tools/tools.h"
 
@@ -81,9 +81,9 @@ static void s_limits(buf_t *out, const limiter_stats_t *l, const http_stats_t *h
 
 static void s_sessions(buf_t *out, const fe_t *fe)
 {
-    const sessions_stats_t *s = sessions_stats(fe->sessions);
-    const sessdb_stats_t *d = sessdb_stats(fe->sessdb);
-    const sselog_stats_t *l = sselog_stats(fe->sselog);
+    const mcp_sessions_stats_t *s = mcp_sessions_stats(fe->mcp_sessions);
+    const mcp_session_store_stats_t *d = mcp_session_store_stats(fe->mcp_session_store);
+    const stream_log_stats_t *l = stream_log_stats(fe->stream_log);
     prom_family(out, P "sessions", PROM_GAUGE,
                 "Legacy MCP sessions held in this process (HTTP ones live in Redis too).");
     for (int t = 0; t < TRANSPORT__COUNT; t++)
@@ -183,7 +183,7 @@ static void s_eras(buf_t *out, const fe_t *fe)
     prom_family(out, P "listen_notifications_total", PROM_COUNTER,
                 "Notifications written to subscriptions/listen streams.");
     prom_sample(out, P "listen_notifications_total", (double)l->delivered, NULL);
-    const mrtr_stats_t *m = mrtr_stats(fe->mrtr);
+    const round_trip_stats_t *m = round_trip_stats(fe->round_trip);
     prom_family(out, P "request_states_total", PROM_COUNTER,
                 "Multi round-trip requestStates sealed, opened, and refused (tampered, expired, "
                 "another caller's).");
@@ -256,7 +256,7 @@ void fe_metrics_snapshot(void *arg, metrics_pub_t *pub)
     for (int r = 0; h && r < AUTH_FAILED__COUNT; r++) auth_failures += h->auth_failures[r];
     metrics_pub_field(pub, "instance", "%s", fe->instance);
     metrics_pub_field(pub, "http", "%s", fe->http_listen);
-    metrics_pub_field(pub, "sessions", "%zu", sessions_count(fe->sessions));
+    metrics_pub_field(pub, "sessions", "%zu", mcp_sessions_count(fe->mcp_sessions));
     metrics_pub_field(pub, "jobs_inflight", "%zu", jobs_count(fe->jobs));
     metrics_pub_field(pub, "requests", "%llu",
                       (unsigned long long)s_requests_total(mcp_stats(fe->mcp)));

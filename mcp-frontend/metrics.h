@@ -3,7 +3,7 @@
  * one-second snapshot in Redis (sp:metrics:mcp:{instance}) for `snakepit status`.
  *
  * The counters live as plain structs in the modules that count (store_stats, limiter_stats,
- * sessions_stats, jobs_stats, executions_stats, tools_stats, mcp_stats, http_stats), the way
+ * mcp_sessions_stats, jobs_stats, executions_stats, tools_stats, mcp_stats, http_stats), the way
  * the broker's and the executor's do; this file only renders them, at the top, so no module
  * reaches up to count. Labels come from small fixed sets (method names we know, status names,
  * reason words): never a tenant or an id, so the series stay bounded whatever clients send. */

@@ -11,7 +11,7 @@
 #include "compat_snapshots.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "pyscan.h"
-#include "mcp-frontend/cells/pysessions.h"
+#include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/tools/session_tools.h"
 #include "mcp-frontend/tools/snapshot_tools.h"
 #include "mcp-frontend/state/store.h"
@@ -150,12 +150,12 @@ static void s_ws_create(ws_t *w)
     json_decref(args);
 }
 
-static void s_on_found(void *arg, pys_status_t st, const pysession_t *s)
+static void s_on_found(void *arg, session_record_status_t st, const session_record_t *s)
 {
     ws_t *w = arg;
-    if (st == PYS_FOUND && !s->ended) {
+    if (st == SESSION_RECORD_FOUND && !s->ended) {
         s_ws_end(w, s->id, s->profile);
-    } else if (st == PYS_UNAVAILABLE) {
+    } else if (st == SESSION_RECORD_UNAVAILABLE) {
         s_ws_fail(w, "the session store is unreachable right now; try again");
     } else if (w->made[0]) { /* the one just claimed is gone already */
         s_ws_fail(w, "the workspace ended as it was made; try again");
@@ -167,7 +167,7 @@ static void s_on_found(void *arg, pys_status_t st, const pysession_t *s)
 static void s_ws_lookup(ws_t *w, const char *sid)
 {
     snprintf(w->stale, sizeof w->stale, "%s", sid);
-    pysessions_lookup(w->call->fe->pysessions, w->call->tenant, sid, s_on_found, w);
+    session_records_lookup(w->call->fe->session_records, w->call->tenant, sid, s_on_found, w);
 }
 
 static void s_on_key(void *arg, redisReply *r)

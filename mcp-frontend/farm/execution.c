@@ -38,8 +38,8 @@ struct execution {
     executions_t *owner;
     uint8_t id[ID_BYTES];
     char id_str[ID_STR_LEN + 1];
-    call_t *call;       /* held: the waiting tools/call; NULL once answered (tasks) or cancelled */
-    session_t *session; /* held: task status and resource notifications go there */
+    call_t *call; /* held: the waiting tools/call; NULL once answered (tasks) or cancelled */
+    mcp_session_t *session; /* held: task status and resource notifications go there */
     tenant_t *tenant;
     job_t *job; /* until its result */
     char service[JOB_MAX_SERVICE + 1];
@@ -71,7 +71,7 @@ static void s_unref(execution_t *ex)
     if (ex->ended) result_clear(&ex->res);
     json_decref(ex->call_result);
     json_decref(ex->opts.render_ctx);
-    session_release(ex->session);
+    mcp_session_release(ex->session);
     free(ex);
 }
 
@@ -383,7 +383,7 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     call_hold(c);
     call_on_cancel(c, s_on_call_cancelled, ex);
     ex->session = c->session;
-    session_hold(ex->session);
+    mcp_session_hold(ex->session);
     ex->tenant = c->tenant;
     snprintf(ex->service, sizeof ex->service, "%s", spec->service);
     ex->created_ms = clock_wall_ms();

@@ -11,7 +11,7 @@
  * execution goes on without a call, and tasks.c serves the task from here while it runs.
  * Under 2026-07-28 the server decides (the tasks extension): a call that declared the
  * extension and is still running after task_after_ms is answered with a task once Redis has
- * the task's record, and taskx.c serves it. */
+ * the task's record, and tasks_extension.c serves it. */
 #ifndef SP_FE_EXECUTION_H
 #define SP_FE_EXECUTION_H
 #include <jansson.h>
@@ -54,7 +54,7 @@ typedef struct {
 /* What the end hook hears: the execution's last state, valid while the hook runs. */
 typedef struct {
     const char *id;     /* execution id, which is also the task id */
-    session_t *session; /* that started it */
+    mcp_session_t *session; /* that started it */
     tenant_t *tenant;
     status_t status;
     const json_t *call_result;

@@ -9,7 +9,7 @@
  * The round trips are one engine over a table: a flow is up to three rounds of input
  * requests; a retry that answers every key of its round moves to the next, one that misses a
  * key is asked again (mrtr §"Error Handling"), and the answers so far travel in the sealed
- * requestState (mrtr.h), never in this process. */
+ * requestState (round_trip.h), never in this process. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@
 #include "mcp-frontend/rpc/fe.h"
 #include "fixtures.h"
 #include "listen.h"
-#include "mrtr.h"
+#include "round_trip.h"
 
 #define NO_ARGS  "{\"type\":\"object\",\"properties\":{}}"
 #define STATE_MS 600000 /* a user may take minutes to answer a form */
@@ -49,9 +49,9 @@ static const char *s_cap_of(char kind)
 
 static json_t *s_request(const ask_t *a)
 {
-    if (a->kind == 'E') return mrtr_elicit(a->text, a->field, a->type);
-    if (a->kind == 'S') return mrtr_sample(a->text, 100);
-    return mrtr_list_roots();
+    if (a->kind == 'E') return round_trip_elicit(a->text, a->field, a->type);
+    if (a->kind == 'S') return round_trip_sample(a->text, 100);
+    return round_trip_list_roots();
 }
 
 static int s_wanted(const flow_t *f, const call_t *c, const ask_t *a)
@@ -109,11 +109,12 @@ static void s_ask(const flow_t *f, call_t *c, int round, json_t *answers)
     }
     char *state = NULL;
     if (f->stateful)
-        state = mrtr_seal(c->fe->mrtr, c,
-                          json_pack("{s:i,s:o}", "round", round, "answers", answers), STATE_MS);
+        state =
+            round_trip_seal(c->fe->round_trip, c,
+                            json_pack("{s:i,s:o}", "round", round, "answers", answers), STATE_MS);
     else
         json_decref(answers);
-    call_reply(c, mrtr_input_required(req, state));
+    call_reply(c, round_trip_input_required(req, state));
 }
 
 static char *s_text(const char *fmt, json_t *answers)
@@ -142,7 +143,9 @@ static int s_step(const flow_t *f, call_t *c, json_t **answers_out)
         return 0;
     }
     json_t *responses, *state;
-    if (mrtr_responses(c, &responses) < 0 || mrtr_open(c->fe->mrtr, c, &state) < 0) return 0;
+    if (round_trip_responses(c, &responses) < 0 ||
+        round_trip_open(c->fe->round_trip, c, &state) < 0)
+        return 0;
     int round = f->stateful && state ? (int)json_integer_value(json_object_get(state, "round")) : 0;
     json_t *answers = json_object_get(state, "answers");
     answers = json_is_object(answers) ? json_deep_copy(answers) : json_object();
@@ -284,8 +287,9 @@ static void s_streaming_elicitation(call_t *c, json_t *args, const tool_task_t *
         s_text_reply(c, "thank you");
         return;
     }
-    json_t *req = json_pack("{s:o}", "stream_question", mrtr_elicit("Go on?", "ok", "boolean"));
-    call_reply(c, mrtr_input_required(req, NULL));
+    json_t *req =
+        json_pack("{s:o}", "stream_question", round_trip_elicit("Go on?", "ok", "boolean"));
+    call_reply(c, round_trip_input_required(req, NULL));
 }
 
 static void s_trigger_tools(call_t *c, json_t *args, const tool_task_t *task)

@@ -11,7 +11,7 @@
 #include "mcp-frontend/rpc/fe.h"
 #include "lifecycle.h"
 #include "mcp-frontend/render/proftext.h"
-#include "mcp-frontend/legacy/sessdb.h"
+#include "mcp-frontend/legacy/mcp_session_store.h"
 
 /* The server's instructions, profiles named from their table (proftext.h). */
 static const char s_instructions[] =
@@ -37,7 +37,7 @@ static json_t *s_dropin_caps(void)
 static void s_on_stored(void *arg, int rc)
 {
     call_t *c = arg;
-    session_t *s = c->session;
+    mcp_session_t *s = c->session;
     json_t *result = c->pending;
     c->pending = NULL;
     if (rc < 0) {
@@ -48,7 +48,7 @@ static void s_on_stored(void *arg, int rc)
                    "cannot open a session now (the session store is unreachable); try again "
                    "shortly, or use MCP " MCP_MODERN ", which needs none",
                    NULL);
-        session_close(s);
+        mcp_session_close(s);
     } else {
         log_info("event=session_initialized session=%.8s tenant=%s protocol=%s client=\"%.40s\"",
                  s->id, s->tenant->name, s->protocol, s->client_name);
@@ -59,7 +59,7 @@ static void s_on_stored(void *arg, int rc)
 
 void lifecycle_initialize(call_t *c)
 {
-    session_t *s = c->session;
+    mcp_session_t *s = c->session;
     const char *want = call_str(c, "protocolVersion");
     if (!want) {
         call_error(c, RPC_INVALID_PARAMS, "initialize: \"protocolVersion\" (string) is required",
@@ -94,10 +94,10 @@ void lifecycle_initialize(call_t *c)
                   server_caps, "serverInfo", "name", "snakepit", "title",
                   endpoint_title(c->endpoint), "version", FE_VERSION, "instructions", instructions);
     free(instructions);
-    /* the id may leave only once any front-end can find the session (sessdb.h) */
+    /* the id may leave only once any front-end can find the session (mcp_session_store.h) */
     c->pending = result;
     call_hold(c);
-    sessdb_open(c->fe->sessdb, s, s_on_stored, c);
+    mcp_session_store_open(c->fe->mcp_session_store, s, s_on_stored, c);
 }
 
 void lifecycle_ping(call_t *c)
@@ -127,7 +127,7 @@ void lifecycle_set_level(call_t *c)
         return;
     }
     call_hold(c);
-    sessdb_set_level(c->fe->sessdb, c->session, level, s_on_level_set, c);
+    mcp_session_store_set_level(c->fe->mcp_session_store, c->session, level, s_on_level_set, c);
 }
 
 /* What a 2026-07-28 client may use. The tool and prompt lists are fixed for a deployment, so

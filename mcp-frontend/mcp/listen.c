@@ -111,7 +111,7 @@ void listen_task_changed(bus_t *bus, const char *tenant, const char *task_id, js
                                "task", task));
 }
 
-/* ---- the URIs watched, in Redis (sessdb.h's URI sets) */
+/* ---- the URIs watched, in Redis (mcp_session_store.h's URI sets) */
 
 #define WATCH_TTL_S (7L * 86400) /* as the legacy subscribers' entries: stale ones are harmless */
 

@@ -16,9 +16,9 @@
 #include "mcp.h"
 #include "prompts.h"
 #include "resources.h"
-#include "mcp-frontend/legacy/sessdb.h"
+#include "mcp-frontend/legacy/mcp_session_store.h"
 #include "tasks.h"
-#include "taskx.h"
+#include "tasks_extension.h"
 #include "mcp-frontend/tools/tools.h"
 
 typedef void(method_fn)(call_t *c);
@@ -57,9 +57,9 @@ static const method_t s_methods[] = {
     {"prompts/list", prompts_list, prompts_list, 0, 0, CACHE_PUBLIC, LIST_TTL_MS, 0},
     {"prompts/get", prompts_get, prompts_get, 0, 0, CACHE_NONE, 0, 0},
     {"completion/complete", completion_complete, completion_complete, 0, 0, CACHE_NONE, 0, 0},
-    {"tasks/get", tasks_get, taskx_get, 0, 0, CACHE_NONE, 0, 1},
-    {"tasks/update", NULL, taskx_update, 0, 0, CACHE_NONE, 0, 1},
-    {"tasks/cancel", tasks_cancel, taskx_cancel, 0, 0, CACHE_NONE, 0, 1},
+    {"tasks/get", tasks_get, tasks_extension_get, 0, 0, CACHE_NONE, 0, 1},
+    {"tasks/update", NULL, tasks_extension_update, 0, 0, CACHE_NONE, 0, 1},
+    {"tasks/cancel", tasks_cancel, tasks_extension_cancel, 0, 0, CACHE_NONE, 0, 1},
     {"tasks/result", tasks_result, NULL, 0, 0, CACHE_NONE, 0, 0},
     {"tasks/list", tasks_list, NULL, 0, 0, CACHE_NONE, 0, 0},
     {NULL, NULL, NULL, 0, 0, 0, 0, 0},
@@ -147,7 +147,7 @@ static method_fn *s_handler(const method_t *m, const call_t *c)
     return m ? (c->modern ? m->modern : m->legacy) : NULL;
 }
 
-static void s_notification(mcp_t *self, session_t *s, rpc_msg_t *m, int modern)
+static void s_notification(mcp_t *self, mcp_session_t *s, rpc_msg_t *m, int modern)
 {
     int as = AS_NOTIFICATION;
     if (!modern && strcmp(m->method, "notifications/initialized") == 0) {
@@ -163,7 +163,7 @@ static void s_notification(mcp_t *self, session_t *s, rpc_msg_t *m, int modern)
         if (c && strcmp(c->method, "initialize") != 0)
             call_cancel(c, why ? why : "client cancelled");
         else if (!c && rid && s->stored) /* the call may run on another front-end */
-            sessdb_cancel_elsewhere(self->fe->sessdb, s, rid, why);
+            mcp_session_store_cancel_elsewhere(self->fe->mcp_session_store, s, rid, why);
         as = AS_CANCELLED;
     }
     s_extra(self, as)->outcomes[OUTCOME_OK]++;
@@ -188,7 +188,7 @@ static void s_limit_done(void *arg, int allowed, long retry_after_ms)
 
 static void s_dispatch(mcp_t *self, call_t *c, const method_t *meth)
 {
-    session_t *s = c->session;
+    mcp_session_t *s = c->session;
     method_fn *fn = s_handler(meth, c);
     if (!fn) {
         char msg[160];
@@ -227,7 +227,7 @@ static void s_dispatch(mcp_t *self, call_t *c, const method_t *meth)
     fn(c);
 }
 
-call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, const envelope_t *env,
+call_t *mcp_handle(mcp_t *self, mcp_session_t *s, rpc_msg_t *m, const envelope_t *env,
                    const endpoint_t *ep, call_emit_fn *emit, void *emit_ctx)
 {
     s->last_used_ms = clock_mono_ms();

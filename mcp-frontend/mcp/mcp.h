@@ -3,7 +3,7 @@
  * (initialized, cancelled), the capability gates and the rate limit in front of the methods.
  *
  * A transport (stdio.c, exchange_mcp.c) parses a message, asks admit.h which era it speaks,
- * finds the session (legacy) or makes a request scope (modern, session.h's ephemeral
+ * finds the session (legacy) or makes a request scope (modern, mcp_session.h's ephemeral
  * sessions), and hands it to mcp_handle with an emitter (call.h says how answers leave).
  * Messages not tied to a request (resource updates, task status) go to the legacy session's
  * notify sink, or to subscriptions/listen streams (listen.h). */
@@ -13,7 +13,7 @@
 #include "mcp-frontend/rpc/call.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
-#include "mcp-frontend/rpc/session.h"
+#include "mcp-frontend/rpc/mcp_session.h"
 
 typedef struct mcp mcp_t;
 
@@ -42,7 +42,7 @@ admit_stats_t *mcp_admit_stats(mcp_t *self);
  * message came to (endpoint.h; NULL: /mcp), which is a legacy session's own (the transport
  * checked). Returns the call when it is still in flight (valid until its final emit or
  * call_detach), else NULL. */
-call_t *mcp_handle(mcp_t *self, session_t *s, rpc_msg_t *m, const envelope_t *env,
+call_t *mcp_handle(mcp_t *self, mcp_session_t *s, rpc_msg_t *m, const envelope_t *env,
                    const endpoint_t *ep, call_emit_fn *emit, void *emit_ctx);
 /* The answer to a message that did not parse, on the same emitter. */
 void mcp_reject(mcp_t *self, const rpc_msg_t *m, const char *transport, call_emit_fn *emit,

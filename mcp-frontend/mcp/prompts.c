@@ -9,7 +9,7 @@
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/rpc/envelope.h"
 #include "fixtures.h"
-#include "mrtr.h"
+#include "round_trip.h"
 #include "mcp-frontend/render/proftext.h"
 #include "prompts.h"
 
@@ -109,21 +109,24 @@ static void s_guide(buf_t *b, const profile_t *p, const char *task, const tenant
 }
 
 /* Without its task the prompt cannot be written, and the one who knows it is the user: a
- * 2026-07-28 client that can elicit is asked for it (a multi round-trip request, mrtr.h) rather
- * than refused. 0 with *task when the retry brought it (or there is nobody to ask: the caller
- * refuses then); -1 when c has been answered (asked, or its requestState refused). */
+ * 2026-07-28 client that can elicit is asked for it (a multi round-trip request, round_trip.h)
+ * rather than refused. 0 with *task when the retry brought it (or there is nobody to ask: the
+ * caller refuses then); -1 when c has been answered (asked, or its requestState refused). */
 static int s_ask_task(call_t *c, const char **task)
 {
     json_t *responses, *state;
-    if (mrtr_responses(c, &responses) < 0 || mrtr_open(c->fe->mrtr, c, &state) < 0) return -1;
+    if (round_trip_responses(c, &responses) < 0 ||
+        round_trip_open(c->fe->round_trip, c, &state) < 0)
+        return -1;
     json_decref(state);
     json_t *answer = json_object_get(responses, "task");
-    *task = mrtr_elicited(answer, "task");
+    *task = round_trip_elicited(answer, "task");
     if ((*task && **task) || answer || !envelope_has_cap(c->caps, "elicitation"))
         return 0; /* answered, declined (refused as missing), or nobody to ask */
-    json_t *ask = json_pack("{s:o}", "task",
-                            mrtr_elicit("What should the code do?", "task", "string"));
-    call_reply(c, mrtr_input_required(ask, mrtr_seal(c->fe->mrtr, c, json_object(), 600000)));
+    json_t *ask =
+        json_pack("{s:o}", "task", round_trip_elicit("What should the code do?", "task", "string"));
+    call_reply(c, round_trip_input_required(
+                      ask, round_trip_seal(c->fe->round_trip, c, json_object(), 600000)));
     return -1;
 }
 

@@ -13,8 +13,8 @@
 #include "fixtures.h"
 #include "mcp-frontend/state/history.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
-#include "mcp-frontend/legacy/sessdb.h"
-#include "mcp-frontend/legacy/sselog.h"
+#include "mcp-frontend/legacy/mcp_session_store.h"
+#include "mcp-frontend/legacy/stream_log.h"
 #include "mcp-frontend/rpc/page.h"
 #include "resources.h"
 #include "mcp-frontend/tools/sandbox_info.h"
@@ -246,9 +246,10 @@ static void s_subscription(call_t *c, int on)
         s_not_found(c, uri);
         return;
     }
-    /* in Redis, so that an update raised on any front-end reaches the session (sessdb.h) */
+    /* in Redis, so that an update raised on any front-end reaches the session (mcp_session_store.h)
+     */
     call_hold(c);
-    sessdb_subscribe(c->fe->sessdb, c->session, uri, on, s_on_subscribed, c);
+    mcp_session_store_subscribe(c->fe->mcp_session_store, c->session, uri, on, s_on_subscribed, c);
 }
 
 void resources_subscribe(call_t *c)
@@ -269,12 +270,13 @@ static void s_on_execution_end(void *arg, const execution_end_t *end)
     snprintf(uri, sizeof uri, EXEC_BASE "%s", end->id);
     resources_updated(self->fe, end->tenant->name, uri);
     if (!end->session->stored && json_object_get(end->session->subscriptions, uri))
-        session_notify(end->session, rpc_notification("notifications/resources/updated",
-                                                      json_pack("{s:s}", "uri", uri)));
+        mcp_session_notify(end->session, rpc_notification("notifications/resources/updated",
+                                                          json_pack("{s:s}", "uri", uri)));
 }
 
 void resources_updated(fe_t *fe, const char *tenant, const char *uri)
 {
     /* legacy sessions subscribed to it and listen streams watching it, wherever they are */
-    sessdb_resource_updated(fe->sessdb, tenant, uri, sselog_replay_ms(fe->sselog));
+    mcp_session_store_resource_updated(fe->mcp_session_store, tenant, uri,
+                                       stream_log_replay_ms(fe->stream_log));
 }

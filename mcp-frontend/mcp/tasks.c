@@ -15,7 +15,7 @@
 #include "mcp-frontend/rpc/page.h"
 #include "mcp-frontend/rpc/task.h"
 #include "tasks.h"
-#include "taskx.h"
+#include "tasks_extension.h"
 
 #define POLL_INTERVAL_MS 500
 
@@ -105,7 +105,7 @@ static void s_on_record(void *arg, fetch_status_t st, json_t *fields)
                 call_error(c, RPC_INVALID_PARAMS,
                            "the task is already in a terminal state and cannot be cancelled", NULL);
             } else { /* running on another front-end: the bus reaches it */
-                taskx_cancel_elsewhere(c->fe->bus, c->tenant->name, t->id);
+                tasks_extension_cancel_elsewhere(c->fe->bus, c->tenant->name, t->id);
                 json_t *task = s_task_from_record(t->id, fields);
                 json_object_set_new(task, "status", json_string("cancelled"));
                 json_object_set_new(task, "statusMessage", json_string("cancellation requested"));
@@ -298,7 +298,7 @@ static void s_on_execution_end(void *arg, const execution_end_t *end)
     if (!end->task) return;
     json_t *p = task_json(end->id, task_status_for(end->status, end->task_cancelled),
                           end->created_ms, clock_wall_ms(), end->task_ttl_ms, NULL);
-    session_notify(end->session, rpc_notification("notifications/tasks/status", p));
+    mcp_session_notify(end->session, rpc_notification("notifications/tasks/status", p));
     json_t *payload = json_deep_copy(end->call_result);
     task_mark_related(payload, end->id);
     for (waiter_t **pp = &self->waiters; *pp;) {
@@ -315,8 +315,8 @@ static void s_on_execution_end(void *arg, const execution_end_t *end)
     json_decref(payload);
 }
 
-/* A task ended on another front-end (taskx.c announces every task's end): tasks/result calls
- * waiting for it here read its final record. */
+/* A task ended on another front-end (tasks_extension.c announces every task's end): tasks/result
+ * calls waiting for it here read its final record. */
 static void s_on_task_event(void *arg, const json_t *ev, int from_self)
 {
     tasks_t *self = arg;

@@ -10,13 +10,13 @@
 #include "envelope.h"
 #include "fe.h"
 
-call_t *call_new(struct fe *fe, session_t *s, const rpc_msg_t *m, call_stats_t *stats,
+call_t *call_new(struct fe *fe, mcp_session_t *s, const rpc_msg_t *m, call_stats_t *stats,
                  call_emit_fn *emit, void *emit_ctx)
 {
     call_t *c = xcalloc(1, sizeof *c);
     c->fe = fe;
     c->session = s;
-    session_hold(s);
+    mcp_session_hold(s);
     c->tenant = s->tenant;
     c->msg = json_incref(m->msg);
     c->id = m->id;
@@ -42,7 +42,7 @@ call_t *call_new(struct fe *fe, session_t *s, const rpc_msg_t *m, call_stats_t *
     return c;
 }
 
-call_t *call_find(session_t *s, const json_t *id)
+call_t *call_find(mcp_session_t *s, const json_t *id)
 {
     for (call_t *c = s->calls; c; c = c->next)
         if (json_equal(c->id, id)) return c;
@@ -51,7 +51,7 @@ call_t *call_find(session_t *s, const json_t *id)
 
 static void s_unlink(call_t *c)
 {
-    session_t *s = c->session;
+    mcp_session_t *s = c->session;
     for (call_t **pp = &s->calls; *pp; pp = &(*pp)->next)
         if (*pp == c) {
             *pp = c->next;
@@ -70,7 +70,7 @@ void call_release(call_t *c)
     if (--c->refs > 0) return;
     json_decref(c->pending);
     json_decref(c->msg);
-    session_release(c->session);
+    mcp_session_release(c->session);
     free(c);
 }
 
@@ -236,7 +236,7 @@ void call_cancel(call_t *c, const char *why)
     call_release(c);
 }
 
-void calls_cancel_all(session_t *s, const char *why)
+void calls_cancel_all(mcp_session_t *s, const char *why)
 {
     /* from the head each time: a cancel may end other calls of the list (a task's waiters).
      * Not detached from their transports: a session can now end on another front-end (deleted

@@ -18,7 +18,7 @@
 #include "common/prom.h"
 #include "endpoint.h"
 #include "jsonrpc.h"
-#include "session.h"
+#include "mcp_session.h"
 
 struct fe; /* fe.h: the process's parts, which handlers reach through the call */
 
@@ -53,13 +53,13 @@ typedef struct {
 
 struct call {
     struct fe *fe;
-    session_t *session;  /* held */
-    tenant_t *tenant;    /* the session's */
-    json_t *msg;         /* the request (owned reference) */
-    json_t *id;          /* borrowed from msg */
-    const char *method;  /* borrowed from msg */
-    call_stats_t *stats; /* its method's, where it is counted when it ends */
-    json_t *params;      /* borrowed from msg, never NULL (an empty object at worst) */
+    mcp_session_t *session; /* held */
+    tenant_t *tenant;       /* the session's */
+    json_t *msg;            /* the request (owned reference) */
+    json_t *id;             /* borrowed from msg */
+    const char *method;     /* borrowed from msg */
+    call_stats_t *stats;    /* its method's, where it is counted when it ends */
+    json_t *params;         /* borrowed from msg, never NULL (an empty object at worst) */
     json_t *progress_token;
     double progress; /* last value sent: each notification must increase it */
     uint64_t start_us;
@@ -84,9 +84,9 @@ struct call {
 
 /* A call for a request (m->kind == RPC_REQUEST; takes a reference to m->msg), linked into the
  * session's list and held once, by the caller. */
-call_t *call_new(struct fe *fe, session_t *s, const rpc_msg_t *m, call_stats_t *stats,
+call_t *call_new(struct fe *fe, mcp_session_t *s, const rpc_msg_t *m, call_stats_t *stats,
                  call_emit_fn *emit, void *emit_ctx);
-call_t *call_find(session_t *s, const json_t *id); /* the call in flight with this id */
+call_t *call_find(mcp_session_t *s, const json_t *id); /* the call in flight with this id */
 
 /* The final answers. For a modern call the result gains resultType ("complete" unless the
  * handler set one), _meta serverInfo and, for cacheable methods, ttlMs and cacheScope; an error
@@ -100,7 +100,7 @@ void call_send(call_t *c, json_t *msg); /* a notification on the request's strea
 void call_progress(call_t *c, const char *message);
 void call_log(call_t *c, int level, const char *logger, json_t *data);
 void call_detach(call_t *c); /* the transport is gone; the work goes on */
-/* The rest of the call's messages go to emit instead (a legacy stream's log, sselog.h). */
+/* The rest of the call's messages go to emit instead (a legacy stream's log, stream_log.h). */
 void call_redirect(call_t *c, call_emit_fn *emit, void *emit_ctx);
 /* Stops the work (its cancel callback) and ends the call without a response. */
 void call_cancel(call_t *c, const char *why);
@@ -109,7 +109,7 @@ void call_hold(call_t *c);
 void call_release(call_t *c);
 int call_alive(const call_t *c); /* still worth answering */
 /* Every call in flight on s is cancelled (the session's end_calls hook). */
-void calls_cancel_all(session_t *s, const char *why);
+void calls_cancel_all(mcp_session_t *s, const char *why);
 
 /* The level below which no notifications/message goes out on this call. */
 int call_log_level(const call_t *c);

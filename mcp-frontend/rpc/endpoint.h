@@ -5,7 +5,7 @@
  * replaces. Every endpoint speaks both protocol eras. The transport picks the endpoint of each
  * request — from the URL (HTTP) or --compat (stdio) — and the call carries it (call.h), so
  * nothing below the transport looks at URLs; a legacy session remembers the endpoint it was
- * opened on (session.h) and is served there only. */
+ * opened on (mcp_session.h) and is served there only. */
 #ifndef SP_FE_ENDPOINT_H
 #define SP_FE_ENDPOINT_H
 

@@ -16,12 +16,12 @@
 
 typedef struct fe {
     loop_t *loop;
-    struct store *store;           /* store.h: the Redis connection */
-    struct tenants *tenants;       /* tenants.h: API keys and quotas */
-    struct limiter *limiter;       /* limiter.h: rate limits */
-    struct sessions *sessions;     /* session.h: this process's copies of legacy sessions */
-    struct sessdb *sessdb;         /* sessdb.h: legacy sessions in Redis */
-    struct sselog *sselog;         /* sselog.h: legacy streams' event ids and replay */
+    struct store *store;               /* store.h: the Redis connection */
+    struct tenants *tenants;           /* tenants.h: API keys and quotas */
+    struct limiter *limiter;           /* limiter.h: rate limits */
+    struct mcp_sessions *mcp_sessions; /* mcp_session.h: this process's copies of legacy sessions */
+    struct mcp_session_store *mcp_session_store; /* mcp_session_store.h: legacy sessions in Redis */
+    struct stream_log *stream_log; /* stream_log.h: legacy streams' event ids and replay */
     struct jobs *jobs;             /* jobs.h: the link to the farm */
     struct records *records;       /* records.h: what is written about executions */
     struct executions *executions; /* execution.h: tool calls running on the farm */
@@ -30,19 +30,20 @@ typedef struct fe {
     struct resources *resources;   /* resources.h */
     struct prompts *prompts;       /* prompts.h */
     struct tasks *tasks;           /* tasks.h: 2025-11-25 tasks */
-    struct taskx *taskx;           /* taskx.h: the 2026-07-28 tasks extension */
-    struct listeners *listeners;   /* listen.h: subscriptions/listen streams */
-    struct bus *bus;               /* bus.h: events to and from the other front-ends */
-    struct mrtr *mrtr;             /* mrtr.h: the key that seals requestState */
-    struct pysessions *pysessions; /* pysessions.h: sandbox sessions' records (issue 12) */
-    struct snapshots *snapshots;   /* snapshots.h: their snapshots */
-    struct mcp *mcp;               /* mcp.h: the method table */
-    struct http *http;             /* http.h; NULL without --http */
-    struct stdio_tx *stdio;        /* stdio.h; NULL without --stdio */
-    char instance[80];             /* host:pid, for logs, records and the snapshot */
-    const char *http_listen;       /* --http, or "off" */
-    double started_s;              /* wall clock at start (process_start_time_seconds) */
-    int fixtures;                  /* --test-fixtures: the conformance suite's tools too */
+    struct tasks_extension *tasks_extension; /* tasks_extension.h: the 2026-07-28 tasks extension */
+    struct listeners *listeners;             /* listen.h: subscriptions/listen streams */
+    struct bus *bus;                         /* bus.h: events to and from the other front-ends */
+    struct round_trip *round_trip;           /* round_trip.h: the key that seals requestState */
+    struct session_records
+        *session_records;        /* session_records.h: sandbox sessions' records (issue 12) */
+    struct snapshots *snapshots; /* snapshots.h: their snapshots */
+    struct mcp *mcp;             /* mcp.h: the method table */
+    struct http *http;           /* http.h; NULL without --http */
+    struct stdio_tx *stdio;      /* stdio.h; NULL without --stdio */
+    char instance[80];           /* host:pid, for logs, records and the snapshot */
+    const char *http_listen;     /* --http, or "off" */
+    double started_s;            /* wall clock at start (process_start_time_seconds) */
+    int fixtures;                /* --test-fixtures: the conformance suite's tools too */
 } fe_t;
 
 #endif

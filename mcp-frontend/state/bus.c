@@ -107,7 +107,7 @@ static void s_on_message(redisAsyncContext *ac, void *r, void *privdata)
     if (!strcmp(kind->str, "subscribe")) {
         s_confirmed(self);
     } else if (!strcmp(kind->str, "message") && payload->type == REDIS_REPLY_STRING) {
-        /* the inbox carries stream events (sselog.c) and, as JSON, events meant for this
+        /* the inbox carries stream events (stream_log.c) and, as JSON, events meant for this
          * front-end alone (a resource that one of its listen streams watches changed) */
         if (inbox && payload->len && payload->str[0] != '{') {
             if (self->inbox_fn) self->inbox_fn(self->inbox_arg, payload->str, payload->len);

@@ -12,7 +12,7 @@
  *     local and remote causes alike; while the channel is down bus_publish delivers locally at
  *     once (nothing else could hear it) and the event is lost for the others.
  *   - this front-end's inbox, for messages meant for it alone: Redis scripts route there the
- *     next events of a stream that this front-end follows (sselog.h writes the inbox's name
+ *     next events of a stream that this front-end follows (stream_log.h writes the inbox's name
  *     where the stream's writer will find it), and events in the control channel's JSON for the
  *     resources its listen streams watch (listen.h registers the inbox with each URI), which go
  *     to the same typed handlers.
@@ -67,7 +67,7 @@ void bus_publish(bus_t *self, json_t *event);
 const char *bus_control(const bus_t *self);
 
 /* This front-end's inbox: its channel name (what a stream's follower key holds), and the one
- * handler of its messages (sselog.c). */
+ * handler of its messages (stream_log.c). */
 const char *bus_inbox(const bus_t *self);
 void bus_on_inbox(bus_t *self, bus_inbox_fn *fn, void *arg);
 

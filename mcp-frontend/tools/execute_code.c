@@ -2,7 +2,7 @@
  * session's next cell (issue 12): its profile is the session's (from this front-end's cache
  * when it has it: no Redis round trip before the job leaves), and once the cell's Result is in,
  * the session's record follows it — or, when the farm no longer holds the session, the answer
- * says why (pysessions_explain). */
+ * says why (session_records_explain). */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +15,8 @@
 #include "mcp-frontend/rpc/fe.h"
 #include "jobargs.h"
 #include "mcp-frontend/render/outcome.h"
-#include "mcp-frontend/cells/pysessions.h"
-#include "mcp-frontend/cells/sessjob.h"
+#include "mcp-frontend/cells/session_records.h"
+#include "mcp-frontend/cells/session_job.h"
 
 /* The JobSpec from the call's arguments, in profile p. 0, or -1 (the call was answered). */
 static int s_spec(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
@@ -45,7 +45,7 @@ static int s_spec(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
 /* ---- a session's cell ------------------------------------------------------------------------ */
 
 typedef struct {
-    pysessions_t *sessions;
+    session_records_t *sessions;
     const tenant_t *tenant;
     char id[ID_STR_LEN + 1];
     execution_t *ex;
@@ -85,18 +85,18 @@ static void s_on_cell(void *arg, execution_t *ex, result_t *res)
     const char *type = res->error.present ? res->error.type : NULL;
     cell->ex = ex;
     cell->res = res;
-    if (sessjob_session_gone(res) && !strcmp(type, "SessionUnknown")) {
-        pysessions_explain(cell->sessions, cell->tenant, cell->id, s_on_explained, cell);
+    if (session_job_gone(res) && !strcmp(type, "SessionUnknown")) {
+        session_records_explain(cell->sessions, cell->tenant, cell->id, s_on_explained, cell);
         return;
     }
-    if (sessjob_session_gone(res)) {
+    if (session_job_gone(res)) {
         const char *why = res->session.end_reason ? res->session.end_reason : res->error.message;
         char *reason = xstrdup(why ? why : "the session ended");
-        pysessions_ended(cell->sessions, cell->tenant, cell->id, reason);
+        session_records_ended(cell->sessions, cell->tenant, cell->id, reason);
         s_gone(res, cell->id, strcmp(type, "SessionLost") ? ST_REJECTED : ST_LOST, type, reason);
         free(reason);
     } else {
-        pysessions_used(cell->sessions, cell->tenant, cell->id, res, 1);
+        session_records_used(cell->sessions, cell->tenant, cell->id, res, 1);
     }
     execution_go_on(ex);
     free(cell);
@@ -105,7 +105,7 @@ static void s_on_cell(void *arg, execution_t *ex, result_t *res)
 void execute_code_as_cell(call_t *c, jobspec_t *spec, execution_opts_t *opts, const char *session)
 {
     cell_t *cell = xcalloc(1, sizeof *cell);
-    *cell = (cell_t){c->fe->pysessions, c->tenant, "", NULL, NULL};
+    *cell = (cell_t){c->fe->session_records, c->tenant, "", NULL, NULL};
     snprintf(cell->id, sizeof cell->id, "%s", session);
     spec->has_session = 1;
     id_parse(session, spec->session);
@@ -127,7 +127,7 @@ static void s_start(call_t *c, jobspec_t *spec, const tool_task_t *task, const c
 }
 
 /* The cell, once its session is known. 0, or -1 (answered). */
-static void s_cell(call_t *c, json_t *args, const tool_task_t *task, const pysession_t *s)
+static void s_cell(call_t *c, json_t *args, const tool_task_t *task, const session_record_t *s)
 {
     const profile_t *p = profile_find(s->profile);
     const char *asked = json_string_value(json_object_get(args, "profile"));
@@ -152,7 +152,7 @@ typedef struct {
 
 /* A session this front-end knows has ended: the answer the farm would give, without asking
  * it (nothing runs, so nothing is recorded; the execution id is only the answer's). */
-static void s_ended(call_t *c, const char *id, const pysession_t *s)
+static void s_ended(call_t *c, const char *id, const session_record_t *s)
 {
     result_t res;
     uint8_t raw[ID_BYTES];
@@ -167,17 +167,17 @@ static void s_ended(call_t *c, const char *id, const pysession_t *s)
     result_clear(&res);
 }
 
-static void s_on_session(void *arg, pys_status_t st, const pysession_t *s)
+static void s_on_session(void *arg, session_record_status_t st, const session_record_t *s)
 {
     pending_t *p = arg;
     char text[400];
     const char *id = json_string_value(json_object_get(p->args, "session_id"));
-    if (st == PYS_FOUND && !s->ended) {
+    if (st == SESSION_RECORD_FOUND && !s->ended) {
         s_cell(p->call, p->args, &p->task, s);
-    } else if (st == PYS_FOUND) {
+    } else if (st == SESSION_RECORD_FOUND) {
         s_ended(p->call, id, s);
     } else {
-        if (st == PYS_UNAVAILABLE)
+        if (st == SESSION_RECORD_UNAVAILABLE)
             snprintf(text, sizeof text, "the session store is unreachable right now; try again");
         else
             snprintf(text, sizeof text,
@@ -202,7 +202,7 @@ void execute_code_run(call_t *c, json_t *args, const tool_task_t *task)
             return;
         }
         id_format(raw, id);
-        const pysession_t *s = pysessions_cached(c->fe->pysessions, c->tenant, id);
+        const session_record_t *s = session_records_cached(c->fe->session_records, c->tenant, id);
         if (s && s->ended) {
             s_ended(c, id, s);
             return;
@@ -214,7 +214,7 @@ void execute_code_run(call_t *c, json_t *args, const tool_task_t *task)
         pending_t *p = xcalloc(1, sizeof *p);
         *p = (pending_t){c, json_incref(args), *task};
         call_hold(c);
-        pysessions_lookup(c->fe->pysessions, c->tenant, id, s_on_session, p);
+        session_records_lookup(c->fe->session_records, c->tenant, id, s_on_session, p);
         return;
     }
     const profile_t *p = jobargs_profile(c, args);

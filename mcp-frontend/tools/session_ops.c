@@ -10,7 +10,7 @@
 #include "common/profiles.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
-#include "mcp-frontend/cells/pysessions.h"
+#include "mcp-frontend/cells/session_records.h"
 #include "session_ops.h"
 #include "tools.h"
 
@@ -49,7 +49,7 @@ void sop_fail_result(call_t *c, const char *what, const result_t *res)
 }
 
 /* The session as create_session and fork_session describe it. */
-static json_t *s_described(const pysession_t *s, const profile_t *p, long forks_left)
+static json_t *s_described(const session_record_t *s, const profile_t *p, long forks_left)
 {
     char expires[32];
     json_t *o = json_pack(
@@ -57,8 +57,8 @@ static json_t *s_described(const pysession_t *s, const profile_t *p, long forks_
         "limits", "memory_mb", (json_int_t)s->memory_mb, "idle_timeout_s",
         (json_int_t)s->idle_timeout_s, "timeout_s", (json_int_t)(p->defaults.wall_ms / 1000),
         "max_timeout_s", (json_int_t)(p->max.wall_ms / 1000), "expires_at",
-        pysession_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires), "forks_left",
-        (json_int_t)forks_left);
+        session_record_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires),
+        "forks_left", (json_int_t)forks_left);
     if (s->parent[0]) json_object_set_new(o, "parent_session_id", json_string(s->parent));
     return o;
 }
@@ -81,10 +81,10 @@ void sop_reply_landed(call_t *c, json_t *result)
     landing_reply_t *r = xcalloc(1, sizeof *r);
     *r = (landing_reply_t){c, result};
     call_hold(c);
-    pysessions_landed(c->fe->pysessions, s_on_landed, r);
+    session_records_landed(c->fe->session_records, s_on_landed, r);
 }
 
-void sop_reply_session(call_t *c, const pysession_t *s, const char *verb, long forks_left)
+void sop_reply_session(call_t *c, const session_record_t *s, const char *verb, long forks_left)
 {
     const profile_t *p = profile_find(s->profile);
     char text[400];
@@ -98,14 +98,14 @@ void sop_reply_session(call_t *c, const pysession_t *s, const char *verb, long f
 /* The new session's record, from the farm's answer. */
 void sop_record(op_t *op, const result_t *res, const char *parent, const char *restored)
 {
-    pysession_t *s = &op->s;
+    session_record_t *s = &op->s;
     s->memory_mb = res->session.memory_mb;
     s->idle_timeout_s = res->session.idle_timeout_s;
     s->memory_kb = res->session.memory_kb;
     s->created_ms = s->last_used_ms = clock_wall_ms();
     snprintf(s->parent, sizeof s->parent, "%s", parent ? parent : "");
     snprintf(s->restored_from, sizeof s->restored_from, "%s", restored ? restored : "");
-    pysessions_opened(op->call->fe->pysessions, op->call->tenant, s);
+    session_records_opened(op->call->fe->session_records, op->call->tenant, s);
 }
 
 /* ---- sessions named by the call -------------------------------------------------------------- */
@@ -133,14 +133,14 @@ static void s_on_explained(void *arg, status_t st, const char *type, const char 
 
 void sop_gone(op_t *op, const result_t *res)
 {
-    pysessions_t *ps = op->call->fe->pysessions;
+    session_records_t *ps = op->call->fe->session_records;
     if (res->session.end_reason && strcmp(res->error.type, "SessionUnknown") != 0) {
-        pysessions_ended(ps, op->call->tenant, op->s.id, res->session.end_reason);
+        session_records_ended(ps, op->call->tenant, op->s.id, res->session.end_reason);
         sop_fail(op->call, "session %s ended: %s", op->s.id, res->session.end_reason);
         sop_op_free(op);
         return;
     }
-    pysessions_explain(ps, op->call->tenant, op->s.id, s_on_explained, op);
+    session_records_explain(ps, op->call->tenant, op->s.id, s_on_explained, op);
 }
 
 typedef struct {
@@ -148,17 +148,17 @@ typedef struct {
     op_step_fn *step;
 } found_t;
 
-static void s_on_found(void *arg, pys_status_t st, const pysession_t *s)
+static void s_on_found(void *arg, session_record_status_t st, const session_record_t *s)
 {
     found_t *f = arg;
     op_t *op = f->op;
-    if (st == PYS_UNAVAILABLE)
+    if (st == SESSION_RECORD_UNAVAILABLE)
         sop_fail(op->call, "the session store is unreachable right now; try again shortly");
-    else if (st == PYS_NOT_FOUND)
+    else if (st == SESSION_RECORD_NOT_FOUND)
         sop_fail(op->call, "no session %s for your tenant", op->s.id);
     else if (s->ended)
         sop_fail(op->call, "session %s ended: %s", op->s.id, s->end_reason);
-    if (st != PYS_FOUND || s->ended)
+    if (st != SESSION_RECORD_FOUND || s->ended)
         sop_op_free(op);
     else
         f->step(op, s);
@@ -177,16 +177,16 @@ void sop_with_session(call_t *c, json_t *args, op_step_fn *step, void *extra)
     snprintf(op->s.id, sizeof op->s.id, "%s", id);
     found_t *f = xcalloc(1, sizeof *f);
     *f = (found_t){op, step};
-    pysessions_lookup(c->fe->pysessions, c->tenant, id, s_on_found, f);
+    session_records_lookup(c->fe->session_records, c->tenant, id, s_on_found, f);
 }
 
-void sop_submit_on(op_t *op, const pysession_t *s, job_kind_t kind, sessjob_fn *fn)
+void sop_submit_on(op_t *op, const session_record_t *s, job_kind_t kind, session_job_fn *fn)
 {
     op->spec.kind = kind;
     op->spec.service = xstrdup(s->profile);
     op->spec.has_session = 1;
     id_parse(s->id, op->spec.session);
-    sessjob_submit(op->call, &op->spec, fn, op);
+    session_job_submit(op->call, &op->spec, fn, op);
 }
 
 void sop_reply_list(call_t *c, json_t *items, const char *key, const char *noun, const char *store)

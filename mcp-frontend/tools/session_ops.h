@@ -10,21 +10,21 @@
 #include "proto/job.h"
 #include "proto/result.h"
 #include "mcp-frontend/rpc/call.h"
-#include "mcp-frontend/cells/pysessions.h"
-#include "mcp-frontend/cells/sessjob.h"
+#include "mcp-frontend/cells/session_records.h"
+#include "mcp-frontend/cells/session_job.h"
 
 typedef struct {
     call_t *call; /* held while the op lives */
     jobspec_t spec;
-    pysession_t s; /* the session the op makes (create, fork, restore) or acts on */
-    void *extra;   /* the tool's own */
+    session_record_t s; /* the session the op makes (create, fork, restore) or acts on */
+    void *extra;        /* the tool's own */
 } op_t;
 
 op_t *sop_op(call_t *c);
 void sop_op_free(op_t *op); /* releases the call; frees extra too */
 
 /* A job of this kind on session s (the op's spec: kind, service, session), then fn. */
-void sop_submit_on(op_t *op, const pysession_t *s, job_kind_t kind, sessjob_fn *fn);
+void sop_submit_on(op_t *op, const session_record_t *s, job_kind_t kind, session_job_fn *fn);
 /* The answer of a listing tool: {key: items} (NULL items: the store was unreachable), with a
  * count of `noun`s as its text; releases the call. */
 void sop_reply_list(call_t *c, json_t *items, const char *key, const char *noun, const char *store);
@@ -37,11 +37,11 @@ void sop_fail_result(call_t *c, const char *what, const result_t *res);
 /* The new session's record (op->s: its id and profile set), from the farm's answer. */
 void sop_record(op_t *op, const result_t *res, const char *parent, const char *restored);
 /* Answers c with result (stolen) once the session's record as it stands has reached Redis
- * (pysessions_landed): the client's next call may reach another front-end. */
+ * (session_records_landed): the client's next call may reach another front-end. */
 void sop_reply_landed(call_t *c, json_t *result);
 /* The answer of a tool that made a session: its id, profile, limits, expiry, forks left;
  * sent as sop_reply_landed sends. */
-void sop_reply_session(call_t *c, const pysession_t *s, const char *verb, long forks_left);
+void sop_reply_session(call_t *c, const session_record_t *s, const char *verb, long forks_left);
 
 /* The call's session_id, canonical; -32602 and -1 when it is not a session id. */
 int sop_session_arg(call_t *c, json_t *args, char out[ID_STR_LEN + 1]);
@@ -51,7 +51,7 @@ void sop_gone(op_t *op, const result_t *res);
 /* The session the call names (this front-end's cache, else its record), then step with it;
  * one that does not exist, is another tenant's, or ended is answered here. extra becomes the
  * op's (freed with it, also when the call is answered here). */
-typedef void(op_step_fn)(op_t *op, const pysession_t *s);
+typedef void(op_step_fn)(op_t *op, const session_record_t *s);
 void sop_with_session(call_t *c, json_t *args, op_step_fn *step, void *extra);
 
 #endif

@@ -9,7 +9,7 @@
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "session_ops.h"
 #include "session_resource.h"
-#include "mcp-frontend/cells/sessjob.h"
+#include "mcp-frontend/cells/session_job.h"
 
 json_t *session_resource_template(void)
 {
@@ -29,9 +29,9 @@ static void s_reply(call_t *c, const char *uri, json_t *body)
     free(text);
 }
 
-static void s_record(json_t *body, const pysession_t *s)
+static void s_record(json_t *body, const session_record_t *s)
 {
-    json_t *rec = pysession_json(s);
+    json_t *rec = session_record_json(s);
     json_object_set_new(rec, "state", json_string(s->ended ? "ended" : "active"));
     json_object_set_new(rec, "end_reason", s->ended ? json_string(s->end_reason) : json_null());
     json_object_set_new(body, "session", rec);
@@ -39,7 +39,7 @@ static void s_record(json_t *body, const pysession_t *s)
 
 typedef struct {
     char uri[128];
-    pysession_t s;
+    session_record_t s;
 } info_t;
 
 static void s_on_info(void *arg, call_t *c, result_t *res)
@@ -63,7 +63,7 @@ static void s_on_info(void *arg, call_t *c, result_t *res)
     sop_op_free(op);
 }
 
-static void s_info(op_t *op, const pysession_t *s)
+static void s_info(op_t *op, const session_record_t *s)
 {
     info_t *x = op->extra;
     x->s = *s;
@@ -76,13 +76,13 @@ typedef struct {
 } read_t;
 
 /* An ended session shows its record; a live one is asked what it holds. */
-static void s_on_found(void *arg, pys_status_t st, const pysession_t *s)
+static void s_on_found(void *arg, session_record_status_t st, const session_record_t *s)
 {
     read_t *r = arg;
     call_t *c = r->call;
-    if (st == PYS_UNAVAILABLE) {
+    if (st == SESSION_RECORD_UNAVAILABLE) {
         call_error(c, RPC_UNAVAILABLE, "the session store is unreachable right now", NULL);
-    } else if (st == PYS_NOT_FOUND) {
+    } else if (st == SESSION_RECORD_NOT_FOUND) {
         call_error(c, RPC_RESOURCE_NOT_FOUND, "Resource not found",
                    json_pack("{s:s}", "uri", r->uri));
     } else if (s->ended) {
@@ -115,6 +115,6 @@ int session_resource_read(call_t *c, const char *uri)
     call_hold(c);
     char id[ID_STR_LEN + 1];
     id_format(raw, id);
-    pysessions_lookup(c->fe->pysessions, c->tenant, id, s_on_found, r);
+    session_records_lookup(c->fe->session_records, c->tenant, id, s_on_found, r);
     return 1;
 }

@@ -13,10 +13,10 @@
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "jobargs.h"
-#include "mcp-frontend/cells/pysessions.h"
+#include "mcp-frontend/cells/session_records.h"
 #include "session_ops.h"
 #include "session_tools.h"
-#include "mcp-frontend/cells/sessjob.h"
+#include "mcp-frontend/cells/session_job.h"
 #include "tools.h"
 
 #define DEFAULT_IDLE_S 600
@@ -30,7 +30,7 @@ static void s_on_created(void *arg, call_t *c, result_t *res)
         sop_record(op, res, NULL, NULL);
         sop_reply_session(c, &op->s, "Created", res->session.forks_left);
     } else {
-        pysessions_release(c->fe->pysessions, c->tenant, op->s.id);
+        session_records_release(c->fe->session_records, c->tenant, op->s.id);
         sop_fail_result(c, "the session could not start", res);
     }
     sop_op_free(op);
@@ -44,7 +44,7 @@ static void s_on_admitted(void *arg, int ok, const char *why)
         sop_op_free(op);
         return;
     }
-    sessjob_submit(op->call, &op->spec, s_on_created, op);
+    session_job_submit(op->call, &op->spec, s_on_created, op);
 }
 
 /* idle_timeout: the call's (whole seconds), else the default, within the tenant's maximum. */
@@ -75,8 +75,8 @@ void create_session_run(call_t *c, json_t *args, const tool_task_t *task)
     id_new(op->spec.new_session);
     id_format(op->spec.new_session, op->s.id);
     snprintf(op->s.profile, sizeof op->s.profile, "%s", p->name);
-    pysessions_admit(c->fe->pysessions, c->tenant, op->s.id, l.memory_mb, op->spec.idle_timeout_s,
-                     s_on_admitted, op);
+    session_records_admit(c->fe->session_records, c->tenant, op->s.id, l.memory_mb,
+                          op->spec.idle_timeout_s, s_on_admitted, op);
 }
 
 /* ---- fork_session ---------------------------------------------------------------------------- */
@@ -92,8 +92,8 @@ static void s_on_forked(void *arg, call_t *c, result_t *res)
         sop_op_free(op);
         return;
     }
-    pysessions_release(c->fe->pysessions, c->tenant, op->s.id);
-    if (sessjob_session_gone(res)) {
+    session_records_release(c->fe->session_records, c->tenant, op->s.id);
+    if (session_job_gone(res)) {
         snprintf(op->s.id, sizeof op->s.id, "%s", parent); /* the parent is the one gone */
         sop_gone(op, res);
         return;
@@ -110,10 +110,10 @@ static void s_on_fork_admitted(void *arg, int ok, const char *why)
         sop_op_free(op);
         return;
     }
-    sessjob_submit(op->call, &op->spec, s_on_forked, op);
+    session_job_submit(op->call, &op->spec, s_on_forked, op);
 }
 
-static void s_fork(op_t *op, const pysession_t *parent)
+static void s_fork(op_t *op, const session_record_t *parent)
 {
     call_t *c = op->call;
     op->spec.kind = JOB_SESSION_FORK;
@@ -123,8 +123,8 @@ static void s_fork(op_t *op, const pysession_t *parent)
     id_new(op->spec.new_session);
     id_format(op->spec.new_session, op->s.id);
     snprintf(op->s.profile, sizeof op->s.profile, "%s", parent->profile);
-    pysessions_admit(c->fe->pysessions, c->tenant, op->s.id, parent->memory_mb,
-                     parent->idle_timeout_s, s_on_fork_admitted, op);
+    session_records_admit(c->fe->session_records, c->tenant, op->s.id, parent->memory_mb,
+                          parent->idle_timeout_s, s_on_fork_admitted, op);
 }
 
 void fork_session_run(call_t *c, json_t *args, const tool_task_t *task)
@@ -139,12 +139,12 @@ static void s_on_closed(void *arg, call_t *c, result_t *res)
 {
     op_t *op = arg;
     if (res->status == ST_OK) {
-        pysessions_ended(c->fe->pysessions, c->tenant, op->s.id, "closed by the client");
+        session_records_ended(c->fe->session_records, c->tenant, op->s.id, "closed by the client");
         char text[120];
         snprintf(text, sizeof text, "Closed session %s.", op->s.id);
         sop_reply_landed(
             c, tool_result(text, json_pack("{s:s,s:b}", "session_id", op->s.id, "closed", 1), 0));
-    } else if (sessjob_session_gone(res)) {
+    } else if (session_job_gone(res)) {
         sop_gone(op, res);
         return;
     } else {
@@ -153,7 +153,7 @@ static void s_on_closed(void *arg, call_t *c, result_t *res)
     sop_op_free(op);
 }
 
-static void s_close(op_t *op, const pysession_t *s)
+static void s_close(op_t *op, const session_record_t *s)
 {
     sop_submit_on(op, s, JOB_SESSION_CLOSE, s_on_closed);
 }
@@ -175,5 +175,5 @@ void list_sessions_run(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)args, (void)task;
     call_hold(c);
-    pysessions_list(c->fe->pysessions, c->tenant, s_on_listed, c);
+    session_records_list(c->fe->session_records, c->tenant, s_on_listed, c);
 }

@@ -16,11 +16,11 @@
 #include "proto/snapshot.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
-#include "mcp-frontend/cells/pysessions.h"
+#include "mcp-frontend/cells/session_records.h"
 #include "session_ops.h"
 #include "snapshot_tools.h"
 #include "mcp-frontend/cells/snapshots.h"
-#include "mcp-frontend/cells/sessjob.h"
+#include "mcp-frontend/cells/session_job.h"
 
 #define LIST_DEFAULT 50
 #define LIST_MAX     500
@@ -49,7 +49,7 @@ static void s_name(void *arg, const char *name, size_t len, const char *reason, 
 }
 
 /* What list_state_snapshots shows of a snapshot, from its bytes. NULL when they do not decode. */
-static json_t *s_meta(const char *id, const pysession_t *s, const char *description,
+static json_t *s_meta(const char *id, const session_record_t *s, const char *description,
                       const result_t *res, char *err, size_t errlen)
 {
     snapshot_view_t v;
@@ -62,15 +62,15 @@ static json_t *s_meta(const char *id, const pysession_t *s, const char *descript
         const snapshot_file_t *f = &v.files[i];
         sha256_hex(f->data, f->len, hex);
         json_array_append_new(
-            files,
-            json_pack("{s:s,s:I,s:s,s:I,s:s,s:I}", "path", f->path, "size", (json_int_t)f->len,
-                      "mtime", pysession_iso((uint64_t)(f->mtime_ns / 1000000), iso), "mtime_ns",
-                      (json_int_t)f->mtime_ns, "sha256", hex, "mode", (json_int_t)f->mode));
+            files, json_pack("{s:s,s:I,s:s,s:I,s:s,s:I}", "path", f->path, "size",
+                             (json_int_t)f->len, "mtime",
+                             session_record_iso((uint64_t)(f->mtime_ns / 1000000), iso), "mtime_ns",
+                             (json_int_t)f->mtime_ns, "sha256", hex, "mode", (json_int_t)f->mode));
     }
     json_t *m =
         json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:o,s:o,s:o}", "snapshot_id", id,
                   "session_id", s->id, "description", description ? description : "", "created",
-                  pysession_iso(clock_wall_ms(), iso), "profile", s->profile, "memory_mb",
+                  session_record_iso(clock_wall_ms(), iso), "profile", s->profile, "memory_mb",
                   (json_int_t)s->memory_mb, "idle_timeout_s", (json_int_t)s->idle_timeout_s,
                   "bytes", (json_int_t)res->snapshot_len, "variables", n.names, "imports",
                   n.imports, "skipped", n.skipped, "files", files);
@@ -90,8 +90,8 @@ static void s_on_stored(void *arg, int ok, const char *why)
     snap_t *x = op->extra;
     if (ok) {
         char text[200];
-        pysessions_snapshotted(op->call->fe->pysessions, op->call->tenant, op->s.id,
-                               x->snapshot_id);
+        session_records_snapshotted(op->call->fe->session_records, op->call->tenant, op->s.id,
+                                    x->snapshot_id);
         snprintf(text, sizeof text, "Saved snapshot %s of session %s (%lld bytes).", x->snapshot_id,
                  op->s.id, json_integer_value(json_object_get(x->meta, "bytes")));
         sop_reply_landed(op->call, tool_result(text, json_incref(x->meta), 0));
@@ -107,8 +107,8 @@ static void s_on_snapshot(void *arg, call_t *c, result_t *res)
     op_t *op = arg;
     snap_t *x = op->extra;
     char err[200];
-    pysessions_used(c->fe->pysessions, c->tenant, op->s.id, res, 0);
-    if (sessjob_session_gone(res)) {
+    session_records_used(c->fe->session_records, c->tenant, op->s.id, res, 0);
+    if (session_job_gone(res)) {
         sop_gone(op, res);
         return;
     }
@@ -129,7 +129,7 @@ static void s_on_snapshot(void *arg, call_t *c, result_t *res)
                   res->snapshot_len, s_on_stored, op);
 }
 
-static void s_snapshot(op_t *op, const pysession_t *s)
+static void s_snapshot(op_t *op, const session_record_t *s)
 {
     op->s = *s;
     sop_submit_on(op, s, JOB_SESSION_SNAPSHOT, s_on_snapshot);
@@ -190,7 +190,7 @@ static void s_on_restored(void *arg, call_t *c, result_t *res)
         if (made)
             sop_record(op, res, NULL, x->snapshot_id);
         else
-            pysessions_used(c->fe->pysessions, c->tenant, op->s.id, res, 0);
+            session_records_used(c->fe->session_records, c->tenant, op->s.id, res, 0);
         json_t *out = s_restored(op, x, res, made);
         char text[300];
         snprintf(text, sizeof text,
@@ -202,14 +202,14 @@ static void s_on_restored(void *arg, call_t *c, result_t *res)
                  json_integer_value(json_object_get(out, "files")));
         sop_reply_landed(c, tool_result(text, out, 0));
     } else if (made) {
-        pysessions_release(c->fe->pysessions, c->tenant, op->s.id);
+        session_records_release(c->fe->session_records, c->tenant, op->s.id);
         sop_fail_result(c, "the snapshot could not be restored", res);
-    } else if (sessjob_session_gone(res)) {
+    } else if (session_job_gone(res)) {
         s_restore_free(x);
         sop_gone(op, res);
         return;
     } else {
-        pysessions_used(c->fe->pysessions, c->tenant, op->s.id, res, 0);
+        session_records_used(c->fe->session_records, c->tenant, op->s.id, res, 0);
         sop_fail_result(c, "the snapshot could not be restored", res);
     }
     s_restore_free(x);
@@ -223,11 +223,11 @@ static void s_submit_restore(op_t *op)
     op->spec.snapshot = x->blob; /* the JobSpec owns it now */
     op->spec.snapshot_len = x->len;
     x->blob = NULL;
-    sessjob_submit(op->call, &op->spec, s_on_restored, op);
+    session_job_submit(op->call, &op->spec, s_on_restored, op);
 }
 
 /* Into the session the call names: it must run the snapshot's profile. */
-static void s_into(op_t *op, const pysession_t *s)
+static void s_into(op_t *op, const session_record_t *s)
 {
     restore_t *x = op->extra;
     const char *profile = json_string_value(json_object_get(x->meta, "profile"));
@@ -287,8 +287,8 @@ static void s_into_new(op_t *op)
     id_new(op->spec.new_session);
     id_format(op->spec.new_session, op->s.id);
     snprintf(op->s.profile, sizeof op->s.profile, "%s", p->name);
-    pysessions_admit(c->fe->pysessions, c->tenant, op->s.id, l.memory_mb, idle, s_on_new_admitted,
-                     op);
+    session_records_admit(c->fe->session_records, c->tenant, op->s.id, l.memory_mb, idle,
+                          s_on_new_admitted, op);
 }
 
 typedef struct {

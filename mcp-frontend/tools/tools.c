@@ -171,7 +171,8 @@ void tools_add(tools_t *self, const tool_t *table)
         }
         self->rows[self->n++] = t;
         json_t *m = json_deep_copy(d);
-        json_object_del(m, "execution"); /* tasks there are the server's choice (taskx.h) */
+        json_object_del(m,
+                        "execution"); /* tasks there are the server's choice (tasks_extension.h) */
         json_array_append_new(self->defs, d);
         json_array_append_new(self->defs_modern, m);
     }

@@ -7,7 +7,7 @@
 #include "mcp-frontend/rpc/fe.h"
 #include "jobargs.h"
 #include "mcp-frontend/render/outcome.h"
-#include "mcp-frontend/cells/pysessions.h"
+#include "mcp-frontend/cells/session_records.h"
 #include "validate_code.h"
 
 #define VALIDATE_WALL_MS 10000
@@ -21,17 +21,17 @@ typedef struct {
 
 /* With session_id: the code is checked in the session's profile (in a sandbox of its own:
  * parsing untrusted code is never done in the session). */
-static void s_on_session(void *arg, pys_status_t st, const pysession_t *s)
+static void s_on_session(void *arg, session_record_status_t st, const session_record_t *s)
 {
     pending_t *p = arg;
-    const profile_t *prof = st == PYS_FOUND ? profile_find(s->profile) : NULL;
+    const profile_t *prof = st == SESSION_RECORD_FOUND ? profile_find(s->profile) : NULL;
     if (prof)
         s_validate(p->call, p->args, prof);
     else
-        call_reply(p->call,
-                   tool_result(st == PYS_UNAVAILABLE ? "the session store is unreachable right now"
-                                                     : "no such session for your tenant",
-                               NULL, 1));
+        call_reply(p->call, tool_result(st == SESSION_RECORD_UNAVAILABLE
+                                            ? "the session store is unreachable right now"
+                                            : "no such session for your tenant",
+                                        NULL, 1));
     call_release(p->call);
     json_decref(p->args);
     free(p);
@@ -45,7 +45,7 @@ void validate_code_run(call_t *c, json_t *args, const tool_task_t *task)
         pending_t *p = xcalloc(1, sizeof *p);
         *p = (pending_t){c, json_incref(args)};
         call_hold(c);
-        pysessions_lookup(c->fe->pysessions, c->tenant, sid, s_on_session, p);
+        session_records_lookup(c->fe->session_records, c->tenant, sid, s_on_session, p);
         return;
     }
     const profile_t *p = jobargs_profile(c, args);

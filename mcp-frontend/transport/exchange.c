@@ -1,5 +1,5 @@
-/* mcp-frontend/transport/exchange.c — exchange plumbing: an exchange's life, body collection, parked
- * answers, SSE streams, and the emitters through which MCP calls answer. */
+/* mcp-frontend/transport/exchange.c — exchange plumbing: an exchange's life, body collection,
+ * parked answers, SSE streams, and the emitters through which MCP calls answer. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "exchange.h"
-#include "mcp-frontend/legacy/sselog.h"
+#include "mcp-frontend/legacy/stream_log.h"
 
 /* ---- suspend and resume (MHD_ALLOW_SUSPEND_RESUME) */
 
@@ -272,12 +272,12 @@ void exchange_close_streams(http_t *h)
 /* ---- the emitters calls answer through (call.h), and the session sink */
 
 /* The id a legacy session's stream event carries: the stream is logged in Redis so that the
- * client can resume it anywhere (sselog.h). 2026-07-28 streams have none. */
+ * client can resume it anywhere (stream_log.h). 2026-07-28 streams have none. */
 static const char *s_event_id(exchange_t *ex, const json_t *msg, int final)
 {
     if (ex->modern || !ex->session || !ex->session->stored) return NULL;
-    if (!ex->stream) ex->stream = ssestream_new(ex->http->fe->sselog, ex->session);
-    return ssestream_append(ex->stream, msg, final);
+    if (!ex->stream) ex->stream = logged_stream_new(ex->http->fe->stream_log, ex->session);
+    return logged_stream_append(ex->stream, msg, final);
 }
 
 void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
@@ -299,7 +299,7 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
     }
     if (ex->sse) {
         if (msg) s_sse_event(ex, msg, s_event_id(ex, msg, 1));
-        ssestream_free(&ex->stream);
+        logged_stream_free(&ex->stream);
         ex->sse_final = 1;
         if (ex->state == EX_CALL) ex->state = EX_READY;
         exchange_resume(ex);
@@ -403,7 +403,7 @@ void exchange_take_body(exchange_t *ex, const char *data, size_t len)
 void exchange_free(exchange_t *ex)
 {
     if (ex->has_rpc) rpc_msg_clear(&ex->rpc);
-    ssestream_free(&ex->stream);
+    logged_stream_free(&ex->stream);
     buf_free(&ex->body);
     buf_free(&ex->sse_out);
     free(ex->answer);
@@ -431,13 +431,13 @@ void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         if (ex->modern) {
             call_cancel(c, "the client closed the request's stream");
         } else if (ex->stream) {
-            call_redirect(c, ssestream_emit, ex->stream);
+            call_redirect(c, logged_stream_emit, ex->stream);
             ex->stream = NULL;
         }
     }
-    ssefollow_stop(&ex->follow);
+    stream_follower_stop(&ex->follow);
     if (ex->session) {
-        session_release(ex->session);
+        mcp_session_release(ex->session);
         ex->session = NULL;
     }
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && ex->method == 'P')

@@ -103,10 +103,10 @@ struct exchange {
     int accept_json, accept_sse;
     uint64_t start_us;
     tenant_t *tenant;
-    session_t *session; /* held */
-    int new_session;    /* the answer carries Mcp-Session-Id */
-    int modern;         /* a 2026-07-28 request: its own scope, and a disconnect cancels it */
-    call_t *call;       /* the call in flight, until its final answer */
+    mcp_session_t *session; /* held */
+    int new_session;        /* the answer carries Mcp-Session-Id */
+    int modern;             /* a 2026-07-28 request: its own scope, and a disconnect cancels it */
+    call_t *call;           /* the call in flight, until its final answer */
     const endpoint_t *endpoint; /* the URL's (compat.h); NULL: /mcp */
     /* a parked plain answer */
     unsigned status;
@@ -127,11 +127,11 @@ struct exchange {
     /* a legacy request: its parsed body, kept across the session lookup */
     rpc_msg_t rpc;
     int has_rpc;
-    int session_pending;      /* a session lookup is in flight */
-    int session_looked_up;    /* ... and has answered */
-    int session_unavailable;  /* ... that Redis could not be asked */
-    struct ssestream *stream; /* a legacy POST's SSE events, logged for resumption */
-    struct ssefollow *follow; /* a GET stream: the session's, or a resumed one */
+    int session_pending;            /* a session lookup is in flight */
+    int session_looked_up;          /* ... and has answered */
+    int session_unavailable;        /* ... that Redis could not be asked */
+    struct logged_stream *stream;   /* a legacy POST's SSE events, logged for resumption */
+    struct stream_follower *follow; /* a GET stream: the session's, or a resumed one */
     exchange_t *next, **prev;
 };
 
@@ -147,7 +147,7 @@ void exchange_close_streams(http_t *self);
 
 /* The emitter HTTP calls answer through (call.h), and the session notify sink for HTTP */
 void exchange_emit(void *ctx, call_t *call, json_t *msg, int final);
-/* A GET stream's events (sselog.h's follower), and its end. */
+/* A GET stream's events (stream_log.h's follower), and its end. */
 void exchange_follow_event(void *ctx, const char *id, const json_t *msg, int final);
 void exchange_follow_end(void *ctx);
 /* A request header (case-insensitive name), or NULL. */

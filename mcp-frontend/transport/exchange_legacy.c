@@ -2,9 +2,9 @@
  * /mcp/compat/NAME (MCP 2025-11-25 "Transports", Streamable HTTP, and the versions it
  * negotiates down to): MCP-Protocol-Version, then the session (Mcp-Session-Id: 400 when
  * missing, 404 when unknown, ended, another tenant's or another endpoint's),
- * looked up in this process's copy or in Redis (sessdb.h) — so any front-end serves any
+ * looked up in this process's copy or in Redis (mcp_session_store.h) — so any front-end serves any
  * session — then the message; GET opens the session's stream (or, with Last-Event-ID, resumes
- * the stream that id names: sselog.h), DELETE ends the session everywhere. */
+ * the stream that id names: stream_log.h), DELETE ends the session everywhere. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +14,8 @@
 #include "mcp-frontend/rpc/envelope.h"
 #include "exchange_legacy.h"
 #include "mcp-frontend/mcp/mcp.h"
-#include "mcp-frontend/legacy/sessdb.h"
-#include "mcp-frontend/legacy/sselog.h"
+#include "mcp-frontend/legacy/mcp_session_store.h"
+#include "mcp-frontend/legacy/stream_log.h"
 
 /* A legacy request's MCP-Protocol-Version: absent means 2025-03-26 (streamable-http
  * §"Protocol Version Header"), anything but a legacy version we serve is 400. 1 when refused
@@ -36,7 +36,7 @@ int exchange_legacy_version_refused(exchange_t *ex, const json_t *id)
 
 /* ---- the session */
 
-static void s_on_session(void *arg, session_t *s, int unavailable)
+static void s_on_session(void *arg, mcp_session_t *s, int unavailable)
 {
     exchange_t *ex = arg;
     ex->session_pending = 0;
@@ -47,7 +47,7 @@ static void s_on_session(void *arg, session_t *s, int unavailable)
     ex->session_unavailable = unavailable;
     if (s) {
         ex->session = s;
-        session_hold(s);
+        mcp_session_hold(s);
     }
     ex->session_looked_up = 1;
     if (ex->state == EX_SESSION) exchange_resume(ex);
@@ -94,7 +94,7 @@ static enum MHD_Result s_after_lookup(exchange_t *ex)
             "session not found: it ended, expired or never existed; initialize a new one",
             ex->has_rpc ? ex->rpc.id : NULL);
     if (strcmp(ex->session->endpoint, s_endpoint_name(ex)) != 0) return s_refuse_other_endpoint(ex);
-    sessdb_touch(ex->http->fe->sessdb, ex->session);
+    mcp_session_store_touch(ex->http->fe->mcp_session_store, ex->session);
     return s_dispatch(ex);
 }
 
@@ -106,12 +106,13 @@ static enum MHD_Result s_find(exchange_t *ex)
     int is_init =
         ex->has_rpc && ex->rpc.kind == RPC_REQUEST && !strcmp(ex->rpc.method, "initialize");
     if (!sid && ex->method == 'P' && is_init) {
-        /* never refused for being one too many: sessdb_open evicts the tenant's idlest */
-        ex->session = session_new(fe->sessions, TRANSPORT_HTTP, ex->tenant);
+        /* never refused for being one too many: mcp_session_store_open evicts the tenant's idlest
+         */
+        ex->session = mcp_session_new(fe->mcp_sessions, TRANSPORT_HTTP, ex->tenant);
         if (!ex->session)
             return exchange_refuse(ex, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
                                    HTTP_REFUSED_SESSION_FAILED, "could not create a session");
-        session_hold(ex->session);
+        mcp_session_hold(ex->session);
         snprintf(ex->session->endpoint, sizeof ex->session->endpoint, "%s", s_endpoint_name(ex));
         ex->new_session = 1;
         return s_dispatch(ex);
@@ -122,7 +123,7 @@ static enum MHD_Result s_find(exchange_t *ex)
             "bad request: Mcp-Session-Id header is required (send initialize first)",
             ex->has_rpc ? ex->rpc.id : NULL);
     ex->session_pending = 1;
-    sessdb_find(fe->sessdb, ex->tenant, sid, s_on_session, ex);
+    mcp_session_store_find(fe->mcp_session_store, ex->tenant, sid, s_on_session, ex);
     if (!ex->session_pending) return s_after_lookup(ex); /* a fresh copy was at hand */
     ex->state = EX_SESSION;
     exchange_suspend(ex);
@@ -150,8 +151,8 @@ static enum MHD_Result s_post(exchange_t *ex)
 static enum MHD_Result s_get(exchange_t *ex)
 {
     const char *last = exchange_header(ex, "Last-Event-ID");
-    ex->follow = ssefollow_start(ex->http->fe->sselog, ex->session, last, exchange_follow_event,
-                                 exchange_follow_end, ex);
+    ex->follow = stream_follower_start(ex->http->fe->stream_log, ex->session, last,
+                                       exchange_follow_event, exchange_follow_end, ex);
     if (!ex->follow)
         return exchange_refuse(ex, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
                                HTTP_REFUSED_UNKNOWN_STREAM,
@@ -166,7 +167,7 @@ static void s_on_deleted(void *arg, int rc)
 {
     exchange_t *ex = arg;
     ex->status = rc == 0 ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
-    if (rc == 0) session_close(ex->session); /* here at once; the bus tells the others */
+    if (rc == 0) mcp_session_close(ex->session); /* here at once; the bus tells the others */
     ex->state = EX_READY;
     exchange_resume(ex);
 }
@@ -176,7 +177,7 @@ static enum MHD_Result s_delete(exchange_t *ex)
     log_info("event=session_deleted session=%.8s tenant=%s", ex->session->id,
              ex->session->tenant->name);
     ex->state = EX_CALL;
-    sessdb_delete(ex->http->fe->sessdb, ex->session, s_on_deleted, ex);
+    mcp_session_store_delete(ex->http->fe->mcp_session_store, ex->session, s_on_deleted, ex);
     if (ex->state == EX_READY) return exchange_queue_parked(ex);
     exchange_suspend(ex);
     return MHD_YES;

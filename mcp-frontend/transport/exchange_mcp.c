@@ -1,5 +1,5 @@
-/* mcp-frontend/transport/exchange_mcp.c — the /mcp endpoint of Streamable HTTP, for both eras on the
- * same path: header checks first (path, method, Origin and Host, Content-Type, Accept, body
+/* mcp-frontend/transport/exchange_mcp.c — the /mcp endpoint of Streamable HTTP, for both eras on
+ * the same path: header checks first (path, method, Origin and Host, Content-Type, Accept, body
  * size), then who is calling (Bearer key → tenant), then the message. A message that claims
  * MCP 2026-07-28 in its _meta (admit.h) is checked against its headers and served in a request
  * scope, without a session (streamable-http of 2026-07-28); any other is legacy (MCP 2025-11-25
@@ -273,7 +273,7 @@ static enum MHD_Result s_post_modern(exchange_t *ex, rpc_msg_t *m, const envelop
 {
     fe_t *fe = ex->http->fe;
     ex->modern = 1;
-    ex->session = session_scope(ex->tenant, TRANSPORT_HTTP);
+    ex->session = mcp_session_scope(ex->tenant, TRANSPORT_HTTP);
     if (m->kind != RPC_REQUEST) { /* notifications/cancelled and the like: accepted */
         mcp_handle(fe->mcp, ex->session, m, env, ex->endpoint, NULL, NULL);
         return exchange_queue_json(ex, MHD_HTTP_ACCEPTED, NULL);

@@ -29,7 +29,7 @@
 #include "mcp-frontend/farm/execution.h"
 #include "http.h"
 #include "mcp-frontend/farm/jobs.h"
-#include "mcp-frontend/rpc/session.h"
+#include "mcp-frontend/rpc/mcp_session.h"
 #include "mcp-frontend/state/store.h"
 #include "mcp-frontend/state/tenants.h"
 
@@ -46,7 +46,7 @@ static enum MHD_Result s_healthz(exchange_t *ex)
         "\"jobs_in_flight\":%zu}",
         FE_VERSION, jobs_broker_connected(fe->jobs) ? "true" : "false",
         store_connected(fe->store) ? "true" : "false", bus_connected(fe->bus) ? "true" : "false",
-        sessions_count(fe->sessions), jobs_count(fe->jobs));
+        mcp_sessions_count(fe->mcp_sessions), jobs_count(fe->jobs));
     if (n < 0) return MHD_NO;
     return exchange_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
 }

@@ -1,5 +1,5 @@
-/* mcp-frontend/transport/stdio.c — see stdio.h. Both ends are non-blocking and on the loop: a client
- * that stops reading stdout cannot stall the loop; output waits in a buffer instead (and a
+/* mcp-frontend/transport/stdio.c — see stdio.h. Both ends are non-blocking and on the loop: a
+ * client that stops reading stdout cannot stall the loop; output waits in a buffer instead (and a
  * client that never reads is the client's problem, bounded by its own pipe). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,7 +22,7 @@ struct stdio_tx {
     fe_t *fe;
     long max_line;
     const endpoint_t *endpoint; /* --compat's, or NULL */
-    session_t *session;
+    mcp_session_t *session;
     buf_t in;       /* bytes read, not yet a whole line */
     int discarding; /* the current line passed --max-body: skip to its end */
     buf_t out;      /* bytes not yet written */
@@ -91,7 +91,7 @@ static void s_emit(void *ctx, call_t *call, json_t *msg, int final)
     if (msg) s_send(self, msg);
 }
 
-static void s_notify(void *ctx, session_t *s, json_t *msg)
+static void s_notify(void *ctx, mcp_session_t *s, json_t *msg)
 {
     (void)s;
     s_send(ctx, msg);
@@ -216,7 +216,8 @@ int stdio_start(fe_t *fe, const char *tenant, long max_line, const endpoint_t *e
             return -1;
         }
     }
-    self->session = session_new(fe->sessions, TRANSPORT_STDIO, tenants_named(fe->tenants, tenant));
+    self->session =
+        mcp_session_new(fe->mcp_sessions, TRANSPORT_STDIO, tenants_named(fe->tenants, tenant));
     snprintf(self->session->endpoint, sizeof self->session->endpoint, "%s", ep ? ep->name : "");
     self->session->notify = s_notify;
     self->session->notify_ctx = self;
@@ -234,7 +235,7 @@ void stdio_stop(fe_t *fe)
     s_flush(self);
     if (self->writing) loop_remove_fd(fe->loop, 1);
     self->session->notify = NULL;
-    session_close(self->session);
+    mcp_session_close(self->session);
     buf_free(&self->in);
     buf_free(&self->out);
     free(self);

@@ -1,6 +1,7 @@
-/* mcp-frontend/legacy/sessdb.c — see sessdb.h. Every change that touches several keys is one Lua
- * script, so that no front-end ever sees half of it; the ones that must be in place before an
- * answer leaves (a new session's id, a subscription, a deletion) are waited for. */
+/* mcp-frontend/legacy/mcp_session_store.c — see mcp_session_store.h. Every change that touches
+ * several keys is one Lua script, so that no front-end ever sees half of it; the ones that must be
+ * in place before an answer leaves (a new session's id, a subscription, a deletion) are waited for.
+ */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +11,8 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "mcp-frontend/rpc/call.h"
-#include "sessdb.h"
-#include "sselog.h"
+#include "mcp_session_store.h"
+#include "stream_log.h"
 
 #define TOUCH_EVERY_MS    1000
 #define MAX_SUBSCRIPTIONS 1000
@@ -86,26 +87,26 @@ static const char s_subscribe_lua[] =
  * subscribed session's GET stream log gets the notification (ids of sessions gone are dropped
  * from the set); each front-end whose listen streams watch the URI ("L:<inbox>") gets the
  * event in its inbox. */
-static const char s_fanout_lua[] =
-    SSELOG_LUA_APPEND "local n = 0\n"
-                      "for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"
-                      "  if string.sub(id, 1, 2) == 'L:' then\n"
-                      "    redis.call('PUBLISH', string.sub(id, 3), ARGV[4])\n"
-                      "  else\n"
-                      "    local s = ARGV[1] .. 'sess:' .. id\n"
-                      "    if redis.call('EXISTS', s) == 0 then redis.call('SREM', KEYS[1], id)\n"
-                      "    else append(s .. ':ev:g', '*', ARGV[2], '0', ARGV[3]) end\n"
-                      "  end\n"
-                      "  n = n + 1\n"
-                      "end\n"
-                      "return n\n";
+static const char s_fanout_lua[] = STREAM_LOG_LUA_APPEND
+    "local n = 0\n"
+    "for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n"
+    "  if string.sub(id, 1, 2) == 'L:' then\n"
+    "    redis.call('PUBLISH', string.sub(id, 3), ARGV[4])\n"
+    "  else\n"
+    "    local s = ARGV[1] .. 'sess:' .. id\n"
+    "    if redis.call('EXISTS', s) == 0 then redis.call('SREM', KEYS[1], id)\n"
+    "    else append(s .. ':ev:g', '*', ARGV[2], '0', ARGV[3]) end\n"
+    "  end\n"
+    "  n = n + 1\n"
+    "end\n"
+    "return n\n";
 
-struct sessdb {
+struct mcp_session_store {
     store_t **store_p; /* &fe->store: NULL once the store is gone (shutdown) */
     bus_t *bus;
-    sessions_t *sessions;
+    mcp_sessions_t *sessions;
     store_script_t *open, *touch, *del, *subscribe, *fanout;
-    sessdb_stats_t stats;
+    mcp_session_store_stats_t stats;
 };
 
 static void s_prefix(char *out, size_t cap, const char *tenant)
@@ -127,29 +128,30 @@ static void s_use_score(char *out, size_t cap)
              (unsigned long long)(us % 1000));
 }
 
-static long s_idle_ms(const sessdb_t *self)
+static long s_idle_ms(const mcp_session_store_t *self)
 {
-    return sessions_conf(self->sessions)->idle_s * 1000;
+    return mcp_sessions_conf(self->sessions)->idle_s * 1000;
 }
 
 /* An operation waiting for Redis. */
 typedef struct {
-    sessdb_t *db;
-    session_t *s; /* held */
-    sessdb_done_fn *done;
-    sessdb_found_fn *found;
+    mcp_session_store_t *db;
+    mcp_session_t *s; /* held */
+    mcp_session_store_done_fn *done;
+    mcp_session_store_found_fn *found;
     void *arg;
     tenant_t *tenant;
     char id[40];
     int level;
 } op_t;
 
-static op_t *s_op(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
+static op_t *s_op(mcp_session_store_t *self, mcp_session_t *s, mcp_session_store_done_fn *done,
+                  void *arg)
 {
     op_t *op = xcalloc(1, sizeof *op);
     op->db = self;
     op->s = s;
-    if (s) session_hold(s);
+    if (s) mcp_session_hold(s);
     op->done = done;
     op->arg = arg;
     return op;
@@ -158,7 +160,7 @@ static op_t *s_op(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
 static void s_op_end(op_t *op, int rc)
 {
     if (op->done) op->done(op->arg, rc);
-    if (op->s) session_release(op->s);
+    if (op->s) mcp_session_release(op->s);
     free(op);
 }
 
@@ -172,8 +174,8 @@ static int s_ok(const redisReply *r)
 static void s_on_loaded(void *arg, redisReply *r)
 {
     op_t *op = arg;
-    sessdb_t *self = op->db;
-    session_t *s = NULL;
+    mcp_session_store_t *self = op->db;
+    mcp_session_t *s = NULL;
     int unavailable = !s_ok(r) || r->type != REDIS_REPLY_ARRAY;
     if (!unavailable && r->elements >= 2) {
         json_t *fields = json_object();
@@ -182,14 +184,14 @@ static void s_on_loaded(void *arg, redisReply *r)
                 r->element[i + 1]->type == REDIS_REPLY_STRING)
                 json_object_set_new(fields, r->element[i]->str,
                                     json_stringn(r->element[i + 1]->str, r->element[i + 1]->len));
-        s = session_restore(self->sessions, op->tenant, op->id, fields);
+        s = mcp_session_restore(self->sessions, op->tenant, op->id, fields);
         json_decref(fields);
     } else if (!unavailable) {
         self->stats.not_found++;
     } else {
         /* Redis cannot say now: a copy held here serves (a deletion would have needed Redis
          * too), rather than failing a session that has done nothing wrong */
-        s = session_find(self->sessions, op->id);
+        s = mcp_session_find(self->sessions, op->id);
         if (s && s->tenant == op->tenant)
             unavailable = 0;
         else
@@ -199,15 +201,16 @@ static void s_on_loaded(void *arg, redisReply *r)
     free(op);
 }
 
-void sessdb_find(sessdb_t *self, tenant_t *tenant, const char *id, sessdb_found_fn *fn, void *arg)
+void mcp_session_store_find(mcp_session_store_t *self, tenant_t *tenant, const char *id,
+                            mcp_session_store_found_fn *fn, void *arg)
 {
     bus_drain(self->bus); /* a deletion elsewhere that has reached us already counts */
-    session_t *s = session_find(self->sessions, id);
+    mcp_session_t *s = mcp_session_find(self->sessions, id);
     if (s && s->tenant != tenant) s = NULL; /* another tenant's session is as unknown as any */
     /* a copy is trusted while it is fresh, and only while the bus would have told of a
      * deletion; a copy that never was stored (just initialized, or stdio) is the session; and
      * while Redis cannot be asked, nobody can have deleted it either: the copy serves */
-    if (s && (!s->stored || (session_fresh(s) && bus_connected(self->bus)) ||
+    if (s && (!s->stored || (mcp_session_fresh(s) && bus_connected(self->bus)) ||
               !store_connected(*self->store_p))) {
         self->stats.hits++;
         fn(arg, s, 0);
@@ -220,7 +223,7 @@ void sessdb_find(sessdb_t *self, tenant_t *tenant, const char *id, sessdb_found_
     op->tenant = tenant;
     snprintf(op->id, sizeof op->id, "%s", id);
     char key[200];
-    session_key(key, sizeof key, tenant->name, id);
+    mcp_session_key(key, sizeof key, tenant->name, id);
     if (store_queryf(*self->store_p, s_on_loaded, op, "HGETALL %s", key) < 0) {
         free(op);
         fn(arg, NULL, 1);
@@ -235,7 +238,7 @@ static void s_on_opened(void *arg, redisReply *r)
     if (s_ok(r) && r->type == REDIS_REPLY_ARRAY) {
         op->s->stored = 1;
         op->s->fresh_until_ms =
-            clock_mono_ms() + (uint64_t)sessions_conf(op->db->sessions)->cache_ms;
+            clock_mono_ms() + (uint64_t)mcp_sessions_conf(op->db->sessions)->cache_ms;
         op->s->touched_ms = clock_mono_ms();
         for (size_t i = 0; i < r->elements; i++) {
             const char *old = r->element[i]->type == REDIS_REPLY_STRING ? r->element[i]->str : "";
@@ -243,24 +246,25 @@ static void s_on_opened(void *arg, redisReply *r)
             log_info("event=session_evicted session=%.8s tenant=%s reason=tenant_at_cap", old,
                      op->s->tenant->name);
             /* here at once (the bus tells the other front-ends, a moment later) */
-            session_t *gone = session_find(op->db->sessions, old);
-            if (gone && gone->tenant == op->s->tenant) session_close(gone);
+            mcp_session_t *gone = mcp_session_find(op->db->sessions, old);
+            if (gone && gone->tenant == op->s->tenant) mcp_session_close(gone);
         }
     }
     s_op_end(op, s_ok(r) ? 0 : -1);
 }
 
-void sessdb_open(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
+void mcp_session_store_open(mcp_session_store_t *self, mcp_session_t *s,
+                            mcp_session_store_done_fn *done, void *arg)
 {
     if (s->transport != TRANSPORT_HTTP) { /* the stdio session is the process's own */
         if (done) done(arg, 0);
         return;
     }
-    const sessions_conf_t *conf = sessions_conf(self->sessions);
+    const mcp_sessions_conf_t *conf = mcp_sessions_conf(self->sessions);
     char zset[160], hash[200], prefix[160], now[40], idle[24], cap[24], tasks[4], level[8],
         created[24];
     s_zset(zset, sizeof zset, s->tenant->name);
-    session_key(hash, sizeof hash, s->tenant->name, s->id);
+    mcp_session_key(hash, sizeof hash, s->tenant->name, s->id);
     s_prefix(prefix, sizeof prefix, s->tenant->name);
     s_use_score(now, sizeof now);
     snprintf(created, sizeof created, "%llu", (unsigned long long)clock_wall_ms());
@@ -295,14 +299,14 @@ void sessdb_open(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
         s_op_end(op, -1);
 }
 
-void sessdb_touch(sessdb_t *self, session_t *s)
+void mcp_session_store_touch(mcp_session_store_t *self, mcp_session_t *s)
 {
     uint64_t mono = clock_mono_ms();
     if (!s->stored || mono - s->touched_ms < TOUCH_EVERY_MS) return;
     s->touched_ms = mono;
     char zset[160], hash[200], now[40], idle[24];
     s_zset(zset, sizeof zset, s->tenant->name);
-    session_key(hash, sizeof hash, s->tenant->name, s->id);
+    mcp_session_key(hash, sizeof hash, s->tenant->name, s->id);
     s_use_score(now, sizeof now);
     snprintf(idle, sizeof idle, "%ld", s_idle_ms(self));
     const char *args[] = {zset, hash, s->id, now, idle};
@@ -314,7 +318,8 @@ static void s_on_done(void *arg, redisReply *r)
     s_op_end(arg, s_ok(r) ? 0 : -1);
 }
 
-void sessdb_delete(sessdb_t *self, session_t *s, sessdb_done_fn *done, void *arg)
+void mcp_session_store_delete(mcp_session_store_t *self, mcp_session_t *s,
+                              mcp_session_store_done_fn *done, void *arg)
 {
     char zset[160], prefix[160];
     s_zset(zset, sizeof zset, s->tenant->name);
@@ -338,13 +343,14 @@ static void s_on_level(void *arg, redisReply *r)
     s_op_end(op, s_ok(r) ? 0 : -1);
 }
 
-void sessdb_set_level(sessdb_t *self, session_t *s, int level, sessdb_done_fn *done, void *arg)
+void mcp_session_store_set_level(mcp_session_store_t *self, mcp_session_t *s, int level,
+                                 mcp_session_store_done_fn *done, void *arg)
 {
     s->log_level = level;
     op_t *op = s_op(self, s, done, arg);
     op->level = level;
     char hash[200];
-    session_key(hash, sizeof hash, s->tenant->name, s->id);
+    mcp_session_key(hash, sizeof hash, s->tenant->name, s->id);
     if (!s->stored)
         s_op_end(op, 0);
     else if (store_queryf(*self->store_p, s_on_level, op, "HSET %s level %d", hash, level) < 0)
@@ -357,8 +363,8 @@ static void s_on_subscribed(void *arg, redisReply *r)
     s_op_end(arg, rc == 1 ? 0 : rc == -1 ? -2 : -1);
 }
 
-void sessdb_subscribe(sessdb_t *self, session_t *s, const char *uri, int on, sessdb_done_fn *done,
-                      void *arg)
+void mcp_session_store_subscribe(mcp_session_store_t *self, mcp_session_t *s, const char *uri,
+                                 int on, mcp_session_store_done_fn *done, void *arg)
 {
     op_t *op = s_op(self, s, done, arg);
     if (!s->stored) { /* stdio: the process's own set */
@@ -369,7 +375,7 @@ void sessdb_subscribe(sessdb_t *self, session_t *s, const char *uri, int on, ses
         return;
     }
     char hash[200], prefix[160], idle[24], ttl[24], max[16];
-    session_key(hash, sizeof hash, s->tenant->name, s->id);
+    mcp_session_key(hash, sizeof hash, s->tenant->name, s->id);
     s_prefix(prefix, sizeof prefix, s->tenant->name);
     snprintf(idle, sizeof idle, "%ld", s_idle_ms(self));
     snprintf(ttl, sizeof ttl, "%ld", URI_SET_TTL_MS);
@@ -379,7 +385,8 @@ void sessdb_subscribe(sessdb_t *self, session_t *s, const char *uri, int on, ses
         s_op_end(op, -1);
 }
 
-void sessdb_resource_updated(sessdb_t *self, const char *tenant, const char *uri, long replay_ms)
+void mcp_session_store_resource_updated(mcp_session_store_t *self, const char *tenant,
+                                        const char *uri, long replay_ms)
 {
     char set[600], prefix[160], ttl[24];
     snprintf(set, sizeof set, "sp:t:{%s}:uri:%s", tenant, uri);
@@ -399,34 +406,34 @@ void sessdb_resource_updated(sessdb_t *self, const char *tenant, const char *uri
 
 /* ---- what other front-ends say */
 
-void sessdb_cancel_elsewhere(sessdb_t *self, session_t *s, const json_t *request_id,
-                             const char *reason)
+void mcp_session_store_cancel_elsewhere(mcp_session_store_t *self, mcp_session_t *s,
+                                        const json_t *request_id, const char *reason)
 {
     bus_publish(self->bus,
                 json_pack("{s:s,s:s,s:s,s:O,s:s}", "t", "cancel", "tn", s->tenant->name, "id",
                           s->id, "rid", request_id, "why", reason ? reason : "client cancelled"));
 }
 
-static session_t *s_local(sessdb_t *self, const json_t *ev)
+static mcp_session_t *s_local(mcp_session_store_t *self, const json_t *ev)
 {
     const char *id = json_string_value(json_object_get(ev, "id"));
     const char *tn = json_string_value(json_object_get(ev, "tn"));
-    session_t *s = id ? session_find(self->sessions, id) : NULL;
+    mcp_session_t *s = id ? mcp_session_find(self->sessions, id) : NULL;
     return s && tn && !strcmp(s->tenant->name, tn) ? s : NULL;
 }
 
 static void s_on_session_event(void *arg, const json_t *ev, int from_self)
 {
     (void)from_self;
-    sessdb_t *self = arg;
-    session_t *s = s_local(self, ev);
+    mcp_session_store_t *self = arg;
+    mcp_session_t *s = s_local(self, ev);
     const char *op = json_string_value(json_object_get(ev, "op"));
     if (!s || !op) return;
     if (!strcmp(op, "gone")) {
         const char *why = json_string_value(json_object_get(ev, "why"));
         log_info("event=session_ended session=%.8s tenant=%s why=%s", s->id, s->tenant->name,
                  why ? why : "?");
-        session_close(s);
+        mcp_session_close(s);
     } else if (!strcmp(op, "level")) {
         s->log_level = (int)json_integer_value(json_object_get(ev, "level"));
     }
@@ -435,8 +442,8 @@ static void s_on_session_event(void *arg, const json_t *ev, int from_self)
 static void s_on_cancel_event(void *arg, const json_t *ev, int from_self)
 {
     (void)from_self;
-    sessdb_t *self = arg;
-    session_t *s = s_local(self, ev);
+    mcp_session_store_t *self = arg;
+    mcp_session_t *s = s_local(self, ev);
     call_t *c = s ? call_find(s, json_object_get(ev, "rid")) : NULL;
     if (c && strcmp(c->method, "initialize") != 0)
         call_cancel(c, json_string_value(json_object_get(ev, "why")));
@@ -445,13 +452,13 @@ static void s_on_cancel_event(void *arg, const json_t *ev, int from_self)
 /* The bus was down: a copy may have missed a deletion or a level change. */
 static void s_on_bus_back(void *arg)
 {
-    sessdb_t *self = arg;
-    sessions_stale(self->sessions);
+    mcp_session_store_t *self = arg;
+    mcp_sessions_stale(self->sessions);
 }
 
-sessdb_t *sessdb_new(store_t **store_p, bus_t *bus, sessions_t *sessions)
+mcp_session_store_t *mcp_session_store_new(store_t **store_p, bus_t *bus, mcp_sessions_t *sessions)
 {
-    sessdb_t *self = xcalloc(1, sizeof *self);
+    mcp_session_store_t *self = xcalloc(1, sizeof *self);
     self->store_p = store_p;
     self->bus = bus;
     self->sessions = sessions;
@@ -466,13 +473,13 @@ sessdb_t *sessdb_new(store_t **store_p, bus_t *bus, sessions_t *sessions)
     return self;
 }
 
-void sessdb_destroy(sessdb_t **self_p)
+void mcp_session_store_destroy(mcp_session_store_t **self_p)
 {
     free(*self_p);
     *self_p = NULL;
 }
 
-const sessdb_stats_t *sessdb_stats(const sessdb_t *self)
+const mcp_session_store_stats_t *mcp_session_store_stats(const mcp_session_store_t *self)
 {
     return &self->stats;
 }

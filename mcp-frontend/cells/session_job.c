@@ -1,4 +1,4 @@
-/* mcp-frontend/cells/sessjob.c — see sessjob.h. */
+/* mcp-frontend/cells/session_job.c — see session_job.h. */
 #define _GNU_SOURCE
 #include <string.h>
 
@@ -7,13 +7,13 @@
 #include "common/log.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/farm/jobs.h"
-#include "sessjob.h"
+#include "session_job.h"
 
 typedef struct {
     call_t *call;
-    sessjob_fn *fn;
+    session_job_fn *fn;
     void *arg;
-} sessjob_t;
+} session_job_t;
 
 static void s_on_accepted(void *owner)
 {
@@ -27,7 +27,7 @@ static void s_on_progress(void *owner, const uint8_t *chunk, size_t len)
 
 static void s_on_finished(void *owner, const uint8_t *body, size_t len)
 {
-    sessjob_t *j = owner;
+    session_job_t *j = owner;
     result_t res;
     char err[160];
     if (result_decode(body, len, &res, err, sizeof err) < 0) {
@@ -46,21 +46,21 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
 
 static const job_events_t s_events = {s_on_accepted, s_on_progress, s_on_finished};
 
-void sessjob_submit(call_t *c, jobspec_t *spec, sessjob_fn *fn, void *arg)
+void session_job_submit(call_t *c, jobspec_t *spec, session_job_fn *fn, void *arg)
 {
-    sessjob_t *j = xcalloc(1, sizeof *j);
-    *j = (sessjob_t){c, fn, arg};
+    session_job_t *j = xcalloc(1, sizeof *j);
+    *j = (session_job_t){c, fn, arg};
     call_hold(c);
     id_new(spec->id);
     free(spec->tenant);
     spec->tenant = xstrdup(c->tenant->name);
     spec->submitted_ms = clock_wall_ms();
-    if (!spec->limits.wall_ms) spec->limits.wall_ms = SESSJOB_WALL_MS;
+    if (!spec->limits.wall_ms) spec->limits.wall_ms = SESSION_JOB_WALL_MS;
     if (!spec->code) spec->code = xstrdup("");
     jobs_submit(c->fe->jobs, spec, c->tenant->max_concurrency, &s_events, j);
 }
 
-int sessjob_session_gone(const result_t *res)
+int session_job_gone(const result_t *res)
 {
     const char *t = res->error.present ? res->error.type : NULL;
     return t && (!strcmp(t, "SessionUnknown") || !strcmp(t, "SessionEnded") ||

@@ -1,9 +1,9 @@
-/* mcp-frontend/cells/pysessions.h — sandbox sessions (issue 12) as the front-end keeps them: their
- * records in Redis (common/session_keys.h), so that any front-end serves any call on any
+/* mcp-frontend/cells/session_records.h — sandbox sessions (issue 12) as the front-end keeps them:
+ * their records in Redis (common/session_keys.h), so that any front-end serves any call on any
  * session, and a small cache of what never changes about one (its tenant, profile and limits),
  * so that a cell goes to the farm without a Redis round trip first.
  *
- * (Not the MCP session of session.h: these are the sandboxes create_session makes, named by
+ * (Not the MCP session of mcp_session.h: these are the sandboxes create_session makes, named by
  * explicit ids, independent of any MCP session or protocol era.)
  *
  * A session's record is written when it starts, after each of its cells (last used, cells,
@@ -11,8 +11,8 @@
  * expires, which is what the quotas count (admission is one script: no two front-ends can
  * both take the last place). Every lookup is by the caller's tenant: another tenant's id is,
  * here too, an id that does not exist. */
-#ifndef SP_FE_PYSESSIONS_H
-#define SP_FE_PYSESSIONS_H
+#ifndef SP_FE_SESSION_RECORDS_H
+#define SP_FE_SESSION_RECORDS_H
 #include <jansson.h>
 #include <stdint.h>
 
@@ -22,7 +22,7 @@
 #include "mcp-frontend/state/store.h"
 #include "mcp-frontend/state/tenants.h"
 
-typedef struct pysessions pysessions_t;
+typedef struct session_records session_records_t;
 
 typedef struct {
     char id[ID_STR_LEN + 1];
@@ -38,62 +38,70 @@ typedef struct {
     char parent[ID_STR_LEN + 1];        /* the session it was forked from, or "" */
     char restored_from[ID_STR_LEN + 1]; /* the snapshot it was restored from, or "" */
     char last_snapshot[ID_STR_LEN + 1]; /* the latest snapshot made of it, or "" */
-} pysession_t;
+} session_record_t;
 
-typedef enum { PYS_FOUND, PYS_NOT_FOUND, PYS_UNAVAILABLE } pys_status_t;
+typedef enum {
+    SESSION_RECORD_FOUND,
+    SESSION_RECORD_NOT_FOUND,
+    SESSION_RECORD_UNAVAILABLE
+} session_record_status_t;
 
 /* s is valid during the call only. */
-typedef void(pysession_fn)(void *arg, pys_status_t st, const pysession_t *s);
+typedef void(session_record_fn)(void *arg, session_record_status_t st, const session_record_t *s);
 /* ok: the session may start; else why (a quota, or Redis away). */
-typedef void(pysession_admit_fn)(void *arg, int ok, const char *why);
+typedef void(session_record_admit_fn)(void *arg, int ok, const char *why);
 /* sessions: a JSON array of list_sessions' entries (stolen), or NULL when Redis is away. */
-typedef void(pysession_list_fn)(void *arg, json_t *sessions);
+typedef void(session_record_list_fn)(void *arg, json_t *sessions);
 /* Why a session the farm does not hold ended: status (lost or rejected), error type, reason. */
-typedef void(pysession_explain_fn)(void *arg, status_t st, const char *type, const char *reason);
+typedef void(session_record_explain_fn)(void *arg, status_t st, const char *type,
+                                        const char *reason);
 
 /* Once the session writes made so far have reached Redis (or the wait for them is over). */
-typedef void(pysession_landed_fn)(void *arg);
+typedef void(session_record_landed_fn)(void *arg);
 
-/* record_wait_ms: how long pysessions_landed waits for Redis (--record-wait-ms). */
-pysessions_t *pysessions_new(loop_t *loop, store_t *store, long record_wait_ms);
-void pysessions_destroy(pysessions_t **self_p);
+/* record_wait_ms: how long session_records_landed waits for Redis (--record-wait-ms). */
+session_records_t *session_records_new(loop_t *loop, store_t *store, long record_wait_ms);
+void session_records_destroy(session_records_t **self_p);
 
-void pysessions_lookup(pysessions_t *self, const tenant_t *t, const char *id, pysession_fn *fn,
-                       void *arg);
+void session_records_lookup(session_records_t *self, const tenant_t *t, const char *id,
+                            session_record_fn *fn, void *arg);
 /* The cached part (profile, limits) when this front-end has it: no round trip; else NULL. */
-const pysession_t *pysessions_cached(pysessions_t *self, const tenant_t *t, const char *id);
+const session_record_t *session_records_cached(session_records_t *self, const tenant_t *t,
+                                               const char *id);
 
 /* A place for a new session (memory_mb, idle_s): within the tenant's max_sessions and
  * max_session_memory_mb, taken at once. */
-void pysessions_admit(pysessions_t *self, const tenant_t *t, const char *id, long memory_mb,
-                      long idle_s, pysession_admit_fn *fn, void *arg);
+void session_records_admit(session_records_t *self, const tenant_t *t, const char *id,
+                           long memory_mb, long idle_s, session_record_admit_fn *fn, void *arg);
 /* An admitted session that did not start: its place is free again. */
-void pysessions_release(pysessions_t *self, const tenant_t *t, const char *id);
+void session_records_release(session_records_t *self, const tenant_t *t, const char *id);
 /* It started (from the farm's answer): the record, the live set, the cache. */
-void pysessions_opened(pysessions_t *self, const tenant_t *t, const pysession_t *s);
+void session_records_opened(session_records_t *self, const tenant_t *t, const session_record_t *s);
 /* One of its jobs ended (res.session says how it stands): last used, cells, memory, its place
  * in the live set; or its end. */
-void pysessions_used(pysessions_t *self, const tenant_t *t, const char *id, const result_t *res,
-                     int cell);
-void pysessions_ended(pysessions_t *self, const tenant_t *t, const char *id, const char *reason);
+void session_records_used(session_records_t *self, const tenant_t *t, const char *id,
+                          const result_t *res, int cell);
+void session_records_ended(session_records_t *self, const tenant_t *t, const char *id,
+                           const char *reason);
 /* fn once every session write made before this call has reached Redis (writes keep their
  * order: one acknowledged command after them answers for all), after record_wait_ms at most,
  * or at once when they could only be buffered (Redis away). An answer that makes or ends a
  * session leaves only then: the client's next call may go to another front-end, which reads
  * the record (a session still "starting" there is no session, one not yet ended still is). */
-void pysessions_landed(pysessions_t *self, pysession_landed_fn *fn, void *arg);
-void pysessions_snapshotted(pysessions_t *self, const tenant_t *t, const char *id,
-                            const char *snapshot_id);
+void session_records_landed(session_records_t *self, session_record_landed_fn *fn, void *arg);
+void session_records_snapshotted(session_records_t *self, const tenant_t *t, const char *id,
+                                 const char *snapshot_id);
 
-void pysessions_list(pysessions_t *self, const tenant_t *t, pysession_list_fn *fn, void *arg);
+void session_records_list(session_records_t *self, const tenant_t *t, session_record_list_fn *fn,
+                          void *arg);
 /* The tenant's session as list_sessions shows it (a new object). */
-json_t *pysession_json(const pysession_t *s);
+json_t *session_record_json(const session_record_t *s);
 /* ISO 8601 UTC of a wall-clock ms, into out (32 bytes). */
-const char *pysession_iso(uint64_t ms, char out[32]);
+const char *session_record_iso(uint64_t ms, char out[32]);
 /* Why the farm no longer holds the session: its record's reason, else expired by its own
  * clock, else lost with its executor (naming its latest snapshot). The record is marked
  * ended with that reason. */
-void pysessions_explain(pysessions_t *self, const tenant_t *t, const char *id,
-                        pysession_explain_fn *fn, void *arg);
+void session_records_explain(session_records_t *self, const tenant_t *t, const char *id,
+                             session_record_explain_fn *fn, void *arg);
 
 #endif

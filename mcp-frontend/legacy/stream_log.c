@@ -1,7 +1,7 @@
-/* mcp-frontend/legacy/sselog.c — see sselog.h. A follower asks Redis, in one script, to route the
- * stream's next events to this front-end's inbox and for what the log holds after the client's
- * last event; events that reach the inbox before that replay has been written out wait, and
- * anything not newer than what was written is dropped, so the client sees each event once and
+/* mcp-frontend/legacy/stream_log.c — see stream_log.h. A follower asks Redis, in one script, to
+ * route the stream's next events to this front-end's inbox and for what the log holds after the
+ * client's last event; events that reach the inbox before that replay has been written out wait,
+ * and anything not newer than what was written is dropped, so the client sees each event once and
  * in order. */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -14,13 +14,13 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
-#include "sselog.h"
+#include "stream_log.h"
 
 #define REFRESH_MS 60000 /* followers renew their claim on a stream this often */
 
 /* KEYS: the log. ARGV: id, message, final, ttl. */
 static const char s_append_lua[] =
-    SSELOG_LUA_APPEND "return append(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])\n";
+    STREAM_LOG_LUA_APPEND "return append(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])\n";
 
 /* KEYS: the log. ARGV: inbox, after ("": from now on), ttl. The replay, or nil when the log is
  * gone (or never was). */
@@ -46,41 +46,41 @@ typedef struct pending {
     struct pending *next;
 } pending_t;
 
-struct ssefollow {
-    sselog_t *log;
-    session_t *session; /* held */
-    char key[256];      /* the stream's log */
-    char tag[16];       /* "g", or a POST stream's */
-    uint64_t token;     /* tells this GET stream from a newer one of the same session */
-    evid_t last;        /* the newest event written out */
-    int replaying;      /* Redis has not answered the follow yet: inbox events wait */
+struct stream_follower {
+    stream_log_t *log;
+    mcp_session_t *session; /* held */
+    char key[256];          /* the stream's log */
+    char tag[16];           /* "g", or a POST stream's */
+    uint64_t token;         /* tells this GET stream from a newer one of the same session */
+    evid_t last;            /* the newest event written out */
+    int replaying;          /* Redis has not answered the follow yet: inbox events wait */
     pending_t *pending, **pending_tail;
     int ended;
-    ssefollow_event_fn *event;
-    ssefollow_end_fn *end;
+    stream_follower_event_fn *event;
+    stream_follower_end_fn *end;
     void *ctx;
-    ssefollow_t *next, **prev;
+    stream_follower_t *next, **prev;
 };
 
-struct ssestream {
-    sselog_t *log;
+struct logged_stream {
+    stream_log_t *log;
     char key[256];
     char tag[16];
     uint64_t n;
     char sse_id[64];
 };
 
-struct sselog {
+struct stream_log {
     store_t **store_p; /* &fe->store: NULL once the store is gone (shutdown) */
     bus_t *bus;
-    sessions_t *sessions;
-    sselog_conf_t conf;
+    mcp_sessions_t *sessions;
+    stream_log_conf_t conf;
     store_script_t *append, *follow, *unfollow;
-    ssefollow_t *followers;
+    stream_follower_t *followers;
     uint64_t next_token;
     uint64_t timer;
     loop_t *loop;
-    sselog_stats_t stats;
+    stream_log_stats_t stats;
 };
 
 static int s_parse_evid(const char *s, evid_t *id)
@@ -98,23 +98,24 @@ static int s_after(evid_t a, evid_t b)
     return a.ms > b.ms || (a.ms == b.ms && a.seq > b.seq);
 }
 
-long sselog_replay_ms(const sselog_t *self)
+long stream_log_replay_ms(const stream_log_t *self)
 {
     return self->conf.replay_s * 1000;
 }
 
-static void s_log_key(char *out, size_t cap, const session_t *s, const char *tag)
+static void s_log_key(char *out, size_t cap, const mcp_session_t *s, const char *tag)
 {
     char base[200];
-    session_key(base, sizeof base, s->tenant->name, s->id);
+    mcp_session_key(base, sizeof base, s->tenant->name, s->id);
     snprintf(out, cap, "%s:ev:%s", base, tag);
 }
 
-static void s_append(sselog_t *self, const char *key, const char *id, const json_t *msg, int final)
+static void s_append(stream_log_t *self, const char *key, const char *id, const json_t *msg,
+                     int final)
 {
     char *text = json_text(msg, JSON_COMPACT);
     char ttl[24];
-    snprintf(ttl, sizeof ttl, "%ld", sselog_replay_ms(self));
+    snprintf(ttl, sizeof ttl, "%ld", stream_log_replay_ms(self));
     const char *args[] = {key, id, text ? text : "{}", final ? "1" : "0", ttl};
     self->stats.appended++;
     store_eval(*self->store_p, self->append, NULL, NULL, 1, 5, args); /* lost when Redis is away */
@@ -123,9 +124,9 @@ static void s_append(sselog_t *self, const char *key, const char *id, const json
 
 /* ---- writing */
 
-ssestream_t *ssestream_new(sselog_t *self, const session_t *s)
+logged_stream_t *logged_stream_new(stream_log_t *self, const mcp_session_t *s)
 {
-    ssestream_t *st = xcalloc(1, sizeof *st);
+    logged_stream_t *st = xcalloc(1, sizeof *st);
     st->log = self;
     uint32_t r = 0;
     if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) r = (uint32_t)clock_mono_us();
@@ -134,7 +135,7 @@ ssestream_t *ssestream_new(sselog_t *self, const session_t *s)
     return st;
 }
 
-const char *ssestream_append(ssestream_t *st, const json_t *msg, int final)
+const char *logged_stream_append(logged_stream_t *st, const json_t *msg, int final)
 {
     char id[32];
     snprintf(id, sizeof id, "0-%" PRIu64, ++st->n); /* one writer: it numbers the events */
@@ -143,25 +144,25 @@ const char *ssestream_append(ssestream_t *st, const json_t *msg, int final)
     return st->sse_id;
 }
 
-void ssestream_free(ssestream_t **st_p)
+void logged_stream_free(logged_stream_t **st_p)
 {
     free(*st_p);
     *st_p = NULL;
 }
 
-void ssestream_emit(void *ctx, call_t *call, json_t *msg, int final)
+void logged_stream_emit(void *ctx, call_t *call, json_t *msg, int final)
 {
     (void)call;
-    ssestream_t *st = ctx;
-    if (msg) ssestream_append(st, msg, final);
-    if (final) ssestream_free(&st);
+    logged_stream_t *st = ctx;
+    if (msg) logged_stream_append(st, msg, final);
+    if (final) logged_stream_free(&st);
 }
 
 /* Messages not tied to a request, for an HTTP session: its GET stream's log, numbered by Redis
  * (any front-end may write it), and whoever follows the stream writes them out. */
-static void s_session_notify(void *ctx, session_t *s, json_t *msg)
+static void s_session_notify(void *ctx, mcp_session_t *s, json_t *msg)
 {
-    sselog_t *self = ctx;
+    stream_log_t *self = ctx;
     char key[256];
     s_log_key(key, sizeof key, s, "g");
     s_append(self, key, "*", msg, 0);
@@ -169,7 +170,8 @@ static void s_session_notify(void *ctx, session_t *s, json_t *msg)
 
 /* ---- following */
 
-static void s_deliver(ssefollow_t *f, evid_t id, const char *sse_id, const json_t *msg, int final)
+static void s_deliver(stream_follower_t *f, evid_t id, const char *sse_id, const json_t *msg,
+                      int final)
 {
     if (f->ended || !s_after(id, f->last)) return; /* already written out */
     f->last = id;
@@ -177,14 +179,14 @@ static void s_deliver(ssefollow_t *f, evid_t id, const char *sse_id, const json_
     if (final) f->ended = 1;
 }
 
-static void s_end(ssefollow_t *f)
+static void s_end(stream_follower_t *f)
 {
     if (f->ended == 2) return;
     f->ended = 2;
     if (f->end) f->end(f->ctx);
 }
 
-static void s_flush_pending(ssefollow_t *f)
+static void s_flush_pending(stream_follower_t *f)
 {
     while (f->pending) {
         pending_t *p = f->pending;
@@ -199,12 +201,12 @@ static void s_flush_pending(ssefollow_t *f)
 
 static void s_on_replay(void *arg, redisReply *r)
 {
-    ssefollow_t *f = arg;
+    stream_follower_t *f = arg;
     if (!f->log) { /* stopped before Redis answered */
         free(f);
         return;
     }
-    sselog_t *self = f->log;
+    stream_log_t *self = f->log;
     f->replaying = 0;
     if (!r || r->type != REDIS_REPLY_ARRAY) { /* nil: no such log; else Redis failed */
         if (r && r->type == REDIS_REPLY_NIL) self->stats.unknown++;
@@ -252,14 +254,15 @@ static int s_parse_last(const char *last, char *tag, size_t tagcap, evid_t *afte
     return 0;
 }
 
-static void s_unlink(ssefollow_t *f)
+static void s_unlink(stream_follower_t *f)
 {
     *f->prev = f->next;
     if (f->next) f->next->prev = f->prev;
 }
 
-ssefollow_t *ssefollow_start(sselog_t *self, session_t *s, const char *last_event_id,
-                             ssefollow_event_fn *event, ssefollow_end_fn *end, void *ctx)
+stream_follower_t *stream_follower_start(stream_log_t *self, mcp_session_t *s,
+                                         const char *last_event_id, stream_follower_event_fn *event,
+                                         stream_follower_end_fn *end, void *ctx)
 {
     char tag[16] = "g", raw[48] = "";
     evid_t after = {0, 0};
@@ -268,10 +271,10 @@ ssefollow_t *ssefollow_start(sselog_t *self, session_t *s, const char *last_even
         self->stats.unknown++;
         return NULL;
     }
-    ssefollow_t *f = xcalloc(1, sizeof *f);
+    stream_follower_t *f = xcalloc(1, sizeof *f);
     f->log = self;
     f->session = s;
-    session_hold(s);
+    mcp_session_hold(s);
     snprintf(f->tag, sizeof f->tag, "%s", tag);
     s_log_key(f->key, sizeof f->key, s, tag);
     f->last = after;
@@ -287,11 +290,11 @@ ssefollow_t *ssefollow_start(sselog_t *self, session_t *s, const char *last_even
     self->followers = f;
     if (last_event_id) self->stats.resumed++;
     char ttl[24];
-    snprintf(ttl, sizeof ttl, "%ld", sselog_replay_ms(self));
+    snprintf(ttl, sizeof ttl, "%ld", stream_log_replay_ms(self));
     const char *args[] = {f->key, bus_inbox(self->bus), raw, ttl};
     if (store_eval(*self->store_p, self->follow, s_on_replay, f, 1, 4, args) < 0) {
         s_unlink(f);
-        session_release(f->session);
+        mcp_session_release(f->session);
         free(f);
         return NULL;
     }
@@ -302,15 +305,15 @@ ssefollow_t *ssefollow_start(sselog_t *self, session_t *s, const char *last_even
     return f;
 }
 
-void ssefollow_stop(ssefollow_t **f_p)
+void stream_follower_stop(stream_follower_t **f_p)
 {
-    ssefollow_t *f = *f_p;
+    stream_follower_t *f = *f_p;
     if (!f) return;
     *f_p = NULL;
-    sselog_t *self = f->log;
+    stream_log_t *self = f->log;
     s_unlink(f);
     int shared = 0; /* another follower here holds the same stream: keep the claim */
-    for (ssefollow_t *o = self->followers; o; o = o->next) shared |= !strcmp(o->key, f->key);
+    for (stream_follower_t *o = self->followers; o; o = o->next) shared |= !strcmp(o->key, f->key);
     if (!shared) {
         const char *args[] = {f->key, bus_inbox(self->bus)};
         store_eval(*self->store_p, self->unfollow, NULL, NULL, 1, 2, args);
@@ -323,7 +326,7 @@ void ssefollow_stop(ssefollow_t **f_p)
         json_decref(p->msg);
         free(p);
     }
-    session_release(f->session);
+    mcp_session_release(f->session);
     if (f->replaying) { /* s_on_replay frees it */
         f->log = NULL;
         return;
@@ -334,7 +337,7 @@ void ssefollow_stop(ssefollow_t **f_p)
 /* "<log key>\n<id>\n<final>\n<json>", routed here by a writer's script. */
 static void s_on_inbox(void *arg, const char *data, size_t len)
 {
-    sselog_t *self = arg;
+    stream_log_t *self = arg;
     const char *p = data, *end = data + len, *fields[3];
     size_t lens[3];
     for (int i = 0; i < 3; i++) {
@@ -352,7 +355,7 @@ static void s_on_inbox(void *arg, const char *data, size_t len)
     json_t *msg = json_loadb(p, (size_t)(end - p), 0, NULL);
     if (!msg) return;
     int final = lens[2] && fields[2][0] == '1';
-    for (ssefollow_t *f = self->followers, *next; f; f = next) {
+    for (stream_follower_t *f = self->followers, *next; f; f = next) {
         next = f->next;
         if (strlen(f->key) != lens[0] || memcmp(f->key, fields[0], lens[0]) != 0) continue;
         char sse_id[96];
@@ -374,14 +377,14 @@ static void s_on_inbox(void *arg, const char *data, size_t len)
 }
 
 /* A newer GET stream of a session, or the session's end: older GET streams here end. */
-static void s_end_followers(sselog_t *self, const json_t *ev, int get_only)
+static void s_end_followers(stream_log_t *self, const json_t *ev, int get_only)
 {
     const char *tn = json_string_value(json_object_get(ev, "tn"));
     const char *id = json_string_value(json_object_get(ev, "id"));
     const char *inbox = json_string_value(json_object_get(ev, "inbox"));
     uint64_t token = (uint64_t)json_integer_value(json_object_get(ev, "token"));
     if (!tn || !id) return;
-    for (ssefollow_t *f = self->followers, *next; f; f = next) {
+    for (stream_follower_t *f = self->followers, *next; f; f = next) {
         next = f->next;
         int mine = inbox && !strcmp(inbox, bus_inbox(self->bus)) && f->token == token;
         if (!strcmp(f->session->id, id) && !strcmp(f->session->tenant->name, tn) && !mine &&
@@ -407,17 +410,17 @@ static void s_on_session_event(void *arg, const json_t *ev, int from_self)
 static void s_on_refresh(loop_t *loop, void *arg)
 {
     (void)loop;
-    sselog_t *self = arg;
-    for (ssefollow_t *f = self->followers; f; f = f->next)
+    stream_log_t *self = arg;
+    for (stream_follower_t *f = self->followers; f; f = f->next)
         if (!f->ended)
             store_writef(*self->store_p, "SET %s:fw %s PX %ld", f->key, bus_inbox(self->bus),
-                         sselog_replay_ms(self));
+                         stream_log_replay_ms(self));
 }
 
-sselog_t *sselog_new(loop_t *loop, store_t **store_p, bus_t *bus, sessions_t *sessions,
-                     const sselog_conf_t *conf)
+stream_log_t *stream_log_new(loop_t *loop, store_t **store_p, bus_t *bus, mcp_sessions_t *sessions,
+                             const stream_log_conf_t *conf)
 {
-    sselog_t *self = xcalloc(1, sizeof *self);
+    stream_log_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;
     self->timer = loop_timer_add(loop, REFRESH_MS, REFRESH_MS, s_on_refresh, self);
     self->store_p = store_p;
@@ -430,24 +433,24 @@ sselog_t *sselog_new(loop_t *loop, store_t **store_p, bus_t *bus, sessions_t *se
     bus_on_inbox(bus, s_on_inbox, self);
     bus_on(bus, "sget", s_on_get_event, self);
     bus_on(bus, "sess", s_on_session_event, self);
-    sessions_on_notify(sessions, s_session_notify, self);
+    mcp_sessions_on_notify(sessions, s_session_notify, self);
     return self;
 }
 
-void sselog_destroy(sselog_t **self_p)
+void stream_log_destroy(stream_log_t **self_p)
 {
-    sselog_t *self = *self_p;
+    stream_log_t *self = *self_p;
     if (!self) return;
     loop_timer_cancel(self->loop, self->timer);
     while (self->followers) {
-        ssefollow_t *f = self->followers;
-        ssefollow_stop(&f);
+        stream_follower_t *f = self->followers;
+        stream_follower_stop(&f);
     }
     free(self);
     *self_p = NULL;
 }
 
-const sselog_stats_t *sselog_stats(const sselog_t *self)
+const stream_log_stats_t *stream_log_stats(const stream_log_t *self)
 {
     return &self->stats;
 }

@@ -1,4 +1,4 @@
-/* mcp-frontend/rpc/session.c — see session.h. Copies are found by their Mcp-Session-Id in a
+/* mcp-frontend/rpc/mcp_session.c — see mcp_session.h. Copies are found by their Mcp-Session-Id in a
  * chained hash table; ids are 128 random bits in hex, so one tenant cannot guess another's
  * (MCP 2025-11-25 transports §"Session Management": ids must be globally unique and
  * cryptographically secure). A sweep forgets copies nobody has used for a while. */
@@ -12,21 +12,21 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "session.h"
+#include "mcp_session.h"
 
 #define SESSION_BUCKETS 4096
 #define FORGET_IDLE_MS  60000 /* a copy unused this long is dropped (its session stays in Redis) */
 #define SWEEP_MS        10000
 
-struct sessions {
+struct mcp_sessions {
     loop_t *loop;
-    sessions_conf_t conf;
-    session_end_calls_fn *end_calls; /* the owner's hook: cancel a closing session's calls */
-    session_notify_fn *notify;       /* where HTTP sessions' notifications go */
+    mcp_sessions_conf_t conf;
+    mcp_session_end_calls_fn *end_calls; /* the owner's hook: cancel a closing session's calls */
+    mcp_session_notify_fn *notify;       /* where HTTP sessions' notifications go */
     void *notify_ctx;
-    session_t *buckets[SESSION_BUCKETS];
+    mcp_session_t *buckets[SESSION_BUCKETS];
     size_t n;
-    sessions_stats_t stats;
+    mcp_sessions_stats_t stats;
     uint64_t sweep_timer;
 };
 
@@ -42,9 +42,9 @@ const char *transport_name(transport_t t)
     return t == TRANSPORT_HTTP ? "http" : "stdio";
 }
 
-static void s_unlink(sessions_t *self, session_t *s)
+static void s_unlink(mcp_sessions_t *self, mcp_session_t *s)
 {
-    for (session_t **pp = &self->buckets[s_hash(s->id)]; *pp; pp = &(*pp)->next)
+    for (mcp_session_t **pp = &self->buckets[s_hash(s->id)]; *pp; pp = &(*pp)->next)
         if (*pp == s) {
             *pp = s->next;
             self->n--;
@@ -55,7 +55,7 @@ static void s_unlink(sessions_t *self, session_t *s)
         }
 }
 
-static void s_link(sessions_t *self, session_t *s)
+static void s_link(mcp_sessions_t *self, mcp_session_t *s)
 {
     unsigned h = s_hash(s->id);
     s->table = self;
@@ -67,15 +67,15 @@ static void s_link(sessions_t *self, session_t *s)
 }
 
 /* A copy nobody uses: dropped from memory, not ended (another front-end may be serving it). */
-static void s_forget(session_t *s)
+static void s_forget(mcp_session_t *s)
 {
-    sessions_t *self = s->table;
+    mcp_sessions_t *self = s->table;
     s_unlink(self, s);
     self->stats.forgotten++;
-    session_release(s); /* the table's */
+    mcp_session_release(s); /* the table's */
 }
 
-static int s_idle(const session_t *s, uint64_t now, uint64_t after_ms)
+static int s_idle(const mcp_session_t *s, uint64_t now, uint64_t after_ms)
 {
     return s->stored && !s->n_calls && now - s->last_used_ms > after_ms;
 }
@@ -83,20 +83,21 @@ static int s_idle(const session_t *s, uint64_t now, uint64_t after_ms)
 static void s_on_sweep(loop_t *loop, void *arg)
 {
     (void)loop;
-    sessions_t *self = arg;
+    mcp_sessions_t *self = arg;
     uint64_t now = clock_mono_ms();
     /* over the cap, copies go sooner: unused for a second rather than a minute */
     uint64_t after = (long)self->n > self->conf.max_sessions ? 1000 : FORGET_IDLE_MS;
     for (unsigned b = 0; b < SESSION_BUCKETS; b++)
-        for (session_t *s = self->buckets[b], *next; s; s = next) {
+        for (mcp_session_t *s = self->buckets[b], *next; s; s = next) {
             next = s->next;
             if (s_idle(s, now, after)) s_forget(s);
         }
 }
 
-sessions_t *sessions_new(loop_t *loop, const sessions_conf_t *conf, session_end_calls_fn *end_calls)
+mcp_sessions_t *mcp_sessions_new(loop_t *loop, const mcp_sessions_conf_t *conf,
+                                 mcp_session_end_calls_fn *end_calls)
 {
-    sessions_t *self = xcalloc(1, sizeof *self);
+    mcp_sessions_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;
     self->conf = *conf;
     self->end_calls = end_calls;
@@ -104,23 +105,23 @@ sessions_t *sessions_new(loop_t *loop, const sessions_conf_t *conf, session_end_
     return self;
 }
 
-void sessions_destroy(sessions_t **self_p)
+void mcp_sessions_destroy(mcp_sessions_t **self_p)
 {
-    sessions_t *self = *self_p;
+    mcp_sessions_t *self = *self_p;
     if (!self) return;
     loop_timer_cancel(self->loop, self->sweep_timer);
     for (unsigned b = 0; b < SESSION_BUCKETS; b++)
-        while (self->buckets[b]) session_close(self->buckets[b]);
+        while (self->buckets[b]) mcp_session_close(self->buckets[b]);
     free(self);
     *self_p = NULL;
 }
 
-const sessions_conf_t *sessions_conf(const sessions_t *self)
+const mcp_sessions_conf_t *mcp_sessions_conf(const mcp_sessions_t *self)
 {
     return &self->conf;
 }
 
-void sessions_on_notify(sessions_t *self, session_notify_fn *fn, void *ctx)
+void mcp_sessions_on_notify(mcp_sessions_t *self, mcp_session_notify_fn *fn, void *ctx)
 {
     self->notify = fn;
     self->notify_ctx = ctx;
@@ -136,9 +137,9 @@ static int s_random_id(char id[40])
     return 0;
 }
 
-static session_t *s_alloc(tenant_t *tenant, transport_t transport)
+static mcp_session_t *s_alloc(tenant_t *tenant, transport_t transport)
 {
-    session_t *s = xcalloc(1, sizeof *s);
+    mcp_session_t *s = xcalloc(1, sizeof *s);
     s->transport = transport;
     s->tenant = tenant;
     s->log_level = LOGLEVEL_NONE;
@@ -148,9 +149,9 @@ static session_t *s_alloc(tenant_t *tenant, transport_t transport)
     return s;
 }
 
-session_t *session_new(sessions_t *self, transport_t transport, tenant_t *tenant)
+mcp_session_t *mcp_session_new(mcp_sessions_t *self, transport_t transport, tenant_t *tenant)
 {
-    session_t *s = s_alloc(tenant, transport);
+    mcp_session_t *s = s_alloc(tenant, transport);
     if (transport == TRANSPORT_STDIO) {
         snprintf(s->id, sizeof s->id, "stdio");
     } else if (s_random_id(s->id) < 0) {
@@ -167,10 +168,10 @@ session_t *session_new(sessions_t *self, transport_t transport, tenant_t *tenant
     return s;
 }
 
-session_t *session_find(sessions_t *self, const char *id)
+mcp_session_t *mcp_session_find(mcp_sessions_t *self, const char *id)
 {
     if (!id) return NULL;
-    for (session_t *s = self->buckets[s_hash(id)]; s; s = s->next)
+    for (mcp_session_t *s = self->buckets[s_hash(id)]; s; s = s->next)
         if (strcmp(s->id, id) == 0) return s->closed ? NULL : s;
     return NULL;
 }
@@ -187,9 +188,10 @@ static void s_field_str(const json_t *fields, const char *name, char *out, size_
     snprintf(out, cap, "%s", v ? v : "");
 }
 
-session_t *session_restore(sessions_t *self, tenant_t *tenant, const char *id, const json_t *fields)
+mcp_session_t *mcp_session_restore(mcp_sessions_t *self, tenant_t *tenant, const char *id,
+                                   const json_t *fields)
 {
-    session_t *s = session_find(self, id);
+    mcp_session_t *s = mcp_session_find(self, id);
     if (s && s->tenant != tenant) return NULL; /* another tenant's id: as unknown as any */
     if (!s) {
         s = s_alloc(tenant, TRANSPORT_HTTP);
@@ -211,43 +213,43 @@ session_t *session_restore(sessions_t *self, tenant_t *tenant, const char *id, c
     return s;
 }
 
-int session_fresh(const session_t *s)
+int mcp_session_fresh(const mcp_session_t *s)
 {
     return !s->stored || clock_mono_ms() < s->fresh_until_ms;
 }
 
-void sessions_stale(sessions_t *self)
+void mcp_sessions_stale(mcp_sessions_t *self)
 {
     for (unsigned b = 0; b < SESSION_BUCKETS; b++)
-        for (session_t *s = self->buckets[b]; s; s = s->next) s->fresh_until_ms = 0;
+        for (mcp_session_t *s = self->buckets[b]; s; s = s->next) s->fresh_until_ms = 0;
 }
 
-session_t *session_scope(tenant_t *tenant, transport_t transport)
+mcp_session_t *mcp_session_scope(tenant_t *tenant, transport_t transport)
 {
     return s_alloc(tenant, transport);
 }
 
-void session_close(session_t *s)
+void mcp_session_close(mcp_session_t *s)
 {
     if (s->closed) return;
     s->closed = 1;
-    sessions_t *table = s->table;
+    mcp_sessions_t *table = s->table;
     if (table) s_unlink(table, s);
     s->notify = NULL;
     s->notify_ctx = NULL;
     /* in-flight calls are cancelled: their answers have nowhere to go */
-    session_hold(s);
+    mcp_session_hold(s);
     if (s->calls && table) table->end_calls(s, "session ended");
-    session_release(s);
-    if (table) session_release(s); /* the table's */
+    mcp_session_release(s);
+    if (table) mcp_session_release(s); /* the table's */
 }
 
-void session_hold(session_t *s)
+void mcp_session_hold(mcp_session_t *s)
 {
     s->refs++;
 }
 
-void session_release(session_t *s)
+void mcp_session_release(mcp_session_t *s)
 {
     assert(s->refs > 0);
     if (--s->refs > 0) return;
@@ -255,22 +257,22 @@ void session_release(session_t *s)
     free(s);
 }
 
-size_t sessions_count(const sessions_t *self)
+size_t mcp_sessions_count(const mcp_sessions_t *self)
 {
     return self->n;
 }
 
-const sessions_stats_t *sessions_stats(const sessions_t *self)
+const mcp_sessions_stats_t *mcp_sessions_stats(const mcp_sessions_t *self)
 {
     return &self->stats;
 }
 
-void session_key(char *out, size_t cap, const char *tenant, const char *id)
+void mcp_session_key(char *out, size_t cap, const char *tenant, const char *id)
 {
     snprintf(out, cap, "sp:t:{%s}:sess:%s", tenant, id);
 }
 
-void session_notify(session_t *s, json_t *msg)
+void mcp_session_notify(mcp_session_t *s, json_t *msg)
 {
     if (s->notify && !s->closed) s->notify(s->notify_ctx, s, msg);
     json_decref(msg);

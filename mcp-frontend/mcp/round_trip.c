@@ -1,7 +1,8 @@
-/* mcp-frontend/mcp/mrtr.c — see mrtr.h. A requestState reads "<base64 of the payload>.<hex HMAC of
- * that base64>"; the payload is {"v":1,"tn":tenant,"m":method,"d":digest,"x":expiry ms,"s":
- * state}. The digest covers the request's parameters without _meta, inputResponses and
- * requestState, keys sorted, so a state minted for one call cannot complete another. */
+/* mcp-frontend/mcp/round_trip.c — see round_trip.h. A requestState reads "<base64 of the
+ * payload>.<hex HMAC of that base64>"; the payload is
+ * {"v":1,"tn":tenant,"m":method,"d":digest,"x":expiry ms,"s": state}. The digest covers the
+ * request's parameters without _meta, inputResponses and requestState, keys sorted, so a state
+ * minted for one call cannot complete another. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,21 +14,21 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/base64.h"
-#include "mrtr.h"
+#include "round_trip.h"
 
 #define KEY_NAME     "sp:mrtr:key"
 #define KEY_BYTES    32
 #define KEY_RETRY_MS 2000
 #define STATE_MAX    16384 /* bytes of a requestState taken back */
 
-struct mrtr {
+struct round_trip {
     loop_t *loop;
     store_t **store_p; /* &fe->store: NULL once the store is gone (shutdown) */
     uint8_t key[KEY_BYTES];
     int shared; /* key is the farm's (from Redis), not this process's own */
     int asking; /* a SET NX + GET is in flight */
     uint64_t timer;
-    mrtr_stats_t stats;
+    round_trip_stats_t stats;
 };
 
 static void s_hex(const uint8_t *in, size_t n, char *out)
@@ -52,7 +53,7 @@ static int s_unhex(const char *in, size_t len, uint8_t *out, size_t n)
 
 static void s_on_key(void *arg, redisReply *reply)
 {
-    mrtr_t *self = arg;
+    round_trip_t *self = arg;
     self->asking = 0;
     uint8_t k[KEY_BYTES];
     if (reply && reply->type == REDIS_REPLY_STRING &&
@@ -72,7 +73,7 @@ static void s_on_key(void *arg, redisReply *reply)
  * flight); a Redis that lost it anyway (restarted without persistence, a failover before it
  * was replicated) gets back the key this process already shares, so what it sealed still
  * opens. The first front-end to ask makes the key; every one then reads the same. */
-static void s_ask_key(mrtr_t *self)
+static void s_ask_key(round_trip_t *self)
 {
     if (self->asking) return;
     uint8_t fresh[KEY_BYTES];
@@ -98,13 +99,13 @@ static void s_on_store_connected(void *arg, store_t *store)
 static void s_on_timer(loop_t *loop, void *arg)
 {
     (void)loop;
-    mrtr_t *self = arg;
+    round_trip_t *self = arg;
     if (!self->shared) s_ask_key(self);
 }
 
-mrtr_t *mrtr_new(loop_t *loop, store_t **store_p)
+round_trip_t *round_trip_new(loop_t *loop, store_t **store_p)
 {
-    mrtr_t *self = xcalloc(1, sizeof *self);
+    round_trip_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;
     self->store_p = store_p;
     if (getrandom(self->key, sizeof self->key, 0) != (ssize_t)sizeof self->key)
@@ -115,16 +116,16 @@ mrtr_t *mrtr_new(loop_t *loop, store_t **store_p)
     return self;
 }
 
-void mrtr_destroy(mrtr_t **self_p)
+void round_trip_destroy(round_trip_t **self_p)
 {
-    mrtr_t *self = *self_p;
+    round_trip_t *self = *self_p;
     if (!self) return;
     loop_timer_cancel(self->loop, self->timer);
     free(self);
     *self_p = NULL;
 }
 
-const mrtr_stats_t *mrtr_stats(const mrtr_t *self)
+const round_trip_stats_t *round_trip_stats(const round_trip_t *self)
 {
     return &self->stats;
 }
@@ -149,14 +150,14 @@ static void s_digest(const call_t *c, char out[33])
     s_hex(d, 16, out);
 }
 
-static void s_mac(const mrtr_t *self, const char *data, size_t len, char out[65])
+static void s_mac(const round_trip_t *self, const char *data, size_t len, char out[65])
 {
     uint8_t mac[32];
     sha256_hmac(self->key, sizeof self->key, data, len, mac);
     s_hex(mac, sizeof mac, out);
 }
 
-char *mrtr_seal(mrtr_t *self, const call_t *c, json_t *state, long ttl_ms)
+char *round_trip_seal(round_trip_t *self, const call_t *c, json_t *state, long ttl_ms)
 {
     char digest[33];
     s_digest(c, digest);
@@ -191,7 +192,7 @@ static int s_is(const json_t *payload, const char *key, const char *want)
     return v && !strcmp(v, want);
 }
 
-static int s_refuse(mrtr_t *self, call_t *c, const char *why)
+static int s_refuse(round_trip_t *self, call_t *c, const char *why)
 {
     self->stats.refused++;
     char msg[200];
@@ -202,7 +203,7 @@ static int s_refuse(mrtr_t *self, call_t *c, const char *why)
     return -1;
 }
 
-int mrtr_open(mrtr_t *self, call_t *c, json_t **state)
+int round_trip_open(round_trip_t *self, call_t *c, json_t **state)
 {
     *state = NULL;
     json_t *v = json_object_get(c->params, "requestState");
@@ -243,7 +244,7 @@ int mrtr_open(mrtr_t *self, call_t *c, json_t **state)
     return 0;
 }
 
-int mrtr_responses(call_t *c, json_t **responses)
+int round_trip_responses(call_t *c, json_t **responses)
 {
     json_t *r = json_object_get(c->params, "inputResponses");
     *responses = NULL;
@@ -269,7 +270,7 @@ int mrtr_responses(call_t *c, json_t **responses)
 
 /* ---- building InputRequiredResults */
 
-json_t *mrtr_input_required(json_t *requests, char *request_state)
+json_t *round_trip_input_required(json_t *requests, char *request_state)
 {
     json_t *r = json_pack("{s:s}", "resultType", "input_required");
     if (requests) json_object_set_new(r, "inputRequests", requests);
@@ -278,26 +279,26 @@ json_t *mrtr_input_required(json_t *requests, char *request_state)
     return r;
 }
 
-json_t *mrtr_elicit(const char *message, const char *field, const char *type)
+json_t *round_trip_elicit(const char *message, const char *field, const char *type)
 {
     return json_pack("{s:s,s:{s:s,s:s,s:{s:s,s:{s:{s:s}},s:[s]}}}", "method", "elicitation/create",
                      "params", "mode", "form", "message", message, "requestedSchema", "type",
                      "object", "properties", field, "type", type, "required", field);
 }
 
-json_t *mrtr_sample(const char *prompt, long max_tokens)
+json_t *round_trip_sample(const char *prompt, long max_tokens)
 {
     return json_pack("{s:s,s:{s:[{s:s,s:{s:s,s:s}}],s:I}}", "method", "sampling/createMessage",
                      "params", "messages", "role", "user", "content", "type", "text", "text",
                      prompt, "maxTokens", (json_int_t)max_tokens);
 }
 
-json_t *mrtr_list_roots(void)
+json_t *round_trip_list_roots(void)
 {
     return json_pack("{s:s,s:{}}", "method", "roots/list", "params");
 }
 
-const char *mrtr_elicited(const json_t *response, const char *field)
+const char *round_trip_elicited(const json_t *response, const char *field)
 {
     const char *action = json_string_value(json_object_get(response, "action"));
     if (!action || strcmp(action, "accept") != 0) return NULL;

@@ -1,4 +1,4 @@
-/* mcp-frontend/mcp/taskx.c — see taskx.h. */
+/* mcp-frontend/mcp/tasks_extension.c — see tasks_extension.h. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +12,11 @@
 #include "mcp-frontend/state/history.h"
 #include "listen.h"
 #include "mcp-frontend/rpc/task.h"
-#include "taskx.h"
+#include "tasks_extension.h"
 
 #define POLL_MS 1000 /* pollIntervalMs: a job's record changes once, at its end */
 
-struct taskx {
+struct tasks_extension {
     executions_t *executions;
     bus_t *bus;
 };
@@ -108,7 +108,7 @@ static void s_on_record(void *arg, fetch_status_t st, json_t *fields)
         /* cooperative and idempotent: a finished task stays as it is; a running one is on
          * another front-end (or lost with it), which the bus reaches */
         if (!strcmp(json_string_value(json_object_get(t, "status")), "working"))
-            taskx_cancel_elsewhere(c->fe->bus, c->tenant->name, o->id);
+            tasks_extension_cancel_elsewhere(c->fe->bus, c->tenant->name, o->id);
         json_decref(t);
         call_reply(c, json_object());
     } else {
@@ -128,7 +128,7 @@ static void s_fetch(call_t *c, const char *id, op_t op)
     record_fetch(c->fe->store, id, c->tenant, s_on_record, o);
 }
 
-void taskx_get(call_t *c)
+void tasks_extension_get(call_t *c)
 {
     const char *id = s_task_id(c);
     if (!id) return;
@@ -139,7 +139,7 @@ void taskx_get(call_t *c)
         s_fetch(c, id, OP_GET); /* ended: its record is (about to be) final */
 }
 
-void taskx_update(call_t *c)
+void tasks_extension_update(call_t *c)
 {
     const char *id = s_task_id(c);
     if (!id) return;
@@ -155,7 +155,7 @@ void taskx_update(call_t *c)
         s_fetch(c, id, OP_UPDATE);
 }
 
-void taskx_cancel(call_t *c)
+void tasks_extension_cancel(call_t *c)
 {
     const char *id = s_task_id(c);
     if (!id) return;
@@ -168,7 +168,7 @@ void taskx_cancel(call_t *c)
     call_reply(c, json_object());
 }
 
-void taskx_cancel_elsewhere(bus_t *bus, const char *tenant, const char *id)
+void tasks_extension_cancel_elsewhere(bus_t *bus, const char *tenant, const char *id)
 {
     bus_publish(bus, json_pack("{s:s,s:s,s:s}", "t", "tcancel", "tn", tenant, "id", id));
 }
@@ -177,7 +177,7 @@ void taskx_cancel_elsewhere(bus_t *bus, const char *tenant, const char *id)
 static void s_on_cancel_event(void *arg, const json_t *ev, int from_self)
 {
     (void)from_self;
-    taskx_t *self = arg;
+    tasks_extension_t *self = arg;
     const char *id = json_string_value(json_object_get(ev, "id"));
     const char *tn = json_string_value(json_object_get(ev, "tn"));
     execution_t *ex = id ? executions_find_task(self->executions, id, NULL) : NULL;
@@ -189,7 +189,7 @@ static void s_on_cancel_event(void *arg, const json_t *ev, int from_self)
 /* A task ended: streams listening to its id hear its final state, on every front-end. */
 static void s_on_execution_end(void *arg, const execution_end_t *end)
 {
-    taskx_t *self = arg;
+    tasks_extension_t *self = arg;
     if (!end->task) return;
     int cancelled = end->task_cancelled || end->status == ST_CANCELLED;
     uint64_t now = clock_wall_ms();
@@ -203,9 +203,9 @@ static void s_on_execution_end(void *arg, const execution_end_t *end)
     listen_task_changed(self->bus, end->tenant->name, end->id, t);
 }
 
-taskx_t *taskx_new(executions_t *executions, bus_t *bus)
+tasks_extension_t *tasks_extension_new(executions_t *executions, bus_t *bus)
 {
-    taskx_t *self = xcalloc(1, sizeof *self);
+    tasks_extension_t *self = xcalloc(1, sizeof *self);
     self->executions = executions;
     self->bus = bus;
     executions_on_end(executions, s_on_execution_end, self);
@@ -213,7 +213,7 @@ taskx_t *taskx_new(executions_t *executions, bus_t *bus)
     return self;
 }
 
-void taskx_destroy(taskx_t **self_p)
+void tasks_extension_destroy(tasks_extension_t **self_p)
 {
     free(*self_p);
     *self_p = NULL;

@@ -1,4 +1,4 @@
-/* mcp-frontend/cells/pysessions.c — see pysessions.h. */
+/* mcp-frontend/cells/session_records.c — see session_records.h. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +10,9 @@
 #include "common/idmap.h"
 #include "common/log.h"
 #include "common/session_keys.h"
-#include "pysessions.h"
+#include "session_records.h"
 
-#define CACHE_MAX     65536
+#define CACHE_MAX      65536
 #define RECORD_KEEP_MS (7LL * 24 * 3600 * 1000) /* an ended session's record: its reason stays */
 #define ENDED_KEEP     10000 /* ended sessions' records kept per tenant at most */
 #define START_RESERVE  60000 /* ms a place is held while the session starts */
@@ -26,7 +26,7 @@
  * SWEEP_LUA: KEYS[1] the live set, KEYS[2] the ended set; ARGV[1] now, ARGV[2] the records' key
  * prefix, ARGV[3] the cut-off (now - RECORD_KEEP_MS), ARGV[4] ENDED_KEEP. */
 #define SWEEP_LUA                                                                                  \
-    "for _, sid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])) do\n"            \
+    "for _, sid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])) do\n"             \
     "  redis.call('ZADD', KEYS[2], 'NX', ARGV[1], sid)\n"                                          \
     "end\n"                                                                                        \
     "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n"                                   \
@@ -46,46 +46,46 @@
  * prefix, cut-off, ended-keep, id, memory_mb, reserved-until, max_sessions, max_memory_mb. The
  * expired leave the set first; then the count and the memory of the rest decide. */
 static const char s_admit_lua[] =
-    SWEEP_LUA
-    "local ids = redis.call('ZRANGE', KEYS[1], 0, -1)\n"
-    "if #ids >= tonumber(ARGV[8]) then return {0, 'sessions', #ids} end\n"
-    "local mem = 0\n"
-    "for _, sid in ipairs(ids) do\n"
-    "  mem = mem + (tonumber(redis.call('HGET', ARGV[2] .. sid, 'memory_mb')) or 0)\n"
-    "end\n"
-    "if mem + tonumber(ARGV[6]) > tonumber(ARGV[9]) then return {0, 'memory', mem} end\n"
-    /* the reservation lapses into the ended set if the session never starts (a front-end
-     * that died meanwhile): the sweep then deletes its record */
-    "redis.call('ZADD', KEYS[1], ARGV[7], ARGV[5])\n"
-    "redis.call('HSET', KEYS[3], 'memory_mb', ARGV[6], 'state', 'starting')\n"
-    "return {1, 'ok', #ids}\n";
+    SWEEP_LUA "local ids = redis.call('ZRANGE', KEYS[1], 0, -1)\n"
+              "if #ids >= tonumber(ARGV[8]) then return {0, 'sessions', #ids} end\n"
+              "local mem = 0\n"
+              "for _, sid in ipairs(ids) do\n"
+              "  mem = mem + (tonumber(redis.call('HGET', ARGV[2] .. sid, 'memory_mb')) or 0)\n"
+              "end\n"
+              "if mem + tonumber(ARGV[6]) > tonumber(ARGV[9]) then return {0, 'memory', mem} end\n"
+              /* the reservation lapses into the ended set if the session never starts (a front-end
+               * that died meanwhile): the sweep then deletes its record */
+              "redis.call('ZADD', KEYS[1], ARGV[7], ARGV[5])\n"
+              "redis.call('HSET', KEYS[3], 'memory_mb', ARGV[6], 'state', 'starting')\n"
+              "return {1, 'ok', #ids}\n";
 
 /* KEYS[1] the live set, KEYS[2] the ended set; ARGV as SWEEP_LUA's. Every live record,
  * flattened. */
-static const char s_list_lua[] = SWEEP_LUA "local out = {}\n"
-                                 "for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"
-                                 "  local h = redis.call('HGETALL', ARGV[2] .. sid)\n"
-                                 "  table.insert(out, sid)\n"
-                                 "  table.insert(out, h)\n"
-                                 "end\n"
-                                 "return out\n";
+static const char s_list_lua[] =
+    SWEEP_LUA "local out = {}\n"
+              "for _, sid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"
+              "  local h = redis.call('HGETALL', ARGV[2] .. sid)\n"
+              "  table.insert(out, sid)\n"
+              "  table.insert(out, h)\n"
+              "end\n"
+              "return out\n";
 
 typedef struct {
     char tenant[65];
-    pysession_t s;
+    session_record_t s;
 } cached_t;
 
-struct pysessions {
+struct session_records {
     loop_t *loop;
     store_t *store;
-    long record_wait_ms; /* pysessions_landed's bound; 0: it does not wait */
+    long record_wait_ms; /* session_records_landed's bound; 0: it does not wait */
     store_script_t *admit, *list;
     idmap_t *cache; /* session id → cached_t (profile and limits never change) */
 };
 
-pysessions_t *pysessions_new(loop_t *loop, store_t *store, long record_wait_ms)
+session_records_t *session_records_new(loop_t *loop, store_t *store, long record_wait_ms)
 {
-    pysessions_t *self = xcalloc(1, sizeof *self);
+    session_records_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;
     self->store = store;
     self->record_wait_ms = record_wait_ms;
@@ -101,9 +101,9 @@ static void s_free(void *arg, const uint8_t *id, void *value)
     free(value);
 }
 
-void pysessions_destroy(pysessions_t **self_p)
+void session_records_destroy(session_records_t **self_p)
 {
-    pysessions_t *self = *self_p;
+    session_records_t *self = *self_p;
     if (!self) return;
     idmap_each(self->cache, s_free, NULL);
     idmap_destroy(&self->cache);
@@ -113,7 +113,7 @@ void pysessions_destroy(pysessions_t **self_p)
 
 /* ---- the cache ----------------------------------------------------------------------------- */
 
-static void s_cache(pysessions_t *self, const tenant_t *t, const pysession_t *s)
+static void s_cache(session_records_t *self, const tenant_t *t, const session_record_t *s)
 {
     uint8_t raw[ID_BYTES];
     if (id_parse(s->id, raw) < 0) return;
@@ -131,7 +131,8 @@ static void s_cache(pysessions_t *self, const tenant_t *t, const pysession_t *s)
     c->s = *s;
 }
 
-const pysession_t *pysessions_cached(pysessions_t *self, const tenant_t *t, const char *id)
+const session_record_t *session_records_cached(session_records_t *self, const tenant_t *t,
+                                               const char *id)
 {
     uint8_t raw[ID_BYTES];
     if (id_parse(id, raw) < 0) return NULL;
@@ -152,7 +153,7 @@ static void s_str(char *dst, size_t cap, const redisReply *v)
 }
 
 /* A record's HGETALL into s; 0 when it holds a session (a profile), -1 otherwise. */
-static int s_parse(const redisReply *r, const char *id, pysession_t *s)
+static int s_parse(const redisReply *r, const char *id, session_record_t *s)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->id, sizeof s->id, "%s", id);
@@ -189,45 +190,45 @@ static int s_parse(const redisReply *r, const char *id, pysession_t *s)
 }
 
 typedef struct {
-    pysessions_t *self;
+    session_records_t *self;
     const tenant_t *tenant;
     char id[ID_STR_LEN + 1];
-    pysession_fn *fn;
+    session_record_fn *fn;
     void *arg;
 } lookup_t;
 
 static void s_on_record(void *arg, redisReply *r)
 {
     lookup_t *l = arg;
-    pysession_t s;
+    session_record_t s;
     if (!r || r->type == REDIS_REPLY_ERROR)
-        l->fn(l->arg, PYS_UNAVAILABLE, NULL);
+        l->fn(l->arg, SESSION_RECORD_UNAVAILABLE, NULL);
     else if (s_parse(r, l->id, &s) < 0)
-        l->fn(l->arg, PYS_NOT_FOUND, NULL);
+        l->fn(l->arg, SESSION_RECORD_NOT_FOUND, NULL);
     else {
         s_cache(l->self, l->tenant, &s);
-        l->fn(l->arg, PYS_FOUND, &s);
+        l->fn(l->arg, SESSION_RECORD_FOUND, &s);
     }
     free(l);
 }
 
-void pysessions_lookup(pysessions_t *self, const tenant_t *t, const char *id, pysession_fn *fn,
-                       void *arg)
+void session_records_lookup(session_records_t *self, const tenant_t *t, const char *id,
+                            session_record_fn *fn, void *arg)
 {
     uint8_t raw[ID_BYTES];
     char key[SESSION_KEY_MAX], canonical[ID_STR_LEN + 1];
     if (id_parse(id, raw) < 0) {
-        fn(arg, PYS_NOT_FOUND, NULL);
+        fn(arg, SESSION_RECORD_NOT_FOUND, NULL);
         return;
     }
     id_format(raw, canonical);
-    pysession_key(key, t->name, canonical);
+    session_record_key(key, t->name, canonical);
     lookup_t *l = xcalloc(1, sizeof *l);
     *l = (lookup_t){self, t, "", fn, arg};
     snprintf(l->id, sizeof l->id, "%s", canonical);
     if (store_queryf(self->store, s_on_record, l, "HGETALL %s", key) < 0) {
         free(l);
-        fn(arg, PYS_UNAVAILABLE, NULL);
+        fn(arg, SESSION_RECORD_UNAVAILABLE, NULL);
     }
 }
 
@@ -235,7 +236,7 @@ void pysessions_lookup(pysessions_t *self, const tenant_t *t, const char *id, py
 
 typedef struct {
     const tenant_t *tenant;
-    pysession_admit_fn *fn;
+    session_record_admit_fn *fn;
     void *arg;
 } admit_t;
 
@@ -273,29 +274,29 @@ typedef struct {
 
 static void s_sweep_args(sweep_args_t *s, const tenant_t *t, uint64_t wall)
 {
-    pysessions_key(s->live, t->name);
-    pysessions_ended_key(s->ended, t->name);
-    pysession_key(s->prefix, t->name, "");
+    session_records_key(s->live, t->name);
+    session_records_ended_key(s->ended, t->name);
+    session_record_key(s->prefix, t->name, "");
     snprintf(s->now, sizeof s->now, "%llu", (unsigned long long)wall);
     snprintf(s->cutoff, sizeof s->cutoff, "%lld", (long long)wall - RECORD_KEEP_MS);
     snprintf(s->keep, sizeof s->keep, "%d", ENDED_KEEP);
 }
 
-void pysessions_admit(pysessions_t *self, const tenant_t *t, const char *id, long memory_mb,
-                      long idle_s, pysession_admit_fn *fn, void *arg)
+void session_records_admit(session_records_t *self, const tenant_t *t, const char *id,
+                           long memory_mb, long idle_s, session_record_admit_fn *fn, void *arg)
 {
     char rec[SESSION_KEY_MAX], mem[24], until[24], max_n[24], max_mem[24];
     uint64_t wall = clock_wall_ms();
     sweep_args_t s;
     s_sweep_args(&s, t, wall);
-    pysession_key(rec, t->name, id);
+    session_record_key(rec, t->name, id);
     snprintf(mem, sizeof mem, "%ld", memory_mb);
     snprintf(until, sizeof until, "%llu",
              (unsigned long long)(wall + START_RESERVE + (uint64_t)idle_s * 1000));
     snprintf(max_n, sizeof max_n, "%ld", t->max_sessions);
     snprintf(max_mem, sizeof max_mem, "%ld", t->max_session_memory_mb);
-    const char *args[] = {s.live, s.ended, rec, s.now, s.prefix, s.cutoff, s.keep,
-                          id,     mem,     until, max_n, max_mem};
+    const char *args[] = {s.live, s.ended, rec, s.now, s.prefix, s.cutoff,
+                          s.keep, id,      mem, until, max_n,    max_mem};
     admit_t *a = xcalloc(1, sizeof *a);
     *a = (admit_t){t, fn, arg};
     if (store_eval(self->store, self->admit, s_on_admit, a, 3, 12, args) < 0) {
@@ -304,12 +305,12 @@ void pysessions_admit(pysessions_t *self, const tenant_t *t, const char *id, lon
     }
 }
 
-void pysessions_release(pysessions_t *self, const tenant_t *t, const char *id)
+void session_records_release(session_records_t *self, const tenant_t *t, const char *id)
 {
     char live[SESSION_KEY_MAX], ended[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
-    pysessions_key(live, t->name);
-    pysessions_ended_key(ended, t->name);
-    pysession_key(rec, t->name, id);
+    session_records_key(live, t->name);
+    session_records_ended_key(ended, t->name);
+    session_record_key(rec, t->name, id);
     store_writef(self->store, "ZREM %s %s", live, id);
     store_writef(self->store, "ZREM %s %s", ended, id);
     store_writef(self->store, "DEL %s", rec);
@@ -318,19 +319,19 @@ void pysessions_release(pysessions_t *self, const tenant_t *t, const char *id)
 /* ---- what happens to one -------------------------------------------------------------------- */
 
 /* Live until until_ms (no TTL on the record: the sweep in SWEEP_LUA retires it). */
-static void s_expiry(pysessions_t *self, const tenant_t *t, const char *id, uint64_t until_ms)
+static void s_expiry(session_records_t *self, const tenant_t *t, const char *id, uint64_t until_ms)
 {
     char live[SESSION_KEY_MAX], ended[SESSION_KEY_MAX];
-    pysessions_key(live, t->name);
-    pysessions_ended_key(ended, t->name);
+    session_records_key(live, t->name);
+    session_records_ended_key(ended, t->name);
     store_writef(self->store, "ZADD %s %llu %s", live, (unsigned long long)until_ms, id);
     store_writef(self->store, "ZREM %s %s", ended, id); /* used again after a sweep */
 }
 
-void pysessions_opened(pysessions_t *self, const tenant_t *t, const pysession_t *s)
+void session_records_opened(session_records_t *self, const tenant_t *t, const session_record_t *s)
 {
     char rec[SESSION_KEY_MAX];
-    pysession_key(rec, t->name, s->id);
+    session_record_key(rec, t->name, s->id);
     store_writef(self->store,
                  "HSET %s tenant %s profile %s state active created_ms %llu last_used_ms %llu "
                  "cells 0 memory_mb %ld idle_timeout_s %ld memory_kb %llu parent %s "
@@ -342,7 +343,8 @@ void pysessions_opened(pysessions_t *self, const tenant_t *t, const pysession_t 
     s_cache(self, t, s);
 }
 
-void pysessions_ended(pysessions_t *self, const tenant_t *t, const char *id, const char *reason)
+void session_records_ended(session_records_t *self, const tenant_t *t, const char *id,
+                           const char *reason)
 {
     char live[SESSION_KEY_MAX], ended[SESSION_KEY_MAX], rec[SESSION_KEY_MAX];
     uint8_t raw[ID_BYTES];
@@ -352,9 +354,9 @@ void pysessions_ended(pysessions_t *self, const tenant_t *t, const char *id, con
         snprintf(c->s.end_reason, sizeof c->s.end_reason, "%s", reason);
     }
     uint64_t now = clock_wall_ms();
-    pysessions_key(live, t->name);
-    pysessions_ended_key(ended, t->name);
-    pysession_key(rec, t->name, id);
+    session_records_key(live, t->name);
+    session_records_ended_key(ended, t->name);
+    session_record_key(rec, t->name, id);
     store_writef(self->store, "ZREM %s %s", live, id);
     store_writef(self->store, "HSET %s state ended end_reason %s ended_ms %llu", rec, reason,
                  (unsigned long long)now);
@@ -362,14 +364,15 @@ void pysessions_ended(pysessions_t *self, const tenant_t *t, const char *id, con
     store_writef(self->store, "ZADD %s NX %llu %s", ended, (unsigned long long)now, id);
 }
 
-void pysessions_used(pysessions_t *self, const tenant_t *t, const char *id, const result_t *res,
-                     int cell)
+void session_records_used(session_records_t *self, const tenant_t *t, const char *id,
+                          const result_t *res, int cell)
 {
     char rec[SESSION_KEY_MAX];
-    pysession_key(rec, t->name, id);
+    session_record_key(rec, t->name, id);
     if (!res->session.present) return;
     if (!res->session.alive) {
-        pysessions_ended(self, t, id, res->session.end_reason ? res->session.end_reason : "ended");
+        session_records_ended(self, t, id,
+                              res->session.end_reason ? res->session.end_reason : "ended");
         return;
     }
     uint64_t now = clock_wall_ms();
@@ -385,11 +388,11 @@ void pysessions_used(pysessions_t *self, const tenant_t *t, const char *id, cons
 
 /* ---- waiting for the writes ---------------------------------------------------------------- */
 
-/* One pysessions_landed: freed by the acknowledgement, which comes exactly once (with NULL if
+/* One session_records_landed: freed by the acknowledgement, which comes exactly once (with NULL if
  * the connection fails or the store is torn down), after fn has run, from there or the timer. */
 typedef struct {
-    pysessions_t *self;
-    pysession_landed_fn *fn;
+    session_records_t *self;
+    session_record_landed_fn *fn;
     void *arg;
     uint64_t timer;
     int told; /* fn has run */
@@ -418,7 +421,7 @@ static void s_on_landing_late(loop_t *loop, void *arg)
     l->fn(l->arg); /* the writes are on their way; the answer goes without them */
 }
 
-void pysessions_landed(pysessions_t *self, pysession_landed_fn *fn, void *arg)
+void session_records_landed(session_records_t *self, session_record_landed_fn *fn, void *arg)
 {
     static const char *ping[] = {"PING"};
     if (self->record_wait_ms <= 0) {
@@ -436,17 +439,17 @@ void pysessions_landed(pysessions_t *self, pysession_landed_fn *fn, void *arg)
     }
 }
 
-void pysessions_snapshotted(pysessions_t *self, const tenant_t *t, const char *id,
-                            const char *snapshot_id)
+void session_records_snapshotted(session_records_t *self, const tenant_t *t, const char *id,
+                                 const char *snapshot_id)
 {
     char rec[SESSION_KEY_MAX];
-    pysession_key(rec, t->name, id);
+    session_record_key(rec, t->name, id);
     store_writef(self->store, "HSET %s last_snapshot %s", rec, snapshot_id);
 }
 
 /* ---- list ------------------------------------------------------------------------------------ */
 
-const char *pysession_iso(uint64_t ms, char out[32])
+const char *session_record_iso(uint64_t ms, char out[32])
 {
     time_t s = (time_t)(ms / 1000);
     struct tm tm;
@@ -456,23 +459,23 @@ const char *pysession_iso(uint64_t ms, char out[32])
     return out;
 }
 
-json_t *pysession_json(const pysession_t *s)
+json_t *session_record_json(const session_record_t *s)
 {
     char created[32], used[32], expires[32];
     json_t *o = json_pack(
         "{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "session_id", s->id, "profile", s->profile,
-        "created", pysession_iso(s->created_ms, created), "last_used",
-        pysession_iso(s->last_used_ms, used), "cells", (json_int_t)s->cells, "memory_in_use_mb",
-        (json_int_t)((s->memory_kb + 512) / 1024), "memory_limit_mb", (json_int_t)s->memory_mb,
-        "idle_timeout_s", (json_int_t)s->idle_timeout_s, "expires_at",
-        pysession_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires));
+        "created", session_record_iso(s->created_ms, created), "last_used",
+        session_record_iso(s->last_used_ms, used), "cells", (json_int_t)s->cells,
+        "memory_in_use_mb", (json_int_t)((s->memory_kb + 512) / 1024), "memory_limit_mb",
+        (json_int_t)s->memory_mb, "idle_timeout_s", (json_int_t)s->idle_timeout_s, "expires_at",
+        session_record_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires));
     json_object_set_new(o, "parent_session_id",
                         s->parent[0] ? json_string(s->parent) : json_null());
     return o;
 }
 
 typedef struct {
-    pysession_list_fn *fn;
+    session_record_list_fn *fn;
     void *arg;
 } list_t;
 
@@ -486,16 +489,17 @@ static void s_on_list(void *arg, redisReply *r)
     }
     json_t *out = json_array();
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
-        pysession_t s;
+        session_record_t s;
         if (r->element[i]->type == REDIS_REPLY_STRING &&
             s_parse(r->element[i + 1], r->element[i]->str, &s) == 0 && !s.ended)
-            json_array_append_new(out, pysession_json(&s));
+            json_array_append_new(out, session_record_json(&s));
     }
     l->fn(l->arg, out);
     free(l);
 }
 
-void pysessions_list(pysessions_t *self, const tenant_t *t, pysession_list_fn *fn, void *arg)
+void session_records_list(session_records_t *self, const tenant_t *t, session_record_list_fn *fn,
+                          void *arg)
 {
     sweep_args_t s;
     s_sweep_args(&s, t, clock_wall_ms());
@@ -511,25 +515,25 @@ void pysessions_list(pysessions_t *self, const tenant_t *t, pysession_list_fn *f
 /* ---- why it ended ---------------------------------------------------------------------------- */
 
 typedef struct {
-    pysessions_t *self;
+    session_records_t *self;
     const tenant_t *tenant;
-    pysession_explain_fn *fn;
+    session_record_explain_fn *fn;
     void *arg;
 } explain_t;
 
-static void s_on_explain(void *arg, pys_status_t st, const pysession_t *s)
+static void s_on_explain(void *arg, session_record_status_t st, const session_record_t *s)
 {
     explain_t *e = arg;
     char why[300];
-    if (st != PYS_FOUND) {
+    if (st != SESSION_RECORD_FOUND) {
         e->fn(e->arg, ST_REJECTED, "SessionNotFound",
-              st == PYS_UNAVAILABLE ? "the session store is unreachable right now"
-                                    : "no such session for your tenant");
+              st == SESSION_RECORD_UNAVAILABLE ? "the session store is unreachable right now"
+                                               : "no such session for your tenant");
     } else if (s->ended) {
         e->fn(e->arg, ST_REJECTED, "SessionEnded", s->end_reason);
     } else if (s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000 <= clock_wall_ms() + 2000) {
         snprintf(why, sizeof why, "session expired after %ld s idle", s->idle_timeout_s);
-        pysessions_ended(e->self, e->tenant, s->id, why);
+        session_records_ended(e->self, e->tenant, s->id, why);
         e->fn(e->arg, ST_REJECTED, "SessionEnded", why);
     } else {
         snprintf(why, sizeof why,
@@ -537,16 +541,16 @@ static void s_on_explain(void *arg, pys_status_t st, const pysession_t *s)
                  "restore_state_snapshot%s%s%s",
                  s->last_snapshot[0] ? " (latest: " : " (it has none: list_state_snapshots)",
                  s->last_snapshot, s->last_snapshot[0] ? ")" : "");
-        pysessions_ended(e->self, e->tenant, s->id, why);
+        session_records_ended(e->self, e->tenant, s->id, why);
         e->fn(e->arg, ST_LOST, "SessionLost", why);
     }
     free(e);
 }
 
-void pysessions_explain(pysessions_t *self, const tenant_t *t, const char *id,
-                        pysession_explain_fn *fn, void *arg)
+void session_records_explain(session_records_t *self, const tenant_t *t, const char *id,
+                             session_record_explain_fn *fn, void *arg)
 {
     explain_t *e = xcalloc(1, sizeof *e);
     *e = (explain_t){self, t, fn, arg};
-    pysessions_lookup(self, t, id, s_on_explain, e);
+    session_records_lookup(self, t, id, s_on_explain, e);
 }
