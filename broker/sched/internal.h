@@ -91,7 +91,7 @@ int sched_session_admit(sched_t *s, job_t *job, sched_refusal_t *why);
 /* An admitted job joins its session's line. */
 void sched_session_queue(sched_t *s, job_t *job);
 /* b's head goes to its executor's pinned queue, when b is placed and runs nothing. */
-void sched_session_ready(sched_t *s, bsession_t *b);
+void sched_session_ready(sched_t *s, broker_session_t *b);
 /* A session job leaves its line, or its lease ended: the next one may go. */
 void sched_session_detach(sched_t *s, job_t *job);
 /* One pass over the pinned queues: 1 when a job went. An executor that cannot be reached ends

@@ -20,7 +20,7 @@
 
 /* ---- the line and the pinned queue ------------------------------------------------------ */
 
-void sched_session_ready(sched_t *s, bsession_t *b)
+void sched_session_ready(sched_t *s, broker_session_t *b)
 {
     job_t *head = b->head;
     /* a resubmitted job being probed came before what waits here: the line waits for it */
@@ -33,7 +33,7 @@ void sched_session_ready(sched_t *s, bsession_t *b)
 }
 
 /* The head out of its executor's pinned queue (the session lost its place, or the job goes). */
-static void s_unpin(bsession_t *b, job_t *job)
+static void s_unpin(broker_session_t *b, job_t *job)
 {
     if (!job->pinned) return;
     queue_remove(b->executor->pinned, job);
@@ -43,7 +43,7 @@ static void s_unpin(bsession_t *b, job_t *job)
 
 void sched_session_detach(sched_t *s, job_t *job)
 {
-    bsession_t *b = job->session;
+    broker_session_t *b = job->session;
     if (job->state == JOB_QUEUED) {
         s_unpin(b, job);
         affinity_unlink(b, job);
@@ -69,7 +69,7 @@ void sched_sessions_init(sched_t *s)
 int sched_session_admit(sched_t *s, job_t *job, sched_refusal_t *why)
 {
     uint64_t now = s->conf.mono_ms();
-    bsession_t *b = affinity_get(s->affinity, job->route.session);
+    broker_session_t *b = affinity_get(s->affinity, job->route.session);
     if (b && b->tenant[0] && strcmp(b->tenant, job->route.tenant) != 0) /* as if unknown */
         return sched_refuse(why, REFUSE_SESSION_UNKNOWN, ST_REJECTED,
                             "no executor holds this session (it may have ended)");
@@ -93,7 +93,7 @@ int sched_session_admit(sched_t *s, job_t *job, sched_refusal_t *why)
 
 /* A resubmitted job's probe settled on a session that ended or was lost meanwhile: answered as
  * admission would have answered it then. */
-static void s_settled_too_late(sched_t *s, job_t *job, bsession_t *b)
+static void s_settled_too_late(sched_t *s, job_t *job, broker_session_t *b)
 {
     int lost = 0;
     const char *why =
@@ -120,7 +120,7 @@ void sched_enqueue(sched_t *s, job_t *job)
 
 void sched_session_queue(sched_t *s, job_t *job)
 {
-    bsession_t *b = affinity_get(s->affinity, job->route.session);
+    broker_session_t *b = affinity_get(s->affinity, job->route.session);
     if (!b || b->ended) {
         s_settled_too_late(s, job, b);
         return;
@@ -136,13 +136,13 @@ void sched_session_queue(sched_t *s, job_t *job)
 
 void sched_session_probing(sched_t *s, job_t *job, int delta)
 {
-    bsession_t *b = affinity_get(s->affinity, job->route.session);
+    broker_session_t *b = affinity_get(s->affinity, job->route.session);
     if (b) b->probing += delta;
 }
 
 void sched_session_probe_dropped(sched_t *s, job_t *job)
 {
-    bsession_t *b = affinity_get(s->affinity, job->route.session);
+    broker_session_t *b = affinity_get(s->affinity, job->route.session);
     if (!b) return;
     if (b->ended && !b->draining && !b->running && !b->probing && !b->head)
         affinity_remove(s->affinity, &b);
@@ -152,7 +152,7 @@ void sched_session_probe_dropped(sched_t *s, job_t *job)
 
 void sched_session_attached(sched_t *s, job_t *job)
 {
-    bsession_t *b = affinity_get(s->affinity, job->route.session);
+    broker_session_t *b = affinity_get(s->affinity, job->route.session);
     if (!b || b->running) return; /* then it is an ordinary lease; its answer still comes */
     job->session = b;
     b->running = job;
@@ -184,7 +184,7 @@ static int s_dispatch_one(sched_t *s, executor_t *ex, executor_t **unreachable)
     job_t *job = executor_open_credit(ex) ? queue_pop(ex->pinned, s_eligible, s)
                                           : queue_pop_first(ex->pinned, sched_may_reserve, s);
     if (!job) return 0;
-    bsession_t *b = job->session;
+    broker_session_t *b = job->session;
     job->pinned = 0;
     job->state = JOB_QUEUED;
     affinity_unlink(b, job);
@@ -227,7 +227,7 @@ int sched_dispatch_pinned(sched_t *s, executor_t **unreachable)
 /* ---- what executors say -------------------------------------------------------------------- */
 
 /* b is on ex now (READY or SESSIONS up). */
-static void s_place(sched_t *s, bsession_t *b, executor_t *ex)
+static void s_place(sched_t *s, broker_session_t *b, executor_t *ex)
 {
     if (b->executor && b->executor != ex && b->head) s_unpin(b, b->head);
     b->executor = ex;
@@ -240,7 +240,7 @@ void sched_sessions_placed(sched_t *s, executor_t *ex, const wire_ids_t *ids)
     uint8_t id[ID_BYTES];
     for (uint32_t i = 0; i < ids->n; i++) {
         wire_ids_at(ids, i, id);
-        bsession_t *b = affinity_get(s->affinity, id);
+        broker_session_t *b = affinity_get(s->affinity, id);
         if (!b) b = affinity_add(s->affinity, id, s->conf.mono_ms());
         s_place(s, b, ex);
     }
@@ -248,7 +248,7 @@ void sched_sessions_placed(sched_t *s, executor_t *ex, const wire_ids_t *ids)
 
 /* Answers every job waiting on b, and forgets b unless a job of it runs (its RESULT is
  * still to come). */
-static void s_end(sched_t *s, bsession_t *b, status_t st, const char *type, const char *why)
+static void s_end(sched_t *s, broker_session_t *b, status_t st, const char *type, const char *why)
 {
     job_t *job;
     snprintf(b->end_reason, sizeof b->end_reason, "%s", why);
@@ -272,7 +272,7 @@ typedef struct {
 static void s_down(void *arg, const uint8_t id[ID_BYTES], const char *reason, size_t len)
 {
     down_t *d = arg;
-    bsession_t *b = affinity_get(d->s->affinity, id);
+    broker_session_t *b = affinity_get(d->s->affinity, id);
     if (!b || b->executor != d->ex) return; /* not where it says: a stale word */
     char why[WIRE_MAX_REASON + 1];
     snprintf(why, sizeof why, "%.*s", (int)len, reason);
@@ -294,13 +294,13 @@ void sched_executor_sessions(sched_t *s, executor_t *ex, const sessions_msg_t *m
 void sched_sessions_executor_gone(sched_t *s, executor_t *ex)
 {
     size_t n = affinity_count(s->affinity);
-    bsession_t **all = xcalloc(n + 1, sizeof *all);
+    broker_session_t **all = xcalloc(n + 1, sizeof *all);
     n = affinity_list(s->affinity, all, n);
     uint64_t now = s->conf.mono_ms();
     /* Homeless, not lost yet: a node that only reconnected lists them again in its READY;
      * past the grace their waiting jobs are answered `lost` (sched_sessions_housekeep). */
     for (size_t i = 0; i < n; i++) {
-        bsession_t *b = all[i];
+        broker_session_t *b = all[i];
         if (b->executor != ex) continue;
         if (b->head) s_unpin(b, b->head);
         b->executor = NULL;
@@ -318,10 +318,10 @@ const char *sched_session_lost_reason(void)
 void sched_sessions_housekeep(sched_t *s, uint64_t now)
 {
     size_t n = affinity_count(s->affinity);
-    bsession_t **all = xcalloc(n + 1, sizeof *all);
+    broker_session_t **all = xcalloc(n + 1, sizeof *all);
     n = affinity_list(s->affinity, all, n);
     for (size_t i = 0; i < n; i++) {
-        bsession_t *b = all[i];
+        broker_session_t *b = all[i];
         if (b->executor || now - b->homeless_ms < s->conf.service_grace_ms) continue;
         if (b->was_placed) {
             s_end(s, b, ST_LOST, "SessionLost", LOST_REASON);

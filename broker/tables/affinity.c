@@ -19,7 +19,7 @@ typedef struct {
 } gone_t;
 
 struct affinity {
-    idmap_t *sessions; /* id → bsession_t */
+    idmap_t *sessions; /* id → broker_session_t */
     gone_t *gone;      /* a ring of the last gone_kept sessions that ended */
     size_t gone_kept, gone_next;
     idmap_t *gone_by_id;
@@ -38,7 +38,7 @@ affinity_t *affinity_new(size_t gone_kept)
 static void s_free(void *arg, const uint8_t *id, void *value)
 {
     (void)arg, (void)id;
-    bsession_t *s = value;
+    broker_session_t *s = value;
     assert(!s->head && !s->running);
     free(s);
 }
@@ -56,23 +56,23 @@ void affinity_destroy(affinity_t **self_p)
     *self_p = NULL;
 }
 
-bsession_t *affinity_get(const affinity_t *self, const uint8_t id[ID_BYTES])
+broker_session_t *affinity_get(const affinity_t *self, const uint8_t id[ID_BYTES])
 {
     return idmap_get(self->sessions, id);
 }
 
-bsession_t *affinity_add(affinity_t *self, const uint8_t id[ID_BYTES], uint64_t now_ms)
+broker_session_t *affinity_add(affinity_t *self, const uint8_t id[ID_BYTES], uint64_t now_ms)
 {
-    bsession_t *s = xcalloc(1, sizeof *s);
+    broker_session_t *s = xcalloc(1, sizeof *s);
     memcpy(s->id, id, ID_BYTES);
     s->homeless_ms = now_ms;
     idmap_put(self->sessions, s->id, s);
     return s;
 }
 
-void affinity_remove(affinity_t *self, bsession_t **s_p)
+void affinity_remove(affinity_t *self, broker_session_t **s_p)
 {
-    bsession_t *s = *s_p;
+    broker_session_t *s = *s_p;
     if (!s) return;
     assert(!s->head && !s->running);
     idmap_del(self->sessions, s->id);
@@ -86,7 +86,7 @@ size_t affinity_count(const affinity_t *self)
 }
 
 typedef struct {
-    bsession_t **out;
+    broker_session_t **out;
     size_t n, max;
 } list_t;
 
@@ -97,14 +97,14 @@ static void s_list(void *arg, const uint8_t *id, void *value)
     if (l->n < l->max) l->out[l->n++] = value;
 }
 
-size_t affinity_list(const affinity_t *self, bsession_t **out, size_t max)
+size_t affinity_list(const affinity_t *self, broker_session_t **out, size_t max)
 {
     list_t l = {out, 0, max};
     idmap_each(self->sessions, s_list, &l);
     return l.n;
 }
 
-void affinity_push(bsession_t *s, job_t *job)
+void affinity_push(broker_session_t *s, job_t *job)
 {
     job->session = s;
     job->s_next = NULL;
@@ -117,7 +117,7 @@ void affinity_push(bsession_t *s, job_t *job)
     s->waiting++;
 }
 
-void affinity_push_head(bsession_t *s, job_t *job)
+void affinity_push_head(broker_session_t *s, job_t *job)
 {
     job->session = s;
     job->s_prev = NULL;
@@ -130,7 +130,7 @@ void affinity_push_head(bsession_t *s, job_t *job)
     s->waiting++;
 }
 
-void affinity_unlink(bsession_t *s, job_t *job)
+void affinity_unlink(broker_session_t *s, job_t *job)
 {
     assert(job->session == s && s->waiting > 0);
     if (job->s_prev)
@@ -145,7 +145,7 @@ void affinity_unlink(bsession_t *s, job_t *job)
     s->waiting--;
 }
 
-void affinity_gone(affinity_t *self, const bsession_t *s, int lost, const char *reason)
+void affinity_gone(affinity_t *self, const broker_session_t *s, int lost, const char *reason)
 {
     gone_t *e = &self->gone[self->gone_next];
     self->gone_next = (self->gone_next + 1) % self->gone_kept;

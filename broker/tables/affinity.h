@@ -22,7 +22,7 @@
 #include "proto/wire.h"
 #include "job.h"
 
-struct bsession {
+struct broker_session {
     uint8_t id[ID_BYTES];
     char tenant[65];      /* whose (route_t.tenant), from its first job seen here ("" until then) */
     executor_t *executor; /* NULL: not placed (yet, or any more) */
@@ -42,25 +42,25 @@ typedef struct affinity affinity_t;
 affinity_t *affinity_new(size_t gone_kept);
 void affinity_destroy(affinity_t **self_p); /* sessions must have no jobs */
 
-bsession_t *affinity_get(const affinity_t *self, const uint8_t id[ID_BYTES]);
+broker_session_t *affinity_get(const affinity_t *self, const uint8_t id[ID_BYTES]);
 /* A new session, not placed (homeless since now_ms). */
-bsession_t *affinity_add(affinity_t *self, const uint8_t id[ID_BYTES], uint64_t now_ms);
+broker_session_t *affinity_add(affinity_t *self, const uint8_t id[ID_BYTES], uint64_t now_ms);
 /* Forgets a session that holds no job. */
-void affinity_remove(affinity_t *self, bsession_t **s_p);
+void affinity_remove(affinity_t *self, broker_session_t **s_p);
 size_t affinity_count(const affinity_t *self);
 /* The sessions, into out (at most max; the map may change afterwards): how many. */
-size_t affinity_list(const affinity_t *self, bsession_t **out, size_t max);
+size_t affinity_list(const affinity_t *self, broker_session_t **out, size_t max);
 
 /* A job joins the end of its session's line (job->session is set here). */
-void affinity_push(bsession_t *s, job_t *job);
+void affinity_push(broker_session_t *s, job_t *job);
 /* A job goes back to the front of its session's line (its send failed). */
-void affinity_push_head(bsession_t *s, job_t *job);
+void affinity_push_head(broker_session_t *s, job_t *job);
 /* A job leaves its session's line (dispatched, cancelled, expired). */
-void affinity_unlink(bsession_t *s, job_t *job);
+void affinity_unlink(broker_session_t *s, job_t *job);
 
 /* A session that ended (lost: its executor went away), remembered with why for the jobs that
  * come later; the last gone_kept of them. */
-void affinity_gone(affinity_t *self, const bsession_t *s, int lost, const char *reason);
+void affinity_gone(affinity_t *self, const broker_session_t *s, int lost, const char *reason);
 /* Why the session ended, for a job of `tenant` (NULL: not remembered, or another tenant's);
  * *lost says whether it was lost. */
 const char *affinity_gone_reason(const affinity_t *self, const uint8_t id[ID_BYTES],

@@ -17,7 +17,7 @@ typedef struct service service_t;
 typedef struct tenant tenant_t;
 typedef struct client client_t;
 typedef struct executor executor_t;
-typedef struct bsession bsession_t;
+typedef struct broker_session broker_session_t;
 
 /* JOB_PROBING: a resubmitted job waiting for every executor to say whether it holds it
  * (sched_probe.c) before it may be queued. */
@@ -51,7 +51,7 @@ struct job {
     /* A job on a session (route.session): it waits in its session's own line (affinity.h)
      * rather than in the service's queue, and only its head sits in the holding executor's
      * pinned queue, whose tenant FIFOs the links above serve then. */
-    bsession_t *session;
+    broker_session_t *session;
     job_t *s_prev, *s_next; /* links in the session's line */
     int pinned;             /* the head, in its executor's pinned queue */
 };

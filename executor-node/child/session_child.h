@@ -10,7 +10,7 @@
  * What the zygote sends on the wake socket (a SOCK_SEQPACKET datagram):
  *   'j'            a job is in the area: a cell, a snapshot, a restore or an info
  *   'f' + fork_msg_t, with descriptors
- *                  clone yourself (fork_session; sessions.h has the zygote's side)
+ *                  clone yourself (fork_session; zygote_sessions.h has the zygote's side)
  *   end of file    the session is over: exit
  * and what this loop answers: 'd' when the job's result is in the area; for a fork, 'F' +
  * the clone's pid (or 'E' + errno) from the session, and 'R' from the clone on its own new

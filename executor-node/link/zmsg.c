@@ -162,7 +162,7 @@ static void s_session_field(mpr_t *r, const char *k, uint32_t kl, zmsg_session_t
     if (mpr_key_is(k, kl, "event")) {
         if (mpr_str(r, &v, &vl) < 0) return;
         for (int e = ZS_UP; e <= ZS_MEMORY; e++)
-            if (mpr_key_is(v, vl, s_session_events[e])) z->event = (zsession_event_t)e;
+            if (mpr_key_is(v, vl, s_session_events[e])) z->event = (zygote_session_event_t)e;
         if (!z->event) mpr_fail(r, "unknown session event");
     } else if (mpr_key_is(k, kl, "tenant")) {
         s_str_into(r, z->tenant, sizeof z->tenant);

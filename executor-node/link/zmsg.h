@@ -35,11 +35,11 @@ typedef enum {
     ZM_SESSION_END = 10, /* node → zygote: id (a session's); text: why it must end */
 } zmsg_type_t;
 
-typedef enum { ZS_UP = 1, ZS_DOWN, ZS_MEMORY } zsession_event_t;
+typedef enum { ZS_UP = 1, ZS_DOWN, ZS_MEMORY } zygote_session_event_t;
 
 /* A session's news, keyed by the message's id (the session's). */
 typedef struct {
-    zsession_event_t event;
+    zygote_session_event_t event;
     char tenant[65];        /* up */
     int64_t idle_timeout_s; /* up */
     int64_t memory_mb;      /* up: its limit */

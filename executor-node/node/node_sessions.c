@@ -24,7 +24,7 @@ typedef struct {
 
 struct node_sessions {
     node_sessions_conf_t conf;
-    idmap_t *live;  /* id → nsession_t */
+    idmap_t *live;  /* id → node_session_t */
     ended_t *ended; /* a ring of the last conf.ended_kept ends */
     size_t ended_next;
     idmap_t *ended_by_id;    /* id → ended_t in the ring */
@@ -91,7 +91,7 @@ static void s_push(list_t *l, const uint8_t id[ID_BYTES], const char *reason)
     l->n++;
 }
 
-nsession_t *node_sessions_get(node_sessions_t *self, const uint8_t id[ID_BYTES])
+node_session_t *node_sessions_get(node_sessions_t *self, const uint8_t id[ID_BYTES])
 {
     return idmap_get(self->live, id);
 }
@@ -109,7 +109,7 @@ int node_sessions_full(const node_sessions_t *self)
 static void s_sum(void *arg, const uint8_t *id, void *value)
 {
     (void)id;
-    const nsession_t *s = value;
+    const node_session_t *s = value;
     if (!s->ending) *(uint64_t *)arg += s->memory_kb;
 }
 
@@ -123,7 +123,7 @@ uint64_t node_sessions_memory_kb(const node_sessions_t *self)
 void node_sessions_up(node_sessions_t *self, const uint8_t id[ID_BYTES], int zi, const char *tenant,
                       long idle_timeout_s, long memory_mb, uint64_t now_ms)
 {
-    nsession_t *s = idmap_get(self->live, id);
+    node_session_t *s = idmap_get(self->live, id);
     if (!s) {
         s = xcalloc(1, sizeof *s);
         memcpy(s->id, id, ID_BYTES);
@@ -153,7 +153,7 @@ static void s_remember(node_sessions_t *self, const uint8_t id[ID_BYTES], const 
 
 void node_sessions_down(node_sessions_t *self, const uint8_t id[ID_BYTES], const char *reason)
 {
-    nsession_t *s = idmap_del(self->live, id);
+    node_session_t *s = idmap_del(self->live, id);
     if (!s) return;
     s_remember(self, id, s->tenant, reason);
     free(s);
@@ -162,7 +162,7 @@ void node_sessions_down(node_sessions_t *self, const uint8_t id[ID_BYTES], const
 
 void node_sessions_memory(node_sessions_t *self, const uint8_t id[ID_BYTES], uint64_t kb)
 {
-    nsession_t *s = idmap_get(self->live, id);
+    node_session_t *s = idmap_get(self->live, id);
     if (s) s->memory_kb = kb;
 }
 
@@ -175,7 +175,7 @@ typedef struct {
 static void s_of_zygote(void *arg, const uint8_t *id, void *value)
 {
     of_zygote_t *o = arg;
-    if (((const nsession_t *)value)->zygote == o->zi) memcpy(o->ids[o->n++], id, ID_BYTES);
+    if (((const node_session_t *)value)->zygote == o->zi) memcpy(o->ids[o->n++], id, ID_BYTES);
 }
 
 void node_sessions_zygote_down(node_sessions_t *self, int zi, const char *reason)
@@ -189,7 +189,7 @@ void node_sessions_zygote_down(node_sessions_t *self, int zi, const char *reason
 void node_sessions_busy(node_sessions_t *self, const uint8_t id[ID_BYTES], int busy,
                         uint64_t now_ms)
 {
-    nsession_t *s = idmap_get(self->live, id);
+    node_session_t *s = idmap_get(self->live, id);
     if (!s) return;
     s->busy = busy;
     s->last_used_ms = now_ms;
@@ -202,16 +202,17 @@ const char *node_sessions_ended(const node_sessions_t *self, const uint8_t id[ID
     return e && !strcmp(e->tenant, tenant) ? e->reason : NULL;
 }
 
-nsession_t *node_sessions_of(node_sessions_t *self, const uint8_t id[ID_BYTES], const char *tenant)
+node_session_t *node_sessions_of(node_sessions_t *self, const uint8_t id[ID_BYTES],
+                                 const char *tenant)
 {
-    nsession_t *s = idmap_get(self->live, id);
+    node_session_t *s = idmap_get(self->live, id);
     return s && !strcmp(s->tenant, tenant) ? s : NULL;
 }
 
 /* ---- what ends now ------------------------------------------------------------------------ */
 
 typedef struct {
-    nsession_t **all;
+    node_session_t **all;
     size_t n;
 } gather_t;
 
@@ -219,18 +220,18 @@ static void s_gather(void *arg, const uint8_t *id, void *value)
 {
     (void)id;
     gather_t *g = arg;
-    nsession_t *s = value;
+    node_session_t *s = value;
     if (!s->busy && !s->ending) g->all[g->n++] = s;
 }
 
 static int s_by_last_use(const void *a, const void *b)
 {
-    uint64_t x = (*(nsession_t *const *)a)->last_used_ms,
-             y = (*(nsession_t *const *)b)->last_used_ms;
+    uint64_t x = (*(node_session_t *const *)a)->last_used_ms,
+             y = (*(node_session_t *const *)b)->last_used_ms;
     return x < y ? -1 : x > y;
 }
 
-static size_t s_end(nsession_t *s, node_sessions_end_t *out, size_t n, const char *fmt, long a,
+static size_t s_end(node_session_t *s, node_sessions_end_t *out, size_t n, const char *fmt, long a,
                     long b)
 {
     s->ending = 1;
@@ -248,7 +249,7 @@ size_t node_sessions_due(node_sessions_t *self, uint64_t now_ms, long mem_free_m
     idmap_each(self->live, s_gather, &g);
     qsort(g.all, g.n, sizeof *g.all, s_by_last_use);
     for (size_t i = 0; i < g.n && n < max; i++) {
-        nsession_t *s = g.all[i];
+        node_session_t *s = g.all[i];
         if (now_ms - s->last_used_ms >= (uint64_t)s->idle_timeout_s * 1000u)
             n = s_end(s, out, n, "session expired after %ld s idle", s->idle_timeout_s, 0);
     }
@@ -256,7 +257,7 @@ size_t node_sessions_due(node_sessions_t *self, uint64_t now_ms, long mem_free_m
      * it frees shows in the next reading); over the budget, as many as bring it under. */
     long budget = self->conf.memory_budget_mb;
     for (size_t i = 0; i < g.n && n < max; i++) {
-        nsession_t *s = g.all[i];
+        node_session_t *s = g.all[i];
         if (s->ending) continue;
         long held_mb = (long)(node_sessions_memory_kb(self) >> 10);
         if (self->conf.evict_free_mb > 0 && mem_free_mb >= 0 &&

@@ -28,7 +28,7 @@ typedef struct {
     uint64_t last_used_ms; /* monotonic: when its last job ended (or it began) */
     int busy;              /* a job of it is in a slot */
     int ending;            /* asked to end; waiting for its zygote's word */
-} nsession_t;
+} node_session_t;
 
 typedef struct {
     long max_sessions;     /* on this node */
@@ -40,7 +40,7 @@ typedef struct {
 node_sessions_t *node_sessions_new(const node_sessions_conf_t *conf);
 void node_sessions_destroy(node_sessions_t **self_p);
 
-nsession_t *node_sessions_get(node_sessions_t *self, const uint8_t id[ID_BYTES]);
+node_session_t *node_sessions_get(node_sessions_t *self, const uint8_t id[ID_BYTES]);
 size_t node_sessions_count(const node_sessions_t *self);
 uint64_t node_sessions_memory_kb(const node_sessions_t *self); /* all of them, as measured */
 int node_sessions_full(const node_sessions_t *self);
@@ -50,7 +50,8 @@ void node_sessions_up(node_sessions_t *self, const uint8_t id[ID_BYTES], int zi,
                       long idle_timeout_s, long memory_mb, uint64_t now_ms);
 void node_sessions_down(node_sessions_t *self, const uint8_t id[ID_BYTES], const char *reason);
 /* The session with this id when it is tenant's; NULL otherwise (another tenant's is unknown). */
-nsession_t *node_sessions_of(node_sessions_t *self, const uint8_t id[ID_BYTES], const char *tenant);
+node_session_t *node_sessions_of(node_sessions_t *self, const uint8_t id[ID_BYTES],
+                                 const char *tenant);
 void node_sessions_memory(node_sessions_t *self, const uint8_t id[ID_BYTES], uint64_t kb);
 /* Every session of zygote zi ended with this reason (it died). */
 void node_sessions_zygote_down(node_sessions_t *self, int zi, const char *reason);

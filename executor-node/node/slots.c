@@ -363,7 +363,7 @@ static int s_zygote_for(slots_t *self, int link, const worker_msg_t *m, int *rea
     const route_t *r = &m->route;
     if (r->has_session) {
         /* another tenant's session is answered like one that does not exist */
-        nsession_t *ns =
+        node_session_t *ns =
             self->sessions ? node_sessions_of(self->sessions, r->session, r->tenant) : NULL;
         if (!ns || ns->ending) {
             s_answer_no_session(self, link, m->job_id, r);

@@ -1,7 +1,7 @@
-/* executor-node/python/runner_session.h — the parts of _snakepit (runner.h) that only a session uses:
- * a snapshot's variables on their way out (packed into the meta by finish) and on their way
+/* executor-node/python/runner_session.h — the parts of _snakepit (runner.h) that only a session
+ * uses: a snapshot's variables on their way out (packed into the meta by finish) and on their way
  * back in (read from the snapshot the zygote put in the job's copy). The zygote adds the
- * workspace's files to the one and takes them out of the other (sessions.h); what passes
+ * workspace's files to the one and takes them out of the other (zygote_sessions.h); what passes
  * here is PROTOCOL.md §8's `variables`, `imports` and `skipped`. */
 #ifndef SP_RUNNER_SESSION_H
 #define SP_RUNNER_SESSION_H

@@ -1,6 +1,6 @@
 # executor-node/python/session.py — the Python half of a session's process (issue 12).
 #
-# A session is a sandboxed child the zygote keeps between calls (sessions.h): every OS layer
+# A session is a sandboxed child the zygote keeps between calls (zygote_sessions.h): every OS layer
 # stays in place, and the same interpreter runs cell after cell. This module holds what
 # persists — the session's globals — and what a session does besides running cells: save its
 # variables into a snapshot, rebind them from one, and describe them. Cells themselves go

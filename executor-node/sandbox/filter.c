@@ -362,7 +362,7 @@ static int s_rules(scmp_filter_ctx ctx, const profile_t *profile)
      * (sandbox_child_limits). Without CAP_SYS_RESOURCE a process can only lower its limits,
      * so user code gains nothing from it. RLIMIT_NPROC may only be read: a session's child
      * keeps its hard limit (the zygote raises the soft one from outside for a fork_session,
-     * sessions.h), and this is what stops its code from raising the soft one itself. The
+     * zygote_sessions.h), and this is what stops its code from raising the soft one itself. The
      * resource is an unsigned int to the kernel: compared on its low 32 bits, as the kernel reads
      * it (a 64-bit "!= RLIMIT_NPROC" let RLIMIT_NPROC | 1 << 32 through, the rt_sigaction lesson
      * above). */

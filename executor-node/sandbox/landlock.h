@@ -19,7 +19,7 @@ int landlock_abi(void);
 int landlock_ruleset(int abi, const profile_t *profile, const char *workspace, char *err,
                      size_t errlen);
 /* The same with n writable directories (a session's layer at a fork: its workspace and where
- * its next fork will go, sessions.h); n may be 0. */
+ * its next fork will go, zygote_sessions.h); n may be 0. */
 int landlock_ruleset_dirs(int abi, const profile_t *profile, const char *const *dirs, size_t n,
                           char *err, size_t errlen);
 /* Child: restricts itself to the ruleset and closes it. nnp_first: set no_new_privs before,

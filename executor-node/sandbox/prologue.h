@@ -1,11 +1,11 @@
-/* executor-node/sandbox/prologue.h — the few BPF instructions each child puts in front of the profile's
- * shared seccomp program (filter.h), for the rules that depend on the child itself.
+/* executor-node/sandbox/prologue.h — the few BPF instructions each child puts in front of the
+ * profile's shared seccomp program (filter.h), for the rules that depend on the child itself.
  *
  * Every child: kill, tkill and tgkill to anyone but itself (its pid, or 0 for its own process
  * group) trap as attacks; to itself, signal 0 passes and any other traps too, to be delivered by
  * childsig.c as the kernel would to an ordinary process (a job is pid 1 of its own pid
  * namespace, which the kernel would spare its own default-action signals). A session's child
- * (sessions.h) also gets the rules its own C loop needs between cells, and nothing more:
+ * (zygote_sessions.h) also gets the rules its own C loop needs between cells, and nothing more:
  *   - clone with exactly CLONE_PARENT | SIGCHLD, and only from the one `syscall` instruction
  *     of session_child.c's fork (the instruction pointer is part of what seccomp sees): the
  *     fork_session clone. The same call from anywhere else — user code through ctypes, say —

@@ -194,7 +194,7 @@ int sandbox_enter_rlimits(const sandbox_t *sb)
 {
     int rc = 0;
     /* No fork, no threads (seccomp also refuses). A session's child keeps the hard limit it
-     * inherited, so that the zygote can let its one fork_session clone through (sessions.h);
+     * inherited, so that the zygote can let its one fork_session clone through (zygote_sessions.h);
      * its own code cannot raise the soft limit (seccomp refuses writes to RLIMIT_NPROC). */
     struct rlimit nproc = {0, 0};
     if (sb->session && getrlimit(RLIMIT_NPROC, &nproc) == 0) nproc.rlim_cur = 0;

@@ -43,7 +43,7 @@ int workspace_make(const workspace_t *ws, char *dir, char *err, size_t errlen);
 /* Zygote, after the child is reaped: unmount and remove (or wipe) the directory. */
 void workspace_remove(const workspace_t *ws, const char *dir);
 /* A child pooled for a session: a lineage's base directory (its Landlock rule names it) into
- * base, and its workspace mounted as base/w into dir (sessions.h puts its clones' workspaces
+ * base, and its workspace mounted as base/w into dir (zygote_sessions.h puts its clones' workspaces
  * below the base too). */
 int workspace_make_lineage(const workspace_t *ws, char *base, char *dir, char *err, size_t errlen);
 /* dir (made here, mode 0700) becomes a workspace: its own tmpfs, or a plain directory owned by

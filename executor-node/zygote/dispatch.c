@@ -11,7 +11,7 @@
 #include "dispatch.h"
 #include "executor-node/area/jobcopy.h"
 #include "executor-node/area/scrub.h"
-#include "executor-node/zygote/sessions/sessions.h"
+#include "executor-node/zygote/sessions/zygote_sessions.h"
 
 static child_t *s_refuse(refusal_t *why, status_t status, const char *type, const char *message)
 {
@@ -116,7 +116,7 @@ int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t 
     s_limits(d, &job.limits);
     if (s_check(d, &job, why) == 0) {
         if (job.has_session || job_kind_is_session(job.kind)) {
-            rc = d->sessions ? sessions_job(d->sessions, id, &job, why)
+            rc = d->sessions ? zygote_sessions_job(d->sessions, id, &job, why)
                              : refusal_fill(why, ST_REJECTED, "SessionsOff",
                                             "this executor keeps no sessions");
         } else if (len > DISPATCH_JOB_CAP) {

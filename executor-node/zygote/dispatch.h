@@ -31,17 +31,18 @@
 
 #define JOB_EXTRA_NICE 10 /* weight 110 against 1024 at nice 0 (kernel sched_prio_to_weight) */
 
-struct sessions;
+struct zygote_sessions;
 
 typedef struct {
     const profile_t *profile;
     pool_t *pool;
     workspace_t *ws; /* where the files go; NULL in profiles without a workspace */
     limits_t caps;   /* the node's own caps over the profile's maxima (0: none) */
-    struct sessions *sessions; /* session jobs go there (sessions.h); NULL: none here */
+    struct zygote_sessions
+        *sessions; /* session jobs go there (zygote_sessions.h); NULL: none here */
 } dispatch_t;
 
-/* The job of a JOB message started in a child (or, for a session's, taken by sessions.h): 0;
+/* The job of a JOB message started in a child (or, for a session's, taken by zygote_sessions.h): 0;
  * or -1 with the refusal. */
 int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len,
                  refusal_t *why);

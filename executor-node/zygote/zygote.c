@@ -31,7 +31,7 @@
 #include "executor-node/python/python.h"
 #include "executor-node/sandbox/sandbox.h"
 #include "executor-node/area/scrub.h"
-#include "executor-node/zygote/sessions/sessions.h"
+#include "executor-node/zygote/sessions/zygote_sessions.h"
 #include "executor-node/sandbox/workspace.h"
 #include "executor-node/link/zchan.h"
 #include "executor-node/link/zmsg.h"
@@ -51,7 +51,7 @@ typedef struct {
     workspace_t ws;   /* workspace profiles: where the children's directories are */
     child_env_t env;  /* what every child needs after fork */
     pool_t *pool;
-    sessions_t *sessions; /* NULL when this zygote keeps none */
+    zygote_sessions_t *sessions; /* NULL when this zygote keeps none */
     int procfd;           /* procfs.h: memory and children, after the seal */
     dispatch_t dispatch;
     zchan_t *chan;
@@ -128,8 +128,8 @@ static void s_send_result(zygote_t *z, const uint8_t id[ID_BYTES], result_t *res
 static void s_on_finished(void *arg, child_t *c, int wstatus, const struct rusage *ru)
 {
     zygote_t *z = arg;
-    if (c->session) { /* a session's: it may live on (sessions.h) */
-        sessions_finished(z->sessions, c, wstatus, ru);
+    if (c->session) { /* a session's: it may live on (zygote_sessions.h) */
+        zygote_sessions_finished(z->sessions, c, wstatus, ru);
         z->jobs_done++;
         return;
     }
@@ -158,10 +158,10 @@ static void s_on_finished(void *arg, child_t *c, int wstatus, const struct rusag
 static void s_on_session_gone(void *arg, child_t *c, int wstatus)
 {
     zygote_t *z = arg;
-    sessions_gone(z->sessions, c, wstatus);
+    zygote_sessions_gone(z->sessions, c, wstatus);
 }
 
-/* sessions_io_t: a session job's answer, and its STATS when a child ran it. */
+/* zygote_sessions_io_t: a session job's answer, and its STATS when a child ran it. */
 static void s_session_answer(void *arg, const uint8_t id[ID_BYTES], result_t *res, const child_t *c)
 {
     zygote_t *z = arg;
@@ -192,7 +192,7 @@ static void s_progress(zygote_t *z)
 {
     for (size_t i = 0; i < pool_slots(z->pool); i++) {
         child_t *c = pool_child(z->pool, i);
-        if (c->session && c->muted) sessions_on_muted(z->sessions, c); /* may answer it */
+        if (c->session && c->muted) zygote_sessions_on_muted(z->sessions, c); /* may answer it */
         if (c->state != CHILD_RUNNING || c->answered || c->kind != JOB_EXEC) continue;
         area_hdr_t *h = area_hdr(&c->area);
         if (!c->running_sent && h->phase != AREA_READY && h->phase != AREA_IDLE) {
@@ -238,7 +238,7 @@ static void s_on_msg(void *arg, const zmsg_t *msg)
         snprintf(reason, sizeof reason, "%.*s",
                  (int)(msg->len < WIRE_MAX_REASON ? msg->len : WIRE_MAX_REASON),
                  (const char *)msg->payload);
-        if (z->sessions) sessions_end(z->sessions, msg->id, reason);
+        if (z->sessions) zygote_sessions_end(z->sessions, msg->id, reason);
         break;
     }
     default:
@@ -344,18 +344,18 @@ static int s_make_pool(zygote_t *z, char *err, size_t errlen)
          * NPROC stops any other, Landlock (with signal scoping) keeps the two sides apart */
         int fork_ok = (on & LAYER_SECCOMP) && (on & LAYER_RLIMITS) && (on & LAYER_LANDLOCK) &&
                       z->sb.landlock_abi >= 6;
-        sessions_conf_t sc = {.pool = z->pool,
-                              .ws = pc.ws,
-                              .env = &z->env,
-                              .procfd = z->procfd,
-                              .max_sessions = conf->max_sessions,
-                              .idle_default_s = conf->session_idle_s,
-                              .idle_max_s = conf->session_max_idle_s,
-                              .fork_ok = fork_ok,
-                              .interrupt_grace_ms = conf->session_grace_ms,
-                              .node = conf->node};
-        sessions_io_t io = {s_session_answer, s_session_news, z};
-        z->sessions = sessions_new(&sc, &io);
+        zygote_sessions_conf_t sc = {.pool = z->pool,
+                                     .ws = pc.ws,
+                                     .env = &z->env,
+                                     .procfd = z->procfd,
+                                     .max_sessions = conf->max_sessions,
+                                     .idle_default_s = conf->session_idle_s,
+                                     .idle_max_s = conf->session_max_idle_s,
+                                     .fork_ok = fork_ok,
+                                     .interrupt_grace_ms = conf->session_grace_ms,
+                                     .node = conf->node};
+        zygote_sessions_io_t io = {s_session_answer, s_session_news, z};
+        z->sessions = zygote_sessions_new(&sc, &io);
     }
     /* the node's cap over every profile's: a stream holds at most stream_cap bytes */
     z->dispatch =
@@ -416,7 +416,7 @@ static nfds_t s_poll_set(zygote_t *z, struct pollfd *fds, child_t **owner)
     fds[n++] = (struct pollfd){pool_timer_fd(z->pool), POLLIN, 0};
     for (size_t i = 0; i < pool_slots(z->pool); i++) {
         child_t *c = pool_child(z->pool, i);
-        int want = c->session ? sessions_wants_io(c)
+        int want = c->session ? zygote_sessions_wants_io(c)
                               : c->state == CHILD_RUNNING && !c->answered && !c->muted;
         if (want && c->sock >= 0) {
             owner[n] = c;
@@ -430,7 +430,7 @@ static nfds_t s_poll_set(zygote_t *z, struct pollfd *fds, child_t **owner)
  * while a fork_session is under way: its RLIMIT_NPROC window counts our children. */
 static int s_pool_short(const zygote_t *z)
 {
-    if (z->retiring || (z->sessions && sessions_forking(z->sessions))) return 0;
+    if (z->retiring || (z->sessions && zygote_sessions_forking(z->sessions))) return 0;
     if (pool_idle(z->pool, 0) < (size_t)z->conf->pool) return 1;
     if (z->sessions && pool_idle(z->pool, 1) < (size_t)z->conf->session_pool) return 2;
     return 0;
@@ -478,7 +478,7 @@ static void s_serve(zygote_t *z)
             log_error("event=poll_failed error=\"%s\"", strerror(errno));
             break;
         }
-        if (z->sessions) sessions_tick(z->sessions);
+        if (z->sessions) zygote_sessions_tick(z->sessions);
         if (ready == 0) {
             if (short_pool && !s_refill(z, short_pool))
                 poll(NULL, 0, 100); /* fork failing: back off */
@@ -490,7 +490,7 @@ static void s_serve(zygote_t *z)
         for (nfds_t i = POLL_FIXED; i < nfds; i++) {
             if (!fds[i].revents) continue;
             if (owner[i]->session)
-                sessions_on_io(z->sessions, owner[i]);
+                zygote_sessions_on_io(z->sessions, owner[i]);
             else if (owner[i]->state == CHILD_RUNNING)
                 pool_on_done(z->pool, owner[i]);
         }

@@ -21,7 +21,7 @@ typedef struct {
     char     python[256];  /* program name CPython computes its prefix from */
     long     stream_cap;   /* bytes of each output stream area */
     char     node[65];     /* the node's name, reported in every Result */
-    /* sessions (sessions.h) */
+    /* sessions (zygote_sessions.h) */
     long     max_sessions;    /* kept at once; 0: no sessions here */
     long     session_pool;    /* children kept forked ahead for new sessions */
     long     session_idle_s;  /* a session's idle timeout when it names none */

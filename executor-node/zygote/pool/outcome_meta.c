@@ -150,7 +150,7 @@ int outcome_read_meta(const uint8_t *meta, size_t len, result_t *res, meta_flags
             free(res->session.summary);
             mpr_strdup(&r, RESULT_MAX_TEXT, &res->session.summary);
         } else if (mpr_key_is(k, kl, "snapshot") && !res->snapshot) {
-            const uint8_t *start = r.p; /* as it came: sessions.c decodes and checks it */
+            const uint8_t *start = r.p; /* as it came: zygote_sessions.c decodes and checks it */
             if (mpr_skip(&r) == 0) {
                 res->snapshot_len = (size_t)(r.p - start);
                 res->snapshot = xmalloc(res->snapshot_len);

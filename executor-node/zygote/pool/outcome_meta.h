@@ -24,7 +24,7 @@
  * report (ok, error, syntax_error, memory_limit, output_limit, internal_error); anything else
  * becomes error — result, variables, validation, error, images (PNGs only, sized from their own
  * headers, capped), and a session's summary and snapshot parts (the snapshot's bytes as they
- * came: sessions.h checks them). 0, or -1 when malformed. */
+ * came: zygote_sessions.h checks them). 0, or -1 when malformed. */
 typedef struct {
     int denied; /* the code ended on a PermissionError of the audit hook's (policy.h DENY) */
 } meta_flags_t;

@@ -87,7 +87,7 @@ static child_t *s_find_pid(pool_t *self, pid_t pid)
 /* A pooled child's workspace directory and the Landlock ruleset that opens it to that child
  * alone, made before the fork (workspace.h). A child pooled for a session gets a lineage's base
  * directory with its workspace mounted inside, and the rule names the base: its clones' own
- * directories go there too (sessions.h). */
+ * directories go there too (zygote_sessions.h). */
 static int s_workspace_for(pool_t *self, child_t *c)
 {
     const child_env_t *env = self->conf.env;
@@ -123,7 +123,7 @@ static void s_workspace_drop(pool_t *self, child_t *c)
 }
 
 /* A reaped child's slot is free again. A session's directories are the session's to remove
- * (sessions.h): it heard of the end through on_session_gone. */
+ * (zygote_sessions.h): it heard of the end through on_session_gone. */
 static void s_release(pool_t *self, child_t *c)
 {
     if (c->sock > 0) close(c->sock);
@@ -441,7 +441,8 @@ void pool_kept(pool_t *self, child_t *c)
     c->killed = KILL_NONE;
     c->interrupted = KILL_NONE;
     c->answered = 0;
-    c->muted = 0; /* heard again at its next job (sessions.c drains what the last one left) */
+    c->muted =
+        0; /* heard again at its next job (zygote_sessions.c drains what the last one left) */
     c->deadline_us = 0;
     c->running_sent = 0;
     c->streamed[0] = c->streamed[1] = 0;

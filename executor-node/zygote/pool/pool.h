@@ -23,10 +23,10 @@
 #include "executor-node/sandbox/workspace.h"
 
 /* IDLE: pooled, waiting for a first job. RUNNING: a job is in it. KEPT: a session's process
- * between its jobs (sessions.h). */
+ * between its jobs (zygote_sessions.h). */
 typedef enum { CHILD_FREE = 0, CHILD_IDLE, CHILD_RUNNING, CHILD_KEPT } child_state_t;
 
-struct zsession; /* sessions.h */
+struct zygote_session; /* zygote_sessions.h */
 
 /* One slot: a pooled child and, from dispatch on, its job. */
 typedef struct {
@@ -37,11 +37,11 @@ typedef struct {
     uintptr_t area_seen_at; /* where the child maps its area, when not where we do (a clone) */
     char ws_dir[WORKSPACE_PATH_MAX];  /* its workspace directory; "" in other profiles */
     char ws_base[WORKSPACE_PATH_MAX]; /* pooled for a session: the directory its Landlock rule
-                                         names, with ws_dir mounted inside it (sessions.h) */
+                                         names, with ws_dir mounted inside it (zygote_sessions.h) */
     int landlock_fd;          /* its own Landlock ruleset until forked (workspace profiles) */
     int session_capable;      /* pooled for a session (pool_fork_session) */
     pid_t holder;             /* its lineage's pid namespace holder (pidns.h); 0: none */
-    struct zsession *session; /* its session while it is one's process; the session owns its
+    struct zygote_session *session; /* its session while it is one's process; the session owns its
                                  directories then, and hears of its end (pool_conf_t) */
     /* its job, set by dispatch */
     uint8_t id[ID_BYTES];
@@ -87,10 +87,10 @@ void pool_destroy(pool_t **self_p);
 /* One more idle child; NULL (logged) when it cannot be made. */
 child_t *pool_fork(pool_t *self);
 /* One more idle child pooled for a session: its directory is a lineage's base with its
- * workspace mounted inside (sessions.h), and its RLIMIT_NPROC keeps its hard limit. */
+ * workspace mounted inside (zygote_sessions.h), and its RLIMIT_NPROC keeps its hard limit. */
 child_t *pool_fork_session(pool_t *self);
-/* A free slot for a clone of parent's process, which sessions.h fills (it shares parent's pid
- * namespace, pidns.h); NULL when the table is full. */
+/* A free slot for a clone of parent's process, which zygote_sessions.h fills (it shares parent's
+ * pid namespace, pidns.h); NULL when the table is full. */
 child_t *pool_free_slot(pool_t *self, const child_t *parent);
 /* An idle child for a job: one that is ready when there is one, else any idle one, else a new
  * one (the pool ran dry); NULL when none can be had. extra: the job's tenant has another job

@@ -1,6 +1,6 @@
 /* executor-node/zygote/pool/refusal.h — why a job was not started, and so the Result it is
  * answered with: made wherever a job is turned away on its way into a child (dispatch.h, and a
- * session's jobs: sessions.h, session_fork.h), answered by the zygote (zygote.c). */
+ * session's jobs: zygote_sessions.h, session_fork.h), answered by the zygote (zygote.c). */
 #ifndef SP_REFUSAL_H
 #define SP_REFUSAL_H
 

@@ -31,7 +31,7 @@ struct session_fork {
 
 typedef struct fork_op {
     uint8_t job[ID_BYTES];
-    zsession_t *parent, *clone;
+    zygote_session_t *parent, *clone;
     child_t *pc, *cc;                    /* their slots */
     int parent_done;                     /* 'F' came: the session is idle again */
     int clone_ready;                     /* 'R' came, from a checked pid */
@@ -115,11 +115,11 @@ static void s_unlink_op(session_fork_t *s, fork_op_t *f)
 /* A clone that never got a process: everything made for it goes. */
 static void s_drop_clone(session_fork_t *s, fork_op_t *f)
 {
-    zsession_t *z = f->clone;
+    zygote_session_t *z = f->clone;
     f->clone = NULL;
     if (!z) return;
     z->fork = NULL;
-    if (z->child->pid > 0) { /* it exists: its reap cleans up (sessions_gone) */
+    if (z->child->pid > 0) { /* it exists: its reap cleans up (zygote_sessions_gone) */
         s->hooks.kill(s->hooks.arg, z, "the fork it came from failed");
         return;
     }
@@ -151,7 +151,7 @@ static void s_fail(session_fork_t *s, fork_op_t *f, const char *type, const char
 
 static void s_complete(session_fork_t *s, fork_op_t *f)
 {
-    zsession_t *p = f->parent, *c = f->clone;
+    zygote_session_t *p = f->parent, *c = f->clone;
     char pid_str[ID_STR_LEN + 1], cid_str[ID_STR_LEN + 1];
     s_unlink_op(s, f);
     p->layers++;
@@ -173,7 +173,7 @@ static void s_complete(session_fork_t *s, fork_op_t *f)
  * and the parent's next spare. */
 static int s_dirs(session_fork_t *s, fork_op_t *f, char *cwd, char *err, size_t errlen)
 {
-    const zsession_t *p = f->parent;
+    const zygote_session_t *p = f->parent;
     if (snprintf(f->clone_dir, sizeof f->clone_dir, "%s/f", p->spare) >= (int)sizeof f->clone_dir ||
         snprintf(f->next_spare, sizeof f->next_spare, "%s/s", p->spare) >=
             (int)sizeof f->next_spare ||
@@ -238,7 +238,7 @@ static int s_send(int sock, const fork_msg_t *msg, const int *fds, int n)
     return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof data ? 0 : -1;
 }
 
-int session_fork_start(session_fork_t *s, zsession_t *parent, const uint8_t id[ID_BYTES],
+int session_fork_start(session_fork_t *s, zygote_session_t *parent, const uint8_t id[ID_BYTES],
                        const jobspec_t *job, refusal_t *why)
 {
     child_t *pc = parent->child;
@@ -395,7 +395,7 @@ void session_fork_died(session_fork_t *s, child_t *c)
 {
     fork_op_t *f = c->session->fork;
     if (c == f->cc) {
-        zsession_t *z = f->clone; /* its own reap cleans it up (sessions_gone) */
+        zygote_session_t *z = f->clone; /* its own reap cleans it up (zygote_sessions_gone) */
         s->hooks.ended(s->hooks.arg, z, "the fork failed"); /* never announced: nobody to tell */
         z->fork = NULL;
         f->clone = NULL;

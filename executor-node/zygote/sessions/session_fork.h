@@ -33,31 +33,31 @@
 #include "executor-node/sandbox/workspace.h"
 #include "executor-node/zygote/pool/pool.h"
 #include "executor-node/zygote/pool/refusal.h"
-#include "zsession.h"
+#include "zygote_session.h"
 
 /* A zygote's forks of sessions under way. */
 typedef struct session_fork session_fork_t;
 
-/* What a fork asks of the table of sessions it works for: sessions.c hands these over when it
- * makes its session_fork_t, so that forks call nothing of the table's but through them. */
+/* What a fork asks of the table of sessions it works for: zygote_sessions.c hands these over when
+ * it makes its session_fork_t, so that forks call nothing of the table's but through them. */
 typedef struct {
     /* a session for the clone's slot c, sharing from's lineage */
-    zsession_t *(*add)(void *arg, const uint8_t id[ID_BYTES], const char *tenant, child_t *c,
-                       const zsession_t *from);
+    zygote_session_t *(*add)(void *arg, const uint8_t id[ID_BYTES], const char *tenant, child_t *c,
+                             const zygote_session_t *from);
     /* a clone that never got a process leaves the table (its slot is the fork's to free) */
-    void (*forget)(void *arg, zsession_t *z);
+    void (*forget)(void *arg, zygote_session_t *z);
     /* room for the session new_id: 0, or -1 with the refusal */
     int (*room)(void *arg, const uint8_t new_id[ID_BYTES], refusal_t *why);
     /* ZM_SESSION up for z, once */
-    void (*announce)(void *arg, zsession_t *z);
+    void (*announce)(void *arg, zygote_session_t *z);
     /* a job's answer made here: status, error type and message; z (may be NULL) fills the
      * session part */
-    void (*answer)(void *arg, const uint8_t id[ID_BYTES], const zsession_t *z, status_t st,
+    void (*answer)(void *arg, const uint8_t id[ID_BYTES], const zygote_session_t *z, status_t st,
                    const char *type, const char *message, const child_t *c);
     /* z ends with this reason, its process killed */
-    void (*kill)(void *arg, zsession_t *z, const char *reason);
+    void (*kill)(void *arg, zygote_session_t *z, const char *reason);
     /* z ends with this reason, its process already gone */
-    void (*ended)(void *arg, zsession_t *z, const char *reason);
+    void (*ended)(void *arg, zygote_session_t *z, const char *reason);
     void *arg;
 } session_fork_hooks_t;
 
@@ -76,13 +76,13 @@ void session_fork_destroy(session_fork_t **self_p);
 int session_fork_busy(const session_fork_t *self);
 /* Starts a fork of parent for the job id (its new_session names the clone). 0 when under way
  * (the job is answered later), -1 with why. */
-int session_fork_start(session_fork_t *self, zsession_t *parent, const uint8_t id[ID_BYTES],
+int session_fork_start(session_fork_t *self, zygote_session_t *parent, const uint8_t id[ID_BYTES],
                        const jobspec_t *job, refusal_t *why);
 /* c's socket is readable and c is a side of a fork: 1 when it was the fork's to read. */
 int session_fork_on_io(session_fork_t *self, child_t *c);
 /* A side of a fork died (reaped) or was killed: the fork fails, and is answered. */
 void session_fork_died(session_fork_t *self, child_t *c);
-/* Forks past their deadline fail (from sessions_tick). */
+/* Forks past their deadline fail (from zygote_sessions_tick). */
 void session_fork_tick(session_fork_t *self);
 
 #endif

@@ -10,7 +10,7 @@
 
 /* The session's pickles (its process's part, checked again here) and its workspace's files,
  * as one snapshot (proto/snapshot.h). */
-void session_snapshot_result(const workspace_t *ws, zsession_t *z, result_t *res)
+void session_snapshot_result(const workspace_t *ws, zygote_session_t *z, result_t *res)
 {
     snapshot_view_t parts;
     files_read_t files = {0};
@@ -54,7 +54,7 @@ void session_snapshot_result(const workspace_t *ws, zsession_t *z, result_t *res
 
 /* {"files": [...], "session": <what the session's process said>}: the files are listed here,
  * where they are not the hostile process's word. */
-void session_info_result(const workspace_t *ws, zsession_t *z, result_t *res)
+void session_info_result(const workspace_t *ws, zygote_session_t *z, result_t *res)
 {
     buf_t b;
     buf_init(&b);

@@ -6,12 +6,12 @@
 
 #include "proto/result.h"
 #include "executor-node/sandbox/workspace.h"
-#include "zsession.h"
+#include "zygote_session.h"
 
 /* A snapshot's answer: the process's pickles (checked again) and the workspace's files, as one
  * snapshot (proto/snapshot.h); an error answer when either cannot be had. */
-void session_snapshot_result(const workspace_t *ws, zsession_t *z, result_t *res);
+void session_snapshot_result(const workspace_t *ws, zygote_session_t *z, result_t *res);
 /* An info answer: {"files": [...], "session": <what the process said>}. */
-void session_info_result(const workspace_t *ws, zsession_t *z, result_t *res);
+void session_info_result(const workspace_t *ws, zygote_session_t *z, result_t *res);
 
 #endif

@@ -1,5 +1,6 @@
-/* executor-node/zygote/sessions/sessions.c — see sessions.h. Forks are session_fork.c's; the files
- * of a workspace as a whole (snapshot, restore, a clone's copy) are session_files.c's. */
+/* executor-node/zygote/sessions/zygote_sessions.c — see zygote_sessions.h. Forks are
+ * session_fork.c's; the files of a workspace as a whole (snapshot, restore, a clone's copy) are
+ * session_files.c's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -23,17 +24,17 @@
 #include "session_files.h"
 #include "session_fork.h"
 #include "session_results.h"
-#include "sessions.h"
-#include "zsession.h"
+#include "zygote_sessions.h"
+#include "zygote_session.h"
 #include "executor-node/link/sessions_text.h"
 
 #define TICK_US     1000000u /* memory measurements and fork deadlines, at most this often */
 #define MEASURE_MAX 4        /* sessions measured per tick (a 200 MB one costs ~5 ms) */
 
-struct sessions {
-    sessions_conf_t conf;
-    sessions_io_t io;
-    idmap_t *by_id; /* session id → zsession_t */
+struct zygote_sessions {
+    zygote_sessions_conf_t conf;
+    zygote_sessions_io_t io;
+    idmap_t *by_id; /* session id → zygote_session_t */
     size_t count;
     size_t ending;         /* of them, ending: their processes go, and they take no room */
     session_fork_t *forks; /* fork_session, under way */
@@ -50,7 +51,7 @@ static int64_t s_wall_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void s_news(sessions_t *s, const zsession_t *z, zsession_event_t event)
+static void s_news(zygote_sessions_t *s, const zygote_session_t *z, zygote_session_event_t event)
 {
     zmsg_t m = {.type = ZM_SESSION, .id = z->id};
     m.session.event = event;
@@ -70,9 +71,10 @@ static const char *s_idstr(const uint8_t id[ID_BYTES], char out[ID_STR_LEN + 1])
 
 /* ---- the table --------------------------------------------------------------------------- */
 
-sessions_t *sessions_new(const sessions_conf_t *conf, const sessions_io_t *io)
+zygote_sessions_t *zygote_sessions_new(const zygote_sessions_conf_t *conf,
+                                       const zygote_sessions_io_t *io)
 {
-    sessions_t *s = xcalloc(1, sizeof *s);
+    zygote_sessions_t *s = xcalloc(1, sizeof *s);
     s->conf = *conf;
     s->io = *io;
     s->by_id = idmap_new();
@@ -87,13 +89,13 @@ sessions_t *sessions_new(const sessions_conf_t *conf, const sessions_io_t *io)
 static void s_kill_one(void *arg, const uint8_t *id, void *value)
 {
     (void)arg, (void)id;
-    zsession_t *z = value;
+    zygote_session_t *z = value;
     if (z->child && z->child->pid > 0) kill(z->child->pid, SIGKILL);
 }
 
-void sessions_destroy(sessions_t **self_p)
+void zygote_sessions_destroy(zygote_sessions_t **self_p)
 {
-    sessions_t *s = *self_p;
+    zygote_sessions_t *s = *self_p;
     if (!s) return;
     idmap_each(s->by_id, s_kill_one, NULL); /* their slots and memory go with the zygote */
     idmap_destroy(&s->by_id);
@@ -102,17 +104,18 @@ void sessions_destroy(sessions_t **self_p)
     *self_p = NULL;
 }
 
-static zsession_t *s_find(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant)
+static zygote_session_t *s_find(zygote_sessions_t *s, const uint8_t id[ID_BYTES],
+                                const char *tenant)
 {
-    zsession_t *z = idmap_get(s->by_id, id);
+    zygote_session_t *z = idmap_get(s->by_id, id);
     /* another tenant's session is answered like one that does not exist */
     return z && (!tenant || !strcmp(z->tenant, tenant)) ? z : NULL;
 }
 
-static zsession_t *s_add(sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant, child_t *c,
-                         const zsession_t *from)
+static zygote_session_t *s_add(zygote_sessions_t *s, const uint8_t id[ID_BYTES], const char *tenant,
+                               child_t *c, const zygote_session_t *from)
 {
-    zsession_t *z = xcalloc(1, sizeof *z);
+    zygote_session_t *z = xcalloc(1, sizeof *z);
     memcpy(z->id, id, ID_BYTES);
     snprintf(z->tenant, sizeof z->tenant, "%s", tenant);
     z->child = c;
@@ -135,19 +138,19 @@ static zsession_t *s_add(sessions_t *s, const uint8_t id[ID_BYTES], const char *
     return z;
 }
 
-size_t sessions_count(const sessions_t *s)
+size_t zygote_sessions_count(const zygote_sessions_t *s)
 {
     return s->count;
 }
 
-int sessions_forking(const sessions_t *s)
+int zygote_sessions_forking(const zygote_sessions_t *s)
 {
     return session_fork_busy(s->forks);
 }
 
 /* ---- answers ----------------------------------------------------------------------------- */
 
-static void s_describe(const sessions_t *s, const zsession_t *z, result_t *res)
+static void s_describe(const zygote_sessions_t *s, const zygote_session_t *z, result_t *res)
 {
     res->session.present = 1;
     memcpy(res->session.id, z->id, ID_BYTES);
@@ -160,8 +163,8 @@ static void s_describe(const sessions_t *s, const zsession_t *z, result_t *res)
     res->session.forks_left = s->conf.fork_ok ? LANDLOCK_MAX_LAYERS - z->layers : 0;
 }
 
-static void s_answer(sessions_t *s, const uint8_t id[ID_BYTES], const zsession_t *z, status_t st,
-                     const char *type, const char *message, const child_t *c)
+static void s_answer(zygote_sessions_t *s, const uint8_t id[ID_BYTES], const zygote_session_t *z,
+                     status_t st, const char *type, const char *message, const child_t *c)
 {
     result_t res;
     result_init(&res);
@@ -177,7 +180,7 @@ static void s_answer(sessions_t *s, const uint8_t id[ID_BYTES], const zsession_t
     scrub_result(&res);
 }
 
-static void s_announce(sessions_t *s, zsession_t *z)
+static void s_announce(zygote_sessions_t *s, zygote_session_t *z)
 {
     if (z->announced) return;
     z->announced = 1;
@@ -188,7 +191,7 @@ static void s_announce(sessions_t *s, zsession_t *z)
 }
 
 /* z is over: the node hears it now, before any answer that says so could bring another job. */
-static void s_ending(sessions_t *s, zsession_t *z, const char *reason)
+static void s_ending(zygote_sessions_t *s, zygote_session_t *z, const char *reason)
 {
     if (!z->ending) {
         z->ending = 1;
@@ -201,7 +204,7 @@ static void s_ending(sessions_t *s, zsession_t *z, const char *reason)
     }
 }
 
-static void s_kill(sessions_t *s, zsession_t *z, const char *reason)
+static void s_kill(zygote_sessions_t *s, zygote_session_t *z, const char *reason)
 {
     s_ending(s, z, reason);
     z->child->answered = 1; /* nothing more is answered for its current job, if any */
@@ -209,7 +212,7 @@ static void s_kill(sessions_t *s, zsession_t *z, const char *reason)
 }
 
 /* A clone that never got a process leaves the table (session_fork.c frees its slot). */
-static void s_forget(sessions_t *s, zsession_t *z)
+static void s_forget(zygote_sessions_t *s, zygote_session_t *z)
 {
     if (z->lineage) z->lineage->refs--; /* the parent holds it still */
     idmap_del(s->by_id, z->id);
@@ -222,10 +225,10 @@ static void s_forget(sessions_t *s, zsession_t *z)
 
 /* The job's session when it is the job's tenant's and lives; NULL with why (one that is
  * ending says why, and only to its own tenant). */
-static zsession_t *s_live(sessions_t *s, const jobspec_t *job, refusal_t *why)
+static zygote_session_t *s_live(zygote_sessions_t *s, const jobspec_t *job, refusal_t *why)
 {
     char idstr[ID_STR_LEN + 1];
-    zsession_t *z = s_find(s, job->session, job->tenant);
+    zygote_session_t *z = s_find(s, job->session, job->tenant);
     s_idstr(job->session, idstr);
     if (!z)
         refusal_fill(why, ST_REJECTED, "SessionUnknown", SESSION_UNKNOWN_FMT, idstr);
@@ -236,7 +239,7 @@ static zsession_t *s_live(sessions_t *s, const jobspec_t *job, refusal_t *why)
 
 /* A restore's files into dir, and its snapshot swapped for the part the session's process
  * reads (its variables and imports). */
-static int s_restore_files(sessions_t *s, const char *dir, jobspec_t *job, refusal_t *why)
+static int s_restore_files(zygote_sessions_t *s, const char *dir, jobspec_t *job, refusal_t *why)
 {
     snapshot_view_t v;
     char err[256];
@@ -263,8 +266,8 @@ static int s_restore_files(sessions_t *s, const char *dir, jobspec_t *job, refus
 }
 
 /* z's process gets the job and is woken. */
-static int s_start(sessions_t *s, zsession_t *z, const uint8_t id[ID_BYTES], const jobspec_t *job,
-                   refusal_t *why)
+static int s_start(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id[ID_BYTES],
+                   const jobspec_t *job, refusal_t *why)
 {
     child_t *c = z->child;
     area_reset(&c->area, 0, 0);
@@ -289,13 +292,13 @@ static int s_start(sessions_t *s, zsession_t *z, const uint8_t id[ID_BYTES], con
     return 0;
 }
 
-static long s_idle_timeout(const sessions_t *s, long asked)
+static long s_idle_timeout(const zygote_sessions_t *s, long asked)
 {
     long t = asked > 0 ? asked : s->conf.idle_default_s;
     return t > s->conf.idle_max_s ? s->conf.idle_max_s : t;
 }
 
-static int s_room(const sessions_t *s, const uint8_t new_id[ID_BYTES], refusal_t *why)
+static int s_room(const zygote_sessions_t *s, const uint8_t new_id[ID_BYTES], refusal_t *why)
 {
     if ((long)(s->count - s->ending) >= s->conf.max_sessions) /* (the node counts the same) */
         return refusal_fill(why, ST_REJECTED, "SessionLimit",
@@ -307,7 +310,8 @@ static int s_room(const sessions_t *s, const uint8_t new_id[ID_BYTES], refusal_t
 }
 
 /* session_new, or a restore into a new session: a pooled child becomes the session. */
-static int s_create(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refusal_t *why)
+static int s_create(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job,
+                    refusal_t *why)
 {
     char err[256];
     if (s_room(s, job->new_session, why) < 0) return -1;
@@ -323,7 +327,7 @@ static int s_create(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, r
         pool_discard(s->conf.pool, c); /* its directory is spoilt: it goes */
         return -1;
     }
-    zsession_t *z = s_add(s, job->new_session, job->tenant, c, NULL);
+    zygote_session_t *z = s_add(s, job->new_session, job->tenant, c, NULL);
     z->memory_mb = job->limits.memory_mb;
     z->idle_timeout_s = s_idle_timeout(s, job->idle_timeout_s);
     if (s_start(s, z, id, job, why) < 0) {
@@ -334,10 +338,11 @@ static int s_create(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, r
 }
 
 /* A cell, a snapshot, a summary or a restore, in an existing session. */
-static int s_in_session(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refusal_t *why)
+static int s_in_session(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job,
+                        refusal_t *why)
 {
     char err[256];
-    zsession_t *z = s_live(s, job, why);
+    zygote_session_t *z = s_live(s, job, why);
     if (!z) return -1;
     if (z->fork || z->child->state != CHILD_KEPT)
         return refusal_fill(why, ST_REJECTED, "SessionBusy", "the session is running another job");
@@ -347,9 +352,10 @@ static int s_in_session(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *jo
     return s_start(s, z, id, job, why);
 }
 
-static int s_close(sessions_t *s, const uint8_t id[ID_BYTES], const jobspec_t *job, refusal_t *why)
+static int s_close(zygote_sessions_t *s, const uint8_t id[ID_BYTES], const jobspec_t *job,
+                   refusal_t *why)
 {
-    zsession_t *z = s_live(s, job, why);
+    zygote_session_t *z = s_live(s, job, why);
     if (!z) return -1;
     if (z->fork || z->child->state != CHILD_KEPT)
         return refusal_fill(why, ST_REJECTED, "SessionBusy", "the session is running another job");
@@ -358,7 +364,8 @@ static int s_close(sessions_t *s, const uint8_t id[ID_BYTES], const jobspec_t *j
     return 0;
 }
 
-int sessions_job(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refusal_t *why)
+int zygote_sessions_job(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job,
+                        refusal_t *why)
 {
     switch (job->kind) {
     case JOB_SESSION_NEW:
@@ -372,7 +379,7 @@ int sessions_job(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refu
     case JOB_SESSION_CLOSE:
         return s_close(s, id, job, why);
     case JOB_SESSION_FORK: {
-        zsession_t *z = s_live(s, job, why);
+        zygote_session_t *z = s_live(s, job, why);
         if (!z) return -1;
         return session_fork_start(s->forks, z, id, job, why);
     }
@@ -385,9 +392,9 @@ int sessions_job(sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job, refu
 /* ---- ends -------------------------------------------------------------------------------- */
 
 /* Why a job leaves the session unusable, or NULL when it lives on. ru: the process was reaped. */
-static const char *s_end_reason(const sessions_t *s, const zsession_t *z, const child_t *c,
-                                const result_t *res, const struct rusage *ru, int first, char *buf,
-                                size_t cap)
+static const char *s_end_reason(const zygote_sessions_t *s, const zygote_session_t *z,
+                                const child_t *c, const result_t *res, const struct rusage *ru,
+                                int first, char *buf, size_t cap)
 {
     const char *what = res->exit.syscall ? res->exit.syscall : "?";
     if (c->killed == KILL_TIMEOUT)
@@ -419,11 +426,12 @@ static const char *s_end_reason(const sessions_t *s, const zsession_t *z, const 
     return buf;
 }
 
-void sessions_finished(sessions_t *s, child_t *c, int wstatus, const struct rusage *ru)
+void zygote_sessions_finished(zygote_sessions_t *s, child_t *c, int wstatus,
+                              const struct rusage *ru)
 {
     /* (the answer goes after the news of a new session: the node must know of it before
      * anyone holding the answer can send it a job) */
-    zsession_t *z = c->session;
+    zygote_session_t *z = c->session;
     if (z->fork) {
         session_fork_died(s->forks, c); /* the fork's answer, and both sides' fate */
         return;
@@ -464,13 +472,13 @@ void sessions_finished(sessions_t *s, child_t *c, int wstatus, const struct rusa
     outcome_log(&o, &res, ru ? ru->ru_minflt : -1);
     scrub_result(&res);
     if (end && !ru) {
-        s_kill(s, z, end); /* its reap finishes the end (sessions_gone) */
+        s_kill(s, z, end); /* its reap finishes the end (zygote_sessions_gone) */
     }
 }
 
-void sessions_gone(sessions_t *s, child_t *c, int wstatus)
+void zygote_sessions_gone(zygote_sessions_t *s, child_t *c, int wstatus)
 {
-    zsession_t *z = c->session;
+    zygote_session_t *z = c->session;
     char idstr[ID_STR_LEN + 1];
     if (z->fork) session_fork_died(s->forks, c);
     if (!z->ending) {
@@ -497,13 +505,13 @@ void sessions_gone(sessions_t *s, child_t *c, int wstatus)
     free(z);
 }
 
-int sessions_wants_io(const child_t *c)
+int zygote_sessions_wants_io(const child_t *c)
 {
     if (c->state == CHILD_RUNNING && !c->answered) return !c->muted;
     return c->session->fork && c->state == CHILD_KEPT && c->pid <= 0; /* a clone's 'R' */
 }
 
-void sessions_on_io(sessions_t *s, child_t *c)
+void zygote_sessions_on_io(zygote_sessions_t *s, child_t *c)
 {
     if (c->session && c->session->fork && session_fork_on_io(s->forks, c)) return;
     char b[16];
@@ -517,12 +525,12 @@ void sessions_on_io(sessions_t *s, child_t *c)
     /* A byte written early by the cell's own code (the socket is visible to it) mutes the
      * socket for the rest of the job, as pool.c does a one-off job's: one wake-up of the shared
      * zygote per job however many bytes it writes. The job's end is then seen on the progress
-     * tick (sessions_on_muted), at most 50 ms late. */
+     * tick (zygote_sessions_on_muted), at most 50 ms late. */
     if (area_hdr(&c->area)->phase != AREA_FINISHED) {
         pool_mute(s->conf.pool, c);
         return;
     }
-    sessions_finished(s, c, 0, NULL);
+    zygote_sessions_finished(s, c, 0, NULL);
 }
 
 /* What a muted job left in its socket goes before the next job's bytes can be heard (a
@@ -534,25 +542,25 @@ static void s_drain(child_t *c)
     }
 }
 
-void sessions_on_muted(sessions_t *s, child_t *c)
+void zygote_sessions_on_muted(zygote_sessions_t *s, child_t *c)
 {
     if (!c->muted || c->state != CHILD_RUNNING || c->answered || c->sock < 0 ||
         area_hdr(&c->area)->phase != AREA_FINISHED)
         return;
     s_drain(c);
-    sessions_finished(s, c, 0, NULL);
+    zygote_sessions_finished(s, c, 0, NULL);
 }
 
-void sessions_end(sessions_t *s, const uint8_t id[ID_BYTES], const char *reason)
+void zygote_sessions_end(zygote_sessions_t *s, const uint8_t id[ID_BYTES], const char *reason)
 {
-    zsession_t *z = s_find(s, id, NULL);
+    zygote_session_t *z = s_find(s, id, NULL);
     if (z && !z->ending && !z->fork && z->child->state == CHILD_KEPT) s_kill(s, z, reason);
 }
 
 /* ---- memory ------------------------------------------------------------------------------ */
 
 typedef struct {
-    sessions_t *s;
+    zygote_sessions_t *s;
     int budget;
 } measure_t;
 
@@ -560,7 +568,7 @@ static void s_measure_one(void *arg, const uint8_t *id, void *value)
 {
     (void)id;
     measure_t *m = arg;
-    zsession_t *z = value;
+    zygote_session_t *z = value;
     uint64_t kb;
     if (m->budget <= 0 || z->ending || z->fork || z->child->state != CHILD_KEPT ||
         z->measured == z->cells + 1)
@@ -572,7 +580,7 @@ static void s_measure_one(void *arg, const uint8_t *id, void *value)
     if (z->announced) s_news(m->s, z, ZS_MEMORY);
 }
 
-void sessions_tick(sessions_t *s)
+void zygote_sessions_tick(zygote_sessions_t *s)
 {
     uint64_t now = clock_mono_us();
     if (now < s->next_tick_us) return;
@@ -584,13 +592,13 @@ void sessions_tick(sessions_t *s)
 
 /* ---- the table as forks see it (session_fork_hooks_t) ------------------------------------ */
 
-static zsession_t *h_add(void *arg, const uint8_t id[ID_BYTES], const char *tenant, child_t *c,
-                         const zsession_t *from)
+static zygote_session_t *h_add(void *arg, const uint8_t id[ID_BYTES], const char *tenant,
+                               child_t *c, const zygote_session_t *from)
 {
     return s_add(arg, id, tenant, c, from);
 }
 
-static void h_forget(void *arg, zsession_t *z)
+static void h_forget(void *arg, zygote_session_t *z)
 {
     s_forget(arg, z);
 }
@@ -600,23 +608,23 @@ static int h_room(void *arg, const uint8_t new_id[ID_BYTES], refusal_t *why)
     return s_room(arg, new_id, why);
 }
 
-static void h_announce(void *arg, zsession_t *z)
+static void h_announce(void *arg, zygote_session_t *z)
 {
     s_announce(arg, z);
 }
 
-static void h_answer(void *arg, const uint8_t id[ID_BYTES], const zsession_t *z, status_t st,
+static void h_answer(void *arg, const uint8_t id[ID_BYTES], const zygote_session_t *z, status_t st,
                      const char *type, const char *message, const child_t *c)
 {
     s_answer(arg, id, z, st, type, message, c);
 }
 
-static void h_kill(void *arg, zsession_t *z, const char *reason)
+static void h_kill(void *arg, zygote_session_t *z, const char *reason)
 {
     s_kill(arg, z, reason);
 }
 
-static void h_ended(void *arg, zsession_t *z, const char *reason)
+static void h_ended(void *arg, zygote_session_t *z, const char *reason)
 {
     s_ending(arg, z, reason);
 }

@@ -1,10 +1,10 @@
-/* executor-node/zygote/sessions/zsession.h — one session as the zygote holds it: its process's
- * slot, its workspace and lineage, what it has done, how it is ending, and the fork it is a side
- * of. Shared by the table of sessions (sessions.c), forks (session_fork.c) and the answers the
- * zygote completes (session_results.c); the zygote itself knows sessions only through
- * sessions.h. */
-#ifndef SP_ZSESSION_H
-#define SP_ZSESSION_H
+/* executor-node/zygote/sessions/zygote_session.h — one session as the zygote holds it: its
+ * process's slot, its workspace and lineage, what it has done, how it is ending, and the fork it is
+ * a side of. Shared by the table of sessions (zygote_sessions.c), forks (session_fork.c) and the
+ * answers the zygote completes (session_results.c); the zygote itself knows sessions only through
+ * zygote_sessions.h. */
+#ifndef SP_ZYGOTE_SESSION_H
+#define SP_ZYGOTE_SESSION_H
 #include <stdint.h>
 
 #include "common/ids.h"
@@ -23,7 +23,7 @@ typedef struct {
 
 struct fork_op;
 
-typedef struct zsession {
+typedef struct zygote_session {
     uint8_t id[ID_BYTES];
     char tenant[JOB_MAX_TENANT + 1];
     child_t *child;                 /* its process's slot in the pool */
@@ -42,6 +42,6 @@ typedef struct zsession {
     int ending;    /* end_reason is set; its process is being killed */
     char end_reason[WIRE_MAX_REASON + 1];
     struct fork_op *fork; /* a fork under way that it is one side of */
-} zsession_t;
+} zygote_session_t;
 
 #endif
