@@ -32,20 +32,42 @@ LIBS     := -lzmq -lmsgpackc -lm
 BIN := $(BUILD)/bin
 OBJ := $(BUILD)/obj
 
-LIB_SRC := $(wildcard common/*.c proto/*.c)
-LIB_OBJ := $(LIB_SRC:%.c=$(OBJ)/%.o)
+# Every component is a static library of its folders, found by wildcard (a new file in a
+# folder is built without touching this Makefile); a binary is its main() and the libraries it
+# needs, and the unit tests link the same libraries (tests/unit).
+# every .c below a folder, at any depth
+srcs = $(foreach d,$(wildcard $(1:=/*)),$(call srcs,$(d)) $(filter %.c,$(d)))
+objs = $(patsubst %.c,$(OBJ)/%.o,$(1))
+
+# common/ and proto/: what every component may include
+LIB_SRC := $(call srcs,common proto)
 LIB     := $(BUILD)/lib/libsnakepit.a
 
-BROKER_SRC   := $(wildcard broker/*.c broker/*/*.c)
+BROKER_MAIN := broker/main.c
+BROKER_SRC  := $(call srcs,broker)
+BROKER_LIB  := $(BUILD)/lib/libbroker.a
+
 # the node process and its zygotes are separate binaries: a zygote links no ZeroMQ, TLS, HTTP
-# or Redis library (fewer pages to copy on every fork). Each is built from its folders; link/
-# (the channel between them and the layer names) goes into both.
-EXEC_LINK_SRC := $(wildcard executor-node/link/*.c)
-EXECUTOR_SRC  := $(wildcard executor-node/node/*.c) $(EXEC_LINK_SRC)
-ZYGOTE_SRC    := $(foreach d,zygote zygote/sessions zygote/pool child sandbox python mem area buildbox, \
-                   $(wildcard executor-node/$(d)/*.c)) $(EXEC_LINK_SRC)
-MCP_SRC      := $(wildcard mcp-frontend/*.c mcp-frontend/*/*.c)
-CLI_SRC      := $(wildcard cli/*.c cli/*/*.c)
+# or Redis library (fewer pages to copy on every fork). node/ is the node's; every other folder
+# of executor-node/ is the zygote binary's, and link/ (the channel between them, the layer
+# names) goes into both sides' libraries.
+EXEC_LINK_SRC := $(call srcs,executor-node/link)
+EXECUTOR_MAIN := executor-node/node/main.c
+EXECUTOR_SRC  := $(call srcs,executor-node/node) $(EXEC_LINK_SRC)
+EXECUTOR_LIB  := $(BUILD)/lib/libexecutor.a
+ZYGOTE_MAIN   := executor-node/zygote/zygote_main.c
+ZYGOTE_SRC    := $(filter-out $(call srcs,executor-node/node),$(call srcs,executor-node))
+ZYGOTE_LIB    := $(BUILD)/lib/libzygote.a
+
+MCP_MAIN := mcp-frontend/main.c
+MCP_SRC  := $(call srcs,mcp-frontend)
+MCP_LIB  := $(BUILD)/lib/libmcp.a
+
+CLI_MAIN := cli/main.c
+CLI_SRC  := $(call srcs,cli)
+CLI_LIB  := $(BUILD)/lib/libcli.a
+
+COMPONENT_LIBS := $(BROKER_LIB) $(EXECUTOR_LIB) $(ZYGOTE_LIB) $(MCP_LIB) $(CLI_LIB)
 
 BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-mcp \
             $(BIN)/snakepit
@@ -54,8 +76,14 @@ BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygo
         test-executor test-san test-cluster conformance bench bench-quick fuzz format clean
 all: $(BINARIES)
 
-# ---- library shared by every component
-$(LIB): $(LIB_OBJ)
+# ---- the libraries
+$(LIB): $(call objs,$(LIB_SRC))
+$(BROKER_LIB): $(call objs,$(filter-out $(BROKER_MAIN),$(BROKER_SRC)))
+$(EXECUTOR_LIB): $(call objs,$(filter-out $(EXECUTOR_MAIN),$(EXECUTOR_SRC)))
+$(ZYGOTE_LIB): $(call objs,$(filter-out $(ZYGOTE_MAIN),$(ZYGOTE_SRC)))
+$(MCP_LIB): $(call objs,$(filter-out $(MCP_MAIN),$(MCP_SRC)))
+$(CLI_LIB): $(call objs,$(filter-out $(CLI_MAIN),$(CLI_SRC)))
+$(LIB) $(COMPONENT_LIBS):
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
@@ -94,31 +122,26 @@ $(BUILD)/gen/%_py.h: mcp-frontend/compat/helpers/%.py
 $(OBJ)/mcp-frontend/compat/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h
 $(OBJ)/mcp-frontend/compat/compat_validators.o: CPPFLAGS += -I$(BUILD)/gen
 
-# the broker's logic without its main(): also linked into unit tests and bench tools
-BROKER_LIB := $(BUILD)/lib/libbroker.a
-$(BROKER_LIB): $(filter-out $(OBJ)/broker/main.o,$(BROKER_SRC:%.c=$(OBJ)/%.o))
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
-
-$(BIN)/snakepit-broker: $(OBJ)/broker/main.o $(BROKER_LIB) $(LIB)
+# ---- the binaries: a main() and its component's library
+$(BIN)/snakepit-broker: $(call objs,$(BROKER_MAIN)) $(BROKER_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -lhiredis $(LIBS)
 
-$(BIN)/snakepit-executor: $(EXECUTOR_SRC:%.c=$(OBJ)/%.o) $(LIB)
+$(BIN)/snakepit-executor: $(call objs,$(EXECUTOR_MAIN)) $(EXECUTOR_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -lhiredis $(LIBS)
 
-$(BIN)/snakepit-zygote: $(ZYGOTE_SRC:%.c=$(OBJ)/%.o) $(LIB)
+$(BIN)/snakepit-zygote: $(call objs,$(ZYGOTE_MAIN)) $(ZYGOTE_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(PY_LIBS) -lseccomp -lmsgpackc -lm
 
-$(BIN)/snakepit-mcp: $(MCP_SRC:%.c=$(OBJ)/%.o) $(LIB)
+$(BIN)/snakepit-mcp: $(call objs,$(MCP_MAIN)) $(MCP_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd -ljansson -lhiredis $(LIBS)
 
 # the CLI routes a run by its PEP 723 block with the front-end's own reader (common/pep723.c),
 # so the two cannot disagree
-$(BIN)/snakepit: $(CLI_SRC:%.c=$(OBJ)/%.o) $(LIB)
+$(BIN)/snakepit: $(call objs,$(CLI_MAIN)) $(CLI_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lhiredis -lsodium -lgnutls $(LIBS)
 
@@ -155,27 +178,20 @@ test-deb: deb
 	SNAKEPIT_DEB=$(abspath $(DEB)) $(PYTEST) tests/package
 
 # ---- tests
+# Each unit test links the library of the component it tests (named by its file), then the
+# shared one: a module is tested through its header, never by including its .c.
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+unit_lib   = $(if $(filter test_broker_% test_queue,$(1)),$(BROKER_LIB)) \
+             $(if $(filter test_fe_% test_compat test_redis_ha,$(1)),$(MCP_LIB)) \
+             $(if $(filter test_exec_% test_node_sessions test_zmsg test_pretouch,$(1)), \
+               $(EXECUTOR_LIB) $(ZYGOTE_LIB))
+UNIT_LDLIBS := -lcmocka -ljansson -lmicrohttpd -lhiredis $(PY_LIBS) -lseccomp $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BROKER_LIB) $(LIB)
+$(BUILD)/tests/%: tests/unit/%.c $(COMPONENT_LIBS) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BROKER_LIB) $(LIB) $(LDFLAGS) -lcmocka -ljansson -lmicrohttpd -lhiredis $(LIBS)
-
-# the node ⇄ zygote codec lives in executor-node/, outside the shared library
-$(BUILD)/tests/test_zmsg: tests/unit/test_zmsg.c executor-node/link/zmsg.c executor-node/link/zchan.c $(LIB)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDFLAGS) -lcmocka $(LIBS)
-
-# the node's book of its sessions (issue 12) lives in executor-node/ too
-$(BUILD)/tests/test_node_sessions: tests/unit/test_node_sessions.c executor-node/node/node_sessions.c $(LIB)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDFLAGS) -lcmocka $(LIBS)
-
-# pre-faulting (issue 16) lives in executor-node/ too
-$(BUILD)/tests/test_pretouch: tests/unit/test_pretouch.c executor-node/mem/pretouch.c $(LIB)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDFLAGS) -lcmocka $(LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(call unit_lib,$*) $(LIB) $(LDFLAGS) -Wl,--as-needed \
+	  $(UNIT_LDLIBS)
 
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -321,12 +337,9 @@ fuzz: $(FUZZ_BINS)
 
 # the memory budget of README "Failure and recovery": N records written into a private Redis by
 # the front-end's own records.c, store and journal (bench/record_fill.c), Redis's memory read
-RECORD_FILL_FE := state/records.c state/record_scripts.c render/rich.c state/store.c state/store_journal.c \
-                  state/store_scripts.c rpc/task.c rpc/jsonrpc.c
-$(BUILD)/bench/record_fill: bench/record_fill.c $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB)
+$(BUILD)/bench/record_fill: bench/record_fill.c $(MCP_LIB) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(addprefix mcp-frontend/,$(RECORD_FILL_FE)) $(LIB) \
-	  $(LDFLAGS) -ljansson -lhiredis $(LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(MCP_LIB) $(LIB) $(LDFLAGS) -ljansson -lhiredis $(LIBS)
 
 .PHONY: test-memory
 test-memory: $(BUILD)/bench/record_fill

@@ -1,7 +1,7 @@
 /* tests/unit/test_compat.c — the drop-in endpoints' pure readers of untrusted code, through
  * their headers: pyscan (the names code binds, the modules it imports) and pep723_merge (extra
  * dependencies merged into a script's PEP 723 block without moving a line of code).
- * The modules are compiled in directly (they live in mcp-frontend/, not the shared lib). */
+ * Linked against the front-end's library (libmcp.a). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +11,9 @@
 
 #include <cmocka.h>
 
-#include "mcp-frontend/compat/pep723_merge.c"
-#include "mcp-frontend/compat/pyscan.c"
+#include "common/buf.h"
+#include "mcp-frontend/compat/pep723_merge.h"
+#include "mcp-frontend/compat/pyscan.h"
 
 static pyscan_t s_scan;
 

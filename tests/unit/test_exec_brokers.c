@@ -2,7 +2,7 @@
  * headers: its slots shared as credit (executor-node/node/credits.h: never more out than it has,
  * credit follows the work, a broker that goes away takes nothing with it) and its claims on
  * job ids (executor-node/node/claims.h: a job resubmitted to another broker never runs twice).
- * The modules are compiled in directly (they live in executor-node/, not the shared lib). */
+ * Linked against the node's library (libexecutor.a). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "executor-node/node/claims.c"
-#include "executor-node/node/credits.c"
+#include "executor-node/node/claims.h"
+#include "executor-node/node/credits.h"
 
 /* ---- credits ---- */
 

@@ -3,7 +3,7 @@
  * sentinels included (reqheaders.h), tool arguments mirrored into Mcp-Param-* headers
  * (paramheaders.h), which era a message speaks and the errors a malformed one gets (admit.h), and
  * HMAC-SHA256 (common/sha256.h), which seals requestState.
- * The modules are compiled in directly (they live in mcp-frontend/, not the shared lib). */
+ * Linked against the front-end's library (libmcp.a). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,14 +15,14 @@
 #include <cmocka.h>
 
 #include "common/sha256.h"
-#include "mcp-frontend/rpc/admit.c"
-#include "common/base64.c"
-#include "mcp-frontend/rpc/envelope.c"
-#include "mcp-frontend/rpc/jsonrpc.c"
-#include "mcp-frontend/rpc/loglevel.c"
-#include "mcp-frontend/rpc/paramheaders.c"
-#include "mcp-frontend/rpc/reqheaders.c"
-#include "common/utf8.c"
+#include "mcp-frontend/rpc/admit.h"
+#include "common/base64.h"
+#include "mcp-frontend/rpc/envelope.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
+#include "mcp-frontend/rpc/loglevel.h"
+#include "mcp-frontend/rpc/paramheaders.h"
+#include "mcp-frontend/rpc/reqheaders.h"
+#include "common/utf8.h"
 
 #define META_OK                                                                                    \
     "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \

@@ -1,7 +1,7 @@
 /* tests/unit/test_fe_outcome.c — the text a model reads of an execute_code result
  * (mcp-frontend/render/outcome.c): the status, the head and the tail of long output with what was
- * left out named, the traceback of an error; structuredContent keeps everything. outcome.c is
- * compiled in directly. */
+ * left out named, the traceback of an error; structuredContent keeps everything. Through
+ * render/outcome.h, linked against the front-end's library (libmcp.a). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,11 +11,11 @@
 
 #include <cmocka.h>
 
-#include "common/base64.c"
-#include "mcp-frontend/rpc/jsonrpc.c"
-#include "mcp-frontend/render/outcome.c"
-#include "mcp-frontend/render/rich.c"
-#include "common/utf8.c"
+#include "common/base64.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
+#include "mcp-frontend/render/outcome.h"
+#include "mcp-frontend/render/rich.h"
+#include "common/utf8.h"
 
 /* The text block and the structured stdout of a result whose stdout is out. */
 static json_t *s_render(result_t *res)

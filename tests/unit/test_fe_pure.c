@@ -1,7 +1,7 @@
 /* tests/unit/test_fe_pure.c — the front-end's pure modules through their headers: UTF-8
  * repair, SHA-256, the JSON-RPC parser, GCRA, memory-limit parsing, Origin/Host checks,
  * base64, the texts that name profiles, the Task object.
- * The modules are compiled in directly (they live in mcp-frontend/, not the shared lib). */
+ * Linked against the front-end's library (libmcp.a) and the shared one (libsnakepit.a). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,16 +12,16 @@
 #include <cmocka.h>
 
 #include "common/profiles.h"
-#include "common/base64.c"
-#include "mcp-frontend/state/gcra.c"
-#include "mcp-frontend/rpc/jsonrpc.c"
-#include "mcp-frontend/transport/origin.c"
-#include "mcp-frontend/render/proftext.c"
-#include "mcp-frontend/render/rich.c"
-#include "mcp-frontend/rpc/task.c"
+#include "common/base64.h"
+#include "mcp-frontend/state/gcra.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
+#include "mcp-frontend/transport/origin.h"
+#include "mcp-frontend/render/proftext.h"
+#include "mcp-frontend/render/rich.h"
+#include "mcp-frontend/rpc/task.h"
 #include "common/sha256.h"
-#include "mcp-frontend/tools/units.c"
-#include "common/utf8.c"
+#include "mcp-frontend/tools/units.h"
+#include "common/utf8.h"
 
 static char *s_sanitized(const char *in, size_t len)
 {

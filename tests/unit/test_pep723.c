@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "common/pep723.c"
+#include "common/pep723.h"
 
 static int s_deps(const char *code, char names[][PEP723_NAME])
 {

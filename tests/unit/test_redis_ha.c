@@ -1,8 +1,8 @@
 /* tests/unit/test_redis_ha.c — what keeps the front-end's Redis state through failures, through
  * the headers: redis-sentinel:// URLs (common/redis_url.h) and the store's write journal
  * (mcp-frontend/state/store_journal.h: kept until acknowledged and past the replay window, sent
- * again after every reconnect, bounded; a PUBLISH in its place but at most once). The journal is
- * compiled in directly (it lives in mcp-frontend/, not the shared library). */
+ * again after every reconnect, bounded; a PUBLISH in its place but at most once). Linked against
+ * the front-end's library (libmcp.a). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "common/redis_url.h"
-#include "mcp-frontend/state/store_journal.c"
+#include "mcp-frontend/state/store_journal.h"
 
 static void test_a_sentinel_url_lists_its_sentinels_and_names_the_master(void **state)
 {
