@@ -15,8 +15,8 @@
 #include "cli/farm/farm.h"
 #include "tenant.h"
 
-#define RATE_MIN 0.001 /* the range the front-end reads a stored rate in (mcp-frontend/state/tenants.c)  \
-                        */
+/* the range the front-end reads a stored rate in (mcp-frontend/state/tenants.c) */
+#define RATE_MIN 0.001
 #define RATE_MAX 1e6
 
 typedef struct {

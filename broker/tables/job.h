@@ -1,8 +1,9 @@
 /* broker/tables/job.h — one submitted job as the broker holds it, from SUBMIT to its one final
  * answer. A job is always in exactly one place: its tenant's FIFO in a service queue
  * (JOB_QUEUED), an executor's lease list (JOB_LEASED), the scheduler's probing list
- * (JOB_PROBING), or in the hands of whoever is answering it (JOB_DETACHED). The JobSpec body stays an opaque ZeroMQ message, kept until
- * the answer so a lost lease can be dispatched again without the client resending it. */
+ * (JOB_PROBING), or in the hands of whoever is answering it (JOB_DETACHED). The JobSpec body stays
+ * an opaque ZeroMQ message, kept until the answer so a lost lease can be dispatched again without
+ * the client resending it. */
 #ifndef SP_BROKER_JOB_H
 #define SP_BROKER_JOB_H
 #include <stddef.h>

@@ -1,5 +1,5 @@
-/* broker/tables/keymap.c — see keymap.h. Separate chaining with the key stored inline in each entry;
- * the table doubles when it holds more entries than buckets and never shrinks (the broker's
+/* broker/tables/keymap.c — see keymap.h. Separate chaining with the key stored inline in each
+ * entry; the table doubles when it holds more entries than buckets and never shrinks (the broker's
  * maps are bounded by its caps, so the high-water mark is bounded too). */
 #define _GNU_SOURCE
 #include <assert.h>

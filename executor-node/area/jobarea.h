@@ -1,8 +1,8 @@
 /* executor-node/area/jobarea.h — the memory one job's child shares with its zygote.
  *
  * The zygote maps one area per pre-forked child (MAP_SHARED | MAP_ANONYMOUS) before forking
- * it. It writes the job in (decoded, jobcopy.h), wakes the child, and after reaping it reads back what the
- * child wrote: output, the runner's meta (msgpack), and the sandbox's own reports (the
+ * it. It writes the job in (decoded, jobcopy.h), wakes the child, and after reaping it reads back
+ * what the child wrote: output, the runner's meta (msgpack), and the sandbox's own reports (the
  * seccomp-trapped syscall, a blocked audit event). Output goes in as the code prints, so a
  * job killed for time or memory still returns what it printed before.
  *

@@ -1,5 +1,5 @@
-/* executor-node/area/jobcopy.c — see jobcopy.h. One walk over the JobSpec serves both to measure and
- * to copy (a dry arena only counts), so the two cannot disagree. */
+/* executor-node/area/jobcopy.c — see jobcopy.h. One walk over the JobSpec serves both to measure
+ * and to copy (a dry arena only counts), so the two cannot disagree. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>

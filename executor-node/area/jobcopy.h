@@ -1,5 +1,5 @@
-/* executor-node/area/jobcopy.h — a decoded JobSpec laid out flat in one block of memory, pointers and
- * all, so that it can live where the zygote's heap must not hold it.
+/* executor-node/area/jobcopy.h — a decoded JobSpec laid out flat in one block of memory, pointers
+ * and all, so that it can live where the zygote's heap must not hold it.
  *
  * The zygote decodes each JobSpec once, at dispatch, and keeps nothing of it in its heap: every
  * child forked later would inherit that heap, and in python.data_science a job can read any

@@ -1,5 +1,5 @@
-/* executor-node/node/slots.h — the node's jobs between its brokers and its zygotes: which job runs in
- * which slot, for which broker, and who hears its answer.
+/* executor-node/node/slots.h — the node's jobs between its brokers and its zygotes: which job runs
+ * in which slot, for which broker, and who hears its answer.
  *
  * A JOB from broker b is first checked against the claims (claims.h: never run a job twice)
  * and the credit b holds (credits.h: never more jobs than slots across brokers); then it takes a

@@ -1,5 +1,5 @@
-/* executor-node/node/zygotes.h — the node's zygote processes: one per served profile, each behind its
- * channel (zchan.h, zmsg.h), started, restarted with backoff when one dies, and recycled.
+/* executor-node/node/zygotes.h — the node's zygote processes: one per served profile, each behind
+ * its channel (zchan.h, zmsg.h), started, restarted with backoff when one dies, and recycled.
  *
  * Zygotes are started (zygotes_start) before the node creates its ZeroMQ context, and
  * restarted later by spawn.h's clone + execve, so none holds a copy of ZeroMQ's threads'

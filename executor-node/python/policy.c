@@ -1,5 +1,5 @@
-/* executor-node/python/policy.c — see policy.h. Dispatch by table: one row per event (or event prefix),
- * naming the rule that judges it. */
+/* executor-node/python/policy.c — see policy.h. Dispatch by table: one row per event (or event
+ * prefix), naming the rule that judges it. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <limits.h>

@@ -1,6 +1,6 @@
-/* executor-node/python/policy.h — the Python layer's rules: what the audit hook (audit.h) does with each
- * event, as one pure function of the event's name and arguments, so that the whole policy reads
- * (and is tested) in one place.
+/* executor-node/python/policy.h — the Python layer's rules: what the audit hook (audit.h) does with
+ * each event, as one pure function of the event's name and arguments, so that the whole policy
+ * reads (and is tested) in one place.
  *
  * The Python layer refuses operations, not the modules ordinary code imports (issue 14): a
  * process, a socket, a path outside what the job may touch, and what only an escape asks for.

@@ -1,7 +1,7 @@
-/* executor-node/python/python.c — see python.h. The interpreter's life in a zygote and its children;
- * the C half of the runner (the _snakepit module) is runner.c, the audit hook audit.c, and the
- * Python sources runner.py and validate.py are compiled into this binary (the Makefile makes
- * them C arrays). */
+/* executor-node/python/python.c — see python.h. The interpreter's life in a zygote and its
+ * children; the C half of the runner (the _snakepit module) is runner.c, the audit hook audit.c,
+ * and the Python sources runner.py and validate.py are compiled into this binary (the Makefile
+ * makes them C arrays). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <locale.h>

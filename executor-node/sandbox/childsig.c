@@ -1,5 +1,5 @@
-/* executor-node/sandbox/childsig.c — see childsig.h. Only async-signal-safe work in the handlers: raw
- * syscalls and stores into the job area. */
+/* executor-node/sandbox/childsig.c — see childsig.h. Only async-signal-safe work in the handlers:
+ * raw syscalls and stores into the job area. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>

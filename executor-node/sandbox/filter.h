@@ -1,7 +1,7 @@
-/* executor-node/sandbox/filter.h — the seccomp layer: one allowlist per profile, compiled to BPF once in
- * the zygote (filter_compile) and loaded by each pooled child (filter_enter) as the last layer
- * before its job. What Python can report cleanly fails with EPERM; what only an attack asks for
- * traps, and the SIGSYS handler (childsig.h) writes the syscall's number into the child's job
+/* executor-node/sandbox/filter.h — the seccomp layer: one allowlist per profile, compiled to BPF
+ * once in the zygote (filter_compile) and loaded by each pooled child (filter_enter) as the last
+ * layer before its job. What Python can report cleanly fails with EPERM; what only an attack asks
+ * for traps, and the SIGSYS handler (childsig.h) writes the syscall's number into the child's job
  * area, where the zygote reads it to answer security_violation naming the syscall
  * (outcome.c). */
 #ifndef SP_FILTER_H

@@ -1,9 +1,9 @@
-/* executor-node/sandbox/landlock.h — the Landlock layer: no filesystem access but reading the profile's
- * read-only paths (and, in workspace profiles, making and changing regular files and directories
- * in the child's own directory); no TCP from ABI 4; no signals or abstract sockets outside the
- * job's own domain from ABI 6. A ruleset is built in the zygote — one for every child, or in
- * workspace profiles one per child for its own directory, since a ruleset cannot be copied — and
- * each child enters its own before it waits for a job. A session adds one more layer at each
+/* executor-node/sandbox/landlock.h — the Landlock layer: no filesystem access but reading the
+ * profile's read-only paths (and, in workspace profiles, making and changing regular files and
+ * directories in the child's own directory); no TCP from ABI 4; no signals or abstract sockets
+ * outside the job's own domain from ABI 6. A ruleset is built in the zygote — one for every child,
+ * or in workspace profiles one per child for its own directory, since a ruleset cannot be copied —
+ * and each child enters its own before it waits for a job. A session adds one more layer at each
  * fork (session_fork.h), so it and its clone each keep to their own directories; Landlock
  * stacks at most 16 layers, which bounds the forks of one lineage. */
 #define LANDLOCK_MAX_LAYERS 16

@@ -1,5 +1,5 @@
-/* executor-node/sandbox/prologue.c — see prologue.h. Classic BPF jumps are relative and forward only,
- * so the program is written with named labels and patched once every label is placed. */
+/* executor-node/sandbox/prologue.c — see prologue.h. Classic BPF jumps are relative and forward
+ * only, so the program is written with named labels and patched once every label is placed. */
 #define _GNU_SOURCE
 #include <linux/audit.h>
 #include <linux/seccomp.h>

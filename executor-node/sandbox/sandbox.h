@@ -1,5 +1,5 @@
-/* executor-node/sandbox/sandbox.h — the OS layers between a job's code and the machine, and what a zygote
- * and its children share of them.
+/* executor-node/sandbox/sandbox.h — the OS layers between a job's code and the machine, and what a
+ * zygote and its children share of them.
  *
  * Where each layer is applied (child.c holds the child's sequence on one screen):
  *   namespaces  user, pid, net, ipc, uts, mount: entered once per zygote by clone(2) in the node

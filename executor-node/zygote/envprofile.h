@@ -1,5 +1,5 @@
-/* executor-node/zygote/envprofile.h — the profile a dependency environment's zygote serves: its base
- * profile (common/profiles.c) plus the environment (envs.h). The environment's top-level
+/* executor-node/zygote/envprofile.h — the profile a dependency environment's zygote serves: its
+ * base profile (common/profiles.c) plus the environment (envs.h). The environment's top-level
  * modules are allowed (the import allowlist reads `modules`) but never imported by the zygote:
  * a package's import-time code is the package author's, and the zygote, which forks every job
  * of the environment and maps the host's files until it seals its filesystem, must run only the

@@ -1,5 +1,5 @@
-/* mcp-frontend/compat/compat.h — the drop-in endpoints: one per older Python-sandbox MCP server that
- * snakepit replaces (shared/seeds/), each with exactly that server's tool names, parameters,
+/* mcp-frontend/compat/compat.h — the drop-in endpoints: one per older Python-sandbox MCP server
+ * that snakepit replaces (shared/seeds/), each with exactly that server's tool names, parameters,
  * defaults and result shapes, so its users switch by changing a URL or a command line.
  * Everything still runs on the farm like /mcp: the same keys and tenants, rate limits,
  * sandbox, records and metrics. Nothing of the old servers' designs comes back: no code runs

@@ -1,5 +1,5 @@
-/* mcp-frontend/compat/compat_python_sandbox.h — the python-sandbox endpoint (compat.h): the tools of
- * the Python Sandbox Server (seed 000: RestrictedPython, optional gVisor), execute_code,
+/* mcp-frontend/compat/compat_python_sandbox.h — the python-sandbox endpoint (compat.h): the tools
+ * of the Python Sandbox Server (seed 000: RestrictedPython, optional gVisor), execute_code,
  * validate_code and get_sandbox_info, with its parameters, defaults and answers:
  *
  *   execute_code  {success, execution_id, result, stdout, stderr, execution_time, variables}

@@ -1,5 +1,5 @@
-/* mcp-frontend/compat/compat_snapshots.h — the secure-sandbox endpoint's persistent workspace and its
- * snapshot tools (create_state_snapshot, restore_state_snapshot, list_state_snapshots,
+/* mcp-frontend/compat/compat_snapshots.h — the secure-sandbox endpoint's persistent workspace and
+ * its snapshot tools (create_state_snapshot, restore_state_snapshot, list_state_snapshots,
  * delete_state_snapshot; their rows are in compat_secure_sandbox.c).
  *
  * That server keeps one workspace directory that lives between calls and snapshots it. Here the

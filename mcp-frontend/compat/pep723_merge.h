@@ -1,5 +1,5 @@
-/* mcp-frontend/compat/pep723_merge.h — a script's PEP 723 metadata with extra dependencies merged in,
- * for the exec-sandbox endpoint's `dependencies` argument (compat_exec_sandbox.c). The merge
+/* mcp-frontend/compat/pep723_merge.h — a script's PEP 723 metadata with extra dependencies merged
+ * in, for the exec-sandbox endpoint's `dependencies` argument (compat_exec_sandbox.c). The merge
  * follows mcp-python-exec-sandbox's: the script's dependencies, then the extras, an extra
  * replacing a script dependency of the same normalised name. Where that server rewrote the
  * block at the top of the script (and so moved every line of code), this keeps each line where

@@ -1,5 +1,5 @@
-/* mcp-frontend/compat/subcall.h — one tool of /mcp's run on behalf of another call, its answer handed
- * back instead of sent: the drop-in endpoints (compat.h) build their stateful tools from
+/* mcp-frontend/compat/subcall.h — one tool of /mcp's run on behalf of another call, its answer
+ * handed back instead of sent: the drop-in endpoints (compat.h) build their stateful tools from
  * snakepit's own (the secure-sandbox endpoint's workspace is a sandbox session, its snapshots
  * are state snapshots), so that quotas, records and the session bookkeeping stay in one place.
  *

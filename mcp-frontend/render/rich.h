@@ -1,6 +1,6 @@
-/* mcp-frontend/render/rich.h — execute_code's rich results (issue 14): the outputs a job displayed or
- * its trailing expression gave, and the files it wrote, as structuredContent and as the
- * matching MCP content blocks.
+/* mcp-frontend/render/rich.h — execute_code's rich results (issue 14): the outputs a job displayed
+ * or its trailing expression gave, and the files it wrote, as structuredContent and as the matching
+ * MCP content blocks.
  *
  *   structuredContent.outputs  [{kind: "display"|"result", index, mimeType, data, encoding?}]:
  *                              text as text, application/json as JSON, images base64

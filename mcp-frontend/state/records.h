@@ -1,4 +1,5 @@
-/* mcp-frontend/state/records.h — what the front-end writes to Redis about executions (DESIGN.md §7):
+/* mcp-frontend/state/records.h — what the front-end writes to Redis about executions (DESIGN.md
+ * §7):
  *
  *   sp:exec:<id>                 hash, TTL (the tenant's record_ttl_s, else --record-ttl-s):
  *                                tenant, status, profile, tool, code (a head of --code-cap

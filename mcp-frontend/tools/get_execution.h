@@ -1,5 +1,5 @@
-/* mcp-frontend/tools/get_execution.h — the get_execution tool (its row is in tooldefs.c): one of the
- * caller's execution records by id, as history.h reads it (another tenant's id is "not found",
+/* mcp-frontend/tools/get_execution.h — the get_execution tool (its row is in tooldefs.c): one of
+ * the caller's execution records by id, as history.h reads it (another tenant's id is "not found",
  * exactly like a made-up one). */
 #ifndef SP_FE_GET_EXECUTION_H
 #define SP_FE_GET_EXECUTION_H

@@ -115,8 +115,8 @@ static void s_add_snapshot(json_t *capacity, const redisReply *r)
     }
 }
 
-/* sp:profiles (executor-node/node/snapshot.c): per profile, the Python version and the packages with
- * their versions as the executors found them. Entries no executor refreshed for two minutes
+/* sp:profiles (executor-node/node/snapshot.c): per profile, the Python version and the packages
+ * with their versions as the executors found them. Entries no executor refreshed for two minutes
  * are left out: nobody serves that profile now. */
 static void s_add_packages(json_t *profs, const redisReply *r)
 {

@@ -1,4 +1,5 @@
-/* mcp-frontend/tools/tooldefs.h — snakepit's tools, one row each (tools.h says what a row holds). */
+/* mcp-frontend/tools/tooldefs.h — snakepit's tools, one row each (tools.h says what a row holds).
+ */
 #ifndef SP_FE_TOOLDEFS_H
 #define SP_FE_TOOLDEFS_H
 #include "tools.h"

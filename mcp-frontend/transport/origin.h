@@ -1,4 +1,5 @@
-/* mcp-frontend/transport/origin.h — Origin and Host checks for the HTTP transport (see origin.c). */
+/* mcp-frontend/transport/origin.h — Origin and Host checks for the HTTP transport (see origin.c).
+ */
 #ifndef SP_FE_ORIGIN_H
 #define SP_FE_ORIGIN_H
 

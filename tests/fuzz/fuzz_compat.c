@@ -1,8 +1,9 @@
 /* tests/fuzz/fuzz_compat.c — libFuzzer target for the drop-in endpoints' readers of code from
- * the network (mcp-frontend/compat/pyscan.c, mcp-frontend/compat/pep723_merge.c, common/pep508.c). Whatever the input, pyscan
- * must stay within its bounds and report only ASCII identifiers, and the PEP 723 merge must
- * keep every byte of the code before and after the block's opening line, whether it reads the
- * block or refuses it. The input's first line, when it has one, is an extra dependency. */
+ * the network (mcp-frontend/compat/pyscan.c, mcp-frontend/compat/pep723_merge.c, common/pep508.c).
+ * Whatever the input, pyscan must stay within its bounds and report only ASCII identifiers, and the
+ * PEP 723 merge must keep every byte of the code before and after the block's opening line, whether
+ * it reads the block or refuses it. The input's first line, when it has one, is an extra
+ * dependency. */
 #include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>

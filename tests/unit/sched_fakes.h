@@ -1,5 +1,5 @@
-/* tests/unit/sched_fakes.h — the scheduler's test rig (broker/sched/sched.h): a fake clock, fake I/O
- * recording every send, answer, cancel, WANT, RELEASE and PROBE the scheduler asks for (in F),
+/* tests/unit/sched_fakes.h — the scheduler's test rig (broker/sched/sched.h): a fake clock, fake
+ * I/O recording every send, answer, cancel, WANT, RELEASE and PROBE the scheduler asks for (in F),
  * and helpers to register executors, submit jobs and answer them. Included by the scheduler's
  * unit tests (test_broker_sched.c, test_broker_resubmit.c, test_broker_sessions.c); everything
  * is static, one rig per test binary. */

@@ -1,5 +1,5 @@
-/* tests/unit/test_broker_executors.c — broker/tables/executors.c and broker/tables/keymap.c: where a job
- * goes (most free credit, then least recently used) and the credit ceiling; the keymap the
+/* tests/unit/test_broker_executors.c — broker/tables/executors.c and broker/tables/keymap.c: where
+ * a job goes (most free credit, then least recently used) and the credit ceiling; the keymap the
  * registries stand on. */
 #define _GNU_SOURCE
 #include <setjmp.h>

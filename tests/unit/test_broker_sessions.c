@@ -1,8 +1,8 @@
-/* tests/unit/test_broker_sessions.c — session affinity in the scheduler (broker/sched/sched_sessions.c)
- * through sched.h, on the fake clock and I/O of sched_fakes.h: a session's jobs go to its
- * executor one at a time, a busy session holds back no one else, new sessions go where memory
- * is freest, the map is rebuilt from READY after a restart, and a session whose executor went
- * away is answered `lost` — never sent anywhere else. */
+/* tests/unit/test_broker_sessions.c — session affinity in the scheduler
+ * (broker/sched/sched_sessions.c) through sched.h, on the fake clock and I/O of sched_fakes.h: a
+ * session's jobs go to its executor one at a time, a busy session holds back no one else, new
+ * sessions go where memory is freest, the map is rebuilt from READY after a restart, and a session
+ * whose executor went away is answered `lost` — never sent anywhere else. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
-/* executor-node/zygote/pool/outcome.c — see outcome.h. The order of the checks in outcome_result is the
- * order of trust: what the zygote itself did (kill for time, cancel), what the kernel says
+/* executor-node/zygote/pool/outcome.c — see outcome.h. The order of the checks in outcome_result is
+ * the order of trust: what the zygote itself did (kill for time, cancel), what the kernel says
  * (seccomp's trapped syscall, SIGSYS, SIGXCPU), what the C layer recorded (output cap, blocked
  * audit event), and only then what the runner in the hostile child wrote. */
 #define _GNU_SOURCE

@@ -1,5 +1,5 @@
-/* executor-node/zygote/pool/outcome.h — a finished job's child, turned into its Result (the zygote's
- * assembly of every answer it sends), and the lines it logs about it.
+/* executor-node/zygote/pool/outcome.h — a finished job's child, turned into its Result (the
+ * zygote's assembly of every answer it sends), and the lines it logs about it.
  *
  * Everything in the child's area is hostile (the job's code ran there): lengths are clamped to
  * the zygote's own capacities and the runner's meta goes through the bounds-checked reader.

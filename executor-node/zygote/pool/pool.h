@@ -1,6 +1,6 @@
-/* executor-node/zygote/pool/pool.h — a zygote's children: the slots, the fork of each pooled child (with its
- * job area, wake socket, and for workspace profiles its directory and Landlock ruleset), the
- * reaping, the kill, and the wall-clock deadline timer.
+/* executor-node/zygote/pool/pool.h — a zygote's children: the slots, the fork of each pooled child
+ * (with its job area, wake socket, and for workspace profiles its directory and Landlock ruleset),
+ * the reaping, the kill, and the wall-clock deadline timer.
  *
  * A child waits in the pool, every job-independent layer in place, until dispatch (dispatch.h)
  * hands it a job and pool_start wakes it. It ends in one of two ways the pool watches: a byte on

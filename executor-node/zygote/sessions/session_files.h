@@ -1,7 +1,7 @@
-/* executor-node/zygote/sessions/session_files.h — a session's workspace as a whole, done by the zygote while the
- * session's process is idle: copied into a clone's new workspace (fork_session), read into a
- * snapshot's files (path, content, mtime, mode), and made to hold exactly a snapshot's files
- * again (restore: files not in it deleted, changed ones rewritten, missing ones recreated,
+/* executor-node/zygote/sessions/session_files.h — a session's workspace as a whole, done by the
+ * zygote while the session's process is idle: copied into a clone's new workspace (fork_session),
+ * read into a snapshot's files (path, content, mtime, mode), and made to hold exactly a snapshot's
+ * files again (restore: files not in it deleted, changed ones rewritten, missing ones recreated,
  * mtimes and modes restored).
  *
  * The tree was made by the tenant's code: every component is opened beneath its parent with
