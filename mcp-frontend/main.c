@@ -271,6 +271,7 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->mcp_session_store = mcp_session_store_new(&fe->store, fe->bus, fe->mcp_sessions);
     fe->stream_log =
         stream_log_new(fe->loop, &fe->store, fe->bus, fe->mcp_sessions, &conf->stream_log);
+    mcp_session_store_join(fe->mcp_session_store, fe->stream_log); /* the legacy era, joined */
     fe->tenants = tenants_new(fe->loop, fe->store, &conf->tenants);
     fe->limiter = limiter_new(fe->store, &conf->limiter);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);

@@ -106,6 +106,7 @@ struct mcp_session_store {
     bus_t *bus;
     mcp_sessions_t *sessions;
     store_script_t *open, *touch, *del, *subscribe, *fanout;
+    const stream_log_t *log; /* whose replay window bounds a resource update's fan-out */
     mcp_session_store_stats_t stats;
 };
 
@@ -471,6 +472,45 @@ mcp_session_store_t *mcp_session_store_new(store_t **store_p, bus_t *bus, mcp_se
     bus_on(bus, "cancel", s_on_cancel_event, self);
     bus_on_reconnect(bus, s_on_bus_back, self);
     return self;
+}
+
+/* ---- the legacy era joined to the session table (mcp_session_keeper_t) */
+
+static void s_keep(void *self, mcp_session_t *s, mcp_session_done_fn *done, void *arg)
+{
+    mcp_session_store_open(self, s, done, arg);
+}
+
+static void s_set_level(void *self, mcp_session_t *s, int level, mcp_session_done_fn *done,
+                        void *arg)
+{
+    mcp_session_store_set_level(self, s, level, done, arg);
+}
+
+static void s_subscribe(void *self, mcp_session_t *s, const char *uri, int on,
+                        mcp_session_done_fn *done, void *arg)
+{
+    mcp_session_store_subscribe(self, s, uri, on, done, arg);
+}
+
+static void s_cancel_elsewhere(void *self, mcp_session_t *s, const json_t *request_id,
+                               const char *reason)
+{
+    mcp_session_store_cancel_elsewhere(self, s, request_id, reason);
+}
+
+static void s_resource_updated(void *arg, const char *tenant, const char *uri)
+{
+    mcp_session_store_t *self = arg;
+    mcp_session_store_resource_updated(self, tenant, uri, stream_log_replay_ms(self->log));
+}
+
+void mcp_session_store_join(mcp_session_store_t *self, const stream_log_t *log)
+{
+    self->log = log;
+    mcp_sessions_kept_by(self->sessions,
+                         &(mcp_session_keeper_t){s_keep, s_set_level, s_subscribe,
+                                                 s_cancel_elsewhere, s_resource_updated, self});
 }
 
 void mcp_session_store_destroy(mcp_session_store_t **self_p)

@@ -34,6 +34,11 @@ typedef struct {
 } mcp_session_store_stats_t;
 
 mcp_session_store_t *mcp_session_store_new(store_t **store_p, bus_t *bus, mcp_sessions_t *sessions);
+/* The one place the legacy era joins the rest: this store becomes what keeps the session table's
+ * sessions beyond this process (mcp_session.h's mcp_session_keeper_t), and log's replay window
+ * bounds the fan-out of resource updates (stream_log.h). */
+struct stream_log;
+void mcp_session_store_join(mcp_session_store_t *self, const struct stream_log *log);
 void mcp_session_store_destroy(mcp_session_store_t **self_p);
 const mcp_session_store_stats_t *mcp_session_store_stats(const mcp_session_store_t *self);
 

@@ -11,7 +11,6 @@
 #include "mcp-frontend/rpc/fe.h"
 #include "lifecycle.h"
 #include "mcp-frontend/render/proftext.h"
-#include "mcp-frontend/legacy/mcp_session_store.h"
 
 /* The server's instructions, profiles named from their table (proftext.h). */
 static const char s_instructions[] =
@@ -94,10 +93,10 @@ void lifecycle_initialize(call_t *c)
                   server_caps, "serverInfo", "name", "snakepit", "title",
                   endpoint_title(c->endpoint), "version", FE_VERSION, "instructions", instructions);
     free(instructions);
-    /* the id may leave only once any front-end can find the session (mcp_session_store.h) */
+    /* the id may leave only once any front-end can find the session (mcp_session_keep) */
     c->pending = result;
     call_hold(c);
-    mcp_session_store_open(c->fe->mcp_session_store, s, s_on_stored, c);
+    mcp_session_keep(s, s_on_stored, c);
 }
 
 void lifecycle_ping(call_t *c)
@@ -127,7 +126,7 @@ void lifecycle_set_level(call_t *c)
         return;
     }
     call_hold(c);
-    mcp_session_store_set_level(c->fe->mcp_session_store, c->session, level, s_on_level_set, c);
+    mcp_session_set_level(c->session, level, s_on_level_set, c);
 }
 
 /* What a 2026-07-28 client may use. The tool and prompt lists are fixed for a deployment, so

@@ -16,7 +16,6 @@
 #include "mcp.h"
 #include "prompts.h"
 #include "resources.h"
-#include "mcp-frontend/legacy/mcp_session_store.h"
 #include "tasks.h"
 #include "tasks_extension.h"
 #include "mcp-frontend/tools/tools.h"
@@ -163,7 +162,7 @@ static void s_notification(mcp_t *self, mcp_session_t *s, rpc_msg_t *m, int mode
         if (c && strcmp(c->method, "initialize") != 0)
             call_cancel(c, why ? why : "client cancelled");
         else if (!c && rid && s->stored) /* the call may run on another front-end */
-            mcp_session_store_cancel_elsewhere(self->fe->mcp_session_store, s, rid, why);
+            mcp_session_cancel_elsewhere(s, rid, why);
         as = AS_CANCELLED;
     }
     s_extra(self, as)->outcomes[OUTCOME_OK]++;

@@ -13,8 +13,6 @@
 #include "fixtures.h"
 #include "mcp-frontend/state/history.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
-#include "mcp-frontend/legacy/mcp_session_store.h"
-#include "mcp-frontend/legacy/stream_log.h"
 #include "mcp-frontend/rpc/page.h"
 #include "resources.h"
 #include "mcp-frontend/tools/sandbox_info.h"
@@ -246,10 +244,10 @@ static void s_subscription(call_t *c, int on)
         s_not_found(c, uri);
         return;
     }
-    /* in Redis, so that an update raised on any front-end reaches the session (mcp_session_store.h)
-     */
+    /* in Redis, so that an update raised on any front-end reaches the session (mcp_session.h's
+     * keeper) */
     call_hold(c);
-    mcp_session_store_subscribe(c->fe->mcp_session_store, c->session, uri, on, s_on_subscribed, c);
+    mcp_session_subscribe(c->session, uri, on, s_on_subscribed, c);
 }
 
 void resources_subscribe(call_t *c)
@@ -277,6 +275,5 @@ static void s_on_execution_end(void *arg, const execution_end_t *end)
 void resources_updated(fe_t *fe, const char *tenant, const char *uri)
 {
     /* legacy sessions subscribed to it and listen streams watching it, wherever they are */
-    mcp_session_store_resource_updated(fe->mcp_session_store, tenant, uri,
-                                       stream_log_replay_ms(fe->stream_log));
+    mcp_sessions_resource_updated(fe->mcp_sessions, tenant, uri);
 }

@@ -24,6 +24,7 @@ struct mcp_sessions {
     mcp_session_end_calls_fn *end_calls; /* the owner's hook: cancel a closing session's calls */
     mcp_session_notify_fn *notify;       /* where HTTP sessions' notifications go */
     void *notify_ctx;
+    mcp_session_keeper_t keeper; /* where they are kept beyond this process (legacy/) */
     mcp_session_t *buckets[SESSION_BUCKETS];
     size_t n;
     mcp_sessions_stats_t stats;
@@ -125,6 +126,48 @@ void mcp_sessions_on_notify(mcp_sessions_t *self, mcp_session_notify_fn *fn, voi
 {
     self->notify = fn;
     self->notify_ctx = ctx;
+}
+
+void mcp_sessions_kept_by(mcp_sessions_t *self, const mcp_session_keeper_t *keeper)
+{
+    self->keeper = *keeper;
+}
+
+static const mcp_session_keeper_t *s_keeper(const mcp_session_t *s)
+{
+    assert(s->table && s->table->keeper.keep); /* a table's session, kept by legacy/ */
+    return &s->table->keeper;
+}
+
+void mcp_session_keep(mcp_session_t *s, mcp_session_done_fn *done, void *arg)
+{
+    const mcp_session_keeper_t *k = s_keeper(s);
+    k->keep(k->self, s, done, arg);
+}
+
+void mcp_session_set_level(mcp_session_t *s, int level, mcp_session_done_fn *done, void *arg)
+{
+    const mcp_session_keeper_t *k = s_keeper(s);
+    k->set_level(k->self, s, level, done, arg);
+}
+
+void mcp_session_subscribe(mcp_session_t *s, const char *uri, int on, mcp_session_done_fn *done,
+                           void *arg)
+{
+    const mcp_session_keeper_t *k = s_keeper(s);
+    k->subscribe(k->self, s, uri, on, done, arg);
+}
+
+void mcp_session_cancel_elsewhere(mcp_session_t *s, const json_t *request_id, const char *reason)
+{
+    const mcp_session_keeper_t *k = s_keeper(s);
+    k->cancel_elsewhere(k->self, s, request_id, reason);
+}
+
+void mcp_sessions_resource_updated(mcp_sessions_t *self, const char *tenant, const char *uri)
+{
+    if (self->keeper.resource_updated)
+        self->keeper.resource_updated(self->keeper.self, tenant, uri);
 }
 
 /* 32 hex digits from getrandom; -1 when the kernel cannot give them (never expected after boot;

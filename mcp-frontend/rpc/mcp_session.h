@@ -81,6 +81,38 @@ const mcp_sessions_conf_t *mcp_sessions_conf(const mcp_sessions_t *self);
 /* Where HTTP sessions' notifications go (stream_log.c subscribes at start). */
 void mcp_sessions_on_notify(mcp_sessions_t *self, mcp_session_notify_fn *fn, void *ctx);
 
+/* ---- where legacy sessions are kept beyond this process
+ * legacy/ (the 2025-era sessions in Redis and their streams' logs) registers itself here at
+ * start; the method handlers reach it through the session table, so that only the transport of
+ * that era includes legacy/. rc: 0, or -1 when the keeping could not be done (-2: refused, as
+ * the keeper says). */
+typedef void(mcp_session_done_fn)(void *arg, int rc);
+typedef struct {
+    /* initialize filled s: keep it (done: only then may its id leave) */
+    void (*keep)(void *self, mcp_session_t *s, mcp_session_done_fn *done, void *arg);
+    /* logging/setLevel */
+    void (*set_level)(void *self, mcp_session_t *s, int level, mcp_session_done_fn *done,
+                      void *arg);
+    /* resources/subscribe and unsubscribe */
+    void (*subscribe)(void *self, mcp_session_t *s, const char *uri, int on,
+                      mcp_session_done_fn *done, void *arg);
+    /* notifications/cancelled for a call that does not run here */
+    void (*cancel_elsewhere)(void *self, mcp_session_t *s, const json_t *request_id,
+                             const char *reason);
+    /* a resource changed: every session subscribed to it, wherever it is, hears of it */
+    void (*resource_updated)(void *self, const char *tenant, const char *uri);
+    void *self;
+} mcp_session_keeper_t;
+
+void mcp_sessions_kept_by(mcp_sessions_t *self, const mcp_session_keeper_t *keeper);
+/* The keeper's verbs, for a session of the table (never a request scope). */
+void mcp_session_keep(mcp_session_t *s, mcp_session_done_fn *done, void *arg);
+void mcp_session_set_level(mcp_session_t *s, int level, mcp_session_done_fn *done, void *arg);
+void mcp_session_subscribe(mcp_session_t *s, const char *uri, int on, mcp_session_done_fn *done,
+                           void *arg);
+void mcp_session_cancel_elsewhere(mcp_session_t *s, const json_t *request_id, const char *reason);
+void mcp_sessions_resource_updated(mcp_sessions_t *self, const char *tenant, const char *uri);
+
 /* A new session with a fresh id, held by the table until mcp_session_close. NULL when no
  * unguessable id can be made (getrandom failed). */
 mcp_session_t *mcp_session_new(mcp_sessions_t *self, transport_t transport, tenant_t *tenant);
