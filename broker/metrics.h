@@ -7,8 +7,8 @@
 #define SP_BROKER_METRICS_H
 #include "common/buf.h"
 #include "common/metrics_pub.h"
-#include "relay.h"
 #include "broker/sched/sched.h"
+#include "relay.h"
 #include "zap.h"
 
 #ifndef SNAKEPIT_VERSION

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mcp.h"
 #include "cli/run/run.h"
+#include "mcp.h"
 #include "session.h"
 #include "status.h"
 #include "tenant.h"

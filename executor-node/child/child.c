@@ -12,13 +12,13 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "executor-node/area/jobcopy.h"
 #include "executor-node/python/audit.h"
-#include "child.h"
+#include "executor-node/python/python.h"
 #include "executor-node/sandbox/childsig.h"
 #include "executor-node/sandbox/filter.h"
-#include "executor-node/area/jobcopy.h"
 #include "executor-node/sandbox/landlock.h"
-#include "executor-node/python/python.h"
+#include "child.h"
 #include "session_child.h"
 
 static uint64_t s_cpu_ns(void)

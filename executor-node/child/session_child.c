@@ -15,8 +15,8 @@
 
 #include "common/clock.h"
 #include "executor-node/python/audit.h"
-#include "executor-node/sandbox/childsig.h"
 #include "executor-node/python/python.h"
+#include "executor-node/sandbox/childsig.h"
 #include "session_child.h"
 
 /* The fork_session clone: exactly CLONE_PARENT | SIGCHLD (0x8000 | 17), from the one syscall

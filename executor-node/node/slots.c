@@ -13,10 +13,10 @@
 #include "common/pep508.h"
 #include "proto/job.h"
 #include "proto/result.h"
+#include "executor-node/link/sessions_text.h"
 #include "claims.h"
 #include "credits.h"
 #include "node_sessions.h"
-#include "executor-node/link/sessions_text.h"
 #include "slots.h"
 
 #define CLAIMS_MAX 262144

@@ -14,9 +14,9 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "proto/wire.h"
-#include "spawn.h"
 #include "executor-node/link/zchan.h"
 #include "executor-node/link/zmsg.h"
+#include "spawn.h"
 #include "zygotes.h"
 
 #define ENV_ZYGOTES_MAX 16 /* dependency environments' zygotes (envs.h), --max-env-zygotes */

@@ -18,9 +18,9 @@
 #include "common/ids.h"
 #include "common/loop.h"
 #include "common/profiles.h"
+#include "executor-node/link/zmsg.h"
 #include "metrics.h"
 #include "node_conf.h"
-#include "executor-node/link/zmsg.h"
 
 typedef struct zygotes zygotes_t;
 

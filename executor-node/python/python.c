@@ -10,16 +10,16 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "audit.h"
 #include "executor-node/mem/holes.h"
 #include "executor-node/mem/hugemem.h"
+#include "audit.h"
 #include "pyfork.h"
 #include "python.h"
+#include "rich_py.h"
 #include "runner.h"
 #include "runner_py.h"
 #include "session_py.h"
 #include "validate_py.h"
-#include "rich_py.h"
 #include "warm_py.h"
 
 static PyObject *s_run_fn;      /* runner.run */

@@ -8,10 +8,10 @@
 
 #include "common/log.h"
 #include "proto/job.h"
-#include "dispatch.h"
 #include "executor-node/area/jobcopy.h"
 #include "executor-node/area/scrub.h"
 #include "executor-node/zygote/sessions/zygote_sessions.h"
+#include "dispatch.h"
 
 static child_t *s_refuse(refusal_t *why, status_t status, const char *type, const char *message)
 {

@@ -22,9 +22,9 @@
 #include "common/limits.h"
 #include "common/profiles.h"
 #include "proto/status.h"
+#include "executor-node/sandbox/workspace.h"
 #include "executor-node/zygote/pool/pool.h"
 #include "executor-node/zygote/pool/refusal.h"
-#include "executor-node/sandbox/workspace.h"
 
 #define DISPATCH_JOB_CAP (8u << 20) /* a JobSpec this large is refused before it reaches a child   \
                                      */

@@ -5,8 +5,8 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/farm/jobs.h"
+#include "mcp-frontend/rpc/fe.h"
 #include "session_job.h"
 
 typedef struct {

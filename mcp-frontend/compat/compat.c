@@ -6,13 +6,13 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "mcp-frontend/tools/tools.h"
 #include "compat.h"
 #include "compat_code_sandbox.h"
 #include "compat_exec_sandbox.h"
 #include "compat_py_sandbox.h"
 #include "compat_python_sandbox.h"
 #include "compat_secure_sandbox.h"
-#include "mcp-frontend/tools/tools.h"
 
 #define COMPAT_PREFIX "/mcp/compat/"
 

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compat_code_sandbox.h"
-#include "compat_job.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
+#include "compat_code_sandbox.h"
+#include "compat_job.h"
 
 /* That server answered with json.dumps(result): ", " and ": " between items. */
 static json_t *s_answer(json_t *doc, int is_error)

@@ -6,14 +6,14 @@
 #include <sys/utsname.h>
 
 #include "common/profiles.h"
-#include "compat_exec_sandbox.h"
-#include "compat_job.h"
+#include "common/utf8.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
-#include "pep723_merge.h"
 #include "mcp-frontend/state/store.h"
-#include "common/utf8.h"
+#include "compat_exec_sandbox.h"
+#include "compat_job.h"
+#include "pep723_merge.h"
 
 #define MAX_OUTPUT_BYTES  102400 /* that server's --max-output-bytes default */
 #define DEFAULT_TIMEOUT_S 30

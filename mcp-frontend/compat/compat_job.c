@@ -5,14 +5,14 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "compat_job.h"
-#include "mcp-frontend/render/outcome.h"
-#include "mcp-frontend/tools/execute_code.h"
-#include "mcp-frontend/rpc/fe.h"
-#include "mcp-frontend/tools/jobargs.h"
-#include "mcp-frontend/rpc/jsonrpc.h"
-#include "pyscan.h"
 #include "common/utf8.h"
+#include "mcp-frontend/render/outcome.h"
+#include "mcp-frontend/rpc/fe.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
+#include "mcp-frontend/tools/execute_code.h"
+#include "mcp-frontend/tools/jobargs.h"
+#include "compat_job.h"
+#include "pyscan.h"
 
 #define VALIDATE_WALL_MS 10000 /* as validate_code's: parsing is quick or hostile */
 

@@ -2,10 +2,10 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+#include "common/utf8.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
 #include "compat_job.h"
 #include "compat_py_sandbox.h"
-#include "mcp-frontend/rpc/jsonrpc.h"
-#include "common/utf8.h"
 
 /* What the sandbox did to the code, as py-sandbox's return codes say it. */
 static int s_return_code(const result_t *res)

@@ -6,13 +6,13 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "mcp-frontend/rpc/fe.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
+#include "mcp-frontend/state/store.h"
 #include "compat_job.h"
 #include "compat_secure_sandbox.h"
 #include "compat_snapshots.h"
 #include "compat_validators.h"
-#include "mcp-frontend/rpc/fe.h"
-#include "mcp-frontend/rpc/jsonrpc.h"
-#include "mcp-frontend/state/store.h"
 
 /* ---- run_sandbox_code */
 

@@ -12,8 +12,8 @@
  * call; its snapshots stay until deleted. */
 #ifndef SP_FE_COMPAT_SNAPSHOTS_H
 #define SP_FE_COMPAT_SNAPSHOTS_H
-#include "compat_job.h"
 #include "mcp-frontend/tools/tools.h"
+#include "compat_job.h"
 
 /* Runs job (args as compat_job_run takes them, without profile) as the workspace's next
  * cell; job->session is set here. */

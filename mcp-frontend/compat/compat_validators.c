@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp-frontend/rpc/jsonrpc.h"
 #include "compat_job.h"
 #include "compat_validators.h"
 #include "csv_check_py.h"    /* generated from helpers/csv_check.py */
-#include "mcp-frontend/rpc/jsonrpc.h"
 #include "schema_check_py.h" /* generated from helpers/schema_check.py */
 
 #define VALIDATOR_TIMEOUT_S 10

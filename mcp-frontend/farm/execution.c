@@ -11,10 +11,10 @@
 #include "common/clock.h"
 #include "common/idmap.h"
 #include "common/log.h"
-#include "proto/mpack.h"
-#include "execution.h"
-#include "mcp-frontend/rpc/task.h"
 #include "common/utf8.h"
+#include "proto/mpack.h"
+#include "mcp-frontend/rpc/task.h"
+#include "execution.h"
 
 #define END_HOOKS_MAX       8
 #define TASK_POLL_MS        250  /* pollInterval of the CreateTaskResult */

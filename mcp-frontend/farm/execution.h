@@ -20,8 +20,8 @@
 #include "proto/job.h"
 #include "proto/result.h"
 #include "mcp-frontend/rpc/call.h"
-#include "jobs.h"
 #include "mcp-frontend/state/records.h"
+#include "jobs.h"
 
 typedef struct executions executions_t;
 typedef struct execution execution_t;

@@ -19,8 +19,8 @@
  * cancellation for a call running elsewhere — go over the bus (bus.h). */
 #ifndef SP_FE_MCP_SESSION_STORE_H
 #define SP_FE_MCP_SESSION_STORE_H
-#include "mcp-frontend/state/bus.h"
 #include "mcp-frontend/rpc/mcp_session.h"
+#include "mcp-frontend/state/bus.h"
 #include "mcp-frontend/state/store.h"
 
 typedef struct mcp_session_store mcp_session_store_t;

@@ -21,9 +21,9 @@
 #define SP_FE_SSELOG_H
 #include <jansson.h>
 
-#include "mcp-frontend/state/bus.h"
 #include "mcp-frontend/rpc/call.h"
 #include "mcp-frontend/rpc/mcp_session.h"
+#include "mcp-frontend/state/bus.h"
 #include "mcp-frontend/state/store.h"
 
 /* The Lua function every script that writes an event log defines: appends json to the log

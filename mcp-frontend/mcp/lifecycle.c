@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "mcp-frontend/render/proftext.h"
 #include "mcp-frontend/rpc/envelope.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "lifecycle.h"
-#include "mcp-frontend/render/proftext.h"
 
 /* The server's instructions, profiles named from their table (proftext.h). */
 static const char s_instructions[] =

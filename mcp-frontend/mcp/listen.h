@@ -20,8 +20,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "mcp-frontend/state/bus.h"
 #include "mcp-frontend/rpc/call.h"
+#include "mcp-frontend/state/bus.h"
 #include "mcp-frontend/state/store.h"
 
 typedef struct listeners listeners_t;

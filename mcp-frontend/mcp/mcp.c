@@ -10,15 +10,15 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "mcp-frontend/rpc/envelope.h"
-#include "lifecycle.h"
 #include "mcp-frontend/state/limiter.h"
+#include "mcp-frontend/tools/tools.h"
+#include "lifecycle.h"
 #include "listen.h"
 #include "mcp.h"
 #include "prompts.h"
 #include "resources.h"
 #include "tasks.h"
 #include "tasks_extension.h"
-#include "mcp-frontend/tools/tools.h"
 
 typedef void(method_fn)(call_t *c);
 

@@ -6,12 +6,12 @@
 
 #include "common/buf.h"
 #include "common/profiles.h"
-#include "mcp-frontend/rpc/fe.h"
-#include "mcp-frontend/rpc/envelope.h"
-#include "fixtures.h"
-#include "round_trip.h"
 #include "mcp-frontend/render/proftext.h"
+#include "mcp-frontend/rpc/envelope.h"
+#include "mcp-frontend/rpc/fe.h"
+#include "fixtures.h"
 #include "prompts.h"
+#include "round_trip.h"
 
 #define PROMPT_NAME "write_sandbox_code"
 #define MAX_VALUES  100 /* the spec caps completion values at 100 */

@@ -5,8 +5,8 @@
  * subscriptions/listen streams that name it, whichever front-end they are on. */
 #ifndef SP_FE_RESOURCES_H
 #define SP_FE_RESOURCES_H
-#include "mcp-frontend/rpc/call.h"
 #include "mcp-frontend/farm/execution.h"
+#include "mcp-frontend/rpc/call.h"
 #include "mcp-frontend/rpc/fe.h"
 
 typedef struct resources resources_t;

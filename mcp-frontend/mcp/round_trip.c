@@ -9,11 +9,11 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "common/base64.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sha256.h"
-#include "common/base64.h"
 #include "round_trip.h"
 
 #define KEY_NAME     "sp:mrtr:key"

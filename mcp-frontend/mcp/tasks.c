@@ -11,9 +11,9 @@
 #include "common/log.h"
 #include "mcp-frontend/farm/execution.h"
 #include "mcp-frontend/rpc/fe.h"
-#include "mcp-frontend/state/history.h"
 #include "mcp-frontend/rpc/page.h"
 #include "mcp-frontend/rpc/task.h"
+#include "mcp-frontend/state/history.h"
 #include "tasks.h"
 #include "tasks_extension.h"
 

@@ -6,9 +6,9 @@
  * for one running on another front-end; tasks/cancel reaches that front-end the same way. */
 #ifndef SP_FE_TASKS_H
 #define SP_FE_TASKS_H
-#include "mcp-frontend/state/bus.h"
-#include "mcp-frontend/rpc/call.h"
 #include "mcp-frontend/farm/execution.h"
+#include "mcp-frontend/rpc/call.h"
+#include "mcp-frontend/state/bus.h"
 
 typedef struct tasks tasks_t;
 

@@ -9,9 +9,9 @@
 #include "common/log.h"
 #include "mcp-frontend/farm/execution.h"
 #include "mcp-frontend/rpc/fe.h"
+#include "mcp-frontend/rpc/task.h"
 #include "mcp-frontend/state/history.h"
 #include "listen.h"
-#include "mcp-frontend/rpc/task.h"
 #include "tasks_extension.h"
 
 #define POLL_MS 1000 /* pollIntervalMs: a job's record changes once, at its end */

@@ -13,9 +13,9 @@
  * over the bus. snakepit's tasks never need input, so tasks/update only acknowledges. */
 #ifndef SP_FE_TASKS_EXTENSION_H
 #define SP_FE_TASKS_EXTENSION_H
-#include "mcp-frontend/state/bus.h"
-#include "mcp-frontend/rpc/call.h"
 #include "mcp-frontend/farm/execution.h"
+#include "mcp-frontend/rpc/call.h"
+#include "mcp-frontend/state/bus.h"
 
 typedef struct tasks_extension tasks_extension_t;
 

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ids.h"
 #include "common/base64.h"
+#include "common/ids.h"
+#include "common/utf8.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "outcome.h"
 #include "rich.h"
-#include "common/utf8.h"
 
 static json_t *s_variables(const result_t *res)
 {

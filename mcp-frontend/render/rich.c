@@ -5,9 +5,9 @@
 #include <strings.h>
 
 #include "common/base64.h"
+#include "common/utf8.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "rich.h"
-#include "common/utf8.h"
 
 #define EXEC_BASE "sandbox://executions/"
 

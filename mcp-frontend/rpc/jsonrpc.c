@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "jsonrpc.h"
 #include "common/utf8.h"
+#include "jsonrpc.h"
 
 static int s_invalid(rpc_msg_t *m, int code, const char *why)
 {

@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/buf.h"
-#include "proto/job.h"
 #include "common/base64.h"
-#include "mcp-frontend/rpc/fe.h"
-#include "filestore.h"
-#include "mcp-frontend/rpc/jsonrpc.h"
-#include "mcp-frontend/render/rich.h"
+#include "common/buf.h"
 #include "common/utf8.h"
+#include "proto/job.h"
+#include "mcp-frontend/render/rich.h"
+#include "mcp-frontend/rpc/fe.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
+#include "filestore.h"
 
 /* KEYS: the record, its files; ARGV: tenant, path */
 static const char s_read_lua[] =

@@ -4,15 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base64.h"
 #include "common/buf.h"
 #include "common/ids.h"
 #include "common/log.h"
 #include "proto/result.h"
 #include "proto/status.h"
-#include "common/base64.h"
-#include "history.h"
-#include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/render/outcome.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
+#include "history.h"
 #include "store.h"
 
 typedef struct {

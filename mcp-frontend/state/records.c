@@ -8,16 +8,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/base64.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/sha256.h"
-#include "common/base64.h"
-#include "record_scripts.h"
-#include "records.h"
+#include "common/utf8.h"
 #include "mcp-frontend/render/rich.h"
 #include "mcp-frontend/rpc/task.h"
-#include "common/utf8.h"
+#include "record_scripts.h"
+#include "records.h"
 
 #define MAX_ARGS    96
 #define USAGE_SWEEP 7 /* old usage days deleted at a day's first count, past --usage-days */

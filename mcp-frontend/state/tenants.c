@@ -9,8 +9,8 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "proto/wire.h"
 #include "common/sha256.h"
+#include "proto/wire.h"
 #include "tenants.h"
 
 #define KEY_BUCKETS   1024

@@ -9,14 +9,14 @@
 
 #include "common/buf.h"
 #include "common/ids.h"
-#include "mcp-frontend/rpc/envelope.h"
-#include "execute_code.h"
-#include "mcp-frontend/farm/execution.h"
-#include "mcp-frontend/rpc/fe.h"
-#include "jobargs.h"
-#include "mcp-frontend/render/outcome.h"
-#include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/cells/session_job.h"
+#include "mcp-frontend/cells/session_records.h"
+#include "mcp-frontend/farm/execution.h"
+#include "mcp-frontend/render/outcome.h"
+#include "mcp-frontend/rpc/envelope.h"
+#include "mcp-frontend/rpc/fe.h"
+#include "execute_code.h"
+#include "jobargs.h"
 
 /* The JobSpec from the call's arguments, in profile p. 0, or -1 (the call was answered). */
 static int s_spec(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)

@@ -5,8 +5,8 @@
 #include "common/ids.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
-#include "get_execution.h"
 #include "mcp-frontend/state/history.h"
+#include "get_execution.h"
 
 static void s_on_get(void *arg, fetch_status_t st, json_t *fields)
 {

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/buf.h"
 #include "common/base64.h"
+#include "common/buf.h"
 #include "common/pep508.h"
-#include "jobargs.h"
 #include "common/pep723.h"
 #include "mcp-frontend/render/proftext.h"
+#include "jobargs.h"
 #include "tools.h"
 #include "units.h"
 

@@ -10,8 +10,8 @@
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/state/history.h"
-#include "list_executions.h"
 #include "mcp-frontend/state/store.h"
+#include "list_executions.h"
 
 #define LIST_DEFAULT 20
 #define LIST_MAX     100

@@ -7,13 +7,13 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/profiles.h"
-#include "mcp-frontend/render/outcome.h"
-#include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/farm/jobs.h"
-#include "mcp-frontend/rpc/jsonrpc.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/render/proftext.h"
-#include "sandbox_info.h"
+#include "mcp-frontend/rpc/fe.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/state/store.h"
+#include "sandbox_info.h"
 
 static json_t *s_limits(const limits_t *l)
 {

@@ -8,9 +8,9 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/profiles.h"
+#include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
-#include "mcp-frontend/cells/session_records.h"
 #include "session_ops.h"
 #include "tools.h"
 

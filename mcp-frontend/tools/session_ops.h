@@ -9,9 +9,9 @@
 
 #include "proto/job.h"
 #include "proto/result.h"
-#include "mcp-frontend/rpc/call.h"
-#include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/cells/session_job.h"
+#include "mcp-frontend/cells/session_records.h"
+#include "mcp-frontend/rpc/call.h"
 
 typedef struct {
     call_t *call; /* held while the op lives */

@@ -5,11 +5,11 @@
 #include <string.h>
 
 #include "common/ids.h"
+#include "mcp-frontend/cells/session_job.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "session_ops.h"
 #include "session_resource.h"
-#include "mcp-frontend/cells/session_job.h"
 
 json_t *session_resource_template(void)
 {

@@ -10,13 +10,13 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
+#include "mcp-frontend/cells/session_job.h"
+#include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "jobargs.h"
-#include "mcp-frontend/cells/session_records.h"
 #include "session_ops.h"
 #include "session_tools.h"
-#include "mcp-frontend/cells/session_job.h"
 #include "tools.h"
 
 #define DEFAULT_IDLE_S 600

@@ -14,13 +14,13 @@
 #include "common/profiles.h"
 #include "common/sha256.h"
 #include "proto/snapshot.h"
+#include "mcp-frontend/cells/session_job.h"
+#include "mcp-frontend/cells/session_records.h"
+#include "mcp-frontend/cells/snapshots.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
-#include "mcp-frontend/cells/session_records.h"
 #include "session_ops.h"
 #include "snapshot_tools.h"
-#include "mcp-frontend/cells/snapshots.h"
-#include "mcp-frontend/cells/session_job.h"
 
 #define LIST_DEFAULT 50
 #define LIST_MAX     500

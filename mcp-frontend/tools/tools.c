@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "mcp-frontend/render/proftext.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/rpc/page.h"
 #include "mcp-frontend/rpc/paramheaders.h"
-#include "mcp-frontend/render/proftext.h"
 #include "tools.h"
 
 struct tools {

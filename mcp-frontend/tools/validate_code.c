@@ -3,11 +3,11 @@
 #include <stdlib.h>
 
 #include "common/buf.h"
+#include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/farm/execution.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "jobargs.h"
-#include "mcp-frontend/render/outcome.h"
-#include "mcp-frontend/cells/session_records.h"
 #include "validate_code.h"
 
 #define VALIDATE_WALL_MS 10000

@@ -12,8 +12,8 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "exchange.h"
 #include "mcp-frontend/legacy/stream_log.h"
+#include "exchange.h"
 
 /* ---- suspend and resume (MHD_ALLOW_SUSPEND_RESUME) */
 

@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "mcp-frontend/rpc/envelope.h"
-#include "exchange_legacy.h"
-#include "mcp-frontend/mcp/mcp.h"
 #include "mcp-frontend/legacy/mcp_session_store.h"
 #include "mcp-frontend/legacy/stream_log.h"
+#include "mcp-frontend/mcp/mcp.h"
+#include "mcp-frontend/rpc/envelope.h"
+#include "exchange_legacy.h"
 
 /* A legacy request's MCP-Protocol-Version: absent means 2025-03-26 (streamable-http
  * §"Protocol Version Header"), anything but a legacy version we serve is 400. 1 when refused

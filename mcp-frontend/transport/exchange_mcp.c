@@ -15,15 +15,15 @@
 
 #include "common/buf.h"
 #include "common/log.h"
-#include "mcp-frontend/rpc/admit.h"
 #include "mcp-frontend/compat/compat.h"
-#include "mcp-frontend/rpc/envelope.h"
-#include "exchange_legacy.h"
-#include "exchange_mcp.h"
 #include "mcp-frontend/mcp/mcp.h"
-#include "origin.h"
+#include "mcp-frontend/rpc/admit.h"
+#include "mcp-frontend/rpc/envelope.h"
 #include "mcp-frontend/state/tenants.h"
 #include "mcp-frontend/tools/tools.h"
+#include "exchange_legacy.h"
+#include "exchange_mcp.h"
+#include "origin.h"
 
 static const char *s_header(exchange_t *ex, const char *name)
 {

@@ -23,15 +23,15 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "mcp-frontend/state/bus.h"
-#include "exchange.h"
-#include "exchange_mcp.h"
 #include "mcp-frontend/farm/execution.h"
-#include "http.h"
 #include "mcp-frontend/farm/jobs.h"
 #include "mcp-frontend/rpc/mcp_session.h"
+#include "mcp-frontend/state/bus.h"
 #include "mcp-frontend/state/store.h"
 #include "mcp-frontend/state/tenants.h"
+#include "exchange.h"
+#include "exchange_mcp.h"
+#include "http.h"
 
 /* ---- routes: the MCP endpoint, and the small ones a probe or a scraper asks for */
 

@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #include "common/metrics_http.h"
-#include "exchange.h" /* the transport's settings and counters */
 #include "mcp-frontend/rpc/fe.h"
+#include "exchange.h" /* the transport's settings and counters */
 
 /* Listens, serves on fe's parts, and subscribes to the end of executions (its answers are
  * written at once). 0, or -1 with the reason in err (bad address, port in use, TLS files). */

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp-frontend/rpc/jsonrpc.h"
 #include "common/utf8.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

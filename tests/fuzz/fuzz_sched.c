@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/sched/sched.h"
 #include "common/log.h"
+#include "broker/sched/sched.h"
 
 #define MAX_JOBS 256
 

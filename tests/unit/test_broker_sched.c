@@ -11,8 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "broker/sched/sched.h"
 #include "common/log.h"
+#include "broker/sched/sched.h"
 #include "sched_fakes.h"
 
 

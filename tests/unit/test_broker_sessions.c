@@ -12,8 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "broker/sched/sched.h"
 #include "common/log.h"
+#include "broker/sched/sched.h"
 #include "sched_fakes.h"
 
 static void s_sid(uint8_t id[ID_BYTES], unsigned n)

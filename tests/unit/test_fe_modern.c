@@ -14,15 +14,15 @@
 
 #include <cmocka.h>
 
-#include "common/sha256.h"
-#include "mcp-frontend/rpc/admit.h"
 #include "common/base64.h"
+#include "common/sha256.h"
+#include "common/utf8.h"
+#include "mcp-frontend/rpc/admit.h"
 #include "mcp-frontend/rpc/envelope.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/rpc/loglevel.h"
 #include "mcp-frontend/rpc/paramheaders.h"
 #include "mcp-frontend/rpc/reqheaders.h"
-#include "common/utf8.h"
 
 #define META_OK                                                                                    \
     "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \

@@ -12,10 +12,10 @@
 #include <cmocka.h>
 
 #include "common/base64.h"
-#include "mcp-frontend/rpc/jsonrpc.h"
+#include "common/utf8.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/render/rich.h"
-#include "common/utf8.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
 
 /* The text block and the structured stdout of a result whose stdout is out. */
 static json_t *s_render(result_t *res)

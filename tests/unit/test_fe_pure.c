@@ -11,17 +11,17 @@
 
 #include <cmocka.h>
 
-#include "common/profiles.h"
 #include "common/base64.h"
-#include "mcp-frontend/state/gcra.h"
-#include "mcp-frontend/rpc/jsonrpc.h"
-#include "mcp-frontend/transport/origin.h"
+#include "common/profiles.h"
+#include "common/sha256.h"
+#include "common/utf8.h"
 #include "mcp-frontend/render/proftext.h"
 #include "mcp-frontend/render/rich.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/rpc/task.h"
-#include "common/sha256.h"
+#include "mcp-frontend/state/gcra.h"
 #include "mcp-frontend/tools/units.h"
-#include "common/utf8.h"
+#include "mcp-frontend/transport/origin.h"
 
 static char *s_sanitized(const char *in, size_t len)
 {

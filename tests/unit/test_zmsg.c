@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "executor-node/link/zmsg.h"
 #include "proto/mpack.h"
+#include "executor-node/link/zmsg.h"
 
 static const uint8_t s_id[ID_BYTES] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 

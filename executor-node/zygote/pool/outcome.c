@@ -12,9 +12,9 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "outcome.h"
 #include "executor-node/sandbox/filter.h"
 #include "executor-node/sandbox/workspace.h"
+#include "outcome.h"
 
 static void s_set_error(result_t *res, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

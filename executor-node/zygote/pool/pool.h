@@ -17,10 +17,10 @@
 
 #include "common/ids.h"
 #include "proto/job.h"
-#include "executor-node/child/child.h"
 #include "executor-node/area/jobarea.h"
-#include "outcome.h"
+#include "executor-node/child/child.h"
 #include "executor-node/sandbox/workspace.h"
+#include "outcome.h"
 
 /* IDLE: pooled, waiting for a first job. RUNNING: a job is in it. KEPT: a session's process
  * between its jobs (zygote_sessions.h). */

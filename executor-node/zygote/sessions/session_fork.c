@@ -14,9 +14,9 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "executor-node/sandbox/landlock.h"
-#include "executor-node/mem/procfs.h"
 #include "executor-node/child/session_child.h"
+#include "executor-node/mem/procfs.h"
+#include "executor-node/sandbox/landlock.h"
 #include "session_files.h"
 #include "session_fork.h"
 

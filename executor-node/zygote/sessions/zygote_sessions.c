@@ -17,16 +17,16 @@
 #include "common/log.h"
 #include "proto/snapshot.h"
 #include "executor-node/area/jobcopy.h"
+#include "executor-node/area/scrub.h"
+#include "executor-node/link/sessions_text.h"
+#include "executor-node/mem/procfs.h"
 #include "executor-node/sandbox/landlock.h"
 #include "executor-node/zygote/pool/outcome.h"
-#include "executor-node/mem/procfs.h"
-#include "executor-node/area/scrub.h"
 #include "session_files.h"
 #include "session_fork.h"
 #include "session_results.h"
-#include "zygote_sessions.h"
 #include "zygote_session.h"
-#include "executor-node/link/sessions_text.h"
+#include "zygote_sessions.h"
 
 #define TICK_US     1000000u /* memory measurements and fork deadlines, at most this often */
 #define MEASURE_MAX 4        /* sessions measured per tick (a 200 MB one costs ~5 ms) */

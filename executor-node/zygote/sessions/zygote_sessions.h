@@ -24,9 +24,9 @@
 #include "common/ids.h"
 #include "proto/job.h"
 #include "proto/result.h"
-#include "executor-node/zygote/pool/refusal.h"
-#include "executor-node/zygote/pool/pool.h"
 #include "executor-node/link/zmsg.h"
+#include "executor-node/zygote/pool/pool.h"
+#include "executor-node/zygote/pool/refusal.h"
 
 typedef struct zygote_sessions zygote_sessions_t;
 
