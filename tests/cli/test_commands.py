@@ -96,7 +96,7 @@ def test_mcp_stdio_runs_as_the_tenant_given(farm):
             break
         time.sleep(0.1)
         record = farm.redis().hgetall("sp:exec:" + s["execution_id"])
-    assert record["tenant"] == "cli-stdio"
+    assert record.get("tenant") == "cli-stdio", record
 
 
 def test_mcp_stdio_starts_a_farm_when_none_runs():
