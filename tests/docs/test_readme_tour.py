@@ -9,9 +9,11 @@
     what a reader of the repository does not have: DESIGN.md, shared/, the seeds, an issue
     number ("issue 12", "Issue 16", "#16");
 (e) every relative link of those documents leads to a file or folder that exists, and a
-    #fragment to a heading (or an HTML anchor) of the document it names.
+    #fragment to a heading (or an HTML anchor) of the document it names;
+and, beyond the tour, every repository path README.md and docs/*.md name in backticks exists.
 
 stdlib only, like the layering check."""
+import glob
 import os
 import re
 
@@ -153,6 +155,23 @@ def test_every_source_folder_is_in_the_tour():
 def test_readme_is_at_most_300_lines():
     n = len(read(README).rstrip("\n").split("\n"))
     assert n <= MAX_README_LINES, "README.md has %d lines; move the rest into docs/" % n
+
+
+def test_every_repository_path_in_readme_and_docs_exists():
+    """Beyond the tour: a backticked path in README.md or docs/*.md whose first folder is one of
+    the repository's (`executor-node/python/policy.c`, `tests/security/`) names something that
+    exists, so that the manual follows the tree when files move."""
+    tops = {d for d in os.listdir(REPO) if os.path.isdir(os.path.join(REPO, d)) and not d.startswith(".")}
+    docs = [README] + sorted(p for p in documents() if rel(p).startswith("docs/"))
+    missing = []
+    for path in docs:
+        for n, line in enumerate(read(path).split("\n"), 1):
+            for tok in re.findall(r"`([^`]+)`", line):
+                if not is_path(tok.replace("*", "x")) or tok.split("/")[0] not in tops:
+                    continue
+                if not glob.glob(os.path.join(REPO, tok)):
+                    missing.append("%s:%d: `%s`" % (rel(path), n, tok))
+    assert not missing, "paths the documents name that the tree does not have:\n" + "\n".join(missing)
 
 
 # ---- what the documents point at ------------------------------------------------------------
