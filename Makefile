@@ -213,6 +213,11 @@ test-integration: all
 test-cli: all
 	$(PYTEST) tests/cli
 
+# the README's source tour against the tree; docs that link and point only inside it (tests/docs)
+.PHONY: test-docs
+test-docs:
+	$(PYTEST) tests/docs
+
 # the layering check (tests/layering): folders in the order of layers.order, no include or call circle
 .PHONY: check-layers
 check-layers: all

@@ -1,6 +1,6 @@
 /* bench/record_fill.c — writes N execution records into a Redis exactly as the front-end does
  * (mcp-frontend/state/records.c, through its store and journal: the same scripts, fields, sizes and
- * indexes), for the memory budget of README "Failure and recovery". Running a million real
+ * indexes), for the memory budget of docs/operating.md "Failure and recovery". Running a million real
  * jobs would take an hour on a small machine; what Redis holds per execution is the record,
  * and this is the front-end's own code writing it.
  *

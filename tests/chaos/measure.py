@@ -1,7 +1,7 @@
-"""tests/chaos/measure.py — the table of README "Failure and recovery": for each component,
-3,000 execute_code calls at concurrency 16, the component SIGKILLed after 800 answers, and
-what the clients saw (not `ok`, by kind) and when the farm served again. A measurement, not a
-test: it prints the table (and --json for the numbers).
+"""tests/chaos/measure.py — the table of docs/operating.md "Failure and recovery": for each
+component, 3,000 execute_code calls at concurrency 16, the component SIGKILLed after 800
+answers, and what the clients saw (not `ok`, by kind) and when the farm served again. A
+measurement, not a test: it prints the table (and --json for the numbers).
 
     /usr/bin/python3 tests/chaos/measure.py [--n 3000] [--at 800] [--conc 16] [--json]
 """

@@ -1,7 +1,7 @@
 """tests/chaos/sentinel.py — a real Redis Sentinel set-up for the suite: a master, one replica
-and three sentinels (quorum 2) on free loopback ports, each redis-server configured as README
-"Redis" tells operators to (AOF everysec, volatile-lru, listpack records). Failover is quick
-(down after 1 s). Every process is started here and stopped by its pid."""
+and three sentinels (quorum 2) on free loopback ports, each redis-server configured as
+docs/operating.md "Redis" tells operators to (AOF everysec, volatile-lru, listpack records).
+Failover is quick (down after 1 s). Every process is started here and stopped by its pid."""
 import os
 import shutil
 import signal

@@ -17,7 +17,7 @@ from farm import BIN, Farm, free_port  # noqa: E402,F401  (re-exported)
 
 SNAKEPIT = os.path.join(BIN, "snakepit")
 
-# the exit status for each job status (README "The command line", snakepit run --help)
+# the exit status for each job status (docs/cli.md, snakepit run --help)
 EXIT = {"ok": 0, "error": 1, "syntax_error": 2, "timeout": 3, "cpu_limit": 4, "memory_limit": 5,
         "output_limit": 6, "security_violation": 7, "cancelled": 8, "rejected": 9, "lost": 10,
         "internal_error": 11}

@@ -1,11 +1,12 @@
-"""The README's examples of the CLI, run as written against a farm.
+"""The CLI examples of the README and of docs/, run as written against a farm.
 
-Taken from README.md: every line of a ```sh block whose command is `snakepit` (or
+Taken from README.md and docs/*.md: every line of a ```sh block whose command is `snakepit` (or
 `build/bin/snakepit`), or that makes an input for one (`echo`, `printf`); and every
 `$ snakepit …` / `$ build/bin/snakepit …` line of a console block, with the lines under it
 as the output it must print. Lines of other commands (make, apt, claude, …) are not run.
 A line must exit 0 unless its comment says `exits N`. Each block's lines run in order in one
 scratch directory, with the farm as the state directory and build/bin first on PATH."""
+import glob
 import os
 import re
 import subprocess
@@ -14,13 +15,14 @@ import pytest
 
 from clilib import BIN
 
-README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+DOCS = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
 RUNS = ("snakepit", "build/bin/snakepit", "echo", "printf")
 
 
-def _blocks():
-    """(language, first line number, lines) of each fenced block."""
-    with open(README) as f:
+def _blocks(doc):
+    """(language, first line number, lines) of each fenced block of one document."""
+    with open(os.path.join(ROOT, doc)) as f:
         lines = f.read().split("\n")
     blocks, i = [], 0
     while i < len(lines):
@@ -39,7 +41,7 @@ def _blocks():
 def examples():
     """One (block line, [(command, expected exit, expected output or None)]) per block."""
     out = []
-    for lang, first, lines in _blocks():
+    for doc, (lang, first, lines) in ((d, b) for d in DOCS for b in _blocks(d)):
         steps = []
         if lang == "sh":
             for line in lines:
@@ -58,7 +60,7 @@ def examples():
                     shown.append(after)
                 steps.append((m.group(1), 0, "\n".join(shown).strip()))
         if steps:
-            out.append(pytest.param(steps, id="README.md:%d" % first))
+            out.append(pytest.param(steps, id="%s:%d" % (doc, first)))
     return out
 
 

@@ -196,7 +196,7 @@ def test_the_key_sealing_request_states_never_expires_and_comes_back_if_redis_lo
     r = fe.redis()
     wait_for(lambda: r.get("sp:mrtr:key"), 10, "the shared key")
     key = r.get("sp:mrtr:key")
-    assert r.ttl("sp:mrtr:key") == -1  # no TTL: never evictable (README "Redis")
+    assert r.ttl("sp:mrtr:key") == -1  # no TTL: never evictable (docs/operating.md "Redis")
     asker = ModernClient(fe.url, fe.key, caps={"elicitation": {}})
     state = ok(asker.send("prompts/get", {"name": "write_sandbox_code", "arguments": {}}))["requestState"]
     r.delete("sp:mrtr:key")  # lost, as by a Redis restarted without persistence...

@@ -1,5 +1,5 @@
-"""The memory budget of execution records (README "Failure and recovery"), measured: a private
-redis-server set up as `snakepit up` sets its own (cli/up_plan.c s_plan_redis), a million
+"""The memory budget of execution records (docs/operating.md "Failure and recovery"), measured: a
+private redis-server set up as `snakepit up` sets its own (cli/up_plan.c s_plan_redis), a million
 records written into it by the front-end's own code (bench/record_fill.c: records.c, its
 scripts, its store), and Redis's used_memory read before and after. And a Redis that is full
 evicts records only: tenants, keys, quotas, usage, session snapshots and the requestState key
@@ -18,7 +18,7 @@ import redis
 BENCH = os.environ.get("SNAKEPIT_BENCH") or os.path.join(os.path.dirname(__file__), "..", "..",
                                                          "build", "bench")
 RECORD_FILL = os.path.join(BENCH, "record_fill")
-BUDGET = 1 << 30           # bytes for a million executions (README states it)
+BUDGET = 1 << 30           # bytes for a million executions (docs/operating.md states it)
 MILLION = 1000000
 # what `snakepit up` gives its private Redis, bar persistence (cli/up_plan.c s_plan_redis)
 UP_REDIS = ["--maxmemory-policy", "volatile-lru", "--hash-max-listpack-value", "4096"]
