@@ -146,14 +146,21 @@ deb:
 	@command -v help2man >/dev/null && command -v dpkg-shlibdeps >/dev/null || deploy/install-deps.sh deb
 	@$(MAKE) --no-print-directory BUILD=build-deb \
 	  OPT="$$($(DEB_FLAGS) dpkg-buildflags --get CFLAGS) $$($(DEB_FLAGS) dpkg-buildflags --get CPPFLAGS)" \
-	  LDFLAGS="$$($(DEB_FLAGS) dpkg-buildflags --get LDFLAGS)" all
-	deploy/debian/build-deb.sh build-deb/bin $(VERSION) $(DEB) "$(DEB_MAINTAINER)"
+	  LDFLAGS="$$($(DEB_FLAGS) dpkg-buildflags --get LDFLAGS)" all build-deb/tools/profile-modules
+	deploy/debian/build-deb.sh build-deb/bin $(VERSION) $(DEB) "$(DEB_MAINTAINER)" build-deb/tools/profile-modules
+
+# what each profile imports, printed from the profiles table: build-deb.sh derives Depends and
+# Recommends from it (and tests/package checks them against it)
+$(BUILD)/tools/profile-modules: deploy/debian/profile_modules.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LIBS)
 
 # the package built and checked: contents, dependencies, maintainer scripts, lintian, dpkg
 # unpacking it into a throwaway root, a farm from its /usr/bin; Containerfile.deb read
 .PHONY: test-deb
 test-deb: deb
-	SNAKEPIT_DEB=$(abspath $(DEB)) $(PYTEST) tests/package
+	SNAKEPIT_DEB=$(abspath $(DEB)) SNAKEPIT_PROFILE_MODULES=$(abspath build-deb/tools/profile-modules) \
+	  $(PYTEST) tests/package
 
 # ---- tests
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
