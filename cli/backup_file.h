@@ -6,7 +6,7 @@
  *                                             "records" (were execution records included)}
  *   per key:  'K', type (u8), key length (u32), key, expires at (i64, Unix ms; 0: never),
  *             payload length (u32), payload   (Redis DUMP: value and encoding, RDB-versioned)
- *   'E', keys (u64), SHA-256 of every byte before the 'E' (32 bytes)
+ *   'E', keys (u64), SHA-256 of every byte before it (32 bytes)
  *
  * Integers are big-endian. The payload is Redis's own DUMP format, so a value comes back
  * exactly (a hash's fields, a sorted set's scores, a stream's ids); RESTORE accepts it in the

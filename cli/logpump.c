@@ -90,9 +90,8 @@ static void s_rotate(logpump_t *self, pumped_t *l)
     s_open(l);
 }
 
-static void s_write(logpump_t *self, pumped_t *l, const char *data, size_t len)
+static void s_write(pumped_t *l, const char *data, size_t len)
 {
-    if (l->size >= self->max_bytes) s_rotate(self, l);
     while (len) {
         ssize_t w = l->file >= 0 ? write(l->file, data, len) : -1;
         if (w < 0 && errno == EINTR) continue;
@@ -114,7 +113,14 @@ static void s_lines_out(logpump_t *self, pumped_t *l, int flush)
         upto = nl ? (size_t)(nl - l->buf) + 1 : 0;
     }
     if (!upto) return;
-    s_write(self, l, l->buf, upto);
+    /* line by line, so that a file is rotated at the first line's end past the size */
+    for (size_t at = 0; at < upto;) {
+        const char *nl = memchr(l->buf + at, '\n', upto - at);
+        size_t len = nl ? (size_t)(nl - (l->buf + at)) + 1 : upto - at;
+        if (l->size >= self->max_bytes) s_rotate(self, l);
+        s_write(l, l->buf + at, len);
+        at += len;
+    }
     memmove(l->buf, l->buf + upto, l->held - upto);
     l->held -= upto;
 }
