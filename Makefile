@@ -334,6 +334,17 @@ $(BUILD)/bench/record_fill: bench/record_fill.c $(addprefix mcp-frontend/,$(RECO
 test-memory: $(BUILD)/bench/record_fill
 	SNAKEPIT_BENCH=$(abspath $(BUILD)/bench) $(PYTEST) tests/memory
 
+# ---- container images (tests/images): deploy/Containerfile and deploy/Containerfile.deb built
+# with podman on a Debian 12 root debootstrap makes from the mirror (no registry), and farms of
+# their containers answering calls. Root, podman with runc (deploy/install-deps.sh images).
+# Not part of `make test`: from nothing it downloads and builds for several minutes (the
+# measured times are in deploy/README.md, "Containers"); run it before every stop that touches
+# deploy/. Images stay in podman's cache between runs.
+.PHONY: test-images
+test-images: deb
+	@deploy/install-deps.sh images
+	$(PYTEST) tests/images
+
 # ---- deploy/ checked offline (tests/deploy): the Kubernetes manifests and their variants
 # rendered (tests/deploy/kustomize.py; compared with `kubectl kustomize` where one is
 # installed) and validated against the JSON schemas of the Kubernetes API and of KEDA's CRDs

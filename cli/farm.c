@@ -147,10 +147,14 @@ static int s_redis_of_farm(const char *state_dir, char *url, size_t cap, char *e
     farm_info_t info;
     int named = state_dir && state_dir[0];
     farm_state_dir(named ? state_dir : NULL, dir, sizeof dir);
-    if (farm_read_ready(dir, &info, why, sizeof why) == 0) {
+    /* the default state directory counts only with its farm running: a ready.json left by a
+     * killed `snakepit up` must not hide the installed farm */
+    if (farm_read_ready(dir, &info, why, sizeof why) == 0 && (named || farm_alive(&info))) {
         snprintf(url, cap, "%s", info.redis);
         return 0;
     }
+    if (!named && info.pid && !farm_alive(&info))
+        snprintf(why, sizeof why, "the farm of %s is not running", dir);
     if (named) {
         snprintf(err, errlen, "%s (or pass --redis URL)", why);
         return -1;

@@ -22,7 +22,7 @@ set -eu
 
 what=${1:-run}
 
-run_pkgs="gcc make pkg-config libzmq3-dev libmsgpack-dev libhiredis-dev libpython3.11-dev
+run_pkgs="gcc make pkg-config libzmq3-dev libmsgpack-dev libhiredis-dev libpython3.11-dev libpython3-dev
 python3.11 libseccomp-dev libsodium-dev libgnutls28-dev libmicrohttpd-dev libjansson-dev redis-server
 python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy
 python3-sklearn python3-seaborn python3-statsmodels python3-pil python3-openpyxl
