@@ -112,7 +112,9 @@ config_rc_t up_options(up_conf_t *conf, int argc, char **argv, char *err, size_t
         config_usage(
             stdout, "snakepit up [options]",
             "Start a whole farm on this machine: a private Redis, the broker, an executor\n"
-            "node and the MCP endpoint. Prints how to connect; Ctrl-C stops it all.",
+            "node and the MCP endpoint. Prints how to connect; Ctrl-C (or `snakepit down`\n"
+            "from elsewhere) stops it all. An --http address other machines reach needs\n"
+            "--tls-cert/--tls-key, or --allow-remote behind a TLS proxy.",
             s_opts, &defaults);
     if (rc == CONFIG_OK) {
         char dir[PATH_MAX];
