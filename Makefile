@@ -3,6 +3,9 @@
 #   make            build the four binaries into build/bin/
 #   make run        install what is missing, build, start the farm (snakepit up)
 #   make test       install what is missing, build, run every suite
+#   make deb        the Debian package; make test-deb checks it
+#   make test-images  build the container images with podman (offline, on a debootstrap root)
+#                   and run farms of them (root; not in `make test`: deploy/README.md)
 #   make SANITIZE=1 ASan+UBSan build into build-san/ (tests use it with SANITIZE=1 too)
 #   make bench      the benchmark harness (bench/README.md); bench-quick for a short run
 #   make fuzz       build the libFuzzer targets and run each briefly
