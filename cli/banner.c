@@ -43,6 +43,9 @@ void banner_print(const farm_info_t *f, const char *keys_dir, long broker_pid)
            "  metrics        %s (broker), %s (executor), %s (front-end)\n\n",
            f->url, f->api_key, f->state_dir, f->metrics[FARM_METRICS_BROKER],
            f->metrics[FARM_METRICS_EXECUTOR], f->metrics[FARM_METRICS_MCP]);
+    if (f->remote_url[0])
+        printf("  other machines %s%s\n\n", f->remote_url,
+               strncmp(f->remote_url, "https:", 6) ? "  (plain HTTP: --allow-remote)" : "");
     if (f->metrics[FARM_METRICS_BROKER2][0])
         printf("  second broker  %s (clients), %s (metrics)\n\n", strchr(f->brokers, ',') + 1,
                f->metrics[FARM_METRICS_BROKER2]);

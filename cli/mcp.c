@@ -1,7 +1,8 @@
 /* cli/mcp.c — `snakepit mcp --stdio`: an MCP server on stdin/stdout for local clients
  * (Claude Desktop-style configs), backed by the farm of the state directory. When none is
  * running it starts one in the background (`snakepit up`, detached, logging to the state
- * dir) and waits for it; then it becomes snakepit-mcp --stdio. stdout carries protocol only. */
+ * dir) and waits for it; then it becomes snakepit-mcp --stdio. stdout carries protocol only.
+ * That farm outlives the session: `snakepit down` stops it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -40,11 +41,18 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_END,
 };
 
+#define UP_LOG_MAX (10L * 1024 * 1024) /* up.log is kept to about this, with one older copy */
+
 static int s_start_farm(const char *dir, const char *bin, long timeout_s)
 {
-    char log[PATH_MAX + 32];
+    char log[PATH_MAX + 32], old[PATH_MAX + 40];
+    struct stat log_st;
     mkdir(dir, 0700);
     snprintf(log, sizeof log, "%s/up.log", dir);
+    /* `snakepit up` itself logs a line per start, stop and restart of a component: little, but
+     * a farm started by every stdio session for months adds up */
+    snprintf(old, sizeof old, "%s.1", log);
+    if (stat(log, &log_st) == 0 && log_st.st_size > UP_LOG_MAX) rename(log, old);
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {

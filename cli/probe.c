@@ -35,29 +35,43 @@ int probe_redis(const char *url)
     return ok;
 }
 
-int probe_http(const char *host_port)
+/* A TCP connection to HOST:PORT (0.0.0.0 or no host: 127.0.0.1), or -1. */
+static int s_connect(const char *host_port)
 {
     char host[128];
     snprintf(host, sizeof host, "%s", host_port);
     char *colon = strrchr(host, ':');
-    if (!colon) return 0;
+    if (!colon) return -1;
     *colon = '\0';
     int port = atoi(colon + 1);
     if (!strcmp(host, "0.0.0.0") || !host[0]) snprintf(host, sizeof host, "127.0.0.1");
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     inet_pton(AF_INET, host, &a.sin_addr);
-    int ok = 0;
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
-        const char *req = "GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n";
-        char buf[64] = "";
-        struct pollfd p = {fd, POLLIN, 0};
-        if (write(fd, req, strlen(req)) == (ssize_t)strlen(req) && poll(&p, 1, 1000) == 1 &&
-            read(fd, buf, sizeof buf - 1) > 12)
-            ok = strncmp(buf + 9, "200", 3) == 0;
-    }
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0) return fd;
     if (fd >= 0) close(fd);
+    return -1;
+}
+
+int probe_http(const char *host_port)
+{
+    int fd = s_connect(host_port), ok = 0;
+    if (fd < 0) return 0;
+    const char *req = "GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n";
+    char buf[64] = "";
+    struct pollfd p = {fd, POLLIN, 0};
+    if (write(fd, req, strlen(req)) == (ssize_t)strlen(req) && poll(&p, 1, 1000) == 1 &&
+        read(fd, buf, sizeof buf - 1) > 12)
+        ok = strncmp(buf + 9, "200", 3) == 0;
+    close(fd);
     return ok;
+}
+
+int probe_listening(const char *host_port)
+{
+    int fd = s_connect(host_port);
+    if (fd >= 0) close(fd);
+    return fd >= 0;
 }
 
 /* ---- the probe job ------------------------------------------------------------------------ */

@@ -11,6 +11,9 @@
 int probe_redis(const char *url);
 /* 1 when GET /healthz on HOST:PORT answers 200 (0.0.0.0 or no host: 127.0.0.1). */
 int probe_http(const char *host_port);
+/* 1 when HOST:PORT accepts a connection: an HTTPS endpoint, whose certificate may name
+ * another host than the one probed (the probe job proves the farm works end to end). */
+int probe_listening(const char *host_port);
 /* Runs print('ready') as the tenant "local" in service, through the broker's client
  * endpoint (CURVE when broker_key is given, with the key pair mine). 0 when it came back
  * `ok`; PROBE_NOT_SERVED when the broker refused it (no executor serves the service yet: an

@@ -88,6 +88,8 @@ static mcp_http_t *s_connect(session_args_t *a, int *rc)
     const char *key = a->key[0]                                ? a->key
                       : have_farm && !strcmp(info.url, url) ? info.api_key
                                                             : "";
+    if (!a->ca_file[0] && have_farm && !strcmp(info.url, url)) /* its own certificate */
+        snprintf(a->ca_file, sizeof a->ca_file, "%s", info.ca_file);
     *rc = EX_UNAVAILABLE;
     if (!url[0]) {
         fprintf(stderr, "snakepit session: %s\n",

@@ -29,7 +29,8 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(status_args_t, state_dir, "state-dir", "DIR",
                 "farm state directory (its ready.json names the Redis)"),
     CFG_OPT_STR(status_args_t, redis, "redis", "URL",
-                "the farm's Redis, for a farm not started by `snakepit up` here"),
+                "the farm's Redis (default: the state directory's farm, else the installed "
+                "farm's, from /etc/snakepit/mcp.conf)"),
     CFG_OPT_BOOL(status_args_t, json, "json", "print one JSON object instead of the screen"),
     CFG_OPT_INT(status_args_t, interval_ms, "interval-ms", 0, 60000, "MS",
                 "time between the two readings rates come from (0: one reading, no rates)"),

@@ -65,7 +65,8 @@ static void s_exec(const child_t *c, int logfd)
 
 int child_start(child_t *c)
 {
-    int logfd = open(c->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    int logfd = c->out_fd > 0 ? c->out_fd
+                              : open(c->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (logfd < 0) {
         log_error("event=log_open_failed path=%s error=\"%s\"", c->log, strerror(errno));
         return -1;
@@ -73,11 +74,11 @@ int child_start(child_t *c)
     pid_t pid = fork();
     if (pid < 0) {
         log_error("event=fork_failed component=%s error=\"%s\"", c->name, strerror(errno));
-        close(logfd);
+        if (logfd != c->out_fd) close(logfd);
         return -1;
     }
     if (pid == 0) s_exec(c, logfd);
-    close(logfd);
+    if (logfd != c->out_fd) close(logfd);
     c->pid = pid;
     c->started_ms = clock_mono_ms();
     log_info("event=component_started component=%s pid=%d log=%s", c->name, pid, c->log);
@@ -86,6 +87,7 @@ int child_start(child_t *c)
 
 void child_tail(const child_t *c)
 {
+    logpump_sync(c->pump);
     FILE *f = fopen(c->log, "r");
     if (!f) return;
     char lines[8][512];

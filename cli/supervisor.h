@@ -3,7 +3,8 @@
  *
  * Each child runs in its own process group, so a Ctrl-C reaches only `snakepit up`, which then
  * stops them in its own order; and with PR_SET_PDEATHSIG, so even a SIGKILL of `snakepit up`
- * leaves no process behind. Its stdout and stderr go to its log file. A child that dies is
+ * leaves no process behind. Its stdout and stderr go to its log file, or to the pipe of a log
+ * pump that keeps the file to a size (logpump.h). A child that dies is
  * logged and restarted with backoff: 1 s, doubling up to 30 s, and 1 s again after a run of
  * more than a minute. */
 #ifndef SP_SUPERVISOR_H
@@ -12,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "logpump.h"
 
 #define CHILD_MAX_ARGS 40
 #define CHILD_MAX_ENV  4
@@ -22,6 +25,8 @@ typedef struct {
     int argc;
     char *env[CHILD_MAX_ENV]; /* NAME=VALUE for this child only (secrets stay off argv) */
     char log[PATH_MAX + 32];  /* its stdout and stderr, appended */
+    int out_fd;               /* > 0: stdout and stderr go here instead (a log pump's pipe) */
+    logpump_t *pump;          /* that pump, synced before the log's last lines are read */
     pid_t pid;                /* 0 while it is not running */
     uint64_t started_ms;      /* monotonic */
     uint64_t restart_at_ms;   /* monotonic; 0 when no restart is due */

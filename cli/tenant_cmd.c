@@ -29,7 +29,8 @@ typedef struct {
 static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(tenant_args_t, state_dir, "state-dir", "DIR", "farm state directory"),
     CFG_OPT_STR(tenant_args_t, redis, "redis", "URL",
-                "Redis of the farm (default: the state dir's)"),
+                "the farm's Redis (default: the state directory's farm, else the installed "
+                "farm's, from /etc/snakepit/mcp.conf)"),
     CFG_OPT_STR(tenant_args_t, q.rate, "rate", "R", "requests per second (e.g. 10, 0.5, or 10/s)"),
     CFG_OPT_INT(tenant_args_t, q.burst, "burst", 1, 1000000, "B",
                 "requests allowed at once above the rate"),

@@ -8,7 +8,12 @@
  * front-end first and Redis last, so the last records land.
  *
  * What runs, and with which options, is up_plan.h's; running and restarting processes is
- * supervisor.h's; knowing each part is up is probe.h's. This file is the sequence. */
+ * supervisor.h's; keeping their logs to a size is logpump.h's; knowing each part is up is
+ * probe.h's. This file is the sequence.
+ *
+ * What `snakepit down` (down.h) finds in the state directory: up.lock, held for as long as this
+ * process runs and holding its pid; up.pids, the components running now ("NAME PID" lines),
+ * rewritten whenever one starts or dies. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +64,7 @@ static int s_take_state_dir(const char *dir, int *rc)
     }
     snprintf(path, sizeof path, "%s/logs", dir);
     mkdir(path, 0700);
-    snprintf(path, sizeof path, "%s/up.lock", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, FARM_LOCK_FILE);
     int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
         farm_info_t running;
@@ -74,6 +79,9 @@ static int s_take_state_dir(const char *dir, int *rc)
                     "--state-dir DIR)\n", dir);
         return -1;
     }
+    /* whose lock it is, for `snakepit down` */
+    if (ftruncate(lock, 0) < 0 || dprintf(lock, "%ld\n", (long)getpid()) < 0)
+        log_warn("event=lock_pid_not_written path=%s error=\"%s\"", path, strerror(errno));
     snprintf(path, sizeof path, "%s/ready.json", dir);
     unlink(path);
     if (strlen(dir) > 80) {
@@ -107,6 +115,53 @@ static int s_stop_asked(int sig_fd)
     return stop;
 }
 
+/* ---- what `snakepit down` reads ----------------------------------------------------------- */
+
+/* STATE_DIR/up.pids: "NAME PID" per running component, written (through a rename) whenever
+ * the set changed since the last call. */
+static void s_record_pids(const up_plan_t *p)
+{
+    static char last[UP_CHILDREN * 48];
+    char now[sizeof last] = "", path[PATH_MAX + 32], tmp[PATH_MAX + 48];
+    size_t n = 0;
+    for (int i = 0; i < UP_CHILDREN; i++)
+        if (p->child[i].name && p->child[i].pid)
+            n += (size_t)snprintf(now + n, sizeof now - n, "%s %d\n", p->child[i].name,
+                                  (int)p->child[i].pid);
+    if (!strcmp(now, last)) return;
+    snprintf(path, sizeof path, "%s/%s", p->conf.state_dir, FARM_PIDS_FILE);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fputs(now, f) < 0 || fclose(f) != 0 || rename(tmp, path) < 0) {
+        log_warn("event=pids_not_written path=%s error=\"%s\"", path, strerror(errno));
+        return;
+    }
+    snprintf(last, sizeof last, "%s", now);
+}
+
+/* Every component's stdout and stderr through one pump, into logs it keeps to a size. NULL
+ * (said on stderr) when it cannot start. */
+static logpump_t *s_pump(up_plan_t *p)
+{
+    char err[PATH_MAX + 64] = "out of memory";
+    logpump_t *pump = logpump_new(p->conf.log_max_kb * 1024, (int)p->conf.log_keep);
+    int ok = pump != NULL;
+    for (int i = 0; ok && i < UP_CHILDREN; i++)
+        if (p->child[i].name) {
+            p->child[i].out_fd = logpump_add(pump, p->child[i].log, err, sizeof err);
+            ok = p->child[i].out_fd >= 0;
+        }
+    if (ok) ok = logpump_start(pump, err, sizeof err) == 0;
+    for (int i = 0; i < UP_CHILDREN; i++) {
+        p->child[i].pump = ok ? pump : NULL;
+        if (!ok) p->child[i].out_fd = 0;
+    }
+    if (ok) return pump;
+    fprintf(stderr, "snakepit up: logs: %s\n", err);
+    logpump_destroy(&pump);
+    return NULL;
+}
+
 /* ---- bringing it up ----------------------------------------------------------------------- */
 
 typedef int(ready_fn)(const char *where);
@@ -119,6 +174,7 @@ static int s_wait_ready(up_plan_t *p, int sig_fd, ready_fn *ready, const char *w
     while (clock_mono_ms() < give_up) {
         if (ready(where)) return 0;
         supervisor_reap(p->child, UP_CHILDREN, 1);
+        s_record_pids(p);
         if (!c->pid) {
             fprintf(stderr, "snakepit up: %s exited during start-up (log: %s)\n", c->name, c->log);
             return -1;
@@ -219,7 +275,11 @@ static int s_bring_up(up_plan_t *p, int sig_fd)
     if (s_start_redis(p, sig_fd) < 0 || s_local_tenant(p) < 0) return -1;
     for (int i = UP_BROKER; i < UP_CHILDREN; i++)
         if (p->child[i].name && child_start(&p->child[i]) < 0) return -1;
-    if (s_wait_ready(p, sig_fd, probe_http, p->conf.http, &p->child[UP_MCP], "the MCP endpoint") <
+    s_record_pids(p);
+    /* an HTTPS endpoint's certificate may name another host than loopback: listening is
+     * enough there, the probe job proves the rest */
+    ready_fn *mcp_ready = p->conf.tls_cert[0] ? probe_listening : probe_http;
+    if (s_wait_ready(p, sig_fd, mcp_ready, p->conf.http, &p->child[UP_MCP], "the MCP endpoint") <
             0 ||
         s_probe(p, sig_fd) < 0)
         return -1;
@@ -258,6 +318,7 @@ static void s_supervise(up_plan_t *p, int sig_fd)
         if (s_stop_asked(sig_fd)) return;
         supervisor_reap(p->child, UP_CHILDREN, 0);
         supervisor_restart_due(p->child, UP_CHILDREN);
+        s_record_pids(p);
         if (clock_mono_ms() >= next_check) {
             s_keep_local_tenant(p);
             next_check = clock_mono_ms() + KEEP_TENANT_MS;
@@ -289,15 +350,19 @@ int up_main(int argc, char **argv)
         return 1;
     }
     int sig_fd = s_signals();
+    logpump_t *pump = s_pump(&p);
     rc = 1;
-    if (s_bring_up(&p, sig_fd) == 0) {
+    if (pump && s_bring_up(&p, sig_fd) == 0) {
         s_supervise(&p, sig_fd);
         rc = 0;
     }
     log_info("event=stopping");
     supervisor_stop(p.child, s_stop_order, UP_CHILDREN);
+    logpump_destroy(&pump);
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/ready.json", p.conf.state_dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/%s", p.conf.state_dir, FARM_PIDS_FILE);
     unlink(path);
     up_plan_free(&p);
     return rc;

@@ -1,5 +1,6 @@
 /* cli/up_plan.c — see up_plan.h. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,17 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(up_conf_t, packages, "packages", "DIR|URL",
                 "where jobs' dependencies may come from: a directory of wheels, or a package "
                 "index URL (environments are built in STATE_DIR/envs)"),
+    CFG_OPT_BOOL(up_conf_t, allow_remote, "allow-remote",
+                 "allow plain HTTP on a non-loopback --http address (a TLS-terminating proxy, "
+                 "or a network you trust, in front)"),
+    CFG_OPT_STR(up_conf_t, tls_cert, "tls-cert", "FILE",
+                "serve the MCP endpoint over HTTPS with this PEM certificate chain"),
+    CFG_OPT_STR(up_conf_t, tls_key, "tls-key", "FILE", "the PEM private key for --tls-cert"),
     CFG_OPT_STR(up_conf_t, log_level, "log-level", "LEVEL", "components' log level"),
+    CFG_OPT_INT(up_conf_t, log_max_kb, "log-max-kb", 16, 1L << 30, "KB",
+                "each component's log in STATE_DIR/logs is rotated at this size"),
+    CFG_OPT_INT(up_conf_t, log_keep, "log-keep", 0, 100, "N",
+                "rotated logs kept per component (NAME.log.1 … NAME.log.N)"),
     CFG_OPT_INT(up_conf_t, ready_timeout_s, "ready-timeout", 1, 3600, "S",
                 "how long to wait for each part, and for the sandboxes to warm up"),
     CFG_OPT_END,
@@ -62,7 +73,33 @@ static void s_defaults(up_conf_t *d)
     d->brokers = 1;
     d->redis_maxmemory_mb = 1024;
     snprintf(d->log_level, sizeof d->log_level, "info");
+    d->log_max_kb = 10240;
+    d->log_keep = 5;
     d->ready_timeout_s = 60;
+}
+
+/* What the front-end would refuse, refused before anything starts, with the way out. */
+static config_rc_t s_check_http(const up_conf_t *conf, char *err, size_t errlen)
+{
+    char endpoint[160];
+    if (!conf->tls_cert[0] != !conf->tls_key[0]) {
+        snprintf(err, errlen, "--tls-cert and --tls-key go together");
+        return CONFIG_ERROR;
+    }
+    const char *const files[] = {conf->tls_cert, conf->tls_key};
+    for (size_t i = 0; i < 2; i++)
+        if (files[i][0] && access(files[i], R_OK) < 0) {
+            snprintf(err, errlen, "cannot read %s: %s", files[i], strerror(errno));
+            return CONFIG_ERROR;
+        }
+    snprintf(endpoint, sizeof endpoint, "tcp://%s", conf->http);
+    if (endpoint_is_local(endpoint) || conf->tls_cert[0] || conf->allow_remote) return CONFIG_OK;
+    snprintf(err, errlen,
+             "--http %s is reachable from other machines, and plain HTTP there would carry API "
+             "keys in the clear: add --tls-cert FILE --tls-key FILE to serve HTTPS, or "
+             "--allow-remote when a TLS-terminating proxy (or a network you trust) is in front",
+             conf->http);
+    return CONFIG_ERROR;
 }
 
 config_rc_t up_options(up_conf_t *conf, int argc, char **argv, char *err, size_t errlen)
@@ -75,7 +112,9 @@ config_rc_t up_options(up_conf_t *conf, int argc, char **argv, char *err, size_t
         config_usage(
             stdout, "snakepit up [options]",
             "Start a whole farm on this machine: a private Redis, the broker, an executor\n"
-            "node and the MCP endpoint. Prints how to connect; Ctrl-C stops it all.",
+            "node and the MCP endpoint. Prints how to connect; Ctrl-C (or `snakepit down`\n"
+            "from elsewhere) stops it all. An --http address other machines reach needs\n"
+            "--tls-cert/--tls-key, or --allow-remote behind a TLS proxy.",
             s_opts, &defaults);
     if (rc == CONFIG_OK) {
         char dir[PATH_MAX];
@@ -85,6 +124,7 @@ config_rc_t up_options(up_conf_t *conf, int argc, char **argv, char *err, size_t
             up_option_given(argc, argv, "http") || strcmp(conf->http, defaults.http) != 0;
         conf->metrics_asked = up_option_given(argc, argv, "metrics-port") ||
                               conf->metrics_port != defaults.metrics_port;
+        rc = s_check_http(conf, err, errlen);
     }
     return rc;
 }
@@ -143,6 +183,28 @@ static void s_http(up_conf_t *conf)
     if (port > 0 && port != want) snprintf(colon + 1, sizeof conf->http - at, "%ld", port);
 }
 
+/* The MCP URL: https with --tls-cert; a wildcard bind (0.0.0.0, [::]) is reached here through
+ * loopback, and from other machines by this host's name. */
+static void s_urls(const up_conf_t *conf, farm_info_t *f)
+{
+    const char *scheme = conf->tls_cert[0] ? "https" : "http";
+    const char *colon = strrchr(conf->http, ':');
+    int host_len = colon ? (int)(colon - conf->http) : (int)strlen(conf->http);
+    const char *port = colon ? colon : "";
+    int wildcard = (host_len == 7 && !strncmp(conf->http, "0.0.0.0", 7)) ||
+                   (host_len == 4 && !strncmp(conf->http, "[::]", 4)) || host_len == 0;
+    if (!wildcard) {
+        snprintf(f->url, sizeof f->url, "%s://%s/mcp", scheme, conf->http);
+        return;
+    }
+    char host[256] = "THIS-HOST";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    snprintf(f->url, sizeof f->url, "%s://%s%s/mcp", scheme,
+             conf->http[0] == '[' ? "[::1]" : "127.0.0.1", port);
+    snprintf(f->remote_url, sizeof f->remote_url, "%s://%s%s/mcp", scheme, host, port);
+}
+
 /* The endpoints, ports and URLs of the farm, as ready.json will give them. */
 static void s_farm(up_plan_t *p, const char *bin, const long metrics_port[3])
 {
@@ -171,7 +233,11 @@ static void s_farm(up_plan_t *p, const char *bin, const long metrics_port[3])
     else
         snprintf(f->redis, sizeof f->redis, "%s", conf->redis);
     s_http(conf);
-    snprintf(f->url, sizeof f->url, "http://%s/mcp", conf->http);
+    s_urls(conf, f);
+    /* a certificate the farm serves is also what a local client trusts it by (a self-signed
+     * one, typically); the path absolute, for clients started elsewhere */
+    if (conf->tls_cert[0] && !realpath(conf->tls_cert, f->ca_file))
+        snprintf(f->ca_file, sizeof f->ca_file, "%s", conf->tls_cert);
     int ports[] = {FARM_METRICS_BROKER, FARM_METRICS_EXECUTOR, FARM_METRICS_BROKER2};
     for (int i = 0; i < (conf->brokers > 1 ? 3 : 2); i++)
         snprintf(f->metrics[ports[i]], sizeof f->metrics[0], "http://127.0.0.1:%ld/metrics",
@@ -266,6 +332,9 @@ static void s_plan_mcp(const up_plan_t *p, child_t *c, const char *bin)
     snprintf(key_file, sizeof key_file, "%s/local.key", p->conf.state_dir);
     child_args(c, exe, "--http", p->conf.http, "--broker", p->farm.brokers, "--redis", p->farm.redis,
                "--local-key-file", key_file, "--log-level", p->conf.log_level, NULL);
+    if (p->conf.allow_remote) child_args(c, "--allow-remote", NULL);
+    if (p->conf.tls_cert[0])
+        child_args(c, "--tls-cert", p->conf.tls_cert, "--tls-key", p->conf.tls_key, NULL);
     if (p->hub) { /* in its environment: secrets stay off command lines */
         child_env(c, "SNAKEPIT_BROKER_CURVE_KEY=%s", p->keys.broker.public_key);
         child_env(c, "SNAKEPIT_CURVE_PUBLIC_KEY=%s", p->keys.mcp.public_key);

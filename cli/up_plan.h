@@ -29,6 +29,11 @@ typedef struct {
     int http_asked;    /* --http given by name: used as given, not replaced when taken */
     int metrics_asked; /* --metrics-port likewise */
     char packages[PATH_MAX]; /* package source for jobs' dependencies (a wheel dir, an index) */
+    int allow_remote;        /* plain HTTP on a non-loopback --http (a TLS proxy in front) */
+    char tls_cert[PATH_MAX]; /* the front-end serves HTTPS with these (both or neither) */
+    char tls_key[PATH_MAX];
+    long log_max_kb; /* each component's log is rotated at this size (logpump.h) */
+    long log_keep;   /* rotated logs kept per component */
 } up_conf_t;
 
 /* The children, in the order they start (UP_BROKER2 runs with --brokers 2 only). */
@@ -44,7 +49,9 @@ typedef struct {
 } up_plan_t;
 
 /* Reads the options into conf, the state directory resolved (farm_state_dir). On
- * CONFIG_HELP the usage is printed; on CONFIG_ERROR err says why. */
+ * CONFIG_HELP the usage is printed; on CONFIG_ERROR err says why — also for an --http address
+ * other machines reach without TLS and without --allow-remote, refused here, before anything
+ * starts, for the reason the front-end refuses it (API keys in the clear). */
 config_rc_t up_options(up_conf_t *conf, int argc, char **argv, char *err, size_t errlen);
 /* The rest of the plan from p->conf, once the state directory is ours (a hub's keys are kept
  * there). 0, or -1 with the reason in err. */

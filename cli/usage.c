@@ -36,7 +36,8 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(usage_args_t, state_dir, "state-dir", "DIR",
                 "farm state directory (its ready.json names the Redis)"),
     CFG_OPT_STR(usage_args_t, redis, "redis", "URL",
-                "the farm's Redis, for a farm not started by `snakepit up` here"),
+                "the farm's Redis (default: the state directory's farm, else the installed "
+                "farm's, from /etc/snakepit/mcp.conf)"),
     CFG_OPT_BOOL(usage_args_t, json, "json", "print JSON instead of a table"),
     CFG_OPT_END,
 };

@@ -11,6 +11,7 @@
 
 #include "common/redis_dial.h"
 #include "common/redis_url.h"
+#include "etcconf.h"
 #include "farm.h"
 
 void farm_state_dir(const char *given, char *out, size_t cap)
@@ -50,6 +51,8 @@ int farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t e
     }
     s_copy(o, "url", out->url, sizeof out->url);
     s_copy(o, "api_key", out->api_key, sizeof out->api_key);
+    s_copy(o, "remote_url", out->remote_url, sizeof out->remote_url);
+    s_copy(o, "ca_file", out->ca_file, sizeof out->ca_file);
     s_copy(o, "redis", out->redis, sizeof out->redis);
     s_copy(o, "broker", out->broker, sizeof out->broker);
     s_copy(o, "executors", out->executors, sizeof out->executors);
@@ -86,6 +89,8 @@ int farm_write_ready(const farm_info_t *info)
                           info->snakepit, "mcp", "--stdio", "--state-dir", info->state_dir);
     json_object_set_new(o, "brokers", json_string(info->brokers));
     json_object_set_new(o, "executor_endpoints", json_string(info->executors_all));
+    if (info->remote_url[0]) json_object_set_new(o, "remote_url", json_string(info->remote_url));
+    if (info->ca_file[0]) json_object_set_new(o, "ca_file", json_string(info->ca_file));
     if (info->curve_broker_key[0])
         json_object_set_new(o, "curve",
                             json_pack("{s:s, s:s}", "broker_key", info->curve_broker_key,
@@ -132,18 +137,40 @@ void farm_bin_dir(char *out, size_t cap)
     snprintf(out, cap, "%s", exe);
 }
 
+/* The Redis URL of the farm a command means when it names none: the state directory's farm
+ * when one was named (--state-dir, $SNAKEPIT_STATE_DIR) or the default one has a ready.json;
+ * else the installed farm's (/etc/snakepit, etcconf.h). 0, or -1 with every place looked at
+ * in err. */
+static int s_redis_of_farm(const char *state_dir, char *url, size_t cap, char *err, size_t errlen)
+{
+    char dir[PATH_MAX], why[PATH_MAX + 128], conf_err[PATH_MAX + 160], where[PATH_MAX];
+    farm_info_t info;
+    int named = state_dir && state_dir[0];
+    farm_state_dir(named ? state_dir : NULL, dir, sizeof dir);
+    /* the default state directory counts only with its farm running: a ready.json left by a
+     * killed `snakepit up` must not hide the installed farm */
+    if (farm_read_ready(dir, &info, why, sizeof why) == 0 && (named || farm_alive(&info))) {
+        snprintf(url, cap, "%s", info.redis);
+        return 0;
+    }
+    if (!named && info.pid && !farm_alive(&info))
+        snprintf(why, sizeof why, "the farm of %s is not running", dir);
+    if (named) {
+        snprintf(err, errlen, "%s (or pass --redis URL)", why);
+        return -1;
+    }
+    if (etcconf_get("redis", url, cap, where, sizeof where, conf_err, sizeof conf_err) > 0)
+        return 0;
+    snprintf(err, errlen, "%s; %s; pass --redis URL", why, conf_err);
+    return -1;
+}
+
 redisContext *farm_connect(const char *cmd, const char *state_dir, char *redis_url, size_t cap)
 {
-    char err[512];
-    if (!redis_url[0]) {
-        char dir[PATH_MAX];
-        farm_info_t info;
-        farm_state_dir(state_dir && state_dir[0] ? state_dir : NULL, dir, sizeof dir);
-        if (farm_read_ready(dir, &info, err, sizeof err) < 0) {
-            fprintf(stderr, "%s: %s (or pass --redis URL)\n", cmd, err);
-            return NULL;
-        }
-        snprintf(redis_url, cap, "%s", info.redis);
+    char err[3 * PATH_MAX];
+    if (!redis_url[0] && s_redis_of_farm(state_dir, redis_url, cap, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return NULL;
     }
     redisContext *c = farm_redis(redis_url, err, sizeof err);
     if (!c) fprintf(stderr, "%s: %s\n", cmd, err);

@@ -17,10 +17,17 @@ enum {
     FARM_METRICS
 };
 
+/* What `snakepit up` keeps in the state directory for `snakepit down`: the lock it holds while
+ * it runs (its pid inside), and the components it runs ("NAME PID" lines). */
+#define FARM_LOCK_FILE "up.lock"
+#define FARM_PIDS_FILE "up.pids"
+
 /* ready.json, field by field. */
 typedef struct {
     char state_dir[PATH_MAX];
-    char url[256];     /* MCP endpoint */
+    char url[256];     /* MCP endpoint, as this machine reaches it */
+    char remote_url[320]; /* as other machines do, when it listens on every address; or "" */
+    char ca_file[PATH_MAX]; /* the certificate an https endpoint serves: local clients trust it */
     char api_key[128]; /* the local tenant's key */
     char redis[PATH_MAX + 64];
     char broker[PATH_MAX + 64];       /* client endpoint (the first broker's) */
@@ -48,9 +55,11 @@ int farm_alive(const farm_info_t *info);
 redisContext *farm_redis(const char *url, char *err, size_t errlen);
 /* The same with another timeout (for checks that must not hold a loop up). */
 redisContext *farm_redis_ms(const char *url, long timeout_ms, char *err, size_t errlen);
-/* The Redis of the farm a command talks to: redis_url when given, else the one in the state
- * directory's ready.json (written back into redis_url). Says why on stderr, prefixed with the
- * command's name, when it cannot. */
+/* The Redis of the farm a command talks to: redis_url when given (--redis, $SNAKEPIT_REDIS);
+ * else the one in the ready.json of the state directory named (--state-dir,
+ * $SNAKEPIT_STATE_DIR), or of the default one when it has a farm; else the `redis` of the
+ * installed farm's /etc/snakepit files (etcconf.h). The URL used is written back into
+ * redis_url. Says why on stderr, prefixed with the command's name, when it cannot. */
 redisContext *farm_connect(const char *cmd, const char *state_dir, char *redis_url, size_t cap);
 /* After a change that must outlive a failover (a tenant, a key): when the Redis has replicas,
  * waits up to FARM_WAIT_MS for one to confirm it (WAIT). 0, or -1 with err when none did. */

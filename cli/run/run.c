@@ -166,6 +166,8 @@ static int s_run_farm(run_args_t *a)
     farm_info_t info;
     farm_state_dir(a->state_dir, dir, sizeof dir);
     int have_farm = farm_read_ready(dir, &info, err, sizeof err) == 0;
+    if (!a->ca_file[0] && have_farm && (!a->url[0] || !strcmp(info.url, a->url)))
+        snprintf(a->ca_file, sizeof a->ca_file, "%s", info.ca_file); /* its own certificate */
     if (a->url[0]) /* the local key serves the local farm's URL given explicitly */
         return run_http(a, a->url,
                         a->key[0]                                ? a->key

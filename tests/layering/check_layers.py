@@ -24,7 +24,7 @@ import sys
 from collections import defaultdict
 
 MAX_C = 25  # .c files a folder may hold of its own: more and file prefixes stand in for folders
-NOT_COMPONENTS = {"tests", "bench"}  # C sources outside the product, not checked
+NOT_COMPONENTS = {"tests", "bench", "deploy"}  # C sources outside the product (tests, bench tools, packaging helpers), not checked
 KNOWN_MARKS = {"zmq"}
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 ITEM_RE = re.compile(r"([\w.][\w./-]*)(?:\[(\w+(?:\s*,\s*\w+)*)\])?")

@@ -17,8 +17,9 @@ import opslib
 from opsfarm import VIOLATION, free_port, snakepit
 
 SYSTEMD = os.path.join(opslib.DEPLOY, "systemd")
-K8S = os.path.join(opslib.DEPLOY, "kubernetes")
+K8S = os.path.join(opslib.DEPLOY, "kubernetes", "base")  # the variants beside it: tests/deploy
 COMPOSE = os.path.join(opslib.DEPLOY, "compose", "compose.yaml")
+SECRETS = os.path.join(opslib.DEPLOY, "kubernetes", "secrets.example.yaml")
 BINARIES = ("snakepit-broker", "snakepit-executor", "snakepit-mcp")
 
 
@@ -142,7 +143,7 @@ def test_example_config_loads_in_the_binary(component):
 
 def manifests():
     docs = []
-    for path in sorted(glob.glob(os.path.join(K8S, "*.yaml"))):
+    for path in sorted(glob.glob(os.path.join(K8S, "*.yaml"))) + [SECRETS]:
         with open(path) as f:
             docs += [(os.path.basename(path), d) for d in yaml.safe_load_all(f) if d]
     return docs
@@ -158,7 +159,7 @@ def test_kubernetes_manifests_parse_and_name_the_farm():
         assert "apiVersion" in d and "kind" in d
     kinds = {(d["kind"], d["metadata"]["name"]) for _, d in docs if d["kind"] != "Kustomization"}
     for want in (("Namespace", "snakepit"), ("StatefulSet", "snakepit-redis"), ("Service", "snakepit-redis"),
-                 ("Deployment", "snakepit-broker"), ("Service", "snakepit-broker"),
+                 ("StatefulSet", "snakepit-broker"), ("Service", "snakepit-broker"),
                  ("Deployment", "snakepit-mcp"), ("Service", "snakepit-mcp"),
                  ("Deployment", "snakepit-executor")):
         assert want in kinds, want
@@ -220,7 +221,7 @@ def test_kustomization_lists_every_manifest_but_the_secrets_example():
     with open(os.path.join(K8S, "kustomization.yaml")) as f:
         k = yaml.safe_load(f)
     files = {os.path.basename(p) for p in glob.glob(os.path.join(K8S, "*.yaml"))}
-    assert set(k["resources"]) == files - {"kustomization.yaml", "secrets.example.yaml"}
+    assert set(k["resources"]) == files - {"kustomization.yaml"}
 
 
 # ---- compose and the container image ----------------------------------------------------------
@@ -229,11 +230,11 @@ def test_compose_file_describes_a_one_host_farm_with_real_flags():
     with open(COMPOSE) as f:
         doc = yaml.safe_load(f)
     services = doc["services"]
-    assert set(services) == {"redis", "broker", "executor", "mcp"}
+    assert set(services) == {"redis", "broker", "executor-1", "executor-2", "mcp"}
     for name, s in services.items():
         assert s["image"] and s["read_only"] is True, name
         check_command(s["command"])
-    ex = services["executor"]
+    ex = services["executor-1"]
     assert sorted(ex["cap_add"]) == ["SETFCAP", "SETGID", "SETUID"] and ex["cap_drop"] == ["ALL"]
     assert "ports" not in ex  # scaled replicas would clash
     assert services["mcp"]["ports"] == ["127.0.0.1:8765:8765"]
@@ -244,8 +245,9 @@ def test_container_runtime_packages_provide_every_library_the_binaries_need():
     installs (or from libc6, which debian:12-slim has)."""
     with open(os.path.join(opslib.DEPLOY, "Containerfile")) as f:
         text = f.read()
-    assert re.search(r"^FROM debian:12", text, re.M)
-    runtime = text.split("\nFROM debian:12-slim\n", 1)[1]
+    # Debian 12: debian:12-slim from a registry, or a debootstrap root (deploy/images)
+    assert re.search(r"^ARG BASE=debian:12-slim$", text, re.M)
+    runtime = text.split("\nFROM ${BASE}\n", 1)[1]
     pkgs = set(re.findall(r"\b(lib[a-z0-9.+-]+|python3\.11|tzdata|redis-server)\b",
                           runtime.split("rm -rf")[0]))
     if not shutil.which("readelf") or not shutil.which("dpkg-query"):

@@ -1,6 +1,7 @@
-"""deploy/Containerfile.deb, read statically (no container runtime here): images on debian:12
-that install the package `make deb` built, an executor and a front-end target whose entry
-points and configuration the package holds."""
+"""deploy/Containerfile.deb, read statically (tests/images builds and runs it with podman):
+images on Debian 12 (debian:12, or a debootstrap root through the BASE argument) that install
+the package `make deb` built, one target per component whose entry point and configuration the
+package holds; the executor's adds exactly the package's Recommends."""
 import os
 import re
 
@@ -12,14 +13,20 @@ PATH = os.path.join(SRC, "deploy", "Containerfile.deb")
 
 
 def stages():
-    """{stage name: (base, [instruction lines])}, continuation lines joined."""
+    """{stage name: (base, [instruction lines])}, continuation lines joined, ARG defaults put
+    in the FROM lines."""
     with open(PATH) as f:
         text = re.sub(r"\\\n\s*", " ", f.read())
-    out, name = {}, None
+    out, name, args = {}, None, {}
     for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
+        m = re.match(r"^ARG\s+(\w+)=(\S+)$", line)
+        if m and name is None:
+            args[m.group(1)] = m.group(2)
+            continue
+        line = re.sub(r"^FROM\s+\$\{(\w+)\}", lambda v: "FROM " + args[v.group(1)], line)
         m = re.match(r"^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$", line, re.I)
         if m:
             name = m.group(2) or "stage%d" % len(out)
@@ -46,6 +53,7 @@ def test_the_package_is_installed_with_apt():
 @pytest.mark.parametrize("target,binary,conf,user", [
     ("executor", "/usr/bin/snakepit-executor", "/etc/snakepit/executor.conf", "root"),
     ("mcp", "/usr/bin/snakepit-mcp", "/etc/snakepit/mcp.conf", "snakepit"),
+    ("broker", "/usr/bin/snakepit-broker", "/etc/snakepit/broker.conf", "snakepit"),
 ])
 def test_targets_run_a_packaged_binary_with_its_configuration(root, target, binary, conf, user):
     base, lines = stages()[target]
@@ -61,10 +69,20 @@ def test_targets_run_a_packaged_binary_with_its_configuration(root, target, bina
             assert "adduser --system" in f.read()
 
 
-def test_the_executor_image_has_the_data_science_libraries():
+def test_the_executor_image_adds_exactly_the_packages_recommends(control):
+    """Every profile's libraries, as the package names them (derived from the profiles table:
+    tests/package/test_relations.py), each without recommendations of its own."""
     run = " ".join(l for l in stages()["executor"][1] if l.startswith("RUN"))
-    for pkg in ("python3-numpy", "python3-pandas", "python3-scipy", "python3-matplotlib",
-                "python3-sympy"):
-        assert pkg in run
+    assert "dpkg-query -W -f='${Recommends}' snakepit" in run
+    assert "--no-install-recommends" in run
+    assert "python3-sklearn" in control["Recommends"]
     cmd = [l for l in stages()["executor"][1] if l.startswith("CMD")][0]
     assert "python.data_science" in cmd
+
+
+def test_the_redis_image_runs_the_packages_redis_with_snakepits_settings():
+    base, lines = stages()["redis"]
+    assert base == "base" and ["USER redis"] == [l for l in lines if l.startswith("USER")]
+    cmd = [l for l in lines if l.startswith("CMD")][0]
+    for setting in ('"--appendonly", "yes"', '"--maxmemory-policy", "volatile-lru"', '"--maxmemory"'):
+        assert setting in cmd, setting

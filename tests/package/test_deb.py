@@ -15,16 +15,11 @@ import time
 import pytest
 
 from conftest import SRC
+from pkglib import names, run_script
 
 BINARIES = ("snakepit", "snakepit-broker", "snakepit-executor", "snakepit-mcp", "snakepit-zygote")
 UNITS = ("snakepit-broker.service", "snakepit-executor.service", "snakepit-mcp.service")
 CONFS = ("broker.conf", "executor.conf", "mcp.conf")
-
-
-def names(field):
-    """Package names of a Depends-style field."""
-    return {re.split(r"[\s(]", alt.strip())[0] for part in field.split(",")
-            for alt in part.split("|") if alt.strip()}
 
 
 # ---- control -------------------------------------------------------------------------------
@@ -123,7 +118,8 @@ def test_man_pages_come_from_each_help(root, binary):
     if binary == "snakepit":  # and each command's own --help
         helps += [subprocess.run([os.path.join(root, "usr/bin/snakepit"), cmd, "--help"],
                                  capture_output=True, text=True).stdout
-                  for cmd in ("up", "mcp", "run", "tenant", "status", "usage", "keygen")]
+                  for cmd in ("up", "down", "mcp", "run", "tenant", "status", "usage", "backup",
+                              "restore", "keygen")]
     flat = page.replace("\\-", "-").replace("\\e", "\\")
     for text in helps:
         for flag in set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", text)):
@@ -146,36 +142,6 @@ def test_md5sums_cover_every_file(root):
 
 
 # ---- maintainer scripts ----------------------------------------------------------------------
-
-STUBS = {  # what each system command the scripts call answers; every call is logged
-    "adduser": "exit 0", "systemctl": "exit 0", "deb-systemd-invoke": "exit 0",
-    "deb-systemd-helper": "exit 0",
-    "getent": 'exit "${GETENT_RC:-2}"',
-    "dpkg-statoverride": 'case "$1" in --list) exit "${LISTED_RC:-1}";; esac; exit 0',
-}
-
-
-def run_script(root, tmp_path, script, *args, systemd=False, **env):
-    stubs = tmp_path / "stubs"
-    stubs.mkdir(exist_ok=True)
-    log = tmp_path / "calls"
-    for name, body in STUBS.items():
-        p = stubs / name
-        p.write_text('#!/bin/sh\necho "%s $*" >> %s\n%s\n' % (name, log, body))
-        p.chmod(0o755)
-    path = os.path.join(root, "DEBIAN", script)
-    command = ["sh", "-e", path, *args]
-    if systemd:  # /run/systemd/system present, in a mount namespace of its own
-        command = ["unshare", "-m", "sh", "-c",
-                   "mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/system && exec \"$@\"",
-                   "sh", *command]
-    e = dict(os.environ, PATH="%s:%s" % (stubs, os.environ["PATH"]), **env)
-    e.pop("DPKG_ROOT", None)
-    r = subprocess.run(command, env=e, capture_output=True, text=True, timeout=30)
-    calls = log.read_text().splitlines() if log.exists() else []
-    log.unlink(missing_ok=True)
-    return r, calls
-
 
 @pytest.mark.parametrize("script", ["postinst", "prerm", "postrm"])
 def test_maintainer_scripts_are_valid_posix_sh(root, script):
@@ -210,13 +176,27 @@ def test_postinst_reloads_systemd_but_enables_nothing(root, tmp_path):
     assert not any("enable" in c or "start" in c for c in calls), calls
 
 
-def test_prerm_stops_the_units(root, tmp_path):
-    r, calls = run_script(root, tmp_path, "prerm", "remove", systemd=True)
-    assert r.returncode == 0, r.stderr
-    assert calls == ["deb-systemd-invoke stop snakepit-mcp.service snakepit-executor.service "
-                     "snakepit-broker.service"]
+def test_prerm_stops_the_units_on_removal_only(root, tmp_path):
+    for action in ("remove", "deconfigure"):
+        r, calls = run_script(root, tmp_path, "prerm", action, systemd=True)
+        assert r.returncode == 0, r.stderr
+        assert calls == ["deb-systemd-invoke stop snakepit-mcp.service snakepit-executor.service "
+                         "snakepit-broker.service"]
     r, calls = run_script(root, tmp_path, "prerm", "remove")
     assert r.returncode == 0 and calls == []
+    # an upgrade keeps them serving until postinst restarts them on the new binaries
+    r, calls = run_script(root, tmp_path, "prerm", "upgrade", "0.1.1", systemd=True)
+    assert r.returncode == 0 and calls == [], calls
+
+
+def test_postinst_on_upgrade_restarts_the_units(root, tmp_path):
+    r, calls = run_script(root, tmp_path, "postinst", "configure", "0.1.0", systemd=True,
+                          GETENT_RC="0", LISTED_RC="0")
+    assert r.returncode == 0, r.stderr
+    assert [c for c in calls if c.startswith(("systemctl", "deb-systemd"))] == [
+        "systemctl --system daemon-reload",
+        "deb-systemd-invoke restart snakepit-broker.service snakepit-executor.service "
+        "snakepit-mcp.service"], calls
 
 
 def test_postrm_purge_undoes_postinst(root, tmp_path):
