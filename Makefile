@@ -284,7 +284,7 @@ test-san:
 
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 test: deps-test
-	@$(MAKE) --no-print-directory all check-layers test-unit
+	@$(MAKE) --no-print-directory all check-layers test-docs test-unit
 	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli test-chaos test-memory
 	@$(MAKE) --no-print-directory test-deb
 	@$(MAKE) --no-print-directory test-broker test-cluster
