@@ -18,6 +18,7 @@
 #include "executor-node/python/python.h"
 #include "executor-node/sandbox/childsig.h"
 #include "session_child.h"
+#include "wake.h"
 
 /* The fork_session clone: exactly CLONE_PARENT | SIGCHLD (0x8000 | 17), from the one syscall
  * instruction the prologue allows it from. Not glibc's fork(), which runs atfork handlers and
@@ -67,7 +68,7 @@ static uint64_t s_cpu_us(void)
 
 static void s_send(int fd, const void *msg, size_t len)
 {
-    if (write(fd, msg, len) < 0) {
+    if (wake_send(fd, msg, len) < 0) {
         /* the zygote is gone or ending us: the next read says so */
     }
 }
@@ -133,6 +134,9 @@ static void s_job(me_t *me, int first)
     getrusage(RUSAGE_SELF, &ru);
     h->self_cpu_us = s_cpu_us() - cpu0; /* this job's, not the session's */
     h->self_maxrss_kb = (uint64_t)ru.ru_maxrss;
+    /* Until the next cell, a second of CPU at most: nothing should run while this loop waits,
+     * and the zygote ends a session whose process did (zygote_sessions.c s_rest_was_rest). */
+    sandbox_cell_cpu(me->sb, 1000);
     s_send(me->wake, "d", 1);
 }
 

@@ -26,6 +26,7 @@
 
 #define SLOT_FREE    (-1)
 #define SLOT_WAITING (-2) /* its dependencies' environment is being built or started (envs.h) */
+#define SLOT_QUEUED  (-3) /* a session's job behind an earlier one on the same session */
 
 typedef struct {
     uint8_t id[ID_BYTES];
@@ -39,6 +40,9 @@ typedef struct {
     uint8_t *body;
     size_t body_len;
     char service[65];
+    /* a queued job: its place among the session's, and whose it is */
+    uint64_t queued_seq;
+    char tenant[65];
 } slot_t;
 
 struct slots {
@@ -57,6 +61,7 @@ struct slots {
     uint8_t (*ready_ids)[ID_BYTES]; /* READY's session list, filled at each READY */
     long mem_free_mb;               /* the machine's available memory, at the last session tick */
     uint64_t sessions_sent_ms;      /* the last SESSIONS to the brokers */
+    uint64_t queued_seq;            /* the last queued session job's number */
 };
 
 /* ---- credit on the wire ---------------------------------------------------------------------- */
@@ -150,10 +155,14 @@ static slot_t *s_slot_free(slots_t *self)
 
 /* The job in slot s ended with body: its slot's credit goes where credits.h says, and every
  * broker waiting for the answer gets it. */
+static void s_session_next(slots_t *self, const uint8_t session[ID_BYTES]);
+
 static void s_end(slots_t *self, slot_t *s, const uint8_t *body, size_t len)
 {
-    int origin = s->link;
-    if (s->has_session) node_sessions_busy(self->sessions, s->session, 0, clock_mono_ms());
+    int origin = s->link, was_queued = s->zygote == SLOT_QUEUED, had_session = s->has_session;
+    uint8_t session[ID_BYTES];
+    memcpy(session, s->session, ID_BYTES);
+    if (s->has_session && !was_queued) node_sessions_busy(self->sessions, s->session, 0, clock_mono_ms());
     s->has_session = 0;
     s_drop_body(self, s);
     s->zygote = SLOT_FREE;
@@ -167,6 +176,8 @@ static void s_end(slots_t *self, slot_t *s, const uint8_t *body, size_t len)
     for (int i = 0; i < self->n_links; i++)
         if (i != origin && (also >> i & 1) && broker_link_up(self->links[i]))
             broker_link_send_result(self->links[i], s->id, body, len, 0);
+    /* the session's next job goes once this one's answer has */
+    if (had_session && !was_queued) s_session_next(self, session);
 }
 
 /* The job in slot s is answered here, without having run. */
@@ -327,12 +338,11 @@ void slots_session_tick(slots_t *self)
 
 /* A job on a session this node does not hold: answered at once (its RESULT returns the
  * credit), with why it ended when that is remembered. */
-static void s_answer_no_session(slots_t *self, int link, const uint8_t job[ID_BYTES],
-                                const route_t *r)
+/* The answer to a job on a session this node does not hold (any more), into b. */
+static void s_no_session_result(slots_t *self, const uint8_t sid[ID_BYTES], const char *tenant,
+                                buf_t *b)
 {
-    const uint8_t *sid = r->session;
-    const char *ended =
-        self->sessions ? node_sessions_ended(self->sessions, sid, r->tenant) : NULL;
+    const char *ended = self->sessions ? node_sessions_ended(self->sessions, sid, tenant) : NULL;
     char idstr[ID_STR_LEN + 1], msg[WIRE_MAX_REASON + 80];
     id_format(sid, idstr);
     if (ended)
@@ -349,11 +359,74 @@ static void s_answer_no_session(slots_t *self, int link, const uint8_t job[ID_BY
     res.session.present = 1;
     memcpy(res.session.id, sid, ID_BYTES);
     res.session.end_reason = (char *)(ended ? ended : "unknown session");
+    result_encode(&res, b);
+}
+
+static void s_answer_no_session(slots_t *self, int link, const uint8_t job[ID_BYTES],
+                                const route_t *r)
+{
     buf_t b;
     buf_init(&b);
-    result_encode(&res, &b);
+    s_no_session_result(self, r->session, r->tenant, &b);
     broker_link_send_result(self->links[link], job, b.data, b.len, 1);
     buf_free(&b);
+}
+
+/* ---- a session's jobs, one at a time, in the order they came ------------------------------- */
+
+/* 1 when a job on this session is running or queued here. */
+static int s_session_taken(const slots_t *self, const uint8_t session[ID_BYTES])
+{
+    for (long i = 0; i < node_conf_jobs(self->conf); i++) {
+        const slot_t *s = &self->slot[i];
+        if (s->zygote != SLOT_FREE && s->has_session && !memcmp(s->session, session, ID_BYTES))
+            return 1;
+    }
+    return 0;
+}
+
+/* A job on a session that is running another waits here, holding its slot and credit, rather
+ * than being refused: answers on a session come in the order its requests came. Its JobSpec is
+ * copied (zeroed when freed), as for a job waiting for its environment. */
+static void s_queue(slots_t *self, slot_t *s, const worker_msg_t *m)
+{
+    s->zygote = SLOT_QUEUED;
+    s->queued_seq = ++self->queued_seq;
+    snprintf(s->service, sizeof s->service, "%s", m->service);
+    snprintf(s->tenant, sizeof s->tenant, "%s", m->route.tenant);
+    s->body = xmalloc(m->body.len ? m->body.len : 1);
+    memcpy(s->body, m->body.data, m->body.len);
+    s->body_len = m->body.len;
+    self->n_waiting++;
+}
+
+/* The session's previous job was answered: its oldest queued one goes to the session's zygote,
+ * or is answered here when the session is gone. */
+static void s_session_next(slots_t *self, const uint8_t session[ID_BYTES])
+{
+    slot_t *next = NULL;
+    for (long i = 0; i < node_conf_jobs(self->conf); i++) {
+        slot_t *s = &self->slot[i];
+        if (s->zygote == SLOT_QUEUED && !memcmp(s->session, session, ID_BYTES) &&
+            (!next || s->queued_seq < next->queued_seq))
+            next = s;
+    }
+    if (!next) return;
+    node_session_t *ns = self->sessions ? node_sessions_of(self->sessions, session, next->tenant) : NULL;
+    if (!ns || ns->ending) {
+        buf_t b;
+        buf_init(&b);
+        s_no_session_result(self, session, next->tenant, &b);
+        next->has_session = 0; /* answered for a session that is not there: nothing to free */
+        s_end(self, next, b.data, b.len);
+        buf_free(&b);
+        s_session_next(self, session); /* the rest are answered the same way */
+        return;
+    }
+    node_sessions_busy(self->sessions, session, 1, clock_mono_ms());
+    next->zygote = ns->zygote;
+    zygotes_send_job(self->zygotes, ns->zygote, next->id, next->body, next->body_len);
+    s_drop_body(self, next);
 }
 
 /* The zygote for a job: the one holding its session, or the profile's; -2 when the job is
@@ -517,6 +590,7 @@ static void s_on_job(void *arg, int link, const worker_msg_t *m)
                  "too many dependency environments on this executor");
         return;
     }
+    int behind = m->route.has_session && s_session_taken(self, m->route.session);
     credits_start(self->credits, link);
     memcpy(s->id, m->job_id, ID_BYTES);
     s->link = link;
@@ -526,6 +600,10 @@ static void s_on_job(void *arg, int link, const worker_msg_t *m)
         node_sessions_busy(self->sessions, s->session, 1, clock_mono_ms());
     }
     self->metrics->busy = credits_busy(self->credits);
+    if (behind) {
+        s_queue(self, s, m);
+        return;
+    }
     if (env >= 0) {
         s_wait(self, s, env, m);
         return;
@@ -539,7 +617,7 @@ static void s_on_cancel(void *arg, int link, const uint8_t id[ID_BYTES])
     (void)link; /* a broker the job was attached to may cancel it too */
     slots_t *self = arg;
     slot_t *s = s_slot_of(self, id);
-    if (s && s->zygote == SLOT_WAITING) /* never reached a zygote: answered here */
+    if (s && (s->zygote == SLOT_WAITING || s->zygote == SLOT_QUEUED)) /* never reached a zygote */
         s_answer(self, s, ST_CANCELLED, "Cancelled", "execution was cancelled");
     else if (s)
         zygotes_cancel(self->zygotes, s->zygote, id);
