@@ -17,6 +17,7 @@
 #include "executor-node/python/audit.h"
 #include "executor-node/python/python.h"
 #include "executor-node/sandbox/childsig.h"
+#include "fork_plan.h"
 #include "session_child.h"
 #include "wake.h"
 
@@ -165,6 +166,8 @@ static void s_become_clone(me_t *me, wake_msg_t *m)
         audit_set_workspace(m->fork.cwd);
         snprintf(me->ws_dir, sizeof me->ws_dir, "%s", m->fork.cwd);
     }
+    /* nothing open before the fork may stay shared with the session (fork_plan.h) */
+    if (fork_plan_apply(area_job(&me->area), me->area.job_cap, me->wake) < 0) _exit(1);
     py_after_fork(); /* CPython's own at-fork work: thread state, and random's reseed */
     m->n_fds = 0;
     /* 'R', and where the area is mapped here: the zygote lays each job's copy out for it */

@@ -89,3 +89,65 @@ def test_answers_on_a_session_come_in_request_order(ex):
     ex.wait(snap, 30)
     ex.wait(cell, 30)
     assert ex.answered.index(cell) < ex.answered.index(snap)
+
+
+# ---- fork_session: nothing open before the fork is shared after it ----------------------------
+
+SETUP = r'''
+import mmap, os, socket
+f = open("shared.txt", "w+")
+f.write("parent")
+f.flush()
+m = mmap.mmap(-1, 4096)
+m[:6] = b"parent"
+a, b = socket.socketpair()
+b.setblocking(False)
+d = os.open(".", os.O_RDONLY)
+print("ready")
+'''
+
+# In the fork: write through each of them, as hard as it can.
+IN_FORK = r'''
+import os
+def attempt(name, fn):
+    try:
+        fn()
+        print(name, "done")
+    except Exception as e:
+        print(name, "refused", type(e).__name__)
+attempt("file", lambda: (f.seek(0), f.write("FORKED"), f.flush()))
+attempt("mmap", lambda: m.__setitem__(slice(0, 6), b"FORKED"))
+attempt("socket", lambda: a.send(b"FORKED"))
+attempt("dir", lambda: print("listing", sorted(os.listdir(d))))
+'''
+
+# Back in the parent: nothing of the fork's arrived.
+IN_PARENT = r'''
+import os
+open("later.txt", "w").write("made after the fork")
+print("file", open("shared.txt").read())
+print("mmap", bytes(m[:6]).decode())
+try:
+    print("socket", b.recv(64))
+except BlockingIOError:
+    print("socket nothing")
+'''
+
+
+@pytest.mark.parametrize("layers", ["all", "os_only"])
+def test_a_fork_shares_no_descriptor_or_mapping_with_its_parent(ex, bare, layers):
+    e = ex if layers == "all" else bare
+    sid = e.new_session(DS, memory_mb=256)
+    r = e.run(SETUP, service=DS, session=sid)
+    assert r["status"] == "ok" and r["stdout"] == "ready\n", (r["status"], r.get("error"))
+    fid = e.fork_session(sid, service=DS)
+    parent = e.run(IN_PARENT.replace("later.txt", "before.txt"), service=DS, session=sid)
+    assert parent["status"] == "ok", parent.get("error")
+    forked = e.run(IN_FORK, service=DS, session=fid)
+    assert forked["status"] == "ok", (forked.get("error"), forked["stdout"])
+    # what the parent made after the fork is not in the fork's directory listing
+    assert "before.txt" not in forked["stdout"], forked["stdout"]
+    parent = e.run(IN_PARENT, service=DS, session=sid)
+    assert parent["status"] == "ok", parent.get("error")
+    lines = dict(l.split(" ", 1) for l in parent["stdout"].splitlines())
+    assert lines == {"file": "parent", "mmap": "parent", "socket": "nothing"}, parent["stdout"]
