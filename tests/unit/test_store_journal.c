@@ -74,7 +74,8 @@ static void test_a_write_made_while_others_are_in_flight_is_the_next_to_send(voi
     journal_destroy(&j);
 }
 
-/* ---- the replay window ------------------------------------------------------------------------ */
+/* ---- the replay window ------------------------------------------------------------------------
+ */
 
 static void test_an_acknowledged_write_is_kept_for_the_replay_window(void **state)
 {
