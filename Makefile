@@ -194,7 +194,7 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BROKER_TESTS   := test_broker_% test_queue
 MCP_TESTS      := test_fe_% test_compat test_store test_store_journal test_executions
-EXECUTOR_TESTS := test_exec_% test_node_sessions test_zmsg test_pretouch test_credits test_claims \
+EXECUTOR_TESTS := test_node_sessions test_zmsg test_pretouch test_credits test_claims \
                   test_slots test_pool
 unit_lib   = $(if $(filter $(BROKER_TESTS),$(1)),$(BROKER_LIB)) \
              $(if $(filter $(MCP_TESTS),$(1)),$(MCP_LIB)) \
