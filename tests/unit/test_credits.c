@@ -210,10 +210,12 @@ static void test_a_release_of_more_than_a_broker_holds_frees_only_what_it_held(v
     credits_t *c = s_credits(2, 2, &w);
     credits_link_up(c, 0);
     credits_link_up(c, 1);
-    credits_start(c, 0); /* 0 holds one credit and runs one job */
-    credits_released(c, 0, 5);
-    assert_int_equal(credits_held(c, 0) + credits_held(c, 1) + credits_free(c), 1);
-    assert_int_equal(credits_busy(c), 1);
+    credits_want(c, 1, 1);
+    credits_released(c, 0, 2); /* one to 1, which wanted one; the other back to 0 */
+    assert_int_equal(credits_held(c, 1), 1);
+    credits_released(c, 1, 5); /* more than it holds (a confused or hostile broker) */
+    assert_int_equal(credits_held(c, 1), 0);
+    assert_int_equal(credits_held(c, 0), 2); /* two slots, two credits: never more */
     credits_destroy(&c);
 }
 
@@ -223,8 +225,9 @@ static void test_a_want_from_a_broker_that_is_not_up_is_ignored(void **state)
     wire_t w;
     credits_t *c = s_credits(2, 2, &w);
     credits_link_up(c, 0);
-    credits_want(c, 1, 5); /* before its connection is made */
-    assert_int_equal(w.reclaimed[0], 0);
+    credits_want(c, 1, 5); /* before its connection is made (a stale message) */
+    credits_link_up(c, 1);
+    assert_int_equal(w.reclaimed[0], 0); /* its READY says nothing of jobs waiting */
     assert_int_equal(credits_held(c, 0), 2);
     credits_destroy(&c);
 }
