@@ -28,6 +28,8 @@ typedef struct {
     long   max_idle_timeout_s;
     long   max_snapshots;
     long   max_snapshot_mb;
+    long   session_retention_s; /* how long a hibernated session is kept; 0: never hibernated;
+                                   -1 leaves the stored value (or the front-end's default) */
 } tenant_quota_t;
 
 void tenant_quota_defaults(tenant_quota_t *q);

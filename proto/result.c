@@ -44,6 +44,8 @@ void result_clear(result_t *res)
     free(res->session.end_reason);
     free(res->session.summary);
     free(res->session.clones);
+    free(res->session.resumed);
+    free(res->session.resumed_note);
     free(res->snapshot);
     result_init(res);
 }

@@ -96,6 +96,10 @@ typedef struct {
         int      rolled_back;    /* ... and did not end ok: the session is as before it */
         uint8_t (*clones)[ID_BYTES]; /* session_fork: every session it made, in order */
         size_t   n_clones;       /* at most JOB_MAX_FORKS */
+        /* never on the wire: what a front-end adds when it resumed the session for the call
+         * (JSON text of {from_cell, reason, checkpointed_at, not_restored}, and a sentence) */
+        char    *resumed;
+        char    *resumed_note;
     } session;
     char           *snapshot;     /* session_snapshot: a msgpack map (PROTOCOL.md §8) */
     size_t          snapshot_len;

@@ -42,21 +42,25 @@
     "  redis.call('ZREM', KEYS[2], sid)\n"                                                         \
     "end\n"
 
-/* KEYS[1] the live set, KEYS[2] the ended set, KEYS[3] the new session's record; ARGV now,
- * prefix, cut-off, ended-keep, id, memory_mb, reserved-until, max_sessions, max_memory_mb. The
- * expired leave the set first; then the count and the memory of the rest decide. */
+/* KEYS[1] the live set, KEYS[2] the ended set, KEYS[3..] the new sessions' records; ARGV now,
+ * prefix, cut-off, ended-keep, memory_mb (each), reserved-until, max_sessions, max_memory_mb,
+ * then the new ids. The expired leave the set first; then the count and the memory of the rest
+ * decide, for all of the new ones or none (a fan-out's clones come together). */
 static const char s_admit_lua[] =
     SWEEP_LUA "local ids = redis.call('ZRANGE', KEYS[1], 0, -1)\n"
-              "if #ids >= tonumber(ARGV[8]) then return {0, 'sessions', #ids} end\n"
+              "local n = #ARGV - 8\n"
+              "if #ids + n > tonumber(ARGV[7]) then return {0, 'sessions', #ids} end\n"
               "local mem = 0\n"
               "for _, sid in ipairs(ids) do\n"
               "  mem = mem + (tonumber(redis.call('HGET', ARGV[2] .. sid, 'memory_mb')) or 0)\n"
               "end\n"
-              "if mem + tonumber(ARGV[6]) > tonumber(ARGV[9]) then return {0, 'memory', mem} end\n"
+              "if mem + n * tonumber(ARGV[5]) > tonumber(ARGV[8]) then return {0, 'memory', mem} end\n"
               /* the reservation lapses into the ended set if the session never starts (a front-end
                * that died meanwhile): the sweep then deletes its record */
-              "redis.call('ZADD', KEYS[1], ARGV[7], ARGV[5])\n"
-              "redis.call('HSET', KEYS[3], 'memory_mb', ARGV[6], 'state', 'starting')\n"
+              "for i = 1, n do\n"
+              "  redis.call('ZADD', KEYS[1], ARGV[6], ARGV[8 + i])\n"
+              "  redis.call('HSET', KEYS[2 + i], 'memory_mb', ARGV[5], 'state', 'starting')\n"
+              "end\n"
               "return {1, 'ok', #ids}\n";
 
 /* KEYS[1] the live set, KEYS[2] the ended set; ARGV as SWEEP_LUA's. Every live record,
@@ -185,6 +189,8 @@ static int s_parse(const redisReply *r, const char *id, session_record_t *s)
             s_str(s->restored_from, sizeof s->restored_from, v);
         else if (!strcmp(f, "last_snapshot"))
             s_str(s->last_snapshot, sizeof s->last_snapshot, v);
+        else if (!strcmp(f, "atomic"))
+            s->atomic = s_long(v) != 0;
     }
     return s->profile[0] ? 0 : -1;
 }
@@ -282,27 +288,54 @@ static void s_sweep_args(sweep_args_t *s, const tenant_t *t, uint64_t wall)
     snprintf(s->keep, sizeof s->keep, "%d", ENDED_KEEP);
 }
 
-void session_records_admit(session_records_t *self, const tenant_t *t, const char *id,
-                           long memory_mb, long idle_s, session_record_admit_fn *fn, void *arg)
+void session_records_admit_n(session_records_t *self, const tenant_t *t,
+                             const char (*ids)[ID_STR_LEN + 1], size_t n, long memory_mb,
+                             long idle_s, session_record_admit_fn *fn, void *arg)
 {
-    char rec[SESSION_KEY_MAX], mem[24], until[24], max_n[24], max_mem[24];
+    char mem[24], until[24], max_n[24], max_mem[24];
+    char(*recs)[SESSION_KEY_MAX] = xcalloc(n, SESSION_KEY_MAX);
+    const char **keys = xcalloc(2 + n, sizeof *keys), **argv = xcalloc(8 + n, sizeof *argv);
     uint64_t wall = clock_wall_ms();
     sweep_args_t s;
     s_sweep_args(&s, t, wall);
-    session_record_key(rec, t->name, id);
     snprintf(mem, sizeof mem, "%ld", memory_mb);
     snprintf(until, sizeof until, "%llu",
              (unsigned long long)(wall + START_RESERVE + (uint64_t)idle_s * 1000));
     snprintf(max_n, sizeof max_n, "%ld", t->max_sessions);
     snprintf(max_mem, sizeof max_mem, "%ld", t->max_session_memory_mb);
-    const char *args[] = {s.live, s.ended, rec, s.now, s.prefix, s.cutoff,
-                          s.keep, id,      mem, until, max_n,    max_mem};
+    keys[0] = s.live, keys[1] = s.ended;
+    const char *fixed[] = {s.now, s.prefix, s.cutoff, s.keep, mem, until, max_n, max_mem};
+    memcpy(argv, fixed, sizeof fixed);
+    for (size_t i = 0; i < n; i++) {
+        session_record_key(recs[i], t->name, ids[i]);
+        keys[2 + i] = recs[i];
+        argv[8 + i] = ids[i];
+    }
+    /* EVAL takes KEYS then ARGV as one list */
+    const char **all = xcalloc(10 + 2 * n, sizeof *all);
+    memcpy(all, keys, (2 + n) * sizeof *all);
+    memcpy(all + 2 + n, argv, (8 + n) * sizeof *all);
     admit_t *a = xcalloc(1, sizeof *a);
     *a = (admit_t){t, fn, arg};
-    if (store_eval(self->store, self->admit, s_on_admit, a, 3, 12, args) < 0) {
+    int rc = store_eval(self->store, self->admit, s_on_admit, a, (int)(2 + n), (int)(10 + 2 * n),
+                        all);
+    free(all);
+    free(argv);
+    free(keys);
+    free(recs);
+    if (rc < 0) {
         free(a);
         fn(arg, 0, "the session store is unreachable right now; try again shortly");
     }
+}
+
+void session_records_admit(session_records_t *self, const tenant_t *t, const char *id,
+                           long memory_mb, long idle_s, session_record_admit_fn *fn, void *arg)
+{
+    char one[1][ID_STR_LEN + 1];
+    snprintf(one[0], sizeof one[0], "%s", id);
+    session_records_admit_n(self, t, (const char(*)[ID_STR_LEN + 1])one, 1, memory_mb, idle_s, fn,
+                            arg);
 }
 
 void session_records_release(session_records_t *self, const tenant_t *t, const char *id)
@@ -334,11 +367,11 @@ void session_records_opened(session_records_t *self, const tenant_t *t, const se
     session_record_key(rec, t->name, s->id);
     store_writef(self->store,
                  "HSET %s tenant %s profile %s state active created_ms %llu last_used_ms %llu "
-                 "cells 0 memory_mb %ld idle_timeout_s %ld memory_kb %llu parent %s "
-                 "restored_from %s",
+                 "cells %ld memory_mb %ld idle_timeout_s %ld memory_kb %llu parent %s "
+                 "restored_from %s atomic %d",
                  rec, t->name, s->profile, (unsigned long long)s->created_ms,
-                 (unsigned long long)s->last_used_ms, s->memory_mb, s->idle_timeout_s,
-                 (unsigned long long)s->memory_kb, s->parent, s->restored_from);
+                 (unsigned long long)s->last_used_ms, s->cells, s->memory_mb, s->idle_timeout_s,
+                 (unsigned long long)s->memory_kb, s->parent, s->restored_from, s->atomic);
     s_expiry(self, t, s->id, s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000);
     s_cache(self, t, s);
 }
@@ -471,6 +504,7 @@ json_t *session_record_json(const session_record_t *s)
         session_record_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires));
     json_object_set_new(o, "parent_session_id",
                         s->parent[0] ? json_string(s->parent) : json_null());
+    json_object_set_new(o, "atomic", json_boolean(s->atomic));
     return o;
 }
 

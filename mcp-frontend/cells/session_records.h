@@ -38,6 +38,7 @@ typedef struct {
     char parent[ID_STR_LEN + 1];        /* the session it was forked from, or "" */
     char restored_from[ID_STR_LEN + 1]; /* the snapshot it was restored from, or "" */
     char last_snapshot[ID_STR_LEN + 1]; /* the latest snapshot made of it, or "" */
+    int atomic;                         /* its cells are atomic unless a call says otherwise */
 } session_record_t;
 
 typedef enum {
@@ -73,6 +74,10 @@ const session_record_t *session_records_cached(session_records_t *self, const te
  * max_session_memory_mb, taken at once. */
 void session_records_admit(session_records_t *self, const tenant_t *t, const char *id,
                            long memory_mb, long idle_s, session_record_admit_fn *fn, void *arg);
+/* The same for n sessions at once (a fan-out's clones): all of them, or none. */
+void session_records_admit_n(session_records_t *self, const tenant_t *t,
+                             const char (*ids)[ID_STR_LEN + 1], size_t n, long memory_mb,
+                             long idle_s, session_record_admit_fn *fn, void *arg);
 /* An admitted session that did not start: its place is free again. */
 void session_records_release(session_records_t *self, const tenant_t *t, const char *id);
 /* It started (from the farm's answer): the record, the live set, the cache. */

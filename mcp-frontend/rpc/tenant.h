@@ -23,6 +23,7 @@ typedef struct tenant {
     long max_idle_timeout_s;
     long max_snapshots;
     long max_snapshot_mb;
+    long session_retention_s; /* how long a hibernated session of it is kept (0: never hibernated) */
     long inflight;       /* this process's jobs in flight for the tenant */
     long sessions;       /* this process's open sessions of the tenant */
     double local_tat_ms; /* the local limiter's GCRA state */

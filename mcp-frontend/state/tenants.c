@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "proto/wire.h"
+#include "proto/job.h"
 #include "tenants.h"
 
 #define KEY_BUCKETS   1024
@@ -73,6 +74,8 @@ static const struct {
     {"max_snapshots", offsetof(tenant_t, max_snapshots), TENANT_DEFAULT_MAX_SNAPSHOTS, 0, 100000},
     {"max_snapshot_mb", offsetof(tenant_t, max_snapshot_mb), TENANT_DEFAULT_MAX_SNAPSHOT_MB, 1,
      1 << 20},
+    {"session_retention_s", offsetof(tenant_t, session_retention_s),
+     TENANT_DEFAULT_SESSION_RETENTION_S, 0, JOB_MAX_RETENTION_S},
 };
 #define N_SESSION_QUOTAS (sizeof s_session_quotas / sizeof s_session_quotas[0])
 

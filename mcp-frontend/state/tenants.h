@@ -2,7 +2,8 @@
  * its SHA-256 (`sp:key:<hex>` → tenant name), the tenant's quotas from `sp:t:<name>` (fields
  * rate, burst, max_concurrency, max_timeout_s, max_memory_mb, profiles, its record
  * retention record_ttl_s and record_max, and for sessions max_sessions, max_session_memory_mb,
- * max_idle_timeout_s, max_snapshots, max_snapshot_mb; missing fields take the defaults below).
+ * max_idle_timeout_s, max_snapshots, max_snapshot_mb, session_retention_s; missing fields take
+ * the defaults below).
  * Positive lookups are cached briefly; while Redis cannot answer, a key answered within
  * --auth-stale-ms is still trusted (a failover or a Redis restart must not lock every tenant
  * out), and one never seen fails closed. Tenant objects (rpc/tenant.h) are shared by every
@@ -29,6 +30,9 @@
 #define TENANT_DEFAULT_MAX_IDLE_S         3600
 #define TENANT_DEFAULT_MAX_SNAPSHOTS      32
 #define TENANT_DEFAULT_MAX_SNAPSHOT_MB    256
+/* how long a session freed by its node (idle, memory pressure, a drain) stays resumable from
+ * its checkpoint in Redis; 0: such a session ends instead */
+#define TENANT_DEFAULT_SESSION_RETENTION_S 86400
 
 typedef enum {
     AUTH_OK,

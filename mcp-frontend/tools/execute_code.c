@@ -139,6 +139,8 @@ static void s_cell(call_t *c, json_t *args, const tool_task_t *task, const sessi
         tool_bad(c, "profile %.64s differs from the session's (%s); leave it out", asked,
                  s->profile);
     } else if (s_spec(c, args, p, &spec) == 0) {
+        json_t *atomic = json_object_get(args, "atomic"); /* else the session's own default */
+        spec.atomic = atomic && !json_is_null(atomic) ? json_is_true(atomic) : s->atomic;
         s_start(c, &spec, task, s->id);
     }
     jobspec_clear(&spec);
@@ -215,6 +217,11 @@ void execute_code_run(call_t *c, json_t *args, const tool_task_t *task)
         *p = (pending_t){c, json_incref(args), *task};
         call_hold(c);
         session_records_lookup(c->fe->session_records, c->tenant, id, s_on_session, p);
+        return;
+    }
+    if (json_is_true(json_object_get(args, "atomic"))) {
+        tool_bad(c, "atomic applies to a session's cell: give session_id (a call without one "
+                    "runs in a fresh sandbox and changes nothing that lasts)");
         return;
     }
     const profile_t *p = jobargs_profile(c, args);

@@ -60,6 +60,7 @@ static json_t *s_described(const session_record_t *s, const profile_t *p, long f
         session_record_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires),
         "forks_left", (json_int_t)forks_left);
     if (s->parent[0]) json_object_set_new(o, "parent_session_id", json_string(s->parent));
+    json_object_set_new(o, "atomic", json_boolean(s->atomic));
     return o;
 }
 
@@ -93,6 +94,26 @@ void sop_reply_session(call_t *c, const session_record_t *s, const char *verb, l
              "and session_id.",
              verb, s->id, s->profile, s->memory_mb, s->idle_timeout_s);
     sop_reply_landed(c, tool_result(text, s_described(s, p ? p : profile_default(), forks_left), 0));
+}
+
+void sop_reply_forked(call_t *c, const session_record_t *s, long forks_left, json_t *session_ids)
+{
+    const profile_t *p = profile_find(s->profile);
+    char text[400];
+    size_t n = json_array_size(session_ids);
+    if (n > 1)
+        snprintf(text, sizeof text,
+                 "Forked session %s into %zu sessions (session_ids; %s, %ld MB each, idle timeout "
+                 "%ld s). Run cells in each with execute_code and its session_id.",
+                 s->parent, n, s->profile, s->memory_mb, s->idle_timeout_s);
+    else
+        snprintf(text, sizeof text,
+                 "Forked session %s (%s, %ld MB, idle timeout %ld s). Run cells in it with "
+                 "execute_code and session_id.",
+                 s->id, s->profile, s->memory_mb, s->idle_timeout_s);
+    json_t *o = s_described(s, p ? p : profile_default(), forks_left);
+    json_object_set_new(o, "session_ids", session_ids);
+    sop_reply_landed(c, tool_result(text, o, 0));
 }
 
 /* The new session's record, from the farm's answer. */

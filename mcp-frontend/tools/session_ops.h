@@ -43,6 +43,9 @@ void sop_reply_landed(call_t *c, json_t *result);
  * sent as sop_reply_landed sends. */
 void sop_reply_session(call_t *c, const session_record_t *s, const char *verb, long forks_left);
 
+/* fork_session's answer: sop_reply_session's for the first clone, and session_ids (stolen: every
+ * clone's id, in order). */
+void sop_reply_forked(call_t *c, const session_record_t *s, long forks_left, json_t *session_ids);
 /* The call's session_id, canonical; -32602 and -1 when it is not a session id. */
 int sop_session_arg(call_t *c, json_t *args, char out[ID_STR_LEN + 1]);
 /* The farm no longer holds op->s: the call is answered with why (and the op freed). */

@@ -58,6 +58,12 @@ static const tool_arg_t s_execute_args[] = {
      "Run the code as the next cell of this session (create_session): its globals, imports, "
      "figures and files persist between calls. The session's profile and memory apply; timeout "
      "and output limits apply to the cell", "\"minLength\": 36, \"maxLength\": 36"},
+    {"atomic", ARG_BOOLEAN, ARG_NULLABLE,
+     "With session_id: run the cell against a copy-on-write copy of the session; if it does not "
+     "end ok (an error, its timeout, its memory limit, a crash, a refused operation) the "
+     "session, its variables and its workspace files are exactly as before the cell and "
+     "session.rolled_back is true (the cell's output and error still come back); if it ends ok "
+     "it stays. Default: the session's (create_session's atomic)", NULL},
     {NULL},
 };
 
@@ -81,7 +87,9 @@ static const char s_execute_output[] = "{\"type\": \"object\","
     "\"exit\": {\"type\": \"object\", \"required\": [\"reason\", \"signal\", \"syscall\"], \"properties\": {\"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"signal\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}, \"syscall\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}}},"
     "\"session_id\": {\"type\": \"string\", \"description\": \"the session the cell ran in (with session_id)\"},"
     "\"cell\": {\"type\": \"integer\", \"description\": \"the cell's number in its session: 1, 2, ...\"},"
-    "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}}"
+    "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"},"
+      "\"atomic\": {\"type\": \"boolean\", \"description\": \"the cell was atomic\"}, \"rolled_back\": {\"type\": \"boolean\", \"description\": \"an atomic cell that did not end ok: the session is exactly as before it\"},"
+      "\"resumed\": {\"type\": \"object\", \"description\": \"the session had been freed (hibernated, or its executor went away) and was resumed from its checkpoint for this call\", \"properties\": {\"from_cell\": {\"type\": \"integer\", \"description\": \"the checkpoint followed this cell\"}, \"reason\": {\"type\": \"string\"}, \"checkpointed_at\": {\"type\": \"string\"}, \"not_restored\": {\"type\": \"array\", \"items\": {\"type\": \"object\"}}}}}}"
   "}}";
 
 static const tool_arg_t s_validate_args[] = {
