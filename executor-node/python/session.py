@@ -16,6 +16,7 @@ import sys
 import types
 
 import _snakepit
+import _snakepit_byvalue as byvalue
 import _snakepit_runner as runner
 
 # What a snapshot may hold of pickled variables (its files are the zygote's business); the
@@ -37,6 +38,7 @@ def start(job):
     """The session's first job: fresh globals that every later cell shares."""
     _interruptible()
     _g[0] = runner.new_globals(job.get("policy", True))
+    byvalue.use_globals(_g[0])
     if job.get("restore"):
         restore(job)
         return
@@ -45,6 +47,7 @@ def start(job):
 
 def cell(job):
     _interruptible()
+    byvalue.remember(job["code"])  # what it defines is saved from its source (byvalue.py)
     runner.run(job, _g[0])
 
 
@@ -71,14 +74,10 @@ def _shown(name):
     return runner._safe_str(repr, name, 100)
 
 
-def _defined_here(value):
-    return (isinstance(value, (types.FunctionType, type)) and
-            getattr(value, "__module__", None) == "__main__")
-
-
 def snapshot(job):
-    """Every picklable variable, each pickled on its own (one that fails spoils no other);
-    modules as the names they were imported under; what was left out, and why."""
+    """Every picklable variable, each pickled on its own (one that fails spoils no other), the
+    session's own functions and classes by value (byvalue.py); modules as the names they were
+    imported under; what was left out, and why."""
     g = _g[0]
     variables, imports, skipped, total = {}, {}, [], 0
     for name in _user_names(g):
@@ -90,12 +89,12 @@ def snapshot(job):
         if isinstance(value, types.ModuleType):
             imports[name] = value.__name__
             continue
-        if _defined_here(value):
-            skipped.append((name, "defined in the session: pickle saves functions and classes by "
-                                  "name, not their code; run the definition again after restoring"))
+        why = byvalue.why_not(value, None)
+        if why:
+            skipped.append((name, why))
             continue
         try:
-            data = pickle.dumps(value, protocol=5)
+            data = byvalue.dumps(value)
         except BaseException as e:
             skipped.append((name, "cannot be pickled: %s: %s"
                             % (type(e).__name__, runner._safe_str(str, e, _REPR_CAP))))
@@ -147,6 +146,7 @@ def restore(job):
         except BaseException as e:
             failed.append({"name": name, "reason": "%s: %s" % (
                 type(e).__name__, runner._safe_str(str, e, _REPR_CAP))})
+    byvalue.loaded()
     _snakepit.finish("ok", summary=json.dumps({"restored": sorted(restored), "failed": failed}))
 
 
