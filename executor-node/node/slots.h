@@ -56,6 +56,7 @@ typedef struct {
     int (*services)(const zygotes_t *zygotes, int with_retiring, char (*names)[65], int max);
     const char *(*packages)(const zygotes_t *zygotes, int zi);
     const char *(*python)(const zygotes_t *zygotes);
+    const char *(*profile)(const zygotes_t *zygotes, int zi);
 } slots_io_t;
 
 slots_t *slots_new_io(const node_conf_t *conf, const slots_io_t *io, zygotes_t *zygotes,
@@ -85,5 +86,16 @@ void slots_set_sessions(slots_t *self, node_sessions_t *sessions);
 void slots_session_tick(slots_t *self);
 /* MemAvailable from /proc/meminfo, in MB; -1 when it cannot be read. */
 long slots_mem_available_mb(void);
+
+/* Hibernation (hibernate.h): sessions the node frees are checkpointed to Redis first, and idle
+ * ones are checkpointed now and then. The io a hibernate_t needs to reach the zygotes and the
+ * sessions' waiting jobs, and then the one made with it (owned by the caller). */
+typedef struct hibernate hibernate_t;
+struct hibernate_io_s;
+void slots_hibernate_io(slots_t *self, void *io /* hibernate_io_t */);
+void slots_set_hibernate(slots_t *self, hibernate_t *hibernate);
+/* The node leaves: each session is checkpointed and freed once idle (a running cell finishes
+ * first), so that its next cell resumes it elsewhere. 1 while some are left. */
+int slots_sessions_leave(slots_t *self);
 
 #endif

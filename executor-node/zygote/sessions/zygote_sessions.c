@@ -60,6 +60,7 @@ static void s_news(zygote_sessions_t *s, const zygote_session_t *z, zygote_sessi
     m.session.idle_timeout_s = z->idle_timeout_s;
     m.session.memory_mb = z->memory_mb;
     m.session.memory_kb = z->memory_kb;
+    m.session.retention_s = z->retention_s;
     snprintf(m.session.reason, sizeof m.session.reason, "%s", z->end_reason);
     s->io.news(s->io.arg, &m);
 }
