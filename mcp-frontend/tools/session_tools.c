@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
+#include "mcp-frontend/cells/resume.h"
 #include "mcp-frontend/cells/session_job.h"
 #include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/render/outcome.h"
@@ -191,7 +192,11 @@ void fork_session_run(call_t *c, json_t *args, const tool_task_t *task)
 static void s_on_closed(void *arg, call_t *c, result_t *res)
 {
     op_t *op = arg;
-    if (res->status == ST_OK) {
+    /* freed by its node meanwhile (hibernated, or lost after a checkpoint): closed all the
+     * same, its checkpoint dropped with its record's end */
+    int freed = session_job_gone(res) && (session_resume_hibernated(res->session.end_reason) ||
+                                          !strcmp(res->error.type, "SessionLost"));
+    if (res->status == ST_OK || freed) {
         session_records_ended(c->fe->session_records, c->tenant, op->s.id, "closed by the client");
         char text[120];
         snprintf(text, sizeof text, "Closed session %s.", op->s.id);
@@ -208,13 +213,23 @@ static void s_on_closed(void *arg, call_t *c, result_t *res)
 
 static void s_close(op_t *op, const session_record_t *s)
 {
+    call_t *c = op->call;
+    if (s->hibernated) { /* no process to end: its record ends, its checkpoint goes */
+        session_records_ended(c->fe->session_records, c->tenant, s->id, "closed by the client");
+        char text[120];
+        snprintf(text, sizeof text, "Closed session %s (it was hibernated).", s->id);
+        sop_reply_landed(
+            c, tool_result(text, json_pack("{s:s,s:b}", "session_id", s->id, "closed", 1), 0));
+        sop_op_free(op);
+        return;
+    }
     sop_submit_on(op, s, JOB_SESSION_CLOSE, s_on_closed);
 }
 
 void close_session_run(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task;
-    sop_with_session(c, args, s_close, NULL);
+    sop_with_session_as_is(c, args, s_close, NULL);
 }
 
 /* ---- list_sessions --------------------------------------------------------------------------- */
