@@ -106,7 +106,9 @@ static json_t *s_syntax_phase(const result_t *res, const json_t *ctx)
 
 static int s_refused_import(const result_t *res)
 {
-    return res->status == ST_ERROR && res->error.type && !strcmp(res->error.type, "ImportError") &&
+    return res->status == ST_ERROR && res->error.type &&
+           (!strcmp(res->error.type, "ImportError") ||
+            !strcmp(res->error.type, "ModuleNotFoundError")) &&
            res->error.message && strstr(res->error.message, "is not allowed");
 }
 

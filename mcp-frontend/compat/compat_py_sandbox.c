@@ -14,7 +14,8 @@ static int s_return_code(const result_t *res)
     if (res->status != ST_ERROR) return -1; /* refused, or stopped by a limit */
     const char *type = res->error.type ? res->error.type : "";
     const char *msg = res->error.message ? res->error.message : "";
-    return !strcmp(type, "ImportError") && strstr(msg, "is not allowed") ? -1 : 1;
+    int import = !strcmp(type, "ImportError") || !strcmp(type, "ModuleNotFoundError");
+    return import && strstr(msg, "is not allowed") ? -1 : 1;
 }
 
 /* A stream cut at limit bytes (at a character boundary); sets *cut when it was. */

@@ -84,7 +84,8 @@ static void s_failure(json_t *doc, const result_t *res, const json_t *ctx)
     buf_free(&b);
     json_object_set_new(doc, "error_type", json_str_safe(*type ? type : status_name(res->status)));
     if (res->error.traceback) json_object_set_new(doc, "traceback", json_str_safe(res->error.traceback));
-    if (!strcmp(type, "ImportError") && strstr(msg, "is not allowed"))
+    if ((!strcmp(type, "ImportError") || !strcmp(type, "ModuleNotFoundError")) &&
+        strstr(msg, "is not allowed"))
         json_object_set_new(doc, "security_event", json_string("blocked_import"));
     else if (res->status == ST_SECURITY_VIOLATION)
         json_object_set_new(doc, "security_event", json_string("blocked_operation"));
