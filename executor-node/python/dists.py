@@ -58,11 +58,22 @@ class _Distribution(md.Distribution):
         return pathlib.PurePosixPath(self._location).parent / path
 
 
+def _top_level_inferred(dist):
+    """The import names a distribution's RECORD shows (its .py files' first components), as
+    importlib.metadata infers them when there is no top_level.txt."""
+    try:
+        files = dist.files or ()
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return {f.parts[0] if len(f.parts) > 1 else f.with_suffix("").name
+            for f in files if f.suffix == ".py" and not f.parts[0].endswith((".dist-info", ".data"))}
+
+
 def keep(dist, location, top_level=()):
     """Copies dist's metadata files into memory, under location (its .dist-info or .egg-info
     directory as a job sees it). top_level: its import names, written as a top_level.txt when
-    it has none (wheels list them only in the RECORD, which is not kept). Returns its name, or
-    None when it has no readable name."""
+    it has none (wheels list them only in the RECORD, which is not kept: read here instead when
+    top_level is empty). Returns its name, or None when it has no readable name."""
     files = {}
     for name in _FILES:
         try:
@@ -75,8 +86,10 @@ def keep(dist, location, top_level=()):
             text = _headers(text)
         if len(text) <= _FILE_CAP:
             files[name] = text
-    if "top_level.txt" not in files and top_level:
-        files["top_level.txt"] = "".join(m + "\n" for m in sorted(set(top_level)))
+    if "top_level.txt" not in files:
+        top_level = set(top_level) or _top_level_inferred(dist)
+        if top_level:
+            files["top_level.txt"] = "".join(m + "\n" for m in sorted(top_level))
     copy = _Distribution(files, location)
     try:
         name = copy.metadata["Name"]

@@ -242,6 +242,8 @@ static void s_take_events(const area_hdr_t *h, result_t *res)
         char name[64];
         s_add_event(res, filter_syscall_name(h->trap_syscall, name, sizeof name), NULL,
                     "seccomp", 1);
+    } else if (res->exit.signal == SIGSYS) { /* trapped with its signals blocked: unnamed */
+        s_add_event(res, "unknown", NULL, "seccomp", 1);
     }
 }
 
