@@ -337,7 +337,8 @@ static void s_read_events(mpr_t *r, result_t *res)
                 mpr_skip(r);
             }
         }
-        if (!r->err && (!e->operation || !e->layer)) mpr_fail(r, "security event without operation or layer");
+        if (!r->err && (!e->operation || !e->layer))
+            mpr_fail(r, "security event without operation or layer");
     }
 }
 

@@ -50,7 +50,7 @@ typedef struct {
 typedef struct {
     char    *operation; /* the audit event ("subprocess.Popen", "open") or the syscall ("socket") */
     char    *target;    /* what it was aimed at (a path, a command, a pid); NULL when none */
-    char    *layer;     /* the layer that refused it, by its name (link/layers.c): "python", "seccomp" */
+    char    *layer;     /* the layer that refused it by name (link/layers.c): python, seccomp */
     uint32_t count;     /* times it was refused */
 } result_event_t;
 

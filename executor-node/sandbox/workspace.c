@@ -302,7 +302,8 @@ static uint64_t s_mark(const char *path, const struct stat *st)
     int64_t parts[2] = {(int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
                         (int64_t)st->st_size};
     for (const char *p = path; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
-    for (size_t i = 0; i < sizeof parts; i++) h = (h ^ ((const uint8_t *)parts)[i]) * 1099511628211ull;
+    for (size_t i = 0; i < sizeof parts; i++)
+        h = (h ^ ((const uint8_t *)parts)[i]) * 1099511628211ull;
     return h;
 }
 
@@ -365,7 +366,8 @@ static void s_take_file(collect_t *c, int dfd, const char *name, const char *pat
     f->data = data;
     f->len = got;
     c->bytes += got;
-    if (c->marks) s_mark_add(c->marks, key, mtime, c->now_ns); /* the next cell may share its time */
+    if (c->marks) /* the next cell may share this one's time */
+        s_mark_add(c->marks, key, mtime, c->now_ns);
 }
 
 static void s_walk(collect_t *c, int dfd, const char *prefix, int depth)

@@ -188,8 +188,9 @@ static void s_append_error(buf_t *b, const result_t *res)
 static void s_append_events(buf_t *b, const result_t *res)
 {
     if (!res->n_events) return;
-    buf_puts(b, res->status == ST_SECURITY_VIOLATION ? "refused by the sandbox: "
-                                                     : "refused by the sandbox (the code went on): ");
+    buf_puts(b, res->status == ST_SECURITY_VIOLATION
+                    ? "refused by the sandbox: "
+                    : "refused by the sandbox (the code went on): ");
     for (size_t i = 0; i < res->n_events; i++) {
         const result_event_t *e = &res->events[i];
         if (i) buf_puts(b, "; ");

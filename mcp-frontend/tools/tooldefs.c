@@ -174,7 +174,8 @@ const tool_t tooldefs[] = {
      .title = "Check Python code without running it",
      .description =
         "Parse Python code and report syntax errors (with line and column), imports the profile "
-        "does not allow, calls the sandbox refuses when the code runs, counts and a complexity estimate, with "
+        "does not allow, calls the sandbox refuses when the code runs, counts and a complexity "
+        "estimate, with "
         "recommendations. Nothing is executed. Advice only: the sandbox enforces its limits anyway.",
      .args = s_validate_args,
      .output_schema = s_validate_output,

@@ -54,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (res.out_len == 0 || memcmp(back.out, res.out, res.out_len) == 0) &&
             back.err_len == res.err_len && back.error.present == res.error.present &&
             back.n_images == res.n_images && back.max_rss_kb == res.max_rss_kb &&
-            (!res.result) == (!back.result) && (!res.result || strcmp(res.result, back.result) == 0) &&
+            (!res.result) == (!back.result) &&
+            (!res.result || strcmp(res.result, back.result) == 0) &&
             back.exit.code == res.exit.code && s_same_events(&res, &back));
     result_clear(&back);
     result_clear(&res);

@@ -157,10 +157,11 @@ static void test_a_caught_refusal_is_listed_and_not_a_failure(void **state)
     assert_string_equal(json_string_value(json_object_get(json_array_get(ev, 0), "operation")),
                         "socket.getaddrinfo");
     assert_true(json_is_null(json_object_get(json_array_get(ev, 0), "target")));
-    assert_string_equal(json_string_value(json_object_get(json_array_get(ev, 0), "layer")), "python");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ev, 0), "layer")),
+                        "python");
     assert_int_equal(json_integer_value(json_object_get(json_array_get(ev, 0), "count")), 2);
-    assert_non_null(
-        strstr(s_text(r), "refused by the sandbox (the code went on): socket.getaddrinfo [python] x2"));
+    assert_non_null(strstr(
+        s_text(r), "refused by the sandbox (the code went on): socket.getaddrinfo [python] x2"));
     json_decref(r);
     result_clear(&res);
 }
