@@ -300,5 +300,11 @@ void outcome_log(const outcome_t *o, const result_t *res, long minflt)
                  log_quote(target, sizeof target, e->target ? e->target : ""), e->count,
                  res->status == ST_SECURITY_VIOLATION);
     }
+    if (res->events_truncated) { /* more distinct refusals than a Result lists */
+        char idstr[ID_STR_LEN + 1];
+        id_format(o->id, idstr);
+        log_warn("event=security_events_truncated audit=1 job=%s tenant=%s profile=%s listed=%zu",
+                 idstr, o->tenant, o->profile, res->n_events);
+    }
     if (log_get_level() <= LOG_DEBUG) s_log_timings(o, res, minflt);
 }
