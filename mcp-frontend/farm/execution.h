@@ -20,6 +20,8 @@
 #include "proto/job.h"
 #include "proto/result.h"
 #include "mcp-frontend/rpc/call.h"
+#include "mcp-frontend/state/filestore.h"
+#include "mcp-frontend/state/holds.h"
 #include "mcp-frontend/state/records.h"
 #include "jobs.h"
 
@@ -46,6 +48,8 @@ typedef struct {
     int record;       /* write sp:exec and usage (executions, not validations) */
     int task;         /* task-augmented: answer at once with the task */
     long task_ttl_ms; /* asked for; -1 or beyond the record's lifetime: that */
+    hold_t *task_hold; /* its place in the tenant's max_tasks (holds.h), taken by the tool;
+                             * the execution owns it from here and lets it go when it ends */
     /* 2026-07-28 tasks (the extension; the server decides): the request declared the extension,
      * so if it still runs after --task-after-ms it is answered with a task and goes on */
     int may_become_task;
@@ -91,8 +95,8 @@ typedef struct {
     long task_after_ms;  /* a 2026-07-28 call that may become a task becomes one after this */
 } executions_conf_t;
 
-executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records,
-                             const executions_conf_t *conf);
+executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records, filestore_t *files,
+                             holds_t *holds, const executions_conf_t *conf);
 /* Executions still running are dropped unanswered (shutdown). */
 void executions_destroy(executions_t **self_p);
 /* Subscribes fn to every execution's end, after its answer; in subscription order. */
