@@ -164,14 +164,20 @@ static void s_on_get_hold(void *arg, hold_t *hold, long held)
 }
 
 /* A GET stream is one of the tenant's max_sse_streams: they are held open for as long as the
- * client likes, on a front-end that serves every tenant. The member is the session, so a
- * newer GET replacing an older one (on any front-end) counts once. 1 while the take is in
+ * client likes, on a front-end that serves every tenant. The member is the session and the
+ * stream followed (its own, "g", or a POST's being resumed: Last-Event-ID's "<stream>.<n>"), so
+ * a newer GET replacing an older one (on any front-end) counts once. 1 while the take is in
  * flight (the exchange is suspended), 0 once it answered. */
 static int s_get_hold(exchange_t *ex)
 {
     if (ex->hold_answered) return 0;
+    const char *last = exchange_header(ex, "Last-Event-ID");
+    size_t n = last ? strspn(last, "0123456789abcdefg") : 0;
     char member[64];
-    snprintf(member, sizeof member, "s:%s", ex->session->id);
+    if (n && n <= 8 && last[n] == '.')
+        snprintf(member, sizeof member, "s:%s:%.*s", ex->session->id, (int)n, last);
+    else /* the session's stream, or an id the follower will refuse */
+        snprintf(member, sizeof member, "s:%s:g", ex->session->id);
     ex->hold_pending = 1;
     holds_take(ex->http->fe->holds, HOLD_SSE, ex->tenant->name, ex->tenant->max_sse_streams,
                member, s_on_get_hold, ex);
