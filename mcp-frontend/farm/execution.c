@@ -25,6 +25,7 @@
 
 struct executions {
     loop_t *loop;
+    executions_io_t io; /* the farm's and Redis's verbs (execution.h) */
     jobs_t *jobs;
     records_t *records;
     filestore_t *files; /* linked files kept within their bounds (filestore.h) */
@@ -75,7 +76,7 @@ static void s_unref(execution_t *ex)
         call_release(ex->call);
     }
     if (ex->ended) result_clear(&ex->res);
-    holds_release(&ex->opts.task_hold);
+    ex->owner->io.release_hold(&ex->opts.task_hold);
     json_decref(ex->unkept);
     json_decref(ex->call_result);
     json_decref(ex->opts.render_ctx);
@@ -131,7 +132,7 @@ static void s_conclude(execution_t *ex)
         loop_timer_cancel(self->loop, ex->promote_timer);
         ex->promote_timer = 0;
     }
-    holds_release(&ex->opts.task_hold); /* a task that has ended holds nothing on a front-end */
+    self->io.release_hold(&ex->opts.task_hold); /* an ended task holds nothing on a front-end */
     s_answer(ex);
     log_info("event=job_done job=%s tenant=%s tool=%s status=%s wall_ms=%.3f queue_ms=%.3f",
              ex->id_str, ex->tenant->name, ex->opts.tool, status_name(ex->res.status),
@@ -286,7 +287,7 @@ static void s_render_and_record(execution_t *ex)
          * the write goes out answers it at once, and may conclude ex): its reference is taken
          * first, and one of ours keeps ex across the call (ASan caught a use after free). */
         ex->refs += 2;
-        if (!record_finished(self->records, &about, &ex->res, s_on_record_landed, ex)) {
+        if (!self->io.finished(self->records, &about, &ex->res, s_on_record_landed, ex)) {
             ex->refs--; /* buffered: no reply will come */
             self->stats.unconfirmed[UNCONFIRMED_BUFFERED]++;
         } else if (!ex->concluded && self->conf.record_wait_ms > 0) {
@@ -327,7 +328,8 @@ static void s_go_on(execution_t *ex)
 {
     if (ex->opts.record && filestore_has_links(&ex->res)) {
         ex->refs++; /* until the store says which it kept */
-        filestore_keep(ex->owner->files, ex->tenant, ex->id_str, &ex->res, s_on_files_kept, ex);
+        ex->owner->io.keep_files(ex->owner->files, ex->tenant, ex->id_str, &ex->res,
+                                 s_on_files_kept, ex);
         return;
     }
     s_render_and_record(ex);
@@ -343,7 +345,7 @@ static void s_on_call_cancelled(void *arg, call_t *c)
 {
     execution_t *ex = arg;
     ex->call = NULL;
-    if (ex->job) jobs_cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
+    if (ex->job) ex->owner->io.cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
     call_release(c);
 }
 
@@ -404,16 +406,16 @@ static void s_on_promote_hold(void *arg, hold_t *hold, long held)
             log_info("event=task_not_created job=%s tenant=%s reason=max_tasks held=%ld "
                      "limit=%ld",
                      ex->id_str, ex->tenant->name, held, ex->tenant->max_tasks);
-        holds_release(&hold);
+        ex->owner->io.release_hold(&hold);
         s_unref(ex);
         return;
     }
     ex->opts.task_hold = hold;
     ex->opts.task = 1;
-    ex->opts.task_ttl_ms = records_ttl_ms(ex->owner->records);
+    ex->opts.task_ttl_ms = ex->owner->io.ttl_ms(ex->owner->records);
     record_about_t about = s_about(ex);
     /* our reference passes to s_on_task_recorded */
-    if (!record_task_started(ex->owner->records, &about, s_on_task_recorded, ex))
+    if (!ex->owner->io.task_started(ex->owner->records, &about, s_on_task_recorded, ex))
         s_on_task_recorded(ex, NULL); /* Redis away: no task can be promised now */
 }
 
@@ -424,8 +426,8 @@ static void s_on_promote(loop_t *loop, void *arg)
     ex->promote_timer = 0;
     if (ex->ended || !ex->call || !call_alive(ex->call)) return;
     ex->refs++; /* for s_on_promote_hold, then s_on_task_recorded */
-    holds_take(ex->owner->holds, HOLD_TASK, ex->tenant->name, ex->tenant->max_tasks, ex->id_str,
-               s_on_promote_hold, ex);
+    ex->owner->io.take_hold(ex->owner->holds, HOLD_TASK, ex->tenant->name, ex->tenant->max_tasks,
+                            ex->id_str, s_on_promote_hold, ex);
 }
 
 void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execution_opts_t *opts)
@@ -437,7 +439,7 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     ex->opts = *opts;
     ex->legacy_task = opts->task;
     json_incref(ex->opts.render_ctx);
-    long ttl_max = records_ttl_ms(self->records); /* the task lives in the record */
+    long ttl_max = self->io.ttl_ms(self->records); /* the task lives in the record */
     if (ex->opts.task && (ex->opts.task_ttl_ms < 0 || ex->opts.task_ttl_ms >= ttl_max))
         ex->opts.task_ttl_ms = ttl_max;
     ex->call = c;
@@ -456,14 +458,14 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
         ex->promote_timer =
             loop_timer_add(self->loop, (uint64_t)self->conf.task_after_ms, 0, s_on_promote, ex);
     ex->submitted_us = clock_mono_us();
-    ex->job = jobs_submit(self->jobs, spec, ex->tenant->max_concurrency, &s_events, ex);
+    ex->job = self->io.submit(self->jobs, spec, ex->tenant->max_concurrency, &s_events, ex);
     /* the record is written while the job runs, never before it leaves */
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
-        record_submitted(self->records, &about, spec);
+        self->io.submitted(self->records, &about, spec);
         if (ex->opts.task) { /* 2025-11-25 tasks: answered once the record is in */
             ex->refs++;
-            if (!record_task_started(self->records, &about, s_on_legacy_task_recorded, ex))
+            if (!self->io.task_started(self->records, &about, s_on_legacy_task_recorded, ex))
                 s_on_legacy_task_recorded(ex, NULL); /* Redis away: as before, at once */
         }
     } else if (ex->opts.task) {
@@ -511,10 +513,10 @@ json_t *execution_cancel_task(execution_t *ex)
 {
     assert(!ex->ended); /* tasks.c refuses to cancel a task whose result is in */
     ex->task_cancelled = 1;
-    record_task_status(ex->owner->records, ex->id_str, "cancelled");
+    ex->owner->io.task_status(ex->owner->records, ex->id_str, "cancelled");
     json_t *t = task_json(ex->id_str, "cancelled", ex->created_ms, clock_wall_ms(),
                           ex->opts.task_ttl_ms, "cancellation requested");
-    if (ex->job) jobs_cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
+    if (ex->job) ex->owner->io.cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
     return t;
 }
 
@@ -523,8 +525,20 @@ json_t *execution_cancel_task(execution_t *ex)
 executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records, filestore_t *files,
                              holds_t *holds, const executions_conf_t *conf)
 {
+    static const executions_io_t io = {
+        jobs_submit,         jobs_cancel,        records_ttl_ms, record_submitted,
+        record_finished,     record_task_started, record_task_status, filestore_keep,
+        holds_take,          holds_release};
+    return executions_new_io(loop, &io, jobs, records, files, holds, conf);
+}
+
+executions_t *executions_new_io(loop_t *loop, const executions_io_t *io, jobs_t *jobs,
+                                records_t *records, filestore_t *files, holds_t *holds,
+                                const executions_conf_t *conf)
+{
     executions_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;
+    self->io = *io;
     self->jobs = jobs;
     self->records = records;
     self->files = files;
