@@ -219,8 +219,8 @@ static void s_tenant_bounds(buf_t *out, const fe_t *fe)
                     NULL);
     prom_sample(out, P "tenant_cap_refusals_total", (double)f->files[FILE_OVER_TENANT_MB], "cap",
                 "max_linked_mb", NULL);
-    prom_sample(out, P "tenant_cap_refusals_total", (double)f->files[FILE_OVER_TENANT_FILES],
-                "cap", "max_linked_files", NULL);
+    prom_sample(out, P "tenant_cap_refusals_total", (double)f->files[FILE_OVER_TENANT_FILES], "cap",
+                "max_linked_files", NULL);
     prom_family(out, P "held", PROM_GAUGE,
                 "Listen streams, legacy GET streams and running tasks this front-end holds for "
                 "their tenants' caps, by kind.");

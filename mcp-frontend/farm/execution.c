@@ -526,9 +526,8 @@ executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records, fil
                              holds_t *holds, const executions_conf_t *conf)
 {
     static const executions_io_t io = {
-        jobs_submit,         jobs_cancel,        records_ttl_ms, record_submitted,
-        record_finished,     record_task_started, record_task_status, filestore_keep,
-        holds_take,          holds_release};
+        jobs_submit,         jobs_cancel,        records_ttl_ms, record_submitted, record_finished,
+        record_task_started, record_task_status, filestore_keep, holds_take,       holds_release};
     return executions_new_io(loop, &io, jobs, records, files, holds, conf);
 }
 

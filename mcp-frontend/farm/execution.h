@@ -49,7 +49,7 @@ typedef struct {
     int task;         /* task-augmented: answer at once with the task */
     long task_ttl_ms; /* asked for; -1 or beyond the record's lifetime: that */
     hold_t *task_hold; /* its place in the tenant's max_tasks (holds.h), taken by the tool;
-                             * the execution owns it from here and lets it go when it ends */
+                        * the execution owns it from here and lets it go when it ends */
     /* 2026-07-28 tasks (the extension; the server decides): the request declared the extension,
      * so if it still runs after --task-after-ms it is answered with a task and goes on */
     int may_become_task;
@@ -113,8 +113,8 @@ typedef struct {
     int (*task_started)(records_t *records, const record_about_t *r, store_reply_fn *landed,
                         void *arg);
     void (*task_status)(records_t *records, const char *id, const char *task_status);
-    void (*keep_files)(filestore_t *files, const tenant_t *t, const char *id,
-                       const result_t *res, filestore_kept_fn *fn, void *arg);
+    void (*keep_files)(filestore_t *files, const tenant_t *t, const char *id, const result_t *res,
+                       filestore_kept_fn *fn, void *arg);
     void (*take_hold)(holds_t *holds, hold_kind_t kind, const char *tenant, long cap,
                       const char *member, hold_fn *fn, void *arg);
     void (*release_hold)(hold_t **hold_p);

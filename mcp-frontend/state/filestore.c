@@ -205,8 +205,7 @@ static void s_on_admitted(void *arg, redisReply *reply)
     int kept[RESULT_MAX_FILES] = {0};
     size_t n_unkept = 0;
     int ok = reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 6 &&
-             reply->element[0]->type == REDIS_REPLY_ARRAY &&
-             reply->element[0]->elements == k->n;
+             reply->element[0]->type == REDIS_REPLY_ARRAY && reply->element[0]->elements == k->n;
     if (!ok && reply && reply->type == REDIS_REPLY_ERROR)
         log_warn("event=linked_files_failed job=%s error=\"%.200s\"", k->id, reply->str);
     long long tb = ok ? s_int(reply->element[1]) : 0, tn = ok ? s_int(reply->element[2]) : 0;
@@ -241,8 +240,12 @@ void filestore_keep(filestore_t *self, const tenant_t *t, const char *id, const 
                     filestore_kept_fn *fn, void *arg)
 {
     keep_t *k = xcalloc(1, sizeof *k);
-    *k = (keep_t){.self = self, .res = res, .max_mb = t->max_linked_mb,
-                  .max_files = t->max_linked_files, .fn = fn, .arg = arg};
+    *k = (keep_t){.self = self,
+                  .res = res,
+                  .max_mb = t->max_linked_mb,
+                  .max_files = t->max_linked_files,
+                  .fn = fn,
+                  .arg = arg};
     snprintf(k->id, sizeof k->id, "%s", id);
     snprintf(k->tenant, sizeof k->tenant, "%s", t->name);
     for (size_t i = 0; i < res->n_files && k->n < RESULT_MAX_FILES; i++)

@@ -42,9 +42,9 @@ typedef struct {
 } holds_conf_t;
 
 typedef struct {
-    long held[HOLD__COUNT];       /* held by this front-end now */
-    uint64_t taken[HOLD__COUNT];  /* takes granted */
-    uint64_t refused[HOLD__COUNT]; /* takes refused: the tenant's cap was reached */
+    long held[HOLD__COUNT];          /* held by this front-end now */
+    uint64_t taken[HOLD__COUNT];     /* takes granted */
+    uint64_t refused[HOLD__COUNT];   /* takes refused: the tenant's cap was reached */
     uint64_t fallbacks[HOLD__COUNT]; /* takes decided here: Redis could not be asked */
 } holds_stats_t;
 
@@ -55,8 +55,7 @@ typedef void(hold_fn)(void *arg, hold_t *hold, long held);
 
 /* store_p: &fe->store, read at each use (NULL once the store is gone, at shutdown).
  * instance: this process's name, part of the members it makes. */
-holds_t *holds_new(loop_t *loop, store_t **store_p, const holds_conf_t *conf,
-                   const char *instance);
+holds_t *holds_new(loop_t *loop, store_t **store_p, const holds_conf_t *conf, const char *instance);
 /* Holds still held are forgotten here (their members lapse in Redis within a lease). */
 void holds_destroy(holds_t **self_p);
 const holds_stats_t *holds_stats(const holds_t *self);

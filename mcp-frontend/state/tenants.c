@@ -79,10 +79,9 @@ static const struct {
     {"max_sse_streams", offsetof(tenant_t, max_sse_streams), TENANT_DEFAULT_MAX_SSE_STREAMS, 0,
      1000000},
     {"max_tasks", offsetof(tenant_t, max_tasks), TENANT_DEFAULT_MAX_TASKS, 0, 1000000},
-    {"max_linked_mb", offsetof(tenant_t, max_linked_mb), TENANT_DEFAULT_MAX_LINKED_MB, 0,
-     1 << 20},
-    {"max_linked_files", offsetof(tenant_t, max_linked_files), TENANT_DEFAULT_MAX_LINKED_FILES,
-     0, 1000000},
+    {"max_linked_mb", offsetof(tenant_t, max_linked_mb), TENANT_DEFAULT_MAX_LINKED_MB, 0, 1 << 20},
+    {"max_linked_files", offsetof(tenant_t, max_linked_files), TENANT_DEFAULT_MAX_LINKED_FILES, 0,
+     1000000},
 };
 #define N_QUOTAS (sizeof s_quotas / sizeof s_quotas[0])
 
@@ -157,9 +156,8 @@ static void s_apply_fields(tenant_t *t, const redisReply *r)
         const redisReply *k = r->element[i], *v = r->element[i + 1];
         for (size_t q = 0; q < N_QUOTAS && k->type == REDIS_REPLY_STRING; q++)
             if (strcmp(k->str, s_quotas[q].field) == 0)
-                *s_quota(t, q) =
-                    (long)s_num(v, (double)s_quotas[q].def, (double)s_quotas[q].lo,
-                                (double)s_quotas[q].hi);
+                *s_quota(t, q) = (long)s_num(v, (double)s_quotas[q].def, (double)s_quotas[q].lo,
+                                             (double)s_quotas[q].hi);
     }
     t->rate = rate;
     t->burst = burst;

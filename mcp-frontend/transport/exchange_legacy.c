@@ -179,8 +179,8 @@ static int s_get_hold(exchange_t *ex)
     else /* the session's stream, or an id the follower will refuse */
         snprintf(member, sizeof member, "s:%s:g", ex->session->id);
     ex->hold_pending = 1;
-    holds_take(ex->http->fe->holds, HOLD_SSE, ex->tenant->name, ex->tenant->max_sse_streams,
-               member, s_on_get_hold, ex);
+    holds_take(ex->http->fe->holds, HOLD_SSE, ex->tenant->name, ex->tenant->max_sse_streams, member,
+               s_on_get_hold, ex);
     if (!ex->hold_pending) return 0; /* decided at once (Redis away) */
     ex->state = EX_SESSION;          /* resumed through exchange_legacy_resume */
     exchange_suspend(ex);
@@ -202,8 +202,7 @@ static enum MHD_Result s_refuse_get(exchange_t *ex)
              "(max_sse_streams %ld, counted across every front-end): close one, or end a session "
              "it no longer uses (DELETE), or ask the operator to raise the cap",
              ex->tenant->name, ex->hold_count, ex->hold_count == 1 ? "" : "s", cap);
-    return exchange_refuse(ex, MHD_HTTP_TOO_MANY_REQUESTS, RPC_QUOTA, HTTP_REFUSED_TENANT_CAP,
-                           msg);
+    return exchange_refuse(ex, MHD_HTTP_TOO_MANY_REQUESTS, RPC_QUOTA, HTTP_REFUSED_TENANT_CAP, msg);
 }
 
 /* GET: the session's stream from now on, or — with Last-Event-ID — what followed that event

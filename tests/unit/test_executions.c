@@ -164,9 +164,9 @@ static void f_release_hold(hold_t **hold_p)
     *hold_p = NULL;
 }
 
-static const executions_io_t s_io = {f_submit,      f_cancel,       f_ttl_ms,     f_submitted,
-                                     f_finished,    f_task_started, f_task_status, f_keep_files,
-                                     f_take_hold,   f_release_hold};
+static const executions_io_t s_io = {f_submit,    f_cancel,       f_ttl_ms,      f_submitted,
+                                     f_finished,  f_task_started, f_task_status, f_keep_files,
+                                     f_take_hold, f_release_hold};
 
 /* Redis confirms the final record (type: the reply's, or -1 for NULL: the connection failed). */
 static void s_land(int type)

@@ -157,9 +157,8 @@ static void test_a_file_not_kept_is_listed_with_its_note_and_no_link(void **stat
     assert_null(json_object_get(f, "uri"));
     assert_non_null(strstr(json_string_value(json_object_get(f, "note")), "max_linked_mb"));
     json_t *content = json_object_get(r, "content");
-    const char *last =
-        json_string_value(json_object_get(json_array_get(content, json_array_size(content) - 1),
-                                          "text"));
+    const char *last = json_string_value(
+        json_object_get(json_array_get(content, json_array_size(content) - 1), "text"));
     assert_non_null(strstr(last, "file big.bin (300000 bytes) not kept"));
     for (size_t i = 0; i < json_array_size(content); i++)
         assert_string_not_equal(
