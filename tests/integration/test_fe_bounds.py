@@ -155,6 +155,12 @@ def test_a_tenant_holding_its_listen_cap_leaves_the_front_ends_to_others(fe):
         err = first_error(text)
         assert err["code"] == -31031 and "max_listen_streams 2" in err["message"], err
         assert "hog" in err["message"] and err["data"]["held"] == 2
+        # each front-end renews the leases of the streams it holds, so they go on counting
+        held_key = "sp:t:{hog}:hold:listen"
+        leases = dict(fe.redis().zrange(held_key, 0, -1, withscores=True))
+        assert len(leases) == 2
+        wait_for(lambda: all((fe.redis().zscore(held_key, m) or 0) > t for m, t in leases.items()),
+                 10, "both front-ends to renew their streams' leases")
         # another tenant listens on either front-end all the same
         for port in (fe.port, port2):
             s, text = listen(port, tenant(fe, "other-%d" % port))
