@@ -43,8 +43,9 @@ static void s_run_sandbox_code(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task;
     json_t *code = json_object_get(args, "code");
-    json_t *job = json_pack("{s:O,s:f}", "code", code, "timeout",
-                            compat_clamp(args, "timeout_sec", 30, 0.1, 300));
+    json_t *job =
+        json_pack("{s:O,s:f}", "code", code, "timeout",
+                  compat_clamp(args, "timeout_sec", SECURE_TIMEOUT_S, 0.1, SECURE_MAX_TIMEOUT_S));
     compat_job_t spec = {.tool = "run_sandbox_code", .kind = JOB_EXEC, .record = 1,
                          .render = s_render_run};
     compat_workspace_run(c, job, &spec);

@@ -15,6 +15,9 @@
 #define SP_FE_COMPAT_SECURE_SANDBOX_H
 #include "mcp-frontend/tools/tools.h"
 
+#define SECURE_TIMEOUT_S     30  /* run_sandbox_code's timeout_sec: the default */
+#define SECURE_MAX_TIMEOUT_S 300 /* and the most */
+
 extern const tool_t compat_secure_sandbox_tools[];
 
 #endif

@@ -15,9 +15,16 @@
 #include "mcp-frontend/tools/tools.h"
 #include "compat_job.h"
 
+#define COMPAT_WORKSPACE_IDLE_S 3600 /* asked for; the tenant's max_idle_timeout_s caps it */
+
 /* Runs job (args as compat_job_run takes them, without profile) as the workspace's next
  * cell; job->session is set here. */
 void compat_workspace_run(call_t *c, json_t *args, const compat_job_t *job);
+
+/* The tenant's workspace as it stands, without making one: st 0 with ws the live session as
+ * list_sessions shows it (borrowed; NULL: none now), or st -1 when Redis did not answer. */
+typedef void(workspace_peek_fn)(void *arg, call_t *c, int st, const json_t *ws);
+void compat_workspace_peek(call_t *c, workspace_peek_fn *fn, void *arg);
 
 void compat_create_snapshot(call_t *c, json_t *args, const tool_task_t *task);
 void compat_restore_snapshot(call_t *c, json_t *args, const tool_task_t *task);

@@ -271,3 +271,45 @@ def test_stdio_compat_serves_the_endpoint_and_refuses_unknown_names(farm):
                        input="".join(json.dumps(m) + "\n" for m in msgs).encode())
     replies = [json.loads(l) for l in p.stdout.decode().splitlines()]
     assert replies[-1]["result"]["structuredContent"]["variables"] == {"x": 42}
+
+
+def read_resource(c, uri):
+    r = c.request("resources/read", {"uri": uri})
+    assert "result" in r, r
+    contents = r["result"]["contents"]
+    assert [x["uri"] for x in contents] == [uri] and contents[0]["mimeType"] == "application/json"
+    return json.loads(contents[0]["text"])
+
+
+def test_secure_sandbox_status_logs_and_schemas_show_the_tenants_own_workspace_and_runs(farm):
+    key = add_tenant(farm, "compat-res")
+    c = client(farm, "secure-sandbox", key)
+    status = read_resource(c, "sandbox://status")
+    assert status["status"] == "running" and status["snapshot_count"] == 0
+    assert (status["configuration"]["default_timeout_sec"], status["configuration"]["max_timeout_sec"]) == (30, 300)
+    assert "none yet" in status["workspace"]
+    assert sorted(status["schemas"]) == ["config", "dataset", "user"]
+    logs = read_resource(c, "sandbox://logs")
+    assert (logs["count"], logs["logs"]) == (0, [])
+    for code in ("print('one')", "1/0"):
+        c.call("run_sandbox_code", {"code": code})
+    assert structured(c.call("create_state_snapshot", {"description": "d"}))["success"] is True
+    status = read_resource(c, "sandbox://status")
+    assert status["snapshot_count"] == 1
+    assert status["workspace"]["cells"] == 2
+    assert status["workspace"]["profile"] in status["configuration"]["workspace_profiles"]
+    logs = read_resource(c, "sandbox://logs")
+    assert logs["count"] == 2
+    assert [(x["level"], x["status"]) for x in logs["logs"]] == [("INFO", "ok"), ("ERROR", "error")]  # oldest first
+    assert logs["logs"][1]["message"].startswith("run_sandbox_code: error (ZeroDivisionError)")
+    assert all(set(x) >= {"timestamp", "level", "message", "duration_ms"} for x in logs["logs"])
+    # another tenant's log and status show none of it
+    other = client(farm, "secure-sandbox", add_tenant(farm, "compat-res2"))
+    assert read_resource(other, "sandbox://logs")["count"] == 0
+    assert read_resource(other, "sandbox://status")["snapshot_count"] == 0
+    schemas = read_resource(c, "sandbox://schemas")
+    assert sorted(schemas["schemas"]) == ["config", "dataset", "user"]
+    assert schemas["schemas"]["user"]["required"] == ["id", "name", "email"]
+    # the schema the resource shows is the one validate_json_data applies
+    v = structured(c.call("validate_json_data", {"data": {"id": 1, "name": "Ann"}, "schema_name_or_dict": "user"}))
+    assert v["valid"] is False and [e["message"] for e in v["errors"]] == ['"email" is a required property']

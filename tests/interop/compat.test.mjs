@@ -163,6 +163,9 @@ test("secure-sandbox: its eight tools, the workspace, the validators and the sna
     assert.deepEqual(props(tools.validate_csv_data), ["csv_content", "required_headers", "type_constraints"]);
     assert.deepEqual(props(tools.create_state_snapshot), ["description"]);
     assert.deepEqual(props(tools.restore_state_snapshot), ["snapshot_id"]);
+    assert.deepEqual(Object.keys(c.getServerCapabilities()).sort(), ["logging", "prompts", "resources", "tools"]);
+    assert.deepEqual((await c.listResources()).resources.map((r) => r.uri), ["sandbox://status", "sandbox://logs", "sandbox://schemas"]);
+    assert.deepEqual((await c.listPrompts()).prompts.map((p) => p.name), ["generate_secure_script", "diagnose_validation_error"]);
     const run = (await call(c, "run_sandbox_code", { code: "with open('notes.txt', 'w') as f:\n    f.write('hi')\nprint(open('notes.txt').read())", timeout_sec: 10 })).structuredContent;
     assert.equal(run.success, true, JSON.stringify(run));
     assert.equal(run.stdout, "hi\n");
@@ -198,6 +201,11 @@ test("secure-sandbox: its eight tools, the workspace, the validators and the sna
     const again = await call(c, "delete_state_snapshot", { snapshot_id: snap.snapshot_id });
     assert.equal(again.isError, true);
     assert.equal(json(again).success, false);
+    const status = JSON.parse((await c.readResource({ uri: "sandbox://status" })).contents[0].text);
+    assert.equal(typeof status.workspace, "object");
+    assert.equal(typeof status.snapshot_count, "number");
+    const logs = JSON.parse((await c.readResource({ uri: "sandbox://logs" })).contents[0].text);
+    assert.ok(logs.logs.some((l) => l.message.startsWith("run_sandbox_code: ok")));
     const m = (await call(c, "get_sandbox_metrics", {})).structuredContent;
     assert.ok(m.tool_statistics.executions_today >= 2);
     assert.equal(typeof m.resource_usage.cpu_ms_today, "number");

@@ -69,6 +69,9 @@ const SEEDS = {
   },
 };
 
+// What each server replaced declared: tools and logging, and secure-sandbox its resources and prompts.
+const capabilities = (name) => (name === "secure-sandbox" ? ["logging", "prompts", "resources", "tools"] : ["logging", "tools"]);
+
 async function withClient(era, name, transport, fn) {
   const client = new Client({ name: "snakepit-compat-eras", version: "1.0.0" }, ERAS[era]);
   await client.connect(transport === "http"
@@ -86,7 +89,7 @@ for (const [name, seed] of Object.entries(SEEDS)) {
   for (const era of ["modern", "legacy"]) {
     test(`${name} ${era} http: the seed's tools, and its example in its shape`, () =>
       withClient(era, name, "http", async (c) => {
-        assert.deepEqual(Object.keys(c.getServerCapabilities()).sort(), ["logging", "tools"]);
+        assert.deepEqual(Object.keys(c.getServerCapabilities()).sort(), capabilities(name));
         assert.ok(seed.tools.some((t) => c.getInstructions().includes(t)), c.getInstructions());
         const { tools } = await c.listTools();
         assert.deepEqual(tools.map((t) => t.name), seed.tools);
@@ -96,6 +99,42 @@ for (const [name, seed] of Object.entries(SEEDS)) {
         seed.check(r);
       }));
   }
+}
+
+const SECURE_RESOURCES = ["sandbox://status", "sandbox://logs", "sandbox://schemas"];
+const SECURE_PROMPTS = ["generate_secure_script", "diagnose_validation_error"];
+
+for (const era of ["modern", "legacy"]) {
+  test(`secure-sandbox ${era} http: its own resources and prompts, and none of /mcp's`, () =>
+    withClient(era, "secure-sandbox", "http", async (c) => {
+      const { resources } = await c.listResources();
+      assert.deepEqual(resources.map((r) => r.uri), SECURE_RESOURCES);
+      for (const uri of SECURE_RESOURCES) {
+        const { contents } = await c.readResource({ uri });
+        assert.equal(contents[0].uri, uri);
+        assert.equal(contents[0].mimeType, "application/json");
+        assert.equal(typeof JSON.parse(contents[0].text), "object");
+      }
+      const schemas = JSON.parse((await c.readResource({ uri: "sandbox://schemas" })).contents[0].text);
+      assert.deepEqual(Object.keys(schemas.schemas).sort(), ["config", "dataset", "user"]);
+      await assert.rejects(c.readResource({ uri: "sandbox://info" }));
+      const { prompts } = await c.listPrompts();
+      assert.deepEqual(prompts.map((p) => p.name), SECURE_PROMPTS);
+      const p = await c.getPrompt({ name: "generate_secure_script", arguments: { task_description: "count the words in notes.txt" } });
+      assert.equal(p.messages[0].role, "user");
+      assert.match(p.messages[0].content.text, /count the words in notes\.txt/);
+      const d = await c.getPrompt({ name: "diagnose_validation_error", arguments: { data: "{\"id\": 0}", schema_name: "user" } });
+      assert.match(d.messages[0].content.text, /"email"/);
+    }));
+
+  test(`py-sandbox ${era} http: a tools-only server has no resources or prompts`, () =>
+    withClient(era, "py-sandbox", "http", async (c) => {
+      // refused by the server (-32601), or by the client before sending: the server declared neither
+      const undeclared = (e) => e.code === -32601 || /not support|capabilit|method not found/i.test(String(e.message));
+      await assert.rejects(c.listResources(), undeclared);
+      await assert.rejects(c.readResource({ uri: "sandbox://info" }), undeclared);
+      await assert.rejects(c.listPrompts(), undeclared);
+    }));
 }
 
 test("code-sandbox modern stdio: --compat serves 2026-07-28 too", () =>
