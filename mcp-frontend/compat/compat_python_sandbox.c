@@ -5,12 +5,18 @@
 #include <string.h>
 
 #include "common/profiles.h"
+#include "common/utf8.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "compat_job.h"
 #include "compat_python_sandbox.h"
 #include "pyscan.h"
 
 #define DEFAULT_TIMEOUT_S 30
+/* That server kept at most SANDBOX_MAX_OUTPUT_SIZE characters (1 MiB by default) of each stream
+ * and said so at the end, and the run went on: the job here may print up to the profile's
+ * output cap (8 MiB) before it is stopped, and the answer keeps this much of it. */
+#define MAX_OUTPUT_CHARS 1048576
+#define TRUNCATED_MARK   "\n[Output truncated]"
 
 /* ---- execute_code */
 
@@ -76,6 +82,13 @@ static void s_failure(json_t *doc, const result_t *res, const json_t *ctx)
         json_object_set(doc, "timeout", json_object_get(ctx, "timeout"));
         return;
     }
+    if (res->status == ST_OUTPUT_LIMIT) { /* past the profile's cap, far beyond what is kept */
+        json_object_set_new(doc, "error",
+                            json_string("Output limit exceeded: the code printed more than the "
+                                        "sandbox allows and was stopped there"));
+        json_object_set_new(doc, "error_type", json_string("OutputLimit"));
+        return;
+    }
     buf_t b;
     buf_init(&b);
     if (*msg) buf_puts(&b, msg);
@@ -90,6 +103,23 @@ static void s_failure(json_t *doc, const result_t *res, const json_t *ctx)
         json_object_set_new(doc, "security_event", json_string("blocked_operation"));
 }
 
+/* A stream as that server returned it: its first MAX_OUTPUT_CHARS characters, then the mark
+ * when there was more (or when the sandbox cut it). */
+static json_t *s_stream(const char *data, size_t len, int cut)
+{
+    size_t n = 0, chars = 0;
+    for (; n < len; n++) /* a character starts at every byte that is not a continuation */
+        if (((unsigned char)data[n] & 0xC0) != 0x80 && chars++ == MAX_OUTPUT_CHARS) break;
+    if (n == len && !cut) return json_bytes(data, len);
+    buf_t b;
+    buf_init(&b);
+    utf8_sanitize(&b, data, n);
+    buf_puts(&b, TRUNCATED_MARK);
+    json_t *s = json_bytes((const char *)b.data, b.len);
+    buf_free(&b);
+    return s;
+}
+
 static json_t *s_render_execute(const char *id, const result_t *res, const json_t *ctx)
 {
     json_t *vars = compat_variables(res);
@@ -99,8 +129,8 @@ static json_t *s_render_execute(const char *id, const result_t *res, const json_
     } else {
         s_failure(doc, res, ctx);
     }
-    json_object_set_new(doc, "stdout", json_bytes(res->out, res->out_len));
-    json_object_set_new(doc, "stderr", json_bytes(res->err, res->err_len));
+    json_object_set_new(doc, "stdout", s_stream(res->out, res->out_len, res->out_truncated));
+    json_object_set_new(doc, "stderr", s_stream(res->err, res->err_len, res->err_truncated));
     json_object_set_new(doc, "execution_time", json_real(res->wall_ms / 1000.0));
     if (res->status == ST_OK) {
         json_t *names = json_array();
@@ -127,6 +157,8 @@ static void s_execute_code(call_t *c, json_t *args, const tool_task_t *task)
                                          "capture_output", NULL};
     for (const char *const *k = passed; *k; k++)
         if (json_object_get(args, *k)) json_object_set(job, *k, json_object_get(args, *k));
+    /* the profile's cap (jobargs_limits clamps to it): the answer keeps MAX_OUTPUT_CHARS */
+    json_object_set_new(job, "output_limit", json_integer(RESULT_MAX_STREAM));
     if (p) json_object_set_new(job, "profile", json_string(p->name));
     json_t *timeout = json_object_get(args, "timeout");
     json_t *ctx = json_pack("{s:I}", "timeout",

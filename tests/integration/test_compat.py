@@ -313,3 +313,19 @@ def test_secure_sandbox_status_logs_and_schemas_show_the_tenants_own_workspace_a
     # the schema the resource shows is the one validate_json_data applies
     v = structured(c.call("validate_json_data", {"data": {"id": 1, "name": "Ann"}, "schema_name_or_dict": "user"}))
     assert v["valid"] is False and [e["message"] for e in v["errors"]] == ['"email" is a required property']
+
+
+def test_python_sandbox_keeps_the_first_megabyte_of_a_long_print_and_succeeds(farm):
+    """That server truncated each stream at its 1 MiB output size, added its mark and answered
+    success: true; the run itself went on (result is still the code's)."""
+    c = client(farm, "python-sandbox")
+    r = structured(c.call("execute_code", {"code": "print('x' * 2_000_000)\nresult = 7"}))
+    assert r["success"] is True and r["result"] == 7, {k: v for k, v in r.items() if k != "stdout"}
+    assert r["stdout"] == "x" * 1048576 + "\n[Output truncated]" and r["stderr"] == ""
+    # counted in characters, as a Python str is
+    r = structured(c.call("execute_code", {"code": "print('é' * 1_100_000)"}))
+    assert r["success"] is True and r["stdout"] == "é" * 1048576 + "\n[Output truncated]"
+    # past the profile's output cap the run is stopped, and says so (a deliberate difference)
+    r = structured(c.call("execute_code", {"code": "for i in range(10): print('y' * 1_000_000)"}))
+    assert r["success"] is False and r["error_type"] == "OutputLimit"
+    assert r["stdout"].endswith("\n[Output truncated]") and len(r["stdout"]) == 1048576 + 19
