@@ -153,8 +153,13 @@ static void s_test_code(call_t *c, json_t *args, const tool_task_t *task)
     json_t *job = json_pack("{s:O,s:f,s:I}", "code", code, "timeout", timeout, "memory_limit",
                             (json_int_t)compat_clamp(args, "memory_limit_mb", 100, 16, 4096));
     json_t *ctx = json_pack("{s:O,s:f,s:f}", "code", code, "timeout", timeout, "cpu_limit_sec", cpu);
-    compat_job_t spec = {.tool = "test_code", .seed_imports = 1, .kind = JOB_EXEC, .record = 1,
-                         .cpu_ms = (long)(cpu * 1000), .render = s_render_test, .ctx = ctx};
+    compat_job_t spec = {.tool = "test_code",
+                         .narrow_imports = 1,
+                         .kind = JOB_EXEC,
+                         .record = 1,
+                         .cpu_ms = (long)(cpu * 1000),
+                         .render = s_render_test,
+                         .ctx = ctx};
     compat_job_run(c, job, &spec);
     json_decref(job);
     json_decref(ctx);

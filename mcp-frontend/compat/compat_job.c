@@ -32,12 +32,12 @@ static int s_limits(call_t *c, json_t *args, const profile_t *p, const compat_jo
     return 0;
 }
 
-/* What the servers these endpoints stand in for did (issue 14 let every profile import the
- * ordinary standard library): the job may import what its code imports, less os, sys,
- * subprocess, socket and the like (pathlib stays where there is a workspace), so importing
- * one ends in the ImportError those servers' clients expect. An empty list would mean "the
+/* What the servers these endpoints stand in for did (every profile here imports the ordinary
+ * standard library): the job may import what its code imports, less os, sys, subprocess,
+ * socket and the like (pathlib stays where there is a workspace), so importing one ends in
+ * the ImportError those servers' clients expect. An empty list would mean "the
  * profile's", hence a harmless module when nothing else is left. */
-static void s_seed_imports(jobspec_t *spec, const profile_t *p)
+static void s_narrow_imports(jobspec_t *spec, const profile_t *p)
 {
     pyscan_t *scan = xmalloc(sizeof *scan);
     pyscan(spec->code, spec->code_len, scan);
@@ -61,11 +61,12 @@ void compat_job_run(call_t *c, json_t *args, const compat_job_t *job)
         s_limits(c, args, p, job, &spec.limits) < 0 ||
         jobargs_names(c, args, "allowed_imports", p, &spec.allowed_imports,
                       &spec.n_allowed_imports) < 0 ||
-        jobargs_names(c, args, "inspect_variables", NULL, &spec.inspect, &spec.n_inspect) < 0) {
+        jobargs_names(c, args, "inspect_variables", NULL, &spec.inspect, &spec.n_inspect) < 0 ||
+        (job->dependencies && jobargs_dependencies(c, args, &spec) < 0)) {
         jobspec_clear(&spec);
         return;
     }
-    if (job->seed_imports && !spec.n_allowed_imports) s_seed_imports(&spec, p);
+    if (job->narrow_imports && !spec.n_allowed_imports) s_narrow_imports(&spec, p);
     json_t *in = json_object_get(args, "stdin");
     if (json_is_string(in)) {
         if (json_string_length(in) > JOB_MAX_STDIN) {

@@ -4,9 +4,9 @@
  *
  * A compat handler reads its own server's parameters, writes them into an object under the
  * names jobargs.h reads (code, timeout, memory_limit, output_limit, profile, allowed_imports,
- * inspect_variables, stdin, capture_output) and hands it to compat_job_run, so that limits,
- * profiles and the tenant's caps are checked exactly as on /mcp. The result comes back through
- * the handler's render function together with a context it chose (its own arguments, say),
+ * inspect_variables, stdin, capture_output, dependencies) and hands it to compat_job_run, so that
+ * limits, profiles and the tenant's caps are checked exactly as on /mcp. The result comes back
+ * through the handler's render function together with a context it chose (its own arguments, say),
  * because old servers' answers repeat what was asked ("timed out after 15.0 seconds"). */
 #ifndef SP_FE_COMPAT_JOB_H
 #define SP_FE_COMPAT_JOB_H
@@ -22,13 +22,15 @@ typedef struct {
     job_kind_t kind;                   /* JOB_EXEC, or JOB_VALIDATE (validate.py's analysis) */
     int record;                        /* an execution of the user's code: recorded */
     long cpu_ms;                       /* > 0: a CPU budget below the wall clock */
-    int seed_imports;                  /* the server refused os, sys, subprocess… at import:
+    int narrow_imports;                /* the server refused os, sys, subprocess… at import:
                                           without allowed_imports, the job's are narrowed to
                                           what the code imports of the rest (compat_job.c) */
     execution_render_with_fn *render;  /* the CallToolResult, from the Result and ctx */
     json_t *ctx;                       /* borrowed; the execution keeps its own reference */
     const char *session;               /* a live sandbox session of the tenant's: the job is its
                                           next cell (args' profile must be the session's) */
+    int dependencies;                  /* args' dependencies and the code's PEP 723 block go to
+                                          the node to resolve, as execute_code's do */
 } compat_job_t;
 
 /* Checks args as execute_code's would be and starts the job; c is answered exactly once. */

@@ -61,8 +61,12 @@ static void s_run_python(call_t *c, json_t *args, const tool_task_t *task)
     if (names) json_object_set(job, "inspect_variables", names);
     json_t *ctx = json_pack("{s:I}", "output_limit",
                             (json_int_t)compat_clamp(args, "output_limit", 65536, 1, 262144));
-    compat_job_t spec = {.tool = "run_python", .seed_imports = 1, .kind = JOB_EXEC, .record = 1,
-                         .render = s_render, .ctx = ctx};
+    compat_job_t spec = {.tool = "run_python",
+                         .narrow_imports = 1,
+                         .kind = JOB_EXEC,
+                         .record = 1,
+                         .render = s_render,
+                         .ctx = ctx};
     compat_job_run(c, job, &spec);
     json_decref(ctx);
     json_decref(job);

@@ -164,8 +164,12 @@ static void s_execute_code(call_t *c, json_t *args, const tool_task_t *task)
     json_t *ctx = json_pack("{s:I}", "timeout",
                             json_is_integer(timeout) ? json_integer_value(timeout)
                                                      : (json_int_t)DEFAULT_TIMEOUT_S);
-    compat_job_t spec = {.tool = "execute_code", .seed_imports = 1, .kind = JOB_EXEC, .record = 1,
-                         .render = s_render_execute, .ctx = ctx};
+    compat_job_t spec = {.tool = "execute_code",
+                         .narrow_imports = 1,
+                         .kind = JOB_EXEC,
+                         .record = 1,
+                         .render = s_render_execute,
+                         .ctx = ctx};
     compat_job_run(c, job, &spec);
     json_decref(ctx);
     json_decref(job);
@@ -211,7 +215,9 @@ static void s_validate_code(call_t *c, json_t *args, const tool_task_t *task)
     free(scan);
     json_t *job = json_pack("{s:O}", "code", code);
     if (p) json_object_set_new(job, "profile", json_string(p->name));
-    compat_job_t spec = {.tool = "validate_code", .seed_imports = 1, .kind = JOB_VALIDATE,
+    compat_job_t spec = {.tool = "validate_code",
+                         .narrow_imports = 1,
+                         .kind = JOB_VALIDATE,
                          .render = s_render_validate};
     compat_job_run(c, job, &spec);
     json_decref(job);

@@ -1,5 +1,5 @@
 /* mcp-frontend/compat/compat_secure_sandbox.h — the secure-sandbox endpoint (compat.h): the tools
- * of mcp-secure-sandbox (seed 002) with their parameters:
+ * of mcp-secure-sandbox with their parameters:
  *
  *   run_sandbox_code(code, timeout_sec)  runs code in the tenant's persistent workspace:
  *                         {success, stdout, stderr, exit_code, execution_time, error,

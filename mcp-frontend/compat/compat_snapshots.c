@@ -270,7 +270,7 @@ void compat_workspace_run(call_t *c, json_t *args, const compat_job_t *job)
 
 /* ---- the snapshot tools ------------------------------------------------------------------- */
 
-/* A tool of /mcp whose answer becomes the seed's: doc from its structuredContent. */
+/* A tool of /mcp whose answer becomes that server's: doc from its structuredContent. */
 typedef json_t *(reshape_fn)(const json_t *sc, int *is_error);
 
 static void s_on_answer(void *arg, call_t *c, const json_t *result, const char *message)
@@ -293,7 +293,7 @@ static void s_subcall(call_t *c, const char *name, tool_fn *tool, json_t *args, 
     subcall_run(c, name, tool, args, s_on_answer, (void *)fn);
 }
 
-/* The seed's file registry: path → {size, mtime, sha256}. */
+/* That server's file registry: path → {size, mtime, sha256}. */
 static json_t *s_registry(const json_t *files)
 {
     json_t *reg = json_object();

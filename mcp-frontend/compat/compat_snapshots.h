@@ -3,13 +3,13 @@
  * delete_state_snapshot; their rows are in compat_secure_sandbox.c).
  *
  * That server keeps one workspace directory that lives between calls and snapshots it. Here the
- * workspace is a sandbox session (issue 12) of the tenant's, made on first use in a profile
- * with a workspace and named in Redis (sp:compat:{<tenant>}:workspace, no TTL), so that every
- * front-end finds the same one: run_sandbox_code's code runs as its cells (files, and
- * variables too, persist), and each snapshot tool is the session tool of the same name
- * (subcall.h) on that session, its answer reshaped as the seed documents it. A workspace whose
- * session has ended (idle timeout, its node lost) is replaced by a new, empty one at the next
- * call; its snapshots stay until deleted. */
+ * workspace is a sandbox session of the tenant's, made on first use in a profile with a
+ * workspace and named in Redis (sp:compat:{<tenant>}:workspace, no TTL), so that every
+ * front-end finds the same one: run_sandbox_code's code runs as its cells (files, and variables
+ * too, persist), and each snapshot tool is the session tool of the same name (subcall.h) on that
+ * session, its answer reshaped as that server documented it. A workspace whose session has
+ * ended (idle timeout, its node lost) is replaced by a new, empty one at the next call; its
+ * snapshots stay until deleted. */
 #ifndef SP_FE_COMPAT_SNAPSHOTS_H
 #define SP_FE_COMPAT_SNAPSHOTS_H
 #include "mcp-frontend/tools/tools.h"
