@@ -49,10 +49,11 @@ static const compat_server_t s_servers[] = {
      "generate_secure_script and diagnose_validation_error.",
      compat_secure_sandbox_tools, compat_secure_sandbox_resources, compat_secure_sandbox_prompts},
     {"exec-sandbox", "snakepit, as mcp-python-exec-sandbox",
-     "execute_python runs a Python script in a sandbox. Dependencies declared in a PEP 723 "
-     "`# /// script` block (or in `dependencies`) are checked against the packages the sandbox "
-     "has installed; nothing is installed and there is no network. check_environment describes "
-     "the sandbox, validate_script checks a script's metadata without running it.",
+     "execute_python runs a Python script in a sandbox, in a fresh directory it may write. "
+     "Dependencies declared in a PEP 723 `# /// script` block (or in `dependencies`) are met from "
+     "the packages the sandbox has installed, else from the operator's package source when there "
+     "is one; the sandbox has no network. check_environment describes the sandbox, "
+     "validate_script checks a script's metadata without running it.",
      compat_exec_sandbox_tools},
     {"code-sandbox", "snakepit, as the Python Code Sandbox",
      "check_syntax checks Python code for syntax errors without running it; test_code runs it in "

@@ -104,12 +104,6 @@ static json_t *s_syntax_phase(const result_t *res, const json_t *ctx)
     return doc;
 }
 
-static int s_refused_import(const result_t *res)
-{
-    return res->status == ST_ERROR && res->error.type && !strcmp(res->error.type, "ImportError") &&
-           res->error.message && strstr(res->error.message, "is not allowed");
-}
-
 static json_t *s_render_test(const char *id, const result_t *res, const json_t *ctx)
 {
     (void)id;
@@ -117,8 +111,12 @@ static json_t *s_render_test(const char *id, const result_t *res, const json_t *
     buf_t b;
     buf_init(&b);
     json_t *doc;
-    if (res->status == ST_SECURITY_VIOLATION || s_refused_import(res)) {
-        compat_error_line(&b, res);
+    char module[128];
+    if (compat_refused(res)) { /* what that server's scan refused before running */
+        if (compat_refused_import(res, module, sizeof module))
+            buf_printf(&b, "Import of dangerous module '%s' is not allowed", module);
+        else
+            compat_error_line(&b, res);
         doc = json_pack("{s:b,s:s,s:[s%],s:s}", "valid", 0, "phase", "security_check",
                         "violations", (const char *)b.data, b.len, "platform_warning", "");
     } else {

@@ -313,12 +313,12 @@ static void s_on_profiles(void *arg, redisReply *r)
     buf_init(&b);
     buf_printf(&b,
                "Python version: %s\n"
-               "uv: not used (dependencies are checked against the sandbox's installed packages; "
-               "nothing is installed, there is no network)\n"
+               "uv: not used (dependencies come from the sandbox's installed packages, else from "
+               "the operator's package source when there is one; the sandbox has no network)\n"
                "Platform: Linux %s\n"
                "Sandbox backend: snakepit\n"
-               "Sandbox status: every script runs in a fresh sandboxed interpreter (namespaces, "
-               "Landlock, seccomp, rlimits; no network)\n"
+               "Sandbox status: every script runs in a fresh sandboxed interpreter, in a private "
+               "directory it may write (namespaces, Landlock, seccomp, rlimits; no network)\n"
                "Default timeout: %ds\nMax timeout: %lds\nMax output: %d bytes\n"
                "Cache warming: disabled%s",
                python ? python : "3.11", u.machine, DEFAULT_TIMEOUT_S,
@@ -341,11 +341,14 @@ static void s_check_environment(call_t *c, json_t *args, const tool_task_t *task
 
 /* ---- the rows */
 
-#define DEPENDENCIES_ARG                                                                         \
-    {"dependencies", ARG_ARRAY, ARG_NULLABLE,                                                    \
-     "Extra PEP 508 dependency specifiers to merge into the script's metadata (checked against " \
-     "the sandbox's installed packages; nothing is installed)",                                  \
-     "\"items\": {\"type\": \"string\"}, \"maxItems\": 64, \"default\": []"}
+#define DEPENDENCIES_ARG                                                                           \
+    {                                                                                              \
+        "dependencies", ARG_ARRAY, ARG_NULLABLE,                                                   \
+            "Extra PEP 508 dependency specifiers to merge into the script's metadata (met from "   \
+            "the "                                                                                 \
+            "sandbox's installed packages, else from the operator's package source)",              \
+            "\"items\": {\"type\": \"string\"}, \"maxItems\": 64, \"default\": []"                 \
+    }
 
 /* clang-format off */
 static const tool_arg_t s_execute_args[] = {
@@ -379,9 +382,10 @@ const tool_t compat_exec_sandbox_tools[] = {
         "Execute a Python script with automatic dependency management.\n\nThe script can include "
         "PEP 723 inline metadata (# /// script blocks) for declaring dependencies. Additional "
         "dependencies can also be passed via the dependencies parameter and will be merged. "
-        "Dependencies are checked against the packages installed in the sandbox ({profiles}); "
-        "nothing is downloaded.\n\nReturns formatted output with stdout, stderr, exit code, and "
-        "duration.",
+        "Dependencies are met from the packages installed in the sandbox ({profiles}), else from "
+        "the operator's package source when there is one; the sandbox has no network. The script "
+        "runs in a fresh directory it may write.\n\nReturns formatted output with stdout, stderr, "
+        "exit code, and duration.",
      .args = s_execute_args, .output_schema = s_execute_output, .run = s_execute_python},
     {.name = "check_environment",
      .description = "Check the execution environment and report status: Python version, "

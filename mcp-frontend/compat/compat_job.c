@@ -126,6 +126,35 @@ void compat_python_stderr(buf_t *b, const result_t *res)
     }
 }
 
+static int s_error_is(const result_t *res, const char *type)
+{
+    return res->status == ST_ERROR && res->error.present && res->error.type &&
+           !strcmp(res->error.type, type) && res->error.message;
+}
+
+int compat_refused_import(const result_t *res, char *module, size_t cap)
+{
+    static const char lead[] = "import of '";
+    if (!s_error_is(res, "ImportError") || strncmp(res->error.message, lead, sizeof lead - 1) ||
+        !strstr(res->error.message, "is not allowed"))
+        return 0;
+    const char *name = res->error.message + sizeof lead - 1;
+    size_t n = strcspn(name, "'");
+    if (!cap) return 1;
+    snprintf(module, cap, "%.*s", (int)(n < cap ? n : cap - 1), name);
+    return 1;
+}
+
+int compat_refused(const result_t *res)
+{
+    if (res->status == ST_SECURITY_VIOLATION || compat_refused_import(res, NULL, 0)) return 1;
+    /* the sandbox's own refusals (executor-node/python: audit.c's "[sandbox] ..." and the
+     * runner's words for file work in a profile without a workspace) */
+    return s_error_is(res, "PermissionError") &&
+           (!strncmp(res->error.message, "[sandbox]", 9) ||
+            strstr(res->error.message, "is not available in profile"));
+}
+
 int compat_exit_code(const result_t *res)
 {
     if (res->status == ST_OK) return 0;

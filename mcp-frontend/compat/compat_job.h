@@ -45,6 +45,14 @@ void compat_error_line(buf_t *b, const result_t *res);
  * error line; appended after what the code itself wrote to stderr. */
 void compat_python_stderr(buf_t *b, const result_t *res);
 
+/* The import the sandbox refused (an uncaught ImportError of its own: "import of 'os' is not
+ * allowed ..."): 1 with the module's name in module, else 0. */
+int compat_refused_import(const result_t *res, char *module, size_t cap);
+/* What the old servers refused before running the code, and the sandbox here when it is
+ * attempted: an import outside the profile, an operation the sandbox does not allow (files
+ * outside the workspace, processes, the network), left uncaught, or a security stop. */
+int compat_refused(const result_t *res);
+
 /* The exit status a Python process would have had: 0, 1 when it raised (or was refused),
  * minus the signal when a limit killed it (-9 for the wall clock). */
 int compat_exit_code(const result_t *res);

@@ -1,5 +1,6 @@
 /* mcp-frontend/compat/compat_py_sandbox.c — see compat_py_sandbox.h. */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <string.h>
 
 #include "common/utf8.h"
@@ -7,14 +8,29 @@
 #include "compat_job.h"
 #include "compat_py_sandbox.h"
 
-/* What the sandbox did to the code, as py-sandbox's return codes say it. */
+/* What the sandbox did to the code, as py-sandbox's return codes say it: -1 for what that
+ * server refused (it refused before running; here the sandbox refuses when it is attempted)
+ * and for what a limit stopped. */
 static int s_return_code(const result_t *res)
 {
     if (res->status == ST_OK) return 0;
-    if (res->status != ST_ERROR) return -1; /* refused, or stopped by a limit */
-    const char *type = res->error.type ? res->error.type : "";
-    const char *msg = res->error.message ? res->error.message : "";
-    return !strcmp(type, "ImportError") && strstr(msg, "is not allowed") ? -1 : 1;
+    if (res->status != ST_ERROR || compat_refused(res)) return -1;
+    return 1;
+}
+
+/* The error line, in that server's words for a refused import. */
+static json_t *s_error(const result_t *res)
+{
+    char module[128];
+    buf_t b;
+    buf_init(&b);
+    if (compat_refused_import(res, module, sizeof module))
+        buf_printf(&b, "Import of module '%s' is not allowed in the sandbox", module);
+    else
+        compat_error_line(&b, res);
+    json_t *e = json_bytes((const char *)b.data, b.len);
+    buf_free(&b);
+    return e;
 }
 
 /* A stream cut at limit bytes (at a character boundary); sets *cut when it was. */
@@ -37,11 +53,7 @@ static json_t *s_render(const char *id, const result_t *res, const json_t *ctx)
     if (res->status == ST_OK) {
         json_object_set_new(doc, "error", json_null());
     } else {
-        buf_t b;
-        buf_init(&b);
-        compat_error_line(&b, res);
-        json_object_set_new(doc, "error", json_bytes((const char *)b.data, b.len));
-        buf_free(&b);
+        json_object_set_new(doc, "error", s_error(res));
         if (res->error.traceback)
             json_object_set_new(doc, "traceback", json_str_safe(res->error.traceback));
     }

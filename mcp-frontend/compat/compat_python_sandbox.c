@@ -91,15 +91,20 @@ static void s_failure(json_t *doc, const result_t *res, const json_t *ctx)
     }
     buf_t b;
     buf_init(&b);
-    if (*msg) buf_puts(&b, msg);
+    char module[128];
+    int import = compat_refused_import(res, module, sizeof module);
+    if (import)
+        buf_printf(&b, "Import of '%s' is not allowed in sandbox", module); /* its words */
+    else if (*msg)
+        buf_puts(&b, msg);
     else compat_error_line(&b, res);
     json_object_set_new(doc, "error", json_bytes((const char *)b.data, b.len));
     buf_free(&b);
     json_object_set_new(doc, "error_type", json_str_safe(*type ? type : status_name(res->status)));
     if (res->error.traceback) json_object_set_new(doc, "traceback", json_str_safe(res->error.traceback));
-    if (!strcmp(type, "ImportError") && strstr(msg, "is not allowed"))
+    if (import)
         json_object_set_new(doc, "security_event", json_string("blocked_import"));
-    else if (res->status == ST_SECURITY_VIOLATION)
+    else if (compat_refused(res))
         json_object_set_new(doc, "security_event", json_string("blocked_operation"));
 }
 
@@ -237,18 +242,34 @@ static json_t *s_tier(const call_t *c, const char *profile, const profile_t *bas
                      "modules", mods);
 }
 
+/* A tier that is about what its profile may do rather than what it may import (files, the
+ * network): the modules of that server's tier, of those the profile has. */
+static json_t *s_capability_tier(const call_t *c, const char *profile, const char *const *names)
+{
+    const profile_t *p = profile ? profile_find(profile) : NULL;
+    json_t *mods = json_array();
+    for (; *names; names++)
+        if (!p || profile_allows(p, *names)) json_array_append_new(mods, json_string(*names));
+    return json_pack("{s:b,s:o}", "enabled", p && tenant_allows_profile(c->tenant, p->name),
+                     "modules", mods);
+}
+
 static void s_sandbox_info(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)args, (void)task;
     const profile_t *basic = profile_default();
     char memory[32];
     snprintf(memory, sizeof memory, "%ldm", basic->defaults.memory_mb);
+    /* never enabled: the sandbox has no network */
+    static const char *const network[] = {"httpx", "requests", "urllib", NULL};
+    static const char *const files[] = {"pathlib", "os.path", "tempfile", "shutil",
+                                        "glob",    "zipfile", "tarfile",  NULL};
     json_t *doc = json_pack(
-        "{s:b,s:{s:o,s:o,s:{s:b,s:[]},s:o},s:{s:I,s:I,s:s},s:{s:b,s:b,s:s}}", "success", 1,
+        "{s:b,s:{s:o,s:o,s:o,s:o},s:{s:I,s:I,s:s},s:{s:b,s:b,s:s}}", "success", 1,
         "security_profiles", "basic", s_tier(c, "python.basic", basic), "data_science",
-        s_tier(c, "python.data_science", basic), "network", "enabled", 0, "modules",
-        "filesystem", s_tier(c, "python.filesystem", basic), "resource_limits", "timeout",
-        (json_int_t)(basic->defaults.wall_ms / 1000), "max_output_size",
+        s_tier(c, "python.data_science", basic), "network", s_capability_tier(c, NULL, network),
+        "filesystem", s_capability_tier(c, "python.filesystem", files), "resource_limits",
+        "timeout", (json_int_t)(basic->defaults.wall_ms / 1000), "max_output_size",
         (json_int_t)basic->defaults.output_bytes, "memory_limit", memory, "container_mode",
         "available", 1, "enabled", 1, "isolation",
         "every execution runs in its own sandboxed process (namespaces, Landlock, seccomp, "

@@ -329,3 +329,41 @@ def test_python_sandbox_keeps_the_first_megabyte_of_a_long_print_and_succeeds(fa
     r = structured(c.call("execute_code", {"code": "for i in range(10): print('y' * 1_000_000)"}))
     assert r["success"] is False and r["error_type"] == "OutputLimit"
     assert r["stdout"].endswith("\n[Output truncated]") and len(r["stdout"]) == 1048576 + 19
+
+
+def test_what_the_servers_refused_before_running_is_refused_in_their_words(farm):
+    """Those servers refused imports and file access before running the code; here the sandbox
+    refuses them when attempted, and each endpoint answers as its server did."""
+    r = structured(client(farm, "py-sandbox").call("run_python", {"code": "import os"}))
+    assert (r["return_code"], r["error"]) == (-1, "Import of module 'os' is not allowed in the sandbox")
+    r = structured(client(farm, "py-sandbox").call("run_python", {"code": "print('a')\nopen('/etc/passwd')"}))
+    assert r["return_code"] == -1 and r["error"].startswith("PermissionError") and r["stdout"] == "a\n"
+    r = structured(client(farm, "py-sandbox").call("run_python", {"code": "raise ValueError('x')"}))
+    assert (r["return_code"], r["error"]) == (1, "ValueError: x")
+    r = structured(client(farm, "python-sandbox").call("execute_code", {"code": "import subprocess"}))
+    assert (r["success"], r["error"], r["security_event"]) == (False, "Import of 'subprocess' is not allowed in sandbox", "blocked_import")
+    r = structured(client(farm, "python-sandbox").call("execute_code", {"code": "open('/etc/passwd')"}))
+    assert (r["success"], r["security_event"]) == (False, "blocked_operation")
+    c = client(farm, "code-sandbox")
+    r = json.loads(c.call("test_code", {"code": "import os\nprint(1)"})["content"][0]["text"])
+    assert r == {"valid": False, "phase": "security_check", "violations": ["Import of dangerous module 'os' is not allowed"],
+                 "platform_warning": ""}
+    r = json.loads(c.call("test_code", {"code": "open('notes.txt')"})["content"][0]["text"])
+    assert r["phase"] == "security_check" and "open()" in r["violations"][0]
+
+
+def test_python_sandbox_lists_its_four_tiers_with_their_modules(farm):
+    info = structured(client(farm, "python-sandbox").call("get_sandbox_info", {}))
+    tiers = info["security_profiles"]
+    assert tiers["network"] == {"enabled": False, "modules": ["httpx", "requests", "urllib"]}
+    assert tiers["filesystem"]["enabled"] is True
+    assert {"pathlib", "tempfile", "shutil", "zipfile"} <= set(tiers["filesystem"]["modules"])
+    assert "numpy" in tiers["data_science"]["modules"] and "math" in tiers["basic"]["modules"]
+
+
+def test_secure_sandbox_metrics_report_the_workspaces_memory(farm):
+    c = client(farm, "secure-sandbox", add_tenant(farm, "compat-mem"))
+    assert structured(c.call("get_sandbox_metrics", {}))["resource_usage"]["memory"] is None  # none made for it
+    c.call("run_sandbox_code", {"code": "x = 1"})
+    memory = structured(c.call("get_sandbox_metrics", {}))["resource_usage"]["memory"]
+    assert memory["workspace_limit_mb"] > 0 and memory["workspace_in_use_mb"] >= 0
