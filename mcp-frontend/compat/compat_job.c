@@ -155,6 +155,32 @@ int compat_refused(const result_t *res)
             strstr(res->error.message, "is not available in profile"));
 }
 
+static int s_listed(const char *const *list, const char *name, size_t n)
+{
+    for (; list && *list; list++)
+        if (strlen(*list) == n && !memcmp(*list, name, n)) return 1;
+    return 0;
+}
+
+size_t compat_refusals(const char *code, size_t len, const compat_rules_t *rules,
+                       void (*fn)(void *arg, compat_use_t use, const char *name), void *arg)
+{
+    pyscan_t *scan = xmalloc(sizeof *scan);
+    pyscan(code, len, scan);
+    size_t count = 0;
+    for (size_t i = 0; i < scan->n_modules; i++) {
+        const char *m = scan->modules[i];
+        if (s_listed(rules->modules, m, strcspn(m, "."))) fn(arg, COMPAT_IMPORT, m), count++;
+    }
+    for (size_t i = 0; i < scan->n_calls; i++)
+        if (s_listed(rules->calls, scan->calls[i], strlen(scan->calls[i])))
+            fn(arg, COMPAT_CALL, scan->calls[i]), count++;
+    for (size_t i = 0; rules->dunders && i < scan->n_dunders; i++)
+        fn(arg, COMPAT_DUNDER, scan->dunders[i]), count++;
+    free(scan);
+    return count;
+}
+
 int compat_exit_code(const result_t *res)
 {
     if (res->status == ST_OK) return 0;

@@ -53,6 +53,22 @@ int compat_refused_import(const result_t *res, char *module, size_t cap);
  * outside the workspace, processes, the network), left uncaught, or a security stop. */
 int compat_refused(const result_t *res);
 
+/* What a server replaced refused by reading code before running it (its AST checks). snakepit
+ * does not need them — the sandbox confines what such code reaches — but these endpoints give
+ * the answers those servers' clients were written against. */
+typedef struct {
+    const char *const *modules; /* imports refused (a module or any of its submodules) */
+    const char *const *calls;   /* names refused as calls, `eval(...)` */
+    int dunders;                /* every double-underscore attribute refused, `x.__class__` */
+} compat_rules_t;
+
+typedef enum { COMPAT_IMPORT, COMPAT_CALL, COMPAT_DUNDER } compat_use_t;
+
+/* fn for each use of code that rules refuse (imports, then calls, then attributes, each in
+ * order of appearance); the count. */
+size_t compat_refusals(const char *code, size_t len, const compat_rules_t *rules,
+                       void (*fn)(void *arg, compat_use_t use, const char *name), void *arg);
+
 /* The exit status a Python process would have had: 0, 1 when it raised (or was refused),
  * minus the signal when a limit killed it (-9 for the wall clock). */
 int compat_exit_code(const result_t *res);

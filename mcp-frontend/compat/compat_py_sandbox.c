@@ -63,9 +63,39 @@ static json_t *s_render(const char *id, const result_t *res, const json_t *ctx)
     return compat_json_result(doc, compat_farm_failed(res));
 }
 
+/* That server's AST validator refused these before running anything (its imports it refused
+ * too; the sandbox refuses those here, in the same words: s_error). */
+static const char *const s_refused_calls[] = {
+    "exec",    "eval",    "compile", "open", "__import__", "getattr",    "setattr",
+    "delattr", "globals", "locals",  "vars", "input",      "breakpoint", NULL};
+static const compat_rules_t s_rules = {NULL, s_refused_calls, 1};
+
+static void s_first_refusal(void *arg, compat_use_t use, const char *name)
+{
+    buf_t *b = arg;
+    if (b->len) return;
+    if (use == COMPAT_CALL)
+        buf_printf(b, "Use of builtin '%s' is not allowed in the sandbox", name);
+    else
+        buf_printf(b, "Access to attribute '%s' is not allowed in the sandbox", name);
+}
+
 static void s_run_python(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task;
+    json_t *code = json_object_get(args, "code");
+    buf_t why;
+    buf_init(&why);
+    if (compat_refusals(json_string_value(code), json_string_length(code), &s_rules,
+                        s_first_refusal, &why)) {
+        json_t *doc = json_pack("{s:s,s:s,s:i,s:s%,s:{},s:b,s:b}", "stdout", "", "stderr", "",
+                                "return_code", -1, "error", (const char *)why.data, why.len,
+                                "variables", "timed_out", 0, "truncated", 0);
+        buf_free(&why);
+        call_reply(c, compat_json_result(doc, 0));
+        return;
+    }
+    buf_free(&why);
     json_t *job = json_pack("{s:O,s:f,s:I}", "code", json_object_get(args, "code"), "timeout",
                             compat_clamp(args, "timeout", 30, 1, 60), "memory_limit",
                             (json_int_t)compat_clamp(args, "memory", 256, 16, 1024));
@@ -111,7 +141,9 @@ const tool_t compat_py_sandbox_tools[] = {
      .description = "Execute Python code in a sandbox with strict resource limits (timeout, "
                     "memory, output size) and return stdout, stderr, return_code, error and the "
                     "values of the variables named in inspect_variables. Safe modules only "
-                    "(math, json, re, collections, datetime, ...); no files, network or processes.",
+                    "(math, json, re, collections, datetime, ...); no files, network or processes. "
+                    "Code that calls exec, eval, compile, open, getattr and the like or reads "
+                    "double-underscore attributes is refused before it runs (return_code -1).",
      .args = s_args, .output_schema = s_output, .run = s_run_python},
     {NULL},
 };

@@ -39,10 +39,41 @@ static json_t *s_render_run(const char *id, const result_t *res, const json_t *c
     return compat_json_result(doc, compat_farm_failed(res));
 }
 
+/* That server's AST safety checker refused these before running anything. */
+static const char *const s_refused_modules[] = {
+    "os",     "sys",       "subprocess", "socket", "shutil",   "ctypes", "multiprocessing",
+    "signal", "importlib", "builtins",   "pty",    "resource", NULL};
+static const char *const s_refused_calls[] = {"exec", "eval", "compile", "__import__", NULL};
+static const compat_rules_t s_rules = {s_refused_modules, s_refused_calls, 1};
+
+static void s_safety_violation(void *arg, compat_use_t use, const char *name)
+{
+    buf_t *b = arg;
+    buf_printf(b, "SafetyViolation: %s '%s' is not allowed\n",
+               use == COMPAT_IMPORT ? "import of"
+               : use == COMPAT_CALL ? "call to"
+                                    : "attribute",
+               name);
+}
+
 static void s_run_sandbox_code(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task;
     json_t *code = json_object_get(args, "code");
+    buf_t why;
+    buf_init(&why);
+    if (compat_refusals(json_string_value(code), json_string_length(code), &s_rules,
+                        s_safety_violation, &why)) {
+        size_t first = strcspn((const char *)why.data, "\n");
+        json_t *doc =
+            json_pack("{s:b,s:s,s:s%,s:i,s:f,s:s%,s:[]}", "success", 0, "stdout", "", "stderr",
+                      (const char *)why.data, why.len, "exit_code", 1, "execution_time", 0.0,
+                      "error", (const char *)why.data, first, "files_written");
+        buf_free(&why);
+        call_reply(c, compat_json_result(doc, 0));
+        return;
+    }
+    buf_free(&why);
     json_t *job =
         json_pack("{s:O,s:f}", "code", code, "timeout",
                   compat_clamp(args, "timeout_sec", SECURE_TIMEOUT_S, 0.1, SECURE_MAX_TIMEOUT_S));
@@ -176,7 +207,9 @@ static const char s_metrics_output[] = "{\"type\": \"object\", \"required\": [\"
 
 const tool_t compat_secure_sandbox_tools[] = {
     {.name = "run_sandbox_code",
-     .description = "Validates and executes code in the isolated workspace. The workspace "
+     .description = "Validates and executes code in the isolated workspace: code that calls "
+                    "exec or eval, reads double-underscore attributes or imports os, sys, "
+                    "subprocess, socket and the like is refused before it runs. The workspace "
                     "persists between calls: read and write files there with relative paths "
                     "(files_written lists what this call wrote); variables persist too. It is "
                     "replaced by an empty one after an hour unused: save it with "

@@ -1,6 +1,7 @@
 /* tests/fuzz/fuzz_compat.c — libFuzzer target for the drop-in endpoints' readers of code from
  * the network (mcp-frontend/compat/pyscan.c, mcp-frontend/compat/pep723_merge.c, common/pep508.c).
- * Whatever the input, pyscan must stay within its bounds and report only ASCII identifiers, and the
+ * Whatever the input, pyscan must stay within its bounds and report only ASCII identifiers (names
+ * bound, called, double-underscore attributes of that form), and the
  * PEP 723 merge must keep every byte of the code before the block and every line's number, whether
  * it reads the block or refuses it. The input's first line, when it has one, is an extra
  * dependency. */
@@ -13,15 +14,28 @@
 #include "mcp-frontend/compat/pep723_merge.h"
 #include "mcp-frontend/compat/pyscan.h"
 
+static void s_check_names(char names[][PYSCAN_NAME], size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        size_t n = strlen(names[i]);
+        assert(n > 0 && n < PYSCAN_NAME);
+        for (size_t k = 0; k < n; k++) assert((unsigned char)names[i][k] < 0x80);
+    }
+}
+
 static void s_check_scan(const char *code, size_t len)
 {
     static pyscan_t scan;
     pyscan(code, len, &scan);
     assert(scan.n_names <= PYSCAN_MAX && scan.n_modules <= PYSCAN_MAX);
-    for (size_t i = 0; i < scan.n_names; i++) {
-        size_t n = strlen(scan.names[i]);
-        assert(n > 0 && n < PYSCAN_NAME);
-        for (size_t k = 0; k < n; k++) assert((unsigned char)scan.names[i][k] < 0x80);
+    assert(scan.n_calls <= PYSCAN_MAX && scan.n_dunders <= PYSCAN_MAX);
+    s_check_names(scan.names, scan.n_names);
+    s_check_names(scan.calls, scan.n_calls);
+    s_check_names(scan.dunders, scan.n_dunders);
+    for (size_t i = 0; i < scan.n_dunders; i++) {
+        size_t n = strlen(scan.dunders[i]);
+        assert(n > 4 && !memcmp(scan.dunders[i], "__", 2) &&
+               !memcmp(scan.dunders[i] + n - 2, "__", 2));
     }
 }
 

@@ -230,13 +230,13 @@ def test_the_secure_sandbox_workspace_persists_and_snapshots_round_trip(farm):
     run("open('notes.txt', 'w').write('v2')\nopen('extra.txt', 'w').write('x')")
     r = structured(c.call("restore_state_snapshot", {"snapshot_id": snap["snapshot_id"]}))
     assert r["success"] is True and r["files_restored"] == 1, r
-    r = run("import os\nprint(open('notes.txt').read(), sorted(os.listdir('.')))")
+    r = run("import pathlib\nprint(open('notes.txt').read(), sorted(p.name for p in pathlib.Path('.').iterdir()))")
     assert r["stdout"] == "v1 ['notes.txt']\n", r  # rewritten, and the file it lacked deleted
     # a workspace whose session ended (an audit stop ends it) is replaced by an empty one, and a
     # snapshot restores into that
     r = run("print(open('/etc/passwd').read())")
     assert r["success"] is False and "root:" not in r["stdout"]
-    r = run("import os\nprint(sorted(os.listdir('.')))")
+    r = run("import pathlib\nprint(sorted(p.name for p in pathlib.Path('.').iterdir()))")
     assert r["success"] is True, r
     assert structured(c.call("restore_state_snapshot", {"snapshot_id": snap["snapshot_id"]}))["success"]
     assert run("print(open('notes.txt').read())")["stdout"] == "v1\n"
@@ -336,8 +336,8 @@ def test_what_the_servers_refused_before_running_is_refused_in_their_words(farm)
     refuses them when attempted, and each endpoint answers as its server did."""
     r = structured(client(farm, "py-sandbox").call("run_python", {"code": "import os"}))
     assert (r["return_code"], r["error"]) == (-1, "Import of module 'os' is not allowed in the sandbox")
-    r = structured(client(farm, "py-sandbox").call("run_python", {"code": "print('a')\nopen('/etc/passwd')"}))
-    assert r["return_code"] == -1 and r["error"].startswith("PermissionError") and r["stdout"] == "a\n"
+    r = structured(client(farm, "py-sandbox").call("run_python", {"code": "import json\nprint('a')\njson.loads(1/0)"}))
+    assert (r["return_code"], r["stdout"]) == (1, "a\n")
     r = structured(client(farm, "py-sandbox").call("run_python", {"code": "raise ValueError('x')"}))
     assert (r["return_code"], r["error"]) == (1, "ValueError: x")
     r = structured(client(farm, "python-sandbox").call("execute_code", {"code": "import subprocess"}))
@@ -346,10 +346,42 @@ def test_what_the_servers_refused_before_running_is_refused_in_their_words(farm)
     assert (r["success"], r["security_event"]) == (False, "blocked_operation")
     c = client(farm, "code-sandbox")
     r = json.loads(c.call("test_code", {"code": "import os\nprint(1)"})["content"][0]["text"])
-    assert r == {"valid": False, "phase": "security_check", "violations": ["Import of dangerous module 'os' is not allowed"],
+    assert r == {"valid": False, "phase": "security_check", "violations": ["Import of dangerous module: os"],
                  "platform_warning": ""}
-    r = json.loads(c.call("test_code", {"code": "open('notes.txt')"})["content"][0]["text"])
-    assert r["phase"] == "security_check" and "open()" in r["violations"][0]
+    # a refusal the scan did not foresee is still the sandbox's, and answers in the same phase
+    r = json.loads(c.call("test_code", {"code": "import collections\nimport sqlite3"})["content"][0]["text"])
+    assert r["phase"] == "security_check" and r["violations"] == ["Import of dangerous module: sqlite3"], r
+
+
+# what each server refused by reading the code, before running anything
+STATIC = [
+    ("code-sandbox", "test_code", "x = eval('1+1')\nimport os, sys\nfrom subprocess import run\nopen('f')",
+     lambda r: r == {"valid": False, "phase": "security_check", "platform_warning": "", "violations": [
+         "Import of dangerous module: os", "Import of dangerous module: sys", "Import of dangerous module: subprocess",
+         "Call to dangerous function: eval", "Call to dangerous function: open"]}),
+    # the syntax check still comes first
+    ("code-sandbox", "test_code", "eval('1'\n", lambda r: r["phase"] == "syntax_check" and r["valid"] is False),
+    ("code-sandbox", "test_code", "print(().__class__)", lambda r: r["phase"] == "execution"),  # not that server's rule
+    ("py-sandbox", "run_python", "print('x')\nprint(eval('1+1'))",
+     lambda r: (r["return_code"], r["stdout"], r["error"]) == (-1, "", "Use of builtin 'eval' is not allowed in the sandbox")),
+    ("py-sandbox", "run_python", "print(().__class__.__base__)",
+     lambda r: (r["return_code"], r["error"]) == (-1, "Access to attribute '__class__' is not allowed in the sandbox")),
+    ("py-sandbox", "run_python", "g = {}.get\nprint(g('a', 1))", lambda r: r["return_code"] == 0),  # x.getattr( is no builtin
+    ("secure-sandbox", "run_sandbox_code", "import subprocess\nexec('print(1)')",
+     lambda r: r["success"] is False and r["exit_code"] == 1 and r["stdout"] == "" and
+     r["error"] == "SafetyViolation: import of 'subprocess' is not allowed" and "call to 'exec'" in r["stderr"]),
+    ("secure-sandbox", "run_sandbox_code", "print(''.__class__.__subclasses__)",
+     lambda r: r["success"] is False and "attribute '__class__'" in r["error"]),
+    ("secure-sandbox", "run_sandbox_code", "s = 'eval(1) import os'\n# exec(2)\nprint(s)", lambda r: r["success"] is True),
+]
+
+
+@pytest.mark.parametrize("name,tool,code,check", STATIC)
+def test_what_a_server_refused_by_reading_the_code_is_refused_before_it_runs(farm, name, tool, code, check):
+    r = client(farm, name).call(tool, {"code": code})
+    assert r["isError"] is False
+    doc = json.loads(r["content"][0]["text"])
+    assert check(doc), doc
 
 
 def test_python_sandbox_lists_its_four_tiers_with_their_modules(farm):

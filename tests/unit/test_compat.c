@@ -90,6 +90,34 @@ static void test_non_ascii_names_are_left_out_and_output_is_bounded(void **state
     buf_free(&b);
 }
 
+static int s_in(char list[][PYSCAN_NAME], size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(list[i], name)) return 1;
+    return 0;
+}
+
+static void test_calls_and_double_underscore_attributes_are_read_outside_strings(void **state)
+{
+    (void)state;
+    s_pyscan("x = eval('1')\ndef open(p): pass\nclass K(Base): pass\nobj.getattr(y)\n"
+             "if exec (z): print(().__class__.__subclasses__())\n"
+             "s = 'compile(1) .__dict__'  # vars(q)\nf.__name__ = 1\n");
+    assert_true(s_in(s_scan.calls, s_scan.n_calls, "eval"));
+    assert_true(s_in(s_scan.calls, s_scan.n_calls, "exec"));
+    assert_true(s_in(s_scan.calls, s_scan.n_calls, "print"));
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "open"));    /* a def is no call */
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "K"));       /* nor a class */
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "getattr")); /* an attribute's call */
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "compile")); /* in a string */
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "vars"));    /* in a comment */
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "if"));
+    assert_true(s_in(s_scan.dunders, s_scan.n_dunders, "__class__"));
+    assert_true(s_in(s_scan.dunders, s_scan.n_dunders, "__subclasses__"));
+    assert_true(s_in(s_scan.dunders, s_scan.n_dunders, "__name__"));
+    assert_false(s_in(s_scan.dunders, s_scan.n_dunders, "__dict__"));
+}
+
 /* ---- pep723_merge */
 
 static char *s_merge(const char *code, const char *const *extras, size_t n, char *err)
@@ -225,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_def_class_for_with_and_imports_bind_names),
         cmocka_unit_test(test_strings_and_comments_are_not_read),
         cmocka_unit_test(test_non_ascii_names_are_left_out_and_output_is_bounded),
+        cmocka_unit_test(test_calls_and_double_underscore_attributes_are_read_outside_strings),
         cmocka_unit_test(test_a_script_without_a_block_is_kept_as_it_is),
         cmocka_unit_test(test_an_extra_replaces_the_script_dependency_of_the_same_name_on_its_line),
         cmocka_unit_test(test_the_block_alone_is_its_lines_with_the_replacements),
