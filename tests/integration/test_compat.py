@@ -2,7 +2,7 @@
 --compat NAME) on a real farm: how they refuse bad arguments and unknown tools (JSON-RPC
 -32602, naming the argument), the error shapes of what the sandbox refuses or stops, the
 farm's auth, tenants, profiles, rate limits and records applying to them as to /mcp, and none
-of the seed servers' weaknesses: no host file, no environment, output kept past a timeout."""
+of the replaced servers' weaknesses: no host file, no environment, output kept past a timeout."""
 import hashlib
 import json
 import os
@@ -121,7 +121,7 @@ def test_bad_arguments_are_refused_naming_them(farm, name, tool, arguments, word
     assert words in err["message"], err
 
 
-def test_limits_beyond_the_seeds_maxima_are_clamped_not_refused(farm):
+def test_limits_beyond_the_servers_maxima_are_clamped_not_refused(farm):
     r = structured(client(farm, "py-sandbox").call("run_python", {"code": "print(1)", "timeout": 1000, "memory": 99999,
                                                                   "output_limit": 10 ** 9}))
     assert (r["stdout"], r["return_code"]) == ("1\n", 0)
@@ -149,9 +149,9 @@ def test_a_backtracking_pattern_costs_one_job_not_the_front_end(farm):
     assert structured(client(farm, "py-sandbox").call("run_python", {"code": "print(3)"}))["stdout"] == "3\n"
 
 
-def test_the_seeds_weaknesses_stay_away(farm):
+def test_the_replaced_servers_weaknesses_stay_away(farm):
     """Host files and environment are out of reach, nothing runs in the front-end, and output
-    printed before a timeout is kept (seeds 000 and 004 lost it)."""
+    printed before a timeout is kept (two of those servers lost it)."""
     probes = [("py-sandbox", "run_python", {"code": "print(open('/etc/passwd').read())"}),
               ("secure-sandbox", "run_sandbox_code", {"code": "print(open('/etc/passwd').read())"}),
               ("secure-sandbox", "run_sandbox_code", {"code": "print(open('../../../etc/passwd').read())"}),
@@ -210,8 +210,8 @@ def test_executions_are_recorded_under_the_compat_tool_and_usage_counted(farm):
 
 
 def test_the_secure_sandbox_workspace_persists_and_snapshots_round_trip(farm):
-    """The seed's workspace lives between calls (here a sandbox session per tenant), and its four
-    snapshot tools save, list, restore and delete it as the seed documents them."""
+    """That server's workspace lives between calls (here a sandbox session per tenant), and its four
+    snapshot tools save, list, restore and delete it as that server documented them."""
     key = add_tenant(farm, "compat-ws")
     c = client(farm, "secure-sandbox", key)
     run = lambda code: structured(c.call("run_sandbox_code", {"code": code, "timeout_sec": 20}))

@@ -1,6 +1,6 @@
 """The drop-in endpoints (/mcp/compat/NAME, --stdio --compat NAME) speak both protocol eras the way /mcp
 does, on a real farm with two front-ends sharing its broker and Redis: MCP 2026-07-28 per request
-(server/discover as the drop-in server, the seeds' tools and answer shapes with the revision's result
+(server/discover as the drop-in server, the replaced servers' tools and answer shapes with the revision's result
 decorations, no session), and legacy sessions, which live in Redis and belong to the endpoint that
 opened them — any front-end serves one there, and every front-end refuses it (404) anywhere else."""
 import json
@@ -134,7 +134,7 @@ def test_secure_sandbox_prompts_carry_their_arguments_into_the_text(farm):
 
 
 @pytest.mark.parametrize("name", sorted(TOOLS))
-def test_modern_tools_list_is_the_seeds_list_with_portable_schemas(farm, name):
+def test_modern_tools_list_is_the_servers_list_with_portable_schemas(farm, name):
     r = ok(modern(farm, name).send("tools/list"))
     assert [t["name"] for t in r["tools"]] == TOOLS[name]
     assert r["resultType"] == "complete" and r["ttlMs"] >= 0
@@ -146,7 +146,7 @@ def test_modern_tools_list_is_the_seeds_list_with_portable_schemas(farm, name):
     assert [t["name"] for t in legacy_tools] == TOOLS[name]
 
 
-def test_a_modern_call_answers_in_the_seeds_shape_with_the_revisions_decorations(farm):
+def test_a_modern_call_answers_in_the_servers_shape_with_the_revisions_decorations(farm):
     c = modern(farm, "py-sandbox")
     reply = c.send("tools/call", {"name": "run_python", "arguments": {"code": "x = 42", "inspect_variables": ["x"]}})
     r = ok(reply)

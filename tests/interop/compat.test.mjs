@@ -1,7 +1,7 @@
 // tests/interop/compat.test.mjs — the official MCP TypeScript SDK client against the drop-in
-// endpoints (/mcp/compat/NAME, and snakepit-mcp --stdio --compat NAME): for each seed server,
+// endpoints (/mcp/compat/NAME, and snakepit-mcp --stdio --compat NAME): for each server replaced,
 // tools/list has its tool and parameter names and defaults, and its own documented examples
-// (shared/seeds/00*.txt) come back in its documented shape — the SDK checks structuredContent
+// come back in its documented shape — the SDK checks structuredContent
 // against each outputSchema, and the text is what that server's clients parse.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -30,7 +30,7 @@ const call = (c, name, args) => c.callTool({ name, arguments: args });
 const json = (r) => JSON.parse(r.content[0].text);
 const props = (t) => Object.keys(t.inputSchema.properties ?? {}).sort();
 
-test("python-sandbox: the seed's tools, parameters and defaults", () =>
+test("python-sandbox: the server's tools, parameters and defaults", () =>
   compat("python-sandbox", async (c, tools) => {
     assert.deepEqual(Object.keys(tools), ["execute_code", "validate_code", "get_sandbox_info"]);
     const ex = tools.execute_code.inputSchema;
@@ -101,7 +101,7 @@ test("python-sandbox: use cases, batch execution and error shapes", () =>
     const slow = (await call(c, "execute_code", { code: "print('started', flush=True)\nwhile True: pass", timeout: 1 })).structuredContent;
     assert.equal(slow.error, "Execution timeout");
     assert.equal(slow.timeout, 1);
-    assert.equal(slow.stdout, "started\n"); // the seed lost this; snakepit keeps it
+    assert.equal(slow.stdout, "started\n"); // that server lost this; snakepit keeps it
   }));
 
 test("python-sandbox: validate_code and get_sandbox_info in the documented shapes", () =>
@@ -243,7 +243,7 @@ test("exec-sandbox: execute_python's examples, check_environment, validate_scrip
     assert.match(bad.content[0].text, /^INVALID: /);
   }));
 
-test("code-sandbox: check_syntax and test_code as the seed shows them", () =>
+test("code-sandbox: check_syntax and test_code as that server documented them", () =>
   compat("code-sandbox", async (c, tools) => {
     assert.deepEqual(Object.keys(tools), ["check_syntax", "test_code"]);
     const t = tools.test_code.inputSchema.properties;

@@ -1,7 +1,7 @@
 // tests/interop/compat_eras.test.mjs — the drop-in endpoints in both protocol eras, as /mcp has them: the
 // official v2 client (@modelcontextprotocol/client) pinned to MCP 2026-07-28 (server/discover, no handshake,
 // _meta on every request) and in legacy mode drives each /mcp/compat/NAME over HTTP with an API key, and
-// snakepit-mcp --stdio --compat NAME; each seed's documented example answers in the seed's shape (the client
+// snakepit-mcp --stdio --compat NAME; each replaced server's documented example answers in that server's shape (the client
 // validates structuredContent against the outputSchema). The Inspector CLI's tools/list --strict finds
 // nothing unportable on any drop-in endpoint in either era, and a legacy session from /mcp is refused on a
 // drop-in endpoint (it belongs to the endpoint that opened it). Run by run_interop.py.
@@ -24,8 +24,8 @@ const ERAS = {
 };
 const json = (r) => JSON.parse(r.content[0].text);
 
-// Each seed's tools and one of its own documented examples, with what that seed documents it answers.
-const SEEDS = {
+// Each replaced server's tools and one of its own documented examples, with what that server documents it answers.
+const SERVERS = {
   "python-sandbox": {
     tools: ["execute_code", "validate_code", "get_sandbox_info"],
     call: ["execute_code", { code: "result = 2 + 2\nprint(f'The answer is: {result}')", timeout: 10, capture_output: true }],
@@ -85,18 +85,18 @@ async function withClient(era, name, transport, fn) {
   }
 }
 
-for (const [name, seed] of Object.entries(SEEDS)) {
+for (const [name, server] of Object.entries(SERVERS)) {
   for (const era of ["modern", "legacy"]) {
-    test(`${name} ${era} http: the seed's tools, and its example in its shape`, () =>
+    test(`${name} ${era} http: the server's tools, and its example in its shape`, () =>
       withClient(era, name, "http", async (c) => {
         assert.deepEqual(Object.keys(c.getServerCapabilities()).sort(), capabilities(name));
-        assert.ok(seed.tools.some((t) => c.getInstructions().includes(t)), c.getInstructions());
+        assert.ok(server.tools.some((t) => c.getInstructions().includes(t)), c.getInstructions());
         const { tools } = await c.listTools();
-        assert.deepEqual(tools.map((t) => t.name), seed.tools);
+        assert.deepEqual(tools.map((t) => t.name), server.tools);
         assert.ok(tools.every((t) => t.execution === undefined || era === "legacy"));
-        const r = await c.callTool({ name: seed.call[0], arguments: seed.call[1] }, { timeout: 120_000 });
+        const r = await c.callTool({ name: server.call[0], arguments: server.call[1] }, { timeout: 120_000 });
         assert.equal(r.isError, false);
-        seed.check(r);
+        server.check(r);
       }));
   }
 }
@@ -148,8 +148,8 @@ test("code-sandbox modern stdio: --compat serves 2026-07-28 too", () =>
   withClient("modern", "code-sandbox", "stdio", async (c) => {
     assert.deepEqual(Object.keys(c.getServerCapabilities()).sort(), ["logging", "tools"]);
     const { tools } = await c.listTools();
-    assert.deepEqual(tools.map((t) => t.name), SEEDS["code-sandbox"].tools);
-    SEEDS["code-sandbox"].check(await c.callTool({ name: "test_code", arguments: SEEDS["code-sandbox"].call[1] }));
+    assert.deepEqual(tools.map((t) => t.name), SERVERS["code-sandbox"].tools);
+    SERVERS["code-sandbox"].check(await c.callTool({ name: "test_code", arguments: SERVERS["code-sandbox"].call[1] }));
   }));
 
 test("a 2026-07-28 result on a drop-in endpoint carries resultType and names the server it stands in for", async () => {
@@ -187,13 +187,13 @@ test("a legacy session from /mcp is not found on a drop-in endpoint", async () =
 
 for (const era of ["modern", "legacy"]) {
   test(`inspector ${era}: tools/list --strict finds every drop-in endpoint's schemas portable`, () => {
-    for (const name of Object.keys(SEEDS)) {
+    for (const name of Object.keys(SERVERS)) {
       const r = spawnSync(process.execPath, [INSPECTOR, "--cli", `${BASE}/compat/${name}`, "--transport", "http",
         "--header", `Authorization: Bearer ${KEY}`, "--protocol-era", era, "--format", "json", "--method", "tools/list",
         "--strict"], { encoding: "utf8", timeout: 120_000 });
       assert.equal(r.status, 0, r.stderr);
       const out = JSON.parse(r.stdout);
-      assert.deepEqual(out.result.tools.map((t) => t.name), SEEDS[name].tools);
+      assert.deepEqual(out.result.tools.map((t) => t.name), SERVERS[name].tools);
       assert.equal(out.schemaFindings, undefined, `${name}: ${JSON.stringify(out.schemaFindings)}`);
       assert.doesNotMatch(r.stderr, /warning|error/i, name);
     }
