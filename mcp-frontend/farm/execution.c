@@ -22,6 +22,7 @@
 
 struct executions {
     loop_t *loop;
+    executions_io_t io; /* the farm's and Redis's verbs (execution.h) */
     jobs_t *jobs;
     records_t *records;
     executions_conf_t conf;
@@ -276,7 +277,7 @@ static void s_go_on(execution_t *ex)
          * the write goes out answers it at once, and may conclude ex): its reference is taken
          * first, and one of ours keeps ex across the call (ASan caught a use after free). */
         ex->refs += 2;
-        if (!record_finished(self->records, &about, &ex->res, s_on_record_landed, ex)) {
+        if (!self->io.finished(self->records, &about, &ex->res, s_on_record_landed, ex)) {
             ex->refs--; /* buffered: no reply will come */
             self->stats.unconfirmed[UNCONFIRMED_BUFFERED]++;
         } else if (!ex->concluded && self->conf.record_wait_ms > 0) {
@@ -302,7 +303,7 @@ static void s_on_call_cancelled(void *arg, call_t *c)
 {
     execution_t *ex = arg;
     ex->call = NULL;
-    if (ex->job) jobs_cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
+    if (ex->job) ex->owner->io.cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
     call_release(c);
 }
 
@@ -360,10 +361,10 @@ static void s_on_promote(loop_t *loop, void *arg)
     ex->promote_timer = 0;
     if (ex->ended || !ex->call || !call_alive(ex->call)) return;
     ex->opts.task = 1;
-    ex->opts.task_ttl_ms = records_ttl_ms(ex->owner->records);
+    ex->opts.task_ttl_ms = ex->owner->io.ttl_ms(ex->owner->records);
     record_about_t about = s_about(ex);
     ex->refs++; /* for s_on_task_recorded */
-    if (!record_task_started(ex->owner->records, &about, s_on_task_recorded, ex))
+    if (!ex->owner->io.task_started(ex->owner->records, &about, s_on_task_recorded, ex))
         s_on_task_recorded(ex, NULL); /* Redis away: no task can be promised now */
 }
 
@@ -376,7 +377,7 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     ex->opts = *opts;
     ex->legacy_task = opts->task;
     json_incref(ex->opts.render_ctx);
-    long ttl_max = records_ttl_ms(self->records); /* the task lives in the record */
+    long ttl_max = self->io.ttl_ms(self->records); /* the task lives in the record */
     if (ex->opts.task && (ex->opts.task_ttl_ms < 0 || ex->opts.task_ttl_ms >= ttl_max))
         ex->opts.task_ttl_ms = ttl_max;
     ex->call = c;
@@ -395,14 +396,14 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
         ex->promote_timer =
             loop_timer_add(self->loop, (uint64_t)self->conf.task_after_ms, 0, s_on_promote, ex);
     ex->submitted_us = clock_mono_us();
-    ex->job = jobs_submit(self->jobs, spec, ex->tenant->max_concurrency, &s_events, ex);
+    ex->job = self->io.submit(self->jobs, spec, ex->tenant->max_concurrency, &s_events, ex);
     /* the record is written while the job runs, never before it leaves */
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
-        record_submitted(self->records, &about, spec);
+        self->io.submitted(self->records, &about, spec);
         if (ex->opts.task) { /* 2025-11-25 tasks: answered once the record is in */
             ex->refs++;
-            if (!record_task_started(self->records, &about, s_on_legacy_task_recorded, ex))
+            if (!self->io.task_started(self->records, &about, s_on_legacy_task_recorded, ex))
                 s_on_legacy_task_recorded(ex, NULL); /* Redis away: as before, at once */
         }
     } else if (ex->opts.task) {
@@ -450,10 +451,10 @@ json_t *execution_cancel_task(execution_t *ex)
 {
     assert(!ex->ended); /* tasks.c refuses to cancel a task whose result is in */
     ex->task_cancelled = 1;
-    record_task_status(ex->owner->records, ex->id_str, "cancelled");
+    ex->owner->io.task_status(ex->owner->records, ex->id_str, "cancelled");
     json_t *t = task_json(ex->id_str, "cancelled", ex->created_ms, clock_wall_ms(),
                           ex->opts.task_ttl_ms, "cancellation requested");
-    if (ex->job) jobs_cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
+    if (ex->job) ex->owner->io.cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
     return t;
 }
 
@@ -462,8 +463,18 @@ json_t *execution_cancel_task(execution_t *ex)
 executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records,
                              const executions_conf_t *conf)
 {
+    static const executions_io_t io = {jobs_submit,       jobs_cancel,     records_ttl_ms,
+                                       record_submitted,  record_finished, record_task_started,
+                                       record_task_status};
+    return executions_new_io(loop, &io, jobs, records, conf);
+}
+
+executions_t *executions_new_io(loop_t *loop, const executions_io_t *io, jobs_t *jobs,
+                                records_t *records, const executions_conf_t *conf)
+{
     executions_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;
+    self->io = *io;
     self->jobs = jobs;
     self->records = records;
     self->conf = *conf;

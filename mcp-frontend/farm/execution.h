@@ -93,6 +93,25 @@ typedef struct {
 
 executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records,
                              const executions_conf_t *conf);
+
+/* What executions ask of the farm (jobs.h) and of Redis (records.h): executions_new wires
+ * those modules' own verbs; tests/unit give fakes of the same shape (their own objects behind
+ * the jobs and records pointers) to executions_new_io. */
+typedef struct {
+    job_t *(*submit)(jobs_t *jobs, const jobspec_t *spec, long max_inflight,
+                     const job_events_t *events, void *owner);
+    void (*cancel)(jobs_t *jobs, job_t *job);
+    long (*ttl_ms)(const records_t *records);
+    void (*submitted)(records_t *records, const record_about_t *r, const jobspec_t *spec);
+    int (*finished)(records_t *records, const record_about_t *r, const result_t *res,
+                    store_reply_fn *landed, void *arg);
+    int (*task_started)(records_t *records, const record_about_t *r, store_reply_fn *landed,
+                        void *arg);
+    void (*task_status)(records_t *records, const char *id, const char *task_status);
+} executions_io_t;
+
+executions_t *executions_new_io(loop_t *loop, const executions_io_t *io, jobs_t *jobs,
+                                records_t *records, const executions_conf_t *conf);
 /* Executions still running are dropped unanswered (shutdown). */
 void executions_destroy(executions_t **self_p);
 /* Subscribes fn to every execution's end, after its answer; in subscription order. */
