@@ -148,6 +148,8 @@ int compat_refused_import(const result_t *res, char *module, size_t cap)
 int compat_refused(const result_t *res)
 {
     if (res->status == ST_SECURITY_VIOLATION || compat_refused_import(res, NULL, 0)) return 1;
+    if (s_error_is(res, "ImportError") && strstr(res->error.message, "relative imports"))
+        return 1; /* the runner's: there is no package to be relative to */
     /* the sandbox's own refusals (executor-node/python: audit.c's "[sandbox] ..." and the
      * runner's words for file work in a profile without a workspace) */
     return s_error_is(res, "PermissionError") &&

@@ -338,6 +338,8 @@ def test_what_the_servers_refused_before_running_is_refused_in_their_words(farm)
     assert (r["return_code"], r["error"]) == (-1, "Import of module 'os' is not allowed in the sandbox")
     r = structured(client(farm, "py-sandbox").call("run_python", {"code": "import json\nprint('a')\njson.loads(1/0)"}))
     assert (r["return_code"], r["stdout"]) == (1, "a\n")
+    r = structured(client(farm, "py-sandbox").call("run_python", {"code": "from . import helpers"}))
+    assert r["return_code"] == -1 and "relative imports" in r["error"]  # refused, as there
     r = structured(client(farm, "py-sandbox").call("run_python", {"code": "raise ValueError('x')"}))
     assert (r["return_code"], r["error"]) == (1, "ValueError: x")
     r = structured(client(farm, "python-sandbox").call("execute_code", {"code": "import subprocess"}))
