@@ -204,7 +204,7 @@ static void s_generate_secure_script(call_t *c, json_t *args)
                "The script must keep to these rules, or it is stopped:\n"
                "- Files: read and write only inside the workspace, with relative paths "
                "(notes.txt, data/out.csv). Absolute paths and '..' are refused.\n"
-               "- No network, no subprocesses, no os.system or exec of other programs.\n"
+               "- No network, no subprocesses, no other programs.\n"
                "- Time: it must finish within timeout_sec (default %d s, at most %d s).\n"
                "- Modules: the standard library, in these profiles:",
                task ? task : "(no task was given: ask what the script should do)", SECURE_TIMEOUT_S,
@@ -212,6 +212,14 @@ static void s_generate_secure_script(call_t *c, json_t *args)
     for (size_t i = 0; i < n_profiles; i++)
         if (s_workspace_profile(&profiles[i], c->tenant))
             buf_printf(&b, "\n  - %s: %s", profiles[i].name, profiles[i].summary);
+    buf_puts(&b, "\n- Refused before it runs: imports of");
+    for (const char *const *m = compat_secure_refused_modules; *m; m++)
+        buf_printf(&b, "%s %s", m == compat_secure_refused_modules ? "" : ",", *m);
+    buf_puts(&b, "; calls of");
+    for (const char *const *f = compat_secure_refused_calls; *f; f++)
+        buf_printf(&b, "%s %s()", f == compat_secure_refused_calls ? "" : ",", *f);
+    buf_puts(&b, "; any double-underscore attribute (x.__class__). Use open() and pathlib for "
+                 "files.");
     buf_puts(&b,
              "\n- Output: print what the caller should see; the files a run writes are listed "
              "in files_written.\n"

@@ -40,11 +40,12 @@ static json_t *s_render_run(const char *id, const result_t *res, const json_t *c
 }
 
 /* That server's AST safety checker refused these before running anything. */
-static const char *const s_refused_modules[] = {
+const char *const compat_secure_refused_modules[] = {
     "os",     "sys",       "subprocess", "socket", "shutil",   "ctypes", "multiprocessing",
     "signal", "importlib", "builtins",   "pty",    "resource", NULL};
-static const char *const s_refused_calls[] = {"exec", "eval", "compile", "__import__", NULL};
-static const compat_rules_t s_rules = {s_refused_modules, s_refused_calls, 1};
+const char *const compat_secure_refused_calls[] = {"exec", "eval", "compile", "__import__", NULL};
+static const compat_rules_t s_rules = {compat_secure_refused_modules, compat_secure_refused_calls,
+                                       1};
 
 static void s_safety_violation(void *arg, compat_use_t use, const char *name)
 {

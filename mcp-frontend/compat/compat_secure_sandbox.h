@@ -19,5 +19,9 @@
 #define SECURE_MAX_TIMEOUT_S 300 /* and the most */
 
 extern const tool_t compat_secure_sandbox_tools[];
+/* What run_sandbox_code refuses before running (as that server's AST checker did): imports of
+ * these modules, calls of these names, any double-underscore attribute. */
+extern const char *const compat_secure_refused_modules[];
+extern const char *const compat_secure_refused_calls[];
 
 #endif

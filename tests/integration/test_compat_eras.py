@@ -123,6 +123,7 @@ def test_secure_sandbox_prompts_carry_their_arguments_into_the_text(farm):
     text = r["messages"][0]["content"]["text"]
     assert r["messages"][0]["role"] == "user" and "sum the numbers in data.csv" in text
     assert "relative paths" in text and "run_sandbox_code" in text and "300 s" in text
+    assert "imports of os, sys, subprocess" in text and "eval()" in text  # what run_sandbox_code refuses
     r = ok(c.send("prompts/get", {"name": "diagnose_validation_error", "arguments": {
         "data": '{"id": 0}', "schema_name": "user", "error_message": "/id: 0 is less than the minimum of 1"}}))
     text = r["messages"][0]["content"]["text"]
