@@ -135,7 +135,9 @@ static int s_error_is(const result_t *res, const char *type)
 int compat_refused_import(const result_t *res, char *module, size_t cap)
 {
     static const char lead[] = "import of '";
-    if (!s_error_is(res, "ImportError") || strncmp(res->error.message, lead, sizeof lead - 1) ||
+    /* ModuleNotFoundError: a module the profile lacks; ImportError: one the call narrowed away */
+    int import = s_error_is(res, "ImportError") || s_error_is(res, "ModuleNotFoundError");
+    if (!import || strncmp(res->error.message, lead, sizeof lead - 1) ||
         !strstr(res->error.message, "is not allowed"))
         return 0;
     const char *name = res->error.message + sizeof lead - 1;
