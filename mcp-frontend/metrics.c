@@ -63,7 +63,7 @@ static void s_tool_calls(buf_t *out, const executions_stats_t *e, const tools_st
                     "status", status_name(ST_REJECTED), NULL);
     prom_family(out, P "security_events_total", PROM_COUNTER,
                 "Operations the sandbox refused, by the layer that refused them and whether the "
-                "refusal ended the run (violation) or the code caught it and went on (caught).");
+                "run ended as a security_violation (violation) or the code went on (caught).");
     for (int l = 0; l < REFUSAL__COUNT; l++)
         for (int ended = 0; ended < 2; ended++)
             prom_sample(out, P "security_events_total", (double)e->refusals[l][ended], "layer",

@@ -92,7 +92,7 @@ typedef struct {
     uint64_t unconfirmed[UNCONFIRMED__COUNT];
     uint64_t bad_results; /* Results the front-end could not decode */
     /* operations the sandbox refused (security_events, by their counts), by layer and whether
-     * the refusal ended the run ([1]: security_violation) or the code went on ([0]) */
+     * the run ended as a security_violation ([1]) or the code went on ([0]) */
     uint64_t refusals[REFUSAL__COUNT][2];
 } executions_stats_t;
 
