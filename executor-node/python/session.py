@@ -74,6 +74,28 @@ def _shown(name):
     return runner._safe_str(repr, name, 100)
 
 
+def _imported_name(value):
+    """"module:qualname" for a function, class or other callable a module defines under that
+    name (what `from module import name` binds), or None: such a value is imported again on
+    restore rather than pickled (pickle would name the module, which the restricted unpickler
+    may not allow where the import guard does)."""
+    if not callable(value) or isinstance(value, types.ModuleType):
+        return None
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or module == "__main__" \
+            or "<" in qualname:
+        return None
+    owner = sys.modules.get(module)
+    try:
+        found = owner
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except BaseException:
+        return None
+    return "%s:%s" % (module, qualname) if found is value else None
+
+
 def snapshot(job):
     """Every picklable variable, each pickled on its own (one that fails spoils no other), the
     session's own functions and classes by value (byvalue.py); modules as the names they were
@@ -88,6 +110,10 @@ def snapshot(job):
             continue
         if isinstance(value, types.ModuleType):
             imports[name] = value.__name__
+            continue
+        imported = _imported_name(value)
+        if imported:  # `from math import sqrt`: imported again, as the cell did
+            imports[name] = imported
             continue
         why = byvalue.why_not(value, None)
         if why:
@@ -120,9 +146,17 @@ class _Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def _import_as(module):
+def _import_as(spec):
+    """A module by name, or "module:qualname": the module imported as a cell would (the import
+    guard decides), then the attributes named, none of them a dunder."""
+    module, _, qualname = spec.partition(":")
     runner._import(module)
-    return sys.modules[module]
+    value = sys.modules[module]
+    for part in qualname.split(".") if qualname else ():
+        if part.startswith("__"):
+            raise ImportError("%s names a private attribute" % spec)
+        value = getattr(value, part)
+    return value
 
 
 def restore(job):
