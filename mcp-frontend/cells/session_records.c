@@ -546,6 +546,12 @@ json_t *session_record_json(const session_record_t *s)
                         s->parent[0] ? json_string(s->parent) : json_null());
     json_object_set_new(o, "atomic", json_boolean(s->atomic));
     json_object_set_new(o, "state", json_string(s->hibernated ? "hibernated" : "live"));
+    if (s->checkpoint_ms) { /* what it resumes from, should its node free it or go away */
+        char at[32];
+        json_object_set_new(o, "checkpoint",
+                            json_pack("{s:I,s:s}", "after_cell", (json_int_t)s->checkpoint_cell,
+                                      "at", session_record_iso(s->checkpoint_ms, at)));
+    }
     if (s->hibernated) json_object_set_new(o, "hibernated_because", json_string(s->end_reason));
     return o;
 }

@@ -91,7 +91,11 @@ static const char s_list_output[] = "{\"type\": \"object\", \"required\": [\"ses
       "\"created\": {\"type\": \"string\"}, \"last_used\": {\"type\": \"string\"}, \"cells\": {\"type\": \"integer\"},"
       "\"memory_in_use_mb\": {\"type\": \"integer\", \"description\": \"its proportional share of memory, as last measured\"},"
       "\"memory_limit_mb\": {\"type\": \"integer\"}, \"idle_timeout_s\": {\"type\": \"integer\"},"
-      "\"expires_at\": {\"type\": \"string\"}, \"parent_session_id\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}}}}}}";
+      "\"expires_at\": {\"type\": \"string\"}, \"parent_session_id\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]},"
+      "\"atomic\": {\"type\": \"boolean\"},"
+      "\"state\": {\"type\": \"string\", \"enum\": [\"live\", \"hibernated\"], \"description\": \"hibernated: its node freed it after a checkpoint; its next call resumes it\"},"
+      "\"hibernated_because\": {\"type\": \"string\"},"
+      "\"checkpoint\": {\"type\": \"object\", \"description\": \"its latest checkpoint: what it resumes from\", \"properties\": {\"after_cell\": {\"type\": \"integer\"}, \"at\": {\"type\": \"string\"}}}}}}}}";
 
 static const tool_arg_t s_snapshot_args[] = {
     {"session_id", ARG_STRING, ARG_REQUIRED, "The session to save", SESSION_ID},
