@@ -449,13 +449,21 @@ void session_records_used(session_records_t *self, const tenant_t *t, const char
         return;
     }
     uint64_t now = clock_wall_ms();
-    store_writef(self->store, "HSET %s last_used_ms %llu", rec, (unsigned long long)now);
-    /* the cell's number, not an increment: the journal may send a write twice */
-    if (cell && res->session.cell)
-        store_writef(self->store, "HSET %s cells %u", rec, res->session.cell);
-    if (res->session.memory_kb)
-        store_writef(self->store, "HSET %s memory_kb %llu", rec,
-                     (unsigned long long)res->session.memory_kb);
+    /* one HSET (a session's cells are most of the writes): the cell's number, not an increment
+     * (the journal may send a write twice); memory_kb 0 is "not measured yet" and left alone */
+    unsigned cells = cell ? res->session.cell : 0;
+    unsigned long long kb = res->session.memory_kb;
+    if (cells && kb)
+        store_writef(self->store, "HSET %s last_used_ms %llu cells %u memory_kb %llu", rec,
+                     (unsigned long long)now, cells, kb);
+    else if (cells)
+        store_writef(self->store, "HSET %s last_used_ms %llu cells %u", rec,
+                     (unsigned long long)now, cells);
+    else if (kb)
+        store_writef(self->store, "HSET %s last_used_ms %llu memory_kb %llu", rec,
+                     (unsigned long long)now, kb);
+    else
+        store_writef(self->store, "HSET %s last_used_ms %llu", rec, (unsigned long long)now);
     s_expiry(self, t, id, now + (uint64_t)res->session.idle_timeout_s * 1000);
 }
 

@@ -23,6 +23,12 @@
 #include "session_fork_plan.h"
 
 #define FORK_WAIT_MS 10000 /* from 'f' to the clones' 'R' */
+/* Headroom in a forking session's RLIMIT_NPROC beyond its own clones: other forks (atomic
+ * cells' backups above all) run at the same time, each raising its own session's limit against
+ * the same per-uid count, and a pooled child may be forked meanwhile. Only the session's own C
+ * loop runs in that window (it clones exactly as often as it was asked to), and every other
+ * session's limit stays 0: the headroom lets nothing of a tenant's fork. */
+#define NPROC_SLACK 16
 #define MAX_STRAYS   256
 
 struct session_fork {
@@ -90,7 +96,9 @@ void session_fork_destroy(session_fork_t **self_p)
 
 int session_fork_busy(const session_fork_t *s)
 {
-    return s->ops != NULL;
+    for (const fork_op_t *o = s->ops; o; o = o->next)
+        if (!o->backup) return 1; /* an atomic cell's backup leaves the pool alone (NPROC_SLACK) */
+    return 0;
 }
 
 /* RLIMIT_NPROC's soft limit of a child (its hard one stays as it was). */
@@ -115,9 +123,11 @@ static rlim_t s_nproc_count(session_fork_t *s)
 }
 
 /* Kills every child of the zygote that no slot knows: a clone nobody asked for (the holders of
- * the lineages' pid namespaces are the zygote's own). */
+ * the lineages' pid namespaces are the zygote's own). Only once no fork is under way: another
+ * fork's clone is a child no slot knows until it says 'R'. */
 static void s_sweep(session_fork_t *s)
 {
+    if (s->ops) return;
     pid_t kids[MAX_STRAYS];
     size_t n = procfs_children(s->conf.procfd, getpid(), kids, MAX_STRAYS);
     for (size_t i = 0; i < n; i++) {
@@ -372,7 +382,9 @@ static int s_send(int sock, const fork_msg_t *msg, const int *fds, int n)
 static int s_send_all(session_fork_t *s, fork_op_t *f, char *err, size_t errlen)
 {
     child_t *pc = f->pc;
-    s_nproc(pc->pid, s_nproc_count(s) + f->n); /* room for exactly the clones */
+    rlim_t pending = 0; /* clones of every fork under way not yet made (this one's included) */
+    for (const fork_op_t *o = s->ops; o; o = o->next) pending += o->n - o->n_ready;
+    s_nproc(pc->pid, s_nproc_count(s) + pending + NPROC_SLACK);
     for (size_t i = 0; i < f->n; i++) {
         clone_t *k = &f->clones[i];
         fork_msg_t msg = {pc->area.job_cap, pc->area.stream_cap, k->flags, ""};

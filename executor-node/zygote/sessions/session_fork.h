@@ -9,8 +9,9 @@
  *      session's workspace (modes and mtimes kept); and a new spare directory for the session;
  *   2. Landlock rulesets: one per clone (its own directory) and the session's next layer (its
  *      own workspace and its new spare directory): each side then reaches only its own;
- *   3. RLIMIT_NPROC's soft limit raised on the idle session with prlimit(2), just enough for
- *      the clones (the count is per uid, and every child of this zygote has the same);
+ *   3. RLIMIT_NPROC's soft limit raised on the idle session with prlimit(2), enough for the
+ *      clones and those of the other forks under way (the count is per uid, and every child of
+ *      this zygote has the same);
  *   4. one 'f' per clone, with its descriptors, sent at once; the session clones once per 'f'
  *      and answers 'F' with each clone's pid, and with the last one takes its own next layer
  *      (one layer per fork_session, however many clones: while it clones it runs nothing of
@@ -85,7 +86,7 @@ typedef struct {
 session_fork_t *session_fork_new(const session_fork_conf_t *conf,
                                  const session_fork_hooks_t *hooks);
 void session_fork_destroy(session_fork_t **self_p);
-/* 1 while a fork is under way. */
+/* 1 while a fork_session is under way (an atomic cell's backup does not count). */
 int session_fork_busy(const session_fork_t *self);
 /* Starts a fork of parent for the job id (its new_session and more_sessions name the clones).
  * 0 when under way (the job is answered later), -1 with why. */
