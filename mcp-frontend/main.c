@@ -24,6 +24,7 @@
 #include "mcp-frontend/compat/compat.h"
 #include "mcp-frontend/farm/execution.h"
 #include "mcp-frontend/farm/jobs.h"
+#include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/legacy/mcp_session_store.h"
 #include "mcp-frontend/legacy/stream_log.h"
 #include "mcp-frontend/mcp/fixtures.h"
@@ -275,6 +276,7 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->tenants = tenants_new(fe->loop, fe->store, &conf->tenants);
     fe->limiter = limiter_new(fe->store, &conf->limiter);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
+    fe->served = served_new(fe->loop, fe->store, &(served_conf_t)SERVED_CONF_DEFAULTS);
     fe->records = records_new(fe->store, &conf->records, fe->instance);
     rich_set_link_bytes((size_t)conf->records.file_link_bytes);
     fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
@@ -331,6 +333,7 @@ static void s_teardown(fe_t *fe)
     listeners_destroy(&fe->listeners); /* their streams end with a result, while they can */
     stdio_stop(fe);
     store_destroy(&fe->store); /* pending Redis callbacks run now, with NULL replies */
+    served_destroy(&fe->served);
     executions_destroy(&fe->executions);
     jobs_destroy(&fe->jobs);
     tasks_destroy(&fe->tasks);

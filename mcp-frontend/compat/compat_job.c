@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/pyscan.h"
 #include "common/utf8.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
@@ -12,7 +13,6 @@
 #include "mcp-frontend/tools/execute_code.h"
 #include "mcp-frontend/tools/jobargs.h"
 #include "compat_job.h"
-#include "pyscan.h"
 
 #define VALIDATE_WALL_MS 10000 /* as validate_code's: parsing is quick or hostile */
 

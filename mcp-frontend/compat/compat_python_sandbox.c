@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "common/profiles.h"
+#include "common/pyscan.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "compat_job.h"
 #include "compat_python_sandbox.h"
-#include "pyscan.h"
 
 #define DEFAULT_TIMEOUT_S 30
 

@@ -8,13 +8,13 @@
 #include "common/ids.h"
 #include "common/log.h"
 #include "common/profiles.h"
+#include "common/pyscan.h"
 #include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/state/store.h"
 #include "mcp-frontend/tools/session_tools.h"
 #include "mcp-frontend/tools/snapshot_tools.h"
 #include "compat_snapshots.h"
-#include "pyscan.h"
 #include "subcall.h"
 
 #define WORKSPACE_IDLE_S 3600 /* asked for; the tenant's max_idle_timeout_s caps it */

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/utf8.h"
 #include "proto/mpack.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/task.h"
 #include "execution.h"
 
@@ -43,6 +44,7 @@ struct execution {
     tenant_t *tenant;
     job_t *job; /* until its result */
     char service[JOB_MAX_SERVICE + 1];
+    char *profile_reason; /* opts.profile_reason, copied */
     execution_opts_t opts;
     uint64_t created_ms;   /* wall clock */
     uint64_t submitted_us; /* monotonic, when handed to the broker client */
@@ -71,6 +73,8 @@ static void s_unref(execution_t *ex)
     if (ex->ended) result_clear(&ex->res);
     json_decref(ex->call_result);
     json_decref(ex->opts.render_ctx);
+    json_decref(ex->opts.adjusted);
+    free(ex->profile_reason);
     mcp_session_release(ex->session);
     free(ex);
 }
@@ -80,6 +84,7 @@ static record_about_t s_about(const execution_t *ex)
     return (record_about_t){.id = ex->id_str,
                             .tenant = ex->tenant->name,
                             .profile = ex->service,
+                            .profile_reason = ex->profile_reason,
                             .tool = ex->opts.tool,
                             .created_ms = ex->created_ms,
                             .ttl_s = ex->tenant->record_ttl_s,
@@ -269,6 +274,8 @@ static void s_go_on(execution_t *ex)
     ex->call_result = ex->opts.render_with
                           ? ex->opts.render_with(ex->id_str, &ex->res, ex->opts.render_ctx)
                           : ex->opts.render(ex->id_str, &ex->res);
+    if (ex->profile_reason || ex->opts.adjusted)
+        outcome_annotate(ex->call_result, ex->service, ex->profile_reason, ex->opts.adjusted);
     s_count(self, ex->opts.tool, ex->res.status);
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
@@ -376,6 +383,9 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     ex->opts = *opts;
     ex->legacy_task = opts->task;
     json_incref(ex->opts.render_ctx);
+    json_incref(ex->opts.adjusted);
+    if (opts->profile_reason) ex->profile_reason = xstrdup(opts->profile_reason);
+    ex->opts.profile_reason = NULL; /* ours is ex->profile_reason */
     long ttl_max = records_ttl_ms(self->records); /* the task lives in the record */
     if (ex->opts.task && (ex->opts.task_ttl_ms < 0 || ex->opts.task_ttl_ms >= ttl_max))
         ex->opts.task_ttl_ms = ttl_max;

@@ -160,6 +160,7 @@ void record_submitted(records_t *self, const record_about_t *r, const jobspec_t 
     s_arg_str(&a, r->task ? "1" : "0");
     s_field_str(&a, "tenant", r->tenant);
     s_field_str(&a, "profile", r->profile);
+    if (r->profile_reason) s_field_str(&a, "profile_reason", r->profile_reason);
     s_field_str(&a, "tool", r->tool);
     s_code(self, &a, spec);
     s_field_fmt(&a, "created_ms", "%llu", (unsigned long long)r->created_ms);

@@ -2,7 +2,8 @@
  * §7):
  *
  *   sp:exec:<id>                 hash, TTL (the tenant's record_ttl_s, else --record-ttl-s):
- *                                tenant, status, profile, tool, code (a head of --code-cap
+ *                                tenant, status, profile, profile_reason (why there), tool,
+ *                                code (a head of --code-cap
  *                                bytes; code_sha256 and code_bytes always), created/started/
  *                                finished ms, queue/wall/cpu ms, max_rss_kb, exit_*, stdout/
  *                                stderr heads (--head-cap), error_*, executor, attempt (fields
@@ -76,6 +77,7 @@ typedef struct {
     const char *id; /* execution id */
     const char *tenant;
     const char *profile;
+    const char *profile_reason; /* why it runs there ("inferred from imports pandas"); may be NULL */
     const char *tool;
     uint64_t created_ms;
     long ttl_s; /* the tenant's retention: 0 = the farm's */

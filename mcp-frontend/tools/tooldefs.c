@@ -23,8 +23,10 @@ static const tool_arg_t s_execute_args[] = {
      "\"exclusiveMinimum\": 0"},
     {"memory_limit", ARG_SIZE, ARG_NULLABLE,
      "Memory limit: MB as an integer, or a string like \"256m\" or \"1g\"", NULL},
-    {"profile", ARG_STRING, ARG_NULLABLE,
-     "Sandbox profile: one of {profiles} (default {default_profile})", NULL},
+    {"profile", ARG_STRING, ARG_NULLABLE | ARG_PROFILE,
+     "Sandbox profile: one of {profiles}. Without it the code runs in the smallest of them that "
+     "has every module it imports and every dependency it declares ({default_profile} for the "
+     "standard library); the answer says which ran and why", NULL},
     {"output_limit", ARG_INTEGER, ARG_NULLABLE,
      "Bytes of stdout and of stderr each to keep (default and maximum: the profile's); past it "
      "the job ends output_limit with what was printed so far", "\"minimum\": 1"},
@@ -81,14 +83,19 @@ static const char s_execute_output[] = "{\"type\": \"object\","
     "\"exit\": {\"type\": \"object\", \"required\": [\"reason\", \"signal\", \"syscall\"], \"properties\": {\"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"signal\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}, \"syscall\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}}},"
     "\"session_id\": {\"type\": \"string\", \"description\": \"the session the cell ran in (with session_id)\"},"
     "\"cell\": {\"type\": \"integer\", \"description\": \"the cell's number in its session: 1, 2, ...\"},"
-    "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}}"
+    "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}},"
+    "\"profile\": {\"type\": \"string\", \"description\": \"the profile the code ran in\"},"
+    "\"profile_reason\": {\"type\": \"string\", \"description\": \"why that one: named by the call, inferred from the imports or dependencies, the session's, or the smallest served\"},"
+    "\"limits_adjusted\": {\"type\": \"object\", \"description\": \"limits asked for beyond a maximum, and what was used instead\", \"additionalProperties\": {\"type\": \"object\", \"properties\": {\"requested\": {\"type\": \"number\"}, \"used\": {\"type\": \"number\"}, \"unit\": {\"type\": \"string\"}, \"why\": {\"type\": \"string\"}}}}"
   "}}";
 
 static const tool_arg_t s_validate_args[] = {
     {"code", ARG_STRING, ARG_REQUIRED, NULL, "\"maxLength\": 1048576"},
     {"session_id", ARG_STRING, ARG_NULLABLE,
      "Check the code as a cell of this session: in its profile", "\"minLength\": 36, \"maxLength\": 36"},
-    {"profile", ARG_STRING, ARG_NULLABLE, "Profile whose import rules apply (default {default_profile})", NULL},
+    {"profile", ARG_STRING, ARG_NULLABLE | ARG_PROFILE,
+     "Profile whose import rules apply: one of {profiles} (without it, the one execute_code would "
+     "choose for this code)", NULL},
     {"allowed_imports", ARG_ARRAY, ARG_NULLABLE, NULL, NAMES},
     {NULL},
 };
@@ -160,8 +167,10 @@ const tool_t tooldefs[] = {
         "structuredContent.outputs and as content blocks: a DataFrame as HTML and JSON, a figure "
         "as an image, other values as text. A PEP 723 `# /// script` block's `dependencies` and "
         "the `dependencies` argument are met from the profile's packages, else from the "
-        "operator's package source if it has one (without a `profile`, the call runs in the "
-        "first profile that has what it needs). Limits: timeout in seconds (default {default_timeouts}), memory_limit in "
+        "operator's package source if it has one. Without a `profile` the call runs in the "
+        "smallest profile that has every module the code imports and every dependency it "
+        "declares (`import pandas` runs where pandas is); the answer's `profile` and "
+        "`profile_reason` say which and why. Limits: timeout in seconds (default {default_timeouts}), memory_limit in "
         "MB or as a string such as \"256m\". isError is true for every status other than ok.",
      .args = s_execute_args,
      .output_schema = s_execute_output,
