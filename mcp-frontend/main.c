@@ -168,8 +168,8 @@ static const cfg_opt_t s_opts[] = {
     OPT(STR, jobs.curve_secret_key, "curve-secret-key", "Z85", "this front-end's CURVE secret key"),
     OPT(INT, jobs.heartbeat_ms, "heartbeat-ms", 100, 60000, "MS", "broker heartbeat interval"),
     OPT(STR, jobs.broker_instance, "broker-instance", "NAME",
-        "the broker's --instance, whose Redis snapshot get_sandbox_info reports (default: host "
-        "name)"),
+        "accepted and not used: get_sandbox_info no longer shows a broker's snapshot (a tenant "
+        "sees its own view only)"),
     OPT(INT, jobs.broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
         "a job waits this long for a broker connection before it is answered rejected (lost, "
         "when the broker holding it was lost and none could take it again)"),
