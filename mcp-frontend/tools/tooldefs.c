@@ -8,6 +8,7 @@
 
 #include "execute_code.h"
 #include "get_execution.h"
+#include "get_usage.h"
 #include "list_executions.h"
 #include "sandbox_info.h"
 #include "validate_code.h"
@@ -148,6 +149,23 @@ static const char s_list_executions_output[] = "{\"type\": \"object\", \"require
     "\"next_cursor\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}"
   "}}";
 
+static const tool_arg_t s_get_usage_args[] = {
+    {"days", ARG_INTEGER, ARG_NULLABLE, "UTC days to show, today first (default 7)",
+     "\"minimum\": 1, \"maximum\": 90"},
+    {NULL},
+};
+
+#define USAGE_COUNTS "\"executions\": {\"type\": \"integer\"}, \"cells\": {\"type\": \"integer\"}, \"sessions\": {\"type\": \"integer\", \"description\": \"sessions started: created, forked, restored into a new one\"}, \"snapshots\": {\"type\": \"integer\", \"description\": \"snapshots saved\"}, \"cpu_seconds\": {\"type\": \"number\"}, \"wall_seconds\": {\"type\": \"number\"}, \"statuses\": {\"type\": \"object\", \"description\": \"executions by status\", \"additionalProperties\": {\"type\": \"integer\"}}"
+
+static const char s_get_usage_output[] = "{\"type\": \"object\", \"required\": [\"tenant\", \"days_asked\", \"days\", \"total\", \"now\"],"
+  "\"properties\": {"
+    "\"tenant\": {\"type\": \"string\"},"
+    "\"days_asked\": {\"type\": \"integer\"},"
+    "\"days\": {\"type\": \"array\", \"description\": \"one entry per UTC day, today first\", \"items\": {\"type\": \"object\", \"required\": [\"day\", \"executions\", \"cpu_seconds\"], \"properties\": {\"day\": {\"type\": \"string\"}, " USAGE_COUNTS "}}},"
+    "\"total\": {\"type\": \"object\", \"properties\": {" USAGE_COUNTS "}},"
+    "\"now\": {\"type\": \"object\", \"description\": \"what you hold now, against your quotas\", \"properties\": {\"live_sessions\": {\"type\": \"integer\"}, \"max_sessions\": {\"type\": \"integer\"}, \"snapshots\": {\"type\": \"integer\"}, \"max_snapshots\": {\"type\": \"integer\"}, \"snapshot_bytes\": {\"type\": \"integer\"}, \"max_snapshot_mb\": {\"type\": \"integer\"}}}"
+  "}}";
+
 #define READ_ONLY "{\"readOnlyHint\": true, \"openWorldHint\": false}"
 
 const tool_t tooldefs[] = {
@@ -191,9 +209,9 @@ const tool_t tooldefs[] = {
     {.name = "get_sandbox_info",
      .title = "Describe the sandbox",
      .description =
-        "List the sandbox profiles with their importable modules and default and maximum limits, "
-        "your own limits (rate, concurrency, timeout, memory, profiles), and the farm's current "
-        "capacity.",
+        "List the sandbox profiles this farm serves, with their importable modules, package "
+        "versions and default and maximum limits, and your own limits (rate, concurrency, "
+        "timeout, memory, profiles, sessions and snapshots). get_usage shows what you used.",
      .output_schema = s_info_output,
      .annotations = READ_ONLY,
      .run = sandbox_info_run},
@@ -215,6 +233,16 @@ const tool_t tooldefs[] = {
      .output_schema = s_list_executions_output,
      .annotations = READ_ONLY,
      .run = list_executions_run},
+    {.name = "get_usage",
+     .title = "Your usage",
+     .description =
+        "Show what you used, by UTC day (today first): executions with their statuses, CPU and "
+        "wall seconds, session cells, sessions started, snapshots saved; and what you hold now "
+        "(live sessions, snapshots and their bytes) against your quotas. Only your own tenant's.",
+     .args = s_get_usage_args,
+     .output_schema = s_get_usage_output,
+     .annotations = READ_ONLY,
+     .run = get_usage_run},
     {NULL},
 };
 /* clang-format on */
