@@ -157,7 +157,33 @@ def test_cancelled_call_sends_no_result_and_cancels_the_job(fe, client):
     t.join(10)
     assert not t.is_alive()
     assert not any("result" in m for m in out["r"].messages)
+    # the POST of a request gets an SSE stream or a JSON object (2025-11-25 transports), never a
+    # bodiless 204: here a stream that ends with nothing on it
+    assert out["r"].status == 200 and out["r"].header("Content-Type") == "text/event-stream"
+    assert out["r"].messages == []
     wait_for(lambda: fe.broker_stats()["cancels"] == before + 1, 5, "the broker to see the cancel")
+    wait_for(lambda: fe.health()["jobs_in_flight"] == 0, 5, "the job to end")
+
+
+def test_a_cancelled_call_of_a_json_only_client_gets_one_json_object(fe, key):
+    c = Client(fe.url, key, accept="application/json")
+    c.initialize()
+    out = {}
+
+    def run():
+        out["r"] = c.send("tools/call", {"name": "execute_code", "arguments": {"code": "#sleep 5"}})
+
+    t = threading.Thread(target=run)
+    t.start()
+    wait_for(lambda: fe.health()["jobs_in_flight"] == 1, 5, "the job to be in flight")
+    other = Client(fe.url, key)
+    other.session = c.session
+    assert other.send("notifications/cancelled", {"requestId": c.next_id - 1}, notify=True).status == 202
+    t.join(10)
+    assert not t.is_alive()
+    r = out["r"]
+    assert r.status == 200 and r.header("Content-Type") == "application/json", (r.status, r.body)
+    assert r.json["id"] == c.next_id - 1 and r.json["error"]["message"] == "request cancelled"
     wait_for(lambda: fe.health()["jobs_in_flight"] == 0, 5, "the job to end")
 
 
