@@ -15,7 +15,8 @@ from fe_harness import Client, Frontend, wait_for
 CONTRACT = {"execution_id", "status", "stdout", "stderr", "truncated", "result", "variables", "error", "timings",
             "resources", "exit",
             "images", "files",  # issue #8: figures and workspace files, empty lists elsewhere
-            "outputs"}  # issue 14: display() and the last expression, rendered by type
+            "outputs",  # issue 14: display() and the last expression, rendered by type
+            "profile", "profile_reason"}  # where it ran and why (limits_adjusted only when one was lowered)
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +72,9 @@ def test_every_tool_declares_schemas(client):
         cursor = r.get("nextCursor")
         if not cursor:
             break
-    assert names[:5] == ["execute_code", "validate_code", "get_sandbox_info", "get_execution", "list_executions"]
-    assert sorted(names[5:]) == ["close_session", "create_session", "create_state_snapshot",  # issue 12
+    assert names[:6] == ["execute_code", "validate_code", "get_sandbox_info", "get_execution", "list_executions",
+                         "get_usage"]
+    assert sorted(names[6:]) == ["close_session", "create_session", "create_state_snapshot",  # issue 12
                                  "delete_state_snapshot", "fork_session", "list_sessions",
                                  "list_state_snapshots", "restore_state_snapshot"]
 
@@ -413,4 +415,7 @@ def test_the_documented_file_limits_fit_the_http_body_limit(client):
     over = {"a.txt": "x" * (total + 1)}
     r = client.send("tools/call", {"name": "execute_code", "arguments": {
         "code": "1", "profile": "python.filesystem", "files": over}})
-    assert r.status == 200 and r.json["error"]["code"] == -32602
+    # an argument error the model can act on: a tool result naming the argument
+    res = r.json["result"]
+    assert r.status == 200 and res["isError"] is True and "`files`" in res["content"][0]["text"], res
+    assert res["_meta"]["snakepit/error"] == {"kind": "invalid_argument", "argument": "files"}
