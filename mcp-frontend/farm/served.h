@@ -31,7 +31,7 @@ typedef struct {
     long fresh_ms;   /* a profile whose field is older than this is not served */
 } served_conf_t;
 
-#define SERVED_CONF_DEFAULTS {.refresh_ms = 2000, .fresh_ms = 30000}
+#define SERVED_CONF_DEFAULTS {.refresh_ms = 1000, .fresh_ms = 30000}
 
 typedef struct {
     uint64_t reads;   /* sp:profiles read */
