@@ -93,10 +93,11 @@ def test_files_need_a_profile_with_a_workspace(mcp):
     r = mcp.request("tools/call", {"name": "execute_code", "arguments": {
         "code": "1", "profile": "python.basic", "files": {"a.txt": "x"}}})
     assert "no workspace" in argument_error(r, "files")
-    # without a profile, files take the call to the smallest profile with a workspace
+    # without a profile, files take the call to the smallest profile served with a workspace:
+    # this farm serves python.basic and python.data_science, not python.filesystem
     r = mcp.call("execute_code", {"code": "print(open('a.txt').read())", "files": {"a.txt": "x"}})
     s = r["structuredContent"]
-    assert s["stdout"] == "x\n" and s["profile"] == "python.filesystem", s
+    assert s["stdout"] == "x\n" and s["profile"] == DS, s
     assert "files" in s["profile_reason"]
 
 
