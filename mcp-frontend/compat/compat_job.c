@@ -5,13 +5,13 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "common/pyscan.h"
 #include "common/utf8.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/tools/execute_code.h"
 #include "mcp-frontend/tools/jobargs.h"
+#include "mcp-frontend/tools/pyscan.h"
 #include "compat_job.h"
 
 #define VALIDATE_WALL_MS 10000 /* as validate_code's: parsing is quick or hostile */

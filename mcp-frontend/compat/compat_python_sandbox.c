@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "common/profiles.h"
-#include "common/pyscan.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
+#include "mcp-frontend/tools/pyscan.h"
 #include "compat_job.h"
 #include "compat_python_sandbox.h"
 

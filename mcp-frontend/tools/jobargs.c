@@ -10,11 +10,11 @@
 #include "common/buf.h"
 #include "common/pep508.h"
 #include "common/pep723.h"
-#include "common/pyscan.h"
 #include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/render/proftext.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "jobargs.h"
+#include "pyscan.h"
 #include "tools.h"
 #include "units.h"
 

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_compat.c — libFuzzer target for the drop-in endpoints' readers of code from
- * the network (common/pyscan.c, mcp-frontend/compat/pep723_merge.c, common/pep508.c).
+ * the network (mcp-frontend/tools/pyscan.c, mcp-frontend/compat/pep723_merge.c, common/pep508.c).
  * Whatever the input, pyscan must stay within its bounds and report only ASCII identifiers, and the
  * PEP 723 merge must keep every byte of the code before and after the block's opening line, whether
  * it reads the block or refuses it. The input's first line, when it has one, is an extra
@@ -11,7 +11,7 @@
 
 #include "common/pep508.h"
 #include "mcp-frontend/compat/pep723_merge.h"
-#include "common/pyscan.h"
+#include "mcp-frontend/tools/pyscan.h"
 
 static void s_check_scan(const char *code, size_t len)
 {

@@ -13,7 +13,7 @@
 
 #include "common/buf.h"
 #include "mcp-frontend/compat/pep723_merge.h"
-#include "common/pyscan.h"
+#include "mcp-frontend/tools/pyscan.h"
 
 static pyscan_t s_scan;
 

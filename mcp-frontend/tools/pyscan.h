@@ -1,7 +1,6 @@
-/* common/pyscan.h — the names a piece of Python binds and the modules it imports, read
- * lexically, without a Python parser in this process. A call that names no profile runs in
- * the smallest profile whose modules cover the imports found here (the front-end's
- * execute_code, and `snakepit run` waiting as long as that profile allows); the
+/* mcp-frontend/tools/pyscan.h — the names a piece of Python binds and the modules it imports,
+ * read lexically, without a Python parser in this process. A call that names no profile runs
+ * in the smallest profile whose modules cover the imports found here (jobargs.h); the
  * python-sandbox endpoint reports which variables code defined (its `variables` list) by
  * asking the sandbox for the final values of these names.
  *
@@ -10,8 +9,8 @@
  * from the sandbox's answer; a binding it misses (exec, globals()[...]) is not reported.
  * Bindings read: assignments (also chained, tuple, annotated and augmented ones), for and
  * with ... as targets, walrus, def, class and import. Linear in the input, bounded output. */
-#ifndef SP_PYSCAN_H
-#define SP_PYSCAN_H
+#ifndef SP_FE_PYSCAN_H
+#define SP_FE_PYSCAN_H
 #include <stddef.h>
 
 #define PYSCAN_MAX  64  /* names and modules kept, each (first seen first) */
