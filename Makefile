@@ -188,14 +188,17 @@ test-deb: deb
 	  $(PYTEST) tests/package
 
 # ---- tests
-# Each unit test links the library of the component it tests (named by its file), then the
-# shared one: a module is tested through its header, never by including its .c.
+# Each unit test links the library of the component it tests (named by its file, in these
+# lists), then the shared one: a module is tested through its header, never by including its .c.
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-unit_lib   = $(if $(filter test_broker_% test_queue,$(1)),$(BROKER_LIB)) \
-             $(if $(filter test_fe_% test_compat test_redis_ha,$(1)),$(MCP_LIB)) \
-             $(if $(filter test_exec_% test_node_sessions test_zmsg test_pretouch,$(1)), \
-               $(EXECUTOR_LIB) $(ZYGOTE_LIB))
+BROKER_TESTS   := test_broker_% test_queue
+MCP_TESTS      := test_fe_% test_compat test_store test_store_journal test_executions
+EXECUTOR_TESTS := test_node_sessions test_zmsg test_pretouch test_credits test_claims \
+                  test_slots test_pool
+unit_lib   = $(if $(filter $(BROKER_TESTS),$(1)),$(BROKER_LIB)) \
+             $(if $(filter $(MCP_TESTS),$(1)),$(MCP_LIB)) \
+             $(if $(filter $(EXECUTOR_TESTS),$(1)),$(EXECUTOR_LIB) $(ZYGOTE_LIB))
 UNIT_LDLIBS := -lcmocka -ljansson -lmicrohttpd -lhiredis $(PY_LIBS) -lseccomp $(LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(COMPONENT_LIBS) $(LIB)
@@ -278,7 +281,8 @@ test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/chaos \
-	  tests/integration/test_fe_records.py tests/integration/test_fe_broker.py
+	  tests/integration/test_fe_records.py tests/integration/test_fe_broker.py \
+	  tests/integration/test_fe_bounds.py
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/broker/test_brokers.py
 	SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/cli/test_run_answers.py
 

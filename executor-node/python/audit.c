@@ -5,6 +5,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -201,6 +202,41 @@ static int s_wraps_descriptor(void)
 
 /* ---- the hook ------------------------------------------------------------------------------ */
 
+/* Where os.* events carry their dir_fd (CPython's audit events table; -1 when none was given),
+ * and the runner's own "os.open" (path, flags, dir_fd), which os.open(dir_fd=) raises because
+ * the interpreter's "open" event does not carry it. */
+static const struct {
+    const char *event;
+    int at, at2; /* os.rename and os.link: src_dir_fd and dst_dir_fd; -1 none */
+} s_dir_fd_args[] = {{"os.open", 2, -1},  {"os.mkdir", 2, -1}, {"os.remove", 1, -1},
+                     {"os.rmdir", 1, -1}, {"os.rename", 2, 3}, {"os.chmod", 2, -1},
+                     {"os.chown", 3, -1}, {"os.utime", 3, -1}, {"os.link", 2, 3},
+                     {"os.symlink", 2, -1}};
+
+/* A directory of the workspace's own filesystem: each workspace is a tmpfs of its own, so its
+ * device says it (the read-only paths are the host's). */
+static int s_fd_in_workspace(long fd)
+{
+    struct stat d, w;
+    return s_policy.workspace[0] && fstat((int)fd, &d) == 0 && S_ISDIR(d.st_mode) &&
+           stat(s_policy.workspace, &w) == 0 && d.st_dev == w.st_dev;
+}
+
+/* dir_fd's facts: given (either end's, for two paths), and every one given a workspace's. */
+static void s_read_dir_fd(const char *event, PyObject *args, event_t *e)
+{
+    for (size_t i = 0; i < sizeof s_dir_fd_args / sizeof s_dir_fd_args[0]; i++) {
+        if (strcmp(event, s_dir_fd_args[i].event) != 0) continue;
+        long fd = -1, fd2 = -1;
+        s_arg_long(args, s_dir_fd_args[i].at, &fd);
+        if (s_dir_fd_args[i].at2 >= 0) s_arg_long(args, s_dir_fd_args[i].at2, &fd2);
+        if (fd < 0 && fd2 < 0) return;
+        e->dir_fd = 1;
+        e->dir_fd_ws = (fd < 0 || s_fd_in_workspace(fd)) && (fd2 < 0 || s_fd_in_workspace(fd2));
+        return;
+    }
+}
+
 /* The event's arguments, read the way each kind carries them. */
 static void s_read_event(const char *event, PyObject *args, event_t *e, PyObject *hold[2])
 {
@@ -208,6 +244,10 @@ static void s_read_event(const char *event, PyObject *args, event_t *e, PyObject
         e->path = s_arg_path(args, 0, &hold[0], &e->fd);
         e->mode = s_arg_str(args, 1);
         s_arg_long(args, 2, &e->flags);
+    } else if (!strcmp(event, "os.open")) { /* the runner's: (path, flags, dir_fd) */
+        e->path = s_arg_path(args, 0, &hold[0], &e->fd);
+        s_arg_long(args, 1, &e->flags);
+        s_read_dir_fd(event, args, e);
     } else if (!strcmp(event, "pickle.find_class")) { /* (module, name) */
         e->path = s_arg_str(args, 0);
         e->mode = s_arg_str(args, 1);
@@ -239,6 +279,7 @@ static void s_read_event(const char *event, PyObject *args, event_t *e, PyObject
             e->path2 = s_arg_path(args, 1, &hold[1], &fd2);
             if (!e->path2) e->path2 = "";
         }
+        s_read_dir_fd(event, args, e);
     }
     PyErr_Clear(); /* a failed conversion leaves the argument unknown, and so judged */
 }

@@ -303,6 +303,24 @@ def _no_semaphores():
     ms.SemLock.__init__ = __init__
 
 
+def _audit_open_at():
+    """os.open(path, flags, dir_fd=fd): the interpreter's "open" audit event carries no dir_fd,
+    so the Python layer would judge a relative path against the working directory instead of
+    the descriptor. This os.open raises "os.open" (path, flags, dir_fd) first, which the
+    policy judges by the descriptor (python/policy.c)."""
+    real = os.open
+
+    def open_at(path, flags, mode=0o777, *, dir_fd=None):
+        if dir_fd is not None:
+            sys.audit("os.open", path, flags, dir_fd)
+        return real(path, flags, mode, dir_fd=dir_fd)
+
+    open_at.__doc__, open_at.__name__, open_at.__qualname__ = real.__doc__, "open", "open"
+    os.open = open_at
+    if real in os.supports_dir_fd:  # shutil.rmtree's descriptor walk keeps working
+        os.supports_dir_fd.add(open_at)
+
+
 def prepare(profile, workspace, figures, modules, workspace_profiles, env_site, env_modules,
             env_host):
     """Called once in the zygote after its warm imports. env_site/env_modules: a dependency
@@ -337,6 +355,7 @@ def prepare(profile, workspace, figures, modules, workspace_profiles, env_site, 
         sys.path.append(env_site)
     else:
         sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__name__", "") != "PathFinder"]
+    _audit_open_at()
     _builtins[0] = _make_builtins(profile, workspace)
     if not workspace:  # tempfile would probe /tmp and friends and say none is usable
 
@@ -478,9 +497,99 @@ def _specs_ok(have, specs):
     return True
 
 
+_MARKER_TOKEN = re.compile(r"\s*(?:(\'[^\']*\'|\"[^\"]*\")|(===|==|!=|<=|>=|~=|<|>|\(|\))|([A-Za-z_][A-Za-z0-9_]*))")
+_VERSION_VARS = {"python_version", "python_full_version", "implementation_version"}
+
+
+def _marker_env():
+    u = os.uname()
+    impl = sys.implementation.version
+    return {"os_name": os.name, "sys_platform": sys.platform, "platform_system": u.sysname,
+            "platform_release": u.release, "platform_version": u.version,
+            "platform_machine": u.machine, "platform_python_implementation": "CPython",
+            "implementation_name": sys.implementation.name,
+            "implementation_version": "%d.%d.%d" % (impl.major, impl.minor, impl.micro),
+            "python_version": "%d.%d" % sys.version_info[:2],
+            "python_full_version": "%d.%d.%d" % sys.version_info[:3], "extra": ""}
+
+
+def _marker_true(text):
+    """A PEP 508 environment marker, evaluated here; None when it cannot be read (the
+    front-end and the node refuse what PEP 508 does not allow, so that is rare)."""
+    tokens, pos = [], 0
+    while pos < len(text.rstrip()):
+        m = _MARKER_TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            return None
+        tokens.append(m.group(1) or m.group(2) or m.group(3))
+        pos = m.end()
+    env, at = _marker_env(), [0]
+
+    def take():
+        at[0] += 1
+        return tokens[at[0] - 1] if at[0] <= len(tokens) else None
+
+    def peek():
+        return tokens[at[0]] if at[0] < len(tokens) else None
+
+    def value():
+        t = take()
+        if t is None:
+            raise ValueError
+        if t[0] in "'\"":
+            return t[1:-1], False
+        if t not in env:
+            raise ValueError
+        return env[t], t in _VERSION_VARS
+
+    def compare():
+        if peek() == "(":
+            take()
+            v = either()
+            if take() != ")":
+                raise ValueError
+            return v
+        left, lver = value()
+        op = take()
+        if op == "not":
+            op = "not in" if take() == "in" else None
+        right, rver = value()
+        if op == "in":
+            return left in right
+        if op == "not in":
+            return left not in right
+        if op in ("==", "!=", "<", "<=", ">", ">=", "~=") and (lver or rver):
+            return _spec_ok(left, op, right)
+        if op in ("==", "==="):
+            return left == right
+        if op == "!=":
+            return left != right
+        raise ValueError
+
+    def both():
+        v = compare()
+        while peek() == "and":
+            take()
+            v = compare() and v
+        return v
+
+    def either():
+        v = both()
+        while peek() == "or":
+            take()
+            v = both() or v
+        return v
+
+    try:
+        result = either()
+        return result if at[0] == len(tokens) else None
+    except (ValueError, TypeError):
+        return None
+
+
 def _unmet(deps, req_py):
     """What the profile cannot satisfy: a list of human-readable reasons (empty when all
-    is well). Environment markers are not evaluated: every dependency counts."""
+    is well). A dependency whose environment marker is false here is not needed."""
     missing = []
     if req_py:
         have = "%d.%d.%d" % sys.version_info[:3]
@@ -491,6 +600,8 @@ def _unmet(deps, req_py):
         if not m:
             raise ValueError("cannot read dependency %r" % dep)
         name, specs = m.group(1), m.group(3) or ""
+        if m.group(4) and _marker_true(m.group(4)[1:]) is False:
+            continue  # e.g. `; python_version < "3.8"`: not for this interpreter
         have = _versions.get(_norm(name))
         if have is None:
             missing.append("%s (not installed)" % dep.strip())

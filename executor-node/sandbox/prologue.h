@@ -14,6 +14,10 @@
  *   - recvmsg on its wake socket only, which is how the zygote hands it the descriptors of its
  *     clone (a socket, a job area, Landlock rulesets);
  *   - landlock_restrict_self, which can only narrow what the caller may do.
+ * And every child: its wake socket is written only from wake_send's one `syscall` instruction
+ * (child/wake.h), so that a done byte is always the C code's, after the job: write to it from
+ * anywhere else, writev, pwrite, send*, sendfile and splice into it, and dup/dup2/dup3 or
+ * fcntl(F_DUPFD*) of it (which would give another descriptor the same socket) trap as attacks.
  * Whatever these rules do not allow goes on to the shared program. */
 #ifndef SP_PROLOGUE_H
 #define SP_PROLOGUE_H
@@ -26,7 +30,8 @@ typedef struct {
     pid_t self;    /* signals may go here (and to 0) */
     int session;   /* the session rules below apply */
     uint64_t site; /* the address the fork's clone returns to */
-    int wake_fd;   /* the only fd recvmsg may read */
+    uint64_t wake_site; /* the address wake_send's write returns to */
+    int wake_fd;   /* the only fd recvmsg may read, and written from wake_site only */
 } prologue_t;
 
 /* The prologue into out (cap instructions); it ends by falling through to whatever follows

@@ -265,11 +265,37 @@ static int s_restore_files(zygote_sessions_t *s, const char *dir, jobspec_t *job
     return rc;
 }
 
+/* Between cells a session's process waits in its C loop and runs nothing (child/wake.h): CPU
+ * it used meanwhile means something of the tenant's ran outside any cell's deadline and slot.
+ * Read through the zygote's own /proc, never from the process's account of itself. */
+#define REST_CPU_MAX_MS 200 /* a few scheduler ticks of slack */
+
+static void s_rest_begins(zygote_sessions_t *s, zygote_session_t *z)
+{
+    uint64_t ms;
+    z->rest_cpu_ms = procfs_cpu_ms(s->conf.procfd, z->child->pid, &ms) == 0 ? ms + 1 : 0;
+}
+
+/* 0, or -1 (the session ended, why filled) when its process ran while it should have waited. */
+static int s_rest_was_rest(zygote_sessions_t *s, zygote_session_t *z, refusal_t *why)
+{
+    uint64_t ms;
+    if (!z->rest_cpu_ms || procfs_cpu_ms(s->conf.procfd, z->child->pid, &ms) < 0 ||
+        ms + 1 <= z->rest_cpu_ms + REST_CPU_MAX_MS)
+        return 0;
+    log_warn("event=session_ran_between_cells tenant=%s cpu_ms=%llu", z->tenant,
+             (unsigned long long)(ms + 1 - z->rest_cpu_ms));
+    s_kill(s, z, "security violation: its process ran between cells");
+    return refusal_fill(why, ST_REJECTED, "SessionEnded",
+                        "the session ended: its process ran between cells");
+}
+
 /* z's process gets the job and is woken. */
 static int s_start(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id[ID_BYTES],
                    const jobspec_t *job, refusal_t *why)
 {
     child_t *c = z->child;
+    if (s_rest_was_rest(s, z, why) < 0) return -1;
     area_reset(&c->area, 0, 0);
     uintptr_t at =
         c->area_seen_at ? c->area_seen_at + JOBAREA_HEADER : (uintptr_t)area_job(&c->area);
@@ -466,6 +492,7 @@ void zygote_sessions_finished(zygote_sessions_t *s, child_t *c, int wstatus,
     s_describe(s, z, &res);
     if (!end) {
         pool_kept(s->conf.pool, c);
+        s_rest_begins(s, z);
         if (first) s_announce(s, z);
     }
     s->io.answer(s->io.arg, c->id, &res, c);
