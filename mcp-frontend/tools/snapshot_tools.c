@@ -17,6 +17,7 @@
 #include "mcp-frontend/cells/session_job.h"
 #include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/cells/snapshots.h"
+#include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "session_ops.h"
@@ -302,6 +303,14 @@ static void s_into_new(op_t *op)
     if (!p || !tenant_allows_profile(c->tenant, p->name)) {
         sop_fail(c, "snapshot %s was made in profile %s, which you may not use", x->snapshot_id,
                  name ? name : "?");
+        s_restore_free(x);
+        sop_op_free(op);
+        return;
+    }
+    if (!served_has(c->fe->served, p)) { /* at once, not after the broker's wait for one */
+        tool_refuse(c, TOOL_UNAVAILABLE, "snapshot_id",
+                    "snapshot %s was made in profile %s, which this farm does not serve now",
+                    x->snapshot_id, p->name);
         s_restore_free(x);
         sop_op_free(op);
         return;
