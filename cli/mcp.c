@@ -31,8 +31,8 @@ typedef struct {
 
 /* The drop-in endpoints snakepit-mcp serves (mcp-frontend/compat/compat.c), checked here so a
  * mistyped name is a usage error before any farm is started for it. */
-static const char *const s_compat[] = {"python-sandbox", "py-sandbox", "secure-sandbox",
-                                       "exec-sandbox", "code-sandbox", NULL};
+static const char *const s_compat[] = {"python-sandbox", "py-sandbox",   "secure-sandbox",
+                                       "exec-sandbox",   "code-sandbox", NULL};
 
 static const cfg_opt_t s_opts[] = {
     CFG_OPT_BOOL(mcp_args_t, stdio, "stdio", "serve MCP on stdin/stdout"),

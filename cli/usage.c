@@ -341,7 +341,8 @@ int usage_main(int argc, char **argv)
     }
     rows.n = kept;
     if (!exists && !rows.n) {
-        fprintf(stderr, "snakepit usage: no tenant %s (`snakepit tenant list` names them)\n", tenant);
+        fprintf(stderr, "snakepit usage: no tenant %s (`snakepit tenant list` names them)\n",
+                tenant);
         free(rows.v);
         return 1;
     }

@@ -448,7 +448,7 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     json_incref(ex->opts.render_ctx);
     json_incref(ex->opts.adjusted);
     if (opts->profile_reason) ex->profile_reason = xstrdup(opts->profile_reason);
-    ex->opts.profile_reason = NULL; /* ours is ex->profile_reason */
+    ex->opts.profile_reason = NULL;                /* ours is ex->profile_reason */
     long ttl_max = self->io.ttl_ms(self->records); /* the task lives in the record */
     if (ex->opts.task && (ex->opts.task_ttl_ms < 0 || ex->opts.task_ttl_ms >= ttl_max))
         ex->opts.task_ttl_ms = ttl_max;

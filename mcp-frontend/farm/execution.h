@@ -46,8 +46,8 @@ typedef struct {
     /* execute_code's: said in the answer (structuredContent.profile, profile_reason,
      * limits_adjusted, and its text) and the record; NULL: nothing said (drop-in endpoints keep
      * their servers' shapes). The execution copies the one and holds the other. */
-    const char *profile_reason; /* why the call runs in its profile */
-    json_t *adjusted;           /* limits asked for beyond a maximum (jobargs.h) */
+    const char *profile_reason;     /* why the call runs in its profile */
+    json_t *adjusted;               /* limits asked for beyond a maximum (jobargs.h) */
     execution_result_fn *on_result; /* NULL: none */
     void *on_result_arg;            /* owned by the hook */
     int record;       /* write sp:exec and usage (executions, not validations) */

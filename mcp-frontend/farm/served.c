@@ -99,9 +99,8 @@ served_t *served_new(loop_t *loop, store_t *store, const served_conf_t *conf)
     self->conf = *conf;
     assert(conf->refresh_ms > 0 && conf->fresh_ms > 0);
     store_on_connect(store, s_on_connect, self);
-    self->timer =
-        loop_timer_add(loop, (uint64_t)conf->refresh_ms, (uint64_t)conf->refresh_ms, s_on_timer,
-                       self);
+    self->timer = loop_timer_add(loop, (uint64_t)conf->refresh_ms, (uint64_t)conf->refresh_ms,
+                                 s_on_timer, self);
     return self;
 }
 

@@ -31,7 +31,9 @@ typedef struct {
     long fresh_ms;   /* a profile whose field is older than this is not served */
 } served_conf_t;
 
+/* clang-format off */
 #define SERVED_CONF_DEFAULTS {.refresh_ms = 1000, .fresh_ms = 30000}
+/* clang-format on */
 
 typedef struct {
     uint64_t reads;   /* sp:profiles read */

@@ -74,7 +74,7 @@ typedef struct {
     const char *id; /* execution id */
     const char *tenant;
     const char *profile;
-    const char *profile_reason; /* why it runs there ("inferred from imports pandas"); may be NULL */
+    const char *profile_reason; /* why there ("inferred from imports pandas"), or NULL */
     const char *tool;
     uint64_t created_ms;
     long ttl_s; /* the tenant's retention: 0 = the farm's */

@@ -23,7 +23,7 @@ static const struct {
     const char *field; /* in sp:t:<tenant>:use:<day> */
     const char *name;  /* in the answer */
 } s_counters[] = {
-    {"executions", "executions"}, {"cells", "cells"},         {"sessions", "sessions"},
+    {"executions", "executions"}, {"cells", "cells"},        {"sessions", "sessions"},
     {"snapshots", "snapshots"},   {"cpu_ms", "cpu_seconds"}, {"wall_ms", "wall_seconds"},
 };
 #define N_COUNTERS (sizeof s_counters / sizeof s_counters[0])
@@ -83,11 +83,11 @@ static json_t *s_total(const json_t *rows)
         for (size_t c = 0; c < N_COUNTERS; c++) {
             const char *name = s_counters[c].name;
             json_t *sum = json_object_get(total, name), *add = json_object_get(row, name);
-            json_object_set_new(total, name,
-                                json_is_real(sum)
-                                    ? json_real(json_real_value(sum) + json_number_value(add))
-                                    : json_integer(json_integer_value(sum) +
-                                                   json_integer_value(add)));
+            json_object_set_new(
+                total, name,
+                json_is_real(sum)
+                    ? json_real(json_real_value(sum) + json_number_value(add))
+                    : json_integer(json_integer_value(sum) + json_integer_value(add)));
         }
         const char *st;
         json_t *n, *statuses = json_object_get(total, "statuses");
@@ -110,7 +110,8 @@ static void s_counts_text(buf_t *b, const json_t *row)
     json_object_foreach(json_object_get(row, "statuses"), st, n)
         buf_printf(b, "%s%lld %s", k++ ? ", " : " (", (long long)json_integer_value(n), st);
     if (k) buf_puts(b, ")");
-    buf_printf(b, ", CPU %.3f s, wall %.3f s, %lld cells, %lld sessions started, %lld snapshots saved",
+    buf_printf(b,
+               ", CPU %.3f s, wall %.3f s, %lld cells, %lld sessions started, %lld snapshots saved",
                json_number_value(json_object_get(row, "cpu_seconds")),
                json_number_value(json_object_get(row, "wall_seconds")),
                (long long)json_integer_value(json_object_get(row, "cells")),
@@ -134,13 +135,11 @@ static void s_finish(usage_t *u)
                     "the usage store is unreachable right now; try again shortly");
     } else {
         json_t *total = s_total(u->rows);
-        json_t *now = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "live_sessions",
-                                (json_int_t)u->live_sessions, "max_sessions",
-                                (json_int_t)t->max_sessions, "snapshots",
-                                (json_int_t)u->snapshots, "max_snapshots",
-                                (json_int_t)t->max_snapshots, "snapshot_bytes",
-                                (json_int_t)u->snapshot_bytes, "max_snapshot_mb",
-                                (json_int_t)t->max_snapshot_mb);
+        json_t *now = json_pack(
+            "{s:I,s:I,s:I,s:I,s:I,s:I}", "live_sessions", (json_int_t)u->live_sessions,
+            "max_sessions", (json_int_t)t->max_sessions, "snapshots", (json_int_t)u->snapshots,
+            "max_snapshots", (json_int_t)t->max_snapshots, "snapshot_bytes",
+            (json_int_t)u->snapshot_bytes, "max_snapshot_mb", (json_int_t)t->max_snapshot_mb);
         buf_t b;
         buf_init(&b);
         buf_printf(&b, "Usage of tenant %s, the last %ld day%s (UTC), newest first:\n", t->name,

@@ -42,8 +42,8 @@ static void s_profiles_with(const char *module, char *out, size_t cap)
     out[0] = '\0';
     for (size_t i = 0; i < n_profiles; i++) {
         if (!profile_allows(&profiles[i], module) || !proftext_is_served(&profiles[i])) continue;
-        int w = snprintf(out + n, n < cap ? cap - n : 0, "%s%s", count++ ? ", " : "",
-                         profiles[i].name);
+        int w =
+            snprintf(out + n, n < cap ? cap - n : 0, "%s%s", count++ ? ", " : "", profiles[i].name);
         if (w > 0) n += (size_t)w;
     }
     if (!count) snprintf(out, cap, "none served here");
@@ -69,8 +69,8 @@ int jobargs_names(call_t *c, json_t *args, const char *key, const profile_t *p, 
             return tool_bad_arg(c, key, "`%s[%zu]` must be 1-%u characters", key, i, JOB_MAX_NAME);
         for (size_t k = 0; k < len; k++)
             if (!(isalnum((unsigned char)s[k]) || s[k] == '_' || (p && s[k] == '.')))
-                return tool_bad_arg(c, key, "`%s[%zu]` (\"%.64s\") is not a valid %s name", key, i, s,
-                                p ? "module" : "variable");
+                return tool_bad_arg(c, key, "`%s[%zu]` (\"%.64s\") is not a valid %s name", key, i,
+                                    s, p ? "module" : "variable");
         if (p && !profile_allows(p, s)) {
             char with[512];
             s_profiles_with(s, with, sizeof with);
@@ -112,7 +112,9 @@ int jobargs_dependencies(call_t *c, json_t *args, jobspec_t *spec)
     char why[320];
     json_array_foreach(v, i, e) {
         if (!json_is_string(e))
-            return tool_bad_arg(c, "dependencies", "`dependencies[%zu]` must be a string, a requirement like \"pandas>=2\"", i);
+            return tool_bad_arg(
+                c, "dependencies",
+                "`dependencies[%zu]` must be a string, a requirement like \"pandas>=2\"", i);
         if (pep508_check(json_string_value(e), json_string_length(e), why, sizeof why) < 0)
             return tool_bad_arg(c, "dependencies", "`dependencies[%zu]` (\"%.100s\"): %s", i,
                                 json_string_value(e), why);
@@ -179,8 +181,8 @@ static void s_needs(json_t *args, needs_t *n)
         pyscan(json_string_value(code), json_string_length(code), scan);
         for (i = 0; i < scan->n_modules; i++) s_need(n, scan->modules[i], 'i');
         free(scan);
-        int k = pep723_dependencies(json_string_value(code), json_string_length(code), deps,
-                                    MAX_DEPS);
+        int k =
+            pep723_dependencies(json_string_value(code), json_string_length(code), deps, MAX_DEPS);
         for (int d = 0; d < k; d++) s_need(n, deps[d], 'd');
     }
     json_array_foreach(json_object_get(args, "dependencies"), i, e) if (json_is_string(e))
@@ -288,7 +290,8 @@ const profile_t *jobargs_place(call_t *c, json_t *args, char *why, size_t whylen
             tool_bad_arg(c, "profile",
                          "`profile`: %s is not enabled for tenant %s (yours: %s); leave `profile` "
                          "out to run in one you may use",
-                         p->name, c->tenant->name, c->tenant->profiles[0] ? c->tenant->profiles : "all");
+                         p->name, c->tenant->name,
+                         c->tenant->profiles[0] ? c->tenant->profiles : "all");
             return NULL;
         }
         if (!served_has(c->fe->served, p)) {
@@ -344,14 +347,13 @@ static void s_adjusted(json_t *adjusted, const char *name, double asked, double 
                        const char *unit, const char *why)
 {
     if (!adjusted || asked <= used) return;
-    json_object_set_new(adjusted, name,
-                        json_pack("{s:f,s:f,s:s,s:s}", "requested", asked, "used", used, "unit",
-                                  unit, "why", why));
+    json_object_set_new(
+        adjusted, name,
+        json_pack("{s:f,s:f,s:s,s:s}", "requested", asked, "used", used, "unit", unit, "why", why));
 }
 
 /* Which cap lowered a limit: the tenant's (its plan) or the profile's maximum. */
-static const char *s_cap_why(long asked, long tenant_cap, const profile_t *p, char *buf,
-                             size_t cap)
+static const char *s_cap_why(long asked, long tenant_cap, const profile_t *p, char *buf, size_t cap)
 {
     if (tenant_cap > 0 && asked > tenant_cap) return "your tenant's maximum";
     snprintf(buf, cap, "the maximum of profile %s", p->name);
@@ -360,8 +362,7 @@ static const char *s_cap_why(long asked, long tenant_cap, const profile_t *p, ch
 
 /* The call's values, then the profile's defaults for what it left out, then the tenant's and
  * the profile's caps. A job's CPU budget is its wall time. */
-int jobargs_limits_noted(call_t *c, json_t *args, const profile_t *p, limits_t *l,
-                         json_t *adjusted)
+int jobargs_limits_noted(call_t *c, json_t *args, const profile_t *p, limits_t *l, json_t *adjusted)
 {
     json_t *v = json_object_get(args, "timeout");
     if (v && !json_is_null(v)) {

@@ -71,7 +71,8 @@ static void s_text(buf_t *b, const json_t *list, const char *next, const char *s
         const char *et = json_string_value(json_object_get(e, "error_type"));
         json_t *wall = json_object_get(e, "wall_ms");
         s_iso((long long)json_integer_value(json_object_get(e, "created_ms")), when);
-        buf_printf(b, "- %s %s%s%s%s %s %s %s", json_string_value(json_object_get(e, "execution_id")),
+        buf_printf(b, "- %s %s%s%s%s %s %s %s",
+                   json_string_value(json_object_get(e, "execution_id")),
                    json_string_value(json_object_get(e, "status")), et ? " (" : "", et ? et : "",
                    et ? ")" : "", json_string_value(json_object_get(e, "tool")),
                    json_string_value(json_object_get(e, "profile")), when);

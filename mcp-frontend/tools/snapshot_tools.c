@@ -119,8 +119,7 @@ static void s_on_stored(void *arg, int ok, const char *why)
                    op->s.id, json_integer_value(json_object_get(x->meta, "bytes")));
         s_names_line(&text, "variables", json_object_get(x->meta, "variables"), NULL);
         s_names_line(&text, "files", json_object_get(x->meta, "files"), "path");
-        s_names_line(&text, "skipped (not picklable)", json_object_get(x->meta, "skipped"),
-                     "name");
+        s_names_line(&text, "skipped (not picklable)", json_object_get(x->meta, "skipped"), "name");
         buf_puts(&text, "restore_state_snapshot brings it back, into this session or a new one.");
         sop_reply_landed(op->call, tool_result((const char *)text.data, json_incref(x->meta), 0));
         buf_free(&text);

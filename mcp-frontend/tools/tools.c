@@ -174,7 +174,8 @@ static void s_make_defs(tools_t *self)
     for (size_t i = 0; i < self->n; i++) {
         json_t *d = s_definition(self->rows[i]);
         json_t *m = json_deep_copy(d);
-        json_object_del(m, "execution"); /* tasks there are the server's choice (tasks_extension.h) */
+        json_object_del(m,
+                        "execution"); /* tasks there are the server's choice (tasks_extension.h) */
         json_array_append_new(self->defs, d);
         json_array_append_new(self->defs_modern, m);
     }
@@ -422,8 +423,10 @@ static int s_check_args(call_t *c, const tool_t *t, json_t *args)
             buf_printf(&b, "`%.64s` is not an argument of %s (it was sent ", key, t->name);
             s_sent(&b, v);
             buf_puts(&b, ")");
-            if (meant) buf_printf(&b, "; did you mean `%s`?", meant->name);
-            else buf_puts(&b, ".");
+            if (meant)
+                buf_printf(&b, "; did you mean `%s`?", meant->name);
+            else
+                buf_puts(&b, ".");
             continue;
         }
         if (json_is_null(v) && (a->flags & ARG_NULLABLE)) continue;

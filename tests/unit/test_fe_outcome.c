@@ -155,10 +155,10 @@ static void test_the_profile_and_a_lowered_limit_are_said(void **state)
     /* the status line first, then where it ran and why, then what was lowered, then the output */
     assert_non_null(strstr(text, "status: ok"));
     assert_true(strstr(text, "status: ok") < strstr(text, "profile: python.data_science"));
-    assert_non_null(
-        strstr(text, "profile: python.data_science (inferred from imports pandas)\n"
-                     "note: timeout 500 s asked for, 300 s used (your tenant's maximum)\n"
-                     "stdout:\nhi\n"));
+    assert_non_null(strstr(text,
+                           "profile: python.data_science (inferred from imports pandas)\n"
+                           "note: timeout 500 s asked for, 300 s used (your tenant's maximum)\n"
+                           "stdout:\nhi\n"));
     json_t *sc = json_object_get(r, "structuredContent");
     assert_string_equal(json_string_value(json_object_get(sc, "profile")), "python.data_science");
     assert_string_equal(json_string_value(json_object_get(sc, "profile_reason")),
