@@ -232,6 +232,7 @@ void get_usage_run(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task; /* the row takes no tasks */
     json_t *d = json_object_get(args, "days");
+    if (json_is_null(d)) d = NULL;
     long days = d ? (long)json_integer_value(d) : USAGE_DAYS_DEFAULT;
     if (d && (days < 1 || days > USAGE_DAYS_MAX)) {
         tool_bad_arg(c, "days", "`days` must be 1-%d; got %ld", USAGE_DAYS_MAX, days);
