@@ -271,6 +271,32 @@ static const profile_t *s_fallback(call_t *c, const profile_t *first, const need
     return first;
 }
 
+/* A profile the call named: and, when the code imports what it lacks, which profile has that, so
+ * that the sandbox's refusal is not the model's only clue. */
+static void s_why_named(call_t *c, json_t *args, const profile_t *p, char *why, size_t whylen)
+{
+    needs_t *n = xmalloc(sizeof *n);
+    buf_t b;
+    buf_init(&b);
+    s_needs(args, n);
+    buf_puts(&b, "named by the call");
+    if (!s_covers(p, n)) {
+        buf_puts(&b, "; it lacks ");
+        size_t mark = b.len;
+        s_lacking(&b, p, n, 0);
+        if (b.len == mark) buf_puts(&b, "a workspace for files");
+        for (size_t i = 0; i < n_profiles; i++)
+            if (s_may_run(c, &profiles[i]) && s_covers(&profiles[i], n)) {
+                buf_printf(&b, ", which %s has (leave out `profile` to run there)",
+                           profiles[i].name);
+                break;
+            }
+    }
+    snprintf(why, whylen, "%s", (const char *)b.data);
+    buf_free(&b);
+    free(n);
+}
+
 const profile_t *jobargs_place(call_t *c, json_t *args, char *why, size_t whylen)
 {
     json_t *v = json_object_get(args, "profile");
@@ -302,7 +328,7 @@ const profile_t *jobargs_place(call_t *c, json_t *args, char *why, size_t whylen
                          p->name, names);
             return NULL;
         }
-        snprintf(why, whylen, "named by the call");
+        s_why_named(c, args, p, why, whylen);
         return p;
     }
     needs_t *n = xmalloc(sizeof *n);

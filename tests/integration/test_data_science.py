@@ -111,6 +111,9 @@ def test_import_numpy_is_refused_in_python_basic(mcp):
     r = mcp.call("execute_code", {"code": "import numpy", "profile": "python.basic"})
     s = r["structuredContent"]
     assert r["isError"] and s["status"] == "error" and s["error"]["type"] == "ImportError"
+    # the answer says where numpy is, beside the sandbox's refusal
+    assert "lacks numpy, which python.data_science has" in s["profile_reason"], s["profile_reason"]
+    assert "python.data_science" in r["content"][0]["text"]
     r = mcp.request("tools/call", {"name": "execute_code", "arguments": {
         "code": "import numpy", "profile": "python.basic", "allowed_imports": ["numpy"]}})
     text = argument_error(r, "allowed_imports")
