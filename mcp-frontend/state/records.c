@@ -230,7 +230,7 @@ static void s_usage_keys(records_t *self, args_t *a, const char *tenant, uint64_
     char key[RECORD_USAGE_KEY_MAX];
     for (int k = 0; k < USAGE_SWEEP; k++) {
         uint64_t ms = created_ms - (uint64_t)(self->conf.usage_days + 1 + k) * DAY_MS;
-        s_arg_str(a, record_usage_key(key, tenant, ms));
+        s_arg_fmt(a, "%s", record_usage_key(key, tenant, ms)); /* copied: key goes */
     }
 }
 
