@@ -115,14 +115,24 @@ $(BUILD)/gen/%_py.h: executor-node/buildbox/%.py
 $(OBJ)/executor-node/buildbox/buildbox.o: $(BUILD)/gen/envbuild_py.h
 
 $(OBJ)/executor-node/python/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
-                               $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h
+                               $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h \
+                               $(BUILD)/gen/ipython_py.h $(BUILD)/gen/dists_py.h
 
 # the drop-in endpoints' validators are Python programs the front-end sends to the farm as
 # jobs (mcp-frontend/compat/compat_validators.h), compiled in the same way
 $(BUILD)/gen/%_py.h: mcp-frontend/compat/helpers/%.py
 	$(py_to_h)
+# and the predefined JSON schemas, which the validator gets with each call and the endpoint
+# serves as a resource: NAME_json in $(BUILD)/gen/NAME_json.h
+$(BUILD)/gen/%_json.h: mcp-frontend/compat/helpers/%.json
+	@mkdir -p $(@D)
+	{ echo '/* generated from $< by the Makefile */'; \
+	  echo 'static const char $*_json[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/mcp-frontend/compat/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h
+$(OBJ)/mcp-frontend/compat/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h \
+                                               $(BUILD)/gen/schemas_json.h
 $(OBJ)/mcp-frontend/compat/compat_validators.o: CPPFLAGS += -I$(BUILD)/gen
 
 # ---- the binaries: a main() and its component's library

@@ -63,6 +63,14 @@ static void s_tool_calls(buf_t *out, const executions_stats_t *e, const tools_st
     if (t->unknown_tools)
         prom_sample(out, P "tool_calls_total", (double)t->unknown_tools, "tool", "unknown",
                     "status", status_name(ST_REJECTED), NULL);
+    prom_family(out, P "security_events_total", PROM_COUNTER,
+                "Operations the sandbox refused, by the layer that refused them and whether the "
+                "run ended as a security_violation (violation) or the code went on (caught).");
+    for (int l = 0; l < REFUSAL__COUNT; l++)
+        for (int ended = 0; ended < 2; ended++)
+            prom_sample(out, P "security_events_total", (double)e->refusals[l][ended], "layer",
+                        refusal_layer_name((refusal_layer_t)l), "outcome",
+                        ended ? "violation" : "caught", NULL);
 }
 
 static void s_limits(buf_t *out, const limiter_stats_t *l, const http_stats_t *h)

@@ -228,6 +228,27 @@ static void s_on_progress(void *owner, const uint8_t *body, size_t len)
 
 static void s_go_on(execution_t *ex);
 
+static const char *const s_refusal_layers[REFUSAL__COUNT] = {"python", "seccomp", "other"};
+
+const char *refusal_layer_name(refusal_layer_t layer)
+{
+    return layer < REFUSAL__COUNT ? s_refusal_layers[layer] : "other";
+}
+
+/* Each refused operation of a Result, into the counters by layer and by whether it ended the
+ * run. */
+static void s_count_refusals(executions_t *self, const result_t *res)
+{
+    int ended = res->status == ST_SECURITY_VIOLATION;
+    for (size_t i = 0; i < res->n_events; i++) {
+        refusal_layer_t l = REFUSAL_OTHER;
+        for (int k = 0; k < REFUSAL_OTHER; k++)
+            if (res->events[i].layer && !strcmp(res->events[i].layer, s_refusal_layers[k]))
+                l = (refusal_layer_t)k;
+        self->stats.refusals[l][ended] += res->events[i].count;
+    }
+}
+
 static void s_count(executions_t *self, const char *tool, status_t st)
 {
     executions_stats_t *stats = &self->stats;
@@ -288,6 +309,7 @@ static void s_render_and_record(execution_t *ex)
     if (ex->profile_reason || ex->opts.adjusted)
         outcome_annotate(ex->call_result, ex->service, ex->profile_reason, ex->opts.adjusted);
     s_count(self, ex->opts.tool, ex->res.status);
+    s_count_refusals(self, &ex->res);
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
         /* s_on_record_landed may run before record_finished returns (a connection failing as

@@ -85,6 +85,9 @@ typedef enum {
 
 #define EXECUTIONS_MAX_TOOLS 16 /* the tools that run on the farm, compat endpoints' too */
 
+/* The layer a security event came from (result.h), as metrics count them: a fixed set. */
+typedef enum { REFUSAL_PYTHON, REFUSAL_SECCOMP, REFUSAL_OTHER, REFUSAL__COUNT } refusal_layer_t;
+
 typedef struct {
     struct {
         const char *tool;
@@ -93,6 +96,9 @@ typedef struct {
     size_t n_tools;
     uint64_t unconfirmed[UNCONFIRMED__COUNT];
     uint64_t bad_results; /* Results the front-end could not decode */
+    /* operations the sandbox refused (security_events, by their counts), by layer and whether
+     * the run ended as a security_violation ([1]) or the code went on ([0]) */
+    uint64_t refusals[REFUSAL__COUNT][2];
 } executions_stats_t;
 
 typedef struct {
@@ -134,6 +140,7 @@ void executions_destroy(executions_t **self_p);
 void executions_on_end(executions_t *self, execution_end_fn *fn, void *arg);
 const executions_stats_t *executions_stats(const executions_t *self);
 const char *unconfirmed_name(unconfirmed_t why);
+const char *refusal_layer_name(refusal_layer_t layer);
 
 /* Runs spec (its kind, code, limits, tenant and service filled) for c, which is answered
  * exactly once: with the rendered result, or an error, or — for a task — at once. */

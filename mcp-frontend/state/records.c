@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/utf8.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/task.h"
 #include "record_scripts.h"
 #include "records.h"
@@ -255,6 +256,7 @@ static int s_flat_is_whole(const records_t *self, const result_t *res)
     size_t head = (size_t)self->conf.head_cap;
     return !res->variables && !res->validation && !res->error.traceback && !res->n_images &&
            !res->n_files && !res->images_truncated && !res->files_truncated && !res->exit.code &&
+           !res->n_events && !res->events_truncated &&
            (!res->n_outputs || s_output_is_repr(res)) && !res->outputs_truncated &&
            res->out_len <= head && res->err_len <= head && utf8_valid(res->out, res->out_len) &&
            utf8_valid(res->err, res->err_len) &&
@@ -289,6 +291,17 @@ static void s_final_fields(records_t *self, args_t *a, const record_about_t *r, 
     snprintf(n, sizeof n, "%d", res->exit.signal);
     s_field_nonzero(a, "exit_signal", n);
     s_field_nonzero(a, "exit_syscall", res->exit.syscall);
+    snprintf(n, sizeof n, "%d", res->exit.code);
+    s_field_nonzero(a, "exit_code", n);
+    if (res->n_events) { /* what the sandbox refused, caught or not: [{operation, target, ...}] */
+        json_t *events = outcome_security_events(res);
+        char *text = json_dumps(events, JSON_COMPACT);
+        json_decref(events);
+        if (text) {
+            s_arg_str(a, "security_events");
+            s_arg_own(a, text, strlen(text));
+        }
+    }
     s_field_head(a, "stdout", res->out, res->out_len, head);
     if (res->err_len) s_field_head(a, "stderr", res->err, res->err_len, head);
     s_field_nonzero(a, "stdout_truncated", res->out_truncated || res->out_len > head ? "1" : "0");

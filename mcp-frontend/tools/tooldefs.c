@@ -81,7 +81,8 @@ static const char s_execute_output[] = "{\"type\": \"object\","
       "\"type\": {\"type\": \"string\"}, \"message\": {\"type\": \"string\"}, \"traceback\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"line\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}}}]},"
     "\"timings\": {\"type\": \"object\", \"required\": [\"queue_ms\", \"wall_ms\", \"cpu_ms\"], \"properties\": {\"queue_ms\": {\"type\": \"number\"}, \"wall_ms\": {\"type\": \"number\"}, \"cpu_ms\": {\"type\": \"number\"}}},"
     "\"resources\": {\"type\": \"object\", \"required\": [\"max_rss_kb\"], \"properties\": {\"max_rss_kb\": {\"type\": \"integer\"}}},"
-    "\"exit\": {\"type\": \"object\", \"required\": [\"reason\", \"signal\", \"syscall\"], \"properties\": {\"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"signal\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}, \"syscall\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}}},"
+    "\"exit\": {\"type\": \"object\", \"required\": [\"reason\", \"signal\", \"syscall\"], \"properties\": {\"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"signal\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}, \"syscall\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"code\": {\"type\": \"integer\", \"description\": \"the exit status the code chose (sys.exit(42): 42)\"}}},"
+    "\"security_events\": {\"type\": \"array\", \"description\": \"operations the sandbox refused, whether the code caught them (status as the code ended) or not (security_violation)\", \"items\": {\"type\": \"object\", \"required\": [\"operation\", \"target\", \"layer\", \"count\"], \"properties\": {\"operation\": {\"type\": \"string\"}, \"target\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"layer\": {\"type\": \"string\"}, \"count\": {\"type\": \"integer\"}}}},"
     "\"session_id\": {\"type\": \"string\", \"description\": \"the session the cell ran in (with session_id)\"},"
     "\"cell\": {\"type\": \"integer\", \"description\": \"the cell's number in its session: 1, 2, ...\"},"
     "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}},"
@@ -200,7 +201,8 @@ const tool_t tooldefs[] = {
      .title = "Check Python code without running it",
      .description =
         "Parse Python code and report syntax errors (with line and column), imports the profile "
-        "does not allow, sandbox-escape patterns, counts and a complexity estimate, with "
+        "does not allow, calls the sandbox refuses when the code runs, counts and a complexity "
+        "estimate, with "
         "recommendations. Nothing is executed. Advice only: the sandbox enforces its limits anyway.",
      .args = s_validate_args,
      .output_schema = s_validate_output,

@@ -16,6 +16,7 @@ CONTRACT = {"execution_id", "status", "stdout", "stderr", "truncated", "result",
             "resources", "exit",
             "images", "files",  # issue #8: figures and workspace files, empty lists elsewhere
             "outputs",  # issue 14: display() and the last expression, rendered by type
+            "security_events",  # what the sandbox refused, caught or not (empty here)
             "profile", "profile_reason"}  # where it ran and why (limits_adjusted only when one was lowered)
 
 
@@ -85,9 +86,11 @@ def test_execute_code_result_has_exactly_the_contract_fields(client, fe):
     assert set(sc) == CONTRACT
     assert sc["status"] == "ok" and r["isError"] is False
     assert set(sc["timings"]) == {"queue_ms", "wall_ms", "cpu_ms"}
-    assert set(sc["truncated"]) == {"stdout", "stderr", "images", "files", "outputs"}
-    assert set(sc["exit"]) == {"reason", "signal", "syscall"}
+    assert set(sc["truncated"]) == {"stdout", "stderr", "images", "files", "outputs",
+                                    "security_events"}
+    assert set(sc["exit"]) == {"reason", "signal", "syscall", "code"}
     assert sc["images"] == [] and sc["files"] == [] and sc["outputs"] == []
+    assert sc["security_events"] == [] and sc["exit"]["code"] == 0
     assert r["content"][0]["type"] == "text" and "status: ok" in r["content"][0]["text"]
     route = fe.broker_stats()["routes"][-1]
     spec = fe.broker_stats()["specs"][-1]
