@@ -113,7 +113,8 @@ def test_import_numpy_is_refused_in_python_basic(mcp):
     assert r["isError"] and s["status"] == "error" and s["error"]["type"] == "ModuleNotFoundError"
     assert "python.data_science" in s["error"]["message"]
     # and the answer says where numpy is, beside the sandbox's refusal
-    assert "lacks numpy, which python.data_science has" in s["profile_reason"], s["profile_reason"]    r = mcp.request("tools/call", {"name": "execute_code", "arguments": {
+    assert "lacks numpy, which python.data_science has" in s["profile_reason"], s["profile_reason"]
+    r = mcp.request("tools/call", {"name": "execute_code", "arguments": {
         "code": "import numpy", "profile": "python.basic", "allowed_imports": ["numpy"]}})
     text = argument_error(r, "allowed_imports")
     assert "not available in profile python.basic" in text and DS in text
