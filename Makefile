@@ -283,13 +283,16 @@ test-chaos: all
 test-ops: all
 	$(PYTEST) tests/ops
 
-# The sanitizer pass: unit tests with leak detection, then the executor, integration, chaos and
+# The sanitizer pass: unit tests with leak detection, then the executor, the forks and builds of
+# the security suite (their C: fork plans, the wake socket, the build box), integration, chaos and
 # several-broker suites against ASan+UBSan binaries (leaks off there: the embedded interpreter
 # keeps its heap; every farm's logs are checked for reports when it stops), and
 # the CLI against a scripted endpoint with leak detection on (an ASan report fails the run).
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
+	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) \
+	  tests/security/test_session_integrity.py tests/security/test_dependency_builds.py
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/chaos \
 	  tests/integration/test_fe_records.py tests/integration/test_fe_broker.py \
 	  tests/integration/test_fe_bounds.py
