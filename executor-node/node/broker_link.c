@@ -325,6 +325,17 @@ broker_link_t *broker_link_new(loop_t *loop, void *ctx, const node_conf_t *conf,
 void broker_link_disconnect(broker_link_t *self)
 {
     s_send_cmd(self, W_DISCONNECT, NULL, 0);
+    int linger = 500; /* the destroy, which comes next, lets this and what is queued go out */
+    if (self->sock) zmq_setsockopt(self->sock, ZMQ_LINGER, &linger, sizeof linger);
+}
+
+void broker_link_send_leaving(broker_link_t *self, const leaving_t *m)
+{
+    buf_t b;
+    buf_init(&b);
+    leaving_encode(m, &b);
+    s_send_cmd(self, W_LEAVING, b.data, b.len);
+    buf_free(&b);
 }
 
 void broker_link_destroy(broker_link_t **self_p)
