@@ -114,7 +114,8 @@ static enum MHD_Result s_on_request(void *cls, struct MHD_Connection *conn, cons
         char *body = buf_steal(&b, &len);
         return s_respond(conn, code, "application/json", body, len);
     }
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+    if ((strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) ||
+        (self->post && strcmp(url, self->post_path) == 0))
         return s_respond(conn, 405, "text/plain", xstrdup("method not allowed\n"), 19);
     if (strcmp(url, "/metrics") == 0) {
         buf_t b;
