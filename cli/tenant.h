@@ -5,7 +5,9 @@
  *                         profiles, created_ms, key_sha256, and its record retention when set:
  *                         record_ttl_s, record_max; and the session quotas (issue 12)
  *                         max_sessions, max_session_memory_mb, max_idle_timeout_s,
- *                         max_snapshots, max_snapshot_mb — absent: the front-end's defaults
+ *                         max_snapshots, max_snapshot_mb; and what it may hold across the farm
+ *                         (issue 30) max_listen_streams, max_sse_streams, max_tasks,
+ *                         max_linked_mb, max_linked_files — absent: the front-end's defaults
  *   sp:key:{sha256(key)}  string: tenant name
  * Keys are shown once and stored only as their SHA-256. */
 #ifndef SP_TENANT_H
@@ -28,6 +30,12 @@ typedef struct {
     long   max_idle_timeout_s;
     long   max_snapshots;
     long   max_snapshot_mb;
+    /* what it may hold across the farm: the same (0: left alone) */
+    long   max_listen_streams;
+    long   max_sse_streams;
+    long   max_tasks;
+    long   max_linked_mb;
+    long   max_linked_files;
 } tenant_quota_t;
 
 void tenant_quota_defaults(tenant_quota_t *q);
@@ -51,6 +59,13 @@ int  tenant_ensure_named(redisContext *c, const char *name, const char *digest, 
                          size_t errlen);
 /* The tenant's quotas as stored (defaults where a field is missing). 0, or -1. */
 int  tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q);
+/* What the tenant holds across the farm now, as the front-ends count it against its caps
+ * (mcp-frontend/state/holds.h, filestore.h). */
+typedef struct {
+    long      listen_streams, sse_streams, tasks, linked_files;
+    long long linked_bytes;
+} tenant_holding_t;
+int  tenant_holding_read(redisContext *c, const char *name, tenant_holding_t *h);
 int  tenant_exists(redisContext *c, const char *name);
 /* Deletes the tenant and its key. 0, or -1 with the reason in err. */
 int  tenant_remove(redisContext *c, const char *name, char *err, size_t errlen);

@@ -16,6 +16,8 @@
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/rpc/mcp_session.h"
 #include "mcp-frontend/state/bus.h"
+#include "mcp-frontend/state/filestore.h"
+#include "mcp-frontend/state/holds.h"
 #include "mcp-frontend/state/limiter.h"
 #include "mcp-frontend/state/store.h"
 #include "mcp-frontend/tools/tools.h"
@@ -200,6 +202,48 @@ static void s_eras(buf_t *out, const fe_t *fe)
     prom_sample(out, P "bus_reconnects_total", (double)b->reconnects, NULL);
 }
 
+/* What tenants hold across the farm (holds.h) and the linked files kept in Redis
+ * (filestore.h): each refusal by the cap that refused it, never by tenant. */
+static void s_tenant_bounds(buf_t *out, const fe_t *fe)
+{
+    const holds_stats_t *h = holds_stats(fe->holds);
+    const filestore_stats_t *f = filestore_stats(fe->files);
+    static const char *const caps[HOLD__COUNT] = {[HOLD_LISTEN] = "max_listen_streams",
+                                                  [HOLD_SSE] = "max_sse_streams",
+                                                  [HOLD_TASK] = "max_tasks"};
+    prom_family(out, P "tenant_cap_refusals_total", PROM_COUNTER,
+                "Requests and linked files refused because their tenant held its cap (counted "
+                "across every front-end), by cap.");
+    for (int k = 0; k < HOLD__COUNT; k++)
+        prom_sample(out, P "tenant_cap_refusals_total", (double)h->refused[k], "cap", caps[k],
+                    NULL);
+    prom_sample(out, P "tenant_cap_refusals_total", (double)f->files[FILE_OVER_TENANT_MB], "cap",
+                "max_linked_mb", NULL);
+    prom_sample(out, P "tenant_cap_refusals_total", (double)f->files[FILE_OVER_TENANT_FILES], "cap",
+                "max_linked_files", NULL);
+    prom_family(out, P "held", PROM_GAUGE,
+                "Listen streams, legacy GET streams and running tasks this front-end holds for "
+                "their tenants' caps, by kind.");
+    for (int k = 0; k < HOLD__COUNT; k++)
+        prom_sample(out, P "held", (double)h->held[k], "kind", hold_kind_name((hold_kind_t)k),
+                    NULL);
+    prom_family(out, P "hold_fallbacks_total", PROM_COUNTER,
+                "Tenant caps decided by this front-end alone because Redis could not be asked, by "
+                "kind.");
+    for (int k = 0; k < HOLD__COUNT; k++)
+        prom_sample(out, P "hold_fallbacks_total", (double)h->fallbacks[k], "kind",
+                    hold_kind_name((hold_kind_t)k), NULL);
+    prom_family(out, P "linked_files_total", PROM_COUNTER,
+                "Files too large to return inline, by what became of them: kept in Redis, or "
+                "not kept (the tenant's max_linked_mb or max_linked_files, the farm's "
+                "--file-share-pct of maxmemory, Redis unavailable).");
+    for (int w = 0; w < FILE__COUNT; w++)
+        prom_sample(out, P "linked_files_total", (double)f->files[w], "outcome",
+                    filestore_outcome_name((file_outcome_t)w), NULL);
+    prom_family(out, P "linked_bytes_total", PROM_COUNTER, "Bytes of the linked files kept.");
+    prom_sample(out, P "linked_bytes_total", (double)f->kept_bytes, NULL);
+}
+
 void fe_metrics_render(void *arg, buf_t *out)
 {
     const fe_t *fe = arg;
@@ -215,6 +259,7 @@ void fe_metrics_render(void *arg, buf_t *out)
                 "could not be asked (--auth-stale-ms).");
     prom_sample(out, P "auth_stale_total", (double)tenants_stale_auths(fe->tenants), NULL);
     s_eras(out, fe);
+    s_tenant_bounds(out, fe);
     prom_family(out, P "jobs_inflight", PROM_GAUGE, "Jobs submitted and not yet answered.");
     prom_sample(out, P "jobs_inflight", (double)jobs_count(fe->jobs), NULL);
     prom_family(out, P "broker_unavailable_total", PROM_COUNTER,

@@ -13,7 +13,10 @@
 #include "common/log.h"
 #include "common/utf8.h"
 #include "proto/mpack.h"
+#include "mcp-frontend/render/rich.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/rpc/task.h"
+#include "mcp-frontend/state/holds.h"
 #include "execution.h"
 
 #define END_HOOKS_MAX       8
@@ -25,6 +28,8 @@ struct executions {
     executions_io_t io; /* the farm's and Redis's verbs (execution.h) */
     jobs_t *jobs;
     records_t *records;
+    filestore_t *files; /* linked files kept within their bounds (filestore.h) */
+    holds_t *holds;     /* tasks counted against their tenant's max_tasks (holds.h) */
     executions_conf_t conf;
     idmap_t *running; /* id → execution_t, until it concludes */
     struct {
@@ -54,6 +59,7 @@ struct execution {
     /* after the result */
     int ended;
     result_t res;
+    json_t *unkept; /* linked files the store did not keep: [{path, bytes, note}] */
     json_t *call_result;
     uint64_t record_timer;  /* the answer's wait for its record */
     uint64_t promote_timer; /* 2026-07-28: becoming a task if still running */
@@ -70,6 +76,8 @@ static void s_unref(execution_t *ex)
         call_release(ex->call);
     }
     if (ex->ended) result_clear(&ex->res);
+    ex->owner->io.release_hold(&ex->opts.task_hold);
+    json_decref(ex->unkept);
     json_decref(ex->call_result);
     json_decref(ex->opts.render_ctx);
     mcp_session_release(ex->session);
@@ -124,6 +132,7 @@ static void s_conclude(execution_t *ex)
         loop_timer_cancel(self->loop, ex->promote_timer);
         ex->promote_timer = 0;
     }
+    self->io.release_hold(&ex->opts.task_hold); /* an ended task holds nothing on a front-end */
     s_answer(ex);
     log_info("event=job_done job=%s tenant=%s tool=%s status=%s wall_ms=%.3f queue_ms=%.3f",
              ex->id_str, ex->tenant->name, ex->opts.tool, status_name(ex->res.status),
@@ -264,12 +273,13 @@ void execution_go_on(execution_t *ex)
     s_unref(ex);
 }
 
-static void s_go_on(execution_t *ex)
+static void s_render_and_record(execution_t *ex)
 {
     executions_t *self = ex->owner;
     ex->call_result = ex->opts.render_with
                           ? ex->opts.render_with(ex->id_str, &ex->res, ex->opts.render_ctx)
                           : ex->opts.render(ex->id_str, &ex->res);
+    if (ex->unkept) rich_add_unkept(ex->call_result, ex->unkept);
     s_count(self, ex->opts.tool, ex->res.status);
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
@@ -291,6 +301,38 @@ static void s_go_on(execution_t *ex)
         return;
     }
     s_conclude(ex);
+}
+
+/* The store's verdict on the linked files: those it did not keep leave the Result (neither the
+ * answer nor the record links to a file that is not there) and are named with the reason. */
+static void s_on_files_kept(void *arg, const file_unkept_t *unkept, size_t n)
+{
+    execution_t *ex = arg;
+    result_t *res = &ex->res;
+    if (n) ex->unkept = json_array();
+    for (size_t i = n; i-- > 0;) { /* highest index first: the lower ones stay where they are */
+        result_file_t *f = &res->files[unkept[i].index];
+        json_array_insert_new(ex->unkept, 0,
+                              json_pack("{s:o,s:I,s:s}", "path", json_str_safe(f->path), "bytes",
+                                        (json_int_t)f->len, "note", unkept[i].note));
+        free(f->path);
+        free(f->data);
+        memmove(f, f + 1, (res->n_files - unkept[i].index - 1) * sizeof *f);
+        res->n_files--;
+    }
+    s_render_and_record(ex);
+    s_unref(ex);
+}
+
+static void s_go_on(execution_t *ex)
+{
+    if (ex->opts.record && filestore_has_links(&ex->res)) {
+        ex->refs++; /* until the store says which it kept */
+        ex->owner->io.keep_files(ex->owner->files, ex->tenant, ex->id_str, &ex->res,
+                                 s_on_files_kept, ex);
+        return;
+    }
+    s_render_and_record(ex);
 }
 
 static const job_events_t s_events = {s_on_accepted, s_on_progress, s_on_finished};
@@ -354,18 +396,38 @@ static void s_on_task_recorded(void *arg, redisReply *reply)
     s_unref(ex);
 }
 
+/* Its place among the tenant's max_tasks (or not: then it stays a call, which is all a
+ * 2026-07-28 client asked for — the server decides, and nothing is refused). */
+static void s_on_promote_hold(void *arg, hold_t *hold, long held)
+{
+    execution_t *ex = arg;
+    if (!hold || ex->ended || !ex->call || !call_alive(ex->call)) {
+        if (!hold && held >= 0)
+            log_info("event=task_not_created job=%s tenant=%s reason=max_tasks held=%ld "
+                     "limit=%ld",
+                     ex->id_str, ex->tenant->name, held, ex->tenant->max_tasks);
+        ex->owner->io.release_hold(&hold);
+        s_unref(ex);
+        return;
+    }
+    ex->opts.task_hold = hold;
+    ex->opts.task = 1;
+    ex->opts.task_ttl_ms = ex->owner->io.ttl_ms(ex->owner->records);
+    record_about_t about = s_about(ex);
+    /* our reference passes to s_on_task_recorded */
+    if (!ex->owner->io.task_started(ex->owner->records, &about, s_on_task_recorded, ex))
+        s_on_task_recorded(ex, NULL); /* Redis away: no task can be promised now */
+}
+
 static void s_on_promote(loop_t *loop, void *arg)
 {
     (void)loop;
     execution_t *ex = arg;
     ex->promote_timer = 0;
     if (ex->ended || !ex->call || !call_alive(ex->call)) return;
-    ex->opts.task = 1;
-    ex->opts.task_ttl_ms = ex->owner->io.ttl_ms(ex->owner->records);
-    record_about_t about = s_about(ex);
-    ex->refs++; /* for s_on_task_recorded */
-    if (!ex->owner->io.task_started(ex->owner->records, &about, s_on_task_recorded, ex))
-        s_on_task_recorded(ex, NULL); /* Redis away: no task can be promised now */
+    ex->refs++; /* for s_on_promote_hold, then s_on_task_recorded */
+    ex->owner->io.take_hold(ex->owner->holds, HOLD_TASK, ex->tenant->name, ex->tenant->max_tasks,
+                            ex->id_str, s_on_promote_hold, ex);
 }
 
 void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execution_opts_t *opts)
@@ -460,23 +522,26 @@ json_t *execution_cancel_task(execution_t *ex)
 
 /* ---- the table */
 
-executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records,
-                             const executions_conf_t *conf)
+executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records, filestore_t *files,
+                             holds_t *holds, const executions_conf_t *conf)
 {
-    static const executions_io_t io = {jobs_submit,       jobs_cancel,     records_ttl_ms,
-                                       record_submitted,  record_finished, record_task_started,
-                                       record_task_status};
-    return executions_new_io(loop, &io, jobs, records, conf);
+    static const executions_io_t io = {
+        jobs_submit,         jobs_cancel,        records_ttl_ms, record_submitted, record_finished,
+        record_task_started, record_task_status, filestore_keep, holds_take,       holds_release};
+    return executions_new_io(loop, &io, jobs, records, files, holds, conf);
 }
 
 executions_t *executions_new_io(loop_t *loop, const executions_io_t *io, jobs_t *jobs,
-                                records_t *records, const executions_conf_t *conf)
+                                records_t *records, filestore_t *files, holds_t *holds,
+                                const executions_conf_t *conf)
 {
     executions_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;
     self->io = *io;
     self->jobs = jobs;
     self->records = records;
+    self->files = files;
+    self->holds = holds;
     self->conf = *conf;
     self->running = idmap_new();
     return self;

@@ -23,6 +23,12 @@ typedef struct tenant {
     long max_idle_timeout_s;
     long max_snapshots;
     long max_snapshot_mb;
+    /* what it may hold at once across the farm (issue 30): state/holds.h, state/filestore.h */
+    long max_listen_streams;
+    long max_sse_streams; /* legacy sessions' GET streams */
+    long max_tasks;       /* tasks still running */
+    long max_linked_mb;   /* linked files kept in Redis, their bytes together */
+    long max_linked_files;
     long inflight;       /* this process's jobs in flight for the tenant */
     long sessions;       /* this process's open sessions of the tenant */
     double local_tat_ms; /* the local limiter's GCRA state */

@@ -14,7 +14,6 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/utf8.h"
-#include "mcp-frontend/render/rich.h"
 #include "mcp-frontend/rpc/task.h"
 #include "record_scripts.h"
 #include "records.h"
@@ -314,26 +313,6 @@ static void s_final_fields(records_t *self, args_t *a, const record_about_t *r, 
     }
 }
 
-/* The files res links to rather than returns inline (rich.h), under sp:exec:<id>:files. */
-static void s_files(records_t *self, const char *id, const result_t *res)
-{
-    char key[96], ttl[24];
-    snprintf(key, sizeof key, "sp:exec:%s:files", id);
-    snprintf(ttl, sizeof ttl, "%ld", self->conf.file_ttl_s);
-    const char *argv[2 + 2 * RESULT_MAX_FILES] = {key, ttl};
-    size_t len[2 + 2 * RESULT_MAX_FILES] = {strlen(key), strlen(ttl)};
-    int argc = 2;
-    for (size_t i = 0; i < res->n_files && i < RESULT_MAX_FILES; i++) {
-        const result_file_t *f = &res->files[i];
-        if (!rich_is_link(f)) continue;
-        argv[argc] = f->path;
-        len[argc++] = strlen(f->path);
-        argv[argc] = f->data;
-        len[argc++] = f->len;
-    }
-    if (argc > 2) store_write_eval(self->store, RECORD_FILES_LUA, 1, argc, argv, len, NULL, NULL);
-}
-
 int record_finished(records_t *self, const record_about_t *r, const result_t *res,
                     store_reply_fn *landed, void *arg)
 {
@@ -361,9 +340,8 @@ int record_finished(records_t *self, const record_about_t *r, const result_t *re
         s_field_fmt(&a, "session_memory_kb", "%llu", (unsigned long long)res->session.memory_kb);
     }
     s_final_fields(self, &a, r, res, clock_wall_ms());
-    /* the linked files first: the final record's acknowledgement covers them (filestore.h) */
-    s_files(self, r->id, res);
-    /* Redis answers in order, so this write's answer also says the earlier ones are in */
+    /* Redis answers in order, so this write's answer also says the earlier ones are in (the
+     * linked files' among them: filestore.h) */
     int acked = store_write_eval(self->store, RECORD_FINISH_LUA, nkeys, a.argc, a.argv, a.len,
                                  landed, arg) == 0;
     s_args_free(&a);

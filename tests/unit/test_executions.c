@@ -141,8 +141,32 @@ static void f_task_status(records_t *records, const char *id, const char *task_s
     snprintf(REC.task_status, sizeof REC.task_status, "%s", task_status);
 }
 
-static const executions_io_t s_io = {f_submit,   f_cancel,       f_ttl_ms,     f_submitted,
-                                     f_finished, f_task_started, f_task_status};
+/* Linked files and a task's place among its tenant's max_tasks: every file kept, every place
+ * granted at once (tests/integration/test_fe_bounds.py has the real bounds). */
+static void f_keep_files(filestore_t *files, const tenant_t *t, const char *id, const result_t *res,
+                         filestore_kept_fn *fn, void *arg)
+{
+    (void)files, (void)t, (void)id, (void)res;
+    fn(arg, NULL, 0);
+}
+
+static int HOLD; /* what a granted hold points at */
+
+static void f_take_hold(holds_t *holds, hold_kind_t kind, const char *tenant, long cap,
+                        const char *member, hold_fn *fn, void *arg)
+{
+    (void)holds, (void)kind, (void)tenant, (void)member;
+    fn(arg, (hold_t *)(void *)&HOLD, cap > 0 ? 1 : 0);
+}
+
+static void f_release_hold(hold_t **hold_p)
+{
+    *hold_p = NULL;
+}
+
+static const executions_io_t s_io = {f_submit,    f_cancel,       f_ttl_ms,      f_submitted,
+                                     f_finished,  f_task_started, f_task_status, f_keep_files,
+                                     f_take_hold, f_release_hold};
 
 /* Redis confirms the final record (type: the reply's, or -1 for NULL: the connection failed). */
 static void s_land(int type)
@@ -230,7 +254,8 @@ static executions_t *X;
 static executions_t *s_executions(long record_wait_ms)
 {
     executions_conf_t conf = {.record_wait_ms = record_wait_ms};
-    X = executions_new_io(LOOP, &s_io, (jobs_t *)(void *)&FARM, (records_t *)(void *)&REC, &conf);
+    X = executions_new_io(LOOP, &s_io, (jobs_t *)(void *)&FARM, (records_t *)(void *)&REC, NULL,
+                          NULL, &conf);
     executions_on_end(X, s_on_end, &H1);
     executions_on_end(X, s_on_end, &H2);
     return X;
