@@ -8,6 +8,7 @@ and polls; nothing asserts how long anything took."""
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 import urllib.error
@@ -16,7 +17,7 @@ import urllib.request
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "security"))
-from harness import Executor  # noqa: E402
+from harness import BIN, Executor  # noqa: E402
 
 SLOW = "import time\ntime.sleep(%s)\nprint('done')"
 
@@ -157,3 +158,23 @@ def test_post_drain_is_refused_to_other_machines():
         assert not ex.leaving and "event=draining" not in ex.output()
     finally:
         ex.close()
+
+
+def test_snakepit_drain_asks_the_node_and_waits_until_it_has_stopped():
+    ex = Executor(slots=1, extra=["--log-level", "info"])
+    try:
+        port = metrics_port(ex)
+        p = subprocess.Popen([os.path.join(BIN, "snakepit"), "drain", "--executor",
+                              "127.0.0.1:%d" % port, "--wait"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        poll(ex, lambda: p.poll() is not None, 60, "snakepit drain --wait to return")
+        out, err = p.communicate()
+        assert p.returncode == 0, err
+        assert out == "127.0.0.1:%d: draining, 0 jobs running, grace 60 s\n127.0.0.1:%d: stopped\n" % (
+            port, port), out
+        assert not ex.alive() and ex.proc.returncode == 0
+    finally:
+        ex.close()
+    r = subprocess.run([os.path.join(BIN, "snakepit"), "drain", "--executor", "127.0.0.1:1"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 69 and "127.0.0.1:1" in r.stderr, r.stderr
