@@ -83,3 +83,16 @@ def test_the_node_says_what_it_does_not_serve_and_why(farm):
     log = farm.component_log("executor")
     assert ("event=profile_unserved profile=python.filesystem reason=\"warm import of %s: "
             "No module named '%s'\"" % (MISSING, MISSING)) in log, log[-3000:]
+
+
+def test_snakepit_status_notes_the_profile_not_served(farm):
+    import subprocess
+    from farm import BIN
+
+    def notes():
+        r = subprocess.run([os.path.join(BIN, "snakepit"), "status", "--state-dir", farm.dir,
+                            "--json"], capture_output=True, text=True, timeout=30)
+        found = [n for n in json.loads(r.stdout)["notes"] if "python.filesystem" in n]
+        return found
+    found = wait_for(notes, 30, "status to note it")
+    assert "does not serve python.filesystem" in found[0], found
