@@ -121,8 +121,17 @@ $(OBJ)/executor-node/python/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/vali
 # jobs (mcp-frontend/compat/compat_validators.h), compiled in the same way
 $(BUILD)/gen/%_py.h: mcp-frontend/compat/helpers/%.py
 	$(py_to_h)
+# and the predefined JSON schemas, which the validator gets with each call and the endpoint
+# serves as a resource: NAME_json in $(BUILD)/gen/NAME_json.h
+$(BUILD)/gen/%_json.h: mcp-frontend/compat/helpers/%.json
+	@mkdir -p $(@D)
+	{ echo '/* generated from $< by the Makefile */'; \
+	  echo 'static const char $*_json[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/mcp-frontend/compat/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h
+$(OBJ)/mcp-frontend/compat/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h \
+                                               $(BUILD)/gen/schemas_json.h
 $(OBJ)/mcp-frontend/compat/compat_validators.o: CPPFLAGS += -I$(BUILD)/gen
 
 # ---- the binaries: a main() and its component's library
