@@ -80,7 +80,8 @@ int drain_main(int argc, char **argv)
         fprintf(stderr, "snakepit drain: %s: %s\n", a.executor, err);
         return EX_UNAVAILABLE;
     }
-    json_t *j = ans.body.len ? json_loadb((const char *)ans.body.data, ans.body.len, 0, NULL) : NULL;
+    json_t *j =
+        ans.body.len ? json_loadb((const char *)ans.body.data, ans.body.len, 0, NULL) : NULL;
     int status = ans.status;
     const char *state = json_string_value(json_object_get(j, "state"));
     long running = (long)json_integer_value(json_object_get(j, "running"));

@@ -92,7 +92,7 @@ executor_t *executors_pick_for_session(const executors_t *self, unsigned service
  * (1 returned then: the job's lease gives it back, executors_unreserve). */
 int executors_charge(executors_t *self, executor_t *ex);
 void executors_unreserve(executor_t *ex);
-void executors_refund(executor_t *ex, uint32_t n);        /* RESULT or CREDIT; none when draining */
+void executors_refund(executor_t *ex, uint32_t n); /* RESULT or CREDIT; none when draining */
 /* LEAVING: ex drains from now on. Returns the credit it held, which is dropped (0 when it was
  * draining already). */
 uint32_t executors_drain(executor_t *ex, uint64_t now_ms, uint32_t grace_ms);

@@ -736,7 +736,7 @@ zygotes_hooks_t slots_zygote_hooks(slots_t *self)
                              s_on_session, s_on_env_down, self};
 }
 
-/* ---- draining ---------------------------------------------------------------------------------- */
+/* ---- draining ------------------------------------------------------------------------------- */
 
 void slots_set_drain_hook(slots_t *self, const slots_drain_hook_t *hook)
 {

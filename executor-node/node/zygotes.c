@@ -413,7 +413,8 @@ static void s_wait_ready(zygotes_t *self)
             struct pollfd p = {zchan_fd(z->chan), POLLIN, 0};
             if (poll(&p, 1, 100) > 0 && zmsg_read(z->chan, s_on_msg, &self->watch[i]) < 0 &&
                 !z->ready)
-                s_unserved(self, i, z->fatal[0] ? z->fatal : "its sandbox exited before it was ready");
+                s_unserved(self, i,
+                           z->fatal[0] ? z->fatal : "its sandbox exited before it was ready");
         }
         if (!pending) return;
         if (clock_mono_ms() > give_up) {

@@ -2,9 +2,9 @@
  * the input is a program of events — SUBMITs with hostile tenants, deadlines and quotas,
  * RESULTs and ANSWERs (real, stale, from the wrong executor), READY/CREDIT/DISCONNECT,
  * CANCELs from the right and the wrong client, resubmitted jobs and the executors' HELD
- * answers, RECLAIMs, LEAVINGs (executors draining), time passing — run against a fake clock and fake I/O. After
- * every program, whatever its order, each admitted job must have left exactly once (an
- * answer the broker made, or a forwarded RESULT) and nothing may be left behind. */
+ * answers, RECLAIMs, LEAVINGs (executors draining), time passing — run against a fake clock and
+ * fake I/O. After every program, whatever its order, each admitted job must have left exactly once
+ * (an answer the broker made, or a forwarded RESULT) and nothing may be left behind. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -52,7 +52,7 @@ static void test_leaving_gives_back_the_credit_and_no_job_goes_there_any_more(vo
     for (unsigned i = 0; i < 6; i++) assert_int_equal(s_submit(s, c, "t", i), 0);
     sched_dispatch(s);
     assert_int_equal(F->n_sent, 0); /* b has no credit yet: the jobs wait */
-    sched_executor_credit(s, a, 4);  /* a late CREDIT from the leaving one counts for nothing */
+    sched_executor_credit(s, a, 4); /* a late CREDIT from the leaving one counts for nothing */
     assert_int_equal(a->credit, 0);
     sched_dispatch(s);
     assert_int_equal(F->n_sent, 0);
@@ -125,7 +125,7 @@ static void test_what_outlives_the_grace_is_requeued_as_for_any_executor_that_go
     sched_dispatch(s);
     executor_t *b = s_executor(s, "b", 2, 2);
     s_leaving(s, a, 1000);
-    assert_int_equal(F->released, 0); /* its one credit went with the job */
+    assert_int_equal(F->released, 0);                /* its one credit went with the job */
     sched_executor_gone(s, a, "it said DISCONNECT"); /* the job still ran there */
     assert_int_equal(s_basic(s)->count.requeued, 1);
     sched_dispatch(s);

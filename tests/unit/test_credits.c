@@ -3,8 +3,8 @@
  * CREDIT and RECLAIM it is asked to send and a fake clock: never more credit out than slots,
  * credit goes where jobs wait (round robin between brokers that want), a finished job's slot
  * goes to a waiting broker, a broker that goes away takes nothing with it; a node that drains
- * grants nothing and is drained only when no job runs and no JOB can be on its way. (The node's claims on
- * job ids are test_claims.c's.) Linked against the node's library (libexecutor.a). */
+ * grants nothing and is drained only when no job runs and no JOB can be on its way. (The node's
+ * claims on job ids are test_claims.c's.) Linked against the node's library (libexecutor.a). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -269,7 +269,7 @@ static void test_a_draining_node_grants_nothing_and_asks_for_unused_credit_back_
     assert_int_equal(credits_held(c, 1), 0);
     assert_int_equal(w.granted[1], 0);
     assert_int_equal(credits_free(c), 3);
-    assert_false(credits_drained(c)); /* the job still runs */
+    assert_false(credits_drained(c));           /* the job still runs */
     assert_int_equal(credits_finish(c, 0), -1); /* its answer returns no credit */
     assert_int_equal(credits_free(c), 4);
     assert_true(credits_drained(c));

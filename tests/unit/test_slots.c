@@ -481,8 +481,8 @@ static void test_a_draining_node_says_leaving_gives_no_credit_and_answers_its_jo
     assert_string_equal(L, "0:LEAVING60000/1/SIGTERM 1:LEAVING60000/1/SIGTERM 0:RECLAIM1");
     assert_true(slots_draining(S));
     assert_false(slots_drained(S));
-    LH.on_release(LH.arg, 0, 1); /* the broker gives it back */
-    LH.on_want(LH.arg, 1, 2);    /* a broker with work for it gets nothing */
+    LH.on_release(LH.arg, 0, 1);    /* the broker gives it back */
+    LH.on_want(LH.arg, 1, 2);       /* a broker with work for it gets nothing */
     assert_false(slots_drained(S)); /* job 1 still runs */
     L[0] = '\0';
     s_result(1);
