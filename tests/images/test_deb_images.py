@@ -93,7 +93,7 @@ def test_the_package_without_recommends_serves_basic_and_filesystem_only(deb_ima
         unserved = [l for l in logs.splitlines() if "event=profile_unserved" in l]
         assert len(unserved) == 1 and "profile=python.data_science" in unserved[0], unserved
         assert "No module named" in unserved[0], unserved
-        text = f.exec("node", "python3", "-c", "import urllib.request; print(urllib.request."
+        text = f.exec("node", "python3.11", "-c", "import urllib.request; print(urllib.request."
                       "urlopen('http://127.0.0.1:9102/metrics').read().decode())").stdout
         served = {l.split('profile="')[1].split('"')[0]: l.rsplit(" ", 1)[1]
                   for l in text.splitlines() if l.startswith("snakepit_executor_profile_served{")}
