@@ -7,9 +7,9 @@
 #include "common/profiles.h"
 #include "common/utf8.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
+#include "mcp-frontend/tools/pyscan.h"
 #include "compat_job.h"
 #include "compat_python_sandbox.h"
-#include "pyscan.h"
 
 #define DEFAULT_TIMEOUT_S 30
 /* That server kept at most SANDBOX_MAX_OUTPUT_SIZE characters (1 MiB by default) of each stream
