@@ -19,8 +19,8 @@ def test_version_and_help():
     assert snakepit("--version").stdout == v.stdout
     h = snakepit("--help")
     assert h.returncode == 0
-    for cmd in ("up", "down", "mcp --stdio", "run", "tenant", "keygen", "status", "usage", "backup",
-                "restore", "version"):
+    for cmd in ("up", "down", "mcp --stdio", "run", "tenant", "keygen", "status", "drain", "usage",
+                "backup", "restore", "version"):
         assert "\n  %s " % cmd in h.stdout, cmd
     bare = snakepit()
     assert bare.returncode == EX_USAGE and "usage" in bare.stderr
@@ -32,7 +32,7 @@ def test_unknown_command_exits_64():
 
 
 @pytest.mark.parametrize("cmd", ["up", "down", "mcp", "run", "tenant", "status", "usage", "keygen",
-                                 "backup", "restore"])
+                                 "backup", "restore", "drain"])
 def test_every_command_has_help_and_refuses_unknown_flags(cmd):
     h = snakepit(cmd, "--help")
     assert h.returncode == 0 and h.stdout.startswith("usage: snakepit %s" % cmd), h.stdout[:80]
