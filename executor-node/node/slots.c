@@ -65,7 +65,11 @@ struct slots {
     uint64_t sessions_sent_ms;      /* the last SESSIONS to the brokers */
     uint64_t queued_seq;            /* the last queued session job's number */
     hibernate_t *hibernate;         /* NULL: sessions the node frees just end */
-    int leaving;                    /* every session is to be checkpointed and freed */
+    int sessions_leaving;           /* every session is to be checkpointed and freed */
+    /* draining (slots_drain): the LEAVING each broker hears, and the hook */
+    int draining;
+    leaving_t leaving;
+    slots_drain_hook_t drain_hook;
 };
 
 /* ---- credit on the wire ---------------------------------------------------------------------- */
@@ -114,7 +118,8 @@ slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *
                                   zygotes_services,
                                   zygotes_packages,
                                   zygotes_python,
-                                  zygotes_profile};
+                                  zygotes_profile,
+                                  broker_link_send_leaving};
     return slots_new_io(conf, &io, zygotes, metrics, layers);
 }
 
@@ -355,7 +360,7 @@ void slots_session_tick(slots_t *self)
     node_sessions_end_t due[64];
     if (!self->sessions) return;
     self->mem_free_mb = slots_mem_available_mb();
-    size_t k = self->leaving
+    size_t k = self->sessions_leaving
                    ? node_sessions_leave(self->sessions, self->hibernate != NULL, due, 64)
                    : node_sessions_due(self->sessions, clock_mono_ms(), self->mem_free_mb, due, 64);
     for (size_t i = 0; i < k; i++) {
@@ -543,7 +548,13 @@ static void s_fill_ready(void *arg, ready_t *r, const uint8_t (**ids)[ID_BYTES],
 
 static void s_on_up(void *arg, int link)
 {
-    credits_link_up(((slots_t *)arg)->credits, link);
+    slots_t *self = arg;
+    credits_link_up(self->credits, link);
+    /* a broker that (re)registers while the node drains hears LEAVING after its READY */
+    if (self->draining && self->io.send_leaving) {
+        self->leaving.running = credits_busy(self->credits);
+        self->io.send_leaving(self->links[link], &self->leaving);
+    }
 }
 
 static void s_on_down(void *arg, int link)
@@ -786,16 +797,68 @@ void slots_hibernate_io(slots_t *self, void *io)
         (hibernate_io_t){h_send_job, h_end_session, h_waiting, h_release, h_service, self};
 }
 
+/* The drain hook (slots_set_drain_hook): a draining node checkpoints and frees its sessions, and
+ * has drained once none is left and no checkpoint is still being written. */
+static void s_drain_sessions(void *arg, node_sessions_t *sessions)
+{
+    (void)sessions;
+    slots_sessions_leave(arg);
+}
+
+static int s_sessions_left(void *arg)
+{
+    return slots_sessions_leave(arg); /* idle ones not yet taken go too (it is idempotent) */
+}
+
 void slots_set_hibernate(slots_t *self, hibernate_t *hibernate)
 {
     self->hibernate = hibernate;
+    if (hibernate)
+        slots_set_drain_hook(self, &(slots_drain_hook_t){s_drain_sessions, s_sessions_left, self});
 }
 
 int slots_sessions_leave(slots_t *self)
 {
-    self->leaving = 1;
+    self->sessions_leaving = 1;
     if (!self->sessions) return 0;
     slots_session_tick(self); /* the idle ones now; the busy ones once their cell is answered */
     return node_sessions_count(self->sessions) > 0 ||
            (self->hibernate && hibernate_pending(self->hibernate) > 0);
+}
+
+/* ---- draining ------------------------------------------------------------------------------- */
+
+void slots_set_drain_hook(slots_t *self, const slots_drain_hook_t *hook)
+{
+    self->drain_hook = *hook;
+}
+
+void slots_drain(slots_t *self, const char *reason, uint32_t grace_ms)
+{
+    if (self->draining) return;
+    self->draining = 1;
+    self->leaving.grace_ms = grace_ms;
+    self->leaving.running = credits_busy(self->credits);
+    snprintf(self->leaving.reason, sizeof self->leaving.reason, "%s", reason);
+    for (int i = 0; i < self->n_links; i++) /* LEAVING first: each answers with RELEASE */
+        if (self->io.link_up(self->links[i]) && self->io.send_leaving)
+            self->io.send_leaving(self->links[i], &self->leaving);
+    credits_drain(self->credits); /* and RECLAIM, for a broker that does not know LEAVING */
+    if (self->drain_hook.begin) self->drain_hook.begin(self->drain_hook.arg, self->sessions);
+}
+
+int slots_draining(const slots_t *self)
+{
+    return self->draining;
+}
+
+int slots_drained(const slots_t *self)
+{
+    return self->draining && credits_drained(self->credits) &&
+           !(self->drain_hook.busy && self->drain_hook.busy(self->drain_hook.arg));
+}
+
+long slots_running(const slots_t *self)
+{
+    return self->credits ? (long)credits_busy(self->credits) : 0;
 }

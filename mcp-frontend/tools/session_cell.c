@@ -9,7 +9,6 @@
 #include "mcp-frontend/cells/session_job.h"
 #include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/rpc/fe.h"
-#include "execute_code.h"
 #include "session_cell.h"
 
 #define RESEND_MAX 25  /* sends of a cell while its session is being resumed elsewhere */
