@@ -59,8 +59,12 @@ EXECUTOR_MAIN := executor-node/node/main.c
 EXECUTOR_SRC  := $(call srcs,executor-node/node) $(EXEC_LINK_SRC)
 EXECUTOR_LIB  := $(BUILD)/lib/libexecutor.a
 ZYGOTE_MAIN   := executor-node/zygote/zygote_main.c
-ZYGOTE_SRC    := $(filter-out $(call srcs,executor-node/node),$(call srcs,executor-node))
+ZYGOTE_SRC    := $(filter-out $(call srcs,executor-node/node executor-node/egress),$(call srcs,executor-node))
 ZYGOTE_LIB    := $(BUILD)/lib/libzygote.a
+# the node's network egress process: egress/ and the channel to the node (link/)
+EGRESS_MAIN   := executor-node/egress/egress_main.c
+EGRESS_SRC    := $(call srcs,executor-node/egress) $(EXEC_LINK_SRC)
+EGRESS_LIB    := $(BUILD)/lib/libegress.a
 
 MCP_MAIN := mcp-frontend/main.c
 MCP_SRC  := $(call srcs,mcp-frontend)
@@ -70,10 +74,10 @@ CLI_MAIN := cli/main.c
 CLI_SRC  := $(call srcs,cli)
 CLI_LIB  := $(BUILD)/lib/libcli.a
 
-COMPONENT_LIBS := $(BROKER_LIB) $(EXECUTOR_LIB) $(ZYGOTE_LIB) $(MCP_LIB) $(CLI_LIB)
+COMPONENT_LIBS := $(BROKER_LIB) $(EXECUTOR_LIB) $(ZYGOTE_LIB) $(EGRESS_LIB) $(MCP_LIB) $(CLI_LIB)
 
-BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-mcp \
-            $(BIN)/snakepit
+BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-egress \
+            $(BIN)/snakepit-mcp $(BIN)/snakepit
 
 .PHONY: all deps deps-test run deb test test-unit test-integration test-security test-interop \
         test-executor test-san test-cluster conformance bench bench-quick fuzz format clean
@@ -84,6 +88,7 @@ $(LIB): $(call objs,$(LIB_SRC))
 $(BROKER_LIB): $(call objs,$(filter-out $(BROKER_MAIN),$(BROKER_SRC)))
 $(EXECUTOR_LIB): $(call objs,$(filter-out $(EXECUTOR_MAIN),$(EXECUTOR_SRC)))
 $(ZYGOTE_LIB): $(call objs,$(filter-out $(ZYGOTE_MAIN),$(ZYGOTE_SRC)))
+$(EGRESS_LIB): $(call objs,$(filter-out $(EGRESS_MAIN),$(EGRESS_SRC)))
 $(MCP_LIB): $(call objs,$(filter-out $(MCP_MAIN),$(MCP_SRC)))
 $(CLI_LIB): $(call objs,$(filter-out $(CLI_MAIN),$(CLI_SRC)))
 $(LIB) $(COMPONENT_LIBS):
@@ -137,6 +142,11 @@ $(BIN)/snakepit-executor: $(call objs,$(EXECUTOR_MAIN)) $(EXECUTOR_LIB) $(LIB)
 $(BIN)/snakepit-zygote: $(call objs,$(ZYGOTE_MAIN)) $(ZYGOTE_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(PY_LIBS) -lseccomp -lmsgpackc -lm
+
+# the egress process links none of the node's HTTP or Redis libraries, and no interpreter
+$(BIN)/snakepit-egress: $(call objs,$(EGRESS_MAIN)) $(EGRESS_LIB) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS)
 
 $(BIN)/snakepit-mcp: $(call objs,$(MCP_MAIN)) $(MCP_LIB) $(LIB)
 	@mkdir -p $(@D)
@@ -195,7 +205,8 @@ UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 unit_lib   = $(if $(filter test_broker_% test_queue,$(1)),$(BROKER_LIB)) \
              $(if $(filter test_fe_% test_compat test_redis_ha,$(1)),$(MCP_LIB)) \
              $(if $(filter test_exec_% test_node_sessions test_zmsg test_pretouch,$(1)), \
-               $(EXECUTOR_LIB) $(ZYGOTE_LIB))
+               $(EXECUTOR_LIB) $(ZYGOTE_LIB)) \
+             $(if $(filter test_egress_%,$(1)),$(EGRESS_LIB))
 UNIT_LDLIBS := -lcmocka -ljansson -lmicrohttpd -lhiredis $(PY_LIBS) -lseccomp $(LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(COMPONENT_LIBS) $(LIB)
