@@ -29,6 +29,10 @@ typedef struct {
 
 extern const profile_t profiles[];
 extern const size_t    n_profiles;
+/* Read-only in every profile for jobs with network egress (and mounted in the sealed root of
+ * zygotes that serve such jobs): the system's CA certificates, where OpenSSL, Python's ssl and
+ * Debian's certifi look for them. */
+extern const char *const egress_ro_paths[];
 
 const profile_t *profile_find(const char *name);
 /* The profile a call runs in when it names none: the table's first entry. */

@@ -1,6 +1,8 @@
 /* executor-node/egress/egress.c — see egress.h: the loop, what the node says, the listeners. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <linux/landlock.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,12 @@ static void s_listen(egress_t *eg, uint32_t id, int fd)
     getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len);
     if (type != SOCK_STREAM || !listening) {
         log_warn("event=listener_refused listener=%u reason=\"not a listening stream socket\"", id);
+        close(fd);
+        return;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) { /* accepts are taken in bursts */
+        log_warn("event=listener_refused listener=%u reason=\"%s\"", id, strerror(errno));
         close(fd);
         return;
     }
@@ -221,8 +229,18 @@ static void s_on_tick(loop_t *loop, void *arg)
 /* No file system from here on (everything it reads — the deny list's names, the resolver's
  * address — is read by now): a Landlock ruleset that handles every file access and allows
  * none, when the kernel has Landlock. */
-static void s_seal(void)
+static int s_seal(const egress_conf_t *conf)
 {
+    /* a root node's egress process needs no privilege: it connects out and accepts on sockets
+     * it is handed */
+    if (getuid() == 0 && conf->run_uid > 0) {
+        if (setgroups(0, NULL) < 0 || setresgid((gid_t)conf->run_gid, (gid_t)conf->run_gid,
+                                                (gid_t)conf->run_gid) < 0 ||
+            setresuid((uid_t)conf->run_uid, (uid_t)conf->run_uid, (uid_t)conf->run_uid) < 0) {
+            log_error("event=egress_failed error=\"dropping privileges: %s\"", strerror(errno));
+            return -1;
+        }
+    }
     struct landlock_ruleset_attr attr = {
         .handled_access_fs = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
                              LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
@@ -234,11 +252,12 @@ static void s_seal(void)
     int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
     if (fd < 0) {
         log_warn("event=landlock_unavailable error=\"%s\"", strerror(errno));
-        return;
+        return 0;
     }
     if (syscall(SYS_landlock_restrict_self, fd, 0) < 0)
         log_warn("event=landlock_failed error=\"%s\"", strerror(errno));
     close(fd);
+    return 0;
 }
 
 int egress_main(const egress_conf_t *conf)
@@ -254,7 +273,7 @@ int egress_main(const egress_conf_t *conf)
         log_error("event=egress_failed error=\"%s\"", err);
         return 1;
     }
-    s_seal();
+    if (s_seal(conf) < 0) return 1;
     log_info("event=egress_ready resolver=%s deny_entries=%zu max_bytes=%ld max_conns=%ld "
              "idle_s=%ld",
              resolver_server(eg.resolver), verdict_deny_count(eg.deny), conf->max_bytes,

@@ -29,6 +29,7 @@ typedef struct {
     long tenant_open;   /* connections one tenant has open on this node at once */
     long max_bytes;     /* a job's bytes, in and out together, unless it asks for fewer */
     long max_conns;     /* a job's connections over its life, unless it asks for fewer */
+    long run_uid, run_gid; /* started as root: drop to these (0: stay) */
     char node[65];
     char log_level[16];
 } egress_conf_t;

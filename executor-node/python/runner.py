@@ -20,6 +20,7 @@ import tomllib
 import types
 
 import _snakepit
+import _snakepit_egress as _egress
 import _snakepit_rich as _rich
 
 _FILENAME = "<snakepit>"
@@ -579,13 +580,18 @@ def _capture_figures(keep=False):
 
 def _settle_job(job, source):
     """The job's own view of the standard library: its workspace as the temporary directory
-    (tempfile's, and $TMPDIR for libraries that read it), its source in linecache (so that
+    (tempfile's, and $TMPDIR for libraries that read it), its network (the proxy variables
+    and the tunnelling of plain TCP, when it has egress), its source in linecache (so that
     traceback and inspect show its lines as they would a file's)."""
     ws = job.get("workspace_dir") or None
     if tempfile.tempdir != ws:  # unchanged, it is not written (a page less to copy)
         tempfile.tempdir = ws
     if ws:
         os.environ["TMPDIR"] = ws
+    if job.get("egress"):  # the node granted it the network (egress.py)
+        _egress.enable(job["egress"])
+    else:
+        _egress.disable()
     linecache.cache[_FILENAME] = (len(source), None, source.splitlines(True), _FILENAME)
 
 

@@ -11,9 +11,12 @@
 
 #include "prologue.h"
 
-enum { L_SHARED, L_ALLOW, L_TRAP, L_SIGARG, L_SIGNO, L_SIGNO3, L_SIGZERO, L_CLONE, L_RECV, L__COUNT };
+enum {
+    L_SHARED, L_ALLOW, L_TRAP, L_SIGARG, L_SIGNO, L_SIGNO3, L_SIGZERO, L_CLONE, L_RECV,
+    L_SOCKET, L_INET, L_EACCES, L_SETSOCKOPT, L_SOLSOCKET, L_TCP, L_EPERM, L__COUNT
+};
 
-#define MAX_INSNS 48
+#define MAX_INSNS 96
 
 typedef struct {
     struct sock_filter insn[MAX_INSNS];
@@ -73,6 +76,22 @@ static void s_if64(asm_t *a, uint32_t offset, uint64_t v, int no)
 #define ARG1 offsetof(struct seccomp_data, args[1])
 #define ARG2 offsetof(struct seccomp_data, args[2])
 
+/* Constants of the egress rules (linux/in.h, asm-generic/socket.h, linux/tcp.h), spelt out so
+ * that this file needs no socket header: what the kernel compares is the number. */
+#define P_AF_INET           2
+#define P_AF_INET6          10
+#define P_SOCK_STREAM       1
+#define P_SOCK_FLAGS        (04000 | 02000000) /* SOCK_NONBLOCK | SOCK_CLOEXEC */
+#define P_IPPROTO_IP        0
+#define P_IPPROTO_TCP       6
+#define P_IPPROTO_IPV6      41
+#define P_SOL_SOCKET        1
+#define P_SO_ATTACH_FILTER  26
+#define P_SO_ATTACH_BPF     50
+#define P_SO_ATTACH_RP_CBPF 51
+#define P_SO_ATTACH_RP_EBPF 52
+#define P_TCP_ULP           31
+
 /* Relative offsets from the labels; 0 when the program does not fit. */
 static size_t s_patch(asm_t *a, struct sock_filter *out, size_t cap)
 {
@@ -94,6 +113,42 @@ static size_t s_patch(asm_t *a, struct sock_filter *out, size_t cap)
     return a->n;
 }
 
+/* The egress child's socket rules (prologue.h), compared on the low 32 bits of each argument:
+ * the kernel reads family, type, protocol, level and option name as ints. */
+static void s_egress(asm_t *a)
+{
+    s_place(a, L_SOCKET);
+    s_load(a, ARG0);
+    s_if(a, P_AF_INET, L_INET, -1);
+    s_if(a, P_AF_INET6, L_INET, L_SHARED); /* another family: the shared program traps it */
+    s_place(a, L_INET);
+    s_load(a, ARG1);
+    s_emit(a, BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)P_SOCK_FLAGS, -1, -1);
+    s_if(a, P_SOCK_STREAM, -1, L_EACCES);
+    s_load(a, ARG2);
+    s_if(a, P_IPPROTO_IP, L_ALLOW, -1);
+    s_if(a, P_IPPROTO_TCP, L_ALLOW, L_EACCES);
+    s_place(a, L_SETSOCKOPT);
+    s_load(a, ARG1);
+    s_if(a, P_SOL_SOCKET, L_SOLSOCKET, -1);
+    s_if(a, P_IPPROTO_TCP, L_TCP, -1);
+    s_if(a, P_IPPROTO_IP, L_ALLOW, -1);
+    s_if(a, P_IPPROTO_IPV6, L_ALLOW, L_EPERM);
+    s_place(a, L_SOLSOCKET);
+    s_load(a, ARG2);
+    s_if(a, P_SO_ATTACH_FILTER, L_EPERM, -1);
+    s_if(a, P_SO_ATTACH_BPF, L_EPERM, -1);
+    s_if(a, P_SO_ATTACH_RP_CBPF, L_EPERM, -1);
+    s_if(a, P_SO_ATTACH_RP_EBPF, L_EPERM, L_ALLOW);
+    s_place(a, L_TCP);
+    s_load(a, ARG2);
+    s_if(a, P_TCP_ULP, L_EPERM, L_ALLOW);
+    s_place(a, L_EACCES);
+    s_ret(a, SECCOMP_RET_ERRNO | 13); /* EACCES */
+    s_place(a, L_EPERM);
+    s_ret(a, SECCOMP_RET_ERRNO | 1); /* EPERM */
+}
+
 size_t prologue_build(const prologue_t *p, struct sock_filter *out, size_t cap)
 {
     asm_t a;
@@ -106,9 +161,19 @@ size_t prologue_build(const prologue_t *p, struct sock_filter *out, size_t cap)
         s_if(&a, __NR_recvmsg, L_RECV, -1);
         s_if(&a, __NR_landlock_restrict_self, L_ALLOW, -1);
     }
+    if (p->egress) {
+        s_if(&a, __NR_socket, L_SOCKET, -1);
+        s_if(&a, __NR_connect, L_ALLOW, -1);
+        s_if(&a, __NR_getsockname, L_ALLOW, -1);
+        s_if(&a, __NR_getpeername, L_ALLOW, -1);
+        s_if(&a, __NR_getsockopt, L_ALLOW, -1);
+        s_if(&a, __NR_shutdown, L_ALLOW, -1);
+        s_if(&a, __NR_setsockopt, L_SETSOCKOPT, -1);
+    }
     s_if(&a, __NR_kill, L_SIGARG, -1);
     s_if(&a, __NR_tkill, L_SIGARG, -1);
     s_if(&a, __NR_tgkill, L_SIGARG, L_SHARED); /* not a signal: the shared program */
+    if (p->egress) s_egress(&a);
     if (p->session) {
         s_place(&a, L_CLONE);
         s_if64(&a, IP, p->site, L_SHARED);

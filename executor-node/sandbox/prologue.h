@@ -14,6 +14,18 @@
  *   - recvmsg on its wake socket only, which is how the zygote hands it the descriptors of its
  *     clone (a socket, a job area, Landlock rulesets);
  *   - landlock_restrict_self, which can only narrow what the caller may do.
+ * A child pooled for jobs with network egress (egress.h of the node: its zygote's network
+ * namespace holds only loopback and the egress process's listening socket) also gets the calls
+ * a TCP client makes, which the shared program traps for every other child:
+ *   - socket(AF_INET or AF_INET6, SOCK_STREAM [| SOCK_NONBLOCK | SOCK_CLOEXEC], 0 or TCP); an
+ *     inet socket of another type (a resolver's UDP) fails with EACCES, as ordinary code can
+ *     report; any other family goes on to the shared program, which traps it;
+ *   - connect (Landlock lets it reach only the proxy's port), getsockname, getpeername,
+ *     getsockopt, shutdown;
+ *   - setsockopt at SOL_SOCKET, IPPROTO_TCP, IPPROTO_IP and IPPROTO_IPV6, but for attaching
+ *     BPF programs (SO_ATTACH_FILTER, SO_ATTACH_BPF, the reuseport ones) and TCP_ULP (kernel
+ *     TLS, a past source of kernel bugs), which fail with EPERM, like any other level.
+ * bind, listen, accept, sendmsg and recvmsg stay trapped: a job never serves.
  * Whatever these rules do not allow goes on to the shared program. */
 #ifndef SP_PROLOGUE_H
 #define SP_PROLOGUE_H
@@ -27,6 +39,7 @@ typedef struct {
     int session;   /* the session rules below apply */
     uint64_t site; /* the address the fork's clone returns to */
     int wake_fd;   /* the only fd recvmsg may read */
+    int egress;    /* the TCP client's calls pass (see above) */
 } prologue_t;
 
 /* The prologue into out (cap instructions); it ends by falling through to whatever follows
