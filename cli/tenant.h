@@ -5,7 +5,10 @@
  *                         profiles, created_ms, key_sha256, and its record retention when set:
  *                         record_ttl_s, record_max; and the session quotas (issue 12)
  *                         max_sessions, max_session_memory_mb, max_idle_timeout_s,
- *                         max_snapshots, max_snapshot_mb — absent: the front-end's defaults
+ *                         max_snapshots, max_snapshot_mb — absent: the front-end's defaults;
+ *                         network egress: egress (its rules, comma-separated, each as
+ *                         common/egress_rule.h writes it; absent: no network),
+ *                         egress_max_bytes, egress_max_conns (absent: the executor's caps)
  *   sp:key:{sha256(key)}  string: tenant name
  * Keys are shown once and stored only as their SHA-256. */
 #ifndef SP_TENANT_H
@@ -28,6 +31,13 @@ typedef struct {
     long   max_idle_timeout_s;
     long   max_snapshots;
     long   max_snapshot_mb;
+    /* network egress: the rules (comma-separated; "" none), and per job caps (0: the
+     * executor's). On the command line: --egress RULE (repeatable) replaces the rules,
+     * --no-egress removes them. */
+    char   egress[4096];
+    int    no_egress;
+    long   egress_max_bytes;
+    long   egress_max_conns;
 } tenant_quota_t;
 
 void tenant_quota_defaults(tenant_quota_t *q);

@@ -682,7 +682,8 @@ def run(job, g=None):
     else:
         g = _job_globals(job, policed)
     source = job["code"]
-    _allowed[0] = job["allowed"]
+    # a job with network egress may also import ssl, to trust its own CA (egress.py)
+    _allowed[0] = job["allowed"] + (("ssl",) if job.get("egress") else ())
     _settle_job(job, source)
     fmt = job.get("figure_format") or "png"
     if session or _rich.outputs or _rich.truncated[0] or _rich._figure_format[0] != fmt:

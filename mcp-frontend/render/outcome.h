@@ -25,5 +25,7 @@ json_t *tool_result(const char *text, json_t *structured, int is_error);
 /* execution.h's render functions: id is the execution id. */
 json_t *outcome_execute(const char *id, const result_t *res);
 json_t *outcome_validate(const char *id, const result_t *res);
+/* The network destinations of a Result (its egress list) as structuredContent's `egress`. */
+json_t *outcome_egress(const result_egress_list_t *l);
 
 #endif

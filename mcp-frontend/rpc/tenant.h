@@ -23,6 +23,11 @@ typedef struct tenant {
     long max_idle_timeout_s;
     long max_snapshots;
     long max_snapshot_mb;
+    /* network egress: its rules as stored (egress_rule.h, comma-separated; "" none: no network),
+     * and the caps on a job's traffic (0: the executor's own) */
+    char egress[4096];
+    long egress_max_bytes;
+    long egress_max_conns;
     long inflight;       /* this process's jobs in flight for the tenant */
     long sessions;       /* this process's open sessions of the tenant */
     double local_tat_ms; /* the local limiter's GCRA state */

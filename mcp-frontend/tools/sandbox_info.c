@@ -67,6 +67,34 @@ static json_t *s_sessions(const tenant_t *t)
     return o;
 }
 
+/* The tenant's own network: its rules as an operator set them, or why it has none. */
+static json_t *s_egress(const tenant_t *t)
+{
+    json_t *rules = json_array();
+    for (const char *p = t->egress; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len) json_array_append_new(rules, json_stringn(p, len));
+        p += len;
+        if (*p == ',') p++;
+    }
+    json_t *o = json_pack(
+        "{s:o,s:s}", "rules", rules, "how",
+        json_array_size(rules)
+            ? "HTTP and HTTPS through the proxy in HTTP_PROXY/HTTPS_PROXY (urllib, requests, "
+              "httpx and pip use it), TCP to an allowed host:port with socket.create_connection "
+              "or asyncio.open_connection; names are resolved outside the sandbox; loopback, "
+              "private, link-local and metadata addresses and the farm's own endpoints are "
+              "refused unless a rule names the exact address (the farm's never); a call may "
+              "pass network: false"
+            : "no network: an operator grants destinations with `snakepit tenant set NAME "
+              "--egress HOST[:PORT]` (also *.domain and CIDR[:PORT])");
+    if (t->egress_max_bytes)
+        json_object_set_new(o, "max_bytes_per_job", json_integer(t->egress_max_bytes));
+    if (t->egress_max_conns)
+        json_object_set_new(o, "max_connections_per_job", json_integer(t->egress_max_conns));
+    return o;
+}
+
 static json_t *s_info(fe_t *fe, const tenant_t *t)
 {
     json_t *profs = json_array();
@@ -79,6 +107,7 @@ static json_t *s_info(fe_t *fe, const tenant_t *t)
                       "max_memory_mb", (json_int_t)t->max_memory_mb, "profiles",
                       t->profiles[0] ? t->profiles : "all")
           : json_object();
+    if (t) json_object_set_new(tenant, "egress", s_egress(t));
     json_t *capacity = json_pack("{s:b,s:I}", "broker_connected", jobs_broker_connected(fe->jobs),
                                  "jobs_in_flight", (json_int_t)jobs_count(fe->jobs));
     json_t *security = json_pack("{s:s,s:[s,s,s,s,s,s,s]}", "isolation",
@@ -165,9 +194,11 @@ static void s_finish(info_req_t *q)
         proftext_expand(&text, "{profile_summaries}");
         buf_printf(&text,
                    ". Your limits: timeout up to %ld s, memory up to %ld MB, %ld concurrent "
-                   "executions, %.3g calls/s. structuredContent has the module lists, package "
-                   "versions and limits.",
-                   t->max_timeout_s, t->max_memory_mb, t->max_concurrency, t->rate);
+                   "executions, %.3g calls/s. Network: %s%s. structuredContent has the module "
+                   "lists, package versions and limits.",
+                   t->max_timeout_s, t->max_memory_mb, t->max_concurrency, t->rate,
+                   t->egress[0] ? "your egress policy allows " : "none (no egress policy)",
+                   t->egress);
         call_reply(c, tool_result((const char *)text.data, q->info, 0));
         buf_free(&text);
     }

@@ -58,6 +58,10 @@ static const tool_arg_t s_execute_args[] = {
      "Run the code as the next cell of this session (create_session): its globals, imports, "
      "figures and files persist between calls. The session's profile and memory apply; timeout "
      "and output limits apply to the cell", "\"minLength\": 36, \"maxLength\": 36"},
+    {"network", ARG_BOOLEAN, 0,
+     "Reach the network under your tenant's egress policy (default true when it has one; "
+     "get_sandbox_info shows it): HTTP(S) through the standard proxy variables, and TCP to "
+     "allowed host:port. false runs without network", NULL},
     {NULL},
 };
 
@@ -81,7 +85,8 @@ static const char s_execute_output[] = "{\"type\": \"object\","
     "\"exit\": {\"type\": \"object\", \"required\": [\"reason\", \"signal\", \"syscall\"], \"properties\": {\"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"signal\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}, \"syscall\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}}},"
     "\"session_id\": {\"type\": \"string\", \"description\": \"the session the cell ran in (with session_id)\"},"
     "\"cell\": {\"type\": \"integer\", \"description\": \"the cell's number in its session: 1, 2, ...\"},"
-    "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}}"
+    "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}},"
+    "\"egress\": {\"type\": \"array\", \"description\": \"each network destination the code asked for, with the egress policy's verdict and the bytes each way\", \"items\": {\"type\": \"object\", \"required\": [\"host\", \"port\", \"verdict\", \"connections\", \"bytes_out\", \"bytes_in\"], \"properties\": {\"host\": {\"type\": \"string\"}, \"port\": {\"type\": \"integer\"}, \"verdict\": {\"type\": \"string\", \"enum\": [\"allowed\", \"refused\", \"failed\"]}, \"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"connections\": {\"type\": \"integer\"}, \"bytes_out\": {\"type\": \"integer\"}, \"bytes_in\": {\"type\": \"integer\"}}}}"
   "}}";
 
 static const tool_arg_t s_validate_args[] = {
