@@ -159,7 +159,10 @@ static int s_spawn(egress_link_t *self)
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addclosefrom_np(&fa, 5);
     posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    /* a group of its own: a terminal's Ctrl-C or `up` stopping the node's group reaches the node,
+     * and the egress process follows it (PDEATHSIG) without being reported as a crash */
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                      POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setsigmask(&at, &none);
     sigset_t all;
     sigfillset(&all);

@@ -59,7 +59,7 @@ class HttpServer:
         self.srv.server_close()
 
 
-class TestCA:
+class CertAuthority:
     """A CA and a certificate for 127.0.0.1 and canary.test signed by it, made with the openssl
     command line in a temporary directory."""
 
