@@ -141,8 +141,7 @@ static const struct {
     {"opencv-python", "cv2"},           {"msgpack-python", "msgpack"},
 };
 
-const char *const egress_ro_paths[] = {"/etc/ssl/certs", "/usr/share/ca-certificates",
-                                       "/usr/lib/ssl", NULL};
+const char *const egress_ro_paths[] = {"/usr/lib/ssl/certs", "/usr/share/ca-certificates", NULL};
 
 const profile_t profiles[] = {
     {

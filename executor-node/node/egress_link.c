@@ -245,7 +245,11 @@ static void s_on_summary(egress_link_t *self, const emsg_t *m)
     if (!h || !h->body) return; /* sent on without it already, or forgotten */
     buf_t out;
     buf_init(&out);
-    if (!h->forgotten && result_egress_add(h->body, h->len, &m->summary.dests, &out) == 0) {
+    if (!h->forgotten && !m->summary.dests.n) { /* it reached for nothing: as it came */
+        self->hooks.on_done(self->hooks.arg, h->job, h->body, h->len);
+        h->forgotten = 1;
+    } else if (!h->forgotten &&
+               result_egress_add(h->body, h->len, &m->summary.dests, &out) == 0) {
         self->hooks.on_done(self->hooks.arg, h->job, (const uint8_t *)out.data, out.len);
         h->forgotten = 1; /* answered: s_release must not answer again */
     }

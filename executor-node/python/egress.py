@@ -22,6 +22,11 @@ import sys
 from urllib.parse import urlsplit
 
 _PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+# The system's CA certificates, where the zygote mounted them (profiles.h egress_ro_paths):
+# OpenSSL's own directory, and its bundle for what reads a file (requests, httpx, pip).
+_CA_DIR = "/usr/lib/ssl/certs"
+_CA_VARS = {"SSL_CERT_DIR": _CA_DIR, "SSL_CERT_FILE": _CA_DIR + "/ca-certificates.crt",
+            "REQUESTS_CA_BUNDLE": _CA_DIR + "/ca-certificates.crt"}
 _HEAD_MAX = 8192
 _HANDSHAKE_S = 60.0
 
@@ -174,6 +179,7 @@ def enable(proxy):
     _state["auth"] = base64.b64encode(("%s:%s" % (u.username, u.password)).encode()).decode()
     for k in _PROXY_VARS:
         os.environ[k] = proxy
+    os.environ.update(_CA_VARS)
     for k in ("NO_PROXY", "no_proxy"):
         os.environ.pop(k, None)
     _patch(True)
@@ -184,6 +190,6 @@ def disable():
     if _state["proxy"] is None and not any(k in os.environ for k in _PROXY_VARS):
         return  # a one-off job without egress: nothing was ever set (no page to copy)
     _state.update(proxy=None, addr=None, auth=None)
-    for k in _PROXY_VARS:
+    for k in _PROXY_VARS + tuple(_CA_VARS):
         os.environ.pop(k, None)
     _patch(False)
