@@ -348,7 +348,8 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -g -O1 -I. -DSNAKEPIT_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined
 FUZZ_COMMON  := common/buf.c common/idmap.c common/ids.c common/clock.c common/log.c common/limits.c common/profiles.c common/pep440.c common/prom.c \
-                proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/job.c proto/snapshot.c
+                common/egress_rule.c proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/result_egress.c proto/job.c \
+                proto/snapshot.c
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROKER_SRC))
 	@mkdir -p $(@D)
@@ -361,6 +362,13 @@ $(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/zyg
 
 # the node's reading of what its zygotes send (executor-node/link/zmsg.c)
 $(BUILD)/fuzz/fuzz_zmsg: tests/fuzz/fuzz_zmsg.c $(FUZZ_COMMON) executor-node/link/zmsg.c executor-node/link/zchan.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lmsgpackc -lm
+
+# what the network egress path reads: request heads, DNS answers, rules, the egress process's
+# messages to the node
+$(BUILD)/fuzz/fuzz_egress: tests/fuzz/fuzz_egress.c $(FUZZ_COMMON) common/base64.c executor-node/egress/head.c \
+                           executor-node/egress/dns.c executor-node/link/emsg.c executor-node/link/zchan.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lmsgpackc -lm
 

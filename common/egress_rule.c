@@ -31,7 +31,7 @@ int egress_name_normal(const char *name, size_t len, char *out, size_t cap)
         }
         out[i] = (char)tolower(c);
     }
-    if (name[len - 1] == '-') return -1;
+    if (!label || name[len - 1] == '-') return -1; /* an empty last label: "a.." */
     out[len] = '\0';
     return 0;
 }
