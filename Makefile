@@ -348,7 +348,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -g -O1 -I. -DSNAKEPIT_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined
 FUZZ_COMMON  := common/buf.c common/idmap.c common/ids.c common/clock.c common/log.c common/limits.c common/profiles.c common/pep440.c common/prom.c \
-                common/egress_rule.c proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/result_egress.c proto/job.c \
+                proto/egress_rule.c proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/result_egress.c proto/job.c \
                 proto/snapshot.c
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROKER_SRC))

@@ -7,7 +7,7 @@
  *                         max_sessions, max_session_memory_mb, max_idle_timeout_s,
  *                         max_snapshots, max_snapshot_mb — absent: the front-end's defaults;
  *                         network egress: egress (its rules, comma-separated, each as
- *                         common/egress_rule.h writes it; absent: no network),
+ *                         proto/egress_rule.h writes it; absent: no network),
  *                         egress_max_bytes, egress_max_conns (absent: the executor's caps)
  *   sp:key:{sha256(key)}  string: tenant name
  * Keys are shown once and stored only as their SHA-256. */

@@ -10,7 +10,7 @@
 #include <sysexits.h>
 
 #include "common/config.h"
-#include "common/egress_rule.h"
+#include "proto/egress_rule.h"
 #include "common/profiles.h"
 #include "proto/wire.h"
 #include "cli/farm/farm.h"

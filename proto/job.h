@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "common/egress_rule.h"
+#include "proto/egress_rule.h"
 #include "common/ids.h"
 #include "common/limits.h"
 

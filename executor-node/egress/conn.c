@@ -416,7 +416,7 @@ static void s_relay_start(conn_t *c)
     c->state = C_RELAY;
     c->deadline_ms = 0;
     c->last_io_ms = clock_mono_ms();
-    if (g->max_bytes && g->bytes > g->max_bytes) egress_over_cap(eg, g);
+    if (g->max_bytes && g->bytes > g->max_bytes) eg->over_cap(eg, g);
     s_watch(c);
 }
 
@@ -430,7 +430,7 @@ static ssize_t s_read_capped(conn_t *c, int fd, uint8_t *buf, size_t room)
     if (!want) want = 1;
     ssize_t n = recv(fd, buf, want, MSG_DONTWAIT);
     if (n > 0 && (size_t)n > left) {
-        egress_over_cap(c->eg, g); /* stalls every connection of the job, this one too */
+        c->eg->over_cap(c->eg, g); /* stalls every connection of the job, this one too */
         return -2;
     }
     if (n > 0) g->bytes += (uint64_t)n;

@@ -14,7 +14,7 @@
 #define SP_EGRESS_CONN_H
 #include <stdint.h>
 
-#include "egress.h"
+#include "egress_state.h"
 
 /* A connection accepted on listener; takes fd. */
 void conn_accept(egress_t *eg, uint32_t listener, int fd);

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/egress_rule.h"
+#include "proto/egress_rule.h"
 
 #define DNS_MAX_MSG   1232 /* a UDP answer we read (the EDNS-safe size; we send no OPT) */
 #define DNS_MAX_ADDRS 16

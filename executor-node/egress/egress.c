@@ -103,7 +103,8 @@ static void s_on_accept(loop_t *loop, short revents, void *arg)
 
 /* ---- the node ------------------------------------------------------------------------------ */
 
-void egress_over_cap(egress_t *eg, grant_t *g)
+/* egress_t's over_cap hook (conn.c calls it). */
+static void s_over_cap(egress_t *eg, grant_t *g)
 {
     if (g->over_cap) return;
     g->over_cap = 1;
@@ -262,7 +263,7 @@ static int s_seal(const egress_conf_t *conf)
 
 int egress_main(const egress_conf_t *conf)
 {
-    egress_t eg = {.conf = conf, .fd_sock = FD_SOCK_FD};
+    egress_t eg = {.conf = conf, .fd_sock = FD_SOCK_FD, .over_cap = s_over_cap};
     char err[512];
     eg.loop = loop_new();
     eg.chan = zchan_new(CHAN_FD);

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/egress_rule.h"
+#include "proto/egress_rule.h"
 #include "common/ids.h"
 #include "executor-node/link/emsg.h"
 #include "proto/result_egress.h"

@@ -6,7 +6,7 @@
 #include <strings.h>
 
 #include "common/base64.h"
-#include "common/egress_rule.h"
+#include "proto/egress_rule.h"
 #include "head.h"
 
 static head_rc_t s_bad(char *err, size_t errlen, const char *why)

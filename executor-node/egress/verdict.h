@@ -1,5 +1,5 @@
 /* executor-node/egress/verdict.h — whether a job may reach a destination: its tenant's rules
- * (common/egress_rule.h), and the farm's deny list, which no rule overrides.
+ * (proto/egress_rule.h), and the farm's deny list, which no rule overrides.
  *
  * A destination the job names by host name is judged twice: the name against the rules, then
  * every address it resolves to (DNS rebinding: a name the tenant may reach that resolves to the
@@ -17,7 +17,7 @@
 #define SP_EGRESS_VERDICT_H
 #include <stddef.h>
 
-#include "common/egress_rule.h"
+#include "proto/egress_rule.h"
 
 typedef struct verdict_deny verdict_deny_t;
 

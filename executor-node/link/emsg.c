@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common/egress_rule.h"
+#include "proto/egress_rule.h"
 #include "proto/job.h"
 #include "proto/mpack.h"
 #include "emsg.h"

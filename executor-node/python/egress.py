@@ -171,8 +171,27 @@ def _patch(on):
         base.BaseEventLoop.getaddrinfo = _loop_getaddrinfo if on else _patch.loop_getaddrinfo
 
 
+def _renew_openers(old, new):
+    """A session's cells each have their own credentials, and urlopen keeps the opener it built
+    at its first call, whose ProxyHandler bound the proxy it read then: rebound to the new one."""
+    urllib_request = sys.modules.get("urllib.request")
+    opener = getattr(urllib_request, "_opener", None) if urllib_request else None
+    if not old or not new or opener is None:
+        return
+    for h in getattr(opener, "handlers", ()):
+        proxies = getattr(h, "proxies", None)
+        if not isinstance(h, urllib_request.ProxyHandler) or not isinstance(proxies, dict):
+            continue
+        for scheme, url in list(proxies.items()):
+            if url == old:  # as ProxyHandler.__init__ binds it
+                proxies[scheme] = new
+                setattr(h, "%s_open" % scheme,
+                        lambda r, proxy=new, type=scheme, meth=h.proxy_open: meth(r, proxy, type))
+
+
 def enable(proxy):
     """The job's grant: its proxy in the environment, TCP tunnelled through it."""
+    _renew_openers(_state["proxy"] or _state.get("last"), proxy)
     u = urlsplit(proxy)
     _state["proxy"] = proxy
     _state["addr"] = (u.hostname, u.port)
@@ -189,6 +208,7 @@ def disable():
     """No grant (a job without egress, or a session's cell that asked for none)."""
     if _state["proxy"] is None and not any(k in os.environ for k in _PROXY_VARS):
         return  # a one-off job without egress: nothing was ever set (no page to copy)
+    _state["last"] = _state["proxy"]
     _state.update(proxy=None, addr=None, auth=None)
     for k in _PROXY_VARS + tuple(_CA_VARS):
         os.environ.pop(k, None)

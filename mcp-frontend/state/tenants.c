@@ -8,7 +8,7 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
-#include "common/egress_rule.h"
+#include "proto/egress_rule.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "proto/wire.h"

@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_egress.c — libFuzzer target for what the network egress path reads from
  * parties it does not trust: the HTTP request heads sandboxed code sends the egress process
  * (executor-node/egress/head.c), the DNS answers its resolver gets (dns.c), the egress rules a
- * JobSpec carries (common/egress_rule.c), and the messages the node reads from the egress
+ * JobSpec carries (proto/egress_rule.c), and the messages the node reads from the egress
  * process (executor-node/link/emsg.c). The first byte picks which. Beyond "no crash, no
  * sanitizer report": what parses respects its caps and means one thing (a rule prints back to
  * itself; a head's target is a valid host and port; an answer's addresses fit). */
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "common/egress_rule.h"
+#include "proto/egress_rule.h"
 #include "executor-node/egress/dns.h"
 #include "executor-node/egress/head.h"
 #include "executor-node/link/emsg.h"

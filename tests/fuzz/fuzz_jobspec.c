@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "common/egress_rule.h"
+#include "proto/egress_rule.h"
 #include "proto/job.h"
 
 static void s_check(int ok)

@@ -1,5 +1,5 @@
 /* tests/unit/test_egress_parsers.c — what the egress process reads: tenants' rules
- * (common/egress_rule.h), the request heads sandboxed code sends (executor-node/egress/head.h),
+ * (proto/egress_rule.h), the request heads sandboxed code sends (executor-node/egress/head.h),
  * the DNS answers its resolver gets (dns.h), and the verdicts on destinations (verdict.h). One
  * behaviour per test, through the headers. */
 #define _GNU_SOURCE
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/egress_rule.h"
+#include "proto/egress_rule.h"
 #include "executor-node/egress/dns.h"
 #include "executor-node/egress/head.h"
 #include "executor-node/egress/verdict.h"

@@ -1,4 +1,4 @@
-/* common/egress_rule.c — see egress_rule.h. Rules are operator input (the CLI checks them
+/* proto/egress_rule.c — see egress_rule.h. Rules are operator input (the CLI checks them
  * before they are stored) and JobSpec input (the executor decodes them again): every length is
  * checked before it is copied. */
 #define _GNU_SOURCE
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "common/buf.h"
 #include "egress_rule.h"
 
 /* ---- names and addresses ------------------------------------------------------------------ */

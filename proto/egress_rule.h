@@ -1,4 +1,4 @@
-/* common/egress_rule.h — one rule of a tenant's egress policy, as an operator writes it
+/* proto/egress_rule.h — one rule of a tenant's egress policy, as an operator writes it
  * (`snakepit tenant set NAME --egress RULE`), as Redis and the JobSpec carry it (text), and as
  * the node's egress process matches destinations against it.
  *
