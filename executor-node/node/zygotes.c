@@ -89,6 +89,13 @@ zygotes_t *zygotes_new(const node_conf_t *conf, const char *exe, unsigned layers
     return self;
 }
 
+/* A slot made ready for a new zygote: nothing of the last one's, no descriptor (0 is one). */
+static void s_slot_clear(zyg_t *z)
+{
+    memset(z, 0, sizeof *z);
+    z->egress_sock = z->listener_fd = -1;
+}
+
 /* ---- network egress ------------------------------------------------------------------------ */
 
 /* Its listener, handed over before its HELLO, goes to the egress link (once one is attached). */
@@ -248,7 +255,7 @@ static void s_recycle(zygotes_t *self, zyg_t *z)
         return;
     }
     zyg_t *succ = &self->z[free_slot];
-    memset(succ, 0, sizeof *succ);
+    s_slot_clear(succ);
     succ->profile = z->profile;
     memcpy(succ->env_key, z->env_key, sizeof succ->env_key);
     memcpy(succ->env_site, z->env_site, sizeof succ->env_site);
@@ -535,7 +542,7 @@ int zygotes_env_start(zygotes_t *self, const profile_t *profile, const char *key
     }
     if (free_slot < 0) return -1;
     zyg_t *z = &self->z[free_slot];
-    memset(z, 0, sizeof *z);
+    s_slot_clear(z);
     z->profile = profile;
     snprintf(z->env_key, sizeof z->env_key, "%s", key);
     snprintf(z->env_site, sizeof z->env_site, "%s", site);
