@@ -120,14 +120,24 @@ $(BUILD)/gen/%_py.h: executor-node/buildbox/%.py
 $(OBJ)/executor-node/buildbox/buildbox.o: $(BUILD)/gen/envbuild_py.h
 
 $(OBJ)/executor-node/python/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
-                               $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h $(BUILD)/gen/egress_py.h
+                               $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h \
+                               $(BUILD)/gen/ipython_py.h $(BUILD)/gen/dists_py.h $(BUILD)/gen/egress_py.h
 
 # the drop-in endpoints' validators are Python programs the front-end sends to the farm as
 # jobs (mcp-frontend/compat/compat_validators.h), compiled in the same way
 $(BUILD)/gen/%_py.h: mcp-frontend/compat/helpers/%.py
 	$(py_to_h)
+# and the predefined JSON schemas, which the validator gets with each call and the endpoint
+# serves as a resource: NAME_json in $(BUILD)/gen/NAME_json.h
+$(BUILD)/gen/%_json.h: mcp-frontend/compat/helpers/%.json
+	@mkdir -p $(@D)
+	{ echo '/* generated from $< by the Makefile */'; \
+	  echo 'static const char $*_json[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00};'; } > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/mcp-frontend/compat/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h
+$(OBJ)/mcp-frontend/compat/compat_validators.o: $(BUILD)/gen/schema_check_py.h $(BUILD)/gen/csv_check_py.h \
+                                               $(BUILD)/gen/schemas_json.h
 $(OBJ)/mcp-frontend/compat/compat_validators.o: CPPFLAGS += -I$(BUILD)/gen
 
 # ---- the binaries: a main() and its component's library
@@ -198,15 +208,19 @@ test-deb: deb
 	  $(PYTEST) tests/package
 
 # ---- tests
-# Each unit test links the library of the component it tests (named by its file), then the
-# shared one: a module is tested through its header, never by including its .c.
+# Each unit test links the library of the component it tests (named by its file, in these
+# lists), then the shared one: a module is tested through its header, never by including its .c.
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-unit_lib   = $(if $(filter test_broker_% test_queue,$(1)),$(BROKER_LIB)) \
-             $(if $(filter test_fe_% test_compat test_redis_ha,$(1)),$(MCP_LIB)) \
-             $(if $(filter test_exec_% test_node_sessions test_zmsg test_pretouch,$(1)), \
-               $(EXECUTOR_LIB) $(ZYGOTE_LIB)) \
-             $(if $(filter test_egress_%,$(1)),$(EGRESS_LIB))
+BROKER_TESTS   := test_broker_% test_queue
+MCP_TESTS      := test_fe_% test_compat test_store test_store_journal test_executions
+EXECUTOR_TESTS := test_node_sessions test_zmsg test_pretouch test_credits test_claims \
+                  test_slots test_pool
+EGRESS_TESTS   := test_egress_%
+unit_lib   = $(if $(filter $(BROKER_TESTS),$(1)),$(BROKER_LIB)) \
+             $(if $(filter $(MCP_TESTS),$(1)),$(MCP_LIB)) \
+             $(if $(filter $(EXECUTOR_TESTS),$(1)),$(EXECUTOR_LIB) $(ZYGOTE_LIB)) \
+             $(if $(filter $(EGRESS_TESTS),$(1)),$(EGRESS_LIB))
 UNIT_LDLIBS := -lcmocka -ljansson -lmicrohttpd -lhiredis $(PY_LIBS) -lseccomp $(LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(COMPONENT_LIBS) $(LIB)
@@ -281,15 +295,19 @@ test-chaos: all
 test-ops: all
 	$(PYTEST) tests/ops
 
-# The sanitizer pass: unit tests with leak detection, then the executor, integration, chaos and
+# The sanitizer pass: unit tests with leak detection, then the executor, the forks and builds of
+# the security suite (their C: fork plans, the wake socket, the build box), integration, chaos and
 # several-broker suites against ASan+UBSan binaries (leaks off there: the embedded interpreter
 # keeps its heap; every farm's logs are checked for reports when it stops), and
 # the CLI against a scripted endpoint with leak detection on (an ASan report fails the run).
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
+	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) \
+	  tests/security/test_session_integrity.py tests/security/test_dependency_builds.py
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/chaos \
-	  tests/integration/test_fe_records.py tests/integration/test_fe_broker.py
+	  tests/integration/test_fe_records.py tests/integration/test_fe_broker.py \
+	  tests/integration/test_fe_bounds.py
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/broker/test_brokers.py
 	SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/cli/test_run_answers.py
 

@@ -60,7 +60,8 @@ static int s_run(redisContext *c, char *err, size_t errlen, const char *what, co
     return rc;
 }
 
-/* The session quotas given (issue 12); the others stay as they are. */
+/* The session quotas (issue 12) and those of what it holds (issue 30) given; the others stay as
+ * they are. */
 static int s_store_session_quotas(redisContext *c, const char *name, const tenant_quota_t *q,
                                   char *err, size_t errlen)
 {
@@ -73,6 +74,11 @@ static int s_store_session_quotas(redisContext *c, const char *name, const tenan
         {"max_idle_timeout_s", q->max_idle_timeout_s},
         {"max_snapshots", q->max_snapshots},
         {"max_snapshot_mb", q->max_snapshot_mb},
+        {"max_listen_streams", q->max_listen_streams},
+        {"max_sse_streams", q->max_sse_streams},
+        {"max_tasks", q->max_tasks},
+        {"max_linked_mb", q->max_linked_mb},
+        {"max_linked_files", q->max_linked_files},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (rows[i].value > 0 &&
@@ -217,6 +223,42 @@ int tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q)
     }
     if (r) freeReplyObject(r);
     return ok ? 0 : -1;
+}
+
+/* Counts only what has not lapsed, by Redis's clock as the front-ends' scripts do: a hold's
+ * lease end, a linked file's expiry. */
+static long s_live(redisContext *c, const char *key, long long now, long long *bytes)
+{
+    redisReply *r = redisCommand(c, "ZRANGEBYSCORE %s (%lld +inf", key, now);
+    long n = 0;
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++, n++) {
+        const char *colon = r->element[i]->str ? strrchr(r->element[i]->str, ':') : NULL;
+        if (bytes && colon) *bytes += atoll(colon + 1);
+    }
+    if (r) freeReplyObject(r);
+    return n;
+}
+
+int tenant_holding_read(redisContext *c, const char *name, tenant_holding_t *h)
+{
+    redisReply *t = redisCommand(c, "TIME");
+    if (!t || t->type != REDIS_REPLY_ARRAY || t->elements != 2) {
+        if (t) freeReplyObject(t);
+        return -1;
+    }
+    long long now = atoll(t->element[0]->str) * 1000 + atoll(t->element[1]->str) / 1000;
+    freeReplyObject(t);
+    char key[160];
+    *h = (tenant_holding_t){0};
+    snprintf(key, sizeof key, "sp:t:{%s}:hold:listen", name);
+    h->listen_streams = s_live(c, key, now, NULL);
+    snprintf(key, sizeof key, "sp:t:{%s}:hold:sse", name);
+    h->sse_streams = s_live(c, key, now, NULL);
+    snprintf(key, sizeof key, "sp:t:{%s}:hold:task", name);
+    h->tasks = s_live(c, key, now, NULL);
+    snprintf(key, sizeof key, "sp:t:{%s}:linked", name);
+    h->linked_files = s_live(c, key, now, &h->linked_bytes);
+    return 0;
 }
 
 int tenant_exists(redisContext *c, const char *name)

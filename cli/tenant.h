@@ -5,7 +5,9 @@
  *                         profiles, created_ms, key_sha256, and its record retention when set:
  *                         record_ttl_s, record_max; and the session quotas (issue 12)
  *                         max_sessions, max_session_memory_mb, max_idle_timeout_s,
- *                         max_snapshots, max_snapshot_mb — absent: the front-end's defaults;
+ *                         max_snapshots, max_snapshot_mb; and what it may hold across the farm
+ *                         (issue 30) max_listen_streams, max_sse_streams, max_tasks,
+ *                         max_linked_mb, max_linked_files — absent: the front-end's defaults;
  *                         network egress: egress (its rules, comma-separated, each as
  *                         proto/egress_rule.h writes it; absent: no network),
  *                         egress_max_bytes, egress_max_conns (absent: the executor's caps)
@@ -31,6 +33,12 @@ typedef struct {
     long   max_idle_timeout_s;
     long   max_snapshots;
     long   max_snapshot_mb;
+    /* what it may hold across the farm: the same (0: left alone) */
+    long   max_listen_streams;
+    long   max_sse_streams;
+    long   max_tasks;
+    long   max_linked_mb;
+    long   max_linked_files;
     /* network egress: the rules (comma-separated; "" none), and per job caps (0: the
      * executor's). On the command line: --egress RULE (repeatable) replaces the rules,
      * --no-egress removes them. */
@@ -61,6 +69,13 @@ int  tenant_ensure_named(redisContext *c, const char *name, const char *digest, 
                          size_t errlen);
 /* The tenant's quotas as stored (defaults where a field is missing). 0, or -1. */
 int  tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q);
+/* What the tenant holds across the farm now, as the front-ends count it against its caps
+ * (mcp-frontend/state/holds.h, filestore.h). */
+typedef struct {
+    long      listen_streams, sse_streams, tasks, linked_files;
+    long long linked_bytes;
+} tenant_holding_t;
+int  tenant_holding_read(redisContext *c, const char *name, tenant_holding_t *h);
 int  tenant_exists(redisContext *c, const char *name);
 /* Deletes the tenant and its key. 0, or -1 with the reason in err. */
 int  tenant_remove(redisContext *c, const char *name, char *err, size_t errlen);

@@ -59,6 +59,21 @@ static const cfg_opt_t s_opts[] = {
                 "state snapshots kept (default: the front-end's, 32)"),
     CFG_OPT_INT(tenant_args_t, q.max_snapshot_mb, "max-snapshot-mb", 1, 1 << 20, "MB",
                 "bytes of its snapshots together (default: the front-end's, 256)"),
+    CFG_OPT_INT(tenant_args_t, q.max_listen_streams, "max-listen-streams", 1, 1000000, "N",
+                "subscriptions/listen streams open at once, on every front-end together "
+                "(default: the front-end's, 64)"),
+    CFG_OPT_INT(tenant_args_t, q.max_sse_streams, "max-sse-streams", 1, 1000000, "N",
+                "legacy sessions' GET streams open at once, on every front-end together "
+                "(default: the front-end's, 64)"),
+    CFG_OPT_INT(tenant_args_t, q.max_tasks, "max-tasks", 1, 1000000, "N",
+                "tasks running at once, on every front-end together (default: the "
+                "front-end's, 256)"),
+    CFG_OPT_INT(tenant_args_t, q.max_linked_mb, "max-linked-mb", 1, 1 << 20, "MB",
+                "large files its executions wrote, kept in Redis for resources/read (as links, "
+                "for --file-ttl-s), their bytes together; past it a file comes back with a note "
+                "instead (default: the front-end's, 64)"),
+    CFG_OPT_INT(tenant_args_t, q.max_linked_files, "max-linked-files", 1, 1000000, "N",
+                "how many such linked files (default: the front-end's, 256)"),
     CFG_OPT_LIST(tenant_args_t, q.egress, "egress", "RULE",
                  "a destination its jobs may reach over the network: HOST[:PORT], *.DOMAIN[:PORT], "
                  "ADDR[:PORT] or CIDR[:PORT] ([IPv6]:PORT); repeat for more; on set, the rules "
@@ -78,6 +93,8 @@ static const char *s_usage =
     "                         [--max-memory MB] [--profiles a,b] [--record-ttl S] [--record-max N]\n"
     "                         [--max-sessions N] [--max-session-memory MB] [--max-idle-timeout S]\n"
     "                         [--max-snapshots N] [--max-snapshot-mb MB]\n"
+    "                         [--max-listen-streams N] [--max-sse-streams N] [--max-tasks N]\n"
+    "                         [--max-linked-mb MB] [--max-linked-files N]\n"
     "                         [--egress RULE ... | --no-egress] [--egress-max-bytes B]\n"
     "                         [--egress-max-conns N]\n"
     "       snakepit tenant set NAME [the same options: only those given change]\n"
@@ -194,6 +211,11 @@ static void s_merge(tenant_quota_t *base, const tenant_quota_t *given)
     if (given->max_idle_timeout_s) base->max_idle_timeout_s = given->max_idle_timeout_s;
     if (given->max_snapshots) base->max_snapshots = given->max_snapshots;
     if (given->max_snapshot_mb) base->max_snapshot_mb = given->max_snapshot_mb;
+    if (given->max_listen_streams) base->max_listen_streams = given->max_listen_streams;
+    if (given->max_sse_streams) base->max_sse_streams = given->max_sse_streams;
+    if (given->max_tasks) base->max_tasks = given->max_tasks;
+    if (given->max_linked_mb) base->max_linked_mb = given->max_linked_mb;
+    if (given->max_linked_files) base->max_linked_files = given->max_linked_files;
     /* the network: --egress replaces the rules, --no-egress removes them */
     if (given->egress[0]) snprintf(base->egress, sizeof base->egress, "%s", given->egress);
     if (given->no_egress) base->egress[0] = '\0';
@@ -291,6 +313,26 @@ static int s_rotate_key(const verb_t *v)
     return s_store_new_key(v, &q, "rotate-key");
 }
 
+/* What it holds now against its caps (each front-end refuses past them): the operator's answer
+ * to "why is this tenant refused". */
+static void s_show_holding(const verb_t *v, json_t *o)
+{
+    tenant_holding_t h;
+    if (tenant_holding_read(v->redis, v->name, &h) < 0) return;
+    if (v->args->json) {
+        json_object_set_new(o, "holding",
+                            json_pack("{s:I,s:I,s:I,s:I,s:I}", "listen_streams",
+                                      (json_int_t)h.listen_streams, "sse_streams",
+                                      (json_int_t)h.sse_streams, "tasks", (json_int_t)h.tasks,
+                                      "linked_files", (json_int_t)h.linked_files, "linked_bytes",
+                                      (json_int_t)h.linked_bytes));
+        return;
+    }
+    printf("  %-16s listen_streams=%ld sse_streams=%ld tasks=%ld linked_files=%ld "
+           "linked_bytes=%lld\n",
+           "holding", h.listen_streams, h.sse_streams, h.tasks, h.linked_files, h.linked_bytes);
+}
+
 static int s_show(const verb_t *v)
 {
     redisReply *r = redisCommand(v->redis, "HGETALL sp:t:%s", v->name);
@@ -309,6 +351,7 @@ static int s_show(const verb_t *v)
         else
             printf("  %-16s %s\n", k, val[0] ? val : "(all)");
     }
+    s_show_holding(v, o);
     if (v->args->json) {
         char *text = json_dumps(o, JSON_COMPACT);
         printf("%s\n", text ? text : "{}");

@@ -151,6 +151,7 @@ static int s_installed(const profile_t *p)
     int first = 1;
     for (const char *const *m = p->modules; *m; m++) {
         if (strchr(*m, '.')) continue; /* packages are enough */
+        if (profile_module_is_the_sandboxs(*m)) continue; /* the executor brings it itself */
         buf_printf(&probe, "%s%s", first ? "" : ",", *m);
         first = 0;
     }

@@ -17,10 +17,13 @@ const char TENANT_ENSURE_LUA[] =
     "redis.call('SADD', KEYS[3], ARGV[1])\n"
     "return 1\n";
 
-/* the local tenant's quotas (cli/tenant.c's defaults, raised: the farm is its owner's) */
+/* the local tenant's quotas (cli/tenant.c's defaults, raised: the farm is its owner's; its
+ * linked files are bounded by the farm's share of Redis, --file-share-pct, rather than by a
+ * tenant's) */
 static const char *const s_local_quotas[] = {
     "rate", "100",           "burst", "200", "max_concurrency", "64", "max_timeout_s",
-    "300",  "max_memory_mb", "2048",  NULL};
+    "300",  "max_memory_mb", "2048",  "max_linked_mb", "4096", "max_linked_files", "16384",
+    NULL};
 
 void tenant_ensure_local_args(tenant_ensure_t *e, const char *name, const char *digest,
                               uint64_t now_ms)

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define TENANT_ENSURE_NKEYS 3
-#define TENANT_ENSURE_ARGS  (TENANT_ENSURE_NKEYS + 3 + 2 * 5)
+#define TENANT_ENSURE_ARGS  (TENANT_ENSURE_NKEYS + 3 + 2 * 7)
 
 /* The script: KEYS sp:t:<name>, sp:key:<digest>, sp:tenants; ARGV name, digest, created_ms,
  * then field/value pairs of the quotas. */

@@ -39,6 +39,8 @@
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/rpc/mcp_session.h"
 #include "mcp-frontend/state/bus.h"
+#include "mcp-frontend/state/filestore.h"
+#include "mcp-frontend/state/holds.h"
 #include "mcp-frontend/state/limiter.h"
 #include "mcp-frontend/state/records.h"
 #include "mcp-frontend/state/redis_upkeep.h"
@@ -57,10 +59,13 @@ typedef struct {
     store_conf_t store;
     jobs_conf_t jobs;
     records_conf_t records;
+    filestore_conf_t files;
+    long file_link_bytes; /* rich.h: written files larger than this are links */
     executions_conf_t executions;
     mcp_sessions_conf_t sessions;
     tenants_conf_t tenants;
     limiter_conf_t limiter;
+    holds_conf_t holds;
     mcp_conf_t mcp;
     listen_conf_t listen;
     stream_log_conf_t stream_log;
@@ -151,10 +156,14 @@ static const cfg_opt_t s_opts[] = {
         "also add every finished record to this Redis Stream (for consumers that keep them all)"),
     OPT(INT, records.export_maxlen, "export-maxlen", 1000, 100000000, "N",
         "approximate length cap of --export-stream"),
-    OPT(INT, records.file_link_bytes, "file-link-bytes", 0, 8 << 20, "BYTES",
+    OPT(INT, file_link_bytes, "file-link-bytes", 0, 8 << 20, "BYTES",
         "a file an execution wrote larger than this comes back as a resource link, not inline"),
-    OPT(INT, records.file_ttl_s, "file-ttl-s", 60, 86400 * 7, "S",
-        "linked files stay readable this long (they are kept in Redis)"),
+    OPT(INT, files.ttl_s, "file-ttl-s", 60, 86400 * 7, "S",
+        "linked files stay readable this long (they are kept in Redis, within each tenant's "
+        "max_linked_mb and max_linked_files)"),
+    OPT(INT, files.share_pct, "file-share-pct", 1, 90, "PCT",
+        "the linked files of all tenants together take at most this share of Redis's "
+        "maxmemory (each counted at its size and a quarter), so they never evict records"),
     OPT(INT, page_size, "page-size", 1, 1000, "N",
         "items per page of tools/resources/prompts/tasks lists"),
     OPT(INT, mcp.max_inflight_session, "max-inflight-session", 1, 100000, "N",
@@ -176,7 +185,11 @@ static const cfg_opt_t s_opts[] = {
         "an MCP 2026-07-28 call that declared the tasks extension and still runs after MS is "
         "answered with a task; 0: never"),
     OPT(INT, listen.max_streams, "max-listen-streams", 1, 1000000, "N",
-        "open subscriptions/listen streams at most (per front-end)"),
+        "open subscriptions/listen streams at most (per front-end; each tenant's own cap, "
+        "max_listen_streams, counts across every front-end)"),
+    OPT(INT, holds.lease_ms, "hold-lease-ms", 1000, 600000, "MS",
+        "a listen stream, legacy GET stream or task counted against its tenant's cap stops "
+        "counting this long after its front-end last renewed it (a front-end that dies)"),
     OPT(INT, executions.record_wait_ms, "record-wait-ms", 0, 60000, "MS",
         "an answer waits this long for its final record (or its sandbox session's) to reach "
         "Redis, then leaves without it (counted); 0: never waits"),
@@ -194,12 +207,15 @@ static const fe_conf_t s_defaults = {
              .queue_allowance_ms = 30000,
              .broker_wait_ms = 5000},
     .records = RECORDS_CONF_DEFAULTS,
+    .files = {.ttl_s = 3600, .share_pct = 25},
+    .file_link_bytes = RICH_LINK_BYTES_DEFAULT,
     .executions = {.record_wait_ms = 500, .task_after_ms = 2000},
     .listen = {.max_streams = 10000},
     .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600, .cache_ms = 10000},
     .stream_log = {.replay_s = 600},
     .tenants = {.auth_cache_ms = 5000, .auth_stale_ms = 600000},
     .limiter = {.local_rate_pct = 50},
+    .holds = {.lease_ms = 30000},
     .mcp = {.max_inflight_session = 256},
     .tenant = "local",
     .page_size = 50,
@@ -274,10 +290,13 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     mcp_session_store_join(fe->mcp_session_store, fe->stream_log); /* the legacy era, joined */
     fe->tenants = tenants_new(fe->loop, fe->store, &conf->tenants);
     fe->limiter = limiter_new(fe->store, &conf->limiter);
+    fe->holds = holds_new(fe->loop, &fe->store, &conf->holds, fe->instance);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
     fe->records = records_new(fe->store, &conf->records, fe->instance);
-    rich_set_link_bytes((size_t)conf->records.file_link_bytes);
-    fe->executions = executions_new(fe->loop, fe->jobs, fe->records, &conf->executions);
+    rich_set_link_bytes((size_t)conf->file_link_bytes);
+    fe->files = filestore_new(fe->store, &conf->files);
+    fe->executions =
+        executions_new(fe->loop, fe->jobs, fe->records, fe->files, fe->holds, &conf->executions);
     fe->resources = resources_new(fe, &(resources_conf_t){conf->page_size, conf->test_fixtures});
     fe->tasks = tasks_new(fe->executions, fe->bus, &(tasks_conf_t){conf->page_size});
     fe->tasks_extension = tasks_extension_new(fe->executions, fe->bus);
@@ -345,12 +364,14 @@ static void s_teardown(fe_t *fe)
     prompts_destroy(&fe->prompts);
     resources_destroy(&fe->resources);
     records_destroy(&fe->records);
+    filestore_destroy(&fe->files);
     session_records_destroy(&fe->session_records);
     snapshots_destroy(&fe->snapshots);
     limiter_destroy(&fe->limiter);
     tenants_destroy(&fe->tenants);
     round_trip_destroy(&fe->round_trip);
     bus_destroy(&fe->bus);
+    holds_destroy(&fe->holds); /* last: whatever held one has let it go */
 }
 
 /* The front-end's one-second snapshot in Redis (sp:metrics:mcp:{instance}), which `snakepit

@@ -16,6 +16,8 @@
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/rpc/mcp_session.h"
 #include "mcp-frontend/state/bus.h"
+#include "mcp-frontend/state/filestore.h"
+#include "mcp-frontend/state/holds.h"
 #include "mcp-frontend/state/limiter.h"
 #include "mcp-frontend/state/store.h"
 #include "mcp-frontend/tools/tools.h"
@@ -59,6 +61,14 @@ static void s_tool_calls(buf_t *out, const executions_stats_t *e, const tools_st
     if (t->unknown_tools)
         prom_sample(out, P "tool_calls_total", (double)t->unknown_tools, "tool", "unknown",
                     "status", status_name(ST_REJECTED), NULL);
+    prom_family(out, P "security_events_total", PROM_COUNTER,
+                "Operations the sandbox refused, by the layer that refused them and whether the "
+                "run ended as a security_violation (violation) or the code went on (caught).");
+    for (int l = 0; l < REFUSAL__COUNT; l++)
+        for (int ended = 0; ended < 2; ended++)
+            prom_sample(out, P "security_events_total", (double)e->refusals[l][ended], "layer",
+                        refusal_layer_name((refusal_layer_t)l), "outcome",
+                        ended ? "violation" : "caught", NULL);
 }
 
 static void s_limits(buf_t *out, const limiter_stats_t *l, const http_stats_t *h)
@@ -200,6 +210,48 @@ static void s_eras(buf_t *out, const fe_t *fe)
     prom_sample(out, P "bus_reconnects_total", (double)b->reconnects, NULL);
 }
 
+/* What tenants hold across the farm (holds.h) and the linked files kept in Redis
+ * (filestore.h): each refusal by the cap that refused it, never by tenant. */
+static void s_tenant_bounds(buf_t *out, const fe_t *fe)
+{
+    const holds_stats_t *h = holds_stats(fe->holds);
+    const filestore_stats_t *f = filestore_stats(fe->files);
+    static const char *const caps[HOLD__COUNT] = {[HOLD_LISTEN] = "max_listen_streams",
+                                                  [HOLD_SSE] = "max_sse_streams",
+                                                  [HOLD_TASK] = "max_tasks"};
+    prom_family(out, P "tenant_cap_refusals_total", PROM_COUNTER,
+                "Requests and linked files refused because their tenant held its cap (counted "
+                "across every front-end), by cap.");
+    for (int k = 0; k < HOLD__COUNT; k++)
+        prom_sample(out, P "tenant_cap_refusals_total", (double)h->refused[k], "cap", caps[k],
+                    NULL);
+    prom_sample(out, P "tenant_cap_refusals_total", (double)f->files[FILE_OVER_TENANT_MB], "cap",
+                "max_linked_mb", NULL);
+    prom_sample(out, P "tenant_cap_refusals_total", (double)f->files[FILE_OVER_TENANT_FILES], "cap",
+                "max_linked_files", NULL);
+    prom_family(out, P "held", PROM_GAUGE,
+                "Listen streams, legacy GET streams and running tasks this front-end holds for "
+                "their tenants' caps, by kind.");
+    for (int k = 0; k < HOLD__COUNT; k++)
+        prom_sample(out, P "held", (double)h->held[k], "kind", hold_kind_name((hold_kind_t)k),
+                    NULL);
+    prom_family(out, P "hold_fallbacks_total", PROM_COUNTER,
+                "Tenant caps decided by this front-end alone because Redis could not be asked, by "
+                "kind.");
+    for (int k = 0; k < HOLD__COUNT; k++)
+        prom_sample(out, P "hold_fallbacks_total", (double)h->fallbacks[k], "kind",
+                    hold_kind_name((hold_kind_t)k), NULL);
+    prom_family(out, P "linked_files_total", PROM_COUNTER,
+                "Files too large to return inline, by what became of them: kept in Redis, or "
+                "not kept (the tenant's max_linked_mb or max_linked_files, the farm's "
+                "--file-share-pct of maxmemory, Redis unavailable).");
+    for (int w = 0; w < FILE__COUNT; w++)
+        prom_sample(out, P "linked_files_total", (double)f->files[w], "outcome",
+                    filestore_outcome_name((file_outcome_t)w), NULL);
+    prom_family(out, P "linked_bytes_total", PROM_COUNTER, "Bytes of the linked files kept.");
+    prom_sample(out, P "linked_bytes_total", (double)f->kept_bytes, NULL);
+}
+
 void fe_metrics_render(void *arg, buf_t *out)
 {
     const fe_t *fe = arg;
@@ -215,6 +267,7 @@ void fe_metrics_render(void *arg, buf_t *out)
                 "could not be asked (--auth-stale-ms).");
     prom_sample(out, P "auth_stale_total", (double)tenants_stale_auths(fe->tenants), NULL);
     s_eras(out, fe);
+    s_tenant_bounds(out, fe);
     prom_family(out, P "jobs_inflight", PROM_GAUGE, "Jobs submitted and not yet answered.");
     prom_sample(out, P "jobs_inflight", (double)jobs_count(fe->jobs), NULL);
     prom_family(out, P "broker_unavailable_total", PROM_COUNTER,

@@ -14,6 +14,7 @@
 #define RESULT_MAX_EGRESS      64  /* destinations listed per job; more are summed as "…" */
 #define RESULT_MAX_EGRESS_HOST 253
 #define RESULT_MAX_EGRESS_WHY  400
+#define RESULT_EGRESS_MAX_EVENTS 16 /* result.h's RESULT_MAX_EVENTS (asserted in result.c) */
 
 /* One destination: host as the job named it (a name or an address literal) and port. */
 typedef struct {
@@ -37,7 +38,9 @@ void result_egress_write(mpw_t *w, const result_egress_list_t *l);
 /* The value of an `egress` key, bounds-checked, into l (empty before). 0, or -1 (r->err). */
 int  result_egress_read(mpr_t *r, result_egress_list_t *l);
 /* body (a Result) with `egress` set to l, into out: the map's first key, so a decoder that keeps
- * the first of two keys keeps the node's. 0, or -1 when body is not a map. */
+ * the first of two keys keeps the node's. Each refused destination joins the Result's
+ * security_events too (operation "connect", target "host:port", layer "egress"), after the
+ * zygote's own entries, within RESULT_EGRESS_MAX_EVENTS. 0, or -1 when body is not a Result's map. */
 int  result_egress_add(const uint8_t *body, size_t len, const result_egress_list_t *l, buf_t *out);
 
 #endif

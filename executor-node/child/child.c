@@ -20,6 +20,7 @@
 #include "executor-node/sandbox/landlock.h"
 #include "child.h"
 #include "session_child.h"
+#include "wake.h"
 
 static uint64_t s_cpu_ns(void)
 {
@@ -48,6 +49,7 @@ static const char *s_lock(const sandbox_t *sb, area_t *area, int wake_fd, int eg
     if ((on & (LAYER_NNP | LAYER_SECCOMP)) && sandbox_enter_nnp() < 0) return "nnp";
     prologue_t mine = {.session = sb->session,
                        .site = (uint64_t)(uintptr_t)session_clone_site,
+                       .wake_site = (uint64_t)(uintptr_t)wake_send_site,
                        .wake_fd = wake_fd,
                        .egress = egress};
     if ((on & LAYER_SECCOMP) && filter_enter(&sb->filter, &mine) < 0) return "seccomp";
@@ -95,8 +97,7 @@ static _Noreturn void s_run(const child_env_t *env, const sandbox_t *sb, area_t 
                      (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
     h->self_maxrss_kb = (uint64_t)ru.ru_maxrss;
     h->cpu_finish_ns = s_cpu_ns();
-    char d = 'd';
-    if (write(wake_fd, &d, 1) < 0) {
+    if (wake_send(wake_fd, "d", 1) < 0) {
         /* the zygote is gone or killing us: nothing left to tell */
     }
     _exit(0);

@@ -17,7 +17,9 @@
 #include "executor-node/python/audit.h"
 #include "executor-node/python/python.h"
 #include "executor-node/sandbox/childsig.h"
+#include "fork_plan.h"
 #include "session_child.h"
+#include "wake.h"
 
 /* The fork_session clone: exactly CLONE_PARENT | SIGCHLD (0x8000 | 17), from the one syscall
  * instruction the prologue allows it from. Not glibc's fork(), which runs atfork handlers and
@@ -67,7 +69,7 @@ static uint64_t s_cpu_us(void)
 
 static void s_send(int fd, const void *msg, size_t len)
 {
-    if (write(fd, msg, len) < 0) {
+    if (wake_send(fd, msg, len) < 0) {
         /* the zygote is gone or ending us: the next read says so */
     }
 }
@@ -133,6 +135,9 @@ static void s_job(me_t *me, int first)
     getrusage(RUSAGE_SELF, &ru);
     h->self_cpu_us = s_cpu_us() - cpu0; /* this job's, not the session's */
     h->self_maxrss_kb = (uint64_t)ru.ru_maxrss;
+    /* Until the next cell, a second of CPU at most: nothing should run while this loop waits,
+     * and the zygote ends a session whose process did (zygote_sessions.c s_rest_was_rest). */
+    sandbox_cell_cpu(me->sb, 1000);
     s_send(me->wake, "d", 1);
 }
 
@@ -161,6 +166,8 @@ static void s_become_clone(me_t *me, wake_msg_t *m)
         audit_set_workspace(m->fork.cwd);
         snprintf(me->ws_dir, sizeof me->ws_dir, "%s", m->fork.cwd);
     }
+    /* nothing open before the fork may stay shared with the session (fork_plan.h) */
+    if (fork_plan_apply(area_job(&me->area), me->area.job_cap, me->wake) < 0) _exit(1);
     py_after_fork(); /* CPython's own at-fork work: thread state, and random's reseed */
     m->n_fds = 0;
     /* 'R', and where the area is mapped here: the zygote lays each job's copy out for it */

@@ -48,6 +48,24 @@ int procfs_pss_kb(int procfd, pid_t pid, uint64_t *kb)
     return 0;
 }
 
+int procfs_cpu_ms(int procfd, pid_t pid, uint64_t *ms)
+{
+    char path[64], buf[1024];
+    if (procfd < 0) return -1;
+    snprintf(path, sizeof path, "%d/stat", (int)pid);
+    if (s_read(procfd, path, buf, sizeof buf) <= 0) return -1;
+    /* after comm's last ')': state, then fields 4..13, then utime and stime (proc(5)) */
+    const char *p = strrchr(buf, ')');
+    unsigned long long utime, stime;
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                     &stime) != 2)
+        return -1;
+    static long hz;
+    if (!hz) hz = sysconf(_SC_CLK_TCK);
+    *ms = (utime + stime) * 1000u / (unsigned long long)(hz > 0 ? hz : 100);
+    return 0;
+}
+
 size_t procfs_children(int procfd, pid_t parent, pid_t *out, size_t cap)
 {
     if (procfd < 0) return 0;

@@ -26,6 +26,7 @@
 
 #define SLOT_FREE    (-1)
 #define SLOT_WAITING (-2) /* its dependencies' environment is being built or started (envs.h) */
+#define SLOT_QUEUED  (-3) /* a session's job behind an earlier one on the same session */
 
 typedef struct {
     uint8_t id[ID_BYTES];
@@ -39,13 +40,17 @@ typedef struct {
     uint8_t *body;
     size_t body_len;
     char service[65];
-    char tenant[65];   /* its route's tenant, for an egress grant */
-    uint64_t wall_ms;  /* what is left of its deadline when it arrived (0: none) */
+    /* a queued job: its place among the session's, and whose it is (any job's tenant: an egress
+     * grant names it) */
+    uint64_t queued_seq;
+    char tenant[65];
+    uint64_t wall_ms;  /* what was left of its deadline when it arrived (0: none) */
     int egress;        /* granted the network: its Result waits for its account */
 } slot_t;
 
 struct slots {
     const node_conf_t *conf;
+    slots_io_t io; /* the links' and zygotes' verbs (slots.h) */
     zygotes_t *zygotes;
     exec_metrics_t *metrics;
     char layers[128];
@@ -61,6 +66,7 @@ struct slots {
     uint8_t (*ready_ids)[ID_BYTES]; /* READY's session list, filled at each READY */
     long mem_free_mb;               /* the machine's available memory, at the last session tick */
     uint64_t sessions_sent_ms;      /* the last SESSIONS to the brokers */
+    uint64_t queued_seq;            /* the last queued session job's number */
 };
 
 /* ---- credit on the wire ---------------------------------------------------------------------- */
@@ -68,13 +74,13 @@ struct slots {
 static void s_grant(void *arg, int link, uint32_t n)
 {
     slots_t *self = arg;
-    if (self->links) broker_link_send_credit(self->links[link], n);
+    if (self->links) self->io.send_credit(self->links[link], n);
 }
 
 static void s_reclaim(void *arg, int link, uint32_t n)
 {
     slots_t *self = arg;
-    if (self->links) broker_link_send_reclaim(self->links[link], n);
+    if (self->links) self->io.send_reclaim(self->links[link], n);
 }
 
 /* A waiting job's JobSpec copy goes: zeroed first (tenant data, scrub.h's rule). */
@@ -92,8 +98,35 @@ static void s_drop_body(slots_t *self, slot_t *s)
 slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *metrics,
                    const char *layers)
 {
+    static const slots_io_t io = {broker_link_up,
+                                  broker_link_send_result,
+                                  broker_link_send_simple,
+                                  broker_link_send_progress,
+                                  broker_link_send_sessions,
+                                  broker_link_send_credit,
+                                  broker_link_send_reclaim,
+                                  broker_link_send_held,
+                                  zygotes_pick,
+                                  zygotes_env_pick,
+                                  zygotes_env_start,
+                                  zygotes_send_job,
+                                  zygotes_cancel,
+                                  zygotes_end_session,
+                                  zygotes_services,
+                                  zygotes_packages,
+                                  zygotes_python,
+                                  zygotes_listener,
+                                  zygotes_send_egress,
+                                  zygotes_egress_stop};
+    return slots_new_io(conf, &io, zygotes, metrics, layers);
+}
+
+slots_t *slots_new_io(const node_conf_t *conf, const slots_io_t *io, zygotes_t *zygotes,
+                      exec_metrics_t *metrics, const char *layers)
+{
     slots_t *self = xcalloc(1, sizeof *self);
     self->conf = conf;
+    self->io = *io;
     self->zygotes = zygotes;
     self->metrics = metrics;
     snprintf(self->layers, sizeof self->layers, "%s", layers);
@@ -154,25 +187,31 @@ static slot_t *s_slot_free(slots_t *self)
 
 /* The job in slot s ended with body: its slot's credit goes where credits.h says, and every
  * broker waiting for the answer gets it. */
+static void s_session_next(slots_t *self, const uint8_t session[ID_BYTES]);
+
 static void s_end(slots_t *self, slot_t *s, const uint8_t *body, size_t len)
 {
-    int origin = s->link;
+    int origin = s->link, was_queued = s->zygote == SLOT_QUEUED, had_session = s->has_session;
+    uint8_t session[ID_BYTES];
+    memcpy(session, s->session, ID_BYTES);
+    if (s->has_session && !was_queued) node_sessions_busy(self->sessions, s->session, 0, clock_mono_ms());
     if (s->egress) egress_link_forget(self->egress, s->id); /* answered without its account */
     s->egress = 0;
-    if (s->has_session) node_sessions_busy(self->sessions, s->session, 0, clock_mono_ms());
     s->has_session = 0;
     s_drop_body(self, s);
     s->zygote = SLOT_FREE;
     int to = credits_finish(self->credits, origin);
     self->metrics->busy = credits_busy(self->credits);
     if (to == origin)
-        broker_link_send_result(self->links[origin], s->id, body, len, 1);
-    else if (broker_link_up(self->links[origin]))
-        broker_link_send_result(self->links[origin], s->id, body, len, 0);
+        self->io.send_result(self->links[origin], s->id, body, len, 1);
+    else if (self->io.link_up(self->links[origin]))
+        self->io.send_result(self->links[origin], s->id, body, len, 0);
     unsigned also = claims_on_done(self->claims, s->id, clock_mono_ms());
     for (int i = 0; i < self->n_links; i++)
-        if (i != origin && (also >> i & 1) && broker_link_up(self->links[i]))
-            broker_link_send_result(self->links[i], s->id, body, len, 0);
+        if (i != origin && (also >> i & 1) && self->io.link_up(self->links[i]))
+            self->io.send_result(self->links[i], s->id, body, len, 0);
+    /* the session's next job goes once this one's answer has */
+    if (had_session && !was_queued) s_session_next(self, session);
 }
 
 /* The job in slot s is answered here, without having run. */
@@ -202,7 +241,7 @@ static int s_env_of(slots_t *self, const worker_msg_t *m, int zi, char *why, siz
     int env = -1;
     for (size_t i = 0; i < n_deps && env == -1; i++)
         if (pep508_check(deps[i], strlen(deps[i]), why, whylen) < 0) env = -3;
-    if (env == -1 && !pep440_all_met(zygotes_packages(self->zygotes, zi), deps, n_deps)) {
+    if (env == -1 && !pep440_all_met(self->io.packages(self->zygotes, zi), deps, n_deps)) {
         env = envs_request(self->envs, profile_find(m->service), deps, n_deps);
         if (env < 0) env = -2;
     }
@@ -216,17 +255,17 @@ static void s_send(slots_t *self, slot_t *s, int zi, const uint8_t *body, size_t
 {
     job_egress_t e;
     char secret[EMSG_SECRET_LEN + 1];
-    uint32_t listener = zygotes_listener(self->zygotes, zi);
+    uint32_t listener = self->io.egress_listener ? self->io.egress_listener(self->zygotes, zi) : 0;
     if (self->egress && listener && jobspec_peek_egress(body, len, &e) == 0) {
         if (e.n_rules && egress_link_grant(self->egress, s->id, listener, s->tenant, &e,
                                            (long)s->wall_ms, secret) == 0) {
-            zygotes_send_egress(self->zygotes, zi, s->id, secret);
+            self->io.send_egress(self->zygotes, zi, s->id, secret);
             s->egress = 1;
         }
         explicit_bzero(secret, sizeof secret);
         jobspec_free_egress(&e);
     }
-    zygotes_send_job(self->zygotes, zi, s->id, body, len);
+    self->io.send_job(self->zygotes, zi, s->id, body, len);
 }
 
 static void s_send_waiting(slots_t *self, slot_t *s, int zi)
@@ -256,14 +295,14 @@ static void s_dispatch_one(slots_t *self, slot_t *s)
         s_answer(self, s, ST_ERROR, "DependencyError", envs_error(self->envs, env));
         return;
     case ENV_BASE:
-        zi = zygotes_pick(self->zygotes, s->service, &ready);
+        zi = self->io.pick(self->zygotes, s->service, &ready);
         if (zi >= 0 && ready) s_send_waiting(self, s, zi);
         return;
     case ENV_READY:
-        zi = zygotes_env_pick(self->zygotes, s->env_key, &ready);
+        zi = self->io.env_pick(self->zygotes, s->env_key, &ready);
         if (zi < 0)
-            zi = zygotes_env_start(self->zygotes, envs_profile(self->envs, env), s->env_key,
-                                   envs_site(self->envs, env), envs_modules(self->envs, env));
+            zi = self->io.env_start(self->zygotes, envs_profile(self->envs, env), s->env_key,
+                                    envs_site(self->envs, env), envs_modules(self->envs, env));
         if (zi == -2)
             s_answer(self, s, ST_INTERNAL_ERROR, "SandboxError",
                      "the sandbox for the job's dependencies could not be started");
@@ -329,7 +368,7 @@ static void s_send_sessions(slots_t *self, int always)
                     (const uint8_t(*)[ID_BYTES])ch.up, ch.n_up,
                     (const uint8_t(*)[ID_BYTES])ch.down, ch.reasons, ch.n_down, &b);
     for (int i = 0; i < self->n_links; i++)
-        if (broker_link_up(self->links[i])) broker_link_send_sessions(self->links[i], b.data, b.len);
+        if (self->io.link_up(self->links[i])) self->io.send_sessions(self->links[i], b.data, b.len);
     buf_free(&b);
     self->sessions_sent_ms = clock_mono_ms();
 }
@@ -345,19 +384,18 @@ void slots_session_tick(slots_t *self)
         char idstr[ID_STR_LEN + 1];
         id_format(due[i].id, idstr);
         log_info("event=session_ending session=%s reason=\"%s\"", idstr, due[i].reason);
-        zygotes_end_session(self->zygotes, due[i].zygote, due[i].id, due[i].reason);
+        self->io.end_session(self->zygotes, due[i].zygote, due[i].id, due[i].reason);
     }
     s_send_sessions(self, clock_mono_ms() - self->sessions_sent_ms >= 1000);
 }
 
 /* A job on a session this node does not hold: answered at once (its RESULT returns the
  * credit), with why it ended when that is remembered. */
-static void s_answer_no_session(slots_t *self, int link, const uint8_t job[ID_BYTES],
-                                const route_t *r)
+/* The answer to a job on a session this node does not hold (any more), into b. */
+static void s_no_session_result(slots_t *self, const uint8_t sid[ID_BYTES], const char *tenant,
+                                buf_t *b)
 {
-    const uint8_t *sid = r->session;
-    const char *ended =
-        self->sessions ? node_sessions_ended(self->sessions, sid, r->tenant) : NULL;
+    const char *ended = self->sessions ? node_sessions_ended(self->sessions, sid, tenant) : NULL;
     char idstr[ID_STR_LEN + 1], msg[WIRE_MAX_REASON + 80];
     id_format(sid, idstr);
     if (ended)
@@ -374,11 +412,74 @@ static void s_answer_no_session(slots_t *self, int link, const uint8_t job[ID_BY
     res.session.present = 1;
     memcpy(res.session.id, sid, ID_BYTES);
     res.session.end_reason = (char *)(ended ? ended : "unknown session");
+    result_encode(&res, b);
+}
+
+static void s_answer_no_session(slots_t *self, int link, const uint8_t job[ID_BYTES],
+                                const route_t *r)
+{
     buf_t b;
     buf_init(&b);
-    result_encode(&res, &b);
-    broker_link_send_result(self->links[link], job, b.data, b.len, 1);
+    s_no_session_result(self, r->session, r->tenant, &b);
+    self->io.send_result(self->links[link], job, b.data, b.len, 1);
     buf_free(&b);
+}
+
+/* ---- a session's jobs, one at a time, in the order they came ------------------------------- */
+
+/* 1 when a job on this session is running or queued here. */
+static int s_session_taken(const slots_t *self, const uint8_t session[ID_BYTES])
+{
+    for (long i = 0; i < node_conf_jobs(self->conf); i++) {
+        const slot_t *s = &self->slot[i];
+        if (s->zygote != SLOT_FREE && s->has_session && !memcmp(s->session, session, ID_BYTES))
+            return 1;
+    }
+    return 0;
+}
+
+/* A job on a session that is running another waits here, holding its slot and credit, rather
+ * than being refused: answers on a session come in the order its requests came. Its JobSpec is
+ * copied (zeroed when freed), as for a job waiting for its environment. */
+static void s_queue(slots_t *self, slot_t *s, const worker_msg_t *m)
+{
+    s->zygote = SLOT_QUEUED;
+    s->queued_seq = ++self->queued_seq;
+    snprintf(s->service, sizeof s->service, "%s", m->service);
+    snprintf(s->tenant, sizeof s->tenant, "%s", m->route.tenant);
+    s->body = xmalloc(m->body.len ? m->body.len : 1);
+    memcpy(s->body, m->body.data, m->body.len);
+    s->body_len = m->body.len;
+    self->n_waiting++;
+}
+
+/* The session's previous job was answered: its oldest queued one goes to the session's zygote,
+ * or is answered here when the session is gone. */
+static void s_session_next(slots_t *self, const uint8_t session[ID_BYTES])
+{
+    slot_t *next = NULL;
+    for (long i = 0; i < node_conf_jobs(self->conf); i++) {
+        slot_t *s = &self->slot[i];
+        if (s->zygote == SLOT_QUEUED && !memcmp(s->session, session, ID_BYTES) &&
+            (!next || s->queued_seq < next->queued_seq))
+            next = s;
+    }
+    if (!next) return;
+    node_session_t *ns = self->sessions ? node_sessions_of(self->sessions, session, next->tenant) : NULL;
+    if (!ns || ns->ending) {
+        buf_t b;
+        buf_init(&b);
+        s_no_session_result(self, session, next->tenant, &b);
+        next->has_session = 0; /* answered for a session that is not there: nothing to free */
+        s_end(self, next, b.data, b.len);
+        buf_free(&b);
+        s_session_next(self, session); /* the rest are answered the same way */
+        return;
+    }
+    node_sessions_busy(self->sessions, session, 1, clock_mono_ms());
+    next->zygote = ns->zygote;
+    s_send(self, next, ns->zygote, next->body, next->body_len);
+    s_drop_body(self, next);
 }
 
 /* The zygote for a job: the one holding its session, or the profile's; -2 when the job is
@@ -401,10 +502,10 @@ static int s_zygote_for(slots_t *self, int link, const worker_msg_t *m, int *rea
         char why[96];
         snprintf(why, sizeof why, "this executor holds its maximum of %ld sessions",
                  self->conf->max_sessions);
-        broker_link_send_simple(self->links[link], m->job_id, ST_REJECTED, "SessionLimit", why);
+        self->io.send_simple(self->links[link], m->job_id, ST_REJECTED, "SessionLimit", why);
         return -2;
     }
-    return zygotes_pick(self->zygotes, m->service, ready);
+    return self->io.pick(self->zygotes, m->service, ready);
 }
 
 /* A zygote's news of a session: the book, the metrics, and the brokers at once. */
@@ -448,10 +549,10 @@ static void s_fill_ready(void *arg, ready_t *r, const uint8_t (**ids)[ID_BYTES],
                             : 0;
     *ids = (const uint8_t(*)[ID_BYTES])self->ready_ids;
     snprintf(r->node, sizeof r->node, "%s", self->conf->node_id);
-    r->n_services = zygotes_services(self->zygotes, 1, r->services, WIRE_MAX_SERVICES);
+    r->n_services = self->io.services(self->zygotes, 1, r->services, WIRE_MAX_SERVICES);
     r->slots = (uint32_t)node_conf_jobs(self->conf);
     r->reserve = (uint32_t)self->conf->reserve_slots;
-    snprintf(r->python, sizeof r->python, "%s", zygotes_python(self->zygotes));
+    snprintf(r->python, sizeof r->python, "%s", self->io.python(self->zygotes));
     snprintf(r->layers, sizeof r->layers, "%s", self->layers);
 }
 
@@ -481,7 +582,7 @@ static void s_refuse(slots_t *self, int link, const worker_msg_t *m, status_t st
     log_warn("event=job_refused job=%s service=%s broker=%d reason=\"%s\"", hex, m->service, link,
              why);
     self->metrics->refused++;
-    broker_link_send_simple(self->links[link], m->job_id, st, type, why);
+    self->io.send_simple(self->links[link], m->job_id, st, type, why);
 }
 
 static void s_on_job(void *arg, int link, const worker_msg_t *m)
@@ -490,7 +591,7 @@ static void s_on_job(void *arg, int link, const worker_msg_t *m)
     switch (claims_on_job(self->claims, m->job_id, link, s_expires(&m->route), clock_mono_ms())) {
     case CLAIM_ATTACH: /* it runs here already: its answer will come; the credit goes back */
         self->metrics->duplicates++;
-        broker_link_send_credit(self->links[link], 1);
+        self->io.send_credit(self->links[link], 1);
         return;
     case CLAIM_REFUSE_DONE:
         self->metrics->duplicates++;
@@ -542,6 +643,7 @@ static void s_on_job(void *arg, int link, const worker_msg_t *m)
                  "too many dependency environments on this executor");
         return;
     }
+    int behind = m->route.has_session && s_session_taken(self, m->route.session);
     credits_start(self->credits, link);
     memcpy(s->id, m->job_id, ID_BYTES);
     s->link = link;
@@ -554,6 +656,10 @@ static void s_on_job(void *arg, int link, const worker_msg_t *m)
         node_sessions_busy(self->sessions, s->session, 1, clock_mono_ms());
     }
     self->metrics->busy = credits_busy(self->credits);
+    if (behind) {
+        s_queue(self, s, m);
+        return;
+    }
     if (env >= 0) {
         s_wait(self, s, env, m);
         return;
@@ -567,10 +673,10 @@ static void s_on_cancel(void *arg, int link, const uint8_t id[ID_BYTES])
     (void)link; /* a broker the job was attached to may cancel it too */
     slots_t *self = arg;
     slot_t *s = s_slot_of(self, id);
-    if (s && s->zygote == SLOT_WAITING) /* never reached a zygote: answered here */
+    if (s && (s->zygote == SLOT_WAITING || s->zygote == SLOT_QUEUED)) /* never reached a zygote */
         s_answer(self, s, ST_CANCELLED, "Cancelled", "execution was cancelled");
     else if (s)
-        zygotes_cancel(self->zygotes, s->zygote, id);
+        self->io.cancel(self->zygotes, s->zygote, id);
 }
 
 static void s_on_want(void *arg, int link, uint32_t n)
@@ -589,7 +695,7 @@ static void s_on_probe(void *arg, int link, const worker_msg_t *m)
     held_t held =
         claims_on_probe(self->claims, m->job_id, link, s_expires(&m->route), clock_mono_ms());
     self->metrics->probes++;
-    broker_link_send_held(self->links[link], m->job_id, (unsigned)held);
+    self->io.send_held(self->links[link], m->job_id, (unsigned)held);
 }
 
 broker_link_hooks_t slots_link_hooks(slots_t *self)
@@ -617,7 +723,7 @@ static void s_on_progress(void *arg, const uint8_t id[ID_BYTES], const uint8_t *
 {
     slots_t *self = arg;
     slot_t *s = s_slot_of(self, id);
-    if (s && s->zygote >= 0) broker_link_send_progress(self->links[s->link], id, chunk, len);
+    if (s && s->zygote >= 0) self->io.send_progress(self->links[s->link], id, chunk, len);
 }
 
 /* Every job the zygote held gets its one answer now. */
@@ -680,7 +786,7 @@ static void s_on_egress_over_cap(void *arg, const uint8_t id[ID_BYTES])
 {
     slots_t *self = arg;
     slot_t *s = s_slot_of(self, id);
-    if (s && s->zygote >= 0) zygotes_egress_stop(self->zygotes, s->zygote, id);
+    if (s && s->zygote >= 0 && self->io.egress_stop) self->io.egress_stop(self->zygotes, s->zygote, id);
 }
 
 egress_link_hooks_t slots_egress_hooks(slots_t *self)

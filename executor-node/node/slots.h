@@ -35,6 +35,41 @@ typedef struct slots slots_t;
 
 slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *metrics,
                    const char *layers);
+
+/* What slots asks of the brokers' links (broker_link.h) and of the zygotes (zygotes.h):
+ * slots_new wires those modules' own verbs; tests/unit give fakes of the same shape (their own
+ * objects behind the link and zygotes pointers) to slots_new_io. */
+typedef struct {
+    int (*link_up)(const broker_link_t *link);
+    void (*send_result)(broker_link_t *link, const uint8_t id[ID_BYTES], const void *body,
+                        size_t len, int credit);
+    void (*send_simple)(broker_link_t *link, const uint8_t id[ID_BYTES], status_t status,
+                        const char *type, const char *message);
+    void (*send_progress)(broker_link_t *link, const uint8_t id[ID_BYTES], const void *chunk,
+                          size_t len);
+    void (*send_sessions)(broker_link_t *link, const void *body, size_t len);
+    void (*send_credit)(broker_link_t *link, uint32_t n);
+    void (*send_reclaim)(broker_link_t *link, uint32_t n);
+    void (*send_held)(broker_link_t *link, const uint8_t id[ID_BYTES], unsigned state);
+    int (*pick)(const zygotes_t *zygotes, const char *service, int *ready);
+    int (*env_pick)(const zygotes_t *zygotes, const char *key, int *ready);
+    int (*env_start)(zygotes_t *zygotes, const profile_t *profile, const char *key,
+                     const char *site, const char *modules);
+    int (*send_job)(zygotes_t *zygotes, int zi, const uint8_t id[ID_BYTES], const uint8_t *body,
+                    size_t len);
+    void (*cancel)(zygotes_t *zygotes, int zi, const uint8_t id[ID_BYTES]);
+    void (*end_session)(zygotes_t *zygotes, int zi, const uint8_t id[ID_BYTES], const char *reason);
+    int (*services)(const zygotes_t *zygotes, int with_retiring, char (*names)[65], int max);
+    const char *(*packages)(const zygotes_t *zygotes, int zi);
+    const char *(*python)(const zygotes_t *zygotes);
+    /* network egress (NULL: none): a zygote's listener id, a job's grant, a job's stop */
+    uint32_t (*egress_listener)(const zygotes_t *zygotes, int zi);
+    void (*send_egress)(zygotes_t *zygotes, int zi, const uint8_t id[ID_BYTES], const char *secret);
+    void (*egress_stop)(zygotes_t *zygotes, int zi, const uint8_t id[ID_BYTES]);
+} slots_io_t;
+
+slots_t *slots_new_io(const node_conf_t *conf, const slots_io_t *io, zygotes_t *zygotes,
+                      exec_metrics_t *metrics, const char *layers);
 void slots_destroy(slots_t **self_p);
 
 /* The hooks the links and the zygotes call (their arg is this slots_t). */

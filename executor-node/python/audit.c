@@ -1,10 +1,12 @@
 /* executor-node/python/audit.c — see audit.h. The hook reads each event's arguments and asks
  * policy.h; what it refuses raises _snakepit.PermissionError (a PermissionError it owns) and is
  * recorded in the job area: BLOCK as audit_blocked, DENY as audit_denied (the runner then says
- * whether such a refusal is what ended the job). */
+ * whether such a refusal is what ended the job), and each in the area's list of events, which
+ * becomes the Result's security_events. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -217,6 +219,41 @@ static const char *s_arg_dest(PyObject *args, Py_ssize_t i, PyObject **hold)
 
 /* ---- the hook ------------------------------------------------------------------------------ */
 
+/* Where os.* events carry their dir_fd (CPython's audit events table; -1 when none was given),
+ * and the runner's own "os.open" (path, flags, dir_fd), which os.open(dir_fd=) raises because
+ * the interpreter's "open" event does not carry it. */
+static const struct {
+    const char *event;
+    int at, at2; /* os.rename and os.link: src_dir_fd and dst_dir_fd; -1 none */
+} s_dir_fd_args[] = {{"os.open", 2, -1},  {"os.mkdir", 2, -1}, {"os.remove", 1, -1},
+                     {"os.rmdir", 1, -1}, {"os.rename", 2, 3}, {"os.chmod", 2, -1},
+                     {"os.chown", 3, -1}, {"os.utime", 3, -1}, {"os.link", 2, 3},
+                     {"os.symlink", 2, -1}};
+
+/* A directory of the workspace's own filesystem: each workspace is a tmpfs of its own, so its
+ * device says it (the read-only paths are the host's). */
+static int s_fd_in_workspace(long fd)
+{
+    struct stat d, w;
+    return s_policy.workspace[0] && fstat((int)fd, &d) == 0 && S_ISDIR(d.st_mode) &&
+           stat(s_policy.workspace, &w) == 0 && d.st_dev == w.st_dev;
+}
+
+/* dir_fd's facts: given (either end's, for two paths), and every one given a workspace's. */
+static void s_read_dir_fd(const char *event, PyObject *args, event_t *e)
+{
+    for (size_t i = 0; i < sizeof s_dir_fd_args / sizeof s_dir_fd_args[0]; i++) {
+        if (strcmp(event, s_dir_fd_args[i].event) != 0) continue;
+        long fd = -1, fd2 = -1;
+        s_arg_long(args, s_dir_fd_args[i].at, &fd);
+        if (s_dir_fd_args[i].at2 >= 0) s_arg_long(args, s_dir_fd_args[i].at2, &fd2);
+        if (fd < 0 && fd2 < 0) return;
+        e->dir_fd = 1;
+        e->dir_fd_ws = (fd < 0 || s_fd_in_workspace(fd)) && (fd2 < 0 || s_fd_in_workspace(fd2));
+        return;
+    }
+}
+
 /* The event's arguments, read the way each kind carries them. */
 static void s_read_event(const char *event, PyObject *args, event_t *e, PyObject *hold[2])
 {
@@ -224,6 +261,10 @@ static void s_read_event(const char *event, PyObject *args, event_t *e, PyObject
         e->path = s_arg_path(args, 0, &hold[0], &e->fd);
         e->mode = s_arg_str(args, 1);
         s_arg_long(args, 2, &e->flags);
+    } else if (!strcmp(event, "os.open")) { /* the runner's: (path, flags, dir_fd) */
+        e->path = s_arg_path(args, 0, &hold[0], &e->fd);
+        s_arg_long(args, 1, &e->flags);
+        s_read_dir_fd(event, args, e);
     } else if (!strcmp(event, "pickle.find_class")) { /* (module, name) */
         e->path = s_arg_str(args, 0);
         e->mode = s_arg_str(args, 1);
@@ -270,6 +311,7 @@ static void s_read_event(const char *event, PyObject *args, event_t *e, PyObject
             e->path2 = s_arg_path(args, 1, &hold[1], &fd2);
             if (!e->path2) e->path2 = "";
         }
+        s_read_dir_fd(event, args, e);
     }
     PyErr_Clear(); /* a failed conversion leaves the argument unknown, and so judged */
 }
@@ -286,10 +328,73 @@ int audit_unpickle_allowed(const char *module, const char *name)
     return ok;
 }
 
+int audit_judge(const char *event, const char *path, const char *mode, long num, int has_num,
+                const char **why)
+{
+    event_t e = {.event = event, .path = path, .mode = mode, .num = num, .num_set = has_num};
+    *why = NULL;
+    verdict_t v = policy_judge(&s_policy, &e, why);
+    if (v == POLICY_ALLOW && !strcmp(event, "pickle.find_class") && path && mode &&
+        !s_unpickle_ok(path, mode)) {
+        v = POLICY_BLOCK;
+        *why = "unpickling may name only the profile's data types";
+    }
+    return (int)v;
+}
+
 static void s_record(volatile uint32_t *count, char *slot, size_t cap, const event_t *e)
 {
     if ((*count)++ == 0)
         snprintf(slot, cap, "%s%s%.100s", e->event, e->path ? " " : "", e->path ? e->path : "");
+}
+
+/* What a refused event was aimed at, in words: a path or command, the unpickled name, the
+ * socket's family, the signalled pid. */
+static void s_target(const event_t *e, char *out, size_t cap)
+{
+    static const struct {
+        long family;
+        const char *name;
+    } families[] = {{1, "AF_UNIX"}, {2, "AF_INET"}, {10, "AF_INET6"}, {16, "AF_NETLINK"},
+                    {17, "AF_PACKET"}};
+    out[0] = '\0';
+    if (!strcmp(e->event, "pickle.find_class") && e->path && e->mode) {
+        snprintf(out, cap, "%s.%s", e->path, e->mode);
+    } else if (!strcmp(e->event, "socket.__new__") && e->num_set) {
+        snprintf(out, cap, "family %ld", e->num);
+        for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+            if (families[i].family == e->num) snprintf(out, cap, "%s", families[i].name);
+    } else if (!strncmp(e->event, "os.kill", 7) && e->num_set) {
+        snprintf(out, cap, "pid %ld", e->num);
+    } else if (e->path) {
+        snprintf(out, cap, "%s", e->path);
+    }
+}
+
+/* One more refusal in the area's list: counted on its slot when the same operation was refused
+ * on the same target before, else a new slot while there is one. */
+static void s_note_event(area_hdr_t *h, const event_t *e)
+{
+    char target[sizeof h->events[0].target];
+    s_target(e, target, sizeof target);
+    uint32_t n = h->n_events < AREA_EVENTS ? h->n_events : AREA_EVENTS;
+    for (uint32_t i = 0; i < n; i++) {
+        area_event_t *slot = &h->events[i];
+        if (!strncmp(slot->operation, e->event, sizeof slot->operation - 1) &&
+            !strcmp(slot->target, target)) {
+            slot->count++;
+            return;
+        }
+    }
+    if (n == AREA_EVENTS) {
+        h->events_dropped++;
+        return;
+    }
+    area_event_t *slot = &h->events[n];
+    snprintf(slot->operation, sizeof slot->operation, "%s", e->event);
+    memcpy(slot->target, target, sizeof slot->target);
+    slot->count = 1;
+    h->n_events = n + 1;
 }
 
 static int s_audit_hook(const char *event, PyObject *args, void *user_data)
@@ -317,6 +422,7 @@ static int s_audit_hook(const char *event, PyObject *args, void *user_data)
             s_record(&h->audit_blocked, h->audit_event, sizeof h->audit_event, &e);
         else
             s_record(&h->audit_denied, h->denied_event, sizeof h->denied_event, &e);
+        s_note_event(h, &e);
     }
     PyErr_Format(s_permission_error ? s_permission_error : PyExc_PermissionError,
                  "[sandbox] %s: %s%s%.200s%s", why, event, e.path ? " '" : "", e.path ? e.path : "",

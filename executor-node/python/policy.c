@@ -74,6 +74,24 @@ static int s_absolute(const char *path, char *out, size_t cap)
     return 1;
 }
 
+static int s_in_workspace(const policy_t *p, const char *path);
+
+/* A path relative to a descriptor (dir_fd=) is in the workspace when that descriptor is one of
+ * the workspace's directories and the path never climbs ("..": from the workspace's top that
+ * would leave it); judged against the working directory it would be judged as something else. */
+static int s_in_workspace_at(const policy_t *p, const event_t *e, const char *path)
+{
+    if (!path || path[0] == '/' || !e->dir_fd) return s_in_workspace(p, path);
+    if (!e->dir_fd_ws) return 0;
+    for (const char *c = path; *c;) {
+        size_t n = strcspn(c, "/");
+        if (n == 2 && c[0] == '.' && c[1] == '.') return 0;
+        c += n;
+        while (*c == '/') c++;
+    }
+    return 1;
+}
+
 /* In the job's workspace, once made absolute against the working directory (a job may chdir
  * within its workspace, and ".." may lead back up inside it). */
 static int s_in_workspace(const policy_t *p, const char *path)
@@ -94,7 +112,7 @@ static verdict_t s_outside(const policy_t *p, const char **why)
 static verdict_t s_change(const policy_t *p, const event_t *e, const char **why)
 {
     if (e->fd) return POLICY_ALLOW;
-    if (!s_in_workspace(p, e->path) || (e->path2 && !s_in_workspace(p, e->path2)))
+    if (!s_in_workspace_at(p, e, e->path) || (e->path2 && !s_in_workspace_at(p, e, e->path2)))
         return s_outside(p, why);
     return POLICY_ALLOW;
 }
@@ -109,7 +127,8 @@ static verdict_t s_chdir(const policy_t *p, const event_t *e, const char **why)
 /* A look (list, walk): the workspace and the read-only paths. */
 static verdict_t s_look(const policy_t *p, const event_t *e, const char **why)
 {
-    if (e->fd || s_in_workspace(p, e->path) || s_readable(p, e->path)) return POLICY_ALLOW;
+    if (e->fd || s_in_workspace_at(p, e, e->path) || (!e->dir_fd && s_readable(p, e->path)))
+        return POLICY_ALLOW;
     return s_outside(p, why);
 }
 
@@ -120,7 +139,7 @@ static verdict_t s_open(const policy_t *p, const event_t *e, const char **why)
     /* On a syntax error CPython's parser opens the code's "file" to quote the line: a name
      * that exists nowhere, harmless to let fail at the OS layers. */
     if (!write && e->path && strcmp(e->path, "<snakepit>") == 0) return POLICY_ALLOW;
-    if (e->fd || s_in_workspace(p, e->path) || (!write && s_readable(p, e->path)))
+    if (e->fd || s_in_workspace_at(p, e, e->path) || (!write && !e->dir_fd && s_readable(p, e->path)))
         return POLICY_ALLOW;
     return s_outside(p, why);
 }
@@ -268,6 +287,7 @@ static const struct {
     rule_fn *rule;
 } s_rules[] = {
     {"open", 0, s_open},
+    {"os.open", 0, s_open}, /* the runner's, for os.open(dir_fd=): "open" does not carry it */
     {"os.listdir", 0, s_look},
     {"os.scandir", 0, s_look},
     {"os.walk", 0, s_look},

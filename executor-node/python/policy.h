@@ -46,6 +46,8 @@ typedef struct {
     int num_set;       /* num was an int */
     int fd;            /* the first argument is a file descriptor (already checked when opened);
                         * socket.__new__: the socket wraps a descriptor the process holds */
+    int dir_fd;        /* relative paths are relative to a descriptor (dir_fd=), not the cwd */
+    int dir_fd_ws;     /* and that descriptor is a directory in the job's workspace */
 } event_t;
 
 /* The verdict; *why (when not ALLOW) says why in a few words, for the PermissionError. */

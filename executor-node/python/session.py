@@ -49,7 +49,26 @@ def cell(job):
 
 
 def _user_names(g):
-    return [n for n in g if not (n.startswith("__") and n.endswith("__"))]
+    return [n for n in g
+            if not isinstance(n, str) or not (n.startswith("__") and n.endswith("__"))]
+
+
+def _printable_name(name):
+    """A global's name as text that can leave the sandbox: names are set through globals() as
+    anything (a lone surrogate, a number), and one such name must spoil nothing else."""
+    if not isinstance(name, str):
+        return None, "its name is not a string: %s" % runner._safe_str(repr, name, 100)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return None, "its name is not valid Unicode text"
+    return name, None
+
+
+def _shown(name):
+    if isinstance(name, str):
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return runner._safe_str(repr, name, 100)
 
 
 def _defined_here(value):
@@ -64,6 +83,10 @@ def snapshot(job):
     variables, imports, skipped, total = {}, {}, [], 0
     for name in _user_names(g):
         value = g[name]
+        why = _printable_name(name)[1]
+        if why:
+            skipped.append((_shown(name), why))
+            continue
         if isinstance(value, types.ModuleType):
             imports[name] = value.__name__
             continue
@@ -134,7 +157,7 @@ def info(job):
     for name in _user_names(g):
         value = g[name]
         t = type(value)
-        out.append({"name": name, "type": "%s.%s" % (t.__module__, t.__qualname__)
+        out.append({"name": _shown(name), "type": "%s.%s" % (t.__module__, t.__qualname__)
                     if t.__module__ != "builtins" else t.__qualname__,
                     "repr": runner._safe_str(repr, value, _REPR_CAP)})
     _snakepit.finish("ok", summary=json.dumps({"variables": out}))

@@ -1,6 +1,7 @@
 /* executor-node/sandbox/prologue.c — see prologue.h. Classic BPF jumps are relative and forward
  * only, so the program is written with named labels and patched once every label is placed. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -13,10 +14,11 @@
 
 enum {
     L_SHARED, L_ALLOW, L_TRAP, L_SIGARG, L_SIGNO, L_SIGNO3, L_SIGZERO, L_CLONE, L_RECV,
-    L_SOCKET, L_INET, L_EACCES, L_SETSOCKOPT, L_SOLSOCKET, L_TCP, L_EPERM, L__COUNT
+    L_WAKE_WRITE, L_WAKE_ARG0, L_WAKE_ARG2, L_WAKE_FCNTL, L_SOCKET, L_INET, L_EACCES,
+    L_EGRESS_FD, L_SETSOCKOPT, L_SOLSOCKET, L_TCP, L_EPERM, L__COUNT
 };
 
-#define MAX_INSNS 96
+#define MAX_INSNS 160
 
 typedef struct {
     struct sock_filter insn[MAX_INSNS];
@@ -76,6 +78,11 @@ static void s_if64(asm_t *a, uint32_t offset, uint64_t v, int no)
 #define ARG1 offsetof(struct seccomp_data, args[1])
 #define ARG2 offsetof(struct seccomp_data, args[2])
 
+/* What could put bytes on the wake socket, or give it a second descriptor, by the argument
+ * that names it: the first, or splice's third (its fd_out). */
+static const int s_wake_arg0[] = {__NR_writev,   __NR_pwrite64, __NR_pwritev, __NR_pwritev2,
+                                  __NR_sendto,   __NR_sendmsg,  __NR_sendmmsg, __NR_sendfile,
+                                  __NR_dup,      __NR_dup2,     __NR_dup3};
 /* Constants of the egress rules (linux/in.h, asm-generic/socket.h, linux/tcp.h), spelt out so
  * that this file needs no socket header: what the kernel compares is the number. */
 #define P_AF_INET           2
@@ -115,8 +122,12 @@ static size_t s_patch(asm_t *a, struct sock_filter *out, size_t cap)
 
 /* The egress child's socket rules (prologue.h), compared on the low 32 bits of each argument:
  * the kernel reads family, type, protocol, level and option name as ints. */
-static void s_egress(asm_t *a)
+static void s_egress(asm_t *a, const prologue_t *p)
 {
+    /* a socket call on the wake socket goes to the shared program, as in any other child */
+    s_place(a, L_EGRESS_FD);
+    s_load(a, ARG0);
+    s_if(a, (uint32_t)p->wake_fd, L_SHARED, L_ALLOW);
     s_place(a, L_SOCKET);
     s_load(a, ARG0);
     s_if(a, P_AF_INET, L_INET, -1);
@@ -129,6 +140,8 @@ static void s_egress(asm_t *a)
     s_if(a, P_IPPROTO_IP, L_ALLOW, -1);
     s_if(a, P_IPPROTO_TCP, L_ALLOW, L_EACCES);
     s_place(a, L_SETSOCKOPT);
+    s_load(a, ARG0);
+    s_if(a, (uint32_t)p->wake_fd, L_SHARED, -1);
     s_load(a, ARG1);
     s_if(a, P_SOL_SOCKET, L_SOLSOCKET, -1);
     s_if(a, P_IPPROTO_TCP, L_TCP, -1);
@@ -161,19 +174,42 @@ size_t prologue_build(const prologue_t *p, struct sock_filter *out, size_t cap)
         s_if(&a, __NR_recvmsg, L_RECV, -1);
         s_if(&a, __NR_landlock_restrict_self, L_ALLOW, -1);
     }
+    s_if(&a, __NR_write, L_WAKE_WRITE, -1);
+    for (size_t i = 0; i < sizeof s_wake_arg0 / sizeof s_wake_arg0[0]; i++)
+        s_if(&a, (uint32_t)s_wake_arg0[i], L_WAKE_ARG0, -1);
+    s_if(&a, __NR_splice, L_WAKE_ARG2, -1);
+    s_if(&a, __NR_fcntl, L_WAKE_FCNTL, -1);
     if (p->egress) {
         s_if(&a, __NR_socket, L_SOCKET, -1);
-        s_if(&a, __NR_connect, L_ALLOW, -1);
-        s_if(&a, __NR_getsockname, L_ALLOW, -1);
-        s_if(&a, __NR_getpeername, L_ALLOW, -1);
-        s_if(&a, __NR_getsockopt, L_ALLOW, -1);
-        s_if(&a, __NR_shutdown, L_ALLOW, -1);
+        s_if(&a, __NR_connect, L_EGRESS_FD, -1);
+        s_if(&a, __NR_getsockname, L_EGRESS_FD, -1);
+        s_if(&a, __NR_getpeername, L_EGRESS_FD, -1);
+        s_if(&a, __NR_getsockopt, L_EGRESS_FD, -1);
+        s_if(&a, __NR_shutdown, L_EGRESS_FD, -1);
         s_if(&a, __NR_setsockopt, L_SETSOCKOPT, -1);
     }
     s_if(&a, __NR_kill, L_SIGARG, -1);
     s_if(&a, __NR_tkill, L_SIGARG, -1);
     s_if(&a, __NR_tgkill, L_SIGARG, L_SHARED); /* not a signal: the shared program */
-    if (p->egress) s_egress(&a);
+    if (p->egress) s_egress(&a, p);
+    /* the wake socket (32-bit loads: the kernel's int view of a descriptor) */
+    s_place(&a, L_WAKE_WRITE);
+    s_load(&a, ARG0);
+    s_if(&a, (uint32_t)p->wake_fd, -1, L_SHARED);
+    s_if64(&a, IP, p->wake_site, L_TRAP);
+    s_goto(&a, L_ALLOW);
+    s_place(&a, L_WAKE_ARG0);
+    s_load(&a, ARG0);
+    s_if(&a, (uint32_t)p->wake_fd, L_TRAP, L_SHARED);
+    s_place(&a, L_WAKE_ARG2);
+    s_load(&a, ARG2);
+    s_if(&a, (uint32_t)p->wake_fd, L_TRAP, L_SHARED);
+    s_place(&a, L_WAKE_FCNTL);
+    s_load(&a, ARG0);
+    s_if(&a, (uint32_t)p->wake_fd, -1, L_SHARED);
+    s_load(&a, ARG1);
+    s_if(&a, F_DUPFD, L_TRAP, -1);
+    s_if(&a, F_DUPFD_CLOEXEC, L_TRAP, L_SHARED);
     if (p->session) {
         s_place(&a, L_CLONE);
         s_if64(&a, IP, p->site, L_SHARED);

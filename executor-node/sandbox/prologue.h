@@ -14,6 +14,10 @@
  *   - recvmsg on its wake socket only, which is how the zygote hands it the descriptors of its
  *     clone (a socket, a job area, Landlock rulesets);
  *   - landlock_restrict_self, which can only narrow what the caller may do.
+ * And every child: its wake socket is written only from wake_send's one `syscall` instruction
+ * (child/wake.h), so that a done byte is always the C code's, after the job: write to it from
+ * anywhere else, writev, pwrite, send*, sendfile and splice into it, and dup/dup2/dup3 or
+ * fcntl(F_DUPFD*) of it (which would give another descriptor the same socket) trap as attacks.
  * A child pooled for jobs with network egress (egress.h of the node: its zygote's network
  * namespace holds only loopback and the egress process's listening socket) also gets the calls
  * a TCP client makes, which the shared program traps for every other child:
@@ -21,7 +25,7 @@
  *     inet socket of another type (a resolver's UDP) fails with EACCES, as ordinary code can
  *     report; any other family goes on to the shared program, which traps it;
  *   - connect (Landlock lets it reach only the proxy's port), getsockname, getpeername,
- *     getsockopt, shutdown;
+ *     getsockopt, shutdown — on any descriptor but the wake socket;
  *   - setsockopt at SOL_SOCKET, IPPROTO_TCP, IPPROTO_IP and IPPROTO_IPV6, but for attaching
  *     BPF programs (SO_ATTACH_FILTER, SO_ATTACH_BPF, the reuseport ones) and TCP_ULP (kernel
  *     TLS, a past source of kernel bugs), which fail with EPERM, like any other level.
@@ -38,7 +42,8 @@ typedef struct {
     pid_t self;    /* signals may go here (and to 0) */
     int session;   /* the session rules below apply */
     uint64_t site; /* the address the fork's clone returns to */
-    int wake_fd;   /* the only fd recvmsg may read */
+    uint64_t wake_site; /* the address wake_send's write returns to */
+    int wake_fd;   /* the only fd recvmsg may read, and written from wake_site only */
     int egress;    /* the TCP client's calls pass (see above) */
 } prologue_t;
 

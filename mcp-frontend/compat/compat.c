@@ -12,6 +12,7 @@
 #include "compat_exec_sandbox.h"
 #include "compat_py_sandbox.h"
 #include "compat_python_sandbox.h"
+#include "compat_secure_resources.h"
 #include "compat_secure_sandbox.h"
 
 #define COMPAT_PREFIX "/mcp/compat/"
@@ -21,6 +22,8 @@ typedef struct {
     const char *title;
     const char *instructions;
     const tool_t *rows;
+    const endpoint_resource_t *resources; /* NULL: that server declared no resources */
+    const endpoint_prompt_t *prompts;     /* NULL: nor prompts */
 } compat_server_t;
 
 static const compat_server_t s_servers[] = {
@@ -41,13 +44,16 @@ static const compat_server_t s_servers[] = {
      "validate_json_data checks JSON against a JSON Schema (draft 7) or one of the predefined "
      "schemas config, user and dataset; validate_csv_data checks CSV headers and column types; "
      "get_sandbox_metrics reports your usage; create_state_snapshot, restore_state_snapshot, "
-     "list_state_snapshots and delete_state_snapshot save and restore the workspace.",
-     compat_secure_sandbox_tools},
+     "list_state_snapshots and delete_state_snapshot save and restore the workspace. Resources: "
+     "sandbox://status, sandbox://logs (your recent executions) and sandbox://schemas; prompts: "
+     "generate_secure_script and diagnose_validation_error.",
+     compat_secure_sandbox_tools, compat_secure_sandbox_resources, compat_secure_sandbox_prompts},
     {"exec-sandbox", "snakepit, as mcp-python-exec-sandbox",
-     "execute_python runs a Python script in a sandbox. Dependencies declared in a PEP 723 "
-     "`# /// script` block (or in `dependencies`) are checked against the packages the sandbox "
-     "has installed; nothing is installed and there is no network. check_environment describes "
-     "the sandbox, validate_script checks a script's metadata without running it.",
+     "execute_python runs a Python script in a sandbox, in a fresh directory it may write. "
+     "Dependencies declared in a PEP 723 `# /// script` block (or in `dependencies`) are met from "
+     "the packages the sandbox has installed, else from the operator's package source when there "
+     "is one; the sandbox has no network. check_environment describes the sandbox, "
+     "validate_script checks a script's metadata without running it.",
      compat_exec_sandbox_tools},
     {"code-sandbox", "snakepit, as the Python Code Sandbox",
      "check_syntax checks Python code for syntax errors without running it; test_code runs it in "
@@ -75,6 +81,8 @@ compat_t *compat_new(long page_size)
         ep->title = s->title;
         ep->instructions = s->instructions;
         ep->tools = tools_new(page_size);
+        ep->resources = s->resources;
+        ep->prompts = s->prompts;
         tools_add(ep->tools, s->rows);
         buf_printf(&names, "%s%s", i ? ", " : "", s->name);
     }

@@ -1,15 +1,15 @@
 /* mcp-frontend/compat/compat.h — the drop-in endpoints: one per older Python-sandbox MCP server
- * that snakepit replaces (shared/seeds/), each with exactly that server's tool names, parameters,
- * defaults and result shapes, so its users switch by changing a URL or a command line.
- * Everything still runs on the farm like /mcp: the same keys and tenants, rate limits,
- * sandbox, records and metrics. Nothing of the old servers' designs comes back: no code runs
- * in this process and nothing reads the host's files.
+ * that snakepit replaces, each with exactly that server's tool names, parameters, defaults,
+ * result shapes and capabilities (its resources and prompts, where it had some), so its users
+ * switch by changing a URL or a command line. Everything still runs on the farm like /mcp: the
+ * same keys and tenants, rate limits, sandbox, records and metrics. Nothing of the old servers'
+ * designs comes back: no code runs in this process and nothing reads the host's files.
  *
- *   python-sandbox  /mcp/compat/python-sandbox  compat_python_sandbox.c  (seed 000)
- *   py-sandbox      /mcp/compat/py-sandbox      compat_py_sandbox.c      (seed 001)
- *   secure-sandbox  /mcp/compat/secure-sandbox  compat_secure_sandbox.c  (seed 002)
- *   exec-sandbox    /mcp/compat/exec-sandbox    compat_exec_sandbox.c    (seed 003)
- *   code-sandbox    /mcp/compat/code-sandbox    compat_code_sandbox.c    (seed 004)
+ *   python-sandbox  /mcp/compat/python-sandbox  compat_python_sandbox.c
+ *   py-sandbox      /mcp/compat/py-sandbox      compat_py_sandbox.c
+ *   secure-sandbox  /mcp/compat/secure-sandbox  compat_secure_sandbox.c (and _resources.c)
+ *   exec-sandbox    /mcp/compat/exec-sandbox    compat_exec_sandbox.c
+ *   code-sandbox    /mcp/compat/code-sandbox    compat_code_sandbox.c
  *
  * HTTP picks the endpoint from the URL, stdio from snakepit-mcp --stdio --compat NAME. */
 #ifndef SP_FE_COMPAT_H

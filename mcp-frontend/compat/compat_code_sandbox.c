@@ -46,33 +46,43 @@ static json_t *s_syntax_error(const json_t *ctx, const char *msg, size_t msg_len
 
 /* ---- check_syntax: the first syntax error of validate.py's analysis */
 
-static json_t *s_render_check(const char *id, const result_t *res, const json_t *ctx)
+/* The first syntax error validation v found, in that server's shape; NULL when none. */
+static json_t *s_first_syntax_error(const json_t *ctx, const json_t *v)
 {
-    (void)id;
-    json_t *v = compat_validation(res);
-    if (!v) {
-        buf_t b;
-        buf_init(&b);
-        buf_puts(&b, "Internal syntax checker error: ");
-        compat_error_line(&b, res);
-        json_t *doc = json_pack("{s:b,s:s%,s:n,s:n,s:s}", "valid", 0, "error",
-                                (const char *)b.data, b.len, "line", "offset", "context", "");
-        buf_free(&b);
-        return s_answer(doc, 1);
-    }
     size_t i;
-    json_t *d, *doc = NULL;
+    json_t *d;
     json_array_foreach(json_object_get(v, "details"), i, d)
     {
         const char *kind = json_string_value(json_object_get(d, "kind"));
         const char *msg = json_string_value(json_object_get(d, "message"));
-        if (doc || !kind || strcmp(kind, "syntax") != 0) continue;
+        if (!kind || strcmp(kind, "syntax") != 0) continue;
         if (!msg) msg = "invalid syntax";
         const char *colon = strncmp(msg, "Line ", 5) ? NULL : strstr(msg, ": ");
         if (colon) msg = colon + 2; /* "Line 3: expected ':'" */
-        doc = s_syntax_error(ctx, msg, strlen(msg), json_integer_value(json_object_get(d, "line")),
-                             json_integer_value(json_object_get(d, "column")));
+        return s_syntax_error(ctx, msg, strlen(msg), json_integer_value(json_object_get(d, "line")),
+                              json_integer_value(json_object_get(d, "column")));
     }
+    return NULL;
+}
+
+static json_t *s_checker_failed(const result_t *res)
+{
+    buf_t b;
+    buf_init(&b);
+    buf_puts(&b, "Internal syntax checker error: ");
+    compat_error_line(&b, res);
+    json_t *doc = json_pack("{s:b,s:s%,s:n,s:n,s:s}", "valid", 0, "error", (const char *)b.data,
+                            b.len, "line", "offset", "context", "");
+    buf_free(&b);
+    return s_answer(doc, 1);
+}
+
+static json_t *s_render_check(const char *id, const result_t *res, const json_t *ctx)
+{
+    (void)id;
+    json_t *v = compat_validation(res);
+    if (!v) return s_checker_failed(res);
+    json_t *doc = s_first_syntax_error(ctx, v);
     json_decref(v);
     return s_answer(doc ? doc : json_pack("{s:b}", "valid", 1), 0);
 }
@@ -104,12 +114,6 @@ static json_t *s_syntax_phase(const result_t *res, const json_t *ctx)
     return doc;
 }
 
-static int s_refused_import(const result_t *res)
-{
-    return res->status == ST_ERROR && res->error.type && !strcmp(res->error.type, "ImportError") &&
-           res->error.message && strstr(res->error.message, "is not allowed");
-}
-
 static json_t *s_render_test(const char *id, const result_t *res, const json_t *ctx)
 {
     (void)id;
@@ -117,8 +121,12 @@ static json_t *s_render_test(const char *id, const result_t *res, const json_t *
     buf_t b;
     buf_init(&b);
     json_t *doc;
-    if (res->status == ST_SECURITY_VIOLATION || s_refused_import(res)) {
-        compat_error_line(&b, res);
+    char module[128];
+    if (compat_refused(res)) { /* what that server's scan refused before running */
+        if (compat_refused_import(res, module, sizeof module))
+            buf_printf(&b, "Import of dangerous module: %s", module);
+        else
+            compat_error_line(&b, res);
         doc = json_pack("{s:b,s:s,s:[s%],s:s}", "valid", 0, "phase", "security_check",
                         "violations", (const char *)b.data, b.len, "platform_warning", "");
     } else {
@@ -144,17 +152,73 @@ static json_t *s_render_test(const char *id, const result_t *res, const json_t *
     return s_answer(doc, compat_farm_failed(res));
 }
 
+/* That server's scan, after its syntax check and before running anything: these imports and
+ * calls it refused, in its words. */
+static const char *const s_refused_modules[] = {
+    "os",      "sys",      "subprocess", "shutil",   "socket", "requests",
+    "urllib",  "pathlib",  "inspect",    "types",    "ctypes", "pickle",
+    "marshal", "builtins", "platform",   "resource", "signal", NULL};
+static const char *const s_refused_calls[] = {
+    "open",   "__import__", "eval", "exec", "compile", "getattr",    "setattr",    "globals",
+    "locals", "input",      "help", "dir",  "vars",    "breakpoint", "memoryview", NULL};
+static const compat_rules_t s_rules = {s_refused_modules, s_refused_calls, 0};
+
+static void s_violation(void *arg, compat_use_t use, const char *name)
+{
+    char text[200];
+    if (use == COMPAT_IMPORT)
+        snprintf(text, sizeof text, "Import of dangerous module: %.*s", (int)strcspn(name, "."),
+                 name);
+    else
+        snprintf(text, sizeof text, "Call to dangerous function: %s", name);
+    json_array_append_new(arg, json_string(text));
+}
+
+/* Code the scan refuses is only parsed: a syntax error still comes first, as there. */
+static json_t *s_render_refused(const char *id, const result_t *res, const json_t *ctx)
+{
+    (void)id;
+    json_t *v = compat_validation(res);
+    if (!v) return s_checker_failed(res);
+    json_t *doc = s_first_syntax_error(ctx, v);
+    json_decref(v);
+    if (doc) {
+        json_object_set_new(doc, "phase", json_string("syntax_check"));
+        return s_answer(doc, 0);
+    }
+    return s_answer(json_pack("{s:b,s:s,s:O,s:s}", "valid", 0, "phase", "security_check",
+                              "violations", json_object_get(ctx, "violations"), "platform_warning",
+                              ""),
+                    0);
+}
+
 static void s_test_code(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task;
+    json_t *source = json_object_get(args, "code"), *violations = json_array();
+    if (compat_refusals(json_string_value(source), json_string_length(source), &s_rules,
+                        s_violation, violations)) {
+        json_t *ctx = json_pack("{s:O,s:o}", "code", source, "violations", violations);
+        compat_job_t spec = {
+            .tool = "test_code", .kind = JOB_VALIDATE, .render = s_render_refused, .ctx = ctx};
+        compat_job_run(c, ctx, &spec);
+        json_decref(ctx);
+        return;
+    }
+    json_decref(violations);
     double timeout = compat_clamp(args, "timeout", 15.0, 0.001, 300);
     double cpu = compat_clamp(args, "cpu_limit_sec", 10.0, 0.001, 300);
     json_t *code = json_object_get(args, "code");
     json_t *job = json_pack("{s:O,s:f,s:I}", "code", code, "timeout", timeout, "memory_limit",
                             (json_int_t)compat_clamp(args, "memory_limit_mb", 100, 16, 4096));
     json_t *ctx = json_pack("{s:O,s:f,s:f}", "code", code, "timeout", timeout, "cpu_limit_sec", cpu);
-    compat_job_t spec = {.tool = "test_code", .seed_imports = 1, .kind = JOB_EXEC, .record = 1,
-                         .cpu_ms = (long)(cpu * 1000), .render = s_render_test, .ctx = ctx};
+    compat_job_t spec = {.tool = "test_code",
+                         .narrow_imports = 1,
+                         .kind = JOB_EXEC,
+                         .record = 1,
+                         .cpu_ms = (long)(cpu * 1000),
+                         .render = s_render_test,
+                         .ctx = ctx};
     compat_job_run(c, job, &spec);
     json_decref(job);
     json_decref(ctx);

@@ -1,5 +1,5 @@
 /* mcp-frontend/compat/compat_code_sandbox.h — the code-sandbox endpoint (compat.h): the tools of
- * the Python Code Sandbox (seed 004), whose answers are JSON strings, and so are these:
+ * the Python Code Sandbox, whose answers are JSON strings, and so are these:
  *
  *   check_syntax(code)  {"valid": true}, or {"valid": false, "error", "line", "offset",
  *       "context"}; the code is parsed in a sandboxed child (validate_code's job), never here

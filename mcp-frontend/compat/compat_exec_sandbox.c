@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "common/pep508.h"
 #include "common/profiles.h"
 #include "common/utf8.h"
 #include "mcp-frontend/render/outcome.h"
@@ -21,19 +22,12 @@
 
 /* ---- the script and its dependencies */
 
-/* The script's metadata with `dependencies` merged in: 0, or -1 with the call answered (or,
- * for validate_script, with the reason in err and *invalid set). */
-static int s_metadata(call_t *c, json_t *args, pep723_meta_t *m, char *err, size_t errlen,
-                      int *invalid)
+/* The script's metadata with `dependencies` merged in: 0, or -1 with the reason in err. */
+static int s_metadata(json_t *args, pep723_meta_t *m, char *err, size_t errlen)
 {
     json_t *script = json_object_get(args, "script");
-    if (json_string_length(script) > JOB_MAX_CODE)
-        return tool_bad(c, "script is %zu bytes; the limit is %u", json_string_length(script),
-                        JOB_MAX_CODE);
-    if (pep723_read(json_string_value(script), json_string_length(script), m, err, errlen) < 0) {
-        *invalid = 1;
+    if (pep723_read(json_string_value(script), json_string_length(script), m, err, errlen) < 0)
         return -1;
-    }
     size_t i;
     json_t *d;
     json_array_foreach(json_object_get(args, "dependencies"), i, d)
@@ -43,12 +37,61 @@ static int s_metadata(call_t *c, json_t *args, pep723_meta_t *m, char *err, size
             pep723_add(m, json_string_value(d), json_string_length(d), why, sizeof why) < 0) {
             snprintf(err, errlen, "dependencies[%zu]: %s", i,
                      json_is_string(d) ? why : "must be a string");
-            *invalid = 1;
             pep723_meta_clear(m);
             return -1;
         }
     }
     return 0;
+}
+
+static int s_too_long(call_t *c, json_t *args)
+{
+    size_t len = json_string_length(json_object_get(args, "script"));
+    if (len <= JOB_MAX_CODE) return 0;
+    return tool_bad(c, "script is %zu bytes; the limit is %u", len, JOB_MAX_CODE), 1;
+}
+
+static int s_may_use(const profile_t *p, void *tenant)
+{
+    return tenant_allows_profile(tenant, p->name);
+}
+
+static int s_may_write(const profile_t *p, void *tenant)
+{
+    return p->workspace && tenant_allows_profile(tenant, p->name);
+}
+
+/* Where the script runs: that server ran it in a directory of its own that it may write, so the
+ * first profile with a workspace (of those the tenant may use) that has every dependency some
+ * profile has — the rest is the package source's — else the first without one, else the
+ * default (where jobargs names what is wrong). */
+static const profile_t *s_profile(const call_t *c, const pep723_meta_t *m)
+{
+    char names[PEP723_MAX_DEPS][PEP723_MAX_SPEC];
+    const char *known[PEP723_MAX_DEPS];
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_deps; i++) {
+        char *name = names[i];
+        pep723_unquote(m->deps[i], name, sizeof names[i]);
+        size_t k =
+            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+        name[k] = '\0';
+        for (size_t j = 0; j < n_profiles && k; j++)
+            if (profile_provides(&profiles[j], name)) {
+                known[n++] = name;
+                break;
+            }
+    }
+    const profile_t *p = profile_for_dependencies(known, n, s_may_write, c->tenant);
+    if (!p) p = profile_for_dependencies(known, n, s_may_use, c->tenant);
+    return p ? p : profile_default();
+}
+
+/* A copy of the extras, which were checked as strings by s_metadata. */
+static json_t *s_extras(json_t *args)
+{
+    json_t *d = json_object_get(args, "dependencies");
+    return json_is_array(d) ? json_deep_copy(d) : json_array();
 }
 
 /* ---- execute_python */
@@ -95,58 +138,46 @@ static void s_execute_python(call_t *c, json_t *args, const tool_task_t *task)
     (void)task;
     pep723_meta_t m;
     char err[300];
-    int invalid = 0;
-    if (s_metadata(c, args, &m, err, sizeof err, &invalid) < 0) {
-        if (invalid) tool_bad(c, "%s", err);
+    if (s_too_long(c, args)) return;
+    if (s_metadata(args, &m, err, sizeof err) < 0) {
+        tool_bad(c, "%s", err);
         return;
     }
     json_t *script = json_object_get(args, "script");
-    json_t *job;
-    if (json_array_size(json_object_get(args, "dependencies"))) {
-        size_t len;
-        char *merged = pep723_write(json_string_value(script), json_string_length(script), &m, &len);
-        job = json_pack("{s:s%}", "code", merged, len);
-        free(merged);
-    } else {
-        job = json_pack("{s:O}", "code", script);
-    }
+    size_t len;
+    char *code = pep723_write(json_string_value(script), json_string_length(script), &m, &len);
+    const profile_t *p = s_profile(c, &m);
     pep723_meta_clear(&m);
+    json_t *job = json_pack("{s:s%,s:o,s:s}", "code", code, len, "dependencies", s_extras(args),
+                            "profile", p->name);
+    free(code);
     json_object_set_new(job, "timeout", json_integer((json_int_t)compat_clamp(
                                             args, "timeout_seconds", DEFAULT_TIMEOUT_S, 1,
                                             MAX_TIMEOUT_S)));
-    compat_job_t spec = {.tool = "execute_python", .kind = JOB_EXEC, .record = 1,
+    compat_job_t spec = {.tool = "execute_python",
+                         .kind = JOB_EXEC,
+                         .record = 1,
+                         .dependencies = 1,
                          .render = s_render_execute};
     compat_job_run(c, job, &spec);
     json_decref(job);
 }
 
-/* ---- validate_script: the merged block alone runs, so the executor reads its TOML and checks
- * each dependency against the profile's packages, and nothing of the script runs */
-
-/* A TOML string token as the text it stands for, near enough for a listing. */
-static void s_unquote(buf_t *b, const char *tok)
-{
-    size_t n = strlen(tok);
-    buf_append(b, tok + 1, n >= 2 ? n - 2 : 0);
-}
+/* ---- validate_script: the script's own block (the extras merged as execute_python merges
+ * them) runs alone, so that the executor reads its TOML exactly as it would before running the
+ * script, and the node and the executor check its dependencies the same way; nothing of the
+ * script runs */
 
 static void s_listing(buf_t *b, const json_t *ctx)
 {
     json_t *rp = json_object_get(ctx, "requires_python"), *deps = json_object_get(ctx, "deps");
     buf_puts(b, "VALID");
-    if (json_is_string(rp)) {
-        buf_puts(b, "\nrequires-python: ");
-        s_unquote(b, json_string_value(rp));
-    }
+    if (json_is_string(rp)) buf_printf(b, "\nrequires-python: %s", json_string_value(rp));
     if (!json_array_size(deps)) buf_puts(b, "\ndependencies: none");
     else buf_printf(b, "\ndependencies (%zu):", json_array_size(deps));
     size_t i;
     json_t *d;
-    json_array_foreach(deps, i, d)
-    {
-        buf_puts(b, "\n  - ");
-        s_unquote(b, json_string_value(d));
-    }
+    json_array_foreach(deps, i, d) buf_printf(b, "\n  - %s", json_string_value(d));
 }
 
 static json_t *s_render_validate(const char *id, const result_t *res, const json_t *ctx)
@@ -162,6 +193,8 @@ static json_t *s_render_validate(const char *id, const result_t *res, const json
             buf_puts(&b, "\nwarnings:\n  - ");
             compat_error_line(&b, res);
         }
+    } else if (!strcmp(type, "ScriptMetadataError") && res->error.message) {
+        buf_printf(&b, "INVALID: %s", res->error.message); /* the executor's reading of it */
     } else {
         buf_puts(&b, "INVALID: ");
         compat_error_line(&b, res);
@@ -179,36 +212,63 @@ static void s_answer_text(call_t *c, const char *text, int valid)
     call_reply(c, tool_result(text, json_pack("{s:b,s:s}", "valid", valid, "report", text), 0));
 }
 
+/* The merged dependencies as written strings, for the listing: 0, or -1 with the first that is
+ * not a PEP 508 requirement named in err (the dependency format that server promised to check). */
+static int s_requirements(const pep723_meta_t *m, json_t *deps, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < m->n_deps; i++) {
+        char req[PEP723_MAX_SPEC], why[200];
+        pep723_unquote(m->deps[i], req, sizeof req);
+        if (pep508_check(req, strlen(req), why, sizeof why) < 0) {
+            snprintf(err, errlen, "dependency %s is not a valid requirement: %s", m->deps[i], why);
+            return -1;
+        }
+        json_array_append_new(deps, json_string(req));
+    }
+    return 0;
+}
+
 static void s_validate_script(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task;
     pep723_meta_t m;
-    char err[300], text[400];
-    int invalid = 0;
-    if (s_metadata(c, args, &m, err, sizeof err, &invalid) < 0) {
-        if (invalid) {
-            snprintf(text, sizeof text, "INVALID: %s", err);
-            s_answer_text(c, text, 0);
-        }
-        return;
-    }
-    if (!m.found && !m.n_deps) {
-        s_answer_text(c, "VALID\ndependencies: none", 1);
+    char err[400], text[500];
+    if (s_too_long(c, args)) return;
+    if (s_metadata(args, &m, err, sizeof err) < 0) {
+        snprintf(text, sizeof text, "INVALID: %s", err);
+        s_answer_text(c, text, 0);
         return;
     }
     json_t *deps = json_array();
-    for (size_t i = 0; i < m.n_deps; i++) json_array_append_new(deps, json_string(m.deps[i]));
-    json_t *ctx = json_pack("{s:o,s:o}", "deps", deps, "requires_python",
-                            m.requires_python ? json_string(m.requires_python) : json_null());
-    char *block = pep723_block(&m);
+    if (s_requirements(&m, deps, err, sizeof err) < 0) {
+        snprintf(text, sizeof text, "INVALID: %s", err);
+        s_answer_text(c, text, 0);
+    } else if (!m.found && !m.n_deps) {
+        s_answer_text(c, "VALID\ndependencies: none", 1);
+    } else {
+        char rp[PEP723_MAX_SPEC];
+        if (m.requires_python) pep723_unquote(m.requires_python, rp, sizeof rp);
+        json_t *ctx = json_pack("{s:O,s:o}", "deps", deps, "requires_python",
+                                m.requires_python ? json_string(rp) : json_null());
+        json_t *script = json_object_get(args, "script");
+        size_t len = 0;
+        char *block = pep723_block(json_string_value(script), json_string_length(script), &m, &len);
+        static const char no_block[] = "# no block: the dependencies argument alone\n";
+        json_t *job = json_pack("{s:s%,s:o,s:s,s:i}", "code", block ? block : no_block,
+                                block ? len : sizeof no_block - 1, "dependencies", s_extras(args),
+                                "profile", s_profile(c, &m)->name, "timeout", 10);
+        free(block);
+        compat_job_t spec = {.tool = "validate_script",
+                             .kind = JOB_EXEC,
+                             .dependencies = 1,
+                             .render = s_render_validate,
+                             .ctx = ctx};
+        compat_job_run(c, job, &spec);
+        json_decref(job);
+        json_decref(ctx);
+    }
+    json_decref(deps);
     pep723_meta_clear(&m);
-    json_t *job = json_pack("{s:s,s:i}", "code", block, "timeout", 10);
-    free(block);
-    compat_job_t spec = {.tool = "validate_script", .kind = JOB_EXEC, .render = s_render_validate,
-                         .ctx = ctx};
-    compat_job_run(c, job, &spec);
-    json_decref(job);
-    json_decref(ctx);
 }
 
 /* ---- check_environment: that server's lines, about this sandbox; the Python version and the
@@ -253,12 +313,12 @@ static void s_on_profiles(void *arg, redisReply *r)
     buf_init(&b);
     buf_printf(&b,
                "Python version: %s\n"
-               "uv: not used (dependencies are checked against the sandbox's installed packages; "
-               "nothing is installed, there is no network)\n"
+               "uv: not used (dependencies come from the sandbox's installed packages, else from "
+               "the operator's package source when there is one; the sandbox has no network)\n"
                "Platform: Linux %s\n"
                "Sandbox backend: snakepit\n"
-               "Sandbox status: every script runs in a fresh sandboxed interpreter (namespaces, "
-               "Landlock, seccomp, rlimits; no network)\n"
+               "Sandbox status: every script runs in a fresh sandboxed interpreter, in a private "
+               "directory it may write (namespaces, Landlock, seccomp, rlimits; no network)\n"
                "Default timeout: %ds\nMax timeout: %lds\nMax output: %d bytes\n"
                "Cache warming: disabled%s",
                python ? python : "3.11", u.machine, DEFAULT_TIMEOUT_S,
@@ -281,11 +341,14 @@ static void s_check_environment(call_t *c, json_t *args, const tool_task_t *task
 
 /* ---- the rows */
 
-#define DEPENDENCIES_ARG                                                                         \
-    {"dependencies", ARG_ARRAY, ARG_NULLABLE,                                                    \
-     "Extra PEP 508 dependency specifiers to merge into the script's metadata (checked against " \
-     "the sandbox's installed packages; nothing is installed)",                                  \
-     "\"items\": {\"type\": \"string\"}, \"maxItems\": 64, \"default\": []"}
+#define DEPENDENCIES_ARG                                                                           \
+    {                                                                                              \
+        "dependencies", ARG_ARRAY, ARG_NULLABLE,                                                   \
+            "Extra PEP 508 dependency specifiers to merge into the script's metadata (met from "   \
+            "the "                                                                                 \
+            "sandbox's installed packages, else from the operator's package source)",              \
+            "\"items\": {\"type\": \"string\"}, \"maxItems\": 64, \"default\": []"                 \
+    }
 
 /* clang-format off */
 static const tool_arg_t s_execute_args[] = {
@@ -319,9 +382,10 @@ const tool_t compat_exec_sandbox_tools[] = {
         "Execute a Python script with automatic dependency management.\n\nThe script can include "
         "PEP 723 inline metadata (# /// script blocks) for declaring dependencies. Additional "
         "dependencies can also be passed via the dependencies parameter and will be merged. "
-        "Dependencies are checked against the packages installed in the sandbox ({profiles}); "
-        "nothing is downloaded.\n\nReturns formatted output with stdout, stderr, exit code, and "
-        "duration.",
+        "Dependencies are met from the packages installed in the sandbox ({profiles}), else from "
+        "the operator's package source when there is one; the sandbox has no network. The script "
+        "runs in a fresh directory it may write.\n\nReturns formatted output with stdout, stderr, "
+        "exit code, and duration.",
      .args = s_execute_args, .output_schema = s_execute_output, .run = s_execute_python},
     {.name = "check_environment",
      .description = "Check the execution environment and report status: Python version, "

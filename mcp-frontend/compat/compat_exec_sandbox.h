@@ -1,5 +1,5 @@
 /* mcp-frontend/compat/compat_exec_sandbox.h — the exec-sandbox endpoint (compat.h): the tools of
- * mcp-python-exec-sandbox (seed 003), whose answers are text, and so are these:
+ * mcp-python-exec-sandbox, whose answers are text, and so are these:
  *
  *   execute_python(script, dependencies = [], timeout_seconds = 30, clamped to 1-300)
  *       "--- stdout ---\n...\n--- stderr ---\n...\n--- exit_code: N ---\n--- duration_ms: N ---"
@@ -9,12 +9,17 @@
  *   validate_script(script, dependencies = [])  "VALID\nrequires-python: ...\ndependencies (N):
  *       \n  - ..." or "INVALID: why"
  *
- * Dependencies are PEP 723's: `dependencies` is merged into the script's block as that server
- * merged it (pep723_merge.h), the script runs in the first profile the tenant may use that has
- * them all (jobargs.h), and the executor checks the versions. Nothing is installed — there is
- * no network — so a dependency no profile has ends the run with DependencyError, naming what is
- * installed; validate_script lists such dependencies as warnings. An uncaught exception's
- * traceback goes to stderr with exit code 1, as `python script.py` does. */
+ * Dependencies take execute_code's path: `dependencies` is merged into the script's own block
+ * as that server merged it (pep723_merge.h), and the block's and the argument's requirements go
+ * to the node, which resolves what the profile lacks from the operator's package source (none:
+ * the run ends with DependencyError naming what is installed; validate_script lists such
+ * dependencies as warnings). The script runs in a directory it may write — the first profile
+ * with a workspace that the tenant may use and that has what some profile has — as it ran in a
+ * temporary directory there. validate_script runs the script's block alone, so the executor
+ * reads its TOML as it would before running the script: a malformed block (bad TOML, the wrong
+ * types, not closed, two blocks, a dependency that is no PEP 508 requirement) is INVALID, and
+ * execute_python does not run it. An uncaught exception's traceback goes to stderr with exit
+ * code 1, as `python script.py` does. */
 #ifndef SP_FE_COMPAT_EXEC_SANDBOX_H
 #define SP_FE_COMPAT_EXEC_SANDBOX_H
 #include "mcp-frontend/tools/tools.h"

@@ -32,12 +32,12 @@ static int s_limits(call_t *c, json_t *args, const profile_t *p, const compat_jo
     return 0;
 }
 
-/* What the servers these endpoints stand in for did (issue 14 let every profile import the
- * ordinary standard library): the job may import what its code imports, less os, sys,
- * subprocess, socket and the like (pathlib stays where there is a workspace), so importing
- * one ends in the ImportError those servers' clients expect. An empty list would mean "the
+/* What the servers these endpoints stand in for did (every profile here imports the ordinary
+ * standard library): the job may import what its code imports, less os, sys, subprocess,
+ * socket and the like (pathlib stays where there is a workspace), so importing one ends in
+ * the ImportError those servers' clients expect. An empty list would mean "the
  * profile's", hence a harmless module when nothing else is left. */
-static void s_seed_imports(jobspec_t *spec, const profile_t *p)
+static void s_narrow_imports(jobspec_t *spec, const profile_t *p)
 {
     pyscan_t *scan = xmalloc(sizeof *scan);
     pyscan(spec->code, spec->code_len, scan);
@@ -61,11 +61,12 @@ void compat_job_run(call_t *c, json_t *args, const compat_job_t *job)
         s_limits(c, args, p, job, &spec.limits) < 0 ||
         jobargs_names(c, args, "allowed_imports", p, &spec.allowed_imports,
                       &spec.n_allowed_imports) < 0 ||
-        jobargs_names(c, args, "inspect_variables", NULL, &spec.inspect, &spec.n_inspect) < 0) {
+        jobargs_names(c, args, "inspect_variables", NULL, &spec.inspect, &spec.n_inspect) < 0 ||
+        (job->dependencies && jobargs_dependencies(c, args, &spec) < 0)) {
         jobspec_clear(&spec);
         return;
     }
-    if (job->seed_imports && !spec.n_allowed_imports) s_seed_imports(&spec, p);
+    if (job->narrow_imports && !spec.n_allowed_imports) s_narrow_imports(&spec, p);
     json_t *in = json_object_get(args, "stdin");
     if (json_is_string(in)) {
         if (json_string_length(in) > JOB_MAX_STDIN) {
@@ -123,6 +124,65 @@ void compat_python_stderr(buf_t *b, const result_t *res)
         compat_error_line(b, res);
         buf_puts(b, "\n");
     }
+}
+
+static int s_error_is(const result_t *res, const char *type)
+{
+    return res->status == ST_ERROR && res->error.present && res->error.type &&
+           !strcmp(res->error.type, type) && res->error.message;
+}
+
+int compat_refused_import(const result_t *res, char *module, size_t cap)
+{
+    static const char lead[] = "import of '";
+    /* ModuleNotFoundError: a module the profile lacks; ImportError: one the call narrowed away */
+    int import = s_error_is(res, "ImportError") || s_error_is(res, "ModuleNotFoundError");
+    if (!import || strncmp(res->error.message, lead, sizeof lead - 1) ||
+        !strstr(res->error.message, "is not allowed"))
+        return 0;
+    const char *name = res->error.message + sizeof lead - 1;
+    size_t n = strcspn(name, "'");
+    if (!cap) return 1;
+    snprintf(module, cap, "%.*s", (int)(n < cap ? n : cap - 1), name);
+    return 1;
+}
+
+int compat_refused(const result_t *res)
+{
+    if (res->status == ST_SECURITY_VIOLATION || compat_refused_import(res, NULL, 0)) return 1;
+    if (s_error_is(res, "ImportError") && strstr(res->error.message, "relative imports"))
+        return 1; /* the runner's: there is no package to be relative to */
+    /* the sandbox's own refusals (executor-node/python: audit.c's "[sandbox] ..." and the
+     * runner's words for file work in a profile without a workspace) */
+    return s_error_is(res, "PermissionError") &&
+           (!strncmp(res->error.message, "[sandbox]", 9) ||
+            strstr(res->error.message, "is not available in profile"));
+}
+
+static int s_listed(const char *const *list, const char *name, size_t n)
+{
+    for (; list && *list; list++)
+        if (strlen(*list) == n && !memcmp(*list, name, n)) return 1;
+    return 0;
+}
+
+size_t compat_refusals(const char *code, size_t len, const compat_rules_t *rules,
+                       void (*fn)(void *arg, compat_use_t use, const char *name), void *arg)
+{
+    pyscan_t *scan = xmalloc(sizeof *scan);
+    pyscan(code, len, scan);
+    size_t count = 0;
+    for (size_t i = 0; i < scan->n_modules; i++) {
+        const char *m = scan->modules[i];
+        if (s_listed(rules->modules, m, strcspn(m, "."))) fn(arg, COMPAT_IMPORT, m), count++;
+    }
+    for (size_t i = 0; i < scan->n_calls; i++)
+        if (s_listed(rules->calls, scan->calls[i], strlen(scan->calls[i])))
+            fn(arg, COMPAT_CALL, scan->calls[i]), count++;
+    for (size_t i = 0; rules->dunders && i < scan->n_dunders; i++)
+        fn(arg, COMPAT_DUNDER, scan->dunders[i]), count++;
+    free(scan);
+    return count;
 }
 
 int compat_exit_code(const result_t *res)

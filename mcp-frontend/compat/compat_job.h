@@ -4,9 +4,9 @@
  *
  * A compat handler reads its own server's parameters, writes them into an object under the
  * names jobargs.h reads (code, timeout, memory_limit, output_limit, profile, allowed_imports,
- * inspect_variables, stdin, capture_output) and hands it to compat_job_run, so that limits,
- * profiles and the tenant's caps are checked exactly as on /mcp. The result comes back through
- * the handler's render function together with a context it chose (its own arguments, say),
+ * inspect_variables, stdin, capture_output, dependencies) and hands it to compat_job_run, so that
+ * limits, profiles and the tenant's caps are checked exactly as on /mcp. The result comes back
+ * through the handler's render function together with a context it chose (its own arguments, say),
  * because old servers' answers repeat what was asked ("timed out after 15.0 seconds"). */
 #ifndef SP_FE_COMPAT_JOB_H
 #define SP_FE_COMPAT_JOB_H
@@ -22,13 +22,15 @@ typedef struct {
     job_kind_t kind;                   /* JOB_EXEC, or JOB_VALIDATE (validate.py's analysis) */
     int record;                        /* an execution of the user's code: recorded */
     long cpu_ms;                       /* > 0: a CPU budget below the wall clock */
-    int seed_imports;                  /* the server refused os, sys, subprocess… at import:
+    int narrow_imports;                /* the server refused os, sys, subprocess… at import:
                                           without allowed_imports, the job's are narrowed to
                                           what the code imports of the rest (compat_job.c) */
     execution_render_with_fn *render;  /* the CallToolResult, from the Result and ctx */
     json_t *ctx;                       /* borrowed; the execution keeps its own reference */
     const char *session;               /* a live sandbox session of the tenant's: the job is its
                                           next cell (args' profile must be the session's) */
+    int dependencies;                  /* args' dependencies and the code's PEP 723 block go to
+                                          the node to resolve, as execute_code's do */
 } compat_job_t;
 
 /* Checks args as execute_code's would be and starts the job; c is answered exactly once. */
@@ -42,6 +44,30 @@ void compat_error_line(buf_t *b, const result_t *res);
 /* What Python prints on stderr when a script dies of an exception: the traceback, else the
  * error line; appended after what the code itself wrote to stderr. */
 void compat_python_stderr(buf_t *b, const result_t *res);
+
+/* The import the sandbox refused (an uncaught ImportError of its own: "import of 'os' is not
+ * allowed ..."): 1 with the module's name in module, else 0. */
+int compat_refused_import(const result_t *res, char *module, size_t cap);
+/* What the old servers refused before running the code, and the sandbox here when it is
+ * attempted: an import outside the profile, an operation the sandbox does not allow (files
+ * outside the workspace, processes, the network), left uncaught, or a security stop. */
+int compat_refused(const result_t *res);
+
+/* What a server replaced refused by reading code before running it (its AST checks). snakepit
+ * does not need them — the sandbox confines what such code reaches — but these endpoints give
+ * the answers those servers' clients were written against. */
+typedef struct {
+    const char *const *modules; /* imports refused (a module or any of its submodules) */
+    const char *const *calls;   /* names refused as calls, `eval(...)` */
+    int dunders;                /* every double-underscore attribute refused, `x.__class__` */
+} compat_rules_t;
+
+typedef enum { COMPAT_IMPORT, COMPAT_CALL, COMPAT_DUNDER } compat_use_t;
+
+/* fn for each use of code that rules refuse (imports, then calls, then attributes, each in
+ * order of appearance); the count. */
+size_t compat_refusals(const char *code, size_t len, const compat_rules_t *rules,
+                       void (*fn)(void *arg, compat_use_t use, const char *name), void *arg);
 
 /* The exit status a Python process would have had: 0, 1 when it raised (or was refused),
  * minus the signal when a limit killed it (-9 for the wall clock). */

@@ -1,5 +1,5 @@
 /* mcp-frontend/compat/compat_py_sandbox.h — the py-sandbox endpoint (compat.h): py-sandbox's one
- * tool (seed 001), run_python, with the parameters of its execute() and its command line — code,
+ * tool, run_python, with the parameters of its execute() and its command line — code,
  * timeout (s, default 30, at most 60), memory (MB, 256, at most 1024), output_limit (bytes,
  * 65536, at most 262144), inspect_variables — clamped as that server clamps them, and its
  * ExecutionResult: {stdout, stderr, return_code, error, variables}. return_code is 0 when the

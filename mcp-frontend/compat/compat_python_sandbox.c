@@ -5,12 +5,18 @@
 #include <string.h>
 
 #include "common/profiles.h"
+#include "common/utf8.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "compat_job.h"
 #include "compat_python_sandbox.h"
 #include "pyscan.h"
 
 #define DEFAULT_TIMEOUT_S 30
+/* That server kept at most SANDBOX_MAX_OUTPUT_SIZE characters (1 MiB by default) of each stream
+ * and said so at the end, and the run went on: the job here may print up to the profile's
+ * output cap (8 MiB) before it is stopped, and the answer keeps this much of it. */
+#define MAX_OUTPUT_CHARS 1048576
+#define TRUNCATED_MARK   "\n[Output truncated]"
 
 /* ---- execute_code */
 
@@ -76,18 +82,47 @@ static void s_failure(json_t *doc, const result_t *res, const json_t *ctx)
         json_object_set(doc, "timeout", json_object_get(ctx, "timeout"));
         return;
     }
+    if (res->status == ST_OUTPUT_LIMIT) { /* past the profile's cap, far beyond what is kept */
+        json_object_set_new(doc, "error",
+                            json_string("Output limit exceeded: the code printed more than the "
+                                        "sandbox allows and was stopped there"));
+        json_object_set_new(doc, "error_type", json_string("OutputLimit"));
+        return;
+    }
     buf_t b;
     buf_init(&b);
-    if (*msg) buf_puts(&b, msg);
+    char module[128];
+    int import = compat_refused_import(res, module, sizeof module);
+    if (import)
+        buf_printf(&b, "Import of '%s' is not allowed in sandbox", module); /* its words */
+    else if (*msg)
+        buf_puts(&b, msg);
     else compat_error_line(&b, res);
     json_object_set_new(doc, "error", json_bytes((const char *)b.data, b.len));
     buf_free(&b);
     json_object_set_new(doc, "error_type", json_str_safe(*type ? type : status_name(res->status)));
     if (res->error.traceback) json_object_set_new(doc, "traceback", json_str_safe(res->error.traceback));
-    if (!strcmp(type, "ImportError") && strstr(msg, "is not allowed"))
+    if (import)
         json_object_set_new(doc, "security_event", json_string("blocked_import"));
-    else if (res->status == ST_SECURITY_VIOLATION)
+    else if (compat_refused(res))
         json_object_set_new(doc, "security_event", json_string("blocked_operation"));
+}
+
+/* A stream as that server returned it: its first MAX_OUTPUT_CHARS characters, then the mark
+ * when there was more (or when the sandbox cut it). */
+static json_t *s_stream(const char *data, size_t len, int cut)
+{
+    size_t n = 0, chars = 0;
+    for (; n < len; n++) /* a character starts at every byte that is not a continuation */
+        if (((unsigned char)data[n] & 0xC0) != 0x80 && chars++ == MAX_OUTPUT_CHARS) break;
+    if (n == len && !cut) return json_bytes(data, len);
+    buf_t b;
+    buf_init(&b);
+    utf8_sanitize(&b, data, n);
+    buf_puts(&b, TRUNCATED_MARK);
+    json_t *s = json_bytes((const char *)b.data, b.len);
+    buf_free(&b);
+    return s;
 }
 
 static json_t *s_render_execute(const char *id, const result_t *res, const json_t *ctx)
@@ -99,8 +134,8 @@ static json_t *s_render_execute(const char *id, const result_t *res, const json_
     } else {
         s_failure(doc, res, ctx);
     }
-    json_object_set_new(doc, "stdout", json_bytes(res->out, res->out_len));
-    json_object_set_new(doc, "stderr", json_bytes(res->err, res->err_len));
+    json_object_set_new(doc, "stdout", s_stream(res->out, res->out_len, res->out_truncated));
+    json_object_set_new(doc, "stderr", s_stream(res->err, res->err_len, res->err_truncated));
     json_object_set_new(doc, "execution_time", json_real(res->wall_ms / 1000.0));
     if (res->status == ST_OK) {
         json_t *names = json_array();
@@ -127,13 +162,19 @@ static void s_execute_code(call_t *c, json_t *args, const tool_task_t *task)
                                          "capture_output", NULL};
     for (const char *const *k = passed; *k; k++)
         if (json_object_get(args, *k)) json_object_set(job, *k, json_object_get(args, *k));
+    /* the profile's cap (jobargs_limits clamps to it): the answer keeps MAX_OUTPUT_CHARS */
+    json_object_set_new(job, "output_limit", json_integer(RESULT_MAX_STREAM));
     if (p) json_object_set_new(job, "profile", json_string(p->name));
     json_t *timeout = json_object_get(args, "timeout");
     json_t *ctx = json_pack("{s:I}", "timeout",
                             json_is_integer(timeout) ? json_integer_value(timeout)
                                                      : (json_int_t)DEFAULT_TIMEOUT_S);
-    compat_job_t spec = {.tool = "execute_code", .seed_imports = 1, .kind = JOB_EXEC, .record = 1,
-                         .render = s_render_execute, .ctx = ctx};
+    compat_job_t spec = {.tool = "execute_code",
+                         .narrow_imports = 1,
+                         .kind = JOB_EXEC,
+                         .record = 1,
+                         .render = s_render_execute,
+                         .ctx = ctx};
     compat_job_run(c, job, &spec);
     json_decref(ctx);
     json_decref(job);
@@ -179,7 +220,9 @@ static void s_validate_code(call_t *c, json_t *args, const tool_task_t *task)
     free(scan);
     json_t *job = json_pack("{s:O}", "code", code);
     if (p) json_object_set_new(job, "profile", json_string(p->name));
-    compat_job_t spec = {.tool = "validate_code", .seed_imports = 1, .kind = JOB_VALIDATE,
+    compat_job_t spec = {.tool = "validate_code",
+                         .narrow_imports = 1,
+                         .kind = JOB_VALIDATE,
                          .render = s_render_validate};
     compat_job_run(c, job, &spec);
     json_decref(job);
@@ -199,18 +242,34 @@ static json_t *s_tier(const call_t *c, const char *profile, const profile_t *bas
                      "modules", mods);
 }
 
+/* A tier that is about what its profile may do rather than what it may import (files, the
+ * network): the modules of that server's tier, of those the profile has. */
+static json_t *s_capability_tier(const call_t *c, const char *profile, const char *const *names)
+{
+    const profile_t *p = profile ? profile_find(profile) : NULL;
+    json_t *mods = json_array();
+    for (; *names; names++)
+        if (!p || profile_allows(p, *names)) json_array_append_new(mods, json_string(*names));
+    return json_pack("{s:b,s:o}", "enabled", p && tenant_allows_profile(c->tenant, p->name),
+                     "modules", mods);
+}
+
 static void s_sandbox_info(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)args, (void)task;
     const profile_t *basic = profile_default();
     char memory[32];
     snprintf(memory, sizeof memory, "%ldm", basic->defaults.memory_mb);
+    /* never enabled: the sandbox has no network */
+    static const char *const network[] = {"httpx", "requests", "urllib", NULL};
+    static const char *const files[] = {"pathlib", "os.path", "tempfile", "shutil",
+                                        "glob",    "zipfile", "tarfile",  NULL};
     json_t *doc = json_pack(
-        "{s:b,s:{s:o,s:o,s:{s:b,s:[]},s:o},s:{s:I,s:I,s:s},s:{s:b,s:b,s:s}}", "success", 1,
+        "{s:b,s:{s:o,s:o,s:o,s:o},s:{s:I,s:I,s:s},s:{s:b,s:b,s:s}}", "success", 1,
         "security_profiles", "basic", s_tier(c, "python.basic", basic), "data_science",
-        s_tier(c, "python.data_science", basic), "network", "enabled", 0, "modules",
-        "filesystem", s_tier(c, "python.filesystem", basic), "resource_limits", "timeout",
-        (json_int_t)(basic->defaults.wall_ms / 1000), "max_output_size",
+        s_tier(c, "python.data_science", basic), "network", s_capability_tier(c, NULL, network),
+        "filesystem", s_capability_tier(c, "python.filesystem", files), "resource_limits",
+        "timeout", (json_int_t)(basic->defaults.wall_ms / 1000), "max_output_size",
         (json_int_t)basic->defaults.output_bytes, "memory_limit", memory, "container_mode",
         "available", 1, "enabled", 1, "isolation",
         "every execution runs in its own sandboxed process (namespaces, Landlock, seccomp, "

@@ -1,5 +1,5 @@
 /* mcp-frontend/compat/compat_python_sandbox.h — the python-sandbox endpoint (compat.h): the tools
- * of the Python Sandbox Server (seed 000: RestrictedPython, optional gVisor), execute_code,
+ * of the Python Sandbox Server (RestrictedPython, optional gVisor), execute_code,
  * validate_code and get_sandbox_info, with its parameters, defaults and answers:
  *
  *   execute_code  {success, execution_id, result, stdout, stderr, execution_time, variables}
@@ -15,7 +15,7 @@
  * `variables` lists the names the code bound (pyscan.h finds candidates, the sandbox says which
  * exist at the end); `result` is the final value of `result` (or `output`), else the last
  * expression's. Code runs in the first profile the tenant may use whose modules cover its
- * imports and allowed_imports, so the seed's numpy example lands in python.data_science. */
+ * imports and allowed_imports, so that server's numpy example lands in python.data_science. */
 #ifndef SP_FE_COMPAT_PYTHON_SANDBOX_H
 #define SP_FE_COMPAT_PYTHON_SANDBOX_H
 #include "mcp-frontend/tools/tools.h"

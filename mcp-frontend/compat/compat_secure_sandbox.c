@@ -39,12 +39,45 @@ static json_t *s_render_run(const char *id, const result_t *res, const json_t *c
     return compat_json_result(doc, compat_farm_failed(res));
 }
 
+/* That server's AST safety checker refused these before running anything. */
+const char *const compat_secure_refused_modules[] = {
+    "os",     "sys",       "subprocess", "socket", "shutil",   "ctypes", "multiprocessing",
+    "signal", "importlib", "builtins",   "pty",    "resource", NULL};
+const char *const compat_secure_refused_calls[] = {"exec", "eval", "compile", "__import__", NULL};
+static const compat_rules_t s_rules = {compat_secure_refused_modules, compat_secure_refused_calls,
+                                       1};
+
+static void s_safety_violation(void *arg, compat_use_t use, const char *name)
+{
+    buf_t *b = arg;
+    buf_printf(b, "SafetyViolation: %s '%s' is not allowed\n",
+               use == COMPAT_IMPORT ? "import of"
+               : use == COMPAT_CALL ? "call to"
+                                    : "attribute",
+               name);
+}
+
 static void s_run_sandbox_code(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task;
     json_t *code = json_object_get(args, "code");
-    json_t *job = json_pack("{s:O,s:f}", "code", code, "timeout",
-                            compat_clamp(args, "timeout_sec", 30, 0.1, 300));
+    buf_t why;
+    buf_init(&why);
+    if (compat_refusals(json_string_value(code), json_string_length(code), &s_rules,
+                        s_safety_violation, &why)) {
+        size_t first = strcspn((const char *)why.data, "\n");
+        json_t *doc =
+            json_pack("{s:b,s:s,s:s%,s:i,s:f,s:s%,s:[]}", "success", 0, "stdout", "", "stderr",
+                      (const char *)why.data, why.len, "exit_code", 1, "execution_time", 0.0,
+                      "error", (const char *)why.data, first, "files_written");
+        buf_free(&why);
+        call_reply(c, compat_json_result(doc, 0));
+        return;
+    }
+    buf_free(&why);
+    json_t *job =
+        json_pack("{s:O,s:f}", "code", code, "timeout",
+                  compat_clamp(args, "timeout_sec", SECURE_TIMEOUT_S, 0.1, SECURE_MAX_TIMEOUT_S));
     compat_job_t spec = {.tool = "run_sandbox_code", .kind = JOB_EXEC, .record = 1,
                          .render = s_render_run};
     compat_workspace_run(c, job, &spec);
@@ -53,9 +86,15 @@ static void s_run_sandbox_code(call_t *c, json_t *args, const tool_task_t *task)
 
 /* ---- get_sandbox_metrics: the tenant's usage hash of today (records.c writes it) */
 
+typedef struct {
+    call_t *call;   /* held */
+    json_t *memory; /* the workspace's memory now, or null when there is none */
+} usage_t;
+
 static void s_on_usage(void *arg, redisReply *r)
 {
-    call_t *c = arg;
+    usage_t *u = arg;
+    call_t *c = u->call;
     const tenant_t *t = c->tenant;
     json_t *by_status = json_object();
     long long n[3] = {0, 0, 0}; /* executions, cpu_ms, wall_ms */
@@ -75,22 +114,37 @@ static void s_on_usage(void *arg, redisReply *r)
         "max_concurrency", (json_int_t)t->max_concurrency, "rate_per_s", t->rate,
         "tool_statistics", "executions_today", (json_int_t)n[0], "by_status", by_status,
         "period", "today (UTC), this tenant's executions through every endpoint");
+    json_object_set_new(json_object_get(doc, "resource_usage"), "memory", u->memory);
     if (!r || r->type == REDIS_REPLY_ERROR)
         json_object_set_new(doc, "note", json_string("usage is unavailable: Redis did not answer"));
     call_reply(c, compat_json_result(doc, 0));
     call_release(c);
+    free(u);
 }
 
-static void s_sandbox_metrics(call_t *c, json_t *args, const tool_task_t *task)
+static void s_on_metrics_workspace(void *arg, call_t *c, int st, const json_t *ws)
 {
-    (void)args, (void)task;
+    (void)arg, (void)st;
+    usage_t *u = xcalloc(1, sizeof *u);
+    u->call = c;
+    u->memory =
+        ws ? json_pack("{s:O,s:O}", "workspace_in_use_mb", json_object_get(ws, "memory_in_use_mb"),
+                       "workspace_limit_mb", json_object_get(ws, "memory_limit_mb"))
+           : json_null();
     time_t secs = (time_t)(clock_wall_ms() / 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
     call_hold(c);
-    if (store_queryf(c->fe->store, s_on_usage, c, "HGETALL sp:t:%s:use:%04d%02d%02d",
+    if (store_queryf(c->fe->store, s_on_usage, u, "HGETALL sp:t:%s:use:%04d%02d%02d",
                      c->tenant->name, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday) < 0)
-        s_on_usage(c, NULL);
+        s_on_usage(u, NULL);
+}
+
+/* The usage of today and, for memory, the workspace's as it stands (none made for it). */
+static void s_sandbox_metrics(call_t *c, json_t *args, const tool_task_t *task)
+{
+    (void)args, (void)task;
+    compat_workspace_peek(c, s_on_metrics_workspace, NULL);
 }
 
 /* ---- the rows */
@@ -154,7 +208,9 @@ static const char s_metrics_output[] = "{\"type\": \"object\", \"required\": [\"
 
 const tool_t compat_secure_sandbox_tools[] = {
     {.name = "run_sandbox_code",
-     .description = "Validates and executes code in the isolated workspace. The workspace "
+     .description = "Validates and executes code in the isolated workspace: code that calls "
+                    "exec or eval, reads double-underscore attributes or imports os, sys, "
+                    "subprocess, socket and the like is refused before it runs. The workspace "
                     "persists between calls: read and write files there with relative paths "
                     "(files_written lists what this call wrote); variables persist too. It is "
                     "replaced by an empty one after an hour unused: save it with "
@@ -184,8 +240,9 @@ const tool_t compat_secure_sandbox_tools[] = {
      .description = "Permanently deletes a saved snapshot file.",
      .args = s_snapshot_id_args, .run = compat_delete_snapshot},
     {.name = "get_sandbox_metrics",
-     .description = "Returns resource usage (CPU, wall time) and tool execution statistics: your "
-                    "own executions today, by status, and your limits.",
+     .description = "Returns resource usage (memory, CPU) and tool execution statistics: your "
+                    "workspace's memory, your own executions today (CPU and wall time, by "
+                    "status), and your limits.",
      .output_schema = s_metrics_output, .annotations = READ_ONLY, .run = s_sandbox_metrics},
     {NULL},
 };

@@ -1,5 +1,5 @@
 /* mcp-frontend/compat/compat_secure_sandbox.h — the secure-sandbox endpoint (compat.h): the tools
- * of mcp-secure-sandbox (seed 002) with their parameters:
+ * of mcp-secure-sandbox with their parameters:
  *
  *   run_sandbox_code(code, timeout_sec)  runs code in the tenant's persistent workspace:
  *                         {success, stdout, stderr, exit_code, execution_time, error,
@@ -15,6 +15,13 @@
 #define SP_FE_COMPAT_SECURE_SANDBOX_H
 #include "mcp-frontend/tools/tools.h"
 
+#define SECURE_TIMEOUT_S     30  /* run_sandbox_code's timeout_sec: the default */
+#define SECURE_MAX_TIMEOUT_S 300 /* and the most */
+
 extern const tool_t compat_secure_sandbox_tools[];
+/* What run_sandbox_code refuses before running (as that server's AST checker did): imports of
+ * these modules, calls of these names, any double-underscore attribute. */
+extern const char *const compat_secure_refused_modules[];
+extern const char *const compat_secure_refused_calls[];
 
 #endif

@@ -17,7 +17,6 @@
 #include "pyscan.h"
 #include "subcall.h"
 
-#define WORKSPACE_IDLE_S 3600 /* asked for; the tenant's max_idle_timeout_s caps it */
 #define LIST_ALL         500  /* list_state_snapshots' most */
 
 /* KEYS[1] the workspace key; ARGV the id it held when it was found stale ("" for none), the
@@ -145,7 +144,8 @@ static void s_ws_create(ws_t *w)
         s_ws_fail(w, "no profile with a workspace is open to you, so there is no workspace");
         return;
     }
-    json_t *args = json_pack("{s:s,s:i}", "profile", p->name, "idle_timeout", WORKSPACE_IDLE_S);
+    json_t *args =
+        json_pack("{s:s,s:i}", "profile", p->name, "idle_timeout", COMPAT_WORKSPACE_IDLE_S);
     subcall_run(w->call, "create_session", create_session_run, args, s_on_created, w);
     json_decref(args);
 }
@@ -193,6 +193,52 @@ static void s_workspace(call_t *c, const char *code, ws_fn *fn, void *arg)
     if (store_queryf(c->fe->store, s_on_key, w, "GET %s", key) < 0) s_on_key(w, NULL);
 }
 
+/* ---- the workspace as it stands, made by nobody ------------------------------------------- */
+
+typedef struct {
+    call_t *call; /* held */
+    workspace_peek_fn *fn;
+    void *arg;
+} peek_t;
+
+static void s_peek_end(peek_t *p, int st, json_t *ws)
+{
+    p->fn(p->arg, p->call, st, ws);
+    json_decref(ws);
+    call_release(p->call);
+    free(p);
+}
+
+static void s_on_peek_found(void *arg, session_record_status_t st, const session_record_t *s)
+{
+    peek_t *p = arg;
+    if (st == SESSION_RECORD_UNAVAILABLE)
+        s_peek_end(p, -1, NULL);
+    else
+        s_peek_end(p, 0, st == SESSION_RECORD_FOUND && !s->ended ? session_record_json(s) : NULL);
+}
+
+static void s_on_peek_key(void *arg, redisReply *r)
+{
+    peek_t *p = arg;
+    uint8_t raw[ID_BYTES];
+    if (r && r->type == REDIS_REPLY_STRING && id_parse(r->str, raw) == 0)
+        session_records_lookup(p->call->fe->session_records, p->call->tenant, r->str,
+                               s_on_peek_found, p);
+    else
+        s_peek_end(p, r && r->type == REDIS_REPLY_NIL ? 0 : -1, NULL);
+}
+
+void compat_workspace_peek(call_t *c, workspace_peek_fn *fn, void *arg)
+{
+    peek_t *p = xcalloc(1, sizeof *p);
+    *p = (peek_t){c, fn, arg};
+    call_hold(c);
+    char key[200];
+    s_workspace_key(key, sizeof key, c->tenant->name);
+    if (store_queryf(c->fe->store, s_on_peek_key, p, "GET %s", key) < 0) s_on_peek_key(p, NULL);
+}
+
 /* ---- run_sandbox_code's cell ------------------------------------------------------------- */
 
 typedef struct {
@@ -224,7 +270,7 @@ void compat_workspace_run(call_t *c, json_t *args, const compat_job_t *job)
 
 /* ---- the snapshot tools ------------------------------------------------------------------- */
 
-/* A tool of /mcp whose answer becomes the seed's: doc from its structuredContent. */
+/* A tool of /mcp whose answer becomes that server's: doc from its structuredContent. */
 typedef json_t *(reshape_fn)(const json_t *sc, int *is_error);
 
 static void s_on_answer(void *arg, call_t *c, const json_t *result, const char *message)
@@ -247,7 +293,7 @@ static void s_subcall(call_t *c, const char *name, tool_fn *tool, json_t *args, 
     subcall_run(c, name, tool, args, s_on_answer, (void *)fn);
 }
 
-/* The seed's file registry: path → {size, mtime, sha256}. */
+/* That server's file registry: path → {size, mtime, sha256}. */
 static json_t *s_registry(const json_t *files)
 {
     json_t *reg = json_object();

@@ -1,5 +1,6 @@
 /* mcp-frontend/compat/compat_validators.c — see compat_validators.h. */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "compat_validators.h"
 #include "csv_check_py.h"    /* generated from helpers/csv_check.py */
 #include "schema_check_py.h" /* generated from helpers/schema_check.py */
+#include "schemas_json.h"    /* generated from helpers/schemas.json */
 
 #define VALIDATOR_TIMEOUT_S 10
 
@@ -35,6 +37,17 @@ static json_t *s_render(const char *id, const result_t *res, const json_t *ctx)
     doc = json_pack("{s:b,s:o}", "valid", 0, "error", json_bytes((const char *)why.data, why.len));
     buf_free(&why);
     return compat_json_result(doc, 1);
+}
+
+json_t *compat_schemas(void)
+{
+    static json_t *schemas; /* parsed once: the text is compiled in and never changes */
+    if (!schemas) {
+        json_error_t e;
+        schemas = json_loads(schemas_json, JSON_REJECT_DUPLICATES, &e);
+        assert(json_is_object(schemas) && "helpers/schemas.json is a JSON object");
+    }
+    return schemas;
 }
 
 /* Runs a validator on payload (stolen). */
@@ -79,8 +92,9 @@ void compat_validate_json_data(call_t *c, json_t *args, const tool_task_t *task)
                            : "missing required argument 'schema_name_or_dict'");
         return;
     }
-    s_run(c, "validate_json_data", schema_check_py,
-          json_pack("{s:O,s:O}", "data", data, "schema", schema));
+    s_run(
+        c, "validate_json_data", schema_check_py,
+        json_pack("{s:O,s:O,s:O}", "data", data, "schema", schema, "predefined", compat_schemas()));
 }
 
 void compat_validate_csv_data(call_t *c, json_t *args, const tool_task_t *task)

@@ -264,8 +264,36 @@ static void s_assignment(pyscan_t *out, const char *s, size_t n)
     }
 }
 
+/* Every `name(` not after `.`, `def` or `class`, and every `.__name__`, in the statement. */
+static void s_uses(pyscan_t *out, const char *s, size_t n)
+{
+    char prev = ' ';
+    size_t prev_word = 0, prev_word_len = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = s_ident(s, n, i);
+        if (!len) {
+            if (s[i] != ' ' && s[i] != '\t') prev = s[i], prev_word_len = 0;
+            i++;
+            continue;
+        }
+        size_t after = s_skip_space(s, n, i + len);
+        int attr = prev == '.';
+        int def = prev_word_len == 3 && !memcmp(s + prev_word, "def", 3);
+        int cls = prev_word_len == 5 && !memcmp(s + prev_word, "class", 5);
+        if (attr && len > 4 && !memcmp(s + i, "__", 2) && !memcmp(s + i + len - 2, "__", 2))
+            s_add(out->dunders, &out->n_dunders, s + i, len);
+        else if (!attr && !def && !cls && after < n && s[after] == '(' && !s_keyword(s + i, len))
+            s_add(out->calls, &out->n_calls, s + i, len);
+        prev = 'a';
+        prev_word = i;
+        prev_word_len = len;
+        i += len;
+    }
+}
+
 static void s_statement(pyscan_t *out, const char *s, size_t n, int nesting)
 {
+    if (!nesting) s_uses(out, s, n);
     s_walrus(out, s, n);
     size_t i = s_skip_space(s, n, 0);
     if (i < n && s[i] == '@') return; /* a decorator: the def below binds */

@@ -1,7 +1,10 @@
 /* mcp-frontend/compat/pyscan.h — the names a piece of Python binds and the modules it imports, read
  * lexically, without a Python parser in this process. The python-sandbox endpoint reports
  * which variables code defined (its `variables` list) by asking the sandbox for the final
- * values of these names, and routes code to the first profile whose modules it imports.
+ * values of these names, and routes code to the first profile whose modules it imports. The
+ * names it calls and the double-underscore attributes it reads are what the servers behind
+ * three drop-in endpoints refused by inspecting code (compat_job.h's compat_static_refusal):
+ * the same reading, not a defence — the sandbox is that.
  *
  * A lexical reading errs both ways, and the way it is used makes that harmless: a name found
  * that the code never bound (a local of a function, a word in a docstring) is simply absent
@@ -20,6 +23,10 @@ typedef struct {
     size_t n_names;
     char modules[PYSCAN_MAX][PYSCAN_NAME]; /* absolute imports (dotted), unique */
     size_t n_modules;
+    char calls[PYSCAN_MAX][PYSCAN_NAME]; /* names called as such, `f(...)` (not `x.f(...)`) */
+    size_t n_calls;
+    char dunders[PYSCAN_MAX][PYSCAN_NAME]; /* double-underscore attributes read, `x.__class__` */
+    size_t n_dunders;
 } pyscan_t;
 
 void pyscan(const char *code, size_t len, pyscan_t *out);

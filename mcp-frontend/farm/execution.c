@@ -13,7 +13,10 @@
 #include "common/log.h"
 #include "common/utf8.h"
 #include "proto/mpack.h"
+#include "mcp-frontend/render/rich.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/rpc/task.h"
+#include "mcp-frontend/state/holds.h"
 #include "execution.h"
 
 #define END_HOOKS_MAX       8
@@ -22,8 +25,11 @@
 
 struct executions {
     loop_t *loop;
+    executions_io_t io; /* the farm's and Redis's verbs (execution.h) */
     jobs_t *jobs;
     records_t *records;
+    filestore_t *files; /* linked files kept within their bounds (filestore.h) */
+    holds_t *holds;     /* tasks counted against their tenant's max_tasks (holds.h) */
     executions_conf_t conf;
     idmap_t *running; /* id → execution_t, until it concludes */
     struct {
@@ -53,6 +59,7 @@ struct execution {
     /* after the result */
     int ended;
     result_t res;
+    json_t *unkept; /* linked files the store did not keep: [{path, bytes, note}] */
     json_t *call_result;
     uint64_t record_timer;  /* the answer's wait for its record */
     uint64_t promote_timer; /* 2026-07-28: becoming a task if still running */
@@ -69,6 +76,8 @@ static void s_unref(execution_t *ex)
         call_release(ex->call);
     }
     if (ex->ended) result_clear(&ex->res);
+    ex->owner->io.release_hold(&ex->opts.task_hold);
+    json_decref(ex->unkept);
     json_decref(ex->call_result);
     json_decref(ex->opts.render_ctx);
     mcp_session_release(ex->session);
@@ -123,6 +132,7 @@ static void s_conclude(execution_t *ex)
         loop_timer_cancel(self->loop, ex->promote_timer);
         ex->promote_timer = 0;
     }
+    self->io.release_hold(&ex->opts.task_hold); /* an ended task holds nothing on a front-end */
     s_answer(ex);
     log_info("event=job_done job=%s tenant=%s tool=%s status=%s wall_ms=%.3f queue_ms=%.3f",
              ex->id_str, ex->tenant->name, ex->opts.tool, status_name(ex->res.status),
@@ -213,6 +223,27 @@ static void s_on_progress(void *owner, const uint8_t *body, size_t len)
 
 static void s_go_on(execution_t *ex);
 
+static const char *const s_refusal_layers[REFUSAL__COUNT] = {"python", "seccomp", "egress", "other"};
+
+const char *refusal_layer_name(refusal_layer_t layer)
+{
+    return layer < REFUSAL__COUNT ? s_refusal_layers[layer] : "other";
+}
+
+/* Each refused operation of a Result, into the counters by layer and by whether it ended the
+ * run. */
+static void s_count_refusals(executions_t *self, const result_t *res)
+{
+    int ended = res->status == ST_SECURITY_VIOLATION;
+    for (size_t i = 0; i < res->n_events; i++) {
+        refusal_layer_t l = REFUSAL_OTHER;
+        for (int k = 0; k < REFUSAL_OTHER; k++)
+            if (res->events[i].layer && !strcmp(res->events[i].layer, s_refusal_layers[k]))
+                l = (refusal_layer_t)k;
+        self->stats.refusals[l][ended] += res->events[i].count;
+    }
+}
+
 static void s_count(executions_t *self, const char *tool, status_t st)
 {
     executions_stats_t *stats = &self->stats;
@@ -263,20 +294,22 @@ void execution_go_on(execution_t *ex)
     s_unref(ex);
 }
 
-static void s_go_on(execution_t *ex)
+static void s_render_and_record(execution_t *ex)
 {
     executions_t *self = ex->owner;
     ex->call_result = ex->opts.render_with
                           ? ex->opts.render_with(ex->id_str, &ex->res, ex->opts.render_ctx)
                           : ex->opts.render(ex->id_str, &ex->res);
+    if (ex->unkept) rich_add_unkept(ex->call_result, ex->unkept);
     s_count(self, ex->opts.tool, ex->res.status);
+    s_count_refusals(self, &ex->res);
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
         /* s_on_record_landed may run before record_finished returns (a connection failing as
          * the write goes out answers it at once, and may conclude ex): its reference is taken
          * first, and one of ours keeps ex across the call (ASan caught a use after free). */
         ex->refs += 2;
-        if (!record_finished(self->records, &about, &ex->res, s_on_record_landed, ex)) {
+        if (!self->io.finished(self->records, &about, &ex->res, s_on_record_landed, ex)) {
             ex->refs--; /* buffered: no reply will come */
             self->stats.unconfirmed[UNCONFIRMED_BUFFERED]++;
         } else if (!ex->concluded && self->conf.record_wait_ms > 0) {
@@ -292,6 +325,38 @@ static void s_go_on(execution_t *ex)
     s_conclude(ex);
 }
 
+/* The store's verdict on the linked files: those it did not keep leave the Result (neither the
+ * answer nor the record links to a file that is not there) and are named with the reason. */
+static void s_on_files_kept(void *arg, const file_unkept_t *unkept, size_t n)
+{
+    execution_t *ex = arg;
+    result_t *res = &ex->res;
+    if (n) ex->unkept = json_array();
+    for (size_t i = n; i-- > 0;) { /* highest index first: the lower ones stay where they are */
+        result_file_t *f = &res->files[unkept[i].index];
+        json_array_insert_new(ex->unkept, 0,
+                              json_pack("{s:o,s:I,s:s}", "path", json_str_safe(f->path), "bytes",
+                                        (json_int_t)f->len, "note", unkept[i].note));
+        free(f->path);
+        free(f->data);
+        memmove(f, f + 1, (res->n_files - unkept[i].index - 1) * sizeof *f);
+        res->n_files--;
+    }
+    s_render_and_record(ex);
+    s_unref(ex);
+}
+
+static void s_go_on(execution_t *ex)
+{
+    if (ex->opts.record && filestore_has_links(&ex->res)) {
+        ex->refs++; /* until the store says which it kept */
+        ex->owner->io.keep_files(ex->owner->files, ex->tenant, ex->id_str, &ex->res,
+                                 s_on_files_kept, ex);
+        return;
+    }
+    s_render_and_record(ex);
+}
+
 static const job_events_t s_events = {s_on_accepted, s_on_progress, s_on_finished};
 
 /* ---- the call's side */
@@ -302,7 +367,7 @@ static void s_on_call_cancelled(void *arg, call_t *c)
 {
     execution_t *ex = arg;
     ex->call = NULL;
-    if (ex->job) jobs_cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
+    if (ex->job) ex->owner->io.cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
     call_release(c);
 }
 
@@ -353,18 +418,38 @@ static void s_on_task_recorded(void *arg, redisReply *reply)
     s_unref(ex);
 }
 
+/* Its place among the tenant's max_tasks (or not: then it stays a call, which is all a
+ * 2026-07-28 client asked for — the server decides, and nothing is refused). */
+static void s_on_promote_hold(void *arg, hold_t *hold, long held)
+{
+    execution_t *ex = arg;
+    if (!hold || ex->ended || !ex->call || !call_alive(ex->call)) {
+        if (!hold && held >= 0)
+            log_info("event=task_not_created job=%s tenant=%s reason=max_tasks held=%ld "
+                     "limit=%ld",
+                     ex->id_str, ex->tenant->name, held, ex->tenant->max_tasks);
+        ex->owner->io.release_hold(&hold);
+        s_unref(ex);
+        return;
+    }
+    ex->opts.task_hold = hold;
+    ex->opts.task = 1;
+    ex->opts.task_ttl_ms = ex->owner->io.ttl_ms(ex->owner->records);
+    record_about_t about = s_about(ex);
+    /* our reference passes to s_on_task_recorded */
+    if (!ex->owner->io.task_started(ex->owner->records, &about, s_on_task_recorded, ex))
+        s_on_task_recorded(ex, NULL); /* Redis away: no task can be promised now */
+}
+
 static void s_on_promote(loop_t *loop, void *arg)
 {
     (void)loop;
     execution_t *ex = arg;
     ex->promote_timer = 0;
     if (ex->ended || !ex->call || !call_alive(ex->call)) return;
-    ex->opts.task = 1;
-    ex->opts.task_ttl_ms = records_ttl_ms(ex->owner->records);
-    record_about_t about = s_about(ex);
-    ex->refs++; /* for s_on_task_recorded */
-    if (!record_task_started(ex->owner->records, &about, s_on_task_recorded, ex))
-        s_on_task_recorded(ex, NULL); /* Redis away: no task can be promised now */
+    ex->refs++; /* for s_on_promote_hold, then s_on_task_recorded */
+    ex->owner->io.take_hold(ex->owner->holds, HOLD_TASK, ex->tenant->name, ex->tenant->max_tasks,
+                            ex->id_str, s_on_promote_hold, ex);
 }
 
 void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execution_opts_t *opts)
@@ -376,7 +461,7 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     ex->opts = *opts;
     ex->legacy_task = opts->task;
     json_incref(ex->opts.render_ctx);
-    long ttl_max = records_ttl_ms(self->records); /* the task lives in the record */
+    long ttl_max = self->io.ttl_ms(self->records); /* the task lives in the record */
     if (ex->opts.task && (ex->opts.task_ttl_ms < 0 || ex->opts.task_ttl_ms >= ttl_max))
         ex->opts.task_ttl_ms = ttl_max;
     ex->call = c;
@@ -395,14 +480,14 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
         ex->promote_timer =
             loop_timer_add(self->loop, (uint64_t)self->conf.task_after_ms, 0, s_on_promote, ex);
     ex->submitted_us = clock_mono_us();
-    ex->job = jobs_submit(self->jobs, spec, ex->tenant->max_concurrency, &s_events, ex);
+    ex->job = self->io.submit(self->jobs, spec, ex->tenant->max_concurrency, &s_events, ex);
     /* the record is written while the job runs, never before it leaves */
     if (ex->opts.record) {
         record_about_t about = s_about(ex);
-        record_submitted(self->records, &about, spec);
+        self->io.submitted(self->records, &about, spec);
         if (ex->opts.task) { /* 2025-11-25 tasks: answered once the record is in */
             ex->refs++;
-            if (!record_task_started(self->records, &about, s_on_legacy_task_recorded, ex))
+            if (!self->io.task_started(self->records, &about, s_on_legacy_task_recorded, ex))
                 s_on_legacy_task_recorded(ex, NULL); /* Redis away: as before, at once */
         }
     } else if (ex->opts.task) {
@@ -450,22 +535,35 @@ json_t *execution_cancel_task(execution_t *ex)
 {
     assert(!ex->ended); /* tasks.c refuses to cancel a task whose result is in */
     ex->task_cancelled = 1;
-    record_task_status(ex->owner->records, ex->id_str, "cancelled");
+    ex->owner->io.task_status(ex->owner->records, ex->id_str, "cancelled");
     json_t *t = task_json(ex->id_str, "cancelled", ex->created_ms, clock_wall_ms(),
                           ex->opts.task_ttl_ms, "cancellation requested");
-    if (ex->job) jobs_cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
+    if (ex->job) ex->owner->io.cancel(ex->owner->jobs, ex->job); /* may conclude ex at once */
     return t;
 }
 
 /* ---- the table */
 
-executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records,
-                             const executions_conf_t *conf)
+executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records, filestore_t *files,
+                             holds_t *holds, const executions_conf_t *conf)
+{
+    static const executions_io_t io = {
+        jobs_submit,         jobs_cancel,        records_ttl_ms, record_submitted, record_finished,
+        record_task_started, record_task_status, filestore_keep, holds_take,       holds_release};
+    return executions_new_io(loop, &io, jobs, records, files, holds, conf);
+}
+
+executions_t *executions_new_io(loop_t *loop, const executions_io_t *io, jobs_t *jobs,
+                                records_t *records, filestore_t *files, holds_t *holds,
+                                const executions_conf_t *conf)
 {
     executions_t *self = xcalloc(1, sizeof *self);
     self->loop = loop;
+    self->io = *io;
     self->jobs = jobs;
     self->records = records;
+    self->files = files;
+    self->holds = holds;
     self->conf = *conf;
     self->running = idmap_new();
     return self;

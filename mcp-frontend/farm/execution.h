@@ -20,6 +20,8 @@
 #include "proto/job.h"
 #include "proto/result.h"
 #include "mcp-frontend/rpc/call.h"
+#include "mcp-frontend/state/filestore.h"
+#include "mcp-frontend/state/holds.h"
 #include "mcp-frontend/state/records.h"
 #include "jobs.h"
 
@@ -46,6 +48,8 @@ typedef struct {
     int record;       /* write sp:exec and usage (executions, not validations) */
     int task;         /* task-augmented: answer at once with the task */
     long task_ttl_ms; /* asked for; -1 or beyond the record's lifetime: that */
+    hold_t *task_hold; /* its place in the tenant's max_tasks (holds.h), taken by the tool;
+                        * the execution owns it from here and lets it go when it ends */
     /* 2026-07-28 tasks (the extension; the server decides): the request declared the extension,
      * so if it still runs after --task-after-ms it is answered with a task and goes on */
     int may_become_task;
@@ -76,6 +80,15 @@ typedef enum {
 
 #define EXECUTIONS_MAX_TOOLS 16 /* the tools that run on the farm, compat endpoints' too */
 
+/* The layer a security event came from (result.h), as metrics count them: a fixed set. */
+typedef enum {
+    REFUSAL_PYTHON,
+    REFUSAL_SECCOMP,
+    REFUSAL_EGRESS, /* the egress process refused a destination (the tenant's policy) */
+    REFUSAL_OTHER,
+    REFUSAL__COUNT
+} refusal_layer_t;
+
 typedef struct {
     struct {
         const char *tool;
@@ -84,6 +97,9 @@ typedef struct {
     size_t n_tools;
     uint64_t unconfirmed[UNCONFIRMED__COUNT];
     uint64_t bad_results; /* Results the front-end could not decode */
+    /* operations the sandbox refused (security_events, by their counts), by layer and whether
+     * the run ended as a security_violation ([1]) or the code went on ([0]) */
+    uint64_t refusals[REFUSAL__COUNT][2];
 } executions_stats_t;
 
 typedef struct {
@@ -91,14 +107,41 @@ typedef struct {
     long task_after_ms;  /* a 2026-07-28 call that may become a task becomes one after this */
 } executions_conf_t;
 
-executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records,
-                             const executions_conf_t *conf);
+executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records, filestore_t *files,
+                             holds_t *holds, const executions_conf_t *conf);
+
+/* What executions ask of the farm (jobs.h), of Redis (records.h, filestore.h: which linked files
+ * are kept) and of the tenants' counts (holds.h: a task's place): executions_new wires those
+ * modules' own verbs; tests/unit give fakes of the same shape (their own objects behind the
+ * jobs, records, files and holds pointers) to executions_new_io. */
+typedef struct {
+    job_t *(*submit)(jobs_t *jobs, const jobspec_t *spec, long max_inflight,
+                     const job_events_t *events, void *owner);
+    void (*cancel)(jobs_t *jobs, job_t *job);
+    long (*ttl_ms)(const records_t *records);
+    void (*submitted)(records_t *records, const record_about_t *r, const jobspec_t *spec);
+    int (*finished)(records_t *records, const record_about_t *r, const result_t *res,
+                    store_reply_fn *landed, void *arg);
+    int (*task_started)(records_t *records, const record_about_t *r, store_reply_fn *landed,
+                        void *arg);
+    void (*task_status)(records_t *records, const char *id, const char *task_status);
+    void (*keep_files)(filestore_t *files, const tenant_t *t, const char *id, const result_t *res,
+                       filestore_kept_fn *fn, void *arg);
+    void (*take_hold)(holds_t *holds, hold_kind_t kind, const char *tenant, long cap,
+                      const char *member, hold_fn *fn, void *arg);
+    void (*release_hold)(hold_t **hold_p);
+} executions_io_t;
+
+executions_t *executions_new_io(loop_t *loop, const executions_io_t *io, jobs_t *jobs,
+                                records_t *records, filestore_t *files, holds_t *holds,
+                                const executions_conf_t *conf);
 /* Executions still running are dropped unanswered (shutdown). */
 void executions_destroy(executions_t **self_p);
 /* Subscribes fn to every execution's end, after its answer; in subscription order. */
 void executions_on_end(executions_t *self, execution_end_fn *fn, void *arg);
 const executions_stats_t *executions_stats(const executions_t *self);
 const char *unconfirmed_name(unconfirmed_t why);
+const char *refusal_layer_name(refusal_layer_t layer);
 
 /* Runs spec (its kind, code, limits, tenant and service filled) for c, which is answered
  * exactly once: with the rendered result, or an error, or — for a task — at once. */

@@ -26,11 +26,17 @@ static const char *s_instructions_of(const call_t *c)
     return c->endpoint ? c->endpoint->instructions : s_instructions;
 }
 
-/* A drop-in endpoint is a tools-only server in either era, as the one it stands in for
- * (compat.h): tools (none of which becomes a task) and log messages. */
-static json_t *s_dropin_caps(void)
+/* A drop-in endpoint declares what the server it stands in for declared, in either era
+ * (endpoint.h): tools (none of which becomes a task), log messages, and its own resources and
+ * prompts when it has them — fixed lists, nothing to subscribe to. */
+static json_t *s_dropin_caps(const endpoint_t *ep)
 {
-    return json_pack("{s:{s:b},s:{}}", "tools", "listChanged", 0, "logging");
+    json_t *caps = json_pack("{s:{s:b},s:{}}", "tools", "listChanged", 0, "logging");
+    if (ep->resources)
+        json_object_set_new(caps, "resources",
+                            json_pack("{s:b,s:b}", "subscribe", 0, "listChanged", 0));
+    if (ep->prompts) json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 0));
+    return caps;
 }
 
 static void s_on_stored(void *arg, int rc)
@@ -82,7 +88,7 @@ void lifecycle_initialize(call_t *c)
     snprintf(s->client_name, sizeof s->client_name, "%s", name ? name : "");
     json_t *server_caps =
         c->endpoint
-            ? s_dropin_caps()
+            ? s_dropin_caps(c->endpoint)
             : json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{},s:{},s:{s:{s:{}}}}}",
                         "tools", "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1,
                         "prompts", "listChanged", 0, "logging", "completions", "tasks", "list",
@@ -136,7 +142,7 @@ void lifecycle_set_level(call_t *c)
  * which replaces 2025-11-25's capabilities.tasks. */
 static json_t *s_modern_caps(const call_t *c)
 {
-    if (c->endpoint) return s_dropin_caps();
+    if (c->endpoint) return s_dropin_caps(c->endpoint);
     int fixtures = c->fe->fixtures;
     return json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{},s:{},s:{s:{}}}", "tools", "listChanged",
                      fixtures, "resources", "subscribe", 1, "listChanged", 0, "prompts",

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "mcp-frontend/rpc/envelope.h"
 #include "mcp-frontend/rpc/fe.h"
+#include "mcp-frontend/state/holds.h"
 #include "listen.h"
 
 #define MAX_URIS 1000 /* resourceSubscriptions / taskIds of one stream */
@@ -18,6 +19,7 @@
 typedef struct listener {
     listeners_t *owner;
     call_t *call; /* held until the stream ends */
+    hold_t *hold; /* one of its tenant's max_listen_streams, counted farm-wide (holds.h) */
     int tools, prompts;
     json_t *uris;  /* object: uri → true */
     json_t *tasks; /* object: task id → true */
@@ -145,8 +147,11 @@ static void s_watch(listener_t *l, int on)
 
 /* ---- streams */
 
+static void s_on_hold(void *arg, hold_t *hold, long held);
+
 static void s_unlink(listener_t *l)
 {
+    holds_release(&l->hold);
     s_watch(l, 0);
     *l->prev = l->next;
     if (l->next) l->next->prev = l->prev;
@@ -158,6 +163,15 @@ static void s_free(listener_t *l)
     json_decref(l->uris);
     json_decref(l->tasks);
     call_release(l->call);
+    free(l);
+}
+
+/* A stream not opened: its filter freed, and the call's hold dropped when it had one. */
+static void s_discard(listener_t *l, int held)
+{
+    json_decref(l->uris);
+    json_decref(l->tasks);
+    if (held) call_release(l->call);
     free(l);
 }
 
@@ -266,24 +280,68 @@ void listen_open(call_t *c)
     }
     if (self->stats.open >= self->conf.max_streams) {
         self->stats.refused++;
+        log_warn("event=listen_refused reason=frontend_cap tenant=%s open=%ld cap=%ld",
+                 c->tenant->name, self->stats.open, self->conf.max_streams);
         call_error(c, RPC_QUOTA, "Subscription limit reached on this server; try again later",
                    NULL);
-        json_decref(l->uris), json_decref(l->tasks), free(l);
+        s_discard(l, 0);
         return;
     }
     l->tools &= self->fixtures;
     l->prompts &= self->fixtures;
-    call_hold(c);
-    l->next = self->all;
-    if (self->all) self->all->prev = &l->next;
-    l->prev = &self->all;
-    self->all = l;
-    self->stats.open++;
-    self->stats.opened++;
-    s_watch(l, 1);
-    call_on_cancel(c, s_on_cancelled, l);
-    json_t *ack = json_pack("{s:o}", "notifications", s_honoured(l));
-    s_send(l, "notifications/subscriptions/acknowledged", ack);
+    call_hold(c); /* until the stream ends, or until the take is answered if it is refused */
+    holds_take(c->fe->holds, HOLD_LISTEN, c->tenant->name, c->tenant->max_listen_streams, NULL,
+               s_on_hold, l);
+}
+
+/* The refusal names the cap, whose it is and what holds it: the tenant's own open streams,
+ * on whichever front-ends (holds.h), never another tenant's. */
+static void s_refuse(listeners_t *self, call_t *c, long held)
+{
+    self->stats.refused++;
+    log_warn("event=tenant_cap_refused cap=max_listen_streams tenant=%s held=%ld limit=%ld",
+             c->tenant->name, held, c->tenant->max_listen_streams);
+    char msg[320];
+    snprintf(msg, sizeof msg,
+             "tenant %s already has %ld subscriptions/listen stream%s open, its cap "
+             "(max_listen_streams %ld, counted across every front-end): close one of its "
+             "streams, or ask the operator to raise the cap",
+             c->tenant->name, held, held == 1 ? "" : "s", c->tenant->max_listen_streams);
+    call_error(c, RPC_QUOTA, msg,
+               json_pack("{s:s,s:I,s:I}", "cap", "max_listen_streams", "limit",
+                         (json_int_t)c->tenant->max_listen_streams, "held", (json_int_t)held));
+}
+
+/* The tenant's count across the farm had room (or not): the stream opens, or the request is
+ * refused. */
+static void s_on_hold(void *arg, hold_t *hold, long held)
+{
+    listener_t *l = arg;
+    call_t *c = l->call;
+    listeners_t *self = c->fe->listeners; /* NULL once the front-end stops */
+    if (hold && self && call_alive(c)) {
+        l->hold = hold;
+        l->next = self->all;
+        if (self->all) self->all->prev = &l->next;
+        l->prev = &self->all;
+        self->all = l;
+        self->stats.open++;
+        self->stats.opened++;
+        s_watch(l, 1);
+        call_on_cancel(c, s_on_cancelled, l);
+        json_t *ack = json_pack("{s:o}", "notifications", s_honoured(l));
+        s_send(l, "notifications/subscriptions/acknowledged", ack);
+        return;
+    }
+    int granted = hold != NULL;
+    holds_release(&hold); /* the client left meanwhile, or the front-end stops */
+    if (call_alive(c)) {
+        if (self && !granted && held >= 0)
+            s_refuse(self, c, held);
+        else
+            call_error(c, RPC_UNAVAILABLE, "the server is stopping; listen again", NULL);
+    }
+    s_discard(l, 1);
 }
 
 /* ---- the registry */

@@ -33,7 +33,13 @@ typedef struct {
     int cache;         /* modern: CACHE_* (server/utilities/caching: these MUST carry hints) */
     long ttl_ms;
     int needs_tasks; /* modern: the request must declare the tasks extension (-32021) */
+    int served_on;   /* SERVED_*: which endpoints have it (endpoint.h) */
 } method_t;
+
+/* Where a method exists. A drop-in endpoint declares tools and logging, and resources or
+ * prompts when it has its own (endpoint.h); the rest of /mcp's capabilities (subscriptions,
+ * completions, tasks) no drop-in declares, so their methods are -32601 there. */
+enum { SERVED_EVERYWHERE, SERVED_ON_MCP, SERVED_WITH_RESOURCES, SERVED_WITH_PROMPTS };
 
 /* Lists are the same for every tenant and change with a deployment; reads are per tenant and
  * change as executions run, so they are private and immediately stale. */
@@ -46,22 +52,26 @@ static const method_t s_methods[] = {
     {"server/discover", NULL, lifecycle_discover, 0, 0, CACHE_PUBLIC, LIST_TTL_MS, 0},
     {"tools/list", tools_list, tools_list, 0, 0, CACHE_PUBLIC, LIST_TTL_MS, 0},
     {"tools/call", tools_call, tools_call, 0, 1, CACHE_NONE, 0, 0},
-    {"resources/list", resources_list, resources_list, 0, 0, CACHE_PUBLIC, LIST_TTL_MS, 0},
+    {"resources/list", resources_list, resources_list, 0, 0, CACHE_PUBLIC, LIST_TTL_MS, 0,
+     SERVED_WITH_RESOURCES},
     {"resources/templates/list", resources_templates_list, resources_templates_list, 0, 0,
-     CACHE_PUBLIC, LIST_TTL_MS, 0},
-    {"resources/read", resources_read, resources_read, 0, 1, CACHE_PRIVATE, 0, 0},
-    {"resources/subscribe", resources_subscribe, NULL, 0, 0, CACHE_NONE, 0, 0},
-    {"resources/unsubscribe", resources_unsubscribe, NULL, 0, 0, CACHE_NONE, 0, 0},
-    {"subscriptions/listen", NULL, listen_open, 0, 0, CACHE_NONE, 0, 0},
-    {"prompts/list", prompts_list, prompts_list, 0, 0, CACHE_PUBLIC, LIST_TTL_MS, 0},
-    {"prompts/get", prompts_get, prompts_get, 0, 0, CACHE_NONE, 0, 0},
-    {"completion/complete", completion_complete, completion_complete, 0, 0, CACHE_NONE, 0, 0},
-    {"tasks/get", tasks_get, tasks_extension_get, 0, 0, CACHE_NONE, 0, 1},
-    {"tasks/update", NULL, tasks_extension_update, 0, 0, CACHE_NONE, 0, 1},
-    {"tasks/cancel", tasks_cancel, tasks_extension_cancel, 0, 0, CACHE_NONE, 0, 1},
-    {"tasks/result", tasks_result, NULL, 0, 0, CACHE_NONE, 0, 0},
-    {"tasks/list", tasks_list, NULL, 0, 0, CACHE_NONE, 0, 0},
-    {NULL, NULL, NULL, 0, 0, 0, 0, 0},
+     CACHE_PUBLIC, LIST_TTL_MS, 0, SERVED_WITH_RESOURCES},
+    {"resources/read", resources_read, resources_read, 0, 1, CACHE_PRIVATE, 0, 0,
+     SERVED_WITH_RESOURCES},
+    {"resources/subscribe", resources_subscribe, NULL, 0, 0, CACHE_NONE, 0, 0, SERVED_ON_MCP},
+    {"resources/unsubscribe", resources_unsubscribe, NULL, 0, 0, CACHE_NONE, 0, 0, SERVED_ON_MCP},
+    {"subscriptions/listen", NULL, listen_open, 0, 0, CACHE_NONE, 0, 0, SERVED_ON_MCP},
+    {"prompts/list", prompts_list, prompts_list, 0, 0, CACHE_PUBLIC, LIST_TTL_MS, 0,
+     SERVED_WITH_PROMPTS},
+    {"prompts/get", prompts_get, prompts_get, 0, 0, CACHE_NONE, 0, 0, SERVED_WITH_PROMPTS},
+    {"completion/complete", completion_complete, completion_complete, 0, 0, CACHE_NONE, 0, 0,
+     SERVED_ON_MCP},
+    {"tasks/get", tasks_get, tasks_extension_get, 0, 0, CACHE_NONE, 0, 1, SERVED_ON_MCP},
+    {"tasks/update", NULL, tasks_extension_update, 0, 0, CACHE_NONE, 0, 1, SERVED_ON_MCP},
+    {"tasks/cancel", tasks_cancel, tasks_extension_cancel, 0, 0, CACHE_NONE, 0, 1, SERVED_ON_MCP},
+    {"tasks/result", tasks_result, NULL, 0, 0, CACHE_NONE, 0, 0, SERVED_ON_MCP},
+    {"tasks/list", tasks_list, NULL, 0, 0, CACHE_NONE, 0, 0, SERVED_ON_MCP},
+    {NULL, NULL, NULL, 0, 0, 0, 0, 0, 0},
 };
 
 #define N_METHODS (sizeof s_methods / sizeof s_methods[0] - 1)
@@ -141,9 +151,24 @@ static const method_t *s_find_method(const char *name)
     return NULL;
 }
 
+static int s_served_here(const method_t *m, const endpoint_t *ep)
+{
+    switch (m->served_on) {
+    case SERVED_ON_MCP:
+        return ep == NULL;
+    case SERVED_WITH_RESOURCES:
+        return !ep || ep->resources;
+    case SERVED_WITH_PROMPTS:
+        return !ep || ep->prompts;
+    default:
+        return 1;
+    }
+}
+
 static method_fn *s_handler(const method_t *m, const call_t *c)
 {
-    return m ? (c->modern ? m->modern : m->legacy) : NULL;
+    if (!m || !s_served_here(m, c->endpoint)) return NULL;
+    return c->modern ? m->modern : m->legacy;
 }
 
 static void s_notification(mcp_t *self, mcp_session_t *s, rpc_msg_t *m, int modern)
@@ -192,9 +217,10 @@ static void s_dispatch(mcp_t *self, call_t *c, const method_t *meth)
     if (!fn) {
         char msg[160];
         snprintf(msg, sizeof msg, "Method not found: %.100s%s", c->method,
-                 meth ? (c->modern ? " (not part of MCP " MCP_MODERN ")"
-                                   : " (not part of the session's MCP version)")
-                      : "");
+                 !meth                               ? ""
+                 : !s_served_here(meth, c->endpoint) ? " (this server does not declare it)"
+                 : c->modern                         ? " (not part of MCP " MCP_MODERN ")"
+                                                     : " (not part of the session's MCP version)");
         call_error(c, RPC_METHOD_NOT_FOUND, msg, NULL);
         return;
     }

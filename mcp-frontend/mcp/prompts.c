@@ -46,11 +46,35 @@ static json_t *s_prompt(void)
     return p;
 }
 
-void prompts_list(call_t *c)
+/* A drop-in endpoint's own prompts (endpoint.h): mcp.c sends the prompts methods here only on an
+ * endpoint that has some. */
+static json_t *s_endpoint_prompts(const endpoint_t *ep)
 {
     json_t *list = json_array();
-    json_array_append_new(list, s_prompt());
-    if (c->fe->prompts->conf.fixtures) {
+    for (const endpoint_prompt_t *p = ep->prompts; p->name; p++) {
+        json_t *args = json_array();
+        for (const endpoint_prompt_arg_t *a = p->args; a && a->name; a++)
+            json_array_append_new(args, json_pack("{s:s,s:s,s:b}", "name", a->name, "description",
+                                                  a->description, "required", a->required));
+        json_array_append_new(list,
+                              json_pack("{s:s,s:s,s:s,s:o}", "name", p->name, "title", p->title,
+                                        "description", p->description, "arguments", args));
+    }
+    return list;
+}
+
+static const endpoint_prompt_t *s_endpoint_prompt(const endpoint_t *ep, const char *name)
+{
+    for (const endpoint_prompt_t *p = ep->prompts; p->name; p++)
+        if (!strcmp(p->name, name)) return p;
+    return NULL;
+}
+
+void prompts_list(call_t *c)
+{
+    json_t *list = c->endpoint ? s_endpoint_prompts(c->endpoint) : json_array();
+    if (!c->endpoint) json_array_append_new(list, s_prompt());
+    if (c->fe->prompts->conf.fixtures && !c->endpoint) {
         json_t *fx = fixtures_prompts(), *fm = fixtures_modern_prompts();
         json_array_extend(list, fx);
         json_array_extend(list, fm);
@@ -141,6 +165,15 @@ void prompts_get(call_t *c)
     if (args && !json_is_object(args)) {
         call_error(c, RPC_INVALID_PARAMS, "prompts/get: \"arguments\" must be an object of strings",
                    NULL);
+        return;
+    }
+    if (c->endpoint) {
+        const endpoint_prompt_t *p = s_endpoint_prompt(c->endpoint, name);
+        if (p)
+            p->get(c, args);
+        else
+            call_error(c, RPC_INVALID_PARAMS, "unknown prompt",
+                       json_pack("{s:o}", "name", json_str_safe(name)));
         return;
     }
     if (strcmp(name, PROMPT_NAME) != 0) {

@@ -75,15 +75,47 @@ void resources_destroy(resources_t **self_p)
     *self_p = NULL;
 }
 
+/* ---- a drop-in endpoint's own resources (endpoint.h): mcp.c sends their methods here only on
+ * an endpoint that has some */
+
+static json_t *s_endpoint_list(const endpoint_t *ep)
+{
+    json_t *list = json_array();
+    for (const endpoint_resource_t *r = ep->resources; r->uri; r++)
+        json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:s,s:s}", "uri", r->uri, "name",
+                                              r->name, "title", r->title, "description",
+                                              r->description, "mimeType", r->mime_type));
+    return list;
+}
+
+static const endpoint_resource_t *s_endpoint_find(const endpoint_t *ep, const char *uri)
+{
+    for (const endpoint_resource_t *r = ep->resources; r->uri; r++)
+        if (!strcmp(r->uri, uri)) return r;
+    return NULL;
+}
+
 void resources_list(call_t *c)
 {
     resources_t *self = c->fe->resources;
+    if (c->endpoint) {
+        json_t *list = s_endpoint_list(c->endpoint);
+        page_reply(c, list, "resources", "r", self->conf.page_size);
+        json_decref(list);
+        return;
+    }
     page_reply(c, self->resources, "resources", "r", self->conf.page_size);
 }
 
 void resources_templates_list(call_t *c)
 {
     resources_t *self = c->fe->resources;
+    if (c->endpoint) { /* a drop-in's resources are fixed URIs */
+        json_t *none = json_array();
+        page_reply(c, none, "resourceTemplates", "rt", self->conf.page_size);
+        json_decref(none);
+        return;
+    }
     page_reply(c, self->templates, "resourceTemplates", "rt", self->conf.page_size);
 }
 
@@ -184,6 +216,14 @@ void resources_read(call_t *c)
     char id[ID_STR_LEN + 1];
     if (!uri) {
         call_error(c, RPC_INVALID_PARAMS, "resources/read: \"uri\" (string) is required", NULL);
+        return;
+    }
+    if (c->endpoint) {
+        const endpoint_resource_t *r = s_endpoint_find(c->endpoint, uri);
+        if (r)
+            r->read(c);
+        else
+            s_not_found(c, uri);
         return;
     }
     if (!strcmp(uri, INFO_URI)) {

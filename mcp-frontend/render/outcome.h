@@ -8,7 +8,10 @@
  *
  * and, from issue #8: images [{mime, width, height, bytes}] (the PNGs themselves are `image`
  * content blocks), files [{path, bytes, encoding, content}] (what the code wrote in its
- * workspace: UTF-8 text as is, anything else base64), truncated.images / truncated.files.
+ * workspace: UTF-8 text as is, anything else base64), truncated.images / truncated.files;
+ * exit.code (the code's own exit status: sys.exit(42) is 42) and security_events [{operation,
+ * target, layer, count}]: what the sandbox refused, whether the code caught it (then the status
+ * is the code's) or not (security_violation), truncated.security_events.
  *
  * Everything from the sandbox is bytes and is made valid UTF-8 here (U+FFFD for what is not). */
 #ifndef SP_FE_OUTCOME_H
@@ -21,6 +24,10 @@
 /* A CallToolResult with one text block and the given structuredContent (stolen; may be NULL):
  * what every tool answers with. */
 json_t *tool_result(const char *text, json_t *structured, int is_error);
+
+/* res's security_events as a JSON array [{operation, target, layer, count}] (the record keeps
+ * the same, records.c). */
+json_t *outcome_security_events(const result_t *res);
 
 /* execution.h's render functions: id is the execution id. */
 json_t *outcome_execute(const char *id, const result_t *res);

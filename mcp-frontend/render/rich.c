@@ -218,3 +218,28 @@ void rich_blocks(json_t *content, const char *id, const result_t *res)
         buf_free(&u);
     }
 }
+
+void rich_add_unkept(json_t *call_result, const json_t *unkept)
+{
+    if (!json_array_size(unkept)) return;
+    json_t *files = json_object_get(json_object_get(call_result, "structuredContent"), "files");
+    buf_t text;
+    buf_init(&text);
+    size_t i;
+    json_t *u;
+    json_array_foreach(unkept, i, u)
+    {
+        const char *path = json_string_value(json_object_get(u, "path"));
+        json_int_t bytes = json_integer_value(json_object_get(u, "bytes"));
+        const char *note = json_string_value(json_object_get(u, "note"));
+        if (json_is_array(files))
+            json_array_append_new(files, json_pack("{s:s,s:I,s:n,s:n,s:s}", "path", path, "bytes",
+                                                   bytes, "encoding", "content", "note", note));
+        buf_printf(&text, "%sfile %s (%lld bytes) %s", i ? "\n" : "", path, (long long)bytes, note);
+    }
+    json_t *content = json_object_get(call_result, "content");
+    if (json_is_array(content))
+        json_array_append_new(content, json_pack("{s:s,s:s%}", "type", "text", "text",
+                                                 (const char *)text.data, text.len));
+    buf_free(&text);
+}

@@ -19,11 +19,13 @@ typedef struct fe {
     struct store *store;               /* store.h: the Redis connection */
     struct tenants *tenants;           /* tenants.h: API keys and quotas */
     struct limiter *limiter;           /* limiter.h: rate limits */
+    struct holds *holds; /* holds.h: what tenants hold open, counted across the farm */
     struct mcp_sessions *mcp_sessions; /* mcp_session.h: this process's copies of legacy sessions */
     struct mcp_session_store *mcp_session_store; /* mcp_session_store.h: legacy sessions in Redis */
     struct stream_log *stream_log; /* stream_log.h: legacy streams' event ids and replay */
     struct jobs *jobs;             /* jobs.h: the link to the farm */
     struct records *records;       /* records.h: what is written about executions */
+    struct filestore *files;       /* filestore.h: linked files, within their bounds */
     struct executions *executions; /* execution.h: tool calls running on the farm */
     struct tools *tools;           /* tools.h: tools/list and tools/call */
     struct compat *compat;         /* compat.h: the drop-in endpoints and their tools */

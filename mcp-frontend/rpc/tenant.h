@@ -23,6 +23,12 @@ typedef struct tenant {
     long max_idle_timeout_s;
     long max_snapshots;
     long max_snapshot_mb;
+    /* what it may hold at once across the farm (issue 30): state/holds.h, state/filestore.h */
+    long max_listen_streams;
+    long max_sse_streams; /* legacy sessions' GET streams */
+    long max_tasks;       /* tasks still running */
+    long max_linked_mb;   /* linked files kept in Redis, their bytes together */
+    long max_linked_files;
     /* network egress: its rules as stored (egress_rule.h, comma-separated; "" none: no network),
      * and the caps on a job's traffic (0: the executor's own) */
     char egress[4096];

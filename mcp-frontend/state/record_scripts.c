@@ -77,7 +77,3 @@ const char RECORD_TASK_STATUS_LUA[] =
     "if status ~= 'queued' then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'task_status', ARGV[1], 'task_updated_ms', ARGV[2])\n"
     "return 1\n";
-
-const char RECORD_FILES_LUA[] = "redis.call('HSET', KEYS[1], unpack(ARGV, 2))\n"
-                                "redis.call('EXPIRE', KEYS[1], ARGV[1])\n"
-                                "return 1\n";

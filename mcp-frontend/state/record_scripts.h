@@ -28,11 +28,6 @@
  *   is in: the task fields, and the id in the tasks index. task_status is set only when there
  *   is none yet, so a replay never turns a cancelled or finished task back into `working`.
  *
- * RECORD_FILES_LUA   KEYS: the record's files hash (filestore.h)  ARGV: ttl_s, path, bytes, ...
- *   The files an execution links to, and their TTL in the same script: the hash never exists
- *   without one (under maxmemory volatile-lru a key without a TTL is never evicted, and a
- *   Redis that died between an HSET and its EXPIRE would keep it for good).
- *
  * RECORD_TASK_STATUS_LUA  KEYS: record  ARGV: task_status, now_ms
  *   tasks/cancel before the result is in: only a record still `queued` changes (a replay after
  *   the final record, or onto a record gone, writes nothing — nor a key without a TTL). */
@@ -43,6 +38,5 @@ extern const char RECORD_SUBMIT_LUA[];
 extern const char RECORD_FINISH_LUA[];
 extern const char RECORD_TASK_LUA[];
 extern const char RECORD_TASK_STATUS_LUA[];
-extern const char RECORD_FILES_LUA[];
 
 #endif

@@ -14,7 +14,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/utf8.h"
-#include "mcp-frontend/render/rich.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/task.h"
 #include "record_scripts.h"
 #include "records.h"
@@ -249,6 +249,7 @@ static int s_flat_is_whole(const records_t *self, const result_t *res)
     return !res->variables && !res->validation && !res->error.traceback && !res->n_images &&
            !res->egress.n && /* the destinations live in the whole Result */
            !res->n_files && !res->images_truncated && !res->files_truncated && !res->exit.code &&
+           !res->n_events && !res->events_truncated &&
            (!res->n_outputs || s_output_is_repr(res)) && !res->outputs_truncated &&
            res->out_len <= head && res->err_len <= head && utf8_valid(res->out, res->out_len) &&
            utf8_valid(res->err, res->err_len) &&
@@ -283,6 +284,17 @@ static void s_final_fields(records_t *self, args_t *a, const record_about_t *r, 
     snprintf(n, sizeof n, "%d", res->exit.signal);
     s_field_nonzero(a, "exit_signal", n);
     s_field_nonzero(a, "exit_syscall", res->exit.syscall);
+    snprintf(n, sizeof n, "%d", res->exit.code);
+    s_field_nonzero(a, "exit_code", n);
+    if (res->n_events) { /* what the sandbox refused, caught or not: [{operation, target, ...}] */
+        json_t *events = outcome_security_events(res);
+        char *text = json_dumps(events, JSON_COMPACT);
+        json_decref(events);
+        if (text) {
+            s_arg_str(a, "security_events");
+            s_arg_own(a, text, strlen(text));
+        }
+    }
     s_field_head(a, "stdout", res->out, res->out_len, head);
     if (res->err_len) s_field_head(a, "stderr", res->err, res->err_len, head);
     s_field_nonzero(a, "stdout_truncated", res->out_truncated || res->out_len > head ? "1" : "0");
@@ -313,26 +325,6 @@ static void s_final_fields(records_t *self, args_t *a, const record_about_t *r, 
         s_field_str(a, "task_status", task_status_for(res->status, r->task_cancelled));
         s_field_fmt(a, "task_updated_ms", "%llu", (unsigned long long)finished);
     }
-}
-
-/* The files res links to rather than returns inline (rich.h), under sp:exec:<id>:files. */
-static void s_files(records_t *self, const char *id, const result_t *res)
-{
-    char key[96], ttl[24];
-    snprintf(key, sizeof key, "sp:exec:%s:files", id);
-    snprintf(ttl, sizeof ttl, "%ld", self->conf.file_ttl_s);
-    const char *argv[2 + 2 * RESULT_MAX_FILES] = {key, ttl};
-    size_t len[2 + 2 * RESULT_MAX_FILES] = {strlen(key), strlen(ttl)};
-    int argc = 2;
-    for (size_t i = 0; i < res->n_files && i < RESULT_MAX_FILES; i++) {
-        const result_file_t *f = &res->files[i];
-        if (!rich_is_link(f)) continue;
-        argv[argc] = f->path;
-        len[argc++] = strlen(f->path);
-        argv[argc] = f->data;
-        len[argc++] = f->len;
-    }
-    if (argc > 2) store_write_eval(self->store, RECORD_FILES_LUA, 1, argc, argv, len, NULL, NULL);
 }
 
 int record_finished(records_t *self, const record_about_t *r, const result_t *res,
@@ -374,9 +366,8 @@ int record_finished(records_t *self, const record_about_t *r, const result_t *re
         s_field_fmt(&a, "egress_refused", "%llu", (unsigned long long)refused);
     }
     s_final_fields(self, &a, r, res, clock_wall_ms());
-    /* the linked files first: the final record's acknowledgement covers them (filestore.h) */
-    s_files(self, r->id, res);
-    /* Redis answers in order, so this write's answer also says the earlier ones are in */
+    /* Redis answers in order, so this write's answer also says the earlier ones are in (the
+     * linked files' among them: filestore.h) */
     int acked = store_write_eval(self->store, RECORD_FINISH_LUA, nkeys, a.argc, a.argv, a.len,
                                  landed, arg) == 0;
     s_args_free(&a);

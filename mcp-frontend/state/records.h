@@ -34,7 +34,6 @@
 
 #include "proto/job.h"
 #include "proto/result.h"
-#include "mcp-frontend/render/rich.h"
 #include "store.h"
 
 #define RECORD_REPR_MAX 1024 /* a result's repr kept as a flat field up to this */
@@ -50,8 +49,6 @@ typedef struct {
     long usage_days;         /* usage hashes older than this are deleted */
     char export_stream[128]; /* "" or the stream every final record is added to */
     long export_maxlen;      /* its approximate length cap */
-    long file_link_bytes;    /* written files larger than this are links (rich.h), kept apart */
-    long file_ttl_s;         /* how long those stay (filestore.h) */
 } records_conf_t;
 
 /* The front-end's defaults (its --record-* flags); bench/record_fill.c measures with them. */
@@ -62,9 +59,7 @@ typedef struct {
      .head_cap = 8 << 10,                                                                         \
      .result_cap = 256 << 10,                                                                     \
      .usage_days = 90,                                                                            \
-     .export_maxlen = 1000000,                                                                    \
-     .file_link_bytes = RICH_LINK_BYTES_DEFAULT,                                                  \
-     .file_ttl_s = 3600}
+     .export_maxlen = 1000000}
 
 /* instance: this front-end's name, written into each record it makes. */
 records_t *records_new(store_t *store, const records_conf_t *conf, const char *instance);

@@ -60,12 +60,13 @@ static tenant_t *s_find(tenants_t *self, const char *name)
     return NULL;
 }
 
-/* The session quotas: one row each (the hash field, where it goes, its default and range). */
+/* The quotas of sessions and of what a tenant holds: one row each (the hash field, where it
+ * goes, its default and range). */
 static const struct {
     const char *field;
     size_t offset;
     long def, lo, hi;
-} s_session_quotas[] = {
+} s_quotas[] = {
     {"max_sessions", offsetof(tenant_t, max_sessions), TENANT_DEFAULT_MAX_SESSIONS, 0, 100000},
     {"max_session_memory_mb", offsetof(tenant_t, max_session_memory_mb),
      TENANT_DEFAULT_MAX_SESSION_MEM_MB, 16, 1 << 24},
@@ -74,17 +75,25 @@ static const struct {
     {"max_snapshots", offsetof(tenant_t, max_snapshots), TENANT_DEFAULT_MAX_SNAPSHOTS, 0, 100000},
     {"max_snapshot_mb", offsetof(tenant_t, max_snapshot_mb), TENANT_DEFAULT_MAX_SNAPSHOT_MB, 1,
      1 << 20},
+    {"max_listen_streams", offsetof(tenant_t, max_listen_streams),
+     TENANT_DEFAULT_MAX_LISTEN_STREAMS, 0, 1000000},
+    {"max_sse_streams", offsetof(tenant_t, max_sse_streams), TENANT_DEFAULT_MAX_SSE_STREAMS, 0,
+     1000000},
+    {"max_tasks", offsetof(tenant_t, max_tasks), TENANT_DEFAULT_MAX_TASKS, 0, 1000000},
+    {"max_linked_mb", offsetof(tenant_t, max_linked_mb), TENANT_DEFAULT_MAX_LINKED_MB, 0, 1 << 20},
+    {"max_linked_files", offsetof(tenant_t, max_linked_files), TENANT_DEFAULT_MAX_LINKED_FILES, 0,
+     1000000},
 };
-#define N_SESSION_QUOTAS (sizeof s_session_quotas / sizeof s_session_quotas[0])
+#define N_QUOTAS (sizeof s_quotas / sizeof s_quotas[0])
 
 static long *s_quota(tenant_t *t, size_t i)
 {
-    return (long *)(void *)((char *)t + s_session_quotas[i].offset);
+    return (long *)(void *)((char *)t + s_quotas[i].offset);
 }
 
-static void s_session_defaults(tenant_t *t)
+static void s_quota_defaults(tenant_t *t)
 {
-    for (size_t i = 0; i < N_SESSION_QUOTAS; i++) *s_quota(t, i) = s_session_quotas[i].def;
+    for (size_t i = 0; i < N_QUOTAS; i++) *s_quota(t, i) = s_quotas[i].def;
 }
 
 static tenant_t *s_get(tenants_t *self, const char *name)
@@ -98,7 +107,7 @@ static tenant_t *s_get(tenants_t *self, const char *name)
     t->max_concurrency = TENANT_DEFAULT_MAX_CONCURRENCY;
     t->max_timeout_s = TENANT_DEFAULT_MAX_TIMEOUT_S;
     t->max_memory_mb = TENANT_DEFAULT_MAX_MEMORY_MB;
-    s_session_defaults(t);
+    s_quota_defaults(t);
     t->next = self->list;
     self->list = t;
     return t;
@@ -161,14 +170,13 @@ static void s_apply_fields(tenant_t *t, const redisReply *r)
     t->egress_max_conns = egress_conns;
     t->record_ttl_s = record_ttl;
     t->record_max = record_max;
-    s_session_defaults(t);
+    s_quota_defaults(t);
     for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
         const redisReply *k = r->element[i], *v = r->element[i + 1];
-        for (size_t q = 0; q < N_SESSION_QUOTAS && k->type == REDIS_REPLY_STRING; q++)
-            if (strcmp(k->str, s_session_quotas[q].field) == 0)
-                *s_quota(t, q) =
-                    (long)s_num(v, (double)s_session_quotas[q].def, (double)s_session_quotas[q].lo,
-                                (double)s_session_quotas[q].hi);
+        for (size_t q = 0; q < N_QUOTAS && k->type == REDIS_REPLY_STRING; q++)
+            if (strcmp(k->str, s_quotas[q].field) == 0)
+                *s_quota(t, q) = (long)s_num(v, (double)s_quotas[q].def, (double)s_quotas[q].lo,
+                                             (double)s_quotas[q].hi);
     }
     t->rate = rate;
     t->burst = burst;

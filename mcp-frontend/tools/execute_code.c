@@ -9,12 +9,15 @@
 
 #include "common/buf.h"
 #include "common/ids.h"
+#include "common/log.h"
 #include "mcp-frontend/cells/session_job.h"
 #include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/farm/execution.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/envelope.h"
 #include "mcp-frontend/rpc/fe.h"
+#include "mcp-frontend/rpc/jsonrpc.h"
+#include "mcp-frontend/state/holds.h"
 #include "execute_code.h"
 #include "jobargs.h"
 
@@ -114,21 +117,24 @@ void execute_code_as_cell(call_t *c, jobspec_t *spec, execution_opts_t *opts, co
     opts->on_result_arg = cell;
 }
 
-static void s_start(call_t *c, jobspec_t *spec, const tool_task_t *task, const char *session)
+/* The execution takes the task's hold (its place in the tenant's max_tasks) over. */
+static void s_start(call_t *c, jobspec_t *spec, tool_task_t *task, const char *session)
 {
     execution_opts_t opts = {.tool = "execute_code",
                              .render = outcome_execute,
                              .record = 1,
                              .task = task->wanted,
                              .task_ttl_ms = task->ttl_ms,
+                             .task_hold = task->hold,
                              .may_become_task =
                                  c->modern && envelope_has_extension(c->caps, EXT_TASKS)};
+    task->hold = NULL;
     if (session) execute_code_as_cell(c, spec, &opts, session);
     execution_start(c->fe->executions, c, spec, &opts);
 }
 
 /* The cell, once its session is known. 0, or -1 (answered). */
-static void s_cell(call_t *c, json_t *args, const tool_task_t *task, const session_record_t *s)
+static void s_cell(call_t *c, json_t *args, tool_task_t *task, const session_record_t *s)
 {
     const profile_t *p = profile_find(s->profile);
     const char *asked = json_string_value(json_object_get(args, "profile"));
@@ -187,12 +193,15 @@ static void s_on_session(void *arg, session_record_status_t st, const session_re
                      id);
         call_reply(p->call, tool_result(text, NULL, 1));
     }
+    holds_release(&p->task.hold); /* when no execution took it over */
     call_release(p->call);
     json_decref(p->args);
     free(p);
 }
 
-void execute_code_run(call_t *c, json_t *args, const tool_task_t *task)
+/* The call, its task's hold (if any) in task: whatever does not start an execution leaves the
+ * hold in task for the caller to let go. */
+static void s_run(call_t *c, json_t *args, tool_task_t *task)
 {
     json_t *sid = json_object_get(args, "session_id");
     if (sid && !json_is_null(sid)) {
@@ -214,6 +223,7 @@ void execute_code_run(call_t *c, json_t *args, const tool_task_t *task)
         }
         pending_t *p = xcalloc(1, sizeof *p);
         *p = (pending_t){c, json_incref(args), *task};
+        task->hold = NULL; /* the lookup has it now */
         call_hold(c);
         session_records_lookup(c->fe->session_records, c->tenant, id, s_on_session, p);
         return;
@@ -223,4 +233,60 @@ void execute_code_run(call_t *c, json_t *args, const tool_task_t *task)
     jobspec_init(&spec);
     if (p && s_spec(c, args, p, &spec) == 0) s_start(c, &spec, task, NULL);
     jobspec_clear(&spec);
+}
+
+/* ---- a task-augmented call (2025-11-25) ----------------------------------------------------- */
+
+typedef struct {
+    call_t *call;
+    json_t *args;
+    tool_task_t task;
+} task_wait_t;
+
+/* A task runs on after its call is answered, held by the front-end that started it: its place in
+ * the tenant's max_tasks, counted across the farm, is taken before its job leaves. */
+static void s_on_task_hold(void *arg, hold_t *hold, long held)
+{
+    task_wait_t *w = arg;
+    call_t *c = w->call;
+    if (hold && call_alive(c)) {
+        w->task.hold = hold;
+        s_run(c, w->args, &w->task);
+        holds_release(&w->task.hold); /* no execution took it over */
+    } else {
+        holds_release(&hold);
+        if (call_alive(c) && held >= 0) {
+            long cap = c->tenant->max_tasks;
+            char msg[320];
+            log_warn("event=tenant_cap_refused cap=max_tasks tenant=%s held=%ld limit=%ld",
+                     c->tenant->name, held, cap);
+            snprintf(msg, sizeof msg,
+                     "tenant %s already has %ld task%s running, its cap (max_tasks %ld, counted "
+                     "across every front-end): wait for one to finish or cancel one "
+                     "(tasks/cancel), call without a task, or ask the operator to raise the cap",
+                     c->tenant->name, held, held == 1 ? "" : "s", cap);
+            call_error(c, RPC_QUOTA, msg,
+                       json_pack("{s:s,s:I,s:I}", "cap", "max_tasks", "limit", (json_int_t)cap,
+                                 "held", (json_int_t)held));
+        } else if (call_alive(c)) {
+            call_error(c, RPC_UNAVAILABLE, "the server is stopping; try again", NULL);
+        }
+    }
+    call_release(c);
+    json_decref(w->args);
+    free(w);
+}
+
+void execute_code_run(call_t *c, json_t *args, const tool_task_t *task)
+{
+    if (task->wanted) {
+        task_wait_t *w = xcalloc(1, sizeof *w);
+        *w = (task_wait_t){c, json_incref(args), *task};
+        call_hold(c);
+        holds_take(c->fe->holds, HOLD_TASK, c->tenant->name, c->tenant->max_tasks, NULL,
+                   s_on_task_hold, w);
+        return;
+    }
+    tool_task_t t = *task;
+    s_run(c, args, &t);
 }

@@ -257,8 +257,7 @@ static int s_check_args(call_t *c, const tool_t *t, json_t *args)
 static int s_task(call_t *c, const tool_t *t, tool_task_t *task)
 {
     json_t *v = json_object_get(c->params, "task");
-    task->wanted = 0;
-    task->ttl_ms = -1;
+    *task = (tool_task_t){.ttl_ms = -1};
     /* 2026-07-28 has no task parameter: a server MUST ignore it (ext-tasks, SEP-2663) */
     if (!v || c->modern) return 0;
     if (!t->tasks) return tool_bad(c, "tool %.64s does not support task-augmented calls", t->name);

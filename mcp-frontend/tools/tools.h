@@ -41,7 +41,8 @@ typedef struct {
 /* params.task of a task-augmented call (MCP 2025-11-25 "Tasks"), checked already. */
 typedef struct {
     int wanted;
-    long ttl_ms; /* -1 when not given */
+    long ttl_ms;       /* -1 when not given */
+    struct hold *hold; /* one of the tenant's max_tasks (state/holds.h), once taken */
 } tool_task_t;
 
 /* Answers c exactly once, at once or later. args is an object (possibly empty). */

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "mcp-frontend/legacy/stream_log.h"
+#include "mcp-frontend/state/holds.h"
 #include "exchange.h"
 
 /* ---- suspend and resume (MHD_ALLOW_SUSPEND_RESUME) */
@@ -436,13 +437,14 @@ void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         }
     }
     stream_follower_stop(&ex->follow);
+    holds_release(&ex->sse_hold);
     if (ex->session) {
         mcp_session_release(ex->session);
         ex->session = NULL;
     }
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && ex->method == 'P')
         log_debug("event=http_request_ended code=%d", (int)toe);
-    if (ex->auth_pending || ex->session_pending) {
+    if (ex->auth_pending || ex->session_pending || ex->hold_pending) {
         ex->orphaned = 1; /* a lookup still points here: the last one frees the exchange */
         return;
     }
@@ -468,6 +470,7 @@ const char *http_refusal_name(http_refusal_t reason)
         [HTTP_REFUSED_UNKNOWN_SESSION] = "unknown_session",
         [HTTP_REFUSED_UNKNOWN_STREAM] = "unknown_stream",
         [HTTP_REFUSED_SSE_BACKLOG] = "sse_backlog",
+        [HTTP_REFUSED_TENANT_CAP] = "tenant_cap",
     };
     return names[reason];
 }

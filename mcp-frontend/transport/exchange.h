@@ -35,6 +35,7 @@ typedef enum {
     HTTP_REFUSED_UNKNOWN_SESSION,
     HTTP_REFUSED_UNKNOWN_STREAM, /* Last-Event-ID naming no stream we keep */
     HTTP_REFUSED_SSE_BACKLOG,    /* a client stopped reading its stream: it was ended */
+    HTTP_REFUSED_TENANT_CAP,     /* the tenant holds its cap of GET streams (holds.h) */
     HTTP_REFUSED__COUNT
 } http_refusal_t;
 
@@ -132,6 +133,10 @@ struct exchange {
     int session_unavailable;        /* ... that Redis could not be asked */
     struct logged_stream *stream;   /* a legacy POST's SSE events, logged for resumption */
     struct stream_follower *follow; /* a GET stream: the session's, or a resumed one */
+    struct hold *sse_hold;          /* ... counted in its tenant's max_sse_streams (holds.h) */
+    int hold_pending;               /* that take is in flight */
+    int hold_answered;              /* ... and has answered (sse_hold NULL: refused) */
+    long hold_count;                /* what the tenant held when it answered */
     exchange_t *next, **prev;
 };
 

@@ -15,6 +15,7 @@
 #include "mcp-frontend/legacy/stream_log.h"
 #include "mcp-frontend/mcp/mcp.h"
 #include "mcp-frontend/rpc/envelope.h"
+#include "mcp-frontend/state/holds.h"
 #include "exchange_legacy.h"
 
 /* A legacy request's MCP-Protocol-Version: absent means 2025-03-26 (streamable-http
@@ -146,10 +147,70 @@ static enum MHD_Result s_post(exchange_t *ex)
     return exchange_answer_now_or_wait(ex);
 }
 
+/* The tenant's count of GET streams across the farm had room for this one (or not). */
+static void s_on_get_hold(void *arg, hold_t *hold, long held)
+{
+    exchange_t *ex = arg;
+    ex->hold_pending = 0;
+    if (ex->orphaned) { /* the client left meanwhile */
+        holds_release(&hold);
+        exchange_free(ex);
+        return;
+    }
+    ex->sse_hold = hold;
+    ex->hold_count = held;
+    ex->hold_answered = 1;
+    if (ex->state == EX_SESSION) exchange_resume(ex);
+}
+
+/* A GET stream is one of the tenant's max_sse_streams: they are held open for as long as the
+ * client likes, on a front-end that serves every tenant. The member is the session and the
+ * stream followed (its own, "g", or a POST's being resumed: Last-Event-ID's "<stream>.<n>"), so
+ * a newer GET replacing an older one (on any front-end) counts once. 1 while the take is in
+ * flight (the exchange is suspended), 0 once it answered. */
+static int s_get_hold(exchange_t *ex)
+{
+    if (ex->hold_answered) return 0;
+    const char *last = exchange_header(ex, "Last-Event-ID");
+    size_t n = last ? strspn(last, "0123456789abcdefg") : 0;
+    char member[64];
+    if (n && n <= 8 && last[n] == '.')
+        snprintf(member, sizeof member, "s:%s:%.*s", ex->session->id, (int)n, last);
+    else /* the session's stream, or an id the follower will refuse */
+        snprintf(member, sizeof member, "s:%s:g", ex->session->id);
+    ex->hold_pending = 1;
+    holds_take(ex->http->fe->holds, HOLD_SSE, ex->tenant->name, ex->tenant->max_sse_streams, member,
+               s_on_get_hold, ex);
+    if (!ex->hold_pending) return 0; /* decided at once (Redis away) */
+    ex->state = EX_SESSION;          /* resumed through exchange_legacy_resume */
+    exchange_suspend(ex);
+    return 1;
+}
+
+static enum MHD_Result s_refuse_get(exchange_t *ex)
+{
+    long cap = ex->tenant->max_sse_streams;
+    char msg[320];
+    if (ex->hold_count < 0)
+        return exchange_refuse(ex, MHD_HTTP_SERVICE_UNAVAILABLE, RPC_UNAVAILABLE,
+                               HTTP_REFUSED_SESSION_FAILED, "the server is stopping; reconnect");
+    log_warn("event=tenant_cap_refused cap=max_sse_streams tenant=%s held=%ld limit=%ld "
+             "session=%.8s",
+             ex->tenant->name, ex->hold_count, cap, ex->session->id);
+    snprintf(msg, sizeof msg,
+             "tenant %s already has %ld GET stream%s open on its sessions, its cap "
+             "(max_sse_streams %ld, counted across every front-end): close one, or end a session "
+             "it no longer uses (DELETE), or ask the operator to raise the cap",
+             ex->tenant->name, ex->hold_count, ex->hold_count == 1 ? "" : "s", cap);
+    return exchange_refuse(ex, MHD_HTTP_TOO_MANY_REQUESTS, RPC_QUOTA, HTTP_REFUSED_TENANT_CAP, msg);
+}
+
 /* GET: the session's stream from now on, or — with Last-Event-ID — what followed that event
  * on the stream it names, then that stream's live events. */
 static enum MHD_Result s_get(exchange_t *ex)
 {
+    if (s_get_hold(ex)) return MHD_YES;
+    if (!ex->sse_hold) return s_refuse_get(ex);
     const char *last = exchange_header(ex, "Last-Event-ID");
     ex->follow = stream_follower_start(ex->http->fe->stream_log, ex->session, last,
                                        exchange_follow_event, exchange_follow_end, ex);
@@ -197,7 +258,7 @@ enum MHD_Result exchange_legacy(exchange_t *ex)
 
 enum MHD_Result exchange_legacy_resume(exchange_t *ex)
 {
-    if (ex->session_pending) {
+    if (ex->session_pending || ex->hold_pending) {
         exchange_suspend(ex);
         return MHD_YES;
     }

@@ -29,6 +29,7 @@ struct stdio_tx {
     size_t out_off;
     int writing; /* POLLOUT watched on stdout */
     int eof;
+    int exiting; /* the loop was stopped for good */
     uint64_t grace_timer;
 };
 
@@ -76,9 +77,13 @@ static void s_send(stdio_tx_t *self, const json_t *msg)
     s_flush(self);
 }
 
+/* Once: this runs before every poll (s_prepare), and main.c turns the loop again after it
+ * stops to let the store's writes land. Stopping it at each turn would keep it from ever
+ * polling: the drain spun for its whole budget and the records it waited for were lost. */
 static void s_maybe_exit(stdio_tx_t *self)
 {
-    if (self->eof && self->session->n_calls == 0) {
+    if (self->eof && self->session->n_calls == 0 && !self->exiting) {
+        self->exiting = 1;
         s_flush(self);
         loop_stop(self->fe->loop);
     }

@@ -55,6 +55,29 @@ def test_a_larger_memory_cap_is_fine_where_a_profile_allows_it(env):
     assert show(env, "t-big")["max_memory_mb"] == "4096"
 
 
+def test_the_caps_on_what_a_tenant_holds_are_stored_and_show_says_what_it_holds(env, tmp_path):
+    r = tenant(env, "add", "t-hold", "--max-listen-streams", "3", "--max-sse-streams", "4",
+               "--max-tasks", "5", "--max-linked-mb", "6", "--max-linked-files", "7")
+    assert r.returncode == 0, r.stderr
+    key = r.stdout.strip()
+    t = show(env, "t-hold")
+    assert (t["max_listen_streams"], t["max_sse_streams"], t["max_tasks"], t["max_linked_mb"],
+            t["max_linked_files"]) == ("3", "4", "5", "6", "7")
+    assert t["holding"] == {"listen_streams": 0, "sse_streams": 0, "tasks": 0, "linked_files": 0,
+                            "linked_bytes": 0}
+    assert tenant(env, "set", "t-hold", "--max-tasks", "9").returncode == 0
+    t = show(env, "t-hold")
+    assert (t["max_tasks"], t["max_listen_streams"]) == ("9", "3")
+    # a file too large to return inline is kept in Redis against the tenant's linked-file caps
+    ran = snakepit("run", "--key", key, "--profile", "python.filesystem", "--out", str(tmp_path),
+                   "open('big.bin', 'wb').write(b'x' * 200000)", env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert show(env, "t-hold")["holding"]["linked_files"] == 1
+    assert show(env, "t-hold")["holding"]["linked_bytes"] == 200000
+    text = tenant(env, "show", "t-hold").stdout
+    assert "holding" in text and "linked_files=1" in text, text
+
+
 def test_add_twice_is_refused(env):
     assert tenant(env, "add", "t-twice").returncode == 0
     r = tenant(env, "add", "t-twice")
@@ -121,8 +144,9 @@ def test_help_names_every_verb_and_flag():
     assert r.returncode == 0
     for word in ("add NAME", "set NAME", "list", "show NAME", "rotate-key NAME", "remove NAME",
                  "--rate", "--burst", "--max-concurrency", "--max-timeout", "--max-memory",
-                 "--profiles", "--state-dir", "--redis", "--json", "--egress", "--no-egress",
-                 "--egress-max-bytes", "--egress-max-conns"):
+                 "--profiles", "--state-dir", "--redis", "--json", "--max-listen-streams",
+                 "--max-sse-streams", "--max-tasks", "--max-linked-mb", "--max-linked-files",
+                 "--egress", "--no-egress", "--egress-max-bytes", "--egress-max-conns"):
         assert word in r.stdout, word
 
 

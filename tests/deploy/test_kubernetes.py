@@ -160,7 +160,7 @@ def test_probes_ask_each_component_s_own_health_endpoint(variant):
     # and they serve them: the broker's and the executor's metrics listener, the front-end
     with open(os.path.join(ROOT, "common", "metrics_http.c")) as f:
         assert '"/healthz"' in f.read()
-    with open(os.path.join(ROOT, "mcp-frontend", "http.c")) as f:
+    with open(os.path.join(ROOT, "mcp-frontend", "transport", "http.c")) as f:
         text = f.read()
     assert '"/healthz"' in text and '"/readyz"' in text
 

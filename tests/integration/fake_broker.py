@@ -11,6 +11,7 @@ Speaks the client side of proto/PROTOCOL.md (SPC1) on --clients. Two ways to ans
         #progress 3       send 3 PROGRESS chunks {stream: stdout, data: ...} first
         #status timeout   answer with this status
         #stdout-hex c3    stdout is these bytes (to test invalid UTF-8)
+        #files 4 2097152  the job wrote 4 files of that many bytes (out0.bin, out1.bin, ...)
         #drop             never answer (the client library synthesizes the timeout/lost)
     and anything else is answered `ok` with stdout "ran <n> bytes\n".
 
@@ -31,12 +32,12 @@ ACCEPTED, PROGRESS, RESULT, REJECT, PONG = 0x11, 0x12, 0x13, 0x14, 0x15
 W_READY, W_CREDIT, W_HEARTBEAT, W_JOB, W_RESULT, W_PROGRESS, W_CANCEL, W_DISCONNECT = range(1, 9)
 
 
-def result(status="ok", stdout=b"", stderr=b"", error=None, **kw):
+def result(status="ok", stdout=b"", stderr=b"", error=None, files=(), **kw):
     r = {"v": 1, "status": status, "stdout": stdout, "stdout_truncated": False, "stderr": stderr,
          "stderr_truncated": False, "result": kw.get("result"), "variables": kw.get("variables"),
          "validation": kw.get("validation"), "error": error,
          "timings": {"queue_ms": 0.1, "wall_ms": 1.5, "cpu_ms": 1.2}, "max_rss_kb": 9000,
-         "exit": {"reason": "exit", "signal": 0, "syscall": None, "code": 0}, "images": [], "files": [],
+         "exit": {"reason": "exit", "signal": 0, "syscall": None, "code": 0}, "images": [], "files": list(files),
          "truncated_media": 0, "executor": "fake", "attempt": 0}
     return msgpack.packb(r, use_bin_type=True)
 
@@ -105,7 +106,11 @@ def main():
         validation = json.dumps({"valid": True, "errors": [], "warnings": [], "details": [], "message": "ok",
                                  "analysis": {"line_count": code.count("\n") + 1}, "recommendations": []}) \
             if kind == "validate" else None
-        body = result(status, stdout=stdout, error=err, result="42" if status == "ok" else None,
+        files = []
+        if "files" in d:
+            count, size = (int(x) for x in d["files"].split())
+            files = [{"path": "out%d.bin" % i, "data": bytes([65 + i % 26]) * size} for i in range(count)]
+        body = result(status, stdout=stdout, error=err, result="42" if status == "ok" else None, files=files,
                       variables=json.dumps({"x": 1}) if spec.get("inspect") else None, validation=validation)
         n = int(d.get("progress", "0"))
         now = time.time()

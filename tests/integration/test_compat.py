@@ -2,7 +2,7 @@
 --compat NAME) on a real farm: how they refuse bad arguments and unknown tools (JSON-RPC
 -32602, naming the argument), the error shapes of what the sandbox refuses or stops, the
 farm's auth, tenants, profiles, rate limits and records applying to them as to /mcp, and none
-of the seed servers' weaknesses: no host file, no environment, output kept past a timeout."""
+of the replaced servers' weaknesses: no host file, no environment, output kept past a timeout."""
 import hashlib
 import json
 import os
@@ -121,7 +121,7 @@ def test_bad_arguments_are_refused_naming_them(farm, name, tool, arguments, word
     assert words in err["message"], err
 
 
-def test_limits_beyond_the_seeds_maxima_are_clamped_not_refused(farm):
+def test_limits_beyond_the_servers_maxima_are_clamped_not_refused(farm):
     r = structured(client(farm, "py-sandbox").call("run_python", {"code": "print(1)", "timeout": 1000, "memory": 99999,
                                                                   "output_limit": 10 ** 9}))
     assert (r["stdout"], r["return_code"]) == ("1\n", 0)
@@ -149,9 +149,9 @@ def test_a_backtracking_pattern_costs_one_job_not_the_front_end(farm):
     assert structured(client(farm, "py-sandbox").call("run_python", {"code": "print(3)"}))["stdout"] == "3\n"
 
 
-def test_the_seeds_weaknesses_stay_away(farm):
+def test_the_replaced_servers_weaknesses_stay_away(farm):
     """Host files and environment are out of reach, nothing runs in the front-end, and output
-    printed before a timeout is kept (seeds 000 and 004 lost it)."""
+    printed before a timeout is kept (two of those servers lost it)."""
     probes = [("py-sandbox", "run_python", {"code": "print(open('/etc/passwd').read())"}),
               ("secure-sandbox", "run_sandbox_code", {"code": "print(open('/etc/passwd').read())"}),
               ("secure-sandbox", "run_sandbox_code", {"code": "print(open('../../../etc/passwd').read())"}),
@@ -210,8 +210,8 @@ def test_executions_are_recorded_under_the_compat_tool_and_usage_counted(farm):
 
 
 def test_the_secure_sandbox_workspace_persists_and_snapshots_round_trip(farm):
-    """The seed's workspace lives between calls (here a sandbox session per tenant), and its four
-    snapshot tools save, list, restore and delete it as the seed documents them."""
+    """That server's workspace lives between calls (here a sandbox session per tenant), and its four
+    snapshot tools save, list, restore and delete it as that server documented them."""
     key = add_tenant(farm, "compat-ws")
     c = client(farm, "secure-sandbox", key)
     run = lambda code: structured(c.call("run_sandbox_code", {"code": code, "timeout_sec": 20}))
@@ -230,13 +230,13 @@ def test_the_secure_sandbox_workspace_persists_and_snapshots_round_trip(farm):
     run("open('notes.txt', 'w').write('v2')\nopen('extra.txt', 'w').write('x')")
     r = structured(c.call("restore_state_snapshot", {"snapshot_id": snap["snapshot_id"]}))
     assert r["success"] is True and r["files_restored"] == 1, r
-    r = run("import os\nprint(open('notes.txt').read(), sorted(os.listdir('.')))")
+    r = run("import pathlib\nprint(open('notes.txt').read(), sorted(p.name for p in pathlib.Path('.').iterdir()))")
     assert r["stdout"] == "v1 ['notes.txt']\n", r  # rewritten, and the file it lacked deleted
     # a workspace whose session ended (an audit stop ends it) is replaced by an empty one, and a
     # snapshot restores into that
     r = run("print(open('/etc/passwd').read())")
     assert r["success"] is False and "root:" not in r["stdout"]
-    r = run("import os\nprint(sorted(os.listdir('.')))")
+    r = run("import pathlib\nprint(sorted(p.name for p in pathlib.Path('.').iterdir()))")
     assert r["success"] is True, r
     assert structured(c.call("restore_state_snapshot", {"snapshot_id": snap["snapshot_id"]}))["success"]
     assert run("print(open('notes.txt').read())")["stdout"] == "v1\n"
@@ -271,3 +271,133 @@ def test_stdio_compat_serves_the_endpoint_and_refuses_unknown_names(farm):
                        input="".join(json.dumps(m) + "\n" for m in msgs).encode())
     replies = [json.loads(l) for l in p.stdout.decode().splitlines()]
     assert replies[-1]["result"]["structuredContent"]["variables"] == {"x": 42}
+
+
+def read_resource(c, uri):
+    r = c.request("resources/read", {"uri": uri})
+    assert "result" in r, r
+    contents = r["result"]["contents"]
+    assert [x["uri"] for x in contents] == [uri] and contents[0]["mimeType"] == "application/json"
+    return json.loads(contents[0]["text"])
+
+
+def test_secure_sandbox_status_logs_and_schemas_show_the_tenants_own_workspace_and_runs(farm):
+    key = add_tenant(farm, "compat-res")
+    c = client(farm, "secure-sandbox", key)
+    status = read_resource(c, "sandbox://status")
+    assert status["status"] == "running" and status["snapshot_count"] == 0
+    assert (status["configuration"]["default_timeout_sec"], status["configuration"]["max_timeout_sec"]) == (30, 300)
+    assert "none yet" in status["workspace"]
+    assert sorted(status["schemas"]) == ["config", "dataset", "user"]
+    logs = read_resource(c, "sandbox://logs")
+    assert (logs["count"], logs["logs"]) == (0, [])
+    for code in ("print('one')", "1/0"):
+        c.call("run_sandbox_code", {"code": code})
+    assert structured(c.call("create_state_snapshot", {"description": "d"}))["success"] is True
+    status = read_resource(c, "sandbox://status")
+    assert status["snapshot_count"] == 1
+    assert status["workspace"]["cells"] == 2
+    assert status["workspace"]["profile"] in status["configuration"]["workspace_profiles"]
+    logs = read_resource(c, "sandbox://logs")
+    assert logs["count"] == 2
+    assert [(x["level"], x["status"]) for x in logs["logs"]] == [("INFO", "ok"), ("ERROR", "error")]  # oldest first
+    assert logs["logs"][1]["message"].startswith("run_sandbox_code: error (ZeroDivisionError)")
+    assert all(set(x) >= {"timestamp", "level", "message", "duration_ms"} for x in logs["logs"])
+    # another tenant's log and status show none of it
+    other = client(farm, "secure-sandbox", add_tenant(farm, "compat-res2"))
+    assert read_resource(other, "sandbox://logs")["count"] == 0
+    assert read_resource(other, "sandbox://status")["snapshot_count"] == 0
+    schemas = read_resource(c, "sandbox://schemas")
+    assert sorted(schemas["schemas"]) == ["config", "dataset", "user"]
+    assert schemas["schemas"]["user"]["required"] == ["id", "name", "email"]
+    # the schema the resource shows is the one validate_json_data applies
+    v = structured(c.call("validate_json_data", {"data": {"id": 1, "name": "Ann"}, "schema_name_or_dict": "user"}))
+    assert v["valid"] is False and [e["message"] for e in v["errors"]] == ['"email" is a required property']
+
+
+def test_python_sandbox_keeps_the_first_megabyte_of_a_long_print_and_succeeds(farm):
+    """That server truncated each stream at its 1 MiB output size, added its mark and answered
+    success: true; the run itself went on (result is still the code's)."""
+    c = client(farm, "python-sandbox")
+    r = structured(c.call("execute_code", {"code": "print('x' * 2_000_000)\nresult = 7"}))
+    assert r["success"] is True and r["result"] == 7, {k: v for k, v in r.items() if k != "stdout"}
+    assert r["stdout"] == "x" * 1048576 + "\n[Output truncated]" and r["stderr"] == ""
+    # counted in characters, as a Python str is
+    r = structured(c.call("execute_code", {"code": "print('é' * 1_100_000)"}))
+    assert r["success"] is True and r["stdout"] == "é" * 1048576 + "\n[Output truncated]"
+    # past the profile's output cap the run is stopped, and says so (a deliberate difference)
+    r = structured(c.call("execute_code", {"code": "for i in range(10): print('y' * 1_000_000)"}))
+    assert r["success"] is False and r["error_type"] == "OutputLimit"
+    assert r["stdout"].endswith("\n[Output truncated]") and len(r["stdout"]) == 1048576 + 19
+
+
+def test_what_the_servers_refused_before_running_is_refused_in_their_words(farm):
+    """Those servers refused imports and file access before running the code; here the sandbox
+    refuses them when attempted, and each endpoint answers as its server did."""
+    r = structured(client(farm, "py-sandbox").call("run_python", {"code": "import os"}))
+    assert (r["return_code"], r["error"]) == (-1, "Import of module 'os' is not allowed in the sandbox")
+    r = structured(client(farm, "py-sandbox").call("run_python", {"code": "import json\nprint('a')\njson.loads(1/0)"}))
+    assert (r["return_code"], r["stdout"]) == (1, "a\n")
+    r = structured(client(farm, "py-sandbox").call("run_python", {"code": "from . import helpers"}))
+    assert r["return_code"] == -1 and "relative imports" in r["error"]  # refused, as there
+    r = structured(client(farm, "py-sandbox").call("run_python", {"code": "raise ValueError('x')"}))
+    assert (r["return_code"], r["error"]) == (1, "ValueError: x")
+    r = structured(client(farm, "python-sandbox").call("execute_code", {"code": "import subprocess"}))
+    assert (r["success"], r["error"], r["security_event"]) == (False, "Import of 'subprocess' is not allowed in sandbox", "blocked_import")
+    r = structured(client(farm, "python-sandbox").call("execute_code", {"code": "open('/etc/passwd')"}))
+    assert (r["success"], r["security_event"]) == (False, "blocked_operation")
+    c = client(farm, "code-sandbox")
+    r = json.loads(c.call("test_code", {"code": "import os\nprint(1)"})["content"][0]["text"])
+    assert r == {"valid": False, "phase": "security_check", "violations": ["Import of dangerous module: os"],
+                 "platform_warning": ""}
+    # a refusal the scan did not foresee is still the sandbox's, and answers in the same phase
+    r = json.loads(c.call("test_code", {"code": "import collections\nimport sqlite3"})["content"][0]["text"])
+    assert r["phase"] == "security_check" and r["violations"] == ["Import of dangerous module: sqlite3"], r
+
+
+# what each server refused by reading the code, before running anything
+STATIC = [
+    ("code-sandbox", "test_code", "x = eval('1+1')\nimport os, sys\nfrom subprocess import run\nopen('f')",
+     lambda r: r == {"valid": False, "phase": "security_check", "platform_warning": "", "violations": [
+         "Import of dangerous module: os", "Import of dangerous module: sys", "Import of dangerous module: subprocess",
+         "Call to dangerous function: eval", "Call to dangerous function: open"]}),
+    # the syntax check still comes first
+    ("code-sandbox", "test_code", "eval('1'\n", lambda r: r["phase"] == "syntax_check" and r["valid"] is False),
+    ("code-sandbox", "test_code", "print(().__class__)", lambda r: r["phase"] == "execution"),  # not that server's rule
+    ("py-sandbox", "run_python", "print('x')\nprint(eval('1+1'))",
+     lambda r: (r["return_code"], r["stdout"], r["error"]) == (-1, "", "Use of builtin 'eval' is not allowed in the sandbox")),
+    ("py-sandbox", "run_python", "print(().__class__.__base__)",
+     lambda r: (r["return_code"], r["error"]) == (-1, "Access to attribute '__class__' is not allowed in the sandbox")),
+    ("py-sandbox", "run_python", "g = {}.get\nprint(g('a', 1))", lambda r: r["return_code"] == 0),  # x.getattr( is no builtin
+    ("secure-sandbox", "run_sandbox_code", "import subprocess\nexec('print(1)')",
+     lambda r: r["success"] is False and r["exit_code"] == 1 and r["stdout"] == "" and
+     r["error"] == "SafetyViolation: import of 'subprocess' is not allowed" and "call to 'exec'" in r["stderr"]),
+    ("secure-sandbox", "run_sandbox_code", "print(''.__class__.__subclasses__)",
+     lambda r: r["success"] is False and "attribute '__class__'" in r["error"]),
+    ("secure-sandbox", "run_sandbox_code", "s = 'eval(1) import os'\n# exec(2)\nprint(s)", lambda r: r["success"] is True),
+]
+
+
+@pytest.mark.parametrize("name,tool,code,check", STATIC)
+def test_what_a_server_refused_by_reading_the_code_is_refused_before_it_runs(farm, name, tool, code, check):
+    r = client(farm, name).call(tool, {"code": code})
+    assert r["isError"] is False
+    doc = json.loads(r["content"][0]["text"])
+    assert check(doc), doc
+
+
+def test_python_sandbox_lists_its_four_tiers_with_their_modules(farm):
+    info = structured(client(farm, "python-sandbox").call("get_sandbox_info", {}))
+    tiers = info["security_profiles"]
+    assert tiers["network"] == {"enabled": False, "modules": ["httpx", "requests", "urllib"]}
+    assert tiers["filesystem"]["enabled"] is True
+    assert {"pathlib", "tempfile", "shutil", "zipfile"} <= set(tiers["filesystem"]["modules"])
+    assert "numpy" in tiers["data_science"]["modules"] and "math" in tiers["basic"]["modules"]
+
+
+def test_secure_sandbox_metrics_report_the_workspaces_memory(farm):
+    c = client(farm, "secure-sandbox", add_tenant(farm, "compat-mem"))
+    assert structured(c.call("get_sandbox_metrics", {}))["resource_usage"]["memory"] is None  # none made for it
+    c.call("run_sandbox_code", {"code": "x = 1"})
+    memory = structured(c.call("get_sandbox_metrics", {}))["resource_usage"]["memory"]
+    assert memory["workspace_limit_mb"] > 0 and memory["workspace_in_use_mb"] >= 0

@@ -1,6 +1,6 @@
 """The drop-in endpoints (/mcp/compat/NAME, --stdio --compat NAME) speak both protocol eras the way /mcp
 does, on a real farm with two front-ends sharing its broker and Redis: MCP 2026-07-28 per request
-(server/discover as the drop-in server, the seeds' tools and answer shapes with the revision's result
+(server/discover as the drop-in server, the replaced servers' tools and answer shapes with the revision's result
 decorations, no session), and legacy sessions, which live in Redis and belong to the endpoint that
 opened them — any front-end serves one there, and every front-end refuses it (404) anywhere else."""
 import json
@@ -20,6 +20,15 @@ TOOLS = {
     "exec-sandbox": ["execute_python", "check_environment", "validate_script"],
     "code-sandbox": ["check_syntax", "test_code"],
 }
+
+
+# What each server replaced declared: tools and logging, and secure-sandbox its own resources and
+# prompts too (fixed lists, nothing to subscribe to)
+CAPABILITIES = {name: {"tools": {"listChanged": False}, "logging": {}} for name in TOOLS}
+CAPABILITIES["secure-sandbox"].update({"resources": {"subscribe": False, "listChanged": False},
+                                       "prompts": {"listChanged": False}})
+SECURE_RESOURCES = ["sandbox://status", "sandbox://logs", "sandbox://schemas"]
+SECURE_PROMPTS = ["generate_secure_script", "diagnose_validation_error"]
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +62,7 @@ def legacy(farm, name, url=None):
 def test_server_discover_on_a_compat_endpoint_is_the_drop_in_server(farm, name):
     r = ok(modern(farm, name).send("server/discover"))
     assert r["supportedVersions"] == ["2026-07-28"]
-    assert sorted(r["capabilities"]) == ["logging", "tools"]  # no resources, prompts or tasks there
+    assert r["capabilities"] == CAPABILITIES[name]  # no subscriptions, completions or tasks there
     assert any(t in r["instructions"] for t in TOOLS[name]), r["instructions"]
     assert r["_meta"][SERVER_INFO]["name"] == "snakepit"
     assert r["_meta"][SERVER_INFO]["title"].startswith("snakepit, as ")
@@ -61,7 +70,72 @@ def test_server_discover_on_a_compat_endpoint_is_the_drop_in_server(farm, name):
 
 
 @pytest.mark.parametrize("name", sorted(TOOLS))
-def test_modern_tools_list_is_the_seeds_list_with_portable_schemas(farm, name):
+def test_legacy_initialize_declares_the_same_capabilities_as_discover(farm, name):
+    c = Client(farm.url + "/compat/" + name, farm.key)
+    assert c.initialize()["result"]["capabilities"] == CAPABILITIES[name]
+
+
+# the methods behind a capability the endpoint does not declare, with the params /mcp would take
+UNDECLARED = [("resources/list", {}), ("resources/templates/list", {}),
+              ("resources/read", {"uri": "sandbox://info"}), ("prompts/list", {}),
+              ("prompts/get", {"name": "write_sandbox_code", "arguments": {"task": "x"}}),
+              ("completion/complete", {"ref": {"type": "ref/prompt", "name": "write_sandbox_code"},
+                                       "argument": {"name": "profile", "value": "py"}})]
+
+
+@pytest.mark.parametrize("name", sorted(n for n in TOOLS if n != "secure-sandbox"))
+def test_a_tools_only_drop_in_has_no_resources_prompts_or_completions_in_either_era(farm, name):
+    answers = []
+    for method, params in UNDECLARED:
+        old = legacy(farm, name).send(method, params).json
+        new = modern(farm, name).send(method, params).json
+        assert old["error"]["code"] == new["error"]["code"] == -32601, (method, old, new)
+        answers += [old, new]
+    # never /mcp's items through a drop-in endpoint
+    assert not [a for a in answers if "result" in a or "write_sandbox_code" in json.dumps(a.get("error", {}).get("data"))]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_secure_sandbox_serves_its_own_resources_and_prompts_and_not_mcps(farm, era):
+    c = legacy(farm, "secure-sandbox") if era == "legacy" else modern(farm, "secure-sandbox")
+    listed = ok(c.send("resources/list"))["resources"]
+    assert [r["uri"] for r in listed] == SECURE_RESOURCES
+    assert all(r["mimeType"] == "application/json" for r in listed)
+    assert ok(c.send("resources/templates/list"))["resourceTemplates"] == []
+    for uri in ("sandbox://info", "sandbox://executions/0190a0a0-0000-7000-8000-000000000000"):
+        r = c.send("resources/read", {"uri": uri}).json
+        # "Resource not found" as /mcp answers it in each era
+        assert r["error"]["code"] == (-32002 if era == "legacy" else -32602) and r["error"]["data"]["uri"] == uri, r
+    prompts = ok(c.send("prompts/list"))["prompts"]
+    assert [p["name"] for p in prompts] == SECURE_PROMPTS
+    assert all(not a["required"] for p in prompts for a in p["arguments"])
+    assert c.send("prompts/get", {"name": "write_sandbox_code"}).json["error"]["code"] == -32602
+    for method, params in [("completion/complete", UNDECLARED[-1][1]),
+                           ("resources/subscribe", {"uri": "sandbox://status"})]:
+        if era == "legacy" or method != "resources/subscribe":  # subscribe is legacy-only anyway
+            assert c.send(method, params).json["error"]["code"] == -32601, method
+
+
+def test_secure_sandbox_prompts_carry_their_arguments_into_the_text(farm):
+    c = modern(farm, "secure-sandbox")
+    r = ok(c.send("prompts/get", {"name": "generate_secure_script",
+                                  "arguments": {"task_description": "sum the numbers in data.csv"}}))
+    text = r["messages"][0]["content"]["text"]
+    assert r["messages"][0]["role"] == "user" and "sum the numbers in data.csv" in text
+    assert "relative paths" in text and "run_sandbox_code" in text and "300 s" in text
+    assert "imports of os, sys, subprocess" in text and "eval()" in text  # what run_sandbox_code refuses
+    r = ok(c.send("prompts/get", {"name": "diagnose_validation_error", "arguments": {
+        "data": '{"id": 0}', "schema_name": "user", "error_message": "/id: 0 is less than the minimum of 1"}}))
+    text = r["messages"][0]["content"]["text"]
+    assert '{"id": 0}' in text and "0 is less than the minimum of 1" in text
+    assert '"email"' in text  # the predefined schema itself, for the model to correct against
+    # no argument is required, and one this server does not know is ignored
+    r = ok(c.send("prompts/get", {"name": "generate_secure_script", "arguments": {"other": "x"}}))
+    assert "no task was given" in r["messages"][0]["content"]["text"]
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_modern_tools_list_is_the_servers_list_with_portable_schemas(farm, name):
     r = ok(modern(farm, name).send("tools/list"))
     assert [t["name"] for t in r["tools"]] == TOOLS[name]
     assert r["resultType"] == "complete" and r["ttlMs"] >= 0
@@ -73,7 +147,7 @@ def test_modern_tools_list_is_the_seeds_list_with_portable_schemas(farm, name):
     assert [t["name"] for t in legacy_tools] == TOOLS[name]
 
 
-def test_a_modern_call_answers_in_the_seeds_shape_with_the_revisions_decorations(farm):
+def test_a_modern_call_answers_in_the_servers_shape_with_the_revisions_decorations(farm):
     c = modern(farm, "py-sandbox")
     reply = c.send("tools/call", {"name": "run_python", "arguments": {"code": "x = 42", "inspect_variables": ["x"]}})
     r = ok(reply)
@@ -158,10 +232,10 @@ def test_stdio_compat_serves_both_eras_in_one_process(farm):
         if p.poll() is None:
             p.kill()
             p.wait()
-    assert sorted(out[1]["result"]["capabilities"]) == ["logging", "tools"]
+    assert out[1]["result"]["capabilities"] == CAPABILITIES["code-sandbox"]
     assert [t["name"] for t in out[2]["result"]["tools"]] == ["check_syntax", "test_code"]
     assert out[2]["result"]["resultType"] == "complete"
     init = out[3]["result"]
-    assert sorted(init["capabilities"]) == ["logging", "tools"] and init["serverInfo"]["title"].endswith("Sandbox")
+    assert init["capabilities"] == CAPABILITIES["code-sandbox"] and init["serverInfo"]["title"].endswith("Sandbox")
     assert [t["name"] for t in out[4]["result"]["tools"]] == ["check_syntax", "test_code"]
     assert out[5]["result"]["content"][0]["text"] == '{"valid": true}' and out[5]["result"]["resultType"] == "complete"

@@ -103,7 +103,8 @@ def test_a_symlink_attempt_is_a_security_violation(mcp):
 def test_import_numpy_is_refused_in_python_basic(mcp):
     r = mcp.call("execute_code", {"code": "import numpy"})
     s = r["structuredContent"]
-    assert r["isError"] and s["status"] == "error" and s["error"]["type"] == "ImportError"
+    assert r["isError"] and s["status"] == "error" and s["error"]["type"] == "ModuleNotFoundError"
+    assert "python.data_science" in s["error"]["message"]
     r = mcp.request("tools/call", {"name": "execute_code", "arguments": {
         "code": "import numpy", "allowed_imports": ["numpy"]}})
     assert r["error"]["code"] == -32602 and "not available in profile python.basic" in r["error"]["message"]
@@ -185,3 +186,37 @@ def test_pep723_routes_by_distribution_names(mcp):
     r = mcp.call("execute_code", {"code": "# /// script\n# dependencies = [\"scikit-learn\", \"pillow\"]\n"
                                           "# ///\nimport sklearn, PIL\nprint('ran')"})
     assert r["structuredContent"]["status"] == "ok", r["structuredContent"]["error"]
+
+
+def test_a_sessions_figure_and_files_come_back_once(mcp):
+    # each cell returns what it made or changed: a figure is not sent again with every later
+    # cell, a file written as a cell begins is that cell's and no other's
+    s = mcp.call("create_session", {"profile": DS})["structuredContent"]
+    sid = s["session_id"]
+    try:
+        def cell(code):
+            r = mcp.call("execute_code", {"session_id": sid, "code": code})
+            assert r["structuredContent"]["status"] == "ok", r["structuredContent"]["error"]
+            return r
+        r = cell("import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])")
+        assert len(r["structuredContent"]["images"]) == 1
+        assert [c["type"] for c in r["content"]].count("image") == 1
+        for i in range(6):
+            r = cell("open('step%d.txt', 'w').close()\nx = %d" % (i, i))
+            assert r["structuredContent"]["images"] == []
+            assert [c["type"] for c in r["content"]].count("image") == 0
+            assert [f["path"] for f in r["structuredContent"]["files"]] == ["step%d.txt" % i]
+        r = cell("plt.xlabel('n')")
+        assert len(r["structuredContent"]["images"]) == 1
+    finally:
+        mcp.call("close_session", {"session_id": sid})
+
+
+def test_importlib_metadata_and_ipython_display_over_mcp(mcp):
+    r = mcp.call("execute_code", {"profile": DS, "code":
+                 "import importlib.metadata as md\nfrom IPython.display import display, Markdown\n"
+                 "display(Markdown('**pandas %s**' % md.version('pandas')))"})
+    s = r["structuredContent"]
+    assert s["status"] == "ok", s["error"]
+    md = [o for o in s["outputs"] if o["mimeType"] == "text/markdown"]
+    assert md and md[0]["data"].startswith("**pandas 1.")

@@ -66,7 +66,7 @@ def test_variables_and_stdin(client):
 def test_a_blocked_import_is_reported(client):
     # os, socket & co. import since issue 14; what exists to get past the layers does not
     r, sc = run(client, "import ctypes")
-    assert r["isError"] and sc["status"] == "error" and sc["error"]["type"] == "ImportError"
+    assert r["isError"] and sc["status"] == "error" and sc["error"]["type"] == "ModuleNotFoundError"
 
 
 def test_a_refused_operation_is_a_clear_permission_error(client):

@@ -15,7 +15,8 @@ from fe_harness import Client, Frontend, wait_for
 CONTRACT = {"execution_id", "status", "stdout", "stderr", "truncated", "result", "variables", "error", "timings",
             "resources", "exit",
             "images", "files",  # issue #8: figures and workspace files, empty lists elsewhere
-            "outputs"}  # issue 14: display() and the last expression, rendered by type
+            "outputs",  # issue 14: display() and the last expression, rendered by type
+            "security_events"}  # what the sandbox refused, caught or not (empty here)
 
 
 @pytest.fixture(scope="module")
@@ -83,9 +84,11 @@ def test_execute_code_result_has_exactly_the_contract_fields(client, fe):
     assert set(sc) == CONTRACT
     assert sc["status"] == "ok" and r["isError"] is False
     assert set(sc["timings"]) == {"queue_ms", "wall_ms", "cpu_ms"}
-    assert set(sc["truncated"]) == {"stdout", "stderr", "images", "files", "outputs"}
-    assert set(sc["exit"]) == {"reason", "signal", "syscall"}
+    assert set(sc["truncated"]) == {"stdout", "stderr", "images", "files", "outputs",
+                                    "security_events"}
+    assert set(sc["exit"]) == {"reason", "signal", "syscall", "code"}
     assert sc["images"] == [] and sc["files"] == [] and sc["outputs"] == []
+    assert sc["security_events"] == [] and sc["exit"]["code"] == 0
     assert r["content"][0]["type"] == "text" and "status: ok" in r["content"][0]["text"]
     route = fe.broker_stats()["routes"][-1]
     spec = fe.broker_stats()["specs"][-1]

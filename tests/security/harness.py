@@ -46,7 +46,7 @@ class Executor:
         _started.append(self)  # stopped at exit whatever happens to the test
         self.identity = None
         self.ready = None
-        self.results, self.streamed = {}, {}
+        self.results, self.streamed, self.answered = {}, {}, []
         deadline = time.time() + 60
         while self.identity is None or self.ready is None:
             if time.time() > deadline or self.proc.poll() is not None:
@@ -144,6 +144,7 @@ class Executor:
                     self.streamed.setdefault(parts[3], []).append(chunk["data"])
             elif cmd == b"\x05":
                 r = msgpack.unpackb(parts[4], raw=False)
+                self.answered.append(parts[3])  # the order answers came in
                 if want is not None and parts[3] == want:
                     return r
                 self.results[parts[3]] = r

@@ -205,6 +205,36 @@ static void test_result_round_trip(void **state)
     buf_free(&b);
 }
 
+static void test_result_carries_security_events_and_the_exit_code(void **state)
+{
+    (void)state;
+    result_t in, out;
+    result_init(&in);
+    in.status = ST_OK; /* the code caught both refusals and went on */
+    in.exit.code = 42;
+    result_event_t ev[2] = {{"socket.__new__", "AF_INET", "python", 3},
+                            {"open", NULL, "python", 1}};
+    in.events = ev;
+    in.n_events = 2;
+    in.events_truncated = 1;
+    buf_t b;
+    buf_init(&b);
+    result_encode(&in, &b);
+    char err[128];
+    assert_int_equal(result_decode(b.data, b.len, &out, err, sizeof err), 0);
+    assert_int_equal(out.status, ST_OK);
+    assert_int_equal(out.exit.code, 42);
+    assert_int_equal(out.n_events, 2);
+    assert_true(out.events_truncated);
+    assert_string_equal(out.events[0].operation, "socket.__new__");
+    assert_string_equal(out.events[0].target, "AF_INET");
+    assert_string_equal(out.events[0].layer, "python");
+    assert_int_equal(out.events[0].count, 3);
+    assert_null(out.events[1].target);
+    result_clear(&out);
+    buf_free(&b);
+}
+
 static void test_result_unknown_status_is_refused(void **state)
 {
     (void)state;
@@ -320,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_jobspec_unknown_keys_are_skipped),
         cmocka_unit_test(test_jobspec_every_truncation_is_refused_cleanly),
         cmocka_unit_test(test_result_round_trip),
+        cmocka_unit_test(test_result_carries_security_events_and_the_exit_code),
         cmocka_unit_test(test_result_unknown_status_is_refused),
         cmocka_unit_test(test_result_simple_carries_the_reason),
         cmocka_unit_test(test_route_requires_a_valid_tenant),

@@ -1,6 +1,7 @@
 /* tests/unit/test_compat.c — the drop-in endpoints' pure readers of untrusted code, through
- * their headers: pyscan (the names code binds, the modules it imports) and pep723_merge (extra
- * dependencies merged into a script's PEP 723 block without moving a line of code).
+ * their headers: pyscan (the names code binds, the modules it imports) and pep723_merge (a script's
+ * PEP 723 block read and checked for its shape, extra dependencies merged into it without moving a
+ * line of code).
  * Linked against the front-end's library (libmcp.a). */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -89,6 +90,34 @@ static void test_non_ascii_names_are_left_out_and_output_is_bounded(void **state
     buf_free(&b);
 }
 
+static int s_in(char list[][PYSCAN_NAME], size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(list[i], name)) return 1;
+    return 0;
+}
+
+static void test_calls_and_double_underscore_attributes_are_read_outside_strings(void **state)
+{
+    (void)state;
+    s_pyscan("x = eval('1')\ndef open(p): pass\nclass K(Base): pass\nobj.getattr(y)\n"
+             "if exec (z): print(().__class__.__subclasses__())\n"
+             "s = 'compile(1) .__dict__'  # vars(q)\nf.__name__ = 1\n");
+    assert_true(s_in(s_scan.calls, s_scan.n_calls, "eval"));
+    assert_true(s_in(s_scan.calls, s_scan.n_calls, "exec"));
+    assert_true(s_in(s_scan.calls, s_scan.n_calls, "print"));
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "open"));    /* a def is no call */
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "K"));       /* nor a class */
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "getattr")); /* an attribute's call */
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "compile")); /* in a string */
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "vars"));    /* in a comment */
+    assert_false(s_in(s_scan.calls, s_scan.n_calls, "if"));
+    assert_true(s_in(s_scan.dunders, s_scan.n_dunders, "__class__"));
+    assert_true(s_in(s_scan.dunders, s_scan.n_dunders, "__subclasses__"));
+    assert_true(s_in(s_scan.dunders, s_scan.n_dunders, "__name__"));
+    assert_false(s_in(s_scan.dunders, s_scan.n_dunders, "__dict__"));
+}
+
 /* ---- pep723_merge */
 
 static char *s_merge(const char *code, const char *const *extras, size_t n, char *err)
@@ -106,18 +135,18 @@ static char *s_merge(const char *code, const char *const *extras, size_t n, char
     return out;
 }
 
-static void test_extras_go_in_a_block_at_the_end_when_the_script_has_none(void **state)
+static void test_a_script_without_a_block_is_kept_as_it_is(void **state)
 {
     (void)state;
     const char *extras[] = {"requests>=2.32"};
     char err[200];
+    /* the extras go to the executor beside the script (the job's dependencies), not into it */
     char *out = s_merge("import requests\nprint(1)", extras, 1, err);
-    assert_string_equal(out, "import requests\nprint(1)\n# /// script\n# dependencies = [\n"
-                             "#   \"requests>=2.32\",\n# ]\n# ///\n");
+    assert_string_equal(out, "import requests\nprint(1)");
     free(out);
 }
 
-static void test_an_extra_replaces_the_script_dependency_of_the_same_name(void **state)
+static void test_an_extra_replaces_the_script_dependency_of_the_same_name_on_its_line(void **state)
 {
     (void)state;
     const char *code = "# /// script\n# requires-python = \">=3.10\"\n# dependencies = [\n"
@@ -127,22 +156,42 @@ static void test_an_extra_replaces_the_script_dependency_of_the_same_name(void *
     char err[200];
     char *out = s_merge(code, extras, 2, err);
     assert_non_null(out);
-    /* the code keeps its line numbers: the old opening line is renamed, not removed */
-    assert_non_null(strstr(out, "# /// script (merged into the block at the end)\n# requires"));
-    assert_non_null(strstr(out, "\nimport pandas\n# /// script\n# requires-python = \">=3.10\"\n"
-                                "# dependencies = [\n#   \"PANDAS>=1.0\",\n#   'numpy',\n"
-                                "#   \"scipy\",\n# ]\n# ///\n"));
-    assert_null(strstr(out, "ignored\",\n# ]"));
+    /* the script's own block, as written but for the one string; scipy is no part of it */
+    assert_string_equal(out, "# /// script\n# requires-python = \">=3.10\"\n# dependencies = [\n"
+                             "#   \"PANDAS>=1.0\",  # pinned\n#   'numpy',\n# ]\n# [tool.uv]\n"
+                             "# dependencies = [\"ignored\"]\n# ///\nimport pandas\n");
     free(out);
+}
+
+static void test_the_block_alone_is_its_lines_with_the_replacements(void **state)
+{
+    (void)state;
+    const char *code = "import x\n# /// script\n# dependencies = ['numpy<2']\n# ///\nprint(1)\n";
+    pep723_meta_t m;
+    char err[200];
+    assert_int_equal(pep723_read(code, strlen(code), &m, err, sizeof err), 0);
+    assert_int_equal(pep723_add(&m, "numpy>=2", 8, err, sizeof err), 0);
+    size_t len;
+    char *block = pep723_block(code, strlen(code), &m, &len);
+    assert_string_equal(block, "# /// script\n# dependencies = [\"numpy>=2\"]\n# ///\n");
+    assert_int_equal(len, strlen(block));
+    free(block);
+    pep723_meta_clear(&m);
 }
 
 static void test_extras_are_quoted_for_toml_and_checked(void **state)
 {
     (void)state;
     char err[200];
+    const char *code = "# /// script\n# dependencies = [\"pkg\", \"other\"]\n# ///\n";
+    /* a marker's double quotes: a literal string, which every reader of the block reads whole */
     const char *quote[] = {"pkg; python_version < \"3.12\""};
-    char *out = s_merge("x = 1\n", quote, 1, err);
-    assert_non_null(strstr(out, "\"pkg; python_version < \\\"3.12\\\"\""));
+    char *out = s_merge(code, quote, 1, err);
+    assert_non_null(strstr(out, "['pkg; python_version < \"3.12\"', \"other\"]"));
+    free(out);
+    const char *both[] = {"pkg; python_version < \"3.12\" and os_name != 'nt'"};
+    out = s_merge(code, both, 1, err);
+    assert_non_null(strstr(out, "\"pkg; python_version < \\\"3.12\\\" and os_name != 'nt'\""));
     free(out);
     const char *control[] = {"pkg\n# ///"};
     assert_null(s_merge("x = 1\n", control, 1, err));
@@ -158,17 +207,42 @@ static void test_a_block_whose_dependencies_cannot_be_read_is_refused(void **sta
     assert_null(s_merge("# /// script\n# dependencies = \"numpy\"\n# ///\n", NULL, 0, err));
     assert_non_null(strstr(err, "must be an array"));
     assert_null(s_merge("# /// script\n# dependencies = [\"a\",\n# ///\n", NULL, 0, err));
+    assert_null(s_merge("# /// script\n# requires-python = \">=3\"\n# requires-python = \">=3\"\n"
+                        "# ///\n",
+                        NULL, 0, err));
+    assert_non_null(strstr(err, "given twice"));
 }
 
-static void test_an_unclosed_block_is_no_block(void **state)
+static void test_a_malformed_block_is_refused_naming_its_line(void **state)
 {
     (void)state;
-    pep723_meta_t m;
     char err[200];
-    const char *code = "# /// script\n# dependencies = [\"a\"]\nprint(1)\n";
-    assert_int_equal(pep723_read(code, strlen(code), &m, err, sizeof err), 0);
-    assert_false(m.found);
-    pep723_meta_clear(&m);
+    /* PEP 723: closed by `# ///`, every line between `#` or `# ` and text, one block */
+    assert_null(s_merge("# /// script\n# dependencies = [\"a\"]\nprint(1)\n", NULL, 0, err));
+    assert_non_null(strstr(err, "(line 1) is not closed: line 3"));
+    assert_null(s_merge("x = 1\n# /// script\n# dependencies = [\"a\"]\n", NULL, 0, err));
+    assert_non_null(strstr(err, "(line 2) is not closed"));
+    assert_null(s_merge("# /// script\n#dependencies = [\"a\"]\n# ///\n", NULL, 0, err));
+    assert_non_null(strstr(err, "line 2 is neither"));
+    assert_null(s_merge("# /// script\n# ///\nx = 1\n# /// script\n# ///\n", NULL, 0, err));
+    assert_non_null(strstr(err, "two `# /// script` blocks (lines 1 and 4)"));
+    /* an empty line inside is `#` alone only with its hash; a block type of another name is no
+     * script block */
+    char *out = s_merge("# /// pyproject\nx\n# /// script\n#\n# ///\n", NULL, 0, err);
+    assert_non_null(out);
+    free(out);
+}
+
+static void test_a_token_unquotes_as_toml_reads_it(void **state)
+{
+    (void)state;
+    char out[64];
+    pep723_unquote("\"a\\\"b\\\\c\"", out, sizeof out);
+    assert_string_equal(out, "a\"b\\c");
+    pep723_unquote("'x\\y'", out, sizeof out);
+    assert_string_equal(out, "x\\y");
+    pep723_unquote("\"abcdef\"", out, 4);
+    assert_string_equal(out, "abc");
 }
 
 int main(void)
@@ -179,11 +253,14 @@ int main(void)
         cmocka_unit_test(test_def_class_for_with_and_imports_bind_names),
         cmocka_unit_test(test_strings_and_comments_are_not_read),
         cmocka_unit_test(test_non_ascii_names_are_left_out_and_output_is_bounded),
-        cmocka_unit_test(test_extras_go_in_a_block_at_the_end_when_the_script_has_none),
-        cmocka_unit_test(test_an_extra_replaces_the_script_dependency_of_the_same_name),
+        cmocka_unit_test(test_calls_and_double_underscore_attributes_are_read_outside_strings),
+        cmocka_unit_test(test_a_script_without_a_block_is_kept_as_it_is),
+        cmocka_unit_test(test_an_extra_replaces_the_script_dependency_of_the_same_name_on_its_line),
+        cmocka_unit_test(test_the_block_alone_is_its_lines_with_the_replacements),
         cmocka_unit_test(test_extras_are_quoted_for_toml_and_checked),
         cmocka_unit_test(test_a_block_whose_dependencies_cannot_be_read_is_refused),
-        cmocka_unit_test(test_an_unclosed_block_is_no_block),
+        cmocka_unit_test(test_a_malformed_block_is_refused_naming_its_line),
+        cmocka_unit_test(test_a_token_unquotes_as_toml_reads_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

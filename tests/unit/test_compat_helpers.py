@@ -11,13 +11,21 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "mcp-frontend", "compat", "helpers"))
+HELPERS = os.path.join(os.path.dirname(__file__), "..", "..", "mcp-frontend", "compat", "helpers")
+sys.path.insert(0, HELPERS)
 import csv_check  # noqa: E402
 import schema_check  # noqa: E402
 
+with open(os.path.join(HELPERS, "schemas.json")) as f:
+    PREDEFINED = json.load(f)  # what the front-end sends with every call
+
+
+def check(data, schema):
+    return schema_check.check(data, schema, PREDEFINED)
+
 
 def errors(data, schema):
-    r = schema_check.check(data, schema)
+    r = check(data, schema)
     assert "error" not in r, r
     assert r["valid"] == (r["error_count"] == 0)
     return [(e["path"], e["keyword"]) for e in r["errors"]]
@@ -49,7 +57,7 @@ def test_predefined_dataset_needs_columns_and_rows():
 
 
 def test_an_unknown_schema_name_is_an_error_naming_the_predefined_ones():
-    r = schema_check.check({}, "nope")
+    r = check({}, "nope")
     assert "config, dataset, user" in r["error"]
 
 
@@ -98,7 +106,7 @@ def test_false_schema_refuses_everything():
 
 
 def test_errors_carry_json_pointers_and_are_capped():
-    r = schema_check.check({"a/b": [0] * 150}, {"properties": {"a/b": {"items": {"const": 1}}}})
+    r = check({"a/b": [0] * 150}, {"properties": {"a/b": {"items": {"const": 1}}}})
     assert r["error_count"] == 150 and len(r["errors"]) == schema_check.MAX_ERRORS
     assert r["errors"][0]["path"] == "/a~1b/0"
 
@@ -113,18 +121,19 @@ def test_errors_carry_json_pointers_and_are_capped():
     ({"$ref": "#"}, "nested too deeply"),
 ])
 def test_an_unusable_schema_is_an_error_not_a_crash(schema, why):
-    r = schema_check.check("x" if isinstance(schema, dict) and "pattern" in schema else {"a": 1},
+    r = check("x" if isinstance(schema, dict) and "pattern" in schema else {"a": 1},
                            schema)
     assert why in r["error"], r
 
 
 def test_a_schema_of_another_draft_is_read_as_draft_7_and_says_so():
-    r = schema_check.check(1, {"$schema": "https://json-schema.org/draft/2020-12/schema"})
+    r = check(1, {"$schema": "https://json-schema.org/draft/2020-12/schema"})
     assert r["valid"] and "draft 7" in r["note"]
 
 
 def test_main_reads_one_line_and_prints_one_object(monkeypatch, capsys):
-    monkeypatch.setattr("builtins.input", lambda: json.dumps({"data": {"id": 1}, "schema": "user"}))
+    monkeypatch.setattr("builtins.input", lambda: json.dumps({"data": {"id": 1}, "schema": "user",
+                                                                 "predefined": PREDEFINED}))
     schema_check.main()
     out = json.loads(capsys.readouterr().out)
     assert out["valid"] is False and out["schema"] == "user"
@@ -198,7 +207,7 @@ def _random_schema(rng, depth=0):
 def test_random_schemas_and_data_always_get_an_answer():
     rng = random.Random(723)
     for _ in range(10000):
-        r = schema_check.check(_random_json(rng), _random_schema(rng))
+        r = check(_random_json(rng), _random_schema(rng))
         assert set(r) in ({"error"}, {"valid", "schema", "error_count", "errors"})
 
 

@@ -235,6 +235,71 @@ static void test_the_nodes_destinations_come_first_in_the_result(void **state)
     buf_free(&out);
 }
 
+/* Each refused destination is a security event of layer egress, after the zygote's own events;
+ * the rest of the Result passes as it was. */
+static void s_result_with_events(result_t *res, result_event_t *events, size_t n)
+{
+    result_init(res);
+    res->status = ST_OK;
+    res->out = "printed\n";
+    res->out_len = 8;
+    res->events = events;
+    res->n_events = n;
+}
+
+static void test_refused_destinations_join_the_security_events(void **state)
+{
+    (void)state;
+    result_event_t own[2] = {{"open", "/etc/shadow", "python", 1}, {"socket", "AF_PACKET", "python", 3}};
+    result_t res, back;
+    s_result_with_events(&res, own, 2);
+    buf_t body, out;
+    buf_init(&body);
+    buf_init(&out);
+    result_encode(&res, &body);
+    result_egress_t dests[3] = {{"127.0.0.1", 8080, "allowed", NULL, 1, 120, 185},
+                                {"169.254.169.254", 80, "refused", "link-local", 2, 0, 0},
+                                {"example.com", 443, "refused", "no rule", 1, 0, 0}};
+    result_egress_list_t l = {dests, 3};
+    assert_int_equal(result_egress_add(body.data, body.len, &l, &out), 0);
+    char err[200];
+    assert_int_equal(result_decode(out.data, out.len, &back, err, sizeof err), 0);
+    assert_int_equal(back.egress.n, 3);
+    assert_int_equal(back.n_events, 4);
+    assert_string_equal(back.events[0].operation, "open");
+    assert_string_equal(back.events[1].target, "AF_PACKET");
+    assert_string_equal(back.events[2].operation, "connect");
+    assert_string_equal(back.events[2].target, "169.254.169.254:80");
+    assert_string_equal(back.events[2].layer, "egress");
+    assert_int_equal(back.events[2].count, 2);
+    assert_string_equal(back.events[3].target, "example.com:443");
+    assert_int_equal(back.out_len, 8);
+    assert_memory_equal(back.out, "printed\n", 8);
+    result_clear(&back);
+
+    /* a Result without events of its own gets the key; one already full keeps its own */
+    result_event_t full[RESULT_MAX_EVENTS];
+    for (size_t i = 0; i < RESULT_MAX_EVENTS; i++) full[i] = (result_event_t){"open", "/x", "python", 1};
+    size_t counts[] = {0, RESULT_MAX_EVENTS}, want[] = {2, RESULT_MAX_EVENTS};
+    for (size_t c = 0; c < 2; c++) {
+        s_result_with_events(&res, counts[c] ? full : NULL, counts[c]);
+        body.len = out.len = 0;
+        result_encode(&res, &body);
+        assert_int_equal(result_egress_add(body.data, body.len, &l, &out), 0);
+        assert_int_equal(result_decode(out.data, out.len, &back, err, sizeof err), 0);
+        assert_int_equal(back.n_events, want[c]);
+        assert_string_equal(back.events[0].layer, counts[c] ? "python" : "egress");
+        result_clear(&back);
+    }
+    /* not a Result: refused, nothing written */
+    body.len = out.len = 0;
+    buf_append(&body, "\x91\x01", 2);
+    assert_int_equal(result_egress_add(body.data, body.len, &l, &out), -1);
+    assert_int_equal(out.len, 0);
+    buf_free(&body);
+    buf_free(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_a_jobspecs_egress_round_trips_and_the_peek_sees_it),
         cmocka_unit_test(test_a_jobspec_with_a_rule_that_does_not_parse_is_malformed),
         cmocka_unit_test(test_the_nodes_destinations_come_first_in_the_result),
+        cmocka_unit_test(test_refused_destinations_join_the_security_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,6 +138,86 @@ static void test_an_error_without_traceback_shows_its_message(void **state)
     result_clear(&res);
 }
 
+static void test_a_file_not_kept_is_listed_with_its_note_and_no_link(void **state)
+{
+    (void)state;
+    result_t res;
+    result_init(&res);
+    res.status = ST_OK;
+    json_t *r = s_render(&res);
+    json_t *unkept = json_pack("[{s:s,s:i,s:s}]", "path", "big.bin", "bytes", 300000, "note",
+                               "not kept for resources/read: tenant t's ... (max_linked_mb)");
+    rich_add_unkept(r, unkept);
+    json_t *files = json_object_get(json_object_get(r, "structuredContent"), "files");
+    assert_int_equal(json_array_size(files), 1);
+    json_t *f = json_array_get(files, 0);
+    assert_string_equal(json_string_value(json_object_get(f, "path")), "big.bin");
+    assert_int_equal(json_integer_value(json_object_get(f, "bytes")), 300000);
+    assert_true(json_is_null(json_object_get(f, "content")));
+    assert_null(json_object_get(f, "uri"));
+    assert_non_null(strstr(json_string_value(json_object_get(f, "note")), "max_linked_mb"));
+    json_t *content = json_object_get(r, "content");
+    const char *last = json_string_value(
+        json_object_get(json_array_get(content, json_array_size(content) - 1), "text"));
+    assert_non_null(strstr(last, "file big.bin (300000 bytes) not kept"));
+    for (size_t i = 0; i < json_array_size(content); i++)
+        assert_string_not_equal(
+            json_string_value(json_object_get(json_array_get(content, i), "type")),
+            "resource_link");
+    json_decref(unkept);
+    json_decref(r);
+    result_clear(&res);
+}
+
+/* A refusal the code caught: the run is ok, the refusal listed in structuredContent and named in
+ * the text; the exit code is the code's own. */
+static void test_a_caught_refusal_is_listed_and_not_a_failure(void **state)
+{
+    (void)state;
+    result_t res;
+    result_init(&res);
+    res.status = ST_OK;
+    res.exit.code = 0;
+    res.events = xcalloc(1, sizeof *res.events);
+    res.n_events = 1;
+    res.events[0] = (result_event_t){xstrdup("socket.getaddrinfo"), NULL, xstrdup("python"), 2};
+    json_t *r = s_render(&res);
+    assert_true(json_is_false(json_object_get(r, "isError")));
+    json_t *ev = json_object_get(json_object_get(r, "structuredContent"), "security_events");
+    assert_int_equal(json_array_size(ev), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ev, 0), "operation")),
+                        "socket.getaddrinfo");
+    assert_true(json_is_null(json_object_get(json_array_get(ev, 0), "target")));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ev, 0), "layer")),
+                        "python");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(ev, 0), "count")), 2);
+    assert_non_null(strstr(
+        s_text(r), "refused by the sandbox (the code went on): socket.getaddrinfo [python] x2"));
+    json_decref(r);
+    result_clear(&res);
+}
+
+static void test_an_exit_code_is_shown(void **state)
+{
+    (void)state;
+    result_t res;
+    result_init(&res);
+    res.status = ST_ERROR;
+    res.exit.code = 42;
+    res.error.present = 1;
+    res.error.type = xstrdup("SystemExit");
+    res.error.message = xstrdup("exit code 42");
+    json_t *r = s_render(&res);
+    json_t *exit = json_object_get(json_object_get(r, "structuredContent"), "exit");
+    assert_int_equal(json_integer_value(json_object_get(exit, "code")), 42);
+    assert_non_null(strstr(s_text(r), "exit code: 42\n"));
+    assert_int_equal(json_array_size(json_object_get(json_object_get(r, "structuredContent"),
+                                                     "security_events")),
+                     0);
+    json_decref(r);
+    result_clear(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -146,6 +226,9 @@ int main(void)
         cmocka_unit_test(test_a_cut_never_splits_a_utf8_sequence),
         cmocka_unit_test(test_an_error_shows_its_traceback),
         cmocka_unit_test(test_an_error_without_traceback_shows_its_message),
+        cmocka_unit_test(test_a_file_not_kept_is_listed_with_its_note_and_no_link),
+        cmocka_unit_test(test_a_caught_refusal_is_listed_and_not_a_failure),
+        cmocka_unit_test(test_an_exit_code_is_shown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

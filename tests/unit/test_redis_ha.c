@@ -1,8 +1,6 @@
-/* tests/unit/test_redis_ha.c — what keeps the front-end's Redis state through failures, through
- * the headers: redis-sentinel:// URLs (common/redis_url.h) and the store's write journal
- * (mcp-frontend/state/store_journal.h: kept until acknowledged and past the replay window, sent
- * again after every reconnect, bounded; a PUBLISH in its place but at most once). Linked against
- * the front-end's library (libmcp.a). */
+/* tests/unit/test_redis_ha.c — redis-sentinel:// URLs (common/redis_url.h) through the header:
+ * the sentinels listed, the master named, bad URLs refused with a reason. (The store's write
+ * journal, which keeps the front-end's writes through a failover, is test_store_journal.c's.) */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +11,6 @@
 #include <cmocka.h>
 
 #include "common/redis_url.h"
-#include "mcp-frontend/state/store_journal.h"
 
 static void test_a_sentinel_url_lists_its_sentinels_and_names_the_master(void **state)
 {
@@ -58,112 +55,11 @@ static void test_bad_sentinel_urls_are_refused_with_a_reason(void **state)
     assert_false(redis_url_is_sentinel(&u));
 }
 
-static char *s_cmd(const char *s)
-{
-    return strdup(s);
-}
-
-static void test_journal_keeps_an_acknowledged_write_for_the_replay_window(void **state)
-{
-    (void)state;
-    journal_t *j = journal_new(10, 1000, 2000);
-    journal_entry_t *a = journal_append(j, s_cmd("a"), 1);
-    assert_ptr_equal(journal_next_unsent(j), a);
-    journal_mark_sent(j, a);
-    assert_null(journal_next_unsent(j));
-    journal_acked(j, a, 1000);
-    assert_int_equal(journal_entries(j), 1); /* acknowledged, still within the window */
-    assert_int_equal(journal_unacked(j), 0);
-    journal_trim(j, 2999);
-    assert_int_equal(journal_entries(j), 1);
-    journal_trim(j, 3000);
-    assert_int_equal(journal_entries(j), 0);
-    journal_destroy(&j);
-    assert_null(j);
-}
-
-static void test_journal_rewind_sends_everything_again_in_order(void **state)
-{
-    (void)state;
-    journal_t *j = journal_new(10, 1000, 5000);
-    journal_entry_t *a = journal_append(j, s_cmd("a"), 1);
-    journal_entry_t *b = journal_append(j, s_cmd("b"), 1);
-    journal_entry_t *c = journal_append(j, s_cmd("c"), 1);
-    journal_mark_sent(j, a);
-    journal_mark_sent(j, b);
-    journal_acked(j, a, 10); /* b in flight, c waiting: then the connection drops */
-    journal_rewind(j);
-    assert_int_equal(journal_unacked(j), 3);
-    assert_ptr_equal(journal_next_unsent(j), a);
-    journal_mark_sent(j, a);
-    assert_ptr_equal(journal_next_unsent(j), b);
-    journal_mark_sent(j, b);
-    assert_ptr_equal(journal_next_unsent(j), c);
-    journal_destroy(&j);
-}
-
-static void test_a_once_write_keeps_its_place_but_is_never_sent_twice(void **state)
-{
-    (void)state;
-    journal_t *j = journal_new(10, 1000, 5000);
-    journal_entry_t *a = journal_append(j, s_cmd("a"), 1);
-    journal_entry_t *p = journal_append_once(j, s_cmd("p"), 1);
-    journal_entry_t *b = journal_append(j, s_cmd("b"), 1);
-    journal_entry_t *q = journal_append_once(j, s_cmd("q"), 1);
-    assert_ptr_equal(journal_next_unsent(j), a); /* behind the writes made before it */
-    journal_mark_sent(j, a);
-    assert_ptr_equal(journal_next_unsent(j), p);
-    journal_mark_sent(j, p);
-    journal_acked(j, a, 10);
-    journal_acked(j, p, 10);
-    journal_mark_sent(j, b); /* then the connection drops, b in flight, q not yet sent */
-    journal_rewind(j);
-    assert_ptr_equal(journal_next_unsent(j), a); /* a replayed, p skipped, q sent in its turn */
-    journal_mark_sent(j, a);
-    assert_ptr_equal(journal_next_unsent(j), b);
-    journal_mark_sent(j, b);
-    assert_ptr_equal(journal_next_unsent(j), q);
-    journal_mark_sent(j, q);
-    journal_rewind(j); /* q was on the wire: done, whether Redis took it or not */
-    journal_mark_sent(j, a);
-    journal_mark_sent(j, b);
-    assert_null(journal_next_unsent(j));
-    assert_int_equal(journal_unacked(j), 2);
-    journal_acked(j, a, 20);
-    journal_acked(j, b, 20);
-    journal_trim(j, 5020); /* past the window: the replayed writes go, the once ones too */
-    assert_int_equal(journal_entries(j), 0);
-    journal_destroy(&j);
-}
-
-static void test_a_full_journal_drops_acknowledged_writes_before_refusing_new_ones(void **state)
-{
-    (void)state;
-    journal_t *j = journal_new(2, 1000, 60000);
-    journal_entry_t *a = journal_append(j, s_cmd("a"), 1);
-    journal_mark_sent(j, a);
-    journal_acked(j, a, 1);
-    journal_append(j, s_cmd("b"), 1);
-    assert_non_null(journal_append(j, s_cmd("c"), 1)); /* a (acknowledged) made room */
-    assert_int_equal(journal_entries(j), 2);
-    assert_null(journal_append(j, s_cmd("d"), 1)); /* b and c are not yet in Redis */
-    assert_int_equal(journal_entries(j), 2);
-    journal_t *small = journal_new(10, 4, 0);
-    assert_non_null(journal_append(small, s_cmd("abc"), 3));
-    assert_null(journal_append(small, s_cmd("de"), 2)); /* over the byte cap */
-    journal_destroy(&small);
-    journal_destroy(&j);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_sentinel_url_lists_its_sentinels_and_names_the_master),
         cmocka_unit_test(test_bad_sentinel_urls_are_refused_with_a_reason),
-        cmocka_unit_test(test_journal_keeps_an_acknowledged_write_for_the_replay_window),
-        cmocka_unit_test(test_journal_rewind_sends_everything_again_in_order),
-        cmocka_unit_test(test_a_once_write_keeps_its_place_but_is_never_sent_twice),
-        cmocka_unit_test(test_a_full_journal_drops_acknowledged_writes_before_refusing_new_ones),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -145,8 +145,12 @@ static _Noreturn void s_become_child(pool_t *self, child_t *c, int wake_fd)
     for (size_t i = 0; i < self->conf.slots; i++)
         if (&self->children[i] != c && self->children[i].area.base)
             self->children[i].area.base = NULL;
-    child_main(self->conf.env, &c->area, wake_fd, c->ws_dir, c->landlock_fd, c->session_capable,
-               c->egress);
+    if (!self->conf.child_main)
+        child_main(self->conf.env, &c->area, wake_fd, c->ws_dir, c->landlock_fd,
+                   c->session_capable, c->egress);
+    self->conf.child_main(self->conf.env, &c->area, wake_fd, c->ws_dir, c->landlock_fd,
+                          c->session_capable, c->egress);
+    _exit(127); /* it returned: a broken child, never a second zygote */
 }
 
 /* What a slot needs before its fork: a workspace, an area, a socketpair. 0, or -1 (logged,

@@ -68,6 +68,9 @@ typedef struct pool pool_t;
 typedef void(pool_finished_fn)(void *arg, child_t *c, int wstatus, const struct rusage *ru);
 /* A session's process is gone (reaped); its job, if one ran, was answered already. */
 typedef void(pool_session_gone_fn)(void *arg, child_t *c, int wstatus);
+/* What a new child runs, with child_main's arguments (child.h); it must not return. */
+typedef void(pool_child_fn)(const child_env_t *env, area_t *area, int wake_fd, const char *ws_dir,
+                            int landlock_fd, int session, int egress);
 
 typedef struct {
     size_t slots;           /* running + answered-not-yet-reaped + pooled, with room */
@@ -79,6 +82,7 @@ typedef struct {
     pool_session_gone_fn *on_session_gone;
     long interrupt_grace_ms; /* a session's cell past its deadline: SIGINT, then this long */
     void *arg;
+    pool_child_fn *child_main; /* NULL: child.h's child_main (tests/unit fork their own) */
 } pool_conf_t;
 
 /* Blocks SIGCHLD into a signalfd and makes the deadline timerfd. NULL with the reason in err. */

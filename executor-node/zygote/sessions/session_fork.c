@@ -19,6 +19,7 @@
 #include "executor-node/sandbox/landlock.h"
 #include "session_files.h"
 #include "session_fork.h"
+#include "session_fork_plan.h"
 
 #define FORK_WAIT_MS 10000 /* from 'f' to the clone's 'R' */
 #define MAX_STRAYS   256
@@ -217,6 +218,16 @@ static int s_rulesets(session_fork_t *s, fork_op_t *f, int ll[2], char *err, siz
     return ll[1] < 0 ? -1 : 0;
 }
 
+/* What the clone must redo so that it shares nothing with the parent (child/fork_plan.h),
+ * written into the clone's own area, where it reads it first. */
+static int s_plan(session_fork_t *s, fork_op_t *f, char *err, size_t errlen)
+{
+    const child_t *pc = f->pc;
+    uintptr_t area = pc->area_seen_at ? pc->area_seen_at : (uintptr_t)pc->area.base;
+    return session_fork_plan(s->conf.procfd, pc->pid, f->parent->cwd, area, area + pc->area.size,
+                             area_job(&f->cc->area), f->cc->area.job_cap, err, errlen);
+}
+
 /* 'f' with the descriptors (session_child.h's order). 0, or -1 with errno. */
 static int s_send(int sock, const fork_msg_t *msg, const int *fds, int n)
 {
@@ -279,6 +290,8 @@ int session_fork_start(session_fork_t *s, zygote_session_t *parent, const uint8_
         ;
     else if (cwd[0] && (cwd_fd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
         snprintf(err, sizeof err, "open %s: %s", cwd, strerror(errno));
+    else if (s_plan(s, f, err, sizeof err) < 0)
+        ;
     else
         rc = 0;
     /* the clone's session, sharing the parent's lineage, its process still to come */

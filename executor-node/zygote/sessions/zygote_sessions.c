@@ -44,13 +44,6 @@ struct zygote_sessions {
 /* What forks ask of the table (session_fork.h), defined with the table below. */
 static const session_fork_hooks_t s_fork_hooks;
 
-static int64_t s_wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void s_news(zygote_sessions_t *s, const zygote_session_t *z, zygote_session_event_t event)
 {
     zmsg_t m = {.type = ZM_SESSION, .id = z->id};
@@ -121,6 +114,7 @@ static zygote_session_t *s_add(zygote_sessions_t *s, const uint8_t id[ID_BYTES],
     z->child = c;
     z->layers = from ? from->layers : 1; /* a pooled child holds one Landlock layer */
     if (from) {
+        z->files_marks = from->files_marks; /* its files, copied with their times */
         z->memory_mb = from->memory_mb;
         z->idle_timeout_s = from->idle_timeout_s;
         z->lineage = from->lineage;
@@ -265,11 +259,37 @@ static int s_restore_files(zygote_sessions_t *s, const char *dir, jobspec_t *job
     return rc;
 }
 
+/* Between cells a session's process waits in its C loop and runs nothing (child/wake.h): CPU
+ * it used meanwhile means something of the tenant's ran outside any cell's deadline and slot.
+ * Read through the zygote's own /proc, never from the process's account of itself. */
+#define REST_CPU_MAX_MS 200 /* a few scheduler ticks of slack */
+
+static void s_rest_begins(zygote_sessions_t *s, zygote_session_t *z)
+{
+    uint64_t ms;
+    z->rest_cpu_ms = procfs_cpu_ms(s->conf.procfd, z->child->pid, &ms) == 0 ? ms + 1 : 0;
+}
+
+/* 0, or -1 (the session ended, why filled) when its process ran while it should have waited. */
+static int s_rest_was_rest(zygote_sessions_t *s, zygote_session_t *z, refusal_t *why)
+{
+    uint64_t ms;
+    if (!z->rest_cpu_ms || procfs_cpu_ms(s->conf.procfd, z->child->pid, &ms) < 0 ||
+        ms + 1 <= z->rest_cpu_ms + REST_CPU_MAX_MS)
+        return 0;
+    log_warn("event=session_ran_between_cells tenant=%s cpu_ms=%llu", z->tenant,
+             (unsigned long long)(ms + 1 - z->rest_cpu_ms));
+    s_kill(s, z, "security violation: its process ran between cells");
+    return refusal_fill(why, ST_REJECTED, "SessionEnded",
+                        "the session ended: its process ran between cells");
+}
+
 /* z's process gets the job and is woken. */
 static int s_start(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id[ID_BYTES],
                    const jobspec_t *job, const char *proxy, refusal_t *why)
 {
     child_t *c = z->child;
+    if (s_rest_was_rest(s, z, why) < 0) return -1;
     area_reset(&c->area, 0, 0);
     area_hdr_t *hdr = area_hdr(&c->area);
     snprintf(hdr->egress_proxy, sizeof hdr->egress_proxy, "%s", c->egress && proxy ? proxy : "");
@@ -288,7 +308,7 @@ static int s_start(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id[I
     c->limits = job->limits;
     c->limits.memory_mb = z->memory_mb; /* the session's, set when it began */
     snprintf(c->tenant, sizeof c->tenant, "%s", job->tenant);
-    z->cell_since_ns = s_wall_ns();
+    z->cell_since_ns = workspace_now_ns(); /* the clock files are stamped with, not a finer one */
     if (job->kind == JOB_EXEC) z->cells++;
     pool_start(s->conf.pool, c);
     return 0;
@@ -460,7 +480,8 @@ void zygote_sessions_finished(zygote_sessions_t *s, child_t *c, int wstatus,
                    .kind = c->kind == JOB_EXEC ? JOB_EXEC : JOB_VALIDATE, /* files: cells only */
                    .ws_dir = c->ws_dir,
                    .inputs = c->inputs,
-                   .files_since_ns = z->cell_since_ns};
+                   .files_since_ns = z->cell_since_ns,
+                   .files_marks = c->kind == JOB_EXEC ? &z->files_marks : NULL};
     result_t res;
     result_init(&res);
     outcome_result(&o, &res);
@@ -475,6 +496,7 @@ void zygote_sessions_finished(zygote_sessions_t *s, child_t *c, int wstatus,
     s_describe(s, z, &res);
     if (!end) {
         pool_kept(s->conf.pool, c);
+        s_rest_begins(s, z);
         if (first) s_announce(s, z);
     }
     s->io.answer(s->io.arg, c->id, &res, c);

@@ -6,59 +6,17 @@
 # data come from the network, and a hostile `pattern` (catastrophic backtracking), a `$ref` that
 # loops, or data nested a thousand deep cost one sandboxed job its time limit and nothing else.
 # Standard library only (json, math, re). Input: one JSON line on stdin, {"data": ...,
-# "schema": name or schema}. Output: one JSON object on stdout, {"valid", "schema",
-# "error_count", "errors": [{"path", "keyword", "message"}]}, or {"error": why} when the schema
-# itself is unusable. `format` is an annotation, as draft 7 makes it by default (and as the
-# common Python validator treats it); unknown keywords are ignored, as the draft says.
+# "schema": name or schema, "predefined": {name: schema}} (the predefined schemas are
+# helpers/schemas.json, which the front-end also serves as the resource sandbox://schemas).
+# Output: one JSON object on stdout, {"valid", "schema", "error_count", "errors": [{"path",
+# "keyword", "message"}]}, or {"error": why} when the schema itself is unusable. `format` is an
+# annotation, as draft 7 makes it by default (and as the common Python validator treats it);
+# unknown keywords are ignored, as the draft says.
 import json
 import math
 import re
 
-DRAFT7 = "http://json-schema.org/draft-07/schema#"
 MAX_ERRORS = 100
-
-PREDEFINED = {
-    "config": {
-        "$schema": DRAFT7,
-        "title": "config",
-        "description": "An application configuration: a name, a version and optional settings.",
-        "type": "object",
-        "required": ["name", "version"],
-        "properties": {
-            "name": {"type": "string", "minLength": 1},
-            "version": {"type": "string", "pattern": "^[0-9]+\\.[0-9]+(\\.[0-9]+)?$"},
-            "debug": {"type": "boolean"},
-            "settings": {"type": "object"},
-        },
-    },
-    "user": {
-        "$schema": DRAFT7,
-        "title": "user",
-        "description": "A user record.",
-        "type": "object",
-        "required": ["id", "name", "email"],
-        "properties": {
-            "id": {"type": "integer", "minimum": 1},
-            "name": {"type": "string", "minLength": 1},
-            "email": {"type": "string", "pattern": "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},
-            "age": {"type": "integer", "minimum": 0, "maximum": 150},
-            "roles": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
-        },
-    },
-    "dataset": {
-        "$schema": DRAFT7,
-        "title": "dataset",
-        "description": "A named table: column names and rows of values.",
-        "type": "object",
-        "required": ["name", "columns", "rows"],
-        "properties": {
-            "name": {"type": "string", "minLength": 1},
-            "columns": {"type": "array", "items": {"type": "string", "minLength": 1},
-                        "minItems": 1, "uniqueItems": True},
-            "rows": {"type": "array", "items": {"type": "array"}},
-        },
-    },
-}
 
 
 class SchemaError(Exception):
@@ -369,14 +327,14 @@ _KEYWORDS = {
 }
 
 
-def check(data, schema):
+def check(data, schema, predefined):
     """The answer for one call: what validate_json_data returns."""
     name = "custom"
     if isinstance(schema, str):
-        if schema not in PREDEFINED:
+        if schema not in predefined:
             return {"error": "unknown schema %s: the predefined schemas are %s, or pass a JSON "
-                             "Schema object" % (_show(schema), ", ".join(sorted(PREDEFINED)))}
-        name, schema = schema, PREDEFINED[schema]
+                             "Schema object" % (_show(schema), ", ".join(sorted(predefined)))}
+        name, schema = schema, predefined[schema]
     errors, count = [], 0
     try:
         for path, keyword, message in Validator(schema).errors(data, schema):
@@ -399,7 +357,8 @@ def check(data, schema):
 
 def main():
     payload = json.loads(input())
-    print(json.dumps(check(payload["data"], payload["schema"]), ensure_ascii=False))
+    print(json.dumps(check(payload["data"], payload["schema"], payload["predefined"]),
+                     ensure_ascii=False))
 
 
 if __name__ == "__main__":

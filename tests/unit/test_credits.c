@@ -1,8 +1,9 @@
-/* tests/unit/test_exec_brokers.c — an executor node serving several brokers, through the
- * headers: its slots shared as credit (executor-node/node/credits.h: never more out than it has,
- * credit follows the work, a broker that goes away takes nothing with it) and its claims on
- * job ids (executor-node/node/claims.h: a job resubmitted to another broker never runs twice).
- * Linked against the node's library (libexecutor.a). */
+/* tests/unit/test_credits.c — an executor node's slots shared as credit among the brokers it
+ * serves (executor-node/node/credits.h) through the header, with a fake wire that adds up the
+ * CREDIT and RECLAIM it is asked to send and a fake clock: never more credit out than slots,
+ * credit goes where jobs wait (round robin between brokers that want), a finished job's slot
+ * goes to a waiting broker, a broker that goes away takes nothing with it. (The node's claims on
+ * job ids are test_claims.c's.) Linked against the node's library (libexecutor.a). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +13,6 @@
 
 #include <cmocka.h>
 
-#include "executor-node/node/claims.h"
 #include "executor-node/node/credits.h"
 
 /* ---- credits ---- */
@@ -161,56 +161,90 @@ static void test_a_job_beyond_a_broker_s_credit_cannot_take_another_s_slot(void 
     credits_destroy(&c);
 }
 
-/* ---- claims ---- */
-
-static const uint8_t X[ID_BYTES] = {1, 2, 3}, Y[ID_BYTES] = {4, 5, 6};
-
-static void test_a_job_sent_twice_runs_once_and_answers_both(void **state)
+static void test_brokers_that_want_share_free_slots_round_robin(void **state)
 {
     (void)state;
-    claims_t *c = claims_new(100, 60000);
-    assert_int_equal(claims_on_job(c, X, 0, 0, 0), CLAIM_RUN);
-    assert_int_equal(claims_on_job(c, X, 1, 0, 0), CLAIM_ATTACH);
-    assert_int_equal(claims_on_done(c, X, 10), 1u << 1);
-    assert_int_equal(claims_on_job(c, X, 1, 0, 20), CLAIM_REFUSE_DONE);
-    claims_destroy(&c);
+    wire_t w;
+    credits_t *c = s_credits(4, 3, &w);
+    for (int i = 0; i < 3; i++) credits_link_up(c, i); /* 0, the first up, holds all four */
+    credits_want(c, 1, 10);
+    credits_want(c, 2, 10);
+    assert_int_equal(w.reclaimed[0], 4);
+    credits_released(c, 0, 4);
+    assert_int_equal(credits_held(c, 1), 2); /* a slot at a time, in turn */
+    assert_int_equal(credits_held(c, 2), 2);
+    credits_destroy(&c);
 }
 
-static void test_a_probe_disclaims_so_the_first_broker_cannot_run_it_later(void **state)
+static void test_a_broker_is_granted_no_more_than_it_wants(void **state)
 {
     (void)state;
-    claims_t *c = claims_new(100, 60000);
-    assert_int_equal(claims_on_probe(c, X, 1, 5000, 0), HELD_NONE);
-    assert_int_equal(claims_on_job(c, X, 0, 0, 1), CLAIM_REFUSE_OWNED); /* the old broker */
-    assert_int_equal(claims_on_job(c, X, 1, 0, 2), CLAIM_RUN);          /* the prober */
-    claims_destroy(&c);
+    wire_t w;
+    credits_t *c = s_credits(4, 2, &w);
+    credits_link_up(c, 0);
+    credits_link_up(c, 1);
+    credits_want(c, 1, 1); /* one job waits there */
+    credits_released(c, 0, 4);
+    assert_int_equal(credits_held(c, 1), 1);
+    assert_int_equal(credits_held(c, 0), 3); /* the rest back to the first broker up */
+    credits_destroy(&c);
 }
 
-static void test_a_probe_finds_a_running_or_finished_job(void **state)
+static void test_a_reclaim_is_not_asked_again_while_one_is_outstanding(void **state)
 {
     (void)state;
-    claims_t *c = claims_new(100, 60000);
-    claims_on_job(c, X, 0, 0, 0);
-    assert_int_equal(claims_on_probe(c, X, 1, 0, 1), HELD_RUNNING);
-    assert_int_equal(claims_on_done(c, X, 2), 1u << 1); /* the prober gets an ANSWER */
-    assert_int_equal(claims_on_probe(c, X, 2, 0, 3), HELD_DONE);
-    claims_destroy(&c);
+    wire_t w;
+    credits_t *c = s_credits(2, 2, &w);
+    credits_link_up(c, 0);
+    credits_link_up(c, 1);
+    credits_want(c, 1, 5);
+    credits_want(c, 1, 5); /* the broker repeats WANT every heartbeat */
+    assert_int_equal(w.reclaimed[0], 2);
+    credits_destroy(&c);
 }
 
-static void test_claims_are_forgotten_when_they_expire_and_bounded(void **state)
+static void test_a_release_of_more_than_a_broker_holds_frees_only_what_it_held(void **state)
 {
     (void)state;
-    claims_t *c = claims_new(1, 100);
-    claims_on_job(c, X, 0, 0, 0);
-    claims_on_done(c, X, 0);
-    assert_int_equal(claims_on_probe(c, Y, 0, 0, 0), HELD_NONE); /* full: not remembered */
-    assert_int_equal(claims_stats(c)->dropped, 1);
-    claims_expire(c, 99);
-    assert_int_equal(claims_count(c), 1);
-    claims_expire(c, 100);
-    assert_int_equal(claims_count(c), 0);
-    assert_int_equal(claims_on_job(c, X, 0, 0, 101), CLAIM_RUN);
-    claims_destroy(&c);
+    wire_t w;
+    credits_t *c = s_credits(2, 2, &w);
+    credits_link_up(c, 0);
+    credits_link_up(c, 1);
+    credits_want(c, 1, 1);
+    credits_released(c, 0, 2); /* one to 1, which wanted one; the other back to 0 */
+    assert_int_equal(credits_held(c, 1), 1);
+    credits_released(c, 1, 5); /* more than it holds (a confused or hostile broker) */
+    assert_int_equal(credits_held(c, 1), 0);
+    assert_int_equal(credits_held(c, 0), 2); /* two slots, two credits: never more */
+    credits_destroy(&c);
+}
+
+static void test_a_want_from_a_broker_that_is_not_up_is_ignored(void **state)
+{
+    (void)state;
+    wire_t w;
+    credits_t *c = s_credits(2, 2, &w);
+    credits_link_up(c, 0);
+    credits_want(c, 1, 5); /* before its connection is made (a stale message) */
+    credits_link_up(c, 1);
+    assert_int_equal(w.reclaimed[0], 0); /* its READY says nothing of jobs waiting */
+    assert_int_equal(credits_held(c, 0), 2);
+    credits_destroy(&c);
+}
+
+static void test_the_slot_of_a_job_whose_broker_went_away_goes_to_one_still_up(void **state)
+{
+    (void)state;
+    wire_t w;
+    credits_t *c = s_credits(1, 2, &w);
+    credits_link_up(c, 0);
+    credits_link_up(c, 1);
+    credits_start(c, 0);
+    credits_link_down(c, 0);
+    assert_int_equal(credits_finish(c, 0), -1); /* no RESULT to a broker that is gone */
+    assert_int_equal(credits_held(c, 1), 1);
+    assert_int_equal(w.granted[1], 1);
+    credits_destroy(&c);
 }
 
 int main(void)
@@ -223,10 +257,12 @@ int main(void)
         cmocka_unit_test(test_a_want_not_repeated_lapses_so_an_idle_broker_gives_its_credit_back),
         cmocka_unit_test(test_a_broker_that_goes_away_takes_no_slot_with_it),
         cmocka_unit_test(test_a_job_beyond_a_broker_s_credit_cannot_take_another_s_slot),
-        cmocka_unit_test(test_a_job_sent_twice_runs_once_and_answers_both),
-        cmocka_unit_test(test_a_probe_disclaims_so_the_first_broker_cannot_run_it_later),
-        cmocka_unit_test(test_a_probe_finds_a_running_or_finished_job),
-        cmocka_unit_test(test_claims_are_forgotten_when_they_expire_and_bounded),
+        cmocka_unit_test(test_brokers_that_want_share_free_slots_round_robin),
+        cmocka_unit_test(test_a_broker_is_granted_no_more_than_it_wants),
+        cmocka_unit_test(test_a_reclaim_is_not_asked_again_while_one_is_outstanding),
+        cmocka_unit_test(test_a_release_of_more_than_a_broker_holds_frees_only_what_it_held),
+        cmocka_unit_test(test_a_want_from_a_broker_that_is_not_up_is_ignored),
+        cmocka_unit_test(test_the_slot_of_a_job_whose_broker_went_away_goes_to_one_still_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
