@@ -189,6 +189,9 @@ def test_each_denied_destination_is_refused_clearly_and_reaches_nothing(acme, fa
     refused(r, dest)
     assert r["stdout"].startswith("refused:")
     assert r["egress"][0]["verdict"] == "refused" and r["egress"][0]["bytes_out"] == 0
+    # a security event like any other refusal, of the egress layer
+    assert [e for e in r["security_events"] if e["layer"] == "egress"] == [
+        {"operation": "connect", "target": dest, "layer": "egress", "count": 1}], r
     assert len(servers.http.requests) == before
 
 
@@ -249,6 +252,10 @@ def test_the_record_the_usage_and_the_metrics_show_destinations_and_bytes(acme, 
     assert lines['snakepit_executor_egress_connections_total{result="refused"}'] > 0
     assert lines['snakepit_executor_egress_bytes_total{direction="in"}'] > 0
     assert lines["snakepit_executor_egress_up"] == 1
+    # the front-end counts the refusals with the sandbox's others (the code went on: caught)
+    text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % farm.port, timeout=10).read()
+    assert any(l.startswith('snakepit_mcp_security_events_total{layer="egress",outcome="caught"} ')
+               and float(l.rsplit(" ", 1)[1]) > 0 for l in text.decode().splitlines()), text
 
 
 def test_a_job_over_its_byte_cap_is_stopped_with_its_output_so_far(farm, servers):
