@@ -5,9 +5,11 @@
 #include <stdio.h>
 
 #include "common/clock.h"
+#include "common/profiles.h"
 #include "common/prom.h"
 #include "mcp-frontend/farm/execution.h"
 #include "mcp-frontend/farm/jobs.h"
+#include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/legacy/mcp_session_store.h"
 #include "mcp-frontend/legacy/stream_log.h"
 #include "mcp-frontend/mcp/listen.h"
@@ -252,6 +254,21 @@ static void s_tenant_bounds(buf_t *out, const fe_t *fe)
     prom_sample(out, P "linked_bytes_total", (double)f->kept_bytes, NULL);
 }
 
+/* Which profiles the farm serves, as this front-end reads it (farm/served.h). */
+static void s_served(buf_t *out, const fe_t *fe)
+{
+    prom_family(out, P "profile_served", PROM_GAUGE,
+                "1 for each profile the farm serves as far as this front-end knows (all 1 while "
+                "it does not know).");
+    for (size_t i = 0; i < n_profiles; i++)
+        prom_sample(out, P "profile_served", served_has(fe->served, &profiles[i]) ? 1 : 0,
+                    "profile", profiles[i].name, NULL);
+    prom_family(out, P "served_profiles_changes_total", PROM_COUNTER,
+                "Times the set of profiles served changed.");
+    prom_sample(out, P "served_profiles_changes_total", (double)served_stats(fe->served)->changes,
+                NULL);
+}
+
 void fe_metrics_render(void *arg, buf_t *out)
 {
     const fe_t *fe = arg;
@@ -281,6 +298,7 @@ void fe_metrics_render(void *arg, buf_t *out)
                 "Jobs answered lost here: their broker was lost twice, or none could take them "
                 "again within --broker-wait-ms.");
     prom_sample(out, P "jobs_lost_total", (double)jobs_stats(fe->jobs)->lost, NULL);
+    s_served(out, fe);
 }
 
 /* Sums for the snapshot, which `snakepit status` shows per front-end. */

@@ -44,4 +44,5 @@ void node_conf_defaults(node_conf_t *c)
     c->egress_max_conns = 256;
     c->egress_idle_s = 60;
     c->egress_tenant_open = 64;
+    c->drain_grace_s = 60; /* the deploy files' 75 s stop timeouts: this + 15 s to stop */
 }

@@ -54,6 +54,10 @@ typedef struct {
     long egress_max_conns;     /* a job's connections over its life, at most */
     long egress_idle_s;        /* a connection with no traffic this long closes */
     long egress_tenant_open;   /* connections one tenant may have open on this node */
+    long drain_grace_s; /* SIGTERM: running jobs get this long to finish (0: stop at once) */
+    /* for tests only: PROFILE:MODULE pairs, each making that profile's zygote fail its warm-up
+     * as a missing module would (the profile is then not served) */
+    char test_missing_module[256];
 } node_conf_t;
 
 void node_conf_defaults(node_conf_t *conf);

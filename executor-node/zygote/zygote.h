@@ -32,6 +32,7 @@ typedef struct {
     /* network egress (the node's egress process, egress.h) */
     long     egress_port;  /* its listener in our namespace; 0: no job here has egress */
     long     egress_pool;  /* children kept forked ahead for jobs with egress */
+    char     test_missing[128]; /* tests only: a module its warm-up imports first (and fails on) */
 } zygote_conf_t;
 
 /* Runs the zygote on fd 3 until the node closes the channel. Returns the exit status. */

@@ -11,8 +11,8 @@
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/tools/execute_code.h"
 #include "mcp-frontend/tools/jobargs.h"
+#include "mcp-frontend/tools/pyscan.h"
 #include "compat_job.h"
-#include "pyscan.h"
 
 #define VALIDATE_WALL_MS 10000 /* as validate_code's: parsing is quick or hostile */
 

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/utf8.h"
 #include "proto/mpack.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/render/rich.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/rpc/task.h"
@@ -49,6 +50,7 @@ struct execution {
     tenant_t *tenant;
     job_t *job; /* until its result */
     char service[JOB_MAX_SERVICE + 1];
+    char *profile_reason; /* opts.profile_reason, copied */
     execution_opts_t opts;
     uint64_t created_ms;   /* wall clock */
     uint64_t submitted_us; /* monotonic, when handed to the broker client */
@@ -80,6 +82,8 @@ static void s_unref(execution_t *ex)
     json_decref(ex->unkept);
     json_decref(ex->call_result);
     json_decref(ex->opts.render_ctx);
+    json_decref(ex->opts.adjusted);
+    free(ex->profile_reason);
     mcp_session_release(ex->session);
     free(ex);
 }
@@ -89,6 +93,7 @@ static record_about_t s_about(const execution_t *ex)
     return (record_about_t){.id = ex->id_str,
                             .tenant = ex->tenant->name,
                             .profile = ex->service,
+                            .profile_reason = ex->profile_reason,
                             .tool = ex->opts.tool,
                             .created_ms = ex->created_ms,
                             .ttl_s = ex->tenant->record_ttl_s,
@@ -301,6 +306,8 @@ static void s_render_and_record(execution_t *ex)
                           ? ex->opts.render_with(ex->id_str, &ex->res, ex->opts.render_ctx)
                           : ex->opts.render(ex->id_str, &ex->res);
     if (ex->unkept) rich_add_unkept(ex->call_result, ex->unkept);
+    if (ex->profile_reason || ex->opts.adjusted)
+        outcome_annotate(ex->call_result, ex->service, ex->profile_reason, ex->opts.adjusted);
     s_count(self, ex->opts.tool, ex->res.status);
     s_count_refusals(self, &ex->res);
     if (ex->opts.record) {
@@ -461,6 +468,9 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     ex->opts = *opts;
     ex->legacy_task = opts->task;
     json_incref(ex->opts.render_ctx);
+    json_incref(ex->opts.adjusted);
+    if (opts->profile_reason) ex->profile_reason = xstrdup(opts->profile_reason);
+    ex->opts.profile_reason = NULL;                /* ours is ex->profile_reason */
     long ttl_max = self->io.ttl_ms(self->records); /* the task lives in the record */
     if (ex->opts.task && (ex->opts.task_ttl_ms < 0 || ex->opts.task_ttl_ms >= ttl_max))
         ex->opts.task_ttl_ms = ttl_max;

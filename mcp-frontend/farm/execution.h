@@ -43,6 +43,11 @@ typedef struct {
     execution_render_fn *render;
     execution_render_with_fn *render_with; /* used instead of render when set */
     json_t *render_ctx; /* what render_with gets; the execution holds a reference */
+    /* execute_code's: said in the answer (structuredContent.profile, profile_reason,
+     * limits_adjusted, and its text) and the record; NULL: nothing said (drop-in endpoints keep
+     * their servers' shapes). The execution copies the one and holds the other. */
+    const char *profile_reason;     /* why the call runs in its profile */
+    json_t *adjusted;               /* limits asked for beyond a maximum (jobargs.h) */
     execution_result_fn *on_result; /* NULL: none */
     void *on_result_arg;            /* owned by the hook */
     int record;       /* write sp:exec and usage (executions, not validations) */

@@ -337,3 +337,46 @@ json_t *outcome_validate(const char *id, const result_t *res)
     buf_free(&b);
     return r;
 }
+
+/* ---- what the front-end decided */
+
+static void s_adjusted_lines(buf_t *b, const json_t *adjusted)
+{
+    const char *name;
+    json_t *a;
+    json_object_foreach((json_t *)adjusted, name, a)
+    {
+        const char *unit = json_string_value(json_object_get(a, "unit"));
+        const char *why = json_string_value(json_object_get(a, "why"));
+        buf_printf(b, "note: %s %g %s asked for, %g %s used (%s)\n", name,
+                   json_number_value(json_object_get(a, "requested")), unit ? unit : "",
+                   json_number_value(json_object_get(a, "used")), unit ? unit : "",
+                   why ? why : "a maximum");
+    }
+}
+
+void outcome_annotate(json_t *r, const char *profile, const char *reason, const json_t *adjusted)
+{
+    json_t *sc = json_object_get(r, "structuredContent");
+    if (json_is_object(sc)) {
+        json_object_set_new(sc, "profile", json_string(profile));
+        if (reason) json_object_set_new(sc, "profile_reason", json_str_safe(reason));
+        if (adjusted) json_object_set(sc, "limits_adjusted", (json_t *)adjusted);
+    }
+    json_t *block = json_array_get(json_object_get(r, "content"), 0);
+    const char *text = json_string_value(json_object_get(block, "text"));
+    if (!text) return;
+    buf_t b;
+    buf_init(&b);
+    const char *nl = strchr(text, '\n'); /* after the status line */
+    size_t head = nl ? (size_t)(nl - text) + 1 : strlen(text);
+    buf_append(&b, text, head);
+    if (!nl) buf_puts(&b, "\n");
+    buf_printf(&b, "profile: %s", profile);
+    if (reason) buf_printf(&b, " (%s)", reason);
+    buf_puts(&b, "\n");
+    if (adjusted) s_adjusted_lines(&b, adjusted);
+    buf_puts(&b, text + head);
+    json_object_set_new(block, "text", json_str_safe((const char *)b.data));
+    buf_free(&b);
+}

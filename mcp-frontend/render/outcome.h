@@ -35,4 +35,10 @@ json_t *outcome_validate(const char *id, const result_t *res);
 /* The network destinations of a Result (its egress list) as structuredContent's `egress`. */
 json_t *outcome_egress(const result_egress_list_t *l);
 
+/* What the front-end decided about the call, added to its CallToolResult r (structuredContent
+ * and, after the status line, the text): the profile it ran in and why (reason may be NULL),
+ * and the limits it asked for beyond a maximum, lowered ({name: {requested, used, unit, why}},
+ * or NULL), each as structuredContent.profile, profile_reason, limits_adjusted. */
+void outcome_annotate(json_t *r, const char *profile, const char *reason, const json_t *adjusted);
+
 #endif

@@ -160,6 +160,7 @@ void record_submitted(records_t *self, const record_about_t *r, const jobspec_t 
     s_arg_str(&a, r->task ? "1" : "0");
     s_field_str(&a, "tenant", r->tenant);
     s_field_str(&a, "profile", r->profile);
+    if (r->profile_reason) s_field_str(&a, "profile_reason", r->profile_reason);
     s_field_str(&a, "tool", r->tool);
     s_code(self, &a, spec);
     s_field_fmt(&a, "created_ms", "%llu", (unsigned long long)r->created_ms);
@@ -214,16 +215,23 @@ static char *s_result_text(records_t *self, const result_t *res, size_t *len, in
     return buf_steal(&text, len);
 }
 
+const char *record_usage_key(char out[RECORD_USAGE_KEY_MAX], const char *tenant, uint64_t ms)
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    snprintf(out, RECORD_USAGE_KEY_MAX, "sp:t:%s:use:%04d%02d%02d", tenant, tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday);
+    return out;
+}
+
 /* Usage days to delete at a day's first count: the week just past --usage-days. */
 static void s_usage_keys(records_t *self, args_t *a, const char *tenant, uint64_t created_ms)
 {
+    char key[RECORD_USAGE_KEY_MAX];
     for (int k = 0; k < USAGE_SWEEP; k++) {
         uint64_t ms = created_ms - (uint64_t)(self->conf.usage_days + 1 + k) * DAY_MS;
-        time_t secs = (time_t)(ms / 1000);
-        struct tm tm;
-        gmtime_r(&secs, &tm);
-        s_arg_fmt(a, "sp:t:%s:use:%04d%02d%02d", tenant, tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday);
+        s_arg_fmt(a, "%s", record_usage_key(key, tenant, ms)); /* copied: key goes */
     }
 }
 
@@ -330,13 +338,9 @@ static void s_final_fields(records_t *self, args_t *a, const record_about_t *r, 
 int record_finished(records_t *self, const record_about_t *r, const result_t *res,
                     store_reply_fn *landed, void *arg)
 {
-    char key[64], use[128];
+    char key[64], use[RECORD_USAGE_KEY_MAX];
     snprintf(key, sizeof key, "sp:exec:%s", r->id);
-    time_t secs = (time_t)(r->created_ms / 1000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    snprintf(use, sizeof use, "sp:t:%s:use:%04d%02d%02d", r->tenant, tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday);
+    record_usage_key(use, r->tenant, r->created_ms);
     args_t a = {0};
     s_arg_str(&a, key);
     s_arg_str(&a, use);

@@ -8,6 +8,7 @@
 
 #include "execute_code.h"
 #include "get_execution.h"
+#include "get_usage.h"
 #include "list_executions.h"
 #include "sandbox_info.h"
 #include "validate_code.h"
@@ -23,8 +24,10 @@ static const tool_arg_t s_execute_args[] = {
      "\"exclusiveMinimum\": 0"},
     {"memory_limit", ARG_SIZE, ARG_NULLABLE,
      "Memory limit: MB as an integer, or a string like \"256m\" or \"1g\"", NULL},
-    {"profile", ARG_STRING, ARG_NULLABLE,
-     "Sandbox profile: one of {profiles} (default {default_profile})", NULL},
+    {"profile", ARG_STRING, ARG_NULLABLE | ARG_PROFILE,
+     "Sandbox profile: one of {profiles}. Without it the code runs in the smallest of them that "
+     "has every module it imports and every dependency it declares ({default_profile} for the "
+     "standard library); the answer says which ran and why", NULL},
     {"output_limit", ARG_INTEGER, ARG_NULLABLE,
      "Bytes of stdout and of stderr each to keep (default and maximum: the profile's); past it "
      "the job ends output_limit with what was printed so far", "\"minimum\": 1"},
@@ -87,6 +90,9 @@ static const char s_execute_output[] = "{\"type\": \"object\","
     "\"session_id\": {\"type\": \"string\", \"description\": \"the session the cell ran in (with session_id)\"},"
     "\"cell\": {\"type\": \"integer\", \"description\": \"the cell's number in its session: 1, 2, ...\"},"
     "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}},"
+    "\"profile\": {\"type\": \"string\", \"description\": \"the profile the code ran in\"},"
+    "\"profile_reason\": {\"type\": \"string\", \"description\": \"why that one: named by the call, inferred from the imports or dependencies, the session's, or the smallest served\"},"
+    "\"limits_adjusted\": {\"type\": \"object\", \"description\": \"limits asked for beyond a maximum, and what was used instead\", \"additionalProperties\": {\"type\": \"object\", \"properties\": {\"requested\": {\"type\": \"number\"}, \"used\": {\"type\": \"number\"}, \"unit\": {\"type\": \"string\"}, \"why\": {\"type\": \"string\"}}}}"
     "\"egress\": {\"type\": \"array\", \"description\": \"each network destination the code asked for, with the egress policy's verdict and the bytes each way\", \"items\": {\"type\": \"object\", \"required\": [\"host\", \"port\", \"verdict\", \"connections\", \"bytes_out\", \"bytes_in\"], \"properties\": {\"host\": {\"type\": \"string\"}, \"port\": {\"type\": \"integer\"}, \"verdict\": {\"type\": \"string\", \"enum\": [\"allowed\", \"refused\", \"failed\"]}, \"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"connections\": {\"type\": \"integer\"}, \"bytes_out\": {\"type\": \"integer\"}, \"bytes_in\": {\"type\": \"integer\"}}}}"
   "}}";
 
@@ -94,7 +100,9 @@ static const tool_arg_t s_validate_args[] = {
     {"code", ARG_STRING, ARG_REQUIRED, NULL, "\"maxLength\": 1048576"},
     {"session_id", ARG_STRING, ARG_NULLABLE,
      "Check the code as a cell of this session: in its profile", "\"minLength\": 36, \"maxLength\": 36"},
-    {"profile", ARG_STRING, ARG_NULLABLE, "Profile whose import rules apply (default {default_profile})", NULL},
+    {"profile", ARG_STRING, ARG_NULLABLE | ARG_PROFILE,
+     "Profile whose import rules apply: one of {profiles} (without it, the one execute_code would "
+     "choose for this code)", NULL},
     {"allowed_imports", ARG_ARRAY, ARG_NULLABLE, NULL, NAMES},
     {NULL},
 };
@@ -147,6 +155,23 @@ static const char s_list_executions_output[] = "{\"type\": \"object\", \"require
     "\"next_cursor\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}"
   "}}";
 
+static const tool_arg_t s_get_usage_args[] = {
+    {"days", ARG_INTEGER, ARG_NULLABLE, "UTC days to show, today first (default 7)",
+     "\"minimum\": 1, \"maximum\": 90"},
+    {NULL},
+};
+
+#define USAGE_COUNTS "\"executions\": {\"type\": \"integer\"}, \"cells\": {\"type\": \"integer\"}, \"sessions\": {\"type\": \"integer\", \"description\": \"sessions started: created, forked, restored into a new one\"}, \"snapshots\": {\"type\": \"integer\", \"description\": \"snapshots saved\"}, \"cpu_seconds\": {\"type\": \"number\"}, \"wall_seconds\": {\"type\": \"number\"}, \"statuses\": {\"type\": \"object\", \"description\": \"executions by status\", \"additionalProperties\": {\"type\": \"integer\"}}"
+
+static const char s_get_usage_output[] = "{\"type\": \"object\", \"required\": [\"tenant\", \"days_asked\", \"days\", \"total\", \"now\"],"
+  "\"properties\": {"
+    "\"tenant\": {\"type\": \"string\"},"
+    "\"days_asked\": {\"type\": \"integer\"},"
+    "\"days\": {\"type\": \"array\", \"description\": \"one entry per UTC day, today first\", \"items\": {\"type\": \"object\", \"required\": [\"day\", \"executions\", \"cpu_seconds\"], \"properties\": {\"day\": {\"type\": \"string\"}, " USAGE_COUNTS "}}},"
+    "\"total\": {\"type\": \"object\", \"properties\": {" USAGE_COUNTS "}},"
+    "\"now\": {\"type\": \"object\", \"description\": \"what you hold now, against your quotas\", \"properties\": {\"live_sessions\": {\"type\": \"integer\"}, \"max_sessions\": {\"type\": \"integer\"}, \"snapshots\": {\"type\": \"integer\"}, \"max_snapshots\": {\"type\": \"integer\"}, \"snapshot_bytes\": {\"type\": \"integer\"}, \"max_snapshot_mb\": {\"type\": \"integer\"}}}"
+  "}}";
+
 #define READ_ONLY "{\"readOnlyHint\": true, \"openWorldHint\": false}"
 
 const tool_t tooldefs[] = {
@@ -166,8 +191,10 @@ const tool_t tooldefs[] = {
         "structuredContent.outputs and as content blocks: a DataFrame as HTML and JSON, a figure "
         "as an image, other values as text. A PEP 723 `# /// script` block's `dependencies` and "
         "the `dependencies` argument are met from the profile's packages, else from the "
-        "operator's package source if it has one (without a `profile`, the call runs in the "
-        "first profile that has what it needs). Limits: timeout in seconds (default {default_timeouts}), memory_limit in "
+        "operator's package source if it has one. Without a `profile` the call runs in the "
+        "smallest profile that has every module the code imports and every dependency it "
+        "declares (`import pandas` runs where pandas is); the answer's `profile` and "
+        "`profile_reason` say which and why. Limits: timeout in seconds (default {default_timeouts}), memory_limit in "
         "MB or as a string such as \"256m\". isError is true for every status other than ok.",
      .args = s_execute_args,
      .output_schema = s_execute_output,
@@ -189,9 +216,9 @@ const tool_t tooldefs[] = {
     {.name = "get_sandbox_info",
      .title = "Describe the sandbox",
      .description =
-        "List the sandbox profiles with their importable modules and default and maximum limits, "
-        "your own limits (rate, concurrency, timeout, memory, profiles), and the farm's current "
-        "capacity.",
+        "List the sandbox profiles this farm serves, with their importable modules, package "
+        "versions and default and maximum limits, and your own limits (rate, concurrency, "
+        "timeout, memory, profiles, sessions and snapshots). get_usage shows what you used.",
      .output_schema = s_info_output,
      .annotations = READ_ONLY,
      .run = sandbox_info_run},
@@ -213,6 +240,16 @@ const tool_t tooldefs[] = {
      .output_schema = s_list_executions_output,
      .annotations = READ_ONLY,
      .run = list_executions_run},
+    {.name = "get_usage",
+     .title = "Your usage",
+     .description =
+        "Show what you used, by UTC day (today first): executions with their statuses, CPU and "
+        "wall seconds, session cells, sessions started, snapshots saved; and what you hold now "
+        "(live sessions, snapshots and their bytes) against your quotas. Only your own tenant's.",
+     .args = s_get_usage_args,
+     .output_schema = s_get_usage_output,
+     .annotations = READ_ONLY,
+     .run = get_usage_run},
     {NULL},
 };
 /* clang-format on */
