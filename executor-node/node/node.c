@@ -17,6 +17,7 @@
 #include "executor-node/link/layers.h"
 #include "broker_link.h"
 #include "checkpoint_store.h"
+#include "egress_link.h"
 #include "envs.h"
 #include "hibernate.h"
 #include "metrics.h"
@@ -46,6 +47,7 @@ typedef struct {
     checkpoint_store_t *checkpoints; /* NULL without --redis: freed sessions just end */
     hibernate_t *hibernate;
     envs_t *envs; /* dependency environments; NULL without --packages */
+    egress_link_t *egress; /* the egress process; NULL when jobs get no network */
     uint64_t wait_tick;
     uint64_t session_tick; /* sessions' expiry, eviction and SESSIONS; 0 when it keeps none */
     /* draining (s_drain): since when, until when, and the timer that watches it */
@@ -266,6 +268,9 @@ static int s_serve(node_t *n)
     if (conf->redis[0]) n->snapshot = snapshot_new(n->loop, conf, n->zygotes, &n->metrics);
     loop_add_fd(n->loop, n->sig_fd, ZMQ_POLLIN, s_on_signal, n);
     n->slots = slots_new(conf, n->zygotes, &n->metrics, n->layers_str);
+    egress_link_hooks_t egress = slots_egress_hooks(n->slots);
+    n->egress = egress_link_new(conf, n->layers, n->loop, &n->metrics, &egress);
+    slots_set_egress(n->slots, n->egress);
     if (conf->max_sessions > 0) {
         /* with Redis, freed sessions are hibernated there (hibernate.h) */
         if (conf->redis[0] && !(n->checkpoints = checkpoint_store_new(n->loop, conf->redis, err,
@@ -317,6 +322,7 @@ int node_main(const node_conf_t *conf)
      * their channel. */
     for (int i = 0; i < n.n_links; i++) broker_link_disconnect(n.links[i]);
     zygotes_destroy(&n.zygotes);
+    egress_link_destroy(&n.egress);
     envs_destroy(&n.envs);
     for (int i = 0; i < n.n_links; i++) broker_link_destroy(&n.links[i]);
     if (n.zmq_ctx) zmq_ctx_term(n.zmq_ctx);

@@ -50,6 +50,11 @@ const char RECORD_FINISH_LUA[] =
     "  redis.call('HINCRBY', use, 'cells', 1)\n"
     "  redis.call('HINCRBY', use, 'session_memory_mb_cells', math.floor(tonumber(mem) / 1024))\n"
     "end\n"
+    "for _, f in ipairs({'egress_bytes_out', 'egress_bytes_in', 'egress_connections', "
+    "'egress_refused'}) do\n" /* the network, counted like CPU */
+    "  local v = redis.call('HGET', KEYS[1], f)\n"
+    "  if v then redis.call('HINCRBY', use, f, v) end\n"
+    "end\n"
     "if KEYS[3] ~= '' then\n"
     "  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'id', ARGV[6],\n"
     "             unpack(redis.call('HGETALL', KEYS[1])))\n"

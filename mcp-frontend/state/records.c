@@ -255,6 +255,7 @@ static int s_flat_is_whole(const records_t *self, const result_t *res)
 {
     size_t head = (size_t)self->conf.head_cap;
     return !res->variables && !res->validation && !res->error.traceback && !res->n_images &&
+           !res->egress.n && /* the destinations live in the whole Result */
            !res->n_files && !res->images_truncated && !res->files_truncated && !res->exit.code &&
            !res->n_events && !res->events_truncated &&
            (!res->n_outputs || s_output_is_repr(res)) && !res->outputs_truncated &&
@@ -355,6 +356,18 @@ int record_finished(records_t *self, const record_about_t *r, const result_t *re
     if (res->session.present) { /* RECORD_FINISH_LUA counts the cell's usage from these */
         s_field_fmt(&a, "cell", "%u", res->session.cell);
         s_field_fmt(&a, "session_memory_kb", "%llu", (unsigned long long)res->session.memory_kb);
+    }
+    if (res->egress.n) { /* the network's totals, which RECORD_FINISH_LUA adds to the usage */
+        uint64_t out = 0, in = 0, conns = 0, refused = 0;
+        for (size_t i = 0; i < res->egress.n; i++) {
+            const result_egress_t *e = &res->egress.list[i];
+            out += e->bytes_out, in += e->bytes_in, conns += e->connections;
+            if (e->verdict && !strcmp(e->verdict, "refused")) refused += e->connections;
+        }
+        s_field_fmt(&a, "egress_bytes_out", "%llu", (unsigned long long)out);
+        s_field_fmt(&a, "egress_bytes_in", "%llu", (unsigned long long)in);
+        s_field_fmt(&a, "egress_connections", "%llu", (unsigned long long)conns);
+        s_field_fmt(&a, "egress_refused", "%llu", (unsigned long long)refused);
     }
     s_final_fields(self, &a, r, res, clock_wall_ms());
     /* Redis answers in order, so this write's answer also says the earlier ones are in (the

@@ -30,6 +30,10 @@ static const tool_arg_t s_create_args[] = {
     {"atomic", ARG_BOOLEAN, ARG_NULLABLE,
      "Make every cell atomic unless execute_code says otherwise: a cell that does not end ok "
      "leaves the session exactly as it was before it (default false)", NULL},
+    {"network", ARG_BOOLEAN, 0,
+     "Give the session network under your tenant's egress policy (default true when it has "
+     "one): its cells reach what the policy allows, each cell may still pass network: false. "
+     "false: the session never has network", NULL},
     {NULL},
 };
 

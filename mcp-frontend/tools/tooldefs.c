@@ -67,6 +67,10 @@ static const tool_arg_t s_execute_args[] = {
      "session, its variables and its workspace files are exactly as before the cell and "
      "session.rolled_back is true (the cell's output and error still come back); if it ends ok "
      "it stays. Default: the session's (create_session's atomic)", NULL},
+    {"network", ARG_BOOLEAN, 0,
+     "Reach the network under your tenant's egress policy (default true when it has one; "
+     "get_sandbox_info shows it): HTTP(S) through the standard proxy variables, and TCP to "
+     "allowed host:port. false runs without network", NULL},
     {NULL},
 };
 
@@ -74,7 +78,7 @@ static const char s_execute_output[] = "{\"type\": \"object\","
   "\"required\": [\"execution_id\", \"status\", \"stdout\", \"stderr\", \"truncated\", \"result\", \"variables\", \"error\", \"timings\", \"resources\", \"exit\"],"
   "\"properties\": {"
     "\"execution_id\": {\"type\": \"string\", \"description\": \"UUIDv7 of this execution (get_execution)\"},"
-    "\"status\": {\"type\": \"string\", \"enum\": [\"ok\", \"error\", \"syntax_error\", \"timeout\", \"cpu_limit\", \"memory_limit\", \"output_limit\", \"security_violation\", \"cancelled\", \"rejected\", \"lost\", \"internal_error\"]},"
+    "\"status\": {\"type\": \"string\", \"enum\": [\"ok\", \"error\", \"syntax_error\", \"timeout\", \"cpu_limit\", \"memory_limit\", \"output_limit\", \"security_violation\", \"cancelled\", \"rejected\", \"lost\", \"internal_error\", \"egress_limit\"]},"
     "\"stdout\": {\"type\": \"string\"},"
     "\"stderr\": {\"type\": \"string\"},"
     "\"truncated\": {\"type\": \"object\", \"required\": [\"stdout\", \"stderr\"], \"properties\": {\"stdout\": {\"type\": \"boolean\"}, \"stderr\": {\"type\": \"boolean\"}, \"images\": {\"type\": \"boolean\", \"description\": \"some figures were left out (caps)\"}, \"files\": {\"type\": \"boolean\", \"description\": \"some written files were left out (caps)\"}}},"
@@ -96,7 +100,8 @@ static const char s_execute_output[] = "{\"type\": \"object\","
       "\"resumed\": {\"type\": \"object\", \"description\": \"the session had been freed (hibernated, or its executor went away) and was resumed from its checkpoint for this call\", \"properties\": {\"from_cell\": {\"type\": \"integer\", \"description\": \"the checkpoint followed this cell\"}, \"reason\": {\"type\": \"string\"}, \"checkpointed_at\": {\"type\": \"string\"}, \"not_restored\": {\"type\": \"array\", \"items\": {\"type\": \"object\"}}}}}},"
     "\"profile\": {\"type\": \"string\", \"description\": \"the profile the code ran in\"},"
     "\"profile_reason\": {\"type\": \"string\", \"description\": \"why that one: named by the call, inferred from the imports or dependencies, the session's, or the smallest served\"},"
-    "\"limits_adjusted\": {\"type\": \"object\", \"description\": \"limits asked for beyond a maximum, and what was used instead\", \"additionalProperties\": {\"type\": \"object\", \"properties\": {\"requested\": {\"type\": \"number\"}, \"used\": {\"type\": \"number\"}, \"unit\": {\"type\": \"string\"}, \"why\": {\"type\": \"string\"}}}}"
+    "\"limits_adjusted\": {\"type\": \"object\", \"description\": \"limits asked for beyond a maximum, and what was used instead\", \"additionalProperties\": {\"type\": \"object\", \"properties\": {\"requested\": {\"type\": \"number\"}, \"used\": {\"type\": \"number\"}, \"unit\": {\"type\": \"string\"}, \"why\": {\"type\": \"string\"}}}},"
+    "\"egress\": {\"type\": \"array\", \"description\": \"each network destination the code asked for, with the egress policy's verdict and the bytes each way\", \"items\": {\"type\": \"object\", \"required\": [\"host\", \"port\", \"verdict\", \"connections\", \"bytes_out\", \"bytes_in\"], \"properties\": {\"host\": {\"type\": \"string\"}, \"port\": {\"type\": \"integer\"}, \"verdict\": {\"type\": \"string\", \"enum\": [\"allowed\", \"refused\", \"failed\"]}, \"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"connections\": {\"type\": \"integer\"}, \"bytes_out\": {\"type\": \"integer\"}, \"bytes_in\": {\"type\": \"integer\"}}}}"
   "}}";
 
 static const tool_arg_t s_validate_args[] = {

@@ -194,6 +194,7 @@ static const slots_io_t s_io = {
     f_send_reclaim, f_send_held,   f_pick,        f_env_pick,      f_env_start,     f_send_job,
     f_cancel,       f_end_session, f_services,    f_packages,      f_python,
     NULL, /* profile: no hibernation here */
+    NULL,           NULL,          NULL, /* no network egress here */
     f_send_leaving};
 
 /* ---- the rig ------------------------------------------------------------------------------ */

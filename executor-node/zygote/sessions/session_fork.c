@@ -280,11 +280,15 @@ static int s_dirs(session_fork_t *s, fork_op_t *f, size_t i, char *err, size_t e
 }
 
 /* A Landlock layer that keeps a side to dirs (none without a workspace: then its point is that
- * each side is in a domain of its own, no signals across, ABI 6 scoping). */
-static int s_ruleset(session_fork_t *s, const char **dirs, int n, char *err, size_t errlen)
+ * each side is in a domain of its own, no signals across, ABI 6 scoping). A session with network
+ * keeps it on both sides: each new layer allows the egress port when the parent's child has it. */
+static int s_ruleset(session_fork_t *s, const fork_op_t *f, const char **dirs, int n, char *err,
+                     size_t errlen)
 {
-    return landlock_ruleset_dirs(s->conf.env->sb->landlock_abi, s->conf.env->profile, dirs,
-                                 s->conf.ws ? n : 0, err, errlen);
+    const sandbox_t *sb = s->conf.env->sb;
+    return landlock_ruleset_egress(sb->landlock_abi, s->conf.env->profile, dirs,
+                                   s->conf.ws ? (size_t)n : 0, f->pc->egress ? sb->egress_port : 0,
+                                   err, errlen);
 }
 
 /* What the clones must redo so that they share nothing with the parent (child/fork_plan.h),
@@ -318,6 +322,7 @@ static int s_prepare_clone(session_fork_t *s, fork_op_t *f, size_t i, char *err,
     }
     child_t *cc = k->c;
     cc->session_capable = 1;
+    cc->egress = pc->egress; /* its seccomp prologue is its parent's, so is its network */
     cc->state = CHILD_KEPT;
     cc->answered = 1;
     if (area_map_memfd(&cc->area, pc->area.job_cap, pc->area.stream_cap, &memfd) < 0 ||
@@ -339,7 +344,7 @@ static int s_prepare_clone(session_fork_t *s, fork_op_t *f, size_t i, char *err,
     if (s->conf.ws && s_dirs(s, f, i, err, errlen) < 0) return -1;
     snprintf(cc->ws_dir, sizeof cc->ws_dir, "%s", k->cwd);
     const char *mine[1] = {k->dir};
-    int ll = s_ruleset(s, mine, 1, err, errlen);
+    int ll = s_ruleset(s, f, mine, 1, err, errlen);
     if (ll < 0) return -1;
     k->fds[k->n_fds++] = ll;
     if (k->cwd[0]) {
@@ -490,7 +495,7 @@ int session_fork_start(session_fork_t *s, zygote_session_t *parent, const uint8_
     free(ids);
     if (rc == 0) {
         const char *mine[2] = {parent->cwd, f->next_spare};
-        if ((f->parent_ll = s_ruleset(s, mine, 2, err, sizeof err)) < 0) rc = -1;
+        if ((f->parent_ll = s_ruleset(s, f, mine, 2, err, sizeof err)) < 0) rc = -1;
     }
     if (rc == 0) rc = s_plan(s, f, err, sizeof err);
     s_go(s, f, err, sizeof err, rc);
