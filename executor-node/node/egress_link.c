@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -370,7 +371,11 @@ void egress_link_destroy(egress_link_t **self_p)
         zchan_destroy(&self->chan);
     }
     if (self->fd_sock >= 0) close(self->fd_sock);
-    if (self->pid > 0) kill(self->pid, SIGKILL);
+    if (self->pid > 0) { /* and reaped: the node leaves no process behind, not even a zombie */
+        kill(self->pid, SIGKILL);
+        while (waitpid(self->pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
     loop_timer_cancel(self->loop, self->timer);
     while (self->kept) {
         kept_t *k = self->kept;
