@@ -3,6 +3,7 @@ a session has been idle a while after a cell: --session-checkpoint-s, here 1 s t
 environment), under the same id, and the answer says which cell the checkpoint followed; a
 session without a checkpoint is still answered lost, never rerun (test_session_brokers.py)."""
 import os
+import signal
 import sys
 import time
 
@@ -53,4 +54,37 @@ def test_a_session_whose_executor_died_resumes_from_its_checkpoint(farm):
     resumed = r["session"]["resumed"]
     assert resumed["from_cell"] == 1 and resumed["reason"] == "its executor went away", resumed
     assert r["session_id"] == sid and r["cell"] == 2
+    sc(mcp, "close_session", {"session_id": sid})
+
+
+def test_a_session_on_a_draining_executor_is_checkpointed_before_it_leaves_and_resumes(farm):
+    """SIGTERM drains the executor: it checkpoints its sessions and frees them (hibernated, the
+    reason says the drain) before it exits, so the next cell resumes from the last cell, not
+    from an older periodic checkpoint."""
+    mcp = McpHttp(farm.url, farm.chaos_key)
+    mcp.initialize()
+    sid = sc(mcp, "create_session", {"profile": "python.basic"})["session_id"]
+    assert cell(mcp, sid, "x = 41")["status"] == "ok"
+    r = cell(mcp, sid, "x += 1")  # the drain comes right after: no idle checkpoint of cell 2 yet
+    assert r["status"] == "ok", r
+    pid = component_pid(farm, "executor")
+    os.kill(pid, signal.SIGTERM)
+
+    def hibernated():
+        rows = [s for s in sc(mcp, "list_sessions", {})["sessions"] if s["session_id"] == sid]
+        return rows and rows[0].get("state") == "hibernated" and rows[0]
+    row = wait_for(hibernated, 60, "the session hibernated by the drain")
+    assert "drain" in row["hibernated_because"], row
+    assert row["checkpoint"]["after_cell"] == 2, row
+
+    deadline = time.time() + PATIENCE_S
+    while True:  # the executor restarts and registers again; the session resumes there
+        r = cell(mcp, sid, "print(x)")
+        if r.get("status") == "ok" or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    assert r["status"] == "ok" and r["stdout"] == "42\n", r
+    resumed = r["session"]["resumed"]
+    assert resumed["from_cell"] == 2 and "drain" in resumed["reason"], resumed
+    assert r["session_id"] == sid and r["cell"] == 3
     sc(mcp, "close_session", {"session_id": sid})

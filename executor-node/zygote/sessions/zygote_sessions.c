@@ -311,8 +311,6 @@ static int s_prepare(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id
     area_reset(&c->area, 0, 0);
     area_hdr_t *hdr = area_hdr(&c->area);
     snprintf(hdr->egress_proxy, sizeof hdr->egress_proxy, "%s", c->egress && proxy ? proxy : "");
-    area_hdr_t *hdr = area_hdr(&c->area);
-    snprintf(hdr->egress_proxy, sizeof hdr->egress_proxy, "%s", c->egress && proxy ? proxy : "");
     uintptr_t at =
         c->area_seen_at ? c->area_seen_at + JOBAREA_HEADER : (uintptr_t)area_job(&c->area);
     if (!jobcopy_put_at(job, JOBCOPY_RUN, area_job(&c->area), c->area.job_cap, at))
