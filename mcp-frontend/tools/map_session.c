@@ -283,13 +283,15 @@ void map_session_run(call_t *c, json_t *args, const tool_task_t *task)
     size_t n = json_array_size(codes);
     if (sop_session_arg(c, args, id) < 0) return;
     if (!n || n > MAP_MAX_CODES) {
-        tool_bad(c, "codes must be a list of 1 to %d code strings", MAP_MAX_CODES);
+        tool_bad_arg(c, "codes", "`codes` must be a list of 1 to %d code strings (one per fork)",
+                     MAP_MAX_CODES);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         json_t *code = json_array_get(codes, i);
         if (!json_is_string(code) || json_string_length(code) > JOB_MAX_CODE) {
-            tool_bad(c, "codes[%zu] must be a string of at most %u bytes", i, JOB_MAX_CODE);
+            tool_bad_arg(c, "codes", "`codes[%zu]` must be a string of at most %u bytes", i,
+                         JOB_MAX_CODE);
             return;
         }
     }

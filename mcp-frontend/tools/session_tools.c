@@ -171,7 +171,8 @@ static size_t s_count(call_t *c, json_t *args)
     if (!v || json_is_null(v)) return 1;
     if (!json_is_integer(v) || json_integer_value(v) < 1 ||
         json_integer_value(v) > JOB_MAX_FORKS) {
-        tool_bad(c, "count must be an integer from 1 to %d", JOB_MAX_FORKS);
+        tool_bad_arg(c, "count", "`count` must be an integer from 1 to %d (the clones to make)",
+                     JOB_MAX_FORKS);
         return 0;
     }
     return (size_t)json_integer_value(v);
