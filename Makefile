@@ -115,7 +115,8 @@ $(BUILD)/gen/%_py.h: executor-node/buildbox/%.py
 $(OBJ)/executor-node/buildbox/buildbox.o: $(BUILD)/gen/envbuild_py.h
 
 $(OBJ)/executor-node/python/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
-                               $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h
+                               $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h \
+                               $(BUILD)/gen/ipython_py.h $(BUILD)/gen/dists_py.h
 
 # the drop-in endpoints' validators are Python programs the front-end sends to the farm as
 # jobs (mcp-frontend/compat/compat_validators.h), compiled in the same way
@@ -282,13 +283,16 @@ test-chaos: all
 test-ops: all
 	$(PYTEST) tests/ops
 
-# The sanitizer pass: unit tests with leak detection, then the executor, integration, chaos and
+# The sanitizer pass: unit tests with leak detection, then the executor, the forks and builds of
+# the security suite (their C: fork plans, the wake socket, the build box), integration, chaos and
 # several-broker suites against ASan+UBSan binaries (leaks off there: the embedded interpreter
 # keeps its heap; every farm's logs are checked for reports when it stops), and
 # the CLI against a scripted endpoint with leak detection on (an ASan report fails the run).
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
+	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) \
+	  tests/security/test_session_integrity.py tests/security/test_dependency_builds.py
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/chaos \
 	  tests/integration/test_fe_records.py tests/integration/test_fe_broker.py \
 	  tests/integration/test_fe_bounds.py
@@ -440,7 +444,7 @@ $(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/rpc/admit.c
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
 
 # the drop-in endpoints' readers of untrusted code: pyscan (names, imports) and pep723_merge
-$(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/compat/pyscan.c mcp-frontend/compat/pep723_merge.c \
+$(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/tools/pyscan.c mcp-frontend/compat/pep723_merge.c \
                            common/pep508.c common/buf.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^

@@ -9,8 +9,8 @@
 
 /* Slots and free slots count what any job may take; the reserve (executors.h) apart. */
 typedef struct {
-    size_t executors, slots, free_slots, reserve;
-    size_t idle, busy, full; /* executors by state */
+    size_t executors, slots, free_slots, reserve; /* of those serving: draining ones apart */
+    size_t idle, busy, full, draining;            /* executors by state */
 } farm_t;
 
 static void s_farm(const sched_t *s, farm_t *f)
@@ -19,6 +19,10 @@ static void s_farm(const sched_t *s, farm_t *f)
     const executors_t *reg = sched_executors(s);
     for (size_t i = 0; i < executors_count(reg); i++) {
         const executor_t *ex = executors_at(reg, i);
+        if (ex->draining) { /* leaving: it serves nothing, its running jobs finish */
+            f->draining++;
+            continue;
+        }
         f->executors++;
         f->slots += ex->slots - ex->reserve;
         f->free_slots += executor_open_credit(ex);
@@ -68,7 +72,7 @@ static void s_render_services(buf_t *out, const services_t *svs)
     s_per_service(out, svs, "snakepit_broker_jobs_inflight", PROM_GAUGE,
                   "Jobs of the service leased to executors.", s_inflight);
     s_per_service(out, svs, "snakepit_broker_service_executors", PROM_GAUGE,
-                  "Registered executors serving the service.", s_executors);
+                  "Registered executors serving the service (draining ones apart).", s_executors);
     s_per_service(out, svs, "snakepit_broker_service_slots", PROM_GAUGE,
                   "Sandbox slots declared by the executors serving the service.", s_slots);
     s_per_service(out, svs, "snakepit_broker_jobs_submitted_total", PROM_COUNTER,
@@ -78,7 +82,8 @@ static void s_render_services(buf_t *out, const services_t *svs)
     s_per_service(out, svs, "snakepit_broker_jobs_completed_total", PROM_COUNTER,
                   "Executor RESULTs forwarded to clients.", s_completed);
     s_per_service(out, svs, "snakepit_broker_jobs_requeued_total", PROM_COUNTER,
-                  "Jobs put back at the head of their queue after their executor was lost.",
+                  "Jobs put back at the head of their queue after their executor was lost (a "
+                  "draining executor's are not: they finish there).",
                   s_requeued);
     s_per_service(out, svs, "snakepit_broker_jobs_lost_total", PROM_COUNTER,
                   "Jobs answered `lost`: their executor was lost twice.", s_lost);
@@ -153,6 +158,10 @@ static void s_render_io(buf_t *out, const broker_metrics_t *m)
     prom_family(out, "snakepit_broker_executor_losses_total", PROM_COUNTER,
                 "Executors dropped: heartbeat expired, DISCONNECT, unreachable, or re-registered.");
     prom_sample(out, "snakepit_broker_executor_losses_total", (double)st->executors_lost, NULL);
+    prom_family(out, "snakepit_broker_executor_drains_total", PROM_COUNTER,
+                "Executors that said LEAVING: they drained (no new job; their running ones "
+                "finished within their grace) before they went.");
+    prom_sample(out, "snakepit_broker_executor_drains_total", (double)st->executors_drained, NULL);
     prom_family(out, "snakepit_broker_resubmitted_total", PROM_COUNTER,
                 "SUBMITs marked resubmit (their first broker was lost), by what the executors' "
                 "HELD found: running (attached to that run), done (answered lost), none (queued).");
@@ -182,10 +191,12 @@ void broker_metrics_render(void *shown, buf_t *out)
     s_render_services(out, sched_services(s));
 
     prom_family(out, "snakepit_broker_executors", PROM_GAUGE,
-                "Registered executors by state: idle (no jobs), busy (jobs and free slots), full.");
+                "Registered executors by state: idle (no jobs), busy (jobs and free slots), full, "
+                "draining (leaving: no new job, its running ones finish).");
     prom_sample(out, "snakepit_broker_executors", (double)f.idle, "state", "idle", NULL);
     prom_sample(out, "snakepit_broker_executors", (double)f.busy, "state", "busy", NULL);
     prom_sample(out, "snakepit_broker_executors", (double)f.full, "state", "full", NULL);
+    prom_sample(out, "snakepit_broker_executors", (double)f.draining, "state", "draining", NULL);
     prom_family(out, "snakepit_broker_slots", PROM_GAUGE, "Sandbox slots of registered executors.");
     prom_sample(out, "snakepit_broker_slots", (double)f.slots, NULL);
     prom_family(out, "snakepit_broker_slots_free", PROM_GAUGE,
@@ -244,6 +255,7 @@ void broker_metrics_snapshot(void *shown, metrics_pub_t *pub)
     farm_t f;
     s_farm(s, &f);
     metrics_pub_field(pub, "executors", "%zu", f.executors);
+    metrics_pub_field(pub, "draining", "%zu", f.draining);
     metrics_pub_field(pub, "slots", "%zu", f.slots);
     metrics_pub_field(pub, "free_slots", "%zu", f.free_slots);
     metrics_pub_field(pub, "reserve_slots", "%zu", f.reserve);
@@ -255,27 +267,31 @@ void broker_metrics_snapshot(void *shown, metrics_pub_t *pub)
     metrics_pub_field(pub, "version", "%s", SNAKEPIT_VERSION);
     metrics_pub_field(pub, "started", "%.0f", m->started);
     metrics_pub_field(pub, "ts_ms", "%llu", (unsigned long long)clock_wall_ms());
-    uint64_t dispatched = 0, completed = 0, lost = 0, rejected = 0;
+    uint64_t dispatched = 0, completed = 0, lost = 0, rejected = 0, requeued = 0;
     /* Service names are [A-Za-z0-9._-] (wire_name_ok): they need no JSON escaping. */
     buf_t json;
     buf_init(&json);
     buf_puts(&json, "{");
     for (size_t i = 0; i < services_count(svs); i++) {
         const service_t *sv = services_at(svs, i);
-        size_t free_slots = 0;
+        size_t free_slots = 0, draining = 0;
         const executors_t *reg = sched_executors(s);
         for (size_t k = 0; k < executors_count(reg); k++) {
             const executor_t *ex = executors_at(reg, k);
-            if (ex->service_mask & (1ULL << sv->index)) free_slots += executor_open_credit(ex);
+            if (!(ex->service_mask & (1ULL << sv->index))) continue;
+            free_slots += executor_open_credit(ex);
+            draining += (size_t)ex->draining;
         }
+        /* executors: those serving it now (draining ones apart), as the front-ends count it */
         buf_printf(&json,
-                   "%s\"%s\":{\"executors\":%zu,\"slots\":%zu,\"free\":%zu,\"queued\":%zu,"
-                   "\"inflight\":%zu}",
-                   i ? "," : "", sv->name, sv->executors, sv->slots, free_slots,
-                   queue_depth(sv->queue), sv->inflight);
+                   "%s\"%s\":{\"executors\":%zu,\"draining\":%zu,\"slots\":%zu,\"free\":%zu,"
+                   "\"queued\":%zu,\"inflight\":%zu,\"requeued\":%llu}",
+                   i ? "," : "", sv->name, sv->executors, draining, sv->slots, free_slots,
+                   queue_depth(sv->queue), sv->inflight, (unsigned long long)sv->count.requeued);
         dispatched += sv->count.dispatched;
         completed += sv->count.completed;
         lost += sv->count.lost;
+        requeued += sv->count.requeued;
     }
     buf_puts(&json, "}");
     for (int r = 0; r < REFUSE__COUNT; r++)
@@ -284,6 +300,7 @@ void broker_metrics_snapshot(void *shown, metrics_pub_t *pub)
     metrics_pub_field(pub, "dispatched_total", "%llu", (unsigned long long)dispatched);
     metrics_pub_field(pub, "completed_total", "%llu", (unsigned long long)completed);
     metrics_pub_field(pub, "lost_total", "%llu", (unsigned long long)lost);
+    metrics_pub_field(pub, "requeued_total", "%llu", (unsigned long long)requeued);
     metrics_pub_field(pub, "rejected_total", "%llu", (unsigned long long)rejected);
     buf_free(&json);
 }

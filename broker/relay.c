@@ -233,7 +233,9 @@ static bad_reason_t s_classify(const char *err)
     if (strstr(err, "unknown") && strstr(err, "command")) return BAD_UNKNOWN_COMMAND;
     if (strstr(err, "too large")) return BAD_OVERSIZED;
     if (strncmp(err, "route:", 6) == 0) return BAD_ROUTE;
-    if (strncmp(err, "ready:", 6) == 0 || strncmp(err, "sessions:", 9) == 0) return BAD_READY;
+    if (strncmp(err, "ready:", 6) == 0 || strncmp(err, "sessions:", 9) == 0 ||
+        strncmp(err, "leaving:", 8) == 0)
+        return BAD_READY;
     if (strstr(err, "credit")) return BAD_CREDIT;
     return BAD_FRAMING;
 }
@@ -439,6 +441,9 @@ static void s_worker_message(relay_t *r, wire_msg_t *msg)
         break;
     case W_RECLAIM:
         if (ex) sched_executor_reclaim(r->sched, ex, (uint32_t)m.credit);
+        break;
+    case W_LEAVING:
+        if (ex) sched_executor_leaving(r->sched, ex, &m.leaving);
         break;
     case W_HELD:
         if (ex) sched_held(r->sched, ex, m.job_id, (unsigned)m.credit);

@@ -6,6 +6,7 @@
 #include "backup.h"
 #include "cli/run/run.h"
 #include "down.h"
+#include "drain.h"
 #include "mcp.h"
 #include "session.h"
 #include "status.h"
@@ -46,6 +47,8 @@ static const command_t s_commands[] = {
 #endif
     {"status", "status", "the whole farm on one screen: executors, slots, queues, rates",
      status_main},
+    {"drain", "drain", "drain an executor node: no new job, running ones finish, then it exits",
+     drain_main},
     {"usage", "usage", "executions, CPU and wall time per tenant per day", usage_main},
     {"backup", "backup", "copy a farm's tenants, keys, usage, snapshots and records to a file",
      backup_main},

@@ -29,6 +29,11 @@ typedef struct {
     long start_timeout_s;
 } mcp_args_t;
 
+/* The drop-in endpoints snakepit-mcp serves (mcp-frontend/compat/compat.c), checked here so a
+ * mistyped name is a usage error before any farm is started for it. */
+static const char *const s_compat[] = {"python-sandbox", "py-sandbox",   "secure-sandbox",
+                                       "exec-sandbox",   "code-sandbox", NULL};
+
 static const cfg_opt_t s_opts[] = {
     CFG_OPT_BOOL(mcp_args_t, stdio, "stdio", "serve MCP on stdin/stdout"),
     CFG_OPT_STR(mcp_args_t, state_dir, "state-dir", "DIR", "farm state directory"),
@@ -98,6 +103,15 @@ int mcp_main(int argc, char **argv)
         return 0;
     case CONFIG_ERROR: fprintf(stderr, "snakepit mcp: %s\n", err); return EX_USAGE;
     case CONFIG_OK: break;
+    }
+    int known = !a.compat[0];
+    for (const char *const *n = s_compat; *n && !known; n++) known = !strcmp(*n, a.compat);
+    if (!known) {
+        fprintf(stderr,
+                "snakepit mcp: --compat %s: no such drop-in endpoint (python-sandbox, py-sandbox, "
+                "secure-sandbox, exec-sandbox, code-sandbox)\n",
+                a.compat);
+        return EX_USAGE;
     }
     if (!a.stdio) {
         fprintf(stderr, "snakepit mcp: only --stdio is served here; the HTTP endpoint is part of "

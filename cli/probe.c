@@ -67,6 +67,27 @@ int probe_http(const char *host_port)
     return ok;
 }
 
+int probe_served(const char *host_port)
+{
+    int fd = s_connect(host_port), ok = 0;
+    if (fd < 0) return 0;
+    const char *req = "GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n";
+    char buf[4096];
+    size_t got = 0;
+    struct pollfd p = {fd, POLLIN, 0};
+    if (write(fd, req, strlen(req)) == (ssize_t)strlen(req))
+        while (got + 1 < sizeof buf && poll(&p, 1, 1000) == 1) {
+            ssize_t n = read(fd, buf + got, sizeof buf - 1 - got);
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+    buf[got] = '\0';
+    const char *list = strstr(buf, "\"profiles_served\":[");
+    ok = list && list[strlen("\"profiles_served\":[")] == '"';
+    close(fd);
+    return ok;
+}
+
 int probe_listening(const char *host_port)
 {
     int fd = s_connect(host_port);

@@ -48,7 +48,7 @@ static const cfg_opt_t s_opts[] = {
 
 static const char *s_usage =
     "snakepit session new [--profile P] [--memory MB] [--idle-timeout S]\n"
-    "       snakepit session run ID [snakepit run's options] (CODE | -f FILE | -)\n"
+    "       snakepit session run ID [snakepit run's options, anywhere] (CODE | -f FILE | -)\n"
     "       snakepit session fork ID\n"
     "       snakepit session close ID\n"
     "       snakepit session list\n"
@@ -83,7 +83,7 @@ static mcp_http_t *s_connect(session_args_t *a, int *rc)
     char dir[PATH_MAX], err[1024];
     farm_info_t info;
     farm_state_dir(a->state_dir, dir, sizeof dir);
-    int have_farm = farm_read_ready(dir, &info, err, sizeof err) == 0;
+    int have_farm = farm_read_running(dir, &info, err, sizeof err) == 0;
     const char *url = a->url[0] ? a->url : have_farm ? info.url : "";
     const char *key = a->key[0]                                ? a->key
                       : have_farm && !strcmp(info.url, url) ? info.api_key
@@ -123,13 +123,14 @@ static json_t *s_call(mcp_http_t *c, const char *tool, json_t *args, int *rc)
         return NULL;
     }
     json_t *sc = json_incref(json_object_get(r, "structuredContent"));
+    const char *text;
+    mcp_http_failure_t refused = mcp_http_refusal(r, &text);
     if (json_is_true(json_object_get(r, "isError")) || !sc) {
-        const char *text = json_string_value(
-            json_object_get(json_array_get(json_object_get(r, "content"), 0), "text"));
         fprintf(stderr, "snakepit session %s: %s\n", tool, text ? text : "failed");
         json_decref(sc);
         sc = NULL;
-        *rc = 1;
+        /* an id that names no session is the command line's mistake, as a malformed one is */
+        *rc = refused == MCP_HTTP_OK || refused == MCP_HTTP_FAILED ? 1 : s_exit_of(refused);
     }
     json_decref(r);
     return sc;
@@ -196,16 +197,34 @@ static int s_simple(session_args_t *a, const char *verb, const char *id)
     return 0;
 }
 
+/* The index of the verb: the first argument that is neither an option nor an option's value
+ * (session's own options that take one), or 0. */
+static int s_verb_at(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) return i + 1 < argc ? i + 1 : 0;
+        if (argv[i][0] != '-' || !strcmp(argv[i], "-")) return i;
+        if (strchr(argv[i], '=')) continue;
+        for (const cfg_opt_t *o = s_opts; o->name; o++)
+            if (o->type != CFG_BOOL && !strcmp(argv[i] + 2, o->name)) {
+                i++; /* its value */
+                break;
+            }
+    }
+    return 0;
+}
+
 int session_main(int argc, char **argv)
 {
-    /* run ID ...: snakepit run --session ID ..., options and all */
-    if (argc >= 3 && !strcmp(argv[1], "run") && argv[2][0] != '-') {
-        char **args = xcalloc((size_t)argc + 2, sizeof *args);
-        args[0] = "run";
-        args[1] = "--session";
-        args[2] = argv[2];
-        for (int i = 3; i < argc; i++) args[i] = argv[i];
-        int rc = run_main(argc, args);
+    /* run ID ...: `snakepit run` whose first argument names the session; options anywhere */
+    int at = s_verb_at(argc, argv);
+    if (at && !strcmp(argv[at], "run")) {
+        char **args = xcalloc((size_t)argc + 1, sizeof *args);
+        int n = 0;
+        args[n++] = "run";
+        for (int i = 1; i < argc; i++)
+            if (i != at) args[n++] = argv[i];
+        int rc = run_session_main(n, args);
         free(args);
         return rc;
     }

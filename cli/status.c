@@ -89,7 +89,18 @@ static void s_summarise(const snapshots_t *all, json_t *const *rates, summary_t 
             }
         } else if (!strcmp(s->component, "executor")) {
             long long slots = snapshot_num(s->fields, "slots", 0);
+            const char *unserved = json_string_value(json_object_get(s->fields, "unserved"));
             sum->executors_publishing++;
+            if (snapshot_num(s->fields, "draining", 0))
+                json_array_append_new(sum->notes,
+                                      json_sprintf("executor %s is draining: it takes no new "
+                                                   "job and stops once its running ones end",
+                                                   s->instance));
+            if (unserved && unserved[0])
+                json_array_append_new(sum->notes,
+                                      json_sprintf("executor %s does not serve %s: its sandbox "
+                                                   "could not start (its log says why)",
+                                                   s->instance, unserved));
             ex_slots += slots;
             ex_busy += snapshot_num(s->fields, "busy", 0);
             ex_reserve += snapshot_num(s->fields, "reserve_slots", 0);

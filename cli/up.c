@@ -270,6 +270,28 @@ static int s_probe(up_plan_t *p, int sig_fd)
     return 0;
 }
 
+/* The front-end learns which profiles are served from what the executors report every few
+ * seconds (mcp-frontend/farm/served.h); until it knows, it offers every profile and places calls
+ * as if all were served. A farm is said to be ready once it knows, so that the first call
+ * already lands where it can run. Not a failure when it takes too long (an HTTPS endpoint is not
+ * asked): the farm serves either way. */
+#define SERVED_WAIT_MS 20000
+
+static int s_wait_served(up_plan_t *p, int sig_fd)
+{
+    if (p->conf.tls_cert[0]) return 0;
+    uint64_t give_up = clock_mono_ms() + SERVED_WAIT_MS;
+    while (!probe_served(p->conf.http)) {
+        if (s_stop_asked(sig_fd)) return -1;
+        if (clock_mono_ms() > give_up) {
+            log_warn("event=served_profiles_unknown waited_ms=%d", SERVED_WAIT_MS);
+            return 0;
+        }
+        usleep(100000);
+    }
+    return 0;
+}
+
 static int s_bring_up(up_plan_t *p, int sig_fd)
 {
     if (s_start_redis(p, sig_fd) < 0 || s_local_tenant(p) < 0) return -1;
@@ -281,7 +303,7 @@ static int s_bring_up(up_plan_t *p, int sig_fd)
     ready_fn *mcp_ready = p->conf.tls_cert[0] ? probe_listening : probe_http;
     if (s_wait_ready(p, sig_fd, mcp_ready, p->conf.http, &p->child[UP_MCP], "the MCP endpoint") <
             0 ||
-        s_probe(p, sig_fd) < 0)
+        s_probe(p, sig_fd) < 0 || s_wait_served(p, sig_fd) < 0)
         return -1;
     if (farm_write_ready(&p->farm) < 0) {
         fprintf(stderr, "snakepit up: cannot write %s/ready.json: %s\n", p->conf.state_dir,

@@ -132,9 +132,9 @@ config_rc_t up_options(up_conf_t *conf, int argc, char **argv, char *err, size_t
 /* ---- what this machine offers ------------------------------------------------------------- */
 
 /* A keep() for profiles_join: the default profile, and each other one whose modules import
- * here, said once when they do not. A profile whose modules are missing would make the
- * executor refuse to start, which is right for an operator's explicit --profiles but not
- * for a developer's first `make run` (which installs them). */
+ * here, said once when they do not. The executor would leave such a profile unserved anyway
+ * (and say why in its log); asking only for what imports keeps a developer's first `make run`
+ * (which installs them) quiet. */
 static int s_installed(const profile_t *p)
 {
     if (p == profile_default()) return 1;
@@ -144,6 +144,7 @@ static int s_installed(const profile_t *p)
     int first = 1;
     for (const char *const *m = p->modules; *m; m++) {
         if (strchr(*m, '.')) continue; /* packages are enough */
+        if (profile_module_is_the_sandboxs(*m)) continue; /* the executor brings it itself */
         buf_printf(&probe, "%s%s", first ? "" : ",", *m);
         first = 0;
     }

@@ -189,15 +189,16 @@ static void s_print_row(const char *tenant, const char *day, const json_t *f)
 {
     char by[512];
     s_by_status(f, by, sizeof by);
-    printf("%-24s %-10s %10lld %11.3f %11.3f  %s\n", tenant, day, s_get(f, "executions"),
-           (double)s_get(f, "cpu_ms") / 1000.0, (double)s_get(f, "wall_ms") / 1000.0,
-           by[0] ? by : "-");
+    printf("%-24s %-10s %10lld %11.3f %11.3f %6lld %8lld %9lld  %s\n", tenant, day,
+           s_get(f, "executions"), (double)s_get(f, "cpu_ms") / 1000.0,
+           (double)s_get(f, "wall_ms") / 1000.0, s_get(f, "cells"), s_get(f, "sessions"),
+           s_get(f, "snapshots"), by[0] ? by : "-");
 }
 
 static void s_print(const rows_t *rows)
 {
-    printf("%-24s %-10s %10s %11s %11s  %s\n", "TENANT", "DAY (UTC)", "EXECUTIONS", "CPU S",
-           "WALL S", "BY STATUS");
+    printf("%-24s %-10s %10s %11s %11s %6s %8s %9s  %s\n", "TENANT", "DAY (UTC)", "EXECUTIONS",
+           "CPU S", "WALL S", "CELLS", "SESSIONS", "SNAPSHOTS", "BY STATUS");
     json_t *total = NULL;
     size_t first = 0; /* the tenant's first row */
     for (size_t i = 0; i < rows->n; i++) {
@@ -226,9 +227,12 @@ static json_t *s_day_json(const json_t *f)
     json_t *v;
     json_object_foreach((json_t *)f, name, v) if (!strncmp(name, "status:", 7))
         json_object_set(statuses, name + 7, v);
-    return json_pack("{s:I, s:I, s:I, s:o, s:O}", "executions", (json_int_t)s_get(f, "executions"),
-                     "cpu_ms", (json_int_t)s_get(f, "cpu_ms"), "wall_ms",
-                     (json_int_t)s_get(f, "wall_ms"), "by_status", statuses, "fields", f);
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:O}", "executions",
+                     (json_int_t)s_get(f, "executions"), "cpu_ms", (json_int_t)s_get(f, "cpu_ms"),
+                     "wall_ms", (json_int_t)s_get(f, "wall_ms"), "cells",
+                     (json_int_t)s_get(f, "cells"), "sessions", (json_int_t)s_get(f, "sessions"),
+                     "snapshots", (json_int_t)s_get(f, "snapshots"), "by_status", statuses,
+                     "fields", f);
 }
 
 static json_t *s_to_json(const rows_t *rows, char days[][9], int n_days)
@@ -269,9 +273,18 @@ int usage_main(int argc, char **argv)
     case CONFIG_HELP:
         config_usage(
             stdout, "snakepit usage [TENANT] [--days N] [--json] [--state-dir DIR | --redis URL]",
-            "What each tenant (or TENANT) ran per day: executions, by status, CPU and wall-clock\n"
-            "time, from the front-ends' sp:t:TENANT:use:YYYYMMDD counters. Days are UTC.\n"
-            "Executions through MCP are counted; `snakepit run` goes to the broker directly.",
+            "What each tenant (or TENANT) used per day (UTC), from the front-ends'\n"
+            "sp:t:TENANT:use:YYYYMMDD counters (a tenant sees its own with the get_usage tool):\n"
+            "  executions  every run that reached the farm and ended, counted when it ends, by\n"
+            "              status: execute_code, a session's cells, the drop-in endpoints' runs\n"
+            "              and `snakepit run` (not `snakepit run --broker`, which bypasses the\n"
+            "              front-end; validate_code is not counted)\n"
+            "  CPU, wall   seconds those executions took in their sandboxes\n"
+            "  cells       the executions that were a session's cells\n"
+            "  sessions    sessions started (created, forked, restored into a new one)\n"
+            "  snapshots   state snapshots saved\n"
+            "Days are kept --usage-days (90) by the front-end. Exit status: 0, 1 when TENANT is\n"
+            "no tenant and has no usage recorded, 64 usage, 69 Redis not reachable.",
             s_opts, &defaults);
         return 0;
     case CONFIG_ERROR:
@@ -304,6 +317,12 @@ int usage_main(int argc, char **argv)
         rc = s_scan(c, days, (int)a.days, &rows, err, sizeof err);
     }
     if (rc == 0) rc = s_fetch(c, &rows, err, sizeof err);
+    int exists = 1; /* a named tenant: is it one? (one removed since still shows its usage) */
+    if (rc == 0 && tenant) {
+        redisReply *e = redisCommand(c, "EXISTS sp:t:%s", tenant);
+        exists = !e || e->type != REDIS_REPLY_INTEGER || e->integer > 0;
+        if (e) freeReplyObject(e);
+    }
     redisFree(c);
     if (rc < 0) {
         fprintf(stderr, "snakepit usage: %s\n", err);
@@ -321,6 +340,12 @@ int usage_main(int argc, char **argv)
         rows.v[kept++] = rows.v[i];
     }
     rows.n = kept;
+    if (!exists && !rows.n) {
+        fprintf(stderr, "snakepit usage: no tenant %s (`snakepit tenant list` names them)\n",
+                tenant);
+        free(rows.v);
+        return 1;
+    }
     qsort(rows.v, rows.n, sizeof *rows.v, s_cmp);
     if (a.json) {
         json_t *o = s_to_json(&rows, days, (int)a.days);

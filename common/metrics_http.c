@@ -22,7 +22,26 @@ struct metrics_http {
     int port;
     metrics_render_fn *render;
     void *arg;
+    char post_path[64]; /* metrics_http_post's route; "" when none */
+    metrics_post_fn *post;
+    void *post_arg;
 };
+
+/* 1 when the peer is on this machine: 127.0.0.0/8, ::1 or ::ffff:127.0.0.0/104. */
+static int s_loopback(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (!sa) return 0;
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    return 0;
+}
 
 int metrics_http_split(const char *listen, char *host, size_t host_cap, int *port)
 {
@@ -85,7 +104,18 @@ static enum MHD_Result s_on_request(void *cls, struct MHD_Connection *conn, cons
         return MHD_YES;
     }
     if (*upload_data_size) return MHD_NO; /* no request carries a body here */
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+    if (self->post && strcmp(method, "POST") == 0 && strcmp(url, self->post_path) == 0) {
+        if (!s_loopback(conn))
+            return s_respond(conn, 403, "text/plain", xstrdup("only from this machine\n"), 23);
+        buf_t b;
+        buf_init(&b);
+        unsigned code = self->post(self->post_arg, &b);
+        size_t len;
+        char *body = buf_steal(&b, &len);
+        return s_respond(conn, code, "application/json", body, len);
+    }
+    if ((strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) ||
+        (self->post && strcmp(url, self->post_path) == 0))
         return s_respond(conn, 405, "text/plain", xstrdup("method not allowed\n"), 19);
     if (strcmp(url, "/metrics") == 0) {
         buf_t b;
@@ -185,6 +215,13 @@ void metrics_http_destroy(metrics_http_t **self_p)
     MHD_stop_daemon(self->daemon);
     free(self);
     *self_p = NULL;
+}
+
+void metrics_http_post(metrics_http_t *self, const char *path, metrics_post_fn *fn, void *arg)
+{
+    snprintf(self->post_path, sizeof self->post_path, "%s", path);
+    self->post = fn;
+    self->post_arg = arg;
 }
 
 int metrics_http_port(const metrics_http_t *self)

@@ -21,7 +21,12 @@
         "secrets", "datetime", "calendar", "time", "uuid", "enum", "dataclasses", "typing",       \
         "copy", "pprint", "operator", "struct", "html", "xml", "urllib.parse", "zoneinfo", "io",  \
         "abc", "contextlib", "graphlib", "colorsys", "keyword", "zlib", "reprlib", "ipaddress",   \
-        "quopri", "email"
+        "quopri", "email", NOTEBOOK_MODULES
+
+/* Not IPython, but the part of IPython.display that notebook-style code imports, mapped to the
+ * sandbox's rich outputs (executor-node/python/ipython.py): display, HTML, Markdown, JSON,
+ * Image, and their kin. */
+#define NOTEBOOK_MODULES "IPython"
 
 /* What ordinary code imports around its computation (issue 14): the modules themselves are
  * harmless; what they may do is the seccomp, Landlock and audit rules' to decide (no process,
@@ -257,6 +262,13 @@ int profile_module_is_ordinary(const char *module)
 {
     profile_t ordinary = {.modules = s_ordinary_modules};
     return profile_allows(&ordinary, module);
+}
+
+int profile_module_is_the_sandboxs(const char *module)
+{
+    static const char *const own[] = {NOTEBOOK_MODULES, NULL};
+    profile_t sandbox = {.modules = own};
+    return profile_allows(&sandbox, module);
 }
 
 int profile_provides(const profile_t *p, const char *dist)

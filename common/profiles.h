@@ -50,6 +50,9 @@ const char *profile_dist_module(const char *dist, char *buf, size_t cap);
  * since issue 14 (os, sys, subprocess, socket, shutil…): the drop-in endpoints narrow them
  * away again, because the servers they stand in for refused them at import. */
 int profile_module_is_ordinary(const char *module);
+/* 1 when module is the sandbox's own, not a package's (IPython: the part of IPython.display
+ * the executor implements, executor-node/python/ipython.py): nothing to install for it. */
+int profile_module_is_the_sandboxs(const char *module);
 /* 1 when the profile has distribution dist (a PEP 723 or `dependencies` name) installed. */
 int profile_provides(const profile_t *p, const char *dist);
 /* Where a call that names no profile runs when its code declares dependencies (the names of a

@@ -24,6 +24,7 @@
 #include "mcp-frontend/compat/compat.h"
 #include "mcp-frontend/farm/execution.h"
 #include "mcp-frontend/farm/jobs.h"
+#include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/legacy/mcp_session_store.h"
 #include "mcp-frontend/legacy/stream_log.h"
 #include "mcp-frontend/mcp/fixtures.h"
@@ -176,8 +177,8 @@ static const cfg_opt_t s_opts[] = {
     OPT(STR, jobs.curve_secret_key, "curve-secret-key", "Z85", "this front-end's CURVE secret key"),
     OPT(INT, jobs.heartbeat_ms, "heartbeat-ms", 100, 60000, "MS", "broker heartbeat interval"),
     OPT(STR, jobs.broker_instance, "broker-instance", "NAME",
-        "the broker's --instance, whose Redis snapshot get_sandbox_info reports (default: host "
-        "name)"),
+        "accepted and not used: get_sandbox_info no longer shows a broker's snapshot (a tenant "
+        "sees its own view only)"),
     OPT(INT, jobs.broker_wait_ms, "broker-wait-ms", 0, 600000, "MS",
         "a job waits this long for a broker connection before it is answered rejected (lost, "
         "when the broker holding it was lost and none could take it again)"),
@@ -296,6 +297,7 @@ static void s_build(fe_t *fe, const fe_conf_t *conf, const redis_url_t *redis, v
     fe->limiter = limiter_new(fe->store, &conf->limiter);
     fe->holds = holds_new(fe->loop, &fe->store, &conf->holds, fe->instance);
     fe->jobs = jobs_new(fe->loop, zmq_ctx, &conf->jobs);
+    fe->served = served_new(fe->loop, fe->store, &(served_conf_t)SERVED_CONF_DEFAULTS);
     fe->records = records_new(fe->store, &conf->records, fe->instance);
     rich_set_link_bytes((size_t)conf->file_link_bytes);
     fe->files = filestore_new(fe->store, &conf->files);
@@ -354,6 +356,7 @@ static void s_teardown(fe_t *fe)
     listeners_destroy(&fe->listeners); /* their streams end with a result, while they can */
     stdio_stop(fe);
     store_destroy(&fe->store); /* pending Redis callbacks run now, with NULL replies */
+    served_destroy(&fe->served);
     executions_destroy(&fe->executions);
     jobs_destroy(&fe->jobs);
     tasks_destroy(&fe->tasks);

@@ -5,9 +5,11 @@
 #include <stdio.h>
 
 #include "common/clock.h"
+#include "common/profiles.h"
 #include "common/prom.h"
 #include "mcp-frontend/farm/execution.h"
 #include "mcp-frontend/farm/jobs.h"
+#include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/legacy/mcp_session_store.h"
 #include "mcp-frontend/legacy/stream_log.h"
 #include "mcp-frontend/mcp/listen.h"
@@ -61,6 +63,14 @@ static void s_tool_calls(buf_t *out, const executions_stats_t *e, const tools_st
     if (t->unknown_tools)
         prom_sample(out, P "tool_calls_total", (double)t->unknown_tools, "tool", "unknown",
                     "status", status_name(ST_REJECTED), NULL);
+    prom_family(out, P "security_events_total", PROM_COUNTER,
+                "Operations the sandbox refused, by the layer that refused them and whether the "
+                "run ended as a security_violation (violation) or the code went on (caught).");
+    for (int l = 0; l < REFUSAL__COUNT; l++)
+        for (int ended = 0; ended < 2; ended++)
+            prom_sample(out, P "security_events_total", (double)e->refusals[l][ended], "layer",
+                        refusal_layer_name((refusal_layer_t)l), "outcome",
+                        ended ? "violation" : "caught", NULL);
 }
 
 static void s_limits(buf_t *out, const limiter_stats_t *l, const http_stats_t *h)
@@ -244,6 +254,21 @@ static void s_tenant_bounds(buf_t *out, const fe_t *fe)
     prom_sample(out, P "linked_bytes_total", (double)f->kept_bytes, NULL);
 }
 
+/* Which profiles the farm serves, as this front-end reads it (farm/served.h). */
+static void s_served(buf_t *out, const fe_t *fe)
+{
+    prom_family(out, P "profile_served", PROM_GAUGE,
+                "1 for each profile the farm serves as far as this front-end knows (all 1 while "
+                "it does not know).");
+    for (size_t i = 0; i < n_profiles; i++)
+        prom_sample(out, P "profile_served", served_has(fe->served, &profiles[i]) ? 1 : 0,
+                    "profile", profiles[i].name, NULL);
+    prom_family(out, P "served_profiles_changes_total", PROM_COUNTER,
+                "Times the set of profiles served changed.");
+    prom_sample(out, P "served_profiles_changes_total", (double)served_stats(fe->served)->changes,
+                NULL);
+}
+
 void fe_metrics_render(void *arg, buf_t *out)
 {
     const fe_t *fe = arg;
@@ -273,6 +298,7 @@ void fe_metrics_render(void *arg, buf_t *out)
                 "Jobs answered lost here: their broker was lost twice, or none could take them "
                 "again within --broker-wait-ms.");
     prom_sample(out, P "jobs_lost_total", (double)jobs_stats(fe->jobs)->lost, NULL);
+    s_served(out, fe);
 }
 
 /* Sums for the snapshot, which `snakepit status` shows per front-end. */

@@ -40,6 +40,12 @@ void result_clear(result_t *res)
         free(res->outputs[i].data);
     }
     free(res->outputs);
+    for (size_t i = 0; i < res->n_events; i++) {
+        free(res->events[i].operation);
+        free(res->events[i].target);
+        free(res->events[i].layer);
+    }
+    free(res->events);
     free(res->executor);
     free(res->session.end_reason);
     free(res->session.summary);
@@ -63,12 +69,26 @@ static void s_write_session(mpw_t *w, const result_t *res)
     mpw_kv_str(w, "summary", res->session.summary);
 }
 
+static void s_write_events(mpw_t *w, const result_t *res)
+{
+    mpw_str(w, "security_events");
+    mpw_array(w, (uint32_t)res->n_events);
+    for (size_t i = 0; i < res->n_events; i++) {
+        const result_event_t *e = &res->events[i];
+        mpw_map(w, 4);
+        mpw_kv_str(w, "operation", e->operation ? e->operation : "");
+        mpw_kv_str(w, "target", e->target);
+        mpw_kv_str(w, "layer", e->layer ? e->layer : "");
+        mpw_kv_uint(w, "count", e->count);
+    }
+}
+
 void result_encode(const result_t *res, buf_t *out)
 {
     mpw_t w;
     mpw_init(&w, out);
     mpw_map(&w, 18 + (uint32_t)(res->session.present + (res->snapshot != NULL)) +
-                    (res->n_outputs > 0));
+                    (res->n_outputs > 0) + (res->n_events > 0));
     mpw_kv_uint(&w, "v", 1);
     mpw_kv_str(&w, "status", status_name(res->status));
     mpw_str(&w, "stdout");
@@ -122,7 +142,8 @@ void result_encode(const result_t *res, buf_t *out)
         mpw_bin(&w, res->files[i].data, res->files[i].len);
     }
     mpw_kv_uint(&w, "truncated_media", (uint64_t)(res->images_truncated | res->files_truncated << 1 |
-                                                  res->outputs_truncated << 2));
+                                                  res->outputs_truncated << 2 |
+                                                  res->events_truncated << 3));
     if (res->n_outputs) {
         mpw_str(&w, "outputs");
         mpw_array(&w, (uint32_t)res->n_outputs);
@@ -136,6 +157,7 @@ void result_encode(const result_t *res, buf_t *out)
             mpw_bin(&w, o->data ? o->data : "", o->len);
         }
     }
+    if (res->n_events) s_write_events(&w, res);
     mpw_kv_str(&w, "executor", res->executor);
     mpw_kv_uint(&w, "attempt", res->attempt);
     if (res->session.present) s_write_session(&w, res);
@@ -283,6 +305,43 @@ static void s_read_outputs(mpr_t *r, result_t *res)
     }
 }
 
+static void s_read_events(mpr_t *r, result_t *res)
+{
+    uint32_t n;
+    if (mpr_array(r, &n) < 0) return;
+    if (n > RESULT_MAX_EVENTS) {
+        mpr_fail(r, "too many security events");
+        return;
+    }
+    res->events = xcalloc(n ? n : 1, sizeof *res->events);
+    for (uint32_t i = 0; i < n && !r->err; i++) {
+        result_event_t *e = &res->events[res->n_events++];
+        uint32_t        m;
+        if (mpr_map(r, &m) < 0) return;
+        for (uint32_t j = 0; j < m && !r->err; j++) {
+            const char *k;
+            uint32_t    kl;
+            uint64_t    v;
+            char      **dst = NULL;
+            if (mpr_str(r, &k, &kl) < 0) return;
+            if (mpr_key_is(k, kl, "operation")) dst = &e->operation;
+            else if (mpr_key_is(k, kl, "target")) dst = &e->target;
+            else if (mpr_key_is(k, kl, "layer")) dst = &e->layer;
+            if (dst) {
+                free(*dst);
+                *dst = NULL;
+                if (!mpr_nil(r)) mpr_strdup(r, 1024, dst);
+            } else if (mpr_key_is(k, kl, "count")) {
+                if (mpr_uint(r, &v) == 0) e->count = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+            } else {
+                mpr_skip(r);
+            }
+        }
+        if (!r->err && (!e->operation || !e->layer))
+            mpr_fail(r, "security event without operation or layer");
+    }
+}
+
 static void s_read_files(mpr_t *r, result_t *res)
 {
     uint32_t n;
@@ -420,11 +479,14 @@ int result_decode(const void *data, size_t len, result_t *res, char *err, size_t
                 s_read_files(&r, res);
             } else if (mpr_key_is(k, kl, "outputs") && !res->outputs) {
                 s_read_outputs(&r, res);
+            } else if (mpr_key_is(k, kl, "security_events") && !res->events) {
+                s_read_events(&r, res);
             } else if (mpr_key_is(k, kl, "truncated_media")) {
                 if (mpr_uint(&r, &u) == 0) {
                     res->images_truncated = (int)(u & 1);
                     res->files_truncated = (int)((u >> 1) & 1);
                     res->outputs_truncated = (int)((u >> 2) & 1);
+                    res->events_truncated = (int)((u >> 3) & 1);
                 }
             } else if (mpr_key_is(k, kl, "executor")) {
                 s_text(&r, &res->executor);

@@ -17,6 +17,7 @@
 #define RESULT_MAX_FILES  64
 #define RESULT_MAX_SNAPSHOT (15u << 20) /* a snapshot's msgpack map, within the 16 MiB body */
 #define RESULT_MAX_OUTPUTS 64
+#define RESULT_MAX_EVENTS  16
 
 typedef struct {
     char    *mime;
@@ -42,6 +43,17 @@ typedef struct {
     size_t   len;
 } result_output_t;
 
+/* An operation a sandbox layer refused while the job ran (PROTOCOL.md §5 security_events):
+ * one entry per operation and target, however often the code tried it. Whether the refusal
+ * ended the job is the status's to say (security_violation): code that catches one and carries
+ * on ends as its code does. */
+typedef struct {
+    char    *operation; /* the audit event ("subprocess.Popen", "open") or the syscall ("socket") */
+    char    *target;    /* what it was aimed at (a path, a command, a pid); NULL when none */
+    char    *layer;     /* the layer that refused it by name (link/layers.c): python, seccomp */
+    uint32_t count;     /* times it was refused */
+} result_event_t;
+
 typedef struct {
     status_t status;
     char    *out;           /* stdout bytes as written (may end mid UTF-8 sequence when capped) */
@@ -66,7 +78,7 @@ typedef struct {
         char *reason;       /* "exit", "signal", "timeout", "seccomp", "audit", "output_limit", ... */
         int   signal;
         char *syscall;      /* the syscall or audit event that was refused */
-        int   code;
+        int   code;         /* the process's exit status as the code chose it (sys.exit(42): 42) */
     } exit;
     result_image_t *images;
     size_t          n_images;
@@ -77,6 +89,9 @@ typedef struct {
     result_output_t *outputs;
     size_t          n_outputs;
     int             outputs_truncated;
+    result_event_t *events;   /* security_events: refusals, caught or not */
+    size_t          n_events;
+    int             events_truncated; /* more distinct refusals than were kept */
     char           *executor; /* node id that ran it */
     uint32_t        attempt;
     /* A job on a session (PROTOCOL.md §5): the session after it. */

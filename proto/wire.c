@@ -93,6 +93,7 @@ int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t e
     case W_READY:
     case W_CREDIT:
     case W_SESSIONS:
+    case W_LEAVING:
     case W_WANT:
     case W_RECLAIM:
     case W_RELEASE:
@@ -111,6 +112,8 @@ int wire_parse_worker(const frames_t *fr, worker_msg_t *out, char *err, size_t e
         return ready_decode(fr->f[2].data, fr->f[2].len, &out->ready, err, errlen);
     case W_SESSIONS:
         return sessions_decode(fr->f[2].data, fr->f[2].len, &out->sessions, err, errlen);
+    case W_LEAVING:
+        return leaving_decode(fr->f[2].data, fr->f[2].len, &out->leaving, err, errlen);
     case W_CREDIT:
     case W_WANT:
     case W_RECLAIM:
@@ -460,4 +463,66 @@ void wire_down_each(const sessions_msg_t *m, wire_down_fn *fn, void *arg)
             return; /* cannot happen: sessions_decode checked it */
         fn(arg, id, reason, len);
     }
+}
+
+void leaving_encode(const leaving_t *m, buf_t *out)
+{
+    char clean[WIRE_MAX_REASON];
+    size_t len = strnlen(m->reason, WIRE_MAX_REASON);
+    for (size_t k = 0; k < len; k++)
+        clean[k] = (unsigned char)m->reason[k] < 0x20 || m->reason[k] == 0x7f ? ' ' : m->reason[k];
+    mpw_t w;
+    mpw_init(&w, out);
+    mpw_map(&w, 4);
+    mpw_kv_uint(&w, "v", 1);
+    mpw_kv_uint(&w, "grace_ms", m->grace_ms);
+    mpw_kv_uint(&w, "running", m->running);
+    mpw_str(&w, "reason");
+    mpw_strn(&w, clean, len);
+}
+
+int leaving_decode(const void *data, size_t len, leaving_t *m, char *err, size_t errlen)
+{
+    mpr_t r;
+    uint32_t n;
+    uint64_t v = 0, version = 0;
+    memset(m, 0, sizeof *m);
+    mpr_init(&r, data, len);
+    if (len > 1024) mpr_fail(&r, "LEAVING too large");
+    if (!r.err && mpr_map(&r, &n) == 0) {
+        for (uint32_t i = 0; i < n && !r.err; i++) {
+            const char *k;
+            uint32_t kl;
+            if (mpr_str(&r, &k, &kl) < 0) break;
+            if (mpr_key_is(k, kl, "v")) mpr_uint(&r, &version);
+            else if (mpr_key_is(k, kl, "grace_ms")) {
+                if (mpr_uint(&r, &v) == 0 && v > WIRE_MAX_DRAIN_GRACE_MS) mpr_fail(&r, "grace too long");
+                m->grace_ms = r.err ? 0 : (uint32_t)v;
+            } else if (mpr_key_is(k, kl, "running")) {
+                if (mpr_uint(&r, &v) == 0 && v > 4096) mpr_fail(&r, "too many running jobs");
+                m->running = r.err ? 0 : (uint32_t)v;
+            } else if (mpr_key_is(k, kl, "reason")) {
+                const char *s;
+                uint32_t sl;
+                if (mpr_str(&r, &s, &sl) < 0) break;
+                if (sl > WIRE_MAX_REASON) mpr_fail(&r, "reason too long");
+                for (uint32_t c = 0; !r.err && c < sl; c++) /* it is logged as it is */
+                    if ((unsigned char)s[c] < 0x20 || s[c] == 0x7f)
+                        mpr_fail(&r, "a control character in a reason");
+                if (!r.err) {
+                    memcpy(m->reason, s, sl);
+                    m->reason[sl] = '\0';
+                }
+            } else mpr_skip(&r);
+        }
+    }
+    const char *why = r.err;
+    if (!why && mpr_done(&r) < 0) why = "trailing bytes in LEAVING";
+    if (!why && version != 1) why = "unsupported LEAVING version";
+    if (why) {
+        snprintf(err, errlen, "leaving: %s", why);
+        memset(m, 0, sizeof *m);
+        return -1;
+    }
+    return 0;
 }

@@ -52,11 +52,15 @@ enum {
     W_HELD = 0x0E,       /* executor → broker: [tag, cmd, job_id, uint state] */
     /* sessions (issue 12), sent to every broker */
     W_SESSIONS = 0x0F,   /* executor → broker: [tag, cmd, sessions-body] (PROTOCOL.md §3) */
+    /* drain: the executor is leaving (PROTOCOL.md §3.2); answered by RELEASE of every credit */
+    W_LEAVING = 0x10,    /* executor → broker: [tag, cmd, leaving-body] */
 };
 
 #define WIRE_MAX_SESSIONS 65536 /* sessions one executor may list in READY */
 #define WIRE_MAX_SESSION_CHANGES 4096 /* ids in one SESSIONS message's up or down list */
 #define WIRE_MAX_REASON 240 /* bytes of a session's end reason */
+
+#define WIRE_MAX_DRAIN_GRACE_MS (24u * 3600u * 1000u) /* LEAVING's grace_ms: a day at most */
 
 /* HELD's state: what the executor knows of a probed job. */
 enum { HELD_STATE_NONE = 0, HELD_STATE_RUNNING = 1, HELD_STATE_DONE = 2 };
@@ -126,6 +130,14 @@ typedef struct {
     uint32_t   n_down;
 } sessions_msg_t;
 
+/* LEAVING: the executor drains (PROTOCOL.md §3.2): it takes no new job, lets the running ones
+ * finish within grace_ms, then says DISCONNECT. */
+typedef struct {
+    uint32_t grace_ms; /* how long its running jobs may still take (≤ WIRE_MAX_DRAIN_GRACE_MS) */
+    uint32_t running;  /* jobs running there when it said so (≤ 4096) */
+    char     reason[WIRE_MAX_REASON + 1]; /* why (a signal, an operator's command); may be "" */
+} leaving_t;
+
 typedef struct {
     uint8_t        cmd;
     const uint8_t *job_id;  /* W_RESULT, W_PROGRESS, W_JOB, W_CANCEL */
@@ -135,6 +147,7 @@ typedef struct {
     uint64_t       credit;  /* W_CREDIT, W_WANT, W_RECLAIM, W_RELEASE: n; W_HELD: the state */
     ready_t        ready;   /* W_READY */
     sessions_msg_t sessions; /* W_SESSIONS */
+    leaving_t      leaving;  /* W_LEAVING */
 } worker_msg_t;
 
 /* Parse a message (identity frame already removed). 0, or -1 with the reason in err. */
@@ -155,6 +168,9 @@ void sessions_encode(uint32_t mem_free_mb, uint32_t held, const uint8_t (*up)[ID
                      size_t n_up, const uint8_t (*down)[ID_BYTES], const char *const *reasons,
                      size_t n_down, buf_t *out);
 int  sessions_decode(const void *data, size_t len, sessions_msg_t *m, char *err, size_t errlen);
+/* LEAVING (the reason is cut at WIRE_MAX_REASON bytes, control characters made spaces). */
+void leaving_encode(const leaving_t *m, buf_t *out);
+int  leaving_decode(const void *data, size_t len, leaving_t *m, char *err, size_t errlen);
 /* The i-th id of a checked list (i < ids->n). */
 void wire_ids_at(const wire_ids_t *ids, uint32_t i, uint8_t out[ID_BYTES]);
 /* Each entry of a checked down list: its id and its reason (len bytes, not NUL-terminated). */

@@ -92,6 +92,7 @@ typedef struct {
     uint64_t stale_results; /* RESULTs for jobs the broker no longer held */
     uint64_t executors_registered;
     uint64_t executors_lost;
+    uint64_t executors_drained; /* LEAVINGs accepted: executors that drained */
     uint64_t resubmitted;   /* SUBMITs marked resubmit: probed before they may run */
     uint64_t probe_running; /* ...found running on an executor: attached to it */
     uint64_t probe_done;    /* ...found already run: answered `lost` */
@@ -135,6 +136,12 @@ void sched_executor_credit(sched_t *self, executor_t *ex, uint32_t n);
 void sched_executor_sessions(sched_t *self, executor_t *ex, const sessions_msg_t *m);
 /* DISCONNECT, or unreachable: its leases are requeued or answered, it is forgotten. */
 void sched_executor_gone(sched_t *self, executor_t *ex, const char *why);
+/* LEAVING from ex (PROTOCOL.md §3.2): it drains. Its unused credit is given back at once
+ * (RELEASE, even of 0), and from now on no job goes to it, it counts as serving nothing, and
+ * no WANT asks it for credit; its leased jobs stay leased, and their RESULTs are forwarded as
+ * usual. Whatever it still runs when it finally goes (its grace was not enough) is requeued or
+ * answered by sched_executor_gone, as for any executor that goes. */
+void sched_executor_leaving(sched_t *self, executor_t *ex, const leaving_t *m);
 /* RESULT (credit 1) or ANSWER (credit 0) from ex (NULL: an unregistered connection). Returns
  * the credit and, when the job is still held, detaches it and returns it: the caller forwards
  * the Result to job->client and then calls sched_finish. The first answer for a job wins

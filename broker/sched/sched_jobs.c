@@ -205,7 +205,9 @@ static void s_want(sched_t *s)
     for (size_t i = 0; i < executors_count(s->executors); i++) {
         executor_t *ex = executors_at(s->executors, i);
         /* credit the reserve keeps counts as none: the jobs of busy tenants wait here too */
-        if (executor_open_credit(ex) || (ex->wanted_ms && now - ex->wanted_ms < WANT_EVERY_MS))
+        /* a draining executor gives no credit: nothing waits for it */
+        if (ex->draining || executor_open_credit(ex) ||
+            (ex->wanted_ms && now - ex->wanted_ms < WANT_EVERY_MS))
             continue;
         /* the heads of its sessions' lines can go nowhere else: they count here only */
         queue_t *pq = ex->pinned;
@@ -236,7 +238,9 @@ static int s_session_room(const sched_t *s, const service_t *sv)
 {
     for (size_t i = 0; i < executors_count(s->executors); i++) {
         const executor_t *ex = executors_at(s->executors, i);
-        if ((ex->service_mask & (1ULL << sv->index)) && ex->sessions < ex->max_sessions) return 1;
+        if ((ex->service_mask & (1ULL << sv->index)) && ex->sessions < ex->max_sessions &&
+            !ex->draining)
+            return 1;
     }
     return 0;
 }

@@ -25,6 +25,24 @@ static void s_requeue(sched_t *s, job_t *job)
     job->service->dirty = 1;
 }
 
+/* ex serves its services no more (it went, or it drains): their counts drop, and a service
+ * left with no executor starts its grace (its queued jobs wait that long for another). */
+static void s_unserve(sched_t *s, executor_t *ex, uint64_t now)
+{
+    for (size_t i = 0; i < services_count(s->services); i++) {
+        if (!(ex->service_mask & (1ULL << i))) continue;
+        service_t *sv = services_at(s->services, i);
+        sv->executors--;
+        sv->slots -= ex->slots - ex->reserve;
+        if (!sv->executors) {
+            sv->orphaned_ms = now;
+            if (queue_depth(sv->queue) || sv->inflight)
+                log_warn("event=service_orphaned service=%s queued=%zu grace_ms=%llu", sv->name,
+                         queue_depth(sv->queue), (unsigned long long)s->conf.service_grace_ms);
+        }
+    }
+}
+
 void sched_executor_gone(sched_t *s, executor_t *ex, const char *why)
 {
     size_t requeued = 0, answered = 0;
@@ -67,21 +85,14 @@ void sched_executor_gone(sched_t *s, executor_t *ex, const char *why)
         }
     }
     sched_sessions_executor_gone(s, ex);
-    for (size_t i = 0; i < services_count(s->services); i++) {
-        if (!(ex->service_mask & (1ULL << i))) continue;
-        service_t *sv = services_at(s->services, i);
-        sv->executors--;
-        sv->slots -= ex->slots - ex->reserve;
-        if (!sv->executors) {
-            sv->orphaned_ms = now;
-            if (queue_depth(sv->queue) || sv->inflight)
-                log_warn("event=service_orphaned service=%s queued=%zu grace_ms=%llu", sv->name,
-                         queue_depth(sv->queue), (unsigned long long)s->conf.service_grace_ms);
-        }
-    }
+    if (!ex->draining) s_unserve(s, ex, now); /* a draining one was counted out already */
     s->stats.executors_lost++;
-    log_warn("event=executor_lost node=%s reason=\"%s\" requeued=%zu answered=%zu", ex->node, why,
-             requeued, answered);
+    if (ex->draining && !requeued && !answered)
+        log_info("event=executor_left node=%s reason=\"%s\" drained_ms=%llu", ex->node, why,
+                 (unsigned long long)(now - ex->drain_since_ms));
+    else
+        log_warn("event=executor_lost node=%s reason=\"%s\" requeued=%zu answered=%zu%s", ex->node,
+                 why, requeued, answered, ex->draining ? " draining=1" : "");
     if (s->probing) sched_probe_executor_gone(s, ex); /* before it is freed: it is compared */
     executors_remove(s->executors, &ex);
     sched_probe_settle_all(s);
@@ -129,6 +140,25 @@ executor_t *sched_executor_ready(sched_t *s, const void *identity, size_t len, c
              ex->key_name[0] ? ex->key_name : "-", ex->python[0] ? ex->python : "-");
     sched_probe_executor_ready(s, ex);
     return ex;
+}
+
+void sched_executor_leaving(sched_t *s, executor_t *ex, const leaving_t *m)
+{
+    uint64_t now = s->conf.mono_ms();
+    int already = ex->draining;
+    /* the credit it gave us goes back: the executor counts on it to know that no JOB of ours
+     * is on its way any more beyond those already sent */
+    uint32_t dropped = executors_drain(ex, now, m->grace_ms);
+    s->stats.releases++;
+    s->io.release(s->io.arg, ex, dropped);
+    if (already) return;
+    s_unserve(s, ex, now);
+    s->stats.executors_drained++;
+    char q[WIRE_MAX_REASON + 8];
+    log_info("event=executor_draining node=%s grace_ms=%u running=%u leased=%zu sessions=%u "
+             "reason=%s",
+             ex->node, m->grace_ms, m->running, ex->n_leases, ex->sessions,
+             log_quote(q, sizeof q, m->reason));
 }
 
 executor_t *sched_executor(sched_t *s, const void *identity, size_t len)

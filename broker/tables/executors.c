@@ -100,6 +100,7 @@ void executors_remove(executors_t *self, executor_t **ex_p)
 
 uint32_t executor_open_credit(const executor_t *ex)
 {
+    if (ex->draining) return 0;
     uint32_t kept = ex->reserve > ex->reserve_used ? ex->reserve - ex->reserve_used : 0;
     return ex->credit > kept ? ex->credit - kept : 0;
 }
@@ -117,7 +118,7 @@ executor_t *executors_pick(const executors_t *self, unsigned service, int reserv
     for (size_t i = 0; i < self->n; i++) {
         executor_t *ex = self->all[i];
         uint32_t credit = s_credit(ex, reserve);
-        if (!credit || !(ex->service_mask & bit)) continue;
+        if (!credit || !(ex->service_mask & bit) || ex->draining) continue;
         if (!best || credit > best_credit ||
             (credit == best_credit && ex->last_used < best->last_used)) {
             best = ex;
@@ -135,7 +136,9 @@ executor_t *executors_pick_for_session(const executors_t *self, unsigned service
     for (size_t i = 0; i < self->n; i++) {
         executor_t *ex = self->all[i];
         uint32_t credit = s_credit(ex, reserve);
-        if (!credit || !(ex->service_mask & bit) || ex->sessions >= ex->max_sessions) continue;
+        if (!credit || !(ex->service_mask & bit) || ex->sessions >= ex->max_sessions ||
+            ex->draining)
+            continue;
         uint32_t mem = ex->mem_free_mb / 256, best_mem = best ? best->mem_free_mb / 256 : 0;
         if (!best || mem > best_mem ||
             (mem == best_mem && (credit > best_credit ||
@@ -165,8 +168,20 @@ void executors_unreserve(executor_t *ex)
 
 void executors_refund(executor_t *ex, uint32_t n)
 {
+    if (ex->draining) return; /* leaving: it takes no job, so it holds no credit */
     uint64_t c = (uint64_t)ex->credit + n;
     ex->credit = c > ex->slots ? ex->slots : (uint32_t)c;
+}
+
+uint32_t executors_drain(executor_t *ex, uint64_t now_ms, uint32_t grace_ms)
+{
+    if (ex->draining) return 0;
+    uint32_t dropped = ex->credit;
+    ex->credit = 0;
+    ex->draining = 1;
+    ex->drain_since_ms = now_ms;
+    ex->drain_grace_ms = grace_ms;
+    return dropped;
 }
 
 size_t executors_count(const executors_t *self)

@@ -13,7 +13,11 @@
  * for jobs whose tenant has nothing running. Credit beyond what the reserve still keeps is
  * open to any job; the rest only to such a job, which is then counted as running on the
  * reserve until its lease ends — so a tenant that floods the farm fills the open slots and no
- * more, and a tenant that sends one call at a time does not wait behind the flood for one. */
+ * more, and a tenant that sends one call at a time does not wait behind the flood for one.
+ *
+ * Draining (LEAVING, PROTOCOL.md §3.2): an executor that is leaving keeps its registration and
+ * its leases until it says DISCONNECT, but its credit is gone and stays 0 (CREDIT and RESULT
+ * refund nothing), so no pick ever returns it. */
 #ifndef SP_EXECUTORS_H
 #define SP_EXECUTORS_H
 #include <stddef.h>
@@ -53,6 +57,10 @@ struct executor {
     uint32_t mem_free_mb;
     uint32_t max_sessions; /* 0: it keeps none */
     uint32_t sessions;
+    /* draining (LEAVING): no job goes to it any more; its running jobs finish */
+    int draining;
+    uint64_t drain_since_ms; /* monotonic: when it said LEAVING */
+    uint32_t drain_grace_ms; /* the grace it gave its running jobs */
 };
 
 typedef struct executors executors_t;
@@ -84,7 +92,10 @@ executor_t *executors_pick_for_session(const executors_t *self, unsigned service
  * (1 returned then: the job's lease gives it back, executors_unreserve). */
 int executors_charge(executors_t *self, executor_t *ex);
 void executors_unreserve(executor_t *ex);
-void executors_refund(executor_t *ex, uint32_t n);        /* RESULT or CREDIT */
+void executors_refund(executor_t *ex, uint32_t n); /* RESULT or CREDIT; none when draining */
+/* LEAVING: ex drains from now on. Returns the credit it held, which is dropped (0 when it was
+ * draining already). */
+uint32_t executors_drain(executor_t *ex, uint64_t now_ms, uint32_t grace_ms);
 
 size_t executors_count(const executors_t *self);
 executor_t *executors_at(const executors_t *self, size_t i); /* for iteration, 0..count-1 */

@@ -111,6 +111,17 @@ int farm_alive(const farm_info_t *info)
     return info->pid > 0 && (kill((pid_t)info->pid, 0) == 0 || errno == EPERM);
 }
 
+int farm_read_running(const char *state_dir, farm_info_t *out, char *err, size_t errlen)
+{
+    if (farm_read_ready(state_dir, out, err, errlen) < 0) return -1;
+    if (!out->pid || farm_alive(out)) return 0;
+    snprintf(err, errlen,
+             "the farm in %s is not running (its ready.json is left from a `snakepit up` that "
+             "stopped, pid %ld); start it with `snakepit up`",
+             state_dir, out->pid);
+    return -1;
+}
+
 redisContext *farm_redis(const char *url, char *err, size_t errlen)
 {
     return farm_redis_ms(url, 2000, err, errlen);
@@ -173,6 +184,13 @@ redisContext *farm_connect(const char *cmd, const char *state_dir, char *redis_u
         return NULL;
     }
     redisContext *c = farm_redis(redis_url, err, sizeof err);
+    char dir[PATH_MAX], scratch[PATH_MAX + 128];
+    farm_info_t info;
+    farm_state_dir(state_dir && state_dir[0] ? state_dir : NULL, dir, sizeof dir);
+    /* a farm that stopped takes its private Redis with it: say that, not why the socket failed */
+    if (!c && farm_read_ready(dir, &info, scratch, sizeof scratch) == 0 &&
+        !strcmp(info.redis, redis_url))
+        farm_read_running(dir, &info, err, sizeof err);
     if (!c) fprintf(stderr, "%s: %s\n", cmd, err);
     return c;
 }

@@ -50,6 +50,10 @@ int farm_read_ready(const char *state_dir, farm_info_t *out, char *err, size_t e
 int farm_write_ready(const farm_info_t *info);
 /* 1 when ready.json names a live `snakepit up`. */
 int farm_alive(const farm_info_t *info);
+/* farm_read_ready, and -1 too when the `snakepit up` that wrote ready.json is gone (a farm that
+ * was killed, or a machine that rebooted, leaves its ready.json behind): err then says that the
+ * farm is not running rather than what connecting to its dead endpoints would. */
+int farm_read_running(const char *state_dir, farm_info_t *out, char *err, size_t errlen);
 /* A blocking connection with a timeout, authenticated and on the right db; for a
  * redis-sentinel:// URL, to the master the sentinels name (common/redis_dial.h). */
 redisContext *farm_redis(const char *url, char *err, size_t errlen);

@@ -219,3 +219,15 @@ json_t *mcp_http_call(mcp_http_t *self, const char *tool, json_t *arguments, cha
     return s_request(self, "tools/call",
                      json_pack("{s:s, s:o}", "name", tool, "arguments", arguments), err, errlen);
 }
+
+mcp_http_failure_t mcp_http_refusal(const json_t *result, const char **text)
+{
+    const json_t *err = json_object_get(json_object_get(result, "_meta"), "snakepit/error");
+    const char *kind = json_string_value(json_object_get(err, "kind"));
+    *text = json_string_value(
+        json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+    if (!json_is_true(json_object_get(result, "isError")) || !kind) return MCP_HTTP_OK;
+    if (!strcmp(kind, "invalid_argument") || !strcmp(kind, "not_found")) return MCP_HTTP_INVALID;
+    if (!strcmp(kind, "unavailable")) return MCP_HTTP_UNREACHABLE;
+    return MCP_HTTP_FAILED;
+}

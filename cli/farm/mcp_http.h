@@ -42,5 +42,10 @@ json_t *mcp_http_call(mcp_http_t *self, const char *tool, json_t *arguments, cha
                       size_t errlen);
 /* Why the last initialize or call failed. */
 mcp_http_failure_t mcp_http_failure(const mcp_http_t *self);
+/* A CallToolResult that refused the call rather than ran it (isError, and the front-end's
+ * _meta["snakepit/error"] kind: an argument it got wrong or an id it does not know are
+ * MCP_HTTP_INVALID, "cannot serve now" MCP_HTTP_UNREACHABLE); MCP_HTTP_OK for any other
+ * result. *text: its text, when it has one. */
+mcp_http_failure_t mcp_http_refusal(const json_t *result, const char **text);
 
 #endif

@@ -165,7 +165,7 @@ static int s_run_farm(run_args_t *a)
     char dir[PATH_MAX], err[PATH_MAX + 128];
     farm_info_t info;
     farm_state_dir(a->state_dir, dir, sizeof dir);
-    int have_farm = farm_read_ready(dir, &info, err, sizeof err) == 0;
+    int have_farm = farm_read_running(dir, &info, err, sizeof err) == 0;
     if (!a->ca_file[0] && have_farm && (!a->url[0] || !strcmp(info.url, a->url)))
         snprintf(a->ca_file, sizeof a->ca_file, "%s", info.ca_file); /* its own certificate */
     if (a->url[0]) /* the local key serves the local farm's URL given explicitly */
@@ -187,14 +187,26 @@ static int s_run_farm(run_args_t *a)
     return run_broker(a, info.curve_broker_key, info.curve_client_cert);
 }
 
-int run_main(int argc, char **argv)
+/* session_first: the first argument that is not an option is a session id (`session run`). */
+static int s_main(int argc, char **argv, int session_first)
 {
     run_args_t a;
-    char *rest[2], err[600];
-    int n_rest = 2;
+    char *rest[3], err[600];
+    int n_rest = 3;
     int rc = s_options(&a, argc, argv, rest, &n_rest);
     if (rc >= 0) return rc;
-    if (s_read_code(&a, rest, n_rest) < 0) {
+    char **code_args = rest;
+    if (session_first) {
+        if (!n_rest || a.session[0]) {
+            fprintf(stderr, "snakepit session run: give the session id once, as `snakepit session "
+                            "run ID [options] (CODE | -f FILE | -)`\n");
+            return RUN_EX_USAGE;
+        }
+        snprintf(a.session, sizeof a.session, "%s", rest[0]);
+        code_args++;
+        n_rest--;
+    }
+    if (s_read_code(&a, code_args, n_rest) < 0) {
         rc = RUN_EX_USAGE;
     } else if (a.files_in[0] && runfiles_read(&a.inputs, a.files_in, err, sizeof err) < 0) {
         fprintf(stderr, "snakepit run: %s\n", err);
@@ -206,4 +218,14 @@ int run_main(int argc, char **argv)
     runfiles_clear(&a.inputs);
     explicit_bzero(a.key, sizeof a.key);
     return rc;
+}
+
+int run_main(int argc, char **argv)
+{
+    return s_main(argc, argv, 0);
+}
+
+int run_session_main(int argc, char **argv)
+{
+    return s_main(argc, argv, 1);
 }

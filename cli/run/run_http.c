@@ -68,6 +68,12 @@ static json_t *s_arguments(const run_args_t *a)
 static int s_show(const run_args_t *a, json_t *r)
 {
     json_t *structured = json_object_get(r, "structuredContent");
+    const char *why;
+    mcp_http_failure_t refused = mcp_http_refusal(r, &why);
+    if (refused != MCP_HTTP_OK) { /* an argument, or a session id, the farm turned away */
+        fprintf(stderr, "snakepit run: %s\n", why ? why : "the farm refused the call");
+        return s_exit_of(refused);
+    }
     if (!json_is_object(structured)) {
         json_t *text = json_object_get(json_array_get(json_object_get(r, "content"), 0), "text");
         fprintf(stderr, "snakepit run: the answer had no structured content%s%s\n",

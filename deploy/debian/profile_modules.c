@@ -1,7 +1,8 @@
 /* deploy/debian/profile_modules.c — prints what each sandbox profile imports, straight from the
  * profiles table (common/profiles.c), one "PROFILE MODULE" line per module a call may import
  * and per module the zygote imports ahead (preload), profiles in table order: the first is the
- * default one.
+ * default one. Modules the sandbox implements itself (IPython.display) have no package and
+ * are left out.
  *
  * build-deb.sh turns these into the package's Depends (the default profile's modules) and
  * Recommends (every other profile's), by asking dpkg which package owns each module's files,
@@ -13,7 +14,8 @@
 
 static void s_print(const char *profile, const char *const *modules)
 {
-    for (const char *const *m = modules; m && *m; m++) printf("%s %s\n", profile, *m);
+    for (const char *const *m = modules; m && *m; m++)
+        if (!profile_module_is_the_sandboxs(*m)) printf("%s %s\n", profile, *m);
 }
 
 int main(void)

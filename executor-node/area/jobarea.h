@@ -24,6 +24,16 @@ enum {
 };
 enum { LIMIT_NONE = 0, LIMIT_OUTPUT = 1, LIMIT_CPU = 2 };
 
+/* The refusals of the Python layer's audit hook while a job runs, one slot per operation and
+ * target (repeats counted), for the Result's security_events. The child fills them, so the
+ * zygote reads them as it reads everything else here: clamped, terminated, hostile. */
+#define AREA_EVENTS 8
+typedef struct {
+    char              operation[48]; /* the audit event */
+    char              target[108];   /* its path, command, family or pid; "" when none */
+    volatile uint32_t count;
+} area_event_t;
+
 typedef struct {
     /* zygote → child, written before the wake byte */
     uint32_t job_len;         /* bytes of the job's copy (jobcopy.h) at area_job() */
@@ -43,6 +53,9 @@ typedef struct {
     char              audit_event[128]; /* the first one, with its path or attribute */
     volatile uint32_t audit_denied;     /* paths refused (PermissionError the code may catch) */
     char              denied_event[128]; /* the first one */
+    volatile uint32_t n_events;         /* slots of events in use (≤ AREA_EVENTS) */
+    volatile uint32_t events_dropped;   /* refusals of further operations, not kept */
+    area_event_t      events[AREA_EVENTS];
     volatile int32_t  self_signal;      /* the code sent itself this fatal signal (childsig.h) */
     volatile int32_t  crash_signal;     /* a fault the crash handler saw (childsig.h) */
     volatile int32_t  crash_headroom_mb; /* address space still free under RLIMIT_AS then */
@@ -82,6 +95,8 @@ int  area_put_meta(area_t *a, const void *meta, size_t len);
 /* Child: a meta of its own where the runner could not write one — {status} and, when type is
  * not NULL, {error: {type, message}}. */
 void area_report(area_t *a, const char *status, const char *type, const char *message);
+
+_Static_assert(sizeof(area_hdr_t) <= JOBAREA_HEADER, "the area's header outgrew its page");
 
 static inline area_hdr_t *area_hdr(const area_t *a) { return (area_hdr_t *)(void *)a->base; }
 static inline uint8_t *area_job(const area_t *a) { return a->base + JOBAREA_HEADER; }

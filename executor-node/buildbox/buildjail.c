@@ -224,7 +224,11 @@ static int s_enter(const buildjail_t *j, int as_root, char *const argv[], char *
     STEP("sethostname", sethostname("build", 5));
     STEP("RLIMIT_CPU", s_limit(RLIMIT_CPU, (rlim_t)j->cpu_s));
     STEP("RLIMIT_FSIZE", s_limit(RLIMIT_FSIZE, (rlim_t)4 << 30));
+#if !defined(__SANITIZE_ADDRESS__)
+    /* (not under AddressSanitizer, whose shadow memory alone is terabytes of address space:
+     * this process could not even reach its exec) */
     STEP("RLIMIT_AS", s_limit(RLIMIT_AS, (rlim_t)8 << 30));
+#endif
     STEP("RLIMIT_NOFILE", s_limit(RLIMIT_NOFILE, 4096));
     STEP("RLIMIT_CORE", s_limit(RLIMIT_CORE, 0));
     if (s_drop(j, as_root, err, errlen) < 0 || s_seccomp(j, err, errlen) < 0) return -1;

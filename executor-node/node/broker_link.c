@@ -79,6 +79,13 @@ static void s_send_ready(broker_link_t *self)
     ready_encode(&r, &b, ids, n);
     s_send_cmd(self, W_READY, b.data, b.len);
     buf_free(&b);
+    char services[WIRE_MAX_SERVICES * 66] = "";
+    size_t used = 0;
+    for (int i = 0; i < r.n_services; i++) /* what READY says: the profiles it serves */
+        used += (size_t)snprintf(services + used, sizeof services - used, "%s%s", i ? "," : "",
+                                 r.services[i]);
+    log_info("event=registered broker=%s slots=%ld reserve=%ld services=%s", self->endpoint,
+             self->conf->slots, self->conf->reserve_slots, services);
 }
 
 void broker_link_send_result(broker_link_t *self, const uint8_t id[ID_BYTES], const void *body,
@@ -287,8 +294,6 @@ static void s_connect(broker_link_t *self)
     if (self->registered) self->metrics->reconnects++;
     self->registered = 1;
     s_send_ready(self); /* queued until the connection is made; credit follows once it is up */
-    log_info("event=registered broker=%s slots=%ld reserve=%ld services=%s", self->endpoint,
-             self->conf->slots, self->conf->reserve_slots, self->conf->profiles);
 }
 
 static void s_on_heartbeat(loop_t *loop, void *arg)
@@ -325,6 +330,17 @@ broker_link_t *broker_link_new(loop_t *loop, void *ctx, const node_conf_t *conf,
 void broker_link_disconnect(broker_link_t *self)
 {
     s_send_cmd(self, W_DISCONNECT, NULL, 0);
+    int linger = 500; /* the destroy, which comes next, lets this and what is queued go out */
+    if (self->sock) zmq_setsockopt(self->sock, ZMQ_LINGER, &linger, sizeof linger);
+}
+
+void broker_link_send_leaving(broker_link_t *self, const leaving_t *m)
+{
+    buf_t b;
+    buf_init(&b);
+    leaving_encode(m, &b);
+    s_send_cmd(self, W_LEAVING, b.data, b.len);
+    buf_free(&b);
 }
 
 void broker_link_destroy(broker_link_t **self_p)

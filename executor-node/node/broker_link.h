@@ -43,9 +43,12 @@ typedef struct {
 broker_link_t *broker_link_new(loop_t *loop, void *ctx, const node_conf_t *conf,
                                const char *endpoint, int link, exec_metrics_t *metrics,
                                const broker_link_hooks_t *hooks);
-/* Shutting down: says DISCONNECT, so the broker requeues at once instead of waiting out the
- * heartbeat. Sent some time before the destroy: with linger 0, closing drops what is queued. */
+/* Shutting down: says DISCONNECT, so the broker requeues at once (what a drain left running)
+ * instead of waiting out the heartbeat. What is queued on the link by then (the last answers,
+ * DISCONNECT) is given up to 500 ms to get out when the link is destroyed. */
 void broker_link_disconnect(broker_link_t *self);
+/* LEAVING (PROTOCOL.md §3.2): the node drains. */
+void broker_link_send_leaving(broker_link_t *self, const leaving_t *m);
 void broker_link_destroy(broker_link_t **self_p);
 int broker_link_up(const broker_link_t *self);
 const char *broker_link_endpoint(const broker_link_t *self);

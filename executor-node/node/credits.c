@@ -20,6 +20,7 @@ struct credits {
     uint32_t slots, free, busy;
     int n_links;
     int next_want; /* round robin among links that want */
+    int draining;  /* credits_drain: nothing is granted any more */
     link_books_t link[CREDITS_MAX_LINKS];
     credits_io_t io;
     uint64_t (*now_ms)(void);
@@ -70,6 +71,10 @@ static int s_primary(const credits_t *self)
 
 static void s_balance(credits_t *self)
 {
+    if (self->draining) { /* nothing goes out; what comes back stays free */
+        s_check(self);
+        return;
+    }
     /* free slots to those that want them, a slot at a time round robin, so two wanting
      * brokers share */
     int i;
@@ -124,7 +129,7 @@ void credits_link_down(credits_t *self, int link)
 
 void credits_want(credits_t *self, int link, uint32_t n)
 {
-    if (!self->link[link].up) return;
+    if (!self->link[link].up || self->draining) return;
     self->link[link].want = n;
     self->link[link].want_until = self->now_ms() + CREDITS_WANT_MS;
     s_balance(self);
@@ -161,6 +166,11 @@ int credits_finish(credits_t *self, int origin)
 {
     assert(self->busy > 0);
     self->busy--;
+    if (self->draining) { /* the slot returns to no broker: its answer is an ANSWER */
+        self->free++;
+        s_check(self);
+        return -1;
+    }
     int other = s_wanting(self, origin);
     if (self->link[origin].up && other < 0) {
         self->link[origin].held++; /* the RESULT returns it */
@@ -170,6 +180,29 @@ int credits_finish(credits_t *self, int origin)
     self->free++;
     s_balance(self);
     return -1;
+}
+
+void credits_drain(credits_t *self)
+{
+    if (self->draining) return;
+    self->draining = 1;
+    for (int i = 0; i < self->n_links; i++) {
+        link_books_t *l = &self->link[i];
+        l->want = 0;
+        if (l->up && l->held) { /* once, even with a RECLAIM outstanding: RELEASEs are clamped */
+            l->reclaiming = 1;
+            self->io.reclaim(self->io.arg, i, l->held);
+        }
+    }
+    s_check(self);
+}
+
+int credits_drained(const credits_t *self)
+{
+    if (!self->draining || self->busy) return 0;
+    for (int i = 0; i < self->n_links; i++)
+        if (self->link[i].held) return 0;
+    return 1;
 }
 
 uint32_t credits_free(const credits_t *self)

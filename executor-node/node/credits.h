@@ -13,6 +13,12 @@
  * (the job is answered by ANSWER, which returns no credit). A broker that goes away takes its
  * unused credit with it: it is void, and free again here.
  *
+ * Draining (the node is leaving, PROTOCOL.md §3.2): no credit is granted any more, nor returned
+ * with a RESULT, and WANTs are ignored; every broker holding unused credit is asked for it back
+ * once (RECLAIM; a broker that heard LEAVING gives it back unasked, with the same RELEASE). The
+ * node has drained when no job runs and no broker holds credit: then no JOB can be on its way
+ * (a JOB in flight is counted in its broker's credit until it arrives).
+ *
  * No I/O: the node carries out what credits_io_t asks; tests/unit drive it. */
 #ifndef SP_EXEC_CREDITS_H
 #define SP_EXEC_CREDITS_H
@@ -53,6 +59,11 @@ void credits_start(credits_t *self, int link);
  * return the slot to it as credit; -1 when it should be answered with ANSWER instead (the slot
  * went to a broker that wants it, or origin is gone). */
 int credits_finish(credits_t *self, int origin);
+
+/* From now on the node drains (above). */
+void credits_drain(credits_t *self);
+/* 1 once draining, with no job running and no credit held by any broker. */
+int credits_drained(const credits_t *self);
 
 uint32_t credits_free(const credits_t *self);
 uint32_t credits_busy(const credits_t *self);

@@ -78,6 +78,13 @@ static const cfg_opt_t s_node_opts[] = {
     CFG_OPT_BOOL(node_conf_t, build_from_source, "build-from-source",
                  "let dependency builds build source distributions (sdists run their own build "
                  "code; every build runs jailed either way); off: wheels only"),
+    CFG_OPT_INT(node_conf_t, drain_grace_s, "drain-grace-s", 0, 86400, "S",
+                "on SIGTERM or SIGINT (or POST /drain to the metrics listener, from this machine) "
+                "drain: tell the brokers, take no new job, give the running ones S seconds to "
+                "finish, then exit (0: stop at once; a second signal stops at once)"),
+    CFG_OPT_LIST(node_conf_t, test_missing_module, "test-missing-module", "PROFILE:MODULE",
+                 "for tests only: PROFILE's zygote imports MODULE in its warm-up, so that it fails "
+                 "as with a missing library and the node serves the other profiles"),
     CFG_OPT_END,
 };
 
@@ -94,7 +101,9 @@ int main(int argc, char **argv)
         snprintf(about, sizeof about,
                  "An executor node: serves sandboxed Python jobs from the broker. One warm\n"
                  "zygote per profile forks a fresh, rlimited, namespaced, Landlocked,\n"
-                 "seccomp-filtered child for every job.\n\nProfiles: %s.", names);
+                 "seccomp-filtered child for every job. A profile whose libraries are not\n"
+                 "installed is not served (the log and /metrics say why); the others are.\n"
+                 "\nProfiles: %s.", names);
         config_usage(stdout, "snakepit-executor [options]", about, s_node_opts, &defaults);
         return 0;
     }

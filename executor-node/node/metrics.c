@@ -92,6 +92,33 @@ void exec_metrics_session_end(exec_metrics_t *m, const char *reason)
     m->sessions_ended[k]++;
 }
 
+void exec_metrics_served(exec_metrics_t *m, const char *profile, int served, const char *reason)
+{
+    if (m->n_asked == METRICS_MAX_PROFILES) return;
+    profile_served_t *p = &m->asked[m->n_asked++];
+    snprintf(p->name, sizeof p->name, "%s", profile);
+    p->served = served;
+    snprintf(p->reason, sizeof p->reason, "%s", served ? "" : reason);
+}
+
+/* The profiles asked for (1: served; 0: not, with why in the reason label), and the drain. */
+static void s_render_service(const exec_metrics_t *m, buf_t *out)
+{
+    prom_family(out, "snakepit_executor_profile_served", PROM_GAUGE,
+                "Profiles this node was asked to serve: 1 served, 0 not (its sandbox could not "
+                "start: the reason label says why, e.g. a library that is not installed).");
+    for (int i = 0; i < m->n_asked; i++)
+        prom_sample(out, "snakepit_executor_profile_served", m->asked[i].served ? 1.0 : 0.0,
+                    "profile", m->asked[i].name, "reason", m->asked[i].reason, NULL);
+    prom_family(out, "snakepit_executor_draining", PROM_GAUGE,
+                "1 while the node drains: it takes no new job and stops once its running ones are "
+                "done or its grace is over.");
+    prom_sample(out, "snakepit_executor_draining", m->drain_since_s > 0 ? 1.0 : 0.0, NULL);
+    prom_family(out, "snakepit_executor_drain_grace_seconds", PROM_GAUGE,
+                "How long running jobs may take once the node drains (--drain-grace-s).");
+    prom_sample(out, "snakepit_executor_drain_grace_seconds", (double)m->drain_grace_s, NULL);
+}
+
 static void s_render_sessions(const exec_metrics_t *m, buf_t *out)
 {
     prom_family(out, "snakepit_executor_sessions", PROM_GAUGE, "Sessions kept on this node.");
@@ -208,4 +235,5 @@ void exec_metrics_render(void *arg, buf_t *out)
         prom_hist_write(out, "snakepit_executor_job_max_rss_bytes", &m->profiles[i].rss, labels);
     }
     s_render_sessions(m, out);
+    s_render_service(m, out);
 }

@@ -36,6 +36,14 @@ typedef struct {
     uint64_t count;
 } kill_stat_t;
 
+/* A profile the node was asked to serve (--profiles): whether its zygote came up, and why not
+ * (its FATAL: "warm import of sklearn.base: No module named 'sklearn.base'"). */
+typedef struct {
+    char name[65];
+    int  served;
+    char reason[256];
+} profile_served_t;
+
 typedef struct {
     const char     *node;
     const char     *layers;
@@ -60,6 +68,12 @@ typedef struct {
     uint64_t        session_memory_kb;
     uint64_t        sessions_started;
     uint64_t        sessions_ended[METRICS_SESSION_ENDS];
+    /* the profiles asked for, served or not */
+    profile_served_t asked[METRICS_MAX_PROFILES];
+    int             n_asked;
+    /* draining (PROTOCOL.md §3.2): since when (wall clock, 0: not draining), and its grace */
+    double          drain_since_s;
+    long            drain_grace_s;
 } exec_metrics_t;
 
 void             exec_metrics_init(exec_metrics_t *m, const char *node, const char *layers, long slots,
@@ -71,5 +85,8 @@ void             exec_metrics_render(void *arg, buf_t *out); /* metrics_render_f
 /* A session ended with this reason (counted by its kind, exec_metrics_end_kind). */
 void             exec_metrics_session_end(exec_metrics_t *m, const char *reason);
 const char      *exec_metrics_end_kind(int i); /* the label of sessions_ended[i] */
+/* Profile asked for: served or not, and why not. */
+void             exec_metrics_served(exec_metrics_t *m, const char *profile, int served,
+                                     const char *reason);
 
 #endif

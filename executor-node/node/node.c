@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/metrics_http.h"
@@ -43,24 +44,105 @@ typedef struct {
     envs_t *envs; /* dependency environments; NULL without --packages */
     uint64_t wait_tick;
     uint64_t session_tick; /* sessions' expiry, eviction and SESSIONS; 0 when it keeps none */
+    /* draining (s_drain): since when, until when, and the timer that watches it */
+    int draining;
+    uint64_t drain_started_ms, drain_deadline_ms;
+    uint64_t drain_tick;
 } node_t;
 
 #define SESSION_TICK_MS 500 /* expiry, eviction, and the brokers' SESSIONS with free memory */
 
+static void s_stop(node_t *n)
+{
+    zygotes_stop(n->zygotes);
+    loop_stop(n->loop);
+}
+
+#define DRAIN_TICK_MS 50 /* how often a draining node looks whether it is done */
+
+static void s_on_drain_tick(loop_t *loop, void *arg)
+{
+    (void)loop;
+    node_t *n = arg;
+    uint64_t now = clock_mono_ms();
+    if (slots_drained(n->slots)) {
+        log_info("event=drained waited_ms=%llu", (unsigned long long)(now - n->drain_started_ms));
+        s_stop(n);
+    } else if (now >= n->drain_deadline_ms) {
+        log_warn("event=drain_grace_over running=%ld grace_s=%ld reason=\"the brokers requeue "
+                 "what still runs\"",
+                 slots_running(n->slots), n->conf->drain_grace_s);
+        s_stop(n);
+    }
+}
+
+/* The node drains (slots.h): LEAVING to the brokers, no new job, and the running ones get
+ * --drain-grace-s to finish; then it stops. again: what a second signal does while it drains
+ * (stop at once) — a repeated POST /drain does nothing. With no grace it stops at once. */
+static void s_drain(node_t *n, const char *why, int again)
+{
+    if (n->draining && !again) return;
+    if (n->draining || n->conf->drain_grace_s <= 0) {
+        log_info("event=stopping reason=%s%s", why, n->draining ? " draining=1" : "");
+        s_stop(n);
+        return;
+    }
+    n->draining = 1;
+    n->drain_started_ms = clock_mono_ms();
+    n->drain_deadline_ms = n->drain_started_ms + (uint64_t)n->conf->drain_grace_s * 1000u;
+    n->metrics.drain_since_s = (double)clock_wall_ms() / 1000.0;
+    log_info("event=draining reason=\"%s\" grace_s=%ld running=%ld", why, n->conf->drain_grace_s,
+             slots_running(n->slots));
+    slots_drain(n->slots, why, (uint32_t)(n->conf->drain_grace_s * 1000));
+    n->drain_tick = loop_timer_add(n->loop, DRAIN_TICK_MS, DRAIN_TICK_MS, s_on_drain_tick, n);
+}
+
 static void s_on_signal(loop_t *loop, short revents, void *arg)
 {
-    (void)revents;
+    (void)loop, (void)revents;
     node_t *n = arg;
     struct signalfd_siginfo si;
     while (read(n->sig_fd, &si, sizeof si) == sizeof si) {
-        if (si.ssi_signo == SIGCHLD) {
+        if (si.ssi_signo == SIGCHLD)
             zygotes_reap(n->zygotes);
-        } else {
-            log_info("event=stopping signal=%u", si.ssi_signo);
-            zygotes_stop(n->zygotes);
-            loop_stop(loop);
-        }
+        else
+            s_drain(n, si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM", 1);
     }
+}
+
+/* POST /drain on the metrics listener (from this machine only: metrics_http.h). */
+static unsigned s_on_drain_post(void *arg, buf_t *out)
+{
+    node_t *n = arg;
+    s_drain(n, "POST /drain", 0);
+    buf_printf(out, "{\"state\":\"%s\",\"running\":%ld,\"grace_s\":%ld}\n",
+               n->draining ? "draining" : "stopping", slots_running(n->slots),
+               n->conf->drain_grace_s);
+    return 202;
+}
+
+/* What is served of what was asked (--profiles): /metrics and the log say it, with why not. */
+static void s_served(node_t *n)
+{
+    char names[WIRE_MAX_SERVICES][65], served[600] = "", unserved[600] = "";
+    int k = zygotes_services(n->zygotes, 1, names, WIRE_MAX_SERVICES);
+    size_t a = 0, b = 0;
+    for (int i = 0; i < k; i++) {
+        exec_metrics_profile(&n->metrics, names[i]);
+        exec_metrics_served(&n->metrics, names[i], 1, "");
+        a += (size_t)snprintf(served + a, a < sizeof served ? sizeof served - a : 0, "%s%s",
+                              a ? "," : "", names[i]);
+    }
+    const char *prof, *why;
+    for (int i = 0; zygotes_unserved(n->zygotes, i, &prof, &why) == 0; i++) {
+        exec_metrics_served(&n->metrics, prof, 0, why);
+        b += (size_t)snprintf(unserved + b, b < sizeof unserved ? sizeof unserved - b : 0, "%s%s",
+                              b ? "," : "", prof);
+    }
+    if (b)
+        log_warn("event=serving profiles=%s unserved=%s", served, unserved);
+    else
+        log_info("event=serving profiles=%s", served);
 }
 
 /* ---- start and stop ------------------------------------------------------------------------ */
@@ -164,9 +246,8 @@ static int s_serve(node_t *n)
     const node_conf_t *conf = n->conf;
     char err[512];
     exec_metrics_init(&n->metrics, conf->node_id, n->layers_str, conf->slots, conf->reserve_slots);
-    char names[WIRE_MAX_SERVICES][65];
-    int k = zygotes_services(n->zygotes, 1, names, WIRE_MAX_SERVICES);
-    for (int i = 0; i < k; i++) exec_metrics_profile(&n->metrics, names[i]);
+    n->metrics.drain_grace_s = conf->drain_grace_s;
+    s_served(n);
     n->loop = loop_new();
     if (conf->metrics[0] && strcmp(conf->metrics, "off") != 0) {
         n->http = metrics_http_new(n->loop, conf->metrics, exec_metrics_render, &n->metrics, err,
@@ -175,6 +256,7 @@ static int s_serve(node_t *n)
             log_error("event=startup_failed error=\"metrics: %s\"", err);
             return 2;
         }
+        metrics_http_post(n->http, "/drain", s_on_drain_post, n);
         log_info("event=metrics_listening port=%d", metrics_http_port(n->http));
     }
     if (conf->redis[0]) n->snapshot = snapshot_new(n->loop, conf, n->zygotes, &n->metrics);
@@ -213,8 +295,9 @@ int node_main(const node_conf_t *conf)
         rc = 3;
     }
     if (rc == 0) rc = s_serve(&n);
-    /* Shutting down: the brokers hear it first, so they requeue at once; the zygotes (and with
-     * them every child) die with their channel. */
+    /* Shutting down (drained, or its grace over, or at once): the brokers hear it first, so they
+     * requeue at once what still ran here; the zygotes (and with them every child) die with
+     * their channel. */
     for (int i = 0; i < n.n_links; i++) broker_link_disconnect(n.links[i]);
     zygotes_destroy(&n.zygotes);
     envs_destroy(&n.envs);
@@ -223,6 +306,7 @@ int node_main(const node_conf_t *conf)
     if (n.tick) loop_timer_cancel(n.loop, n.tick);
     if (n.wait_tick) loop_timer_cancel(n.loop, n.wait_tick);
     if (n.session_tick) loop_timer_cancel(n.loop, n.session_tick);
+    if (n.drain_tick) loop_timer_cancel(n.loop, n.drain_tick);
     slots_destroy(&n.slots);
     snapshot_destroy(&n.snapshot);
     metrics_http_destroy(&n.http);

@@ -14,8 +14,11 @@
 
 #define NODE_MAX_BROKERS 8 /* credits.h's CREDITS_MAX_LINKS */
 
-/* Runs the node until SIGTERM or SIGINT. Returns the exit status (2: bad configuration,
- * 3: a sandbox could not start). */
+/* Runs the node until SIGTERM or SIGINT (or POST /drain) and its drain: it tells the brokers it
+ * is leaving (LEAVING), takes no new job, and stops once its running jobs are answered or
+ * --drain-grace-s is over; a second signal stops it at once. Returns the exit status (0 after a
+ * drain, 2: bad configuration, 3: no profile's sandbox could start; a profile whose sandbox
+ * cannot start is not served, and the others are). */
 int node_main(const node_conf_t *conf);
 
 #endif

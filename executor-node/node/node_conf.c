@@ -37,4 +37,5 @@ void node_conf_defaults(node_conf_t *c)
     c->max_env_zygotes = 2;
     c->env_idle_s = 600;
     c->build_timeout_s = 300;
+    c->drain_grace_s = 60; /* the deploy files' 75 s stop timeouts: this + 15 s to stop */
 }

@@ -42,6 +42,10 @@ typedef struct {
     long env_idle_s;
     long build_timeout_s;
     int build_from_source;        /* let a build run sdists' own build code (in its jail) */
+    long drain_grace_s; /* SIGTERM: running jobs get this long to finish (0: stop at once) */
+    /* for tests only: PROFILE:MODULE pairs, each making that profile's zygote fail its warm-up
+     * as a missing module would (the profile is then not served) */
+    char test_missing_module[256];
 } node_conf_t;
 
 void node_conf_defaults(node_conf_t *conf);

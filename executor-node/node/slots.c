@@ -63,6 +63,10 @@ struct slots {
     long mem_free_mb;               /* the machine's available memory, at the last session tick */
     uint64_t sessions_sent_ms;      /* the last SESSIONS to the brokers */
     uint64_t queued_seq;            /* the last queued session job's number */
+    /* draining (slots_drain): the LEAVING each broker hears, and the hook */
+    int draining;
+    leaving_t leaving;
+    slots_drain_hook_t drain_hook;
 };
 
 /* ---- credit on the wire ---------------------------------------------------------------------- */
@@ -110,7 +114,8 @@ slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *
                                   zygotes_end_session,
                                   zygotes_services,
                                   zygotes_packages,
-                                  zygotes_python};
+                                  zygotes_python,
+                                  broker_link_send_leaving};
     return slots_new_io(conf, &io, zygotes, metrics, layers);
 }
 
@@ -530,7 +535,13 @@ static void s_fill_ready(void *arg, ready_t *r, const uint8_t (**ids)[ID_BYTES],
 
 static void s_on_up(void *arg, int link)
 {
-    credits_link_up(((slots_t *)arg)->credits, link);
+    slots_t *self = arg;
+    credits_link_up(self->credits, link);
+    /* a broker that (re)registers while the node drains hears LEAVING after its READY */
+    if (self->draining && self->io.send_leaving) {
+        self->leaving.running = credits_busy(self->credits);
+        self->io.send_leaving(self->links[link], &self->leaving);
+    }
 }
 
 static void s_on_down(void *arg, int link)
@@ -723,4 +734,41 @@ zygotes_hooks_t slots_zygote_hooks(slots_t *self)
 {
     return (zygotes_hooks_t){s_on_result,  s_on_progress, s_on_zygote_down,
                              s_on_session, s_on_env_down, self};
+}
+
+/* ---- draining ------------------------------------------------------------------------------- */
+
+void slots_set_drain_hook(slots_t *self, const slots_drain_hook_t *hook)
+{
+    self->drain_hook = *hook;
+}
+
+void slots_drain(slots_t *self, const char *reason, uint32_t grace_ms)
+{
+    if (self->draining) return;
+    self->draining = 1;
+    self->leaving.grace_ms = grace_ms;
+    self->leaving.running = credits_busy(self->credits);
+    snprintf(self->leaving.reason, sizeof self->leaving.reason, "%s", reason);
+    for (int i = 0; i < self->n_links; i++) /* LEAVING first: each answers with RELEASE */
+        if (self->io.link_up(self->links[i]) && self->io.send_leaving)
+            self->io.send_leaving(self->links[i], &self->leaving);
+    credits_drain(self->credits); /* and RECLAIM, for a broker that does not know LEAVING */
+    if (self->drain_hook.begin) self->drain_hook.begin(self->drain_hook.arg, self->sessions);
+}
+
+int slots_draining(const slots_t *self)
+{
+    return self->draining;
+}
+
+int slots_drained(const slots_t *self)
+{
+    return self->draining && credits_drained(self->credits) &&
+           !(self->drain_hook.busy && self->drain_hook.busy(self->drain_hook.arg));
+}
+
+long slots_running(const slots_t *self)
+{
+    return self->credits ? (long)credits_busy(self->credits) : 0;
 }

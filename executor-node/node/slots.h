@@ -56,6 +56,7 @@ typedef struct {
     int (*services)(const zygotes_t *zygotes, int with_retiring, char (*names)[65], int max);
     const char *(*packages)(const zygotes_t *zygotes, int zi);
     const char *(*python)(const zygotes_t *zygotes);
+    void (*send_leaving)(broker_link_t *link, const leaving_t *m);
 } slots_io_t;
 
 slots_t *slots_new_io(const node_conf_t *conf, const slots_io_t *io, zygotes_t *zygotes,
@@ -85,5 +86,29 @@ void slots_set_sessions(slots_t *self, node_sessions_t *sessions);
 void slots_session_tick(slots_t *self);
 /* MemAvailable from /proc/meminfo, in MB; -1 when it cannot be read. */
 long slots_mem_available_mb(void);
+
+/* Draining (PROTOCOL.md §3.2): the node is leaving. Every broker that is up hears LEAVING (and
+ * one that comes up again meanwhile hears it after its READY) and gives back the credit it
+ * holds; no credit is granted any more and each job that ends is answered with ANSWER, so no
+ * new job comes, while the running ones finish and are answered as usual. The node has drained
+ * when no job runs, none can be on its way (no broker holds credit) and the drain hook (below)
+ * has nothing left to do. */
+void slots_drain(slots_t *self, const char *reason, uint32_t grace_ms);
+int slots_draining(const slots_t *self);
+int slots_drained(const slots_t *self);
+long slots_running(const slots_t *self); /* jobs holding a slot */
+
+/* The drain hook: where a node's live sessions could be checkpointed and moved to another
+ * executor before it leaves. Today nothing is set: a draining node keeps its sessions (their
+ * queued cells wait at the brokers, which route them nowhere else) until it exits, and they end
+ * with it, as they do when a node stops. A session mover sets this hook: begin is called once
+ * when the drain starts, with the node's book of sessions (NULL when it keeps none); while busy
+ * says 1 the drain waits for it (within the grace, which bounds it like any job). */
+typedef struct {
+    void (*begin)(void *arg, node_sessions_t *sessions);
+    int (*busy)(void *arg);
+    void *arg;
+} slots_drain_hook_t;
+void slots_set_drain_hook(slots_t *self, const slots_drain_hook_t *hook);
 
 #endif

@@ -57,15 +57,26 @@ static void s_fill_node(void *arg, metrics_pub_t *pub)
     metrics_pub_field(pub, "forks", "%llu", (unsigned long long)forks);
     metrics_pub_field(pub, "zygote_restarts", "%llu", (unsigned long long)restarts);
     metrics_pub_field(pub, "broker_connected", "%d", m->broker_connected);
+    /* what was asked for and is not served (why: the log and /metrics), and the drain */
+    char unserved[512] = "";
+    size_t u = 0;
+    for (int i = 0; i < m->n_asked; i++)
+        if (!m->asked[i].served)
+            u += (size_t)snprintf(unserved + u, u < sizeof unserved ? sizeof unserved - u : 0,
+                                  "%s%s", u ? "," : "", m->asked[i].name);
+    metrics_pub_field(pub, "unserved", "%s", unserved);
+    metrics_pub_field(pub, "draining", "%d", m->drain_since_s > 0);
     metrics_pub_field(pub, "ts_ms", "%llu",
                       (unsigned long long)clock_wall_ms()); /* as the broker's */
 }
 
 /* sp:profiles, one field per profile, shared by every node: nodes of one install agree; the
- * freshest wins. */
+ * freshest wins. Only profiles whose zygote is warm here have a field; a draining node writes
+ * none, so a profile only it served goes stale there (the front-ends stop offering it). */
 static void s_fill_profiles(void *arg, metrics_pub_t *pub)
 {
     const snapshot_t *self = arg;
+    if (self->metrics->drain_since_s > 0) return;
     for (size_t i = 0; i < n_profiles; i++) {
         buf_t b;
         buf_init(&b);

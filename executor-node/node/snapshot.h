@@ -1,9 +1,11 @@
 /* executor-node/node/snapshot.h — what the node publishes in Redis (DESIGN.md §7): every second its
- * hash sp:metrics:executor:{node} (slots, services, layers, counters) for `snakepit status`
- * and get_sandbox_info's capacity, and every 5 s one field per served profile in the shared
- * hash sp:profiles (its Python and package versions, from the zygotes' HELLOs), which
- * get_sandbox_info reads in one HGETALL. Redis being slow or away costs skipped snapshots
- * (common/metrics_pub.h), never the node's loop. */
+ * hash sp:metrics:executor:{node} (slots, services served, those asked for and not served,
+ * draining, layers, counters) for `snakepit status` and get_sandbox_info's capacity, and every
+ * 5 s one field per served profile in the shared hash sp:profiles (its Python and package
+ * versions, from the zygotes' HELLOs, and updated_ms), which get_sandbox_info reads in one
+ * HGETALL and the front-ends take as the profiles the farm serves; a draining node writes none.
+ * Redis being slow or away costs skipped snapshots (common/metrics_pub.h), never the node's loop.
+ */
 #ifndef SP_SNAPSHOT_H
 #define SP_SNAPSHOT_H
 #include <stddef.h>

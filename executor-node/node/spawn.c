@@ -86,8 +86,27 @@ fail:
 typedef struct {
     char layers[16], slots[24], pool[24], uid[16], drop[4], cap[24], rj[24], rs[24];
     char ms[24], sp[24], si[24], smi[24], sg[24];
+    char missing[128];
     char *argv[48];
 } args_t;
+
+/* --test-missing-module (tests only): the module named for this profile in the PROFILE:MODULE
+ * list, into out; 0 when none is. */
+static int s_test_missing(const node_conf_t *conf, const profile_t *profile, char *out, size_t cap)
+{
+    size_t plen = strlen(profile->name);
+    for (const char *p = conf->test_missing_module; *p;) {
+        size_t l = strcspn(p, ",");
+        if (l > plen + 1 && !strncmp(p, profile->name, plen) && p[plen] == ':' &&
+            l - plen - 1 < cap) {
+            snprintf(out, cap, "%.*s", (int)(l - plen - 1), p + plen + 1);
+            return 1;
+        }
+        p += l;
+        if (*p == ',') p++;
+    }
+    return 0;
+}
 
 static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const profile_t *profile,
                    const spawn_env_t *env)
@@ -159,6 +178,11 @@ static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const pr
         a->argv[n++] = (char *)env->site;
         a->argv[n++] = "--env-modules";
         a->argv[n++] = (char *)env->modules;
+    } else if (s_test_missing(conf, profile, a->missing, sizeof a->missing)) {
+        size_t n = 0;
+        while (a->argv[n]) n++;
+        a->argv[n++] = "--test-missing-module";
+        a->argv[n++] = a->missing;
     }
 }
 

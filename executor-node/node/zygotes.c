@@ -52,6 +52,11 @@ typedef struct { /* the loop's argument for one zygote's channel */
     int zi;
 } watch_t;
 
+typedef struct { /* a profile asked for whose zygote could not start */
+    const profile_t *profile;
+    char reason[512];
+} unserved_t;
+
 struct zygotes {
     const node_conf_t *conf;
     const char *exe;         /* snakepit-zygote */
@@ -63,6 +68,8 @@ struct zygotes {
     zyg_t z[ZYGOTES_MAX];
     watch_t watch[ZYGOTES_MAX];
     int n; /* slots in use; a free one may sit below n */
+    unserved_t unserved[WIRE_MAX_SERVICES];
+    int n_unserved;
 };
 
 zygotes_t *zygotes_new(const node_conf_t *conf, const char *exe, unsigned layers,
@@ -374,43 +381,74 @@ static void s_on_channel(loop_t *loop, short revents, void *arg)
 
 /* ---- the node's verbs ---------------------------------------------------------------------- */
 
-/* Waits (before the loop exists) for every zygote's HELLO, or the first FATAL. */
-static int s_wait_ready(zygotes_t *self)
+/* Zygote zi could not start: its profile is not served (start-up only, before the loop). */
+static void s_unserved(zygotes_t *self, int zi, const char *why)
+{
+    zyg_t *z = &self->z[zi];
+    if (self->n_unserved < WIRE_MAX_SERVICES) {
+        unserved_t *u = &self->unserved[self->n_unserved++];
+        u->profile = z->profile;
+        snprintf(u->reason, sizeof u->reason, "%s", why);
+    }
+    char q[600];
+    log_error("event=profile_unserved profile=%s reason=%s", z->profile->name,
+              log_quote(q, sizeof q, why));
+    if (z->chan) zchan_destroy(&z->chan);
+    if (z->pid > 0) kill(z->pid, SIGKILL); /* reaped by the SIGCHLD handler: the slot is free */
+    z->profile = NULL;
+    z->ready = 0;
+}
+
+/* Waits (before the loop exists) until every zygote has said HELLO or failed: FATAL (its
+ * warm-up failed: a library missing), its channel closed, or no HELLO within HELLO_WAIT_S. */
+static void s_wait_ready(zygotes_t *self)
 {
     uint64_t give_up = clock_mono_ms() + HELLO_WAIT_S * 1000u;
     for (;;) {
         int pending = 0;
         for (int i = 0; i < self->n; i++) {
             zyg_t *z = &self->z[i];
-            if (!z->chan) return -1;
-            if (z->ready) continue;
+            if (!z->profile || !z->chan || z->ready) continue;
             pending++;
             struct pollfd p = {zchan_fd(z->chan), POLLIN, 0};
             if (poll(&p, 1, 100) > 0 && zmsg_read(z->chan, s_on_msg, &self->watch[i]) < 0 &&
                 !z->ready)
-                return -1;
+                s_unserved(self, i,
+                           z->fatal[0] ? z->fatal : "its sandbox exited before it was ready");
         }
-        if (!pending) return 0;
+        if (!pending) return;
         if (clock_mono_ms() > give_up) {
             log_error("event=zygote_timeout seconds=%d", HELLO_WAIT_S);
-            return -1;
+            for (int i = 0; i < self->n; i++)
+                if (self->z[i].profile && !self->z[i].ready)
+                    s_unserved(self, i, "its sandbox was not ready in time");
+            return;
         }
     }
 }
 
 int zygotes_start(zygotes_t *self, char *err, size_t errlen)
 {
-    for (int i = 0; i < self->n; i++)
-        if (s_spawn(self, &self->z[i], err, errlen) < 0) {
-            char why[512];
-            snprintf(why, sizeof why, "%s", err);
-            snprintf(err, errlen, "profile %s: %s", self->z[i].profile->name, why);
-            return -1;
-        }
-    if (s_wait_ready(self) < 0) {
-        snprintf(err, errlen, "a sandbox could not start (see zygote_fatal above)");
+    for (int i = 0; i < self->n; i++) {
+        char why[512];
+        if (s_spawn(self, &self->z[i], why, sizeof why) < 0) s_unserved(self, i, why);
+    }
+    s_wait_ready(self);
+    int served = 0;
+    for (int i = 0; i < self->n; i++) served += self->z[i].profile && self->z[i].ready;
+    if (!served) {
+        snprintf(err, errlen, "no profile could be served (see profile_unserved above)%s%s",
+                 self->n_unserved ? ": " : "", self->n_unserved ? self->unserved[0].reason : "");
         return -1;
     }
+    return 0;
+}
+
+int zygotes_unserved(const zygotes_t *self, int i, const char **profile, const char **reason)
+{
+    if (i < 0 || i >= self->n_unserved) return -1;
+    *profile = self->unserved[i].profile->name;
+    *reason = self->unserved[i].reason;
     return 0;
 }
 
@@ -559,7 +597,9 @@ const char *zygotes_packages(const zygotes_t *self, int zi)
 
 const char *zygotes_python(const zygotes_t *self)
 {
-    return self->n ? self->z[0].hello.python : "";
+    for (int i = 0; i < self->n; i++) /* the first that said HELLO: an unserved one did not */
+        if (self->z[i].hello.python[0]) return self->z[i].hello.python;
+    return "";
 }
 
 /* Profile names are [A-Za-z0-9._-] and the versions came as JSON from the zygote: no

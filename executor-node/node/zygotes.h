@@ -49,8 +49,13 @@ void zygotes_destroy(zygotes_t **self_p);
 /* The profiles of a comma-separated list, once each. 0, or -1 with the reason in err (an
  * unknown name, or none at all). */
 int zygotes_add(zygotes_t *self, const char *list, char *err, size_t errlen);
-/* Spawns every zygote and waits for each one's HELLO. 0, or -1 (logged) when one cannot start. */
+/* Spawns every zygote and waits for each one's HELLO. A zygote that cannot start (its FATAL:
+ * a library the profile needs is not installed) leaves its profile unserved — logged
+ * (event=profile_unserved) and listed by zygotes_unserved — and the others are served. 0, or -1
+ * with the reason in err when no profile at all can be served. */
 int zygotes_start(zygotes_t *self, char *err, size_t errlen);
+/* The i-th profile that could not be served, and why; -1 past the last. */
+int zygotes_unserved(const zygotes_t *self, int i, const char **profile, const char **reason);
 /* From here on the loop watches the channels, restarts and retires; hooks get the answers. */
 void zygotes_attach(zygotes_t *self, loop_t *loop, const zygotes_hooks_t *hooks);
 /* SIGCHLD: reaps what exited; a zygote that died unasked is restarted later. */
@@ -80,7 +85,7 @@ void zygotes_end_session(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], co
 int zygotes_services(const zygotes_t *self, int with_retiring, char (*names)[65], int max);
 /* JSON {package: version} zygote zi reported in its HELLO ("" when none). */
 const char *zygotes_packages(const zygotes_t *self, int zi);
-/* The Python version the first zygote reported ("" before its HELLO). */
+/* The Python version the first zygote to say HELLO reported ("" before any did). */
 const char *zygotes_python(const zygotes_t *self);
 /* {"python": …, "packages": {…}, "node": …, "updated_ms": …} of profile's ready zygote into
  * out (nothing when none), or of every served profile as {"profile": {…}, …} when profile is

@@ -1,7 +1,8 @@
 /* executor-node/python/audit.c — see audit.h. The hook reads each event's arguments and asks
  * policy.h; what it refuses raises _snakepit.PermissionError (a PermissionError it owns) and is
  * recorded in the job area: BLOCK as audit_blocked, DENY as audit_denied (the runner then says
- * whether such a refusal is what ended the job). */
+ * whether such a refusal is what ended the job), and each in the area's list of events, which
+ * becomes the Result's security_events. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
@@ -296,10 +297,73 @@ int audit_unpickle_allowed(const char *module, const char *name)
     return ok;
 }
 
+int audit_judge(const char *event, const char *path, const char *mode, long num, int has_num,
+                const char **why)
+{
+    event_t e = {.event = event, .path = path, .mode = mode, .num = num, .num_set = has_num};
+    *why = NULL;
+    verdict_t v = policy_judge(&s_policy, &e, why);
+    if (v == POLICY_ALLOW && !strcmp(event, "pickle.find_class") && path && mode &&
+        !s_unpickle_ok(path, mode)) {
+        v = POLICY_BLOCK;
+        *why = "unpickling may name only the profile's data types";
+    }
+    return (int)v;
+}
+
 static void s_record(volatile uint32_t *count, char *slot, size_t cap, const event_t *e)
 {
     if ((*count)++ == 0)
         snprintf(slot, cap, "%s%s%.100s", e->event, e->path ? " " : "", e->path ? e->path : "");
+}
+
+/* What a refused event was aimed at, in words: a path or command, the unpickled name, the
+ * socket's family, the signalled pid. */
+static void s_target(const event_t *e, char *out, size_t cap)
+{
+    static const struct {
+        long family;
+        const char *name;
+    } families[] = {{1, "AF_UNIX"}, {2, "AF_INET"}, {10, "AF_INET6"}, {16, "AF_NETLINK"},
+                    {17, "AF_PACKET"}};
+    out[0] = '\0';
+    if (!strcmp(e->event, "pickle.find_class") && e->path && e->mode) {
+        snprintf(out, cap, "%s.%s", e->path, e->mode);
+    } else if (!strcmp(e->event, "socket.__new__") && e->num_set) {
+        snprintf(out, cap, "family %ld", e->num);
+        for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+            if (families[i].family == e->num) snprintf(out, cap, "%s", families[i].name);
+    } else if (!strncmp(e->event, "os.kill", 7) && e->num_set) {
+        snprintf(out, cap, "pid %ld", e->num);
+    } else if (e->path) {
+        snprintf(out, cap, "%s", e->path);
+    }
+}
+
+/* One more refusal in the area's list: counted on its slot when the same operation was refused
+ * on the same target before, else a new slot while there is one. */
+static void s_note_event(area_hdr_t *h, const event_t *e)
+{
+    char target[sizeof h->events[0].target];
+    s_target(e, target, sizeof target);
+    uint32_t n = h->n_events < AREA_EVENTS ? h->n_events : AREA_EVENTS;
+    for (uint32_t i = 0; i < n; i++) {
+        area_event_t *slot = &h->events[i];
+        if (!strncmp(slot->operation, e->event, sizeof slot->operation - 1) &&
+            !strcmp(slot->target, target)) {
+            slot->count++;
+            return;
+        }
+    }
+    if (n == AREA_EVENTS) {
+        h->events_dropped++;
+        return;
+    }
+    area_event_t *slot = &h->events[n];
+    snprintf(slot->operation, sizeof slot->operation, "%s", e->event);
+    memcpy(slot->target, target, sizeof slot->target);
+    slot->count = 1;
+    h->n_events = n + 1;
 }
 
 static int s_audit_hook(const char *event, PyObject *args, void *user_data)
@@ -327,6 +391,7 @@ static int s_audit_hook(const char *event, PyObject *args, void *user_data)
             s_record(&h->audit_blocked, h->audit_event, sizeof h->audit_event, &e);
         else
             s_record(&h->audit_denied, h->denied_event, sizeof h->denied_event, &e);
+        s_note_event(h, &e);
     }
     PyErr_Format(s_permission_error ? s_permission_error : PyExc_PermissionError,
                  "[sandbox] %s: %s%s%.200s%s", why, event, e.path ? " '" : "", e.path ? e.path : "",

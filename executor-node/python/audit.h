@@ -3,8 +3,8 @@
  * child when its job starts, it refuses operations as policy.h says — a process, a socket, a
  * path outside the workspace (or, to read, the profile's read-only paths), ctypes, frame walks,
  * gc.get_*, code.__new__, marshal, unpickling anything that resolves outside the profile's data
- * modules — and reports the first refusal of each kind in the job area (outcome.c turns it
- * into a security_violation). */
+ * modules — and reports each refusal in the job area (outcome.c lists them as the Result's
+ * security_events, and makes the job a security_violation when one is what ended it). */
 #ifndef SP_AUDIT_H
 #define SP_AUDIT_H
 
@@ -23,6 +23,11 @@ void audit_arm(area_t *area, int on);
  * session's restore checks each variable first, so that a name the profile refuses fails that
  * variable instead of counting as an attack (session.py). */
 int audit_unpickle_allowed(const char *module, const char *name);
+/* The verdict the hook would give event with these arguments (path, or NULL when unknown; num
+ * set when has_num), and why in a few words (NULL when allowed): validate_code asks the very
+ * rules execute_code applies (validate.py). */
+int audit_judge(const char *event, const char *path, const char *mode, long num, int has_num,
+                const char **why);
 
 /* _snakepit.PermissionError, the PermissionError subclass the hook raises — named so, that a
  * job's traceback reads as the familiar one — made at the first call (runner.c's, when it adds

@@ -1,7 +1,7 @@
 /* executor-node/python/python.c — see python.h. The interpreter's life in a zygote and its
  * children; the C half of the runner (the _snakepit module) is runner.c, the audit hook audit.c,
- * and the Python sources runner.py and validate.py are compiled into this binary (the Makefile
- * makes them C arrays). */
+ * and the Python sources (runner.py, validate.py, session.py, rich.py, ipython.py, dists.py,
+ * warm.py) are compiled into this binary (the Makefile makes them C arrays). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <locale.h>
@@ -13,6 +13,8 @@
 #include "executor-node/mem/holes.h"
 #include "executor-node/mem/hugemem.h"
 #include "audit.h"
+#include "dists_py.h"
+#include "ipython_py.h"
 #include "pyfork.h"
 #include "python.h"
 #include "rich_py.h"
@@ -266,15 +268,22 @@ int py_init(const profile_t *profile, const char *program, int policy, const cha
         snprintf(err, errlen, "cannot register _snakepit");
         return -1;
     }
-    if (s_interpreter(program, err, errlen) < 0 || s_warm_paths(profile, err, errlen) < 0 ||
-        s_import_all(profile->modules, profile->env_modules, err, errlen) < 0 ||
-        s_import_all(profile->preload, NULL, err, errlen) < 0)
+    PyObject *warm_fn = NULL, *display_fn = NULL, *ipython_fn = NULL, *keep_fn = NULL;
+    if (s_interpreter(program, err, errlen) < 0 || s_warm_paths(profile, err, errlen) < 0)
         return -1;
-    PyObject *warm_fn = NULL, *display_fn = NULL;
-    if (!s_load(warm_py, "_snakepit_warm", "warm", &warm_fn, err, errlen)) return -1;
-    Py_DECREF(warm_fn); /* runner.prepare calls it, for profiles that need it */
+    /* rich outputs and IPython.display first: the profiles list IPython, which the warm
+     * imports below then find in sys.modules (ipython.py) */
     if (!s_load(rich_py, "_snakepit_rich", "display", &display_fn, err, errlen)) return -1;
     Py_DECREF(display_fn); /* the runner's builtins hold it */
+    if (!s_load(ipython_py, "IPython.display", "display", &ipython_fn, err, errlen)) return -1;
+    Py_DECREF(ipython_fn);
+    if (s_import_all(profile->modules, profile->env_modules, err, errlen) < 0 ||
+        s_import_all(profile->preload, NULL, err, errlen) < 0)
+        return -1;
+    if (!s_load(warm_py, "_snakepit_warm", "warm", &warm_fn, err, errlen)) return -1;
+    Py_DECREF(warm_fn); /* runner.prepare calls it, for profiles that need it */
+    if (!s_load(dists_py, "_snakepit_dists", "keep", &keep_fn, err, errlen)) return -1;
+    Py_DECREF(keep_fn); /* runner.prepare fills it */
     PyObject *runner = s_load(runner_py, "_snakepit_runner", "run", &s_run_fn, err, errlen);
     PyObject *start = NULL;
     if (!runner ||

@@ -4,10 +4,12 @@
 # A DataFrame comes back as text/plain, text/html and application/json (the first rows only), a
 # matplotlib figure as image/png (image/svg+xml when the call asks for SVG), a PIL image as
 # image/png, an object with IPython's _repr_*_ methods as what they give, anything JSON-able as
-# application/json, and everything as text/plain. Each output is a list of (mime, bytes); the
+# application/json, and everything as text/plain; IPython.display's objects (ipython.py) are
+# objects of that protocol. Each output is a list of (mime, bytes); the
 # runner hands them to _snakepit.finish, the zygote checks them again (outcome_meta.c) and the
 # front-end turns them into structuredContent.outputs and MCP content blocks. Compiled into
 # snakepit-zygote with runner.py.
+import base64
 import io
 import json
 import sys
@@ -102,6 +104,50 @@ def _protocol(obj):
     return out
 
 
+# What a mime bundle may carry here, richest first (outcome_meta.c keeps the same types).
+_BUNDLE_MIMES = ("text/html", "text/markdown", "text/latex", "image/svg+xml", "image/png",
+                 "application/json", "text/plain")
+
+
+def _mimebundle(obj):
+    """IPython's _repr_mimebundle_ (and a raw bundle, display(..., raw=True)): {mime: data},
+    a PNG as its base64 text as Jupyter carries it."""
+    if isinstance(obj, _RawBundle):
+        data = obj.data
+    else:
+        fn = getattr(type(obj), "_repr_mimebundle_", None)
+        if fn is None:
+            return []
+        try:
+            data = fn(obj, include=None, exclude=None)
+        except TypeError:
+            data = fn(obj)
+    if isinstance(data, tuple):  # (data, metadata)
+        data = data[0]
+    if not isinstance(data, dict):
+        return []
+    out = []
+    for mime in _BUNDLE_MIMES:
+        value = data.get(mime)
+        if value is None:
+            continue
+        if mime == "image/png" and isinstance(value, str):
+            value = base64.b64decode(value)
+        elif mime == "application/json" and not isinstance(value, (str, bytes)):
+            value = json.dumps(value)
+        out.append((mime, value if isinstance(value, bytes) else _text(str(value))))
+    return out
+
+
+class _RawBundle:
+    """display(bundle, raw=True): a dict {mime: data} shown as it is."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+
 def _json(obj):
     if isinstance(obj, (dict, list)) and obj:
         try:
@@ -129,6 +175,10 @@ def bundle(obj, fmt=None):
     sympy = mods.get("sympy")
     if sympy is not None and isinstance(obj, sympy.Basic):
         return [("text/latex", _text("$%s$" % sympy.latex(obj)))] + _plain(obj)
+    bundled = _mimebundle(obj)
+    if bundled:
+        has_plain = any(mime == "text/plain" for mime, _ in bundled)
+        return bundled if has_plain else bundled + _plain(obj)
     rich = _protocol(obj)
     return (rich or _json(obj)) + _plain(obj)
 
@@ -156,8 +206,11 @@ def add(kind, obj, fmt=None):
         total += len(data)
 
 
-def display(*objs, format=None):
-    """IPython's display(): each object becomes one output, rendered by type. format="svg"
-    renders a matplotlib figure as SVG."""
+def display(*objs, format=None, raw=False, include=None, exclude=None, metadata=None,
+            transient=None, display_id=None, clear=False, **kwargs):
+    """IPython's display(): each object becomes one output, rendered by type; with raw=True
+    each is a mime bundle ({mime: data}) shown as it is. format="svg" renders a matplotlib
+    figure as SVG. IPython's other arguments are accepted and change nothing (there is no
+    notebook to update)."""
     for obj in objs:
-        add("display", obj, format)
+        add("display", _RawBundle(obj) if raw and isinstance(obj, dict) else obj, format)

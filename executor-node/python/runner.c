@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/profiles.h"
 #include "proto/job.h"
 #include "proto/mpack.h"
 #include "audit.h"
@@ -195,7 +196,8 @@ static void s_kv_outputs(mpw_t *w, PyObject *outputs, int truncated)
 }
 
 /* finish(status, *, result, variables, error_type, error_message, traceback, line, validation,
- * images, images_truncated, denied, outputs, outputs_truncated, snapshot, summary). Packs the
+ * images, images_truncated, denied, outputs, outputs_truncated, snapshot, summary, exit_code).
+ * Packs the
  * runner's findings into the meta area as a msgpack map; a session's snapshot and summaries are
  * runner_session.h's to pack. */
 static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
@@ -205,16 +207,16 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
         "status",    "result",  "variables",         "error_type", "error_message",
         "traceback", "line",    "validation",        "images",     "images_truncated",
         "denied",    "outputs", "outputs_truncated", "snapshot",   "summary",
-        NULL};
+        "exit_code", NULL};
     const char *status;
     PyObject *result = NULL, *variables = NULL, *etype = NULL, *emsg = NULL, *tb = NULL,
              *validation = NULL, *images = NULL, *outputs = NULL, *snapshot = NULL, *summary = NULL;
-    long line = 0;
+    long line = 0, exit_code = 0;
     int images_truncated = 0, denied = 0, outputs_truncated = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlOOppOpOO", kwlist, &status, &result,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOOOOlOOppOpOOl", kwlist, &status, &result,
                                      &variables, &etype, &emsg, &tb, &line, &validation, &images,
                                      &images_truncated, &denied, &outputs, &outputs_truncated,
-                                     &snapshot, &summary))
+                                     &snapshot, &summary, &exit_code))
         return NULL;
     if (!s_area) Py_RETURN_NONE;
     buf_t out;
@@ -225,10 +227,11 @@ static PyObject *s_finish(PyObject *self, PyObject *args, PyObject *kw)
     int with_outputs = outputs && outputs != Py_None;
     int with_snapshot = snapshot && snapshot != Py_None,
         with_summary = summary && summary != Py_None;
-    mpw_map(&w, 6 + (with_images ? 2 : 0) + (with_outputs ? 2 : 0) + (uint32_t)with_snapshot +
+    mpw_map(&w, 7 + (with_images ? 2 : 0) + (with_outputs ? 2 : 0) + (uint32_t)with_snapshot +
                     (uint32_t)with_summary);
     mpw_kv_str(&w, "status", status);
     mpw_kv_bool(&w, "denied", denied); /* a sandbox refusal is what ended the code */
+    mpw_kv_int(&w, "exit_code", exit_code); /* sys.exit's status, as a process would end */
     s_kv_text(&w, "result", result);
     s_kv_text(&w, "variables", variables);
     s_kv_text(&w, "validation", validation);
@@ -272,6 +275,46 @@ static PyObject *s_pickle_allowed(PyObject *self, PyObject *args)
     return PyBool_FromLong(audit_unpickle_allowed(module, name));
 }
 
+/* judge(event, path=None, mode=None, num=None) -> (verdict, why): "allow", "deny" or "block",
+ * as the audit hook would answer (audit_judge): validate_code's findings come from the rules
+ * execute_code enforces. */
+static PyObject *s_judge(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *event, *path = NULL, *mode = NULL;
+    PyObject *num = Py_None;
+    if (!PyArg_ParseTuple(args, "s|zzO", &event, &path, &mode, &num)) return NULL;
+    long n = 0;
+    int has_num = num != Py_None && PyLong_Check(num);
+    if (has_num) {
+        n = PyLong_AsLong(num);
+        if (PyErr_Occurred()) return NULL;
+    }
+    const char *why = NULL;
+    static const char *const verdicts[] = {"allow", "deny", "block"};
+    int v = audit_judge(event, path, mode, n, has_num, &why);
+    return Py_BuildValue("(sz)", verdicts[v >= 0 && v <= 2 ? v : 2], why);
+}
+
+/* profiles_with(module) -> (name, ...): the profiles of the table (common/profiles.c) that let
+ * module be imported, in table order: what an import refusal points to. */
+static PyObject *s_profiles_with(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    const char *module = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (!module) return PyErr_Occurred() ? NULL : PyTuple_New(0);
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < n_profiles; i++) {
+        if (!profile_allows(&profiles[i], module)) continue;
+        PyObject *name = PyUnicode_FromString(profiles[i].name);
+        if (!name || PyList_Append(list, name) < 0) Py_CLEAR(list);
+        Py_XDECREF(name);
+    }
+    PyObject *t = list ? PyList_AsTuple(list) : NULL;
+    Py_XDECREF(list);
+    return t;
+}
+
 static PyMethodDef s_methods[] = {
     {"write", s_write, METH_VARARGS, "write(stream, text): append to the job's output"},
     {"started", s_started, METH_NOARGS, "mark the start of the user's code"},
@@ -283,6 +326,10 @@ static PyMethodDef s_methods[] = {
      "snapshot_parts() -> ({name: pickle}, {name: module}) of the snapshot being restored"},
     {"pickle_allowed", s_pickle_allowed, METH_VARARGS,
      "pickle_allowed(module, name): whether unpickling may name it (the audit hook's rule)"},
+    {"judge", s_judge, METH_VARARGS,
+     "judge(event, path=None, mode=None, num=None) -> (verdict, why): the audit hook's answer"},
+    {"profiles_with", s_profiles_with, METH_O,
+     "profiles_with(module) -> names of the profiles that allow importing it"},
     {NULL, NULL, 0, NULL},
 };
 

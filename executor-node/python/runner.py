@@ -8,6 +8,8 @@
 # job's shared memory; the audit hook is audit.c.
 import ast
 import builtins
+import hashlib
+import importlib.machinery
 import io
 import json
 import linecache
@@ -20,6 +22,7 @@ import tomllib
 import types
 
 import _snakepit
+import _snakepit_dists as _dists
 import _snakepit_rich as _rich
 
 _FILENAME = "<snakepit>"
@@ -96,10 +99,32 @@ def _module_allowed(name, allowed):
 # What the user's code may import, set per job. A list cell so the guard (built once, in the
 # zygote) sees each job's allowlist.
 _allowed = [()]
-# The zygote's profile, and the profiles that have a workspace (for messages that point there):
-# set by prepare from the profile table (common/profiles.c), never written here.
+# The zygote's profile, its modules, and the profiles that have a workspace (for messages that
+# point there): set by prepare from the profile table (common/profiles.c), never written here.
 _profile = [""]
+_profile_modules = [()]
 _workspace_profiles = [()]
+
+
+def import_refusal(name, allowed):
+    """The exception for an import of name that allowed refuses. A module of the profile that
+    the call narrowed away (the drop-in endpoints do) is an ImportError listing what is allowed,
+    as those servers said it; any other is not here, a ModuleNotFoundError as elsewhere, naming
+    the profiles of the table that have it (_snakepit.profiles_with), so the caller can pick
+    one. validate.py words its findings with it too."""
+    profile = _profile[0]
+    if _module_allowed(name, _profile_modules[0]):
+        return ImportError("import of '%s' is not allowed in profile %s for this call (allowed: %s)"
+                           % (name, profile, ", ".join(sorted(allowed))), name=name)
+    others = [p for p in _snakepit.profiles_with(name) if p != profile]
+    if others:
+        return ModuleNotFoundError(
+            "import of '%s' is not allowed in profile %s: it is in %s — pass profile=\"%s\""
+            % (name, profile, ", ".join(others), others[0]), name=name)
+    return ModuleNotFoundError(
+        "import of '%s' is not allowed in profile %s, and no profile of this sandbox has it "
+        "(get_sandbox_info lists each profile's modules; the dependencies argument installs "
+        "packages where the operator provides a package source)" % (name, profile), name=name)
 
 
 def _import(name, globals=None, locals=None, fromlist=(), level=0):
@@ -109,18 +134,13 @@ def _import(name, globals=None, locals=None, fromlist=(), level=0):
         raise TypeError("module name must be str")
     allowed = _allowed[0]
     if not _module_allowed(name, allowed):
-        raise ImportError(
-            "import of '%s' is not allowed in profile %s (allowed: %s)"
-            % (name, _profile[0], ", ".join(sorted(allowed)))
-        )
+        raise import_refusal(name, allowed)
     module = _real_import(name, globals, locals, fromlist, 0)
     for item in fromlist or ():
         if isinstance(item, str) and item != "*":
             sub = getattr(module, item, None)
             if isinstance(sub, _ModuleType) and not _module_allowed(name + "." + item, allowed):
-                raise ImportError(
-                    "import of '%s.%s' is not allowed in profile %s" % (name, item, _profile[0])
-                )
+                raise import_refusal(name + "." + item, allowed)
     return module
 
 
@@ -133,6 +153,22 @@ def _no_filesystem(what, profile):
     )
 
 
+class _Quitter:
+    """exit() and quit(), which `python` gets from the site module (the zygote runs without
+    it): SystemExit with the code, which the runner passes through as the job's exit code."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "Use %s() or Ctrl-D (i.e. EOF) to exit" % self._name
+
+    def __call__(self, code=None):
+        raise SystemExit(code)
+
+
 def _make_builtins(profile, workspace):
     b = dict(builtins.__dict__)
     b["__import__"] = _import
@@ -142,8 +178,9 @@ def _make_builtins(profile, workspace):
             raise _no_filesystem("open()", profile)
 
         b["open"] = open
-    for name in ("breakpoint", "help", "copyright", "credits", "license", "exit", "quit"):
+    for name in ("breakpoint", "help", "copyright", "credits", "license"):
         b.pop(name, None)
+    b["exit"], b["quit"] = _Quitter("exit"), _Quitter("quit")
     b["display"] = _rich.display  # as in a notebook: rich outputs (rich.py)
     return b
 
@@ -165,35 +202,33 @@ def _norm(name):
 def _find_versions(modules):
     """The distributions that provide the profile's modules, by their own names: sklearn is
     scikit-learn's, PIL Pillow's, yaml PyYAML's (importlib.metadata.version(module) finds only
-    the distributions named like their module)."""
+    the distributions named like their module). Their metadata is kept for the jobs'
+    importlib.metadata (dists.py)."""
     import importlib.metadata as md
     try:
         by_module = md.packages_distributions()
     except Exception:
         by_module = {}
+    provides = {}
+    for top, names in by_module.items():
+        for dist in names or ():
+            provides.setdefault(dist, []).append(top)
     for m in modules:
         top = m.split(".")[0]
-        for dist in by_module.get(top, ()) or ():
+        for dist in (by_module.get(top, ()) or ()) if top in by_module else (top,):
             try:
-                _versions[_norm(dist)] = md.version(dist)
+                found = md.distribution(dist)
+                _versions[_norm(dist)] = found.version
             except Exception:
-                pass
-        if top in by_module:
-            continue
-        try:
-            _versions[_norm(top)] = md.version(top)
-        except Exception:
-            pass  # the standard library: no distribution of its own
+                continue  # the standard library: no distribution of its own
+            _dists.keep(found, _dists.location_of(found), provides.get(dist, (top,)))
 
 
-def _env_versions(site):
-    """A dependency environment's distributions, read from their METADATA files."""
-    import importlib.metadata as md
-    for dist in md.distributions(path=[site]):
-        try:
-            _versions[_norm(dist.metadata["Name"])] = dist.version
-        except Exception:
-            pass  # a distribution without a readable name: its requirement then counts as unmet
+def _env_versions(host_site, job_site):
+    """A dependency environment's distributions, read from their METADATA files (and kept for
+    the jobs' importlib.metadata, at the place the job sees them)."""
+    for name, version in _dists.keep_environment(host_site, job_site).items():
+        _versions[_norm(name)] = version
 
 
 def versions():
@@ -303,6 +338,20 @@ def _no_semaphores():
     ms.SemLock.__init__ = __init__
 
 
+class _EnvImports:
+    """A dependency environment's imports: PathFinder's, over sys.path (the environment's
+    directory alone). Its other half, listing directories for importlib.metadata, is left
+    out: distributions come from memory (dists.py)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        return importlib.machinery.PathFinder.find_spec(name, path, target)
+
+    @staticmethod
+    def invalidate_caches():
+        importlib.machinery.PathFinder.invalidate_caches()
+
+
 def _audit_open_at():
     """os.open(path, flags, dir_fd=fd): the interpreter's "open" audit event carries no dir_fd,
     so the Python layer would judge a relative path against the working directory instead of
@@ -330,12 +379,13 @@ def prepare(profile, workspace, figures, modules, workspace_profiles, env_site, 
     and "" elsewhere."""
     import warnings
     _profile[0] = profile
+    _profile_modules[0] = tuple(modules)
     _workspace_profiles[0] = tuple(workspace_profiles)
     _figures[0] = bool(figures)
     own = [m for m in modules if m not in env_modules]
     _find_versions(own)
     if env_host:
-        _env_versions(env_host)
+        _env_versions(env_host, env_site)
     _preload_codecs()
     _preload_packages(own)
     filters = warnings.filters[:]
@@ -351,10 +401,11 @@ def prepare(profile, workspace, figures, modules, workspace_profiles, env_site, 
     # audit hook would rightly report) — but for a dependency environment's own modules.
     sys.path[:] = []
     sys.path_importer_cache.clear()
+    finders = [f for f in sys.meta_path if getattr(f, "__name__", "") != "PathFinder"]
     if env_site:  # the environment's modules, and only they, load from its read-only directory
         sys.path.append(env_site)
-    else:
-        sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__name__", "") != "PathFinder"]
+        finders.append(_EnvImports)
+    sys.meta_path[:] = finders + [_dists.Finder]
     _audit_open_at()
     _builtins[0] = _make_builtins(profile, workspace)
     if not workspace:  # tempfile would probe /tmp and friends and say none is usable
@@ -365,7 +416,8 @@ def prepare(profile, workspace, figures, modules, workspace_profiles, env_site, 
         tempfile._get_default_tempdir = _no_tempdir
     # For nodes run with --disable-layer python (tests that prove each OS layer alone): the
     # interpreter's own builtins, no import guard.
-    _plain_builtins[0] = dict(builtins.__dict__, display=_rich.display)
+    _plain_builtins[0] = dict(builtins.__dict__, display=_rich.display, exit=_Quitter("exit"),
+                              quit=_Quitter("quit"))
 
 
 def new_globals(policed):
@@ -392,25 +444,62 @@ def _safe_str(fn, value, cap):
         return "<%s failed: %s>" % (fn.__name__, type(e).__name__)
 
 
-def _error_fields(exc, source_lines):
-    frames = _snakepit.traceback(exc.__traceback__)
+_CAUSE = ("\nThe above exception was the direct cause of the following exception:\n\n")
+_CONTEXT = ("\nDuring handling of the above exception, another exception occurred:\n\n")
+_CHAIN_MAX = 16  # exceptions of one chain shown, as a cycle or a very long chain may be
+
+
+def _format_one(exc, source_lines):
+    """One exception as CPython prints it — its frames in the user's code (the runner's own
+    are noise to the user), then type, message and notes — and its last user line."""
     lines = ["Traceback (most recent call last):\n"]
-    user_line = 0
-    for filename, lineno, funcname in frames:
+    user_line = framed = 0
+    for filename, lineno, funcname in _snakepit.traceback(exc.__traceback__):
         if filename != _FILENAME:
-            continue  # the runner's own frames are noise to the user
-        user_line = lineno
+            continue
+        user_line = framed = lineno
         lines.append('  File "%s", line %d, in %s\n' % (filename, lineno, funcname))
         if 0 < lineno <= len(source_lines):
             lines.append("    " + source_lines[lineno - 1].strip() + "\n")
-    etype = type(exc).__name__
     message = _safe_str(str, exc, _REPR_CAP)
     if isinstance(exc, SyntaxError):
         user_line = exc.lineno or user_line
-    lines.append(etype + (": " + message if message else "") + "\n")
-    if len(lines) == 2:  # no user frame: drop the bare header
-        lines = lines[1:]
-    return etype, message, _cap("".join(lines), _REPR_CAP), user_line
+    lines.append(type(exc).__name__ + (": " + message if message else "") + "\n")
+    notes = getattr(exc, "__notes__", None)
+    if isinstance(notes, (list, tuple)):
+        lines.extend(_safe_str(str, n, _REPR_CAP) + "\n" for n in notes[:_CHAIN_MAX])
+    if not framed:
+        lines = lines[1:]  # no user frame: drop the bare header
+    return "".join(lines), message, user_line
+
+
+def _chain(exc):
+    """exc and what it was raised from (__cause__) or while handling (__context__, unless
+    suppressed by `from None`), oldest first, each with the line CPython prints after it."""
+    chain, seen, note = [], set(), None
+    while exc is not None and id(exc) not in seen and len(chain) < _CHAIN_MAX:
+        seen.add(id(exc))
+        chain.append((exc, note))
+        if exc.__cause__ is not None:
+            exc, note = exc.__cause__, _CAUSE
+        elif exc.__context__ is not None and not exc.__suppress_context__:
+            exc, note = exc.__context__, _CONTEXT
+        else:
+            exc = None
+    return reversed(chain)
+
+
+def _error_fields(exc, source_lines):
+    """(type, message, traceback, line) of the exception that ended the code: the traceback
+    with its whole chain, as CPython prints it; the type, message and line are the last one's."""
+    parts = []
+    message, user_line = "", 0
+    for one, note in _chain(exc):
+        text, message, user_line = _format_one(one, source_lines)
+        parts.append(text)
+        if note:
+            parts.append(note)
+    return type(exc).__name__, message, _cap("".join(parts), _REPR_CAP), user_line
 
 
 def _variables(names, g):
@@ -646,8 +735,9 @@ _images_truncated = [False]
 
 def _capture_figures(keep=False):
     """Every open matplotlib figure → PNG, then closed; capped in count and size. keep (a
-    session's cell): figures stay open for the next cell, and only those changed since they
-    were last drawn are rendered."""
+    session's cell): figures stay open for the next cell, and one comes back only when it is
+    new or its picture changed — matplotlib's stale flag says when to draw it again (savefig
+    itself leaves it set, so it is cleared here), the PNG's digest whether to send it."""
     plt = sys.modules.get("matplotlib.pyplot")
     if not _figures[0] or plt is None:
         return
@@ -670,11 +760,18 @@ def _capture_figures(keep=False):
                 fig.savefig(buf, format="png")
                 png = buf.getvalue()
                 total = sum(len(i[3]) for i in _images)
+                digest = hashlib.blake2b(png, digest_size=16).digest() if keep else None
+                if keep:
+                    fig.stale = False
+                    if getattr(fig, "_snakepit_sent", None) == digest:
+                        continue  # drawn again, unchanged: the earlier cell sent it
                 if len(png) > _MAX_IMAGE_BYTES or total + len(png) > _MAX_IMAGES_BYTES:
                     _images_truncated[0] = True
                 else:
                     w, h = _png_size(png)
                     _images.append(("image/png", w, h, png))
+                    if keep:
+                        fig._snakepit_sent = digest
         except MemoryError:
             _images_truncated[0] = True
         except BaseException as e:
@@ -698,6 +795,29 @@ def _settle_job(job, source):
     if ws:
         os.environ["TMPDIR"] = ws
     linecache.cache[_FILENAME] = (len(source), None, source.splitlines(True), _FILENAME)
+
+
+def _exit_code(exc):
+    """The status a process ends with on SystemExit, as CPython's own exit makes it: None is 0,
+    an int is itself as the kernel keeps it (0-255), anything else is printed on stderr and is
+    1."""
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    sys.stderr.write(_safe_str(str, code, _REPR_CAP) + "\n")
+    return 1
+
+
+def _exit_fields(exc, code):
+    """A non-zero exit as the job's error: no traceback (the code chose to end, as `python`
+    prints none), the line it ended on."""
+    line = 0
+    for filename, lineno, _ in _snakepit.traceback(exc.__traceback__):
+        if filename == _FILENAME:
+            line = lineno
+    return {"error_type": "SystemExit", "error_message": "exit code %d" % code, "line": line}
 
 
 def _refused_by_sandbox(exc):
@@ -813,18 +933,20 @@ def run(job, g=None):
         _snakepit.finish("error", error_type=problem[0], error_message=problem[1])
         return
 
+    kwargs = {}
     tail = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         tail = ast.Expression(tree.body.pop().value)
-    status, value, err = "ok", None, None
+    status, value, err, exit_code = "ok", None, None, 0
     _snakepit.started()
     try:
         exec(compile(tree, _FILENAME, "exec"), g)
         if tail is not None:
             value = eval(compile(tail, _FILENAME, "eval"), g)
-    except SystemExit as e:
-        if e.code not in (None, 0):
-            status, err = "error", e
+    except SystemExit as e:  # sys.exit(), exit(): a process's end, not an exception to show
+        exit_code = _exit_code(e)
+        if exit_code:
+            status, kwargs = "error", _exit_fields(e, exit_code)
     except MemoryError as e:
         status, err = "memory_limit", e
     except _snakepit.OutputLimit:
@@ -835,7 +957,6 @@ def run(job, g=None):
         _rich.add("result", value)
     _snakepit.stopped()
 
-    kwargs = {}
     if _figures[0]:
         try:
             _capture_figures(keep=session)
@@ -857,4 +978,4 @@ def run(job, g=None):
         kwargs["variables"] = _variables(job["inspect"], g)
     if _rich.outputs or _rich.truncated[0]:
         kwargs.update(outputs=_rich.outputs, outputs_truncated=_rich.truncated[0])
-    _snakepit.finish(status, **kwargs)
+    _snakepit.finish(status, exit_code=exit_code, **kwargs)

@@ -1,58 +1,81 @@
 # executor-node/python/validate.py — validate_code: static advice on code, without running it.
 #
 # Runs in a sandboxed child like any job (parsing untrusted code can exhaust memory): syntax
-# errors with line and column, imports the profile does not allow, names and dunder access
-# that escapes use, line and character counts, a complexity estimate, recommendations. It
-# advises; the OS layers enforce. Loaded into the zygote after runner.py (compiled into
-# snakepit-zygote), whose allowlist check and profile names it shares.
+# errors with line and column, imports the profile does not allow, calls the sandbox refuses,
+# line and character counts, a complexity estimate, recommendations. It advises; the OS layers
+# enforce. What it calls refused is asked of the rules execute_code applies, never written here:
+# imports of the profile's module list (runner.import_refusal, the profile table), and calls of
+# the audit hook's policy (_snakepit.judge, executor-node/python/policy.c) — this file only knows
+# which audit event a call raises. So validate_code and execute_code cannot disagree: code that
+# runs is not called blocked (`().__class__` is ordinary), and what it flags is refused when
+# the code runs. Loaded into the zygote after runner.py (compiled into snakepit-zygote).
 import ast
 import json
 
 import _snakepit
-from _snakepit_runner import _FILENAME, _module_allowed, _workspace_profiles
-
+from _snakepit_runner import _FILENAME, _module_allowed, _workspace_profiles, import_refusal
 
 _ADVICE_NAMES = {
-    "eval": "eval() runs arbitrary code; prefer explicit logic",
-    "exec": "exec() runs arbitrary code; prefer explicit logic",
-    "compile": "compile() builds code objects; rarely needed",
-    # "open": named in validate() after the first profile with a workspace
-    "__import__": "use import statements; __import__ is policed the same way",
-    "globals": "globals() exposes the module namespace",
-    "vars": "vars() exposes object internals",
-    "getattr": "dynamic attribute access defeats static checks",
-    "breakpoint": "there is no debugger in the sandbox",
+    "eval": "eval() runs code a static check cannot follow",
+    "exec": "exec() runs code a static check cannot follow",
+    "compile": "compile() builds code a static check cannot follow",
+    "__import__": "__import__ with a computed name cannot be checked statically",
+    "getattr": "getattr with a computed name cannot be checked statically",
+    "breakpoint": "there is no debugger in the sandbox: breakpoint() is not defined",
+    "help": "help() is not defined in the sandbox (it reads files and a pager)",
     "input": "input() reads the stdin argument; there is no terminal",
 }
-_DUNDER_ALARM = {
-    "__subclasses__", "__globals__", "__builtins__", "__code__", "__closure__", "__bases__",
-    "__base__", "__mro__", "__class__", "__dict__", "__getattribute__", "__reduce__",
-    "__reduce_ex__", "__loader__", "__spec__", "__import__", "__init_subclass__", "f_globals",
-    "f_back", "f_locals", "tb_frame", "gi_frame", "cr_frame", "gi_code", "co_code",
-}
 
-
-# Calls the sandbox refuses when the code runs (the seccomp, Landlock and audit rules): said
-# here so the model knows before it tries. Attribute name → why.
-_REFUSED_CALLS = {
-    "system": "starts a process", "popen": "starts a process", "fork": "starts a process",
-    "forkpty": "starts a process", "spawnv": "starts a process", "spawnl": "starts a process",
-    "posix_spawn": "starts a process", "posix_spawnp": "starts a process",
-    "execv": "starts a process", "execve": "starts a process", "execl": "starts a process",
-    "execvp": "starts a process", "execlp": "starts a process",
-    "create_connection": "opens a network connection", "urlopen": "opens a network connection",
-    "gethostbyname": "needs the network", "getaddrinfo": "needs the network",
-}
-_SUBPROCESS_CALLS = {"run", "Popen", "call", "check_call", "check_output", "getoutput",
-                     "getstatusoutput"}
-# Modules reached as an attribute of another module: typing.sys, uuid.os, random._os… —
-# well-known escapes around an import check (the audit hook still refuses what they lead to).
-_MODULE_ATTRS = {"sys", "os", "_os", "posix", "subprocess", "builtins", "__builtins__",
-                 "importlib", "_imp", "ctypes", "_ctypes", "socket", "_socket", "marshal"}
-_ESCAPE_ATTRS = {"modules": "sys.modules reaches every loaded module, past the import check",
-                 "_getframe": "frames reach other code's globals", "f_globals": "frames reach other code's globals",
-                 "f_back": "frames reach other code's globals", "tb_frame": "frames reach other code's globals",
-                 "gi_frame": "frames reach other code's globals", "load_module": "loads a module past the import check"}
+# The audit event CPython raises for a call, by the call's full name, and which of the call's
+# arguments the event carries as the thing the policy judges (None: the verdict does not depend
+# on it). The sandbox's verdict is policy.c's, asked through _snakepit.judge.
+_PROCESS = {"os.system": "os.system", "os.popen": "subprocess.Popen", "os.fork": "os.fork",
+            "os.forkpty": "os.forkpty", "os.posix_spawn": "os.posix_spawn",
+            "os.posix_spawnp": "os.posix_spawn", "webbrowser.open": "webbrowser.open",
+            "webbrowser.open_new": "webbrowser.open", "webbrowser.open_new_tab": "webbrowser.open",
+            "asyncio.create_subprocess_exec": "subprocess.Popen",
+            "asyncio.create_subprocess_shell": "subprocess.Popen"}
+_PROCESS.update({"os." + n: "os.exec" for n in ("execv", "execve", "execl", "execle", "execlp",
+                                                 "execlpe", "execvp", "execvpe")})
+_PROCESS.update({"os." + n: "os.fork" for n in ("spawnv", "spawnve", "spawnl", "spawnle",
+                                                 "spawnlp", "spawnlpe", "spawnvp", "spawnvpe")})
+_PROCESS.update({"subprocess." + n: "subprocess.Popen" for n in (
+    "run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput")})
+_CALLS = {name: (event, None) for name, event in _PROCESS.items()}
+_CALLS.update({
+    "socket.socket": ("socket.__new__", None), "socket.create_server": ("socket.__new__", None),
+    "socket.create_connection": ("socket.getaddrinfo", None),
+    "socket.getaddrinfo": ("socket.getaddrinfo", None),
+    "socket.gethostbyname": ("socket.gethostbyname", None),
+    "socket.gethostbyname_ex": ("socket.gethostbyname", None),
+    "socket.gethostbyaddr": ("socket.gethostbyaddr", None),
+    "socket.getnameinfo": ("socket.getnameinfo", None),
+    "urllib.request.urlopen": ("urllib.Request", None),
+    "urllib.request.urlretrieve": ("urllib.Request", None),
+    "gc.get_objects": ("gc.get_objects", None), "gc.get_referrers": ("gc.get_referrers", None),
+    "gc.get_referents": ("gc.get_referents", None),
+    "sys._current_frames": ("sys._current_frames", None),
+    "sys._current_exceptions": ("sys._current_exceptions", None),
+    "types.CodeType": ("code.__new__", None),
+    "resource.setrlimit": ("resource.setrlimit", None), "resource.prlimit": ("resource.prlimit", None),
+    "signal.pthread_kill": ("signal.pthread_kill", None),
+    "os.symlink": ("os.symlink", None), "os.link": ("os.link", None),
+    "os.mknod": ("os.mknod", None), "os.mkfifo": ("os.mkfifo", None),
+    "os.chown": ("os.chown", None), "os.lchown": ("os.lchown", None),
+    "shutil.chown": ("shutil.chown", None),
+    "os.kill": ("os.kill", "pid"), "os.killpg": ("os.killpg", "pid"),
+    "open": ("open", "path"), "io.open": ("open", "path"), "os.open": ("open", "path"),
+    "sqlite3.connect": ("sqlite3.connect", "path"),
+})
+for _n in ("remove", "unlink", "rmdir", "mkdir", "listdir", "scandir", "chdir", "truncate",
+           "chmod", "utime", "rename", "replace"):
+    _CALLS["os." + _n] = ("os.rename" if _n == "replace" else "os." + _n, "path")
+_CALLS["os.makedirs"] = ("os.mkdir", "path")
+# Names that, reached past what a static check can follow (a subscript, a call, getattr with a
+# constant), are the process and network functions escapes go for: sys.modules['os'].system.
+_REACHED = {name.rsplit(".", 1)[1]: event for name, (event, _) in _CALLS.items()
+            if event in set(_PROCESS.values()) | {"urllib.Request", "socket.getaddrinfo"}}
+_LOADERS = {"__import__", "importlib.import_module"}
 
 
 def _dotted(node):
@@ -67,137 +90,183 @@ def _dotted(node):
     return None
 
 
-def _escapes(node, imported):
-    """(kind, message) findings for one node: calls the sandbox will refuse, and the
-    well-known escape patterns."""
-    out = []
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        name, base = node.func.attr, _dotted(node.func.value) or "…"
-        if name in _REFUSED_CALLS and base not in ("platform", "re", "sympy", "sp", "np", "numpy"):
-            out.append(("refused", "%s.%s() %s: the sandbox refuses it" % (base, name, _REFUSED_CALLS[name])))
-        elif name in _SUBPROCESS_CALLS and base.split(".")[-1] == "subprocess":
-            out.append(("refused", "%s.%s() starts a process: the sandbox refuses it" % (base, name)))
-    elif isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        if node.attr in _MODULE_ATTRS and base and base.split(".")[0] in imported \
-                and base != node.attr:
-            out.append(("escape", "%s.%s reaches module '%s' through another module's attributes, "
-                        "past the import check" % (base, node.attr, node.attr)))
-        elif node.attr in _ESCAPE_ATTRS:
-            out.append(("escape", "%s: %s" % (node.attr, _ESCAPE_ATTRS[node.attr])))
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
-            and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
-            and node.args[1].value in set(_REFUSED_CALLS) | _MODULE_ATTRS:
-        out.append(("escape", "getattr(…, %r) hides an attribute from a static check" % node.args[1].value))
+def _aliases(tree):
+    """Each name an import binds → the module or object it names (import subprocess as sp:
+    sp → subprocess; from os import system: system → os.system)."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for a in node.names:
+                if a.name != "*":
+                    out[a.asname or a.name] = node.module + "." + a.name
     return out
 
 
-def _advice():
-    """The names to warn about; open() points to the first profile with a workspace."""
-    if not _workspace_profiles[0]:
-        return _ADVICE_NAMES
-    return dict(_ADVICE_NAMES, open="open() needs the %s profile" % _workspace_profiles[0][0])
+def _constant(node):
+    return node.value if isinstance(node, ast.Constant) else None
+
+
+def _callee(func, aliases):
+    """(full name, reached): the function a call names, resolved through the imports
+    (reached False), or the bare name of a function reached past what a static check follows
+    (a subscript, a call, getattr with a constant: reached True); (None, False) otherwise."""
+    dotted = _dotted(func)
+    if dotted is not None:
+        root, _, rest = dotted.partition(".")
+        if root in aliases:
+            return aliases[root] + ("." + rest if rest else ""), False
+        return (dotted, False) if dotted in ("open", "__import__") else (None, False)
+    if isinstance(func, ast.Attribute):
+        base = func.value
+        loaded = _constant(base.args[0]) if isinstance(base, ast.Call) and base.args else None
+        if isinstance(loaded, str) and (_dotted(base.func) in _LOADERS or
+                                        _callee(base.func, aliases)[0] in _LOADERS):
+            return loaded + "." + func.attr, False  # __import__('os').system
+        return func.attr, True
+    if isinstance(func, ast.Subscript) and isinstance(_constant(func.slice), str):
+        return func.slice.value, True  # g['system'](...)
+    if isinstance(func, ast.Call) and _dotted(func.func) == "getattr" and len(func.args) > 1 \
+            and isinstance(_constant(func.args[1]), str):
+        return func.args[1].value, True  # getattr(m, 'system')(...)
+    return None, False
+
+
+def _event(name, reached):
+    """(display name, event, argument kind) of a call the policy judges, or None."""
+    if reached:
+        event = _REACHED.get(name)
+        return (name, event, None) if event else None
+    for cut in range(name.count(".") + 1):  # uuid.os.system is os.system
+        tail = name.split(".", cut)[-1]
+        if tail in _CALLS:
+            return (tail,) + _CALLS[tail]
+    return None
+
+
+def _refusal(call, aliases, job):
+    """Why the sandbox refuses this call, in the policy's words, or None (allowed, or
+    depending on what only run time knows)."""
+    name, reached = _callee(call.func, aliases)
+    found = _event(name, reached) if name else None
+    if found is None:
+        return None
+    shown, event, arg = found
+    if event == "open" and not job["workspace"]:
+        return "%s() is not available in profile %s: it has no filesystem (use the %s profile " \
+               "and the files argument)" % (shown, job["profile"], " or ".join(_workspace_profiles[0]))
+    path = mode = num = None
+    if arg is not None:
+        value = _constant(call.args[0]) if call.args else None
+        if arg == "path" and isinstance(value, str):
+            path = value
+            mode = _constant(call.args[1]) if len(call.args) > 1 else None
+            mode = mode if isinstance(mode, str) else None
+        elif arg == "pid" and isinstance(value, int) and not isinstance(value, bool):
+            num = value
+        else:
+            return None  # the verdict depends on a value only the run has
+    verdict, why = _snakepit.judge(event, path, mode, num)
+    if verdict == "allow":
+        return None
+    target = " %r" % (path if path is not None else num) if (path or num is not None) else ""
+    return "%s()%s is refused by the sandbox: %s (%s)" % (shown, target, why, event)
+
+
+def _import_names(node):
+    if isinstance(node, ast.ImportFrom):
+        return [node.module or ""]
+    return [a.name for a in node.names]
+
+
+def _finding(kind, node, message):
+    line = getattr(node, "lineno", 0)
+    return {"kind": kind, "line": line, "column": getattr(node, "col_offset", 0),
+            "message": "Line %d: %s" % (line, message)}
+
+
+def _check(tree, job, errors, warnings, imports):
+    """Walks tree: the findings, the imports in order, and the counts for the complexity."""
+    allowed, aliases, seen = job["allowed"], _aliases(tree), set()
+    counts = {"branches": 0, "loops": 0, "functions": 0, "depth": 0}
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        counts["depth"] = max(counts["depth"], depth)
+        if isinstance(node, ast.ImportFrom) and node.level:
+            errors.append(_finding("import", node, "relative imports are not available"))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name in _import_names(node):
+                if name not in seen:
+                    seen.add(name)
+                    imports.append((node.lineno, node.col_offset, name))
+                if not _module_allowed(name, allowed):
+                    errors.append(_finding("import", node, str(import_refusal(name, allowed))))
+        elif isinstance(node, ast.Call):
+            why = _refusal(node, aliases, job)
+            if why:
+                errors.append(_finding("refused", node, why))
+        elif isinstance(node, ast.Name) and node.id in _ADVICE_NAMES \
+                and isinstance(node.ctx, ast.Load) and node.id not in aliases:
+            warnings.append(_finding("name", node, "%s: %s" % (node.id, _ADVICE_NAMES[node.id])))
+        if isinstance(node, (ast.If, ast.IfExp, ast.Try, ast.BoolOp, ast.ExceptHandler, ast.Match)):
+            counts["branches"] += 1
+        elif isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.comprehension)):
+            counts["loops"] += 1
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            counts["functions"] += 1
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, depth + 1))
+    return counts
+
+
+def _recommendations(errors, warnings, profile, source, loops):
+    out = []
+    kinds = {e["kind"] for e in errors}
+    if "import" in kinds:
+        out.append("Use only the modules of profile %s, or the profile the error names "
+                   "(get_sandbox_info lists each profile's modules)" % profile)
+    if "refused" in kinds:
+        out.append("The sandbox has no processes and no network, and files only in the workspace: "
+                   "compute in Python, and pass data in with the files argument")
+    if loops and "while" in source:
+        out.append("Make sure every while loop terminates: jobs past their time limit are killed")
+    if not errors and not warnings:
+        out.append("No issues found by the static checks")
+    return out
 
 
 def validate(job):
-    """Static advice on code, without running it: syntax, imports, risky names."""
+    """Static advice on code, without running it: syntax, imports, refused calls."""
     source = job["code"]
-    allowed = job["allowed"]
     profile = job["profile"]
-    advice = _advice()
-    errors, warnings, imports, recommendations = [], [], [], []
-    seen_imports = set()
+    errors, warnings, imports = [], [], []
     lines = source.splitlines()
     analysis = {"line_count": len(lines), "character_count": len(source)}
     try:
         tree = compile(source, _FILENAME, "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as e:
-        errors.append({
-            "kind": "syntax", "line": e.lineno or 0, "column": e.offset or 0,
-            "message": "Line %d: %s" % (e.lineno or 0, e.msg),
-        })
+        errors.append({"kind": "syntax", "line": e.lineno or 0, "column": e.offset or 0,
+                       "message": "Line %d: %s" % (e.lineno or 0, e.msg)})
         tree = None
     except (MemoryError, RecursionError, ValueError) as e:
         errors.append({"kind": "syntax", "line": 0, "column": 0,
                        "message": "code cannot be parsed: %s" % type(e).__name__})
         tree = None
-
-    branches = functions = loops = depth_max = 0
-    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
-                for a in n.names} if tree is not None else set()
-    imported |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                 for a in n.names} if tree is not None else set()
+    counts = {"branches": 0, "loops": 0, "functions": 0, "depth": 0}
     if tree is not None:
-        stack = [(tree, 0)]
-        while stack:
-            node, depth = stack.pop()
-            depth_max = max(depth_max, depth)
-            for kind, message in _escapes(node, imported):
-                errors.append({"kind": kind, "line": getattr(node, "lineno", 0),
-                               "column": getattr(node, "col_offset", 0),
-                               "message": "Line %d: %s" % (getattr(node, "lineno", 0), message)})
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                if isinstance(node, ast.ImportFrom):
-                    if node.level:
-                        errors.append({"kind": "import", "line": node.lineno, "column": node.col_offset,
-                                       "message": "Line %d: relative imports are not available" % node.lineno})
-                        names = []
-                    else:
-                        names = [node.module or ""]
-                else:
-                    names = [a.name for a in node.names]
-                for name in names:
-                    if name not in seen_imports:
-                        seen_imports.add(name)
-                        imports.append((node.lineno, node.col_offset, name))
-                    if not _module_allowed(name, allowed):
-                        errors.append({"kind": "import", "line": node.lineno, "column": node.col_offset,
-                                       "message": "Line %d: Import '%s' is not allowed in profile %s"
-                                       % (node.lineno, name, profile)})
-            elif isinstance(node, ast.Name) and node.id in advice:
-                warnings.append({"kind": "name", "line": node.lineno, "column": node.col_offset,
-                                 "message": "Line %d: %s: %s" % (node.lineno, node.id, advice[node.id])})
-            elif isinstance(node, ast.Attribute) and node.attr in _DUNDER_ALARM:
-                errors.append({"kind": "dunder", "line": node.lineno, "column": node.col_offset,
-                               "message": "Line %d: access to '%s' is a sandbox-escape pattern and is blocked"
-                               % (node.lineno, node.attr)})
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                    and node.value in _DUNDER_ALARM:
-                warnings.append({"kind": "dunder", "line": node.lineno, "column": node.col_offset,
-                                 "message": "Line %d: string '%s' names an escape-prone attribute"
-                                 % (node.lineno, node.value)})
-            if isinstance(node, (ast.If, ast.IfExp, ast.Try, ast.BoolOp, ast.ExceptHandler, ast.Match)):
-                branches += 1
-            elif isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.comprehension)):
-                loops += 1
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                functions += 1
-            for child in ast.iter_child_nodes(node):
-                stack.append((child, depth + 1))
-
-    score = 1 + branches + 2 * loops + functions
+        counts = _check(tree, job, errors, warnings, imports)
+    score = 1 + counts["branches"] + 2 * counts["loops"] + counts["functions"]
     errors.sort(key=lambda d: (d["line"], d["column"]))
     warnings.sort(key=lambda d: (d["line"], d["column"]))
     analysis["imports"] = [name for _, _, name in sorted(imports)]
     analysis.update(
-        branches=branches, loops=loops, functions=functions, max_nesting=depth_max,
-        complexity_score=score,
+        branches=counts["branches"], loops=counts["loops"], functions=counts["functions"],
+        max_nesting=counts["depth"], complexity_score=score,
         estimated_complexity="low" if score <= 10 else "medium" if score <= 30 else "high",
     )
-    if any(e["kind"] == "import" for e in errors):
-        recommendations.append("Use only the modules of profile %s (see get_sandbox_info)" % profile)
-    if any(e["kind"] == "dunder" for e in errors):
-        recommendations.append("Avoid dunder and frame attributes: the sandbox treats them as escape attempts")
-    if any(e["kind"] == "escape" for e in errors):
-        recommendations.append("Import what you use directly; reaching modules through other modules' "
-                               "attributes is an escape pattern")
-    if any(e["kind"] == "refused" for e in errors):
-        recommendations.append("The sandbox has no processes and no network: compute in Python, and "
-                               "pass data in with the files argument")
-    if loops and "while" in source:
-        recommendations.append("Make sure every while loop terminates: jobs past their time limit are killed")
-    if not errors and not warnings:
-        recommendations.append("No issues found by the static checks")
     valid = not errors
     # What a static check cannot know, said every time: it never calls code safe.
     analysis["limitations"] = (
@@ -213,6 +282,6 @@ def validate(job):
                     "sandbox enforces its limits at run time)") if valid
                    else "Code contains problems or operations the sandbox refuses",
         "analysis": analysis,
-        "recommendations": recommendations,
+        "recommendations": _recommendations(errors, warnings, profile, source, counts["loops"]),
     }
     _snakepit.finish("ok", validation=json.dumps(result))

@@ -10,6 +10,7 @@
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -269,6 +270,9 @@ int workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, 
 typedef struct {
     const jobspec_t *inputs;
     int64_t since_ns; /* only files modified at or after this (a session's cell); 0: all */
+    int64_t now_ns;   /* the file-time clock as the collection began */
+    const workspace_marks_t *seen; /* what the previous collection returned in its last tick */
+    workspace_marks_t *marks;      /* what this one returns in its own last tick */
     result_t *res;
     size_t cap;    /* slots in res->files */
     size_t bytes;  /* returned so far */
@@ -284,6 +288,40 @@ static int s_unchanged_input(const collect_t *c, const char *path, const char *d
     return 0;
 }
 
+int64_t workspace_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A file as it stood: its path, modification time and size (FNV-1a). */
+static uint64_t s_mark(const char *path, const struct stat *st)
+{
+    uint64_t h = 1469598103934665603ull;
+    int64_t parts[2] = {(int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+                        (int64_t)st->st_size};
+    for (const char *p = path; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    for (size_t i = 0; i < sizeof parts; i++)
+        h = (h ^ ((const uint8_t *)parts)[i]) * 1099511628211ull;
+    return h;
+}
+
+static int s_marked(const workspace_marks_t *m, uint64_t key)
+{
+    for (size_t i = 0; m && i < m->n; i++)
+        if (m->mark[i].key == key) return 1;
+    return 0;
+}
+
+/* Marks keep what a later cell, starting at or after now, could take for its own. */
+static void s_mark_add(workspace_marks_t *m, uint64_t key, int64_t mtime, int64_t now)
+{
+    if (mtime < now || s_marked(m, key) || m->n == WORKSPACE_MARKS) return;
+    m->mark[m->n].key = key;
+    m->mark[m->n++].mtime = mtime;
+}
+
 static void s_take_file(collect_t *c, int dfd, const char *name, const char *path)
 {
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -294,7 +332,9 @@ static void s_take_file(collect_t *c, int dfd, const char *name, const char *pat
         return;
     }
     size_t size = (size_t)st.st_size;
-    if ((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec < c->since_ns) {
+    int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    uint64_t key = c->marks ? s_mark(path, &st) : 0;
+    if (mtime < c->since_ns || (c->seen && s_marked(c->seen, key))) {
         close(fd); /* a session's file that this cell did not touch */
         return;
     }
@@ -326,6 +366,8 @@ static void s_take_file(collect_t *c, int dfd, const char *name, const char *pat
     f->data = data;
     f->len = got;
     c->bytes += got;
+    if (c->marks) /* the next cell may share this one's time */
+        s_mark_add(c->marks, key, mtime, c->now_ns);
 }
 
 static void s_walk(collect_t *c, int dfd, const char *prefix, int depth)
@@ -369,12 +411,23 @@ static int s_by_path(const void *a, const void *b)
     return strcmp(((const result_file_t *)a)->path, ((const result_file_t *)b)->path);
 }
 
-void workspace_collect(const char *dir, const jobspec_t *inputs, int64_t since_ns, result_t *res)
+void workspace_collect(const char *dir, const jobspec_t *inputs, int64_t since_ns,
+                       workspace_marks_t *marks, result_t *res)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return;
+    int64_t now = workspace_now_ns();
+    workspace_marks_t seen = marks ? *marks : (workspace_marks_t){0};
+    if (marks) { /* the earlier marks a later cell may still meet, then this cell's own */
+        marks->n = 0;
+        for (size_t i = 0; i < seen.n; i++)
+            s_mark_add(marks, seen.mark[i].key, seen.mark[i].mtime, now);
+    }
     collect_t c = {.inputs = inputs,
                    .since_ns = since_ns,
+                   .now_ns = now,
+                   .seen = marks ? &seen : NULL,
+                   .marks = marks,
                    .res = res,
                    .cap = res->n_files,
                    .budget = WALK_ENTRIES};

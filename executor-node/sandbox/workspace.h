@@ -60,10 +60,30 @@ int workspace_check_files(const jobspec_t *job, char *err, size_t errlen);
  * workspace, where a file of that name may exist and is overwritten. 0, or -1 with the reason. */
 int workspace_put(const workspace_t *ws, const char *dir, const jobspec_t *job, int replace,
                   char *err, size_t errlen);
+/* A session's cell returns the files it wrote, told by their modification times. The kernel
+ * stamps those from its coarse clock (measured here: up to 7 ms behind the real time; finer
+ * only for a file looked at since it last changed), so a cell's start must be read from that
+ * same clock, workspace_now_ns: a file written as the cell began is then never older than its
+ * start. The price is that cells in quick succession share a coarse time: the marks say which
+ * files earlier collections returned that were stamped at or after their own coarse time (by
+ * path, time and size), so that a later cell leaves out those still as they were. */
+#define WORKSPACE_MARKS 64
+typedef struct {
+    size_t n;
+    struct {
+        uint64_t key;   /* path, modification time and size */
+        int64_t  mtime; /* kept while a later cell could start at or before it */
+    } mark[WORKSPACE_MARKS];
+} workspace_marks_t;
+
+/* The file-time clock (CLOCK_REALTIME_COARSE), in ns. */
+int64_t workspace_now_ns(void);
 /* Zygote, once the job is answered: the regular files in dir that are not an unchanged input
  * into res->files, capped (files_truncated set when some were left out). since_ns: only those
- * modified at or after it (a session's cell returns what it wrote, not the whole workspace);
- * 0 for all. */
-void workspace_collect(const char *dir, const jobspec_t *inputs, int64_t since_ns, result_t *res);
+ * modified at or after it, by workspace_now_ns (a session's cell returns what it wrote, not the
+ * whole workspace); 0 for all. marks (a session's; NULL for a one-off job): files earlier
+ * collections returned that are unchanged are left out, and the marks brought up to date. */
+void workspace_collect(const char *dir, const jobspec_t *inputs, int64_t since_ns,
+                       workspace_marks_t *marks, result_t *res);
 
 #endif

@@ -505,6 +505,20 @@ static void s_serve(zygote_t *z)
     free(owner);
 }
 
+/* --test-missing-module (tests only): base, with module imported first in the warm-up. */
+static const profile_t *s_test_profile(const profile_t *base, const char *module)
+{
+    size_t n = 0;
+    while (base->preload && base->preload[n]) n++;
+    const char **preload = xcalloc(n + 2, sizeof *preload);
+    preload[0] = module;
+    for (size_t i = 0; i < n; i++) preload[i + 1] = base->preload[i];
+    profile_t *p = xcalloc(1, sizeof *p);
+    *p = *base;
+    p->preload = preload;
+    return p;
+}
+
 int zygote_main(const zygote_conf_t *conf)
 {
     zygote_t z = {.conf = conf, .started_us = clock_mono_us(), .procfd = -1};
@@ -515,6 +529,7 @@ int zygote_main(const zygote_conf_t *conf)
         snprintf(err, sizeof err, "unknown profile %s", conf->profile);
         return s_fatal(&z, err);
     }
+    if (conf->test_missing[0]) z.profile = s_test_profile(z.profile, conf->test_missing);
     if (conf->env_site[0]) {
         /* with a mount namespace the environment is mounted at a neutral path (envprofile.h) */
         int mounted = (conf->layers & LAYER_NAMESPACES) != 0;

@@ -29,6 +29,7 @@ typedef struct {
     long     session_grace_ms; /* a cell's KeyboardInterrupt, then SIGKILL this long after */
     char     env_site[4096];    /* a dependency environment's site-packages (envs.h); "" none */
     char     env_modules[4096]; /* the top-level modules it adds, comma-separated */
+    char     test_missing[128]; /* tests only: a module its warm-up imports first (and fails on) */
 } zygote_conf_t;
 
 /* Runs the zygote on fd 3 until the node closes the channel. Returns the exit status. */

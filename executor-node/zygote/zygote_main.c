@@ -45,6 +45,9 @@ static const cfg_opt_t s_zygote_opts[] = {
         "a dependency environment's site-packages this zygote serves (executor-node/node/envs.h)"),
     CFG_OPT_STR(zygote_args_t, z.env_modules, "env-modules", "LIST",
                 "the top-level modules that environment adds, comma-separated"),
+    CFG_OPT_STR(zygote_args_t, z.test_missing, "test-missing-module", "MODULE",
+                "for tests only: the warm-up imports MODULE first, as if the profile needed it "
+                "(a missing one fails the zygote as a library that is not installed would)"),
     CFG_OPT_INT(zygote_args_t, z.max_sessions, "max-sessions", 0, 65536, "N",
                 "sessions kept at once (0: none here)"),
     CFG_OPT_INT(zygote_args_t, z.session_pool, "session-pool", 0, 64, "N",

@@ -10,6 +10,7 @@
 #include "common/idmap.h"
 #include "common/log.h"
 #include "common/session_keys.h"
+#include "mcp-frontend/state/records.h"
 #include "session_records.h"
 
 #define CACHE_MAX      65536
@@ -341,6 +342,9 @@ void session_records_opened(session_records_t *self, const tenant_t *t, const se
                  (unsigned long long)s->memory_kb, s->parent, s->restored_from);
     s_expiry(self, t, s->id, s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000);
     s_cache(self, t, s);
+    char use[RECORD_USAGE_KEY_MAX]; /* the day's count of sessions started, for get_usage */
+    store_writef(self->store, "HINCRBY %s sessions 1",
+                 record_usage_key(use, t->name, s->created_ms));
 }
 
 void session_records_ended(session_records_t *self, const tenant_t *t, const char *id,
@@ -445,6 +449,9 @@ void session_records_snapshotted(session_records_t *self, const tenant_t *t, con
     char rec[SESSION_KEY_MAX];
     session_record_key(rec, t->name, id);
     store_writef(self->store, "HSET %s last_snapshot %s", rec, snapshot_id);
+    char use[RECORD_USAGE_KEY_MAX]; /* the day's count of snapshots saved, for get_usage */
+    store_writef(self->store, "HINCRBY %s snapshots 1",
+                 record_usage_key(use, t->name, clock_wall_ms()));
 }
 
 /* ---- list ------------------------------------------------------------------------------------ */

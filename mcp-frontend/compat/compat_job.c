@@ -11,8 +11,8 @@
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/tools/execute_code.h"
 #include "mcp-frontend/tools/jobargs.h"
+#include "mcp-frontend/tools/pyscan.h"
 #include "compat_job.h"
-#include "pyscan.h"
 
 #define VALIDATE_WALL_MS 10000 /* as validate_code's: parsing is quick or hostile */
 
@@ -135,7 +135,9 @@ static int s_error_is(const result_t *res, const char *type)
 int compat_refused_import(const result_t *res, char *module, size_t cap)
 {
     static const char lead[] = "import of '";
-    if (!s_error_is(res, "ImportError") || strncmp(res->error.message, lead, sizeof lead - 1) ||
+    /* ModuleNotFoundError: a module the profile lacks; ImportError: one the call narrowed away */
+    int import = s_error_is(res, "ImportError") || s_error_is(res, "ModuleNotFoundError");
+    if (!import || strncmp(res->error.message, lead, sizeof lead - 1) ||
         !strstr(res->error.message, "is not allowed"))
         return 0;
     const char *name = res->error.message + sizeof lead - 1;

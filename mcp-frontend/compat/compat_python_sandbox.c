@@ -7,9 +7,9 @@
 #include "common/profiles.h"
 #include "common/utf8.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
+#include "mcp-frontend/tools/pyscan.h"
 #include "compat_job.h"
 #include "compat_python_sandbox.h"
-#include "pyscan.h"
 
 #define DEFAULT_TIMEOUT_S 30
 /* That server kept at most SANDBOX_MAX_OUTPUT_SIZE characters (1 MiB by default) of each stream
@@ -182,6 +182,26 @@ static void s_execute_code(call_t *c, json_t *args, const tool_task_t *task)
 
 /* ---- validate_code: validate.py's analysis (validate_code on /mcp), in that server's shape */
 
+/* The analysis's errors, an import refusal in that server's words ("Line 1: Import 'os' is not
+ * allowed"), the rest as they are. */
+static json_t *s_errors(const json_t *errors)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(errors, i, e) {
+        const char *text = json_string_value(e);
+        int line, n = 0;
+        char module[128];
+        if (text && sscanf(text, "Line %d: import of '%127[^']' is not allowed%n", &line, module, &n) == 2 &&
+            n > 0)
+            json_array_append_new(out, json_sprintf("Line %d: Import '%s' is not allowed", line, module));
+        else
+            json_array_append(out, e);
+    }
+    return out;
+}
+
 static json_t *s_render_validate(const char *id, const result_t *res, const json_t *ctx)
 {
     (void)id, (void)ctx;
@@ -197,8 +217,8 @@ static json_t *s_render_validate(const char *id, const result_t *res, const json
         return compat_json_result(doc, 1);
     }
     int valid = json_is_true(json_object_get(v, "valid"));
-    json_t *validation = json_pack("{s:b,s:O,s:s}", "valid", valid, "errors",
-                                   json_object_get(v, "errors"), "message",
+    json_t *validation = json_pack("{s:b,s:o,s:s}", "valid", valid, "errors",
+                                   s_errors(json_object_get(v, "errors")), "message",
                                    valid ? "Code passed validation"
                                          : "Code contains restricted operations");
     json_t *warnings = json_object_get(v, "warnings");

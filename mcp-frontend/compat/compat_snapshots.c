@@ -11,10 +11,10 @@
 #include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "mcp-frontend/state/store.h"
+#include "mcp-frontend/tools/pyscan.h"
 #include "mcp-frontend/tools/session_tools.h"
 #include "mcp-frontend/tools/snapshot_tools.h"
 #include "compat_snapshots.h"
-#include "pyscan.h"
 #include "subcall.h"
 
 #define LIST_ALL         500  /* list_state_snapshots' most */

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/utf8.h"
 #include "proto/mpack.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/render/rich.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/rpc/task.h"
@@ -49,6 +50,7 @@ struct execution {
     tenant_t *tenant;
     job_t *job; /* until its result */
     char service[JOB_MAX_SERVICE + 1];
+    char *profile_reason; /* opts.profile_reason, copied */
     execution_opts_t opts;
     uint64_t created_ms;   /* wall clock */
     uint64_t submitted_us; /* monotonic, when handed to the broker client */
@@ -88,6 +90,8 @@ static void s_unref(execution_t *ex)
     json_decref(ex->unkept);
     json_decref(ex->call_result);
     json_decref(ex->opts.render_ctx);
+    json_decref(ex->opts.adjusted);
+    free(ex->profile_reason);
     mcp_session_release(ex->session);
     free(ex);
 }
@@ -97,6 +101,7 @@ static record_about_t s_about(const execution_t *ex)
     return (record_about_t){.id = ex->id_str,
                             .tenant = ex->tenant->name,
                             .profile = ex->service,
+                            .profile_reason = ex->profile_reason,
                             .tool = ex->opts.tool,
                             .created_ms = ex->created_ms,
                             .ttl_s = ex->tenant->record_ttl_s,
@@ -233,6 +238,27 @@ static void s_on_progress(void *owner, const uint8_t *body, size_t len)
 
 static void s_go_on(execution_t *ex);
 
+static const char *const s_refusal_layers[REFUSAL__COUNT] = {"python", "seccomp", "other"};
+
+const char *refusal_layer_name(refusal_layer_t layer)
+{
+    return layer < REFUSAL__COUNT ? s_refusal_layers[layer] : "other";
+}
+
+/* Each refused operation of a Result, into the counters by layer and by whether it ended the
+ * run. */
+static void s_count_refusals(executions_t *self, const result_t *res)
+{
+    int ended = res->status == ST_SECURITY_VIOLATION;
+    for (size_t i = 0; i < res->n_events; i++) {
+        refusal_layer_t l = REFUSAL_OTHER;
+        for (int k = 0; k < REFUSAL_OTHER; k++)
+            if (res->events[i].layer && !strcmp(res->events[i].layer, s_refusal_layers[k]))
+                l = (refusal_layer_t)k;
+        self->stats.refusals[l][ended] += res->events[i].count;
+    }
+}
+
 static void s_count(executions_t *self, const char *tool, status_t st)
 {
     executions_stats_t *stats = &self->stats;
@@ -293,12 +319,15 @@ static void s_render(execution_t *ex)
                           ? ex->opts.render_with(ex->id_str, &ex->res, ex->opts.render_ctx)
                           : ex->opts.render(ex->id_str, &ex->res);
     if (ex->unkept) rich_add_unkept(ex->call_result, ex->unkept);
+    if (ex->profile_reason || ex->opts.adjusted)
+        outcome_annotate(ex->call_result, ex->service, ex->profile_reason, ex->opts.adjusted);
 }
 
 static void s_render_and_record(execution_t *ex)
 {
     executions_t *self = ex->owner;
     s_count(self, ex->opts.tool, ex->res.status);
+    s_count_refusals(self, &ex->res);
     if (!ex->opts.record) {
         s_render(ex);
         s_conclude(ex);
@@ -489,6 +518,9 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     ex->opts = *opts;
     ex->legacy_task = opts->task;
     json_incref(ex->opts.render_ctx);
+    json_incref(ex->opts.adjusted);
+    if (opts->profile_reason) ex->profile_reason = xstrdup(opts->profile_reason);
+    ex->opts.profile_reason = NULL;                /* ours is ex->profile_reason */
     long ttl_max = self->io.ttl_ms(self->records); /* the task lives in the record */
     if (ex->opts.task && (ex->opts.task_ttl_ms < 0 || ex->opts.task_ttl_ms >= ttl_max))
         ex->opts.task_ttl_ms = ttl_max;

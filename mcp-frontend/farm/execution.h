@@ -43,6 +43,11 @@ typedef struct {
     execution_render_fn *render;
     execution_render_with_fn *render_with; /* used instead of render when set */
     json_t *render_ctx; /* what render_with gets; the execution holds a reference */
+    /* execute_code's: said in the answer (structuredContent.profile, profile_reason,
+     * limits_adjusted, and its text) and the record; NULL: nothing said (drop-in endpoints keep
+     * their servers' shapes). The execution copies the one and holds the other. */
+    const char *profile_reason;     /* why the call runs in its profile */
+    json_t *adjusted;               /* limits asked for beyond a maximum (jobargs.h) */
     execution_result_fn *on_result; /* NULL: none */
     void *on_result_arg;            /* owned by the hook */
     int record;       /* write sp:exec and usage (executions, not validations) */
@@ -83,6 +88,9 @@ typedef enum {
 
 #define EXECUTIONS_MAX_TOOLS 16 /* the tools that run on the farm, compat endpoints' too */
 
+/* The layer a security event came from (result.h), as metrics count them: a fixed set. */
+typedef enum { REFUSAL_PYTHON, REFUSAL_SECCOMP, REFUSAL_OTHER, REFUSAL__COUNT } refusal_layer_t;
+
 typedef struct {
     struct {
         const char *tool;
@@ -91,6 +99,9 @@ typedef struct {
     size_t n_tools;
     uint64_t unconfirmed[UNCONFIRMED__COUNT];
     uint64_t bad_results; /* Results the front-end could not decode */
+    /* operations the sandbox refused (security_events, by their counts), by layer and whether
+     * the run ended as a security_violation ([1]) or the code went on ([0]) */
+    uint64_t refusals[REFUSAL__COUNT][2];
 } executions_stats_t;
 
 typedef struct {
@@ -138,6 +149,7 @@ void executions_destroy(executions_t **self_p);
 void executions_on_end(executions_t *self, execution_end_fn *fn, void *arg);
 const executions_stats_t *executions_stats(const executions_t *self);
 const char *unconfirmed_name(unconfirmed_t why);
+const char *refusal_layer_name(refusal_layer_t layer);
 
 /* Runs spec (its kind, code, limits, tenant and service filled) for c, which is answered
  * exactly once: with the rendered result, or an error, or — for a task — at once. */

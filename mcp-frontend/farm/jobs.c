@@ -278,11 +278,6 @@ int jobs_broker_connected(const jobs_t *self)
     return n;
 }
 
-const char *jobs_broker_instance(const jobs_t *self)
-{
-    return self->conf.broker_instance;
-}
-
 const jobs_stats_t *jobs_stats(const jobs_t *self)
 {
     return &self->stats;

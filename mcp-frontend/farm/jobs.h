@@ -34,8 +34,7 @@ typedef struct {
     long heartbeat_ms;
     long queue_allowance_ms;  /* added to a job's timeout for its deadline at the broker */
     long broker_wait_ms;      /* how long a job waits for a broker connection */
-    char broker_instance[65]; /* the broker's --instance: its snapshot in Redis (the farm's
-                                 capacity, for get_sandbox_info) */
+    char broker_instance[65]; /* --broker-instance, accepted for older configurations */
 } jobs_conf_t;
 
 /* What a job's owner hears, on the loop thread. finished comes exactly once per submitted job;
@@ -64,7 +63,6 @@ job_t *jobs_submit(jobs_t *self, const jobspec_t *spec, long max_inflight,
 void jobs_cancel(jobs_t *self, job_t *job);
 size_t jobs_count(const jobs_t *self); /* in flight */
 int jobs_broker_connected(const jobs_t *self); /* brokers connected now */
-const char *jobs_broker_instance(const jobs_t *self);
 const jobs_stats_t *jobs_stats(const jobs_t *self);
 
 #endif

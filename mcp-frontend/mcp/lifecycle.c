@@ -17,8 +17,10 @@ static const char s_instructions[] =
     "snakepit runs Python 3.11 code in a fresh sandboxed interpreter per call. Use execute_code "
     "to run code (print what you need, or end with an expression to get its value as `result`); "
     "each call starts clean, with no network or processes. Profiles: {profile_summaries}. "
+    "Without a `profile` the code runs in the smallest of them that has every module it imports. "
     "validate_code checks code without running it, get_sandbox_info lists profiles, modules and "
-    "limits, and get_execution / list_executions show your earlier runs.";
+    "limits, get_execution / list_executions show your earlier runs, get_usage what you used, "
+    "and create_session keeps an interpreter alive between calls.";
 
 /* The endpoint's (endpoint.h): snakepit's own on /mcp, the drop-in server's on its own. */
 static const char *s_instructions_of(const call_t *c)

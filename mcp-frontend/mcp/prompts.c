@@ -97,7 +97,10 @@ static void s_guide(buf_t *b, const profile_t *p, const char *task, const tenant
                "How the sandbox works:\n"
                "- Call the execute_code tool with the code. Each call runs in a fresh "
                "interpreter: nothing (variables, imports, files) survives between calls, so "
-               "every call must be self-contained.\n"
+               "every call must be self-contained (or use a session: create_session, then "
+               "execute_code with its session_id).\n"
+               "- Without `profile`, a call runs in the smallest profile that has every module "
+               "its code imports; the answer's `profile` and `profile_reason` say which and why.\n"
                "- Print what you want to see; the value of the last expression (or of a variable "
                "named `result`) comes back as `result`. Ask for variables by name with "
                "inspect_variables.\n",
@@ -194,7 +197,7 @@ void prompts_get(call_t *c)
                    "prompts/get write_sandbox_code: argument \"task\" is required", NULL);
         return;
     }
-    const profile_t *p = profile && *profile ? profile_find(profile) : profile_default();
+    const profile_t *p = profile && *profile ? profile_find(profile) : proftext_default();
     if (!p) {
         call_error(c, RPC_INVALID_PARAMS,
                    "unknown profile (see completion/complete or get_sandbox_info)", NULL);
@@ -257,7 +260,8 @@ void completion_complete(call_t *c)
         const char *name = json_string_value(json_object_get(ref, "name"));
         if (name && !strcmp(name, PROMPT_NAME) && !strcmp(arg_name, "profile")) {
             for (size_t i = 0; i < n_profiles; i++)
-                if (!strncmp(profiles[i].name, value, strlen(value)))
+                if (proftext_is_served(&profiles[i]) &&
+                    !strncmp(profiles[i].name, value, strlen(value)))
                     json_array_append_new(values, json_string(profiles[i].name));
         } else if (name && c->fe->prompts->conf.fixtures) {
             json_t *fx = fixtures_complete(name, arg_name, value);

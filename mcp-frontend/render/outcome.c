@@ -30,6 +30,21 @@ static json_t *s_error(const result_t *res)
                      res->error.line > 0 ? json_integer(res->error.line) : json_null());
 }
 
+json_t *outcome_security_events(const result_t *res)
+{
+    json_t *events = json_array();
+    for (size_t i = 0; i < res->n_events; i++) {
+        const result_event_t *e = &res->events[i];
+        json_array_append_new(events,
+                              json_pack("{s:o,s:o,s:o,s:I}", "operation",
+                                        json_str_safe(e->operation ? e->operation : ""), "target",
+                                        json_str_safe(e->target), "layer",
+                                        json_str_safe(e->layer ? e->layer : ""), "count",
+                                        (json_int_t)e->count));
+    }
+    return events;
+}
+
 static json_t *s_structured(const char *id, const result_t *res)
 {
     json_t *s = json_object();
@@ -38,9 +53,11 @@ static json_t *s_structured(const char *id, const result_t *res)
     json_object_set_new(s, "stdout", json_bytes(res->out, res->out_len));
     json_object_set_new(s, "stderr", json_bytes(res->err, res->err_len));
     json_object_set_new(s, "truncated",
-                        json_pack("{s:b,s:b,s:b,s:b,s:b}", "stdout", res->out_truncated, "stderr",
-                                  res->err_truncated, "images", res->images_truncated, "files",
-                                  res->files_truncated, "outputs", res->outputs_truncated));
+                        json_pack("{s:b,s:b,s:b,s:b,s:b,s:b}", "stdout", res->out_truncated,
+                                  "stderr", res->err_truncated, "images", res->images_truncated,
+                                  "files", res->files_truncated, "outputs",
+                                  res->outputs_truncated, "security_events",
+                                  res->events_truncated));
     json_object_set_new(s, "result", json_str_safe(res->result));
     json_object_set_new(s, "variables", s_variables(res));
     json_object_set_new(s, "error", s_error(res));
@@ -50,10 +67,12 @@ static json_t *s_structured(const char *id, const result_t *res)
     json_object_set_new(s, "resources",
                         json_pack("{s:I}", "max_rss_kb", (json_int_t)res->max_rss_kb));
     json_object_set_new(s, "exit",
-                        json_pack("{s:o,s:o,s:o}", "reason", json_str_safe(res->exit.reason),
+                        json_pack("{s:o,s:o,s:o,s:i}", "reason", json_str_safe(res->exit.reason),
                                   "signal",
                                   res->exit.signal ? json_integer(res->exit.signal) : json_null(),
-                                  "syscall", json_str_safe(res->exit.syscall)));
+                                  "syscall", json_str_safe(res->exit.syscall), "code",
+                                  res->exit.code));
+    json_object_set_new(s, "security_events", outcome_security_events(res));
     json_t *images = json_array();
     for (size_t i = 0; i < res->n_images; i++) {
         const result_image_t *im = &res->images[i];
@@ -164,6 +183,30 @@ static void s_append_error(buf_t *b, const result_t *res)
     buf_puts(b, "\n");
 }
 
+/* What the sandbox refused, one line: whether the code went on (its status is its own) or a
+ * refusal ended it (security_violation). */
+static void s_append_events(buf_t *b, const result_t *res)
+{
+    if (!res->n_events) return;
+    buf_puts(b, res->status == ST_SECURITY_VIOLATION
+                    ? "refused by the sandbox: "
+                    : "refused by the sandbox (the code went on): ");
+    for (size_t i = 0; i < res->n_events; i++) {
+        const result_event_t *e = &res->events[i];
+        if (i) buf_puts(b, "; ");
+        utf8_sanitize(b, e->operation ? e->operation : "", e->operation ? strlen(e->operation) : 0);
+        if (e->target) {
+            buf_puts(b, " ");
+            utf8_sanitize(b, e->target, utf8_prefix(e->target, strlen(e->target), 120));
+        }
+        buf_puts(b, " [");
+        utf8_sanitize(b, e->layer ? e->layer : "?", e->layer ? strlen(e->layer) : 1);
+        buf_puts(b, "]");
+        if (e->count > 1) buf_printf(b, " x%u", e->count);
+    }
+    buf_puts(b, res->events_truncated ? "; and more\n" : "\n");
+}
+
 /* The text block: what a model that ignores structuredContent needs to see — how the run
  * ended, what it printed (head and tail), its value, and the traceback of its exception. */
 static void s_summary(buf_t *b, const result_t *res)
@@ -179,7 +222,9 @@ static void s_summary(buf_t *b, const result_t *res)
         s_end_line(b);
     }
     if (res->error.present) s_append_error(b, res);
+    if (res->exit.code) buf_printf(b, "exit code: %d\n", res->exit.code);
     if (res->exit.syscall) buf_printf(b, "blocked: %.100s\n", res->exit.syscall);
+    s_append_events(b, res);
     if (res->n_images)
         buf_printf(b, "figures: %zu PNG image%s (image content below)\n", res->n_images,
                    res->n_images > 1 ? "s" : "");
@@ -267,4 +312,47 @@ json_t *outcome_validate(const char *id, const result_t *res)
     json_t *r = tool_result((const char *)b.data, v, 0);
     buf_free(&b);
     return r;
+}
+
+/* ---- what the front-end decided */
+
+static void s_adjusted_lines(buf_t *b, const json_t *adjusted)
+{
+    const char *name;
+    json_t *a;
+    json_object_foreach((json_t *)adjusted, name, a)
+    {
+        const char *unit = json_string_value(json_object_get(a, "unit"));
+        const char *why = json_string_value(json_object_get(a, "why"));
+        buf_printf(b, "note: %s %g %s asked for, %g %s used (%s)\n", name,
+                   json_number_value(json_object_get(a, "requested")), unit ? unit : "",
+                   json_number_value(json_object_get(a, "used")), unit ? unit : "",
+                   why ? why : "a maximum");
+    }
+}
+
+void outcome_annotate(json_t *r, const char *profile, const char *reason, const json_t *adjusted)
+{
+    json_t *sc = json_object_get(r, "structuredContent");
+    if (json_is_object(sc)) {
+        json_object_set_new(sc, "profile", json_string(profile));
+        if (reason) json_object_set_new(sc, "profile_reason", json_str_safe(reason));
+        if (adjusted) json_object_set(sc, "limits_adjusted", (json_t *)adjusted);
+    }
+    json_t *block = json_array_get(json_object_get(r, "content"), 0);
+    const char *text = json_string_value(json_object_get(block, "text"));
+    if (!text) return;
+    buf_t b;
+    buf_init(&b);
+    const char *nl = strchr(text, '\n'); /* after the status line */
+    size_t head = nl ? (size_t)(nl - text) + 1 : strlen(text);
+    buf_append(&b, text, head);
+    if (!nl) buf_puts(&b, "\n");
+    buf_printf(&b, "profile: %s", profile);
+    if (reason) buf_printf(&b, " (%s)", reason);
+    buf_puts(&b, "\n");
+    if (adjusted) s_adjusted_lines(&b, adjusted);
+    buf_puts(&b, text + head);
+    json_object_set_new(block, "text", json_str_safe((const char *)b.data));
+    buf_free(&b);
 }

@@ -1,8 +1,56 @@
 /* mcp-frontend/render/proftext.c — see proftext.h. */
+#include <stdio.h>
 #include <string.h>
 
-#include "common/profiles.h"
 #include "proftext.h"
+
+/* The process's one view of what the farm serves: set by farm/served.c, read by every text. */
+static uint32_t s_served;
+static unsigned s_generation;
+
+void proftext_serve(uint32_t mask)
+{
+    if (mask == s_served) return;
+    s_served = mask;
+    s_generation++;
+}
+
+uint32_t proftext_served(void)
+{
+    return s_served;
+}
+
+unsigned proftext_generation(void)
+{
+    return s_generation;
+}
+
+int proftext_is_served(const profile_t *p)
+{
+    size_t i = (size_t)(p - profiles);
+    return !s_served || (i < n_profiles && i < 32 && (s_served >> i) & 1u);
+}
+
+const profile_t *proftext_default(void)
+{
+    for (size_t i = 0; i < n_profiles; i++)
+        if (proftext_is_served(&profiles[i])) return &profiles[i];
+    return profile_default();
+}
+
+void proftext_join(char *out, size_t outlen, const char *sep, int (*keep)(const profile_t *))
+{
+    size_t n = 0, count = 0;
+    if (!outlen) return;
+    out[0] = '\0';
+    for (size_t i = 0; i < n_profiles; i++) {
+        const profile_t *p = &profiles[i];
+        if (!proftext_is_served(p) || (keep && !keep(p))) continue;
+        int w = snprintf(out + n, n < outlen ? outlen - n : 0, "%s%s", count++ ? sep : "", p->name);
+        if (w > 0) n += (size_t)w;
+    }
+    if (!count) snprintf(out, outlen, "none on this farm");
+}
 
 static int s_has_figures(const profile_t *p)
 {
@@ -12,13 +60,13 @@ static int s_has_figures(const profile_t *p)
 static void s_join(buf_t *out, int (*keep)(const profile_t *))
 {
     char names[1024];
-    profiles_join(names, sizeof names, ", ", keep);
+    proftext_join(names, sizeof names, ", ", keep);
     buf_puts(out, names);
 }
 
 static void s_default(buf_t *out)
 {
-    buf_puts(out, profile_default()->name);
+    buf_puts(out, proftext_default()->name);
 }
 
 static void s_all(buf_t *out)
@@ -38,18 +86,23 @@ static void s_figures(buf_t *out)
 
 static void s_summaries(buf_t *out)
 {
-    const profile_t *def = profile_default();
-    for (size_t i = 0; i < n_profiles; i++)
-        buf_printf(out, "%s%s%s: %s", i ? ". " : "", profiles[i].name,
+    const profile_t *def = proftext_default();
+    int first = 1;
+    for (size_t i = 0; i < n_profiles; i++) {
+        if (!proftext_is_served(&profiles[i])) continue;
+        buf_printf(out, "%s%s%s: %s", first ? "" : ". ", profiles[i].name,
                    &profiles[i] == def ? " (default)" : "", profiles[i].summary);
+        first = 0;
+    }
 }
 
 static void s_timeouts(buf_t *out)
 {
-    const profile_t *def = profile_default();
+    const profile_t *def = proftext_default();
     buf_printf(out, "%ld s", def->defaults.wall_ms / 1000);
     for (size_t i = 0; i < n_profiles; i++)
-        if (profiles[i].defaults.wall_ms != def->defaults.wall_ms)
+        if (proftext_is_served(&profiles[i]) &&
+            profiles[i].defaults.wall_ms != def->defaults.wall_ms)
             buf_printf(out, "; %ld s in %s", profiles[i].defaults.wall_ms / 1000, profiles[i].name);
 }
 

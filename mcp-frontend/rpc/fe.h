@@ -24,6 +24,7 @@ typedef struct fe {
     struct mcp_session_store *mcp_session_store; /* mcp_session_store.h: legacy sessions in Redis */
     struct stream_log *stream_log; /* stream_log.h: legacy streams' event ids and replay */
     struct jobs *jobs;             /* jobs.h: the link to the farm */
+    struct served *served;         /* served.h: the profiles the farm serves now */
     struct records *records;       /* records.h: what is written about executions */
     struct filestore *files;       /* filestore.h: linked files, within their bounds */
     struct executions *executions; /* execution.h: tool calls running on the farm */

@@ -15,6 +15,9 @@
 #define RPC_INVALID_PARAMS     -32602
 #define RPC_INTERNAL_ERROR     -32603
 #define RPC_RESOURCE_NOT_FOUND -32002 /* MCP ≤ 2025-11-25: resources/read of an unknown URI */
+/* The answer of a request its client cancelled, where the HTTP transport needs one: a POST that
+ * takes only JSON must get a JSON object (LSP's number, outside JSON-RPC's reserved range). */
+#define RPC_REQUEST_CANCELLED -32800
 /* MCP 2026-07-28 (basic/index §"Error Codes"; -32020..-32099 is the specification's alone) */
 #define RPC_HEADER_MISMATCH     -32020 /* HTTP headers and body disagree: 400 */
 #define RPC_MISSING_CAPABILITY  -32021 /* data: {requiredCapabilities}: 400 */

@@ -187,9 +187,9 @@ json_t *record_view(const char *id, const json_t *fields)
     json_t *v = json_object();
     const char *s;
     json_object_set_new(v, "execution_id", json_string(id));
-    const char *strs[] = {"status",      "profile",     "tool",       "code",
-                          "code_sha256", "exit_reason", "error_type", "error_message",
-                          "executor",    "task_status", NULL};
+    const char *strs[] = {"status",        "profile",     "profile_reason", "tool",
+                          "code",          "code_sha256", "exit_reason",    "error_type",
+                          "error_message", "executor",    "task_status",    NULL};
     for (int i = 0; strs[i]; i++)
         if ((s = json_string_value(json_object_get(fields, strs[i]))) && *s)
             json_object_set_new(v, strs[i], json_string(s));

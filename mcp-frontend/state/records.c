@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/utf8.h"
+#include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/task.h"
 #include "record_scripts.h"
 #include "records.h"
@@ -267,15 +268,20 @@ static long s_trim(records_t *self, const record_about_t *r)
     return keep;
 }
 
-static void s_usage_key(args_t *a, const char *tenant, uint64_t ms)
+const char *record_usage_key(char out[RECORD_USAGE_KEY_MAX], const char *tenant, uint64_t ms)
 {
     time_t secs = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
-    char key[160];
-    int n = snprintf(key, sizeof key, "sp:t:%s:use:%04d%02d%02d", tenant, tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday);
-    s_arg(a, key, n > 0 && (size_t)n < sizeof key ? (size_t)n : 0);
+    snprintf(out, RECORD_USAGE_KEY_MAX, "sp:t:%s:use:%04d%02d%02d", tenant, tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday);
+    return out;
+}
+
+static void s_usage_key(args_t *a, const char *tenant, uint64_t ms)
+{
+    char key[RECORD_USAGE_KEY_MAX];
+    s_arg_str(a, record_usage_key(key, tenant, ms));
 }
 
 /* Usage days to delete: the week just past --usage-days, at this front-end's first count of the
@@ -312,6 +318,7 @@ record_submit_t *record_submit_new(records_t *self, const record_about_t *r, con
     buf_init(&a->bytes);
     s_field_str(a, "tenant", r->tenant);
     s_field_str(a, "profile", r->profile);
+    if (r->profile_reason) s_field_str(a, "profile_reason", r->profile_reason);
     s_field_str(a, "tool", r->tool);
     s_code(self, a, spec);
     s_field_u64(a, "created_ms", r->created_ms);
@@ -419,6 +426,7 @@ static int s_flat_is_whole(const records_t *self, const result_t *res)
     size_t head = (size_t)self->conf.head_cap;
     return !res->variables && !res->validation && !res->error.traceback && !res->n_images &&
            !res->n_files && !res->images_truncated && !res->files_truncated && !res->exit.code &&
+           !res->n_events && !res->events_truncated &&
            (!res->n_outputs || s_output_is_repr(res)) && !res->outputs_truncated &&
            res->out_len <= head && res->err_len <= head && utf8_valid(res->out, res->out_len) &&
            utf8_valid(res->err, res->err_len) &&
@@ -441,6 +449,16 @@ static void s_final_fields(records_t *self, args_t *a, const record_about_t *r, 
     s_field_str(a, "exit_reason", res->exit.reason);
     if (res->exit.signal) s_field_i64(a, "exit_signal", res->exit.signal);
     s_field_nonzero(a, "exit_syscall", res->exit.syscall);
+    if (res->exit.code) s_field_i64(a, "exit_code", res->exit.code);
+    if (res->n_events) { /* what the sandbox refused, caught or not: [{operation, target, ...}] */
+        json_t *events = outcome_security_events(res);
+        char *text = json_dumps(events, JSON_COMPACT);
+        json_decref(events);
+        if (text) {
+            s_field_str(a, "security_events", text);
+            free(text);
+        }
+    }
     s_field_head(a, "stdout", res->out, res->out_len, head);
     if (res->err_len) s_field_head(a, "stderr", res->err, res->err_len, head);
     if (res->out_truncated || res->out_len > head) s_field_str(a, "stdout_truncated", "1");

@@ -2,7 +2,8 @@
  * §7):
  *
  *   sp:exec:<id>                 hash, TTL (the tenant's record_ttl_s, else --record-ttl-s):
- *                                tenant, status, profile, tool, code (a head of --code-cap
+ *                                tenant, status, profile, profile_reason (why there), tool,
+ *                                code (a head of --code-cap
  *                                bytes; code_sha256 and code_bytes always), created/started/
  *                                finished ms, queue/wall/cpu ms, max_rss_kb, exit_*, stdout/
  *                                stderr heads (--head-cap), error_*, executor, attempt (fields
@@ -18,7 +19,9 @@
  *                                (else --record-max) within the TTL; older records are deleted.
  *   sp:t:<tenant>:tasks          the same for task-augmented calls (tasks/list).
  *   sp:t:<tenant>:use:<yyyymmdd> hash, no TTL: executions, status:<status>, cpu_ms, wall_ms;
- *                                pruned after --usage-days.
+ *                                a session's cells: cells, session_memory_mb_cells; sessions
+ *                                started and snapshots saved (cells/session_records.c counts
+ *                                those); pruned after --usage-days. get_usage reads them.
  *   --export-stream KEY          optional: every final record, XADDed (MAXLEN ~ --export-maxlen)
  *                                for operators who keep everything elsewhere.
  *
@@ -79,6 +82,7 @@ typedef struct {
     const char *id; /* execution id */
     const char *tenant;
     const char *profile;
+    const char *profile_reason; /* why there ("inferred from imports pandas"), or NULL */
     const char *tool;
     uint64_t created_ms;
     long ttl_s; /* the tenant's retention: 0 = the farm's */
@@ -87,6 +91,10 @@ typedef struct {
     long task_ttl_ms;
     int task_cancelled;
 } record_about_t;
+
+/* The tenant's usage hash of the UTC day of ms (sp:t:<tenant>:use:<yyyymmdd>), into out. */
+#define RECORD_USAGE_KEY_MAX 112
+const char *record_usage_key(char out[RECORD_USAGE_KEY_MAX], const char *tenant, uint64_t ms);
 
 /* The record's fields at submission, taken from spec (which need not outlive this call). */
 typedef struct record_submit record_submit_t;

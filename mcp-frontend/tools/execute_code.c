@@ -20,11 +20,14 @@
 #include "mcp-frontend/state/holds.h"
 #include "execute_code.h"
 #include "jobargs.h"
+#include "tools.h"
 
-/* The JobSpec from the call's arguments, in profile p. 0, or -1 (the call was answered). */
-static int s_spec(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
+/* The JobSpec from the call's arguments, in profile p; limits asked for above a maximum go
+ * into adjusted. 0, or -1 (the call was answered). */
+static int s_spec(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec, json_t *adjusted)
 {
-    if (jobargs_code(c, args, spec) < 0 || jobargs_limits(c, args, p, &spec->limits) < 0 ||
+    if (jobargs_code(c, args, spec) < 0 ||
+        jobargs_limits_noted(c, args, p, &spec->limits, adjusted) < 0 ||
         jobargs_names(c, args, "allowed_imports", p, &spec->allowed_imports,
                       &spec->n_allowed_imports) < 0 ||
         jobargs_names(c, args, "inspect_variables", NULL, &spec->inspect, &spec->n_inspect) < 0 ||
@@ -33,7 +36,8 @@ static int s_spec(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
     json_t *v = json_object_get(args, "stdin");
     if (json_is_string(v)) {
         if (json_string_length(v) > JOB_MAX_STDIN)
-            return tool_bad(c, "stdin must be a string of at most %u bytes", JOB_MAX_STDIN);
+            return tool_bad_arg(c, "stdin", "`stdin` must be a string of at most %u bytes; got %zu",
+                                JOB_MAX_STDIN, json_string_length(v));
         spec->stdin_data = xstrndup(json_string_value(v), json_string_length(v));
         spec->stdin_len = json_string_length(v);
     }
@@ -117,10 +121,13 @@ void execute_code_as_cell(call_t *c, jobspec_t *spec, execution_opts_t *opts, co
 }
 
 /* The execution takes the task's hold (its place in the tenant's max_tasks) over. */
-static void s_start(call_t *c, jobspec_t *spec, tool_task_t *task, const char *session)
+static void s_start(call_t *c, jobspec_t *spec, tool_task_t *task, const char *session,
+                    const char *why, json_t *adjusted)
 {
     execution_opts_t opts = {.tool = "execute_code",
                              .render = outcome_execute,
+                             .profile_reason = why,
+                             .adjusted = json_object_size(adjusted) ? adjusted : NULL,
                              .record = 1,
                              .task = task->wanted,
                              .task_ttl_ms = task->ttl_ms,
@@ -138,15 +145,20 @@ static void s_cell(call_t *c, json_t *args, tool_task_t *task, const session_rec
     const profile_t *p = profile_find(s->profile);
     const char *asked = json_string_value(json_object_get(args, "profile"));
     jobspec_t spec;
+    json_t *adjusted = json_object();
     jobspec_init(&spec);
     if (!p) {
-        call_reply(c, tool_result("the session's profile is not served any more", NULL, 1));
+        tool_refuse(c, TOOL_UNAVAILABLE, "session_id",
+                    "the session's profile (%s) is not served any more", s->profile);
     } else if (asked && strcmp(asked, s->profile) != 0) {
-        tool_bad(c, "profile %.64s differs from the session's (%s); leave it out", asked,
-                 s->profile);
-    } else if (s_spec(c, args, p, &spec) == 0) {
-        s_start(c, &spec, task, s->id);
+        tool_bad_arg(c, "profile",
+                     "`profile` %.64s differs from the session's (%s); leave it out: a cell runs "
+                     "in its session's profile",
+                     asked, s->profile);
+    } else if (s_spec(c, args, p, &spec, adjusted) == 0) {
+        s_start(c, &spec, task, s->id, "the session's profile", adjusted);
     }
+    json_decref(adjusted);
     jobspec_clear(&spec);
 }
 
@@ -187,10 +199,12 @@ static void s_on_session(void *arg, session_record_status_t st, const session_re
             snprintf(text, sizeof text, "the session store is unreachable right now; try again");
         else
             snprintf(text, sizeof text,
-                     "no session %.40s for your tenant (create one with "
-                     "create_session)",
+                     "`session_id`: no session %.40s for your tenant (list_sessions shows the live "
+                     "ones; create_session makes one)",
                      id);
-        call_reply(p->call, tool_result(text, NULL, 1));
+        call_reply(p->call,
+                   tool_error(st == SESSION_RECORD_UNAVAILABLE ? TOOL_UNAVAILABLE : TOOL_NOT_FOUND,
+                              "session_id", text));
     }
     holds_release(&p->task.hold); /* when no execution took it over */
     call_release(p->call);
@@ -207,7 +221,9 @@ static void s_run(call_t *c, json_t *args, tool_task_t *task)
         uint8_t raw[ID_BYTES];
         char id[ID_STR_LEN + 1];
         if (!json_is_string(sid) || id_parse(json_string_value(sid), raw) < 0) {
-            tool_bad(c, "session_id must be a session id as create_session returned it");
+            tool_bad_arg(c, "session_id",
+                         "`session_id` must be a session id as create_session returned it (a "
+                         "UUID); list_sessions shows yours");
             return;
         }
         id_format(raw, id);
@@ -227,10 +243,13 @@ static void s_run(call_t *c, json_t *args, tool_task_t *task)
         session_records_lookup(c->fe->session_records, c->tenant, id, s_on_session, p);
         return;
     }
-    const profile_t *p = jobargs_profile(c, args);
+    char why[JOBARGS_WHY];
+    const profile_t *p = jobargs_place(c, args, why, sizeof why);
+    json_t *adjusted = json_object();
     jobspec_t spec;
     jobspec_init(&spec);
-    if (p && s_spec(c, args, p, &spec) == 0) s_start(c, &spec, task, NULL);
+    if (p && s_spec(c, args, p, &spec, adjusted) == 0) s_start(c, &spec, task, NULL, why, adjusted);
+    json_decref(adjusted);
     jobspec_clear(&spec);
 }
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/buf.h"
 #include "common/ids.h"
@@ -12,6 +13,7 @@
 #include "mcp-frontend/state/history.h"
 #include "mcp-frontend/state/store.h"
 #include "list_executions.h"
+#include "tools.h"
 
 #define LIST_DEFAULT 20
 #define LIST_MAX     100
@@ -47,6 +49,40 @@ static void s_listing_free(listing_t *l)
     free(l);
 }
 
+static void s_iso(long long ms, char out[32])
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The page as the model reads it: one line per execution (id, status and why, tool, profile,
+ * when, how long), and where the rest is. At most 100 lines (the largest page). */
+static void s_text(buf_t *b, const json_t *list, const char *next, const char *status)
+{
+    size_t i, n = json_array_size(list);
+    json_t *e;
+    buf_printf(b, "%zu execution%s%s%s, newest first%s\n", n, n == 1 ? "" : "s",
+               status[0] ? " with status " : "", status, n ? ":" : ".");
+    json_array_foreach(list, i, e)
+    {
+        char when[32];
+        const char *et = json_string_value(json_object_get(e, "error_type"));
+        json_t *wall = json_object_get(e, "wall_ms");
+        s_iso((long long)json_integer_value(json_object_get(e, "created_ms")), when);
+        buf_printf(b, "- %s %s%s%s%s %s %s %s",
+                   json_string_value(json_object_get(e, "execution_id")),
+                   json_string_value(json_object_get(e, "status")), et ? " (" : "", et ? et : "",
+                   et ? ")" : "", json_string_value(json_object_get(e, "tool")),
+                   json_string_value(json_object_get(e, "profile")), when);
+        if (json_is_number(wall)) buf_printf(b, " %.1f ms", json_number_value(wall));
+        buf_puts(b, "\n");
+    }
+    if (next) buf_printf(b, "More: call list_executions with cursor \"%s\".\n", next);
+    if (n) buf_puts(b, "get_execution shows one in full (code, output, result).\n");
+}
+
 static void s_listing_done(listing_t *l)
 {
     json_t *list = json_array();
@@ -62,10 +98,11 @@ static void s_listing_done(listing_t *l)
     }
     json_t *out = json_pack("{s:o,s:o}", "executions", list, "next_cursor",
                             l->more && next[0] ? json_string(next) : json_null());
-    char text[160];
-    snprintf(text, sizeof text, "%zu execution(s)%s", json_array_size(list),
-             l->more ? "; more with next_cursor" : "");
-    call_reply(l->call, tool_result(text, out, 0));
+    buf_t text;
+    buf_init(&text);
+    s_text(&text, list, l->more && next[0] ? next : NULL, l->status);
+    call_reply(l->call, tool_result((const char *)text.data, out, 0));
+    buf_free(&text);
     s_listing_free(l);
 }
 
@@ -108,9 +145,8 @@ static void s_on_ids(void *arg, redisReply *reply)
 {
     listing_t *l = arg;
     if (!reply || reply->type != REDIS_REPLY_ARRAY) {
-        call_reply(l->call,
-                   tool_result("the execution store is unreachable right now; try again shortly",
-                               NULL, 1));
+        tool_refuse(l->call, TOOL_UNAVAILABLE, NULL,
+                    "the execution store is unreachable right now; try again shortly");
         s_listing_free(l);
         return;
     }
@@ -156,13 +192,19 @@ void list_executions_run(call_t *c, json_t *args, const tool_task_t *task)
     json_t *limit = json_object_get(args, "limit"), *cursor = json_object_get(args, "cursor"),
            *status = json_object_get(args, "status");
     if (limit && (json_integer_value(limit) < 1 || json_integer_value(limit) > LIST_MAX)) {
-        tool_bad(c, "list_executions: limit must be 1-%d", LIST_MAX);
+        tool_bad_arg(c, "limit", "`limit` must be 1-%d; got %lld", LIST_MAX,
+                     (long long)json_integer_value(limit));
         return;
     }
     status_t st;
     if (status && status_parse(json_string_value(status), &st) < 0 &&
         strcmp(json_string_value(status), "queued") != 0) {
-        tool_bad(c, "list_executions: unknown status (see execute_code's outputSchema)");
+        tool_bad_arg(c, "status",
+                     "`status` must be queued or one of execute_code's statuses (ok, error, "
+                     "syntax_error, timeout, cpu_limit, memory_limit, output_limit, "
+                     "security_violation, cancelled, rejected, lost, internal_error); got "
+                     "\"%.40s\"",
+                     json_string_value(status));
         return;
     }
     char max[40] = "+inf";
@@ -172,7 +214,9 @@ void list_executions_run(call_t *c, json_t *args, const tool_task_t *task)
         double ms = strtod(cs, &end);
         uint8_t raw[ID_BYTES];
         if (!colon || end != colon || ms < 0 || id_parse(colon + 1, raw) < 0) {
-            tool_bad(c, "list_executions: cursor is not one this server returned");
+            tool_bad_arg(c, "cursor",
+                         "`cursor` must be a next_cursor list_executions returned; got \"%.80s\"",
+                         cs);
             return;
         }
         snprintf(max, sizeof max, "%.0f", ms);
@@ -189,8 +233,8 @@ void list_executions_run(call_t *c, json_t *args, const tool_task_t *task)
     if (store_queryf(c->fe->store, s_on_ids, l,
                      "ZREVRANGEBYSCORE sp:t:%s:execs %s -inf WITHSCORES LIMIT 0 %ld",
                      c->tenant->name, max, scan) < 0) {
-        call_reply(c, tool_result("the execution store is unreachable right now; try again shortly",
-                                  NULL, 1));
+        tool_refuse(c, TOOL_UNAVAILABLE, NULL,
+                    "the execution store is unreachable right now; try again shortly");
         s_listing_free(l);
     }
 }

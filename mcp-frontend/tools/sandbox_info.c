@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/profiles.h"
 #include "mcp-frontend/farm/jobs.h"
+#include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/render/proftext.h"
 #include "mcp-frontend/rpc/fe.h"
@@ -67,11 +68,24 @@ static json_t *s_sessions(const tenant_t *t)
     return o;
 }
 
+/* What the farm serves, as far as the tenant needs to know: whether calls can reach it, and
+ * which profiles run now. */
+static json_t *s_capacity(fe_t *fe)
+{
+    json_t *served = json_array();
+    for (size_t i = 0; i < n_profiles; i++)
+        if (served_has(fe->served, &profiles[i]))
+            json_array_append_new(served, json_string(profiles[i].name));
+    return json_pack("{s:b,s:o,s:b}", "broker_connected", jobs_broker_connected(fe->jobs),
+                     "profiles_served", served, "served_known", served_mask(fe->served) != 0);
+}
+
 static json_t *s_info(fe_t *fe, const tenant_t *t)
 {
     json_t *profs = json_array();
     for (size_t i = 0; i < n_profiles; i++)
-        json_array_append_new(profs, s_profile(&profiles[i], t));
+        if (served_has(fe->served, &profiles[i]))
+            json_array_append_new(profs, s_profile(&profiles[i], t));
     json_t *tenant =
         t ? json_pack("{s:s,s:f,s:I,s:I,s:I,s:I,s:s}", "name", t->name, "rate_per_s", t->rate,
                       "burst", (json_int_t)t->burst, "max_concurrency",
@@ -79,8 +93,6 @@ static json_t *s_info(fe_t *fe, const tenant_t *t)
                       "max_memory_mb", (json_int_t)t->max_memory_mb, "profiles",
                       t->profiles[0] ? t->profiles : "all")
           : json_object();
-    json_t *capacity = json_pack("{s:b,s:I}", "broker_connected", jobs_broker_connected(fe->jobs),
-                                 "jobs_in_flight", (json_int_t)jobs_count(fe->jobs));
     json_t *security = json_pack("{s:s,s:[s,s,s,s,s,s,s]}", "isolation",
                                  "one forked CPython per execution: rlimits, namespaces, Landlock, "
                                  "no_new_privs, seccomp allowlist, "
@@ -88,31 +100,9 @@ static json_t *s_info(fe_t *fe, const tenant_t *t)
                                  "blocked", "filesystem", "network", "subprocesses", "threads",
                                  "ctypes", "environment", "host signals");
     json_t *info = json_pack("{s:s,s:o,s:o,s:o,s:o}", "python", "3.11", "profiles", profs, "tenant",
-                             tenant, "capacity", capacity, "security", security);
+                             tenant, "capacity", s_capacity(fe), "security", security);
     json_object_set_new(info, "sessions", s_sessions(t));
     return info;
-}
-
-/* The broker's one-second snapshot (sp:metrics:broker:<instance>, broker/metrics.c) adds
- * what only the broker knows: executors, slots, queue depth, per-service figures. */
-static void s_add_snapshot(json_t *capacity, const redisReply *r)
-{
-    static const char *const nums[] = {"executors", "slots",   "free_slots", "queued",
-                                       "inflight",  "tenants", NULL};
-    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
-        const redisReply *k = r->element[i], *v = r->element[i + 1];
-        if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) continue;
-        for (int n = 0; nums[n]; n++)
-            if (!strcmp(k->str, nums[n]))
-                json_object_set_new(capacity, nums[n], json_integer(strtoll(v->str, NULL, 10)));
-        if (!strcmp(k->str, "services")) {
-            json_t *sv = json_loads(v->str, 0, NULL);
-            if (sv) json_object_set_new(capacity, "services", sv);
-        } else if (!strcmp(k->str, "ts_ms")) {
-            long long ts = strtoll(v->str, NULL, 10), now = (long long)clock_wall_ms();
-            json_object_set_new(capacity, "snapshot_age_ms", json_integer(now > ts ? now - ts : 0));
-        }
-    }
 }
 
 /* sp:profiles (executor-node/node/snapshot.c): per profile, the Python version and the packages
@@ -161,13 +151,17 @@ static void s_finish(info_req_t *q)
         const tenant_t *t = c->tenant;
         buf_t text;
         buf_init(&text);
-        buf_printf(&text, "%zu profile(s): ", n_profiles);
+        size_t n = json_array_size(json_object_get(q->info, "profiles"));
+        buf_printf(&text, "%zu profile%s served: ", n, n == 1 ? "" : "s");
         proftext_expand(&text, "{profile_summaries}");
         buf_printf(&text,
-                   ". Your limits: timeout up to %ld s, memory up to %ld MB, %ld concurrent "
-                   "executions, %.3g calls/s. structuredContent has the module lists, package "
-                   "versions and limits.",
-                   t->max_timeout_s, t->max_memory_mb, t->max_concurrency, t->rate);
+                   ".\nWithout `profile`, execute_code runs code in the smallest of these that has "
+                   "every module it imports.\nYour limits: timeout up to %ld s, memory up to %ld "
+                   "MB, %ld concurrent executions, %.3g calls/s (burst %ld), profiles: %s.\n"
+                   "structuredContent has each profile's modules, package versions and limits; "
+                   "get_usage shows what you used.",
+                   t->max_timeout_s, t->max_memory_mb, t->max_concurrency, t->rate, t->burst,
+                   t->profiles[0] ? t->profiles : "all");
         call_reply(c, tool_result((const char *)text.data, q->info, 0));
         buf_free(&text);
     }
@@ -182,13 +176,6 @@ static void s_on_profiles(void *arg, redisReply *reply)
     s_finish(q);
 }
 
-static void s_on_snapshot(void *arg, redisReply *reply)
-{
-    info_req_t *q = arg;
-    s_add_snapshot(json_object_get(q->info, "capacity"), reply);
-    if (store_queryf(q->c->fe->store, s_on_profiles, q, "HGETALL sp:profiles") < 0) s_finish(q);
-}
-
 void sandbox_info_request(call_t *c, int resource)
 {
     info_req_t *q = xcalloc(1, sizeof *q);
@@ -196,8 +183,7 @@ void sandbox_info_request(call_t *c, int resource)
     q->info = s_info(c->fe, c->tenant);
     q->resource = resource;
     call_hold(c);
-    if (store_queryf(c->fe->store, s_on_snapshot, q, "HGETALL sp:metrics:broker:%s",
-                     jobs_broker_instance(c->fe->jobs)) < 0)
+    if (store_queryf(c->fe->store, s_on_profiles, q, "HGETALL sp:profiles") < 0)
         s_finish(q); /* without Redis: what this front-end knows */
 }
 

@@ -88,10 +88,13 @@ void sop_reply_session(call_t *c, const session_record_t *s, const char *verb, l
 {
     const profile_t *p = profile_find(s->profile);
     char text[400];
+    char expires[32];
     snprintf(text, sizeof text,
-             "%s session %s (%s, %ld MB, idle timeout %ld s). Run cells in it with execute_code "
-             "and session_id.",
-             verb, s->id, s->profile, s->memory_mb, s->idle_timeout_s);
+             "%s session %s (%s, %ld MB, idle timeout %ld s; expires %s unless used; %ld forks "
+             "left). Run cells in it with execute_code and session_id; close_session ends it.",
+             verb, s->id, s->profile, s->memory_mb, s->idle_timeout_s,
+             session_record_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires),
+             forks_left);
     sop_reply_landed(c, tool_result(text, s_described(s, p ? p : profile_default(), forks_left), 0));
 }
 
@@ -116,7 +119,9 @@ int sop_session_arg(call_t *c, json_t *args, char out[ID_STR_LEN + 1])
     uint8_t raw[ID_BYTES];
     const char *id = json_string_value(json_object_get(args, "session_id"));
     if (!id || id_parse(id, raw) < 0)
-        return tool_bad(c, "session_id must be a session id as create_session returned it");
+        return tool_bad_arg(c, "session_id",
+                            "`session_id` must be a session id as create_session returned it (a "
+                            "UUID); list_sessions shows yours");
     id_format(raw, out);
     return 0;
 }
@@ -153,9 +158,13 @@ static void s_on_found(void *arg, session_record_status_t st, const session_reco
     found_t *f = arg;
     op_t *op = f->op;
     if (st == SESSION_RECORD_UNAVAILABLE)
-        sop_fail(op->call, "the session store is unreachable right now; try again shortly");
+        tool_refuse(op->call, TOOL_UNAVAILABLE, NULL,
+                    "the session store is unreachable right now; try again shortly");
     else if (st == SESSION_RECORD_NOT_FOUND)
-        sop_fail(op->call, "no session %s for your tenant", op->s.id);
+        tool_refuse(op->call, TOOL_NOT_FOUND, "session_id",
+                    "`session_id`: no session %s for your tenant (list_sessions shows the live "
+                    "ones)",
+                    op->s.id);
     else if (s->ended)
         sop_fail(op->call, "session %s ended: %s", op->s.id, s->end_reason);
     if (st != SESSION_RECORD_FOUND || s->ended)
@@ -189,15 +198,31 @@ void sop_submit_on(op_t *op, const session_record_t *s, job_kind_t kind, session
     session_job_submit(op->call, &op->spec, fn, op);
 }
 
-void sop_reply_list(call_t *c, json_t *items, const char *key, const char *noun, const char *store)
+void sop_reply_list(call_t *c, json_t *items, const char *key, const char *noun, const char *store,
+                    sop_line_fn *line, const char *next)
 {
     if (!items) {
-        sop_fail(c, "the %s store is unreachable right now; try again shortly", store);
+        tool_refuse(c, TOOL_UNAVAILABLE, NULL,
+                    "the %s store is unreachable right now; try again shortly", store);
     } else {
-        char text[80];
-        size_t n = json_array_size(items);
-        snprintf(text, sizeof text, "%zu %s%s.", n, noun, n == 1 ? "" : "s");
-        call_reply(c, tool_result(text, json_pack("{s:o}", key, items), 0));
+        buf_t b;
+        size_t n = json_array_size(items), i;
+        json_t *item;
+        buf_init(&b);
+        buf_printf(&b, "%zu %s%s%s\n", n, noun, n == 1 ? "" : "s", n ? ":" : ".");
+        json_array_foreach(items, i, item)
+        {
+            if (i == SOP_LINES) {
+                buf_printf(&b, "... and %zu more in structuredContent.%s\n", n - i, key);
+                break;
+            }
+            buf_puts(&b, "- ");
+            line(&b, item);
+            buf_puts(&b, "\n");
+        }
+        if (next) buf_puts(&b, next);
+        call_reply(c, tool_result((const char *)b.data, json_pack("{s:o}", key, items), 0));
+        buf_free(&b);
     }
     call_release(c);
 }

@@ -7,6 +7,7 @@
 #define SP_FE_SESSION_OPS_H
 #include <jansson.h>
 
+#include "common/buf.h"
 #include "proto/job.h"
 #include "proto/result.h"
 #include "mcp-frontend/cells/session_job.h"
@@ -25,9 +26,14 @@ void sop_op_free(op_t *op); /* releases the call; frees extra too */
 
 /* A job of this kind on session s (the op's spec: kind, service, session), then fn. */
 void sop_submit_on(op_t *op, const session_record_t *s, job_kind_t kind, session_job_fn *fn);
-/* The answer of a listing tool: {key: items} (NULL items: the store was unreachable), with a
- * count of `noun`s as its text; releases the call. */
-void sop_reply_list(call_t *c, json_t *items, const char *key, const char *noun, const char *store);
+/* One item of a listing as a line of its text. */
+typedef void(sop_line_fn)(buf_t *b, const json_t *item);
+/* The answer of a listing tool: {key: items} (NULL items: the store was unreachable); its text
+ * says how many `noun`s, one line each (line), at most SOP_LINES of them, and next: what to
+ * do with them. Releases the call. */
+#define SOP_LINES 50
+void sop_reply_list(call_t *c, json_t *items, const char *key, const char *noun, const char *store,
+                    sop_line_fn *line, const char *next);
 
 /* Answers the call with an error result (isError, text only). */
 void sop_fail(call_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -43,7 +49,7 @@ void sop_reply_landed(call_t *c, json_t *result);
  * sent as sop_reply_landed sends. */
 void sop_reply_session(call_t *c, const session_record_t *s, const char *verb, long forks_left);
 
-/* The call's session_id, canonical; -32602 and -1 when it is not a session id. */
+/* The call's session_id, canonical; an argument error and -1 when it is not a session id. */
 int sop_session_arg(call_t *c, json_t *args, char out[ID_STR_LEN + 1]);
 /* The farm no longer holds op->s: the call is answered with why (and the op freed). */
 void sop_gone(op_t *op, const result_t *res);

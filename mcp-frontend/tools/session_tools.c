@@ -140,8 +140,9 @@ static void s_on_closed(void *arg, call_t *c, result_t *res)
     op_t *op = arg;
     if (res->status == ST_OK) {
         session_records_ended(c->fe->session_records, c->tenant, op->s.id, "closed by the client");
-        char text[120];
-        snprintf(text, sizeof text, "Closed session %s.", op->s.id);
+        char text[200];
+        snprintf(text, sizeof text,
+                 "Closed session %s. Its snapshots are kept (list_state_snapshots).", op->s.id);
         sop_reply_landed(
             c, tool_result(text, json_pack("{s:s,s:b}", "session_id", op->s.id, "closed", 1), 0));
     } else if (session_job_gone(res)) {
@@ -166,9 +167,29 @@ void close_session_run(call_t *c, json_t *args, const tool_task_t *task)
 
 /* ---- list_sessions --------------------------------------------------------------------------- */
 
+static const char *s_str(const json_t *item, const char *key)
+{
+    const char *v = json_string_value(json_object_get(item, key));
+    return v ? v : "?";
+}
+
+static void s_session_line(buf_t *b, const json_t *s)
+{
+    const char *parent = json_string_value(json_object_get(s, "parent_session_id"));
+    buf_printf(b, "%s %s, %lld cells, %lld of %lld MB in use, last used %s, expires %s",
+               s_str(s, "session_id"), s_str(s, "profile"),
+               (long long)json_integer_value(json_object_get(s, "cells")),
+               (long long)json_integer_value(json_object_get(s, "memory_in_use_mb")),
+               (long long)json_integer_value(json_object_get(s, "memory_limit_mb")),
+               s_str(s, "last_used"), s_str(s, "expires_at"));
+    if (parent) buf_printf(b, ", forked from %s", parent);
+}
+
 static void s_on_listed(void *arg, json_t *sessions)
 {
-    sop_reply_list(arg, sessions, "sessions", "live session", "session");
+    sop_reply_list(arg, sessions, "sessions", "live session", "session", s_session_line,
+                   "execute_code with session_id runs a cell in one; fork_session copies one; "
+                   "close_session ends one; list_state_snapshots shows saved states.\n");
 }
 
 void list_sessions_run(call_t *c, json_t *args, const tool_task_t *task)

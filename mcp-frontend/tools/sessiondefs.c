@@ -15,7 +15,7 @@
 /* The JSON stays laid out as JSON. */
 /* clang-format off */
 static const tool_arg_t s_create_args[] = {
-    {"profile", ARG_STRING, ARG_NULLABLE,
+    {"profile", ARG_STRING, ARG_NULLABLE | ARG_PROFILE,
      "Sandbox profile: one of {profiles} (default {default_profile})", NULL},
     {"memory_limit", ARG_SIZE, ARG_NULLABLE,
      "Memory for the whole session: MB as an integer, or a string like \"512m\" (default the "

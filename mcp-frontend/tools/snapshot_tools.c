@@ -17,10 +17,12 @@
 #include "mcp-frontend/cells/session_job.h"
 #include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/cells/snapshots.h"
+#include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
 #include "session_ops.h"
 #include "snapshot_tools.h"
+#include "tools.h"
 
 #define LIST_DEFAULT 50
 #define LIST_MAX     500
@@ -78,6 +80,26 @@ static json_t *s_meta(const char *id, const session_record_t *s, const char *des
     return m;
 }
 
+/* "what: a, b, c" for the text, from an array of strings (or of objects' member key), at most
+ * 20 names; nothing when the array is empty. */
+static void s_names_line(buf_t *b, const char *what, const json_t *list, const char *key)
+{
+    size_t i, n = json_array_size(list);
+    json_t *e;
+    if (!n) return;
+    buf_printf(b, "%s (%zu): ", what, n);
+    json_array_foreach(list, i, e)
+    {
+        if (i == 20) {
+            buf_puts(b, ", ...");
+            break;
+        }
+        const char *name = json_string_value(key ? json_object_get(e, key) : e);
+        buf_printf(b, "%s%.200s", i ? ", " : "", name ? name : "?");
+    }
+    buf_puts(b, "\n");
+}
+
 typedef struct {
     char description[1024];
     char snapshot_id[ID_STR_LEN + 1];
@@ -89,12 +111,18 @@ static void s_on_stored(void *arg, int ok, const char *why)
     op_t *op = arg;
     snap_t *x = op->extra;
     if (ok) {
-        char text[200];
+        buf_t text;
+        buf_init(&text);
         session_records_snapshotted(op->call->fe->session_records, op->call->tenant, op->s.id,
                                     x->snapshot_id);
-        snprintf(text, sizeof text, "Saved snapshot %s of session %s (%lld bytes).", x->snapshot_id,
-                 op->s.id, json_integer_value(json_object_get(x->meta, "bytes")));
-        sop_reply_landed(op->call, tool_result(text, json_incref(x->meta), 0));
+        buf_printf(&text, "Saved snapshot %s of session %s (%lld bytes).\n", x->snapshot_id,
+                   op->s.id, json_integer_value(json_object_get(x->meta, "bytes")));
+        s_names_line(&text, "variables", json_object_get(x->meta, "variables"), NULL);
+        s_names_line(&text, "files", json_object_get(x->meta, "files"), "path");
+        s_names_line(&text, "skipped (not picklable)", json_object_get(x->meta, "skipped"), "name");
+        buf_puts(&text, "restore_state_snapshot brings it back, into this session or a new one.");
+        sop_reply_landed(op->call, tool_result((const char *)text.data, json_incref(x->meta), 0));
+        buf_free(&text);
     } else {
         sop_fail(op->call, "the snapshot was not saved: %s", why);
     }
@@ -140,7 +168,8 @@ void create_state_snapshot_run(call_t *c, json_t *args, const tool_task_t *task)
     (void)task;
     const char *d = json_string_value(json_object_get(args, "description"));
     if (d && strlen(d) >= sizeof((snap_t *)0)->description) {
-        tool_bad(c, "description must be at most 1023 bytes");
+        tool_bad_arg(c, "description", "`description` must be at most 1023 bytes; got %zu",
+                     strlen(d));
         return;
     }
     snap_t *x = xcalloc(1, sizeof *x);
@@ -192,15 +221,19 @@ static void s_on_restored(void *arg, call_t *c, result_t *res)
         else
             session_records_used(c->fe->session_records, c->tenant, op->s.id, res, 0);
         json_t *out = s_restored(op, x, res, made);
-        char text[300];
-        snprintf(text, sizeof text,
-                 "Restored snapshot %s into %s session %s: %zu names rebound, "
-                 "%zu failed, %lld files.",
-                 x->snapshot_id, made ? "the new" : "the", op->s.id,
-                 json_array_size(json_object_get(out, "restored")),
-                 json_array_size(json_object_get(out, "failed")),
-                 json_integer_value(json_object_get(out, "files")));
-        sop_reply_landed(c, tool_result(text, out, 0));
+        buf_t text;
+        buf_init(&text);
+        buf_printf(&text,
+                   "Restored snapshot %s into %s session %s: %zu names rebound, %zu failed, %lld "
+                   "files.\n",
+                   x->snapshot_id, made ? "the new" : "the", op->s.id,
+                   json_array_size(json_object_get(out, "restored")),
+                   json_array_size(json_object_get(out, "failed")),
+                   json_integer_value(json_object_get(out, "files")));
+        s_names_line(&text, "failed", json_object_get(out, "failed"), NULL);
+        buf_printf(&text, "Run cells in it with execute_code and session_id %s.", op->s.id);
+        sop_reply_landed(c, tool_result((const char *)text.data, out, 0));
+        buf_free(&text);
     } else if (made) {
         session_records_release(c->fe->session_records, c->tenant, op->s.id);
         sop_fail_result(c, "the snapshot could not be restored", res);
@@ -273,6 +306,14 @@ static void s_into_new(op_t *op)
         sop_op_free(op);
         return;
     }
+    if (!served_has(c->fe->served, p)) { /* at once, not after the broker's wait for one */
+        tool_refuse(c, TOOL_UNAVAILABLE, "snapshot_id",
+                    "snapshot %s was made in profile %s, which this farm does not serve now",
+                    x->snapshot_id, p->name);
+        s_restore_free(x);
+        sop_op_free(op);
+        return;
+    }
     limits_t l = {.memory_mb = (long)json_integer_value(json_object_get(x->meta, "memory_mb"))};
     limits_t cap = tenant_limits(c->tenant);
     limits_fill(&l, &p->defaults);
@@ -301,11 +342,15 @@ static void s_on_fetched(void *arg, int found, json_t *meta, const void *blob, s
     fetch_t *f = arg;
     op_t *op = f->op;
     restore_t *x = op->extra;
-    if (found <= 0) {
-        sop_fail(op->call,
-                 found < 0 ? "the snapshot store is unreachable right now"
-                           : "no snapshot %s for your tenant",
-                 x->snapshot_id);
+    if (found < 0) {
+        tool_refuse(op->call, TOOL_UNAVAILABLE, NULL,
+                    "the snapshot store is unreachable right now; try again shortly");
+        sop_op_free(op);
+    } else if (!found) {
+        tool_refuse(op->call, TOOL_NOT_FOUND, "snapshot_id",
+                    "`snapshot_id`: no snapshot %s for your tenant (list_state_snapshots shows "
+                    "yours)",
+                    x->snapshot_id);
         sop_op_free(op);
     } else {
         x->meta = json_incref(meta);
@@ -337,7 +382,9 @@ static int s_snapshot_arg(call_t *c, json_t *args, char out[ID_STR_LEN + 1])
     const char *id = json_string_value(json_object_get(args, "snapshot_id"));
     uint8_t raw[ID_BYTES];
     if (!id || id_parse(id, raw) < 0) {
-        tool_bad(c, "snapshot_id must be a snapshot id as create_state_snapshot returned it");
+        tool_bad_arg(c, "snapshot_id",
+                     "`snapshot_id` must be a snapshot id as create_state_snapshot returned it (a "
+                     "UUID); list_state_snapshots shows yours");
         return -1;
     }
     id_format(raw, out);
@@ -362,9 +409,25 @@ void restore_state_snapshot_run(call_t *c, json_t *args, const tool_task_t *task
 
 /* ---- list and delete ------------------------------------------------------------------------ */
 
+static void s_snapshot_line(buf_t *b, const json_t *m)
+{
+    const char *id = json_string_value(json_object_get(m, "snapshot_id"));
+    const char *sid = json_string_value(json_object_get(m, "session_id"));
+    const char *created = json_string_value(json_object_get(m, "created"));
+    const char *d = json_string_value(json_object_get(m, "description"));
+    buf_printf(b, "%s of session %s, %s, %lld bytes, %zu variables, %zu files", id ? id : "?",
+               sid ? sid : "?", created ? created : "?",
+               (long long)json_integer_value(json_object_get(m, "bytes")),
+               json_array_size(json_object_get(m, "variables")),
+               json_array_size(json_object_get(m, "files")));
+    if (d && *d) buf_printf(b, ": \"%.120s\"", d);
+}
+
 static void s_on_listed(void *arg, json_t *metas)
 {
-    sop_reply_list(arg, metas, "snapshots", "snapshot", "snapshot");
+    sop_reply_list(arg, metas, "snapshots", "snapshot", "snapshot", s_snapshot_line,
+                   "restore_state_snapshot restores one (into its session or a new one); "
+                   "delete_state_snapshot deletes one.\n");
 }
 
 void list_state_snapshots_run(call_t *c, json_t *args, const tool_task_t *task)
@@ -376,7 +439,7 @@ void list_state_snapshots_run(call_t *c, json_t *args, const tool_task_t *task)
     json_t *l = json_object_get(args, "limit");
     long limit = json_is_integer(l) ? (long)json_integer_value(l) : LIST_DEFAULT;
     if (limit < 1 || limit > LIST_MAX) {
-        tool_bad(c, "limit must be 1-%d", LIST_MAX);
+        tool_bad_arg(c, "limit", "`limit` must be 1-%d; got %ld", LIST_MAX, limit);
         return;
     }
     call_hold(c);
@@ -393,7 +456,8 @@ static void s_on_deleted(void *arg, int deleted, int unavailable)
     del_t *d = arg;
     char text[120];
     if (unavailable) {
-        sop_fail(d->call, "the snapshot store is unreachable right now; try again shortly");
+        tool_refuse(d->call, TOOL_UNAVAILABLE, NULL,
+                    "the snapshot store is unreachable right now; try again shortly");
     } else {
         snprintf(text, sizeof text,
                  deleted ? "Deleted snapshot %s." : "No snapshot %s for your tenant.", d->id);

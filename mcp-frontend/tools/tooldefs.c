@@ -8,6 +8,7 @@
 
 #include "execute_code.h"
 #include "get_execution.h"
+#include "get_usage.h"
 #include "list_executions.h"
 #include "sandbox_info.h"
 #include "validate_code.h"
@@ -23,8 +24,10 @@ static const tool_arg_t s_execute_args[] = {
      "\"exclusiveMinimum\": 0"},
     {"memory_limit", ARG_SIZE, ARG_NULLABLE,
      "Memory limit: MB as an integer, or a string like \"256m\" or \"1g\"", NULL},
-    {"profile", ARG_STRING, ARG_NULLABLE,
-     "Sandbox profile: one of {profiles} (default {default_profile})", NULL},
+    {"profile", ARG_STRING, ARG_NULLABLE | ARG_PROFILE,
+     "Sandbox profile: one of {profiles}. Without it the code runs in the smallest of them that "
+     "has every module it imports and every dependency it declares ({default_profile} for the "
+     "standard library); the answer says which ran and why", NULL},
     {"output_limit", ARG_INTEGER, ARG_NULLABLE,
      "Bytes of stdout and of stderr each to keep (default and maximum: the profile's); past it "
      "the job ends output_limit with what was printed so far", "\"minimum\": 1"},
@@ -78,17 +81,23 @@ static const char s_execute_output[] = "{\"type\": \"object\","
       "\"type\": {\"type\": \"string\"}, \"message\": {\"type\": \"string\"}, \"traceback\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"line\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}}}]},"
     "\"timings\": {\"type\": \"object\", \"required\": [\"queue_ms\", \"wall_ms\", \"cpu_ms\"], \"properties\": {\"queue_ms\": {\"type\": \"number\"}, \"wall_ms\": {\"type\": \"number\"}, \"cpu_ms\": {\"type\": \"number\"}}},"
     "\"resources\": {\"type\": \"object\", \"required\": [\"max_rss_kb\"], \"properties\": {\"max_rss_kb\": {\"type\": \"integer\"}}},"
-    "\"exit\": {\"type\": \"object\", \"required\": [\"reason\", \"signal\", \"syscall\"], \"properties\": {\"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"signal\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}, \"syscall\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}}},"
+    "\"exit\": {\"type\": \"object\", \"required\": [\"reason\", \"signal\", \"syscall\"], \"properties\": {\"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"signal\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}, \"syscall\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"code\": {\"type\": \"integer\", \"description\": \"the exit status the code chose (sys.exit(42): 42)\"}}},"
+    "\"security_events\": {\"type\": \"array\", \"description\": \"operations the sandbox refused, whether the code caught them (status as the code ended) or not (security_violation)\", \"items\": {\"type\": \"object\", \"required\": [\"operation\", \"target\", \"layer\", \"count\"], \"properties\": {\"operation\": {\"type\": \"string\"}, \"target\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"layer\": {\"type\": \"string\"}, \"count\": {\"type\": \"integer\"}}}},"
     "\"session_id\": {\"type\": \"string\", \"description\": \"the session the cell ran in (with session_id)\"},"
     "\"cell\": {\"type\": \"integer\", \"description\": \"the cell's number in its session: 1, 2, ...\"},"
-    "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}}"
+    "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}},"
+    "\"profile\": {\"type\": \"string\", \"description\": \"the profile the code ran in\"},"
+    "\"profile_reason\": {\"type\": \"string\", \"description\": \"why that one: named by the call, inferred from the imports or dependencies, the session's, or the smallest served\"},"
+    "\"limits_adjusted\": {\"type\": \"object\", \"description\": \"limits asked for beyond a maximum, and what was used instead\", \"additionalProperties\": {\"type\": \"object\", \"properties\": {\"requested\": {\"type\": \"number\"}, \"used\": {\"type\": \"number\"}, \"unit\": {\"type\": \"string\"}, \"why\": {\"type\": \"string\"}}}}"
   "}}";
 
 static const tool_arg_t s_validate_args[] = {
     {"code", ARG_STRING, ARG_REQUIRED, NULL, "\"maxLength\": 1048576"},
     {"session_id", ARG_STRING, ARG_NULLABLE,
      "Check the code as a cell of this session: in its profile", "\"minLength\": 36, \"maxLength\": 36"},
-    {"profile", ARG_STRING, ARG_NULLABLE, "Profile whose import rules apply (default {default_profile})", NULL},
+    {"profile", ARG_STRING, ARG_NULLABLE | ARG_PROFILE,
+     "Profile whose import rules apply: one of {profiles} (without it, the one execute_code would "
+     "choose for this code)", NULL},
     {"allowed_imports", ARG_ARRAY, ARG_NULLABLE, NULL, NAMES},
     {NULL},
 };
@@ -141,6 +150,23 @@ static const char s_list_executions_output[] = "{\"type\": \"object\", \"require
     "\"next_cursor\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}"
   "}}";
 
+static const tool_arg_t s_get_usage_args[] = {
+    {"days", ARG_INTEGER, ARG_NULLABLE, "UTC days to show, today first (default 7)",
+     "\"minimum\": 1, \"maximum\": 90"},
+    {NULL},
+};
+
+#define USAGE_COUNTS "\"executions\": {\"type\": \"integer\"}, \"cells\": {\"type\": \"integer\"}, \"sessions\": {\"type\": \"integer\", \"description\": \"sessions started: created, forked, restored into a new one\"}, \"snapshots\": {\"type\": \"integer\", \"description\": \"snapshots saved\"}, \"cpu_seconds\": {\"type\": \"number\"}, \"wall_seconds\": {\"type\": \"number\"}, \"statuses\": {\"type\": \"object\", \"description\": \"executions by status\", \"additionalProperties\": {\"type\": \"integer\"}}"
+
+static const char s_get_usage_output[] = "{\"type\": \"object\", \"required\": [\"tenant\", \"days_asked\", \"days\", \"total\", \"now\"],"
+  "\"properties\": {"
+    "\"tenant\": {\"type\": \"string\"},"
+    "\"days_asked\": {\"type\": \"integer\"},"
+    "\"days\": {\"type\": \"array\", \"description\": \"one entry per UTC day, today first\", \"items\": {\"type\": \"object\", \"required\": [\"day\", \"executions\", \"cpu_seconds\"], \"properties\": {\"day\": {\"type\": \"string\"}, " USAGE_COUNTS "}}},"
+    "\"total\": {\"type\": \"object\", \"properties\": {" USAGE_COUNTS "}},"
+    "\"now\": {\"type\": \"object\", \"description\": \"what you hold now, against your quotas\", \"properties\": {\"live_sessions\": {\"type\": \"integer\"}, \"max_sessions\": {\"type\": \"integer\"}, \"snapshots\": {\"type\": \"integer\"}, \"max_snapshots\": {\"type\": \"integer\"}, \"snapshot_bytes\": {\"type\": \"integer\"}, \"max_snapshot_mb\": {\"type\": \"integer\"}}}"
+  "}}";
+
 #define READ_ONLY "{\"readOnlyHint\": true, \"openWorldHint\": false}"
 
 const tool_t tooldefs[] = {
@@ -160,8 +186,10 @@ const tool_t tooldefs[] = {
         "structuredContent.outputs and as content blocks: a DataFrame as HTML and JSON, a figure "
         "as an image, other values as text. A PEP 723 `# /// script` block's `dependencies` and "
         "the `dependencies` argument are met from the profile's packages, else from the "
-        "operator's package source if it has one (without a `profile`, the call runs in the "
-        "first profile that has what it needs). Limits: timeout in seconds (default {default_timeouts}), memory_limit in "
+        "operator's package source if it has one. Without a `profile` the call runs in the "
+        "smallest profile that has every module the code imports and every dependency it "
+        "declares (`import pandas` runs where pandas is); the answer's `profile` and "
+        "`profile_reason` say which and why. Limits: timeout in seconds (default {default_timeouts}), memory_limit in "
         "MB or as a string such as \"256m\". isError is true for every status other than ok.",
      .args = s_execute_args,
      .output_schema = s_execute_output,
@@ -173,7 +201,8 @@ const tool_t tooldefs[] = {
      .title = "Check Python code without running it",
      .description =
         "Parse Python code and report syntax errors (with line and column), imports the profile "
-        "does not allow, sandbox-escape patterns, counts and a complexity estimate, with "
+        "does not allow, calls the sandbox refuses when the code runs, counts and a complexity "
+        "estimate, with "
         "recommendations. Nothing is executed. Advice only: the sandbox enforces its limits anyway.",
      .args = s_validate_args,
      .output_schema = s_validate_output,
@@ -182,9 +211,9 @@ const tool_t tooldefs[] = {
     {.name = "get_sandbox_info",
      .title = "Describe the sandbox",
      .description =
-        "List the sandbox profiles with their importable modules and default and maximum limits, "
-        "your own limits (rate, concurrency, timeout, memory, profiles), and the farm's current "
-        "capacity.",
+        "List the sandbox profiles this farm serves, with their importable modules, package "
+        "versions and default and maximum limits, and your own limits (rate, concurrency, "
+        "timeout, memory, profiles, sessions and snapshots). get_usage shows what you used.",
      .output_schema = s_info_output,
      .annotations = READ_ONLY,
      .run = sandbox_info_run},
@@ -206,6 +235,16 @@ const tool_t tooldefs[] = {
      .output_schema = s_list_executions_output,
      .annotations = READ_ONLY,
      .run = list_executions_run},
+    {.name = "get_usage",
+     .title = "Your usage",
+     .description =
+        "Show what you used, by UTC day (today first): executions with their statuses, CPU and "
+        "wall seconds, session cells, sessions started, snapshots saved; and what you hold now "
+        "(live sessions, snapshots and their bytes) against your quotas. Only your own tenant's.",
+     .args = s_get_usage_args,
+     .output_schema = s_get_usage_output,
+     .annotations = READ_ONLY,
+     .run = get_usage_run},
     {NULL},
 };
 /* clang-format on */

@@ -6,8 +6,15 @@
  * arguments, of the declared JSON types, the required ones present. What the types cannot say
  * (ranges, formats, the profile's modules) the handler checks, with tool_bad.
  *
- * Bad arguments are JSON-RPC errors -32602 naming the argument; a call that ran and failed is
- * a result with isError (MCP 2025-11-25, tools §"Error Handling"). */
+ * Arguments a call got wrong are tool results with isError, in both eras, whose text names the
+ * argument, what it takes and what was sent: MCP 2025-11-25 tools §"Error Handling" counts
+ * input validation errors as tool execution errors, which a client SHOULD show the model so that
+ * it corrects the call (SEP-1303), where a JSON-RPC error may never reach it. Such a result has
+ * no structuredContent (it would not match the tool's outputSchema) but a machine-readable
+ * _meta["snakepit/error"] {kind, argument} for programs (the CLI's exit status). JSON-RPC
+ * errors (-32602) stay for what is wrong with the request itself: an unknown tool, no name,
+ * arguments that are not an object, a malformed task. A call that ran and failed is a result
+ * with isError too, with its structuredContent. */
 #ifndef SP_FE_TOOLS_H
 #define SP_FE_TOOLS_H
 #include <jansson.h>
@@ -28,6 +35,7 @@ typedef enum {
 enum {
     ARG_REQUIRED = 1,
     ARG_NULLABLE = 2, /* null is taken as absent (what the older sandbox servers' clients send) */
+    ARG_PROFILE = 4,  /* a profile's name: its schema's enum lists the profiles served now */
 };
 
 typedef struct {
@@ -63,7 +71,7 @@ typedef struct {
 typedef struct tools tools_t;
 
 typedef struct {
-    uint64_t invalid_args;  /* calls refused -32602 before or by their handler */
+    uint64_t invalid_args;  /* calls refused for their arguments (or -32602) */
     uint64_t unknown_tools; /* calls of a name no row has */
 } tools_stats_t;
 
@@ -84,7 +92,22 @@ const struct paramheaders *tools_mirrors(const tools_t *self, const char *name);
 void tools_list(call_t *c);
 void tools_call(call_t *c);
 
-/* For handlers: -32602 with the message, counted; returns -1. */
+/* The _meta member of a refusal, and its kinds. */
+#define TOOL_ERROR_META       "snakepit/error"
+#define TOOL_INVALID_ARGUMENT "invalid_argument" /* fix the argument and call again */
+#define TOOL_NOT_FOUND        "not_found"        /* no such id (or another tenant's) */
+#define TOOL_UNAVAILABLE      "unavailable"      /* cannot be served now; try later */
+
+/* A CallToolResult with isError, the text, and _meta[TOOL_ERROR_META] = {kind, argument}
+ * (argument may be NULL). */
+json_t *tool_error(const char *kind, const char *argument, const char *text);
+/* For handlers: the call answered with an argument error (counted) whose message names the
+ * argument; returns -1. tool_bad is for messages that name it themselves. */
+int tool_bad_arg(call_t *c, const char *argument, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int tool_bad(call_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The call answered with a refusal of another kind (TOOL_NOT_FOUND, TOOL_UNAVAILABLE); -1. */
+int tool_refuse(call_t *c, const char *kind, const char *argument, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

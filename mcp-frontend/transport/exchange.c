@@ -332,7 +332,21 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
                                 "session ended while the request ran; initialize a new one", NULL);
         status = MHD_HTTP_NOT_FOUND;
     }
-    if (!msg) status = MHD_HTTP_NO_CONTENT; /* cancelled: nothing to say */
+    if (!msg && ex->accept_sse) {
+        /* cancelled: a request's POST is answered with an SSE stream or a JSON object, never
+         * without a body (2025-11-25 transports §"Sending Messages to the Server"), and a
+         * cancelled request gets no response (basic/utilities/cancellation): a stream that
+         * ends with nothing on it says both */
+        logged_stream_free(&ex->stream);
+        ex->sse = 1;
+        ex->sse_final = 1;
+        ex->state = EX_READY;
+        exchange_resume(ex);
+        return;
+    }
+    if (!msg) /* a client that takes JSON only: the one JSON object it must get */
+        msg = ended = rpc_error(ex->has_rpc ? ex->rpc.id : NULL, RPC_REQUEST_CANCELLED,
+                                "request cancelled", NULL);
     ex->status = status;
     free(ex->answer);
     ex->answer = msg ? rpc_dump(msg, &ex->answer_len) : NULL;

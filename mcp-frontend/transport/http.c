@@ -23,8 +23,10 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/profiles.h"
 #include "mcp-frontend/farm/execution.h"
 #include "mcp-frontend/farm/jobs.h"
+#include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/rpc/mcp_session.h"
 #include "mcp-frontend/state/bus.h"
 #include "mcp-frontend/state/store.h"
@@ -38,15 +40,21 @@
 static enum MHD_Result s_healthz(exchange_t *ex)
 {
     fe_t *fe = ex->http->fe;
-    char *text;
+    char *text, served[512] = "";
+    /* the profiles the farm serves, as far as this front-end knows (empty: not known yet):
+     * `snakepit up` waits for them before it says the farm is ready */
+    for (size_t i = 0, n = 0; served_mask(fe->served) && i < n_profiles && n < sizeof served; i++)
+        if (served_has(fe->served, &profiles[i]))
+            n += (size_t)snprintf(served + n, n < sizeof served ? sizeof served - n : 0, "%s\"%s\"",
+                                  n ? "," : "", profiles[i].name);
     int n = asprintf(
         &text,
         "{\"ok\":true,\"component\":\"mcp\",\"version\":\"%s\",\"broker_connected\":%s,"
         "\"redis_connected\":%s,\"bus_connected\":%s,\"sessions\":%zu,"
-        "\"jobs_in_flight\":%zu}",
+        "\"jobs_in_flight\":%zu,\"profiles_served\":[%s]}",
         FE_VERSION, jobs_broker_connected(fe->jobs) ? "true" : "false",
         store_connected(fe->store) ? "true" : "false", bus_connected(fe->bus) ? "true" : "false",
-        mcp_sessions_count(fe->mcp_sessions), jobs_count(fe->jobs));
+        mcp_sessions_count(fe->mcp_sessions), jobs_count(fe->jobs), served);
     if (n < 0) return MHD_NO;
     return exchange_queue_text(ex, MHD_HTTP_OK, "application/json", text, (size_t)n);
 }

@@ -1,9 +1,22 @@
 /* mcp-frontend/transport/stdio.c — see stdio.h. Both ends are non-blocking and on the loop: a
  * client that stops reading stdout cannot stall the loop; output waits in a buffer instead (and a
- * client that never reads is the client's problem, bounded by its own pipe). */
+ * client that never reads is the client's problem, bounded by its own pipe).
+ *
+ * The answer of a call that sent progress waits until the client has read that progress. A
+ * client may well handle a notification later than a response that came in the same read: the
+ * official TypeScript SDK dispatches notifications on a microtask but responses at once, and
+ * forgets a request's progress handler with its response, so a last "done" notification that
+ * shares a read with the result is dropped as one for an unknown token. Nothing in the protocol
+ * acknowledges a notification, but the kernel says when the client has taken what was written:
+ * the bytes still in the pipe (FIONREAD) or not yet read from the socket (SIOCOUTQ). So such an
+ * answer, and everything after it, waits until that is 0 — checked every millisecond, for at
+ * most HOLD_MAX_MS, after which it goes anyway (a client that does not read at all). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +24,14 @@
 #include <zmq.h>
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "mcp-frontend/mcp/mcp.h"
 #include "mcp-frontend/state/tenants.h"
 #include "stdio.h"
 
 #define EOF_GRACE_MS 3000
+#define HOLD_MAX_MS  250 /* an answer waits at most this long for its progress to be read */
 
 struct stdio_tx {
     fe_t *fe;
@@ -31,6 +46,10 @@ struct stdio_tx {
     int eof;
     int exiting; /* the loop was stopped for good */
     uint64_t grace_timer;
+    unsigned long unread_request; /* FIONREAD (a pipe), SIOCOUTQ (a socket), 0: cannot tell */
+    buf_t held;                   /* an answer that waits for its progress to be read, and after */
+    uint64_t hold_timer;
+    uint64_t hold_until_ms;
 };
 
 static void s_flush(stdio_tx_t *self);
@@ -67,14 +86,47 @@ static void s_flush(stdio_tx_t *self)
     self->writing = 0;
 }
 
-static void s_send(stdio_tx_t *self, const json_t *msg)
+/* Bytes written that the client has not read yet (what the kernel holds for it). */
+static long s_unread(stdio_tx_t *self)
+{
+    int n = 0;
+    if (!self->unread_request || ioctl(1, self->unread_request, &n) < 0) return 0;
+    return n;
+}
+
+static void s_release_held(stdio_tx_t *self)
+{
+    if (self->hold_timer) loop_timer_cancel(self->fe->loop, self->hold_timer);
+    self->hold_timer = 0;
+    if (self->held.len) buf_append(&self->out, self->held.data, self->held.len);
+    buf_reset(&self->held);
+    s_flush(self);
+}
+
+static void s_on_hold_tick(loop_t *loop, void *arg)
+{
+    (void)loop;
+    stdio_tx_t *self = arg;
+    if ((self->out_off >= self->out.len && s_unread(self) == 0) ||
+        clock_mono_ms() >= self->hold_until_ms)
+        s_release_held(self);
+}
+
+static void s_send(stdio_tx_t *self, const json_t *msg, int hold)
 {
     size_t len;
     char *text = rpc_dump(msg, &len);
-    buf_append(&self->out, text, len);
-    buf_append(&self->out, "\n", 1);
+    /* held: this answer (and whatever follows it) waits for what went before to be read */
+    if (!self->held.len && hold && self->unread_request &&
+        (self->out_off < self->out.len || s_unread(self) > 0)) {
+        self->hold_until_ms = clock_mono_ms() + HOLD_MAX_MS;
+        self->hold_timer = loop_timer_add(self->fe->loop, 1, 1, s_on_hold_tick, self);
+    }
+    buf_t *to = self->hold_timer ? &self->held : &self->out;
+    buf_append(to, text, len);
+    buf_append(to, "\n", 1);
     free(text);
-    s_flush(self);
+    if (to == &self->out) s_flush(self);
 }
 
 /* Once: this runs before every poll (s_prepare), and main.c turns the loop again after it
@@ -84,22 +136,21 @@ static void s_maybe_exit(stdio_tx_t *self)
 {
     if (self->eof && self->session->n_calls == 0 && !self->exiting) {
         self->exiting = 1;
-        s_flush(self);
+        s_release_held(self);
         loop_stop(self->fe->loop);
     }
 }
 
 static void s_emit(void *ctx, call_t *call, json_t *msg, int final)
 {
-    (void)call, (void) final;
     stdio_tx_t *self = ctx;
-    if (msg) s_send(self, msg);
+    if (msg) s_send(self, msg, final && call && call->progress_token && call->progress > 0);
 }
 
 static void s_notify(void *ctx, mcp_session_t *s, json_t *msg)
 {
     (void)s;
-    s_send(ctx, msg);
+    s_send(ctx, msg, 0);
 }
 
 static void s_line(stdio_tx_t *self, const char *line, size_t len)
@@ -121,7 +172,7 @@ static void s_line(stdio_tx_t *self, const char *line, size_t len)
     switch (admit_message(mcp_admit_stats(self->fe->mcp), &m, NULL, "stdio", &a)) {
     case ADMIT_REFUSED:
         mcp_refused(self->fe->mcp);
-        s_send(self, a.error);
+        s_send(self, a.error, 0);
         json_decref(a.error);
         break;
     case ADMIT_MODERN:
@@ -213,6 +264,12 @@ int stdio_start(fe_t *fe, const char *tenant, long max_line, const endpoint_t *e
     self->endpoint = ep;
     buf_init(&self->in);
     buf_init(&self->out);
+    buf_init(&self->held);
+    struct stat st;
+    if (fstat(1, &st) == 0)
+        self->unread_request = S_ISFIFO(st.st_mode)   ? FIONREAD
+                               : S_ISSOCK(st.st_mode) ? SIOCOUTQ
+                                                      : 0;
     for (int fd = 0; fd <= 1; fd++) {
         int fl = fcntl(fd, F_GETFL);
         if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
@@ -237,12 +294,13 @@ void stdio_stop(fe_t *fe)
 {
     stdio_tx_t *self = fe->stdio;
     if (!self) return;
-    s_flush(self);
+    s_release_held(self);
     if (self->writing) loop_remove_fd(fe->loop, 1);
     self->session->notify = NULL;
     mcp_session_close(self->session);
     buf_free(&self->in);
     buf_free(&self->out);
+    buf_free(&self->held);
     free(self);
     fe->stdio = NULL;
 }

@@ -17,6 +17,7 @@ W_READY, W_CREDIT, W_HEARTBEAT, W_JOB, W_RESULT, W_PROGRESS, W_CANCEL, W_DISCONN
 # several brokers (PROTOCOL.md §3.1)
 W_ANSWER, W_WANT, W_RECLAIM, W_RELEASE, W_PROBE, W_HELD = (bytes([i]) for i in range(9, 15))
 HELD_NONE, HELD_RUNNING, HELD_DONE = 0, 1, 2
+W_SESSIONS, W_LEAVING = b"\x0f", b"\x10"  # sessions (PROTOCOL.md §3), the drain (§3.2)
 SERVICE = "python.basic"
 
 
@@ -159,6 +160,11 @@ class Executor:
 
     def disconnect(self):
         self.sock.send_multipart([SPW1, W_DISCONNECT])
+
+    def leaving(self, grace_ms=60000, running=0, reason="SIGTERM"):
+        """LEAVING: it drains (the broker answers RELEASE of the credit it held)."""
+        self.sock.send_multipart([SPW1, W_LEAVING, msgpack.packb(
+            {"v": 1, "grace_ms": grace_ms, "running": running, "reason": reason})])
 
     def pump(self, timeout_ms=100):
         """Reads what the broker sent; returns how many JOBs arrived."""

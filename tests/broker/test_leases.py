@@ -39,6 +39,48 @@ def test_lost_executor_job_requeued_once_then_answered_lost(ctx, make_broker):
         s.close()
 
 
+def test_a_draining_executor_finishes_its_jobs_and_none_is_requeued(ctx, make_broker):
+    """LEAVING (PROTOCOL.md §3.2): the broker gives its credit back at once, sends it nothing
+    new (the next job goes to the other executor), forwards its running job's RESULT, and
+    when it says DISCONNECT has nothing to requeue. Both executors heartbeat throughout."""
+    broker = make_broker()  # heartbeats every second: three of them missed expire a node
+    a = w.Executor(ctx, broker.executors, node="a", slots=2)
+    wait_executors(broker, 1)
+    client = w.Client(ctx, broker.clients)
+    j1 = w.job_id()
+    client.submit(j1, "t")
+    assert a.wait_jobs(1)
+    a.leaving(running=1)
+    deadline = time.time() + 5
+    while not a.releases and time.time() < deadline:
+        a.pump(50)
+    assert a.releases == [1]  # the credit it had left
+    broker.wait_metric("snakepit_broker_executors", lambda v: v == 1, state="draining")
+    assert broker.metric("snakepit_broker_service_executors", service=w.SERVICE) == 0
+    a.heartbeat()
+    b = w.Executor(ctx, broker.executors, node="b", slots=1)
+    broker.wait_metric("snakepit_broker_service_executors", lambda v: v == 1, service=w.SERVICE)
+    j2 = w.job_id()
+    client.submit(j2, "t")
+    assert b.wait_jobs(1) and b.jobs[0][0] == j2
+    a.heartbeat()
+    a.credit(2)  # counts for nothing now
+    a.answer(j1)
+    b.answer(j2)
+    got = finals_for(client, 2)
+    assert {jid: (cmd, res["status"]) for jid, (cmd, res) in got.items()} == {
+        j1: (w.RESULT, "ok"), j2: (w.RESULT, "ok")}
+    a.pump(200)
+    assert len(a.jobs) == 1 and not a.wants  # nothing new, not even asked for credit
+    a.disconnect()
+    broker.wait_metric("snakepit_broker_executors", lambda v: v == 0, state="draining")
+    assert broker.metric("snakepit_broker_jobs_requeued_total") == 0
+    assert broker.metric("snakepit_broker_jobs_lost_total") == 0
+    assert broker.metric("snakepit_broker_executor_drains_total") == 1
+    for s in (a, b, client):
+        s.close()
+
+
 def test_busy_and_idle_executors_get_heartbeats_and_silence_expires_them(ctx, make_broker):
     broker = make_broker(*HB)
     ex = w.Executor(ctx, broker.executors, node="hb", slots=1)

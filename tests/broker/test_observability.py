@@ -143,7 +143,8 @@ def test_snapshot_published_to_redis_every_second(ctx, make_broker, redis_server
                   tick=ex.heartbeat)  # a live executor heartbeats
     assert h["slots"] == "3" and h["free_slots"] == "0"
     services = json.loads(h["services"])
-    assert services[w.SERVICE] == {"executors": 1, "slots": 3, "free": 0, "queued": 1, "inflight": 1}
+    assert services[w.SERVICE] == {"executors": 1, "draining": 0, "slots": 3, "free": 0,
+                                   "queued": 1, "inflight": 1, "requeued": 0}
     # Redis going away costs snapshots, not the broker
     stop(proc)
     broker.wait_metric("snakepit_broker_redis_publish_errors_total", lambda v: v >= 1, timeout=10)

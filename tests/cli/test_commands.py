@@ -3,6 +3,7 @@ keygen — their flags and exit codes."""
 import json
 import os
 import signal
+import subprocess
 import tempfile
 import time
 
@@ -18,8 +19,8 @@ def test_version_and_help():
     assert snakepit("--version").stdout == v.stdout
     h = snakepit("--help")
     assert h.returncode == 0
-    for cmd in ("up", "down", "mcp --stdio", "run", "tenant", "keygen", "status", "usage", "backup",
-                "restore", "version"):
+    for cmd in ("up", "down", "mcp --stdio", "run", "tenant", "keygen", "status", "drain", "usage",
+                "backup", "restore", "version"):
         assert "\n  %s " % cmd in h.stdout, cmd
     bare = snakepit()
     assert bare.returncode == EX_USAGE and "usage" in bare.stderr
@@ -31,7 +32,7 @@ def test_unknown_command_exits_64():
 
 
 @pytest.mark.parametrize("cmd", ["up", "down", "mcp", "run", "tenant", "status", "usage", "keygen",
-                                 "backup", "restore"])
+                                 "backup", "restore", "drain"])
 def test_every_command_has_help_and_refuses_unknown_flags(cmd):
     h = snakepit(cmd, "--help")
     assert h.returncode == 0 and h.stdout.startswith("usage: snakepit %s" % cmd), h.stdout[:80]
@@ -132,3 +133,36 @@ def test_status_and_usage_flags(farm, env):
     u = snakepit("usage", "--state-dir", farm.dir, "--days", "2")
     assert u.returncode == 0 and "local" in u.stdout
     assert snakepit("usage", "--redis", "unix:///nonexistent.sock").returncode == 69
+
+
+def test_mcp_refuses_an_unknown_drop_in_endpoint_before_starting_anything():
+    state = tempfile.mkdtemp(prefix="sp-cp-", dir="/tmp")
+    r = snakepit("mcp", "--stdio", "--compat", "bogus", "--state-dir", state)
+    assert r.returncode == EX_USAGE and "--compat bogus" in r.stderr and "py-sandbox" in r.stderr
+    assert not os.path.exists(os.path.join(state, "ready.json"))  # no farm was started for it
+
+
+def test_a_stale_ready_json_says_the_farm_is_not_running():
+    """A farm killed (or a machine rebooted) leaves its ready.json: every command that reads it says
+    the farm is not running, instead of what connecting to its dead endpoints says."""
+    state = tempfile.mkdtemp(prefix="sp-stale-", dir="/tmp")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    with open(os.path.join(state, "ready.json"), "w") as f:
+        json.dump({"url": "http://127.0.0.1:9/mcp", "api_key": "k", "redis": "unix://%s/redis.sock" % state,
+                   "broker": "tcp://127.0.0.1:9", "pid": dead.pid}, f)
+    for args in (["run", "print(1)"], ["session", "list"], ["session", "run", "01234567-89ab-7def-8123-456789abcdef",
+                                                              "print(1)"], ["status"], ["usage"]):
+        r = snakepit(*args, "--state-dir", state)
+        assert r.returncode == 69, (args, r.returncode, r.stderr)
+        assert "is not running" in r.stderr and "snakepit up" in r.stderr, (args, r.stderr)
+
+
+def test_usage_says_what_it_counts_and_refuses_a_tenant_that_is_not_one(farm):
+    h = snakepit("usage", "--help")
+    for counted in ("executions", "cells", "sessions", "snapshots", "CPU", "get_usage", "--broker"):
+        assert counted in h.stdout, counted
+    r = snakepit("usage", "nobody", "--state-dir", farm.dir)
+    assert r.returncode == 1 and "no tenant nobody" in r.stderr, (r.returncode, r.stderr)
+    u = snakepit("usage", "local", "--state-dir", farm.dir, "--days", "1")
+    assert u.returncode == 0 and "SESSIONS" in u.stdout.splitlines()[0]

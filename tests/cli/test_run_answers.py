@@ -212,3 +212,16 @@ def test_https_refuses_a_certificate_for_another_name(tmp_path):
         assert fake.calls() == []
     finally:
         fake.stop()
+
+
+@pytest.mark.parametrize("kind,exit_code", [("invalid_argument", EX_USAGE), ("not_found", EX_USAGE),
+                                            ("unavailable", EX_UNAVAILABLE)])
+def test_a_refusal_as_a_tool_result_exits_with_its_kind(fake, kind, exit_code):
+    """An argument error is a tool result with isError now (MCP 2025-11-25 tools, "Error Handling"),
+    not a JSON-RPC error: its _meta kind still gives the exit status, its text the reason."""
+    fake.answer = answer_with({"content": [{"type": "text", "text": "`session_id`: no session x"}],
+                               "isError": True, "_meta": {"snakepit/error": {"kind": kind,
+                                                                             "argument": "session_id"}}})
+    r = run(fake, "1")
+    assert r.returncode == exit_code, r.stderr
+    assert "`session_id`: no session x" in r.stderr

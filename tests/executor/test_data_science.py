@@ -126,8 +126,9 @@ def test_figures_do_not_leak_into_the_next_job(ex):
 
 def test_basic_profile_returns_no_images_and_refuses_numpy(ex):
     r = ex.run("import numpy as np\nprint(np.zeros(2))")
-    assert r["status"] == "error" and r["error"]["type"] == "ImportError"
+    assert r["status"] == "error" and r["error"]["type"] == "ModuleNotFoundError"
     assert "not allowed in profile python.basic" in r["error"]["message"]
+    assert 'it is in python.data_science — pass profile="python.data_science"' in r["error"]["message"]
     r = ex.run("import matplotlib")
     assert r["status"] == "error" and not r.get("images")
 

@@ -60,6 +60,22 @@ def test_a_dependency_set_resolves_runs_and_is_warm_the_second_time(ex):
     assert os.stat("/usr/bin/python3.11").st_mode == python_mode
 
 
+def test_importlib_metadata_sees_the_environments_distributions(ex):
+    # the job imports from memory only: the metadata was read by the zygote and is served from
+    # there, at the place the job sees the environment (/deps), never by listing a directory
+    r = ok(ex.run("import importlib.metadata as md\n"
+                  "print(md.version('tinydep'), md.version('tinypkg'))\n"
+                  "print(md.distribution('tinydep').locate_file('tinydep').as_posix())\n"
+                  "print(md.packages_distributions().get('tinypkg'))\n"
+                  "try:\n    md.version('numpy')\nexcept md.PackageNotFoundError:\n"
+                  "    print('no numpy here')", dependencies=["tinydep"], timeout=120))
+    lines = r["stdout"].splitlines()
+    assert lines[0] == "0.1.0 1.0.0"
+    assert lines[1].startswith("/deps/") and "envs" not in lines[1]
+    assert lines[2] == "['tinypkg']" and lines[3] == "no numpy here"
+    assert not r.get("security_events")  # nothing listed a directory
+
+
 def test_pep723_dependencies_resolve_too(ex):
     r = ok(ex.run("# /// script\n# dependencies = [\"tinypkg>=2\"]\n# ///\n"
                   "import tinypkg\nprint(tinypkg.VERSION)", dependencies=["tinypkg>=2"], timeout=120))

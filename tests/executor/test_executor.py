@@ -26,15 +26,16 @@ def test_validate_reports_syntax_errors_with_line_and_column(executor):
     assert syntax and syntax[0]["line"] == 2 and syntax[0]["column"] > 0
 
 
-def test_validate_finds_disallowed_imports_and_dunders(executor):
-    code = "import ctypes\nimport math\nx = ().__class__.__subclasses__()\neval('1')\n"
+def test_validate_finds_disallowed_imports_and_refused_calls(executor):
+    code = "import ctypes\nimport math, os\nx = ().__class__.__subclasses__()\neval('1')\nos.system('ls')\n"
     v = json.loads(executor.run(code, kind="validate")["validation"])
     assert v["valid"] is False
     assert any("'ctypes' is not allowed" in e for e in v["errors"])
-    assert any("__subclasses__" in e for e in v["errors"])
+    assert any("os.system()" in e and "cannot start processes" in e for e in v["errors"])
+    assert not any("__subclasses__" in e for e in v["errors"])  # it runs: not blocked
     assert any("eval" in w for w in v["warnings"])
-    assert v["analysis"]["imports"] == ["ctypes", "math"]
-    assert v["analysis"]["line_count"] == 4
+    assert v["analysis"]["imports"] == ["ctypes", "math", "os"]
+    assert v["analysis"]["line_count"] == 5
     assert v["recommendations"]
 
 
@@ -86,7 +87,8 @@ def test_allowed_imports_narrow_the_profile(executor):
 
 def test_allowed_imports_cannot_widen_the_profile(executor):
     r = executor.run("import ctypes", allowed_imports=["ctypes", "math"])
-    assert r["status"] == "error" and r["error"]["type"] == "ImportError"
+    assert r["status"] == "error" and r["error"]["type"] == "ModuleNotFoundError"
+    assert "no profile of this sandbox has it" in r["error"]["message"]
 
 
 def test_threads_fail_cleanly(executor):

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_compat.c — libFuzzer target for the drop-in endpoints' readers of code from
- * the network (mcp-frontend/compat/pyscan.c, mcp-frontend/compat/pep723_merge.c, common/pep508.c).
+ * the network (mcp-frontend/tools/pyscan.c, mcp-frontend/compat/pep723_merge.c, common/pep508.c).
  * Whatever the input, pyscan must stay within its bounds and report only ASCII identifiers (names
  * bound, called, double-underscore attributes of that form), and the
  * PEP 723 merge must keep every byte of the code before the block and every line's number, whether
@@ -12,7 +12,7 @@
 
 #include "common/pep508.h"
 #include "mcp-frontend/compat/pep723_merge.h"
-#include "mcp-frontend/compat/pyscan.h"
+#include "mcp-frontend/tools/pyscan.h"
 
 static void s_check_names(char names[][PYSCAN_NAME], size_t count)
 {

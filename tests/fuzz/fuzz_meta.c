@@ -1,8 +1,9 @@
 /* tests/fuzz/fuzz_meta.c — libFuzzer target for the zygote's reading of what a job's child
  * wrote into its shared area (executor-node/zygote/pool/outcome.c outcome_read_meta). The child ran
  * hostile code, so its meta may be anything; what comes out must be a status the child is
- * allowed to claim (never security_violation, lost, rejected, timeout...), and its figures
- * must be PNGs within the caps, sized from their own headers. */
+ * allowed to claim (never security_violation, lost, rejected, timeout...), its exit code a
+ * process's (0..255), and its figures must be PNGs within the caps, sized from their own
+ * headers. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         total += o->len;
     }
     if (total > OUTCOME_MAX_OUTPUTS_BYTES) abort();
+    if (flags.exit_code < 0 || flags.exit_code > 255) abort(); /* as a process's status is */
     result_clear(&res);
     return 0;
 }

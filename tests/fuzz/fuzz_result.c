@@ -1,6 +1,7 @@
 /* tests/fuzz/fuzz_result.c — libFuzzer target for Result decoding (proto/result.c
  * result_decode: the front-end and the CLI decode what executors, which run hostile code,
- * send back). A Result that decodes must respect the caps and round-trip unchanged. */
+ * send back). A Result that decodes must respect the caps and round-trip unchanged, its
+ * security_events included. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,24 @@ static void s_check(int ok)
     if (!ok) abort();
 }
 
+static int s_same(const char *a, const char *b)
+{
+    return (!a) == (!b) && (!a || strcmp(a, b) == 0);
+}
+
+/* security_events survive the round trip whole: each entry's words and count. */
+static int s_same_events(const result_t *a, const result_t *b)
+{
+    if (a->n_events != b->n_events || a->events_truncated != b->events_truncated) return 0;
+    for (size_t i = 0; i < a->n_events; i++)
+        if (!s_same(a->events[i].operation, b->events[i].operation) ||
+            !s_same(a->events[i].target, b->events[i].target) ||
+            !s_same(a->events[i].layer, b->events[i].layer) ||
+            a->events[i].count != b->events[i].count)
+            return 0;
+    return 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     result_t res, back;
@@ -23,7 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     s_check((unsigned)res.status < ST__COUNT);
     s_check(res.out_len <= RESULT_MAX_STREAM && res.err_len <= RESULT_MAX_STREAM);
-    s_check(res.n_images <= RESULT_MAX_IMAGES && res.n_files <= RESULT_MAX_FILES);
+    s_check(res.n_images <= RESULT_MAX_IMAGES && res.n_files <= RESULT_MAX_FILES &&
+            res.n_events <= RESULT_MAX_EVENTS);
+    for (size_t i = 0; i < res.n_events; i++)
+        s_check(res.events[i].operation && res.events[i].layer);
     buf_t b;
     buf_init(&b);
     result_encode(&res, &b);
@@ -32,7 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (res.out_len == 0 || memcmp(back.out, res.out, res.out_len) == 0) &&
             back.err_len == res.err_len && back.error.present == res.error.present &&
             back.n_images == res.n_images && back.max_rss_kb == res.max_rss_kb &&
-            (!res.result) == (!back.result) && (!res.result || strcmp(res.result, back.result) == 0));
+            (!res.result) == (!back.result) &&
+            (!res.result || strcmp(res.result, back.result) == 0) &&
+            back.exit.code == res.exit.code && s_same_events(&res, &back));
     result_clear(&back);
     result_clear(&res);
     buf_free(&b);

@@ -2,9 +2,9 @@
  * the input is a program of events — SUBMITs with hostile tenants, deadlines and quotas,
  * RESULTs and ANSWERs (real, stale, from the wrong executor), READY/CREDIT/DISCONNECT,
  * CANCELs from the right and the wrong client, resubmitted jobs and the executors' HELD
- * answers, RECLAIMs, time passing — run against a fake clock and fake I/O. After
- * every program, whatever its order, each admitted job must have left exactly once (an
- * answer the broker made, or a forwarded RESULT) and nothing may be left behind. */
+ * answers, RECLAIMs, LEAVINGs (executors draining), time passing — run against a fake clock and
+ * fake I/O. After every program, whatever its order, each admitted job must have left exactly once
+ * (an answer the broker made, or a forwarded RESULT) and nothing may be left behind. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *clients[] = {"c0", "c1", "c2", "c3"};
 
     for (size_t i = 0; i + 3 <= size; i += 3) {
-        uint8_t op = data[i] % 11, a = data[i + 1], b = data[i + 2];
+        uint8_t op = data[i] % 12, a = data[i + 1], b = data[i + 2];
         switch (op) {
         case 0:
         case 1: { /* SUBMIT job a */
@@ -161,6 +161,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (ex) sched_executor_reclaim(s, ex, b);
             break;
         }
+        case 11: { /* LEAVING: no job goes to it from now on */
+            executor_t *ex = sched_executor(s, nodes[a & 3], 2);
+            if (ex) {
+                leaving_t m = {.grace_ms = (uint32_t)b * 1000, .running = (uint32_t)ex->n_leases};
+                sched_executor_leaving(s, ex, &m);
+                s_check(ex->draining && ex->credit == 0);
+            }
+            break;
+        }
         case 8: { /* PROGRESS: must only ever name a job leased to that executor */
             executor_t *ex = sched_executor(s, nodes[a & 3], 2);
             uint8_t id[ID_BYTES] = {b};
@@ -169,7 +178,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         }
+        const executors_t *before = sched_executors(s);
+        size_t leases_draining[4] = {0};
+        for (size_t i2 = 0; i2 < executors_count(before); i2++) {
+            const executor_t *ex = executors_at(before, i2);
+            if (ex->draining && ex->node[1] >= '0' && ex->node[1] <= '3')
+                leases_draining[ex->node[1] - '0'] = ex->n_leases;
+        }
         sched_dispatch(s);
+        for (size_t i2 = 0; i2 < executors_count(before); i2++) { /* a draining one gets no job */
+            const executor_t *ex = executors_at(before, i2);
+            if (ex->draining && ex->node[1] >= '0' && ex->node[1] <= '3')
+                s_check(ex->n_leases <= leases_draining[ex->node[1] - '0'] && ex->credit == 0);
+        }
         s_check(sched_queued(s) + sched_inflight(s) == sched_jobs(s));
         const executors_t *reg = sched_executors(s);
         for (size_t i = 0; i < executors_count(reg); i++) { /* reserve never overdrawn */

@@ -1,11 +1,11 @@
 /* tests/fuzz/fuzz_wire.c — libFuzzer target for the broker's frame decoding
  * (proto/wire.c: wire_parse_client, wire_parse_worker, and the route and READY bodies they
- * decode, sessions included: READY's list and SESSIONS, issue 12). The input is a channel byte,
- * then frames as [u16 little-endian length][bytes], at most 8 (the broker drops longer messages
- * before parsing). Beyond "no crash, no sanitizer report", it checks what the broker relies on
- * after a successful parse: names in the allowed alphabet, a 16-byte job id inside the input,
- * bodies under the cap, and route and READY bodies that survive an encode/decode round trip
- * unchanged. */
+ * decode, sessions included: READY's list and SESSIONS, issue 12; and LEAVING, the drain). The
+ * input is a channel byte, then frames as [u16 little-endian length][bytes], at most 8 (the broker
+ * drops longer messages before parsing). Beyond "no crash, no sanitizer report", it checks what the
+ * broker relies on after a successful parse: names in the allowed alphabet, a 16-byte job id inside
+ * the input, bodies under the cap, and route and READY bodies that survive an encode/decode round
+ * trip unchanged. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
@@ -122,6 +122,25 @@ static void s_sessions_roundtrip(const sessions_msg_t *m)
     buf_free(&b);
 }
 
+/* LEAVING re-encoded from what was read decodes to the same thing, within its caps. */
+static void s_leaving_roundtrip(const leaving_t *m)
+{
+    s_check(m->grace_ms <= WIRE_MAX_DRAIN_GRACE_MS && m->running <= 4096);
+    size_t len = strlen(m->reason);
+    s_check(len <= WIRE_MAX_REASON);
+    for (size_t i = 0; i < len; i++)
+        s_check((unsigned char)m->reason[i] >= 0x20 && m->reason[i] != 0x7f);
+    buf_t b;
+    buf_init(&b);
+    leaving_encode(m, &b);
+    leaving_t back;
+    char err[128];
+    s_check(leaving_decode(b.data, b.len, &back, err, sizeof err) == 0);
+    s_check(back.grace_ms == m->grace_ms && back.running == m->running &&
+            strcmp(back.reason, m->reason) == 0);
+    buf_free(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
@@ -165,6 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 s_ready_roundtrip(&m.ready);
             }
             if (m.cmd == W_SESSIONS) s_sessions_roundtrip(&m.sessions);
+            if (m.cmd == W_LEAVING) s_leaving_roundtrip(&m.leaving);
             if (m.cmd == W_CREDIT) s_check(m.credit <= 4096);
             if (m.cmd == W_RESULT || m.cmd == W_PROGRESS || m.cmd == W_CANCEL || m.cmd == W_JOB)
                 s_check(m.job_id && s_inside(m.job_id, ID_BYTES, data, size));

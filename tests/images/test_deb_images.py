@@ -2,7 +2,7 @@
 debootstrap root, a farm of them — Redis, the broker, two executors, the front-end, each its
 own container — answers a call in every profile the executor image serves; the image with the
 package's Depends only serves python.basic and python.filesystem and not python.data_science;
-an executor container stopped under load costs no call its answer."""
+an executor container stopped under load drains: no call requeued, every one answered."""
 import threading
 
 import pytest
@@ -74,26 +74,46 @@ def test_the_redis_image_persists_and_is_bounded(farm):
 
 
 def test_the_package_without_recommends_serves_basic_and_filesystem_only(deb_images):
+    """The image with the package's Depends only, asked for all three profiles: the node serves
+    python.basic and python.filesystem, says why not python.data_science (its log and
+    /metrics), and registers with the broker for those two alone."""
     f = ContainerFarm("norec")
     try:
-        base = deb_images["base"]
-        common = ["snakepit-executor", "--broker", "tcp://127.0.0.1:1", "--metrics", "off"]
-        r = podman("run", "--rm", *RUNTIME, *SANDBOX, base, *common, "--profiles",
-                   "python.data_science", check=False, timeout=300)
-        assert r.returncode != 0
-        assert "No module named" in r.stdout + r.stderr, (r.stdout + r.stderr)[-2000:]
-        f.run("node", base, [*common, "--profiles", "python.basic,python.filesystem"],
-              flags=SANDBOX)
-        wait_for("both profiles' zygotes warm", lambda: f.logs("node").count("zygote_ready") >= 2,
-                 timeout=120)
+        f.run("broker", deb_images["broker"],
+              ["--clients", "tcp://0.0.0.0:5555", "--executors", "tcp://0.0.0.0:5556",
+               "--metrics", "0.0.0.0:9101", "--allow-plain-remote"], publish=[9101])
+        f.run("node", deb_images["base"],
+              ["snakepit-executor", "--broker", "tcp://broker:5556", "--metrics", "127.0.0.1:9102",
+               "--profiles", ",".join(PROFILES)], flags=SANDBOX)
+        wait_for("the node serving", lambda: "event=serving" in f.logs("node"), timeout=180)
         assert f.running("node")
+        logs = f.logs("node")
+        assert "event=serving profiles=python.basic,python.filesystem " \
+               "unserved=python.data_science" in logs, logs[-3000:]
+        unserved = [l for l in logs.splitlines() if "event=profile_unserved" in l]
+        assert len(unserved) == 1 and "profile=python.data_science" in unserved[0], unserved
+        assert "No module named" in unserved[0], unserved
+        text = f.exec("node", "python3.11", "-c", "import urllib.request; print(urllib.request."
+                      "urlopen('http://127.0.0.1:9102/metrics').read().decode())").stdout
+        served = {l.split('profile="')[1].split('"')[0]: l.rsplit(" ", 1)[1]
+                  for l in text.splitlines() if l.startswith("snakepit_executor_profile_served{")}
+        assert served == {"python.basic": "1", "python.filesystem": "1",
+                          "python.data_science": "0"}, served
+        broker = "http://127.0.0.1:%d/metrics" % f.port("broker", 9101)
+        wait_for("the node registered", lambda: metric(
+            broker, "snakepit_broker_service_executors", service="python.basic") == 1)
+        assert metric(broker, "snakepit_broker_service_executors", service="python.filesystem") == 1
+        assert not metric(broker, "snakepit_broker_service_executors",
+                          service="python.data_science")  # never advertised: no such service
     finally:
         f.close()
 
 
 def test_an_executor_container_stopped_under_load_costs_no_answer(farm):
     """podman stop (SIGTERM, then SIGKILL after the 75 s grace) of one executor while calls
-    run: every call is answered ok, by the other node if need be."""
+    run: it drains — its running calls finish there, the broker requeues none of them and sends
+    it no new one — and exits by itself; every call is answered ok, by the other node if need
+    be."""
     statuses, lock = [], threading.Lock()
 
     def caller():
@@ -114,3 +134,8 @@ def test_an_executor_container_stopped_under_load_costs_no_answer(farm):
         t.join(300)
     assert not farm.running("executor-2")
     assert len(statuses) == 48 and set(statuses) == {"ok"}, statuses
+    code = podman("inspect", "--format", "{{.State.ExitCode}}", farm.ids["executor-2"]).stdout
+    logs = farm.logs("executor-2")
+    assert code.strip() == "0" and "event=drained" in logs, (code, logs[-3000:])
+    assert metric(farm.metrics, "snakepit_broker_jobs_requeued_total", service="python.basic") == 0
+    assert metric(farm.metrics, "snakepit_broker_executor_drains_total") == 1

@@ -41,6 +41,21 @@ def wait_for(pred, timeout, what):
     raise RuntimeError("timed out waiting for " + what)
 
 
+def argument_error(msg, argument=None, kind="invalid_argument"):
+    """The text of a tools/call refused for its arguments (msg: the JSON-RPC response): a tool
+    result with isError that the model reads (MCP 2025-11-25 tools, "Error Handling": input
+    validation errors are tool execution errors), no structuredContent (it would not match the
+    tool's outputSchema), and _meta["snakepit/error"] with the kind and the argument named."""
+    assert "result" in msg, msg
+    r = msg["result"]
+    assert r.get("isError") is True and "structuredContent" not in r, r
+    err = r["_meta"]["snakepit/error"]
+    assert err["kind"] == kind, err
+    if argument is not None:
+        assert err.get("argument") == argument, err
+    return r["content"][0]["text"]
+
+
 # A Redis set up as `snakepit up` sets its own (cli/up_plan.c s_plan_redis): the front-end then
 # has no redis_config_warning to log (a suite that reads its stderr wants it quiet)
 REDIS_AS_UP = ("--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory", "256mb",

@@ -1,6 +1,6 @@
 """tests/integration/test_compat.py — the drop-in endpoints (/mcp/compat/NAME, --stdio
---compat NAME) on a real farm: how they refuse bad arguments and unknown tools (JSON-RPC
--32602, naming the argument), the error shapes of what the sandbox refuses or stops, the
+--compat NAME) on a real farm: how they refuse bad arguments (tool results with isError naming
+the argument, as on /mcp) and unknown tools (JSON-RPC -32602), the error shapes of what the sandbox refuses or stops, the
 farm's auth, tenants, profiles, rate limits and records applying to them as to /mcp, and none
 of the replaced servers' weaknesses: no host file, no environment, output kept past a timeout."""
 import hashlib
@@ -12,6 +12,7 @@ import time
 import pytest
 
 from farm import BIN, McpError, McpHttp
+from fe_harness import argument_error
 
 SERVERS = {
     "python-sandbox": {"execute_code": ["allowed_imports", "capture_output", "code", "memory_limit", "timeout", "use_container"],
@@ -98,11 +99,11 @@ def test_tools_of_other_endpoints_are_unknown_here(farm):
 
 
 @pytest.mark.parametrize("name,tool,arguments,words", [
-    ("py-sandbox", "run_python", {}, "missing required argument 'code'"),
-    ("py-sandbox", "run_python", {"code": 5}, "code must be a string"),
-    ("py-sandbox", "run_python", {"code": "1", "memory_mb": 5}, "unknown argument 'memory_mb'"),
+    ("py-sandbox", "run_python", {}, "`code` is required"),
+    ("py-sandbox", "run_python", {"code": 5}, "`code` must be a string"),
+    ("py-sandbox", "run_python", {"code": "1", "memory_mb": 5}, "`memory_mb` is not an argument of run_python"),
     ("py-sandbox", "run_python", {"code": "1", "inspect_variables": ["a b"]}, "inspect_variables[0]"),
-    ("python-sandbox", "execute_code", {"code": "1", "timeout": "10"}, "timeout must be an integer"),
+    ("python-sandbox", "execute_code", {"code": "1", "timeout": "10"}, "`timeout` must be an integer"),
     ("python-sandbox", "execute_code", {"code": "1", "memory_limit": "lots"}, "memory_limit"),
     ("python-sandbox", "execute_code", {"code": "1", "allowed_imports": ["ctypes"]}, "module 'ctypes' is not available"),
     ("secure-sandbox", "validate_json_data", {"data": [1], "schema_name_or_dict": "user"}, "data must be an object"),
@@ -110,15 +111,14 @@ def test_tools_of_other_endpoints_are_unknown_here(farm):
     ("secure-sandbox", "validate_json_data", {"data": {}, "schema_name_or_dict": 5}, "schema_name_or_dict must be"),
     ("secure-sandbox", "validate_json_data", {"data": {}, "schema_name_or_dict": "user", "x": 1}, "unknown argument 'x'"),
     ("secure-sandbox", "validate_csv_data", {"csv_content": "a", "required_headers": [1]}, "required_headers[0] must be a string"),
-    ("secure-sandbox", "restore_state_snapshot", {}, "missing required argument 'snapshot_id'"),
+    ("secure-sandbox", "restore_state_snapshot", {}, "snapshot_id"),
     ("exec-sandbox", "execute_python", {"script": "1", "dependencies": ["bad\nname"]}, "dependencies[0]"),
-    ("exec-sandbox", "execute_python", {"script": "1", "dependencies": "numpy"}, "dependencies must be an array"),
-    ("code-sandbox", "test_code", {"code": "1", "timeout": "slow"}, "timeout must be a number"),
+    ("exec-sandbox", "execute_python", {"script": "1", "dependencies": "numpy"}, "`dependencies` must be an array"),
+    ("code-sandbox", "test_code", {"code": "1", "timeout": "slow"}, "`timeout` must be a number"),
 ])
 def test_bad_arguments_are_refused_naming_them(farm, name, tool, arguments, words):
-    err = rpc_error(client(farm, name), tool, arguments)
-    assert err["code"] == -32602
-    assert words in err["message"], err
+    text = argument_error(client(farm, name).request("tools/call", {"name": tool, "arguments": arguments}))
+    assert words in text, text
 
 
 def test_limits_beyond_the_servers_maxima_are_clamped_not_refused(farm):

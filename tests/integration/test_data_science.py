@@ -12,6 +12,7 @@ import zlib
 import pytest
 
 from farm import Farm, McpHttp
+from fe_harness import argument_error
 
 DS = "python.data_science"
 
@@ -85,13 +86,19 @@ def test_a_csv_goes_in_and_a_result_file_comes_out(mcp):
 def test_bad_files_are_argument_errors(mcp, files, why):
     r = mcp.request("tools/call", {"name": "execute_code",
                                    "arguments": {"profile": DS, "code": "1", "files": files}})
-    assert r["error"]["code"] == -32602 and why in r["error"]["message"], r
+    assert why in argument_error(r, "files"), r
 
 
 def test_files_need_a_profile_with_a_workspace(mcp):
-    r = mcp.request("tools/call", {"name": "execute_code",
-                                   "arguments": {"code": "1", "files": {"a.txt": "x"}}})
-    assert r["error"]["code"] == -32602 and "no workspace" in r["error"]["message"]
+    r = mcp.request("tools/call", {"name": "execute_code", "arguments": {
+        "code": "1", "profile": "python.basic", "files": {"a.txt": "x"}}})
+    assert "no workspace" in argument_error(r, "files")
+    # without a profile, files take the call to the smallest profile served with a workspace:
+    # this farm serves python.basic and python.data_science, not python.filesystem
+    r = mcp.call("execute_code", {"code": "print(open('a.txt').read())", "files": {"a.txt": "x"}})
+    s = r["structuredContent"]
+    assert s["stdout"] == "x\n" and s["profile"] == DS, s
+    assert "files" in s["profile_reason"]
 
 
 def test_a_symlink_attempt_is_a_security_violation(mcp):
@@ -101,12 +108,30 @@ def test_a_symlink_attempt_is_a_security_violation(mcp):
 
 
 def test_import_numpy_is_refused_in_python_basic(mcp):
-    r = mcp.call("execute_code", {"code": "import numpy"})
+    r = mcp.call("execute_code", {"code": "import numpy", "profile": "python.basic"})
     s = r["structuredContent"]
-    assert r["isError"] and s["status"] == "error" and s["error"]["type"] == "ImportError"
+    assert r["isError"] and s["status"] == "error" and s["error"]["type"] == "ModuleNotFoundError"
+    assert "python.data_science" in s["error"]["message"]
+    # and the answer says where numpy is, beside the sandbox's refusal
+    assert "lacks numpy, which python.data_science has" in s["profile_reason"], s["profile_reason"]
     r = mcp.request("tools/call", {"name": "execute_code", "arguments": {
-        "code": "import numpy", "allowed_imports": ["numpy"]}})
-    assert r["error"]["code"] == -32602 and "not available in profile python.basic" in r["error"]["message"]
+        "code": "import numpy", "profile": "python.basic", "allowed_imports": ["numpy"]}})
+    text = argument_error(r, "allowed_imports")
+    assert "not available in profile python.basic" in text and DS in text
+
+
+def test_without_a_profile_pandas_code_runs_in_python_data_science(mcp):
+    r = mcp.call("execute_code", {"code": "import pandas as pd\nprint(pd.Series([1, 2]).sum())"})
+    s = r["structuredContent"]
+    assert s["status"] == "ok" and s["stdout"] == "3\n", s
+    assert s["profile"] == DS and s["profile_reason"] == "inferred from imports pandas"
+    assert "profile: python.data_science (inferred from imports pandas)" in r["content"][0]["text"]
+    # the record says it too
+    rec = mcp.call("get_execution", {"execution_id": s["execution_id"]})["structuredContent"]
+    assert rec["profile"] == DS and rec["profile_reason"] == "inferred from imports pandas"
+    # the standard library alone stays in the smallest profile
+    s = mcp.call("execute_code", {"code": "import json\nprint(json.dumps(1))"})["structuredContent"]
+    assert s["profile"] == "python.basic" and "smallest" in s["profile_reason"]
 
 
 def test_a_tenant_without_the_profile_is_refused(farm):
@@ -117,8 +142,12 @@ def test_a_tenant_without_the_profile_is_refused(farm):
     c = McpHttp(farm.url, key)
     c.initialize()
     r = c.request("tools/call", {"name": "execute_code", "arguments": {"profile": DS, "code": "1"}})
-    assert r["error"]["code"] == -32602 and "not enabled for tenant basiconly" in r["error"]["message"]
+    assert "not enabled for tenant basiconly" in argument_error(r, "profile")
     assert c.call("execute_code", {"code": "1 + 1"})["structuredContent"]["result"] == "2"
+    # code that needs the profile it may not use runs where it may, and the answer says why
+    s = c.call("execute_code", {"code": "import numpy"})["structuredContent"]
+    assert s["profile"] == "python.basic" and s["error"]["type"] in ("ImportError", "ModuleNotFoundError")
+    assert "numpy" in s["profile_reason"] and "not enabled for your tenant" in s["profile_reason"]
     info = c.call("get_sandbox_info", {})["structuredContent"]
     assert {p["name"]: p["available"] for p in info["profiles"]}[DS] is False
 
@@ -185,3 +214,37 @@ def test_pep723_routes_by_distribution_names(mcp):
     r = mcp.call("execute_code", {"code": "# /// script\n# dependencies = [\"scikit-learn\", \"pillow\"]\n"
                                           "# ///\nimport sklearn, PIL\nprint('ran')"})
     assert r["structuredContent"]["status"] == "ok", r["structuredContent"]["error"]
+
+
+def test_a_sessions_figure_and_files_come_back_once(mcp):
+    # each cell returns what it made or changed: a figure is not sent again with every later
+    # cell, a file written as a cell begins is that cell's and no other's
+    s = mcp.call("create_session", {"profile": DS})["structuredContent"]
+    sid = s["session_id"]
+    try:
+        def cell(code):
+            r = mcp.call("execute_code", {"session_id": sid, "code": code})
+            assert r["structuredContent"]["status"] == "ok", r["structuredContent"]["error"]
+            return r
+        r = cell("import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])")
+        assert len(r["structuredContent"]["images"]) == 1
+        assert [c["type"] for c in r["content"]].count("image") == 1
+        for i in range(6):
+            r = cell("open('step%d.txt', 'w').close()\nx = %d" % (i, i))
+            assert r["structuredContent"]["images"] == []
+            assert [c["type"] for c in r["content"]].count("image") == 0
+            assert [f["path"] for f in r["structuredContent"]["files"]] == ["step%d.txt" % i]
+        r = cell("plt.xlabel('n')")
+        assert len(r["structuredContent"]["images"]) == 1
+    finally:
+        mcp.call("close_session", {"session_id": sid})
+
+
+def test_importlib_metadata_and_ipython_display_over_mcp(mcp):
+    r = mcp.call("execute_code", {"profile": DS, "code":
+                 "import importlib.metadata as md\nfrom IPython.display import display, Markdown\n"
+                 "display(Markdown('**pandas %s**' % md.version('pandas')))"})
+    s = r["structuredContent"]
+    assert s["status"] == "ok", s["error"]
+    md = [o for o in s["outputs"] if o["mimeType"] == "text/markdown"]
+    assert md and md[0]["data"].startswith("**pandas 1.")

@@ -11,7 +11,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from fe_harness import Client, Frontend  # noqa: E402
+from fe_harness import Client, Frontend, argument_error  # noqa: E402
 import wheels  # noqa: E402
 
 
@@ -78,12 +78,11 @@ def test_an_unresolvable_requirement_is_named(client):
 def test_a_malformed_requirement_is_refused_at_once(client, bad):
     # never a pip option, a URL, a file or anything but a PEP 508 name, extras, versions, markers
     r = client.send("tools/call", {"name": "execute_code", "arguments": {"code": "1", "dependencies": bad}})
-    assert r.json["error"]["code"] == -32602
-    assert "dependencies[0]" in r.json["error"]["message"]
+    text = argument_error(r.json, "dependencies")  # a tool result the model reads, naming the argument
+    assert "dependencies[0]" in text, text
 
 
 def test_a_pep723_block_naming_an_archive_is_refused(client):
     code = '# /// script\n# dependencies = ["evil-1.0.tar.gz"]\n# ///\nprint(1)\n'
     r = client.send("tools/call", {"name": "execute_code", "arguments": {"code": code}})
-    assert r.json["error"]["code"] == -32602
-    assert "archive" in r.json["error"]["message"]
+    assert "archive" in argument_error(r.json, "code")

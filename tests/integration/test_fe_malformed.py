@@ -4,7 +4,7 @@ import http.client
 
 import pytest
 
-from fe_harness import Client, Frontend, ModernClient, mirrored_name, modern_meta
+from fe_harness import argument_error, Client, Frontend, ModernClient, mirrored_name, modern_meta
 
 MAX_BODY = 65536
 
@@ -92,22 +92,8 @@ CASES = [
     ("tools/call arguments is an array", req(method="tools/call", params={"name": "execute_code", "arguments": []}),
      {}, 200, -32602),
     ("unknown tool", call({}, name="rm_rf"), {}, 200, -32602),
-    ("execute_code without code", call({}), {}, 200, -32602),
-    ("code is a number", call({"code": 5}), {}, 200, -32602),
-    ("timeout is negative", call({"code": "1", "timeout": -1}), {}, 200, -32602),
-    ("timeout is a string", call({"code": "1", "timeout": "soon"}), {}, 200, -32602),
-    ("memory_limit nonsense", call({"code": "1", "memory_limit": "lots"}), {}, 200, -32602),
-    ("memory_limit zero", call({"code": "1", "memory_limit": 0}), {}, 200, -32602),
-    ("unknown argument", call({"code": "1", "use_gpu": True}), {}, 200, -32602),
-    ("import outside the profile", call({"code": "1", "allowed_imports": ["ctypes"]}), {}, 200, -32602),
-    ("allowed_imports not a list", call({"code": "1", "allowed_imports": "math"}), {}, 200, -32602),
-    ("unknown profile", call({"code": "1", "profile": "python.root"}), {}, 200, -32602),
-    ("bad variable name", call({"code": "1", "inspect_variables": ["a b"]}), {}, 200, -32602),
-    ("capture_output not a boolean", call({"code": "1", "capture_output": "yes"}), {}, 200, -32602),
     ("task is not an object", req(method="tools/call", params={"name": "execute_code", "arguments": {"code": "1"},
                                                                 "task": 5}), {}, 200, -32602),
-    ("get_execution with a bad id", call({"execution_id": "../../etc"}, name="get_execution"), {}, 200, -32602),
-    ("list_executions limit too big", call({"limit": 100000}, name="list_executions"), {}, 200, -32602),
     ("resources/read without uri", req(method="resources/read", params={}), {}, 200, -32602),
     ("resources/read unknown uri", req(method="resources/read", params={"uri": "file:///etc/passwd"}), {}, 200,
      -32002),
@@ -131,6 +117,55 @@ def test_malformed_input_is_refused_and_the_server_keeps_serving(fe, client, nam
     assert errors_seen(fe) > before
     assert client.request("ping")["result"] == {}
     assert fe.mcp_alive()
+
+
+# Arguments a call got wrong are tool results with isError that name the argument, what it takes and
+# what was sent (MCP 2025-11-25 tools, "Error Handling": input validation errors are tool execution
+# errors, so that the model reads and fixes them); JSON-RPC errors stay for the request itself above.
+# (name, tool, arguments, the argument named, words the text must hold)
+ARGUMENT_CASES = [
+    ("execute_code without code", "execute_code", {}, "code", "`code` is required"),
+    ("source instead of code", "execute_code", {"source": "print(1)"}, "code", "did you mean `code`?"),
+    ("code is a number", "execute_code", {"code": 5}, "code", "it was sent 5 (an integer)"),
+    ("timeout is negative", "execute_code", {"code": "1", "timeout": -1}, "timeout", "positive number of seconds"),
+    ("timeout is a string", "execute_code", {"code": "1", "timeout": "soon"}, "timeout",
+     '"soon" (a string)'),
+    ("memory_limit nonsense", "execute_code", {"code": "1", "memory_limit": "lots"}, "memory_limit", "256m"),
+    ("memory_limit zero", "execute_code", {"code": "1", "memory_limit": 0}, "memory_limit", "positive"),
+    ("unknown argument", "execute_code", {"code": "1", "use_gpu": True}, "use_gpu",
+     "`use_gpu` is not an argument of execute_code"),
+    ("import outside the profile", "execute_code", {"code": "1", "allowed_imports": ["ctypes"]},
+     "allowed_imports", "'ctypes' is not available"),
+    ("allowed_imports not a list", "execute_code", {"code": "1", "allowed_imports": "math"}, "allowed_imports",
+     "must be an array"),
+    ("unknown profile", "execute_code", {"code": "1", "profile": "python.root"}, "profile",
+     'got "python.root"'),
+    ("bad variable name", "execute_code", {"code": "1", "inspect_variables": ["a b"]}, "inspect_variables",
+     "not a valid variable name"),
+    ("capture_output not a boolean", "execute_code", {"code": "1", "capture_output": "yes"}, "capture_output",
+     "must be a boolean"),
+    ("get_execution with a bad id", "get_execution", {"execution_id": "../../etc"}, "execution_id", "UUID"),
+    ("list_executions limit too big", "list_executions", {"limit": 100000}, "limit", "got 100000"),
+    ("get_usage days too many", "get_usage", {"days": 1000}, "days", "got 1000"),
+]
+
+
+@pytest.mark.parametrize("name,tool,arguments,argument,words", ARGUMENT_CASES, ids=[c[0] for c in ARGUMENT_CASES])
+def test_argument_errors_are_tool_results_naming_the_argument(fe, client, name, tool, arguments, argument, words):
+    before = fe.metric("snakepit_mcp_rejections_total", reason="invalid_params")
+    r = client.raw(body=call(arguments, name=tool))
+    assert r.status == 200, (r.status, r.body[:300])
+    text = argument_error(r.json, argument)
+    assert words in text and argument in text, text
+    assert fe.metric("snakepit_mcp_rejections_total", reason="invalid_params") > before
+
+
+def test_a_limit_above_the_maximum_is_lowered_and_said(fe, client):
+    r = client.call("execute_code", {"code": "1", "timeout": 500, "memory_limit": "64g"})["result"]
+    adjusted = r["structuredContent"]["limits_adjusted"]
+    assert adjusted["timeout"]["requested"] == 500 and adjusted["timeout"]["used"] == 300
+    assert adjusted["memory_limit"]["used"] < adjusted["memory_limit"]["requested"]
+    assert "note: timeout 500 s asked for, 300 s used" in r["content"][0]["text"]
 
 
 def test_other_http_methods_and_paths(fe, client):
@@ -284,6 +319,15 @@ def test_malformed_modern_requests_get_the_errors_the_revision_names(fe, name, r
     else:
         assert errors_seen(fe) > before
     assert ModernClient(fe.url, fe.key).request("tools/list")["result"]["resultType"] == "complete"
+
+
+def test_a_modern_argument_error_is_a_tool_result_naming_the_argument(fe):
+    """The same rule under 2026-07-28: the model reads what to fix; an unknown tool stays -32602."""
+    c = ModernClient(fe.url, fe.key)
+    r = c.request("tools/call", {"name": "execute_code", "arguments": {"source": "print(1)"}})
+    text = argument_error(r, "code")
+    assert "`code` is required" in text and "did you mean `code`?" in text
+    assert r["result"]["resultType"] == "complete"
 
 
 def test_modern_rejections_are_logged_with_their_reason(fe):

@@ -15,7 +15,9 @@ from fe_harness import Client, Frontend, wait_for
 CONTRACT = {"execution_id", "status", "stdout", "stderr", "truncated", "result", "variables", "error", "timings",
             "resources", "exit",
             "images", "files",  # issue #8: figures and workspace files, empty lists elsewhere
-            "outputs"}  # issue 14: display() and the last expression, rendered by type
+            "outputs",  # issue 14: display() and the last expression, rendered by type
+            "security_events",  # what the sandbox refused, caught or not (empty here)
+            "profile", "profile_reason"}  # where it ran and why (limits_adjusted only when one was lowered)
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +73,9 @@ def test_every_tool_declares_schemas(client):
         cursor = r.get("nextCursor")
         if not cursor:
             break
-    assert names[:5] == ["execute_code", "validate_code", "get_sandbox_info", "get_execution", "list_executions"]
-    assert sorted(names[5:]) == ["close_session", "create_session", "create_state_snapshot",  # issue 12
+    assert names[:6] == ["execute_code", "validate_code", "get_sandbox_info", "get_execution", "list_executions",
+                         "get_usage"]
+    assert sorted(names[6:]) == ["close_session", "create_session", "create_state_snapshot",  # issue 12
                                  "delete_state_snapshot", "fork_session", "list_sessions",
                                  "list_state_snapshots", "restore_state_snapshot"]
 
@@ -83,9 +86,11 @@ def test_execute_code_result_has_exactly_the_contract_fields(client, fe):
     assert set(sc) == CONTRACT
     assert sc["status"] == "ok" and r["isError"] is False
     assert set(sc["timings"]) == {"queue_ms", "wall_ms", "cpu_ms"}
-    assert set(sc["truncated"]) == {"stdout", "stderr", "images", "files", "outputs"}
-    assert set(sc["exit"]) == {"reason", "signal", "syscall"}
+    assert set(sc["truncated"]) == {"stdout", "stderr", "images", "files", "outputs",
+                                    "security_events"}
+    assert set(sc["exit"]) == {"reason", "signal", "syscall", "code"}
     assert sc["images"] == [] and sc["files"] == [] and sc["outputs"] == []
+    assert sc["security_events"] == [] and sc["exit"]["code"] == 0
     assert r["content"][0]["type"] == "text" and "status: ok" in r["content"][0]["text"]
     route = fe.broker_stats()["routes"][-1]
     spec = fe.broker_stats()["specs"][-1]
@@ -157,7 +162,33 @@ def test_cancelled_call_sends_no_result_and_cancels_the_job(fe, client):
     t.join(10)
     assert not t.is_alive()
     assert not any("result" in m for m in out["r"].messages)
+    # the POST of a request gets an SSE stream or a JSON object (2025-11-25 transports), never a
+    # bodiless 204: here a stream that ends with nothing on it
+    assert out["r"].status == 200 and out["r"].header("Content-Type") == "text/event-stream"
+    assert out["r"].messages == []
     wait_for(lambda: fe.broker_stats()["cancels"] == before + 1, 5, "the broker to see the cancel")
+    wait_for(lambda: fe.health()["jobs_in_flight"] == 0, 5, "the job to end")
+
+
+def test_a_cancelled_call_of_a_json_only_client_gets_one_json_object(fe, key):
+    c = Client(fe.url, key, accept="application/json")
+    c.initialize()
+    out = {}
+
+    def run():
+        out["r"] = c.send("tools/call", {"name": "execute_code", "arguments": {"code": "#sleep 5"}})
+
+    t = threading.Thread(target=run)
+    t.start()
+    wait_for(lambda: fe.health()["jobs_in_flight"] == 1, 5, "the job to be in flight")
+    other = Client(fe.url, key)
+    other.session = c.session
+    assert other.send("notifications/cancelled", {"requestId": c.next_id - 1}, notify=True).status == 202
+    t.join(10)
+    assert not t.is_alive()
+    r = out["r"]
+    assert r.status == 200 and r.header("Content-Type") == "application/json", (r.status, r.body)
+    assert r.json["id"] == c.next_id - 1 and r.json["error"]["message"] == "request cancelled"
     wait_for(lambda: fe.health()["jobs_in_flight"] == 0, 5, "the job to end")
 
 
@@ -387,4 +418,7 @@ def test_the_documented_file_limits_fit_the_http_body_limit(client):
     over = {"a.txt": "x" * (total + 1)}
     r = client.send("tools/call", {"name": "execute_code", "arguments": {
         "code": "1", "profile": "python.filesystem", "files": over}})
-    assert r.status == 200 and r.json["error"]["code"] == -32602
+    # an argument error the model can act on: a tool result naming the argument
+    res = r.json["result"]
+    assert r.status == 200 and res["isError"] is True and "`files`" in res["content"][0]["text"], res
+    assert res["_meta"]["snakepit/error"] == {"kind": "invalid_argument", "argument": "files"}

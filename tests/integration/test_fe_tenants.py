@@ -9,7 +9,7 @@ import pytest
 import http.client
 import json
 
-from fe_harness import Client, Frontend, free_port, wait_for
+from fe_harness import Client, Frontend, argument_error, free_port, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +93,11 @@ def test_the_limit_is_shared_by_front_ends(fe):
 
 def test_profiles_a_tenant_may_not_use_are_refused(fe):
     c = init(fe, fe.add_tenant("limited", profiles="python.data_science"))
+    r = c.request("tools/call", {"name": "execute_code", "arguments": {"code": "1", "profile": "python.basic"}})
+    assert "not enabled" in argument_error(r, "profile")
+    # without a profile the call runs in one the tenant may use
     r = c.request("tools/call", {"name": "execute_code", "arguments": {"code": "1"}})
-    assert r["error"]["code"] == -32602 and "not enabled" in r["error"]["message"]
+    assert r["result"]["structuredContent"]["profile"] == "python.data_science", r
 
 
 def test_redis_down_fails_closed_for_new_keys_but_serves_known_ones(fe):

@@ -47,3 +47,27 @@ def test_usage_errors(farm):
     assert r.returncode == 64 and "session_id" in r.stderr
     r = sp(farm, "session", "--help")
     assert r.returncode == 0 and "snakepit session new" in r.stdout
+
+
+def test_session_run_takes_its_options_anywhere(farm):
+    sid = sp(farm, "session", "new", "--profile", "python.basic").stdout.strip()
+    try:
+        assert sp(farm, "session", "run", sid, "x = 5").returncode == 0
+        for args in (["session", "run", "--json", "-t", "5", sid, "x * 2"],
+                     ["session", "run", sid, "--json", "x * 2", "-t", "5"],
+                     ["session", "--json", "run", sid, "-t", "5", "x * 2"]):
+            r = sp(farm, *args)
+            assert r.returncode == 0, (args, r.stderr)
+            assert json.loads(r.stdout)["result"] == "10", (args, r.stdout)
+    finally:
+        sp(farm, "session", "close", sid)
+
+
+def test_an_unknown_session_is_a_usage_error_that_says_so(farm):
+    """Not internal_error: the id names no session of the tenant."""
+    unknown = "01234567-89ab-7def-8123-456789abcdef"
+    for args in (["session", "run", unknown, "print(1)"], ["run", "--session", unknown, "print(1)"],
+                 ["session", "close", unknown], ["session", "fork", unknown]):
+        r = sp(farm, *args)
+        assert r.returncode == 64, (args, r.returncode, r.stderr)
+        assert "no session " + unknown in r.stderr and "list_sessions" in r.stderr, r.stderr

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from fe_harness import argument_error
 from sessions_util import add_tenant, cell, close_opened, new, out, sc, wait_for
 
 DS = "python.data_science"
@@ -216,11 +217,22 @@ def test_validate_code_and_get_execution_work_on_session_cells(farm, mcp):
 
 def test_bad_arguments_are_argument_errors(mcp):
     r = mcp.request("tools/call", {"name": "execute_code", "arguments": {"session_id": "nope", "code": "1"}})
-    assert r["error"]["code"] == -32602 and "session_id" in r["error"]["message"]
+    assert "`session_id`" in argument_error(r, "session_id")
     r = mcp.request("tools/call", {"name": "create_session", "arguments": {"profile": "python.nope"}})
-    assert r["error"]["code"] == -32602
+    assert "python.nope" in argument_error(r, "profile")
     r = mcp.request("tools/call", {"name": "fork_session", "arguments": {}})
-    assert r["error"]["code"] == -32602
+    assert "`session_id` is required" in argument_error(r, "session_id")
+
+
+def test_an_unknown_session_is_said_to_be_unknown(mcp):
+    """Not an internal error: the id names no session of the tenant, and the answer says where
+    the live ones are."""
+    unknown = "01234567-89ab-7def-8123-456789abcdef"
+    for tool, args in (("execute_code", {"session_id": unknown, "code": "1"}),
+                       ("close_session", {"session_id": unknown}), ("fork_session", {"session_id": unknown})):
+        r = mcp.request("tools/call", {"name": tool, "arguments": args})
+        text = argument_error(r, "session_id", kind="not_found")
+        assert unknown in text and "list_sessions" in text, text
 
 
 def test_sandbox_info_describes_sessions(mcp):

@@ -10,6 +10,7 @@ import time
 import uuid
 
 from farm import BIN, Farm, McpHttp, McpStdio, free_port
+from fe_harness import argument_error
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
@@ -95,8 +96,7 @@ def test_output_limit_must_be_a_positive_integer(mcp):
     for bad in (0, -5, "100", 1.5):
         r = mcp.request("tools/call", {"name": "execute_code",
                                        "arguments": {"code": "print(1)", "output_limit": bad}})
-        assert r["error"]["code"] == -32602, (bad, r)
-        assert "output_limit" in r["error"]["message"]
+        assert "`output_limit`" in argument_error(r, "output_limit"), (bad, r)
 
 
 def test_record_lands_in_redis(farm, mcp):

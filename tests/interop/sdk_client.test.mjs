@@ -42,7 +42,7 @@ test("initialize negotiates 2025-11-25 and declares capabilities", () =>
   }));
 
 const TOOLS = ["close_session", "create_session", "create_state_snapshot", "delete_state_snapshot",
-  "execute_code", "fork_session", "get_execution", "get_sandbox_info", "list_executions",
+  "execute_code", "fork_session", "get_execution", "get_sandbox_info", "get_usage", "list_executions",
   "list_sessions", "list_state_snapshots", "restore_state_snapshot", "validate_code"];
 
 test("tools/list has the tools with input and output schemas", () =>
@@ -314,4 +314,24 @@ test("stdio: initialize, list tools, run code, close", async () => {
   const r = await client.callTool({ name: "execute_code", arguments: { code: "print(sum(range(10)))" } });
   assert.equal(sc(r).stdout, "45\n");
   await client.close();
+});
+
+// The SDK hands a notification to its handler a microtask after the read that brought it, but a
+// response at once, and forgets the request's progress handler with it: a "done" read together with
+// the answer was lost. Many short calls, each of whose last progress must arrive.
+test("stdio: the last progress notification, done, arrives before every answer", async () => {
+  const client = new Client({ name: "snakepit-interop-stdio", version: "1.0.0" }, { capabilities: {} });
+  const transport = new StdioClientTransport({ command: STDIO[0], args: STDIO.slice(1), stderr: "ignore" });
+  await client.connect(transport);
+  try {
+    for (let i = 0; i < 20; i++) {
+      const seen = [];
+      const r = await client.callTool({ name: "execute_code", arguments: { code: `print(${i})` } }, undefined,
+        { onprogress: (p) => seen.push(p.message) });
+      assert.equal(sc(r).stdout, `${i}\n`);
+      assert.equal(seen.at(-1), "done", `call ${i}: ${JSON.stringify(seen)}`);
+    }
+  } finally {
+    await client.close();
+  }
 });

@@ -75,8 +75,9 @@ for (const era of ["modern", "legacy"]) {
         const { tools } = await c.listTools();
         assert.deepEqual(tools.map((t) => t.name).sort(),
           ["close_session", "create_session", "create_state_snapshot", "delete_state_snapshot",
-            "execute_code", "fork_session", "get_execution", "get_sandbox_info", "list_executions",
-            "list_sessions", "list_state_snapshots", "restore_state_snapshot", "validate_code"]);
+            "execute_code", "fork_session", "get_execution", "get_sandbox_info", "get_usage",
+            "list_executions", "list_sessions", "list_state_snapshots", "restore_state_snapshot",
+            "validate_code"]);
         const run = await c.callTool({ name: "execute_code", arguments: { code: "x = 21\nprint(x * 2)\nx + 1", inspect_variables: ["x"] } });
         assert.equal(run.isError, false);
         assert.equal(sc(run).stdout, "42\n");
@@ -103,6 +104,34 @@ for (const era of ["modern", "legacy"]) {
         assert.ok(sc(listed).sessions.some((x) => x.session_id === sid));
         const closed = await c.callTool({ name: "close_session", arguments: { session_id: sid } });
         assert.equal(sc(closed).closed, true);
+        const usage = await c.callTool({ name: "get_usage", arguments: { days: 1 } });
+        assert.ok(sc(usage).days[0].executions >= 1 && sc(usage).days[0].sessions >= 1, JSON.stringify(sc(usage)));
+      }));
+
+    test(`${name}: a missing or mistyped argument is a tool result with isError naming it`, () =>
+      withClient(era, transport, async (c) => {
+        await c.listTools(); // the client checks structuredContent against outputSchema once it has them
+        const missing = await c.callTool({ name: "execute_code", arguments: { source: "print(1)" } });
+        assert.equal(missing.isError, true);
+        assert.equal(missing.structuredContent, undefined);
+        assert.match(missing.content[0].text, /`code` is required/);
+        assert.match(missing.content[0].text, /`source` is not an argument[\s\S]*did you mean `code`/);
+        const typed = await c.callTool({ name: "execute_code", arguments: { code: "1", timeout: "soon" } });
+        assert.equal(typed.isError, true);
+        assert.match(typed.content[0].text, /`timeout` must be a number[\s\S]*"soon" \(a string\)/);
+        // an unknown tool stays a protocol error (tools §"Error Handling")
+        await assert.rejects(c.callTool({ name: "no_such_tool", arguments: {} }), /unknown tool/i);
+      }));
+
+    test(`${name}: without a profile, pandas code runs in python.data_science and says why`, () =>
+      withClient(era, transport, async (c) => {
+        const r = await c.callTool({ name: "execute_code", arguments: { code: "import pandas as pd\nprint(pd.DataFrame({'a': [1, 2]}).a.sum())" } },
+          { timeout: 120_000 });
+        assert.equal(sc(r).status, "ok", JSON.stringify(sc(r).error));
+        assert.equal(sc(r).stdout, "3\n");
+        assert.equal(sc(r).profile, "python.data_science");
+        assert.match(sc(r).profile_reason, /imports pandas/);
+        assert.match(r.content[0].text, /profile: python\.data_science \(inferred from imports pandas\)/);
       }));
 
     test(`${name}: a matplotlib figure comes back as a PNG image block`, () =>
@@ -126,10 +155,8 @@ for (const era of ["modern", "legacy"]) {
         const messages = seen.map((p) => p.message);
         assert.equal(messages[0], "queued");
         assert.ok(messages.includes("stdout: first\n"), JSON.stringify(messages));
-        // over HTTP the last one is "done"; over stdio the SDK hands notifications to their handlers
-        // a tick after a response read in the same chunk, so the one just before the answer may be
-        // dropped by the client itself
-        if (transport === "http") assert.equal(messages.at(-1), "done");
+        // the last one is "done", over stdio too: the answer waits until the client has read it
+        assert.equal(messages.at(-1), "done");
         for (let i = 1; i < seen.length; i++) assert.ok(seen[i].progress > seen[i - 1].progress);
       }));
 

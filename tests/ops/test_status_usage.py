@@ -123,8 +123,8 @@ def test_usage_for_one_tenant(farm, mix):
     assert r.returncode == 0
     doc = json.loads(r.stdout)
     assert list(doc["tenants"]) == ["local"] and doc["days"] == 1 and doc["to"] == today()
-    r = snakepit("usage", "nobody-here", "--state-dir", farm.dir)
-    assert r.returncode == 0 and "no usage" in r.stdout
+    r = snakepit("usage", "nobody-here", "--state-dir", farm.dir)  # no such tenant, no usage: 1
+    assert r.returncode == 1 and "no tenant nobody-here" in r.stderr
 
 
 @pytest.mark.parametrize("args", [["a:b"], ["x", "y"], ["--days", "0"]])

@@ -77,8 +77,10 @@ CASES = [
     ("dunder_import_os", "__import__('os').system('touch {pwn}')", {V}),
     ("from_os_import", "from os import system\nsystem('touch {pwn}')", {V}),
     ("import_subprocess", "import subprocess\nsubprocess.run(['touch', '{pwn}'])", {V}),
+    # a refusal the code catches leaves the status to the code (its security_events list it:
+    # test_security_events.py); what it was after still does not happen
     ("subprocess_caught", "import subprocess\ntry:\n    subprocess.run(['touch', '{pwn}'])\n"
-     "except PermissionError:\n    print('refused')", {V}),
+     "except PermissionError:\n    print('refused')", {"ok"}),
     ("os_popen", "import os\nprint(os.popen('touch {pwn}').read())", {V}),
     ("import_builtins", "import builtins\nbuiltins.open('{canary}')", {V, E}),
     ("import_underscore_imp", "import _imp", {E}),
@@ -184,7 +186,7 @@ CASES = [
     ("socket_dns_lookup", "import typing\nprint(typing.sys.modules['socket'].gethostbyname('example.com'))", {V, E}),
     ("import_socket_connect", "import socket\nsocket.create_connection(('127.0.0.1', {port}))", {V}),
     ("socket_caught",
-     "import socket\ntry:\n    socket.socket().connect(('127.0.0.1', {port}))\nexcept OSError:\n    pass", {V}),
+     "import socket\ntry:\n    socket.socket().connect(('127.0.0.1', {port}))\nexcept OSError:\n    pass", {"ok"}),
     # a connected AF_UNIX pair is asyncio's self-pipe and reaches nothing (allowed); a pair of
     # another family, a new AF_UNIX socket, and sending to an address are the network
     ("socketpair_inet",
@@ -229,10 +231,10 @@ CASES = [
     ("lone_surrogate_output", "print('\\udcff\\ud800 and \\x00 nul')", {"ok"}),
 
     # --- exits ----------------------------------------------------------------------------------
-    ("os_exit", "import uuid\nprint('before')\nuuid.os._exit(0)", {E}),
+    ("os_exit", "import uuid\nprint('before')\nuuid.os._exit(0)", {"ok"}),  # a process that ended well
     ("sys_exit_zero", "import typing\ntyping.sys.exit(0)", {"ok"}),
     ("system_exit_code", "raise SystemExit(3)", {E}),
-    ("builtin_exit_removed", "exit()", {E}),
+    ("builtin_exit", "exit()", {"ok"}),
     ("keyboard_interrupt", "raise KeyboardInterrupt", {E}),
     ("os_abort", "import uuid\nuuid.os.abort()", {E, "memory_limit"}),
 

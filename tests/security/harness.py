@@ -47,6 +47,11 @@ class Executor:
         self.identity = None
         self.ready = None
         self.results, self.streamed, self.answered = {}, {}, []
+        self.leaving = []  # LEAVING bodies: the node drains
+        self.via = {}  # job id: the command its answer came in (RESULT b"\x05" or ANSWER b"\x09")
+        self.disconnected = 0  # DISCONNECTs heard
+        self.events = []  # every command the node sent but HEARTBEAT, in order
+        self.started = set()  # job ids whose process has started (PROGRESS state running)
         deadline = time.time() + 60
         while self.identity is None or self.ready is None:
             if time.time() > deadline or self.proc.poll() is not None:
@@ -129,10 +134,13 @@ class Executor:
     def _pump(self, wait_ms, want=None):
         """Handles what the node sent: READY (a reconnect changes its identity), HEARTBEAT
         (answered, so the node keeps us as its broker), PROGRESS (kept per job), RESULT
-        (returned when it is `want`, kept for wait() otherwise)."""
+        (returned when it is `want`, kept for wait() otherwise), LEAVING (answered with RELEASE
+        of all the credit it gave: the node drains)."""
         while self.sock.poll(wait_ms):
             parts = self.sock.recv_multipart()
             cmd = parts[2]
+            if cmd != b"\x03":
+                self.events.append(cmd)
             if cmd == b"\x01":
                 self.identity = parts[0]
                 self.ready = msgpack.unpackb(parts[3])
@@ -140,10 +148,18 @@ class Executor:
                 self.sock.send_multipart([parts[0], b"SPW1", b"\x03"])
             elif cmd == b"\x06":
                 chunk = msgpack.unpackb(parts[4], raw=False)
+                if chunk.get("state") == "running":
+                    self.started.add(parts[3])
                 if chunk.get("stream") == "stdout":
                     self.streamed.setdefault(parts[3], []).append(chunk["data"])
-            elif cmd == b"\x05":
+            elif cmd == b"\x08":
+                self.disconnected += 1
+            elif cmd == b"\x10":  # LEAVING (it drains): give back the credit, as a broker does
+                self.leaving.append(msgpack.unpackb(parts[3], raw=False))
+                self.sock.send_multipart([parts[0], b"SPW1", b"\x0c", msgpack.packb(4096)])
+            elif cmd in (b"\x05", b"\x09"):  # RESULT, or ANSWER (no credit: a draining node's)
                 r = msgpack.unpackb(parts[4], raw=False)
+                self.via[parts[3]] = cmd
                 self.answered.append(parts[3])  # the order answers came in
                 if want is not None and parts[3] == want:
                     return r
@@ -163,12 +179,13 @@ class Executor:
             return
         self.closed = True
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGTERM)  # it drains: answered as a broker would
+            deadline = time.time() + 15
+            while self.proc.poll() is None and time.time() < deadline:
+                self._pump(50)
+            if self.proc.poll() is None:
                 self.proc.kill()
-                self.proc.wait()
+            self.proc.wait()
         self.sock.close()
         os.unlink(self.canary_path)
         out = self.output()

@@ -191,20 +191,42 @@ def test_ordinary_pickles_still_load(ds_executor):
 
 
 @pytest.mark.parametrize("code,needle", [
-    ("import typing\ntyping.sys.modules['os'].system('id')", "typing.sys"),
-    ("import uuid\nuuid.os.system('id')", "uuid.os"),
+    ("import typing\ntyping.sys.modules['os'].system('id')", "system()"),
+    ("import uuid\nuuid.os.system('id')", "os.system()"),
     ("import os\nos.system('id')", "os.system()"),
     ("import subprocess\nsubprocess.run(['id'])", "subprocess.run()"),
-    ("import sys\nsys.modules['os'].popen('id')", "sys.modules"),
-    ("import sys\nsys._getframe(1).f_globals", "_getframe"),
+    ("import sys\nsys.modules['os'].popen('id')", "popen()"),
+    ("[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close'][0]"
+     ".__init__.__globals__['system']('id')", "system()"),
+    ("getattr(__import__('os'), 'system')('id')", "system()"),
+    ("__import__('os').system('id')", "os.system()"),
+    ("import socket\nsocket.create_connection(('example.com', 80))", "no network"),
+    ("import gc\ngc.get_objects()", "sandbox-escape"),
 ])
 def test_validate_code_catches_the_well_known_escapes(executor, code, needle):
-    # Before: typing.sys.modules['os'].system(...) was "Code looks safe to run".
+    # Before: typing.sys.modules['os'].system(...) was "Code looks safe to run". What it flags is
+    # what the audit policy refuses when the code runs, however the call was reached.
     import json
     v = json.loads(executor.run(code, kind="validate")["validation"])
     assert v["valid"] is False, v
-    assert any(needle in e for e in v["errors"]), v["errors"]
+    assert any(needle in e and "refused by the sandbox" in e for e in v["errors"]), v["errors"]
     assert "safe to run" not in v["message"]
+
+
+@pytest.mark.parametrize("code", [
+    "x = ().__class__.__name__",
+    "import sys\nf = sys._getframe(0).f_globals",
+    "class A:\n    pass\nprint(A().__dict__, A.__mro__, A.__subclasses__())",
+    "import typing\nprint(typing.sys.version)",
+    "import os\nos.kill(os.getpid(), 0)",
+    "import platform\nprint(platform.system())",
+])
+def test_validate_code_does_not_flag_what_execute_code_runs(executor, code):
+    # validate_code and execute_code read one policy: what runs is not called blocked
+    import json
+    assert executor.run(code)["status"] == "ok"
+    v = json.loads(executor.run(code, kind="validate")["validation"])
+    assert v["valid"] is True, v["errors"]
 
 
 def test_validate_code_never_calls_code_safe(executor):

@@ -110,7 +110,7 @@ def test_python_layer_alone_refuses_the_operation():
         assert r["exit"]["syscall"] == "os.listdir /"
         assert "proc" not in r["stdout"]
         r = ex.run("import ctypes")  # what exists to get past the layers still does not import
-        assert r["status"] == "error" and r["error"]["type"] == "ImportError"
+        assert r["status"] == "error" and r["error"]["type"] == "ModuleNotFoundError"
     finally:
         ex.close()
 

@@ -1,4 +1,4 @@
-/* tests/unit/test_codec.c — JobSpec, Result, route and READY bodies (proto/job.h,
+/* tests/unit/test_codec.c — JobSpec, Result, route, READY and LEAVING bodies (proto/job.h,
  * proto/result.h, proto/wire.h): round trips, and hostile bodies refused with a reason. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -205,6 +205,36 @@ static void test_result_round_trip(void **state)
     buf_free(&b);
 }
 
+static void test_result_carries_security_events_and_the_exit_code(void **state)
+{
+    (void)state;
+    result_t in, out;
+    result_init(&in);
+    in.status = ST_OK; /* the code caught both refusals and went on */
+    in.exit.code = 42;
+    result_event_t ev[2] = {{"socket.__new__", "AF_INET", "python", 3},
+                            {"open", NULL, "python", 1}};
+    in.events = ev;
+    in.n_events = 2;
+    in.events_truncated = 1;
+    buf_t b;
+    buf_init(&b);
+    result_encode(&in, &b);
+    char err[128];
+    assert_int_equal(result_decode(b.data, b.len, &out, err, sizeof err), 0);
+    assert_int_equal(out.status, ST_OK);
+    assert_int_equal(out.exit.code, 42);
+    assert_int_equal(out.n_events, 2);
+    assert_true(out.events_truncated);
+    assert_string_equal(out.events[0].operation, "socket.__new__");
+    assert_string_equal(out.events[0].target, "AF_INET");
+    assert_string_equal(out.events[0].layer, "python");
+    assert_int_equal(out.events[0].count, 3);
+    assert_null(out.events[1].target);
+    result_clear(&out);
+    buf_free(&b);
+}
+
 static void test_result_unknown_status_is_refused(void **state)
 {
     (void)state;
@@ -310,6 +340,84 @@ static void test_client_frames_are_validated(void **state)
     assert_int_equal(wire_parse_client(&fr, &m, err, sizeof err), -1);
 }
 
+/* A LEAVING body written by hand, past what leaving_encode would write. */
+static void s_leaving_body(buf_t *b, uint64_t v, uint64_t grace, uint64_t running,
+                           const char *reason, size_t reason_len)
+{
+    mpw_t w;
+    mpw_init(&w, b);
+    mpw_map(&w, 4);
+    mpw_kv_uint(&w, "v", v);
+    mpw_kv_uint(&w, "grace_ms", grace);
+    mpw_kv_uint(&w, "running", running);
+    mpw_str(&w, "reason");
+    mpw_strn(&w, reason, reason_len);
+}
+
+static void test_leaving_round_trip_caps_and_frame(void **state)
+{
+    (void)state;
+    leaving_t in = {.grace_ms = 60000, .running = 3}, out;
+    snprintf(in.reason, sizeof in.reason, "SIGTERM");
+    char err[128];
+    buf_t b;
+    buf_init(&b);
+    leaving_encode(&in, &b);
+    assert_int_equal(leaving_decode(b.data, b.len, &out, err, sizeof err), 0);
+    assert_int_equal(out.grace_ms, 60000);
+    assert_int_equal(out.running, 3);
+    assert_string_equal(out.reason, "SIGTERM");
+    for (size_t cut = 0; cut < b.len; cut++) /* every truncation refused, with a reason */
+        assert_int_equal(leaving_decode(b.data, cut, &out, err, sizeof err), -1);
+    /* in a frame: [SPW1, 0x10, body] */
+    uint8_t cmd = W_LEAVING;
+    frames_t fr = {.n = 3};
+    fr.f[0] = (frame_t){(const uint8_t *)"SPW1", 4};
+    fr.f[1] = (frame_t){&cmd, 1};
+    fr.f[2] = (frame_t){b.data, b.len};
+    worker_msg_t m;
+    assert_int_equal(wire_parse_worker(&fr, &m, err, sizeof err), 0);
+    assert_int_equal(m.cmd, W_LEAVING);
+    assert_int_equal(m.leaving.grace_ms, 60000);
+    fr.n = 2;
+    assert_int_equal(wire_parse_worker(&fr, &m, err, sizeof err), -1);
+    /* what the encoder cleans: a control character becomes a space */
+    snprintf(in.reason, sizeof in.reason, "a\nb");
+    buf_reset(&b);
+    leaving_encode(&in, &b);
+    assert_int_equal(leaving_decode(b.data, b.len, &out, err, sizeof err), 0);
+    assert_string_equal(out.reason, "a b");
+    struct {
+        uint64_t v, grace, running;
+        const char *reason;
+        const char *why;
+    } bad[] = {
+        {2, 1000, 0, "x", "leaving: unsupported LEAVING version"},
+        {1, WIRE_MAX_DRAIN_GRACE_MS + 1ull, 0, "x", "leaving: grace too long"},
+        {1, 1000, 4097, "x", "leaving: too many running jobs"},
+        {1, 1000, 0, "a\x01b", "leaving: a control character in a reason"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        buf_reset(&b);
+        s_leaving_body(&b, bad[i].v, bad[i].grace, bad[i].running, bad[i].reason,
+                       strlen(bad[i].reason));
+        assert_int_equal(leaving_decode(b.data, b.len, &out, err, sizeof err), -1);
+        assert_string_equal(err, bad[i].why);
+    }
+    char long_reason[WIRE_MAX_REASON + 1];
+    memset(long_reason, 'r', sizeof long_reason);
+    buf_reset(&b);
+    s_leaving_body(&b, 1, 1000, 0, long_reason, sizeof long_reason);
+    assert_int_equal(leaving_decode(b.data, b.len, &out, err, sizeof err), -1);
+    assert_string_equal(err, "leaving: reason too long");
+    buf_reset(&b);
+    leaving_encode(&in, &b);
+    buf_puts(&b, "x"); /* trailing bytes */
+    assert_int_equal(leaving_decode(b.data, b.len, &out, err, sizeof err), -1);
+    assert_string_equal(err, "leaving: trailing bytes in LEAVING");
+    buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,11 +428,13 @@ int main(void)
         cmocka_unit_test(test_jobspec_unknown_keys_are_skipped),
         cmocka_unit_test(test_jobspec_every_truncation_is_refused_cleanly),
         cmocka_unit_test(test_result_round_trip),
+        cmocka_unit_test(test_result_carries_security_events_and_the_exit_code),
         cmocka_unit_test(test_result_unknown_status_is_refused),
         cmocka_unit_test(test_result_simple_carries_the_reason),
         cmocka_unit_test(test_route_requires_a_valid_tenant),
         cmocka_unit_test(test_ready_round_trip_and_caps),
         cmocka_unit_test(test_client_frames_are_validated),
+        cmocka_unit_test(test_leaving_round_trip_caps_and_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,7 @@
 
 #include "common/buf.h"
 #include "mcp-frontend/compat/pep723_merge.h"
-#include "mcp-frontend/compat/pyscan.h"
+#include "mcp-frontend/tools/pyscan.h"
 
 static pyscan_t s_scan;
 

@@ -2,8 +2,9 @@
  * serves (executor-node/node/credits.h) through the header, with a fake wire that adds up the
  * CREDIT and RECLAIM it is asked to send and a fake clock: never more credit out than slots,
  * credit goes where jobs wait (round robin between brokers that want), a finished job's slot
- * goes to a waiting broker, a broker that goes away takes nothing with it. (The node's claims on
- * job ids are test_claims.c's.) Linked against the node's library (libexecutor.a). */
+ * goes to a waiting broker, a broker that goes away takes nothing with it; a node that drains
+ * grants nothing and is drained only when no job runs and no JOB can be on its way. (The node's
+ * claims on job ids are test_claims.c's.) Linked against the node's library (libexecutor.a). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -247,6 +248,71 @@ static void test_the_slot_of_a_job_whose_broker_went_away_goes_to_one_still_up(v
     credits_destroy(&c);
 }
 
+/* ---- draining ---- */
+
+static void test_a_draining_node_grants_nothing_and_asks_for_unused_credit_back_once(void **state)
+{
+    (void)state;
+    wire_t w;
+    credits_t *c = s_credits(4, 2, &w);
+    credits_link_up(c, 0);
+    credits_link_up(c, 1);
+    credits_start(c, 0); /* a job runs: link 0 holds 3 more */
+    credits_drain(c);
+    assert_int_equal(w.reclaimed[0], 3);
+    assert_int_equal(w.reclaimed[1], 0);
+    credits_drain(c); /* once */
+    assert_int_equal(w.reclaimed[0], 3);
+    credits_want(c, 1, 4); /* ignored */
+    credits_released(c, 0, 3);
+    assert_int_equal(credits_held(c, 0), 0);
+    assert_int_equal(credits_held(c, 1), 0);
+    assert_int_equal(w.granted[1], 0);
+    assert_int_equal(credits_free(c), 3);
+    assert_false(credits_drained(c));           /* the job still runs */
+    assert_int_equal(credits_finish(c, 0), -1); /* its answer returns no credit */
+    assert_int_equal(credits_free(c), 4);
+    assert_true(credits_drained(c));
+    credits_link_down(c, 1);
+    credits_link_up(c, 1); /* a broker that comes back gets nothing either */
+    assert_int_equal(w.granted[1], 0);
+    assert_int_equal(w.granted[0], 4);
+    credits_destroy(&c);
+}
+
+static void test_a_job_on_its_way_keeps_the_drain_open_until_it_has_run(void **state)
+{
+    (void)state;
+    wire_t w;
+    credits_t *c = s_credits(2, 1, &w);
+    assert_false(credits_drained(c)); /* not draining at all */
+    credits_link_up(c, 0);
+    credits_drain(c);
+    assert_int_equal(w.reclaimed[0], 2);
+    credits_released(c, 0, 1); /* it had sent a JOB with the other credit before LEAVING */
+    assert_int_equal(credits_held(c, 0), 1);
+    assert_false(credits_drained(c));
+    assert_true(credits_can_start(c, 0)); /* the JOB arrives: it runs */
+    credits_start(c, 0);
+    assert_false(credits_drained(c));
+    assert_int_equal(credits_finish(c, 0), -1);
+    assert_true(credits_drained(c));
+    credits_destroy(&c);
+}
+
+static void test_a_broker_that_goes_away_during_the_drain_holds_it_open_no_longer(void **state)
+{
+    (void)state;
+    wire_t w;
+    credits_t *c = s_credits(3, 2, &w);
+    credits_link_up(c, 0);
+    credits_drain(c);
+    assert_false(credits_drained(c)); /* link 0 holds 3 and does not answer */
+    credits_link_down(c, 0);
+    assert_true(credits_drained(c));
+    credits_destroy(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +329,9 @@ int main(void)
         cmocka_unit_test(test_a_release_of_more_than_a_broker_holds_frees_only_what_it_held),
         cmocka_unit_test(test_a_want_from_a_broker_that_is_not_up_is_ignored),
         cmocka_unit_test(test_the_slot_of_a_job_whose_broker_went_away_goes_to_one_still_up),
+        cmocka_unit_test(test_a_draining_node_grants_nothing_and_asks_for_unused_credit_back_once),
+        cmocka_unit_test(test_a_job_on_its_way_keeps_the_drain_open_until_it_has_run),
+        cmocka_unit_test(test_a_broker_that_goes_away_during_the_drain_holds_it_open_no_longer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* tests/unit/test_fe_outcome.c — the text a model reads of an execute_code result
  * (mcp-frontend/render/outcome.c): the status, the head and the tail of long output with what was
- * left out named, the traceback of an error; structuredContent keeps everything. Through
+ * left out named, the traceback of an error, where it ran and why; structuredContent keeps
+ * everything. Through
  * render/outcome.h, linked against the front-end's library (libmcp.a). */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -138,6 +139,36 @@ static void test_an_error_without_traceback_shows_its_message(void **state)
     result_clear(&res);
 }
 
+static void test_the_profile_and_a_lowered_limit_are_said(void **state)
+{
+    (void)state;
+    result_t res;
+    buf_t b;
+    buf_init(&b);
+    buf_puts(&b, "hi\n");
+    s_succeeded(&res, &b);
+    json_t *r = s_render(&res);
+    json_t *adjusted = json_pack("{s:{s:f,s:f,s:s,s:s}}", "timeout", "requested", 500.0, "used",
+                                 300.0, "unit", "s", "why", "your tenant's maximum");
+    outcome_annotate(r, "python.data_science", "inferred from imports pandas", adjusted);
+    const char *text = s_text(r);
+    /* the status line first, then where it ran and why, then what was lowered, then the output */
+    assert_non_null(strstr(text, "status: ok"));
+    assert_true(strstr(text, "status: ok") < strstr(text, "profile: python.data_science"));
+    assert_non_null(strstr(text,
+                           "profile: python.data_science (inferred from imports pandas)\n"
+                           "note: timeout 500 s asked for, 300 s used (your tenant's maximum)\n"
+                           "stdout:\nhi\n"));
+    json_t *sc = json_object_get(r, "structuredContent");
+    assert_string_equal(json_string_value(json_object_get(sc, "profile")), "python.data_science");
+    assert_string_equal(json_string_value(json_object_get(sc, "profile_reason")),
+                        "inferred from imports pandas");
+    assert_true(json_equal(json_object_get(sc, "limits_adjusted"), adjusted));
+    json_decref(adjusted);
+    json_decref(r);
+    result_clear(&res);
+}
+
 static void test_a_file_not_kept_is_listed_with_its_note_and_no_link(void **state)
 {
     (void)state;
@@ -169,6 +200,55 @@ static void test_a_file_not_kept_is_listed_with_its_note_and_no_link(void **stat
     result_clear(&res);
 }
 
+/* A refusal the code caught: the run is ok, the refusal listed in structuredContent and named in
+ * the text; the exit code is the code's own. */
+static void test_a_caught_refusal_is_listed_and_not_a_failure(void **state)
+{
+    (void)state;
+    result_t res;
+    result_init(&res);
+    res.status = ST_OK;
+    res.exit.code = 0;
+    res.events = xcalloc(1, sizeof *res.events);
+    res.n_events = 1;
+    res.events[0] = (result_event_t){xstrdup("socket.getaddrinfo"), NULL, xstrdup("python"), 2};
+    json_t *r = s_render(&res);
+    assert_true(json_is_false(json_object_get(r, "isError")));
+    json_t *ev = json_object_get(json_object_get(r, "structuredContent"), "security_events");
+    assert_int_equal(json_array_size(ev), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ev, 0), "operation")),
+                        "socket.getaddrinfo");
+    assert_true(json_is_null(json_object_get(json_array_get(ev, 0), "target")));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ev, 0), "layer")),
+                        "python");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(ev, 0), "count")), 2);
+    assert_non_null(strstr(
+        s_text(r), "refused by the sandbox (the code went on): socket.getaddrinfo [python] x2"));
+    json_decref(r);
+    result_clear(&res);
+}
+
+static void test_an_exit_code_is_shown(void **state)
+{
+    (void)state;
+    result_t res;
+    result_init(&res);
+    res.status = ST_ERROR;
+    res.exit.code = 42;
+    res.error.present = 1;
+    res.error.type = xstrdup("SystemExit");
+    res.error.message = xstrdup("exit code 42");
+    json_t *r = s_render(&res);
+    json_t *exit = json_object_get(json_object_get(r, "structuredContent"), "exit");
+    assert_int_equal(json_integer_value(json_object_get(exit, "code")), 42);
+    assert_non_null(strstr(s_text(r), "exit code: 42\n"));
+    assert_int_equal(json_array_size(json_object_get(json_object_get(r, "structuredContent"),
+                                                     "security_events")),
+                     0);
+    json_decref(r);
+    result_clear(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,7 +257,10 @@ int main(void)
         cmocka_unit_test(test_a_cut_never_splits_a_utf8_sequence),
         cmocka_unit_test(test_an_error_shows_its_traceback),
         cmocka_unit_test(test_an_error_without_traceback_shows_its_message),
+        cmocka_unit_test(test_the_profile_and_a_lowered_limit_are_said),
         cmocka_unit_test(test_a_file_not_kept_is_listed_with_its_note_and_no_link),
+        cmocka_unit_test(test_a_caught_refusal_is_listed_and_not_a_failure),
+        cmocka_unit_test(test_an_exit_code_is_shown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include "common/profiles.h"
 #include "common/sha256.h"
 #include "common/utf8.h"
+#include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/render/proftext.h"
 #include "mcp-frontend/render/rich.h"
 #include "mcp-frontend/rpc/jsonrpc.h"
@@ -334,6 +335,41 @@ static void test_profile_texts_follow_the_profile_table(void **state)
     free(s);
 }
 
+static void test_profile_texts_name_only_the_profiles_served(void **state)
+{
+    (void)state;
+    proftext_serve(1u << 0); /* the table's first profile alone */
+    char *s = proftext("{profiles}|{default_profile}|{workspace_profiles}|{profile_summaries}");
+    for (size_t i = 1; i < n_profiles; i++) assert_null(strstr(s, profiles[i].name));
+    char expect[300];
+    snprintf(expect, sizeof expect, "%s|%s|none on this farm|%s (default): ", profiles[0].name,
+             profiles[0].name, profiles[0].name);
+    assert_memory_equal(s, expect, strlen(expect));
+    free(s);
+    unsigned before = proftext_generation();
+    proftext_serve(1u << (n_profiles - 1)); /* the last alone: it is the default now */
+    assert_true(proftext_generation() != before);
+    assert_ptr_equal(proftext_default(), &profiles[n_profiles - 1]);
+    assert_false(proftext_is_served(&profiles[0]));
+    proftext_serve(0); /* not known: every profile again */
+    assert_true(proftext_is_served(&profiles[0]) && proftext_default() == profile_default());
+}
+
+static void test_a_profile_is_served_while_an_executor_refreshes_it(void **state)
+{
+    (void)state;
+    /* sp:profiles as executors write it: {python, packages, node, updated_ms} per profile */
+    const char *names[] = {profiles[0].name, profiles[1].name, "python.unknown", profiles[2].name};
+    const char *values[] = {"{\"updated_ms\": 100000}", "{\"updated_ms\": 50000}",
+                            "{\"updated_ms\": 100000}", "not json"};
+    uint32_t mask = served_parse(names, values, 4, 100500, 30000);
+    assert_int_equal(mask, 1u << 0); /* the second is stale, the unknown and the broken ignored */
+    /* a clock ahead of ours is still fresh */
+    const char *ahead[] = {"{\"updated_ms\": 200000}"};
+    assert_int_equal(served_parse(names + 1, ahead, 1, 100500, 30000), 1u << 1);
+    assert_int_equal(served_parse(names, values, 0, 100500, 30000), 0);
+}
+
 static void test_a_task_status_follows_the_result(void **state)
 {
     (void)state;
@@ -427,6 +463,8 @@ int main(void)
         cmocka_unit_test(test_origin_and_host_checks_stop_dns_rebinding),
         cmocka_unit_test(test_base64_round_trips_bytes_and_refuses_what_is_not_base64),
         cmocka_unit_test(test_profile_texts_follow_the_profile_table),
+        cmocka_unit_test(test_profile_texts_name_only_the_profiles_served),
+        cmocka_unit_test(test_a_profile_is_served_while_an_executor_refreshes_it),
         cmocka_unit_test(test_a_task_status_follows_the_result),
     };
     return cmocka_run_group_tests_name("mcp-frontend", tests, NULL, NULL);

@@ -5,7 +5,9 @@
  * job's answer: its broker as RESULT (the slot's credit back) or as ANSWER when a waiting broker
  * gets the slot; every other broker that sent the job again or probed for it, as ANSWER; a
  * broker that went away, nothing. And which JOBs run: within the broker's credit, once per id,
- * on a zygote that serves the service and is up. What happened is logged as words, in order,
+ * on a zygote that serves the service and is up. And a node that drains: LEAVING to every broker
+ * up (and to one that comes up again), no credit, ANSWERs, drained only once no job runs or can
+ * arrive and the drain hook has nothing left. What happened is logged as words, in order,
  * in L ("1:ANSWER": link 1 was sent an ANSWER; "z:job": a zygote was sent a job).
  * Linked against the node's library (libexecutor.a). */
 #define _GNU_SOURCE
@@ -182,10 +184,15 @@ static const char *f_python(const zygotes_t *z)
     return "3.11.2";
 }
 
+static void f_send_leaving(broker_link_t *link, const leaving_t *m)
+{
+    s_log("%d:LEAVING%u/%u/%s", s_index(link), m->grace_ms, m->running, m->reason);
+}
+
 static const slots_io_t s_io = {
     f_link_up,      f_send_result, f_send_simple, f_send_progress, f_send_sessions, f_send_credit,
     f_send_reclaim, f_send_held,   f_pick,        f_env_pick,      f_env_start,     f_send_job,
-    f_cancel,       f_end_session, f_services,    f_packages,      f_python};
+    f_cancel,       f_end_session, f_services,    f_packages,      f_python,        f_send_leaving};
 
 /* ---- the rig ------------------------------------------------------------------------------ */
 
@@ -459,6 +466,79 @@ test_a_job_on_a_session_this_node_does_not_hold_is_answered_with_its_credit(void
     assert_int_equal(METRICS.busy, 0);
 }
 
+/* ---- draining ----------------------------------------------------------------------------- */
+
+static void test_a_draining_node_says_leaving_gives_no_credit_and_answers_its_jobs(void **state)
+{
+    (void)state;
+    s_slots(2);
+    s_up(0);
+    s_up(1);
+    s_job(0, 1);
+    L[0] = '\0';
+    slots_drain(S, "SIGTERM", 60000);
+    /* LEAVING to each broker up, then RECLAIM of what broker 0 still held */
+    assert_string_equal(L, "0:LEAVING60000/1/SIGTERM 1:LEAVING60000/1/SIGTERM 0:RECLAIM1");
+    assert_true(slots_draining(S));
+    assert_false(slots_drained(S));
+    LH.on_release(LH.arg, 0, 1);    /* the broker gives it back */
+    LH.on_want(LH.arg, 1, 2);       /* a broker with work for it gets nothing */
+    assert_false(slots_drained(S)); /* job 1 still runs */
+    L[0] = '\0';
+    s_result(1);
+    assert_string_equal(L, "0:ANSWER"); /* its slot returns to no broker */
+    assert_int_equal(LINK[0].status, ST_OK);
+    assert_true(slots_drained(S));
+    assert_int_equal(slots_running(S), 0);
+    s_down(1);
+    L[0] = '\0';
+    s_up(1); /* a broker that registers again hears it too, after its READY, and no CREDIT */
+    assert_string_equal(L, "1:LEAVING60000/0/SIGTERM");
+}
+
+static void test_a_job_its_broker_sent_before_it_heard_leaving_runs(void **state)
+{
+    (void)state;
+    s_slots(2);
+    s_up(0);
+    slots_drain(S, "SIGTERM", 60000);
+    LH.on_release(LH.arg, 0, 1); /* it had used the other credit already: a JOB is on its way */
+    assert_false(slots_drained(S));
+    L[0] = '\0';
+    s_job(0, 3);
+    assert_string_equal(L, "z0:job");
+    s_result(3);
+    assert_true(slots_drained(S));
+}
+
+static int HOOK_BUSY, HOOK_BEGUN;
+static void s_hook_begin(void *arg, node_sessions_t *sessions)
+{
+    (void)arg, (void)sessions;
+    HOOK_BEGUN++;
+}
+static int s_hook_busy(void *arg)
+{
+    (void)arg;
+    return HOOK_BUSY;
+}
+
+static void test_the_drain_hook_begins_once_and_holds_the_drain_while_busy(void **state)
+{
+    (void)state;
+    s_slots(1);
+    slots_drain_hook_t hook = {s_hook_begin, s_hook_busy, NULL};
+    slots_set_drain_hook(S, &hook);
+    HOOK_BUSY = 1, HOOK_BEGUN = 0;
+    assert_false(slots_drained(S)); /* not draining */
+    slots_drain(S, "POST /drain", 1000);
+    slots_drain(S, "SIGTERM", 1000);
+    assert_int_equal(HOOK_BEGUN, 1);
+    assert_false(slots_drained(S)); /* no link up, nothing runs: only the hook holds it */
+    HOOK_BUSY = 0;
+    assert_true(slots_drained(S));
+}
+
 int main(void)
 {
     log_set_level(LOG_OFF); /* the refusals' warnings are the test's own doing */
@@ -478,6 +558,9 @@ int main(void)
         T_(test_a_job_for_a_service_no_zygote_serves_is_refused),
         T_(test_a_job_while_its_zygote_restarts_is_refused_as_an_internal_error),
         T_(test_a_job_on_a_session_this_node_does_not_hold_is_answered_with_its_credit),
+        T_(test_a_draining_node_says_leaving_gives_no_credit_and_answers_its_jobs),
+        T_(test_a_job_its_broker_sent_before_it_heard_leaving_runs),
+        T_(test_the_drain_hook_begins_once_and_holds_the_drain_while_busy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

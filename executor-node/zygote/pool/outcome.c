@@ -109,6 +109,11 @@ static void s_judge_unfinished(const outcome_t *o, const area_hdr_t *h, result_t
         res->status = ST_ERROR;
         s_set_error(res, "ProcessDied", "the process was killed by %s",
                     s_signame(sig, name, sizeof name));
+    } else if (h->phase == AREA_STARTED && res->exit.code == 0) {
+        res->status = ST_OK; /* os._exit(0) from the code: a process that ended well */
+    } else if (h->phase == AREA_STARTED) {
+        res->status = ST_ERROR; /* os._exit(n): its status passed through, as a shell sees it */
+        s_set_error(res, "SystemExit", "exit code %d", res->exit.code);
     } else {
         res->status = ST_ERROR;
         s_set_error(res, "ProcessExit", "the code ended the process (exit status %d) "
@@ -143,6 +148,7 @@ static void s_judge(const outcome_t *o, result_t *res)
     /* the runner's view first; the checks below override it */
     if (h->meta_len) outcome_read_meta(area_meta(area), h->meta_len, res, &flags);
     res->exit.reason = NULL;
+    if (h->meta_len && !sig) res->exit.code = flags.exit_code; /* sys.exit's, through the runner */
     if (o->killed == KILL_TIMEOUT) {
         res->status = ST_TIMEOUT;
         reason = "timeout";
@@ -183,9 +189,10 @@ static void s_judge(const outcome_t *o, result_t *res)
         reason = "output_limit";
         s_set_error(res, "OutputLimit", "output exceeded %ld bytes; the job was stopped there",
                     o->limits.output_bytes);
-    } else if (h->audit_blocked || (h->audit_denied && flags.denied)) {
-        /* an attack is one whether or not the code caught it; a path refused only when the
-         * refusal is what ended the code (a library's probe that it handled is ordinary) */
+    } else if ((h->audit_blocked || h->audit_denied) && flags.denied) {
+        /* a refusal is a violation when it is what ended the code; one the code caught (an
+         * offline fallback, a library probing /tmp) leaves the status to the code, and is
+         * listed in security_events either way */
         const volatile char *src = h->audit_blocked ? h->audit_event : h->denied_event;
         char event[sizeof h->audit_event];
         for (size_t i = 0; i < sizeof event; i++) event[i] = src[i];
@@ -201,6 +208,45 @@ static void s_judge(const outcome_t *o, result_t *res)
     res->exit.reason = xstrdup(reason);
 }
 
+/* One entry of res->events, its words copied. */
+static void s_add_event(result_t *res, const char *operation, const char *target,
+                        const char *layer, uint32_t count)
+{
+    if (!res->events) res->events = xcalloc(RESULT_MAX_EVENTS, sizeof *res->events);
+    if (res->n_events == RESULT_MAX_EVENTS) {
+        res->events_truncated = 1;
+        return;
+    }
+    result_event_t *e = &res->events[res->n_events++];
+    e->operation = xstrdup(operation);
+    e->target = target && target[0] ? xstrdup(target) : NULL;
+    e->layer = xstrdup(layer);
+    e->count = count ? count : 1;
+}
+
+/* What the layers refused, for security_events: the audit hook's list (the child's area, read
+ * as hostile: every string cut at its slot), then a seccomp trap, which ends the job. */
+static void s_take_events(const area_hdr_t *h, result_t *res)
+{
+    uint32_t n = h->n_events < AREA_EVENTS ? h->n_events : AREA_EVENTS;
+    for (uint32_t i = 0; i < n; i++) {
+        const area_event_t *slot = &h->events[i];
+        char op[sizeof slot->operation], target[sizeof slot->target];
+        memcpy(op, slot->operation, sizeof op);
+        memcpy(target, slot->target, sizeof target);
+        op[sizeof op - 1] = target[sizeof target - 1] = '\0';
+        if (op[0]) s_add_event(res, op, target, "python", slot->count);
+    }
+    if (h->events_dropped) res->events_truncated = 1;
+    if (h->trap_syscall >= 0) {
+        char name[64];
+        s_add_event(res, filter_syscall_name(h->trap_syscall, name, sizeof name), NULL,
+                    "seccomp", 1);
+    } else if (res->exit.signal == SIGSYS) { /* trapped with its signals blocked: unnamed */
+        s_add_event(res, "unknown", NULL, "seccomp", 1);
+    }
+}
+
 void outcome_result(const outcome_t *o, result_t *res)
 {
     s_take_output(o->area, res);
@@ -209,9 +255,10 @@ void outcome_result(const outcome_t *o, result_t *res)
     res->exit.signal = WIFSIGNALED(o->wstatus) ? WTERMSIG(o->wstatus) : 0;
     res->exit.code = WIFEXITED(o->wstatus) ? WEXITSTATUS(o->wstatus) : 0;
     s_judge(o, res);
+    s_take_events(area_hdr(o->area), res);
     /* What the job wrote, less its unchanged inputs. */
     if (o->ws_dir && o->ws_dir[0] && o->kind == JOB_EXEC)
-        workspace_collect(o->ws_dir, o->inputs, o->files_since_ns, res);
+        workspace_collect(o->ws_dir, o->inputs, o->files_since_ns, o->files_marks, res);
 }
 
 /* Where a job's time went, relative to its dispatch (µs): for profiling the pool. */
@@ -242,6 +289,22 @@ void outcome_log(const outcome_t *o, const result_t *res, long minflt)
         log_warn("event=security_violation audit=1 job=%s tenant=%s profile=%s reason=%s syscall=%s",
                  idstr, o->tenant, o->profile, res->exit.reason ? res->exit.reason : "?",
                  log_quote(what, sizeof what, res->exit.syscall ? res->exit.syscall : "?"));
+    }
+    for (size_t i = 0; i < res->n_events; i++) { /* and each refusal, caught or not */
+        char idstr[ID_STR_LEN + 1], op[120], target[240];
+        const result_event_t *e = &res->events[i];
+        id_format(o->id, idstr);
+        log_warn("event=security_event audit=1 job=%s tenant=%s profile=%s layer=%s operation=%s "
+                 "target=%s count=%u ended_job=%d",
+                 idstr, o->tenant, o->profile, e->layer, log_quote(op, sizeof op, e->operation),
+                 log_quote(target, sizeof target, e->target ? e->target : ""), e->count,
+                 res->status == ST_SECURITY_VIOLATION);
+    }
+    if (res->events_truncated) { /* more distinct refusals than a Result lists */
+        char idstr[ID_STR_LEN + 1];
+        id_format(o->id, idstr);
+        log_warn("event=security_events_truncated audit=1 job=%s tenant=%s profile=%s listed=%zu",
+                 idstr, o->tenant, o->profile, res->n_events);
     }
     if (log_get_level() <= LOG_DEBUG) s_log_timings(o, res, minflt);
 }

@@ -13,6 +13,7 @@
 #include "proto/job.h"
 #include "proto/result.h"
 #include "executor-node/area/jobarea.h"
+#include "executor-node/sandbox/workspace.h"
 #include "outcome_meta.h"
 
 typedef enum { KILL_NONE = 0, KILL_TIMEOUT, KILL_CANCEL } kill_reason_t;
@@ -32,7 +33,9 @@ typedef struct {
     int                  kind;     /* JOB_EXEC or JOB_VALIDATE */
     const char          *ws_dir;   /* its workspace directory; NULL or "" when none */
     const jobspec_t     *inputs;   /* its input files (the zygote's own copy), or NULL */
-    int64_t              files_since_ns; /* a session's cell: files modified since (wall ns) */
+    int64_t              files_since_ns; /* a session's cell: files modified since (the file
+                                            clock, workspace_now_ns) */
+    workspace_marks_t   *files_marks;    /* a session's: what its previous cell returned */
 } outcome_t;
 
 /* The Result of a finished job: what the zygote, the kernel and the child's area say, in that

@@ -159,6 +159,9 @@ int outcome_read_meta(const uint8_t *meta, size_t len, result_t *res, meta_flags
         } else if (mpr_key_is(k, kl, "denied")) {
             int d = 0;
             if (mpr_bool(&r, &d) == 0 && d && flags) flags->denied = 1;
+        } else if (mpr_key_is(k, kl, "exit_code")) {
+            int64_t v;
+            if (mpr_int(&r, &v) == 0 && flags) flags->exit_code = v > 0 && v < 256 ? (int)v : 0;
         } else if (mpr_key_is(k, kl, "images_truncated")) {
             int t = 0;
             if (mpr_bool(&r, &t) == 0 && t) res->images_truncated = 1;

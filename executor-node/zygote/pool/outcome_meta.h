@@ -26,7 +26,8 @@
  * headers, capped), and a session's summary and snapshot parts (the snapshot's bytes as they
  * came: zygote_sessions.h checks them). 0, or -1 when malformed. */
 typedef struct {
-    int denied; /* the code ended on a PermissionError of the audit hook's (policy.h DENY) */
+    int denied;    /* the code ended on a PermissionError of the audit hook's (policy.h) */
+    int exit_code; /* the status the code exited with (sys.exit), 0..255 */
 } meta_flags_t;
 int outcome_read_meta(const uint8_t *meta, size_t len, result_t *res, meta_flags_t *flags);
 

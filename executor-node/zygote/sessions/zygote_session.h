@@ -34,7 +34,9 @@ typedef struct zygote_session {
     long memory_mb;
     long idle_timeout_s;
     uint32_t cells;
-    int64_t cell_since_ns; /* wall clock at its current job's start: files it wrote are newer */
+    int64_t cell_since_ns; /* the file clock at its current job's start (workspace_now_ns):
+                              files it wrote are not older */
+    workspace_marks_t files_marks; /* files its last cell returned in that cell's last tick */
     uint32_t measured;     /* cells when last measured, + 1; 0: never */
     uint64_t memory_kb;
     uint64_t rest_cpu_ms; /* its process's CPU when it last went back to waiting, + 1; 0 unknown */

@@ -44,13 +44,6 @@ struct zygote_sessions {
 /* What forks ask of the table (session_fork.h), defined with the table below. */
 static const session_fork_hooks_t s_fork_hooks;
 
-static int64_t s_wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void s_news(zygote_sessions_t *s, const zygote_session_t *z, zygote_session_event_t event)
 {
     zmsg_t m = {.type = ZM_SESSION, .id = z->id};
@@ -121,6 +114,7 @@ static zygote_session_t *s_add(zygote_sessions_t *s, const uint8_t id[ID_BYTES],
     z->child = c;
     z->layers = from ? from->layers : 1; /* a pooled child holds one Landlock layer */
     if (from) {
+        z->files_marks = from->files_marks; /* its files, copied with their times */
         z->memory_mb = from->memory_mb;
         z->idle_timeout_s = from->idle_timeout_s;
         z->lineage = from->lineage;
@@ -312,7 +306,7 @@ static int s_start(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id[I
     c->limits = job->limits;
     c->limits.memory_mb = z->memory_mb; /* the session's, set when it began */
     snprintf(c->tenant, sizeof c->tenant, "%s", job->tenant);
-    z->cell_since_ns = s_wall_ns();
+    z->cell_since_ns = workspace_now_ns(); /* the clock files are stamped with, not a finer one */
     if (job->kind == JOB_EXEC) z->cells++;
     pool_start(s->conf.pool, c);
     return 0;
@@ -477,7 +471,8 @@ void zygote_sessions_finished(zygote_sessions_t *s, child_t *c, int wstatus,
                    .kind = c->kind == JOB_EXEC ? JOB_EXEC : JOB_VALIDATE, /* files: cells only */
                    .ws_dir = c->ws_dir,
                    .inputs = c->inputs,
-                   .files_since_ns = z->cell_since_ns};
+                   .files_since_ns = z->cell_since_ns,
+                   .files_marks = c->kind == JOB_EXEC ? &z->files_marks : NULL};
     result_t res;
     result_init(&res);
     outcome_result(&o, &res);

@@ -1,4 +1,4 @@
-/* mcp-frontend/compat/pyscan.c — see pyscan.h. Two steps: the source is cut into logical statements
+/* mcp-frontend/tools/pyscan.c — see pyscan.h. Two steps: the source is cut into logical statements
  * (Python's rules: newlines inside brackets and after a backslash continue a line, `;`
  * separates), with comments dropped and every string literal replaced by "" so nothing inside
  * one is read; then each statement is matched against the forms that bind names. Each step is

@@ -1,10 +1,11 @@
-/* mcp-frontend/compat/pyscan.h — the names a piece of Python binds and the modules it imports, read
- * lexically, without a Python parser in this process. The python-sandbox endpoint reports
- * which variables code defined (its `variables` list) by asking the sandbox for the final
- * values of these names, and routes code to the first profile whose modules it imports. The
- * names it calls and the double-underscore attributes it reads are what the servers behind
- * three drop-in endpoints refused by inspecting code (compat_job.h's compat_static_refusal):
- * the same reading, not a defence — the sandbox is that.
+/* mcp-frontend/tools/pyscan.h — the names a piece of Python binds and the modules it imports,
+ * read lexically, without a Python parser in this process. A call that names no profile runs
+ * in the smallest profile whose modules cover the imports found here (jobargs.h); the
+ * python-sandbox endpoint reports which variables code defined (its `variables` list) by
+ * asking the sandbox for the final values of these names. The names it calls and the
+ * double-underscore attributes it reads are what the servers behind three drop-in endpoints
+ * refused by inspecting code (compat_job.h's compat_static_refusal): the same reading, not a
+ * defence — the sandbox is that.
  *
  * A lexical reading errs both ways, and the way it is used makes that harmless: a name found
  * that the code never bound (a local of a function, a word in a docstring) is simply absent
