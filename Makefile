@@ -59,8 +59,12 @@ EXECUTOR_MAIN := executor-node/node/main.c
 EXECUTOR_SRC  := $(call srcs,executor-node/node) $(EXEC_LINK_SRC)
 EXECUTOR_LIB  := $(BUILD)/lib/libexecutor.a
 ZYGOTE_MAIN   := executor-node/zygote/zygote_main.c
-ZYGOTE_SRC    := $(filter-out $(call srcs,executor-node/node),$(call srcs,executor-node))
+ZYGOTE_SRC    := $(filter-out $(call srcs,executor-node/node executor-node/egress),$(call srcs,executor-node))
 ZYGOTE_LIB    := $(BUILD)/lib/libzygote.a
+# the node's network egress process: egress/ and the channel to the node (link/)
+EGRESS_MAIN   := executor-node/egress/egress_main.c
+EGRESS_SRC    := $(call srcs,executor-node/egress) $(EXEC_LINK_SRC)
+EGRESS_LIB    := $(BUILD)/lib/libegress.a
 
 MCP_MAIN := mcp-frontend/main.c
 MCP_SRC  := $(call srcs,mcp-frontend)
@@ -70,10 +74,10 @@ CLI_MAIN := cli/main.c
 CLI_SRC  := $(call srcs,cli)
 CLI_LIB  := $(BUILD)/lib/libcli.a
 
-COMPONENT_LIBS := $(BROKER_LIB) $(EXECUTOR_LIB) $(ZYGOTE_LIB) $(MCP_LIB) $(CLI_LIB)
+COMPONENT_LIBS := $(BROKER_LIB) $(EXECUTOR_LIB) $(ZYGOTE_LIB) $(EGRESS_LIB) $(MCP_LIB) $(CLI_LIB)
 
-BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-mcp \
-            $(BIN)/snakepit
+BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-egress \
+            $(BIN)/snakepit-mcp $(BIN)/snakepit
 
 .PHONY: all deps deps-test run deb test test-unit test-integration test-security test-interop \
         test-executor test-san test-cluster conformance bench bench-quick fuzz format clean
@@ -84,6 +88,7 @@ $(LIB): $(call objs,$(LIB_SRC))
 $(BROKER_LIB): $(call objs,$(filter-out $(BROKER_MAIN),$(BROKER_SRC)))
 $(EXECUTOR_LIB): $(call objs,$(filter-out $(EXECUTOR_MAIN),$(EXECUTOR_SRC)))
 $(ZYGOTE_LIB): $(call objs,$(filter-out $(ZYGOTE_MAIN),$(ZYGOTE_SRC)))
+$(EGRESS_LIB): $(call objs,$(filter-out $(EGRESS_MAIN),$(EGRESS_SRC)))
 $(MCP_LIB): $(call objs,$(filter-out $(MCP_MAIN),$(MCP_SRC)))
 $(CLI_LIB): $(call objs,$(filter-out $(CLI_MAIN),$(CLI_SRC)))
 $(LIB) $(COMPONENT_LIBS):
@@ -116,7 +121,7 @@ $(OBJ)/executor-node/buildbox/buildbox.o: $(BUILD)/gen/envbuild_py.h
 
 $(OBJ)/executor-node/python/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
                                $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h \
-                               $(BUILD)/gen/ipython_py.h $(BUILD)/gen/dists_py.h
+                               $(BUILD)/gen/ipython_py.h $(BUILD)/gen/dists_py.h $(BUILD)/gen/egress_py.h
 
 # the drop-in endpoints' validators are Python programs the front-end sends to the farm as
 # jobs (mcp-frontend/compat/compat_validators.h), compiled in the same way
@@ -147,6 +152,11 @@ $(BIN)/snakepit-executor: $(call objs,$(EXECUTOR_MAIN)) $(EXECUTOR_LIB) $(LIB)
 $(BIN)/snakepit-zygote: $(call objs,$(ZYGOTE_MAIN)) $(ZYGOTE_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(PY_LIBS) -lseccomp -lmsgpackc -lm
+
+# the egress process links none of the node's HTTP or Redis libraries, and no interpreter
+$(BIN)/snakepit-egress: $(call objs,$(EGRESS_MAIN)) $(EGRESS_LIB) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS)
 
 $(BIN)/snakepit-mcp: $(call objs,$(MCP_MAIN)) $(MCP_LIB) $(LIB)
 	@mkdir -p $(@D)
@@ -206,9 +216,11 @@ BROKER_TESTS   := test_broker_% test_queue
 MCP_TESTS      := test_fe_% test_compat test_store test_store_journal test_executions
 EXECUTOR_TESTS := test_node_sessions test_zmsg test_pretouch test_credits test_claims \
                   test_slots test_pool
+EGRESS_TESTS   := test_egress_%
 unit_lib   = $(if $(filter $(BROKER_TESTS),$(1)),$(BROKER_LIB)) \
              $(if $(filter $(MCP_TESTS),$(1)),$(MCP_LIB)) \
-             $(if $(filter $(EXECUTOR_TESTS),$(1)),$(EXECUTOR_LIB) $(ZYGOTE_LIB))
+             $(if $(filter $(EXECUTOR_TESTS),$(1)),$(EXECUTOR_LIB) $(ZYGOTE_LIB)) \
+             $(if $(filter $(EGRESS_TESTS),$(1)),$(EGRESS_LIB))
 UNIT_LDLIBS := -lcmocka -ljansson -lmicrohttpd -lhiredis $(PY_LIBS) -lseccomp $(LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(COMPONENT_LIBS) $(LIB)
@@ -354,7 +366,8 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -g -O1 -I. -DSNAKEPIT_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined
 FUZZ_COMMON  := common/buf.c common/idmap.c common/ids.c common/clock.c common/log.c common/limits.c common/profiles.c common/pep440.c common/prom.c \
-                proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/job.c proto/snapshot.c
+                proto/egress_rule.c proto/wire.c proto/mpack.c proto/status.c proto/result.c proto/result_egress.c proto/job.c \
+                proto/snapshot.c
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_COMMON) $(filter-out broker/main.c,$(BROKER_SRC))
 	@mkdir -p $(@D)
@@ -367,6 +380,13 @@ $(BUILD)/fuzz/fuzz_meta: tests/fuzz/fuzz_meta.c $(FUZZ_COMMON) executor-node/zyg
 
 # the node's reading of what its zygotes send (executor-node/link/zmsg.c)
 $(BUILD)/fuzz/fuzz_zmsg: tests/fuzz/fuzz_zmsg.c $(FUZZ_COMMON) executor-node/link/zmsg.c executor-node/link/zchan.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lmsgpackc -lm
+
+# what the network egress path reads: request heads, DNS answers, rules, the egress process's
+# messages to the node
+$(BUILD)/fuzz/fuzz_egress: tests/fuzz/fuzz_egress.c $(FUZZ_COMMON) common/base64.c executor-node/egress/head.c \
+                           executor-node/egress/dns.c executor-node/link/emsg.c executor-node/link/zchan.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lmsgpackc -lm
 

@@ -88,6 +88,24 @@ static int s_store_session_quotas(redisContext *c, const char *name, const tenan
     return 0;
 }
 
+/* The network: its rules and caps as given, or none (the fields removed). */
+static int s_store_egress(redisContext *c, const char *name, const tenant_quota_t *q, char *err,
+                          size_t errlen)
+{
+    int rc = q->egress[0] ? s_run(c, err, errlen, "HSET", "HSET sp:t:%s egress %s", name, q->egress)
+                          : s_run(c, err, errlen, "HDEL", "HDEL sp:t:%s egress", name);
+    const struct {
+        const char *field;
+        long value;
+    } caps[] = {{"egress_max_bytes", q->egress_max_bytes}, {"egress_max_conns", q->egress_max_conns}};
+    for (size_t i = 0; rc == 0 && i < sizeof caps / sizeof caps[0]; i++)
+        rc = caps[i].value > 0 ? s_run(c, err, errlen, "HSET", "HSET sp:t:%s %s %ld", name,
+                                       caps[i].field, caps[i].value)
+                               : s_run(c, err, errlen, "HDEL", "HDEL sp:t:%s %s", name,
+                                       caps[i].field);
+    return rc;
+}
+
 int tenant_quota_write(redisContext *c, const char *name, const tenant_quota_t *q, char *err,
                        size_t errlen)
 {
@@ -111,7 +129,7 @@ int tenant_quota_write(redisContext *c, const char *name, const tenant_quota_t *
     if (q->record_max > 0 &&
         s_run(c, err, errlen, "HSET", "HSET sp:t:%s record_max %ld", name, q->record_max) < 0)
         return -1;
-    return 0;
+    return s_store_egress(c, name, q, err, errlen);
 }
 
 int tenant_store(redisContext *c, const char *name, const tenant_quota_t *q, const char *key,
@@ -185,9 +203,10 @@ int tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q)
 {
     redisReply *r = redisCommand(c,
                                  "HMGET sp:t:%s rate burst max_concurrency max_timeout_s "
-                                 "max_memory_mb profiles record_ttl_s record_max",
+                                 "max_memory_mb profiles record_ttl_s record_max egress "
+                                 "egress_max_bytes egress_max_conns",
                                  name);
-    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 8;
+    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 11;
     if (ok) {
         tenant_quota_defaults(q);
         if (r->element[0]->str) snprintf(q->rate, sizeof q->rate, "%s", r->element[0]->str);
@@ -198,6 +217,9 @@ int tenant_quota_read(redisContext *c, const char *name, tenant_quota_t *q)
         if (r->element[5]->str) snprintf(q->profiles, sizeof q->profiles, "%s", r->element[5]->str);
         if (r->element[6]->str) q->record_ttl_s = atol(r->element[6]->str);
         if (r->element[7]->str) q->record_max = atol(r->element[7]->str);
+        if (r->element[8]->str) snprintf(q->egress, sizeof q->egress, "%s", r->element[8]->str);
+        if (r->element[9]->str) q->egress_max_bytes = atol(r->element[9]->str);
+        if (r->element[10]->str) q->egress_max_conns = atol(r->element[10]->str);
     }
     if (r) freeReplyObject(r);
     return ok ? 0 : -1;

@@ -7,7 +7,10 @@
  *                         max_sessions, max_session_memory_mb, max_idle_timeout_s,
  *                         max_snapshots, max_snapshot_mb; and what it may hold across the farm
  *                         (issue 30) max_listen_streams, max_sse_streams, max_tasks,
- *                         max_linked_mb, max_linked_files — absent: the front-end's defaults
+ *                         max_linked_mb, max_linked_files — absent: the front-end's defaults;
+ *                         network egress: egress (its rules, comma-separated, each as
+ *                         proto/egress_rule.h writes it; absent: no network),
+ *                         egress_max_bytes, egress_max_conns (absent: the executor's caps)
  *   sp:key:{sha256(key)}  string: tenant name
  * Keys are shown once and stored only as their SHA-256. */
 #ifndef SP_TENANT_H
@@ -36,6 +39,13 @@ typedef struct {
     long   max_tasks;
     long   max_linked_mb;
     long   max_linked_files;
+    /* network egress: the rules (comma-separated; "" none), and per job caps (0: the
+     * executor's). On the command line: --egress RULE (repeatable) replaces the rules,
+     * --no-egress removes them. */
+    char   egress[4096];
+    int    no_egress;
+    long   egress_max_bytes;
+    long   egress_max_conns;
 } tenant_quota_t;
 
 void tenant_quota_defaults(tenant_quota_t *q);

@@ -10,6 +10,7 @@
 #include <sysexits.h>
 
 #include "common/config.h"
+#include "proto/egress_rule.h"
 #include "common/profiles.h"
 #include "proto/wire.h"
 #include "cli/farm/farm.h"
@@ -73,6 +74,16 @@ static const cfg_opt_t s_opts[] = {
                 "instead (default: the front-end's, 64)"),
     CFG_OPT_INT(tenant_args_t, q.max_linked_files, "max-linked-files", 1, 1000000, "N",
                 "how many such linked files (default: the front-end's, 256)"),
+    CFG_OPT_LIST(tenant_args_t, q.egress, "egress", "RULE",
+                 "a destination its jobs may reach over the network: HOST[:PORT], *.DOMAIN[:PORT], "
+                 "ADDR[:PORT] or CIDR[:PORT] ([IPv6]:PORT); repeat for more; on set, the rules "
+                 "given replace the stored ones (default: none, no network)"),
+    CFG_OPT_BOOL(tenant_args_t, q.no_egress, "no-egress", "remove every egress rule: no network"),
+    CFG_OPT_INT(tenant_args_t, q.egress_max_bytes, "egress-max-bytes", 1, 1L << 40, "BYTES",
+                "a job's network bytes, in and out together, at most; past it the job ends "
+                "egress_limit (default: the executor's, 256 MiB)"),
+    CFG_OPT_INT(tenant_args_t, q.egress_max_conns, "egress-max-conns", 1, 65536, "N",
+                "a job's network connections, at most (default: the executor's, 256)"),
     CFG_OPT_BOOL(tenant_args_t, json, "json", "print JSON"),
     CFG_OPT_END,
 };
@@ -84,6 +95,8 @@ static const char *s_usage =
     "                         [--max-snapshots N] [--max-snapshot-mb MB]\n"
     "                         [--max-listen-streams N] [--max-sse-streams N] [--max-tasks N]\n"
     "                         [--max-linked-mb MB] [--max-linked-files N]\n"
+    "                         [--egress RULE ... | --no-egress] [--egress-max-bytes B]\n"
+    "                         [--egress-max-conns N]\n"
     "       snakepit tenant set NAME [the same options: only those given change]\n"
     "       snakepit tenant list\n"
     "       snakepit tenant show NAME\n"
@@ -127,10 +140,36 @@ static limits_t s_profiles_max(const tenant_quota_t *q)
     return most;
 }
 
+/* --egress: every rule one the egress process reads, stored as it would write it back. */
+static int s_check_egress(tenant_quota_t *q, char *err, size_t errlen)
+{
+    egress_rule_t *rules;
+    size_t n;
+    if (egress_rules_parse(q->egress, &rules, &n, err, errlen) < 0) return -1;
+    char out[sizeof q->egress] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        char one[EGRESS_MAX_RULE + 16];
+        egress_rule_format(&rules[i], one, sizeof one);
+        int w = snprintf(out + len, sizeof out - len, "%s%s", i ? "," : "", one);
+        if (w < 0 || (size_t)w >= sizeof out - len) {
+            snprintf(err, errlen, "--egress: the rules take more than %zu bytes", sizeof out - 1);
+            free(rules);
+            return -1;
+        }
+        len += (size_t)w;
+    }
+    free(rules);
+    snprintf(q->egress, sizeof q->egress, "%s", out);
+    return 0;
+}
+
 /* The whole quota, as it will be stored: the rate a number the front-end reads, the profiles
- * known, and no limit above what its profiles can give (it could never be used). */
+ * known, the egress rules ones the executor reads, and no limit above what its profiles can
+ * give (it could never be used). */
 static int s_check(tenant_quota_t *q, char *err, size_t errlen)
 {
+    if (s_check_egress(q, err, errlen) < 0) return -1;
     size_t rl = strlen(q->rate);
     if (rl > 2 && strcmp(q->rate + rl - 2, "/s") == 0) q->rate[rl - 2] = '\0';
     char *end;
@@ -177,6 +216,11 @@ static void s_merge(tenant_quota_t *base, const tenant_quota_t *given)
     if (given->max_tasks) base->max_tasks = given->max_tasks;
     if (given->max_linked_mb) base->max_linked_mb = given->max_linked_mb;
     if (given->max_linked_files) base->max_linked_files = given->max_linked_files;
+    /* the network: --egress replaces the rules, --no-egress removes them */
+    if (given->egress[0]) snprintf(base->egress, sizeof base->egress, "%s", given->egress);
+    if (given->no_egress) base->egress[0] = '\0';
+    if (given->egress_max_bytes) base->egress_max_bytes = given->egress_max_bytes;
+    if (given->egress_max_conns) base->egress_max_conns = given->egress_max_conns;
 }
 
 /* ---- the verbs ---------------------------------------------------------------------------- */
@@ -372,6 +416,10 @@ int tenant_main(int argc, char **argv)
         return EX_USAGE;
     case CONFIG_OK:
         break;
+    }
+    if (a.q.egress[0] && a.q.no_egress) {
+        fprintf(stderr, "snakepit tenant: --egress and --no-egress together\n");
+        return EX_USAGE;
     }
     size_t i = 0, n = sizeof s_verbs / sizeof s_verbs[0];
     while (i < n && (n_rest < 1 || strcmp(rest[0], s_verbs[i].verb) != 0)) i++;

@@ -51,6 +51,13 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_STR(up_conf_t, tls_cert, "tls-cert", "FILE",
                 "serve the MCP endpoint over HTTPS with this PEM certificate chain"),
     CFG_OPT_STR(up_conf_t, tls_key, "tls-key", "FILE", "the PEM private key for --tls-cert"),
+    CFG_OPT_LIST(up_conf_t, egress_deny, "egress-deny", "LIST",
+                 "more endpoints no job may reach, whatever its tenant's egress rules (HOST:PORT, "
+                 "ADDR:PORT, CIDR); the farm's own — Redis, brokers, /metrics, the MCP "
+                 "endpoint — are denied already"),
+    CFG_OPT_STR(up_conf_t, egress_resolver, "egress-resolver", "ADDR[:PORT]",
+                "the DNS resolver names jobs ask for are resolved with (default: the first "
+                "nameserver of /etc/resolv.conf)"),
     CFG_OPT_STR(up_conf_t, log_level, "log-level", "LEVEL", "components' log level"),
     CFG_OPT_INT(up_conf_t, log_max_kb, "log-max-kb", 16, 1L << 30, "KB",
                 "each component's log in STATE_DIR/logs is rotated at this size"),
@@ -299,7 +306,35 @@ static void s_plan_broker(const up_plan_t *p, child_t *c, int n, const char *bin
     }
 }
 
-static void s_plan_executor(const up_plan_t *p, child_t *c, const char *bin, const char *metrics)
+/* The farm's own endpoints, which no job may reach whatever its tenant's egress rules: the
+ * executor denies its brokers' executor endpoints, its /metrics and its Redis by itself; this
+ * adds what only `up` knows: the MCP endpoint, the brokers' client endpoints and the other
+ * /metrics ports (the front-end's is the MCP endpoint's). */
+static void s_deny_add(buf_t *b, const char *hostport)
+{
+    /* "*" and an empty host listen everywhere: every address of the machine */
+    int any = hostport[0] == ':' || !strncmp(hostport, "*:", 2);
+    buf_printf(b, "%s%s%s", b->len ? "," : "", any ? "0.0.0.0" : "",
+               any ? strchr(hostport, ':') : hostport);
+}
+
+static void s_egress_deny(const up_plan_t *p, const char (*metrics)[64], char *out, size_t cap)
+{
+    buf_t b;
+    buf_init(&b);
+    s_deny_add(&b, p->conf.http);
+    char list[sizeof p->farm.brokers];
+    snprintf(list, sizeof list, "%s", p->farm.brokers);
+    for (char *save = NULL, *ep = strtok_r(list, ",", &save); ep; ep = strtok_r(NULL, ",", &save))
+        if (!strncmp(ep, "tcp://", 6)) s_deny_add(&b, ep + 6);
+    for (int i = 0; i < 3; i++) s_deny_add(&b, metrics[i]);
+    if (p->conf.egress_deny[0]) s_deny_add(&b, p->conf.egress_deny);
+    snprintf(out, cap, "%.*s", (int)b.len, (const char *)b.data);
+    buf_free(&b);
+}
+
+static void s_plan_executor(const up_plan_t *p, child_t *c, const char *bin, const char *metrics,
+                            const char *egress_deny)
 {
     char exe[PATH_MAX + 32], slots[32], reserve[32];
     snprintf(exe, sizeof exe, "%s/snakepit-executor", bin);
@@ -321,6 +356,8 @@ static void s_plan_executor(const up_plan_t *p, child_t *c, const char *bin, con
         snprintf(envs, sizeof envs, "%s/envs", p->conf.state_dir);
         child_args(c, "--packages", p->conf.packages, "--envs-dir", envs, NULL);
     }
+    child_args(c, "--egress-deny", egress_deny, NULL);
+    if (p->conf.egress_resolver[0]) child_args(c, "--egress-resolver", p->conf.egress_resolver, NULL);
     child_args(c, "--log-level", p->conf.log_level, NULL);
 }
 
@@ -375,7 +412,9 @@ int up_plan(up_plan_t *p, char *err, size_t errlen)
         s_plan_redis(&p->child[UP_REDIS], conf->state_dir, conf->redis_maxmemory_mb);
     s_plan_broker(p, &p->child[UP_BROKER], 0, bin, listen[0]);
     if (conf->brokers > 1) s_plan_broker(p, &p->child[UP_BROKER2], 1, bin, listen[2]);
-    s_plan_executor(p, &p->child[UP_EXECUTOR], bin, listen[1]);
+    char deny[4096];
+    s_egress_deny(p, (const char(*)[64])listen, deny, sizeof deny);
+    s_plan_executor(p, &p->child[UP_EXECUTOR], bin, listen[1], deny);
     s_plan_mcp(p, &p->child[UP_MCP], bin);
     for (int i = 0; i < UP_CHILDREN; i++)
         if (p->child[i].name)

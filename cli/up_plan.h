@@ -34,6 +34,8 @@ typedef struct {
     char tls_key[PATH_MAX];
     long log_max_kb; /* each component's log is rotated at this size (logpump.h) */
     long log_keep;   /* rotated logs kept per component */
+    char egress_deny[2048];    /* more endpoints jobs may never reach (the farm's own are added) */
+    char egress_resolver[128]; /* the executor's --egress-resolver */
 } up_conf_t;
 
 /* The children, in the order they start (UP_BROKER2 runs with --brokers 2 only). */

@@ -12,7 +12,10 @@
 
 typedef struct loop loop_t;
 
-/* revents holds ZMQ_POLLIN / ZMQ_POLLOUT / ZMQ_POLLERR (same values as POLLIN etc.). */
+/* events and revents hold ZMQ_POLLIN / ZMQ_POLLOUT / ZMQ_POLLERR, for plain fds too (zmq_poll
+ * maps them to poll(2)'s, whose values differ); by these names for code that does not include
+ * <zmq.h>. */
+enum { LOOP_IN = 1, LOOP_OUT = 2, LOOP_ERR = 4 };
 typedef void(loop_io_fn)(loop_t *loop, short revents, void *arg);
 typedef void(loop_timer_fn)(loop_t *loop, void *arg);
 /* Called before each wait; returns the longest the loop may sleep in ms, or -1 for no bound. */

@@ -57,11 +57,12 @@ static const char *const s_basic_modules[] = {COMPUTE_AND_ORDINARY, NULL};
 static const char *const s_ordinary_modules[] = {ORDINARY_MODULES, NULL};
 
 /* Debian's packages for data work: the original five (issue #8) and what agents reach for
- * next (issue 14), with the libraries their users import by name. */
+ * next (issue 14), with the libraries their users import by name; requests (and the urllib3
+ * under it) for tenants an operator grants network egress. */
 static const char *const s_data_science_modules[] = {
     COMPUTE_AND_ORDINARY, "numpy", "pandas", "scipy", "matplotlib", "mpl_toolkits", "sympy",
     "mpmath", "sklearn", "seaborn", "statsmodels", "patsy", "PIL", "openpyxl", "networkx", "bs4",
-    "lxml", "yaml", "tabulate", "joblib", "dateutil", "pytz", NULL,
+    "lxml", "yaml", "tabulate", "joblib", "dateutil", "pytz", "requests", "urllib3", NULL,
 };
 
 /* Imported lazily by the modules above at first use; a child cannot read the filesystem, so
@@ -102,6 +103,8 @@ static const char *const s_data_science_preload[] = {
     "PIL.ImageChops", "PIL.ImageStat", "PIL.ImageColor", "PIL.features", "openpyxl",
     "openpyxl.styles", "openpyxl.utils", "networkx", "bs4", "lxml.etree", "lxml.html", "yaml",
     "tabulate", "seaborn", "joblib", "dateutil.parser", "dateutil.relativedelta", "pytz",
+    /* requests reads ~/.netrc at its first request (through shlex) */
+    "requests", "netrc", "shlex",
     NULL,
 };
 
@@ -143,6 +146,8 @@ static const struct {
     {"opencv-python", "cv2"},           {"msgpack-python", "msgpack"},
 };
 
+const char *const egress_ro_paths[] = {"/usr/lib/ssl/certs", "/usr/share/ca-certificates", NULL};
+
 const profile_t profiles[] = {
     {
         .name = "python.basic",
@@ -176,8 +181,8 @@ const profile_t profiles[] = {
         .name = "python.data_science",
         .summary = "numpy, pandas, scipy, matplotlib and seaborn (figures come back as images), "
                    "scikit-learn, statsmodels, sympy, Pillow, openpyxl, networkx, "
-                   "beautifulsoup4/lxml, PyYAML and tabulate, with a private scratch directory "
-                   "for the call's files; one BLAS thread",
+                   "beautifulsoup4/lxml, PyYAML, tabulate and requests, with a private scratch "
+                   "directory for the call's files; one BLAS thread",
         .modules = s_data_science_modules,
         .preload = s_data_science_preload,
         .unpickle = s_data_science_unpickle,

@@ -29,6 +29,12 @@ typedef struct {
 
 extern const profile_t profiles[];
 extern const size_t    n_profiles;
+/* Read-only in every profile for jobs with network egress (and mounted in the sealed root of
+ * zygotes that serve such jobs, under /usr, so that the root a job sees stays as it was): the
+ * system's CA certificates — /usr/lib/ssl/certs is OpenSSL's directory (the host's link to
+ * /etc/ssl/certs, mounted as the directory it points to), and the bundle in it is what a job's
+ * SSL_CERT_FILE and REQUESTS_CA_BUNDLE name (egress.py). */
+extern const char *const egress_ro_paths[];
 
 const profile_t *profile_find(const char *name);
 /* The profile a call runs in when it names none: the table's first entry. */

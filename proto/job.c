@@ -46,6 +46,12 @@ void jobspec_free_names(char **names, size_t n)
     s_free_names(names, n);
 }
 
+void jobspec_free_egress(job_egress_t *e)
+{
+    s_free_names(e->rules, e->n_rules);
+    memset(e, 0, sizeof *e);
+}
+
 void jobspec_clear(jobspec_t *job)
 {
     free(job->tenant);
@@ -56,6 +62,7 @@ void jobspec_clear(jobspec_t *job)
     s_free_names(job->inspect, job->n_inspect);
     s_free_names(job->allowed_imports, job->n_allowed_imports);
     s_free_names(job->dependencies, job->n_dependencies);
+    jobspec_free_egress(&job->egress);
     for (size_t i = 0; i < job->n_files; i++) {
         free(job->files[i].path);
         free(job->files[i].data);
@@ -77,7 +84,8 @@ void jobspec_encode(const jobspec_t *job, buf_t *out)
     mpw_init(&w, out);
     uint32_t extra = (uint32_t)(job->has_session + job->has_new_session +
                                 (job->idle_timeout_s > 0) + (job->snapshot != NULL) +
-                                (job->figure_format != FIGURES_PNG) + (job->n_dependencies > 0));
+                                (job->figure_format != FIGURES_PNG) + (job->n_dependencies > 0) +
+                                (job->egress.n_rules > 0));
     mpw_map(&w, 13 + extra);
     mpw_kv_uint(&w, "v", 1);
     mpw_kv_str(&w, "kind", job_kind_name(job->kind) ? job_kind_name(job->kind) : "exec");
@@ -112,6 +120,13 @@ void jobspec_encode(const jobspec_t *job, buf_t *out)
     mpw_kv_uint(&w, "attempt", 0); /* reserved; the broker's header carries the real one */
     if (job->figure_format != FIGURES_PNG) mpw_kv_str(&w, "figure_format", "svg");
     if (job->n_dependencies) s_write_names(&w, "dependencies", job->dependencies, job->n_dependencies);
+    if (job->egress.n_rules) {
+        mpw_str(&w, "egress");
+        mpw_map(&w, 3);
+        s_write_names(&w, "rules", job->egress.rules, job->egress.n_rules);
+        mpw_kv_uint(&w, "max_bytes", job->egress.max_bytes);
+        mpw_kv_uint(&w, "max_conns", job->egress.max_conns);
+    }
     if (job->has_session) {
         mpw_str(&w, "session");
         mpw_bin(&w, job->session, ID_BYTES);
@@ -183,6 +198,39 @@ static int s_read_strings(mpr_t *r, char ***names, size_t *n, uint32_t max, uint
 static int s_read_names(mpr_t *r, char ***names, size_t *n)
 {
     return s_read_strings(r, names, n, JOB_MAX_NAMES, JOB_MAX_NAME);
+}
+
+/* `egress`: the rules, each one a rule an operator could have stored (a JobSpec may come from
+ * any client of the broker, and the node hands them to the egress process as they are), and
+ * the caps. */
+static int s_read_egress(mpr_t *r, job_egress_t *e)
+{
+    uint32_t n;
+    if (mpr_map(r, &n) < 0) return -1;
+    for (uint32_t i = 0; i < n && !r->err; i++) {
+        const char *k;
+        uint32_t    kl;
+        if (mpr_str(r, &k, &kl) < 0) return -1;
+        if (mpr_key_is(k, kl, "rules") && !e->rules) {
+            if (s_read_strings(r, &e->rules, &e->n_rules, EGRESS_MAX_RULES, EGRESS_MAX_RULE) < 0)
+                return -1;
+            for (size_t j = 0; j < e->n_rules; j++) {
+                egress_rule_t rule;
+                char why[160];
+                if (egress_rule_parse(e->rules[j], strlen(e->rules[j]), &rule, why, sizeof why) < 0)
+                    return mpr_fail(r, "an egress rule is not valid");
+            }
+        } else if (mpr_key_is(k, kl, "max_bytes")) {
+            if (mpr_uint(r, &e->max_bytes) == 0 && e->max_bytes > JOB_MAX_EGRESS_BYTES)
+                return mpr_fail(r, "egress max_bytes out of range");
+        } else if (mpr_key_is(k, kl, "max_conns")) {
+            if (mpr_uint(r, &e->max_conns) == 0 && e->max_conns > JOB_MAX_EGRESS_CONNS)
+                return mpr_fail(r, "egress max_conns out of range");
+        } else {
+            mpr_skip(r);
+        }
+    }
+    return r->err ? -1 : 0;
 }
 
 static int s_read_limit(mpr_t *r, long *out)
@@ -311,6 +359,8 @@ int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size
             } else if (mpr_key_is(k, kl, "dependencies") && !job->dependencies) {
                 s_read_strings(&r, &job->dependencies, &job->n_dependencies, JOB_MAX_DEPS,
                                JOB_MAX_DEP);
+            } else if (mpr_key_is(k, kl, "egress") && !job->egress.rules) {
+                s_read_egress(&r, &job->egress);
             } else {
                 mpr_skip(&r);
             }
@@ -351,6 +401,27 @@ int jobspec_peek_dependencies(const void *data, size_t len, char ***out, size_t 
     s_free_names(*out, *n);
     *out = NULL;
     *n = 0;
+    return -1;
+}
+
+int jobspec_peek_egress(const void *data, size_t len, job_egress_t *out)
+{
+    mpr_t    r;
+    uint32_t count;
+    memset(out, 0, sizeof *out);
+    mpr_init(&r, data, len);
+    if (mpr_map(&r, &count) < 0) return -1;
+    for (uint32_t i = 0; i < count && !r.err; i++) {
+        const char *k;
+        uint32_t    kl;
+        if (mpr_str(&r, &k, &kl) < 0) break;
+        if (mpr_key_is(k, kl, "egress") && !out->rules)
+            s_read_egress(&r, out);
+        else
+            mpr_skip(&r);
+    }
+    if (!r.err) return 0;
+    jobspec_free_egress(out);
     return -1;
 }
 

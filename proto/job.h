@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "proto/egress_rule.h"
 #include "common/ids.h"
 #include "common/limits.h"
 
@@ -27,6 +28,8 @@
 #define JOB_MAX_IDLE_S    (7L * 24 * 3600)
 #define JOB_MAX_DEPS      32         /* dependencies (requirement strings) */
 #define JOB_MAX_DEP       200
+#define JOB_MAX_EGRESS_BYTES (1ULL << 40) /* an egress byte cap beyond this is malformed */
+#define JOB_MAX_EGRESS_CONNS 65536
 
 /* What a job does. exec and validate run code (exec in a session when `session` is set: the
  * session's next cell); the session_* kinds act on a session (PROTOCOL.md §4 "Sessions"). */
@@ -53,6 +56,15 @@ typedef struct {
     char  *data;
     size_t len;
 } job_file_t;
+
+/* What a job may reach on the network (PROTOCOL.md §4 `egress`): its tenant's rules, each a
+ * valid egress_rule.h rule, and the caps on its traffic; no rule means no network. */
+typedef struct {
+    char      **rules;
+    size_t      n_rules;
+    uint64_t    max_bytes; /* in and out together; 0: the executor's default */
+    uint64_t    max_conns; /* connections over the job's life; 0: the executor's default */
+} job_egress_t;
 
 typedef struct {
     uint8_t     id[ID_BYTES];
@@ -85,6 +97,7 @@ typedef struct {
     char      **dependencies;     /* PEP 508 requirements beyond the profile's (the argument and
                                      the PEP 723 block), resolved by the node; NULL when none */
     size_t      n_dependencies;
+    job_egress_t egress;          /* its network, when the tenant has one (n_rules > 0) */
 } jobspec_t;
 
 void jobspec_init(jobspec_t *job);
@@ -98,6 +111,10 @@ int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size
  * none), or -1 when the body is malformed there. */
 int  jobspec_peek_dependencies(const void *data, size_t len, char ***out, size_t *n);
 void jobspec_free_names(char **names, size_t n);
+/* Only the egress part of a JobSpec, for the node that grants it: 0 (out->n_rules 0 when the
+ * job has none; free with jobspec_free_egress), or -1 when the body is malformed there. */
+int  jobspec_peek_egress(const void *data, size_t len, job_egress_t *out);
+void jobspec_free_egress(job_egress_t *e);
 /* A file's path as PROTOCOL.md §4 allows it: relative, no "..", "." or empty component, no
  * control character or backslash, at most JOB_MAX_DEPTH components and JOB_MAX_PATH bytes.
  * The front-end checks it to answer early, the executor to be safe. 0, or -1 with the reason. */

@@ -6,6 +6,9 @@
 #include "mpack.h"
 #include "result.h"
 
+_Static_assert(RESULT_EGRESS_MAX_EVENTS == RESULT_MAX_EVENTS,
+               "the node adds egress refusals within the events a Result may list");
+
 void result_init(result_t *res)
 {
     memset(res, 0, sizeof *res);
@@ -50,6 +53,7 @@ void result_clear(result_t *res)
     free(res->session.end_reason);
     free(res->session.summary);
     free(res->snapshot);
+    result_egress_clear(&res->egress);
     result_init(res);
 }
 
@@ -88,7 +92,7 @@ void result_encode(const result_t *res, buf_t *out)
     mpw_t w;
     mpw_init(&w, out);
     mpw_map(&w, 18 + (uint32_t)(res->session.present + (res->snapshot != NULL)) +
-                    (res->n_outputs > 0) + (res->n_events > 0));
+                    (res->n_outputs > 0) + (res->n_events > 0) + (res->egress.n > 0));
     mpw_kv_uint(&w, "v", 1);
     mpw_kv_str(&w, "status", status_name(res->status));
     mpw_str(&w, "stdout");
@@ -161,6 +165,10 @@ void result_encode(const result_t *res, buf_t *out)
     mpw_kv_str(&w, "executor", res->executor);
     mpw_kv_uint(&w, "attempt", res->attempt);
     if (res->session.present) s_write_session(&w, res);
+    if (res->egress.n) {
+        mpw_str(&w, "egress");
+        result_egress_write(&w, &res->egress);
+    }
     if (res->snapshot) { /* a msgpack map already: written as it is */
         mpw_str(&w, "snapshot");
         buf_append(out, res->snapshot, res->snapshot_len);
@@ -496,6 +504,8 @@ int result_decode(const void *data, size_t len, result_t *res, char *err, size_t
                 s_read_session(&r, res);
             } else if (mpr_key_is(k, kl, "snapshot") && !res->snapshot) {
                 s_read_snapshot(&r, res);
+            } else if (mpr_key_is(k, kl, "egress") && !res->egress.list) {
+                result_egress_read(&r, &res->egress);
             } else {
                 mpr_skip(&r);
             }

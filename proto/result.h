@@ -8,6 +8,7 @@
 
 #include "common/buf.h"
 #include "common/ids.h"
+#include "result_egress.h"
 #include "status.h"
 
 #define RESULT_MAX_STREAM (64u << 20) /* decoder cap per stream; operators cap far lower */
@@ -109,6 +110,7 @@ typedef struct {
     } session;
     char           *snapshot;     /* session_snapshot: a msgpack map (PROTOCOL.md §8) */
     size_t          snapshot_len;
+    result_egress_list_t egress;  /* the destinations it asked for (the node adds these) */
 } result_t;
 
 void result_init(result_t *res);

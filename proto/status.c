@@ -6,6 +6,7 @@
 static const char *s_names[ST__COUNT] = {
     "ok",           "error",        "syntax_error",       "timeout",   "cpu_limit", "memory_limit",
     "output_limit", "security_violation", "cancelled", "rejected",  "lost",      "internal_error",
+    "egress_limit",
 };
 
 const char *status_name(status_t s)

@@ -17,6 +17,8 @@ typedef enum {
     ST_REJECTED,           /* queue full, quota, no executor for the service */
     ST_LOST,               /* the executor died twice while running it */
     ST_INTERNAL_ERROR,
+    ST_EGRESS_LIMIT,       /* stopped for going past its network byte cap (appended: the numbers
+                              above are the CLI's exit statuses) */
     ST__COUNT
 } status_t;
 

@@ -73,8 +73,9 @@ static const char *s_summary =
     "and the variables asked for. Exit status: the job's status — 0 ok, 1 error,\n"
     "2 syntax_error, 3 timeout, 4 cpu_limit, 5 memory_limit, 6 output_limit,\n"
     "7 security_violation, 8 cancelled, 9 rejected (also: still rate-limited after\n"
-    "--retry-for), 10 lost, 11 internal_error — or 64 usage (also: arguments the farm\n"
-    "refused), 69 farm not reachable, 73 --out could not be written, 77 API key refused.\n"
+    "--retry-for), 10 lost, 11 internal_error, 12 egress_limit — or 64 usage (also:\n"
+    "arguments the farm refused), 69 farm not reachable, 73 --out could not be written,\n"
+    "77 API key refused.\n"
     "--validate: 0 valid, 2 a syntax error, 1 anything else it found.";
 
 static char *s_read_all(FILE *f, size_t *len)

@@ -28,6 +28,8 @@ static const struct {
     {ST_REJECTED, "the farm turned the job away (queue full or a quota)"},
     {ST_LOST, "the executor running the job died, twice"},
     {ST_INTERNAL_ERROR, "the farm failed to run the job"},
+    {ST_EGRESS_LIMIT, "the code moved more bytes over the network than its tenant may "
+                      "(snakepit tenant set NAME --egress-max-bytes raises it)"},
 };
 
 static const char *s_reason(status_t st)

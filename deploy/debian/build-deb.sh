@@ -4,7 +4,7 @@
 #   build-deb.sh BIN_DIR VERSION OUT.deb "MAINTAINER <email>" PROFILE_MODULES
 #
 # BIN_DIR holds the five binaries, built with Debian's hardening flags. The tree is: binaries
-# in /usr/bin (snakepit-executor runs snakepit-zygote from beside itself, and `snakepit up`
+# in /usr/bin (snakepit-executor runs snakepit-zygote and snakepit-egress from beside itself, and `snakepit up`
 # finds the others there), the systemd units of deploy/systemd with their paths turned to
 # /usr/bin, the example configuration of deploy/config as conffiles in /etc/snakepit, a man
 # page per binary from its --help (help2man), the documentation and the monitoring files
@@ -27,7 +27,7 @@ arch=$(dpkg --print-architecture)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root=$work/root
-binaries="snakepit snakepit-broker snakepit-executor snakepit-mcp snakepit-zygote"
+binaries="snakepit snakepit-broker snakepit-executor snakepit-mcp snakepit-zygote snakepit-egress"
 # one date for every timestamp in the package: the last commit's (reproducible builds)
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$src" log -1 --format=%ct 2>/dev/null || date +%s)}
 export SOURCE_DATE_EPOCH
@@ -73,6 +73,7 @@ manpage snakepit-broker "the snakepit broker: fair job queues between front-ends
 manpage snakepit-executor "a snakepit executor node: sandboxed Python jobs"
 manpage snakepit-mcp "the snakepit MCP front-end (Streamable HTTP and stdio)"
 manpage snakepit-zygote "one profile's warm interpreter, started by snakepit-executor"
+manpage snakepit-egress "an executor node's network egress proxy, started by snakepit-executor"
 
 # ---- documentation: the guides (compressed, as Debian policy wants past 4 kB) and the
 # monitoring files as examples to copy (uncompressed: Prometheus and Grafana read them as is)

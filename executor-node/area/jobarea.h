@@ -40,6 +40,8 @@ typedef struct {
     uint32_t job_cap;
     uint32_t stream_cap;      /* capacity of each output stream */
     uint32_t out_limit;       /* this job's output_bytes, ≤ stream_cap */
+    char     egress_proxy[128]; /* a job with network egress: its proxy URL, credentials
+                                 * included (http://job:SECRET@127.0.0.1:PORT); "" none */
     /* child → zygote */
     volatile uint32_t phase;  /* AREA_* */
     volatile uint32_t out_len;

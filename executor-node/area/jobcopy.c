@@ -91,6 +91,7 @@ static jobspec_t *s_copy(arena_t *a, const jobspec_t *job, unsigned parts)
     copy.snapshot_len = run && job->snapshot ? job->snapshot_len : 0;
     copy.dependencies = run ? s_names(a, job->dependencies, job->n_dependencies) : NULL;
     copy.n_dependencies = run ? job->n_dependencies : 0;
+    copy.egress = (job_egress_t){0}; /* the node's to grant, never the child's to read */
     copy.files = files ? s_files(a, job->files, job->n_files) : NULL;
     copy.n_files = files ? job->n_files : 0;
     if (out) *out = copy;

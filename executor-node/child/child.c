@@ -31,7 +31,7 @@ static uint64_t s_cpu_ns(void)
 
 /* Every layer that does not depend on the job, in DESIGN.md §5's order. NULL, or the layer
  * that could not be entered (errno says why). */
-static const char *s_lock(const sandbox_t *sb, area_t *area, int wake_fd)
+static const char *s_lock(const sandbox_t *sb, area_t *area, int wake_fd, int egress)
 {
     unsigned on = sb->layers;
     /* the reporters the layers below rely on: SIGSYS for seccomp's traps, SIGXCPU for the CPU
@@ -50,7 +50,8 @@ static const char *s_lock(const sandbox_t *sb, area_t *area, int wake_fd)
     prologue_t mine = {.session = sb->session,
                        .site = (uint64_t)(uintptr_t)session_clone_site,
                        .wake_site = (uint64_t)(uintptr_t)wake_send_site,
-                       .wake_fd = wake_fd};
+                       .wake_fd = wake_fd,
+                       .egress = egress};
     if ((on & LAYER_SECCOMP) && filter_enter(&sb->filter, &mine) < 0) return "seccomp";
     return NULL;
 }
@@ -103,7 +104,7 @@ static _Noreturn void s_run(const child_env_t *env, const sandbox_t *sb, area_t 
 }
 
 _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, const char *ws_dir,
-                          int landlock_fd, int session)
+                          int landlock_fd, int session, int egress)
 {
     area_hdr_t *h = area_hdr(area);
     sandbox_t sb = *env->sb; /* our copy: a workspace child brings its own ruleset */
@@ -115,6 +116,7 @@ _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, con
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    if (egress && !ws_dir[0]) sb.landlock_fd = sb.landlock_egress_fd; /* the egress ruleset */
     if (ws_dir[0]) { /* its own directory, its own ruleset; relative paths land there */
         sb.landlock_fd = landlock_fd;
         if (chdir(ws_dir) < 0) _exit(1);
@@ -127,7 +129,7 @@ _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, con
      * ends every process inside.) */
     if (!(sb.layers & LAYER_NAMESPACES) && getppid() != env->zygote) _exit(1);
     /* rlimits, Landlock, uid, nnp, seccomp: every layer that does not depend on the job */
-    const char *layer = s_lock(&sb, area, wake_fd);
+    const char *layer = s_lock(&sb, area, wake_fd, egress);
     if (layer) {
         snprintf(err, sizeof err, "entering layer %s: %s", layer, strerror(errno));
         s_fail_before_job(area, wake_fd, err);

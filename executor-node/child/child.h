@@ -14,8 +14,10 @@
 /* In a pooled child right after fork: area is its job area, wake_fd its end of the wake
  * socket, ws_dir its workspace directory ("" in profiles without one) and landlock_fd the
  * Landlock ruleset the zygote made for that directory. session: pooled for a session, whose
- * first job hands it to session_child.h for good. Never returns. */
+ * first job hands it to session_child.h for good. egress: pooled for jobs with network egress
+ * (the TCP client's calls in its seccomp prologue, prologue.h; the egress ruleset,
+ * landlock.h). Never returns. */
 _Noreturn void child_main(const child_env_t *env, area_t *area, int wake_fd, const char *ws_dir,
-                          int landlock_fd, int session);
+                          int landlock_fd, int session, int egress);
 
 #endif

@@ -235,6 +235,8 @@ static const row_t s_rows[] = {
     [ZM_STATS] = {"STATS", SHAPE_MAP, s_stats_encode},
     [ZM_SESSION] = {"SESSION", SHAPE_MAP, s_session_encode},
     [ZM_SESSION_END] = {"SESSION_END", SHAPE_RAW, NULL},
+    [ZM_EGRESS] = {"EGRESS", SHAPE_RAW, NULL},
+    [ZM_EGRESS_STOP] = {"EGRESS_STOP", SHAPE_EMPTY, NULL},
 };
 
 static const row_t *s_row(unsigned type)

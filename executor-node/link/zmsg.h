@@ -33,6 +33,9 @@ typedef enum {
     ZM_STATS = 8,    /* zygote → node: [id +] counters for the node's metrics (zmsg_stats_t) */
     ZM_SESSION = 9,  /* zygote → node: a session began, ended, or was measured (zmsg_session_t) */
     ZM_SESSION_END = 10, /* node → zygote: id (a session's); text: why it must end */
+    ZM_EGRESS = 11,      /* node → zygote: id (a job's, sent just before its JOB); text: the
+                            secret the job's proxy credentials carry (emsg.h) */
+    ZM_EGRESS_STOP = 12, /* node → zygote: id; the job went past its network byte cap */
 } zmsg_type_t;
 
 typedef enum { ZS_UP = 1, ZS_DOWN, ZS_MEMORY } zygote_session_event_t;

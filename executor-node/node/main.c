@@ -78,6 +78,29 @@ static const cfg_opt_t s_node_opts[] = {
     CFG_OPT_BOOL(node_conf_t, build_from_source, "build-from-source",
                  "let dependency builds build source distributions (sdists run their own build "
                  "code; every build runs jailed either way); off: wheels only"),
+    CFG_OPT_BOOL(node_conf_t, egress, "egress",
+                 "let jobs whose tenant has egress rules reach the network through the egress "
+                 "process, snakepit-egress (needs the namespaces layer; tenants without rules "
+                 "never have network either way)"),
+    CFG_OPT_INT(node_conf_t, egress_port, "egress-port", 1, 65535, "PORT",
+                "the egress proxy's port on 127.0.0.1 inside each sandbox"),
+    CFG_OPT_INT(node_conf_t, egress_pool, "egress-pool", 0, 64, "N",
+                "children kept forked ahead for jobs with network egress, per profile"),
+    CFG_OPT_STR(node_conf_t, egress_resolver, "egress-resolver", "ADDR[:PORT]",
+                "the DNS resolver the egress process asks (default: the first nameserver of "
+                "/etc/resolv.conf)"),
+    CFG_OPT_LIST(node_conf_t, egress_deny, "egress-deny", "LIST",
+                 "more of the farm's own endpoints (HOST:PORT, ADDR:PORT, CIDR), denied to every "
+                 "job whatever its tenant's rules; the node adds its brokers, /metrics and Redis"),
+    CFG_OPT_INT(node_conf_t, egress_max_bytes, "egress-max-bytes", 1, 1L << 40, "BYTES",
+                "a job's network bytes, in and out together, at most (a tenant's cap may be "
+                "lower); past it the job ends egress_limit"),
+    CFG_OPT_INT(node_conf_t, egress_max_conns, "egress-max-conns", 1, 1 << 20, "N",
+                "a job's network connections over its life, at most"),
+    CFG_OPT_INT(node_conf_t, egress_idle_s, "egress-idle-s", 1, 86400, "S",
+                "close a network connection idle this long"),
+    CFG_OPT_INT(node_conf_t, egress_tenant_open, "egress-tenant-open", 1, 1 << 20, "N",
+                "network connections one tenant may have open at once on this node"),
     CFG_OPT_INT(node_conf_t, drain_grace_s, "drain-grace-s", 0, 86400, "S",
                 "on SIGTERM or SIGINT (or POST /drain to the metrics listener, from this machine) "
                 "drain: tell the brokers, take no new job, give the running ones S seconds to "

@@ -142,6 +142,56 @@ static void s_render_sessions(const exec_metrics_t *m, buf_t *out)
                     "profile", m->profiles[i].name, NULL);
 }
 
+void exec_metrics_egress(exec_metrics_t *m, const emsg_stats_t *d)
+{
+    emsg_stats_t *e = &m->egress;
+    e->allowed += d->allowed;
+    e->refused += d->refused;
+    e->failed += d->failed;
+    e->unauthenticated += d->unauthenticated;
+    e->malformed += d->malformed;
+    e->capped += d->capped;
+    e->bytes_out += d->bytes_out;
+    e->bytes_in += d->bytes_in;
+    e->over_cap += d->over_cap;
+}
+
+/* Network egress: connections by what became of them, bytes by direction. A refusal is a
+ * security event (the job asked for what its tenant may not reach), counted by its kind. */
+static void s_render_egress(const exec_metrics_t *m, buf_t *out)
+{
+    const emsg_stats_t *e = &m->egress;
+    prom_family(out, "snakepit_executor_egress_up", PROM_GAUGE,
+                "1 while the egress process runs (jobs with egress rules can reach the network).");
+    prom_sample(out, "snakepit_executor_egress_up", m->egress_up, NULL);
+    prom_family(out, "snakepit_executor_egress_restarts_total", PROM_COUNTER,
+                "Egress processes restarted after dying.");
+    prom_sample(out, "snakepit_executor_egress_restarts_total", (double)m->egress_restarts, NULL);
+    prom_family(out, "snakepit_executor_egress_connections_total", PROM_COUNTER,
+                "Connections jobs asked the egress proxy for, by result: allowed (made), refused "
+                "(by a rule or the farm's deny list), failed (allowed, not reached), capped (over "
+                "a job's or tenant's connection cap), unauthenticated (no job's credentials), "
+                "malformed (a request that did not parse).");
+    const struct {
+        const char *result;
+        uint64_t n;
+    } rows[] = {{"allowed", e->allowed},     {"refused", e->refused},
+                {"failed", e->failed},       {"capped", e->capped},
+                {"unauthenticated", e->unauthenticated}, {"malformed", e->malformed}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        prom_sample(out, "snakepit_executor_egress_connections_total", (double)rows[i].n, "result",
+                    rows[i].result, NULL);
+    prom_family(out, "snakepit_executor_egress_bytes_total", PROM_COUNTER,
+                "Bytes through the egress proxy: out (from jobs) and in (to jobs).");
+    prom_sample(out, "snakepit_executor_egress_bytes_total", (double)e->bytes_out, "direction",
+                "out", NULL);
+    prom_sample(out, "snakepit_executor_egress_bytes_total", (double)e->bytes_in, "direction",
+                "in", NULL);
+    prom_family(out, "snakepit_executor_egress_over_cap_total", PROM_COUNTER,
+                "Jobs stopped for going past their network byte cap (status egress_limit).");
+    prom_sample(out, "snakepit_executor_egress_over_cap_total", (double)e->over_cap, NULL);
+}
+
 void exec_metrics_render(void *arg, buf_t *out)
 {
     const exec_metrics_t *m = arg;
@@ -235,5 +285,6 @@ void exec_metrics_render(void *arg, buf_t *out)
         prom_hist_write(out, "snakepit_executor_job_max_rss_bytes", &m->profiles[i].rss, labels);
     }
     s_render_sessions(m, out);
+    s_render_egress(m, out);
     s_render_service(m, out);
 }

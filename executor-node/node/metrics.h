@@ -10,6 +10,7 @@
 #include "common/buf.h"
 #include "common/prom.h"
 #include "proto/status.h"
+#include "executor-node/link/emsg.h"
 #include "executor-node/link/zmsg.h"
 
 #define METRICS_MAX_PROFILES 8
@@ -68,6 +69,10 @@ typedef struct {
     uint64_t        session_memory_kb;
     uint64_t        sessions_started;
     uint64_t        sessions_ended[METRICS_SESSION_ENDS];
+    /* network egress (egress_link.h): what the egress process counted, and whether it runs */
+    emsg_stats_t    egress;
+    int             egress_up;
+    uint64_t        egress_restarts;
     /* the profiles asked for, served or not */
     profile_served_t asked[METRICS_MAX_PROFILES];
     int             n_asked;
@@ -82,6 +87,8 @@ profile_stats_t *exec_metrics_profile(exec_metrics_t *m, const char *profile);
 /* A zygote's ZM_STATS message. */
 void             exec_metrics_job(exec_metrics_t *m, const char *profile, const zmsg_stats_t *stats);
 void             exec_metrics_render(void *arg, buf_t *out); /* metrics_render_fn */
+/* The egress process's counters since its last STATS. */
+void             exec_metrics_egress(exec_metrics_t *m, const emsg_stats_t *delta);
 /* A session ended with this reason (counted by its kind, exec_metrics_end_kind). */
 void             exec_metrics_session_end(exec_metrics_t *m, const char *reason);
 const char      *exec_metrics_end_kind(int i); /* the label of sessions_ended[i] */

@@ -16,6 +16,7 @@
 #include "common/metrics_http.h"
 #include "executor-node/link/layers.h"
 #include "broker_link.h"
+#include "egress_link.h"
 #include "envs.h"
 #include "metrics.h"
 #include "node.h"
@@ -42,6 +43,7 @@ typedef struct {
     metrics_http_t *http;
     snapshot_t *snapshot;
     envs_t *envs; /* dependency environments; NULL without --packages */
+    egress_link_t *egress; /* the egress process; NULL when jobs get no network */
     uint64_t wait_tick;
     uint64_t session_tick; /* sessions' expiry, eviction and SESSIONS; 0 when it keeps none */
     /* draining (s_drain): since when, until when, and the timer that watches it */
@@ -262,6 +264,9 @@ static int s_serve(node_t *n)
     if (conf->redis[0]) n->snapshot = snapshot_new(n->loop, conf, n->zygotes, &n->metrics);
     loop_add_fd(n->loop, n->sig_fd, ZMQ_POLLIN, s_on_signal, n);
     n->slots = slots_new(conf, n->zygotes, &n->metrics, n->layers_str);
+    egress_link_hooks_t egress = slots_egress_hooks(n->slots);
+    n->egress = egress_link_new(conf, n->layers, n->loop, &n->metrics, &egress);
+    slots_set_egress(n->slots, n->egress);
     if (conf->max_sessions > 0) {
         node_sessions_conf_t sc = {.max_sessions = conf->max_sessions,
                                    .evict_free_mb = conf->session_evict_free_mb,
@@ -300,6 +305,7 @@ int node_main(const node_conf_t *conf)
      * their channel. */
     for (int i = 0; i < n.n_links; i++) broker_link_disconnect(n.links[i]);
     zygotes_destroy(&n.zygotes);
+    egress_link_destroy(&n.egress);
     envs_destroy(&n.envs);
     for (int i = 0; i < n.n_links; i++) broker_link_destroy(&n.links[i]);
     if (n.zmq_ctx) zmq_ctx_term(n.zmq_ctx);

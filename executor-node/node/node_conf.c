@@ -37,5 +37,12 @@ void node_conf_defaults(node_conf_t *c)
     c->max_env_zygotes = 2;
     c->env_idle_s = 600;
     c->build_timeout_s = 300;
+    c->egress = 1;
+    c->egress_port = 3128;
+    c->egress_pool = 1;
+    c->egress_max_bytes = 256L << 20;
+    c->egress_max_conns = 256;
+    c->egress_idle_s = 60;
+    c->egress_tenant_open = 64;
     c->drain_grace_s = 60; /* the deploy files' 75 s stop timeouts: this + 15 s to stop */
 }

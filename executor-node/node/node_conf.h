@@ -42,6 +42,18 @@ typedef struct {
     long env_idle_s;
     long build_timeout_s;
     int build_from_source;        /* let a build run sdists' own build code (in its jail) */
+    /* network egress (egress_link.h): jobs whose tenant has egress rules reach the network
+     * through snakepit-egress; tenants without rules never do */
+    int egress;                /* run the egress process (needs the namespaces layer) */
+    long egress_port;          /* its listener's port inside each zygote's namespace */
+    long egress_pool;          /* children kept forked ahead for such jobs, per zygote */
+    char egress_resolver[128]; /* ADDR[:PORT] names are resolved with; "" /etc/resolv.conf's */
+    char egress_deny[4096];    /* the farm's endpoints besides this node's own (brokers,
+                                  metrics, Redis), denied to every job */
+    long egress_max_bytes;     /* a job's bytes in and out, at most (a tenant may ask fewer) */
+    long egress_max_conns;     /* a job's connections over its life, at most */
+    long egress_idle_s;        /* a connection with no traffic this long closes */
+    long egress_tenant_open;   /* connections one tenant may have open on this node */
     long drain_grace_s; /* SIGTERM: running jobs get this long to finish (0: stop at once) */
     /* for tests only: PROFILE:MODULE pairs, each making that profile's zygote fail its warm-up
      * as a missing module would (the profile is then not served) */

@@ -40,9 +40,12 @@ typedef struct {
     uint8_t *body;
     size_t body_len;
     char service[65];
-    /* a queued job: its place among the session's, and whose it is */
+    /* a queued job: its place among the session's, and whose it is (any job's tenant: an egress
+     * grant names it) */
     uint64_t queued_seq;
     char tenant[65];
+    uint64_t wall_ms;  /* what was left of its deadline when it arrived (0: none) */
+    int egress;        /* granted the network: its Result waits for its account */
 } slot_t;
 
 struct slots {
@@ -57,6 +60,7 @@ struct slots {
     credits_t *credits;
     claims_t *claims;
     envs_t *envs; /* NULL without a package source */
+    egress_link_t *egress; /* NULL: no job gets network */
     long n_waiting;
     node_sessions_t *sessions;      /* NULL when the node keeps none */
     uint8_t (*ready_ids)[ID_BYTES]; /* READY's session list, filled at each READY */
@@ -115,6 +119,9 @@ slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *
                                   zygotes_services,
                                   zygotes_packages,
                                   zygotes_python,
+                                  zygotes_listener,
+                                  zygotes_send_egress,
+                                  zygotes_egress_stop,
                                   broker_link_send_leaving};
     return slots_new_io(conf, &io, zygotes, metrics, layers);
 }
@@ -193,6 +200,8 @@ static void s_end(slots_t *self, slot_t *s, const uint8_t *body, size_t len)
     uint8_t session[ID_BYTES];
     memcpy(session, s->session, ID_BYTES);
     if (s->has_session && !was_queued) node_sessions_busy(self->sessions, s->session, 0, clock_mono_ms());
+    if (s->egress) egress_link_forget(self->egress, s->id); /* answered without its account */
+    s->egress = 0;
     s->has_session = 0;
     s_drop_body(self, s);
     s->zygote = SLOT_FREE;
@@ -245,10 +254,29 @@ static int s_env_of(slots_t *self, const worker_msg_t *m, int zi, char *why, siz
     return env;
 }
 
+/* A job with egress rules is granted its network as it goes to zygote zi (egress_link.h): the
+ * zygote hears the secret just before the job. Without a grant it runs without network. */
+static void s_send(slots_t *self, slot_t *s, int zi, const uint8_t *body, size_t len)
+{
+    job_egress_t e;
+    char secret[EMSG_SECRET_LEN + 1];
+    uint32_t listener = self->io.egress_listener ? self->io.egress_listener(self->zygotes, zi) : 0;
+    if (self->egress && listener && jobspec_peek_egress(body, len, &e) == 0) {
+        if (e.n_rules && egress_link_grant(self->egress, s->id, listener, s->tenant, &e,
+                                           (long)s->wall_ms, secret) == 0) {
+            self->io.send_egress(self->zygotes, zi, s->id, secret);
+            s->egress = 1;
+        }
+        explicit_bzero(secret, sizeof secret);
+        jobspec_free_egress(&e);
+    }
+    self->io.send_job(self->zygotes, zi, s->id, body, len);
+}
+
 static void s_send_waiting(slots_t *self, slot_t *s, int zi)
 {
     s->zygote = zi;
-    self->io.send_job(self->zygotes, zi, s->id, s->body, s->body_len);
+    s_send(self, s, zi, s->body, s->body_len);
     s_drop_body(self, s);
 }
 
@@ -455,7 +483,7 @@ static void s_session_next(slots_t *self, const uint8_t session[ID_BYTES])
     }
     node_sessions_busy(self->sessions, session, 1, clock_mono_ms());
     next->zygote = ns->zygote;
-    self->io.send_job(self->zygotes, ns->zygote, next->id, next->body, next->body_len);
+    s_send(self, next, ns->zygote, next->body, next->body_len);
     s_drop_body(self, next);
 }
 
@@ -630,6 +658,9 @@ static void s_on_job(void *arg, int link, const worker_msg_t *m)
     credits_start(self->credits, link);
     memcpy(s->id, m->job_id, ID_BYTES);
     s->link = link;
+    snprintf(s->tenant, sizeof s->tenant, "%s", m->route.tenant);
+    uint64_t wall = clock_wall_ms();
+    s->wall_ms = m->route.deadline_ms > wall ? m->route.deadline_ms - wall : 0;
     s->has_session = m->route.has_session;
     if (s->has_session) {
         memcpy(s->session, m->route.session, ID_BYTES);
@@ -645,7 +676,7 @@ static void s_on_job(void *arg, int link, const worker_msg_t *m)
         return;
     }
     s->zygote = zi;
-    self->io.send_job(self->zygotes, zi, m->job_id, m->body.data, m->body.len);
+    s_send(self, s, zi, m->body.data, m->body.len);
 }
 
 static void s_on_cancel(void *arg, int link, const uint8_t id[ID_BYTES])
@@ -692,7 +723,10 @@ static int s_on_result(void *arg, const uint8_t id[ID_BYTES], const uint8_t *bod
     slot_t *s = s_slot_of(self, id);
     /* answered already (its zygote was given up on, or it never reached one), or unknown */
     if (!s || s->zygote == SLOT_WAITING) return 0;
-    s_end(self, s, body, len);
+    if (s->egress) /* its account first: s_on_egress_done sends it on */
+        egress_link_finish(self->egress, id, body, len);
+    else
+        s_end(self, s, body, len);
     return 1;
 }
 
@@ -730,10 +764,50 @@ static void s_on_env_down(void *arg, const char *key, const char *why)
             s_answer(self, &self->slot[i], ST_ERROR, "DependencyError", msg);
 }
 
+static uint32_t s_on_egress_listener(void *arg, int fd)
+{
+    return egress_link_listen(((slots_t *)arg)->egress, fd);
+}
+
+static void s_on_egress_gone(void *arg, uint32_t listener)
+{
+    egress_link_unlisten(((slots_t *)arg)->egress, listener);
+}
+
 zygotes_hooks_t slots_zygote_hooks(slots_t *self)
 {
-    return (zygotes_hooks_t){s_on_result,  s_on_progress, s_on_zygote_down,
-                             s_on_session, s_on_env_down, self};
+    return (zygotes_hooks_t){s_on_result,  s_on_progress,        s_on_zygote_down,
+                             s_on_session, s_on_env_down,        s_on_egress_listener,
+                             s_on_egress_gone, self};
+}
+
+/* ---- from the egress link -------------------------------------------------------------------- */
+
+/* A granted job's Result, with its account: it goes on now. */
+static void s_on_egress_done(void *arg, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len)
+{
+    slots_t *self = arg;
+    slot_t *s = s_slot_of(self, id);
+    if (!s || !s->egress || s->zygote < 0) return; /* answered meanwhile (its zygote died) */
+    s->egress = 0;
+    s_end(self, s, body, len);
+}
+
+static void s_on_egress_over_cap(void *arg, const uint8_t id[ID_BYTES])
+{
+    slots_t *self = arg;
+    slot_t *s = s_slot_of(self, id);
+    if (s && s->zygote >= 0 && self->io.egress_stop) self->io.egress_stop(self->zygotes, s->zygote, id);
+}
+
+egress_link_hooks_t slots_egress_hooks(slots_t *self)
+{
+    return (egress_link_hooks_t){s_on_egress_done, s_on_egress_over_cap, self};
+}
+
+void slots_set_egress(slots_t *self, egress_link_t *egress)
+{
+    self->egress = egress;
 }
 
 /* ---- draining ------------------------------------------------------------------------------- */

@@ -14,12 +14,18 @@
  * A job whose dependencies its profile's packages do not meet (issue 14), on a node with a
  * package source, holds its slot and credit while its environment is built or its zygote
  * started (envs.h), then goes to that zygote — or is answered without running: the build
- * failed, it was cancelled, the environment's zygote could not be had. */
+ * failed, it was cancelled, the environment's zygote could not be had.
+ *
+ * A job whose JobSpec carries egress rules (its tenant's) is granted the network as it goes to
+ * its zygote, when the node runs its egress process and the zygote has a listener
+ * (egress_link.h); its Result waits in its slot for the account of its connections, and a job
+ * past its byte cap is stopped. */
 #ifndef SP_EXEC_SLOTS_H
 #define SP_EXEC_SLOTS_H
 #include <stdint.h>
 
 #include "broker_link.h"
+#include "egress_link.h"
 #include "envs.h"
 #include "metrics.h"
 #include "node_conf.h"
@@ -56,6 +62,10 @@ typedef struct {
     int (*services)(const zygotes_t *zygotes, int with_retiring, char (*names)[65], int max);
     const char *(*packages)(const zygotes_t *zygotes, int zi);
     const char *(*python)(const zygotes_t *zygotes);
+    /* network egress (NULL: none): a zygote's listener id, a job's grant, a job's stop */
+    uint32_t (*egress_listener)(const zygotes_t *zygotes, int zi);
+    void (*send_egress)(zygotes_t *zygotes, int zi, const uint8_t id[ID_BYTES], const char *secret);
+    void (*egress_stop)(zygotes_t *zygotes, int zi, const uint8_t id[ID_BYTES]);
     void (*send_leaving)(broker_link_t *link, const leaving_t *m);
 } slots_io_t;
 
@@ -70,6 +80,9 @@ zygotes_hooks_t slots_zygote_hooks(slots_t *self);
 void slots_set_links(slots_t *self, broker_link_t **links, int n);
 /* The node's dependency environments (NULL, the default: none). */
 void slots_set_envs(slots_t *self, envs_t *envs);
+/* The hooks the egress link calls, and the link (NULL, the default: no job has network). */
+egress_link_hooks_t slots_egress_hooks(slots_t *self);
+void slots_set_egress(slots_t *self, egress_link_t *egress);
 /* Moves the jobs that wait for an environment on: when a build ends, and every 50 ms (an
  * environment's zygote was starting, or every one was busy). */
 void slots_dispatch_waiting(slots_t *self);

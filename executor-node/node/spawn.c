@@ -85,9 +85,9 @@ fail:
  * the child needs. */
 typedef struct {
     char layers[16], slots[24], pool[24], uid[16], drop[4], cap[24], rj[24], rs[24];
-    char ms[24], sp[24], si[24], smi[24], sg[24];
+    char ms[24], sp[24], si[24], smi[24], sg[24], ep[24], epool[24];
     char missing[128];
-    char *argv[48];
+    char *argv[60];
 } args_t;
 
 /* --test-missing-module (tests only): the module named for this profile in the PROFILE:MODULE
@@ -109,7 +109,7 @@ static int s_test_missing(const node_conf_t *conf, const profile_t *profile, cha
 }
 
 static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const profile_t *profile,
-                   const spawn_env_t *env)
+                   const spawn_env_t *env, int egress)
 {
     snprintf(a->layers, sizeof a->layers, "%u", layers);
     snprintf(a->slots, sizeof a->slots, "%ld", node_conf_jobs(conf));
@@ -169,20 +169,33 @@ static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const pr
                     NULL,
                     NULL,
                     NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
+                    NULL,
                     NULL};
+    _Static_assert(sizeof argv <= sizeof a->argv, "args_t.argv holds the zygote's command line");
     memcpy(a->argv, argv, sizeof argv);
+    size_t n = 0;
+    while (a->argv[n]) n++;
     if (env) { /* a dependency environment's zygote (envs.h) */
-        size_t n = 0;
-        while (a->argv[n]) n++;
         a->argv[n++] = "--env-site";
         a->argv[n++] = (char *)env->site;
         a->argv[n++] = "--env-modules";
         a->argv[n++] = (char *)env->modules;
     } else if (s_test_missing(conf, profile, a->missing, sizeof a->missing)) {
-        size_t n = 0;
-        while (a->argv[n]) n++;
         a->argv[n++] = "--test-missing-module";
         a->argv[n++] = a->missing;
+    }
+    if (egress) { /* it serves jobs with network egress (egress_link.h) */
+        snprintf(a->ep, sizeof a->ep, "%ld", conf->egress_port);
+        snprintf(a->epool, sizeof a->epool, "%ld", conf->egress_pool);
+        a->argv[n++] = "--egress-port";
+        a->argv[n++] = a->ep;
+        a->argv[n++] = "--egress-pool";
+        a->argv[n++] = a->epool;
     }
 }
 
@@ -218,21 +231,22 @@ static void s_env(env_t *e)
 
 int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers,
                  const profile_t *profile, const spawn_env_t *env, pid_t *pid_out, int *chan_fd,
-                 char *err, size_t errlen)
+                 int *egress_fd, char *err, size_t errlen)
 {
-    int sv[2], sync[2];
+    int sv[2], sync[2], ev[2] = {-1, -1};
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         snprintf(err, errlen, "socketpair/pipe: %s", strerror(errno));
         return -1;
     }
-    if (pipe2(sync, O_CLOEXEC) < 0) {
+    if (pipe2(sync, O_CLOEXEC) < 0 ||
+        (egress_fd && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ev) < 0)) {
         snprintf(err, errlen, "socketpair/pipe: %s", strerror(errno));
         close(sv[0]), close(sv[1]);
         return -1;
     }
     args_t a;
     env_t e;
-    s_args(&a, conf, layers, profile, env);
+    s_args(&a, conf, layers, profile, env, egress_fd != NULL);
     s_env(&e);
     long flags = SIGCHLD;
     if (layers & LAYER_NAMESPACES)
@@ -245,18 +259,25 @@ int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers,
                  "(user namespaces disabled? --disable-layer namespaces to run without them)",
                  strerror(errno));
         close(sv[0]), close(sv[1]), close(sync[0]), close(sync[1]);
+        if (ev[0] >= 0) close(ev[0]), close(ev[1]);
         return -1;
     }
     if (pid == 0) {
         char b;
         close(sync[1]);
         if (read(sync[0], &b, 1) != 1) _exit(127); /* the node failed to map our ids */
-        if (dup2(sv[1], 3) < 0) _exit(127);        /* dup2 clears FD_CLOEXEC on fd 3 */
+        /* the egress socket out of the way of fd 3 first, then both in place (dup2 clears
+         * FD_CLOEXEC) */
+        int egress = ev[1] >= 0 ? fcntl(ev[1], F_DUPFD_CLOEXEC, 16) : -1;
+        if (ev[1] >= 0 && egress < 0) _exit(127);
+        if (dup2(sv[1], 3) < 0) _exit(127);
+        if (egress >= 0 && dup2(egress, 4) < 0) _exit(127);
         execve(exe, a.argv, e.envp);
         _exit(127);
     }
     close(sv[1]);
     close(sync[0]);
+    if (ev[1] >= 0) close(ev[1]);
     int rc = 0;
     if ((layers & LAYER_NAMESPACES) && s_map_ids(conf, pid, err, errlen) < 0) rc = -1;
     if (rc == 0 && write(sync[1], "g", 1) != 1) {
@@ -268,9 +289,11 @@ int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers,
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         close(sv[0]);
+        if (ev[0] >= 0) close(ev[0]);
         return -1;
     }
     *pid_out = pid;
     *chan_fd = sv[0];
+    if (egress_fd) *egress_fd = ev[0];
     return 0;
 }

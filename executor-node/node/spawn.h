@@ -26,9 +26,11 @@ typedef struct {
 
 /* A zygote for profile (and env, or NULL), running exe with the layers (LAYER_* bits) in
  * force. Its pid and the node's end of the channel (SOCK_SEQPACKET, close-on-exec) come back;
- * 0, or -1 with the reason in err and nothing left running. */
+ * 0, or -1 with the reason in err and nothing left running. egress_fd: NULL when the zygote
+ * serves no job with network egress; else the node's end of the socket on which it hands over
+ * its listening socket (its fd 4, emsg.h) comes back there. */
 int spawn_zygote(const node_conf_t *conf, const char *exe, unsigned layers,
                  const profile_t *profile, const spawn_env_t *env, pid_t *pid, int *chan_fd,
-                 char *err, size_t errlen);
+                 int *egress_fd, char *err, size_t errlen);
 
 #endif

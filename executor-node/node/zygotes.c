@@ -14,6 +14,8 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "proto/wire.h"
+#include "executor-node/link/emsg.h"
+#include "executor-node/link/layers.h"
 #include "executor-node/link/zchan.h"
 #include "executor-node/link/zmsg.h"
 #include "spawn.h"
@@ -45,6 +47,11 @@ typedef struct {
     char env_modules[4096];
     uint64_t used_ms;       /* last job sent, monotonic */
     char fatal[512];        /* what its FATAL said, for the jobs that waited for it */
+    /* network egress: the socket its listener comes over (its fd 4), the listener until the
+     * egress link takes it, and the id the link gave it */
+    int egress_sock;
+    int listener_fd;
+    uint32_t listener;
 } zyg_t;
 
 typedef struct { /* the loop's argument for one zygote's channel */
@@ -65,6 +72,7 @@ struct zygotes {
     loop_t *loop;            /* NULL until attached */
     zygotes_hooks_t hooks;
     int stopping;
+    int egress; /* zygotes serve jobs with network egress (conf->egress, namespaces on) */
     zyg_t z[ZYGOTES_MAX];
     watch_t watch[ZYGOTES_MAX];
     int n; /* slots in use; a free one may sit below n */
@@ -80,8 +88,47 @@ zygotes_t *zygotes_new(const node_conf_t *conf, const char *exe, unsigned layers
     self->exe = exe;
     self->layers = layers;
     self->metrics = metrics;
-    for (int i = 0; i < ZYGOTES_MAX; i++) self->watch[i] = (watch_t){self, i};
+    self->egress = conf->egress && (layers & LAYER_NAMESPACES);
+    for (int i = 0; i < ZYGOTES_MAX; i++) {
+        self->watch[i] = (watch_t){self, i};
+        self->z[i].egress_sock = self->z[i].listener_fd = -1;
+    }
     return self;
+}
+
+/* A slot made ready for a new zygote: nothing of the last one's, no descriptor (0 is one). */
+static void s_slot_clear(zyg_t *z)
+{
+    memset(z, 0, sizeof *z);
+    z->egress_sock = z->listener_fd = -1;
+}
+
+/* ---- network egress ------------------------------------------------------------------------ */
+
+/* Its listener, handed over before its HELLO, goes to the egress link (once one is attached). */
+static void s_egress_take(zygotes_t *self, zyg_t *z)
+{
+    uint32_t unused;
+    if (z->egress_sock >= 0 && z->listener_fd < 0 &&
+        emsg_recv_fd(z->egress_sock, &unused, &z->listener_fd) != 1)
+        z->listener_fd = -1;
+    if (z->egress_sock >= 0) close(z->egress_sock);
+    z->egress_sock = -1;
+    if (z->listener_fd >= 0 && self->hooks.on_egress_listener) {
+        z->listener = self->hooks.on_egress_listener(self->hooks.arg, z->listener_fd);
+        z->listener_fd = -1;
+    }
+}
+
+/* The zygote is gone: so is its listener, everywhere. */
+static void s_egress_drop(zygotes_t *self, zyg_t *z)
+{
+    if (z->egress_sock >= 0) close(z->egress_sock);
+    if (z->listener_fd >= 0) close(z->listener_fd);
+    z->egress_sock = z->listener_fd = -1;
+    if (z->listener && self->hooks.on_egress_gone)
+        self->hooks.on_egress_gone(self->hooks.arg, z->listener);
+    z->listener = 0;
 }
 
 void zygotes_destroy(zygotes_t **self_p)
@@ -99,6 +146,8 @@ void zygotes_destroy(zygotes_t **self_p)
             kill(z->pid, SIGKILL);
             waitpid(z->pid, NULL, 0);
         }
+        if (z->egress_sock >= 0) close(z->egress_sock);
+        if (z->listener_fd >= 0) close(z->listener_fd);
     }
     free(self);
     *self_p = NULL;
@@ -135,8 +184,9 @@ static int s_spawn(zygotes_t *self, zyg_t *z, char *err, size_t errlen)
 {
     int fd;
     spawn_env_t env = {z->env_site, z->env_modules};
+    s_egress_drop(self, z);
     if (spawn_zygote(self->conf, self->exe, self->layers, z->profile, z->env_key[0] ? &env : NULL,
-                     &z->pid, &fd, err, errlen) < 0)
+                     &z->pid, &fd, self->egress ? &z->egress_sock : NULL, err, errlen) < 0)
         return -1;
     z->chan = zchan_new(fd);
     z->ready = 0;
@@ -181,6 +231,7 @@ static void s_down(zygotes_t *self, int zi, const char *why)
     if (z->pid > 0) kill(z->pid, SIGKILL); /* reaped by the SIGCHLD handler */
     z->pid = 0;
     z->ready = 0;
+    s_egress_drop(self, z);
     if (self->hooks.on_down) self->hooks.on_down(self->hooks.arg, zi); /* its jobs' answers */
     z->inflight = 0;
     z->sessions = 0;
@@ -211,7 +262,7 @@ static void s_recycle(zygotes_t *self, zyg_t *z)
         return;
     }
     zyg_t *succ = &self->z[free_slot];
-    memset(succ, 0, sizeof *succ);
+    s_slot_clear(succ);
     succ->profile = z->profile;
     memcpy(succ->env_key, z->env_key, sizeof succ->env_key);
     memcpy(succ->env_site, z->env_site, sizeof succ->env_site);
@@ -253,6 +304,7 @@ static void s_retire_idle(zygotes_t *self)
         log_info("event=zygote_retired profile=%s pid=%d", z->profile->name, z->pid);
         loop_remove_fd(self->loop, zchan_fd(z->chan));
         zchan_destroy(&z->chan); /* its SIGCHLD finds the slot already free */
+        s_egress_drop(self, z);
         z->profile = NULL;
         z->ready = 0;
     }
@@ -267,6 +319,7 @@ static void s_close(zygotes_t *self, zyg_t *z, const char *why)
         loop_remove_fd(self->loop, zchan_fd(z->chan));
         zchan_destroy(&z->chan);
     }
+    s_egress_drop(self, z);
     z->profile = NULL;
     z->ready = 0;
 }
@@ -338,6 +391,7 @@ static void s_on_msg(void *arg, const zmsg_t *msg)
     case ZM_HELLO:
         z->hello = msg->hello;
         s_keep_packages(z, &msg->hello);
+        s_egress_take(self, z);
         z->ready = 1;
         z->backoff_ms = 0;
         log_info("event=zygote_ready profile=%s pid=%d python=%s layers=%s", z->profile->name,
@@ -456,8 +510,10 @@ void zygotes_attach(zygotes_t *self, loop_t *loop, const zygotes_hooks_t *hooks)
 {
     self->loop = loop;
     self->hooks = *hooks;
-    for (int i = 0; i < self->n; i++)
+    for (int i = 0; i < self->n; i++) {
         if (self->z[i].chan) s_watch(self, i);
+        if (self->z[i].listener_fd >= 0) s_egress_take(self, &self->z[i]); /* came before */
+    }
     loop_timer_add(loop, 100, 100, s_on_tick, self);
 }
 
@@ -524,7 +580,7 @@ int zygotes_env_start(zygotes_t *self, const profile_t *profile, const char *key
     }
     if (free_slot < 0) return -1;
     zyg_t *z = &self->z[free_slot];
-    memset(z, 0, sizeof *z);
+    s_slot_clear(z);
     z->profile = profile;
     snprintf(z->env_key, sizeof z->env_key, "%s", key);
     snprintf(z->env_site, sizeof z->env_site, "%s", site);
@@ -553,6 +609,28 @@ int zygotes_send_job(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], const 
     if (rc < 0) log_warn("event=zygote_send_failed profile=%s", z->profile->name);
     s_want_write(self, z);
     return rc;
+}
+
+uint32_t zygotes_listener(const zygotes_t *self, int zi)
+{
+    return zi >= 0 ? self->z[zi].listener : 0;
+}
+
+void zygotes_send_egress(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], const char *secret)
+{
+    zyg_t *z = &self->z[zi];
+    zmsg_t m = {.type = ZM_EGRESS, .id = id, .payload = (const uint8_t *)secret,
+                .len = strlen(secret)};
+    if (z->chan) zmsg_send(z->chan, &m);
+}
+
+void zygotes_egress_stop(zygotes_t *self, int zi, const uint8_t id[ID_BYTES])
+{
+    zyg_t *z = &self->z[zi];
+    zmsg_t m = {.type = ZM_EGRESS_STOP, .id = id};
+    if (!z->chan) return;
+    zmsg_send(z->chan, &m);
+    s_want_write(self, z);
 }
 
 void zygotes_cancel(zygotes_t *self, int zi, const uint8_t id[ID_BYTES])

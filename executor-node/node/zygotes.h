@@ -38,6 +38,10 @@ typedef struct {
     /* A dependency environment's zygote (key) is gone for good (it could not start, or
      * died): jobs waiting for it need their answer. */
     void (*on_env_down)(void *arg, const char *key, const char *why);
+    /* Network egress (egress_link.h): a zygote's listening socket (taken), and its listener id
+     * back (0: none); later, that listener's zygote is gone. NULL: no egress. */
+    uint32_t (*on_egress_listener)(void *arg, int fd);
+    void (*on_egress_gone)(void *arg, uint32_t listener);
     void *arg;
 } zygotes_hooks_t;
 
@@ -76,6 +80,11 @@ int zygotes_env_start(zygotes_t *self, const profile_t *profile, const char *key
 /* 0, or -1 when its channel is gone (the job is answered by on_down). */
 int zygotes_send_job(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], const uint8_t *body,
                      size_t len);
+/* Network egress: zygote zi's listener id (0: it has none); the grant of the job whose JOB
+ * follows (ZM_EGRESS); and the stop of a job past its byte cap (ZM_EGRESS_STOP). */
+uint32_t zygotes_listener(const zygotes_t *self, int zi);
+void zygotes_send_egress(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], const char *secret);
+void zygotes_egress_stop(zygotes_t *self, int zi, const uint8_t id[ID_BYTES]);
 void zygotes_cancel(zygotes_t *self, int zi, const uint8_t id[ID_BYTES]);
 /* Asks zygote zi to end a session (ZM_SESSION_END) with this reason. */
 void zygotes_end_session(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], const char *reason);

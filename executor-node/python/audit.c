@@ -14,6 +14,7 @@
 
 static policy_t s_policy;       /* the profile, the workspace, our pid */
 static char s_workspace[128];   /* the child's workspace directory; "" when none */
+static char s_tenant[65];       /* the job's tenant */
 static area_t *s_area;          /* where a child reports what was refused; NULL in the zygote */
 static int s_armed;             /* enforcing: set in the child, once its job runs */
 static PyObject *s_socket_init; /* socket.socket.__init__'s code, found in the zygote */
@@ -201,6 +202,21 @@ static int s_wraps_descriptor(void)
     return wraps;
 }
 
+/* "host:port" of an (host, port, …) address tuple, or the str itself (an AF_UNIX path), kept
+ * alive in *hold; NULL when it is neither. For the messages that name a destination. */
+static const char *s_arg_dest(PyObject *args, Py_ssize_t i, PyObject **hold)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) <= i) return NULL;
+    PyObject *a = PyTuple_GET_ITEM(args, i), *text = NULL;
+    if (PyUnicode_Check(a))
+        return PyUnicode_AsUTF8(a);
+    if (PyTuple_Check(a) && PyTuple_GET_SIZE(a) >= 2)
+        text = PyUnicode_FromFormat("%S:%S", PyTuple_GET_ITEM(a, 0), PyTuple_GET_ITEM(a, 1));
+    if (!text) return NULL;
+    Py_XSETREF(*hold, text);
+    return PyUnicode_AsUTF8(text);
+}
+
 /* ---- the hook ------------------------------------------------------------------------------ */
 
 /* Where os.* events carry their dir_fd (CPython's audit events table; -1 when none was given),
@@ -267,6 +283,21 @@ static void s_read_event(const char *event, PyObject *args, event_t *e, PyObject
     } else if (!strcmp(event, "socket.__new__")) { /* (socket, family, type, proto) */
         e->num_set = s_arg_long(args, 1, &e->num);
         e->fd = s_wraps_descriptor();
+    } else if (!strcmp(event, "socket.connect") || !strcmp(event, "socket.sendto") ||
+               !strcmp(event, "socket.bind")) { /* (socket, address[, …]) */
+        e->path = s_arg_dest(args, 1, &hold[0]);
+    } else if (!strcmp(event, "http.client.connect")) { /* (self, host, port) */
+        if (PyTuple_Check(args) && PyTuple_GET_SIZE(args) >= 3) {
+            PyObject *t = PyUnicode_FromFormat("%S:%S", PyTuple_GET_ITEM(args, 1),
+                                               PyTuple_GET_ITEM(args, 2));
+            if (t) Py_XSETREF(hold[0], t);
+            e->path = t ? PyUnicode_AsUTF8(t) : NULL;
+        }
+    } else if (!strcmp(event, "urllib.Request") || !strncmp(event, "socket.gethostby", 16) ||
+               !strcmp(event, "socket.getaddrinfo")) { /* (url | host, …) */
+        e->path = s_arg_str(args, 0);
+    } else if (!strcmp(event, "socket.getnameinfo")) { /* (sockaddr, flags) */
+        e->path = s_arg_dest(args, 0, &hold[0]);
     } else if (!strcmp(event, "os.kill") || !strcmp(event, "os.killpg")) {
         e->num_set = s_arg_long(args, 0, &e->num);
     } else if (!strncmp(event, "os.", 3) || !strncmp(event, "tempfile.", 9)) {
@@ -424,6 +455,13 @@ int audit_install(const profile_t *profile)
     s_policy.workspace = s_workspace;
     s_find_socket_init();
     return PySys_AddAuditHook(s_audit_hook, NULL);
+}
+
+void audit_set_job(const char *tenant, int egress)
+{
+    snprintf(s_tenant, sizeof s_tenant, "%s", tenant ? tenant : "");
+    s_policy.tenant = s_tenant;
+    s_policy.egress = egress;
 }
 
 void audit_arm(area_t *area, int on)

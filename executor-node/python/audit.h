@@ -19,6 +19,9 @@ int audit_install(const profile_t *profile);
 void audit_set_workspace(const char *dir);
 /* Child, at its job: on enforces from now on and reports into area. */
 void audit_arm(area_t *area, int on);
+/* Child, at its job: its tenant (for the messages that say where egress is granted) and
+ * whether it may use the network (the node granted it egress, policy.h). */
+void audit_set_job(const char *tenant, int egress);
 /* Whether unpickling may name module.name, as the hook would judge pickle.find_class: a
  * session's restore checks each variable first, so that a name the profile refuses fails that
  * variable instead of counting as an attack (session.py). */

@@ -11,6 +11,11 @@
 
 static const char WHY_PROCESS[] = "the sandbox cannot start processes";
 static const char WHY_NETWORK[] = "the sandbox has no network";
+static const char WHY_NAMES[] = "names are resolved by the egress proxy, not in the sandbox: "
+                                "connect by name (socket.create_connection((host, port)), or "
+                                "HTTP through the HTTP_PROXY the job is given)";
+static const char WHY_SERVE[] = "a job may connect out, never listen or send to an address";
+static char s_why[400]; /* a message made for this job (one thread, one job per process) */
 static const char WHY_ESCAPE[] = "a sandbox-escape pattern";
 static const char WHY_OUTSIDE[] = "outside the job's workspace";
 static const char WHY_NO_FS[] = "this profile has no filesystem";
@@ -25,10 +30,12 @@ static int s_readable(const policy_t *p, const char *path)
 {
     if (!path || path[0] != '/' || strstr(path, "/..") || strstr(path, "//")) return 0;
     /* (absolute on purpose: a relative path is the workspace's, whatever the cwd says) */
-    for (const char *const *r = p->profile->ro_paths; r && *r; r++) {
-        size_t n = strlen(*r);
-        if (strncmp(path, *r, n) == 0 && (path[n] == '\0' || path[n] == '/')) return 1;
-    }
+    for (int list = 0; list < 2; list++)
+        for (const char *const *r = list ? (p->egress ? egress_ro_paths : NULL) : p->profile->ro_paths;
+             r && *r; r++) {
+            size_t n = strlen(*r);
+            if (strncmp(path, *r, n) == 0 && (path[n] == '\0' || path[n] == '/')) return 1;
+        }
     return 0;
 }
 
@@ -168,18 +175,67 @@ static verdict_t s_process(const policy_t *p, const event_t *e, const char **why
     return POLICY_BLOCK;
 }
 
+/* The network without egress: refused as before, saying where egress comes from. */
+static verdict_t s_no_network(const policy_t *p, const char **why)
+{
+    if (p->tenant && p->tenant[0]) {
+        snprintf(s_why, sizeof s_why,
+                 "%s: the egress policy of tenant %s allows no destination (an operator grants "
+                 "one with `snakepit tenant set %s --egress HOST[:PORT]`)",
+                 WHY_NETWORK, p->tenant, p->tenant);
+        *why = s_why;
+    } else {
+        *why = WHY_NETWORK;
+    }
+    return POLICY_BLOCK;
+}
+
+/* A client's network operation (HTTP, a connect, an FTP or SMTP session): with egress, the
+ * egress process judges where it goes. */
 static verdict_t s_network(const policy_t *p, const event_t *e, const char **why)
 {
-    (void)p, (void)e;
-    *why = WHY_NETWORK;
+    (void)e;
+    return p->egress ? POLICY_ALLOW : s_no_network(p, why);
+}
+
+/* Serving or sending to an address: never, with or without egress. */
+static verdict_t s_serve(const policy_t *p, const event_t *e, const char **why)
+{
+    (void)e;
+    if (!p->egress) return s_no_network(p, why);
+    *why = WHY_SERVE;
     return POLICY_BLOCK;
 }
 
 /* socket.__new__: a socket object around a descriptor the process already holds (the ends of
- * a socketpair: asyncio's self-pipe) makes nothing new; any other socket is the network. */
+ * a socketpair: asyncio's self-pipe) makes nothing new; with egress, an inet one is a client's
+ * (seccomp lets only TCP be made); any other socket is the network. */
 static verdict_t s_socket(const policy_t *p, const event_t *e, const char **why)
 {
-    return e->fd ? POLICY_ALLOW : s_network(p, e, why);
+    if (e->fd) return POLICY_ALLOW;
+    if (p->egress && e->num_set && (e->num == 2 || e->num == 10)) return POLICY_ALLOW;
+    return p->egress ? s_serve(p, e, why) : s_no_network(p, why);
+}
+
+/* A name lookup: with egress, an address literal (or none) is no lookup and passes; a name is
+ * refused the way ordinary code can catch, saying what works. */
+static verdict_t s_lookup(const policy_t *p, const event_t *e, const char **why)
+{
+    if (!p->egress) return s_no_network(p, why);
+    const char *h = e->path;
+    if (!h || !h[0] || strspn(h, "0123456789.") == strlen(h) || strchr(h, ':')) return POLICY_ALLOW;
+    *why = WHY_NAMES;
+    return POLICY_DENY;
+}
+
+/* Reverse lookups and the services database: the C library would ask a name service (nscd's
+ * socket first, which seccomp traps), so with egress they are refused as lookups are. */
+static verdict_t s_name_service(const policy_t *p, const event_t *e, const char **why)
+{
+    (void)e;
+    if (!p->egress) return s_no_network(p, why);
+    *why = WHY_NAMES;
+    return POLICY_DENY;
 }
 
 static verdict_t s_escape(const policy_t *p, const event_t *e, const char **why)
@@ -272,7 +328,15 @@ static const struct {
     {"pty.", 1, s_process},
     {"socket.gethostname", 0, s_allow},
     {"socket.__new__", 0, s_socket},
-    {"socket.", 1, s_network},
+    {"socket.connect", 0, s_network},
+    {"socket.getaddrinfo", 0, s_lookup},
+    {"socket.gethostbyname", 0, s_lookup},
+    {"socket.gethostbyname_ex", 0, s_lookup},
+    {"socket.gethostbyaddr", 0, s_name_service},
+    {"socket.getnameinfo", 0, s_name_service},
+    {"socket.getservbyname", 0, s_name_service},
+    {"socket.getservbyport", 0, s_name_service},
+    {"socket.", 1, s_serve}, /* bind, sendto, sendmsg, sethostname… */
     {"urllib.Request", 0, s_network},
     {"http.client.", 1, s_network},
     {"ftplib.", 1, s_network},

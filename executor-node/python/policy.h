@@ -13,7 +13,13 @@
  *          PermissionError too, and the job is a security_violation whether or not the code
  *          catches it (an attacker would).
  * The OS layers (seccomp, Landlock, the mount namespace) stop the same things on their own;
- * this layer exists for its clear messages and as defence in depth. */
+ * this layer exists for its clear messages and as defence in depth.
+ *
+ * A job the node granted network egress (egress set) may make TCP sockets and connect them,
+ * and its HTTP clients may run: the egress process judges every destination. Names are
+ * resolved there, never here: asking the C library for one is refused (DENY) with the way that
+ * works. A job without egress is refused the network as before (BLOCK), with a message that
+ * names the destination and where an operator grants egress. */
 #ifndef SP_POLICY_H
 #define SP_POLICY_H
 #include "common/profiles.h"
@@ -24,16 +30,19 @@ typedef struct {
     const profile_t *profile;
     const char *workspace; /* the child's directory (its cwd); "" when the profile has none */
     long self;             /* the child's pid as it sees it */
+    const char *tenant;    /* the job's tenant, for the messages; NULL unknown */
+    int egress;            /* the job may use the network (the node granted it) */
 } policy_t;
 
 /* One audited event, its arguments as the hook could read them (NULL: unknown or absent). */
 typedef struct {
     const char *event;
-    const char *path;  /* the first argument as a path (or the attribute name, the module) */
+    const char *path;  /* the first argument as a path (or the attribute name, the module; a
+                        * network event's destination: a URL, host:port, or the host) */
     const char *path2; /* a second path (os.rename's destination) */
     const char *mode;  /* open's mode; pickle.find_class's name */
     long flags;        /* open's flags */
-    long num;          /* os.kill's and os.killpg's pid */
+    long num;          /* os.kill's and os.killpg's pid; socket.__new__'s family */
     int num_set;       /* num was an int */
     int fd;            /* the first argument is a file descriptor (already checked when opened);
                         * socket.__new__: the socket wraps a descriptor the process holds */

@@ -17,6 +17,7 @@
 #include "ipython_py.h"
 #include "pyfork.h"
 #include "python.h"
+#include "egress_py.h"
 #include "rich_py.h"
 #include "runner.h"
 #include "runner_py.h"
@@ -29,11 +30,11 @@ static PyObject *s_run_fn;      /* runner.run */
  * whole import list (a job narrows it at most), names. A child allocates only its job's own
  * values — each allocation or free of a zygote object is a page it copies. */
 enum { K_CODE, K_ALLOWED, K_PROFILE, K_INSPECT, K_STDIN, K_CAPTURE, K_WORKSPACE, K_FIGURES,
-       K_DEPENDENCIES, K_WORKSPACE_DIR, K_POLICY, N_KEYS };
+       K_DEPENDENCIES, K_WORKSPACE_DIR, K_POLICY, K_EGRESS, N_KEYS };
 #define WARM_ROUNDS 16 /* 3.11 specialises a code object after 8 calls, an instruction later */
 static const char *const s_key_names[N_KEYS] = {
     "code", "allowed", "profile", "inspect", "stdin", "capture", "workspace", "figure_format",
-    "dependencies", "workspace_dir", "policy"};
+    "dependencies", "workspace_dir", "policy", "egress"};
 static PyObject *s_keys[N_KEYS];
 static PyObject *s_all_allowed; /* tuple: the profile's modules */
 static PyObject *s_profile_name, *s_png, *s_svg, *s_no_dir;
@@ -269,6 +270,7 @@ int py_init(const profile_t *profile, const char *program, int policy, const cha
         return -1;
     }
     PyObject *warm_fn = NULL, *display_fn = NULL, *ipython_fn = NULL, *keep_fn = NULL;
+    PyObject *enable_fn = NULL;
     if (s_interpreter(program, err, errlen) < 0 || s_warm_paths(profile, err, errlen) < 0)
         return -1;
     /* rich outputs and IPython.display first: the profiles list IPython, which the warm
@@ -284,6 +286,8 @@ int py_init(const profile_t *profile, const char *program, int policy, const cha
     Py_DECREF(warm_fn); /* runner.prepare calls it, for profiles that need it */
     if (!s_load(dists_py, "_snakepit_dists", "keep", &keep_fn, err, errlen)) return -1;
     Py_DECREF(keep_fn); /* runner.prepare fills it */
+    if (!s_load(egress_py, "_snakepit_egress", "enable", &enable_fn, err, errlen)) return -1;
+    Py_DECREF(enable_fn); /* the runner calls it for a job granted network egress */
     PyObject *runner = s_load(runner_py, "_snakepit_runner", "run", &s_run_fn, err, errlen);
     PyObject *start = NULL;
     if (!runner ||
@@ -350,7 +354,7 @@ static PyObject *s_allowed(const jobspec_t *job, const profile_t *profile)
 }
 
 static PyObject *s_job_dict(const jobspec_t *job, const profile_t *profile, const char *workspace,
-                            int policy)
+                            int policy, const char *proxy)
 {
     PyObject *d = PyDict_New();
     if (!d) return NULL;
@@ -370,6 +374,7 @@ static PyObject *s_job_dict(const jobspec_t *job, const profile_t *profile, cons
                                 ? PyUnicode_DecodeFSDefault(workspace)
                                 : Py_NewRef(s_no_dir),
         [K_POLICY] = PyBool_FromLong(policy),
+        [K_EGRESS] = proxy && proxy[0] ? PyUnicode_FromString(proxy) : Py_NewRef(Py_None),
     };
     int ok = 1;
     for (int k = 0; k < N_KEYS; k++) {
@@ -399,8 +404,13 @@ static void s_call(const jobspec_t *job, const profile_t *profile, area_t *area,
 {
     runner_bind(area);
     runner_session(session);
-    PyObject *d = s_job_dict(job, profile, workspace, policy);
+    /* the proxy URL the zygote wrote for a job granted network egress (zygote.c), copied out of
+     * the shared header so that the job's code cannot change what the hook was told */
+    char proxy[sizeof area_hdr(area)->egress_proxy] = "";
+    if (area) snprintf(proxy, sizeof proxy, "%.*s", (int)sizeof proxy - 1, area_hdr(area)->egress_proxy);
+    PyObject *d = s_job_dict(job, profile, workspace, policy, proxy);
     if (d && first && job->kind == JOB_SESSION_RESTORE) PyDict_SetItemString(d, "restore", Py_True);
+    audit_set_job(job->tenant, proxy[0] != '\0');
     audit_arm(area, policy); /* from here on every audited event goes through the policy */
     PyObject *fn = d ? s_entry(job, session, first) : NULL;
     PyObject *r = fn ? PyObject_CallOneArg(fn, d) : NULL;

@@ -23,6 +23,7 @@ import types
 
 import _snakepit
 import _snakepit_dists as _dists
+import _snakepit_egress as _egress
 import _snakepit_rich as _rich
 
 _FILENAME = "<snakepit>"
@@ -787,13 +788,18 @@ def _capture_figures(keep=False):
 
 def _settle_job(job, source):
     """The job's own view of the standard library: its workspace as the temporary directory
-    (tempfile's, and $TMPDIR for libraries that read it), its source in linecache (so that
+    (tempfile's, and $TMPDIR for libraries that read it), its network (the proxy variables
+    and the tunnelling of plain TCP, when it has egress), its source in linecache (so that
     traceback and inspect show its lines as they would a file's)."""
     ws = job.get("workspace_dir") or None
     if tempfile.tempdir != ws:  # unchanged, it is not written (a page less to copy)
         tempfile.tempdir = ws
     if ws:
         os.environ["TMPDIR"] = ws
+    if job.get("egress"):  # the node granted it the network (egress.py)
+        _egress.enable(job["egress"])
+    else:
+        _egress.disable()
     linecache.cache[_FILENAME] = (len(source), None, source.splitlines(True), _FILENAME)
 
 
@@ -907,7 +913,8 @@ def run(job, g=None):
     else:
         g = _job_globals(job, policed)
     source = job["code"]
-    _allowed[0] = job["allowed"]
+    # a job with network egress may also import ssl, to trust its own CA (egress.py)
+    _allowed[0] = job["allowed"] + (("ssl",) if job.get("egress") else ())
     _settle_job(job, source)
     fmt = job.get("figure_format") or "png"
     if session or _rich.outputs or _rich.truncated[0] or _rich._figure_format[0] != fmt:

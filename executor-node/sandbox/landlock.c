@@ -23,6 +23,7 @@
 #define SP_LANDLOCK_ACCESS_NET_CONNECT_TCP     (1ULL << 1)
 #define SP_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
 #define SP_LANDLOCK_SCOPE_SIGNAL               (1ULL << 1)
+#define SP_LANDLOCK_RULE_NET_PORT              2
 #ifndef LANDLOCK_CREATE_RULESET_VERSION
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #endif
@@ -31,6 +32,11 @@ struct sp_ruleset_attr { /* struct landlock_ruleset_attr as of ABI 6 */
     uint64_t handled_access_fs;
     uint64_t handled_access_net;
     uint64_t scoped;
+};
+
+struct sp_net_port_attr { /* struct landlock_net_port_attr (ABI 4) */
+    uint64_t allowed_access;
+    uint64_t port;
 };
 
 int landlock_abi(void)
@@ -61,6 +67,29 @@ int landlock_ruleset(int abi, const profile_t *profile, const char *workspace, c
 
 int landlock_ruleset_dirs(int abi, const profile_t *profile, const char *const *dirs, size_t n,
                           char *err, size_t errlen)
+{
+    return landlock_ruleset_egress(abi, profile, dirs, n, 0, err, errlen);
+}
+
+/* An egress child's: connect to the port; and read the CA certificates TLS verifies with. */
+static int s_egress_rules(int fd, int abi, int port, char *err, size_t errlen)
+{
+    if (abi >= 4) {
+        struct sp_net_port_attr rule = {SP_LANDLOCK_ACCESS_NET_CONNECT_TCP, (uint64_t)port};
+        if (syscall(SYS_landlock_add_rule, fd, SP_LANDLOCK_RULE_NET_PORT, &rule, 0) < 0) {
+            snprintf(err, errlen, "layer landlock: the egress port rule: %s", strerror(errno));
+            return -1;
+        }
+    }
+    int rc = 0;
+    for (const char *const *p = egress_ro_paths; *p && rc == 0; p++)
+        rc = s_add_rule(fd, *p, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR, err,
+                        errlen);
+    return rc;
+}
+
+int landlock_ruleset_egress(int abi, const profile_t *profile, const char *const *dirs, size_t n,
+                            int egress_port, char *err, size_t errlen)
 {
     uint64_t fs =
         LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
@@ -93,7 +122,7 @@ int landlock_ruleset_dirs(int abi, const profile_t *profile, const char *const *
     /* Everything handled is denied everywhere, except reading the profile's read-only paths
      * and, for a workspace child, making and changing regular files and directories in its
      * own directory (no links, devices, fifos or sockets). */
-    int rc = 0;
+    int rc = egress_port > 0 ? s_egress_rules(fd, abi, egress_port, err, errlen) : 0;
     for (const char *const *p = profile->ro_paths; p && *p && rc == 0; p++)
         rc = s_add_rule(fd, *p, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR, err,
                         errlen);

@@ -14,10 +14,11 @@
 
 enum {
     L_SHARED, L_ALLOW, L_TRAP, L_SIGARG, L_SIGNO, L_SIGNO3, L_SIGZERO, L_CLONE, L_RECV,
-    L_WAKE_WRITE, L_WAKE_ARG0, L_WAKE_ARG2, L_WAKE_FCNTL, L__COUNT
+    L_WAKE_WRITE, L_WAKE_ARG0, L_WAKE_ARG2, L_WAKE_FCNTL, L_SOCKET, L_INET, L_EACCES,
+    L_EGRESS_FD, L_SETSOCKOPT, L_SOLSOCKET, L_TCP, L_EPERM, L__COUNT
 };
 
-#define MAX_INSNS 96
+#define MAX_INSNS 160
 
 typedef struct {
     struct sock_filter insn[MAX_INSNS];
@@ -82,6 +83,21 @@ static void s_if64(asm_t *a, uint32_t offset, uint64_t v, int no)
 static const int s_wake_arg0[] = {__NR_writev,   __NR_pwrite64, __NR_pwritev, __NR_pwritev2,
                                   __NR_sendto,   __NR_sendmsg,  __NR_sendmmsg, __NR_sendfile,
                                   __NR_dup,      __NR_dup2,     __NR_dup3};
+/* Constants of the egress rules (linux/in.h, asm-generic/socket.h, linux/tcp.h), spelt out so
+ * that this file needs no socket header: what the kernel compares is the number. */
+#define P_AF_INET           2
+#define P_AF_INET6          10
+#define P_SOCK_STREAM       1
+#define P_SOCK_FLAGS        (04000 | 02000000) /* SOCK_NONBLOCK | SOCK_CLOEXEC */
+#define P_IPPROTO_IP        0
+#define P_IPPROTO_TCP       6
+#define P_IPPROTO_IPV6      41
+#define P_SOL_SOCKET        1
+#define P_SO_ATTACH_FILTER  26
+#define P_SO_ATTACH_BPF     50
+#define P_SO_ATTACH_RP_CBPF 51
+#define P_SO_ATTACH_RP_EBPF 52
+#define P_TCP_ULP           31
 
 /* Relative offsets from the labels; 0 when the program does not fit. */
 static size_t s_patch(asm_t *a, struct sock_filter *out, size_t cap)
@@ -104,6 +120,48 @@ static size_t s_patch(asm_t *a, struct sock_filter *out, size_t cap)
     return a->n;
 }
 
+/* The egress child's socket rules (prologue.h), compared on the low 32 bits of each argument:
+ * the kernel reads family, type, protocol, level and option name as ints. */
+static void s_egress(asm_t *a, const prologue_t *p)
+{
+    /* a socket call on the wake socket goes to the shared program, as in any other child */
+    s_place(a, L_EGRESS_FD);
+    s_load(a, ARG0);
+    s_if(a, (uint32_t)p->wake_fd, L_SHARED, L_ALLOW);
+    s_place(a, L_SOCKET);
+    s_load(a, ARG0);
+    s_if(a, P_AF_INET, L_INET, -1);
+    s_if(a, P_AF_INET6, L_INET, L_SHARED); /* another family: the shared program traps it */
+    s_place(a, L_INET);
+    s_load(a, ARG1);
+    s_emit(a, BPF_ALU | BPF_AND | BPF_K, ~(uint32_t)P_SOCK_FLAGS, -1, -1);
+    s_if(a, P_SOCK_STREAM, -1, L_EACCES);
+    s_load(a, ARG2);
+    s_if(a, P_IPPROTO_IP, L_ALLOW, -1);
+    s_if(a, P_IPPROTO_TCP, L_ALLOW, L_EACCES);
+    s_place(a, L_SETSOCKOPT);
+    s_load(a, ARG0);
+    s_if(a, (uint32_t)p->wake_fd, L_SHARED, -1);
+    s_load(a, ARG1);
+    s_if(a, P_SOL_SOCKET, L_SOLSOCKET, -1);
+    s_if(a, P_IPPROTO_TCP, L_TCP, -1);
+    s_if(a, P_IPPROTO_IP, L_ALLOW, -1);
+    s_if(a, P_IPPROTO_IPV6, L_ALLOW, L_EPERM);
+    s_place(a, L_SOLSOCKET);
+    s_load(a, ARG2);
+    s_if(a, P_SO_ATTACH_FILTER, L_EPERM, -1);
+    s_if(a, P_SO_ATTACH_BPF, L_EPERM, -1);
+    s_if(a, P_SO_ATTACH_RP_CBPF, L_EPERM, -1);
+    s_if(a, P_SO_ATTACH_RP_EBPF, L_EPERM, L_ALLOW);
+    s_place(a, L_TCP);
+    s_load(a, ARG2);
+    s_if(a, P_TCP_ULP, L_EPERM, L_ALLOW);
+    s_place(a, L_EACCES);
+    s_ret(a, SECCOMP_RET_ERRNO | 13); /* EACCES */
+    s_place(a, L_EPERM);
+    s_ret(a, SECCOMP_RET_ERRNO | 1); /* EPERM */
+}
+
 size_t prologue_build(const prologue_t *p, struct sock_filter *out, size_t cap)
 {
     asm_t a;
@@ -121,9 +179,19 @@ size_t prologue_build(const prologue_t *p, struct sock_filter *out, size_t cap)
         s_if(&a, (uint32_t)s_wake_arg0[i], L_WAKE_ARG0, -1);
     s_if(&a, __NR_splice, L_WAKE_ARG2, -1);
     s_if(&a, __NR_fcntl, L_WAKE_FCNTL, -1);
+    if (p->egress) {
+        s_if(&a, __NR_socket, L_SOCKET, -1);
+        s_if(&a, __NR_connect, L_EGRESS_FD, -1);
+        s_if(&a, __NR_getsockname, L_EGRESS_FD, -1);
+        s_if(&a, __NR_getpeername, L_EGRESS_FD, -1);
+        s_if(&a, __NR_getsockopt, L_EGRESS_FD, -1);
+        s_if(&a, __NR_shutdown, L_EGRESS_FD, -1);
+        s_if(&a, __NR_setsockopt, L_SETSOCKOPT, -1);
+    }
     s_if(&a, __NR_kill, L_SIGARG, -1);
     s_if(&a, __NR_tkill, L_SIGARG, -1);
     s_if(&a, __NR_tgkill, L_SIGARG, L_SHARED); /* not a signal: the shared program */
+    if (p->egress) s_egress(&a, p);
     /* the wake socket (32-bit loads: the kernel's int view of a descriptor) */
     s_place(&a, L_WAKE_WRITE);
     s_load(&a, ARG0);

@@ -18,6 +18,18 @@
  * (child/wake.h), so that a done byte is always the C code's, after the job: write to it from
  * anywhere else, writev, pwrite, send*, sendfile and splice into it, and dup/dup2/dup3 or
  * fcntl(F_DUPFD*) of it (which would give another descriptor the same socket) trap as attacks.
+ * A child pooled for jobs with network egress (egress.h of the node: its zygote's network
+ * namespace holds only loopback and the egress process's listening socket) also gets the calls
+ * a TCP client makes, which the shared program traps for every other child:
+ *   - socket(AF_INET or AF_INET6, SOCK_STREAM [| SOCK_NONBLOCK | SOCK_CLOEXEC], 0 or TCP); an
+ *     inet socket of another type (a resolver's UDP) fails with EACCES, as ordinary code can
+ *     report; any other family goes on to the shared program, which traps it;
+ *   - connect (Landlock lets it reach only the proxy's port), getsockname, getpeername,
+ *     getsockopt, shutdown — on any descriptor but the wake socket;
+ *   - setsockopt at SOL_SOCKET, IPPROTO_TCP, IPPROTO_IP and IPPROTO_IPV6, but for attaching
+ *     BPF programs (SO_ATTACH_FILTER, SO_ATTACH_BPF, the reuseport ones) and TCP_ULP (kernel
+ *     TLS, a past source of kernel bugs), which fail with EPERM, like any other level.
+ * bind, listen, accept, sendmsg and recvmsg stay trapped: a job never serves.
  * Whatever these rules do not allow goes on to the shared program. */
 #ifndef SP_PROLOGUE_H
 #define SP_PROLOGUE_H
@@ -32,6 +44,7 @@ typedef struct {
     uint64_t site; /* the address the fork's clone returns to */
     uint64_t wake_site; /* the address wake_send's write returns to */
     int wake_fd;   /* the only fd recvmsg may read, and written from wake_site only */
+    int egress;    /* the TCP client's calls pass (see above) */
 } prologue_t;
 
 /* The prologue into out (cap instructions); it ends by falling through to whatever follows

@@ -5,12 +5,16 @@
 #include <grp.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -76,6 +80,7 @@ static int s_mkdirs(const char *path)
 int sandbox_seal_filesystem(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen)
 {
     sb->landlock_fd = -1;
+    sb->landlock_egress_fd = -1;
     if (sb->layers & LAYER_NAMESPACES) {
         /* Our mount namespace is a copy of the host's: detach it so nothing propagates back,
          * build a new root on a tmpfs, pivot into it and drop the old root entirely. */
@@ -91,7 +96,11 @@ int sandbox_seal_filesystem(sandbox_t *sb, const profile_t *profile, char *err, 
         step = "tmpfs";
         if (mount("snakepit", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=0755") < 0)
             goto fail;
-        for (const char *const *p = profile->ro_paths; p && *p; p++) {
+        /* the profile's read-only paths, and the CA certificates for jobs with egress */
+        for (int list = 0; list < 2; list++)
+        for (const char *const *p = list ? (sb->egress_port ? egress_ro_paths : NULL)
+                                         : profile->ro_paths;
+             p && *p; p++) {
             struct stat st;
             if (stat(*p, &st) < 0 || !S_ISDIR(st.st_mode)) continue; /* not on this host */
             snprintf(where, sizeof where, "/tmp%s", *p);
@@ -144,9 +153,49 @@ int sandbox_seal_filesystem(sandbox_t *sb, const profile_t *profile, char *err, 
         return -1;
     }
 landlock:
+    sb->landlock_egress_fd = -1;
     if (!(sb->layers & LAYER_LANDLOCK)) return 0;
     sb->landlock_fd = landlock_ruleset(sb->landlock_abi, profile, NULL, err, errlen);
-    return sb->landlock_fd < 0 ? -1 : 0;
+    if (sb->landlock_fd >= 0 && sb->egress_port)
+        sb->landlock_egress_fd = landlock_ruleset_egress(sb->landlock_abi, profile, NULL, 0,
+                                                         sb->egress_port, err, errlen);
+    return sb->landlock_fd < 0 || (sb->egress_port && sb->landlock_egress_fd < 0) ? -1 : 0;
+}
+
+int sandbox_egress_listener(const sandbox_t *sb, char *err, size_t errlen)
+{
+    /* Only inside our own network namespace: without it 127.0.0.1 would be the host's, where
+     * anything could listen, and every zygote would want the same port. */
+    if (!(sb->layers & LAYER_NAMESPACES)) {
+        snprintf(err, errlen, "network egress needs the namespaces layer");
+        return -1;
+    }
+    const char *step = "socket";
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s >= 0) { /* ifconfig lo up: the namespace's only device */
+        struct ifreq ifr = {0};
+        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+        step = "bringing lo up";
+        if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+            ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+            if (ioctl(s, SIOCSIFFLAGS, &ifr) == 0) step = NULL;
+        }
+        close(s);
+    }
+    int fd = step ? -1 : socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (!step && fd < 0) step = "socket";
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)sb->egress_port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int one = 1;
+    if (!step && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) step = "SO_REUSEADDR";
+    if (!step && bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) step = "bind";
+    if (!step && listen(fd, 1024) < 0) step = "listen";
+    if (step) {
+        snprintf(err, errlen, "network egress: %s: %s", step, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 /* ---- child side ------------------------------------------------------------------------- */

@@ -44,6 +44,10 @@ typedef struct {
                                        limit (the zygote raises the soft one, 0, for a fork) */
     const char        *env_host;    /* a dependency environment's site-packages on the host,
                                        mounted at ENVPROFILE_SITE when sealing; NULL none */
+    int                egress_port; /* jobs with network egress reach the egress process on
+                                       127.0.0.1:egress_port (egress.h); 0: this zygote serves
+                                       none */
+    int                landlock_egress_fd; /* the ruleset of a child for such jobs, -1 none */
 } sandbox_t;
 
 /* Zygote: checks that every requested layer is available here; fails closed, naming the
@@ -54,8 +58,15 @@ int sandbox_probe(sandbox_t *sb, char *err, size_t errlen);
 int sandbox_neutral_host(const sandbox_t *sb, char *err, size_t errlen);
 /* Zygote, after warm imports: make the filesystem view an empty read-only tmpfs holding only
  * the profile's read-only paths (and, for workspace profiles, a writable /work where each
- * child's directory is mounted); then build the Landlock ruleset that allows reading them. */
+ * child's directory is mounted; with egress_port, the CA certificates too); then build the
+ * Landlock ruleset that allows reading them (and, with egress_port, a second one for children
+ * that run jobs with network egress). */
 int sandbox_seal_filesystem(sandbox_t *sb, const profile_t *profile, char *err, size_t errlen);
+/* Zygote, before anything is imported, when it serves jobs with network egress: loopback up in
+ * its own (otherwise empty) network namespace, and a TCP socket listening on
+ * 127.0.0.1:egress_port there, for the node to hand to its egress process. The listening fd, or
+ * -1 with the reason. */
+int sandbox_egress_listener(const sandbox_t *sb, char *err, size_t errlen);
 
 /* Child, first: its own process group, every fd closed but keep_fd (its wake socket) and the
  * Landlock ruleset, SIGKILL when the zygote dies. 0 or -errno. */

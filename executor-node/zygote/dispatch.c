@@ -67,11 +67,11 @@ static void s_lower(child_t *c)
 
 /* A child with the job in place, not yet woken; NULL with the refusal. */
 static child_t *s_place(const dispatch_t *d, const uint8_t id[ID_BYTES], const jobspec_t *job,
-                        refusal_t *why)
+                        const char *proxy, refusal_t *why)
 {
     char err[256];
     int extra = pool_tenant_running(d->pool, job->tenant) > 0;
-    child_t *c = pool_take(d->pool, extra);
+    child_t *c = pool_take(d->pool, extra, proxy != NULL);
     if (!c)
         return s_refuse(why, ST_INTERNAL_ERROR, "ForkFailed",
                         "the executor could not start a sandbox");
@@ -87,6 +87,7 @@ static child_t *s_place(const dispatch_t *d, const uint8_t id[ID_BYTES], const j
     }
     h->job_len = (uint32_t)jobcopy_size(job, JOBCOPY_RUN);
     h->out_limit = (uint32_t)job->limits.output_bytes;
+    snprintf(h->egress_proxy, sizeof h->egress_proxy, "%s", proxy ? proxy : "");
     /* Its inputs, to tell them from its outputs; without them every file comes back. */
     if (job->n_files && d->ws && !(c->inputs = jobcopy_private(job, JOBCOPY_FILES)))
         log_warn("event=inputs_not_kept files=%zu", job->n_files);
@@ -99,7 +100,7 @@ static child_t *s_place(const dispatch_t *d, const uint8_t id[ID_BYTES], const j
 }
 
 int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len,
-                 refusal_t *why)
+                 const char *proxy, refusal_t *why)
 {
     jobspec_t job;
     char err[256];
@@ -116,14 +117,14 @@ int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t 
     s_limits(d, &job.limits);
     if (s_check(d, &job, why) == 0) {
         if (job.has_session || job_kind_is_session(job.kind)) {
-            rc = d->sessions ? zygote_sessions_job(d->sessions, id, &job, why)
+            rc = d->sessions ? zygote_sessions_job(d->sessions, id, &job, proxy, why)
                              : refusal_fill(why, ST_REJECTED, "SessionsOff",
                                             "this executor keeps no sessions");
         } else if (len > DISPATCH_JOB_CAP) {
             refusal_fill(why, ST_REJECTED, "JobTooLarge",
                          "the JobSpec exceeds the executor's 8 MiB job area");
         } else {
-            child_t *c = s_place(d, id, &job, why);
+            child_t *c = s_place(d, id, &job, proxy, why);
             if (c) pool_start(d->pool, c);
             rc = c ? 0 : -1;
         }

@@ -43,8 +43,9 @@ typedef struct {
 } dispatch_t;
 
 /* The job of a JOB message started in a child (or, for a session's, taken by zygote_sessions.h): 0;
- * or -1 with the refusal. */
+ * or -1 with the refusal. proxy: the job may use the network through this proxy URL (the node
+ * granted it; it runs in a child pooled for egress, pool.h), NULL when it may not. */
 int dispatch_job(const dispatch_t *d, const uint8_t id[ID_BYTES], const uint8_t *body, size_t len,
-                 refusal_t *why);
+                 const char *proxy, refusal_t *why);
 
 #endif

@@ -21,6 +21,7 @@
 #include "proto/result.h"
 #include "proto/wire.h"
 #include "executor-node/area/scrub.h"
+#include "executor-node/link/emsg.h"
 #include "executor-node/link/zchan.h"
 #include "executor-node/link/zmsg.h"
 #include "executor-node/mem/hugemem.h"
@@ -38,6 +39,7 @@
 #include "zygote.h"
 
 #define CHAN_FD        3
+#define EGRESS_FD      4 /* where the listening socket goes to the node (emsg.h) */
 #define MAX_CHILDREN   (1024 + 65536) /* jobs' children, and every session's process */
 #define PROGRESS_US    50000u         /* how often running jobs' output is streamed */
 #define PROGRESS_CHUNK (64u << 10)    /* most bytes per stream per look */
@@ -55,6 +57,10 @@ typedef struct {
     int procfd;           /* procfs.h: memory and children, after the seal */
     dispatch_t dispatch;
     zchan_t *chan;
+    /* the node's grant for the job whose JOB comes next (ZM_EGRESS): zeroed once used, before
+     * any child is forked again (a child inherits this memory) */
+    uint8_t grant_id[ID_BYTES];
+    char grant_secret[EMSG_SECRET_LEN + 1];
     long jobs_done;
     uint64_t forks_reported;
     uint64_t started_us;
@@ -214,14 +220,55 @@ static void s_progress(zygote_t *z)
 
 /* ---- from the node ------------------------------------------------------------------------- */
 
+/* ZM_EGRESS: the secret of the job whose JOB follows, kept until then (32 hex digits; anything
+ * else is no grant). */
+static void s_grant(zygote_t *z, const zmsg_t *msg)
+{
+    explicit_bzero(z->grant_secret, sizeof z->grant_secret);
+    if (!z->sb.egress_port || msg->len != EMSG_SECRET_LEN ||
+        strspn((const char *)msg->payload, "0123456789abcdef") < EMSG_SECRET_LEN) {
+        log_warn("event=egress_grant_ignored port=%d", z->sb.egress_port);
+        return;
+    }
+    memcpy(z->grant_id, msg->id, ID_BYTES);
+    memcpy(z->grant_secret, msg->payload, EMSG_SECRET_LEN);
+}
+
+/* The job's proxy URL into url when the node granted it network egress; NULL otherwise. The
+ * grant is used up either way. */
+static const char *s_proxy_for(zygote_t *z, const uint8_t id[ID_BYTES], char *url, size_t cap)
+{
+    const char *proxy = NULL;
+    if (z->grant_secret[0] && !memcmp(z->grant_id, id, ID_BYTES)) {
+        snprintf(url, cap, "http://job:%s@127.0.0.1:%d", z->grant_secret, z->sb.egress_port);
+        proxy = url;
+    }
+    explicit_bzero(z->grant_secret, sizeof z->grant_secret);
+    return proxy;
+}
+
 static void s_on_msg(void *arg, const zmsg_t *msg)
 {
     zygote_t *z = arg;
     switch (msg->type) {
     case ZM_JOB: {
         refusal_t why;
-        if (dispatch_job(&z->dispatch, msg->id, msg->payload, msg->len, &why) < 0)
-            s_send_simple(z, msg->id, why.status, why.type, why.message);
+        char url[128];
+        const char *proxy = s_proxy_for(z, msg->id, url, sizeof url);
+        int rc = dispatch_job(&z->dispatch, msg->id, msg->payload, msg->len, proxy, &why);
+        explicit_bzero(url, sizeof url);
+        if (rc < 0) s_send_simple(z, msg->id, why.status, why.type, why.message);
+        break;
+    }
+    case ZM_EGRESS:
+        s_grant(z, msg);
+        break;
+    case ZM_EGRESS_STOP: { /* past its byte cap: a session's cell is interrupted, as a cancel */
+        child_t *c = pool_find_job(z->pool, msg->id);
+        if (c && c->session)
+            pool_interrupt(z->pool, c, KILL_EGRESS);
+        else if (c)
+            pool_kill(c, KILL_EGRESS);
         break;
     }
     case ZM_CANCEL: {
@@ -326,8 +373,8 @@ static int s_make_pool(zygote_t *z, char *err, size_t errlen)
     const zygote_conf_t *conf = z->conf;
     z->env = (child_env_t){&z->sb, z->profile, &z->touch, getpid()};
     /* running + answered-but-not-yet-reaped + pool, with room to spare */
-    size_t slots =
-        (size_t)(2 * conf->slots + conf->pool + 2 + conf->max_sessions + conf->session_pool);
+    size_t slots = (size_t)(2 * conf->slots + conf->pool + 2 + conf->max_sessions +
+                            conf->session_pool + conf->egress_pool);
     pool_conf_t pc = {.slots = slots < MAX_CHILDREN ? slots : MAX_CHILDREN,
                       .job_cap = DISPATCH_JOB_CAP,
                       .stream_cap = (uint32_t)conf->stream_cap,
@@ -363,6 +410,22 @@ static int s_make_pool(zygote_t *z, char *err, size_t errlen)
     return 0;
 }
 
+/* Serving jobs with network egress: the listening socket in our namespace goes to the node,
+ * which hands it to its egress process; we keep no copy (nothing here ever accepts). */
+static int s_egress_listener(zygote_t *z, char *err, size_t errlen)
+{
+    z->sb.egress_port = 0;
+    if (z->conf->egress_port <= 0) return 0;
+    z->sb.egress_port = (int)z->conf->egress_port;
+    int fd = sandbox_egress_listener(&z->sb, err, errlen);
+    if (fd < 0) return -1;
+    int rc = emsg_send_fd(EGRESS_FD, 0, fd);
+    if (rc < 0) snprintf(err, errlen, "network egress: handing the listener over: %s", strerror(errno));
+    close(fd);
+    close(EGRESS_FD);
+    return rc;
+}
+
 static int s_start(zygote_t *z, char *err, size_t errlen)
 {
     z->sb.layers = z->conf->layers;
@@ -371,6 +434,7 @@ static int s_start(zygote_t *z, char *err, size_t errlen)
     z->sb.drop_uid = z->conf->drop_uid;
     if (sandbox_probe(&z->sb, err, errlen) < 0 || sandbox_neutral_host(&z->sb, err, errlen) < 0)
         return -1;
+    if (s_egress_listener(z, err, errlen) < 0) return -1;
     if (py_init(z->profile, z->conf->python, (z->sb.layers & LAYER_PYTHON) != 0, z->sb.env_host, err,
                 errlen) < 0)
         return -1;
@@ -426,19 +490,23 @@ static nfds_t s_poll_set(zygote_t *z, struct pollfd *fds, child_t **owner)
     return n;
 }
 
-/* Which kind of child the pool is short of: 1 for a job's, 2 for a session's, 0 for none. Not
- * while a fork_session is under way: its RLIMIT_NPROC window counts our children. */
+/* Which kind of child the pool is short of: 1 for a job's, 2 for a session's, 3 for a job's
+ * with network egress, 0 for none. Not while a fork_session is under way: its RLIMIT_NPROC
+ * window counts our children. */
 static int s_pool_short(const zygote_t *z)
 {
     if (z->retiring || (z->sessions && zygote_sessions_forking(z->sessions))) return 0;
     if (pool_idle(z->pool, 0) < (size_t)z->conf->pool) return 1;
     if (z->sessions && pool_idle(z->pool, 1) < (size_t)z->conf->session_pool) return 2;
+    if (z->sb.egress_port && pool_idle_egress(z->pool) < (size_t)z->conf->egress_pool) return 3;
     return 0;
 }
 
 static child_t *s_refill(zygote_t *z, int kind)
 {
-    return kind == 2 ? pool_fork_session(z->pool) : pool_fork(z->pool);
+    return kind == 2 ? pool_fork_session(z->pool)
+           : kind == 3 ? pool_fork_egress(z->pool)
+                       : pool_fork(z->pool);
 }
 
 /* How long poll may sleep. Refilling the pool (a fork) waits until nothing else is pending: a

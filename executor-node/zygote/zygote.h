@@ -29,6 +29,9 @@ typedef struct {
     long     session_grace_ms; /* a cell's KeyboardInterrupt, then SIGKILL this long after */
     char     env_site[4096];    /* a dependency environment's site-packages (envs.h); "" none */
     char     env_modules[4096]; /* the top-level modules it adds, comma-separated */
+    /* network egress (the node's egress process, egress.h) */
+    long     egress_port;  /* its listener in our namespace; 0: no job here has egress */
+    long     egress_pool;  /* children kept forked ahead for jobs with egress */
     char     test_missing[128]; /* tests only: a module its warm-up imports first (and fails on) */
 } zygote_conf_t;
 

@@ -58,6 +58,11 @@ static const cfg_opt_t s_zygote_opts[] = {
                 "the longest idle timeout a session may ask for"),
     CFG_OPT_INT(zygote_args_t, z.session_grace_ms, "session-grace-ms", 0, 600000, "MS",
                 "a cell past its deadline: KeyboardInterrupt, then SIGKILL this long after"),
+    CFG_OPT_INT(zygote_args_t, z.egress_port, "egress-port", 0, 65535, "PORT",
+                "serve jobs with network egress: listen on 127.0.0.1:PORT in our own network "
+                "namespace and hand the socket to the node on fd 4 (0: none)"),
+    CFG_OPT_INT(zygote_args_t, z.egress_pool, "egress-pool", 0, 64, "N",
+                "children kept forked ahead for jobs with network egress"),
     CFG_OPT_STR(zygote_args_t, log_level, "log-level", "LEVEL", "debug, info, warn or error"),
     CFG_OPT_END,
 };

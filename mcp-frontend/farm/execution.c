@@ -238,7 +238,7 @@ static void s_on_progress(void *owner, const uint8_t *body, size_t len)
 
 static void s_go_on(execution_t *ex);
 
-static const char *const s_refusal_layers[REFUSAL__COUNT] = {"python", "seccomp", "other"};
+static const char *const s_refusal_layers[REFUSAL__COUNT] = {"python", "seccomp", "egress", "other"};
 
 const char *refusal_layer_name(refusal_layer_t layer)
 {

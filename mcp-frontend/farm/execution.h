@@ -89,7 +89,13 @@ typedef enum {
 #define EXECUTIONS_MAX_TOOLS 16 /* the tools that run on the farm, compat endpoints' too */
 
 /* The layer a security event came from (result.h), as metrics count them: a fixed set. */
-typedef enum { REFUSAL_PYTHON, REFUSAL_SECCOMP, REFUSAL_OTHER, REFUSAL__COUNT } refusal_layer_t;
+typedef enum {
+    REFUSAL_PYTHON,
+    REFUSAL_SECCOMP,
+    REFUSAL_EGRESS, /* the egress process refused a destination (the tenant's policy) */
+    REFUSAL_OTHER,
+    REFUSAL__COUNT
+} refusal_layer_t;
 
 typedef struct {
     struct {

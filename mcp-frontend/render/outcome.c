@@ -30,6 +30,21 @@ static json_t *s_error(const result_t *res)
                      res->error.line > 0 ? json_integer(res->error.line) : json_null());
 }
 
+json_t *outcome_egress(const result_egress_list_t *l)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < l->n; i++) {
+        const result_egress_t *e = &l->list[i];
+        json_array_append_new(
+            a, json_pack("{s:o,s:I,s:o,s:o,s:I,s:I,s:I}", "host", json_str_safe(e->host), "port",
+                         (json_int_t)e->port, "verdict", json_str_safe(e->verdict), "reason",
+                         json_str_safe(e->reason), "connections", (json_int_t)e->connections,
+                         "bytes_out", (json_int_t)e->bytes_out, "bytes_in",
+                         (json_int_t)e->bytes_in));
+    }
+    return a;
+}
+
 json_t *outcome_security_events(const result_t *res)
 {
     json_t *events = json_array();
@@ -84,6 +99,7 @@ static json_t *s_structured(const char *id, const result_t *res)
     json_object_set_new(s, "images", images);
     json_object_set_new(s, "files", rich_files(id, res));
     json_object_set_new(s, "outputs", rich_outputs(res));
+    if (res->egress.n) json_object_set_new(s, "egress", outcome_egress(&res->egress));
     if (res->session.present) { /* a session's cell (issue 12) */
         char sid[ID_STR_LEN + 1];
         id_format(res->session.id, sid);
@@ -239,6 +255,14 @@ static void s_summary(buf_t *b, const result_t *res)
     }
     if (res->files_truncated)
         buf_puts(b, "[some files were left out: at most 32 files and 8 MiB in all are returned]\n");
+    for (size_t i = 0; i < res->egress.n; i++) { /* the network, destination by destination */
+        const result_egress_t *e = &res->egress.list[i];
+        buf_puts(b, i ? "; " : "network: ");
+        utf8_sanitize(b, e->host ? e->host : "?", e->host ? strlen(e->host) : 1);
+        buf_printf(b, ":%u %s (%llu B out, %llu B in)", e->port, e->verdict ? e->verdict : "?",
+                   (unsigned long long)e->bytes_out, (unsigned long long)e->bytes_in);
+        if (i + 1 == res->egress.n) buf_puts(b, "\n");
+    }
     if (res->session.present && res->session.cell)
         buf_printf(b, "session cell %u%s\n", res->session.cell,
                    res->session.alive ? "" : "; the session has ended");

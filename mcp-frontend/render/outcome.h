@@ -32,6 +32,8 @@ json_t *outcome_security_events(const result_t *res);
 /* execution.h's render functions: id is the execution id. */
 json_t *outcome_execute(const char *id, const result_t *res);
 json_t *outcome_validate(const char *id, const result_t *res);
+/* The network destinations of a Result (its egress list) as structuredContent's `egress`. */
+json_t *outcome_egress(const result_egress_list_t *l);
 
 /* What the front-end decided about the call, added to its CallToolResult r (structuredContent
  * and, after the status line, the text): the profile it ran in and why (reason may be NULL),

@@ -29,6 +29,11 @@ typedef struct tenant {
     long max_tasks;       /* tasks still running */
     long max_linked_mb;   /* linked files kept in Redis, their bytes together */
     long max_linked_files;
+    /* network egress: its rules as stored (egress_rule.h, comma-separated; "" none: no network),
+     * and the caps on a job's traffic (0: the executor's own) */
+    char egress[4096];
+    long egress_max_bytes;
+    long egress_max_conns;
     long inflight;       /* this process's jobs in flight for the tenant */
     long sessions;       /* this process's open sessions of the tenant */
     double local_tat_ms; /* the local limiter's GCRA state */

@@ -210,6 +210,12 @@ json_t *record_view(const char *id, const json_t *fields)
         json_object_set_new(v, "session_id", json_string(s));
         json_object_set_new(v, "cell", field_int(fields, "cell"));
     }
+    /* the network's totals, when the job used it (its destinations are in result.egress) */
+    const char *egress[] = {"egress_bytes_out", "egress_bytes_in", "egress_connections",
+                            "egress_refused", NULL};
+    for (int i = 0; egress[i]; i++)
+        if (json_object_get(fields, egress[i]))
+            json_object_set_new(v, egress[i], field_int(fields, egress[i]));
     json_t *result = NULL;
     if ((s = json_string_value(json_object_get(fields, "call_result")))) {
         json_t *cr = json_loads(s, 0, NULL);

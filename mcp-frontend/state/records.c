@@ -425,6 +425,7 @@ static int s_flat_is_whole(const records_t *self, const result_t *res)
 {
     size_t head = (size_t)self->conf.head_cap;
     return !res->variables && !res->validation && !res->error.traceback && !res->n_images &&
+           !res->egress.n && /* the destinations live in the whole Result */
            !res->n_files && !res->images_truncated && !res->files_truncated && !res->exit.code &&
            !res->n_events && !res->events_truncated &&
            (!res->n_outputs || s_output_is_repr(res)) && !res->outputs_truncated &&
@@ -521,6 +522,18 @@ int record_finished(records_t *self, const record_about_t *r, const record_submi
     if (res->session.present) {
         s_field_u64(&a, "cell", res->session.cell);
         s_field_u64(&a, "session_memory_kb", res->session.memory_kb);
+    }
+    if (res->egress.n) { /* the network's totals, which RECORD_FINISH_LUA adds to the usage */
+        uint64_t out = 0, in = 0, conns = 0, refused = 0;
+        for (size_t i = 0; i < res->egress.n; i++) {
+            const result_egress_t *e = &res->egress.list[i];
+            out += e->bytes_out, in += e->bytes_in, conns += e->connections;
+            if (e->verdict && !strcmp(e->verdict, "refused")) refused += e->connections;
+        }
+        s_field_u64(&a, "egress_bytes_out", out);
+        s_field_u64(&a, "egress_bytes_in", in);
+        s_field_u64(&a, "egress_connections", conns);
+        s_field_u64(&a, "egress_refused", refused);
     }
     s_final_fields(self, &a, r, res, clock_wall_ms());
     s_resolve(&a);

@@ -8,6 +8,7 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
+#include "proto/egress_rule.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "proto/wire.h"
@@ -127,8 +128,8 @@ static void s_apply_fields(tenant_t *t, const redisReply *r)
     double rate = TENANT_DEFAULT_RATE;
     long burst = TENANT_DEFAULT_BURST, conc = TENANT_DEFAULT_MAX_CONCURRENCY;
     long tmo = TENANT_DEFAULT_MAX_TIMEOUT_S, mem = TENANT_DEFAULT_MAX_MEMORY_MB;
-    long record_ttl = 0, record_max = 0;
-    char profiles[512] = "";
+    long record_ttl = 0, record_max = 0, egress_bytes = 0, egress_conns = 0;
+    char profiles[512] = "", egress[sizeof t->egress] = "";
     for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
         const redisReply *k = r->element[i], *v = r->element[i + 1];
         if (k->type != REDIS_REPLY_STRING) continue;
@@ -148,7 +149,25 @@ static void s_apply_fields(tenant_t *t, const redisReply *r)
             record_ttl = (long)s_num(v, 0, 0, 86400.0 * 3650);
         else if (strcmp(k->str, "record_max") == 0)
             record_max = (long)s_num(v, 0, 0, 1e8);
+        else if (strcmp(k->str, "egress") == 0 && v->type == REDIS_REPLY_STRING)
+            snprintf(egress, sizeof egress, "%s", v->str);
+        else if (strcmp(k->str, "egress_max_bytes") == 0)
+            egress_bytes = (long)s_num(v, 0, 0, (double)(1LL << 40));
+        else if (strcmp(k->str, "egress_max_conns") == 0)
+            egress_conns = (long)s_num(v, 0, 0, 65536);
     }
+    /* rules the CLI did not store (by hand, or cut to fit): none at all, never some */
+    egress_rule_t *rules;
+    size_t n_rules;
+    char why[200];
+    if (egress_rules_parse(egress, &rules, &n_rules, why, sizeof why) < 0) {
+        log_warn("event=tenant_egress_ignored tenant=%s error=\"%s\"", t->name, why);
+        egress[0] = '\0';
+    }
+    free(rules);
+    snprintf(t->egress, sizeof t->egress, "%s", egress);
+    t->egress_max_bytes = egress_bytes;
+    t->egress_max_conns = egress_conns;
     t->record_ttl_s = record_ttl;
     t->record_max = record_max;
     s_quota_defaults(t);

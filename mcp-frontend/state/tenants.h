@@ -2,9 +2,10 @@
  * its SHA-256 (`sp:key:<hex>` → tenant name), the tenant's quotas from `sp:t:<name>` (fields
  * rate, burst, max_concurrency, max_timeout_s, max_memory_mb, profiles, its record
  * retention record_ttl_s and record_max, for sessions max_sessions, max_session_memory_mb,
- * max_idle_timeout_s, max_snapshots, max_snapshot_mb, and what it may hold across the farm
- * max_listen_streams, max_sse_streams, max_tasks, max_linked_mb, max_linked_files; missing
- * fields take the defaults below).
+ * max_idle_timeout_s, max_snapshots, max_snapshot_mb, what it may hold across the farm
+ * max_listen_streams, max_sse_streams, max_tasks, max_linked_mb, max_linked_files, and for network
+ * egress egress (its rules, comma-separated; a list that does not parse counts as none),
+ * egress_max_bytes, egress_max_conns; missing fields take the defaults below).
  * Positive lookups are cached briefly; while Redis cannot answer, a key answered within
  * --auth-stale-ms is still trusted (a failover or a Redis restart must not lock every tenant
  * out), and one never seen fails closed. Tenant objects (rpc/tenant.h) are shared by every

@@ -31,7 +31,8 @@ static int s_spec(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec, 
         jobargs_names(c, args, "allowed_imports", p, &spec->allowed_imports,
                       &spec->n_allowed_imports) < 0 ||
         jobargs_names(c, args, "inspect_variables", NULL, &spec->inspect, &spec->n_inspect) < 0 ||
-        jobargs_files(c, args, p, spec) < 0 || jobargs_dependencies(c, args, spec) < 0)
+        jobargs_files(c, args, p, spec) < 0 || jobargs_dependencies(c, args, spec) < 0 ||
+        jobargs_egress(c, args, spec) < 0)
         return -1;
     json_t *v = json_object_get(args, "stdin");
     if (json_is_string(v)) {

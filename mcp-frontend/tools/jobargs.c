@@ -503,3 +503,25 @@ int jobargs_files(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec)
     }
     return 0;
 }
+
+int jobargs_egress(call_t *c, json_t *args, jobspec_t *spec)
+{
+    json_t *v = json_object_get(args, "network");
+    if (v && !json_is_null(v) && !json_is_boolean(v))
+        return tool_bad(c, "network must be true or false");
+    if (json_is_false(v) || !c->tenant->egress[0]) return 0;
+    size_t n = 1;
+    for (const char *p = c->tenant->egress; *p; p++) n += *p == ',';
+    if (n > EGRESS_MAX_RULES) n = EGRESS_MAX_RULES;
+    spec->egress.rules = xcalloc(n, sizeof *spec->egress.rules);
+    for (const char *p = c->tenant->egress; *p && spec->egress.n_rules < n;) {
+        size_t len = strcspn(p, ",");
+        while (len && (*p == ' ' || *p == '\t')) p++, len--;
+        if (len) spec->egress.rules[spec->egress.n_rules++] = xstrndup(p, len);
+        p += len;
+        if (*p == ',') p++;
+    }
+    spec->egress.max_bytes = (uint64_t)c->tenant->egress_max_bytes;
+    spec->egress.max_conns = (uint64_t)c->tenant->egress_max_conns;
+    return 0;
+}

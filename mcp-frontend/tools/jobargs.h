@@ -41,5 +41,8 @@ int jobargs_limits_noted(call_t *c, json_t *args, const profile_t *p, limits_t *
 int jobargs_dependencies(call_t *c, json_t *args, jobspec_t *spec);
 /* files → the job's workspace (profiles that have one). */
 int jobargs_files(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec);
+/* network: the tenant's egress rules and caps into the JobSpec (what the executor grants),
+ * unless the call says network: false; a tenant without rules has no network either way. */
+int jobargs_egress(call_t *c, json_t *args, jobspec_t *spec);
 
 #endif

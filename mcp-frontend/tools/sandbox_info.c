@@ -68,6 +68,34 @@ static json_t *s_sessions(const tenant_t *t)
     return o;
 }
 
+/* The tenant's own network: its rules as an operator set them, or why it has none. */
+static json_t *s_egress(const tenant_t *t)
+{
+    json_t *rules = json_array();
+    for (const char *p = t->egress; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len) json_array_append_new(rules, json_stringn(p, len));
+        p += len;
+        if (*p == ',') p++;
+    }
+    json_t *o = json_pack(
+        "{s:o,s:s}", "rules", rules, "how",
+        json_array_size(rules)
+            ? "HTTP and HTTPS through the proxy in HTTP_PROXY/HTTPS_PROXY (urllib, requests, "
+              "httpx and pip use it), TCP to an allowed host:port with socket.create_connection "
+              "or asyncio.open_connection; names are resolved outside the sandbox; loopback, "
+              "private, link-local and metadata addresses and the farm's own endpoints are "
+              "refused unless a rule names the exact address (the farm's never); a call may "
+              "pass network: false"
+            : "no network: an operator grants destinations with `snakepit tenant set NAME "
+              "--egress HOST[:PORT]` (also *.domain and CIDR[:PORT])");
+    if (t->egress_max_bytes)
+        json_object_set_new(o, "max_bytes_per_job", json_integer(t->egress_max_bytes));
+    if (t->egress_max_conns)
+        json_object_set_new(o, "max_connections_per_job", json_integer(t->egress_max_conns));
+    return o;
+}
+
 /* What the farm serves, as far as the tenant needs to know: whether calls can reach it, and
  * which profiles run now. */
 static json_t *s_capacity(fe_t *fe)
@@ -93,6 +121,7 @@ static json_t *s_info(fe_t *fe, const tenant_t *t)
                       "max_memory_mb", (json_int_t)t->max_memory_mb, "profiles",
                       t->profiles[0] ? t->profiles : "all")
           : json_object();
+    if (t) json_object_set_new(tenant, "egress", s_egress(t));
     json_t *security = json_pack("{s:s,s:[s,s,s,s,s,s,s]}", "isolation",
                                  "one forked CPython per execution: rlimits, namespaces, Landlock, "
                                  "no_new_privs, seccomp allowlist, "
@@ -158,10 +187,13 @@ static void s_finish(info_req_t *q)
                    ".\nWithout `profile`, execute_code runs code in the smallest of these that has "
                    "every module it imports.\nYour limits: timeout up to %ld s, memory up to %ld "
                    "MB, %ld concurrent executions, %.3g calls/s (burst %ld), profiles: %s.\n"
+                   "Network: %s%s.\n"
                    "structuredContent has each profile's modules, package versions and limits; "
                    "get_usage shows what you used.",
                    t->max_timeout_s, t->max_memory_mb, t->max_concurrency, t->rate, t->burst,
-                   t->profiles[0] ? t->profiles : "all");
+                   t->profiles[0] ? t->profiles : "all",
+                   t->egress[0] ? "your egress policy allows " : "none (no egress policy)",
+                   t->egress);
         call_reply(c, tool_result((const char *)text.data, q->info, 0));
         buf_free(&text);
     }

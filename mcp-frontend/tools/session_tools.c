@@ -63,7 +63,7 @@ void create_session_run(call_t *c, json_t *args, const tool_task_t *task)
     limits_t l = {0};
     if (!p || jobargs_limits(c, args, p, &l) < 0) return;
     op_t *op = sop_op(c);
-    if (jobargs_files(c, args, p, &op->spec) < 0) {
+    if (jobargs_files(c, args, p, &op->spec) < 0 || jobargs_egress(c, args, &op->spec) < 0) {
         sop_op_free(op);
         return;
     }

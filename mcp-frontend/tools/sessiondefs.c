@@ -26,6 +26,10 @@ static const tool_arg_t s_create_args[] = {
     {"files", ARG_OBJECT, ARG_NULLABLE,
      "Files to put in the session's workspace ({workspace_profiles}), as execute_code's files",
      "\"maxProperties\": 64"},
+    {"network", ARG_BOOLEAN, 0,
+     "Give the session network under your tenant's egress policy (default true when it has "
+     "one): its cells reach what the policy allows, each cell may still pass network: false. "
+     "false: the session never has network", NULL},
     {NULL},
 };
 

@@ -61,6 +61,10 @@ static const tool_arg_t s_execute_args[] = {
      "Run the code as the next cell of this session (create_session): its globals, imports, "
      "figures and files persist between calls. The session's profile and memory apply; timeout "
      "and output limits apply to the cell", "\"minLength\": 36, \"maxLength\": 36"},
+    {"network", ARG_BOOLEAN, 0,
+     "Reach the network under your tenant's egress policy (default true when it has one; "
+     "get_sandbox_info shows it): HTTP(S) through the standard proxy variables, and TCP to "
+     "allowed host:port. false runs without network", NULL},
     {NULL},
 };
 
@@ -68,7 +72,7 @@ static const char s_execute_output[] = "{\"type\": \"object\","
   "\"required\": [\"execution_id\", \"status\", \"stdout\", \"stderr\", \"truncated\", \"result\", \"variables\", \"error\", \"timings\", \"resources\", \"exit\"],"
   "\"properties\": {"
     "\"execution_id\": {\"type\": \"string\", \"description\": \"UUIDv7 of this execution (get_execution)\"},"
-    "\"status\": {\"type\": \"string\", \"enum\": [\"ok\", \"error\", \"syntax_error\", \"timeout\", \"cpu_limit\", \"memory_limit\", \"output_limit\", \"security_violation\", \"cancelled\", \"rejected\", \"lost\", \"internal_error\"]},"
+    "\"status\": {\"type\": \"string\", \"enum\": [\"ok\", \"error\", \"syntax_error\", \"timeout\", \"cpu_limit\", \"memory_limit\", \"output_limit\", \"security_violation\", \"cancelled\", \"rejected\", \"lost\", \"internal_error\", \"egress_limit\"]},"
     "\"stdout\": {\"type\": \"string\"},"
     "\"stderr\": {\"type\": \"string\"},"
     "\"truncated\": {\"type\": \"object\", \"required\": [\"stdout\", \"stderr\"], \"properties\": {\"stdout\": {\"type\": \"boolean\"}, \"stderr\": {\"type\": \"boolean\"}, \"images\": {\"type\": \"boolean\", \"description\": \"some figures were left out (caps)\"}, \"files\": {\"type\": \"boolean\", \"description\": \"some written files were left out (caps)\"}}},"
@@ -88,7 +92,8 @@ static const char s_execute_output[] = "{\"type\": \"object\","
     "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}},"
     "\"profile\": {\"type\": \"string\", \"description\": \"the profile the code ran in\"},"
     "\"profile_reason\": {\"type\": \"string\", \"description\": \"why that one: named by the call, inferred from the imports or dependencies, the session's, or the smallest served\"},"
-    "\"limits_adjusted\": {\"type\": \"object\", \"description\": \"limits asked for beyond a maximum, and what was used instead\", \"additionalProperties\": {\"type\": \"object\", \"properties\": {\"requested\": {\"type\": \"number\"}, \"used\": {\"type\": \"number\"}, \"unit\": {\"type\": \"string\"}, \"why\": {\"type\": \"string\"}}}}"
+    "\"limits_adjusted\": {\"type\": \"object\", \"description\": \"limits asked for beyond a maximum, and what was used instead\", \"additionalProperties\": {\"type\": \"object\", \"properties\": {\"requested\": {\"type\": \"number\"}, \"used\": {\"type\": \"number\"}, \"unit\": {\"type\": \"string\"}, \"why\": {\"type\": \"string\"}}}},"
+    "\"egress\": {\"type\": \"array\", \"description\": \"each network destination the code asked for, with the egress policy's verdict and the bytes each way\", \"items\": {\"type\": \"object\", \"required\": [\"host\", \"port\", \"verdict\", \"connections\", \"bytes_out\", \"bytes_in\"], \"properties\": {\"host\": {\"type\": \"string\"}, \"port\": {\"type\": \"integer\"}, \"verdict\": {\"type\": \"string\", \"enum\": [\"allowed\", \"refused\", \"failed\"]}, \"reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"connections\": {\"type\": \"integer\"}, \"bytes_out\": {\"type\": \"integer\"}, \"bytes_in\": {\"type\": \"integer\"}}}}"
   "}}";
 
 static const tool_arg_t s_validate_args[] = {

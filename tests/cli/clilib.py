@@ -20,7 +20,7 @@ SNAKEPIT = os.path.join(BIN, "snakepit")
 # the exit status for each job status (docs/cli.md, snakepit run --help)
 EXIT = {"ok": 0, "error": 1, "syntax_error": 2, "timeout": 3, "cpu_limit": 4, "memory_limit": 5,
         "output_limit": 6, "security_violation": 7, "cancelled": 8, "rejected": 9, "lost": 10,
-        "internal_error": 11}
+        "internal_error": 11, "egress_limit": 12}
 EX_USAGE, EX_UNAVAILABLE, EX_CANTCREAT, EX_NOPERM = 64, 69, 73, 77
 
 

@@ -145,5 +145,38 @@ def test_help_names_every_verb_and_flag():
     for word in ("add NAME", "set NAME", "list", "show NAME", "rotate-key NAME", "remove NAME",
                  "--rate", "--burst", "--max-concurrency", "--max-timeout", "--max-memory",
                  "--profiles", "--state-dir", "--redis", "--json", "--max-listen-streams",
-                 "--max-sse-streams", "--max-tasks", "--max-linked-mb", "--max-linked-files"):
+                 "--max-sse-streams", "--max-tasks", "--max-linked-mb", "--max-linked-files",
+                 "--egress", "--no-egress", "--egress-max-bytes", "--egress-max-conns"):
         assert word in r.stdout, word
+
+
+def test_egress_rules_are_checked_stored_as_the_executor_reads_them_and_replaced(env):
+    r = tenant(env, "add", "t-net", "--egress", "Example.COM:443", "--egress", "*.pypi.org",
+               "--egress", "10.1.2.3/8:5432", "--egress", "[2001:db8::1]:80",
+               "--egress-max-bytes", "1000000", "--egress-max-conns", "5")
+    assert r.returncode == 0, r.stderr
+    t = show(env, "t-net")
+    assert t["egress"] == "example.com:443,*.pypi.org,10.0.0.0/8:5432,[2001:db8::1]:80"
+    assert (t["egress_max_bytes"], t["egress_max_conns"]) == ("1000000", "5")
+    # set: the rules given replace the stored ones; the caps stay
+    assert tenant(env, "set", "t-net", "--egress", "api.example.com:443").returncode == 0
+    t = show(env, "t-net")
+    assert t["egress"] == "api.example.com:443" and t["egress_max_bytes"] == "1000000"
+    # other quotas leave the rules alone
+    assert tenant(env, "set", "t-net", "--burst", "3").returncode == 0
+    assert show(env, "t-net")["egress"] == "api.example.com:443"
+    assert tenant(env, "set", "t-net", "--no-egress").returncode == 0
+    assert "egress" not in show(env, "t-net")
+
+
+@pytest.mark.parametrize("rule", ["http://example.com", "example.com:0", "a..b", "10.0.0.0/40",
+                                  "exa mple.com", "::1:443x"])
+def test_a_rule_that_does_not_parse_is_refused_and_nothing_stored(env, rule):
+    r = tenant(env, "add", "t-badnet", "--egress", rule)
+    assert r.returncode == EX_USAGE and "egress rule" in r.stderr, r.stderr
+    assert tenant(env, "show", "t-badnet").returncode == 1
+
+
+def test_egress_and_no_egress_together_is_a_usage_error(env):
+    r = tenant(env, "add", "t-both", "--egress", "example.com", "--no-egress")
+    assert r.returncode == EX_USAGE and "--no-egress" in r.stderr

@@ -238,12 +238,12 @@ def test_pep723_distribution_names_that_differ_from_module_names_are_found(ex):
 
 
 def test_pep723_dependencies_the_profile_lacks_fail_early_with_their_names(ex):
-    r = ex.run("# /// script\n# dependencies = [\"requests>=2\", \"numpy>=99\", \"pandas\"]\n# ///\n"
+    r = ex.run("# /// script\n# dependencies = [\"flask>=2\", \"numpy>=99\", \"pandas\"]\n# ///\n"
                "print('ran')", service=DS)
     assert r["status"] == "error" and r["stdout"] == ""
     assert r["error"]["type"] == "DependencyError"
     message = r["error"]["message"]
-    assert "requests>=2 (not installed)" in message and "numpy>=99 (installed: " in message
+    assert "flask>=2 (not installed)" in message and "numpy>=99 (installed: " in message
     assert "pandas" not in message.split("dependencies:")[1].split(".")[0]
     r = ex.run("# /// script\n# dependencies = [\"numpy\"]\n# ///\nprint('ran')")
     assert r["status"] == "error" and "numpy (not installed)" in r["error"]["message"]

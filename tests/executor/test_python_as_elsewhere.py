@@ -119,9 +119,9 @@ def test_a_refused_import_names_the_profiles_that_have_it(ex):
 
 
 def test_a_module_no_profile_has_says_so(ex):
-    r = ex.run("try:\n    import requests\nexcept ModuleNotFoundError as e:\n"
+    r = ex.run("try:\n    import boto3\nexcept ModuleNotFoundError as e:\n"
                "    print(e.name)\n    raise")
-    assert r["stdout"] == "requests\n"
+    assert r["stdout"] == "boto3\n"
     assert "no profile of this sandbox has it" in r["error"]["message"]
 
 

@@ -1,7 +1,9 @@
 /* tests/fuzz/fuzz_result.c — libFuzzer target for Result decoding (proto/result.c
  * result_decode: the front-end and the CLI decode what executors, which run hostile code,
  * send back). A Result that decodes must respect the caps and round-trip unchanged, its
- * security_events included. */
+ * security_events included; with the node's egress destinations added (proto/result_egress.c,
+ * which rewrites a zygote's Result) it still decodes, its own events first, its output as it
+ * was. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,32 @@ static int s_same_events(const result_t *a, const result_t *b)
     return 1;
 }
 
+static void s_egress_added(const uint8_t *data, size_t size, const result_t *res)
+{
+    result_egress_t dests[2] = {{"127.0.0.1", 80, "allowed", NULL, 1, 10, 20},
+                                {"169.254.169.254", 80, "refused", "link-local", 3, 0, 0}};
+    result_egress_list_t l = {dests, 2};
+    buf_t b;
+    buf_init(&b);
+    result_t back;
+    char err[256];
+    if (result_egress_add(data, size, &l, &b) == 0) {
+        s_check(result_decode(b.data, b.len, &back, err, sizeof err) == 0);
+        size_t want = res->n_events < RESULT_MAX_EVENTS ? res->n_events + 1 : RESULT_MAX_EVENTS;
+        s_check(back.n_events == want && back.egress.n == 2 && back.status == res->status &&
+                back.out_len == res->out_len &&
+                (res->out_len == 0 || memcmp(back.out, res->out, res->out_len) == 0));
+        for (size_t i = 0; i < res->n_events; i++)
+            s_check(s_same(back.events[i].target, res->events[i].target) &&
+                    back.events[i].count == res->events[i].count);
+        if (res->n_events < RESULT_MAX_EVENTS)
+            s_check(!strcmp(back.events[res->n_events].layer, "egress") &&
+                    back.events[res->n_events].count == 3);
+        result_clear(&back);
+    }
+    buf_free(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     result_t res, back;
@@ -58,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (!res.result || strcmp(res.result, back.result) == 0) &&
             back.exit.code == res.exit.code && s_same_events(&res, &back));
     result_clear(&back);
+    s_egress_added(data, size, &res);
     result_clear(&res);
     buf_free(&b);
     return 0;

@@ -17,7 +17,8 @@ import pytest
 from conftest import SRC
 from pkglib import names, run_script
 
-BINARIES = ("snakepit", "snakepit-broker", "snakepit-executor", "snakepit-mcp", "snakepit-zygote")
+BINARIES = ("snakepit", "snakepit-broker", "snakepit-executor", "snakepit-mcp", "snakepit-zygote",
+            "snakepit-egress")
 UNITS = ("snakepit-broker.service", "snakepit-executor.service", "snakepit-mcp.service")
 CONFS = ("broker.conf", "executor.conf", "mcp.conf")
 
@@ -108,7 +109,8 @@ def _man(root, name):
         return f.read()
 
 
-@pytest.mark.parametrize("binary", [b for b in BINARIES if b != "snakepit-zygote"])
+@pytest.mark.parametrize("binary", [b for b in BINARIES if b not in ("snakepit-zygote",
+                                                                      "snakepit-egress")])
 def test_man_pages_come_from_each_help(root, binary):
     page = _man(root, binary)
     assert page.startswith(".\\\"") or page.startswith(".TH"), page[:80]
@@ -128,6 +130,7 @@ def test_man_pages_come_from_each_help(root, binary):
 
 def test_the_zygote_has_a_man_page_and_the_docs_are_there(root):
     assert "snakepit-executor" in _man(root, "snakepit-zygote")
+    assert "snakepit-executor" in _man(root, "snakepit-egress")
     assert os.path.isfile(os.path.join(root, "usr/share/doc/snakepit/copyright"))
     with gzip.open(os.path.join(root, "usr/share/doc/snakepit/changelog.gz"), "rt") as f:
         assert f.read().startswith("snakepit (")
@@ -271,7 +274,8 @@ def test_snakepit_up_from_the_package_serves(root):
                         exes.add(os.path.realpath("/proc/%s/exe" % pid))
                 except OSError:
                     pass
-        for b in ("snakepit-broker", "snakepit-executor", "snakepit-mcp", "snakepit-zygote"):
+        for b in ("snakepit-broker", "snakepit-executor", "snakepit-mcp", "snakepit-zygote",
+                  "snakepit-egress"):
             assert os.path.join(root, "usr/bin", b) in exes, (b, exes)
         r = subprocess.run([snakepit, "run", "--state-dir", state, "print(1+1)"], env=env,
                            capture_output=True, text=True, timeout=60)

@@ -39,9 +39,9 @@ static birth_t BIRTH;
 #define JOB_HANG      'h' /* never ends: only the deadline stops it */
 
 static void s_child(const child_env_t *env, area_t *area, int wake_fd, const char *ws_dir,
-                    int landlock_fd, int session)
+                    int landlock_fd, int session, int egress)
 {
-    (void)env, (void)ws_dir, (void)landlock_fd, (void)session;
+    (void)env, (void)ws_dir, (void)landlock_fd, (void)session, (void)egress;
     setpgid(0, 0);                    /* as child.c's children: the pool kills the whole group */
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
     area_hdr_t *h = area_hdr(area);
@@ -209,7 +209,7 @@ static void test_a_job_takes_a_ready_child_over_one_still_warming(void **state)
     s_fork(BORN_WARMING);
     child_t *ready = s_fork(BORN_READY);
     assert_int_equal(pool_ready(P), 1);
-    assert_ptr_equal(pool_take(P, 0), ready);
+    assert_ptr_equal(pool_take(P, 0, 0), ready);
 }
 
 static void test_the_last_ready_child_is_left_to_a_tenant_with_nothing_running(void **state)
@@ -217,8 +217,8 @@ static void test_the_last_ready_child_is_left_to_a_tenant_with_nothing_running(v
     (void)state;
     child_t *warming = s_fork(BORN_WARMING);
     child_t *ready = s_fork(BORN_READY);
-    assert_ptr_equal(pool_take(P, 1), warming); /* the tenant has a job running here already */
-    assert_ptr_equal(pool_take(P, 0), ready);   /* a quiet tenant's call does not wait */
+    assert_ptr_equal(pool_take(P, 1, 0), warming); /* the tenant has a job running here already */
+    assert_ptr_equal(pool_take(P, 0, 0), ready);   /* a quiet tenant's call does not wait */
 }
 
 static void test_an_extra_job_takes_a_ready_child_when_more_than_one_is_ready(void **state)
@@ -226,7 +226,7 @@ static void test_an_extra_job_takes_a_ready_child_when_more_than_one_is_ready(vo
     (void)state;
     s_fork(BORN_WARMING);
     child_t *a = s_fork(BORN_READY), *b = s_fork(BORN_READY);
-    child_t *c = pool_take(P, 1);
+    child_t *c = pool_take(P, 1, 0);
     assert_true(c == a || c == b);
 }
 
@@ -235,7 +235,7 @@ static void test_an_extra_job_forks_its_own_child_rather_than_take_the_last_read
     (void)state;
     child_t *ready = s_fork(BORN_READY);
     BIRTH = BORN_READY;
-    child_t *c = pool_take(P, 1);
+    child_t *c = pool_take(P, 1, 0);
     assert_non_null(c);
     assert_ptr_not_equal(c, ready);
     assert_int_equal(pool_forks(P), 2);
@@ -245,7 +245,7 @@ static void test_a_dry_pool_forks_a_child_on_the_job_s_path(void **state)
 {
     (void)state;
     BIRTH = BORN_READY;
-    child_t *c = pool_take(P, 0);
+    child_t *c = pool_take(P, 0, 0);
     assert_non_null(c);
     assert_int_equal(c->state, CHILD_IDLE);
     assert_int_equal(pool_forks(P), 1);

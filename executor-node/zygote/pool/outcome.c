@@ -153,6 +153,12 @@ static void s_judge(const outcome_t *o, result_t *res)
         res->status = ST_TIMEOUT;
         reason = "timeout";
         s_set_error(res, "Timeout", "execution exceeded the %ld ms wall-clock limit", o->limits.wall_ms);
+    } else if (o->killed == KILL_EGRESS) {
+        res->status = ST_EGRESS_LIMIT;
+        reason = "egress_limit";
+        s_set_error(res, "EgressLimit", "the job moved more bytes over the network than its "
+                    "tenant's egress cap allows, and was stopped there (%s)",
+                    o->interrupted ? "the session lives on" : "its output so far is kept");
     } else if (o->killed == KILL_CANCEL) {
         res->status = ST_CANCELLED;
         reason = "cancelled";
@@ -174,6 +180,12 @@ static void s_judge(const outcome_t *o, result_t *res)
         res->status = ST_CPU_LIMIT;
         reason = "cpu_limit";
         s_set_error(res, "CpuLimit", "execution exceeded the %ld ms CPU time limit", o->limits.cpu_ms);
+    } else if (o->interrupted == KILL_EGRESS) {
+        res->status = ST_EGRESS_LIMIT;
+        reason = "interrupted";
+        s_set_error(res, "EgressLimit", "the cell moved more bytes over the network than its "
+                    "tenant's egress cap allows and stopped on KeyboardInterrupt; the session "
+                    "lives on");
     } else if (o->interrupted) {
         /* a session's cell that stopped on its KeyboardInterrupt: the session lives on */
         res->status = o->interrupted == KILL_CANCEL ? ST_CANCELLED : ST_TIMEOUT;

@@ -16,7 +16,8 @@
 #include "executor-node/sandbox/workspace.h"
 #include "outcome_meta.h"
 
-typedef enum { KILL_NONE = 0, KILL_TIMEOUT, KILL_CANCEL } kill_reason_t;
+/* KILL_EGRESS: the node said the job went past its network byte cap (egress.h). */
+typedef enum { KILL_NONE = 0, KILL_TIMEOUT, KILL_CANCEL, KILL_EGRESS } kill_reason_t;
 
 typedef struct {
     const area_t        *area;

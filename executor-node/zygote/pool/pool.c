@@ -102,8 +102,9 @@ static int s_workspace_for(pool_t *self, child_t *c)
     }
     const char *rule = c->session_capable ? c->ws_base : c->ws_dir;
     if ((env->sb->layers & LAYER_LANDLOCK) &&
-        (c->landlock_fd =
-             landlock_ruleset(env->sb->landlock_abi, env->profile, rule, err, sizeof err)) < 0) {
+        (c->landlock_fd = landlock_ruleset_egress(env->sb->landlock_abi, env->profile, &rule, 1,
+                                                  c->egress ? env->sb->egress_port : 0, err,
+                                                  sizeof err)) < 0) {
         log_error("event=workspace_failed error=\"%s\"", err);
         workspace_remove(self->conf.ws, c->ws_dir);
         if (c->ws_base[0]) workspace_remove_tree(self->conf.ws, c->ws_base);
@@ -146,19 +147,20 @@ static _Noreturn void s_become_child(pool_t *self, child_t *c, int wake_fd)
             self->children[i].area.base = NULL;
     if (!self->conf.child_main)
         child_main(self->conf.env, &c->area, wake_fd, c->ws_dir, c->landlock_fd,
-                   c->session_capable);
+                   c->session_capable, c->egress);
     self->conf.child_main(self->conf.env, &c->area, wake_fd, c->ws_dir, c->landlock_fd,
-                          c->session_capable);
+                          c->session_capable, c->egress);
     _exit(127); /* it returned: a broken child, never a second zygote */
 }
 
 /* What a slot needs before its fork: a workspace, an area, a socketpair. 0, or -1 (logged,
  * undone). */
-static int s_prepare(pool_t *self, child_t *c, int sv[2], int session_capable)
+static int s_prepare(pool_t *self, child_t *c, int sv[2], int session_capable, int egress)
 {
     memset(c, 0, sizeof *c);
     c->landlock_fd = -1;
     c->session_capable = session_capable;
+    c->egress = egress;
     if (self->conf.ws && s_workspace_for(self, c) < 0) return -1;
     int rc = area_map(&c->area, self->conf.job_cap, self->conf.stream_cap);
     if (rc < 0) {
@@ -202,11 +204,12 @@ static pid_t s_clone(pool_t *self, child_t *c)
     return pid;
 }
 
-static child_t *s_fork(pool_t *self, int session_capable)
+static child_t *s_fork(pool_t *self, int session_capable, int egress)
 {
     child_t *c = s_free_slot(self);
     int sv[2];
-    if (!c || s_prepare(self, c, sv, session_capable) < 0) return NULL;
+    if (egress && !self->conf.env->sb->egress_port) return NULL; /* this zygote serves none */
+    if (!c || s_prepare(self, c, sv, session_capable, egress) < 0) return NULL;
     uint64_t t0 = clock_mono_us();
     pid_t pid = s_clone(self, c);
     if (pid > 0) log_debug("event=forked us=%llu", (unsigned long long)(clock_mono_us() - t0));
@@ -235,12 +238,17 @@ static child_t *s_fork(pool_t *self, int session_capable)
 
 child_t *pool_fork(pool_t *self)
 {
-    return s_fork(self, 0);
+    return s_fork(self, 0, 0);
 }
 
 child_t *pool_fork_session(pool_t *self)
 {
-    return s_fork(self, 1);
+    return s_fork(self, 1, 0);
+}
+
+child_t *pool_fork_egress(pool_t *self)
+{
+    return s_fork(self, 0, 1);
 }
 
 child_t *pool_free_slot(pool_t *self, const child_t *parent)
@@ -256,7 +264,7 @@ child_t *pool_free_slot(pool_t *self, const child_t *parent)
     return c;
 }
 
-static child_t *s_take(pool_t *self, int session_capable, int extra)
+static child_t *s_take(pool_t *self, int session_capable, int egress, int extra)
 {
     /* A child that is still warming up would make the job wait for it: take a ready one
      * when there is one (the phase is the child's word, but a wrong one only costs time). */
@@ -264,7 +272,8 @@ static child_t *s_take(pool_t *self, int session_capable, int extra)
     size_t n_ready = 0;
     for (size_t i = 0; i < self->conf.slots; i++) {
         child_t *k = &self->children[i];
-        if (k->state != CHILD_IDLE || k->session_capable != session_capable) continue;
+        if (k->state != CHILD_IDLE || k->session_capable != session_capable || k->egress != egress)
+            continue;
         if (area_hdr(&k->area)->phase == AREA_READY) {
             n_ready++;
             if (!ready) ready = k;
@@ -277,17 +286,17 @@ static child_t *s_take(pool_t *self, int session_capable, int extra)
      * on 2 saturated cores). */
     if (ready && !(extra && n_ready == 1)) return ready;
     if (warming) return warming;
-    return s_fork(self, session_capable); /* the pool ran dry: fork on the job's path */
+    return s_fork(self, session_capable, egress); /* the pool ran dry: fork on the job's path */
 }
 
-child_t *pool_take(pool_t *self, int extra)
+child_t *pool_take(pool_t *self, int extra, int egress)
 {
-    return s_take(self, 0, extra);
+    return s_take(self, 0, egress, extra);
 }
 
-child_t *pool_take_session(pool_t *self)
+child_t *pool_take_session(pool_t *self, int egress)
 {
-    return s_take(self, 1, 0);
+    return s_take(self, 1, egress, 0);
 }
 
 /* ---- deadlines and kills ------------------------------------------------------------------- */
@@ -532,7 +541,7 @@ size_t pool_ready(const pool_t *self)
     size_t n = 0;
     for (size_t i = 0; i < self->conf.slots; i++)
         n += self->children[i].state == CHILD_IDLE && !self->children[i].session_capable &&
-             area_hdr(&self->children[i].area)->phase == AREA_READY;
+             !self->children[i].egress && area_hdr(&self->children[i].area)->phase == AREA_READY;
     return n;
 }
 
@@ -540,8 +549,17 @@ size_t pool_idle(const pool_t *self, int session_capable)
 {
     size_t n = 0;
     for (size_t i = 0; i < self->conf.slots; i++)
-        n += self->children[i].state == CHILD_IDLE &&
+        n += self->children[i].state == CHILD_IDLE && !self->children[i].egress &&
              self->children[i].session_capable == session_capable;
+    return n;
+}
+
+size_t pool_idle_egress(const pool_t *self)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < self->conf.slots; i++)
+        n += self->children[i].state == CHILD_IDLE && self->children[i].egress &&
+             !self->children[i].session_capable;
     return n;
 }
 

@@ -40,6 +40,7 @@ typedef struct {
                                          names, with ws_dir mounted inside it (zygote_sessions.h) */
     int landlock_fd;          /* its own Landlock ruleset until forked (workspace profiles) */
     int session_capable;      /* pooled for a session (pool_fork_session) */
+    int egress;               /* pooled for jobs with network egress (pool_fork_egress) */
     pid_t holder;             /* its lineage's pid namespace holder (pidns.h); 0: none */
     struct zygote_session *session; /* its session while it is one's process; the session owns its
                                  directories then, and hears of its end (pool_conf_t) */
@@ -69,7 +70,7 @@ typedef void(pool_finished_fn)(void *arg, child_t *c, int wstatus, const struct 
 typedef void(pool_session_gone_fn)(void *arg, child_t *c, int wstatus);
 /* What a new child runs, with child_main's arguments (child.h); it must not return. */
 typedef void(pool_child_fn)(const child_env_t *env, area_t *area, int wake_fd, const char *ws_dir,
-                            int landlock_fd, int session);
+                            int landlock_fd, int session, int egress);
 
 typedef struct {
     size_t slots;           /* running + answered-not-yet-reaped + pooled, with room */
@@ -93,6 +94,9 @@ child_t *pool_fork(pool_t *self);
 /* One more idle child pooled for a session: its directory is a lineage's base with its
  * workspace mounted inside (zygote_sessions.h), and its RLIMIT_NPROC keeps its hard limit. */
 child_t *pool_fork_session(pool_t *self);
+/* One more idle child for jobs with network egress: the same layers as any other's, and the
+ * TCP client's calls to the egress port (child.h). Jobs without egress never get one. */
+child_t *pool_fork_egress(pool_t *self);
 /* A free slot for a clone of parent's process, which zygote_sessions.h fills (it shares parent's
  * pid namespace, pidns.h); NULL when the table is full. */
 child_t *pool_free_slot(pool_t *self, const child_t *parent);
@@ -101,8 +105,8 @@ child_t *pool_free_slot(pool_t *self, const child_t *parent);
  * running here (pool_tenant_running), so the last ready child is left to a tenant that has
  * none, and this job takes one still warming up, or its own new one. pool_take_session: one
  * pooled for a session. */
-child_t *pool_take(pool_t *self, int extra);
-child_t *pool_take_session(pool_t *self);
+child_t *pool_take(pool_t *self, int extra, int egress);
+child_t *pool_take_session(pool_t *self, int egress);
 /* c's job is in its area and its fields are set: wake it and watch its deadline. */
 void pool_start(pool_t *self, child_t *c);
 /* c cannot take its job (its directory is spoilt): it goes, unanswered by the hook. */
@@ -140,7 +144,9 @@ child_t *pool_child(pool_t *self, size_t i);
 size_t pool_tenant_running(const pool_t *self, const char *tenant);
 size_t pool_count(const pool_t *self, child_state_t state);
 size_t pool_ready(const pool_t *self); /* idle children waiting for a job, layers in place */
-size_t pool_idle(const pool_t *self, int session_capable); /* idle ones of a kind */
+/* idle ones of a kind (pool_idle: without egress) */
+size_t pool_idle(const pool_t *self, int session_capable);
+size_t pool_idle_egress(const pool_t *self);
 /* How long a refill should wait: 0, or 10 ms doubling to 1 s once three pooled children in a
  * row died before they were ready (a layer failing in every child), until one is ready again. */
 int pool_refill_delay_ms(const pool_t *self);

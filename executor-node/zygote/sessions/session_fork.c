@@ -208,11 +208,13 @@ static int s_rulesets(session_fork_t *s, fork_op_t *f, int ll[2], char *err, siz
     const char *parent_dirs[2] = {f->parent->cwd, f->next_spare};
     const char *clone_dirs[1] = {f->clone_dir};
     int ws = s->conf.ws != NULL;
-    ll[0] = landlock_ruleset_dirs(sb->landlock_abi, s->conf.env->profile, parent_dirs, ws ? 2 : 0,
-                                  err, errlen);
+    /* a session with network keeps it on both sides: each new layer allows the egress port */
+    int port = f->pc->egress ? sb->egress_port : 0;
+    ll[0] = landlock_ruleset_egress(sb->landlock_abi, s->conf.env->profile, parent_dirs,
+                                    ws ? 2 : 0, port, err, errlen);
     ll[1] = ll[0] < 0 ? -1
-                      : landlock_ruleset_dirs(sb->landlock_abi, s->conf.env->profile, clone_dirs,
-                                              ws ? 1 : 0, err, errlen);
+                      : landlock_ruleset_egress(sb->landlock_abi, s->conf.env->profile, clone_dirs,
+                                                ws ? 1 : 0, port, err, errlen);
     return ll[1] < 0 ? -1 : 0;
 }
 
@@ -277,6 +279,7 @@ int session_fork_start(session_fork_t *s, zygote_session_t *parent, const uint8_
     f->started_us = clock_mono_us();
     int memfd = -1, sv[2] = {-1, -1}, ll[2] = {-1, -1}, cwd_fd = -1, on = 1, rc = -1;
     cc->session_capable = 1;
+    cc->egress = pc->egress; /* its seccomp prologue is its parent's, so is its network */
     if (area_map_memfd(&cc->area, pc->area.job_cap, pc->area.stream_cap, &memfd) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
         setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0)

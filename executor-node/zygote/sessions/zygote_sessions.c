@@ -286,11 +286,13 @@ static int s_rest_was_rest(zygote_sessions_t *s, zygote_session_t *z, refusal_t 
 
 /* z's process gets the job and is woken. */
 static int s_start(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id[ID_BYTES],
-                   const jobspec_t *job, refusal_t *why)
+                   const jobspec_t *job, const char *proxy, refusal_t *why)
 {
     child_t *c = z->child;
     if (s_rest_was_rest(s, z, why) < 0) return -1;
     area_reset(&c->area, 0, 0);
+    area_hdr_t *hdr = area_hdr(&c->area);
+    snprintf(hdr->egress_proxy, sizeof hdr->egress_proxy, "%s", c->egress && proxy ? proxy : "");
     uintptr_t at =
         c->area_seen_at ? c->area_seen_at + JOBAREA_HEADER : (uintptr_t)area_job(&c->area);
     if (!jobcopy_put_at(job, JOBCOPY_RUN, area_job(&c->area), c->area.job_cap, at))
@@ -331,11 +333,11 @@ static int s_room(const zygote_sessions_t *s, const uint8_t new_id[ID_BYTES], re
 
 /* session_new, or a restore into a new session: a pooled child becomes the session. */
 static int s_create(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job,
-                    refusal_t *why)
+                    const char *proxy, refusal_t *why)
 {
     char err[256];
     if (s_room(s, job->new_session, why) < 0) return -1;
-    child_t *c = pool_take_session(s->conf.pool);
+    child_t *c = pool_take_session(s->conf.pool, proxy != NULL);
     if (!c)
         return refusal_fill(why, ST_INTERNAL_ERROR, "ForkFailed",
                             "the executor could not start a sandbox");
@@ -350,7 +352,7 @@ static int s_create(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t 
     zygote_session_t *z = s_add(s, job->new_session, job->tenant, c, NULL);
     z->memory_mb = job->limits.memory_mb;
     z->idle_timeout_s = s_idle_timeout(s, job->idle_timeout_s);
-    if (s_start(s, z, id, job, why) < 0) {
+    if (s_start(s, z, id, job, proxy, why) < 0) {
         s_kill(s, z, "the session could not start");
         return -1;
     }
@@ -359,7 +361,7 @@ static int s_create(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t 
 
 /* A cell, a snapshot, a summary or a restore, in an existing session. */
 static int s_in_session(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job,
-                        refusal_t *why)
+                        const char *proxy, refusal_t *why)
 {
     char err[256];
     zygote_session_t *z = s_live(s, job, why);
@@ -369,7 +371,7 @@ static int s_in_session(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspe
     if (job->n_files && workspace_put(s->conf.ws, z->cwd, job, 1, err, sizeof err) < 0)
         return refusal_fill(why, ST_INTERNAL_ERROR, "WorkspaceError", "%s", err);
     if (job->kind == JOB_SESSION_RESTORE && s_restore_files(s, z->cwd, job, why) < 0) return -1;
-    return s_start(s, z, id, job, why);
+    return s_start(s, z, id, job, proxy, why);
 }
 
 static int s_close(zygote_sessions_t *s, const uint8_t id[ID_BYTES], const jobspec_t *job,
@@ -385,17 +387,19 @@ static int s_close(zygote_sessions_t *s, const uint8_t id[ID_BYTES], const jobsp
 }
 
 int zygote_sessions_job(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t *job,
-                        refusal_t *why)
+                        const char *proxy, refusal_t *why)
 {
     switch (job->kind) {
     case JOB_SESSION_NEW:
-        return s_create(s, id, job, why);
+        return s_create(s, id, job, proxy, why);
     case JOB_SESSION_RESTORE:
-        return job->has_new_session ? s_create(s, id, job, why) : s_in_session(s, id, job, why);
+        return job->has_new_session ? s_create(s, id, job, proxy, why)
+                                    : s_in_session(s, id, job, proxy, why);
     case JOB_EXEC:
+        return s_in_session(s, id, job, proxy, why);
     case JOB_SESSION_SNAPSHOT:
     case JOB_SESSION_INFO:
-        return s_in_session(s, id, job, why);
+        return s_in_session(s, id, job, NULL, why);
     case JOB_SESSION_CLOSE:
         return s_close(s, id, job, why);
     case JOB_SESSION_FORK: {
@@ -426,6 +430,11 @@ static const char *s_end_reason(const zygote_sessions_t *s, const zygote_session
         snprintf(buf, cap,
                  "cancelled: the cell did not stop within %ld ms of its "
                  "KeyboardInterrupt",
+                 (long)s->conf.interrupt_grace_ms);
+    else if (c->killed == KILL_EGRESS)
+        snprintf(buf, cap,
+                 "egress_limit: the cell went past its network byte cap and did not stop "
+                 "within %ld ms of its KeyboardInterrupt",
                  (long)s->conf.interrupt_grace_ms);
     else if (res->status == ST_MEMORY_LIMIT)
         snprintf(buf, cap, "memory_limit: a cell needed more than the session's %ld MB",

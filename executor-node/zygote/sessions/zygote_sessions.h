@@ -59,9 +59,12 @@ void zygote_sessions_destroy(zygote_sessions_t **self_p);
 
 /* A decoded job that is about a session (job->has_session, or a session kind): started, or
  * answered at once. 0 when it was taken; -1 with why when refused. The job's files and
- * snapshot are consumed here; the caller still scrubs it. */
+ * snapshot are consumed here; the caller still scrubs it. proxy: the job's network (the node
+ * granted it), NULL none. A session made with one is pooled for egress, for good; each of its
+ * cells uses the network only when that cell's own job is granted it (a cell that asks for
+ * none runs without, in the same process). A session made without one never has network. */
 int zygote_sessions_job(zygote_sessions_t *self, const uint8_t id[ID_BYTES], jobspec_t *job,
-                        refusal_t *why);
+                        const char *proxy, refusal_t *why);
 
 /* The pool's hooks, for children that are a session's process. */
 void zygote_sessions_finished(zygote_sessions_t *self, child_t *c, int wstatus,
