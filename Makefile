@@ -440,6 +440,9 @@ $(NODE22): $(INTEROP)/package.json $(INTEROP)/package-lock.json
 	cd $(INTEROP) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# make bench's independent driver (bench/sdk_driver.mjs) is the same pinned SDK client
+bench bench-quick: $(NODE22)
+
 test-interop: $(BIN)/snakepit-mcp $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(NODE22)
 	/usr/bin/python3 $(INTEROP)/run_interop.py
 
