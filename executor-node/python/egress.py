@@ -189,6 +189,11 @@ def _renew_openers(old, new):
                         lambda r, proxy=new, type=scheme, meth=h.proxy_open: meth(r, proxy, type))
 
 
+# The trust store's location, for every job (set once, in the zygote, before any fork): a job
+# without egress that tries HTTPS then gets the network's refusal, not a missing CA bundle.
+os.environ.update(_CA_VARS)
+
+
 def enable(proxy):
     """The job's grant: its proxy in the environment, TCP tunnelled through it."""
     _renew_openers(_state["proxy"] or _state.get("last"), proxy)
@@ -210,6 +215,6 @@ def disable():
         return  # a one-off job without egress: nothing was ever set (no page to copy)
     _state["last"] = _state["proxy"]
     _state.update(proxy=None, addr=None, auth=None)
-    for k in _PROXY_VARS + tuple(_CA_VARS):
+    for k in _PROXY_VARS:
         os.environ.pop(k, None)
     _patch(False)

@@ -65,6 +65,12 @@ struct execution {
     json_t *call_result;
     uint64_t record_timer;  /* the answer's wait for its record */
     uint64_t promote_timer; /* 2026-07-28: becoming a task if still running */
+    record_submit_t *sub;   /* the record's fields at submission (records.h) */
+    uint64_t queued_timer;  /* its queued record is written if it still runs then */
+    int queued_written;     /* ...and was */
+    int exposed;            /* its id left before its end (a task, its queued record) */
+    int rendering;          /* its answer is being rendered: a confirmation only marks landed */
+    int record_landed;
     int concluded;
     int refs;
 };
@@ -73,6 +79,8 @@ static void s_unref(execution_t *ex)
 {
     if (--ex->refs > 0) return;
     if (ex->promote_timer) loop_timer_cancel(ex->owner->loop, ex->promote_timer);
+    if (ex->queued_timer) loop_timer_cancel(ex->owner->loop, ex->queued_timer);
+    ex->owner->io.submit_destroy(&ex->sub);
     if (ex->call) {
         call_on_cancel(ex->call, NULL, NULL);
         call_release(ex->call);
@@ -150,7 +158,8 @@ static void s_conclude(execution_t *ex)
                            .created_ms = ex->created_ms,
                            .task = ex->opts.task,
                            .task_ttl_ms = ex->opts.task_ttl_ms,
-                           .task_cancelled = ex->task_cancelled};
+                           .task_cancelled = ex->task_cancelled,
+                           .exposed = ex->exposed || ex->opts.task};
     for (size_t i = 0; i < self->n_hooks; i++) self->hooks[i].fn(self->hooks[i].arg, &end);
     idmap_del(self->running, ex->id);
     s_unref(ex);
@@ -160,11 +169,12 @@ static void s_on_record_landed(void *arg, redisReply *reply)
 {
     execution_t *ex = arg;
     executions_t *self = ex->owner;
-    if (!ex->concluded) {
-        loop_timer_cancel(ex->owner->loop, ex->record_timer);
+    if (!ex->concluded && !ex->record_landed) {
+        if (ex->record_timer) loop_timer_cancel(ex->owner->loop, ex->record_timer);
         if (!reply || reply->type == REDIS_REPLY_ERROR)
             self->stats.unconfirmed[UNCONFIRMED_FAILED]++;
-        s_conclude(ex);
+        ex->record_landed = 1;
+        if (!ex->rendering) s_conclude(ex); /* else once the answer is rendered */
     }
     s_unref(ex);
 }
@@ -267,6 +277,10 @@ static void s_on_finished(void *owner, const uint8_t *body, size_t len)
     executions_t *self = ex->owner;
     char err[160];
     ex->job = NULL;
+    if (ex->queued_timer) { /* it ended before its queued record was due: none is written */
+        loop_timer_cancel(self->loop, ex->queued_timer);
+        ex->queued_timer = 0;
+    }
     ex->farm_us = clock_mono_us() - ex->submitted_us;
     ex->ended = 1;
     if (result_decode(body, len, &ex->res, err, sizeof err) < 0) {
@@ -299,37 +313,48 @@ void execution_go_on(execution_t *ex)
     s_unref(ex);
 }
 
-static void s_render_and_record(execution_t *ex)
+static void s_render(execution_t *ex)
 {
-    executions_t *self = ex->owner;
     ex->call_result = ex->opts.render_with
                           ? ex->opts.render_with(ex->id_str, &ex->res, ex->opts.render_ctx)
                           : ex->opts.render(ex->id_str, &ex->res);
     if (ex->unkept) rich_add_unkept(ex->call_result, ex->unkept);
     if (ex->profile_reason || ex->opts.adjusted)
         outcome_annotate(ex->call_result, ex->service, ex->profile_reason, ex->opts.adjusted);
+}
+
+static void s_render_and_record(execution_t *ex)
+{
+    executions_t *self = ex->owner;
     s_count(self, ex->opts.tool, ex->res.status);
     s_count_refusals(self, &ex->res);
-    if (ex->opts.record) {
-        record_about_t about = s_about(ex);
-        /* s_on_record_landed may run before record_finished returns (a connection failing as
-         * the write goes out answers it at once, and may conclude ex): its reference is taken
-         * first, and one of ours keeps ex across the call (ASan caught a use after free). */
-        ex->refs += 2;
-        if (!self->io.finished(self->records, &about, &ex->res, s_on_record_landed, ex)) {
-            ex->refs--; /* buffered: no reply will come */
-            self->stats.unconfirmed[UNCONFIRMED_BUFFERED]++;
-        } else if (!ex->concluded && self->conf.record_wait_ms > 0) {
-            ex->record_timer = loop_timer_add(self->loop, (uint64_t)self->conf.record_wait_ms, 0,
-                                              s_on_record_late, ex);
-            s_unref(ex);
-            return;
-        }
-        if (!ex->concluded) s_conclude(ex);
+    if (!ex->opts.record) {
+        s_render(ex);
+        s_conclude(ex);
+        return;
+    }
+    record_about_t about = s_about(ex);
+    /* s_on_record_landed may run before record_finished returns (a connection failing as the
+     * write goes out answers it at once): its reference is taken first, and one of ours keeps
+     * ex across the call (ASan caught a use after free). The record goes first, and Redis
+     * writes it while the answer is rendered; a confirmation meanwhile only marks it landed. */
+    ex->refs += 2;
+    ex->rendering = 1;
+    int acked = self->io.finished(self->records, &about, ex->queued_written ? NULL : ex->sub,
+                                  &ex->res, s_on_record_landed, ex);
+    s_render(ex);
+    ex->rendering = 0;
+    if (!acked) {
+        ex->refs--; /* buffered: no reply will come */
+        self->stats.unconfirmed[UNCONFIRMED_BUFFERED]++;
+    } else if (!ex->record_landed && self->conf.record_wait_ms > 0) {
+        ex->record_timer = loop_timer_add(self->loop, (uint64_t)self->conf.record_wait_ms, 0,
+                                          s_on_record_late, ex);
         s_unref(ex);
         return;
     }
-    s_conclude(ex);
+    if (!ex->concluded) s_conclude(ex);
+    s_unref(ex);
 }
 
 /* The store's verdict on the linked files: those it did not keep leave the Result (neither the
@@ -402,6 +427,30 @@ static void s_on_legacy_task_recorded(void *arg, redisReply *reply)
     s_unref(ex);
 }
 
+/* ---- the queued record: written when the job still runs after --record-queued-after-ms (so
+ * that it can be looked up meanwhile), or at once when its id leaves before its end (a task) */
+
+static void s_write_queued(execution_t *ex)
+{
+    if (!ex->sub || ex->queued_written) return;
+    if (ex->queued_timer) {
+        loop_timer_cancel(ex->owner->loop, ex->queued_timer);
+        ex->queued_timer = 0;
+    }
+    record_about_t about = s_about(ex);
+    ex->owner->io.submitted(ex->owner->records, &about, ex->sub);
+    ex->queued_written = 1;
+    ex->exposed = 1; /* listed while it runs: its id may be subscribed to */
+}
+
+static void s_on_queued_due(loop_t *loop, void *arg)
+{
+    (void)loop;
+    execution_t *ex = arg;
+    ex->queued_timer = 0;
+    if (!ex->ended) s_write_queued(ex);
+}
+
 /* ---- 2026-07-28 tasks: the server turns a call still running into a task */
 
 /* Redis has the task (or could not take it): answer with the task, unless the result won. */
@@ -440,6 +489,7 @@ static void s_on_promote_hold(void *arg, hold_t *hold, long held)
         return;
     }
     ex->opts.task_hold = hold;
+    s_write_queued(ex); /* as the call it was: the task script adds the task */
     ex->opts.task = 1;
     ex->opts.task_ttl_ms = ex->owner->io.ttl_ms(ex->owner->records);
     record_about_t about = s_about(ex);
@@ -489,12 +539,18 @@ void execution_start(executions_t *self, call_t *c, jobspec_t *spec, const execu
     if (ex->opts.may_become_task && !ex->opts.task && self->conf.task_after_ms > 0)
         ex->promote_timer =
             loop_timer_add(self->loop, (uint64_t)self->conf.task_after_ms, 0, s_on_promote, ex);
+    record_about_t about = s_about(ex);
+    if (ex->opts.record) ex->sub = self->io.submit_new(self->records, &about, spec);
     ex->submitted_us = clock_mono_us();
     ex->job = self->io.submit(self->jobs, spec, ex->tenant->max_concurrency, &s_events, ex);
-    /* the record is written while the job runs, never before it leaves */
+    /* the record is written while the job runs, never before it leaves: at its end, and when
+     * it is submitted too only if it is a task or still runs after --record-queued-after-ms */
     if (ex->opts.record) {
-        record_about_t about = s_about(ex);
-        self->io.submitted(self->records, &about, spec);
+        if (ex->opts.task || self->conf.record_queued_after_ms <= 0)
+            s_write_queued(ex);
+        else if (!ex->ended)
+            ex->queued_timer = loop_timer_add(self->loop, (uint64_t)self->conf.record_queued_after_ms,
+                                              0, s_on_queued_due, ex);
         if (ex->opts.task) { /* 2025-11-25 tasks: answered once the record is in */
             ex->refs++;
             if (!self->io.task_started(self->records, &about, s_on_legacy_task_recorded, ex))
@@ -558,8 +614,9 @@ executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records, fil
                              holds_t *holds, const executions_conf_t *conf)
 {
     static const executions_io_t io = {
-        jobs_submit,         jobs_cancel,        records_ttl_ms, record_submitted, record_finished,
-        record_task_started, record_task_status, filestore_keep, holds_take,       holds_release};
+        jobs_submit,         jobs_cancel,           records_ttl_ms, record_submit_new,
+        record_submit_destroy, record_submitted,    record_finished, record_task_started,
+        record_task_status,  filestore_keep,        holds_take,     holds_release};
     return executions_new_io(loop, &io, jobs, records, files, holds, conf);
 }
 

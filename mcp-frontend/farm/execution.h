@@ -71,6 +71,9 @@ typedef struct {
     int task;
     long task_ttl_ms;
     int task_cancelled;
+    /* its id left this front-end before its end (a task, or its queued record was written):
+     * only then can anyone have subscribed to it before it ended */
+    int exposed;
 } execution_end_t;
 
 typedef void(execution_end_fn)(void *arg, const execution_end_t *end);
@@ -110,6 +113,9 @@ typedef struct {
 typedef struct {
     long record_wait_ms; /* how long an answer waits for its record to reach Redis; 0: never */
     long task_after_ms;  /* a 2026-07-28 call that may become a task becomes one after this */
+    /* a job still running after this has its queued record written (0: every job, at once);
+     * one that ends sooner is recorded by one write at its end */
+    long record_queued_after_ms;
 } executions_conf_t;
 
 executions_t *executions_new(loop_t *loop, jobs_t *jobs, records_t *records, filestore_t *files,
@@ -124,9 +130,12 @@ typedef struct {
                      const job_events_t *events, void *owner);
     void (*cancel)(jobs_t *jobs, job_t *job);
     long (*ttl_ms)(const records_t *records);
-    void (*submitted)(records_t *records, const record_about_t *r, const jobspec_t *spec);
-    int (*finished)(records_t *records, const record_about_t *r, const result_t *res,
-                    store_reply_fn *landed, void *arg);
+    record_submit_t *(*submit_new)(records_t *records, const record_about_t *r,
+                                   const jobspec_t *spec);
+    void (*submit_destroy)(record_submit_t **sub_p);
+    void (*submitted)(records_t *records, const record_about_t *r, record_submit_t *sub);
+    int (*finished)(records_t *records, const record_about_t *r, const record_submit_t *sub,
+                    const result_t *res, store_reply_fn *landed, void *arg);
     int (*task_started)(records_t *records, const record_about_t *r, store_reply_fn *landed,
                         void *arg);
     void (*task_status)(records_t *records, const char *id, const char *task_status);

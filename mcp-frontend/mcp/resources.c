@@ -306,7 +306,10 @@ static void s_on_execution_end(void *arg, const execution_end_t *end)
     resources_t *self = arg;
     char uri[sizeof EXEC_BASE + ID_STR_LEN];
     snprintf(uri, sizeof uri, EXEC_BASE "%s", end->id);
-    resources_updated(self->fe, end->tenant->name, uri);
+    /* Subscriptions and listen streams name exact URIs, and this one is first named to anyone
+     * by the answer (a record found while the job runs, or a task, make it exposed): most
+     * executions end before anything could have subscribed, and ask Redis nothing here. */
+    if (end->exposed) resources_updated(self->fe, end->tenant->name, uri);
     if (!end->session->stored && json_object_get(end->session->subscriptions, uri))
         mcp_session_notify(end->session, rpc_notification("notifications/resources/updated",
                                                           json_pack("{s:s}", "uri", uri)));

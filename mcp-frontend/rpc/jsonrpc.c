@@ -149,8 +149,132 @@ static size_t s_shortest(double d, char *out, size_t cap)
     return (size_t)n;
 }
 
+/* jansson's own text of a real at precision 17 (dump.c's dtostr): %.17g, ".0" when it has no
+ * '.' or 'e', and no '+' or leading zeros in an exponent. */
+static size_t s_jansson_real(double d, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "%.17g", d);
+    if (n <= 0 || (size_t)n + 2 >= cap) return 0;
+    if (!strchr(out, '.') && !strchr(out, 'e')) {
+        memcpy(out + n, ".0", 3);
+        n += 2;
+    }
+    char *e = strchr(out, 'e');
+    if (e) {
+        char *start = e + 1, *end = e + 2;
+        if (*start == '-') start++;
+        while (*end == '0') end++;
+        if (end != start) {
+            memmove(start, end, (size_t)(out + n + 1 - end));
+            n -= (int)(end - start);
+        }
+    }
+    return (size_t)n;
+}
+
+/* A JSON string as jansson writes it: '"' and '\' escaped, control characters as \b \f \n \r \t
+ * or \u00XX, everything else (UTF-8 included) as it is. -1 when the bytes are not UTF-8. */
+static int s_string(buf_t *out, const char *str, size_t len)
+{
+    buf_reserve(out, len + 2);
+    buf_append(out, "\"", 1);
+    size_t run = 0;
+    unsigned char high = 0; /* any byte past ASCII: then the whole must be UTF-8 */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)str[i];
+        high |= c;
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        buf_append(out, str + run, i - run);
+        run = i + 1;
+        char esc[8] = {'\\', (char)c, 0};
+        switch (c) {
+        case '"':
+        case '\\':
+            break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04X", c);
+        }
+        buf_puts(out, esc);
+    }
+    buf_append(out, str + run, len - run);
+    buf_append(out, "\"", 1);
+    return (high & 0x80) && !utf8_valid(str, len) ? -1 : 0;
+}
+
+/* The compact text json_dumps(JSON_COMPACT) and the real rewriting below would make, written
+ * directly: jansson checks every container it dumps against a table of its parents keyed by
+ * "%p" text, which made dumping one execute_code answer ~70k instructions. 0, or -1 for what
+ * only jansson should judge (a string that is not UTF-8, nesting past the cap): the caller
+ * then asks jansson. */
+static int s_compact(buf_t *out, const json_t *v, int depth)
+{
+    char num[64];
+    if (depth > 2048) return -1;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        buf_append(out, "{", 1);
+        for (void *it = json_object_iter((json_t *)v); it;
+             it = json_object_iter_next((json_t *)v, it)) {
+            if (out->data[out->len - 1] != '{') buf_append(out, ",", 1);
+            if (s_string(out, json_object_iter_key(it), json_object_iter_key_len(it)) < 0)
+                return -1;
+            buf_append(out, ":", 1);
+            if (s_compact(out, json_object_iter_value(it), depth + 1) < 0) return -1;
+        }
+        buf_append(out, "}", 1);
+        return 0;
+    case JSON_ARRAY:
+        buf_append(out, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i) buf_append(out, ",", 1);
+            if (s_compact(out, json_array_get(v, i), depth + 1) < 0) return -1;
+        }
+        buf_append(out, "]", 1);
+        return 0;
+    case JSON_STRING:
+        return s_string(out, json_string_value(v), json_string_length(v));
+    case JSON_INTEGER: {
+        int n = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        buf_append(out, num, (size_t)n);
+        return 0;
+    }
+    case JSON_REAL: {
+        char shortest[40];
+        double d = json_real_value(v);
+        size_t len = s_jansson_real(d, num, sizeof num), n = s_shortest(d, shortest, sizeof shortest);
+        if (!len) return -1;
+        if (n && n <= len)
+            buf_append(out, shortest, n);
+        else
+            buf_append(out, num, len);
+        return 0;
+    }
+    case JSON_TRUE:
+        buf_append(out, "true", 4);
+        return 0;
+    case JSON_FALSE:
+        buf_append(out, "false", 5);
+        return 0;
+    case JSON_NULL:
+        buf_append(out, "null", 4);
+        return 0;
+    }
+    return -1;
+}
+
 char *json_text(const json_t *v, size_t flags)
 {
+    if (flags == JSON_COMPACT && (json_is_object(v) || json_is_array(v))) {
+        buf_t b;
+        buf_init(&b);
+        if (s_compact(&b, v, 0) == 0) return buf_steal(&b, NULL);
+        buf_free(&b);
+    }
     char *text = json_dumps(v, (flags & ~(size_t)JSON_REAL_PRECISION(31)) | JSON_REAL_PRECISION(17));
     if (!text) return NULL;
     /* Each real token outside strings rewritten in place (a form is used only when it is no

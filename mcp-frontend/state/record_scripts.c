@@ -1,14 +1,16 @@
-/* mcp-frontend/state/record_scripts.c — see record_scripts.h. Kept short: each is sent whole with
- * every record (EVAL, never EVALSHA: a replay may reach a Redis that never saw it), and Redis
- * caches the compiled script by its hash. Keys a script names beyond KEYS (records deleted by
- * count) are fine outside Redis Cluster, which snakepit does not use. */
+/* mcp-frontend/state/record_scripts.c — see record_scripts.h. Kept short: Redis runs them by SHA
+ * (store_write_script), but every nested command is a command of its own in Redis's books and
+ * CPU, so a job's one write does as few as it can. Keys a script names beyond KEYS (records
+ * deleted by count) are fine outside Redis Cluster, which snakepit does not use. */
 #include "record_scripts.h"
 
-/* index(z, drop, created, id, ttl, keep): the id into a tenant's index; entries past the age
- * or the count leave it, and their records (and linked files, filestore.h) too when drop. */
+/* index(z, drop, created, id, ttl, keep): the id into a tenant's index; keep = 0 stops there.
+ * Otherwise (every so many writes, records.c) entries past the age or the count leave it, their
+ * records (and linked files, filestore.h) too when drop, and the index's TTL is renewed. */
 #define LUA_INDEX                                                                                  \
     "local function index(z, drop, created, id, ttl, keep)\n"                                      \
     "  redis.call('ZADD', z, created, id)\n"                                                       \
+    "  if keep <= 0 then return end\n"                                                             \
     "  redis.call('ZREMRANGEBYSCORE', z, '-inf', '(' .. (created - ttl * 1000))\n"                 \
     "  local over = redis.call('ZCARD', z) - keep\n"                                               \
     "  if over > 0 then\n"                                                                         \
@@ -32,31 +34,38 @@ const char RECORD_SUBMIT_LUA[] =
               "if ARGV[5] == '1' then index(KEYS[3], false, created, id, ttl, keep) end\n"
               "return 1\n";
 
+/* HSET answers how many fields were new: the first time a final record is written, its final
+ * fields are (finished_ms at least); a replay adds none. The usage counters are read and
+ * written back in one HMGET and one HSET, not a HINCRBY each (the script is atomic). */
 const char RECORD_FINISH_LUA[] =
-    "local prev = redis.call('HGET', KEYS[1], 'status')\n"
-    "local first = (not prev) or prev == 'queued'\n"
-    "redis.call('HSET', KEYS[1], unpack(ARGV, 7))\n"
-    "redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))\n"
-    "if not first then return 0 end\n"
-    "local use = KEYS[2]\n"
-    "if redis.call('HINCRBY', use, 'executions', 1) == 1 and #KEYS > 3 then\n"
-    "  redis.call('DEL', unpack(KEYS, 4))\n"
+    LUA_INDEX
+    "local ttl, created, id, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], "
+    "tonumber(ARGV[4])\n"
+    "local new = redis.call('HSET', KEYS[1], unpack(ARGV, 11))\n"
+    "redis.call('EXPIRE', KEYS[1], ttl)\n"
+    "if KEYS[2] ~= '' then index(KEYS[2], true, created, id, ttl, keep) end\n"
+    "if new == 0 then return 0 end\n"
+    "local f = {'executions', 'status:' .. ARGV[5], 'cpu_ms', 'wall_ms'}\n"
+    "local add = {1, 1, tonumber(ARGV[6]), tonumber(ARGV[7])}\n"
+    "if ARGV[8] == '1' then\n" /* a session's cell, and the memory its session held */
+    "  f[5] = 'cells'; f[6] = 'session_memory_mb_cells'; add[5] = 1; add[6] = tonumber(ARGV[9])\n"
     "end\n"
-    "redis.call('HINCRBY', use, 'status:' .. ARGV[2], 1)\n"
-    "redis.call('HINCRBY', use, 'cpu_ms', ARGV[3])\n"
-    "redis.call('HINCRBY', use, 'wall_ms', ARGV[4])\n"
-    "local mem = redis.call('HGET', KEYS[1], 'session_memory_kb')\n"
-    "if mem then\n" /* a session's cell (issue 12), and the memory its session held */
-    "  redis.call('HINCRBY', use, 'cells', 1)\n"
-    "  redis.call('HINCRBY', use, 'session_memory_mb_cells', math.floor(tonumber(mem) / 1024))\n"
+    "for i = 11, #ARGV - 1, 2 do\n" /* the network, counted like CPU: from the record's fields */
+    "  local k = ARGV[i]\n"
+    "  if k == 'egress_bytes_out' or k == 'egress_bytes_in' or k == 'egress_connections' or\n"
+    "     k == 'egress_refused' then\n"
+    "    f[#f + 1] = k; add[#add + 1] = tonumber(ARGV[i + 1]) or 0\n"
+    "  end\n"
     "end\n"
-    "for _, f in ipairs({'egress_bytes_out', 'egress_bytes_in', 'egress_connections', "
-    "'egress_refused'}) do\n" /* the network, counted like CPU */
-    "  local v = redis.call('HGET', KEYS[1], f)\n"
-    "  if v then redis.call('HINCRBY', use, f, v) end\n"
+    "local old, kv = redis.call('HMGET', KEYS[3], unpack(f)), {}\n"
+    "for i = 1, #f do\n"
+    "  kv[#kv + 1] = f[i]\n"
+    "  kv[#kv + 1] = string.format('%d', (tonumber(old[i]) or 0) + add[i])\n"
     "end\n"
-    "if KEYS[3] ~= '' then\n"
-    "  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'id', ARGV[6],\n"
+    "redis.call('HSET', KEYS[3], unpack(kv))\n"
+    "if #KEYS > 4 then redis.call('DEL', unpack(KEYS, 5)) end\n"
+    "if KEYS[4] ~= '' then\n"
+    "  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[10], '*', 'id', id,\n"
     "             unpack(redis.call('HGETALL', KEYS[1])))\n"
     "end\n"
     "return 1\n";

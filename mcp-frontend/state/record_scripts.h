@@ -7,20 +7,25 @@
  *                    ARGV: ttl_s, created_ms, id, keep, is_task, field, value, ...
  *   Writes the fields (status only if none is there yet: a replayed submit never turns a
  *   finished record back into `queued`), sets the record's TTL, and indexes it: the id goes
- *   into the execs zset (and the tasks zset for a task), entries older than ttl_s leave it,
- *   and past `keep` the oldest leave it AND their records are deleted — count retention
- *   bounds memory, not just listings. Both indexes expire with the newest record.
+ *   into the execs zset (and the tasks zset for a task). With keep > 0 (records.c passes it
+ *   every so many writes) entries older than ttl_s leave the index, and past `keep` the oldest
+ *   leave it AND their records are deleted — count retention bounds memory, not just
+ *   listings — and the index's TTL is renewed.
  *
- * RECORD_FINISH_LUA  KEYS: record, the day's usage hash, the export stream (or ""), then
- *                    usage hashes old enough to delete
- *                    ARGV: ttl_s, status, cpu_ms, wall_ms, export_maxlen, id, field, value, ...
- *   Writes the final fields and the TTL. Only when the record was not final yet (no status,
- *   or `queued`) does it count usage (executions, status:<s>, cpu_ms, wall_ms; for a session's
- *   cell — the record has session_memory_kb — cells and session_memory_mb_cells too) and, with an
- *   export stream, XADD the whole record to it (MAXLEN ~ export_maxlen): a replay counts and
- *   exports nothing twice. The first count of a day deletes the old usage hashes given as
- *   KEYS[4..]: usage has no TTL (what must never be evicted may not have one, README "Redis"),
- *   so it is pruned here. Returns 1 when it counted, 0 for a replay.
+ * RECORD_FINISH_LUA  KEYS: record, the tenant's execs index (or "" when RECORD_SUBMIT_LUA
+ *                    indexed it), the day's usage hash, the export stream (or ""), then usage
+ *                    hashes old enough to delete
+ *                    ARGV: ttl_s, created_ms, id, keep, status, cpu_ms, wall_ms, is_cell,
+ *                    session_memory_mb, export_maxlen, field, value, ...
+ *   Writes the fields and the TTL; with an index, indexes the record as RECORD_SUBMIT_LUA does
+ *   (a job that ended before its submitted record was written has this one write, with every
+ *   field). Only when a field was new — the record was not final yet — does it count usage
+ *   (executions, status:<s>, cpu_ms, wall_ms; for a session's cell, cells and
+ *   session_memory_mb_cells too), delete the old usage hashes given (usage has no TTL — what
+ *   must never be evicted may not have one, README "Redis" — so it is pruned: records.c passes
+ *   them at its first count of a tenant's day) and, with an export stream, XADD the whole record
+ *   to it (MAXLEN ~ export_maxlen): a replay counts and exports nothing twice. Returns 1 when
+ *   it counted, 0 for a replay.
  *
  * RECORD_TASK_LUA    KEYS: record, the tenant's tasks index
  *                    ARGV: ttl_s, created_ms, id, keep, task_ttl_ms, now_ms

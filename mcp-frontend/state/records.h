@@ -25,12 +25,20 @@
  *   --export-stream KEY          optional: every final record, XADDed (MAXLEN ~ --export-maxlen)
  *                                for operators who keep everything elsewhere.
  *
- * A record is written twice: when the job is submitted (status `queued`, so a task or a running
- * execution can be looked up) and when it ends, each by one idempotent script
- * (record_scripts.h) the store may replay. Writes are pipelined and journalled (bounded) while
- * Redis is away. The final one is the exception that makes the others safe to pipeline: its
- * caller can be told when Redis has it (record_finished), so that an answer leaves only once
- * any front-end would read the final record (execution.c). */
+ * A record is written when the job ends, by one idempotent script (record_scripts.h) the store
+ * may replay; a job still running after --record-queued-after-ms (or a task, whose id leaves at
+ * once) has it written when it is submitted too (status `queued`, so that it can be looked up
+ * while it runs), and the end then writes only the final fields. The fields of the submission
+ * are taken from the JobSpec as the job starts (record_submit_new) and kept until one of those
+ * writes. Writes are pipelined and journalled (bounded) while Redis is away. The final one is
+ * the exception that makes the others safe to pipeline: its caller can be told when Redis has
+ * it (record_finished), so that an answer leaves only once any front-end would read the final
+ * record (execution.c).
+ *
+ * Upkeep is spread over writes: a tenant's index is trimmed (by age and count, its TTL renewed)
+ * every keep/16 + 1 writes of this front-end, at most 64, and at least every ttl/16, at most a
+ * minute — so it holds at most keep + keep/16 entries per front-end; the old usage days are
+ * deleted at this front-end's first count of a tenant's day. */
 #ifndef SP_FE_RECORDS_H
 #define SP_FE_RECORDS_H
 #include <stdint.h>
@@ -84,16 +92,24 @@ typedef struct {
     int task_cancelled;
 } record_about_t;
 
-void record_submitted(records_t *self, const record_about_t *r, const jobspec_t *spec);
-
 /* The tenant's usage hash of the UTC day of ms (sp:t:<tenant>:use:<yyyymmdd>), into out. */
 #define RECORD_USAGE_KEY_MAX 112
 const char *record_usage_key(char out[RECORD_USAGE_KEY_MAX], const char *tenant, uint64_t ms);
-/* Writes the final record. Returns 1 when landed will be called once Redis has answered the
- * write (with NULL, or an error reply, when it failed); 0 when no answer will come: Redis is
- * away or backed up and the write waits in the bounded buffer (or was dropped, counted). */
-int record_finished(records_t *self, const record_about_t *r, const result_t *res,
-                    store_reply_fn *landed, void *arg);
+
+/* The record's fields at submission, taken from spec (which need not outlive this call). */
+typedef struct record_submit record_submit_t;
+record_submit_t *record_submit_new(records_t *self, const record_about_t *r, const jobspec_t *spec);
+void record_submit_destroy(record_submit_t **self_p);
+int record_submit_written(const record_submit_t *sub); /* record_submitted has written it */
+/* Writes the submitted record now (status `queued`). */
+void record_submitted(records_t *self, const record_about_t *r, record_submit_t *sub);
+/* Writes the final record — with sub's fields and the index too when record_submitted never
+ * wrote them (sub NULL: only the final fields). Returns 1 when landed will be called once Redis
+ * has answered the write (with NULL, or an error reply, when it failed); 0 when no answer will
+ * come: Redis is away or backed up and the write waits in the bounded buffer (or was dropped,
+ * counted). */
+int record_finished(records_t *self, const record_about_t *r, const record_submit_t *sub,
+                    const result_t *res, store_reply_fn *landed, void *arg);
 /* A running execution became a task (2026-07-28: the server decides, while it runs): its task
  * fields and the tenant's task index. landed is called once Redis has them (as for
  * record_finished), since a task id may be handed out only once any front-end can read it;

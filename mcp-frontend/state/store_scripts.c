@@ -2,8 +2,9 @@
  * on the store's own interface like any of its users. A script run as a query (the rate
  * limiter's) goes by EVALSHA, its SHA-1 learnt from SCRIPT LOAD on every connection — a connect
  * hook, registered with a store's first script — and again by source on NOSCRIPT; a script run
- * as a write goes by EVAL with its source, because the journal may replay it into a Redis that
- * never saw it. A store's scripts live in one table the store keeps and frees. */
+ * as a write (store_write_script) goes by EVALSHA too: the hook runs before the journal is sent
+ * on a new connection, so a replay into a Redis that never saw the script finds it loaded. A
+ * store's scripts live in one table the store keeps and frees. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,4 +120,30 @@ int store_evaln(store_t *self, store_script_t *script, store_reply_fn *fn, void 
      * store reconnects after a Redis restart or a failover) */
     return store_query_resend(self, fn, arg, argc, argv, argvlen, by_sha ? s_by_source : NULL,
                               script);
+}
+
+int store_write_script(store_t *self, store_script_t *script, int nkeys, int nargs,
+                       const char **args, const size_t *lens, store_reply_fn *fn, void *arg)
+{
+    if (!self) return -1;
+    /* By SHA once SCRIPT LOAD has answered (every connection loads every script before the
+     * journal is sent on it, so a replay finds it), by source until then. */
+    if (!script->sha[0]) return store_write_eval(self, script->source, nkeys, nargs, args, lens, fn, arg);
+    int argc = 3 + nargs;
+    const char **argv = xcalloc((size_t)argc, sizeof *argv);
+    size_t *argl = xcalloc((size_t)argc, sizeof *argl);
+    char n[16];
+    snprintf(n, sizeof n, "%d", nkeys);
+    argv[0] = "EVALSHA", argl[0] = 7;
+    argv[1] = script->sha, argl[1] = 40;
+    argv[2] = n, argl[2] = strlen(n);
+    for (int i = 0; i < nargs; i++) {
+        argv[3 + i] = args[i];
+        argl[3 + i] = lens ? lens[i] : strlen(args[i]);
+    }
+    int rc = fn ? store_write_acked(self, fn, arg, argc, argv, argl)
+                : (store_write(self, argc, argv, argl), 0);
+    free(argv);
+    free(argl);
+    return rc;
 }

@@ -103,17 +103,34 @@ static long f_ttl_ms(const records_t *records)
     return 3600 * 1000;
 }
 
-static void f_submitted(records_t *records, const record_about_t *r, const jobspec_t *spec)
+static int SUB; /* what a record_submit_t points at */
+
+static record_submit_t *f_submit_new(records_t *records, const record_about_t *r,
+                                     const jobspec_t *spec)
 {
     (void)records, (void)r, (void)spec;
+    return (record_submit_t *)(void *)&SUB;
+}
+
+static void f_submit_destroy(record_submit_t **sub_p)
+{
+    *sub_p = NULL;
+}
+
+static void f_submitted(records_t *records, const record_about_t *r, record_submit_t *sub)
+{
+    (void)records, (void)r;
+    assert_ptr_equal(sub, &SUB);
     s_log("record_submitted");
 }
 
-static int f_finished(records_t *records, const record_about_t *r, const result_t *res,
-                      store_reply_fn *landed, void *arg)
+/* "record_finished" writes the final fields; "record_whole" the submitted ones too (the job's
+ * only write) */
+static int f_finished(records_t *records, const record_about_t *r, const record_submit_t *sub,
+                      const result_t *res, store_reply_fn *landed, void *arg)
 {
     (void)records, (void)r, (void)res;
-    s_log("record_finished");
+    s_log(sub ? "record_whole" : "record_finished");
     if (!REC.finished_rc) return 0;
     if (REC.land_at_once) {
         landed(arg, NULL);
@@ -164,9 +181,10 @@ static void f_release_hold(hold_t **hold_p)
     *hold_p = NULL;
 }
 
-static const executions_io_t s_io = {f_submit,    f_cancel,       f_ttl_ms,      f_submitted,
-                                     f_finished,  f_task_started, f_task_status, f_keep_files,
-                                     f_take_hold, f_release_hold};
+static const executions_io_t s_io = {f_submit,       f_cancel,       f_ttl_ms,
+                                     f_submit_new,   f_submit_destroy, f_submitted,
+                                     f_finished,     f_task_started, f_task_status,
+                                     f_keep_files,   f_take_hold,    f_release_hold};
 
 /* Redis confirms the final record (type: the reply's, or -1 for NULL: the connection failed). */
 static void s_land(int type)
@@ -186,6 +204,7 @@ typedef struct {
     char ids[4][ID_STR_LEN + 1];
     status_t status;
     int task;
+    int exposed;
 } hook_t;
 
 static hook_t H1 = {"hook1"}, H2 = {"hook2"};
@@ -197,6 +216,7 @@ static void s_on_end(void *arg, const execution_end_t *end)
     snprintf(h->ids[h->heard++], sizeof h->ids[0], "%s", end->id);
     h->status = end->status;
     h->task = end->task;
+    h->exposed = end->exposed;
     s_log(h->name);
 }
 
@@ -251,14 +271,21 @@ static execution_opts_t s_opts(int record)
 static loop_t *LOOP;
 static executions_t *X;
 
-static executions_t *s_executions(long record_wait_ms)
+/* queued_after_ms: --record-queued-after-ms (s_executions: 0, every record written at once) */
+static executions_t *s_executions_q(long record_wait_ms, long queued_after_ms)
 {
-    executions_conf_t conf = {.record_wait_ms = record_wait_ms};
+    executions_conf_t conf = {.record_wait_ms = record_wait_ms,
+                              .record_queued_after_ms = queued_after_ms};
     X = executions_new_io(LOOP, &s_io, (jobs_t *)(void *)&FARM, (records_t *)(void *)&REC, NULL,
                           NULL, &conf);
     executions_on_end(X, s_on_end, &H1);
     executions_on_end(X, s_on_end, &H2);
     return X;
+}
+
+static executions_t *s_executions(long record_wait_ms)
+{
+    return s_executions_q(record_wait_ms, 0);
 }
 
 /* Starts one execution on a new call. */
@@ -383,6 +410,52 @@ static void test_the_record_is_written_after_the_job_leaves(void **state)
     executions_t *x = s_executions(1000);
     s_start(x, s_opts(1));
     assert_string_equal(L, "submit record_submitted");
+}
+
+static void test_a_job_that_ends_before_queued_after_ms_is_recorded_by_one_write(void **state)
+{
+    (void)state;
+    executions_t *x = s_executions_q(5000, 1000);
+    s_start(x, s_opts(1));
+    assert_string_equal(L, "submit"); /* nothing yet */
+    s_finish_job(ST_OK);
+    assert_string_equal(L, "submit record_whole");
+    s_land(REDIS_REPLY_INTEGER);
+    assert_string_equal(L, "submit record_whole answer hook1 hook2");
+    assert_int_equal(H1.exposed, 0); /* no one could have subscribed to it */
+}
+
+static int s_queued(void)
+{
+    return strstr(L, "record_submitted") != NULL;
+}
+
+static void test_a_job_still_running_after_queued_after_ms_is_recorded_as_queued(void **state)
+{
+    (void)state;
+    executions_t *x = s_executions_q(5000, 20);
+    s_start(x, s_opts(1));
+    assert_true(s_run_until(s_queued));
+    assert_string_equal(L, "submit record_submitted");
+    s_finish_job(ST_OK);
+    s_land(REDIS_REPLY_INTEGER);
+    assert_string_equal(L, "submit record_submitted record_finished answer hook1 hook2");
+    assert_int_equal(H1.exposed, 1); /* it could be found while it ran */
+}
+
+static void test_a_task_is_recorded_as_queued_at_once_and_announced_as_exposed(void **state)
+{
+    (void)state;
+    executions_t *x = s_executions_q(5000, 60000);
+    execution_opts_t opts = s_opts(1);
+    opts.task = 1;
+    opts.task_ttl_ms = -1;
+    s_start(x, opts);
+    assert_string_equal(L, "submit record_submitted record_task");
+    REC.task_landed(REC.task_arg, NULL);
+    s_finish_job(ST_OK);
+    s_land(REDIS_REPLY_INTEGER);
+    assert_int_equal(H1.exposed, 1);
 }
 
 static void test_a_validation_writes_no_record(void **state)
@@ -551,6 +624,9 @@ int main(void)
         T_(test_ends_are_counted_by_tool_and_status),
         T_(test_a_result_the_front_end_cannot_read_ends_as_an_internal_error),
         T_(test_the_record_is_written_after_the_job_leaves),
+        T_(test_a_job_that_ends_before_queued_after_ms_is_recorded_by_one_write),
+        T_(test_a_job_still_running_after_queued_after_ms_is_recorded_as_queued),
+        T_(test_a_task_is_recorded_as_queued_at_once_and_announced_as_exposed),
         T_(test_a_validation_writes_no_record),
         T_(test_the_answer_waits_until_redis_has_the_final_record),
         T_(test_an_answer_whose_record_is_slow_leaves_after_record_wait_ms),

@@ -3,9 +3,11 @@
  * base64, the texts that name profiles, the Task object.
  * Linked against the front-end's library (libmcp.a) and the shared one (libsnakepit.a). */
 #define _GNU_SOURCE
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +57,58 @@ static void test_reals_are_written_shortest_and_exact(void **state)
     json_decref(back);
     free(text);
     json_decref(v);
+}
+
+/* A random JSON value: every type, keys and strings with escapes, control bytes and UTF-8,
+ * reals of every magnitude and sign. */
+static json_t *s_random_json(unsigned *seed, int depth)
+{
+    static const char *const words[] = {"", "a", "é", "\"q\"", "back\\slash", "tab\there",
+                                        "nl\n\r\b\f", "\x01\x1f\x7f", "/slash/", "日本",
+                                        "\xf0\x9f\x90\x8d", "0.5", "u\\u0041"};
+    const size_t nw = sizeof words / sizeof words[0];
+    int kind = depth > 3 ? rand_r(seed) % 6 : rand_r(seed) % 8;
+    double mant = (double)rand_r(seed) / RAND_MAX * (rand_r(seed) % 2 ? 1 : -1);
+    switch (kind) {
+    case 0: return json_null();
+    case 1: return json_boolean(rand_r(seed) % 2);
+    case 2: return json_integer((json_int_t)rand_r(seed) * (rand_r(seed) % 2 ? 1 : -1) << (rand_r(seed) % 32));
+    case 3: return json_real(mant * pow(10, rand_r(seed) % 600 - 300));
+    case 4: return json_real((double)(rand_r(seed) % 100000) / 1000);
+    case 5: return json_string(words[rand_r(seed) % nw]);
+    case 6: {
+        json_t *a = json_array();
+        for (int i = rand_r(seed) % 4; i > 0; i--) json_array_append_new(a, s_random_json(seed, depth + 1));
+        return a;
+    }
+    default: {
+        json_t *o = json_object();
+        for (int i = rand_r(seed) % 5; i > 0; i--)
+            json_object_set_new(o, words[rand_r(seed) % nw], s_random_json(seed, depth + 1));
+        return o;
+    }
+    }
+}
+
+/* The compact writer is jansson's text, byte for byte (JSON_PRESERVE_ORDER, a no-op flag in
+ * jansson 2.14, takes json_text through json_dumps). */
+static void test_the_compact_writer_writes_what_jansson_writes(void **state)
+{
+    (void)state;
+    unsigned seed = 7;
+    for (int i = 0; i < 5000; i++) {
+        json_t *v = json_object();
+        json_object_set_new(v, "v", s_random_json(&seed, 0));
+        json_object_set_new(v, "r", json_pack("[f,f,f,f,f,f]", 1e20, 1e-5, 1.0150000000000006,
+                                              -0.0, 123456789012345678.0, 1.7976931348623157e308));
+        char *mine = json_text(v, JSON_COMPACT);
+        char *theirs = json_text(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        assert_non_null(mine);
+        assert_string_equal(mine, theirs);
+        free(mine);
+        free(theirs);
+        json_decref(v);
+    }
 }
 
 static void test_valid_utf8_passes_through_unchanged(void **state)
@@ -395,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_file_uris_percent_encode_and_decode_paths),
         cmocka_unit_test(test_large_files_become_links_and_outputs_blocks),
         cmocka_unit_test(test_reals_are_written_shortest_and_exact),
+        cmocka_unit_test(test_the_compact_writer_writes_what_jansson_writes),
         cmocka_unit_test(test_valid_utf8_passes_through_unchanged),
         cmocka_unit_test(test_output_cut_mid_sequence_ends_in_one_replacement_char),
         cmocka_unit_test(test_overlongs_surrogates_and_nul_are_replaced),

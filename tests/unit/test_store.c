@@ -5,7 +5,8 @@
  * redis-server. What it checks: writes made while Redis is away reach it in order; a lost
  * connection has the journal sent again (PUBLISH apart); a write whose answer is wanted hears it
  * exactly once; a replica's READONLY and a Redis that stops answering make the store reconnect
- * and write again; connect hooks come before the buffered writes; the buffer's bound.
+ * and write again; connect hooks come before the buffered writes; a script write goes by SHA, and
+ * a NOSCRIPT answer has the scripts loaded again before it is sent again; the buffer's bound.
  * Linked against the front-end's library (libmcp.a). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +35,7 @@
 /* ---- the fake Redis ----------------------------------------------------------------------- */
 
 #define MAX_SEEN 32
+#define FAKE_SHA "0123456789abcdef0123456789abcdef01234567"
 
 typedef struct {
     loop_t *loop;
@@ -82,6 +84,10 @@ static void s_fake_command(const redisReply *cmd)
     for (size_t i = 0; i < cmd->elements; i++) {
         if (i) strncat(line, " ", 63 - strlen(line));
         strncat(line, cmd->element[i]->str, 63 - strlen(line));
+    }
+    if (!strcasecmp(cmd->element[0]->str, "SCRIPT")) { /* SCRIPT LOAD: its SHA-1 */
+        s_fake_send("$40\r\n" FAKE_SHA "\r\n");
+        return;
     }
     if (R.error_next) {
         s_fake_send(R.error_next);
@@ -382,6 +388,38 @@ static void test_a_redis_that_stops_answering_is_dropped_and_the_write_goes_agai
     assert_string_equal(R.seen[1], "SET a 1");
 }
 
+static int s_script_loaded(void)
+{
+    return R.n_seen >= 1 && !strncmp(R.seen[R.n_seen - 1], "SCRIPT LOAD", 11);
+}
+
+static int s_evalsha_twice(void)
+{
+    int n = 0;
+    for (int i = 0; i < R.n_seen; i++) n += !strncmp(R.seen[i], "EVALSHA " FAKE_SHA, 48);
+    return n == 2 && store_unacked(S) == 0;
+}
+
+static void
+test_a_script_write_goes_by_sha_and_noscript_reloads_the_scripts_and_writes_again(void **state)
+{
+    (void)state;
+    store_t *s = s_connected_store(2000);
+    store_script_t *script = store_script(s, "return 1");
+    assert_true(s_run_until(s_script_loaded));
+    store_writef(s, "SET m 1"); /* answered after SCRIPT LOAD: the SHA is known then */
+    assert_true(s_run_until(s_all_acked));
+    const char *args[] = {"k", "v"};
+    R.error_next = "-NOSCRIPT No matching script. Please use EVAL.\r\n"; /* SCRIPT FLUSH'd */
+    store_write_script(s, script, 1, 2, args, NULL, NULL, NULL);
+    assert_true(s_run_until(s_evalsha_twice));
+    assert_int_equal(R.connections, 2); /* dropped, and on the new one the script is loaded
+                                           * before the journal (SET m 1, the write) goes again */
+    assert_string_equal(R.seen[R.n_seen - 3], "SCRIPT LOAD return 1");
+    assert_string_equal(R.seen[R.n_seen - 1], "EVALSHA " FAKE_SHA " 1 k v");
+    assert_int_equal(store_stats(s)->errors[STORE_OP_WRITE], 0); /* not a failed write */
+}
+
 static void s_on_connect(void *arg, store_t *store)
 {
     (void)arg;
@@ -438,6 +476,9 @@ int main(void)
             test_a_redis_that_stops_answering_is_dropped_and_the_write_goes_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_connect_hooks_run_before_the_buffered_writes_are_sent,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_script_write_goes_by_sha_and_noscript_reloads_the_scripts_and_writes_again,
+            setup, teardown),
         cmocka_unit_test_setup_teardown(test_writes_beyond_the_buffer_are_dropped_and_counted,
                                         setup, teardown),
     };
