@@ -140,7 +140,7 @@ static void s_on_cell(void *arg, call_t *c, result_t *res)
     branch_t *b = arg;
     map_t *m = b->map;
     record_about_t about = s_about(b, c, m->op->s.profile);
-    record_finished(c->fe->records, &about, res, NULL, NULL);
+    record_finished(c->fe->records, &about, NULL, res, NULL, NULL); /* submitted: written */
     session_records_used(c->fe->session_records, c->tenant, b->session, res, 1);
     json_t *r = outcome_execute(b->execution, res);
     b->result = json_incref(json_object_get(r, "structuredContent"));
@@ -174,7 +174,9 @@ static void s_run_cells(map_t *m)
         id_format(spec.id, b->execution);
         b->created_ms = spec.submitted_ms;
         record_about_t about = s_about(b, c, m->op->s.profile);
-        record_submitted(c->fe->records, &about, &spec);
+        record_submit_t *sub = record_submit_new(c->fe->records, &about, &spec);
+        record_submitted(c->fe->records, &about, sub); /* a branch's record from its start */
+        record_submit_destroy(&sub);
         jobspec_clear(&spec);
     }
 }
