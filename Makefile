@@ -121,7 +121,8 @@ $(OBJ)/executor-node/buildbox/buildbox.o: $(BUILD)/gen/envbuild_py.h
 
 $(OBJ)/executor-node/python/python.o: $(BUILD)/gen/runner_py.h $(BUILD)/gen/validate_py.h $(BUILD)/gen/warm_py.h \
                                $(BUILD)/gen/rich_py.h $(BUILD)/gen/session_py.h \
-                               $(BUILD)/gen/ipython_py.h $(BUILD)/gen/dists_py.h $(BUILD)/gen/egress_py.h
+                               $(BUILD)/gen/ipython_py.h $(BUILD)/gen/dists_py.h $(BUILD)/gen/egress_py.h \
+                               $(BUILD)/gen/byvalue_py.h
 
 # the drop-in endpoints' validators are Python programs the front-end sends to the farm as
 # jobs (mcp-frontend/compat/compat_validators.h), compiled in the same way

@@ -409,6 +409,7 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=
         targets.append({"target": "quiet tenant's p99 under a c64 flood <= 2x its p99 alone", "value": v,
                         "met": v is not None and v <= 2})
         errors += fair["quiet_alone"]["errors"] + fair["quiet_under_flood"]["errors"] + (fair["flood"].get("errors") or 0)
+    targets += bench_sessions.targets(sessions)
     ind = extras.get("independent")
     if ind:
         v = ind.get("farm_over_fresh_ok_per_s")

@@ -10,7 +10,7 @@
  *
  *   http_load --url http://127.0.0.1:PORT/mcp --key KEY [--cpu-root PID]
  *             [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS]
- *             [--sessions] SNIPPET...
+ *             [--sessions] [--atomic] SNIPPET...
  *
  * A call counts as done when the answer is HTTP 200 with a JSON-RPC result whose isError is
  * false (status `ok`); anything else is an error. With --cpu-root, the CPU of that process
@@ -18,6 +18,8 @@
  * reported per execution. With --sessions (issue 12), each connection first makes a session of
  * its own (create_session, python.basic) and every call is a cell in it (execute_code with
  * session_id): C calls across C sessions; the sessions are closed after each configuration.
+ * With --atomic, every such cell is atomic (execute_code's atomic: a backup of the session is
+ * set aside for each cell), for the cost of an atomic cell over a plain one.
  * Loopback only. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -76,6 +78,7 @@ static struct {
     long               window_answers;
     double             pace_ms;
     int                sessions; /* --sessions: every connection's calls are cells of its session */
+    int                atomic;   /* --atomic: and each cell is atomic (execute_code's atomic) */
 } G;
 
 
@@ -268,8 +271,10 @@ static void s_close_session(conn_t *c)
 
 static void s_call(conn_t *c, const char *code_json, uint64_t now)
 {
-    char *json = NULL, with[96] = "";
-    if (c->session[0]) snprintf(with, sizeof with, ",\"session_id\":\"%s\"", c->session);
+    char *json = NULL, with[128] = "";
+    if (c->session[0])
+        snprintf(with, sizeof with, ",\"session_id\":\"%s\"%s", c->session,
+                 G.atomic ? ",\"atomic\":true" : "");
     if (asprintf(&json, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
                         "{\"name\":\"execute_code\",\"arguments\":{\"code\":%s%s}}}",
                  ++G.rpc_id, code_json, with) < 0)
@@ -420,7 +425,8 @@ static void s_run_config(const char *snippet, int conc)
              self_s * 1000.0 / (answers > 0 ? answers : 1));
     buf_t out;
     buf_init(&out);
-    latency_report(&out, G.sessions ? "farm_session" : "farm", snippet, conc, &run, lat, extra);
+    latency_report(&out, G.atomic ? "farm_session_atomic" : G.sessions ? "farm_session" : "farm",
+                   snippet, conc, &run, lat, extra);
     printf("%s\n", (const char *)out.data);
     fflush(stdout);
     buf_free(&out);
@@ -462,7 +468,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"url", 1, 0, 'u'},     {"key", 1, 0, 'k'},    {"cpu-root", 1, 0, 'r'},
         {"concurrency", 1, 0, 'c'}, {"seconds", 1, 0, 't'}, {"warmup", 1, 0, 'w'},
-        {"drain", 1, 0, 'd'}, {"window-answers", 1, 0, 'n'}, {"pace-ms", 1, 0, 'P'},   {"sessions", 0, 0, 'S'}, {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
+        {"drain", 1, 0, 'd'}, {"window-answers", 1, 0, 'n'}, {"pace-ms", 1, 0, 'P'},   {"sessions", 0, 0, 'S'}, {"atomic", 0, 0, 'A'}, {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -481,9 +487,10 @@ int main(int argc, char **argv)
         case 'n': G.window_answers = atol(optarg); break;
         case 'P': G.pace_ms = atof(optarg); break;
         case 'S': G.sessions = 1; break;
+        case 'A': G.sessions = G.atomic = 1; break;
         default:
             fprintf(stderr, "usage: http_load --url http://127.0.0.1:PORT/mcp --key KEY [--cpu-root PID]\n"
-                            "                 [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS] [--sessions] SNIPPET...\n");
+                            "                 [--concurrency 1,8,64] [--seconds S] [--warmup S] [--drain S] [--window-answers N] [--pace-ms MS] [--sessions] [--atomic] SNIPPET...\n");
             return o == 'h' ? 0 : 64;
         }
     }

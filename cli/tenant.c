@@ -26,6 +26,7 @@ void tenant_quota_defaults(tenant_quota_t *q)
     q->max_concurrency = 4;
     q->max_timeout_s = 300;
     q->max_memory_mb = 2048;
+    q->session_retention_s = -1;
 }
 
 void tenant_new_key(char out[68])
@@ -85,6 +86,11 @@ static int s_store_session_quotas(redisContext *c, const char *name, const tenan
             s_run(c, err, errlen, "HSET", "HSET sp:t:%s %s %ld", name, rows[i].field,
                   rows[i].value) < 0)
             return -1;
+    /* 0 is a value here (its sessions are never hibernated): -1 is "not given" */
+    if (q->session_retention_s >= 0 &&
+        s_run(c, err, errlen, "HSET", "HSET sp:t:%s session_retention_s %ld", name,
+              q->session_retention_s) < 0)
+        return -1;
     return 0;
 }
 

@@ -33,6 +33,8 @@ typedef struct {
     long   max_idle_timeout_s;
     long   max_snapshots;
     long   max_snapshot_mb;
+    long   session_retention_s; /* how long a hibernated session is kept; 0: never hibernated;
+                                   -1 leaves the stored value (or the front-end's default) */
     /* what it may hold across the farm: the same (0: left alone) */
     long   max_listen_streams;
     long   max_sse_streams;

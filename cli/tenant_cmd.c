@@ -59,6 +59,10 @@ static const cfg_opt_t s_opts[] = {
                 "state snapshots kept (default: the front-end's, 32)"),
     CFG_OPT_INT(tenant_args_t, q.max_snapshot_mb, "max-snapshot-mb", 1, 1 << 20, "MB",
                 "bytes of its snapshots together (default: the front-end's, 256)"),
+    CFG_OPT_INT(tenant_args_t, q.session_retention_s, "session-retention", 0, 366L * 86400, "S",
+                "how long a session its node freed (idle past its timeout, memory pressure, a "
+                "drain) stays resumable from its checkpoint; 0: such sessions end instead "
+                "(default: the front-end's, 86400)"),
     CFG_OPT_INT(tenant_args_t, q.max_listen_streams, "max-listen-streams", 1, 1000000, "N",
                 "subscriptions/listen streams open at once, on every front-end together "
                 "(default: the front-end's, 64)"),
@@ -92,7 +96,7 @@ static const char *s_usage =
     "snakepit tenant add NAME [--rate R/s] [--burst B] [--max-concurrency C] [--max-timeout S]\n"
     "                         [--max-memory MB] [--profiles a,b] [--record-ttl S] [--record-max N]\n"
     "                         [--max-sessions N] [--max-session-memory MB] [--max-idle-timeout S]\n"
-    "                         [--max-snapshots N] [--max-snapshot-mb MB]\n"
+    "                         [--max-snapshots N] [--max-snapshot-mb MB] [--session-retention S]\n"
     "                         [--max-listen-streams N] [--max-sse-streams N] [--max-tasks N]\n"
     "                         [--max-linked-mb MB] [--max-linked-files N]\n"
     "                         [--egress RULE ... | --no-egress] [--egress-max-bytes B]\n"
@@ -211,6 +215,7 @@ static void s_merge(tenant_quota_t *base, const tenant_quota_t *given)
     if (given->max_idle_timeout_s) base->max_idle_timeout_s = given->max_idle_timeout_s;
     if (given->max_snapshots) base->max_snapshots = given->max_snapshots;
     if (given->max_snapshot_mb) base->max_snapshot_mb = given->max_snapshot_mb;
+    if (given->session_retention_s >= 0) base->session_retention_s = given->session_retention_s;
     if (given->max_listen_streams) base->max_listen_streams = given->max_listen_streams;
     if (given->max_sse_streams) base->max_sse_streams = given->max_sse_streams;
     if (given->max_tasks) base->max_tasks = given->max_tasks;
@@ -403,6 +408,7 @@ static const struct {
 int tenant_main(int argc, char **argv)
 {
     tenant_args_t a = {0}, shown = {0};
+    a.q.session_retention_s = -1; /* not given */
     tenant_quota_defaults(&shown.q);
     char *rest[4];
     int n_rest = 4;

@@ -15,7 +15,12 @@
  *                          records to delete once old (none of these keys has a TTL)
  *   sp:t:{T}:snap:<id>     hash: a snapshot (meta JSON, blob, bytes, session, created_ms)
  *   sp:t:{T}:snaps         zset: the tenant's snapshots by created ms
- *   sp:t:{T}:snap_bytes    string: the bytes of all of them (the quota's count) */
+ *   sp:t:{T}:snap_bytes    string: the bytes of all of them (the quota's count)
+ *   sp:t:{T}:ckpt:<id>     hash: a session's latest checkpoint, written by its executor node
+ *                          (blob: a snapshot, PROTOCOL.md §8; meta JSON: profile, limits, the cell
+ *                          it followed, why, when; expires_ms), what it resumes from
+ *   sp:t:{T}:ckpts         zset: the tenant's checkpoints by when they expire (ms): the
+ *                          tenant's session retention after they were taken */
 #ifndef SP_SESSION_KEYS_H
 #define SP_SESSION_KEYS_H
 #include <stdio.h>
@@ -33,5 +38,8 @@
 #define snapshots_key(out, tenant) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snaps", tenant)
 #define snapshot_bytes_key(out, tenant)                                                            \
     snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:snap_bytes", tenant)
+#define checkpoint_key(out, tenant, id)                                                            \
+    snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:ckpt:%s", tenant, id)
+#define checkpoints_key(out, tenant) snprintf(out, SESSION_KEY_MAX, "sp:t:{%s}:ckpts", tenant)
 
 #endif

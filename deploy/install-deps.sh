@@ -27,7 +27,7 @@ python3.11 libseccomp-dev libsodium-dev libgnutls28-dev libmicrohttpd-dev libjan
 python3-numpy python3-pandas python3-scipy python3-matplotlib python3-sympy
 python3-sklearn python3-seaborn python3-statsmodels python3-pil python3-openpyxl
 python3-networkx python3-bs4 python3-lxml python3-yaml python3-tabulate python3-requests
-python3-pip python3-venv python3-packaging"
+python3-pip python3-venv python3-packaging python3-cloudpickle"
 deb_pkgs="help2man dpkg-dev binutils"
 images_pkgs="podman runc netavark aardvark-dns iptables debootstrap"
 test_pkgs="lintian libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang

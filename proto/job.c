@@ -62,6 +62,7 @@ void jobspec_clear(jobspec_t *job)
     s_free_names(job->inspect, job->n_inspect);
     s_free_names(job->allowed_imports, job->n_allowed_imports);
     s_free_names(job->dependencies, job->n_dependencies);
+    free(job->more_sessions);
     jobspec_free_egress(&job->egress);
     for (size_t i = 0; i < job->n_files; i++) {
         free(job->files[i].path);
@@ -85,6 +86,8 @@ void jobspec_encode(const jobspec_t *job, buf_t *out)
     uint32_t extra = (uint32_t)(job->has_session + job->has_new_session +
                                 (job->idle_timeout_s > 0) + (job->snapshot != NULL) +
                                 (job->figure_format != FIGURES_PNG) + (job->n_dependencies > 0) +
+                                (job->atomic != 0) + (job->n_more_sessions > 0) +
+                                (job->retention_s > 0) + (job->resume_cells > 0) +
                                 (job->egress.n_rules > 0));
     mpw_map(&w, 13 + extra);
     mpw_kv_uint(&w, "v", 1);
@@ -140,6 +143,32 @@ void jobspec_encode(const jobspec_t *job, buf_t *out)
         mpw_str(&w, "snapshot");
         mpw_bin(&w, job->snapshot, job->snapshot_len);
     }
+    if (job->atomic) mpw_kv_bool(&w, "atomic", 1);
+    if (job->n_more_sessions) {
+        mpw_str(&w, "more_sessions");
+        mpw_array(&w, (uint32_t)job->n_more_sessions);
+        for (size_t i = 0; i < job->n_more_sessions; i++) mpw_bin(&w, job->more_sessions[i], ID_BYTES);
+    }
+    if (job->retention_s > 0) mpw_kv_uint(&w, "retention_s", (uint64_t)job->retention_s);
+    if (job->resume_cells > 0) mpw_kv_uint(&w, "resume_cells", job->resume_cells);
+}
+
+/* more_sessions: 16-byte ids, at most JOB_MAX_FORKS - 1 of them. */
+static int s_read_more_sessions(mpr_t *r, jobspec_t *job)
+{
+    uint32_t n;
+    if (mpr_array(r, &n) < 0) return -1;
+    if (n > JOB_MAX_FORKS - 1) return mpr_fail(r, "too many sessions for one fork");
+    job->more_sessions = xcalloc(n ? n : 1, ID_BYTES);
+    for (uint32_t i = 0; i < n && !r->err; i++) {
+        const uint8_t *b;
+        uint32_t len;
+        if (mpr_bytes(r, &b, &len) < 0) return -1;
+        if (len != ID_BYTES) return mpr_fail(r, "a session id is not 16 bytes");
+        memcpy(job->more_sessions[i], b, ID_BYTES);
+        job->n_more_sessions++;
+    }
+    return r->err ? -1 : 0;
 }
 
 /* A 16-byte id (bin): the has flag is set once it is read. */
@@ -159,6 +188,17 @@ static void s_read_id(mpr_t *r, uint8_t out[ID_BYTES], int *has)
 /* What each kind needs of the session fields; NULL when the JobSpec has it. */
 static const char *s_session_fields(const jobspec_t *job)
 {
+    if (job->atomic && (job->kind != JOB_EXEC || !job->has_session))
+        return "atomic on a job that is not a session's cell";
+    if (job->n_more_sessions && job->kind != JOB_SESSION_FORK)
+        return "more_sessions on a job that is not a session_fork";
+    for (size_t i = 0; i < job->n_more_sessions; i++) {
+        if (!memcmp(job->more_sessions[i], job->new_session, ID_BYTES))
+            return "more_sessions repeats new_session";
+        for (size_t j = 0; j < i; j++)
+            if (!memcmp(job->more_sessions[i], job->more_sessions[j], ID_BYTES))
+                return "more_sessions names a session twice";
+    }
     switch (job->kind) {
     case JOB_EXEC:
     case JOB_VALIDATE:
@@ -356,6 +396,19 @@ int jobspec_decode(const void *data, size_t len, jobspec_t *job, char *err, size
                     else if (mpr_key_is(v, vl, "png")) job->figure_format = FIGURES_PNG;
                     else mpr_fail(&r, "unknown figure_format");
                 }
+            } else if (mpr_key_is(k, kl, "atomic")) {
+                mpr_bool(&r, &job->atomic);
+            } else if (mpr_key_is(k, kl, "more_sessions") && !job->more_sessions) {
+                s_read_more_sessions(&r, job);
+            } else if (mpr_key_is(k, kl, "retention_s")) {
+                uint64_t t = 0;
+                if (mpr_uint(&r, &t) == 0 && t > (uint64_t)JOB_MAX_RETENTION_S)
+                    mpr_fail(&r, "retention_s out of range");
+                job->retention_s = (long)t;
+            } else if (mpr_key_is(k, kl, "resume_cells")) {
+                uint64_t c = 0;
+                if (mpr_uint(&r, &c) == 0 && c > UINT32_MAX) mpr_fail(&r, "resume_cells out of range");
+                job->resume_cells = (uint32_t)c;
             } else if (mpr_key_is(k, kl, "dependencies") && !job->dependencies) {
                 s_read_strings(&r, &job->dependencies, &job->n_dependencies, JOB_MAX_DEPS,
                                JOB_MAX_DEP);

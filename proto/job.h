@@ -28,6 +28,9 @@
 #define JOB_MAX_IDLE_S    (7L * 24 * 3600)
 #define JOB_MAX_DEPS      32         /* dependencies (requirement strings) */
 #define JOB_MAX_DEP       200
+#define JOB_MAX_FORKS     64         /* clones one session_fork makes (new_session + more) */
+#define JOB_MAX_RETENTION_S (366L * 24 * 3600) /* how long a hibernated session's checkpoint
+                                                  is kept (the tenant's session retention) */
 #define JOB_MAX_EGRESS_BYTES (1ULL << 40) /* an egress byte cap beyond this is malformed */
 #define JOB_MAX_EGRESS_CONNS 65536
 
@@ -97,6 +100,19 @@ typedef struct {
     char      **dependencies;     /* PEP 508 requirements beyond the profile's (the argument and
                                      the PEP 723 block), resolved by the node; NULL when none */
     size_t      n_dependencies;
+    /* a session's cell that either commits or leaves the session as it was (exec with session) */
+    int         atomic;
+    /* session_fork: the clones after new_session, made in the same job (fan-out); at most
+     * JOB_MAX_FORKS - 1, none equal to another or to new_session */
+    uint8_t   (*more_sessions)[ID_BYTES];
+    size_t      n_more_sessions;
+    /* session_new, session_fork, session_restore into a new session: how long the session may
+     * stay hibernated (its checkpoint kept) once its process is freed; 0: it is never
+     * hibernated, it ends */
+    long        retention_s;
+    /* session_restore into a new session that resumes a hibernated one: the cells it had run,
+     * so that its next cell is numbered on from there */
+    uint32_t    resume_cells;
     job_egress_t egress;          /* its network, when the tenant has one (n_rules > 0) */
 } jobspec_t;
 

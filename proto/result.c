@@ -52,6 +52,9 @@ void result_clear(result_t *res)
     free(res->executor);
     free(res->session.end_reason);
     free(res->session.summary);
+    free(res->session.clones);
+    free(res->session.resumed);
+    free(res->session.resumed_note);
     free(res->snapshot);
     result_egress_clear(&res->egress);
     result_init(res);
@@ -60,7 +63,7 @@ void result_clear(result_t *res)
 static void s_write_session(mpw_t *w, const result_t *res)
 {
     mpw_str(w, "session");
-    mpw_map(w, 9);
+    mpw_map(w, 9 + (res->session.atomic ? 2 : 0) + (res->session.n_clones ? 1 : 0));
     mpw_str(w, "id");
     mpw_bin(w, res->session.id, ID_BYTES);
     mpw_kv_uint(w, "cell", res->session.cell);
@@ -71,6 +74,39 @@ static void s_write_session(mpw_t *w, const result_t *res)
     mpw_kv_int(w, "idle_timeout_s", res->session.idle_timeout_s);
     mpw_kv_int(w, "forks_left", res->session.forks_left);
     mpw_kv_str(w, "summary", res->session.summary);
+    if (res->session.atomic) {
+        mpw_kv_bool(w, "atomic", 1);
+        mpw_kv_bool(w, "rolled_back", res->session.rolled_back);
+    }
+    if (res->session.n_clones) {
+        mpw_str(w, "clones");
+        mpw_array(w, (uint32_t)res->session.n_clones);
+        for (size_t i = 0; i < res->session.n_clones; i++) mpw_bin(w, res->session.clones[i], ID_BYTES);
+    }
+}
+
+/* session.clones: 16-byte ids, at most JOB_MAX_FORKS. */
+static void s_read_clones(mpr_t *r, result_t *res)
+{
+    uint32_t n;
+    if (mpr_array(r, &n) < 0) return;
+    if (n > RESULT_MAX_CLONES) {
+        mpr_fail(r, "too many clones");
+        return;
+    }
+    free(res->session.clones);
+    res->session.clones = xcalloc(n ? n : 1, ID_BYTES);
+    res->session.n_clones = 0;
+    for (uint32_t i = 0; i < n && !r->err; i++) {
+        const uint8_t *b;
+        uint32_t len;
+        if (mpr_bytes(r, &b, &len) < 0) return;
+        if (len != ID_BYTES) {
+            mpr_fail(r, "bad clone id");
+            return;
+        }
+        memcpy(res->session.clones[res->session.n_clones++], b, ID_BYTES);
+    }
 }
 
 static void s_write_events(mpw_t *w, const result_t *res)
@@ -404,6 +440,12 @@ static void s_read_session(mpr_t *r, result_t *res)
             if (mpr_uint(r, &u) == 0) res->session.memory_kb = u;
         } else if (mpr_key_is(k, kl, "summary")) {
             s_text(r, &res->session.summary);
+        } else if (mpr_key_is(k, kl, "atomic")) {
+            mpr_bool(r, &res->session.atomic);
+        } else if (mpr_key_is(k, kl, "rolled_back")) {
+            mpr_bool(r, &res->session.rolled_back);
+        } else if (mpr_key_is(k, kl, "clones") && !res->session.clones) {
+            s_read_clones(r, res);
         } else if (mpr_key_is(k, kl, "memory_mb") || mpr_key_is(k, kl, "idle_timeout_s") ||
                    mpr_key_is(k, kl, "forks_left")) {
             long *dst = mpr_key_is(k, kl, "memory_mb")        ? &res->session.memory_mb

@@ -18,6 +18,7 @@
 #define RESULT_MAX_FILES  64
 #define RESULT_MAX_SNAPSHOT (15u << 20) /* a snapshot's msgpack map, within the 16 MiB body */
 #define RESULT_MAX_OUTPUTS 64
+#define RESULT_MAX_CLONES  64 /* session.clones: a fork_session's sessions (JOB_MAX_FORKS) */
 #define RESULT_MAX_EVENTS  16
 
 typedef struct {
@@ -107,6 +108,14 @@ typedef struct {
         long     idle_timeout_s;
         long     forks_left;     /* forks it may still make */
         char    *summary;        /* JSON text: what session_info and session_restore report */
+        int      atomic;         /* the cell was atomic (PROTOCOL.md §5) ... */
+        int      rolled_back;    /* ... and did not end ok: the session is as before it */
+        uint8_t (*clones)[ID_BYTES]; /* session_fork: every session it made, in order */
+        size_t   n_clones;       /* at most JOB_MAX_FORKS */
+        /* never on the wire: what a front-end adds when it resumed the session for the call
+         * (JSON text of {from_cell, reason, checkpointed_at, not_restored}, and a sentence) */
+        char    *resumed;
+        char    *resumed_note;
     } session;
     char           *snapshot;     /* session_snapshot: a msgpack map (PROTOCOL.md §8) */
     size_t          snapshot_len;

@@ -94,6 +94,8 @@ static jobspec_t *s_copy(arena_t *a, const jobspec_t *job, unsigned parts)
     copy.egress = (job_egress_t){0}; /* the node's to grant, never the child's to read */
     copy.files = files ? s_files(a, job->files, job->n_files) : NULL;
     copy.n_files = files ? job->n_files : 0;
+    copy.more_sessions = NULL; /* the zygote's business (a fork's other clones), never a reader's */
+    copy.n_more_sessions = 0;
     if (out) *out = copy;
     return out;
 }

@@ -81,6 +81,13 @@ static void s_reply(int fd, char cmd, int32_t value)
     s_send(fd, b, sizeof b);
 }
 
+/* How many descriptors an 'f' with these flags brings (session_child.h's order). */
+static int s_fork_fds(uint32_t flags)
+{
+    if (flags & FORK_BACKUP) return 2;
+    return 3 + ((flags & FORK_HAS_CWD) != 0) + ((flags & FORK_PARENT_LAYER) != 0);
+}
+
 /* The next datagram from the zygote, with the descriptors a fork brings. */
 static void s_receive(int wake, wake_msg_t *m)
 {
@@ -105,7 +112,7 @@ static void s_receive(int wake, wake_msg_t *m)
         for (size_t i = 0; i < k && m->n_fds < SESSION_FORK_FDS; i++)
             memcpy(&m->fds[m->n_fds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
     }
-    if (m->cmd == 'f' && m->n_fds < SESSION_FORK_FDS - 1) m->cmd = '?'; /* malformed: ignored */
+    if (m->cmd == 'f' && m->n_fds != s_fork_fds(m->fork.flags)) m->cmd = '?'; /* malformed */
 }
 
 static void s_close_fds(wake_msg_t *m)
@@ -141,13 +148,18 @@ static void s_job(me_t *me, int first)
     s_send(me->wake, "d", 1);
 }
 
-/* In the clone: its own socket and area, its own Landlock layer and directory, then 'R'.
- * Any failure ends it; the zygote, which never hears 'R', gives up on it. */
+/* In a clone: its own socket and area, then (a session's clone) its own Landlock layer and
+ * directory, nothing shared with the session (fork_plan.h), CPython's after-fork work, and 'R'.
+ * A backup keeps the session's directory and layers and does no after-fork work: it is the
+ * session as it was, and may become it again. Any failure ends it; the zygote, which never
+ * hears 'R', gives up on it. */
 static void s_become_clone(me_t *me, wake_msg_t *m)
 {
-    int sock = m->fds[0], memfd = m->fds[1], mine = m->fds[3];
-    int cwd = m->n_fds > 4 ? m->fds[4] : -1;
-    close(m->fds[2]); /* the session's layer, not ours */
+    uint32_t flags = m->fork.flags;
+    int sock = m->fds[0], memfd = m->fds[1];
+    int mine = flags & FORK_BACKUP ? -1 : m->fds[2];
+    int cwd = flags & FORK_HAS_CWD ? m->fds[3] : -1;
+    if (flags & FORK_PARENT_LAYER) close(m->fds[m->n_fds - 1]); /* the session's layer, not ours */
     /* The wake socket keeps its number: the prologue lets recvmsg read that fd only. */
     close(me->wake);
     if (fcntl(sock, F_DUPFD_CLOEXEC, me->wake) != me->wake) _exit(1);
@@ -157,9 +169,11 @@ static void s_become_clone(me_t *me, wake_msg_t *m)
     /* Our own clones, if we make any, must not inherit this area either. */
     if (madvise(me->area.base, me->area.size, MADV_DONTFORK) < 0) _exit(1);
     childsig_moved(&me->area); /* its reports go to its own area, and its own pid is itself */
-    if (syscall(SYS_landlock_restrict_self, mine, 0) < 0 && (me->sb->layers & LAYER_LANDLOCK))
-        _exit(1);
-    close(mine);
+    if (mine >= 0) {
+        if (syscall(SYS_landlock_restrict_self, mine, 0) < 0 && (me->sb->layers & LAYER_LANDLOCK))
+            _exit(1);
+        close(mine);
+    }
     if (cwd >= 0) {
         if (fchdir(cwd) < 0) _exit(1);
         close(cwd);
@@ -168,7 +182,7 @@ static void s_become_clone(me_t *me, wake_msg_t *m)
     }
     /* nothing open before the fork may stay shared with the session (fork_plan.h) */
     if (fork_plan_apply(area_job(&me->area), me->area.job_cap, me->wake) < 0) _exit(1);
-    py_after_fork(); /* CPython's own at-fork work: thread state, and random's reseed */
+    if (!(flags & FORK_BACKUP)) py_after_fork(); /* thread state, and random's reseed */
     m->n_fds = 0;
     /* 'R', and where the area is mapped here: the zygote lays each job's copy out for it */
     char r[1 + sizeof(uint64_t)] = {'R'};
@@ -177,8 +191,9 @@ static void s_become_clone(me_t *me, wake_msg_t *m)
     s_send(me->wake, r, sizeof r);
 }
 
-/* fork_session, on the session's side. The zygote has raised our RLIMIT_NPROC for this one
- * clone and lowers it when we answer. */
+/* fork_session (one 'f' per clone), or an atomic cell's backup, on the session's side. The
+ * zygote has raised our RLIMIT_NPROC for these clones and lowers it when we have answered the
+ * last one. */
 static void s_fork(me_t *me, wake_msg_t *m)
 {
     long pid = session_clone();
@@ -186,17 +201,18 @@ static void s_fork(me_t *me, wake_msg_t *m)
         s_become_clone(me, m);
         return;
     }
-    close(m->fds[0]);
-    close(m->fds[1]);
-    close(m->fds[3]);
-    if (m->n_fds > 4) close(m->fds[4]);
+    uint32_t flags = m->fork.flags;
+    int parent_ll = flags & FORK_PARENT_LAYER ? m->fds[m->n_fds - 1] : -1;
+    for (int i = 0; i < m->n_fds; i++)
+        if (m->fds[i] != parent_ll) close(m->fds[i]);
     int err = pid < 0 ? (int)-pid : 0;
-    /* Our own next layer: from here on the clone's directory is out of our reach. Should it
-     * fail, the zygote ends the clone (our old layers still reach its directory). */
-    if (!err && syscall(SYS_landlock_restrict_self, m->fds[2], 0) < 0 &&
+    /* Our own next layer, after the last clone: from here on the clones' directories are out
+     * of our reach. Should it fail, the zygote ends the clones (our old layers still reach
+     * their directories). */
+    if (!err && parent_ll >= 0 && syscall(SYS_landlock_restrict_self, parent_ll, 0) < 0 &&
         (me->sb->layers & LAYER_LANDLOCK))
         err = errno;
-    close(m->fds[2]);
+    if (parent_ll >= 0) close(parent_ll);
     m->n_fds = 0;
     if (err)
         s_reply(me->wake, 'E', pid > 0 ? (int32_t)pid : -err);

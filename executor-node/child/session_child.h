@@ -10,9 +10,10 @@
  * What the zygote sends on the wake socket (a SOCK_SEQPACKET datagram):
  *   'j'            a job is in the area: a cell, a snapshot, a restore or an info
  *   'f' + fork_msg_t, with descriptors
- *                  clone yourself (fork_session; zygote_sessions.h has the zygote's side)
+ *                  clone yourself (fork_session, or an atomic cell's backup;
+ *                  session_fork.h has the zygote's side)
  *   end of file    the session is over: exit
- * and what this loop answers: 'd' when the job's result is in the area; for a fork, 'F' +
+ * and what this loop answers: 'd' when the job's result is in the area; for each 'f', 'F' +
  * the clone's pid (or 'E' + errno) from the session, and 'R' from the clone on its own new
  * socket, where the kernel attaches the clone's real pid (SO_PASSCRED on the zygote's end).
  *
@@ -35,11 +36,19 @@
 extern const char session_clone_site[];
 
 /* What comes with 'f' (after the command byte), and its descriptors, in this order: the
- * clone's socket, its area (a memfd), the session's next Landlock layer, the clone's layer,
- * and in workspace profiles the clone's working directory (O_PATH). */
-#define SESSION_FORK_FDS 5
+ * clone's socket, its area (a memfd), then — a session's clone — the clone's Landlock layer
+ * and, with FORK_HAS_CWD, its working directory (O_PATH); and last, with FORK_PARENT_LAYER,
+ * the session's own next layer, which it takes after this clone (the last of a fan-out). A
+ * FORK_BACKUP clone (an atomic cell's backup) takes no layer, keeps the session's directory,
+ * skips CPython's after-fork work (it must stay exactly what the session was: no reseeded
+ * random, nothing rewritten) and waits. */
+#define SESSION_FORK_FDS  5
+#define FORK_HAS_CWD      1u
+#define FORK_PARENT_LAYER 2u
+#define FORK_BACKUP       4u
 typedef struct {
     uint32_t job_cap, stream_cap; /* the clone's area */
+    uint32_t flags;               /* FORK_* */
     char cwd[WORKSPACE_PATH_MAX]; /* the clone's working directory; "" without one */
 } fork_msg_t;
 

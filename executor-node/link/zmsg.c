@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "proto/mpack.h"
+#include "proto/job.h"
 #include "zmsg.h"
 
 /* ---- payloads ------------------------------------------------------------------------------ */
@@ -145,13 +146,14 @@ static const char *const s_session_events[] = {
 static void s_session_encode(const zmsg_t *m, mpw_t *w)
 {
     const zmsg_session_t *z = &m->session;
-    mpw_map(w, 6);
+    mpw_map(w, 7);
     mpw_kv_str(w, "event", s_session_events[z->event]);
     mpw_kv_str(w, "tenant", z->tenant);
     mpw_kv_int(w, "idle_timeout_s", z->idle_timeout_s);
     mpw_kv_int(w, "memory_mb", z->memory_mb);
     mpw_kv_uint(w, "memory_kb", z->memory_kb);
     mpw_kv_str(w, "reason", z->reason);
+    mpw_kv_int(w, "retention_s", z->retention_s);
 }
 
 static void s_session_field(mpr_t *r, const char *k, uint32_t kl, zmsg_session_t *z)
@@ -173,6 +175,9 @@ static void s_session_field(mpr_t *r, const char *k, uint32_t kl, zmsg_session_t
         *(mpr_key_is(k, kl, "memory_mb") ? &z->memory_mb : &z->idle_timeout_s) = i;
     } else if (mpr_key_is(k, kl, "memory_kb")) {
         mpr_uint(r, &z->memory_kb);
+    } else if (mpr_key_is(k, kl, "retention_s")) {
+        if (mpr_int(r, &i) == 0 && (i < 0 || i > JOB_MAX_RETENTION_S)) mpr_fail(r, "out of range");
+        z->retention_s = i;
     } else {
         mpr_skip(r);
     }

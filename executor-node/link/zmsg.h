@@ -48,6 +48,7 @@ typedef struct {
     int64_t memory_mb;      /* up: its limit */
     uint64_t memory_kb;     /* up, memory: in use (Pss) */
     char reason[241];       /* down: why it ended */
+    int64_t retention_s;    /* up: how long it may stay hibernated (proto/job.h); 0: never */
 } zmsg_session_t;
 
 typedef struct {

@@ -20,7 +20,8 @@ int procfs_open(int own_ns);
 /* pid's proportional share of memory (Pss) in KiB; -1 when it cannot be read. Costs a walk
  * of its page tables (~0.2 ms for 10 MB, ~5 ms for 200 MB here): off any job's path. */
 int procfs_pss_kb(int procfd, pid_t pid, uint64_t *kb);
-/* pid's CPU time so far (user + system, from its stat) in ms; -1 when it cannot be read. */
+/* pid's CPU time so far (user + system: its CPU clock, else its stat) in ms; -1 when it
+ * cannot be read. */
 int procfs_cpu_ms(int procfd, pid_t pid, uint64_t *ms);
 /* The pids whose parent is parent, into out (at most cap); how many were found. */
 size_t procfs_children(int procfd, pid_t parent, pid_t *out, size_t cap);

@@ -64,6 +64,10 @@ static const cfg_opt_t s_node_opts[] = {
                 "below this much free memory, end idle sessions, least recently used first (0: never)"),
     CFG_OPT_INT(node_conf_t, session_memory_mb, "session-memory-mb", 0, 1L << 30, "MB",
                 "end idle sessions, least recently used first, while sessions hold more than this (0: no budget)"),
+    CFG_OPT_INT(node_conf_t, session_checkpoint_s, "session-checkpoint-s", 0, 86400, "S",
+                "checkpoint a session to Redis (--redis) once it has been idle this long after "
+                "a job, so that it resumes from there if this executor dies (0: never; sessions "
+                "freed for idleness, memory or a drain are checkpointed whatever this is)"),
     CFG_OPT_STR(node_conf_t, packages, "packages", "DIR|URL",
                 "package source for jobs' dependencies: a directory of wheels, or an index URL "
                 "(none: only the profiles' own packages)"),

@@ -16,8 +16,10 @@
 #include "common/metrics_http.h"
 #include "executor-node/link/layers.h"
 #include "broker_link.h"
+#include "checkpoint_store.h"
 #include "egress_link.h"
 #include "envs.h"
+#include "hibernate.h"
 #include "metrics.h"
 #include "node.h"
 #include "node_sessions.h"
@@ -42,6 +44,8 @@ typedef struct {
     uint64_t tick;
     metrics_http_t *http;
     snapshot_t *snapshot;
+    checkpoint_store_t *checkpoints; /* NULL without --redis: freed sessions just end */
+    hibernate_t *hibernate;
     envs_t *envs; /* dependency environments; NULL without --packages */
     egress_link_t *egress; /* the egress process; NULL when jobs get no network */
     uint64_t wait_tick;
@@ -268,10 +272,23 @@ static int s_serve(node_t *n)
     n->egress = egress_link_new(conf, n->layers, n->loop, &n->metrics, &egress);
     slots_set_egress(n->slots, n->egress);
     if (conf->max_sessions > 0) {
+        /* with Redis, freed sessions are hibernated there (hibernate.h) */
+        if (conf->redis[0] && !(n->checkpoints = checkpoint_store_new(n->loop, conf->redis, err,
+                                                                        sizeof err)))
+            log_warn("event=checkpoints_unavailable error=\"%s\"", err);
         node_sessions_conf_t sc = {.max_sessions = conf->max_sessions,
+                                   .hibernate = n->checkpoints != NULL,
+                                   .checkpoint_idle_ms = conf->session_checkpoint_s * 1000,
                                    .evict_free_mb = conf->session_evict_free_mb,
                                    .memory_budget_mb = conf->session_memory_mb};
-        slots_set_sessions(n->slots, node_sessions_new(&sc));
+        node_sessions_t *book = node_sessions_new(&sc);
+        slots_set_sessions(n->slots, book);
+        if (n->checkpoints) {
+            hibernate_io_t io;
+            slots_hibernate_io(n->slots, &io);
+            n->hibernate = hibernate_new(n->checkpoints, book, conf->node_id, &io);
+            slots_set_hibernate(n->slots, n->hibernate);
+        }
         n->session_tick =
             loop_timer_add(n->loop, SESSION_TICK_MS, SESSION_TICK_MS, s_on_session_tick, n);
     }
@@ -312,6 +329,8 @@ int node_main(const node_conf_t *conf)
     if (n.tick) loop_timer_cancel(n.loop, n.tick);
     if (n.wait_tick) loop_timer_cancel(n.loop, n.wait_tick);
     if (n.session_tick) loop_timer_cancel(n.loop, n.session_tick);
+    checkpoint_store_destroy(&n.checkpoints); /* its last answers settle in hibernate */
+    hibernate_destroy(&n.hibernate);
     if (n.drain_tick) loop_timer_cancel(n.loop, n.drain_tick);
     slots_destroy(&n.slots);
     snapshot_destroy(&n.snapshot);

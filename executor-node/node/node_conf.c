@@ -33,6 +33,7 @@ void node_conf_defaults(node_conf_t *c)
     c->session_grace_ms = 2000;
     c->session_evict_free_mb = 256;
     c->session_memory_mb = 0;
+    c->session_checkpoint_s = 30;
     snprintf(c->envs_dir, sizeof c->envs_dir, "/tmp/snakepit-envs");
     c->max_env_zygotes = 2;
     c->env_idle_s = 600;

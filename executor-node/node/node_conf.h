@@ -36,6 +36,7 @@ typedef struct {
                             */
     long session_evict_free_mb; /* evict idle sessions, least recently used first, below this */
     long session_memory_mb; /* ... or while sessions hold more than this together (0: no budget) */
+    long session_checkpoint_s; /* an idle session's checkpoint this long after a job (hibernate.h) */
     char packages[PATH_MAX];      /* package source (wheel directory or index URL); "" none */
     char envs_dir[PATH_MAX];      /* dependency environments (envs.h) */
     long max_env_zygotes;

@@ -121,7 +121,7 @@ uint64_t node_sessions_memory_kb(const node_sessions_t *self)
 }
 
 void node_sessions_up(node_sessions_t *self, const uint8_t id[ID_BYTES], int zi, const char *tenant,
-                      long idle_timeout_s, long memory_mb, uint64_t now_ms)
+                      long idle_timeout_s, long memory_mb, long retention_s, uint64_t now_ms)
 {
     node_session_t *s = idmap_get(self->live, id);
     if (!s) {
@@ -133,6 +133,8 @@ void node_sessions_up(node_sessions_t *self, const uint8_t id[ID_BYTES], int zi,
     snprintf(s->tenant, sizeof s->tenant, "%s", tenant);
     s->idle_timeout_s = idle_timeout_s;
     s->memory_mb = memory_mb;
+    s->retention_s = retention_s;
+    s->dirty = 1; /* no checkpoint of it yet */
     s->last_used_ms = now_ms;
     s_push(&self->up, id, NULL);
 }
@@ -192,6 +194,7 @@ void node_sessions_busy(node_sessions_t *self, const uint8_t id[ID_BYTES], int b
     node_session_t *s = idmap_get(self->live, id);
     if (!s) return;
     s->busy = busy;
+    s->dirty = 1;
     s->last_used_ms = now_ms;
 }
 
@@ -221,7 +224,7 @@ static void s_gather(void *arg, const uint8_t *id, void *value)
     (void)id;
     gather_t *g = arg;
     node_session_t *s = value;
-    if (!s->busy && !s->ending) g->all[g->n++] = s;
+    if (!s->busy && !s->ending && !s->checkpointing) g->all[g->n++] = s;
 }
 
 static int s_by_last_use(const void *a, const void *b)
@@ -231,13 +234,29 @@ static int s_by_last_use(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static size_t s_end(node_session_t *s, node_sessions_end_t *out, size_t n, const char *fmt, long a,
-                    long b)
+/* s is freed: hibernated when it may be (its checkpoint first), else ended. */
+static size_t s_end(const node_sessions_t *self, node_session_t *s, node_sessions_end_t *out,
+                    size_t n, const char *fmt, long a, long b)
 {
-    s->ending = 1;
+    int keep = self->conf.hibernate && s->retention_s > 0;
+    if (keep)
+        s->checkpointing = 1;
+    else
+        s->ending = 1;
     memcpy(out[n].id, s->id, ID_BYTES);
     out[n].zygote = s->zygote;
+    out[n].what = keep ? SESSION_DUE_FREE : SESSION_DUE_END;
     snprintf(out[n].reason, sizeof out[n].reason, fmt, a, b);
+    return n + 1;
+}
+
+static size_t s_checkpoint(node_session_t *s, node_sessions_end_t *out, size_t n)
+{
+    s->checkpointing = 1;
+    memcpy(out[n].id, s->id, ID_BYTES);
+    out[n].zygote = s->zygote;
+    out[n].what = SESSION_DUE_CHECKPOINT;
+    snprintf(out[n].reason, sizeof out[n].reason, "checkpoint");
     return n + 1;
 }
 
@@ -251,26 +270,60 @@ size_t node_sessions_due(node_sessions_t *self, uint64_t now_ms, long mem_free_m
     for (size_t i = 0; i < g.n && n < max; i++) {
         node_session_t *s = g.all[i];
         if (now_ms - s->last_used_ms >= (uint64_t)s->idle_timeout_s * 1000u)
-            n = s_end(s, out, n, "session expired after %ld s idle", s->idle_timeout_s, 0);
+            n = s_end(self, s, out, n, "session expired after %ld s idle", s->idle_timeout_s, 0);
     }
     /* Memory: least recently used first. Short of free memory, one at a time (what killing
      * it frees shows in the next reading); over the budget, as many as bring it under. */
     long budget = self->conf.memory_budget_mb;
     for (size_t i = 0; i < g.n && n < max; i++) {
         node_session_t *s = g.all[i];
-        if (s->ending) continue;
+        if (s->ending || s->checkpointing) continue;
         long held_mb = (long)(node_sessions_memory_kb(self) >> 10);
         if (self->conf.evict_free_mb > 0 && mem_free_mb >= 0 &&
             mem_free_mb < self->conf.evict_free_mb)
-            n = s_end(s, out, n, "evicted: node memory pressure (%ld MB free, threshold %ld MB)",
+            n = s_end(self, s, out, n,
+                      "evicted: node memory pressure (%ld MB free, threshold %ld MB)",
                       mem_free_mb, self->conf.evict_free_mb),
             mem_free_mb = -1; /* one per reading */
         else if (budget > 0 && held_mb > budget)
-            n = s_end(s, out, n,
+            n = s_end(self, s, out, n,
                       "evicted: node memory pressure (sessions hold %ld MB, budget %ld MB)",
                       held_mb, budget);
         else
             break;
+    }
+    /* Checkpoints of the sessions left, idle a while since a job: what a session resumes from
+     * when its executor dies */
+    for (size_t i = 0; i < g.n && n < max && self->conf.hibernate && self->conf.checkpoint_idle_ms;
+         i++) {
+        node_session_t *s = g.all[i];
+        if (!s->ending && !s->checkpointing && s->dirty && s->retention_s > 0 &&
+            now_ms - s->last_used_ms >= (uint64_t)self->conf.checkpoint_idle_ms)
+            n = s_checkpoint(s, out, n);
+    }
+    free(g.all);
+    return n;
+}
+
+size_t node_sessions_leave(node_sessions_t *self, int hibernate, node_sessions_end_t *out,
+                           size_t max)
+{
+    gather_t g = {xcalloc(idmap_size(self->live) + 1, sizeof *g.all), 0};
+    size_t n = 0;
+    idmap_each(self->live, s_gather, &g); /* idle ones, neither ending nor checkpointing */
+    for (size_t i = 0; i < g.n && n < max; i++) {
+        node_session_t *s = g.all[i];
+        int keep = hibernate && s->retention_s > 0;
+        if (keep)
+            s->checkpointing = 1;
+        else
+            s->ending = 1;
+        memcpy(out[n].id, s->id, ID_BYTES);
+        out[n].zygote = s->zygote;
+        out[n].what = keep ? SESSION_DUE_DRAIN : SESSION_DUE_END;
+        snprintf(out[n].reason, sizeof out[n].reason, "%s",
+                 keep ? "its executor was drained" : "ended: its executor was drained");
+        n++;
     }
     free(g.all);
     return n;

@@ -28,10 +28,15 @@ typedef struct {
     uint64_t last_used_ms; /* monotonic: when its last job ended (or it began) */
     int busy;              /* a job of it is in a slot */
     int ending;            /* asked to end; waiting for its zygote's word */
+    long retention_s;      /* how long it may stay hibernated; 0: it is never hibernated */
+    int checkpointing;     /* its checkpoint is being taken (hibernate.h): its jobs wait */
+    int dirty;             /* a job ran since its last checkpoint (or it has none) */
 } node_session_t;
 
 typedef struct {
     long max_sessions;     /* on this node */
+    int hibernate;         /* sessions are checkpointed to Redis when freed, not ended */
+    long checkpoint_idle_ms; /* a session idle this long since a job is checkpointed (0: never) */
     long evict_free_mb;    /* evict idle sessions while the machine has less free than this */
     long memory_budget_mb; /* ... or while sessions hold more than this together (0: none) */
     size_t ended_kept;     /* how many ended sessions' reasons are remembered */
@@ -47,7 +52,7 @@ int node_sessions_full(const node_sessions_t *self);
 
 /* A zygote's news (zmsg.h's ZM_SESSION). up: a new session in zygote zi. */
 void node_sessions_up(node_sessions_t *self, const uint8_t id[ID_BYTES], int zi, const char *tenant,
-                      long idle_timeout_s, long memory_mb, uint64_t now_ms);
+                      long idle_timeout_s, long memory_mb, long retention_s, uint64_t now_ms);
 void node_sessions_down(node_sessions_t *self, const uint8_t id[ID_BYTES], const char *reason);
 /* The session with this id when it is tenant's; NULL otherwise (another tenant's is unknown). */
 node_session_t *node_sessions_of(node_sessions_t *self, const uint8_t id[ID_BYTES],
@@ -55,7 +60,8 @@ node_session_t *node_sessions_of(node_sessions_t *self, const uint8_t id[ID_BYTE
 void node_sessions_memory(node_sessions_t *self, const uint8_t id[ID_BYTES], uint64_t kb);
 /* Every session of zygote zi ended with this reason (it died). */
 void node_sessions_zygote_down(node_sessions_t *self, int zi, const char *reason);
-/* A job of the session took a slot (busy), or its answer came back. */
+/* A job of the session took a slot (busy), or its answer came back (it is dirty: its state
+ * changed since its last checkpoint). */
 void node_sessions_busy(node_sessions_t *self, const uint8_t id[ID_BYTES], int busy,
                         uint64_t now_ms);
 
@@ -64,16 +70,31 @@ void node_sessions_busy(node_sessions_t *self, const uint8_t id[ID_BYTES], int b
 const char *node_sessions_ended(const node_sessions_t *self, const uint8_t id[ID_BYTES],
                                 const char *tenant);
 
-/* The sessions to end now, with why (out and reasons: at most max; each is marked ending, so
- * it is named once): idle past their timeout, then — while memory is short — the least
- * recently used idle ones. mem_free_mb: the machine's available memory. */
+/* The sessions to act on now, with why (out and reasons: at most max; each is marked ending or
+ * checkpointing, so it is named once): idle past their timeout, then — while memory is short —
+ * the least recently used idle ones, to free (hibernated when the node checkpoints and the
+ * session may be kept, else ended); and idle ones with a job since their last checkpoint, to
+ * checkpoint and keep. mem_free_mb: the machine's available memory. */
+typedef enum {
+    SESSION_DUE_END = 0,   /* end it */
+    SESSION_DUE_FREE,      /* checkpoint it, then free its process (hibernated) */
+    SESSION_DUE_CHECKPOINT, /* checkpoint it, and keep it */
+    SESSION_DUE_DRAIN       /* checkpoint it, then free it whatever waits (the node leaves) */
+} node_sessions_due_t;
 typedef struct {
     uint8_t id[ID_BYTES];
     int zygote;
+    node_sessions_due_t what;
     char reason[WIRE_MAX_REASON + 1];
 } node_sessions_end_t;
 size_t node_sessions_due(node_sessions_t *self, uint64_t now_ms, long mem_free_mb,
                          node_sessions_end_t *out, size_t max);
+
+/* The node leaves: every idle session, each named once (marked checkpointing: SESSION_DUE_DRAIN
+ * when checkpoints can be taken (hibernate) and its tenant keeps hibernated sessions, else
+ * ending: SESSION_DUE_END). A busy one is named once its job is over. */
+size_t node_sessions_leave(node_sessions_t *self, int hibernate, node_sessions_end_t *out,
+                           size_t max);
 
 /* What changed since the last call, for SESSIONS: ups and downs (with reasons), drained. */
 typedef struct {

@@ -16,6 +16,7 @@
 #include "executor-node/link/sessions_text.h"
 #include "claims.h"
 #include "credits.h"
+#include "hibernate.h"
 #include "node_sessions.h"
 #include "slots.h"
 
@@ -67,6 +68,8 @@ struct slots {
     long mem_free_mb;               /* the machine's available memory, at the last session tick */
     uint64_t sessions_sent_ms;      /* the last SESSIONS to the brokers */
     uint64_t queued_seq;            /* the last queued session job's number */
+    hibernate_t *hibernate;         /* NULL: sessions the node frees just end */
+    int sessions_leaving;           /* every session is to be checkpointed and freed */
     /* draining (slots_drain): the LEAVING each broker hears, and the hook */
     int draining;
     leaving_t leaving;
@@ -119,6 +122,7 @@ slots_t *slots_new(const node_conf_t *conf, zygotes_t *zygotes, exec_metrics_t *
                                   zygotes_services,
                                   zygotes_packages,
                                   zygotes_python,
+                                  zygotes_profile,
                                   zygotes_listener,
                                   zygotes_send_egress,
                                   zygotes_egress_stop,
@@ -384,10 +388,18 @@ void slots_session_tick(slots_t *self)
     node_sessions_end_t due[64];
     if (!self->sessions) return;
     self->mem_free_mb = slots_mem_available_mb();
-    size_t k = node_sessions_due(self->sessions, clock_mono_ms(), self->mem_free_mb, due, 64);
+    size_t k = self->sessions_leaving
+                   ? node_sessions_leave(self->sessions, self->hibernate != NULL, due, 64)
+                   : node_sessions_due(self->sessions, clock_mono_ms(), self->mem_free_mb, due, 64);
     for (size_t i = 0; i < k; i++) {
         char idstr[ID_STR_LEN + 1];
         id_format(due[i].id, idstr);
+        if (due[i].what != SESSION_DUE_END && self->hibernate) {
+            log_info("event=session_checkpoint session=%s what=%d reason=\"%s\"", idstr,
+                     (int)due[i].what, due[i].reason);
+            hibernate_begin(self->hibernate, &due[i]);
+            continue;
+        }
         log_info("event=session_ending session=%s reason=\"%s\"", idstr, due[i].reason);
         self->io.end_session(self->zygotes, due[i].zygote, due[i].id, due[i].reason);
     }
@@ -522,13 +534,14 @@ static void s_on_session(void *arg, int zi, const zmsg_t *msg)
     switch (z->event) {
     case ZS_UP:
         node_sessions_up(self->sessions, msg->id, zi, z->tenant, (long)z->idle_timeout_s,
-                         (long)z->memory_mb, clock_mono_ms());
+                         (long)z->memory_mb, (long)z->retention_s, clock_mono_ms());
         self->metrics->sessions_started++;
         break;
     case ZS_DOWN:
         if (node_sessions_get(self->sessions, msg->id))
             exec_metrics_session_end(self->metrics, z->reason);
         node_sessions_down(self->sessions, msg->id, z->reason);
+        s_session_next(self, msg->id); /* jobs that waited for its checkpoint hear why it ended */
         break;
     case ZS_MEMORY:
         node_sessions_memory(self->sessions, msg->id, z->memory_kb);
@@ -654,7 +667,12 @@ static void s_on_job(void *arg, int link, const worker_msg_t *m)
                  "too many dependency environments on this executor");
         return;
     }
-    int behind = m->route.has_session && s_session_taken(self, m->route.session);
+    node_session_t *ns = m->route.has_session && self->sessions
+                             ? node_sessions_get(self->sessions, m->route.session)
+                             : NULL;
+    /* behind its earlier jobs, or its checkpoint being taken (hibernate.h) */
+    int behind = m->route.has_session &&
+                 (s_session_taken(self, m->route.session) || (ns && ns->checkpointing));
     credits_start(self->credits, link);
     memcpy(s->id, m->job_id, ID_BYTES);
     s->link = link;
@@ -721,6 +739,7 @@ static int s_on_result(void *arg, const uint8_t id[ID_BYTES], const uint8_t *bod
 {
     slots_t *self = arg;
     slot_t *s = s_slot_of(self, id);
+    if (!s && self->hibernate && hibernate_on_result(self->hibernate, id, body, len)) return 1;
     /* answered already (its zygote was given up on, or it never reached one), or unknown */
     if (!s || s->zygote == SLOT_WAITING) return 0;
     if (s->egress) /* its account first: s_on_egress_done sends it on */
@@ -741,6 +760,7 @@ static void s_on_progress(void *arg, const uint8_t id[ID_BYTES], const uint8_t *
 static void s_on_zygote_down(void *arg, int zi)
 {
     slots_t *self = arg;
+    if (self->hibernate) hibernate_zygote_down(self->hibernate, zi);
     if (self->sessions) { /* its sessions died with it */
         node_sessions_zygote_down(self->sessions, zi,
                                   "lost: the executor's sandbox process holding it died");
@@ -808,6 +828,76 @@ egress_link_hooks_t slots_egress_hooks(slots_t *self)
 void slots_set_egress(slots_t *self, egress_link_t *egress)
 {
     self->egress = egress;
+}
+
+/* ---- hibernation (hibernate.h) ---------------------------------------------------------------- */
+
+static void h_send_job(void *arg, int zi, const uint8_t id[ID_BYTES], const uint8_t *body,
+                       size_t len)
+{
+    slots_t *self = arg;
+    self->io.send_job(self->zygotes, zi, id, body, len);
+}
+
+static void h_end_session(void *arg, int zi, const uint8_t id[ID_BYTES], const char *reason)
+{
+    slots_t *self = arg;
+    self->io.end_session(self->zygotes, zi, id, reason);
+}
+
+static int h_waiting(void *arg, const uint8_t session[ID_BYTES])
+{
+    return s_session_taken(arg, session);
+}
+
+static void h_release(void *arg, const uint8_t session[ID_BYTES])
+{
+    slots_t *self = arg;
+    if (!s_session_taken(self, session)) return;
+    /* the oldest waiting job goes (node_sessions_busy marks it busy): its answer releases
+     * the next, as for any session job */
+    s_session_next(self, session);
+}
+
+static const char *h_service(void *arg, int zi)
+{
+    slots_t *self = arg;
+    return self->io.profile ? self->io.profile(self->zygotes, zi) : "";
+}
+
+void slots_hibernate_io(slots_t *self, void *io)
+{
+    *(hibernate_io_t *)io =
+        (hibernate_io_t){h_send_job, h_end_session, h_waiting, h_release, h_service, self};
+}
+
+/* The drain hook (slots_set_drain_hook): a draining node checkpoints and frees its sessions, and
+ * has drained once none is left and no checkpoint is still being written. */
+static void s_drain_sessions(void *arg, node_sessions_t *sessions)
+{
+    (void)sessions;
+    slots_sessions_leave(arg);
+}
+
+static int s_sessions_left(void *arg)
+{
+    return slots_sessions_leave(arg); /* idle ones not yet taken go too (it is idempotent) */
+}
+
+void slots_set_hibernate(slots_t *self, hibernate_t *hibernate)
+{
+    self->hibernate = hibernate;
+    if (hibernate)
+        slots_set_drain_hook(self, &(slots_drain_hook_t){s_drain_sessions, s_sessions_left, self});
+}
+
+int slots_sessions_leave(slots_t *self)
+{
+    self->sessions_leaving = 1;
+    if (!self->sessions) return 0;
+    slots_session_tick(self); /* the idle ones now; the busy ones once their cell is answered */
+    return node_sessions_count(self->sessions) > 0 ||
+           (self->hibernate && hibernate_pending(self->hibernate) > 0);
 }
 
 /* ---- draining ------------------------------------------------------------------------------- */

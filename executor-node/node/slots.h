@@ -62,6 +62,7 @@ typedef struct {
     int (*services)(const zygotes_t *zygotes, int with_retiring, char (*names)[65], int max);
     const char *(*packages)(const zygotes_t *zygotes, int zi);
     const char *(*python)(const zygotes_t *zygotes);
+    const char *(*profile)(const zygotes_t *zygotes, int zi);
     /* network egress (NULL: none): a zygote's listener id, a job's grant, a job's stop */
     uint32_t (*egress_listener)(const zygotes_t *zygotes, int zi);
     void (*send_egress)(zygotes_t *zygotes, int zi, const uint8_t id[ID_BYTES], const char *secret);
@@ -100,6 +101,16 @@ void slots_session_tick(slots_t *self);
 /* MemAvailable from /proc/meminfo, in MB; -1 when it cannot be read. */
 long slots_mem_available_mb(void);
 
+/* Hibernation (hibernate.h): sessions the node frees are checkpointed to Redis first, and idle
+ * ones are checkpointed now and then. The io a hibernate_t needs to reach the zygotes and the
+ * sessions' waiting jobs, and then the one made with it (owned by the caller). */
+typedef struct hibernate hibernate_t;
+struct hibernate_io_s;
+void slots_hibernate_io(slots_t *self, void *io /* hibernate_io_t */);
+void slots_set_hibernate(slots_t *self, hibernate_t *hibernate);
+/* The node leaves: each session is checkpointed and freed once idle (a running cell finishes
+ * first), so that its next cell resumes it elsewhere. 1 while some are left. */
+int slots_sessions_leave(slots_t *self);
 /* Draining (PROTOCOL.md §3.2): the node is leaving. Every broker that is up hears LEAVING (and
  * one that comes up again meanwhile hears it after its READY) and gives back the credit it
  * holds; no credit is granted any more and each job that ends is answered with ANSWER, so no
@@ -111,10 +122,10 @@ int slots_draining(const slots_t *self);
 int slots_drained(const slots_t *self);
 long slots_running(const slots_t *self); /* jobs holding a slot */
 
-/* The drain hook: where a node's live sessions could be checkpointed and moved to another
- * executor before it leaves. Today nothing is set: a draining node keeps its sessions (their
- * queued cells wait at the brokers, which route them nowhere else) until it exits, and they end
- * with it, as they do when a node stops. A session mover sets this hook: begin is called once
+/* The drain hook: where a node's live sessions are checkpointed before it leaves. With
+ * hibernation (slots_set_hibernate) it is set: each session is checkpointed to Redis and freed
+ * once idle, and resumes on another executor at its next call. Without it nothing is set: a
+ * draining node keeps its sessions until it exits, and they end with it. begin is called once
  * when the drain starts, with the node's book of sessions (NULL when it keeps none); while busy
  * says 1 the drain waits for it (within the grace, which bounds it like any job). */
 typedef struct {

@@ -203,7 +203,7 @@ static void s_args(args_t *a, const node_conf_t *conf, unsigned layers, const pr
  * BLAS and OpenMP are pinned to one thread before any of them is imported. */
 typedef struct {
     char asan[512];
-    char *envp[18];
+    char *envp[19];
 } env_t;
 
 static void s_env(env_t *e)
@@ -225,7 +225,13 @@ static void s_env(env_t *e)
                     "MKL_NUM_THREADS=1", "NUMEXPR_NUM_THREADS=1", "MPLBACKEND=Agg",
                     /* resolve every symbol in the zygote, once: lazy binding would write each
                      * child's GOT on first call (a copy-on-write fault and a symbol lookup) */
-                    "LD_BIND_NOW=1", asan_env ? e->asan : NULL, NULL};
+                    "LD_BIND_NOW=1",
+                    /* malloc's large blocks (a session's 200 MB bytes or DataFrame buffers, its
+                     * heap as it grows) madvised MADV_HUGEPAGE: with the host's THP on
+                     * "madvise", a fork of that session copies one entry per 2 MiB instead of
+                     * 512 (fork_session of 200 MB: 6.5 → 2.3 ms through MCP, bench/README.md);
+                     * one-off jobs measured the same (numpy madvises its arrays itself) */
+                    "GLIBC_TUNABLES=glibc.malloc.hugetlb=1", asan_env ? e->asan : NULL, NULL};
     memcpy(e->envp, envp, sizeof envp);
 }
 

@@ -668,6 +668,11 @@ int zygotes_services(const zygotes_t *self, int with_retiring, char (*names)[65]
     return n;
 }
 
+const char *zygotes_profile(const zygotes_t *self, int zi)
+{
+    return zi >= 0 && zi < self->n && self->z[zi].profile ? self->z[zi].profile->name : "";
+}
+
 const char *zygotes_packages(const zygotes_t *self, int zi)
 {
     return self->z[zi].packages;

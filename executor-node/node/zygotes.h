@@ -92,6 +92,8 @@ void zygotes_end_session(zygotes_t *self, int zi, const uint8_t id[ID_BYTES], co
 /* The services served, once each, into names (at most max): with_retiring counts a zygote
  * that is being replaced too (the broker must keep sending until its successor is ready). */
 int zygotes_services(const zygotes_t *self, int with_retiring, char (*names)[65], int max);
+/* The profile zygote zi serves ("" for a free index). */
+const char *zygotes_profile(const zygotes_t *self, int zi);
 /* JSON {package: version} zygote zi reported in its HELLO ("" when none). */
 const char *zygotes_packages(const zygotes_t *self, int zi);
 /* The Python version the first zygote to say HELLO reported ("" before any did). */

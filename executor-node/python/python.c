@@ -21,6 +21,7 @@
 #include "rich_py.h"
 #include "runner.h"
 #include "runner_py.h"
+#include "byvalue_py.h"
 #include "session_py.h"
 #include "validate_py.h"
 #include "warm_py.h"
@@ -289,13 +290,15 @@ int py_init(const profile_t *profile, const char *program, int policy, const cha
     if (!s_load(egress_py, "_snakepit_egress", "enable", &enable_fn, err, errlen)) return -1;
     Py_DECREF(enable_fn); /* the runner calls it for a job granted network egress */
     PyObject *runner = s_load(runner_py, "_snakepit_runner", "run", &s_run_fn, err, errlen);
-    PyObject *start = NULL;
+    PyObject *start = NULL, *dumps = NULL;
     if (!runner ||
         !s_load(validate_py, "_snakepit_validate", "validate", &s_validate_fn, err, errlen) ||
+        !s_load(byvalue_py, "_snakepit_byvalue", "dumps", &dumps, err, errlen) ||
         !(s_session = s_load(session_py, "_snakepit_session", "start", &start, err, errlen)) ||
         s_prepare(runner, profile, env_host, err, errlen) < 0)
         return -1;
     Py_DECREF(start);
+    Py_DECREF(dumps); /* session.py holds the module */
     if (audit_install(profile) < 0) return s_pyerr(err, errlen, "audit hook");
     if (pyfork_prune_hooks() < 0) return s_pyerr(err, errlen, "after-fork hooks");
     if (s_shared(profile) < 0) return s_pyerr(err, errlen, "job fields");

@@ -16,6 +16,7 @@ import sys
 import types
 
 import _snakepit
+import _snakepit_byvalue as byvalue
 import _snakepit_runner as runner
 
 # What a snapshot may hold of pickled variables (its files are the zygote's business); the
@@ -37,6 +38,7 @@ def start(job):
     """The session's first job: fresh globals that every later cell shares."""
     _interruptible()
     _g[0] = runner.new_globals(job.get("policy", True))
+    byvalue.use_globals(_g[0])
     if job.get("restore"):
         restore(job)
         return
@@ -45,6 +47,7 @@ def start(job):
 
 def cell(job):
     _interruptible()
+    byvalue.remember(job["code"])  # what it defines is saved from its source (byvalue.py)
     runner.run(job, _g[0])
 
 
@@ -71,14 +74,32 @@ def _shown(name):
     return runner._safe_str(repr, name, 100)
 
 
-def _defined_here(value):
-    return (isinstance(value, (types.FunctionType, type)) and
-            getattr(value, "__module__", None) == "__main__")
+def _imported_name(value):
+    """"module:qualname" for a function, class or other callable a module defines under that
+    name (what `from module import name` binds), or None: such a value is imported again on
+    restore rather than pickled (pickle would name the module, which the restricted unpickler
+    may not allow where the import guard does)."""
+    if not callable(value) or isinstance(value, types.ModuleType):
+        return None
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or module == "__main__" \
+            or "<" in qualname:
+        return None
+    owner = sys.modules.get(module)
+    try:
+        found = owner
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except BaseException:
+        return None
+    return "%s:%s" % (module, qualname) if found is value else None
 
 
 def snapshot(job):
-    """Every picklable variable, each pickled on its own (one that fails spoils no other);
-    modules as the names they were imported under; what was left out, and why."""
+    """Every picklable variable, each pickled on its own (one that fails spoils no other), the
+    session's own functions and classes by value (byvalue.py); modules as the names they were
+    imported under; what was left out, and why."""
     g = _g[0]
     variables, imports, skipped, total = {}, {}, [], 0
     for name in _user_names(g):
@@ -90,12 +111,16 @@ def snapshot(job):
         if isinstance(value, types.ModuleType):
             imports[name] = value.__name__
             continue
-        if _defined_here(value):
-            skipped.append((name, "defined in the session: pickle saves functions and classes by "
-                                  "name, not their code; run the definition again after restoring"))
+        imported = _imported_name(value)
+        if imported:  # `from math import sqrt`: imported again, as the cell did
+            imports[name] = imported
+            continue
+        why = byvalue.why_not(value, None)
+        if why:
+            skipped.append((name, why))
             continue
         try:
-            data = pickle.dumps(value, protocol=5)
+            data = byvalue.dumps(value)
         except BaseException as e:
             skipped.append((name, "cannot be pickled: %s: %s"
                             % (type(e).__name__, runner._safe_str(str, e, _REPR_CAP))))
@@ -121,9 +146,17 @@ class _Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def _import_as(module):
+def _import_as(spec):
+    """A module by name, or "module:qualname": the module imported as a cell would (the import
+    guard decides), then the attributes named, none of them a dunder."""
+    module, _, qualname = spec.partition(":")
     runner._import(module)
-    return sys.modules[module]
+    value = sys.modules[module]
+    for part in qualname.split(".") if qualname else ():
+        if part.startswith("__"):
+            raise ImportError("%s names a private attribute" % spec)
+        value = getattr(value, part)
+    return value
 
 
 def restore(job):
@@ -147,6 +180,7 @@ def restore(job):
         except BaseException as e:
             failed.append({"name": name, "reason": "%s: %s" % (
                 type(e).__name__, runner._safe_str(str, e, _REPR_CAP))})
+    byvalue.loaded()
     _snakepit.finish("ok", summary=json.dumps({"restored": sorted(restored), "failed": failed}))
 
 

@@ -17,18 +17,29 @@
 #define RECORD_KEEP_MS (7LL * 24 * 3600 * 1000) /* an ended session's record: its reason stays */
 #define ENDED_KEEP     10000 /* ended sessions' records kept per tenant at most */
 #define START_RESERVE  60000 /* ms a place is held while the session starts */
+#define RESUME_LEASE_MS 60000 /* a front-end resuming a session holds it this long at most */
 
 /* Session records carry no TTL: under maxmemory-policy volatile-lru a key with one may be
  * evicted, and only execution records may be (README "Redis"). So the retention a TTL gave is
  * kept by hand: a session that leaves the live set (ended, or expired there) joins the tenant's
  * ended zset, scored by when it left, and whoever sweeps deletes the records of those ended
- * longer than RECORD_KEEP_MS ago, and of the oldest past ENDED_KEEP. Every script is
+ * longer than RECORD_KEEP_MS ago, and of the oldest past ENDED_KEEP. A hibernated session
+ * stays in the live set until its checkpoint expires (its node put it there with that score):
+ * then it ends, and its checkpoint goes. Every script is
  * idempotent, for the store's journal replays writes after a reconnect (store.h).
  * SWEEP_LUA: KEYS[1] the live set, KEYS[2] the ended set; ARGV[1] now, ARGV[2] the records' key
  * prefix, ARGV[3] the cut-off (now - RECORD_KEEP_MS), ARGV[4] ENDED_KEEP. */
 #define SWEEP_LUA                                                                                  \
+    "local ckpt = string.gsub(ARGV[2], 'psess:$', 'ckpt:')\n"                                      \
     "for _, sid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])) do\n"             \
     "  redis.call('ZADD', KEYS[2], 'NX', ARGV[1], sid)\n"                                          \
+    "  local rec = ARGV[2] .. sid\n"                                                               \
+    "  if redis.call('HGET', rec, 'state') == 'hibernated' then\n"                                 \
+    "    redis.call('HSET', rec, 'state', 'ended', 'end_reason',\n"                                \
+    "      (redis.call('HGET', rec, 'end_reason') or 'hibernated') ..\n"                           \
+    "      '; its checkpoint was kept as long as your session retention and is gone')\n"          \
+    "    redis.call('DEL', ckpt .. sid)\n"                                                         \
+    "  end\n"                                                                                      \
     "end\n"                                                                                        \
     "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n"                                   \
     "local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])\n"                          \
@@ -43,21 +54,25 @@
     "  redis.call('ZREM', KEYS[2], sid)\n"                                                         \
     "end\n"
 
-/* KEYS[1] the live set, KEYS[2] the ended set, KEYS[3] the new session's record; ARGV now,
- * prefix, cut-off, ended-keep, id, memory_mb, reserved-until, max_sessions, max_memory_mb. The
- * expired leave the set first; then the count and the memory of the rest decide. */
+/* KEYS[1] the live set, KEYS[2] the ended set, KEYS[3..] the new sessions' records; ARGV now,
+ * prefix, cut-off, ended-keep, memory_mb (each), reserved-until, max_sessions, max_memory_mb,
+ * then the new ids. The expired leave the set first; then the count and the memory of the rest
+ * decide, for all of the new ones or none (a fan-out's clones come together). */
 static const char s_admit_lua[] =
     SWEEP_LUA "local ids = redis.call('ZRANGE', KEYS[1], 0, -1)\n"
-              "if #ids >= tonumber(ARGV[8]) then return {0, 'sessions', #ids} end\n"
+              "local n = #ARGV - 8\n"
+              "if #ids + n > tonumber(ARGV[7]) then return {0, 'sessions', #ids} end\n"
               "local mem = 0\n"
               "for _, sid in ipairs(ids) do\n"
               "  mem = mem + (tonumber(redis.call('HGET', ARGV[2] .. sid, 'memory_mb')) or 0)\n"
               "end\n"
-              "if mem + tonumber(ARGV[6]) > tonumber(ARGV[9]) then return {0, 'memory', mem} end\n"
+              "if mem + n * tonumber(ARGV[5]) > tonumber(ARGV[8]) then return {0, 'memory', mem} end\n"
               /* the reservation lapses into the ended set if the session never starts (a front-end
                * that died meanwhile): the sweep then deletes its record */
-              "redis.call('ZADD', KEYS[1], ARGV[7], ARGV[5])\n"
-              "redis.call('HSET', KEYS[3], 'memory_mb', ARGV[6], 'state', 'starting')\n"
+              "for i = 1, n do\n"
+              "  redis.call('ZADD', KEYS[1], ARGV[6], ARGV[8 + i])\n"
+              "  redis.call('HSET', KEYS[2 + i], 'memory_mb', ARGV[5], 'state', 'starting')\n"
+              "end\n"
               "return {1, 'ok', #ids}\n";
 
 /* KEYS[1] the live set, KEYS[2] the ended set; ARGV as SWEEP_LUA's. Every live record,
@@ -71,6 +86,22 @@ static const char s_list_lua[] =
               "end\n"
               "return out\n";
 
+/* KEYS[1] the checkpoint, KEYS[2] the session's record; ARGV now, lease-until, how ("hibernated":
+ * its node freed it; "lost": its node went away). One front-end at a time resumes a session:
+ * the record says resuming until the lease ends (a front-end that died meanwhile holds it no
+ * longer). {1, blob, meta}, {0} (nothing to resume from), {2} (another is resuming it). */
+static const char s_claim_lua[] =
+    "local exp = tonumber(redis.call('HGET', KEYS[1], 'expires_ms') or '0')\n"
+    "if exp <= tonumber(ARGV[1]) then return {0} end\n"
+    "local state = redis.call('HGET', KEYS[2], 'state')\n"
+    "if not state or state == 'ended' or state == 'starting' then return {0} end\n"
+    "if state == 'resuming' and tonumber(redis.call('HGET', KEYS[2], 'resume_until') or '0') >\n"
+    "   tonumber(ARGV[1]) then return {2} end\n"
+    "if state == 'active' and ARGV[3] ~= 'lost' then return {0} end\n"
+    "redis.call('HSET', KEYS[2], 'state', 'resuming', 'resume_until', ARGV[2])\n"
+    "local h = redis.call('HMGET', KEYS[1], 'blob', 'meta')\n"
+    "return {1, h[1], h[2]}\n";
+
 typedef struct {
     char tenant[65];
     session_record_t s;
@@ -80,7 +111,7 @@ struct session_records {
     loop_t *loop;
     store_t *store;
     long record_wait_ms; /* session_records_landed's bound; 0: it does not wait */
-    store_script_t *admit, *list;
+    store_script_t *admit, *list, *claim;
     idmap_t *cache; /* session id → cached_t (profile and limits never change) */
 };
 
@@ -92,6 +123,7 @@ session_records_t *session_records_new(loop_t *loop, store_t *store, long record
     self->record_wait_ms = record_wait_ms;
     self->admit = store_script(store, s_admit_lua);
     self->list = store_script(store, s_list_lua);
+    self->claim = store_script(store, s_claim_lua);
     self->cache = idmap_new();
     return self;
 }
@@ -168,8 +200,14 @@ static int s_parse(const redisReply *r, const char *id, session_record_t *s)
             s->memory_mb = s_long(v);
         else if (!strcmp(f, "idle_timeout_s"))
             s->idle_timeout_s = s_long(v);
-        else if (!strcmp(f, "state"))
+        else if (!strcmp(f, "state")) {
             s->ended = v->type == REDIS_REPLY_STRING && !strcmp(v->str, "ended");
+            s->hibernated = v->type == REDIS_REPLY_STRING &&
+                            (!strcmp(v->str, "hibernated") || !strcmp(v->str, "resuming"));
+        } else if (!strcmp(f, "checkpoint_cell"))
+            s->checkpoint_cell = s_long(v);
+        else if (!strcmp(f, "checkpoint_ms"))
+            s->checkpoint_ms = (uint64_t)s_long(v);
         else if (!strcmp(f, "end_reason"))
             s_str(s->end_reason, sizeof s->end_reason, v);
         else if (!strcmp(f, "created_ms"))
@@ -186,6 +224,8 @@ static int s_parse(const redisReply *r, const char *id, session_record_t *s)
             s_str(s->restored_from, sizeof s->restored_from, v);
         else if (!strcmp(f, "last_snapshot"))
             s_str(s->last_snapshot, sizeof s->last_snapshot, v);
+        else if (!strcmp(f, "atomic"))
+            s->atomic = s_long(v) != 0;
     }
     return s->profile[0] ? 0 : -1;
 }
@@ -283,27 +323,54 @@ static void s_sweep_args(sweep_args_t *s, const tenant_t *t, uint64_t wall)
     snprintf(s->keep, sizeof s->keep, "%d", ENDED_KEEP);
 }
 
-void session_records_admit(session_records_t *self, const tenant_t *t, const char *id,
-                           long memory_mb, long idle_s, session_record_admit_fn *fn, void *arg)
+void session_records_admit_n(session_records_t *self, const tenant_t *t,
+                             const char (*ids)[ID_STR_LEN + 1], size_t n, long memory_mb,
+                             long idle_s, session_record_admit_fn *fn, void *arg)
 {
-    char rec[SESSION_KEY_MAX], mem[24], until[24], max_n[24], max_mem[24];
+    char mem[24], until[24], max_n[24], max_mem[24];
+    char(*recs)[SESSION_KEY_MAX] = xcalloc(n, SESSION_KEY_MAX);
+    const char **keys = xcalloc(2 + n, sizeof *keys), **argv = xcalloc(8 + n, sizeof *argv);
     uint64_t wall = clock_wall_ms();
     sweep_args_t s;
     s_sweep_args(&s, t, wall);
-    session_record_key(rec, t->name, id);
     snprintf(mem, sizeof mem, "%ld", memory_mb);
     snprintf(until, sizeof until, "%llu",
              (unsigned long long)(wall + START_RESERVE + (uint64_t)idle_s * 1000));
     snprintf(max_n, sizeof max_n, "%ld", t->max_sessions);
     snprintf(max_mem, sizeof max_mem, "%ld", t->max_session_memory_mb);
-    const char *args[] = {s.live, s.ended, rec, s.now, s.prefix, s.cutoff,
-                          s.keep, id,      mem, until, max_n,    max_mem};
+    keys[0] = s.live, keys[1] = s.ended;
+    const char *fixed[] = {s.now, s.prefix, s.cutoff, s.keep, mem, until, max_n, max_mem};
+    memcpy(argv, fixed, sizeof fixed);
+    for (size_t i = 0; i < n; i++) {
+        session_record_key(recs[i], t->name, ids[i]);
+        keys[2 + i] = recs[i];
+        argv[8 + i] = ids[i];
+    }
+    /* EVAL takes KEYS then ARGV as one list */
+    const char **all = xcalloc(10 + 2 * n, sizeof *all);
+    memcpy(all, keys, (2 + n) * sizeof *all);
+    memcpy(all + 2 + n, argv, (8 + n) * sizeof *all);
     admit_t *a = xcalloc(1, sizeof *a);
     *a = (admit_t){t, fn, arg};
-    if (store_eval(self->store, self->admit, s_on_admit, a, 3, 12, args) < 0) {
+    int rc = store_eval(self->store, self->admit, s_on_admit, a, (int)(2 + n), (int)(10 + 2 * n),
+                        all);
+    free(all);
+    free(argv);
+    free(keys);
+    free(recs);
+    if (rc < 0) {
         free(a);
         fn(arg, 0, "the session store is unreachable right now; try again shortly");
     }
+}
+
+void session_records_admit(session_records_t *self, const tenant_t *t, const char *id,
+                           long memory_mb, long idle_s, session_record_admit_fn *fn, void *arg)
+{
+    char one[1][ID_STR_LEN + 1];
+    snprintf(one[0], sizeof one[0], "%s", id);
+    session_records_admit_n(self, t, (const char(*)[ID_STR_LEN + 1])one, 1, memory_mb, idle_s, fn,
+                            arg);
 }
 
 void session_records_release(session_records_t *self, const tenant_t *t, const char *id)
@@ -335,11 +402,11 @@ void session_records_opened(session_records_t *self, const tenant_t *t, const se
     session_record_key(rec, t->name, s->id);
     store_writef(self->store,
                  "HSET %s tenant %s profile %s state active created_ms %llu last_used_ms %llu "
-                 "cells 0 memory_mb %ld idle_timeout_s %ld memory_kb %llu parent %s "
-                 "restored_from %s",
+                 "cells %ld memory_mb %ld idle_timeout_s %ld memory_kb %llu parent %s "
+                 "restored_from %s atomic %d",
                  rec, t->name, s->profile, (unsigned long long)s->created_ms,
-                 (unsigned long long)s->last_used_ms, s->memory_mb, s->idle_timeout_s,
-                 (unsigned long long)s->memory_kb, s->parent, s->restored_from);
+                 (unsigned long long)s->last_used_ms, s->cells, s->memory_mb, s->idle_timeout_s,
+                 (unsigned long long)s->memory_kb, s->parent, s->restored_from, s->atomic);
     s_expiry(self, t, s->id, s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000);
     s_cache(self, t, s);
     char use[RECORD_USAGE_KEY_MAX]; /* the day's count of sessions started, for get_usage */
@@ -366,6 +433,12 @@ void session_records_ended(session_records_t *self, const tenant_t *t, const cha
                  (unsigned long long)now);
     /* its reason stays RECORD_KEEP_MS; NX: a replayed end does not extend that */
     store_writef(self->store, "ZADD %s NX %llu %s", ended, (unsigned long long)now, id);
+    /* an ended session is never resumed: its checkpoint, if its node made one, goes */
+    char ckpt[SESSION_KEY_MAX], ckpts[SESSION_KEY_MAX];
+    checkpoint_key(ckpt, t->name, id);
+    checkpoints_key(ckpts, t->name);
+    store_writef(self->store, "DEL %s", ckpt);
+    store_writef(self->store, "ZREM %s %s", ckpts, id);
 }
 
 void session_records_used(session_records_t *self, const tenant_t *t, const char *id,
@@ -380,13 +453,21 @@ void session_records_used(session_records_t *self, const tenant_t *t, const char
         return;
     }
     uint64_t now = clock_wall_ms();
-    store_writef(self->store, "HSET %s last_used_ms %llu", rec, (unsigned long long)now);
-    /* the cell's number, not an increment: the journal may send a write twice */
-    if (cell && res->session.cell)
-        store_writef(self->store, "HSET %s cells %u", rec, res->session.cell);
-    if (res->session.memory_kb)
-        store_writef(self->store, "HSET %s memory_kb %llu", rec,
-                     (unsigned long long)res->session.memory_kb);
+    /* one HSET (a session's cells are most of the writes): the cell's number, not an increment
+     * (the journal may send a write twice); memory_kb 0 is "not measured yet" and left alone */
+    unsigned cells = cell ? res->session.cell : 0;
+    unsigned long long kb = res->session.memory_kb;
+    if (cells && kb)
+        store_writef(self->store, "HSET %s last_used_ms %llu cells %u memory_kb %llu", rec,
+                     (unsigned long long)now, cells, kb);
+    else if (cells)
+        store_writef(self->store, "HSET %s last_used_ms %llu cells %u", rec,
+                     (unsigned long long)now, cells);
+    else if (kb)
+        store_writef(self->store, "HSET %s last_used_ms %llu memory_kb %llu", rec,
+                     (unsigned long long)now, kb);
+    else
+        store_writef(self->store, "HSET %s last_used_ms %llu", rec, (unsigned long long)now);
     s_expiry(self, t, id, now + (uint64_t)res->session.idle_timeout_s * 1000);
 }
 
@@ -478,6 +559,15 @@ json_t *session_record_json(const session_record_t *s)
         session_record_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires));
     json_object_set_new(o, "parent_session_id",
                         s->parent[0] ? json_string(s->parent) : json_null());
+    json_object_set_new(o, "atomic", json_boolean(s->atomic));
+    json_object_set_new(o, "state", json_string(s->hibernated ? "hibernated" : "live"));
+    if (s->checkpoint_ms) { /* what it resumes from, should its node free it or go away */
+        char at[32];
+        json_object_set_new(o, "checkpoint",
+                            json_pack("{s:I,s:s}", "after_cell", (json_int_t)s->checkpoint_cell,
+                                      "at", session_record_iso(s->checkpoint_ms, at)));
+    }
+    if (s->hibernated) json_object_set_new(o, "hibernated_because", json_string(s->end_reason));
     return o;
 }
 
@@ -538,6 +628,12 @@ static void s_on_explain(void *arg, session_record_status_t st, const session_re
                                                : "no such session for your tenant");
     } else if (s->ended) {
         e->fn(e->arg, ST_REJECTED, "SessionEnded", s->end_reason);
+    } else if (s->hibernated) { /* its node freed it after a checkpoint: it resumes */
+        e->fn(e->arg, ST_REJECTED, "SessionHibernated", s->end_reason);
+    } else if (s->checkpoint_ms &&
+               s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000 > clock_wall_ms() + 2000) {
+        /* lost with its node, which had checkpointed it: it resumes from there */
+        e->fn(e->arg, ST_LOST, "SessionCheckpointed", "its executor went away");
     } else if (s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000 <= clock_wall_ms() + 2000) {
         snprintf(why, sizeof why, "session expired after %ld s idle", s->idle_timeout_s);
         session_records_ended(e->self, e->tenant, s->id, why);
@@ -560,4 +656,64 @@ void session_records_explain(session_records_t *self, const tenant_t *t, const c
     explain_t *e = xcalloc(1, sizeof *e);
     *e = (explain_t){self, t, fn, arg};
     session_records_lookup(self, t, id, s_on_explain, e);
+}
+
+/* ---- checkpoints: a session resumed (mcp-frontend/cells/resume.h) ----------------------------- */
+
+typedef struct {
+    session_record_claim_fn *fn;
+    void *arg;
+} claim_t;
+
+static void s_on_claim(void *arg, redisReply *r)
+{
+    claim_t *c = arg;
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 1)
+        c->fn(c->arg, -1, NULL, 0, NULL);
+    else if (r->element[0]->integer != 1 || r->elements < 3 ||
+             r->element[1]->type != REDIS_REPLY_STRING || r->element[2]->type != REDIS_REPLY_STRING)
+        c->fn(c->arg, r->element[0]->integer == 2 ? 2 : 0, NULL, 0, NULL);
+    else
+        c->fn(c->arg, 1, r->element[1]->str, r->element[1]->len, r->element[2]->str);
+    free(c);
+}
+
+void session_records_claim(session_records_t *self, const tenant_t *t, const char *id, int lost,
+                           session_record_claim_fn *fn, void *arg)
+{
+    char ckpt[SESSION_KEY_MAX], rec[SESSION_KEY_MAX], now[24], until[24];
+    uint64_t wall = clock_wall_ms();
+    checkpoint_key(ckpt, t->name, id);
+    session_record_key(rec, t->name, id);
+    snprintf(now, sizeof now, "%llu", (unsigned long long)wall);
+    snprintf(until, sizeof until, "%llu", (unsigned long long)(wall + RESUME_LEASE_MS));
+    const char *args[] = {ckpt, rec, now, until, lost ? "lost" : "hibernated"};
+    claim_t *c = xcalloc(1, sizeof *c);
+    *c = (claim_t){fn, arg};
+    if (store_eval(self->store, self->claim, s_on_claim, c, 2, 5, args) < 0) {
+        free(c);
+        fn(arg, -1, NULL, 0, NULL);
+    }
+}
+
+void session_records_resumed(session_records_t *self, const tenant_t *t, const session_record_t *s)
+{
+    char rec[SESSION_KEY_MAX];
+    session_record_key(rec, t->name, s->id);
+    store_writef(self->store,
+                 "HSET %s state active last_used_ms %llu cells %ld memory_kb 0 end_reason %s "
+                 "resumed_ms %llu",
+                 rec, (unsigned long long)s->last_used_ms, s->cells, "",
+                 (unsigned long long)s->last_used_ms);
+    store_writef(self->store, "HDEL %s resume_until", rec);
+    s_expiry(self, t, s->id, s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000);
+    s_cache(self, t, s);
+}
+
+void session_records_unclaim(session_records_t *self, const tenant_t *t, const char *id, int lost)
+{
+    char rec[SESSION_KEY_MAX];
+    session_record_key(rec, t->name, id);
+    /* back as it was: another call may try again */
+    store_writef(self->store, "HSET %s state %s resume_until 0", rec, lost ? "active" : "hibernated");
 }

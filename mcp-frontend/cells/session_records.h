@@ -38,6 +38,10 @@ typedef struct {
     char parent[ID_STR_LEN + 1];        /* the session it was forked from, or "" */
     char restored_from[ID_STR_LEN + 1]; /* the snapshot it was restored from, or "" */
     char last_snapshot[ID_STR_LEN + 1]; /* the latest snapshot made of it, or "" */
+    int atomic;                         /* its cells are atomic unless a call says otherwise */
+    int hibernated;                     /* its node freed it; it resumes from its checkpoint */
+    long checkpoint_cell;               /* its latest checkpoint followed this cell (0: none) */
+    uint64_t checkpoint_ms;
 } session_record_t;
 
 typedef enum {
@@ -73,6 +77,10 @@ const session_record_t *session_records_cached(session_records_t *self, const te
  * max_session_memory_mb, taken at once. */
 void session_records_admit(session_records_t *self, const tenant_t *t, const char *id,
                            long memory_mb, long idle_s, session_record_admit_fn *fn, void *arg);
+/* The same for n sessions at once (a fan-out's clones): all of them, or none. */
+void session_records_admit_n(session_records_t *self, const tenant_t *t,
+                             const char (*ids)[ID_STR_LEN + 1], size_t n, long memory_mb,
+                             long idle_s, session_record_admit_fn *fn, void *arg);
 /* An admitted session that did not start: its place is free again. */
 void session_records_release(session_records_t *self, const tenant_t *t, const char *id);
 /* It started (from the farm's answer): the record, the live set, the cache. */
@@ -100,8 +108,23 @@ json_t *session_record_json(const session_record_t *s);
 const char *session_record_iso(uint64_t ms, char out[32]);
 /* Why the farm no longer holds the session: its record's reason, else expired by its own
  * clock, else lost with its executor (naming its latest snapshot). The record is marked
- * ended with that reason. */
+ * ended with that reason — but for a session its node hibernated (type SessionHibernated) or
+ * checkpointed before it went away (SessionCheckpointed): those may be resumed (resume.h). */
 void session_records_explain(session_records_t *self, const tenant_t *t, const char *id,
                              session_record_explain_fn *fn, void *arg);
+
+/* Checkpoints (executor-node/node/hibernate.h): the right to resume a session from its latest
+ * checkpoint, one front-end at a time. lost: its node went away (the record still says active)
+ * rather than freed it (hibernated). fn gets 1 with the checkpoint's blob and meta (JSON text),
+ * valid during the call; 0 when there is none to resume from (expired, or the session ended);
+ * 2 when another front-end is resuming it; -1 when Redis is away. */
+typedef void(session_record_claim_fn)(void *arg, int st, const char *blob, size_t len,
+                                      const char *meta);
+void session_records_claim(session_records_t *self, const tenant_t *t, const char *id, int lost,
+                           session_record_claim_fn *fn, void *arg);
+/* It lives again (s: its record as it resumed: cells, limits, last used now). */
+void session_records_resumed(session_records_t *self, const tenant_t *t, const session_record_t *s);
+/* The resume failed: the claim goes, the session is as it was. */
+void session_records_unclaim(session_records_t *self, const tenant_t *t, const char *id, int lost);
 
 #endif

@@ -11,6 +11,7 @@
 #include "mcp-frontend/rpc/jsonrpc.h"
 #include "mcp-frontend/tools/execute_code.h"
 #include "mcp-frontend/tools/jobargs.h"
+#include "mcp-frontend/tools/session_cell.h"
 #include "mcp-frontend/tools/pyscan.h"
 #include "compat_job.h"
 

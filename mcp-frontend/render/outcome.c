@@ -105,10 +105,16 @@ static json_t *s_structured(const char *id, const result_t *res)
         id_format(res->session.id, sid);
         json_object_set_new(s, "session_id", json_string(sid));
         json_object_set_new(s, "cell", json_integer(res->session.cell));
-        json_object_set_new(s, "session",
-                            json_pack("{s:b,s:o,s:I}", "alive", res->session.alive, "end_reason",
-                                      json_str_safe(res->session.end_reason), "memory_in_use_mb",
-                                      (json_int_t)((res->session.memory_kb + 512) >> 10)));
+        json_t *so = json_pack("{s:b,s:o,s:I}", "alive", res->session.alive, "end_reason",
+                               json_str_safe(res->session.end_reason), "memory_in_use_mb",
+                               (json_int_t)((res->session.memory_kb + 512) >> 10));
+        if (res->session.atomic) {
+            json_object_set_new(so, "atomic", json_true());
+            json_object_set_new(so, "rolled_back", json_boolean(res->session.rolled_back));
+        }
+        json_t *resumed = res->session.resumed ? json_loads(res->session.resumed, 0, NULL) : NULL;
+        if (resumed) json_object_set_new(so, "resumed", resumed);
+        json_object_set_new(s, "session", so);
     }
     return s;
 }
@@ -266,6 +272,13 @@ static void s_summary(buf_t *b, const result_t *res)
     if (res->session.present && res->session.cell)
         buf_printf(b, "session cell %u%s\n", res->session.cell,
                    res->session.alive ? "" : "; the session has ended");
+    if (res->session.present && res->session.rolled_back)
+        buf_puts(b, "atomic cell rolled back: the session, its variables and its files are as "
+                    "they were before this cell\n");
+    if (res->session.present && res->session.resumed_note) {
+        utf8_sanitize(b, res->session.resumed_note, strlen(res->session.resumed_note));
+        buf_puts(b, "\n");
+    }
     if (res->session.present && !res->session.alive && res->session.end_reason) {
         buf_puts(b, "session ended: ");
         utf8_sanitize(b, res->session.end_reason, strlen(res->session.end_reason));

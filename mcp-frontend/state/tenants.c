@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "proto/wire.h"
+#include "proto/job.h"
 #include "tenants.h"
 
 #define KEY_BUCKETS   1024
@@ -75,6 +76,8 @@ static const struct {
     {"max_snapshots", offsetof(tenant_t, max_snapshots), TENANT_DEFAULT_MAX_SNAPSHOTS, 0, 100000},
     {"max_snapshot_mb", offsetof(tenant_t, max_snapshot_mb), TENANT_DEFAULT_MAX_SNAPSHOT_MB, 1,
      1 << 20},
+    {"session_retention_s", offsetof(tenant_t, session_retention_s),
+     TENANT_DEFAULT_SESSION_RETENTION_S, 0, JOB_MAX_RETENTION_S},
     {"max_listen_streams", offsetof(tenant_t, max_listen_streams),
      TENANT_DEFAULT_MAX_LISTEN_STREAMS, 0, 1000000},
     {"max_sse_streams", offsetof(tenant_t, max_sse_streams), TENANT_DEFAULT_MAX_SSE_STREAMS, 0,

@@ -2,7 +2,8 @@
  * its SHA-256 (`sp:key:<hex>` → tenant name), the tenant's quotas from `sp:t:<name>` (fields
  * rate, burst, max_concurrency, max_timeout_s, max_memory_mb, profiles, its record
  * retention record_ttl_s and record_max, for sessions max_sessions, max_session_memory_mb,
- * max_idle_timeout_s, max_snapshots, max_snapshot_mb, what it may hold across the farm
+ * max_idle_timeout_s, max_snapshots, max_snapshot_mb, session_retention_s, what it may hold
+ * across the farm
  * max_listen_streams, max_sse_streams, max_tasks, max_linked_mb, max_linked_files, and for network
  * egress egress (its rules, comma-separated; a list that does not parse counts as none),
  * egress_max_bytes, egress_max_conns; missing fields take the defaults below).
@@ -32,6 +33,9 @@
 #define TENANT_DEFAULT_MAX_IDLE_S         3600
 #define TENANT_DEFAULT_MAX_SNAPSHOTS      32
 #define TENANT_DEFAULT_MAX_SNAPSHOT_MB    256
+/* how long a session freed by its node (idle, memory pressure, a drain) stays resumable from
+ * its checkpoint in Redis; 0: such a session ends instead */
+#define TENANT_DEFAULT_SESSION_RETENTION_S 86400
 /* what a tenant may hold at once across the farm (issue 30): open subscriptions/listen streams,
  * legacy GET streams, running tasks, and the linked files kept in Redis (MB and count) */
 #define TENANT_DEFAULT_MAX_LISTEN_STREAMS 64

@@ -20,6 +20,7 @@
 #include "mcp-frontend/state/holds.h"
 #include "execute_code.h"
 #include "jobargs.h"
+#include "session_cell.h"
 #include "tools.h"
 
 /* The JobSpec from the call's arguments, in profile p; limits asked for above a maximum go
@@ -48,77 +49,6 @@ static int s_spec(call_t *c, json_t *args, const profile_t *p, jobspec_t *spec, 
     spec->tenant = xstrdup(c->tenant->name);
     spec->service = xstrdup(p->name);
     return 0;
-}
-
-/* ---- a session's cell ------------------------------------------------------------------------ */
-
-typedef struct {
-    session_records_t *sessions;
-    const tenant_t *tenant;
-    char id[ID_STR_LEN + 1];
-    execution_t *ex;
-    result_t *res;
-} cell_t;
-
-/* The farm's answer for a session it no longer holds, in the session's own words. type and
- * reason may point into res: copied before res lets go of its own. */
-static void s_gone(result_t *res, const char *id, status_t st, const char *type, const char *reason)
-{
-    char *t = xstrdup(type), *m = xstrdup(reason), *e = xstrdup(reason);
-    res->status = st;
-    id_parse(id, res->session.id);
-    res->error.present = 1;
-    free(res->error.type);
-    free(res->error.message);
-    free(res->session.end_reason);
-    res->error.type = t;
-    res->error.message = m;
-    res->session.present = 1;
-    res->session.alive = 0;
-    res->session.end_reason = e;
-}
-
-static void s_on_explained(void *arg, status_t st, const char *type, const char *reason)
-{
-    cell_t *cell = arg;
-    s_gone(cell->res, cell->id, st, type, reason);
-    execution_go_on(cell->ex);
-    free(cell);
-}
-
-/* execution_result_fn: the session's record follows its cell. */
-static void s_on_cell(void *arg, execution_t *ex, result_t *res)
-{
-    cell_t *cell = arg;
-    const char *type = res->error.present ? res->error.type : NULL;
-    cell->ex = ex;
-    cell->res = res;
-    if (session_job_gone(res) && !strcmp(type, "SessionUnknown")) {
-        session_records_explain(cell->sessions, cell->tenant, cell->id, s_on_explained, cell);
-        return;
-    }
-    if (session_job_gone(res)) {
-        const char *why = res->session.end_reason ? res->session.end_reason : res->error.message;
-        char *reason = xstrdup(why ? why : "the session ended");
-        session_records_ended(cell->sessions, cell->tenant, cell->id, reason);
-        s_gone(res, cell->id, strcmp(type, "SessionLost") ? ST_REJECTED : ST_LOST, type, reason);
-        free(reason);
-    } else {
-        session_records_used(cell->sessions, cell->tenant, cell->id, res, 1);
-    }
-    execution_go_on(ex);
-    free(cell);
-}
-
-void execute_code_as_cell(call_t *c, jobspec_t *spec, execution_opts_t *opts, const char *session)
-{
-    cell_t *cell = xcalloc(1, sizeof *cell);
-    *cell = (cell_t){c->fe->session_records, c->tenant, "", NULL, NULL};
-    snprintf(cell->id, sizeof cell->id, "%s", session);
-    spec->has_session = 1;
-    id_parse(session, spec->session);
-    opts->on_result = s_on_cell;
-    opts->on_result_arg = cell;
 }
 
 /* The execution takes the task's hold (its place in the tenant's max_tasks) over. */
@@ -157,6 +87,8 @@ static void s_cell(call_t *c, json_t *args, tool_task_t *task, const session_rec
                      "in its session's profile",
                      asked, s->profile);
     } else if (s_spec(c, args, p, &spec, adjusted) == 0) {
+        json_t *atomic = json_object_get(args, "atomic"); /* else the session's own default */
+        spec.atomic = atomic && !json_is_null(atomic) ? json_is_true(atomic) : s->atomic;
         s_start(c, &spec, task, s->id, "the session's profile", adjusted);
     }
     json_decref(adjusted);
@@ -168,6 +100,12 @@ typedef struct {
     json_t *args;
     tool_task_t task;
 } pending_t;
+
+/* The farm's answer for a session it no longer holds, in the session's own words. */
+static void s_gone(result_t *res, const char *id, status_t st, const char *type, const char *reason)
+{
+    session_cell_gone(res, id, st, type, reason);
+}
 
 /* A session this front-end knows has ended: the answer the farm would give, without asking
  * it (nothing runs, so nothing is recorded; the execution id is only the answer's). */
@@ -242,6 +180,12 @@ static void s_run(call_t *c, json_t *args, tool_task_t *task)
         task->hold = NULL; /* the lookup has it now */
         call_hold(c);
         session_records_lookup(c->fe->session_records, c->tenant, id, s_on_session, p);
+        return;
+    }
+    if (json_is_true(json_object_get(args, "atomic"))) {
+        tool_bad_arg(c, "atomic",
+                     "`atomic` applies to a session's cell: give `session_id` (a call without one "
+                     "runs in a fresh sandbox and changes nothing that lasts)");
         return;
     }
     char why[JOBARGS_WHY];

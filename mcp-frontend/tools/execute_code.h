@@ -9,9 +9,4 @@
 
 void execute_code_run(call_t *c, json_t *args, const tool_task_t *task);
 
-/* Makes spec a cell of session (a live session of c's tenant, its service already the
- * session's profile) whose record follows the cell, as execute_code's session_id does: the
- * drop-in endpoints' cells (compat_snapshots.c) go through here too. */
-void execute_code_as_cell(call_t *c, jobspec_t *spec, execution_opts_t *opts, const char *session);
-
 #endif

@@ -59,12 +59,13 @@ static json_t *s_sessions(const tenant_t *t)
                   "picklable variables; what cannot be pickled is listed with why"));
     if (t)
         json_object_set_new(o, "your_limits",
-                            json_pack("{s:I,s:I,s:I,s:I,s:I}", "max_sessions",
+                            json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "max_sessions",
                                       (json_int_t)t->max_sessions, "max_session_memory_mb",
                                       (json_int_t)t->max_session_memory_mb, "max_idle_timeout_s",
                                       (json_int_t)t->max_idle_timeout_s, "max_snapshots",
                                       (json_int_t)t->max_snapshots, "max_snapshot_mb",
-                                      (json_int_t)t->max_snapshot_mb));
+                                      (json_int_t)t->max_snapshot_mb, "session_retention_s",
+                                      (json_int_t)t->session_retention_s));
     return o;
 }
 

@@ -8,6 +8,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/profiles.h"
+#include "mcp-frontend/cells/resume.h"
 #include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
@@ -60,6 +61,7 @@ static json_t *s_described(const session_record_t *s, const profile_t *p, long f
         session_record_iso(s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000, expires),
         "forks_left", (json_int_t)forks_left);
     if (s->parent[0]) json_object_set_new(o, "parent_session_id", json_string(s->parent));
+    json_object_set_new(o, "atomic", json_boolean(s->atomic));
     return o;
 }
 
@@ -98,6 +100,26 @@ void sop_reply_session(call_t *c, const session_record_t *s, const char *verb, l
     sop_reply_landed(c, tool_result(text, s_described(s, p ? p : profile_default(), forks_left), 0));
 }
 
+void sop_reply_forked(call_t *c, const session_record_t *s, long forks_left, json_t *session_ids)
+{
+    const profile_t *p = profile_find(s->profile);
+    char text[400];
+    size_t n = json_array_size(session_ids);
+    if (n > 1)
+        snprintf(text, sizeof text,
+                 "Forked session %s into %zu sessions (session_ids; %s, %ld MB each, idle timeout "
+                 "%ld s). Run cells in each with execute_code and its session_id.",
+                 s->parent, n, s->profile, s->memory_mb, s->idle_timeout_s);
+    else
+        snprintf(text, sizeof text,
+                 "Forked session %s (%s, %ld MB, idle timeout %ld s). Run cells in it with "
+                 "execute_code and session_id.",
+                 s->id, s->profile, s->memory_mb, s->idle_timeout_s);
+    json_t *o = s_described(s, p ? p : profile_default(), forks_left);
+    json_object_set_new(o, "session_ids", session_ids);
+    sop_reply_landed(c, tool_result(text, o, 0));
+}
+
 /* The new session's record, from the farm's answer. */
 void sop_record(op_t *op, const result_t *res, const char *parent, const char *restored)
 {
@@ -126,12 +148,73 @@ int sop_session_arg(call_t *c, json_t *args, char out[ID_STR_LEN + 1])
     return 0;
 }
 
+/* ---- resuming a session the call names (resume.h) ---------------------------------------- */
+
+static void s_on_op_resumed(void *arg, resume_status_t st, const resume_note_t *note,
+                            const char *why)
+{
+    op_t *op = arg;
+    (void)note;
+    if (st != RESUME_OK) {
+        sop_fail(op->call, "session %s was freed by its executor and %s: %s", op->s.id,
+                 st == RESUME_BUSY ? "is being resumed by another call; try again shortly"
+                                   : "could not be resumed",
+                 why ? why : "?");
+        sop_op_free(op);
+        return;
+    }
+    op->resumed = 1;
+    session_record_t s = op->s;
+    jobspec_clear(&op->spec); /* the step fills it again */
+    op->step(op, &s);
+}
+
+/* s (op->s's record) was freed by its node: resumed, then the op's step again. */
+static void s_resume(op_t *op, const session_record_t *s, int lost, const char *reason)
+{
+    op->s = *s;
+    session_resume(op->call, s, lost, reason, s_on_op_resumed, op);
+}
+
+typedef struct {
+    op_t *op;
+    int lost;
+    char reason[256];
+} gone_t;
+
+static void s_on_gone_record(void *arg, session_record_status_t st, const session_record_t *s)
+{
+    gone_t *g = arg;
+    op_t *op = g->op;
+    if (st == SESSION_RECORD_FOUND && !s->ended)
+        s_resume(op, s, g->lost, g->reason);
+    else {
+        sop_fail(op->call, "session %s ended: %s", op->s.id, g->reason);
+        sop_op_free(op);
+    }
+    free(g);
+}
+
+/* The farm freed the session the op acted on: resumed (once), when the op can start over. */
+static int s_resumable(op_t *op, int lost, const char *reason)
+{
+    if (!op->step || op->resumed || op->as_is) return 0;
+    gone_t *g = xcalloc(1, sizeof *g);
+    *g = (gone_t){op, lost, ""};
+    snprintf(g->reason, sizeof g->reason, "%s", reason ? reason : "");
+    session_records_lookup(op->call->fe->session_records, op->call->tenant, op->s.id,
+                           s_on_gone_record, g);
+    return 1;
+}
+
 /* A session the farm no longer holds: its record says why (or it is worked out), and the
  * call is answered with that. */
 static void s_on_explained(void *arg, status_t st, const char *type, const char *reason)
 {
     op_t *op = arg;
-    (void)type;
+    if ((!strcmp(type, "SessionHibernated") || !strcmp(type, "SessionCheckpointed")) &&
+        s_resumable(op, !strcmp(type, "SessionCheckpointed"), reason))
+        return;
     sop_fail(op->call, "session %s: %s: %s", op->s.id, status_name(st), reason);
     sop_op_free(op);
 }
@@ -139,9 +222,12 @@ static void s_on_explained(void *arg, status_t st, const char *type, const char 
 void sop_gone(op_t *op, const result_t *res)
 {
     session_records_t *ps = op->call->fe->session_records;
-    if (res->session.end_reason && strcmp(res->error.type, "SessionUnknown") != 0) {
-        session_records_ended(ps, op->call->tenant, op->s.id, res->session.end_reason);
-        sop_fail(op->call, "session %s ended: %s", op->s.id, res->session.end_reason);
+    const char *why = res->session.end_reason;
+    int lost = !strcmp(res->error.type, "SessionLost");
+    if ((lost || session_resume_hibernated(why)) && s_resumable(op, lost, why)) return;
+    if (why && strcmp(res->error.type, "SessionUnknown") != 0) {
+        if (!session_resume_hibernated(why)) session_records_ended(ps, op->call->tenant, op->s.id, why);
+        sop_fail(op->call, "session %s ended: %s", op->s.id, why);
         sop_op_free(op);
         return;
     }
@@ -157,6 +243,7 @@ static void s_on_found(void *arg, session_record_status_t st, const session_reco
 {
     found_t *f = arg;
     op_t *op = f->op;
+    op->step = f->step;
     if (st == SESSION_RECORD_UNAVAILABLE)
         tool_refuse(op->call, TOOL_UNAVAILABLE, NULL,
                     "the session store is unreachable right now; try again shortly");
@@ -169,12 +256,14 @@ static void s_on_found(void *arg, session_record_status_t st, const session_reco
         sop_fail(op->call, "session %s ended: %s", op->s.id, s->end_reason);
     if (st != SESSION_RECORD_FOUND || s->ended)
         sop_op_free(op);
+    else if (s->hibernated && !op->as_is)
+        s_resume(op, s, 0, s->end_reason);
     else
         f->step(op, s);
     free(f);
 }
 
-void sop_with_session(call_t *c, json_t *args, op_step_fn *step, void *extra)
+static void s_with(call_t *c, json_t *args, op_step_fn *step, void *extra, int as_is)
 {
     char id[ID_STR_LEN + 1];
     if (sop_session_arg(c, args, id) < 0) {
@@ -183,10 +272,21 @@ void sop_with_session(call_t *c, json_t *args, op_step_fn *step, void *extra)
     }
     op_t *op = sop_op(c);
     op->extra = extra;
+    op->as_is = as_is;
     snprintf(op->s.id, sizeof op->s.id, "%s", id);
     found_t *f = xcalloc(1, sizeof *f);
     *f = (found_t){op, step};
     session_records_lookup(c->fe->session_records, c->tenant, id, s_on_found, f);
+}
+
+void sop_with_session(call_t *c, json_t *args, op_step_fn *step, void *extra)
+{
+    s_with(c, args, step, extra, 0);
+}
+
+void sop_with_session_as_is(call_t *c, json_t *args, op_step_fn *step, void *extra)
+{
+    s_with(c, args, step, extra, 1);
 }
 
 void sop_submit_on(op_t *op, const session_record_t *s, job_kind_t kind, session_job_fn *fn)

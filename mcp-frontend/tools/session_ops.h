@@ -14,12 +14,18 @@
 #include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/rpc/call.h"
 
-typedef struct {
+typedef struct op op_t;
+typedef void(op_step_fn)(op_t *op, const session_record_t *s);
+
+struct op {
     call_t *call; /* held while the op lives */
     jobspec_t spec;
     session_record_t s; /* the session the op makes (create, fork, restore) or acts on */
     void *extra;        /* the tool's own */
-} op_t;
+    op_step_fn *step;   /* sop_with_session's: taken again once a hibernated session resumed */
+    int resumed;        /* it was, once (no second time) */
+    int as_is;          /* a hibernated session is not resumed for it (close_session) */
+};
 
 op_t *sop_op(call_t *c);
 void sop_op_free(op_t *op); /* releases the call; frees extra too */
@@ -49,15 +55,21 @@ void sop_reply_landed(call_t *c, json_t *result);
  * sent as sop_reply_landed sends. */
 void sop_reply_session(call_t *c, const session_record_t *s, const char *verb, long forks_left);
 
+/* fork_session's answer: sop_reply_session's for the first clone, and session_ids (stolen: every
+ * clone's id, in order). */
+void sop_reply_forked(call_t *c, const session_record_t *s, long forks_left, json_t *session_ids);
 /* The call's session_id, canonical; an argument error and -1 when it is not a session id. */
 int sop_session_arg(call_t *c, json_t *args, char out[ID_STR_LEN + 1]);
 /* The farm no longer holds op->s: the call is answered with why (and the op freed). */
 void sop_gone(op_t *op, const result_t *res);
 
 /* The session the call names (this front-end's cache, else its record), then step with it;
- * one that does not exist, is another tenant's, or ended is answered here. extra becomes the
- * op's (freed with it, also when the call is answered here). */
-typedef void(op_step_fn)(op_t *op, const session_record_t *s);
+ * one that does not exist, is another tenant's, or ended is answered here; one its node
+ * hibernated is resumed first (mcp-frontend/cells/resume.h), and so is one the farm turns out to
+ * have freed (sop_gone): then step runs again, its spec cleared. extra becomes the op's (freed
+ * with it, also when the call is answered here). as_is: a hibernated session is given to step
+ * as it is (close_session ends it without waking it). */
 void sop_with_session(call_t *c, json_t *args, op_step_fn *step, void *extra);
+void sop_with_session_as_is(call_t *c, json_t *args, op_step_fn *step, void *extra);
 
 #endif

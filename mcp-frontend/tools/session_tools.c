@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
+#include "mcp-frontend/cells/resume.h"
 #include "mcp-frontend/cells/session_job.h"
 #include "mcp-frontend/cells/session_records.h"
 #include "mcp-frontend/render/outcome.h"
@@ -67,10 +68,13 @@ void create_session_run(call_t *c, json_t *args, const tool_task_t *task)
         sop_op_free(op);
         return;
     }
+    json_t *atomic = json_object_get(args, "atomic");
+    op->s.atomic = json_is_true(atomic);
     op->spec.kind = JOB_SESSION_NEW;
     op->spec.service = xstrdup(p->name);
     op->spec.limits.memory_mb = l.memory_mb;
     op->spec.idle_timeout_s = s_idle(c, args);
+    op->spec.retention_s = c->tenant->session_retention_s;
     op->spec.has_new_session = 1;
     id_new(op->spec.new_session);
     id_format(op->spec.new_session, op->s.id);
@@ -81,18 +85,38 @@ void create_session_run(call_t *c, json_t *args, const tool_task_t *task)
 
 /* ---- fork_session ---------------------------------------------------------------------------- */
 
+/* A fork's clones beyond the first (op->extra): their ids. */
+typedef struct {
+    size_t n; /* clones in all, the first being op->s */
+    char ids[JOB_MAX_FORKS][ID_STR_LEN + 1];
+} fork_extra_t;
+
+static void s_release_clones(call_t *c, const fork_extra_t *x)
+{
+    for (size_t i = 0; i < x->n; i++) session_records_release(c->fe->session_records, c->tenant, x->ids[i]);
+}
+
+/* The fork's answer: the first clone as before, and with count every clone's id in order. */
 static void s_on_forked(void *arg, call_t *c, result_t *res)
 {
     op_t *op = arg;
+    fork_extra_t *x = op->extra;
     char parent[ID_STR_LEN + 1];
     id_format(op->spec.session, parent);
-    if (res->status == ST_OK && res->session.present && res->session.alive) {
-        sop_record(op, res, parent, NULL);
-        sop_reply_session(c, &op->s, "Forked", res->session.forks_left);
+    if (res->status == ST_OK && res->session.present && res->session.alive &&
+        res->session.n_clones == x->n) {
+        json_t *ids = json_array();
+        for (size_t i = 0; i < x->n; i++) {
+            snprintf(op->s.id, sizeof op->s.id, "%s", x->ids[i]);
+            sop_record(op, res, parent, NULL);
+            json_array_append_new(ids, json_string(x->ids[i]));
+        }
+        snprintf(op->s.id, sizeof op->s.id, "%s", x->ids[0]);
+        sop_reply_forked(c, &op->s, res->session.forks_left, ids);
         sop_op_free(op);
         return;
     }
-    session_records_release(c->fe->session_records, c->tenant, op->s.id);
+    s_release_clones(c, x);
     if (session_job_gone(res)) {
         snprintf(op->s.id, sizeof op->s.id, "%s", parent); /* the parent is the one gone */
         sop_gone(op, res);
@@ -116,21 +140,52 @@ static void s_on_fork_admitted(void *arg, int ok, const char *why)
 static void s_fork(op_t *op, const session_record_t *parent)
 {
     call_t *c = op->call;
+    fork_extra_t *x = op->extra;
     op->spec.kind = JOB_SESSION_FORK;
     op->spec.service = xstrdup(parent->profile);
     op->spec.has_session = op->spec.has_new_session = 1;
+    op->spec.retention_s = c->tenant->session_retention_s;
     id_parse(parent->id, op->spec.session);
     id_new(op->spec.new_session);
-    id_format(op->spec.new_session, op->s.id);
+    id_format(op->spec.new_session, x->ids[0]);
+    if (x->n > 1) {
+        op->spec.more_sessions = xcalloc(x->n - 1, ID_BYTES);
+        op->spec.n_more_sessions = x->n - 1;
+        for (size_t i = 1; i < x->n; i++) {
+            id_new(op->spec.more_sessions[i - 1]);
+            id_format(op->spec.more_sessions[i - 1], x->ids[i]);
+        }
+    }
+    snprintf(op->s.id, sizeof op->s.id, "%s", x->ids[0]);
     snprintf(op->s.profile, sizeof op->s.profile, "%s", parent->profile);
-    session_records_admit(c->fe->session_records, c->tenant, op->s.id, parent->memory_mb,
-                          parent->idle_timeout_s, s_on_fork_admitted, op);
+    op->s.atomic = parent->atomic; /* a clone's cells are as its parent's */
+    session_records_admit_n(c->fe->session_records, c->tenant,
+                            (const char(*)[ID_STR_LEN + 1])x->ids, x->n, parent->memory_mb,
+                            parent->idle_timeout_s, s_on_fork_admitted, op);
+}
+
+/* count: 1 (the default) to JOB_MAX_FORKS; 0 when the call was answered (a bad count). */
+static size_t s_count(call_t *c, json_t *args)
+{
+    json_t *v = json_object_get(args, "count");
+    if (!v || json_is_null(v)) return 1;
+    if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+        json_integer_value(v) > JOB_MAX_FORKS) {
+        tool_bad_arg(c, "count", "`count` must be an integer from 1 to %d (the clones to make)",
+                     JOB_MAX_FORKS);
+        return 0;
+    }
+    return (size_t)json_integer_value(v);
 }
 
 void fork_session_run(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task;
-    sop_with_session(c, args, s_fork, NULL);
+    size_t n = s_count(c, args);
+    if (!n) return;
+    fork_extra_t *x = xcalloc(1, sizeof *x);
+    x->n = n;
+    sop_with_session(c, args, s_fork, x);
 }
 
 /* ---- close_session --------------------------------------------------------------------------- */
@@ -138,7 +193,11 @@ void fork_session_run(call_t *c, json_t *args, const tool_task_t *task)
 static void s_on_closed(void *arg, call_t *c, result_t *res)
 {
     op_t *op = arg;
-    if (res->status == ST_OK) {
+    /* freed by its node meanwhile (hibernated, or lost after a checkpoint): closed all the
+     * same, its checkpoint dropped with its record's end */
+    int freed = session_job_gone(res) && (session_resume_hibernated(res->session.end_reason) ||
+                                          !strcmp(res->error.type, "SessionLost"));
+    if (res->status == ST_OK || freed) {
         session_records_ended(c->fe->session_records, c->tenant, op->s.id, "closed by the client");
         char text[200];
         snprintf(text, sizeof text,
@@ -156,13 +215,23 @@ static void s_on_closed(void *arg, call_t *c, result_t *res)
 
 static void s_close(op_t *op, const session_record_t *s)
 {
+    call_t *c = op->call;
+    if (s->hibernated) { /* no process to end: its record ends, its checkpoint goes */
+        session_records_ended(c->fe->session_records, c->tenant, s->id, "closed by the client");
+        char text[120];
+        snprintf(text, sizeof text, "Closed session %s (it was hibernated).", s->id);
+        sop_reply_landed(
+            c, tool_result(text, json_pack("{s:s,s:b}", "session_id", s->id, "closed", 1), 0));
+        sop_op_free(op);
+        return;
+    }
     sop_submit_on(op, s, JOB_SESSION_CLOSE, s_on_closed);
 }
 
 void close_session_run(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task;
-    sop_with_session(c, args, s_close, NULL);
+    sop_with_session_as_is(c, args, s_close, NULL);
 }
 
 /* ---- list_sessions --------------------------------------------------------------------------- */

@@ -5,6 +5,7 @@
  * front-end. */
 #include "sessiondefs.h"
 
+#include "map_session.h"
 #include "session_tools.h"
 #include "snapshot_tools.h"
 
@@ -26,6 +27,9 @@ static const tool_arg_t s_create_args[] = {
     {"files", ARG_OBJECT, ARG_NULLABLE,
      "Files to put in the session's workspace ({workspace_profiles}), as execute_code's files",
      "\"maxProperties\": 64"},
+    {"atomic", ARG_BOOLEAN, ARG_NULLABLE,
+     "Make every cell atomic unless execute_code says otherwise: a cell that does not end ok "
+     "leaves the session exactly as it was before it (default false)", NULL},
     {"network", ARG_BOOLEAN, 0,
      "Give the session network under your tenant's egress policy (default true when it has "
      "one): its cells reach what the policy allows, each cell may still pass network: false. "
@@ -41,7 +45,39 @@ static const char s_session_output[] = "{\"type\": \"object\","
     "\"limits\": {\"type\": \"object\", \"properties\": {\"memory_mb\": {\"type\": \"integer\"}, \"idle_timeout_s\": {\"type\": \"integer\"}, \"timeout_s\": {\"type\": \"integer\", \"description\": \"a cell's default timeout\"}, \"max_timeout_s\": {\"type\": \"integer\"}}},"
     "\"expires_at\": {\"type\": \"string\", \"description\": \"when it ends if left idle (ISO 8601, UTC); each cell moves it\"},"
     "\"forks_left\": {\"type\": \"integer\", \"description\": \"how many more times it (and its forks) may be forked\"},"
-    "\"parent_session_id\": {\"type\": \"string\"}"
+    "\"parent_session_id\": {\"type\": \"string\"},"
+    "\"atomic\": {\"type\": \"boolean\", \"description\": \"its cells are atomic by default\"},"
+    "\"session_ids\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"description\": \"fork_session: every new session, in order (the first is session_id)\"}"
+  "}}";
+
+static const tool_arg_t s_fork_args[] = {
+    {"session_id", ARG_STRING, ARG_REQUIRED, "The session, as create_session returned it", SESSION_ID},
+    {"count", ARG_INTEGER, ARG_NULLABLE,
+     "How many forks to make at once (default 1), all or none, within your session quotas; "
+     "their ids come back in session_ids", "\"minimum\": 1, \"maximum\": 64"},
+    {NULL},
+};
+
+static const tool_arg_t s_map_args[] = {
+    {"session_id", ARG_STRING, ARG_REQUIRED, "The session to branch from", SESSION_ID},
+    {"codes", ARG_ARRAY, ARG_REQUIRED,
+     "Python code strings: each runs as the first cell of a fresh fork of the session, all at "
+     "once", "\"items\": {\"type\": \"string\", \"maxLength\": 1048576}, \"minItems\": 1, \"maxItems\": 64"},
+    {"keep", ARG_BOOLEAN, ARG_NULLABLE,
+     "Keep the forks afterwards (their ids in session_ids); by default they are closed", NULL},
+    {"timeout", ARG_NUMBER, ARG_NULLABLE,
+     "Each cell's wall-clock limit in seconds (default the profile's)", "\"exclusiveMinimum\": 0"},
+    {"output_limit", ARG_INTEGER, ARG_NULLABLE, "Bytes of stdout and of stderr each to keep per cell",
+     "\"minimum\": 1"},
+    {NULL},
+};
+
+static const char s_map_output[] = "{\"type\": \"object\", \"required\": [\"session_id\", \"results\", \"kept\"],"
+  "\"properties\": {"
+    "\"session_id\": {\"type\": \"string\", \"description\": \"the session the forks came from (unchanged)\"},"
+    "\"results\": {\"type\": \"array\", \"description\": \"one per code string, in order: execute_code's structuredContent with index\", \"items\": {\"type\": \"object\", \"required\": [\"index\", \"status\"]}},"
+    "\"kept\": {\"type\": \"boolean\"},"
+    "\"session_ids\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"description\": \"with keep: each branch's session, in order\"}"
   "}}";
 
 static const tool_arg_t s_session_args[] = {
@@ -59,7 +95,11 @@ static const char s_list_output[] = "{\"type\": \"object\", \"required\": [\"ses
       "\"created\": {\"type\": \"string\"}, \"last_used\": {\"type\": \"string\"}, \"cells\": {\"type\": \"integer\"},"
       "\"memory_in_use_mb\": {\"type\": \"integer\", \"description\": \"its proportional share of memory, as last measured\"},"
       "\"memory_limit_mb\": {\"type\": \"integer\"}, \"idle_timeout_s\": {\"type\": \"integer\"},"
-      "\"expires_at\": {\"type\": \"string\"}, \"parent_session_id\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}}}}}}";
+      "\"expires_at\": {\"type\": \"string\"}, \"parent_session_id\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]},"
+      "\"atomic\": {\"type\": \"boolean\"},"
+      "\"state\": {\"type\": \"string\", \"enum\": [\"live\", \"hibernated\"], \"description\": \"hibernated: its node freed it after a checkpoint; its next call resumes it\"},"
+      "\"hibernated_because\": {\"type\": \"string\"},"
+      "\"checkpoint\": {\"type\": \"object\", \"description\": \"its latest checkpoint: what it resumes from\", \"properties\": {\"after_cell\": {\"type\": \"integer\"}, \"at\": {\"type\": \"string\"}}}}}}}}";
 
 static const tool_arg_t s_snapshot_args[] = {
     {"session_id", ARG_STRING, ARG_REQUIRED, "The session to save", SESSION_ID},
@@ -135,12 +175,24 @@ const tool_t sessiondefs[] = {
      .description =
         "Clone a live session in one copy-on-write fork (milliseconds): the new session starts "
         "with the same variables, imports and workspace files, and from then on changes in "
-        "either never show in the other. Use it to branch an exploration. Returns the new "
-        "session_id.",
-     .args = s_session_args,
+        "either never show in the other, nor in another fork. Use it to branch an "
+        "exploration; count makes up to 64 forks in one call. Returns the new session_id (and "
+        "with count, session_ids).",
+     .args = s_fork_args,
      .output_schema = s_session_output,
      .annotations = WRITES,
      .run = fork_session_run},
+    {.name = "map_session",
+     .title = "Run code strings in forks of a session",
+     .description =
+        "Run each of a list of code strings (up to 64) in a fresh fork of a session, all at "
+        "once, and get every result back in order, each as execute_code's. Each branch starts "
+        "from the session's state and sees nothing of the others; the session itself is "
+        "unchanged. The forks are closed afterwards unless keep is true.",
+     .args = s_map_args,
+     .output_schema = s_map_output,
+     .annotations = WRITES,
+     .run = map_session_run},
     {.name = "close_session",
      .title = "Close a session",
      .description = "End a session and free what it holds. Its snapshots are kept.",

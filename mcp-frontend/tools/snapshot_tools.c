@@ -324,6 +324,7 @@ static void s_into_new(op_t *op)
     op->spec.service = xstrdup(p->name);
     op->spec.limits.memory_mb = l.memory_mb;
     op->spec.idle_timeout_s = idle;
+    op->spec.retention_s = c->tenant->session_retention_s;
     op->spec.has_new_session = 1;
     id_new(op->spec.new_session);
     id_format(op->spec.new_session, op->s.id);

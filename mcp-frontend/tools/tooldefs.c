@@ -61,6 +61,12 @@ static const tool_arg_t s_execute_args[] = {
      "Run the code as the next cell of this session (create_session): its globals, imports, "
      "figures and files persist between calls. The session's profile and memory apply; timeout "
      "and output limits apply to the cell", "\"minLength\": 36, \"maxLength\": 36"},
+    {"atomic", ARG_BOOLEAN, ARG_NULLABLE,
+     "With session_id: run the cell against a copy-on-write copy of the session; if it does not "
+     "end ok (an error, its timeout, its memory limit, a crash, a refused operation) the "
+     "session, its variables and its workspace files are exactly as before the cell and "
+     "session.rolled_back is true (the cell's output and error still come back); if it ends ok "
+     "it stays. Default: the session's (create_session's atomic)", NULL},
     {"network", ARG_BOOLEAN, 0,
      "Reach the network under your tenant's egress policy (default true when it has one; "
      "get_sandbox_info shows it): HTTP(S) through the standard proxy variables, and TCP to "
@@ -89,7 +95,9 @@ static const char s_execute_output[] = "{\"type\": \"object\","
     "\"security_events\": {\"type\": \"array\", \"description\": \"operations the sandbox refused, whether the code caught them (status as the code ended) or not (security_violation)\", \"items\": {\"type\": \"object\", \"required\": [\"operation\", \"target\", \"layer\", \"count\"], \"properties\": {\"operation\": {\"type\": \"string\"}, \"target\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"layer\": {\"type\": \"string\"}, \"count\": {\"type\": \"integer\"}}}},"
     "\"session_id\": {\"type\": \"string\", \"description\": \"the session the cell ran in (with session_id)\"},"
     "\"cell\": {\"type\": \"integer\", \"description\": \"the cell's number in its session: 1, 2, ...\"},"
-    "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"}}},"
+    "\"session\": {\"type\": \"object\", \"description\": \"the session after the cell\", \"properties\": {\"alive\": {\"type\": \"boolean\"}, \"end_reason\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}, \"memory_in_use_mb\": {\"type\": \"integer\"},"
+      "\"atomic\": {\"type\": \"boolean\", \"description\": \"the cell was atomic\"}, \"rolled_back\": {\"type\": \"boolean\", \"description\": \"an atomic cell that did not end ok: the session is exactly as before it\"},"
+      "\"resumed\": {\"type\": \"object\", \"description\": \"the session had been freed (hibernated, or its executor went away) and was resumed from its checkpoint for this call\", \"properties\": {\"from_cell\": {\"type\": \"integer\", \"description\": \"the checkpoint followed this cell\"}, \"reason\": {\"type\": \"string\"}, \"checkpointed_at\": {\"type\": \"string\"}, \"not_restored\": {\"type\": \"array\", \"items\": {\"type\": \"object\"}}}}}},"
     "\"profile\": {\"type\": \"string\", \"description\": \"the profile the code ran in\"},"
     "\"profile_reason\": {\"type\": \"string\", \"description\": \"why that one: named by the call, inferred from the imports or dependencies, the session's, or the smallest served\"},"
     "\"limits_adjusted\": {\"type\": \"object\", \"description\": \"limits asked for beyond a maximum, and what was used instead\", \"additionalProperties\": {\"type\": \"object\", \"properties\": {\"requested\": {\"type\": \"number\"}, \"used\": {\"type\": \"number\"}, \"unit\": {\"type\": \"string\"}, \"why\": {\"type\": \"string\"}}}},"

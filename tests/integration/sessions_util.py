@@ -8,7 +8,7 @@ import time
 from farm import BIN, McpHttp
 
 
-MAKERS = ("create_session", "fork_session", "restore_state_snapshot")
+MAKERS = ("create_session", "fork_session", "restore_state_snapshot", "map_session")
 opened = {}  # client -> the sessions it made, closed after each test (quotas count them)
 
 
@@ -23,10 +23,12 @@ def sc(mcp, tool, args):
     """The tool's structured answer; a tool error (isError without structure) as its text."""
     r = mcp.call(tool, args)
     if "structuredContent" in r:
-        made = r["structuredContent"].get("session_id")
-        if tool in MAKERS and made:
-            opened.setdefault(mcp, []).append(made)
-        return r["structuredContent"]
+        sc_ = r["structuredContent"]
+        if tool in MAKERS:  # a fan-out's sessions too
+            made = sc_.get("session_ids") or ([sc_["session_id"]] if tool != "map_session" and
+                                              sc_.get("session_id") else [])
+            opened.setdefault(mcp, []).extend(made)
+        return sc_
     return {"error_text": r["content"][0]["text"], "isError": r.get("isError")}
 
 

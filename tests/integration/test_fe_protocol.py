@@ -77,7 +77,7 @@ def test_every_tool_declares_schemas(client):
                          "get_usage"]
     assert sorted(names[6:]) == ["close_session", "create_session", "create_state_snapshot",  # issue 12
                                  "delete_state_snapshot", "fork_session", "list_sessions",
-                                 "list_state_snapshots", "restore_state_snapshot"]
+                                 "list_state_snapshots", "map_session", "restore_state_snapshot"]
 
 
 def test_execute_code_result_has_exactly_the_contract_fields(client, fe):

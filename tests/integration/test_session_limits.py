@@ -51,7 +51,10 @@ def test_over_the_memory_limit_the_session_ends_memory_limit(mcp):
     assert r["status"] == "rejected" and "memory" in r["error"]["message"]
 
 
-def test_an_idle_session_expires_with_its_reason(mcp):
+def test_an_idle_session_expires_with_its_reason_when_its_tenant_keeps_none(farm):
+    """With a session retention of 0 an idle session is not hibernated: it ends (one that is
+    hibernated and resumed: test_sessions_resume.py)."""
+    mcp = add_tenant(farm, "noretention", "--session-retention", "0")
     sid = new(mcp, "python.basic", idle_timeout=2)
     out(mcp, sid, "x = 1")
     time.sleep(4)

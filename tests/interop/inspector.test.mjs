@@ -40,7 +40,7 @@ for (const era of ["modern", "legacy"]) {
     test(`${name}: tools/list --strict finds every schema portable`, () => {
       const r = inspect(era, transport, ["--method", "tools/list", "--strict"]);
       assert.equal(r.status, 0, r.stderr);
-      assert.equal(r.out.result.tools.length, 14); // 6 of main's (get_usage too), 8 of sessions and snapshots
+      assert.equal(r.out.result.tools.length, 15); // 6 of main's (get_usage too), 9 of sessions and snapshots
       assert.equal(r.out.schemaFindings, undefined, JSON.stringify(r.out.schemaFindings));
       assert.doesNotMatch(r.stderr, /warning|error/i);
     });

@@ -43,7 +43,7 @@ test("initialize negotiates 2025-11-25 and declares capabilities", () =>
 
 const TOOLS = ["close_session", "create_session", "create_state_snapshot", "delete_state_snapshot",
   "execute_code", "fork_session", "get_execution", "get_sandbox_info", "get_usage", "list_executions",
-  "list_sessions", "list_state_snapshots", "restore_state_snapshot", "validate_code"];
+  "list_sessions", "list_state_snapshots", "map_session", "restore_state_snapshot", "validate_code"];
 
 test("tools/list has the tools with input and output schemas", () =>
   withClient(async (c) => {

@@ -76,7 +76,7 @@ for (const era of ["modern", "legacy"]) {
         assert.deepEqual(tools.map((t) => t.name).sort(),
           ["close_session", "create_session", "create_state_snapshot", "delete_state_snapshot",
             "execute_code", "fork_session", "get_execution", "get_sandbox_info", "get_usage",
-            "list_executions", "list_sessions", "list_state_snapshots", "restore_state_snapshot",
+            "list_executions", "list_sessions", "list_state_snapshots", "map_session", "restore_state_snapshot",
             "validate_code"]);
         const run = await c.callTool({ name: "execute_code", arguments: { code: "x = 21\nprint(x * 2)\nx + 1", inspect_variables: ["x"] } });
         assert.equal(run.isError, false);

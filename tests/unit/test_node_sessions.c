@@ -33,7 +33,7 @@ static void s_up(node_sessions_t *b, unsigned n, const char *tenant, long idle_s
 {
     uint8_t id[ID_BYTES];
     s_id(id, n);
-    node_sessions_up(b, id, 0, tenant, idle_s, 256, now);
+    node_sessions_up(b, id, 0, tenant, idle_s, 256, 0, now);
     node_sessions_memory(b, id, (uint64_t)mb << 10);
 }
 

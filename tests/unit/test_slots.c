@@ -193,6 +193,7 @@ static const slots_io_t s_io = {
     f_link_up,      f_send_result, f_send_simple, f_send_progress, f_send_sessions, f_send_credit,
     f_send_reclaim, f_send_held,   f_pick,        f_env_pick,      f_env_start,     f_send_job,
     f_cancel,       f_end_session, f_services,    f_packages,      f_python,
+    NULL, /* profile: no hibernation here */
     NULL,           NULL,          NULL, /* no network egress here */
     f_send_leaving};
 

@@ -1,27 +1,37 @@
 /* executor-node/zygote/sessions/session_fork.h — fork_session, on the zygote's side
- * (session_child.h has the session's). A clone of a live session in one fork(): copy-on-write
- * memory, the interpreter's whole state, and a copy of its workspace.
+ * (session_child.h has the session's). Clones of a live session, each in one fork():
+ * copy-on-write memory, the interpreter's whole state, and a copy of its workspace.
  *
- * The zygote prepares everything the clone will need, then lets the session's own C loop do
+ * The zygote prepares everything the clones will need, then lets the session's own C loop do
  * the one thing only it can, the clone(CLONE_PARENT | SIGCHLD) of its process:
- *   1. a slot for the clone, its job area (a memfd) and socket; in workspace profiles its
+ *   1. per clone a slot, its job area (a memfd) and socket; in workspace profiles its
  *      directory under the session's spare one, with a tmpfs of its own holding a copy of the
- *      session's workspace (modes and mtimes kept), and a new spare directory for the session;
- *   2. two Landlock rulesets: the session's next layer (its own workspace and its new spare
- *      directory) and the clone's (its own directory): each side then reaches only its own;
- *   3. RLIMIT_NPROC's soft limit raised on the idle session with prlimit(2), just enough for
- *      one process more (the count is per uid, and every child of this zygote has the same);
- *   4. 'f' with those descriptors to the session; it clones, takes its next layer and answers
- *      'F' with the clone's pid; the limit goes back to 0 at once;
- *   5. the clone takes its layer, maps its area, moves into its directory and says 'R' on its
+ *      session's workspace (modes and mtimes kept); and a new spare directory for the session;
+ *   2. Landlock rulesets: one per clone (its own directory) and the session's next layer (its
+ *      own workspace and its new spare directory): each side then reaches only its own;
+ *   3. RLIMIT_NPROC's soft limit raised on the idle session with prlimit(2), enough for the
+ *      clones and those of the other forks under way (the count is per uid, and every child of
+ *      this zygote has the same);
+ *   4. one 'f' per clone, with its descriptors, sent at once; the session clones once per 'f'
+ *      and answers 'F' with each clone's pid, and with the last one takes its own next layer
+ *      (one layer per fork_session, however many clones: while it clones it runs nothing of
+ *      the tenant's); the limit goes back to 0 at once;
+ *   5. each clone takes its layer, maps its area, moves into its directory and says 'R' on its
  *      own socket, where the kernel attaches its real pid (SO_PASSCRED); the zygote checks it
  *      is its child, makes it a process group of its own and sets its RLIMIT_NPROC to 0.
- * Then the job is answered with the new session, and any child of the zygote it does not know
- * (a clone nobody asked for) is killed. A session forks at most as deep as Landlock stacks
- * layers (16, one taken by the pool): beyond that fork_session is refused with a clear reason
- * (a snapshot restored into a new session starts from a fresh sandbox). Forks need the seccomp
- * layer (it keeps the clone to that one call site) and Landlock with signal scoping (ABI 6:
- * the two sides must not signal each other); without them they are refused. */
+ * Then the job is answered with every new session (all of them, or none: a clone that fails
+ * fails the fork, and the others go), and any child of the zygote it does not know (a clone
+ * nobody asked for) is killed. A session forks at most as deep as Landlock stacks layers (16,
+ * one taken by the pool): beyond that fork_session is refused with a clear reason (a snapshot
+ * restored into a new session starts from a fresh sandbox). Forks need the seccomp layer (it
+ * keeps the clone to that one call site) and Landlock with signal scoping (ABI 6: the sides
+ * must not signal each other); without them they are refused.
+ *
+ * The same machinery sets an atomic cell's backup aside (session_fork_backup): one clone that
+ * takes no Landlock layer and keeps the session's working directory and descriptors' paths,
+ * which never runs CPython's after-fork work (it must stay exactly what the session was) and
+ * waits, running nothing, until the cell ends: it then either goes (the cell ended ok) or
+ * becomes the session (zygote_sessions.c). */
 #ifndef SP_SESSION_FORK_H
 #define SP_SESSION_FORK_H
 #include <stdint.h>
@@ -46,18 +56,22 @@ typedef struct {
                              const zygote_session_t *from);
     /* a clone that never got a process leaves the table (its slot is the fork's to free) */
     void (*forget)(void *arg, zygote_session_t *z);
-    /* room for the session new_id: 0, or -1 with the refusal */
-    int (*room)(void *arg, const uint8_t new_id[ID_BYTES], refusal_t *why);
+    /* room for n new sessions, ids[0..n): 0, or -1 with the refusal */
+    int (*room)(void *arg, const uint8_t (*ids)[ID_BYTES], size_t n, refusal_t *why);
     /* ZM_SESSION up for z, once */
     void (*announce)(void *arg, zygote_session_t *z);
     /* a job's answer made here: status, error type and message; z (may be NULL) fills the
-     * session part */
+     * session part; clones (n of them, or none) its list of new sessions */
     void (*answer)(void *arg, const uint8_t id[ID_BYTES], const zygote_session_t *z, status_t st,
-                   const char *type, const char *message, const child_t *c);
+                   const char *type, const char *message, const child_t *c,
+                   zygote_session_t *const *clones, size_t n);
     /* z ends with this reason, its process killed */
     void (*kill)(void *arg, zygote_session_t *z, const char *reason);
     /* z ends with this reason, its process already gone */
     void (*ended)(void *arg, zygote_session_t *z, const char *reason);
+    /* z's backup is ready (backup: its slot, kept, z's to hold), or could not be made (NULL,
+     * why says why; z is idle again, or ending) */
+    void (*backup_done)(void *arg, zygote_session_t *z, child_t *backup, const char *why);
     void *arg;
 } session_fork_hooks_t;
 
@@ -72,12 +86,15 @@ typedef struct {
 session_fork_t *session_fork_new(const session_fork_conf_t *conf,
                                  const session_fork_hooks_t *hooks);
 void session_fork_destroy(session_fork_t **self_p);
-/* 1 while a fork is under way. */
+/* 1 while a fork_session is under way (an atomic cell's backup does not count). */
 int session_fork_busy(const session_fork_t *self);
-/* Starts a fork of parent for the job id (its new_session names the clone). 0 when under way
- * (the job is answered later), -1 with why. */
+/* Starts a fork of parent for the job id (its new_session and more_sessions name the clones).
+ * 0 when under way (the job is answered later), -1 with why. */
 int session_fork_start(session_fork_t *self, zygote_session_t *parent, const uint8_t id[ID_BYTES],
                        const jobspec_t *job, refusal_t *why);
+/* Starts setting z's backup aside (z idle, its next job already in its area); backup_done
+ * says how it went. 0 when under way, -1 with why (nothing was started). */
+int session_fork_backup(session_fork_t *self, zygote_session_t *z, refusal_t *why);
 /* c's socket is readable and c is a side of a fork: 1 when it was the fork's to read. */
 int session_fork_on_io(session_fork_t *self, child_t *c);
 /* A side of a fork died (reaped) or was killed: the fork fails, and is answered. */

@@ -45,6 +45,12 @@ typedef struct zygote_session {
     int ending;    /* end_reason is set; its process is being killed */
     char end_reason[WIRE_MAX_REASON + 1];
     struct fork_op *fork; /* a fork under way that it is one side of */
+    /* an atomic cell (session_atomic.h) */
+    int atomic;                          /* its running (or starting) cell is atomic */
+    child_t *backup;                     /* its process as it was before the cell, waiting */
+    char backup_dir[WORKSPACE_PATH_MAX]; /* its workspace's files as they were ("" : empty) */
+    int files_kept;                      /* backup_dir (or the empty workspace) stands */
+    long retention_s;                    /* how long it may stay hibernated (proto/job.h) */
 } zygote_session_t;
 
 #endif

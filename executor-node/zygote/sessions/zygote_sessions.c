@@ -22,6 +22,7 @@
 #include "executor-node/mem/procfs.h"
 #include "executor-node/sandbox/landlock.h"
 #include "executor-node/zygote/pool/outcome.h"
+#include "session_atomic.h"
 #include "session_files.h"
 #include "session_fork.h"
 #include "session_results.h"
@@ -52,6 +53,7 @@ static void s_news(zygote_sessions_t *s, const zygote_session_t *z, zygote_sessi
     m.session.idle_timeout_s = z->idle_timeout_s;
     m.session.memory_mb = z->memory_mb;
     m.session.memory_kb = z->memory_kb;
+    m.session.retention_s = z->retention_s;
     snprintf(m.session.reason, sizeof m.session.reason, "%s", z->end_reason);
     s->io.news(s->io.arg, &m);
 }
@@ -84,6 +86,7 @@ static void s_kill_one(void *arg, const uint8_t *id, void *value)
     (void)arg, (void)id;
     zygote_session_t *z = value;
     if (z->child && z->child->pid > 0) kill(z->child->pid, SIGKILL);
+    if (z->backup && z->backup->pid > 0) kill(z->backup->pid, SIGKILL);
 }
 
 void zygote_sessions_destroy(zygote_sessions_t **self_p)
@@ -117,6 +120,7 @@ static zygote_session_t *s_add(zygote_sessions_t *s, const uint8_t id[ID_BYTES],
         z->files_marks = from->files_marks; /* its files, copied with their times */
         z->memory_mb = from->memory_mb;
         z->idle_timeout_s = from->idle_timeout_s;
+        z->retention_s = from->retention_s;
         z->lineage = from->lineage;
         if (z->lineage) z->lineage->refs++;
     } else if (c->ws_base[0]) {
@@ -155,10 +159,13 @@ static void s_describe(const zygote_sessions_t *s, const zygote_session_t *z, re
     res->session.memory_mb = z->memory_mb;
     res->session.idle_timeout_s = z->idle_timeout_s;
     res->session.forks_left = s->conf.fork_ok ? LANDLOCK_MAX_LAYERS - z->layers : 0;
+    res->session.cell = z->cells; /* a cell's own number; for other jobs, the cells so far */
 }
 
-static void s_answer(zygote_sessions_t *s, const uint8_t id[ID_BYTES], const zygote_session_t *z,
-                     status_t st, const char *type, const char *message, const child_t *c)
+static void s_answer_clones(zygote_sessions_t *s, const uint8_t id[ID_BYTES],
+                            const zygote_session_t *z, status_t st, const char *type,
+                            const char *message, const child_t *c, zygote_session_t *const *clones,
+                            size_t n)
 {
     result_t res;
     result_init(&res);
@@ -170,8 +177,19 @@ static void s_answer(zygote_sessions_t *s, const uint8_t id[ID_BYTES], const zyg
     }
     res.exit.reason = xstrdup(status_name(st));
     if (z) s_describe(s, z, &res);
+    if (n) {
+        res.session.clones = xcalloc(n, ID_BYTES);
+        for (size_t i = 0; i < n; i++) memcpy(res.session.clones[i], clones[i]->id, ID_BYTES);
+        res.session.n_clones = n;
+    }
     s->io.answer(s->io.arg, id, &res, c);
     scrub_result(&res);
+}
+
+static void s_answer(zygote_sessions_t *s, const uint8_t id[ID_BYTES], const zygote_session_t *z,
+                     status_t st, const char *type, const char *message, const child_t *c)
+{
+    s_answer_clones(s, id, z, st, type, message, c, NULL, 0);
 }
 
 static void s_announce(zygote_sessions_t *s, zygote_session_t *z)
@@ -284,9 +302,9 @@ static int s_rest_was_rest(zygote_sessions_t *s, zygote_session_t *z, refusal_t 
                         "the session ended: its process ran between cells");
 }
 
-/* z's process gets the job and is woken. */
-static int s_start(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id[ID_BYTES],
-                   const jobspec_t *job, const char *proxy, refusal_t *why)
+/* z's process gets the job in its area (it is not woken yet). */
+static int s_prepare(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id[ID_BYTES],
+                     const jobspec_t *job, const char *proxy, refusal_t *why)
 {
     child_t *c = z->child;
     if (s_rest_was_rest(s, z, why) < 0) return -1;
@@ -310,8 +328,41 @@ static int s_start(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id[I
     snprintf(c->tenant, sizeof c->tenant, "%s", job->tenant);
     z->cell_since_ns = workspace_now_ns(); /* the clock files are stamped with, not a finer one */
     if (job->kind == JOB_EXEC) z->cells++;
-    pool_start(s->conf.pool, c);
     return 0;
+}
+
+/* z's process gets the job and is woken. */
+static int s_start(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id[ID_BYTES],
+                   const jobspec_t *job, const char *proxy, refusal_t *why)
+{
+    if (s_prepare(s, z, id, job, proxy, why) < 0) return -1;
+    pool_start(s->conf.pool, z->child);
+    return 0;
+}
+
+/* An atomic cell: z's files and process are set aside first (session_atomic.h), then it
+ * starts (s_on_backup). The job waits in z's area meanwhile: the zygote keeps none. */
+static int s_start_atomic(zygote_sessions_t *s, zygote_session_t *z, const uint8_t id[ID_BYTES],
+                          jobspec_t *job, const char *proxy, refusal_t *why)
+{
+    char err[256];
+    if (session_atomic_save_files(s->conf.ws, z, err, sizeof err) < 0)
+        return refusal_fill(why, ST_INTERNAL_ERROR, "AtomicUnavailable",
+                            "the session could not be set aside for an atomic cell: %s", err);
+    int rc = 0;
+    if (job->n_files && workspace_put(s->conf.ws, z->cwd, job, 1, err, sizeof err) < 0)
+        rc = refusal_fill(why, ST_INTERNAL_ERROR, "WorkspaceError", "%s", err);
+    if (rc == 0) rc = s_prepare(s, z, id, job, proxy, why);
+    if (rc == 0) {
+        z->atomic = 1;
+        if ((rc = session_fork_backup(s->forks, z, why)) < 0) z->atomic = 0;
+    }
+    if (rc < 0) { /* nothing ran: what the job wrote goes too */
+        if (session_atomic_restore_files(s->conf.ws, z, err, sizeof err) < 0)
+            log_warn("event=atomic_files_not_restored error=\"%s\"", err);
+        if (job->kind == JOB_EXEC && z->cells && !z->ending) z->cells--;
+    }
+    return rc;
 }
 
 static long s_idle_timeout(const zygote_sessions_t *s, long asked)
@@ -320,14 +371,18 @@ static long s_idle_timeout(const zygote_sessions_t *s, long asked)
     return t > s->conf.idle_max_s ? s->conf.idle_max_s : t;
 }
 
-static int s_room(const zygote_sessions_t *s, const uint8_t new_id[ID_BYTES], refusal_t *why)
+/* Room for n new sessions named ids. */
+static int s_room(const zygote_sessions_t *s, const uint8_t (*ids)[ID_BYTES], size_t n,
+                  refusal_t *why)
 {
-    if ((long)(s->count - s->ending) >= s->conf.max_sessions) /* (the node counts the same) */
+    if ((long)(s->count - s->ending + n) > s->conf.max_sessions) /* (the node counts the same) */
         return refusal_fill(why, ST_REJECTED, "SessionLimit",
                             "this executor holds its maximum of %ld sessions",
                             s->conf.max_sessions);
-    if (idmap_get(s->by_id, new_id))
-        return refusal_fill(why, ST_REJECTED, "DuplicateSession", "a session with this id exists");
+    for (size_t i = 0; i < n; i++)
+        if (idmap_get(s->by_id, ids[i]))
+            return refusal_fill(why, ST_REJECTED, "DuplicateSession",
+                                "a session with this id exists");
     return 0;
 }
 
@@ -336,7 +391,7 @@ static int s_create(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t 
                     const char *proxy, refusal_t *why)
 {
     char err[256];
-    if (s_room(s, job->new_session, why) < 0) return -1;
+    if (s_room(s, (const uint8_t(*)[ID_BYTES])job->new_session, 1, why) < 0) return -1;
     child_t *c = pool_take_session(s->conf.pool, proxy != NULL);
     if (!c)
         return refusal_fill(why, ST_INTERNAL_ERROR, "ForkFailed",
@@ -352,6 +407,8 @@ static int s_create(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspec_t 
     zygote_session_t *z = s_add(s, job->new_session, job->tenant, c, NULL);
     z->memory_mb = job->limits.memory_mb;
     z->idle_timeout_s = s_idle_timeout(s, job->idle_timeout_s);
+    z->retention_s = job->retention_s;
+    z->cells = job->resume_cells; /* a resumed session numbers its cells on */
     if (s_start(s, z, id, job, proxy, why) < 0) {
         s_kill(s, z, "the session could not start");
         return -1;
@@ -366,8 +423,9 @@ static int s_in_session(zygote_sessions_t *s, const uint8_t id[ID_BYTES], jobspe
     char err[256];
     zygote_session_t *z = s_live(s, job, why);
     if (!z) return -1;
-    if (z->fork || z->child->state != CHILD_KEPT)
+    if (z->fork || z->backup || z->child->state != CHILD_KEPT)
         return refusal_fill(why, ST_REJECTED, "SessionBusy", "the session is running another job");
+    if (job->atomic) return s_start_atomic(s, z, id, job, proxy, why);
     if (job->n_files && workspace_put(s->conf.ws, z->cwd, job, 1, err, sizeof err) < 0)
         return refusal_fill(why, ST_INTERNAL_ERROR, "WorkspaceError", "%s", err);
     if (job->kind == JOB_SESSION_RESTORE && s_restore_files(s, z->cwd, job, why) < 0) return -1;
@@ -379,7 +437,7 @@ static int s_close(zygote_sessions_t *s, const uint8_t id[ID_BYTES], const jobsp
 {
     zygote_session_t *z = s_live(s, job, why);
     if (!z) return -1;
-    if (z->fork || z->child->state != CHILD_KEPT)
+    if (z->fork || z->backup || z->child->state != CHILD_KEPT)
         return refusal_fill(why, ST_REJECTED, "SessionBusy", "the session is running another job");
     s_kill(s, z, "closed by the client");
     s_answer(s, id, z, ST_OK, NULL, NULL, NULL);
@@ -455,6 +513,36 @@ static const char *s_end_reason(const zygote_sessions_t *s, const zygote_session
     return buf;
 }
 
+/* An atomic cell ended (res): ok, it stays and its copies go; otherwise the session is put back
+ * as it was, and lives on. The end reason the session has after it (NULL: it lives on). */
+static const char *s_atomic_end(zygote_sessions_t *s, zygote_session_t *z, result_t *res,
+                                const struct rusage *ru, const char *end, char *buf, size_t cap)
+{
+    char err[256], idstr[ID_STR_LEN + 1];
+    res->session.atomic = 1;
+    if (res->status == ST_OK && !end) {
+        session_atomic_commit(s->conf.pool, z);
+        session_atomic_drop_files(s->conf.ws, z);
+        return NULL;
+    }
+    int restored = session_atomic_rollback(s->conf.pool, z, ru != NULL) == 0;
+    if (session_atomic_restore_files(s->conf.ws, z, err, sizeof err) < 0)
+        log_warn("event=atomic_files_not_restored session=%s error=\"%s\"", s_idstr(z->id, idstr),
+                 err);
+    if (!restored) {
+        snprintf(buf, cap,
+                 "an atomic cell ended %s and the session as it was before it could "
+                 "not be put back (its copy was gone)",
+                 status_name(res->status));
+        return buf;
+    }
+    res->session.rolled_back = 1;
+    z->measured = 0; /* the process is another one: measure it again */
+    log_info("event=atomic_rolled_back session=%s status=%s", s_idstr(z->id, idstr),
+             status_name(res->status));
+    return NULL;
+}
+
 void zygote_sessions_finished(zygote_sessions_t *s, child_t *c, int wstatus,
                               const struct rusage *ru)
 {
@@ -489,17 +577,19 @@ void zygote_sessions_finished(zygote_sessions_t *s, child_t *c, int wstatus,
         session_snapshot_result(s->conf.ws, z, &res);
     if (res.status == ST_OK && c->kind == JOB_SESSION_INFO)
         session_info_result(s->conf.ws, z, &res);
-    if (c->kind == JOB_EXEC) res.session.cell = z->cells;
     char buf[WIRE_MAX_REASON + 1];
     const char *end = s_end_reason(s, z, c, &res, ru, first, buf, sizeof buf);
+    child_t *was = c; /* the process that ran it (an atomic cell's rollback replaces it) */
+    if (z->atomic) end = s_atomic_end(s, z, &res, ru, end, buf, sizeof buf);
+    c = z->child;
     if (end) s_ending(s, z, end);
     s_describe(s, z, &res);
     if (!end) {
-        pool_kept(s->conf.pool, c);
+        if (c == was) pool_kept(s->conf.pool, c);
         s_rest_begins(s, z);
         if (first) s_announce(s, z);
     }
-    s->io.answer(s->io.arg, c->id, &res, c);
+    s->io.answer(s->io.arg, was->id, &res, was);
     outcome_log(&o, &res, ru ? ru->ru_minflt : -1);
     scrub_result(&res);
     if (end && !ru) {
@@ -511,6 +601,17 @@ void zygote_sessions_gone(zygote_sessions_t *s, child_t *c, int wstatus)
 {
     zygote_session_t *z = c->session;
     char idstr[ID_STR_LEN + 1];
+    if (c != z->child) { /* an atomic cell's backup: the session itself lives on */
+        if (z->fork) session_fork_died(s->forks, c);
+        if (z->backup == c) {
+            log_warn("event=atomic_backup_died session=%s status=%d", s_idstr(z->id, idstr),
+                     wstatus);
+            z->backup = NULL;
+        }
+        c->session = NULL;
+        c->ws_dir[0] = c->ws_base[0] = '\0'; /* the session's, not the pool's to remove */
+        return;
+    }
     if (z->fork) session_fork_died(s->forks, c);
     if (!z->ending) {
         char why[WIRE_MAX_REASON + 1];
@@ -521,6 +622,8 @@ void zygote_sessions_gone(zygote_sessions_t *s, child_t *c, int wstatus)
             snprintf(why, sizeof why, "the session's process exited (%d)", WEXITSTATUS(wstatus));
         s_ending(s, z, why);
     }
+    if (z->backup) session_atomic_commit(s->conf.pool, z); /* nothing left to put back */
+    session_atomic_drop_files(s->conf.ws, z);
     if (z->cwd[0] && s->conf.ws) workspace_remove(s->conf.ws, z->cwd);
     if (z->lineage && --z->lineage->refs == 0) {
         workspace_remove_tree(s->conf.ws, z->lineage->base);
@@ -585,7 +688,8 @@ void zygote_sessions_on_muted(zygote_sessions_t *s, child_t *c)
 void zygote_sessions_end(zygote_sessions_t *s, const uint8_t id[ID_BYTES], const char *reason)
 {
     zygote_session_t *z = s_find(s, id, NULL);
-    if (z && !z->ending && !z->fork && z->child->state == CHILD_KEPT) s_kill(s, z, reason);
+    if (z && !z->ending && !z->fork && !z->backup && z->child->state == CHILD_KEPT)
+        s_kill(s, z, reason);
 }
 
 /* ---- memory ------------------------------------------------------------------------------ */
@@ -634,9 +738,9 @@ static void h_forget(void *arg, zygote_session_t *z)
     s_forget(arg, z);
 }
 
-static int h_room(void *arg, const uint8_t new_id[ID_BYTES], refusal_t *why)
+static int h_room(void *arg, const uint8_t (*ids)[ID_BYTES], size_t n, refusal_t *why)
 {
-    return s_room(arg, new_id, why);
+    return s_room(arg, ids, n, why);
 }
 
 static void h_announce(void *arg, zygote_session_t *z)
@@ -645,9 +749,10 @@ static void h_announce(void *arg, zygote_session_t *z)
 }
 
 static void h_answer(void *arg, const uint8_t id[ID_BYTES], const zygote_session_t *z, status_t st,
-                     const char *type, const char *message, const child_t *c)
+                     const char *type, const char *message, const child_t *c,
+                     zygote_session_t *const *clones, size_t n)
 {
-    s_answer(arg, id, z, st, type, message, c);
+    s_answer_clones(arg, id, z, st, type, message, c, clones, n);
 }
 
 static void h_kill(void *arg, zygote_session_t *z, const char *reason)
@@ -660,6 +765,31 @@ static void h_ended(void *arg, zygote_session_t *z, const char *reason)
     s_ending(arg, z, reason);
 }
 
+/* An atomic cell's backup is ready: the cell starts; or it could not be made: the cell is
+ * answered without having run, and what it wrote (its input files) is taken back. */
+static void h_backup_done(void *arg, zygote_session_t *z, child_t *backup, const char *why)
+{
+    zygote_sessions_t *s = arg;
+    char err[256];
+    if (backup && !z->ending && z->child->state == CHILD_KEPT) {
+        z->backup = backup;
+        pool_start(s->conf.pool, z->child);
+        return;
+    }
+    z->backup = backup;
+    session_atomic_commit(s->conf.pool, z); /* a backup of a session that ends meanwhile goes */
+    if (session_atomic_restore_files(s->conf.ws, z, err, sizeof err) < 0)
+        log_warn("event=atomic_files_not_restored error=\"%s\"", err);
+    if (z->cells) z->cells--; /* the cell never ran */
+    char message[320];
+    snprintf(message, sizeof message,
+             "the session could not be set aside for an atomic cell, which did not run: %s",
+             why ? why : "it ended meanwhile");
+    child_t *c = z->child;
+    if (!z->ending) s_rest_begins(s, z);
+    s_answer(s, c->id, z, ST_INTERNAL_ERROR, "AtomicUnavailable", message, c);
+}
+
 static const session_fork_hooks_t s_fork_hooks = {
-    h_add, h_forget, h_room, h_announce, h_answer, h_kill, h_ended, NULL,
+    h_add, h_forget, h_room, h_announce, h_answer, h_kill, h_ended, h_backup_done, NULL,
 };
