@@ -79,7 +79,7 @@ COMPONENT_LIBS := $(BROKER_LIB) $(EXECUTOR_LIB) $(ZYGOTE_LIB) $(EGRESS_LIB) $(MC
 BINARIES := $(BIN)/snakepit-broker $(BIN)/snakepit-executor $(BIN)/snakepit-zygote $(BIN)/snakepit-egress \
             $(BIN)/snakepit-mcp $(BIN)/snakepit
 
-.PHONY: all deps deps-test run deb test test-unit test-integration test-security test-interop \
+.PHONY: all deps deps-test run deb deb-bins prebuild unit-bins test test-unit test-integration test-security test-interop \
         test-executor test-san test-cluster conformance bench bench-quick fuzz format clean
 all: $(BINARIES)
 
@@ -188,11 +188,14 @@ DEB_ARCH       := $(shell dpkg --print-architecture 2>/dev/null)
 DEB            := snakepit_$(VERSION)_$(DEB_ARCH).deb
 DEB_FLAGS      := DEB_BUILD_MAINT_OPTIONS=hardening=+all
 DEB_MAINTAINER ?= $(or $(shell git log -1 --format='%an <%ae>' 2>/dev/null),snakepit developers <root@localhost>)
-deb:
+# the package's binaries, built with Debian's hardening flags in build-deb/
+deb-bins:
 	@command -v help2man >/dev/null && command -v dpkg-shlibdeps >/dev/null || deploy/install-deps.sh deb
 	@$(MAKE) --no-print-directory BUILD=build-deb \
 	  OPT="$$($(DEB_FLAGS) dpkg-buildflags --get CFLAGS) $$($(DEB_FLAGS) dpkg-buildflags --get CPPFLAGS)" \
 	  LDFLAGS="$$($(DEB_FLAGS) dpkg-buildflags --get LDFLAGS)" all build-deb/tools/profile-modules
+
+deb: deb-bins
 	deploy/debian/build-deb.sh build-deb/bin $(VERSION) $(DEB) "$(DEB_MAINTAINER)" build-deb/tools/profile-modules
 
 # what each profile imports, printed from the profiles table: build-deb.sh derives Depends and
@@ -239,6 +242,7 @@ $(BUILD)/tests/test_logpump: tests/unit/test_logpump.c cli/logpump.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDFLAGS) -lcmocka $(LIBS)
 
+unit-bins: $(UNIT_BINS)
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	$(PYTEST) tests/unit
@@ -313,11 +317,21 @@ test-san:
 	SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/cli/test_run_answers.py
 
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
-# tests/suites.sh runs them in turn and ends with each one's wall and CPU time.
-SUITES := all check-layers test-docs test-unit \
+# tests/suites.sh runs them in turn and ends with each one's wall and CPU time. `bg:prebuild`
+# starts the compiling the later suites need (the ASan/UBSan build, the fuzz targets, the
+# package's binaries: separate build trees) niced in the background while the first suites
+# run, most of which wait on processes more than they compute; `bg:wait` waits for it before
+# the first suite that uses what it builds.
+SUITES := all check-layers test-docs bg:prebuild test-unit \
           test-executor test-security test-integration test-cli test-chaos test-memory \
-          test-deb test-broker test-cluster test-ops test-deploy test-interop conformance \
-          test-san fuzz bench-smoke
+          test-broker test-cluster test-ops test-deploy test-interop conformance \
+          bg:wait test-deb test-san fuzz bench-smoke
+
+# what `make test` compiles ahead (above): nothing here runs a test
+prebuild:
+	@$(MAKE) --no-print-directory SANITIZE=1 all unit-bins $(abspath build-san)/tests/deny_syscall
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@$(MAKE) --no-print-directory deb-bins
 test: deps-test
 	@MAKE="$(MAKE)" FUZZ_SECONDS=5 tests/suites.sh $(SUITES)
 
