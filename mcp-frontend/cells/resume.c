@@ -122,6 +122,7 @@ static void s_on_claim(void *arg, int st, const char *blob, size_t len, const ch
     spec.idle_timeout_s = (long)json_integer_value(json_object_get(meta, "idle_timeout_s"));
     spec.retention_s = c->tenant->session_retention_s;
     spec.resume_cells = r->note.from_cell;
+    if (r->s.network) tenant_egress_spec(c->tenant, &spec.egress); /* it had network: it keeps it */
     spec.snapshot = xmalloc(len ? len : 1);
     memcpy(spec.snapshot, blob, len);
     spec.snapshot_len = len;

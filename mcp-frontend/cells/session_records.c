@@ -226,6 +226,8 @@ static int s_parse(const redisReply *r, const char *id, session_record_t *s)
             s_str(s->last_snapshot, sizeof s->last_snapshot, v);
         else if (!strcmp(f, "atomic"))
             s->atomic = s_long(v) != 0;
+        else if (!strcmp(f, "network"))
+            s->network = s_long(v) != 0;
     }
     return s->profile[0] ? 0 : -1;
 }
@@ -403,10 +405,10 @@ void session_records_opened(session_records_t *self, const tenant_t *t, const se
     store_writef(self->store,
                  "HSET %s tenant %s profile %s state active created_ms %llu last_used_ms %llu "
                  "cells %ld memory_mb %ld idle_timeout_s %ld memory_kb %llu parent %s "
-                 "restored_from %s atomic %d",
+                 "restored_from %s atomic %d network %d",
                  rec, t->name, s->profile, (unsigned long long)s->created_ms,
                  (unsigned long long)s->last_used_ms, s->cells, s->memory_mb, s->idle_timeout_s,
-                 (unsigned long long)s->memory_kb, s->parent, s->restored_from, s->atomic);
+                 (unsigned long long)s->memory_kb, s->parent, s->restored_from, s->atomic, s->network);
     s_expiry(self, t, s->id, s->last_used_ms + (uint64_t)s->idle_timeout_s * 1000);
     s_cache(self, t, s);
     char use[RECORD_USAGE_KEY_MAX]; /* the day's count of sessions started, for get_usage */

@@ -39,6 +39,7 @@ typedef struct {
     char restored_from[ID_STR_LEN + 1]; /* the snapshot it was restored from, or "" */
     char last_snapshot[ID_STR_LEN + 1]; /* the latest snapshot made of it, or "" */
     int atomic;                         /* its cells are atomic unless a call says otherwise */
+    int network;                        /* made with network egress: it resumes with it too */
     int hibernated;                     /* its node freed it; it resumes from its checkpoint */
     long checkpoint_cell;               /* its latest checkpoint followed this cell (0: none) */
     uint64_t checkpoint_ms;

@@ -369,3 +369,21 @@ void tenants_destroy(tenants_t **self_p)
     free(self);
     *self_p = NULL;
 }
+
+void tenant_egress_spec(const tenant_t *t, job_egress_t *out)
+{
+    if (!t->egress[0]) return;
+    size_t n = 1;
+    for (const char *p = t->egress; *p; p++) n += *p == ',';
+    if (n > EGRESS_MAX_RULES) n = EGRESS_MAX_RULES;
+    out->rules = xcalloc(n, sizeof *out->rules);
+    for (const char *p = t->egress; *p && out->n_rules < n;) {
+        size_t len = strcspn(p, ",");
+        while (len && (*p == ' ' || *p == '\t')) p++, len--;
+        if (len) out->rules[out->n_rules++] = xstrndup(p, len);
+        p += len;
+        if (*p == ',') p++;
+    }
+    out->max_bytes = (uint64_t)t->egress_max_bytes;
+    out->max_conns = (uint64_t)t->egress_max_conns;
+}

@@ -18,6 +18,7 @@
 
 #include "common/limits.h"
 #include "common/loop.h"
+#include "proto/job.h"
 #include "mcp-frontend/rpc/tenant.h"
 #include "store.h"
 
@@ -69,6 +70,9 @@ tenant_t *tenants_cached(tenants_t *self, const char *key, size_t key_len);
 uint64_t tenants_stale_auths(const tenants_t *self);
 /* Asks Redis. 0: fn will be called once; -1: Redis unreachable now (fail closed). */
 int tenants_lookup(tenants_t *self, const char *key, size_t key_len, tenant_fn *fn, void *arg);
+/* The tenant's network egress rules and caps into out (what the executor grants a job); none
+ * for a tenant without rules. out is empty before (jobspec_init). */
+void tenant_egress_spec(const tenant_t *t, job_egress_t *out);
 /* The tenant by name (for stdio and the anonymous tenant): created with defaults, then its
  * quotas are loaded from Redis in the background and refreshed periodically. */
 tenant_t *tenants_named(tenants_t *self, const char *name);

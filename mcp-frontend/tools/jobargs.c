@@ -13,6 +13,7 @@
 #include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/render/proftext.h"
 #include "mcp-frontend/rpc/fe.h"
+#include "mcp-frontend/state/tenants.h"
 #include "jobargs.h"
 #include "pyscan.h"
 #include "tools.h"
@@ -509,19 +510,6 @@ int jobargs_egress(call_t *c, json_t *args, jobspec_t *spec)
     json_t *v = json_object_get(args, "network");
     if (v && !json_is_null(v) && !json_is_boolean(v))
         return tool_bad(c, "network must be true or false");
-    if (json_is_false(v) || !c->tenant->egress[0]) return 0;
-    size_t n = 1;
-    for (const char *p = c->tenant->egress; *p; p++) n += *p == ',';
-    if (n > EGRESS_MAX_RULES) n = EGRESS_MAX_RULES;
-    spec->egress.rules = xcalloc(n, sizeof *spec->egress.rules);
-    for (const char *p = c->tenant->egress; *p && spec->egress.n_rules < n;) {
-        size_t len = strcspn(p, ",");
-        while (len && (*p == ' ' || *p == '\t')) p++, len--;
-        if (len) spec->egress.rules[spec->egress.n_rules++] = xstrndup(p, len);
-        p += len;
-        if (*p == ',') p++;
-    }
-    spec->egress.max_bytes = (uint64_t)c->tenant->egress_max_bytes;
-    spec->egress.max_conns = (uint64_t)c->tenant->egress_max_conns;
+    if (!json_is_false(v)) tenant_egress_spec(c->tenant, &spec->egress);
     return 0;
 }

@@ -70,6 +70,7 @@ void create_session_run(call_t *c, json_t *args, const tool_task_t *task)
     }
     json_t *atomic = json_object_get(args, "atomic");
     op->s.atomic = json_is_true(atomic);
+    op->s.network = op->spec.egress.n_rules > 0;
     op->spec.kind = JOB_SESSION_NEW;
     op->spec.service = xstrdup(p->name);
     op->spec.limits.memory_mb = l.memory_mb;
@@ -158,7 +159,8 @@ static void s_fork(op_t *op, const session_record_t *parent)
     }
     snprintf(op->s.id, sizeof op->s.id, "%s", x->ids[0]);
     snprintf(op->s.profile, sizeof op->s.profile, "%s", parent->profile);
-    op->s.atomic = parent->atomic; /* a clone's cells are as its parent's */
+    op->s.atomic = parent->atomic;   /* a clone's cells are as its parent's */
+    op->s.network = parent->network; /* and so is its network (its parent's child's) */
     session_records_admit_n(c->fe->session_records, c->tenant,
                             (const char(*)[ID_STR_LEN + 1])x->ids, x->n, parent->memory_mb,
                             parent->idle_timeout_s, s_on_fork_admitted, op);

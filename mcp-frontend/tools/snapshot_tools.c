@@ -326,6 +326,8 @@ static void s_into_new(op_t *op)
     op->spec.idle_timeout_s = idle;
     op->spec.retention_s = c->tenant->session_retention_s;
     op->spec.has_new_session = 1;
+    tenant_egress_spec(c->tenant, &op->spec.egress); /* a new session has the tenant's network */
+    op->s.network = op->spec.egress.n_rules > 0;
     id_new(op->spec.new_session);
     id_format(op->spec.new_session, op->s.id);
     snprintf(op->s.profile, sizeof op->s.profile, "%s", p->name);

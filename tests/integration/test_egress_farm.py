@@ -226,6 +226,29 @@ def test_a_session_fetches_in_one_cell_and_computes_in_the_next(acme, servers):
         acme.call("close_session", {"session_id": s})
 
 
+def test_a_session_resumed_from_its_checkpoint_keeps_its_network(acme, servers):
+    """A session idle past its timeout is hibernated; its next cell resumes it on a new
+    sandbox, which has its network as before (the session's record says it was made with it)."""
+    s = acme.call("create_session", {"idle_timeout": 1})["structuredContent"]["session_id"]
+    try:
+        assert run(acme, "x = 1", session_id=s)["status"] == "ok"
+        deadline = time.time() + 30
+        while True:
+            rows = [x for x in acme.call("list_sessions", {})["structuredContent"]["sessions"]
+                    if x["session_id"] == s]
+            if rows and rows[0].get("state") == "hibernated":
+                break
+            assert time.time() < deadline, rows
+            time.sleep(0.3)
+        r = run(acme, "import urllib.request\n"
+                      "print(x, urllib.request.urlopen('http://127.0.0.1:%d/resumed').status)"
+                % servers.http.port, session_id=s)
+        assert r["status"] == "ok" and r["stdout"] == "1 200\n", r
+        assert r["session"]["resumed"]["from_cell"] == 1, r["session"]
+    finally:
+        acme.call("close_session", {"session_id": s})
+
+
 def test_the_record_the_usage_and_the_metrics_show_destinations_and_bytes(acme, farm, servers,
                                                                          redis_port):
     r = run(acme, "import urllib.request\nurllib.request.urlopen('http://127.0.0.1:%d/rec').read()"
