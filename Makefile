@@ -135,6 +135,24 @@ $(OBJ)/mcp-frontend/compat/compat_validators.o: $(BUILD)/gen/schema_check_py.h $
                                                $(BUILD)/gen/schemas_json.h
 $(OBJ)/mcp-frontend/compat/compat_validators.o: CPPFLAGS += -I$(BUILD)/gen
 
+# the console's page (mcp-frontend/console/assets/: HTML, CSS, JavaScript) is compiled into the
+# front-end: each file a byte array, and CONSOLE_ASSET_ROWS the table console/assets.c serves
+CONSOLE_ASSETS := $(sort $(wildcard mcp-frontend/console/assets/*))
+$(BUILD)/gen/console_assets.h: $(CONSOLE_ASSETS)
+	@mkdir -p $(@D)
+	{ echo '/* generated from mcp-frontend/console/assets/ by the Makefile */'; \
+	  rows=''; \
+	  for f in $^; do \
+	    n=$$(basename $$f); v=asset_$$(echo $$n | tr -c 'a-zA-Z0-9\n' '_'); \
+	    echo "static const unsigned char $$v[] = {"; \
+	    od -An -v -tx1 $$f | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	    echo '0x00};'; \
+	    rows="$$rows {\"$$n\", $$v, sizeof $$v - 1},"; \
+	  done; \
+	  echo "#define CONSOLE_ASSET_ROWS $$rows"; } > $@.tmp && mv $@.tmp $@
+$(OBJ)/mcp-frontend/console/assets.o: $(BUILD)/gen/console_assets.h
+$(OBJ)/mcp-frontend/console/assets.o: CPPFLAGS += -I$(BUILD)/gen
+
 # ---- the binaries: a main() and its component's library
 $(BIN)/snakepit-broker: $(call objs,$(BROKER_MAIN)) $(BROKER_LIB) $(LIB)
 	@mkdir -p $(@D)

@@ -1,6 +1,7 @@
-/* common/secret.h — what must not be guessed: API keys (`sp_` and 64 hex digits, 256 bits from
- * getrandom) and the console's sign-in tokens, and comparing secrets in constant time. The CLI
- * makes keys with it, and the front-end when a tenant rotates its key in the console. */
+/* mcp-frontend/console/secret.h — what must not be guessed: API keys (`sp_` and 64 hex digits,
+ * 256 bits from getrandom, the shape `snakepit tenant` makes) for a tenant that rotates its key
+ * in the console, the console's sign-in and CSRF tokens, and comparing secrets in constant
+ * time. */
 #ifndef SP_SECRET_H
 #define SP_SECRET_H
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* common/secret.c — see secret.h. */
+/* mcp-frontend/console/secret.c — see secret.h. */
 #include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
