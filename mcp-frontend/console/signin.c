@@ -140,7 +140,7 @@ void signin_find(console_req_t *r)
     snprintf(idle, sizeof idle, "%ld", self->conf.idle_s * 1000);
     if (!self->find) self->find = store_script(self->fe->store, s_find_lua);
     const char *args[] = {key, idle};
-    if (store_eval(self->fe->store, self->find, s_on_found, r->ex, 1, 1, args) < 0) {
+    if (store_eval(self->fe->store, self->find, s_on_found, r->ex, 1, 2, args) < 0) {
         s_unavailable(r);
         return;
     }
@@ -165,6 +165,7 @@ static void s_on_created(void *arg, redisReply *reply)
     console_req_t *r = console_back(arg);
     if (!r) return;
     if (!reply || reply->type != REDIS_REPLY_INTEGER) {
+        r->set_cookie[0] = '\0'; /* no sign-in was made: no cookie for it */
         s_signin_outcome(r, CONSOLE_SIGNIN_UNAVAILABLE, r->tenant);
         s_unavailable(r);
         return;
@@ -197,7 +198,7 @@ static void s_create(console_req_t *r, tenant_t *t)
     explicit_bzero(token, sizeof token);
     if (!self->create) self->create = store_script(self->fe->store, s_create_lua);
     const char *args[] = {key, r->tenant, r->key_hash, r->csrf, created, expires, idle};
-    if (store_eval(self->fe->store, self->create, s_on_created, r->ex, 1, 6, args) < 0) {
+    if (store_eval(self->fe->store, self->create, s_on_created, r->ex, 1, 7, args) < 0) {
         r->set_cookie[0] = '\0';
         s_signin_outcome(r, CONSOLE_SIGNIN_UNAVAILABLE, r->tenant);
         s_unavailable(r);

@@ -321,7 +321,13 @@ async function viewExecution(id) {
   show(el("h1", {text: "Execution"}), busy("Loading…"));
   const res = await tool("get_execution", {execution_id: id});
   if (!res.result) { show(el("h1", {text: "Execution"}), errorBox(res.text || "not found")); return; }
-  const r = res.result;
+  /* the record, with the Result it keeps: what ran, where and when, then what came of it */
+  const rec = res.result;
+  const r = Object.assign({status: rec.status, stderr: rec.stderr, queue_ms: rec.queue_ms, wall_ms: rec.wall_ms,
+    cpu_ms: rec.cpu_ms, resources: rec.max_rss_kb ? {max_rss_kb: rec.max_rss_kb} : null,
+    error: rec.error_type ? {type: rec.error_type, message: rec.error_message} : null}, rec.result || {},
+    {code: rec.code, tool: rec.tool, created_ms: rec.created_ms, profile: rec.profile,
+      profile_reason: rec.profile_reason, session_id: rec.session_id, cell: rec.cell});
   const images = [];
   const n = (r.images || []).length;
   for (let i = 0; i < n && i < 16; i++) {
@@ -422,8 +428,8 @@ async function viewSessions() {
       el("td", {class: "mono"}, el("a", {href: "#/sessions/" + encodeURIComponent(s.session_id), text: s.session_id})),
       el("td", {text: s.profile || "–"}), el("td", {class: "num", text: s.cells ?? "–"}),
       el("td", {class: "num", text: s.memory_in_use_mb !== undefined ? s.memory_in_use_mb + " MB" : "–"}),
-      el("td", {class: "num", text: s.last_used_ms ? Math.round((Date.now() - s.last_used_ms) / 1000) + " s" : "–"}),
-      el("td", {class: "mono", text: s.parent_id || s.parent || "–"})))));
+      el("td", {class: "num", text: idleFor(s.last_used)}),
+      el("td", {class: "mono", text: s.parent_session_id || "–"})))));
   show(el("h1", {text: "Sessions"}), createForm, res.result ? el("div", {class: "scroll"}, table) : errorBox(res.text));
 }
 
@@ -454,7 +460,8 @@ async function viewSession(id) {
   show(el("p", {}, el("a", {href: "#/sessions", text: "← Sessions"})),
     el("h1", {text: "Session " + id}),
     el("section", {class: "card"}, facts([["Profile", s.profile], ["Cells", s.cells], ["Memory in use", s.memory_in_use_mb !== undefined ? s.memory_in_use_mb + " MB" : null],
-      ["Created", fmtTime(s.created_ms)], ["Last used", fmtTime(s.last_used_ms)], ["Expires", s.expires_at], ["Parent", s.parent_id || s.parent], ["Forks left", s.forks_left]]), actions),
+      ["Memory limit", s.memory_limit_mb ? s.memory_limit_mb + " MB" : null], ["Created", s.created], ["Last used", s.last_used + " (idle " + idleFor(s.last_used) + ")"],
+      ["Expires", s.expires_at], ["Forked from", s.parent_session_id ? el("a", {class: "mono", href: "#/sessions/" + encodeURIComponent(s.parent_session_id), text: s.parent_session_id}) : "–"]]), actions),
     form, cells, snaps);
   await renderSnapshots(snaps, id);
 }
@@ -474,7 +481,7 @@ async function renderSnapshots(box, sessionId) {
     el("thead", {}, el("tr", {}, ["Snapshot", "Description", "Created", "Size", ""].map(h => el("th", {scope: "col", text: h})))),
     el("tbody", {}, list.map(sn => el("tr", {},
       el("td", {class: "mono", text: sn.snapshot_id}), el("td", {text: sn.description || ""}),
-      el("td", {text: sn.created_at || fmtTime(sn.created_ms)}), el("td", {class: "num", text: sn.size_bytes ?? sn.bytes ?? "–"}),
+      el("td", {text: sn.created || ""}), el("td", {class: "num", text: (sn.bytes ?? "–") + " B"}),
       el("td", {},
         el("button", {type: "button", class: "secondary", text: "Restore", "aria-label": "Restore " + sn.snapshot_id + " into this session", onclick: async () => {
           const r = await tool("restore_state_snapshot", {snapshot_id: sn.snapshot_id, session_id: sessionId});
@@ -521,6 +528,11 @@ function barChart(title, series, limit, unit) {
   return g;
 }
 
+function idleFor(iso) {
+  const t = Date.parse(iso || "");
+  return isNaN(t) ? "–" : Math.max(0, Math.round((Date.now() - t) / 1000)) + " s";
+}
+
 function num(v) { return typeof v === "number" ? v : Number(v) || 0; }
 
 async function viewUsage() {
@@ -528,7 +540,9 @@ async function viewUsage() {
   const u = await toolOk("get_usage", {days: 14});
   let info = null;
   try { info = await toolOk("get_sandbox_info", {}); } catch (e) { if (e instanceof SignedOut) throw e; }
-  const limits = (info && (info.tenant || info.limits || info.your_limits)) || {};
+  const limits = (info && info.tenant) || {};
+  const sessions = await tool("list_sessions", {});
+  const liveMb = ((sessions.result && sessions.result.sessions) || []).reduce((a, x) => a + num(x.memory_in_use_mb), 0);
   const days = (u.days || []).slice().sort((a, b) => (a.day < b.day ? -1 : 1));
   const statusOf = d => d.executions_by_status || d.by_status || d.statuses || {};
   const execs = d => num(d.executions ?? Object.values(statusOf(d)).reduce((a, b) => a + num(b), 0));
@@ -545,7 +559,8 @@ async function viewUsage() {
   const now = u.now || u.holding || {};
   const quota = [];
   for (const [k, v] of Object.entries(now)) quota.push([k.replace(/_/g, " "), typeof v === "object" ? JSON.stringify(v) : v]);
-  for (const [k, v] of Object.entries(limits)) quota.push(["limit: " + k.replace(/_/g, " "), typeof v === "object" ? JSON.stringify(v) : v]);
+  quota.push(["session memory in use now", liveMb + " MB"]);
+  for (const [k, v] of Object.entries(limits)) if (k !== "name") quota.push(["limit: " + k.replace(/_/g, " "), typeof v === "object" ? JSON.stringify(v) : v]);
   const perDay = num(limits.max_executions_per_day || limits.executions_per_day) || null;
   show(el("h1", {text: "Usage"}),
     el("section", {class: "card"}, el("h2", {text: "Per day, last 14 days (UTC)"}),
