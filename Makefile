@@ -323,7 +323,7 @@ test: deps-test
 	@$(MAKE) --no-print-directory test-executor test-security test-integration test-cli test-chaos test-memory
 	@$(MAKE) --no-print-directory test-deb
 	@$(MAKE) --no-print-directory test-broker test-cluster
-	@$(MAKE) --no-print-directory test-ops test-deploy test-interop conformance
+	@$(MAKE) --no-print-directory test-ops test-deploy test-interop test-console conformance
 	@$(MAKE) --no-print-directory test-san
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 	@$(MAKE) --no-print-directory bench-smoke
@@ -445,6 +445,18 @@ test-interop: $(BIN)/snakepit-mcp $(BIN)/snakepit-broker $(BIN)/snakepit-executo
 
 conformance: $(BIN)/snakepit-mcp $(NODE22)
 	/usr/bin/python3 $(INTEROP)/run_conformance.py
+
+# ---- the tenant console (tests/console): a real farm, checked over HTTP and in Debian's chromium
+# (/usr/bin/chromium, `deploy/install-deps.sh test`) driven by playwright-core from npm (no
+# browser download); screenshots of every page in $(BUILD)/console-shots/
+CONSOLE_TESTS := tests/console
+$(CONSOLE_TESTS)/node_modules/.installed: $(CONSOLE_TESTS)/package.json $(CONSOLE_TESTS)/package-lock.json
+	cd $(CONSOLE_TESTS) && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: test-console
+test-console: all $(CONSOLE_TESTS)/node_modules/.installed
+	SP_CONSOLE_SHOTS=$(abspath $(BUILD)/console-shots) /usr/bin/python3 $(CONSOLE_TESTS)/run_console.py
 
 $(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/rpc/jsonrpc.c common/utf8.c common/buf.c
 	@mkdir -p $(@D)

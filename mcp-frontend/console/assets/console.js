@@ -39,7 +39,7 @@ function show(...nodes) {
 function fmtMs(ms) {
   if (ms === null || ms === undefined || ms === "") return "–";
   const n = Number(ms);
-  return n >= 1000 ? (n / 1000).toFixed(2) + " s" : n + " ms";
+  return n >= 1000 ? (n / 1000).toFixed(2) + " s" : (n >= 10 ? Math.round(n) : n.toFixed(1)) + " ms";
 }
 
 function fmtTime(ms) {
@@ -299,8 +299,8 @@ function resultView(r, images) {
     if (r.error.traceback) out.append(el("pre", {class: "stderr", text: r.error.traceback}));
   }
   const outputs = (r.outputs || []).filter(o => !(o.mimeType || "").startsWith("image/") || !images.length);
-  if (outputs.length) out.append(el("h3", {text: "Rich outputs"}), outputs.map(o => el("div", {class: "output"}, outputNode(o))));
-  if (images.length) out.append(el("h3", {text: "Figures"}), images.map((im, i) => imageNode(im.mime, im.b64, "figure " + (i + 1))));
+  if (outputs.length) out.append(el("h3", {text: "Rich outputs"}), ...outputs.map(o => el("div", {class: "output"}, outputNode(o))));
+  if (images.length) out.append(el("h3", {text: "Figures"}), ...images.map((im, i) => imageNode(im.mime, im.b64, "figure " + (i + 1))));
   if ((r.security_events || []).length) out.append(el("h3", {text: "Refused by the sandbox"}), el("pre", {text: r.security_events.map(e => `${e.operation} ${e.target ?? ""} (${e.layer}) ×${e.count}`).join("\n")}));
   if ((r.files || []).length) {
     out.append(el("h3", {text: "Files"}), el("ul", {}, r.files.map(f => el("li", {},
