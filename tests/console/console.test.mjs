@@ -94,7 +94,7 @@ try {
 
   // Executions: the run is there, newest first, and its detail
   await nav(page, "Executions");
-  const row = page.getByRole("link", { name: runId });
+  const row = page.getByRole("link", { name: runId, exact: true });
   await row.waitFor();
   assert.equal((await page.locator("tbody tr").first().locator("a").textContent()).trim(), runId, "newest first");
   await page.getByLabel("Status").selectOption("error");
@@ -103,7 +103,7 @@ try {
   await page.getByLabel("Status").selectOption("ok");
   await page.getByLabel("Profile").selectOption("python.data_science");
   await page.getByRole("button", { name: "Filter" }).click();
-  await page.getByRole("link", { name: runId }).click();
+  await page.getByRole("link", { name: runId, exact: true }).click();
   await page.locator("pre.code", { hasText: "console plot" }).waitFor();
   await page.locator("pre.stdout", { hasText: "hello from the console" }).waitFor();
   await page.locator("img.figure").waitFor();
@@ -128,7 +128,7 @@ try {
   await page.locator("#snap-title ~ div table tbody tr").first().waitFor();
   await shot(page, "05-session");
   await page.getByRole("link", { name: "← Sessions" }).click();
-  await page.getByRole("link", { name: sid }).waitFor();
+  await page.getByRole("link", { name: sid, exact: true }).waitFor();
   await shot(page, "06-sessions");
   ok("created a session, ran two cells (the second saw the first's variable), saved a snapshot");
 
