@@ -1,6 +1,6 @@
 /* mcp-frontend/console/request.h — the console's insides, shared by its files: the console
  * itself, one request's state as it goes through its steps, and the verbs each file serves.
- * console.c routes a request to its row and answers it; signin.c keeps sign-ins (made,
+ * console.c routes a request to its row; request.c answers it; signin.c keeps sign-ins (made,
  * found, ended, the key rotated); calls.c turns page requests into the MCP tools' calls.
  *
  * A request waits for Redis or the farm as the transport's exchanges do (exchange.h): it is
@@ -14,10 +14,12 @@
 
 #include "mcp-frontend/state/store.h"
 #include "mcp-frontend/transport/exchange.h"
-#include "console.h"
+#include "counts.h"
 
 #define CONSOLE_COOKIE "sp_console"
 #define CONSOLE_TOKEN_HEX 64 /* a sign-in token: 32 random bytes */
+
+typedef struct console console_t;
 
 struct console {
     fe_t *fe;
@@ -68,7 +70,7 @@ struct console_req {
     char secret[600];        /* a key while it is checked or handed out (zeroed after) */
 };
 
-/* ---- console.c: answers (parked, then queued by the transport's loop) */
+/* ---- request.c: answers (parked, then queued by the transport's loop) */
 void console_reply(console_req_t *r, unsigned status, json_t *body);        /* steals body */
 void console_reply_text(console_req_t *r, unsigned status, const char *ctype, char *text,
                         size_t len);                                         /* takes text */

@@ -275,6 +275,18 @@ function outputNode(o) {
   return el("pre", {text: typeof data === "string" ? data : JSON.stringify(data, null, 2)});
 }
 
+/* One output per display (index): the richest of the forms it came in, as a notebook shows. */
+const MIME_RANK = ["text/html", "image/svg+xml", "image/png", "image/jpeg", "text/markdown", "application/json", "text/latex"];
+function bestOutputs(outputs) {
+  const rank = o => { const i = MIME_RANK.indexOf(o.mimeType); return i < 0 ? MIME_RANK.length : i; };
+  const best = new Map();
+  for (const o of outputs) {
+    const k = o.index ?? best.size;
+    if (!best.has(k) || rank(o) < rank(best.get(k))) best.set(k, o);
+  }
+  return [...best.values()];
+}
+
 /* An execution as the detail view and the Run page show it. images: [{mime, b64}]. */
 function resultView(r, images) {
   const out = el("div", {});
@@ -298,7 +310,7 @@ function resultView(r, images) {
     out.append(el("h3", {text: "Error"}), el("p", {class: "error", text: [r.error.type, r.error.message].filter(Boolean).join(": ") + (r.error.line ? " (line " + r.error.line + ")" : "")}));
     if (r.error.traceback) out.append(el("pre", {class: "stderr", text: r.error.traceback}));
   }
-  const outputs = (r.outputs || []).filter(o => !(o.mimeType || "").startsWith("image/") || !images.length);
+  const outputs = bestOutputs(r.outputs || []).filter(o => !(o.mimeType || "").startsWith("image/") || !images.length);
   if (outputs.length) out.append(el("h3", {text: "Rich outputs"}), ...outputs.map(o => el("div", {class: "output"}, outputNode(o))));
   if (images.length) out.append(el("h3", {text: "Figures"}), ...images.map((im, i) => imageNode(im.mime, im.b64, "figure " + (i + 1))));
   if ((r.security_events || []).length) out.append(el("h3", {text: "Refused by the sandbox"}), el("pre", {text: r.security_events.map(e => `${e.operation} ${e.target ?? ""} (${e.layer}) ×${e.count}`).join("\n")}));
