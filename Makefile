@@ -476,6 +476,11 @@ $(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/tools/pyscan.c 
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
 
+# the console's readers of a browser's Cookie header and form bodies
+$(BUILD)/fuzz/fuzz_console: tests/fuzz/fuzz_console.c mcp-frontend/console/form.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 

@@ -1,8 +1,8 @@
 /* mcp-frontend/console/console.c — see console.h. The route: one row per endpoint (method,
  * path, who may call it, how much it may send, its handler), the headers every answer carries,
- * the page's files, and refusals. What a row's handler does is signin.c's or calls.c's. */
+ * the page's files. What a row's handler does is signin.c's or calls.c's; answers are
+ * request.c's. */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +10,10 @@
 
 #include "common/buf.h"
 #include "common/log.h"
-#include "secret.h"
 #include "mcp-frontend/transport/origin.h"
 #include "console.h"
 #include "request.h"
+#include "secret.h"
 
 /* Only the page's own files run and style it (no inline script or style, no eval); it talks
  * only to its own origin; images may be data: URIs (figures); frames are the sandboxed ones
