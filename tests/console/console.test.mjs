@@ -92,11 +92,22 @@ try {
   await shot(page, "03-run");
   ok("ran code that prints and plots; saw its output and its figure");
 
+  // Run with a profile, a file for the workspace and standard input
+  await page.getByLabel("Code").fill("print(open('data.txt').read().strip(), input())");
+  await page.getByLabel("Profile").selectOption("python.filesystem");
+  await page.getByLabel("Files for the workspace").setInputFiles({ name: "data.txt", mimeType: "text/plain", buffer: Buffer.from("from a file\n") });
+  await page.getByLabel("Standard input").fill("and from stdin");
+  await page.getByRole("button", { name: "Run" }).click();
+  await page.locator("#run-result pre.stdout", { hasText: "from a file and from stdin" }).waitFor();
+  made.executions.push((await page.locator("#run-result a.mono").first().textContent()).trim());
+  ok("ran code in a chosen profile with a file and standard input");
+
   // Executions: the run is there, newest first, and its detail
   await nav(page, "Executions");
   const row = page.getByRole("link", { name: runId, exact: true });
   await row.waitFor();
-  assert.equal((await page.locator("tbody tr").first().locator("a").textContent()).trim(), runId, "newest first");
+  const rowIds = await page.locator("tbody tr td:last-child a").allTextContents();
+  assert.ok(rowIds.indexOf(runId) === 1 && rowIds[0] === made.executions[1], "newest first: " + rowIds.slice(0, 3));
   await page.getByLabel("Status").selectOption("error");
   await page.getByRole("button", { name: "Filter" }).click();
   await page.getByText("No executions yet.").waitFor();
@@ -139,7 +150,7 @@ try {
   const todayRow = page.locator("#usage-table tbody tr", { hasText: today });
   const cellsText = await todayRow.locator("td").nth(1).textContent();
   assert.ok(Number(cellsText) >= 3, "today's executions counted: " + cellsText);
-  assert.ok(await page.locator("svg.chart").count() >= 2, "charts drawn");
+  assert.ok(await page.locator("svg.chart").count() >= 5, "charts drawn, quotas too");
   const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download CSV" }).click()]);
   const csv = await (await import("node:fs/promises")).readFile(await download.path(), "utf8");
   assert.ok(csv.startsWith("day,executions") && csv.includes(today), "CSV has the days");

@@ -545,6 +545,21 @@ function idleFor(iso) {
   return isNaN(t) ? "–" : Math.max(0, Math.round((Date.now() - t) / 1000)) + " s";
 }
 
+/* What is held now against its quota: one bar per row, [label, used, limit, unit]. */
+function quotaChart(rows) {
+  const W = 640, row = 30, H = rows.length * row + 8, L = 190, R = 150;
+  const g = svg("svg", {class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "Held now against quotas"});
+  g.append(svg("title", {}, "Held now against quotas"));
+  rows.forEach(([label, used, limit, unit], i) => {
+    const y = 4 + i * row, frac = limit > 0 ? Math.min(1, used / limit) : 0;
+    g.append(svg("text", {x: 4, y: y + 17}, label),
+      svg("rect", {class: "quota-track", x: L, y: y + 4, width: W - L - R, height: 18}),
+      svg("rect", {class: frac >= 0.9 ? "bar-error" : "bar", x: L, y: y + 4, width: Math.max(frac > 0 ? 2 : 0, (W - L - R) * frac), height: 18}),
+      svg("text", {x: W - R + 8, y: y + 17}, `${+used.toFixed(1)} of ${limit}${unit ? " " + unit : ""}`));
+  });
+  return g;
+}
+
 function num(v) { return typeof v === "number" ? v : Number(v) || 0; }
 
 async function viewUsage() {
@@ -585,7 +600,11 @@ async function viewUsage() {
       el("div", {class: "scroll"}, el("table", {id: "usage-table"},
         el("thead", {}, el("tr", {}, cols.map(c => el("th", {scope: "col", class: c[0] === "day" ? "" : "num", text: c[1]})))),
         el("tbody", {}, rows.map(r => el("tr", {}, cols.map(c => el("td", {class: c[0] === "day" ? "" : "num", text: typeof r[c[0]] === "number" ? +r[c[0]].toFixed(3) : r[c[0]]})))))))),
-    el("section", {class: "card"}, el("h2", {text: "Held now, and your limits"}), facts(quota)));
+    el("section", {class: "card"}, el("h2", {text: "Held now, and your limits"}),
+      quotaChart([["live sessions", num(now.live_sessions), num(now.max_sessions), ""],
+        ["snapshots", num(now.snapshots), num(now.max_snapshots), ""],
+        ["snapshot storage", num(now.snapshot_bytes) / 1048576, num(now.max_snapshot_mb), "MB"]]),
+      facts(quota)));
 }
 
 /* Key: rotate, shown once. */
