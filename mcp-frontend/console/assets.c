@@ -28,8 +28,10 @@ static const char *s_ctype(const char *name)
     static const struct {
         const char *ext, *ctype;
     } types[] = {
-        {".html", "text/html; charset=utf-8"},   {".css", "text/css; charset=utf-8"},
-        {".js", "text/javascript; charset=utf-8"}, {".svg", "image/svg+xml"},
+        {".html", "text/html; charset=utf-8"},
+        {".css", "text/css; charset=utf-8"},
+        {".js", "text/javascript; charset=utf-8"},
+        {".svg", "image/svg+xml"},
         {".png", "image/png"},
     };
     const char *dot = strrchr(name, '.');

@@ -18,11 +18,11 @@
 
 /* The tools the pages call (request.h's rows reach them as /console/api/tools/NAME). */
 static const char *const s_tools[] = {
-    "execute_code",          "validate_code",        "get_sandbox_info",
-    "get_execution",         "list_executions",      "get_usage",
-    "create_session",        "fork_session",         "close_session",
-    "list_sessions",         "create_state_snapshot", "restore_state_snapshot",
-    "list_state_snapshots",  "delete_state_snapshot", NULL,
+    "execute_code",         "validate_code",         "get_sandbox_info",
+    "get_execution",        "list_executions",       "get_usage",
+    "create_session",       "fork_session",          "close_session",
+    "list_sessions",        "create_state_snapshot", "restore_state_snapshot",
+    "list_state_snapshots", "delete_state_snapshot", NULL,
 };
 
 static int s_tool_allowed(const char *name)
@@ -38,9 +38,9 @@ static void s_dispatch(console_req_t *r, const char *method, json_t *params)
 {
     exchange_t *ex = r->ex;
     fe_t *fe = r->console->fe;
-    json_object_set_new(params, "_meta",
-                        json_pack("{s:s,s:{}}", META_PROTOCOL_VERSION, MCP_MODERN,
-                                  META_CLIENT_CAPS));
+    json_object_set_new(
+        params, "_meta",
+        json_pack("{s:s,s:{}}", META_PROTOCOL_VERSION, MCP_MODERN, META_CLIENT_CAPS));
     json_t *msg = json_pack("{s:s,s:i,s:s,s:o}", "jsonrpc", "2.0", "id", 1, "method", method,
                             "params", params);
     char *text = json_dumps(msg, JSON_COMPACT);

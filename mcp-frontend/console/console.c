@@ -121,8 +121,7 @@ static enum MHD_Result s_after_auth(console_req_t *r)
                      CONSOLE_COOKIE "=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0%s",
                      r->console->secure_cookie ? "; Secure" : "");
         console_refuse(r, MHD_HTTP_UNAUTHORIZED, CONSOLE_REFUSED_SIGNED_OUT,
-                       r->cookie_sent ? "your sign-in has ended: sign in again"
-                                      : "not signed in");
+                       r->cookie_sent ? "your sign-in has ended: sign in again" : "not signed in");
         return exchange_answer_now_or_wait(ex);
     }
     if (r->op->auth == OP_CSRF) {

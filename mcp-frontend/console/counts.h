@@ -38,12 +38,15 @@ typedef struct {
 } console_stats_t;
 
 typedef struct {
-    long idle_s;           /* a sign-in unused this long ends */
-    long max_s;            /* and one ends this long after it was made, used or not */
-    long signin_per_min;   /* sign-in attempts per client address and minute (and the burst) */
+    long idle_s;         /* a sign-in unused this long ends */
+    long max_s;          /* and one ends this long after it was made, used or not */
+    long signin_per_min; /* sign-in attempts per client address and minute (and the burst) */
 } console_conf_t;
 
-#define CONSOLE_CONF_DEFAULTS {.idle_s = 1800, .max_s = 43200, .signin_per_min = 10}
+#define CONSOLE_CONF_DEFAULTS                                                                      \
+    {                                                                                              \
+        .idle_s = 1800, .max_s = 43200, .signin_per_min = 10                                       \
+    }
 
 const char *console_signin_name(console_signin_t outcome);
 const char *console_refusal_name(console_refusal_t reason);

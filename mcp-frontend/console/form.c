@@ -41,7 +41,7 @@ int form_cookie(const char *header, const char *name, char *out, size_t cap)
 
 static int s_hex(unsigned char c)
 {
-    return c >= '0' && c <= '9' ? c - '0'
+    return c >= '0' && c <= '9'   ? c - '0'
            : c >= 'a' && c <= 'f' ? c - 'a' + 10
            : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                   : -1;

@@ -44,8 +44,8 @@ void console_refuse(console_req_t *r, unsigned status, console_refusal_t why, co
     r->console->stats.refused[why]++;
     console_client(r, client, sizeof client);
     log_info("event=console_refused status=%u reason=%s client=%s path=%s message=%s", status,
-             console_refusal_name(why), client,
-             log_quote(p, sizeof p, r->op ? r->op->path : "?"), log_quote(q, sizeof q, message));
+             console_refusal_name(why), client, log_quote(p, sizeof p, r->op ? r->op->path : "?"),
+             log_quote(q, sizeof q, message));
     console_reply(r, status,
                   json_pack("{s:s,s:s}", "error", message, "reason", console_refusal_name(why)));
 }

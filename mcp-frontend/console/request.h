@@ -16,7 +16,7 @@
 #include "mcp-frontend/transport/exchange.h"
 #include "counts.h"
 
-#define CONSOLE_COOKIE "sp_console"
+#define CONSOLE_COOKIE    "sp_console"
 #define CONSOLE_TOKEN_HEX 64 /* a sign-in token: 32 random bytes */
 
 typedef struct console console_t;
@@ -25,7 +25,7 @@ struct console {
     fe_t *fe;
     console_conf_t conf;
     console_stats_t stats;
-    int secure_cookie;             /* the browser reaches us over TLS (here or at a proxy) */
+    int secure_cookie;    /* the browser reaches us over TLS (here or at a proxy) */
     store_script_t *find; /* signin.c's scripts, made on first use */
     store_script_t *create;
 };
@@ -64,16 +64,16 @@ struct console_req {
     int cookie_sent;      /* a sign-in cookie came with it, known or not */
     /* what its answer carries besides the body */
     char set_cookie[320];
-    const char *cache;       /* Cache-Control; NULL: no-store */
-    char disposition[160];   /* Content-Disposition, or "" */
-    char etag[24];           /* an asset's, or "" */
-    char secret[600];        /* a key while it is checked or handed out (zeroed after) */
+    const char *cache;     /* Cache-Control; NULL: no-store */
+    char disposition[160]; /* Content-Disposition, or "" */
+    char etag[24];         /* an asset's, or "" */
+    char secret[600];      /* a key while it is checked or handed out (zeroed after) */
 };
 
 /* ---- request.c: answers (parked, then queued by the transport's loop) */
-void console_reply(console_req_t *r, unsigned status, json_t *body);        /* steals body */
+void console_reply(console_req_t *r, unsigned status, json_t *body); /* steals body */
 void console_reply_text(console_req_t *r, unsigned status, const char *ctype, char *text,
-                        size_t len);                                         /* takes text */
+                        size_t len); /* takes text */
 /* A refusal, counted and logged: {"error": message, "reason": name}. */
 void console_refuse(console_req_t *r, unsigned status, console_refusal_t why, const char *message);
 /* The client's address as the front-end sees it ("?" when unknown). */
@@ -85,15 +85,15 @@ console_req_t *console_back(exchange_t *ex);
 void console_wait(console_req_t *r);
 
 /* ---- signin.c */
-void signin_find(console_req_t *r); /* the cookie's sign-in; r resumes when it is known */
-void signin_run(console_req_t *r);  /* POST /console/signin */
-void signout_run(console_req_t *r); /* POST /console/signout */
-void me_run(console_req_t *r);      /* GET /console/api/me */
+void signin_find(console_req_t *r);    /* the cookie's sign-in; r resumes when it is known */
+void signin_run(console_req_t *r);     /* POST /console/signin */
+void signout_run(console_req_t *r);    /* POST /console/signout */
+void me_run(console_req_t *r);         /* GET /console/api/me */
 void key_rotate_run(console_req_t *r); /* POST /console/api/key */
 
 /* ---- calls.c */
-void calls_tool(console_req_t *r);      /* POST /console/api/tools/NAME */
-void calls_resource(console_req_t *r);  /* POST /console/api/resource */
+void calls_tool(console_req_t *r);     /* POST /console/api/tools/NAME */
+void calls_resource(console_req_t *r); /* POST /console/api/resource */
 
 /* ---- assets.c: the page's files, compiled in */
 typedef struct {

@@ -180,7 +180,8 @@ static void s_create(console_req_t *r, tenant_t *t)
     char token[CONSOLE_TOKEN_HEX + 1], key[96], created[24], expires[24], idle[24];
     uint64_t now = clock_wall_ms();
     snprintf(r->tenant, sizeof r->tenant, "%s", t->name);
-    if (secret_hex(token, CONSOLE_TOKEN_HEX / 2) < 0 || secret_hex(r->csrf, CONSOLE_TOKEN_HEX / 2) < 0) {
+    if (secret_hex(token, CONSOLE_TOKEN_HEX / 2) < 0 ||
+        secret_hex(r->csrf, CONSOLE_TOKEN_HEX / 2) < 0) {
         log_error("event=console_signin_failed error=\"getrandom failed\"");
         console_refuse(r, MHD_HTTP_SERVICE_UNAVAILABLE, CONSOLE_REFUSED_UNAVAILABLE,
                        "cannot make a sign-in now");
@@ -189,7 +190,8 @@ static void s_create(console_req_t *r, tenant_t *t)
     sha256_hex(token, CONSOLE_TOKEN_HEX, r->token_hash);
     s_key_of(key, r->token_hash);
     snprintf(created, sizeof created, "%llu", (unsigned long long)now);
-    snprintf(expires, sizeof expires, "%llu", (unsigned long long)now + (uint64_t)self->conf.max_s * 1000);
+    snprintf(expires, sizeof expires, "%llu",
+             (unsigned long long)now + (uint64_t)self->conf.max_s * 1000);
     snprintf(idle, sizeof idle, "%ld", self->conf.idle_s * 1000);
     /* the cookie lives as long as the sign-in may; Redis ends it sooner when it goes unused */
     snprintf(r->set_cookie, sizeof r->set_cookie,
@@ -235,8 +237,9 @@ static void s_on_limit(void *arg, int outcome, long retry_after_ms)
         r->ex->retry_after_s = (retry_after_ms + 999) / 1000;
         snprintf(msg, sizeof msg, "too many sign-in attempts from your address; retry in %ld s",
                  r->ex->retry_after_s);
-        console_reply(r, 429, json_pack("{s:s,s:s,s:I}", "error", msg, "reason", "rate_limited",
-                                        "retry_after_ms", (json_int_t)retry_after_ms));
+        console_reply(r, 429,
+                      json_pack("{s:s,s:s,s:I}", "error", msg, "reason", "rate_limited",
+                                "retry_after_ms", (json_int_t)retry_after_ms));
         return;
     }
     if (outcome != LIMIT_ALLOW) {
@@ -268,8 +271,8 @@ void signin_run(console_req_t *r)
     const char *ctype = exchange_header(ex, "Content-Type");
     char client[64], key[160];
     if (!ctype || strncasecmp(ctype, "application/x-www-form-urlencoded", 33) != 0 ||
-        form_field((const char *)ex->body.data, ex->body.len, "key", r->secret,
-                   sizeof r->secret) != 1) {
+        form_field((const char *)ex->body.data, ex->body.len, "key", r->secret, sizeof r->secret) !=
+            1) {
         explicit_bzero(r->secret, sizeof r->secret);
         s_signin_outcome(r, CONSOLE_SIGNIN_MALFORMED, NULL);
         console_reply(r, MHD_HTTP_BAD_REQUEST,
@@ -371,8 +374,8 @@ static void s_on_rotated(void *arg, int rc)
     char key[96], hash[65];
     s_key_of(key, r->token_hash);
     sha256_hex(r->secret, strlen(r->secret), hash);
-    if (store_queryf(r->console->fe->store, s_on_moved, r->ex, "HSET %s key_sha256 %s", key,
-                     hash) < 0) {
+    if (store_queryf(r->console->fe->store, s_on_moved, r->ex, "HSET %s key_sha256 %s", key, hash) <
+        0) {
         s_on_moved(r->ex, NULL); /* it ends at its next request; the new key stands */
         return;
     }
@@ -394,8 +397,8 @@ void key_rotate_run(console_req_t *r)
                        "cannot make a key now");
         return;
     }
-    if (tenants_rotate_key(r->console->fe->tenants, r->tenant, r->key_hash, r->secret,
-                           s_on_rotated, r->ex) < 0) {
+    if (tenants_rotate_key(r->console->fe->tenants, r->tenant, r->key_hash, r->secret, s_on_rotated,
+                           r->ex) < 0) {
         explicit_bzero(r->secret, sizeof r->secret);
         s_unavailable(r);
         return;
