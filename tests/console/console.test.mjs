@@ -93,14 +93,17 @@ try {
   ok("ran code that prints and plots; saw its output and its figure");
 
   // Run with a profile, a file for the workspace and standard input
-  await page.getByLabel("Code").fill("print(open('data.txt').read().strip(), input())");
+  await page.getByLabel("Code").fill("print(open('data.txt').read().strip(), input())\nopen('out.txt', 'w').write('written by the code')");
   await page.getByLabel("Profile").selectOption("python.filesystem");
   await page.getByLabel("Files for the workspace").setInputFiles({ name: "data.txt", mimeType: "text/plain", buffer: Buffer.from("from a file\n") });
   await page.getByLabel("Standard input").fill("and from stdin");
   await page.getByRole("button", { name: "Run" }).click();
   await page.locator("#run-result pre.stdout", { hasText: "from a file and from stdin" }).waitFor();
   made.executions.push((await page.locator("#run-result a.mono").first().textContent()).trim());
-  ok("ran code in a chosen profile with a file and standard input");
+  const [written] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download out.txt" }).click()]);
+  const fs = await import("node:fs/promises");
+  assert.equal(await fs.readFile(await written.path(), "utf8"), "written by the code");
+  ok("ran code in a chosen profile with a file and standard input; downloaded the file it wrote");
 
   // Executions: the run is there, newest first, and its detail
   await nav(page, "Executions");
@@ -152,7 +155,7 @@ try {
   assert.ok(Number(cellsText) >= 3, "today's executions counted: " + cellsText);
   assert.ok(await page.locator("svg.chart").count() >= 5, "charts drawn, quotas too");
   const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download CSV" }).click()]);
-  const csv = await (await import("node:fs/promises")).readFile(await download.path(), "utf8");
+  const csv = await fs.readFile(await download.path(), "utf8");
   assert.ok(csv.startsWith("day,executions") && csv.includes(today), "CSV has the days");
   await shot(page, "07-usage");
   ok("saw the usage: table, charts, CSV");

@@ -121,6 +121,13 @@ def http_checks(farm, base, key_a, key_b, ids):
           and b"<script>" not in page, "the page comes with a strict CSP and no inline script")
     status, r = a.tool("list_executions", {})
     check(status == 200 and r["result"]["structuredContent"]["executions"], "signed in, a page's call works")
+    # /mcp is untouched by the route beside it: none of the console's headers, no cookie
+    mcp = McpHttp(farm.url, key_a)
+    s, h, _ = mcp.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "console-test", "version": "1"}}}, raw=True)
+    check(s == 200 and "Content-Security-Policy" not in h and "Set-Cookie" not in h,
+          "/mcp answers as before, without the console's headers")
     status, r = a.tool("list_executions", {}, csrf=False)
     check(status == 403 and r["reason"] == "csrf", "a call without the CSRF token is refused")
     status, r = a.tool("list_executions", {}, csrf=False, headers={"X-CSRF-Token": "f" * 64})

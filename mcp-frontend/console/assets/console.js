@@ -317,12 +317,31 @@ function resultView(r, images) {
   if ((r.files || []).length) {
     out.append(el("h3", {text: "Files"}), el("ul", {}, r.files.map(f => el("li", {},
       el("span", {class: "mono", text: f.path}), " ", el("span", {class: "muted", text: "(" + f.bytes + " bytes)"}),
-      f.uri ? [" ", el("span", {class: "mono", text: f.uri})] : null,
+      f.content !== undefined || f.uri ? [" ", el("button", {type: "button", class: "secondary small", text: "Download",
+        "aria-label": "Download " + f.path, onclick: () => downloadFile(f)})] : null,
       f.note ? [" ", el("span", {class: "muted", text: f.note})] : null,
       f.content !== undefined && f.encoding !== "base64" && f.content.length < 4096 ? el("pre", {text: f.content}) : null))));
   }
   if (r.variables && Object.keys(r.variables).length) out.append(el("h3", {text: "Variables"}), el("pre", {text: JSON.stringify(r.variables, null, 2)}));
   return out;
+}
+
+/* A file the code wrote: inline (text or base64), or behind its sandbox:// link, read as the
+ * tenant's resource; handed to the browser as a download, never shown as a page. */
+async function downloadFile(f) {
+  let bytes;
+  if (f.content !== undefined && f.content !== null) {
+    bytes = f.encoding === "base64" ? Uint8Array.from(atob(f.content), c => c.charCodeAt(0)) : new TextEncoder().encode(f.content);
+  } else {
+    const {body} = await post("/console/api/resource", {uri: f.uri});
+    const c = body && body.result && body.result.contents && body.result.contents[0];
+    if (!c) { alert("The file is no longer kept (linked files live an hour)."); return; }
+    bytes = c.blob !== undefined ? Uint8Array.from(atob(c.blob), ch => ch.charCodeAt(0)) : new TextEncoder().encode(c.text || "");
+  }
+  const a = el("a", {href: URL.createObjectURL(new Blob([bytes], {type: "application/octet-stream"})), download: f.path.split("/").pop()});
+  document.body.append(a);
+  a.click();
+  a.remove();
 }
 
 function imagesOfContent(content) {
@@ -498,6 +517,11 @@ async function renderSnapshots(box, sessionId) {
         el("button", {type: "button", class: "secondary", text: "Restore", "aria-label": "Restore " + sn.snapshot_id + " into this session", onclick: async () => {
           const r = await tool("restore_state_snapshot", {snapshot_id: sn.snapshot_id, session_id: sessionId});
           box.append(r.result ? el("p", {role: "status", text: "Restored " + sn.snapshot_id + "."}) : errorBox(r.text));
+        }}), " ",
+        el("button", {type: "button", class: "secondary", text: "Restore as new", "aria-label": "Restore " + sn.snapshot_id + " into a new session", onclick: async () => {
+          const r = await tool("restore_state_snapshot", {snapshot_id: sn.snapshot_id});
+          if (r.result && r.result.session_id) location.hash = "#/sessions/" + r.result.session_id;
+          else box.append(errorBox(r.text));
         }}), " ",
         el("button", {type: "button", class: "danger", text: "Delete", "aria-label": "Delete " + sn.snapshot_id, onclick: async () => {
           await tool("delete_state_snapshot", {snapshot_id: sn.snapshot_id});
