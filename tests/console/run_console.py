@@ -5,7 +5,8 @@ front-end, stopped by pid), in two parts:
 
 - over plain HTTP, what a browser cannot be made to send: a wrong key, no CSRF token, a wrong
   one, a request from another origin, an expired sign-in, an unknown cookie, another tenant's
-  ids by every endpoint, and sign-in attempts past the rate (refused, logged, counted);
+  ids by every endpoint, a sign-in used and ended on a second front-end, and sign-in attempts
+  past the rate (refused, logged, counted);
 - in Debian's chromium driven by playwright-core (console.test.mjs): signing in, running code
   that prints and plots, the run in Executions and its detail, a session with two cells, usage,
   hostile records shown inert, a second tenant that sees none of the first's data, key rotation,
@@ -26,7 +27,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from farm import BIN, Farm, McpHttp  # noqa: E402
+from farm import BIN, Farm, McpHttp, free_port  # noqa: E402
 
 SHOTS = os.environ.get("SP_CONSOLE_SHOTS") or os.path.join(ROOT, "build", "console-shots")
 SIGNINS_PER_MIN = 40  # the farm's console rate for this run: the suite signs in a dozen times
@@ -71,6 +72,7 @@ class Browserless:
                                           urllib.parse.urlencode({"key": key}).encode(),
                                           ctype="application/x-www-form-urlencoded")
         if status == 200:
+            self.token = self.cookie()
             s, _, me = self.send("GET", "/console/api/me")
             assert s == 200, (s, me)
             self.csrf = json.loads(me)["csrf"]
@@ -81,6 +83,10 @@ class Browserless:
         h.update(headers or {})
         status, _, body = self.send("POST", "/console/api/tools/" + name, args, headers=h)
         return status, json.loads(body) if body else None
+
+    @property
+    def last_token(self):
+        return self.token
 
     def cookie(self):
         return next(c.value for c in self.jar if c.name == "sp_console")
@@ -178,6 +184,47 @@ def http_checks(farm, base, key_a, key_b, ids):
     check(status == 404, "a tool the pages do not use is not reachable")
 
 
+def second_frontend(farm):
+    """Another snakepit-mcp on the same Redis and broker, as a second machine's would be."""
+    port = free_port()
+    log = open(os.path.join(farm.dir, "mcp2.log"), "w")
+    proc = subprocess.Popen([os.path.join(BIN, "snakepit-mcp"), "--http", "127.0.0.1:%d" % port,
+                             "--broker", farm.ready["broker"], "--redis", farm.ready["redis"]],
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = "http://127.0.0.1:%d" % port
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=2):
+                return proc, url
+        except OSError:
+            time.sleep(0.1)
+    proc.terminate()
+    proc.wait(10)
+    raise AssertionError("the second front-end did not listen in 30 s")
+
+
+def stateless_checks(farm, base, key_a):
+    """A sign-in made on one front-end serves on any other, and ends on all of them."""
+    proc, other = second_frontend(farm)
+    try:
+        a = Browserless(base)
+        check(a.sign_in(key_a)[0] == 200, "signed in on the first front-end")
+        a.base = other  # cookies are the host's, whatever the port
+        status, body = a.tool("list_executions", {})
+        check(status == 200 and body["result"]["structuredContent"]["executions"],
+              "the second front-end serves the pages of that sign-in")
+        s, _, _ = a.send("POST", "/console/signout", {}, headers={"X-CSRF-Token": a.csrf})
+        check(s == 200, "signed out there")
+        a.base = base
+        status, body = a.tool("list_executions", {},
+                              headers={"Cookie": "sp_console=" + a.last_token})
+        check(status == 401, "and the sign-in has ended on the first front-end too")
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def rate_limit_checks(farm, base):
     """Last: it spends the address's sign-in attempts."""
     c = Browserless(base)
@@ -194,6 +241,9 @@ def rate_limit_checks(farm, base):
 
 def main():
     os.makedirs(SHOTS, exist_ok=True)
+    for old in os.listdir(SHOTS):  # this run's pictures only
+        if old.endswith(".png") or old == "ids.json":
+            os.remove(os.path.join(SHOTS, old))
     # the front-end's options come from the environment too (SNAKEPIT_<NAME>), through `up`
     os.environ["SNAKEPIT_CONSOLE_SIGNINS_PER_MIN"] = str(SIGNINS_PER_MIN)
     farm = Farm(slots=2)
@@ -216,6 +266,7 @@ def main():
             ids = json.load(f)
         ids["executions"] = ids["executions"] + [hid, tid]
         http_checks(farm, base, ids["key_a"], ids["key_b"], ids)
+        stateless_checks(farm, base, ids["key_a"])
         rate_limit_checks(farm, base)
         print("console: every check passed; screenshots in %s" % SHOTS, flush=True)
     finally:
