@@ -33,14 +33,18 @@ static int s_tool_allowed(const char *name)
 }
 
 /* One request to the method table: params gains the 2026-07-28 envelope (no optional client
- * capability: no sampling, no tasks, no logging), parsed as /mcp's bodies are. */
+ * capability: no sampling, no tasks, no logging), parsed as /mcp's bodies are. A page that
+ * reads a stream (Accept: text/event-stream, the Run page) asks for progress too, and gets it
+ * as /mcp sends it: queued, running, the output as it is printed, done, then the answer. */
 static void s_dispatch(console_req_t *r, const char *method, json_t *params)
 {
     exchange_t *ex = r->ex;
     fe_t *fe = r->console->fe;
-    json_object_set_new(
-        params, "_meta",
-        json_pack("{s:s,s:{}}", META_PROTOCOL_VERSION, MCP_MODERN, META_CLIENT_CAPS));
+    const char *accept = exchange_header(ex, "Accept");
+    int stream = accept && strstr(accept, "text/event-stream");
+    json_t *meta = json_pack("{s:s,s:{}}", META_PROTOCOL_VERSION, MCP_MODERN, META_CLIENT_CAPS);
+    if (stream) json_object_set_new(meta, "progressToken", json_string("console"));
+    json_object_set_new(params, "_meta", meta);
     json_t *msg = json_pack("{s:s,s:i,s:s,s:o}", "jsonrpc", "2.0", "id", 1, "method", method,
                             "params", params);
     char *text = json_dumps(msg, JSON_COMPACT);
@@ -57,7 +61,7 @@ static void s_dispatch(console_req_t *r, const char *method, json_t *params)
     }
     r->console->stats.calls++;
     ex->modern = 1;
-    ex->accept_sse = 0; /* one JSON answer: the page shows its own progress while it waits */
+    ex->accept_sse = stream; /* else one JSON answer, and the page shows the time it waits */
     ex->session = mcp_session_scope(ex->tenant, TRANSPORT_HTTP);
     ex->state = EX_CALL;
     ex->call = mcp_handle(fe->mcp, ex->session, &ex->rpc, &env, NULL, exchange_emit, ex);

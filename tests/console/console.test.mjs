@@ -92,6 +92,18 @@ try {
   await shot(page, "03-run");
   ok("ran code that prints and plots; saw its output and its figure");
 
+  // progress while it runs: the output as it is printed, before the result
+  await page.getByLabel("Code").fill("import time\nprint('first line', flush=True)\ntime.sleep(2)\nprint('second line')");
+  await page.getByLabel("Profile").selectOption("python.basic");
+  await page.getByRole("button", { name: "Run" }).click();
+  await page.locator("#run-result pre.live", { hasText: "first line" }).waitFor();
+  assert.equal(await page.locator("#run-result pre.stdout").count(), 0, "the output showed while it ran");
+  assert.match(await page.locator("#run-result [role=status]").textContent(), /Running… \d+ s/);
+  await shot(page, "03b-run-progress");
+  await page.locator("#run-result pre.stdout", { hasText: "second line" }).waitFor();
+  made.executions.push((await page.locator("#run-result a.mono").first().textContent()).trim());
+  ok("saw a run's progress: its output as it was printed, then its result");
+
   // Run with a profile, a file for the workspace and standard input
   await page.getByLabel("Code").fill("print(open('data.txt').read().strip(), input())\nopen('out.txt', 'w').write('written by the code')");
   await page.getByLabel("Profile").selectOption("python.filesystem");
@@ -110,7 +122,8 @@ try {
   const row = page.getByRole("link", { name: runId, exact: true });
   await row.waitFor();
   const rowIds = await page.locator("tbody tr td:last-child a").allTextContents();
-  assert.ok(rowIds.indexOf(runId) === 1 && rowIds[0] === made.executions[1], "newest first: " + rowIds.slice(0, 3));
+  assert.ok(rowIds.indexOf(runId) === 2 && rowIds[0] === made.executions[2] && rowIds[1] === made.executions[1],
+    "newest first: " + rowIds.slice(0, 3));
   await page.getByLabel("Status").selectOption("error");
   await page.getByRole("button", { name: "Filter" }).click();
   await page.getByText("No executions yet.").waitFor();

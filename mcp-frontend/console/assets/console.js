@@ -94,6 +94,44 @@ async function tool(name, args) {
   throw new Error(typeof why === "string" ? why : JSON.stringify(why));
 }
 
+/* The same as tool(), reading the call's progress as it comes (an SSE stream of JSON-RPC
+ * messages: notifications/progress, then the response); onProgress(message) for each. */
+async function toolStream(name, args, onProgress) {
+  const r = await fetch("/console/api/tools/" + name, {method: "POST", credentials: "same-origin", cache: "no-store",
+    headers: {"Content-Type": "application/json", "Accept": "text/event-stream, application/json", "X-CSRF-Token": me ? me.csrf : ""},
+    body: JSON.stringify(args)});
+  if (r.status === 401) { signedOut(); throw new SignedOut(); }
+  let final = null;
+  if ((r.headers.get("Content-Type") || "").startsWith("text/event-stream") && r.body) {
+    const reader = r.body.getReader(), dec = new TextDecoder();
+    let pending = "";
+    for (;;) {
+      const {value, done} = await reader.read();
+      if (done) break;
+      pending += dec.decode(value, {stream: true});
+      let cut;
+      while ((cut = pending.indexOf("\n\n")) >= 0) {
+        const block = pending.slice(0, cut);
+        pending = pending.slice(cut + 2);
+        const data = block.split("\n").filter(l => l.startsWith("data:")).map(l => l.slice(5).trimStart()).join("\n");
+        if (!data) continue;
+        const msg = JSON.parse(data);
+        if (msg.method === "notifications/progress") onProgress(String((msg.params || {}).message || ""));
+        else if (msg.id !== undefined) final = msg;
+      }
+    }
+  } else {
+    try { final = await r.json(); } catch (e) { final = null; }
+  }
+  if (final && final.result) {
+    const res = final.result;
+    const text = (res.content || []).filter(b => b.type === "text").map(b => b.text).join("\n");
+    return {result: res.structuredContent || null, content: res.content || [], isError: !!res.isError, text};
+  }
+  const why = final && final.error ? (final.error.message || final.error) : "HTTP " + r.status;
+  throw new Error(typeof why === "string" ? why : JSON.stringify(why));
+}
+
 /* Must not fail for a refusal: tool() answers, the caller shows isError's text. */
 async function toolOk(name, args) {
   const r = await tool(name, args);
@@ -392,13 +430,25 @@ function codeForm(id, label, onRun, extra) {
   return form;
 }
 
+/* Runs code and shows where it is (queued, running, for how long) and its output as it is
+ * printed, then the result. */
 async function runWithProgress(target, args) {
   const t0 = Date.now();
-  const label = el("span", {text: "Running… 0 s"});
-  target.replaceChildren(el("p", {role: "status"}, el("span", {class: "spinner", "aria-hidden": "true"}), label));
-  const timer = setInterval(() => { label.textContent = "Running… " + Math.round((Date.now() - t0) / 1000) + " s"; }, 500);
+  let phase = "Sent";
+  const label = el("span", {text: "Sent… 0 s"}), live = el("pre", {class: "live", hidden: true});
+  target.replaceChildren(el("p", {role: "status"}, el("span", {class: "spinner", "aria-hidden": "true"}), label), live);
+  const tick = () => { label.textContent = phase + "… " + Math.round((Date.now() - t0) / 1000) + " s"; };
+  const timer = setInterval(tick, 500);
+  const onProgress = m => {
+    const out = m.match(/^(stdout|stderr): ([\s\S]*)$/);
+    if (out) { live.hidden = false; live.textContent += out[2]; phase = "Running"; }
+    else if (m === "queued") phase = "Queued";
+    else if (m === "running") phase = "Running";
+    else if (m === "done") phase = "Finishing";
+    tick();
+  };
   try {
-    const res = await tool("execute_code", args);
+    const res = await toolStream("execute_code", args, onProgress);
     target.replaceChildren(res.result ? resultView(res.result, imagesOfContent(res.content)) : errorBox(res.text));
     return res;
   } catch (e) {
@@ -420,7 +470,7 @@ async function viewRun() {
       el("div", {}, el("label", {for: "run-files", text: "Files for the workspace"}),
         el("input", {id: "run-files", name: "files", type: "file", multiple: true}))),
     el("label", {for: "run-stdin", text: "Standard input"}),
-    el("textarea", {id: "run-stdin", name: "stdin", rows: "2", spellcheck: "false"}));
+    el("textarea", {id: "run-stdin", name: "stdin", rows: "2", class: "short", spellcheck: "false"}));
   const form = codeForm("run-code", "Code", async (code, f) => {
     const args = {code};
     if (f.elements.profile.value) args.profile = f.elements.profile.value;
