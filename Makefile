@@ -304,8 +304,9 @@ test-ops: all
 # The sanitizer pass: unit tests with leak detection, then the executor, the forks and builds of
 # the security suite (their C: fork plans, the wake socket, the build box), integration, chaos and
 # several-broker suites against ASan+UBSan binaries (leaks off there: the embedded interpreter
-# keeps its heap; every farm's logs are checked for reports when it stops), and
-# the CLI against a scripted endpoint with leak detection on (an ASan report fails the run).
+# keeps its heap; every farm's logs are checked for reports when it stops),
+# the CLI against a scripted endpoint with leak detection on (an ASan report fails the run), and
+# the console's suite.
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
@@ -316,6 +317,9 @@ test-san:
 	  tests/integration/test_fe_bounds.py
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/broker/test_brokers.py
 	SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/cli/test_run_answers.py
+	@$(MAKE) --no-print-directory $(CONSOLE_TESTS)/node_modules/.installed
+	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) SP_CONSOLE_SHOTS=$(abspath build-san/console-shots) \
+	  /usr/bin/python3 $(CONSOLE_TESTS)/run_console.py
 
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 test: deps-test

@@ -187,7 +187,8 @@ def http_checks(farm, base, key_a, key_b, ids):
 def second_frontend(farm):
     """Another snakepit-mcp on the same Redis and broker, as a second machine's would be."""
     port = free_port()
-    log = open(os.path.join(farm.dir, "mcp2.log"), "w")
+    # in logs/, where the farm looks for sanitizer reports when it stops
+    log = open(os.path.join(farm.dir, "logs", "console-mcp2.log"), "w")
     proc = subprocess.Popen([os.path.join(BIN, "snakepit-mcp"), "--http", "127.0.0.1:%d" % port,
                              "--broker", farm.ready["broker"], "--redis", farm.ready["redis"]],
                             stdout=log, stderr=subprocess.STDOUT)
