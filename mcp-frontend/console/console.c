@@ -211,7 +211,8 @@ static void s_headers(void *arg, exchange_t *ex, struct MHD_Response *resp)
     MHD_add_response_header(resp, "X-Frame-Options", "DENY");
     MHD_add_response_header(resp, "Cross-Origin-Opener-Policy", "same-origin");
     MHD_add_response_header(resp, "Cross-Origin-Resource-Policy", "same-origin");
-    MHD_add_response_header(resp, "Cache-Control", r && r->cache ? r->cache : "no-store");
+    if (!ex->sse) /* a stream says no-cache itself */
+        MHD_add_response_header(resp, "Cache-Control", r && r->cache ? r->cache : "no-store");
     if (ex->retry_after_s > 0) {
         char v[24];
         snprintf(v, sizeof v, "%ld", ex->retry_after_s);

@@ -75,6 +75,12 @@ try {
   assert.equal(await page.evaluate(() => document.cookie), "", "the script cannot read the cookie");
   ok("signed in with the key, by keyboard; the cookie is HttpOnly and SameSite=Strict");
   await page.getByRole("heading", { name: "Executions" }).waitFor();
+  await page.locator(".skip").focus();
+  await page.keyboard.press("Enter");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "main", "the skip link moves the focus");
+  assert.ok(page.url().endsWith("#/executions"), "and leaves the page where it was");
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "f-status", "Tab goes on to the page's first field");
   await shot(page, "02-executions");
 
   // Run: code that prints and plots

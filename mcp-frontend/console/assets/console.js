@@ -709,5 +709,7 @@ function viewKey() {
 
 document.getElementById("signin-form").addEventListener("submit", ev => { signIn(ev).catch(e => { document.getElementById("signin-error").textContent = e.message; }); });
 document.getElementById("signout").addEventListener("click", () => { signOut(); });
+/* the skip link moves the focus, not the page: the hash is the router's */
+document.querySelector(".skip").addEventListener("click", ev => { ev.preventDefault(); document.getElementById("main").focus(); });
 window.addEventListener("hashchange", () => { route(); document.getElementById("main").focus({preventScroll: true}); });
 request("/console/api/me", {method: "GET"}).then(({status}) => (status === 200 ? start() : null)).catch(() => {});
