@@ -157,13 +157,30 @@ try {
   await page.getByRole("button", { name: "Run" }).click();
   await page.getByRole("heading", { name: "Cell 2" }).waitFor();
   await page.locator(".cell pre.stdout", { hasText: "42" }).waitFor();
+  await page.locator("dl.facts dd", { hasText: /^2$/ }).first().waitFor(); // the session's cells, refreshed
   await page.getByRole("button", { name: "Save a snapshot" }).click();
   await page.locator("#snap-title ~ div table tbody tr").first().waitFor();
   await shot(page, "05-session");
+  // a fork has the variables; closing it leaves the first
+  await page.getByRole("button", { name: "Fork" }).click();
+  await page.waitForFunction(s => location.hash.startsWith("#/sessions/") && !location.hash.endsWith(s), sid);
+  const fork = decodeURIComponent(await page.evaluate(() => location.hash.slice("#/sessions/".length)));
+  await page.getByRole("heading", { name: "Session " + fork }).waitFor();
+  await page.getByRole("link", { name: sid, exact: true }).waitFor(); // "Forked from" the first
+  await page.getByLabel("Next cell").fill("print(x + 1)");
+  await page.getByRole("button", { name: "Run" }).click();
+  await page.locator(".cell pre.stdout", { hasText: "22" }).waitFor();
+  await page.getByRole("button", { name: "Close session" }).click();
+  await page.getByRole("heading", { name: "Sessions", exact: true }).waitFor();
+  await page.getByRole("link", { name: sid, exact: true }).waitFor();
+  assert.equal(await page.getByRole("link", { name: fork, exact: true }).count(), 0, "the fork is closed");
+  await nav(page, "Sessions");
+  await page.getByRole("link", { name: sid, exact: true }).click();
+  await page.getByRole("heading", { name: "Session " + sid }).waitFor();
   await page.getByRole("link", { name: "← Sessions" }).click();
   await page.getByRole("link", { name: sid, exact: true }).waitFor();
   await shot(page, "06-sessions");
-  ok("created a session, ran two cells (the second saw the first's variable), saved a snapshot");
+  ok("created a session, ran two cells (the second saw the first's variable), saved a snapshot, forked it (the fork had the variable) and closed the fork");
 
   // Usage
   await nav(page, "Usage");

@@ -520,11 +520,19 @@ async function viewSession(id) {
   const s = res.result ? (res.result.sessions || []).find(x => x.session_id === id) : null;
   if (!s) { show(el("p", {}, el("a", {href: "#/sessions", text: "← Sessions"})), el("h1", {text: "Session"}), errorBox("No live session " + id + " of yours.")); return; }
   const cells = el("div", {id: "cells"});
+  const about = el("div", {});
+  const describe = x => facts([["Profile", x.profile], ["Cells", x.cells], ["Memory in use", x.memory_in_use_mb !== undefined ? x.memory_in_use_mb + " MB" : null],
+    ["Memory limit", x.memory_limit_mb ? x.memory_limit_mb + " MB" : null], ["Created", x.created], ["Last used", x.last_used + " (idle " + idleFor(x.last_used) + ")"],
+    ["Expires", x.expires_at], ["Forked from", x.parent_session_id ? el("a", {class: "mono", href: "#/sessions/" + encodeURIComponent(x.parent_session_id), text: x.parent_session_id}) : "–"]]);
+  about.replaceChildren(describe(s));
   const form = codeForm("cell-code", "Next cell", async code => {
     const box = el("section", {class: "card cell"});
     cells.prepend(box);
     const r = await runWithProgress(box, {code, session_id: id});
     if (r && r.result && r.result.cell) box.prepend(el("h3", {text: "Cell " + r.result.cell}));
+    const now = await tool("list_sessions", {}); /* its cells, memory and expiry moved on */
+    const x = now.result ? (now.result.sessions || []).find(y => y.session_id === id) : null;
+    about.replaceChildren(x ? describe(x) : errorBox("This session has ended" + (r && r.result && r.result.session && r.result.session.end_reason ? ": " + r.result.session.end_reason : ".")));
   });
   const actions = el("p", {class: "row"},
     el("button", {type: "button", class: "secondary", text: "Fork", onclick: async () => {
@@ -540,9 +548,7 @@ async function viewSession(id) {
   const snaps = el("section", {class: "card", "aria-labelledby": "snap-title"});
   show(el("p", {}, el("a", {href: "#/sessions", text: "← Sessions"})),
     el("h1", {text: "Session " + id}),
-    el("section", {class: "card"}, facts([["Profile", s.profile], ["Cells", s.cells], ["Memory in use", s.memory_in_use_mb !== undefined ? s.memory_in_use_mb + " MB" : null],
-      ["Memory limit", s.memory_limit_mb ? s.memory_limit_mb + " MB" : null], ["Created", s.created], ["Last used", s.last_used + " (idle " + idleFor(s.last_used) + ")"],
-      ["Expires", s.expires_at], ["Forked from", s.parent_session_id ? el("a", {class: "mono", href: "#/sessions/" + encodeURIComponent(s.parent_session_id), text: s.parent_session_id}) : "–"]]), actions),
+    el("section", {class: "card"}, about, actions),
     form, cells, snaps);
   await renderSnapshots(snaps, id);
 }
