@@ -130,6 +130,14 @@ try {
   const rowIds = await page.locator("tbody tr td:last-child a").allTextContents();
   assert.ok(rowIds.indexOf(runId) === 2 && rowIds[0] === made.executions[2] && rowIds[1] === made.executions[1],
     "newest first: " + rowIds.slice(0, 3));
+  assert.equal(rowIds.length, 20, "a page holds 20");
+  await page.getByRole("link", { name: "Older →" }).click();
+  await page.getByRole("link", { name: "← Newer" }).waitFor();
+  const older = await page.locator("tbody tr td:last-child a").allTextContents();
+  assert.ok(older.length >= 5 && !older.some(id => rowIds.includes(id)), "the next page holds the older ones");
+  await page.getByRole("link", { name: "← Newer" }).click();
+  await page.getByRole("link", { name: runId, exact: true }).waitFor();
+  ok("paged through Executions: older, then newer again");
   await page.getByLabel("Status").selectOption("error");
   await page.getByRole("button", { name: "Filter" }).click();
   await page.getByText("No executions yet.").waitFor();

@@ -258,6 +258,8 @@ def main():
         hid = hostile["structuredContent"]["execution_id"]
         tid = html["structuredContent"]["execution_id"]
         check(html["structuredContent"]["outputs"], "the HTML output is in its record")
+        for i in range(20):  # more than a page of Executions
+            modern_call(farm.url, key_a, "execute_code", {"code": "print(%d)" % i, "profile": "python.basic"})
         env = dict(os.environ, SP_BASE=base, SP_KEY_A=key_a, SP_KEY_B=key_b, SP_SHOTS=SHOTS,
                    SP_HOSTILE_ID=hid, SP_HTML_ID=tid, SP_OUT=os.path.join(SHOTS, "ids.json"))
         node = subprocess.run(["node", os.path.join(HERE, "console.test.mjs")], env=env,
