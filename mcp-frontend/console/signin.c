@@ -342,9 +342,9 @@ static void s_on_moved(void *arg, redisReply *reply)
     console_req_t *r = console_back(arg);
     if (!r) return;
     /* the key is new either way; a sign-in that did not follow it ends at its next request */
-    (void)reply;
-    r->console->stats.key_rotations++;
-    log_info("event=console_key_rotated audit=1 tenant=%s", r->tenant);
+    if (!reply || reply->type != REDIS_REPLY_INTEGER)
+        log_warn("event=console_signin_not_moved tenant=%s why=\"%s\"", r->tenant,
+                 reply && reply->type == REDIS_REPLY_ERROR ? "redis error" : "no answer");
     console_reply(r, MHD_HTTP_OK,
                   json_pack("{s:s,s:s}", "api_key", r->secret, "warning",
                             "This key is shown once. The old key stopped working: every client "
@@ -370,6 +370,9 @@ static void s_on_rotated(void *arg, int rc)
         s_unavailable(r);
         return;
     }
+    /* done, whether or not the browser is still there to be shown the key */
+    r->console->stats.key_rotations++;
+    log_info("event=console_key_rotated audit=1 tenant=%s", r->tenant);
     /* this sign-in follows the key it was made with: the person who rotated stays signed in */
     char key[96], hash[65];
     s_key_of(key, r->token_hash);
@@ -397,6 +400,8 @@ void key_rotate_run(console_req_t *r)
                        "cannot make a key now");
         return;
     }
+    /* audited before it is asked: a browser gone by the answer leaves it done but unlogged */
+    log_info("event=console_key_rotation audit=1 tenant=%s", r->tenant);
     if (tenants_rotate_key(r->console->fe->tenants, r->tenant, r->key_hash, r->secret, s_on_rotated,
                            r->ex) < 0) {
         explicit_bzero(r->secret, sizeof r->secret);
