@@ -168,6 +168,9 @@ try {
   await page.locator("dl.facts dd", { hasText: /^2$/ }).first().waitFor(); // the session's cells, refreshed
   await page.getByRole("button", { name: "Save a snapshot" }).click();
   await page.locator("#snap-title ~ div table tbody tr").first().waitFor();
+  const snapId = (await page.locator("#snap-title ~ div table tbody tr td").first().textContent()).trim();
+  await page.getByRole("button", { name: `Restore ${snapId} into this session` }).click();
+  await page.getByText(`Restored ${snapId}.`).waitFor();
   await shot(page, "05-session");
   // a fork has the variables; closing it leaves the first
   await page.getByRole("button", { name: "Fork" }).click();
@@ -185,10 +188,12 @@ try {
   await nav(page, "Sessions");
   await page.getByRole("link", { name: sid, exact: true }).click();
   await page.getByRole("heading", { name: "Session " + sid }).waitFor();
+  await page.getByRole("button", { name: `Delete ${snapId}` }).click();
+  await page.getByText("No snapshots of this session.").waitFor();
   await page.getByRole("link", { name: "← Sessions" }).click();
   await page.getByRole("link", { name: sid, exact: true }).waitFor();
   await shot(page, "06-sessions");
-  ok("created a session, ran two cells (the second saw the first's variable), saved a snapshot, forked it (the fork had the variable) and closed the fork");
+  ok("created a session, ran two cells (the second saw the first's variable), saved a snapshot and restored it, forked the session (the fork had the variable), closed the fork, deleted the snapshot");
 
   // Usage
   await nav(page, "Usage");
