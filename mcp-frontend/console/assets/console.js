@@ -256,14 +256,14 @@ async function viewExecutions(q) {
     el("div", {}, el("button", {type: "submit", text: "Filter"})));
   if (!res.result) { show(el("h1", {text: "Executions"}), form, errorBox(res.text)); return; }
   const rows = res.result.executions || [];
-  const table = el("table", {},
+  const table = el("table", {class: "cards"},
     el("caption", {class: "muted", text: rows.length ? "" : "No executions yet."}),
     el("thead", {}, el("tr", {}, ["Started", "Status", "Profile", "Tool", "Wall", "Execution"].map(h => el("th", {scope: "col", text: h})))),
     el("tbody", {}, rows.map(r => el("tr", {},
-      el("td", {text: fmtTime(r.created_ms)}), el("td", {}, statusBadge(r.status)),
-      el("td", {text: r.profile || "–"}), el("td", {text: r.tool || "–"}),
-      el("td", {class: "num", text: fmtMs(r.wall_ms)}),
-      el("td", {class: "mono"}, el("a", {href: "#/executions/" + encodeURIComponent(r.execution_id), text: r.execution_id}))))));
+      el("td", {"data-label": "Started", text: fmtTime(r.created_ms)}), el("td", {"data-label": "Status"}, statusBadge(r.status)),
+      el("td", {"data-label": "Profile", text: r.profile || "–"}), el("td", {"data-label": "Tool", text: r.tool || "–"}),
+      el("td", {"data-label": "Wall", class: "num", text: fmtMs(r.wall_ms)}),
+      el("td", {"data-label": "Execution", class: "mono"}, el("a", {href: "#/executions/" + encodeURIComponent(r.execution_id), text: r.execution_id}))))));
   const base = new URLSearchParams();
   if (status) base.set("status", status);
   if (profile) base.set("profile", profile);
@@ -502,15 +502,15 @@ async function viewSessions() {
     el("div", {}, el("label", {for: "s-profile", text: "Profile"}),
       el("select", {id: "s-profile", name: "profile"}, names.map(p => el("option", {value: p, text: p})))),
     el("div", {}, el("button", {type: "submit", text: "New session"})));
-  const table = el("table", {},
+  const table = el("table", {class: "cards"},
     el("caption", {class: "muted", text: list.length ? "" : "No live sessions."}),
-    el("thead", {}, el("tr", {}, ["Session", "Profile", "Cells", "Memory", "Idle", "Parent"].map(h => el("th", {scope: "col", text: h})))),
+    el("thead", {}, el("tr", {}, ["Session", "Profile", "Cells", "Memory", "Idle", "Forked from"].map(h => el("th", {scope: "col", text: h})))),
     el("tbody", {}, list.map(s => el("tr", {},
-      el("td", {class: "mono"}, el("a", {href: "#/sessions/" + encodeURIComponent(s.session_id), text: s.session_id})),
-      el("td", {text: s.profile || "–"}), el("td", {class: "num", text: s.cells ?? "–"}),
-      el("td", {class: "num", text: s.memory_in_use_mb !== undefined ? s.memory_in_use_mb + " MB" : "–"}),
-      el("td", {class: "num", text: idleFor(s.last_used)}),
-      el("td", {class: "mono", text: s.parent_session_id || "–"})))));
+      el("td", {"data-label": "Session", class: "mono"}, el("a", {href: "#/sessions/" + encodeURIComponent(s.session_id), text: s.session_id})),
+      el("td", {"data-label": "Profile", text: s.profile || "–"}), el("td", {"data-label": "Cells", class: "num", text: s.cells ?? "–"}),
+      el("td", {"data-label": "Memory", class: "num", text: s.memory_in_use_mb !== undefined ? s.memory_in_use_mb + " MB" : "–"}),
+      el("td", {"data-label": "Idle", class: "num", text: idleFor(s.last_used)}),
+      el("td", {"data-label": "Forked from", class: "mono", text: s.parent_session_id || "–"})))));
   show(el("h1", {text: "Sessions"}), createForm, res.result ? el("div", {class: "scroll"}, table) : errorBox(res.text));
 }
 
