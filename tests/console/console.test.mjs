@@ -30,7 +30,11 @@ async function newPage(width = 1200) {
   lastPage = page;
   page.on("dialog", d => { if (d.type() === "confirm") d.accept(); else { problems.push("dialog " + d.message()); d.dismiss(); } });
   page.on("pageerror", e => problems.push("page error: " + e.message));
-  return { ctx, page, problems };
+  // nothing is fetched from anywhere else, and the page's own code breaks none of its policy
+  page.on("request", r => { if (!/^(data|blob|about):/.test(r.url()) && !r.url().startsWith(BASE + "/")) problems.push("fetched " + r.url()); });
+  const csp = [];
+  page.on("console", m => { if (/Content Security Policy/i.test(m.text())) csp.push(m.text()); });
+  return { ctx, page, problems, csp };
 }
 
 async function shot(page, name) {
@@ -54,7 +58,7 @@ async function pwned(page) {
 
 try {
   // ---- the first tenant
-  const { ctx, page, problems } = await newPage();
+  const { ctx, page, problems, csp } = await newPage();
   await page.goto(BASE + "/console");
   await page.getByLabel("API key").waitFor();
   await shot(page, "01-signin");
@@ -208,6 +212,10 @@ try {
   assert.ok(csv.startsWith("day,executions") && csv.includes(today), "CSV has the days");
   await shot(page, "07-usage");
   ok("saw the usage: table, charts, CSV");
+
+  assert.deepEqual(csp, [], "no page broke its Content Security Policy");
+  assert.deepEqual(problems, [], "no dialogs, page errors or requests elsewhere");
+  ok("every page so far: no request left the origin, nothing broke the CSP");
 
   // hostile records: a <script> on stdout, an HTML output with script
   await page.goto(BASE + "/console/#/executions/" + env.SP_HOSTILE_ID);
