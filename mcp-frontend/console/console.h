@@ -8,8 +8,8 @@
  * key rotated or removed ends the sign-ins made with it. Every page's data comes from the MCP
  * tools themselves: a console request becomes a 2026-07-28 tools/call (or resources/read) for
  * the signed-in tenant, served by the same method table, rate limit, argument checks and
- * handlers as /mcp (calls.h). The HTML, CSS and JavaScript are in console/assets/, compiled
- * into the binary (assets.h); nothing is fetched from elsewhere.
+ * handlers as /mcp (calls.c). The HTML, CSS and JavaScript are in console/assets/, compiled
+ * into the binary (assets.c); nothing is fetched from elsewhere.
  *
  * It joins the front-end at one place: console_serve registers /console as a route of the HTTP
  * transport (http.h's http_route_add), which never knows it is there. */
