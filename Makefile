@@ -141,6 +141,24 @@ $(OBJ)/mcp-frontend/compat/compat_validators.o: $(BUILD)/gen/schema_check_py.h $
                                                $(BUILD)/gen/schemas_json.h
 $(OBJ)/mcp-frontend/compat/compat_validators.o: CPPFLAGS += -I$(BUILD)/gen
 
+# the console's page (mcp-frontend/console/assets/: HTML, CSS, JavaScript) is compiled into the
+# front-end: each file a byte array, and CONSOLE_ASSET_ROWS the table console/assets.c serves
+CONSOLE_ASSETS := $(sort $(wildcard mcp-frontend/console/assets/*))
+$(BUILD)/gen/console_assets.h: $(CONSOLE_ASSETS)
+	@mkdir -p $(@D)
+	{ echo '/* generated from mcp-frontend/console/assets/ by the Makefile */'; \
+	  rows=''; \
+	  for f in $^; do \
+	    n=$$(basename $$f); v=asset_$$(echo $$n | tr -c 'a-zA-Z0-9\n' '_'); \
+	    echo "static const unsigned char $$v[] = {"; \
+	    od -An -v -tx1 $$f | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	    echo '0x00};'; \
+	    rows="$$rows {\"$$n\", $$v, sizeof $$v - 1},"; \
+	  done; \
+	  echo "#define CONSOLE_ASSET_ROWS $$rows"; } > $@.tmp && mv $@.tmp $@
+$(OBJ)/mcp-frontend/console/assets.o: $(BUILD)/gen/console_assets.h
+$(OBJ)/mcp-frontend/console/assets.o: CPPFLAGS += -I$(BUILD)/gen
+
 # ---- the binaries: a main() and its component's library
 $(BIN)/snakepit-broker: $(call objs,$(BROKER_MAIN)) $(BROKER_LIB) $(LIB)
 	@mkdir -p $(@D)
@@ -303,8 +321,9 @@ test-ops: all
 # The sanitizer pass: unit tests with leak detection, then the executor, the forks and builds of
 # the security suite (their C: fork plans, the wake socket, the build box), integration, chaos and
 # several-broker suites against ASan+UBSan binaries (leaks off there: the embedded interpreter
-# keeps its heap; every farm's logs are checked for reports when it stops), and
-# the CLI against a scripted endpoint with leak detection on (an ASan report fails the run).
+# keeps its heap; every farm's logs are checked for reports when it stops),
+# the CLI against a scripted endpoint with leak detection on (an ASan report fails the run), and
+# the console's suite.
 test-san:
 	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
@@ -315,6 +334,9 @@ test-san:
 	  tests/integration/test_fe_bounds.py
 	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/broker/test_brokers.py
 	SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/cli/test_run_answers.py
+	@$(MAKE) --no-print-directory $(CONSOLE_TESTS)/node_modules/.installed
+	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) SP_CONSOLE_SHOTS=$(abspath build-san/console-shots) \
+	  /usr/bin/python3 $(CONSOLE_TESTS)/run_console.py
 
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 # tests/suites.sh runs them in turn and ends with each one's wall and CPU time. `bg:prebuild`
@@ -324,7 +346,7 @@ test-san:
 # the first suite that uses what it builds.
 SUITES := all check-layers test-docs bg:prebuild test-unit \
           test-executor test-security test-integration test-cli test-chaos test-memory \
-          test-broker test-cluster test-ops test-deploy test-interop conformance \
+          test-broker test-cluster test-ops test-deploy test-interop test-console conformance \
           bg:wait test-deb test-san fuzz bench-smoke
 
 # what `make test` compiles ahead (above): nothing here runs a test
@@ -464,6 +486,18 @@ test-interop: $(BIN)/snakepit-mcp $(BIN)/snakepit-broker $(BIN)/snakepit-executo
 conformance: $(BIN)/snakepit-mcp $(NODE22)
 	/usr/bin/python3 $(INTEROP)/run_conformance.py
 
+# ---- the tenant console (tests/console): a real farm, checked over HTTP and in Debian's chromium
+# (/usr/bin/chromium, `deploy/install-deps.sh test`) driven by playwright-core from npm (no
+# browser download); screenshots of every page in $(BUILD)/console-shots/
+CONSOLE_TESTS := tests/console
+$(CONSOLE_TESTS)/node_modules/.installed: $(CONSOLE_TESTS)/package.json $(CONSOLE_TESTS)/package-lock.json
+	cd $(CONSOLE_TESTS) && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: test-console
+test-console: all $(CONSOLE_TESTS)/node_modules/.installed
+	SP_CONSOLE_SHOTS=$(abspath $(BUILD)/console-shots) /usr/bin/python3 $(CONSOLE_TESTS)/run_console.py
+
 $(BUILD)/fuzz/fuzz_jsonrpc: tests/fuzz/fuzz_jsonrpc.c mcp-frontend/rpc/jsonrpc.c common/utf8.c common/buf.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -ljansson
@@ -479,6 +513,11 @@ $(BUILD)/fuzz/fuzz_envelope: tests/fuzz/fuzz_envelope.c mcp-frontend/rpc/admit.c
 # the drop-in endpoints' readers of untrusted code: pyscan (names, imports) and pep723_merge
 $(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/tools/pyscan.c mcp-frontend/compat/pep723_merge.c \
                            common/pep508.c common/buf.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
+
+# the console's readers of a browser's Cookie header and form bodies
+$(BUILD)/fuzz/fuzz_console: tests/fuzz/fuzz_console.c mcp-frontend/console/form.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
 

@@ -36,12 +36,19 @@ static void s_print_hub(const farm_info_t *f, const char *keys, long broker_pid)
 
 void banner_print(const farm_info_t *f, const char *keys_dir, long broker_pid)
 {
+    /* the console is served beside /mcp by the same front-end (docs/console.md) */
+    char console[600];
+    size_t base = strlen(f->url) >= 4 && !strcmp(f->url + strlen(f->url) - 4, "/mcp")
+                      ? strlen(f->url) - 4
+                      : strlen(f->url);
+    snprintf(console, sizeof console, "%.*s/console", (int)base, f->url);
     printf("\nsnakepit is up.\n\n"
            "  MCP endpoint   %s\n"
+           "  console        %s  (sign in with the API key)\n"
            "  API key        %s\n"
            "  state & logs   %s\n"
            "  metrics        %s (broker), %s (executor), %s (front-end)\n\n",
-           f->url, f->api_key, f->state_dir, f->metrics[FARM_METRICS_BROKER],
+           f->url, console, f->api_key, f->state_dir, f->metrics[FARM_METRICS_BROKER],
            f->metrics[FARM_METRICS_EXECUTOR], f->metrics[FARM_METRICS_MCP]);
     if (f->remote_url[0])
         printf("  other machines %s%s\n\n", f->remote_url,

@@ -9,7 +9,8 @@
 #         dpkg-shlibdeps)
 #   test  deb + what `make test` needs (cmocka, pytest, clang for fuzz targets, iproute2,
 #         prometheus and its promtool for the monitoring tests, python3-yaml and python3-jsonschema for manifests,
-#         lintian for the package, redis-sentinel for the chaos suite's failover)
+#         lintian for the package, redis-sentinel for the chaos suite's failover, chromium for
+#         the console's browser test)
 #   images  what `make test-images` needs besides `deb`: podman (with runc: crun refuses
 #         hybrid cgroup hierarchies), netavark and aardvark-dns (the containers' network and
 #         their names), debootstrap (the Debian 12 root the images start from: no container
@@ -31,7 +32,8 @@ python3-pip python3-venv python3-packaging python3-cloudpickle"
 deb_pkgs="help2man dpkg-dev binutils"
 images_pkgs="podman runc netavark aardvark-dns iptables debootstrap"
 test_pkgs="lintian libcmocka-dev python3-pytest python3-redis python3-zmq python3-msgpack clang
-libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml redis-sentinel python3-jsonschema"
+libclang-rt-14-dev iproute2 nodejs npm prometheus python3-yaml redis-sentinel python3-jsonschema
+chromium"
 
 case "$what" in
 run) want="$run_pkgs" ;;

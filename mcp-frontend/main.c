@@ -27,6 +27,7 @@
 #include "mcp-frontend/farm/served.h"
 #include "mcp-frontend/legacy/mcp_session_store.h"
 #include "mcp-frontend/legacy/stream_log.h"
+#include "mcp-frontend/console/console.h"
 #include "mcp-frontend/mcp/fixtures.h"
 #include "mcp-frontend/mcp/listen.h"
 #include "mcp-frontend/mcp/mcp.h"
@@ -70,6 +71,7 @@ typedef struct {
     mcp_conf_t mcp;
     listen_conf_t listen;
     stream_log_conf_t stream_log;
+    console_conf_t console;
     int stdio;
     char tenant[65]; /* the stdio identity */
     char compat[64]; /* --stdio as this drop-in endpoint (compat.h) */
@@ -130,6 +132,12 @@ static const cfg_opt_t s_opts[] = {
         "cache key → tenant lookups this long"),
     OPT(INT, tenants.auth_stale_ms, "auth-stale-ms", 0, 86400000, "MS",
         "while Redis cannot be asked, keys it answered within this long still authenticate"),
+    OPT(INT, console.idle_s, "console-idle-s", 60, 86400, "S",
+        "a console sign-in unused for S ends (the web page at /console)"),
+    OPT(INT, console.max_s, "console-max-s", 60, 86400 * 7, "S",
+        "a console sign-in ends S after it was made, used or not"),
+    OPT(INT, console.signin_per_min, "console-signins-per-min", 1, 10000, "N",
+        "console sign-in attempts allowed per client address and minute, across front-ends"),
     OPT(INT, limiter.local_rate_pct, "local-rate-pct", 1, 100, "PCT",
         "share of a tenant's rate the local limiter allows while Redis is down"),
     OPT(INT, jobs.queue_allowance_ms, "queue-allowance-ms", 0, 3600000, "MS",
@@ -218,6 +226,7 @@ static const fe_conf_t s_defaults = {
     .listen = {.max_streams = 10000},
     .sessions = {.max_sessions = 10000, .max_per_tenant = 1000, .idle_s = 3600, .cache_ms = 10000},
     .stream_log = {.replay_s = 600},
+    .console = CONSOLE_CONF_DEFAULTS,
     .tenants = {.auth_cache_ms = 5000, .auth_stale_ms = 600000},
     .limiter = {.local_rate_pct = 50},
     .holds = {.lease_ms = 30000},
@@ -475,6 +484,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "snakepit-mcp: %s\n", err);
         rc = 1;
     }
+    fe->console = console_new(fe, &conf.console);
+    if (!rc) console_serve(fe->console, fe->http); /* /console beside /mcp */
     const endpoint_t *ep = conf.compat[0] ? compat_find(fe->compat, conf.compat) : NULL;
     if (!rc && conf.compat[0] && !ep) {
         fprintf(stderr, "snakepit-mcp: --compat %s: no such endpoint (%s)\n", conf.compat,
@@ -494,6 +505,7 @@ int main(int argc, char **argv)
     log_info("event=stopping sessions=%zu jobs_in_flight=%zu", mcp_sessions_count(fe->mcp_sessions),
              jobs_count(fe->jobs));
     s_teardown(fe);
+    console_destroy(&fe->console);
     redis_upkeep_destroy(&upkeep); /* after the store, whose last callbacks may reach it */
     zmq_ctx_term(zmq_ctx);
     loop_destroy(&fe->loop);

@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/profiles.h"
 #include "common/prom.h"
+#include "mcp-frontend/console/console.h"
 #include "mcp-frontend/farm/execution.h"
 #include "mcp-frontend/farm/jobs.h"
 #include "mcp-frontend/farm/served.h"
@@ -269,6 +270,29 @@ static void s_served(buf_t *out, const fe_t *fe)
                 NULL);
 }
 
+/* The console: sign-ins by outcome (a brute force shows as invalid_key and rate_limited),
+ * refusals by reason, and what the pages did. */
+static void s_console(buf_t *out, const console_stats_t *c)
+{
+    prom_family(out, P "console_signins_total", PROM_COUNTER,
+                "Console sign-in attempts by outcome (rate_limited: over the per-address rate).");
+    for (int o = 0; o < CONSOLE_SIGNIN__COUNT; o++)
+        prom_sample(out, P "console_signins_total", (double)c->signins[o], "outcome",
+                    console_signin_name(o), NULL);
+    prom_family(out, P "console_refusals_total", PROM_COUNTER,
+                "Console requests refused, by reason (csrf, signed_out, bad_origin, ...).");
+    for (int r = 0; r < CONSOLE_REFUSED__COUNT; r++)
+        prom_sample(out, P "console_refusals_total", (double)c->refused[r], "reason",
+                    console_refusal_name(r), NULL);
+    prom_family(out, P "console_events_total", PROM_COUNTER,
+                "Console sign-outs, key rotations, tool calls made for pages, files served.");
+    prom_sample(out, P "console_events_total", (double)c->signouts, "event", "signout", NULL);
+    prom_sample(out, P "console_events_total", (double)c->key_rotations, "event", "key_rotation",
+                NULL);
+    prom_sample(out, P "console_events_total", (double)c->calls, "event", "call", NULL);
+    prom_sample(out, P "console_events_total", (double)c->assets, "event", "asset", NULL);
+}
+
 void fe_metrics_render(void *arg, buf_t *out)
 {
     const fe_t *fe = arg;
@@ -299,6 +323,7 @@ void fe_metrics_render(void *arg, buf_t *out)
                 "again within --broker-wait-ms.");
     prom_sample(out, P "jobs_lost_total", (double)jobs_stats(fe->jobs)->lost, NULL);
     s_served(out, fe);
+    if (fe->console) s_console(out, console_stats(fe->console));
 }
 
 /* Sums for the snapshot, which `snakepit status` shows per front-end. */

@@ -209,6 +209,36 @@ static void s_on_output(void *arg, fetch_status_t st, json_t *fields)
     call_release(c);
 }
 
+/* A figure of a record's result, by its place among the images (0, 1, ...): the image content
+ * blocks the call returned, kept in the stored CallToolResult and served as a blob. */
+static void s_on_image(void *arg, fetch_status_t st, json_t *fields)
+{
+    call_t *c = arg;
+    const char *uri = call_str(c, "uri"), *tail = strrchr(uri, '/') + 1;
+    json_t *found = NULL, *cr = NULL, *block;
+    size_t i, seen = 0;
+    char *end;
+    long want = strtol(tail, &end, 10);
+    if (st == FETCH_UNAVAILABLE) {
+        call_error(c, RPC_UNAVAILABLE,
+                   "the execution store is unreachable right now; try again shortly", NULL);
+        call_release(c);
+        return;
+    }
+    if (st == FETCH_OK && *tail >= '0' && *tail <= '9' && !*end && end - tail <= 3)
+        cr = json_loads(s_str_of(fields, "call_result"), 0, NULL);
+    json_array_foreach(json_object_get(cr, "content"), i, block)
+        if (!found && !strcmp(s_str_of(block, "type"), "image") && (long)seen++ == want)
+            found = json_pack("{s:s,s:s,s:s}", "uri", uri, "mimeType",
+                              s_str_of(block, "mimeType"), "blob", s_str_of(block, "data"));
+    if (found)
+        call_reply(c, json_pack("{s:[o]}", "contents", found));
+    else
+        s_not_found(c, uri);
+    json_decref(cr);
+    call_release(c);
+}
+
 void resources_read(call_t *c)
 {
     const char *uri = call_str(c, "uri");
@@ -242,6 +272,11 @@ void resources_read(call_t *c)
     if (s_execution_sub_uri(uri, "outputs", id, &tail)) { /* rich.h's embedded resources */
         call_hold(c);
         record_fetch(c->fe->store, id, c->tenant, s_on_output, c);
+        return;
+    }
+    if (s_execution_sub_uri(uri, "images", id, &tail)) { /* its figures, the image blocks */
+        call_hold(c);
+        record_fetch(c->fe->store, id, c->tenant, s_on_image, c);
         return;
     }
     if (session_resource_read(c, uri)) return;

@@ -42,6 +42,7 @@ typedef struct fe {
     struct snapshots *snapshots; /* snapshots.h: their snapshots */
     struct mcp *mcp;             /* mcp.h: the method table */
     struct http *http;           /* http.h; NULL without --http */
+    struct console *console;     /* console.h: the tenant's web page, served on http */
     struct stdio_tx *stdio;      /* stdio.h; NULL without --stdio */
     char instance[80];           /* host:pid, for logs, records and the snapshot */
     const char *http_listen;     /* --http, or "off" */

@@ -172,6 +172,41 @@ int limiter_check(limiter_t *self, tenant_t *t, limit_fn *fn, void *arg, long *r
     return LIMIT_PENDING;
 }
 
+typedef struct {
+    limit_key_fn *fn;
+    void *arg;
+} key_check_t;
+
+static void s_on_key_step(void *arg, redisReply *reply)
+{
+    key_check_t k = *(key_check_t *)arg;
+    free(arg);
+    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+        reply->element[0]->type != REDIS_REPLY_INTEGER ||
+        reply->element[1]->type != REDIS_REPLY_INTEGER) {
+        k.fn(k.arg, LIMIT_UNAVAILABLE, 0);
+        return;
+    }
+    long retry = (long)reply->element[1]->integer;
+    k.fn(k.arg, reply->element[0]->integer > 0 ? LIMIT_ALLOW : LIMIT_DENY, retry < 1 ? 1 : retry);
+}
+
+int limiter_check_key(limiter_t *self, const char *key, double rate, long burst, limit_key_fn *fn,
+                      void *arg)
+{
+    char period[32], b[32];
+    snprintf(period, sizeof period, "%.6f", 1000.0 / (rate > 0 ? rate : 0.001));
+    snprintf(b, sizeof b, "%ld", burst < 1 ? 1 : burst);
+    const char *args[] = {key, period, b, "1"};
+    key_check_t *k = xcalloc(1, sizeof *k);
+    *k = (key_check_t){fn, arg};
+    if (store_eval(self->store, self->gcra, s_on_key_step, k, 1, 4, args) < 0) {
+        free(k);
+        return -1;
+    }
+    return 0;
+}
+
 limiter_t *limiter_new(store_t *store, const limiter_conf_t *conf)
 {
     limiter_t *self = xcalloc(1, sizeof *self);

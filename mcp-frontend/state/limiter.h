@@ -35,4 +35,14 @@ const limiter_stats_t *limiter_stats(const limiter_t *self);
  * fn will be called with the decision. */
 int limiter_check(limiter_t *self, tenant_t *t, limit_fn *fn, void *arg, long *retry_after_ms);
 
+/* One GCRA step on a key of the caller's (not a tenant's: the console's sign-in attempts per
+ * client address), by the same script on Redis's clock, every front-end sharing it: no lease,
+ * each check asks Redis. fn(arg, LIMIT_ALLOW or LIMIT_DENY with retry_after_ms, or
+ * LIMIT_UNAVAILABLE when Redis did not answer). 0: fn will be called once; -1: Redis cannot be
+ * asked now (fn is never called). */
+enum { LIMIT_UNAVAILABLE = LIMIT_PENDING + 1 };
+typedef void(limit_key_fn)(void *arg, int outcome, long retry_after_ms);
+int limiter_check_key(limiter_t *self, const char *key, double rate, long burst, limit_key_fn *fn,
+                      void *arg);
+
 #endif

@@ -35,6 +35,7 @@ struct tenants {
     long n_keys;
     uint64_t refresh_timer;
     uint64_t stale_auths; /* keys let in on a stale answer while Redis could not be asked */
+    store_script_t *rotate; /* tenants_rotate_key's, made at the first rotation */
 };
 
 /* One lookup in flight: the key's hash, then the tenant's hash fields. */
@@ -233,6 +234,11 @@ tenant_t *tenants_cached(tenants_t *self, const char *key, size_t key_len)
 {
     char hash[65];
     sha256_hex(key, key_len, hash);
+    return tenants_cached_hash(self, hash);
+}
+
+tenant_t *tenants_cached_hash(tenants_t *self, const char *hash)
+{
     key_entry_t *e = s_cache_find(self, hash);
     if (e && e->expires_ms > clock_mono_ms()) return e->tenant;
     return e && !store_connected(self->store) ? s_stale(self, hash) : NULL;
@@ -284,13 +290,79 @@ static void s_on_key(void *arg, redisReply *reply)
 
 int tenants_lookup(tenants_t *self, const char *key, size_t key_len, tenant_fn *fn, void *arg)
 {
+    char hash[65];
+    sha256_hex(key, key_len, hash);
+    return tenants_lookup_hash(self, hash, fn, arg);
+}
+
+int tenants_lookup_hash(tenants_t *self, const char *hash, tenant_fn *fn, void *arg)
+{
     lookup_t *l = xcalloc(1, sizeof *l);
     l->self = self;
     l->fn = fn;
     l->arg = arg;
-    sha256_hex(key, key_len, l->hash);
+    snprintf(l->hash, sizeof l->hash, "%s", hash);
     if (store_queryf(self->store, s_on_key, l, "GET sp:key:%s", l->hash) < 0) {
         free(l);
+        return -1;
+    }
+    return 0;
+}
+
+/* KEYS: the tenant's hash, the old key's, the new key's; ARGV: the tenant, the new key's
+ * hash. The old key must still name the tenant (a rotation elsewhere, or a removal, wins). */
+static const char s_rotate_lua[] =
+    "if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end\n"
+    "redis.call('SET', KEYS[3], ARGV[1])\n"
+    "redis.call('HSET', KEYS[1], 'key_sha256', ARGV[2])\n"
+    "redis.call('DEL', KEYS[2])\n"
+    "return 1\n";
+
+typedef struct {
+    tenants_t *self;
+    char old_hash[65];
+    tenant_key_fn *fn;
+    void *arg;
+} rotation_t;
+
+static void s_forget(tenants_t *self, const char *hash)
+{
+    for (key_entry_t **pp = &self->keys[s_bucket(hash)]; *pp; pp = &(*pp)->next)
+        if (strcmp((*pp)->hash, hash) == 0) {
+            key_entry_t *e = *pp;
+            *pp = e->next;
+            free(e);
+            self->n_keys--;
+            return;
+        }
+}
+
+static void s_on_rotated(void *arg, redisReply *reply)
+{
+    rotation_t *r = arg;
+    int rc = !reply || reply->type != REDIS_REPLY_INTEGER ? -1 : reply->integer == 1 ? 0 : -2;
+    if (rc == 0) s_forget(r->self, r->old_hash);
+    r->fn(r->arg, rc);
+    free(r);
+}
+
+int tenants_rotate_key(tenants_t *self, const char *name, const char *old_hash,
+                       const char *new_key, tenant_key_fn *fn, void *arg)
+{
+    char new_hash[65], k_tenant[96], k_old[80], k_new[80];
+    sha256_hex(new_key, strlen(new_key), new_hash);
+    snprintf(k_tenant, sizeof k_tenant, "sp:t:%s", name);
+    snprintf(k_old, sizeof k_old, "sp:key:%s", old_hash);
+    snprintf(k_new, sizeof k_new, "sp:key:%s", new_hash);
+    if (!self->rotate) self->rotate = store_script(self->store, s_rotate_lua);
+    rotation_t *r = xcalloc(1, sizeof *r);
+    r->self = self;
+    snprintf(r->old_hash, sizeof r->old_hash, "%s", old_hash);
+    r->fn = fn;
+    r->arg = arg;
+    const char *args[] = {k_tenant, k_old, k_new, name, new_hash};
+    if (store_eval(self->store, self->rotate, s_on_rotated, r, 3, 5, args) < 0) {
+        free(r);
         return -1;
     }
     return 0;

@@ -73,6 +73,21 @@ int tenants_lookup(tenants_t *self, const char *key, size_t key_len, tenant_fn *
 /* The tenant's network egress rules and caps into out (what the executor grants a job); none
  * for a tenant without rules. out is empty before (jobspec_init). */
 void tenant_egress_spec(const tenant_t *t, job_egress_t *out);
+/* The same two by the key's SHA-256 (64 hex digits), the form a console sign-in keeps instead
+ * of the key: each console request finds its tenant as an MCP request does, through the same
+ * cache, so a key rotated or removed ends its sign-ins too. */
+tenant_t *tenants_cached_hash(tenants_t *self, const char *hash);
+int tenants_lookup_hash(tenants_t *self, const char *hash, tenant_fn *fn, void *arg);
+
+/* Replaces the tenant's key whose SHA-256 is old_hash with new_key, in one script: the new key
+ * names the tenant, the old one nothing (forgotten here at once; other front-ends trust their
+ * cached answer for --auth-cache-ms at most). fn(arg, rc): 0 done, -1 Redis did not answer, -2
+ * old_hash is no longer the tenant's key (rotated meanwhile, or the tenant removed). 0: fn will
+ * be called; -1: Redis cannot be asked now. */
+typedef void(tenant_key_fn)(void *arg, int rc);
+int tenants_rotate_key(tenants_t *self, const char *name, const char *old_hash,
+                       const char *new_key, tenant_key_fn *fn, void *arg);
+
 /* The tenant by name (for stdio and the anonymous tenant): created with defaults, then its
  * quotas are loaded from Redis in the background and refreshed periodically. */
 tenant_t *tenants_named(tenants_t *self, const char *name);

@@ -7,6 +7,7 @@
 
 #include "common/buf.h"
 #include "common/ids.h"
+#include "common/profiles.h"
 #include "proto/status.h"
 #include "mcp-frontend/render/outcome.h"
 #include "mcp-frontend/rpc/fe.h"
@@ -17,7 +18,7 @@
 
 #define LIST_DEFAULT 20
 #define LIST_MAX     100
-#define LIST_SCAN    400 /* records looked at per page when filtering by status */
+#define LIST_SCAN    400 /* records looked at per page when filtering by status or profile */
 
 /* ---- list_executions: newest first from the tenant's zset, then each record's summary
  * fields (one pipelined HMGET per id). The cursor is "<created_ms>:<id>" of the last entry
@@ -31,6 +32,7 @@ typedef struct {
     call_t *call;
     long limit;
     char status[32];
+    char profile[64]; /* only this profile's ("": any) */
     size_t n, pending;
     char (*ids)[ID_STR_LEN + 1];
     double *scores;
@@ -124,7 +126,9 @@ static void s_on_summary(void *arg, redisReply *reply)
                 json_object_set_new(f, s_summary_fields[k],
                                     json_bytes(reply->element[k]->str, reply->element[k]->len));
         const char *st = json_string_value(json_object_get(f, "status"));
-        if (!l->status[0] || (st && strcmp(st, l->status) == 0)) {
+        const char *pr = json_string_value(json_object_get(f, "profile"));
+        if ((!l->status[0] || (st && strcmp(st, l->status) == 0)) &&
+            (!l->profile[0] || (pr && strcmp(pr, l->profile) == 0))) {
             json_t *row =
                 json_pack("{s:s,s:s,s:s,s:s,s:o,s:o}", "execution_id", l->ids[i], "status",
                           st ? st : "unknown", "profile", s_or_empty(json_object_get(f, "profile")),
@@ -190,7 +194,7 @@ void list_executions_run(call_t *c, json_t *args, const tool_task_t *task)
 {
     (void)task; /* the row takes no tasks */
     json_t *limit = json_object_get(args, "limit"), *cursor = json_object_get(args, "cursor"),
-           *status = json_object_get(args, "status");
+           *status = json_object_get(args, "status"), *profile = json_object_get(args, "profile");
     if (limit && (json_integer_value(limit) < 1 || json_integer_value(limit) > LIST_MAX)) {
         tool_bad_arg(c, "limit", "`limit` must be 1-%d; got %lld", LIST_MAX,
                      (long long)json_integer_value(limit));
@@ -205,6 +209,13 @@ void list_executions_run(call_t *c, json_t *args, const tool_task_t *task)
                      "security_violation, cancelled, rejected, lost, internal_error); got "
                      "\"%.40s\"",
                      json_string_value(status));
+        return;
+    }
+    if (profile && !profile_find(json_string_value(profile))) {
+        char names[256];
+        profiles_join(names, sizeof names, ", ", NULL);
+        tool_bad_arg(c, "profile", "`profile` must be a profile's name (%s); got \"%.40s\"", names,
+                     json_string_value(profile));
         return;
     }
     char max[40] = "+inf";
@@ -226,8 +237,10 @@ void list_executions_run(call_t *c, json_t *args, const tool_task_t *task)
     call_hold(c);
     l->limit = limit ? (long)json_integer_value(limit) : LIST_DEFAULT;
     if (status) snprintf(l->status, sizeof l->status, "%s", json_string_value(status));
-    long scan =
-        l->status[0] ? LIST_SCAN : l->limit + 1 + 16; /* + room for same-millisecond skips */
+    if (profile) snprintf(l->profile, sizeof l->profile, "%s", json_string_value(profile));
+    long scan = l->status[0] || l->profile[0]
+                    ? LIST_SCAN
+                    : l->limit + 1 + 16; /* + room for same-millisecond skips */
     if (scan > LIST_SCAN) scan = LIST_SCAN;
     l->scan = scan;
     if (store_queryf(c->fe->store, s_on_ids, l,

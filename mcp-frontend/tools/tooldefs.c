@@ -154,6 +154,7 @@ static const tool_arg_t s_list_executions_args[] = {
     {"limit", ARG_INTEGER, 0, "default 20", "\"minimum\": 1, \"maximum\": 100"},
     {"cursor", ARG_STRING, ARG_NULLABLE, NULL, NULL},
     {"status", ARG_STRING, 0, "only executions with this status", NULL},
+    {"profile", ARG_STRING, 0, "only executions that ran in this profile", NULL},
     {NULL},
 };
 

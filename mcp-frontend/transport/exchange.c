@@ -84,6 +84,10 @@ static void s_count(exchange_t *ex, unsigned status)
 
 static void s_common_headers(exchange_t *ex, struct MHD_Response *r)
 {
+    if (ex->route) { /* a route beside /mcp says what its answers carry */
+        if (ex->route->headers) ex->route->headers(ex->route->arg, ex, r);
+        return;
+    }
     const char *origin = MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, "Origin");
     if (origin) { /* only allowed origins get this far */
         MHD_add_response_header(r, "Access-Control-Allow-Origin", origin);
@@ -133,6 +137,18 @@ void exchange_park(exchange_t *ex, unsigned status, json_t *msg)
     ex->status = status;
     free(ex->answer);
     ex->answer = msg ? rpc_dump(msg, &ex->answer_len) : NULL;
+    ex->answer_type = NULL;
+    ex->state = EX_READY;
+    exchange_resume(ex);
+}
+
+void exchange_park_text(exchange_t *ex, unsigned status, const char *ctype, char *text, size_t len)
+{
+    ex->status = status;
+    free(ex->answer);
+    ex->answer = text;
+    ex->answer_len = len;
+    ex->answer_type = ctype;
     ex->state = EX_READY;
     exchange_resume(ex);
 }
@@ -141,8 +157,8 @@ enum MHD_Result exchange_queue_parked(exchange_t *ex)
 {
     char *text = ex->answer;
     ex->answer = NULL;
-    return exchange_queue_text(ex, ex->status, text ? "application/json" : NULL, text,
-                               text ? ex->answer_len : 0);
+    const char *ctype = ex->answer_type ? ex->answer_type : "application/json";
+    return exchange_queue_text(ex, ex->status, text ? ctype : NULL, text, text ? ex->answer_len : 0);
 }
 
 enum MHD_Result exchange_refuse(exchange_t *ex, unsigned status, int code, http_refusal_t reason,
@@ -435,6 +451,7 @@ void exchange_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     s_unwatch(ex);
     *ex->prev = ex->next;
     if (ex->next) ex->next->prev = ex->prev;
+    if (ex->route && ex->route->done) ex->route->done(ex->route->arg, ex);
     if (ex->call) {
         /* the client went away before the answer. Legacy: the work goes on (2025-11-25
          * transports: a disconnect is not a cancellation) and a stream already begun goes on

@@ -17,6 +17,24 @@ typedef struct exchange exchange_t;
 
 typedef struct http http_t;
 
+/* A route served beside /mcp by a module above the transport (the console): it registers once
+ * (http.h's http_route_add) and from then on every call of MHD's access handler for a request
+ * under its prefix goes to serve, which answers with the plumbing below. headers decorates every
+ * response of those requests; done is told when one ends (before the exchange is freed, or left
+ * orphaned to a lookup in flight). */
+typedef enum MHD_Result(http_serve_fn)(void *arg, exchange_t *ex, const char *url);
+typedef void(http_headers_fn)(void *arg, exchange_t *ex, struct MHD_Response *r);
+typedef void(http_done_fn)(void *arg, exchange_t *ex);
+typedef struct {
+    const char *prefix; /* the path itself and what is below it ("/console", "/console/...") */
+    http_serve_fn *serve;
+    http_headers_fn *headers; /* may be NULL */
+    http_done_fn *done;       /* may be NULL */
+    void *arg;
+} http_route_t;
+
+#define HTTP_MAX_ROUTES 4
+
 /* Requests refused before they reached MCP, by reason (snakepit_mcp_rejections_total). */
 typedef enum {
     HTTP_REFUSED_NOT_FOUND,
@@ -80,6 +98,8 @@ struct http {
     int running;  /* inside MHD_run: its callbacks must not run it again */
     uint64_t keepalive_timer;
     exchange_t *all; /* every exchange alive (shutdown must resume them) */
+    http_route_t routes[HTTP_MAX_ROUTES]; /* served beside /mcp (http_route_add) */
+    int n_routes;
 };
 
 typedef enum {
@@ -109,9 +129,12 @@ struct exchange {
     int modern;             /* a 2026-07-28 request: its own scope, and a disconnect cancels it */
     call_t *call;           /* the call in flight, until its final answer */
     const endpoint_t *endpoint; /* the URL's (compat.h); NULL: /mcp */
+    const http_route_t *route; /* a route beside /mcp serves it; NULL: /mcp */
+    void *route_state;         /* the route's, let go of by its done */
     /* a parked plain answer */
     unsigned status;
-    char *answer; /* JSON text, or NULL for an empty body */
+    char *answer;            /* JSON text (or of answer_type), or NULL for an empty body */
+    const char *answer_type; /* NULL: application/json */
     size_t answer_len;
     long retry_after_s; /* > 0: add Retry-After */
     int www_authenticate;
@@ -169,6 +192,8 @@ enum MHD_Result exchange_queue_text(exchange_t *ex, unsigned status, const char 
 enum MHD_Result exchange_queue_json(exchange_t *ex, unsigned status, json_t *msg);
 enum MHD_Result exchange_queue_parked(exchange_t *ex);
 void exchange_park(exchange_t *ex, unsigned status, json_t *msg);
+/* Keeps a text answer of media type ctype (static) for the next handler call; takes text. */
+void exchange_park_text(exchange_t *ex, unsigned status, const char *ctype, char *text, size_t len);
 void exchange_resume(exchange_t *ex);
 void exchange_suspend(exchange_t *ex);
 enum MHD_Result exchange_start_sse(exchange_t *ex);

@@ -8,6 +8,7 @@
  * exchange and the connection resumed; MHD then calls the handler again, which queues it. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -90,6 +91,29 @@ static int s_is_get(const char *method)
     return !strcmp(method, "GET") || !strcmp(method, "HEAD");
 }
 
+/* The route beside /mcp whose prefix the path is, or that with a '/' after it; else NULL. */
+static const http_route_t *s_route(const http_t *h, const char *url)
+{
+    for (int i = 0; i < h->n_routes; i++) {
+        size_t n = strlen(h->routes[i].prefix);
+        if (!strncmp(url, h->routes[i].prefix, n) && (url[n] == '\0' || url[n] == '/'))
+            return &h->routes[i];
+    }
+    return NULL;
+}
+
+/* The request's own endpoint, with its body in (or when it resumes). */
+static enum MHD_Result s_serve(exchange_t *ex, const char *url)
+{
+    return ex->route ? ex->route->serve(ex->route->arg, ex, url) : exchange_mcp(ex, url);
+}
+
+void http_route_add(http_t *self, const http_route_t *route)
+{
+    assert(self->n_routes < HTTP_MAX_ROUTES && route->prefix[0] == '/' && route->serve);
+    self->routes[self->n_routes++] = *route;
+}
+
 /* MHD's access handler: called when the request begins, for each chunk of its body, once it
  * is all in, and again whenever a suspended connection is resumed (an answer is parked). */
 static enum MHD_Result s_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -103,7 +127,10 @@ static enum MHD_Result s_access(void *cls, struct MHD_Connection *conn, const ch
         if (!strcmp(url, "/healthz") && s_is_get(method)) return s_healthz(ex);
         if (!strcmp(url, "/readyz") && s_is_get(method)) return s_readyz(ex);
         if (!strcmp(url, "/metrics") && s_is_get(method)) return s_metrics(ex);
-        return exchange_mcp(ex, url);
+        /* a route beside /mcp only when the path leaves /mcp's: nothing added in its way */
+        if (ex->http->n_routes && strncmp(url, "/mcp", 4) != 0)
+            ex->route = s_route(ex->http, url);
+        return s_serve(ex, url);
     }
     switch (ex->state) {
     case EX_BODY:
@@ -112,7 +139,7 @@ static enum MHD_Result s_access(void *cls, struct MHD_Connection *conn, const ch
             *upload_data_size = 0;
             return MHD_YES;
         }
-        return exchange_mcp(ex, url);
+        return s_serve(ex, url);
     case EX_READY:
         if (ex->sse) {
             ex->state = EX_STREAMING;
@@ -122,7 +149,7 @@ static enum MHD_Result s_access(void *cls, struct MHD_Connection *conn, const ch
     case EX_AUTH:
     case EX_SESSION:
     case EX_CALL:
-        return exchange_mcp(ex, url);
+        return s_serve(ex, url);
     case EX_STREAMING:
     case EX_DONE:
         *upload_data_size = 0;

@@ -7,7 +7,8 @@
  *   GET    /mcp      the session's SSE stream for messages not tied to a request
  *   DELETE /mcp      ends the session
  *   GET    /healthz  {"ok":true,...} once listening
- *   GET    /metrics  Prometheus text format 0.0.4 */
+ *   GET    /metrics  Prometheus text format 0.0.4
+ *   ...              a route a module above registered (http_route_add: the console) */
 #ifndef SP_FE_HTTP_H
 #define SP_FE_HTTP_H
 #include <stddef.h>
@@ -22,6 +23,9 @@
 int http_start(fe_t *fe, const http_conf_t *conf, metrics_render_fn *render, void *render_arg,
                char *err, size_t errlen);
 void http_stop(fe_t *fe);
+/* Serves the paths under route->prefix by route's functions (exchange.h), from now on. A
+ * handful at most; the prefix must not be /mcp's. */
+void http_route_add(http_t *self, const http_route_t *route);
 const http_stats_t *http_stats(const http_t *self); /* NULL when self is (no --http) */
 
 #endif
