@@ -104,9 +104,28 @@ def test_map_session_branches_are_isolated_and_may_be_kept(fan):
     m = sc(fan, "map_session", {"session_id": sid, "keep": True,
                                 "codes": ["seen.append(%d)\nprint(seen)" % i for i in range(4)]
                                 + ["raise KeyError('branch')"]})
+    assert "results" in m, m
     assert [r["stdout"] for r in m["results"][:4]] == ["[%d]\n" % i for i in range(4)], m
     assert m["results"][4]["status"] == "error"
     ids = m["session_ids"]
     assert len(ids) == 5 and m["results"][2]["session_id"] == ids[2]
     assert out(fan, ids[2], "print(seen)") == "[2]\n"
     assert out(fan, sid, "print(seen)") == "[]\n"
+
+
+def test_a_fan_out_right_after_a_fan_out_was_closed_succeeds(fan):
+    """Closed sessions' processes still count against the sandbox uid's process limit until
+    they are reaped: a fork made at once after closing nine must still find room."""
+    for _ in range(6):
+        sid = new(fan, "python.basic")
+        out(fan, sid, "x = 1")
+        f = sc(fan, "fork_session", {"session_id": sid, "count": 8})
+        assert len(f.get("session_ids", [])) == 8, f
+        for s in [sid] + f["session_ids"]:
+            fan.call("close_session", {"session_id": s})
+        sid = new(fan, "python.basic")
+        out(fan, sid, "y = 2")
+        m = sc(fan, "map_session", {"session_id": sid, "codes": ["print(y + %d)" % i for i in range(5)]})
+        assert "results" in m, m
+        assert [r["stdout"] for r in m["results"]] == ["%d\n" % (2 + i) for i in range(5)], m
+        fan.call("close_session", {"session_id": sid})

@@ -5,6 +5,8 @@ atomically, the backup must be out of the cell's reach (it cannot be signalled, 
 files is out of every session's Landlock rule), the clones one fork_session job makes must not
 reach each other, and a snapshot's pickles — the tenant's bytes — must construct at restore
 nothing a cell could not: no code from bytes, no function with other globals."""
+import ctypes
+import os
 import pickle
 import secrets
 import uuid
@@ -179,3 +181,67 @@ def test_a_pickle_that_runs_code_at_restore_meets_the_layers_of_a_cell(node):
     import os
     assert not os.path.exists(pwn)
     assert r["status"] in ("ok", "security_violation"), r
+
+
+
+def _tree(root):
+    """pid -> ppid of root's descendants (read from /proc, outside the sandboxes)."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                pass
+    out, todo = {}, [root]
+    while todo:
+        p = todo.pop()
+        for c, pp in parent.items():
+            if pp == p and c not in out:
+                out[c] = p
+                todo.append(c)
+    return out
+
+
+def _same_memory(a, b):
+    """kcmp(KCMP_VM): whether two processes share one address space."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(312, a, b, 1, 0, 0) == 0  # SYS_kcmp on x86_64, KCMP_VM
+
+
+def _shared_areas(pid):
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None, None
+    return lines, sum("snakepit-area" in l and l.split()[1][3] == "s" for l in lines)
+
+
+def test_a_sandbox_forked_after_a_fan_out_shares_no_clones_area(bare):
+    """The zygote maps each clone's area to set it up; children it forks later (pooled ones,
+    for any tenant's next job or session) must not inherit those mappings: every sandbox shares
+    one area, its own, with the zygote. Read from outside (a sandbox has no /proc)."""
+    ex = bare
+    sid = ex.new_session(FS)
+    _ok(ex, sid, "x = 1")
+    for _ in range(2):
+        ids = [uuid.uuid4().bytes for _ in range(4)]
+        r = ex.run("", service=FS, kind="session_fork", session=sid, new_session=ids[0],
+                   more_sessions=ids[1:])
+        assert r["status"] == "ok", r.get("error")
+    for _ in range(3):  # pooled children are forked since, for jobs and for sessions
+        assert ex.run("print(1)", service=FS, tenant="other")["status"] == "ok"
+    other = ex.new_session(FS, tenant="other")
+    assert _ok(ex, other, "print(2)", "other") == "2\n"
+    tree = _tree(ex.proc.pid)
+    zygotes = {p for p, pp in tree.items() if pp == ex.proc.pid}
+    seen = 0
+    for pid, pp in tree.items():
+        lines, n = _shared_areas(pid)
+        if pid in zygotes or lines is None or any(_same_memory(pid, z) for z in zygotes):
+            continue  # a zygote, or a lineage's holder (CLONE_VM: the zygote's own memory)
+        seen += 1
+        assert n <= 1, (pid, [l for l in lines if "snakepit-area" in l])
+    assert seen >= 6, tree  # the sessions, the clones and the pooled children were looked at
