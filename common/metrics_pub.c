@@ -1,9 +1,7 @@
 /* common/metrics_pub.c — see metrics_pub.h. The connection is made by redis_dial.h (so a
  * Sentinel URL is followed through failovers) and driven through redis_loop.h. */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <assert.h>
-#include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,34 +201,13 @@ static void s_on_tick(loop_t *loop, void *arg)
     s_publish(self);
 }
 
-/* A host name in a redis:// URL is resolved once, here, before the loop runs: hiredis would
- * resolve it, blocking the loop, at every reconnect. (Sentinels answer with addresses.) */
-static int s_resolve(redis_url_t *u, char *err, size_t errlen)
-{
-    if (u->path[0] || redis_url_is_sentinel(u)) return 0;
-    struct addrinfo hints = {0}, *res = NULL;
-    hints.ai_socktype = SOCK_STREAM;
-    int rc = getaddrinfo(u->host, NULL, &hints, &res);
-    if (rc != 0 || !res) {
-        snprintf(err, errlen, "redis host %s: %s", u->host, gai_strerror(rc));
-        return -1;
-    }
-    void *addr = res->ai_family == AF_INET6
-                     ? (void *)&((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr
-                     : (void *)&((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
-    char ip[64];
-    if (inet_ntop(res->ai_family, addr, ip, sizeof ip)) snprintf(u->host, sizeof u->host, "%s", ip);
-    freeaddrinfo(res);
-    return 0;
-}
-
 metrics_pub_t *metrics_pub_new(loop_t *loop, const char *redis_url, const char *key, long every_ms,
                                long ttl_s, metrics_pub_fill_fn *fn, void *arg, char *err,
                                size_t errlen)
 {
     metrics_pub_t *self = xcalloc(1, sizeof *self);
     if (redis_url_parse(redis_url, &self->url, err, errlen) < 0 ||
-        s_resolve(&self->url, err, errlen) < 0) {
+        redis_url_resolve(&self->url, err, errlen) < 0) {
         free(self);
         return NULL;
     }

@@ -1,4 +1,7 @@
 /* common/redis_url.c — see redis_url.h. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,4 +161,23 @@ void redis_url_describe(const redis_url_t *u, char *out, size_t cap)
     } else {
         snprintf(out, cap, "redis://%s%s%s:%d/%d", user, auth, u->host, u->port, u->db);
     }
+}
+
+int redis_url_resolve(redis_url_t *u, char *err, size_t errlen)
+{
+    if (u->path[0] || redis_url_is_sentinel(u)) return 0;
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(u->host, NULL, &hints, &res);
+    if (rc != 0 || !res) {
+        snprintf(err, errlen, "redis host %s: %s", u->host, gai_strerror(rc));
+        return -1;
+    }
+    void *addr = res->ai_family == AF_INET6
+                     ? (void *)&((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr
+                     : (void *)&((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
+    char ip[64];
+    if (inet_ntop(res->ai_family, addr, ip, sizeof ip)) snprintf(u->host, sizeof u->host, "%s", ip);
+    freeaddrinfo(res);
+    return 0;
 }

@@ -38,5 +38,9 @@ int redis_url_parse(const char *url, redis_url_t *out, char *err, size_t errlen)
 void redis_url_describe(const redis_url_t *u, char *out, size_t cap);
 /* 1 for a redis-sentinel:// URL. */
 int redis_url_is_sentinel(const redis_url_t *u);
+/* A host name in a redis:// URL resolved to its address, once, before a loop runs: hiredis
+ * would resolve it, blocking the loop, at every reconnect (sentinels answer with addresses;
+ * a unix socket has none). 0, or -1 with why. */
+int redis_url_resolve(redis_url_t *u, char *err, size_t errlen);
 
 #endif

@@ -1,8 +1,6 @@
 /* executor-node/node/checkpoint_store.c — see checkpoint_store.h. The connection is made by
  * common/redis_dial.h and driven through common/redis_loop.h, as the metrics snapshot's. */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,32 +178,12 @@ static void s_on_tick(loop_t *loop, void *arg)
         s->dial = redis_dial_start(s->loop, &s->url, &s->io, STORE_STUCK_MS, s_on_dialled, s);
 }
 
-/* A host name is resolved once, before the loop runs (as metrics_pub.c does). */
-static int s_resolve(redis_url_t *u, char *err, size_t errlen)
-{
-    if (u->path[0] || redis_url_is_sentinel(u)) return 0;
-    struct addrinfo hints = {0}, *res = NULL;
-    hints.ai_socktype = SOCK_STREAM;
-    int rc = getaddrinfo(u->host, NULL, &hints, &res);
-    if (rc != 0 || !res) {
-        snprintf(err, errlen, "redis host %s: %s", u->host, gai_strerror(rc));
-        return -1;
-    }
-    void *addr = res->ai_family == AF_INET6
-                     ? (void *)&((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr
-                     : (void *)&((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
-    char ip[64];
-    if (inet_ntop(res->ai_family, addr, ip, sizeof ip)) snprintf(u->host, sizeof u->host, "%s", ip);
-    freeaddrinfo(res);
-    return 0;
-}
-
 checkpoint_store_t *checkpoint_store_new(loop_t *loop, const char *redis_url, char *err,
                                          size_t errlen)
 {
     checkpoint_store_t *s = xcalloc(1, sizeof *s);
     if (redis_url_parse(redis_url, &s->url, err, errlen) < 0 ||
-        s_resolve(&s->url, err, errlen) < 0) {
+        redis_url_resolve(&s->url, err, errlen) < 0) {
         free(s);
         return NULL;
     }

@@ -645,8 +645,8 @@ void store_writef(store_t *self, const char *fmt, ...)
     s_write_formatted(self, cmd, (size_t)len, NULL, NULL);
 }
 
-int store_write_eval(store_t *self, const char *source, int nkeys, int nargs, const char **args,
-                     const size_t *lens, store_reply_fn *fn, void *arg)
+int store_write_call(store_t *self, const char *verb, const char *body, int nkeys, int nargs,
+                     const char **args, const size_t *lens, store_reply_fn *fn, void *arg)
 {
     if (!self) return -1;
     int argc = 3 + nargs;
@@ -654,8 +654,8 @@ int store_write_eval(store_t *self, const char *source, int nkeys, int nargs, co
     size_t *argl = xcalloc((size_t)argc, sizeof *argl);
     char n[16];
     snprintf(n, sizeof n, "%d", nkeys);
-    argv[0] = "EVAL", argl[0] = 4;
-    argv[1] = source, argl[1] = strlen(source);
+    argv[0] = verb, argl[0] = strlen(verb);
+    argv[1] = body, argl[1] = strlen(body);
     argv[2] = n, argl[2] = strlen(n);
     for (int i = 0; i < nargs; i++) {
         argv[3 + i] = args[i];
@@ -666,4 +666,10 @@ int store_write_eval(store_t *self, const char *source, int nkeys, int nargs, co
     free(argv);
     free(argl);
     return rc;
+}
+
+int store_write_eval(store_t *self, const char *source, int nkeys, int nargs, const char **args,
+                     const size_t *lens, store_reply_fn *fn, void *arg)
+{
+    return store_write_call(self, "EVAL", source, nkeys, nargs, args, lens, fn, arg);
 }

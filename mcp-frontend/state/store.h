@@ -92,6 +92,10 @@ int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, co
  * listener would hear a replayed event twice. Dropped, counted, when the journal is full. */
 void store_publish(store_t *self, const char *channel, const char *message);
 
+/* A script write: verb (EVAL or EVALSHA) with body (its source or SHA), nkeys, and the
+ * arguments (lens NULL: strings). fn as store_write_acked's, or NULL. */
+int store_write_call(store_t *self, const char *verb, const char *body, int nkeys, int nargs,
+                     const char **args, const size_t *lens, store_reply_fn *fn, void *arg);
 /* An idempotent write that is a Lua script: EVAL with its source. fn as store_write_acked's,
  * or NULL. (store_write_script below sends a script made with store_script by SHA.) */
 int store_write_eval(store_t *self, const char *source, int nkeys, int nargs, const char **args,

@@ -129,21 +129,5 @@ int store_write_script(store_t *self, store_script_t *script, int nkeys, int nar
     /* By SHA once SCRIPT LOAD has answered (every connection loads every script before the
      * journal is sent on it, so a replay finds it), by source until then. */
     if (!script->sha[0]) return store_write_eval(self, script->source, nkeys, nargs, args, lens, fn, arg);
-    int argc = 3 + nargs;
-    const char **argv = xcalloc((size_t)argc, sizeof *argv);
-    size_t *argl = xcalloc((size_t)argc, sizeof *argl);
-    char n[16];
-    snprintf(n, sizeof n, "%d", nkeys);
-    argv[0] = "EVALSHA", argl[0] = 7;
-    argv[1] = script->sha, argl[1] = 40;
-    argv[2] = n, argl[2] = strlen(n);
-    for (int i = 0; i < nargs; i++) {
-        argv[3 + i] = args[i];
-        argl[3 + i] = lens ? lens[i] : strlen(args[i]);
-    }
-    int rc = fn ? store_write_acked(self, fn, arg, argc, argv, argl)
-                : (store_write(self, argc, argv, argl), 0);
-    free(argv);
-    free(argl);
-    return rc;
+    return store_write_call(self, "EVALSHA", script->sha, nkeys, nargs, args, lens, fn, arg);
 }
