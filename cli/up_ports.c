@@ -1,6 +1,6 @@
 /* cli/up_ports.c — see up_ports.h. Checking a port and then letting a component bind it later
- * is a race another farm starting at the same moment could lose; the component then fails to
- * start, says so, and is restarted, which picks again — rare, loud, and harmless. */
+ * is a race: a port picked is therefore below the kernel's ephemeral range, which outgoing
+ * connections take theirs from, and at random, so that farms starting together seldom meet. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -35,8 +36,39 @@ int up_port_free(long port)
     return port > 0 && s_bind(port) == port;
 }
 
+/* The kernel's ephemeral range, from which it also gives outgoing connections their local port:
+ * a port picked there and bound later by a component can meanwhile become any client's (a
+ * Redis or ZeroMQ connection of this very farm): startup then failed, loudly, now and then. */
+static void s_ephemeral(long *lo, long *hi)
+{
+    *lo = 32768, *hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (!f) return;
+    long a, b;
+    if (fscanf(f, "%ld %ld", &a, &b) == 2 && a > 0 && b >= a) *lo = a, *hi = b;
+    fclose(f);
+}
+
 long up_port_any(void)
 {
+    /* a free port below the ephemeral range (above 10000, clear of the well-known ones), tried
+     * at random so that farms starting together seldom try the same; else any the kernel gives */
+    long lo, hi;
+    s_ephemeral(&lo, &hi);
+    if (lo > 10000 + 64) {
+        static unsigned seed;   /* one sequence for every pick of this process: picks made */
+        static long picked[16]; /* before any is bound must still differ */
+        static size_t n_picked;
+        if (!seed) seed = ((unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL)) | 1u;
+        for (int i = 0; i < 64; i++) {
+            long port = 10000 + (long)(rand_r(&seed) % (unsigned)(lo - 10000));
+            int again = 0;
+            for (size_t k = 0; k < n_picked; k++) again |= picked[k] == port;
+            if (again || s_bind(port) != port) continue;
+            picked[n_picked++ % 16] = port;
+            return port;
+        }
+    }
     return s_bind(0);
 }
 
