@@ -44,6 +44,10 @@ int area_map_memfd(area_t *a, uint32_t job_cap, uint32_t stream_cap, int *fd)
     void *p = MAP_FAILED;
     if (ftruncate(*fd, (off_t)size) == 0)
         p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    if (p != MAP_FAILED && madvise(p, size, MADV_DONTFORK) < 0) {
+        munmap(p, size);
+        p = MAP_FAILED;
+    }
     if (p == MAP_FAILED) {
         int e = errno;
         close(*fd);

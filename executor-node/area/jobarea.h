@@ -84,7 +84,8 @@ typedef struct {
 
 int  area_map(area_t *a, uint32_t job_cap, uint32_t stream_cap); /* 0 or -errno */
 /* Zygote: the same in a memfd (*fd, close-on-exec), for an area handed to a session's clone
- * over its socket. 0 or -errno. */
+ * over its socket. The zygote's own mapping is MADV_DONTFORK: no child it forks later inherits
+ * another's area. 0 or -errno. */
 int  area_map_memfd(area_t *a, uint32_t job_cap, uint32_t stream_cap, int *fd);
 /* A session's clone: maps the area the zygote handed it. 0 or -errno. */
 int  area_attach(area_t *a, int fd, uint32_t job_cap, uint32_t stream_cap);

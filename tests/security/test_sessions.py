@@ -17,10 +17,11 @@ FS = DS  # the bare tests' profile: a workspace, and ctypes for raw syscalls
 MATRIX = [("python.basic",) + c for c in CASES] + [(DS,) + c for c in WORKSPACE_CASES]
 
 
-@pytest.mark.parametrize("profile,name,code,expected", MATRIX,
-                         ids=["%s-%s" % (c[0].split(".")[1], c[1]) for c in MATRIX])
-def test_attack_is_contained_in_a_session(executors, listener, profile, name, code, expected):
-    executor = executors(profile)
+def attack_in_session(executor, listener, profile, name, code, expected, **run):
+    """Runs an attack of the corpus as a cell of a fresh session holding kept = 41 (run: more
+    of the job, atomic=True); checks it was contained (a session's memory limit is the
+    session's: an attack that wants memory meets it there). The cell's result and the
+    session's id."""
     sid = executor.new_session(profile, memory_mb=256)
     warm = executor.run("kept = 41", service=profile, session=sid)
     assert warm["status"] == "ok", warm.get("error")
@@ -29,10 +30,17 @@ def test_attack_is_contained_in_a_session(executors, listener, profile, name, co
     if name == "kill_pid_2":  # a session is pid 2 of its lineage (pidns.h): that is itself
         expected = expected | {"error"}
     r = executor.run(src, service=profile, session=sid, wall_ms=3000, cpu_ms=2000,
-                     output_bytes=65536)
-    # a session's memory limit is the session's: an attack that wants memory meets it there
+                     output_bytes=65536, **run)
     assert_contained(executor, listener, r, pwn, expected | {"memory_limit"}
                      if E in expected else expected)
+    return r, sid
+
+
+@pytest.mark.parametrize("profile,name,code,expected", MATRIX,
+                         ids=["%s-%s" % (c[0].split(".")[1], c[1]) for c in MATRIX])
+def test_attack_is_contained_in_a_session(executors, listener, profile, name, code, expected):
+    executor = executors(profile)
+    r, sid = attack_in_session(executor, listener, profile, name, code, expected)
     after = executor.run("print(kept + 1)", service=profile, session=sid)
     if r["session"]["alive"]:
         assert after["status"] == "ok" and after["stdout"] == "42\n", after.get("error")

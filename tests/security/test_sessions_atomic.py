@@ -14,9 +14,9 @@ import uuid
 import msgpack
 import pytest
 
-from corpus import CASES, E, WORKSPACE_CASES, assert_contained
+from corpus import CASES, WORKSPACE_CASES
 from harness import Executor
-from test_sessions import FS, _assert_unreachable, _ok, _pids, _where
+from test_sessions import FS, _assert_unreachable, _ok, _pids, _where, attack_in_session
 
 DS = "python.data_science"
 MATRIX = [("python.basic",) + c for c in CASES] + [(DS,) + c for c in WORKSPACE_CASES]
@@ -26,17 +26,7 @@ MATRIX = [("python.basic",) + c for c in CASES] + [(DS,) + c for c in WORKSPACE_
                          ids=["%s-%s" % (c[0].split(".")[1], c[1]) for c in MATRIX])
 def test_attack_is_contained_in_an_atomic_cell(executors, listener, profile, name, code, expected):
     executor = executors(profile)
-    sid = executor.new_session(profile, memory_mb=256)
-    warm = executor.run("kept = 41", service=profile, session=sid)
-    assert warm["status"] == "ok", warm.get("error")
-    pwn = "/tmp/sp-pwned-" + secrets.token_hex(6)
-    src = code.format(pwn=pwn, canary=executor.canary_path, port=listener.port)
-    if name == "kill_pid_2":  # a session is pid 2 of its lineage (pidns.h): that is itself
-        expected = expected | {"error"}
-    r = executor.run(src, service=profile, session=sid, wall_ms=3000, cpu_ms=2000,
-                     output_bytes=65536, atomic=True)
-    assert_contained(executor, listener, r, pwn, expected | {"memory_limit"}
-                     if E in expected else expected)
+    r, sid = attack_in_session(executor, listener, profile, name, code, expected, atomic=True)
     assert r["session"]["atomic"] is True
     # whatever the attack did to its own process, the session is there, as it was or as the
     # cell left it when it ended ok

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -326,11 +325,8 @@ static int s_prepare_clone(session_fork_t *s, fork_op_t *f, size_t i, char *err,
     cc->egress = pc->egress; /* its seccomp prologue is its parent's, so is its network */
     cc->state = CHILD_KEPT;
     cc->answered = 1;
-    /* the clone's area, shared with the zygote alone: MADV_DONTFORK, so that no child the
-     * zygote forks later (a pooled child, any tenant's next job) inherits it — they did, and a
-     * session made from such a child then copied every one in its own next fork */
+    /* (area_map_memfd's mapping is MADV_DONTFORK: no child forked later inherits the clone's area) */
     if (area_map_memfd(&cc->area, pc->area.job_cap, pc->area.stream_cap, &memfd) < 0 ||
-        madvise(cc->area.base, cc->area.size, MADV_DONTFORK) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
         setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0) {
         snprintf(err, errlen, "area or socket: %s", strerror(errno));
