@@ -252,7 +252,7 @@ static size_t s_answer(uint8_t *out, uint16_t id, const char *name, int qtype, i
     out[2] |= 0x80; /* a response */
     out[3] = (uint8_t)(0x80 | rcode);
     out[7] = (uint8_t)ancount;
-    memcpy(out + n, records, rlen);
+    if (rlen) memcpy(out + n, records, rlen); /* records may be NULL with none */
     return n + rlen;
 }
 
