@@ -72,7 +72,10 @@ static json_t *s_random_json(unsigned *seed, int depth)
     switch (kind) {
     case 0: return json_null();
     case 1: return json_boolean(rand_r(seed) % 2);
-    case 2: return json_integer((json_int_t)rand_r(seed) * (rand_r(seed) % 2 ? 1 : -1) << (rand_r(seed) % 32));
+    case 2: { /* the magnitude shifted, then the sign: a negative value is never shifted */
+        json_int_t v = (json_int_t)rand_r(seed) << (rand_r(seed) % 32);
+        return json_integer(rand_r(seed) % 2 ? v : -v);
+    }
     case 3: return json_real(mant * pow(10, rand_r(seed) % 600 - 300));
     case 4: return json_real((double)(rand_r(seed) % 100000) / 1000);
     case 5: return json_string(words[rand_r(seed) % nw]);
