@@ -225,8 +225,12 @@ static void s_progress(zygote_t *z)
 static void s_grant(zygote_t *z, const zmsg_t *msg)
 {
     explicit_bzero(z->grant_secret, sizeof z->grant_secret);
-    if (!z->sb.egress_port || msg->len != EMSG_SECRET_LEN ||
-        strspn((const char *)msg->payload, "0123456789abcdef") < EMSG_SECRET_LEN) {
+    int hex = msg->len == EMSG_SECRET_LEN; /* the payload has no terminating NUL: bytes only */
+    for (size_t i = 0; hex && i < EMSG_SECRET_LEN; i++) {
+        char ch = (char)((const uint8_t *)msg->payload)[i];
+        hex = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+    }
+    if (!z->sb.egress_port || !hex) {
         log_warn("event=egress_grant_ignored port=%d", z->sb.egress_port);
         return;
     }
