@@ -58,6 +58,8 @@ static void s_log_error(metrics_pub_t *self, const char *what, const char *detai
     }
 }
 
+static void s_publish(metrics_pub_t *self);
+
 /* ---- connection ---------------------------------------------------------------------------- */
 
 static void s_retry_later(metrics_pub_t *self)
@@ -96,6 +98,10 @@ static void s_on_dialled(void *arg, redisAsyncContext *ac, const char *where, co
     self->connected = 1;
     self->backoff_ms = 0;
     log_info("event=redis_connected purpose=metrics_snapshot server=%s", where);
+    /* the first snapshot at once, not an interval later: readers (a front-end learning which
+     * profiles are served, `snakepit up` waiting for that, `snakepit status`) see a component
+     * as soon as it can be seen */
+    s_publish(self);
 }
 
 static void s_connect(metrics_pub_t *self)

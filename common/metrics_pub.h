@@ -18,7 +18,8 @@ typedef struct metrics_pub metrics_pub_t;
 typedef void(metrics_pub_fill_fn)(void *arg, metrics_pub_t *pub);
 
 /* key: the whole hash key ("sp:metrics:broker:host-1"). NULL with the reason in err (a bad
- * URL or an unresolvable host). The first connection attempt is made at once. */
+ * URL or an unresolvable host). The first connection attempt is made at once, and the first
+ * snapshot is published as soon as it connects (again after each reconnection). */
 metrics_pub_t *metrics_pub_new(loop_t *loop, const char *redis_url, const char *key, long every_ms,
                                long ttl_s, metrics_pub_fill_fn *fn, void *arg, char *err,
                                size_t errlen);
