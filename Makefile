@@ -323,20 +323,23 @@ test-ops: all
 # several-broker suites against ASan+UBSan binaries (leaks off there: the embedded interpreter
 # keeps its heap; every farm's logs are checked for reports when it stops),
 # the CLI against a scripted endpoint with leak detection on (an ASan report fails the run), and
-# the console's suite.
-test-san:
-	@$(MAKE) --no-print-directory SANITIZE=1 all test-unit $(abspath build-san)/tests/deny_syscall
-	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/executor tests/integration/test_skeleton.py
-	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) \
-	  tests/security/test_session_integrity.py tests/security/test_dependency_builds.py
-	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/chaos \
-	  tests/integration/test_fe_records.py tests/integration/test_fe_broker.py \
-	  tests/integration/test_fe_bounds.py
-	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/broker/test_brokers.py
+# the console's suite. In two halves, which `make test` runs side by side.
+SAN_RUN := ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin)
+.PHONY: san-build test-san-node test-san-farms
+san-build:
+	@$(MAKE) --no-print-directory SANITIZE=1 all unit-bins $(abspath build-san)/tests/deny_syscall
+test-san-node: san-build
+	@$(MAKE) --no-print-directory SANITIZE=1 test-unit
+	$(SAN_RUN) $(PYTEST) tests/executor tests/integration/test_skeleton.py
+	$(SAN_RUN) $(PYTEST) tests/security/test_session_integrity.py tests/security/test_dependency_builds.py
+test-san-farms: san-build $(CONSOLE_TESTS)/node_modules/.installed
+	$(SAN_RUN) $(PYTEST) tests/chaos tests/integration/test_fe_records.py \
+	  tests/integration/test_fe_broker.py tests/integration/test_fe_bounds.py
+	$(SAN_RUN) $(PYTEST) tests/broker/test_brokers.py
 	SNAKEPIT_BIN=$(abspath build-san/bin) $(PYTEST) tests/cli/test_run_answers.py
-	@$(MAKE) --no-print-directory $(CONSOLE_TESTS)/node_modules/.installed
-	ASAN_OPTIONS=detect_leaks=0 SNAKEPIT_BIN=$(abspath build-san/bin) SP_CONSOLE_SHOTS=$(abspath build-san/console-shots) \
+	$(SAN_RUN) SP_CONSOLE_SHOTS=$(abspath build-san/console-shots) \
 	  /usr/bin/python3 $(CONSOLE_TESTS)/run_console.py
+test-san: test-san-node test-san-farms
 
 # Every suite, in the order a failure is cheapest to find. CI runs exactly this (.ci/run).
 # tests/suites.sh runs them in turn and ends with each one's wall and CPU time. `bg:prebuild`
@@ -344,14 +347,19 @@ test-san:
 # package's binaries: separate build trees) niced in the background while the first suites
 # run, most of which wait on processes more than they compute; `bg:wait` waits for it before
 # the first suite that uses what it builds.
-SUITES := all check-layers test-docs bg:prebuild test-unit \
-          test-executor test-security test-integration test-cli test-chaos test-memory \
-          test-broker test-cluster test-ops test-deploy test-interop test-console conformance \
-          bg:wait test-deb test-san fuzz bench-smoke
+#
+# Suites joined by `|` run side by side as lanes (each lane's suites, joined by `,`, in turn):
+# those that mostly wait on processes (farms starting, kills, timeouts running out) beside one
+# that computes, so that the machine's cores are used. Each lane has its own test ports and
+# temporary directory (tests/suites.sh).
+SUITES := all test-tools check-layers test-docs bg:prebuild test-unit \
+          test-executor test-security \
+          'test-integration|test-cli,test-chaos,test-broker' \
+          'test-memory,test-interop|test-cluster,test-ops,test-deploy,test-console,conformance' \
+          bg:wait test-deb 'test-san-node|test-san-farms' 'fuzz|bench-smoke'
 
 # what `make test` compiles ahead (above): nothing here runs a test
-prebuild:
-	@$(MAKE) --no-print-directory SANITIZE=1 all unit-bins $(abspath build-san)/tests/deny_syscall
+prebuild: san-build
 	@$(MAKE) --no-print-directory $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory deb-bins
 test: deps-test
@@ -520,6 +528,12 @@ $(BUILD)/fuzz/fuzz_compat: tests/fuzz/fuzz_compat.c mcp-frontend/tools/pyscan.c 
 $(BUILD)/fuzz/fuzz_console: tests/fuzz/fuzz_console.c mcp-frontend/console/form.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
+
+# what the lanes of `make test` share, made once before the first lane starts: two lanes must
+# never build one file, or install one node_modules, at the same time
+.PHONY: test-tools
+test-tools: all bench-tools $(BUILD)/bench/record_fill $(NODE22) \
+            $(DEPLOY_TESTS)/node_modules/.installed $(CONSOLE_TESTS)/node_modules/.installed
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

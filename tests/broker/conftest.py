@@ -5,8 +5,8 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -21,10 +21,8 @@ BIN = os.environ.get("SNAKEPIT_BIN", os.path.join(ROOT, "build", "bin"))
 BENCH = os.environ.get("SNAKEPIT_BENCH", os.path.join(ROOT, "build", "bench"))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from ports import free_port  # noqa: E402,F401  (below the ephemeral range; re-exported)
 
 
 def stop(proc, timeout=5):

@@ -7,8 +7,8 @@ stopped by pid (the `up` process stops its own components), never by name.
 import json
 import os
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -19,10 +19,8 @@ BIN = os.environ.get("SNAKEPIT_BIN") or os.path.join(
 BIN = os.path.abspath(BIN)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from ports import free_port  # noqa: E402,F401  (below the ephemeral range; re-exported)
 
 
 class Farm:

@@ -13,8 +13,8 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -23,10 +23,8 @@ BIN = os.path.abspath(os.environ.get("SNAKEPIT_BIN") or os.path.join(HERE, "..",
 PY = "/usr/bin/python3"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from ports import free_port  # noqa: E402,F401  (below the ephemeral range; re-exported)
 
 
 def wait_for(pred, timeout, what):

@@ -7,8 +7,8 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -16,6 +16,9 @@ import pytest
 
 from conftest import SRC
 from pkglib import names, run_script
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from ports import free_port  # noqa: E402  (below the ephemeral range)
 
 BINARIES = ("snakepit", "snakepit-broker", "snakepit-executor", "snakepit-mcp", "snakepit-zygote",
             "snakepit-egress")
@@ -240,10 +243,6 @@ def test_lintian_finds_no_error_or_warning(deb):
 
 # ---- snakepit up from the package ----------------------------------------------------------------
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_snakepit_up_from_the_package_serves(root):
@@ -252,7 +251,7 @@ def test_snakepit_up_from_the_package_serves(root):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SNAKEPIT_")}
     log = open(os.path.join(state, "up.out"), "w")
     up = subprocess.Popen([snakepit, "up", "--state-dir", state, "--http",
-                           "127.0.0.1:%d" % _free_port(), "--metrics-port", "0", "--slots", "1",
+                           "127.0.0.1:%d" % free_port(), "--metrics-port", "0", "--slots", "1",
                            "--profiles", "python.basic"],
                           stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
