@@ -332,7 +332,8 @@ test-san-node: san-build
 	@$(MAKE) --no-print-directory SANITIZE=1 test-unit
 	$(SAN_RUN) $(PYTEST) tests/executor tests/integration/test_skeleton.py
 	$(SAN_RUN) $(PYTEST) tests/security/test_session_integrity.py tests/security/test_dependency_builds.py
-test-san-farms: san-build $(CONSOLE_TESTS)/node_modules/.installed
+test-san-farms: san-build
+	@$(MAKE) --no-print-directory $(CONSOLE_TESTS)/node_modules/.installed
 	$(SAN_RUN) $(PYTEST) tests/chaos tests/integration/test_fe_records.py \
 	  tests/integration/test_fe_broker.py tests/integration/test_fe_bounds.py
 	$(SAN_RUN) $(PYTEST) tests/broker/test_brokers.py
