@@ -250,7 +250,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(COMPONENT_LIBS) $(LIB)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(call unit_lib,$*) $(LIB) $(LDFLAGS) -Wl,--as-needed \
 	  $(UNIT_LDLIBS)
 
-# the CLI's backup file and its log pump (issue 27) live in cli/
+# the CLI's backup file and its log pump live in cli/
 # (the headers -MMD lists as prerequisites stay off the command line)
 $(BUILD)/tests/test_backup_file: tests/unit/test_backup_file.c cli/backup_file.c $(LIB)
 	@mkdir -p $(@D)

@@ -10,12 +10,12 @@ Runs, one after the other on this machine, each variant at each concurrency on e
   broker only     bench/broker_bench.sh (stub executors that answer at once), run from a copy
                   so that its own results file is left alone
   sessions        on (b)'s farm: print(1) as a session's cell, and fork_session latency
-                  (bench/bench_sessions.py, issue 12)
+                  (bench/bench_sessions.py)
   profiles        bench/profiles.py: each profile's zygote memory, fork cost and CPU per job
   independent     on (b)'s farm: bench/sdk_driver.mjs, the official MCP SDK client against the
                   farm and a fresh interpreter per call spawned by Node, windows alternating
 
-then writes <out>/<date>.json and <out>/latest.json (the shape issue 7 gives, plus cpu,
+then writes <out>/<date>.json and <out>/latest.json (a fixed shape, plus cpu,
 samples, targets, broker_only, run) and prints a table; full and quick runs also put the
 table into bench/README.md. Everything started is stopped by pid; temporary directories are
 removed; only loopback is used. Targets are reported, never asserted: the exit status is

@@ -1,4 +1,4 @@
-"""bench/bench_sessions.py — the session variant of `make bench` (issue 12), run on the farm of
+"""bench/bench_sessions.py — the session variant of `make bench`, run on the farm of
 variant (b) once its own grid is done:
 
   cells   `print(1)` as a cell through MCP/HTTP (build/bench/http_load --sessions): paced c1 (one

@@ -92,4 +92,4 @@ per_call self | head -"$TOP" || true
 echo
 echo "--- inclusive instructions per call, snakepit's own functions"
 per_call inclusive | grep -E '(^|[ /])(common|proto|mcp-frontend|broker|executor-node)/[a-z_]+\.c:' | \
-    sed 's#/work/main/##' | awk '!seen[$2]++' | head -"$TOP" || true
+    sed "s#$PWD/##" | awk '!seen[$2]++' | head -"$TOP" || true

@@ -1,5 +1,5 @@
 """bench/fairness.py — two measurements `make bench` takes on the farm of variant (b) while it is
-up (issue 16), after its closed loops:
+up, after its closed loops:
 
 - fairness under a flood: tenant `quiet` runs `print(1)` one call at a time (closed loop, c1),
   first alone, then while tenant `flood` keeps 64 calls outstanding; reported: the quiet

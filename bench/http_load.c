@@ -15,7 +15,7 @@
  * A call counts as done when the answer is HTTP 200 with a JSON-RPC result whose isError is
  * false (status `ok`); anything else is an error. With --cpu-root, the CPU of that process
  * and its descendants (snakepit up: Redis, broker, executor, zygote and jobs, front-end) is
- * reported per execution. With --sessions (issue 12), each connection first makes a session of
+ * reported per execution. With --sessions, each connection first makes a session of
  * its own (create_session, python.basic) and every call is a cell in it (execute_code with
  * session_id): C calls across C sessions; the sessions are closed after each configuration.
  * With --atomic, every such cell is atomic (execute_code's atomic: a backup of the session is

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench/profiles.py — what each profile costs (issue 14), for `make bench` and on its own.
+"""bench/profiles.py — what each profile costs, for `make bench` and on its own.
 
 For every profile: build/bench/limit drives a real snakepit-executor serving only that profile,
 paced `print(1)` at concurrency 1 (one call every PACE_MS, so a warm child is always ready),

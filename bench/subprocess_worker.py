@@ -1,5 +1,5 @@
 """bench/subprocess_worker.py — variant (c) of `make bench`: the design of the Python sandbox
-servers snakepit replaces (see /work/shared/seeds: py-sandbox, python-code-sandbox...). The
+servers snakepit replaces (docs/protocol.md lists them: py-sandbox, python-code-sandbox...). The
 server starts one fresh interpreter per call running this script; it reads a JSON envelope
 {code, timeout, memory_mb} on stdin, applies setrlimit, runs the code with restricted
 builtins and an import allowlist, and writes one JSON object on stdout.

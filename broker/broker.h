@@ -1,4 +1,4 @@
-/* broker/broker.h — the broker process (DESIGN.md §4): one thread, one loop (common/loop.h)
+/* broker/broker.h — the broker process: one thread, one loop (common/loop.h)
  * over two ROUTER sockets — submitters on the client channel, executor nodes on the worker
  * channel (PROTOCOL.md) — plus the ZAP handler, the /metrics server and the Redis snapshot
  * publisher. The broker builds and owns the parts: the relay (relay.h) reads and writes the

@@ -1,4 +1,4 @@
-/* cli/session.c — `snakepit session new|run|fork|close|list` (issue 12): sessions from a
+/* cli/session.c — `snakepit session new|run|fork|close|list`: sessions from a
  * shell, through the farm's MCP endpoint as its local tenant, like `snakepit run`. `new` and
  * `fork` print the session id alone on stdout, so S=$(snakepit session new) works; `run ID` is
  * `snakepit run --session ID` (same options, output and exit status). Exit status: 0 done, 1

@@ -1,4 +1,4 @@
-/* cli/session.h — `snakepit session` (issue 12). */
+/* cli/session.h — `snakepit session`. */
 #ifndef SP_SESSION_H
 #define SP_SESSION_H
 int session_main(int argc, char **argv);

@@ -1,5 +1,5 @@
 /* cli/snapshots.h — the metrics snapshots each process of a farm publishes to Redis as
- * sp:metrics:{component}:{instance} (DESIGN.md §7), read for `snakepit status`.
+ * sp:metrics:{component}:{instance}, read for `snakepit status`.
  *
  * Snapshots are read with SCAN (never KEYS: the farm's Redis also holds every execution
  * record) and one pipelined HGETALL + PTTL per key. Field values are kept as JSON values:

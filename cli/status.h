@@ -1,5 +1,5 @@
 /* cli/status.h — `snakepit status`: the whole farm on one screen, read from the snapshots
- * every process publishes to Redis as sp:metrics:{component}:{instance} (DESIGN.md §7):
+ * every process publishes to Redis as sp:metrics:{component}:{instance}:
  * brokers (executors, slots, queue, rates), services (queue depth and slots per service),
  * executor nodes (slots busy/free, jobs, violations, zygote restarts) and front-ends, each
  * with the age of its snapshot. Rates come from two readings an interval apart. Exit status:

@@ -61,7 +61,7 @@ static int s_run(redisContext *c, char *err, size_t errlen, const char *what, co
     return rc;
 }
 
-/* The session quotas (issue 12) and those of what it holds (issue 30) given; the others stay as
+/* The session quotas and those of what it holds given; the others stay as
  * they are. */
 static int s_store_session_quotas(redisContext *c, const char *name, const tenant_quota_t *q,
                                   char *err, size_t errlen)

@@ -1,12 +1,12 @@
-/* cli/tenant.h — tenants and their API keys in Redis (DESIGN.md §7); the `snakepit tenant`
+/* cli/tenant.h — tenants and their API keys in Redis; the `snakepit tenant`
  * command is tenant_cmd.c:
  *   sp:tenants            set of tenant names
  *   sp:t:{tenant}         hash: rate, burst, max_concurrency, max_timeout_s, max_memory_mb,
  *                         profiles, created_ms, key_sha256, and its record retention when set:
- *                         record_ttl_s, record_max; and the session quotas (issue 12)
+ *                         record_ttl_s, record_max; and the session quotas
  *                         max_sessions, max_session_memory_mb, max_idle_timeout_s,
  *                         max_snapshots, max_snapshot_mb; and what it may hold across the farm
- *                         (issue 30) max_listen_streams, max_sse_streams, max_tasks,
+ *                         max_listen_streams, max_sse_streams, max_tasks,
  *                         max_linked_mb, max_linked_files — absent: the front-end's defaults;
  *                         network egress: egress (its rules, comma-separated, each as
  *                         proto/egress_rule.h writes it; absent: no network),

@@ -209,7 +209,7 @@ static void s_merge(tenant_quota_t *base, const tenant_quota_t *given)
     if (given->profiles[0]) snprintf(base->profiles, sizeof base->profiles, "%s", given->profiles);
     if (given->record_ttl_s) base->record_ttl_s = given->record_ttl_s;
     if (given->record_max) base->record_max = given->record_max;
-    /* the session quotas (issue 12): 0 is "not given", and what is stored stays */
+    /* the session quotas: 0 is "not given", and what is stored stays */
     if (given->max_sessions) base->max_sessions = given->max_sessions;
     if (given->max_session_memory_mb) base->max_session_memory_mb = given->max_session_memory_mb;
     if (given->max_idle_timeout_s) base->max_idle_timeout_s = given->max_idle_timeout_s;

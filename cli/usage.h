@@ -1,5 +1,5 @@
 /* cli/usage.h — `snakepit usage [TENANT] [--days N]`: what each tenant used per day, from the
- * hashes the front-ends keep (mcp-frontend/state/records.c, DESIGN.md §7):
+ * hashes the front-ends keep (mcp-frontend/state/records.c):
  *
  *   sp:t:{tenant}:use:{yyyymmdd}   executions, status:{status} (one field per status seen),
  *                                  cpu_ms, wall_ms — days are UTC, by the job's creation time

@@ -1,5 +1,5 @@
 /* common/metrics_pub.h — publishes a component's snapshot to Redis every interval as the hash
- * sp:metrics:{component}:{instance} with a TTL (DESIGN.md §7), for `snakepit status` and the
+ * sp:metrics:{component}:{instance} with a TTL, for `snakepit status` and the
  * front-end's get_sandbox_info. hiredis's async API runs on the component's loop: the loop
  * never waits for Redis; at most one snapshot is in flight, so a slow or absent Redis costs
  * skipped snapshots (counted), never memory; the connection is retried with backoff, and made

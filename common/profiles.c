@@ -1,4 +1,4 @@
-/* common/profiles.c — see profiles.h. Module lists follow the basic stdlib set of issue #3;
+/* common/profiles.c — see profiles.h. Module lists start from the basic stdlib set;
  * everything listed is pure computation once imported (no files, no network, no processes)
  * except where a profile has a workspace: then open() and pathlib reach that one directory.
  *
@@ -13,7 +13,7 @@
 #include "profiles.h"
 
 
-/* Pure computation (issue #3). */
+/* Pure computation. */
 #define COMPUTE_MODULES                                                                            \
     "math", "cmath", "statistics", "decimal", "fractions", "numbers", "random", "collections",    \
         "itertools", "functools", "heapq", "bisect", "array", "string", "re", "textwrap",         \
@@ -28,7 +28,7 @@
  * Image, and their kin. */
 #define NOTEBOOK_MODULES "IPython"
 
-/* What ordinary code imports around its computation (issue 14): the modules themselves are
+/* What ordinary code imports around its computation: the modules themselves are
  * harmless; what they may do is the seccomp, Landlock and audit rules' to decide (no process,
  * no socket, no file outside the workspace). Modules that exist to get past those layers
  * (ctypes, _posixsubprocess, posix, marshal, pty) stay out; pdb is not importable by name, but
@@ -56,8 +56,8 @@
 static const char *const s_basic_modules[] = {COMPUTE_AND_ORDINARY, NULL};
 static const char *const s_ordinary_modules[] = {ORDINARY_MODULES, NULL};
 
-/* Debian's packages for data work: the original five (issue #8) and what agents reach for
- * next (issue 14), with the libraries their users import by name; requests (and the urllib3
+/* Debian's packages for data work: the original five and what agents reach for
+ * next, with the libraries their users import by name; requests (and the urllib3
  * under it) for tenants an operator grants network egress. */
 static const char *const s_data_science_modules[] = {
     COMPUTE_AND_ORDINARY, "numpy", "pandas", "scipy", "matplotlib", "mpl_toolkits", "sympy",

@@ -53,7 +53,7 @@ int profile_allows(const profile_t *p, const char *module);
  * written into buf when it is not a constant. */
 const char *profile_dist_module(const char *dist, char *buf, size_t cap);
 /* 1 when module is one of the standard library's "ordinary" modules every profile has imported
- * since issue 14 (os, sys, subprocess, socket, shutil…): the drop-in endpoints narrow them
+ * now (os, sys, subprocess, socket, shutil…): the drop-in endpoints narrow them
  * away again, because the servers they stand in for refused them at import. */
 int profile_module_is_ordinary(const char *module);
 /* 1 when module is the sandbox's own, not a package's (IPython: the part of IPython.display

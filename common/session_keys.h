@@ -1,4 +1,4 @@
-/* common/session_keys.h — the Redis keys of sessions and snapshots (issue 12), for every
+/* common/session_keys.h — the Redis keys of sessions and snapshots, for every
  * component that reads or writes them: the front-end keeps them, the executor node marks the
  * sessions it ends (expired, evicted) there. Each key carries the tenant as a hash tag, so a
  * tenant's keys share a Redis Cluster slot (the front-end's scripts touch several at once),

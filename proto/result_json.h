@@ -1,6 +1,6 @@
 /* proto/result_json.h — a Result as the JSON object users see: the structuredContent of
  * execute_code, `snakepit run --json`, and execution records. One mapping, so the field names
- * of DESIGN.md §6 are defined in one place:
+ * are defined in one place:
  *   execution_id, status, stdout, stderr, truncated{stdout,stderr}, result, variables, error,
  *   timings{queue_ms,wall_ms,cpu_ms}, resources{max_rss_kb}, exit{reason,signal,syscall}
  * Output bytes become valid UTF-8 (invalid sequences, e.g. a multi-byte character cut by the

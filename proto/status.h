@@ -1,4 +1,4 @@
-/* proto/status.h — the one status vocabulary of DESIGN.md §3, used in records, metrics and
+/* proto/status.h — the one status vocabulary, used in records, metrics and
  * MCP results alike. The numeric values are internal; on the wire and in Redis a status is
  * always its name. */
 #ifndef SP_STATUS_H

@@ -50,7 +50,7 @@ enum {
     W_RELEASE = 0x0C,    /* broker → executor: [tag, cmd, uint n]: n credits given back */
     W_PROBE = 0x0D,      /* broker → executor: [tag, cmd, service, job_id, route] */
     W_HELD = 0x0E,       /* executor → broker: [tag, cmd, job_id, uint state] */
-    /* sessions (issue 12), sent to every broker */
+    /* sessions, sent to every broker */
     W_SESSIONS = 0x0F,   /* executor → broker: [tag, cmd, sessions-body] (PROTOCOL.md §3) */
     /* drain: the executor is leaving (PROTOCOL.md §3.2); answered by RELEASE of every credit */
     W_LEAVING = 0x10,    /* executor → broker: [tag, cmd, leaving-body] */

@@ -4,7 +4,7 @@
  * what it asks through sched_io_t; unit tests drive it the same way with a fake clock and
  * fake I/O. Its parts, in broker/sched/, stand on each other in one order (internal.h).
  *
- * Sessions (issue 12): a job whose route names a session goes to the executor holding it and
+ * Sessions: a job whose route names a session goes to the executor holding it and
  * waits, behind the session's earlier jobs, for that executor's credit (sched_sessions.c); a
  * job making a new session goes where memory is freest (executors.h).
  *

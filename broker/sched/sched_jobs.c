@@ -54,7 +54,7 @@ static service_t *s_service_for(sched_t *s, const char *name, uint64_t now, sche
     return sv;
 }
 
-/* The caps of DESIGN.md §4: refuse at once rather than hold what cannot be held. */
+/* The broker's caps: refuse at once rather than hold what cannot be held. */
 static int s_check_caps(sched_t *s, const job_t *job, sched_refusal_t *why)
 {
     const sched_conf_t *cf = &s->conf;

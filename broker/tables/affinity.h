@@ -1,4 +1,4 @@
-/* broker/tables/affinity.h — session affinity (issue 12, PROTOCOL.md §3): where each session lives,
+/* broker/tables/affinity.h — session affinity (PROTOCOL.md §3): where each session lives,
  * and the line of its jobs waiting for it.
  *
  * A session is one process on one executor, so its jobs go there and nowhere else, and one at

@@ -1,5 +1,5 @@
 /* broker/tables/lease.h — a dispatched job is leased to its executor until a RESULT ends the lease
- * (DESIGN.md §4, PROTOCOL.md §3). When the executor is lost (liveness expired, DISCONNECT,
+ * (PROTOCOL.md §3). When the executor is lost (liveness expired, DISCONNECT,
  * a new READY, unreachable), each of its leases meets one fate: requeued at the head of its
  * tenant's FIFO the first time (user code has no network or filesystem side effects, so a
  * second run is safe), answered `lost` the second time, or answered `cancelled` when its

@@ -23,7 +23,7 @@ typedef struct {
     long output_bytes; /* 0: the profile's default */
     char vars[2048];   /* names to print afterwards, comma-separated */
     char profile[65];  /* empty: routed by the code's PEP 723 block, else the default */
-    char session[40];  /* run as this session's next cell (issue 12); its profile is its own */
+    char session[40];  /* run as this session's next cell; its profile is its own */
     char file[PATH_MAX];
     char stdin_text[4096];
     char files_in[4096]; /* --file-in paths, comma-separated */

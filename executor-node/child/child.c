@@ -29,7 +29,7 @@ static uint64_t s_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Every layer that does not depend on the job, in DESIGN.md §5's order. NULL, or the layer
+/* Every layer that does not depend on the job, in the order docs/sandbox.md gives. NULL, or the layer
  * that could not be entered (errno says why). */
 static const char *s_lock(const sandbox_t *sb, area_t *area, int wake_fd, int egress)
 {

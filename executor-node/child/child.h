@@ -1,7 +1,7 @@
 /* executor-node/child/child.h — a job's process, from the fork to _exit.
  *
  * The zygote's pool forks each child ahead of its job. The child puts every layer that does not
- * depend on the job in place, in DESIGN.md §5's order, while it waits; when its wake byte comes
+ * depend on the job in place, in the order docs/sandbox.md gives, while it waits; when its wake byte comes
  * it lowers its limits to the job's and runs the job, whose copy (jobcopy.h) the zygote put
  * in its area; then it reports on its wake socket and exits. child.c holds that whole
  * sequence on one screen (child_main), so a reader checks every layer in order in one place;

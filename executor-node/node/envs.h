@@ -1,4 +1,4 @@
-/* executor-node/node/envs.h — dependency environments (issue 14): what a job's `dependencies` (the
+/* executor-node/node/envs.h — dependency environments: what a job's `dependencies` (the
  * execute_code argument, a PEP 723 block) need beyond its profile, resolved from the
  * operator's package source (--packages: a wheel directory, or an index URL) into a cached,
  * read-only environment that a zygote of its own then serves.

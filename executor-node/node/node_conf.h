@@ -27,7 +27,7 @@ typedef struct {
     char curve_secret_file[1024]; /* this node's key pair (snakepit keygen NAME.key_secret) */
     char metrics[128];            /* HOST:PORT for /metrics, "off" for none */
     char redis[PATH_MAX + 16];    /* where to publish the snapshot; empty for none */
-    /* sessions (issue 12): node_sessions.h decides their time, zygote_sessions.h keeps them */
+    /* sessions: node_sessions.h decides their time, zygote_sessions.h keeps them */
     long max_sessions;       /* kept at once on this node; 0: none */
     long session_pool;       /* children kept forked ahead for new sessions, per zygote */
     long session_idle_s;     /* a session's idle timeout when it names none */

@@ -341,7 +341,7 @@ static void s_wait(slots_t *self, slot_t *s, int env, const worker_msg_t *m)
     s_dispatch_one(self, s);
 }
 
-/* ---- sessions (issue 12) ---------------------------------------------------------------------- */
+/* ---- sessions ---------------------------------------------------------------------- */
 
 long slots_mem_available_mb(void)
 {

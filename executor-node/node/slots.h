@@ -11,7 +11,7 @@
  *
  * A job on a session goes to the zygote holding it (slots_set_sessions below).
  *
- * A job whose dependencies its profile's packages do not meet (issue 14), on a node with a
+ * A job whose dependencies its profile's packages do not meet, on a node with a
  * package source, holds its slot and credit while its environment is built or its zygote
  * started (envs.h), then goes to that zygote — or is answered without running: the build
  * failed, it was cancelled, the environment's zygote could not be had.
@@ -90,7 +90,7 @@ void slots_dispatch_waiting(slots_t *self);
 /* Once a second: forgets expired claims. */
 void slots_tick(slots_t *self);
 
-/* Sessions (issue 12): the node's book of them (owned by slots from here on). A session's job
+/* Sessions: the node's book of them (owned by slots from here on). A session's job
  * takes a slot and its broker's credit like any job, goes to the zygote holding the session,
  * and marks the session busy until its answer. Every broker hears where the sessions are
  * (READY's list, SESSIONS), so whichever broker a front-end uses routes a cell here. */

@@ -1,4 +1,4 @@
-/* executor-node/node/snapshot.h — what the node publishes in Redis (DESIGN.md §7): every second its
+/* executor-node/node/snapshot.h — what the node publishes in Redis: every second its
  * hash sp:metrics:executor:{node} (slots, services served, those asked for and not served,
  * draining, layers, counters) for `snakepit status` and get_sandbox_info's capacity, and every
  * 5 s one field per served profile in the shared hash sp:profiles (its Python and package

@@ -2,7 +2,7 @@
  * each event, as one pure function of the event's name and arguments, so that the whole policy
  * reads (and is tested) in one place.
  *
- * The Python layer refuses operations, not the modules ordinary code imports (issue 14): a
+ * The Python layer refuses operations, not the modules ordinary code imports: a
  * process, a socket, a path outside what the job may touch, and what only an escape asks for.
  * Two kinds of refusal:
  *   DENY   a path outside the job's workspace (or, for reading, its profile's read-only

@@ -1,5 +1,5 @@
 # executor-node/python/rich.py — rich outputs (module _snakepit_rich): display() and the trailing
-# expression, rendered by type the way a notebook would (issue 14).
+# expression, rendered by type the way a notebook would.
 #
 # A DataFrame comes back as text/plain, text/html and application/json (the first rows only), a
 # matplotlib figure as image/png (image/svg+xml when the call asks for SVG), a PIL image as

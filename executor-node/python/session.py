@@ -1,4 +1,4 @@
-# executor-node/python/session.py — the Python half of a session's process (issue 12).
+# executor-node/python/session.py — the Python half of a session's process.
 #
 # A session is a sandboxed child the zygote keeps between calls (zygote_sessions.h): every OS layer
 # stays in place, and the same interpreter runs cell after cell. This module holds what

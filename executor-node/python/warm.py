@@ -15,7 +15,7 @@ import warnings
 
 
 def _core():
-    """numpy, pandas, scipy, matplotlib and sympy (issue #8)."""
+    """numpy, pandas, scipy, matplotlib and sympy."""
     import numpy as np
     import pandas as pd
     import matplotlib.pyplot as plt
@@ -67,7 +67,7 @@ def _core():
 
 
 def _learning():
-    """scikit-learn, statsmodels (issue 14): estimators import their submodules at first use,
+    """scikit-learn, statsmodels: estimators import their submodules at first use,
     the first KMeans builds threadpoolctl's controller (which runs ldconfig and dlopens the BLAS:
     impossible in a child), the toy data sets are read from the package."""
     import numpy as np
@@ -115,7 +115,7 @@ def _learning():
 
 
 def _plots_and_files():
-    """seaborn, PIL, openpyxl, networkx, bs4/lxml, PyYAML, tabulate (issue 14): seaborn's
+    """seaborn, PIL, openpyxl, networkx, bs4/lxml, PyYAML, tabulate: seaborn's
     plots, every PIL format plugin and its font and WebP modules, openpyxl's writer and reader
     (and pandas' Excel I/O), networkx's layout and drawing, the four bs4 parsers."""
     import matplotlib.pyplot as plt

@@ -97,7 +97,7 @@ static const int s_allow[] = {
     SCMP_SYS(readlink),
     SCMP_SYS(fcntl),
     SCMP_SYS(dup),
-    /* what ordinary code asks of the standard library (issue 14), none of which reaches past
+    /* what ordinary code asks of the standard library, none of which reaches past
      * the process or what Landlock and the mount namespace let it see: subprocess makes its
      * pipes before it fails at the spawn (so it fails with the audit hook's clear
      * PermissionError, and the spawn itself still traps); os.access and shutil.which;
@@ -241,7 +241,7 @@ static const int s_workspace_allow[] = {
     SCMP_SYS(rmdir),     SCMP_SYS(rename),  SCMP_SYS(renameat),  SCMP_SYS(renameat2),
     SCMP_SYS(ftruncate), SCMP_SYS(fsync),   SCMP_SYS(fdatasync), SCMP_SYS(pwrite64),
     /* shutil.copy's copymode and copy2's copystat, tarfile's extraction, os.truncate, sqlite's
-     * and filelock's locks, shutil's fast copies (issue 14). Landlock does not govern chmod,
+     * and filelock's locks, shutil's fast copies. Landlock does not govern chmod,
      * utimensat or flock; the mount namespace does: everything but the job's own directory is
      * a read-only mount, and no other workspace can be named (random names, /work unlistable) */
     SCMP_SYS(chmod),     SCMP_SYS(fchmod),  SCMP_SYS(fchmodat),  SCMP_SYS(utimensat),

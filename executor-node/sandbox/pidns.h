@@ -1,5 +1,5 @@
 /* executor-node/sandbox/pidns.h — the pid namespace a session's lineage lives in: a session and
- * every fork of it, all one tenant's (issue 12 inside issue 14's pid namespace per child).
+ * every fork of it, all one tenant's (a session's forks inside the pid namespace each child has).
  *
  * A job's child is pid 1 of a pid namespace of its own (pool.c). A session's process cannot be:
  * fork_session is a clone(CLONE_PARENT) from it, and the kernel refuses CLONE_PARENT to the init

@@ -1,4 +1,4 @@
-/* mcp-frontend/cells/session_records.h — sandbox sessions (issue 12) as the front-end keeps them:
+/* mcp-frontend/cells/session_records.h — sandbox sessions as the front-end keeps them:
  * their records in Redis (common/session_keys.h), so that any front-end serves any call on any
  * session, and a small cache of what never changes about one (its tenant, profile and limits),
  * so that a cell goes to the farm without a Redis round trip first.

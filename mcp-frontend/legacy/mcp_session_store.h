@@ -1,5 +1,5 @@
 /* mcp-frontend/legacy/mcp_session_store.h — legacy HTTP sessions in Redis, so that any front-end
- * answers any request of any session and a restarted front-end loses none (issue 13). Keys, all
+ * answers any request of any session and a restarted front-end loses none. Keys, all
  * under the tenant's hash tag (one cluster slot per tenant, so a script may touch several):
  *
  *   sp:t:{T}:sess:<id>        hash: proto, client, ep (the endpoint it belongs to, compat.h;

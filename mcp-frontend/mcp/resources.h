@@ -28,7 +28,7 @@ void resources_subscribe(call_t *c);
 void resources_unsubscribe(call_t *c);
 
 /* A resource of the tenant's changed (an execution ended; any module that keeps a resource
- * calls it — a sandbox session of issue 12, say): notifications/resources/updated for every
+ * calls it — a sandbox session, say): notifications/resources/updated for every
  * legacy session subscribed to uri and every 2026-07-28 listen stream naming it, on every
  * front-end. */
 void resources_updated(fe_t *fe, const char *tenant, const char *uri);

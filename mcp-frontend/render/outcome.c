@@ -100,7 +100,7 @@ static json_t *s_structured(const char *id, const result_t *res)
     json_object_set_new(s, "files", rich_files(id, res));
     json_object_set_new(s, "outputs", rich_outputs(res));
     if (res->egress.n) json_object_set_new(s, "egress", outcome_egress(&res->egress));
-    if (res->session.present) { /* a session's cell (issue 12) */
+    if (res->session.present) { /* a session's cell */
         char sid[ID_STR_LEN + 1];
         id_format(res->session.id, sid);
         json_object_set_new(s, "session_id", json_string(sid));

@@ -1,12 +1,12 @@
 /* mcp-frontend/render/outcome.h — a Result from the farm as an MCP CallToolResult. The shape of
- * execute_code's structuredContent is the contract of issue #5 and is declared, field for
+ * execute_code's structuredContent is a contract and is declared, field for
  * field, in its outputSchema (tooldefs.c):
  *
  *   execution_id, status, stdout, stderr, truncated {stdout, stderr}, result (repr or null),
  *   variables {name: value}, error {type, message, traceback, line} or null,
  *   timings {queue_ms, wall_ms, cpu_ms}, resources {max_rss_kb}, exit {reason, signal, syscall}
  *
- * and, from issue #8: images [{mime, width, height, bytes}] (the PNGs themselves are `image`
+ * and: images [{mime, width, height, bytes}] (the PNGs themselves are `image`
  * content blocks), files [{path, bytes, encoding, content}] (what the code wrote in its
  * workspace: UTF-8 text as is, anything else base64), truncated.images / truncated.files;
  * exit.code (the code's own exit status: sys.exit(42) is 42) and security_events [{operation,

@@ -1,4 +1,4 @@
-/* mcp-frontend/render/rich.h — execute_code's rich results (issue 14): the outputs a job displayed
+/* mcp-frontend/render/rich.h — execute_code's rich results: the outputs a job displayed
  * or its trailing expression gave, and the files it wrote, as structuredContent and as the matching
  * MCP content blocks.
  *

@@ -38,7 +38,7 @@ typedef struct fe {
     struct bus *bus;                         /* bus.h: events to and from the other front-ends */
     struct round_trip *round_trip;           /* round_trip.h: the key that seals requestState */
     struct session_records
-        *session_records;        /* session_records.h: sandbox sessions' records (issue 12) */
+        *session_records;        /* session_records.h: sandbox sessions' records */
     struct snapshots *snapshots; /* snapshots.h: their snapshots */
     struct mcp *mcp;             /* mcp.h: the method table */
     struct http *http;           /* http.h; NULL without --http */

@@ -24,7 +24,7 @@ typedef struct tenant {
     long max_snapshots;
     long max_snapshot_mb;
     long session_retention_s; /* how long a hibernated session of it is kept (0: never hibernated) */
-    /* what it may hold at once across the farm (issue 30): state/holds.h, state/filestore.h */
+    /* what it may hold at once across the farm: state/holds.h, state/filestore.h */
     long max_listen_streams;
     long max_sse_streams; /* legacy sessions' GET streams */
     long max_tasks;       /* tasks still running */

@@ -1,5 +1,5 @@
 /* mcp-frontend/state/bus.h — what one front-end must tell the others, over Redis pub/sub. Any
- * front-end answers any request (issue 13), so an event raised on one may concern a client
+ * front-end answers any request, so an event raised on one may concern a client
  * connected to another: an execution ended that a listen stream on another front-end watches,
  * a legacy session deleted here whose id another front-end has cached, a cancellation for a
  * call running elsewhere, the next events of a stream a client resumed on another front-end.

@@ -1,6 +1,6 @@
 /* mcp-frontend/state/filestore.h — the files an execution wrote that were too large to return
  * inline (rich.h's links), kept in Redis for resources/read, within bounds: no tenant can fill
- * Redis with them and evict another's records (issue 30, finding 3).
+ * Redis with them and evict another's records .
  *
  *   sp:exec:<id>:files         hash {path: bytes}, expiring --file-ttl-s after it was kept
  *                              (PEXPIREAT, the same instant the accounting below uses)

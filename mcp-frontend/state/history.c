@@ -206,7 +206,7 @@ json_t *record_view(const char *id, const json_t *fields)
     if (!json_object_get(v, "profile")) json_object_set_new(v, "profile", json_string(""));
     if (json_is_null(json_object_get(v, "created_ms")))
         json_object_set_new(v, "created_ms", json_integer(0));
-    if ((s = json_string_value(json_object_get(fields, "session_id"))) && *s) { /* issue 12 */
+    if ((s = json_string_value(json_object_get(fields, "session_id"))) && *s) { /* a session's cell */
         json_object_set_new(v, "session_id", json_string(s));
         json_object_set_new(v, "cell", field_int(fields, "cell"));
     }

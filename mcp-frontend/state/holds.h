@@ -1,6 +1,6 @@
 /* mcp-frontend/state/holds.h — what a tenant holds open on the front-ends, counted farm-wide
  * so that a tenant's cap is the same whichever front-ends its clients reach, and so that no
- * tenant can take what a front-end has for everyone (issue 30, finding 4).
+ * tenant can take what a front-end has for everyone .
  *
  * Front-ends keep nothing a later request needs, so the count cannot live in one of them.
  * It lives in Redis, one sorted set per tenant and kind:

@@ -4,7 +4,7 @@
  * front-end shares it. A tenant with rate r and burst b may make b calls at once and then one
  * per 1/r seconds. Calls spend permits leased from Redis in small batches, so most calls do
  * not wait for Redis (limiter.c). When Redis cannot answer, a local GCRA at a conservative
- * share of the rate decides instead, and each such decision is counted (DESIGN.md §6). */
+ * share of the rate decides instead, and each such decision is counted. */
 #ifndef SP_FE_LIMITER_H
 #define SP_FE_LIMITER_H
 #include <stdint.h>

@@ -1,5 +1,4 @@
-/* mcp-frontend/state/records.h — what the front-end writes to Redis about executions (DESIGN.md
- * §7):
+/* mcp-frontend/state/records.h — what the front-end writes to Redis about executions:
  *
  *   sp:exec:<id>                 hash, TTL (the tenant's record_ttl_s, else --record-ttl-s):
  *                                tenant, status, profile, profile_reason (why there), tool,

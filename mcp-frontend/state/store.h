@@ -14,7 +14,7 @@
  *     counted. A write may ask to hear when Redis has it (store_write_acked); writes keep
  *     their order either way, so that answer also covers every write made before it.
  * Neither ever blocks the loop: a Redis that stops answering is detected by the age of the
- * oldest unanswered command and the connection is dropped and re-made (DESIGN.md §7). The
+ * oldest unanswered command and the connection is dropped and re-made. The
  * connection is made by common/redis_dial.h, so a redis-sentinel:// URL is followed through
  * failovers; a reply that says the server is a replica (READONLY) or still loading its data
  * (LOADING) drops the connection too, and the write is sent again to whoever is master. */

@@ -27,7 +27,7 @@
 #define TENANT_DEFAULT_MAX_CONCURRENCY 4
 #define TENANT_DEFAULT_MAX_TIMEOUT_S   300
 #define TENANT_DEFAULT_MAX_MEMORY_MB   2048
-/* sessions (issue 12): how many at once, their memory together, their longest idle timeout,
+/* sessions: how many at once, their memory together, their longest idle timeout,
  * and the snapshots kept (how many, how many MB together) */
 #define TENANT_DEFAULT_MAX_SESSIONS       8
 #define TENANT_DEFAULT_MAX_SESSION_MEM_MB 4096
@@ -37,7 +37,7 @@
 /* how long a session freed by its node (idle, memory pressure, a drain) stays resumable from
  * its checkpoint in Redis; 0: such a session ends instead */
 #define TENANT_DEFAULT_SESSION_RETENTION_S 86400
-/* what a tenant may hold at once across the farm (issue 30): open subscriptions/listen streams,
+/* what a tenant may hold at once across the farm: open subscriptions/listen streams,
  * legacy GET streams, running tasks, and the linked files kept in Redis (MB and count) */
 #define TENANT_DEFAULT_MAX_LISTEN_STREAMS 64
 #define TENANT_DEFAULT_MAX_SSE_STREAMS    64

@@ -1,5 +1,5 @@
 /* mcp-frontend/tools/execute_code.c — see execute_code.h. With session_id the code runs as the
- * session's next cell (issue 12): its profile is the session's (from this front-end's cache
+ * session's next cell: its profile is the session's (from this front-end's cache
  * when it has it: no Redis round trip before the job leaves), and once the cell's Result is in,
  * the session's record follows it — or, when the farm no longer holds the session, the answer
  * says why (session_records_explain). */

@@ -34,7 +34,7 @@ static json_t *s_profile(const profile_t *p, const tenant_t *t)
                      "available", t ? tenant_allows_profile(t, p->name) : 1);
 }
 
-/* What sessions (issue 12) are and what the tenant may keep of them. */
+/* What sessions are and what the tenant may keep of them. */
 static json_t *s_sessions(const tenant_t *t)
 {
     json_t *o = json_pack(

@@ -1,4 +1,4 @@
-/* mcp-frontend/tools/session_resource.h — the resource sandbox://sessions/{id} (issue 12), for
+/* mcp-frontend/tools/session_resource.h — the resource sandbox://sessions/{id}, for
  * clients that browse: a session's record (profile, times, cells, memory, limits, state) and,
  * while it lives, what it holds — each variable's name, type and short repr, and its workspace's
  * files — asked of the session's own sandbox. Another tenant's id is "not found". */

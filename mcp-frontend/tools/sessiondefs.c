@@ -1,4 +1,4 @@
-/* mcp-frontend/tools/sessiondefs.c — the session tools as clients see them (issue 12): one row per
+/* mcp-frontend/tools/sessiondefs.c — the session tools as clients see them: one row per
  * tool (tools.h), handlers in session_tools.c and snapshot_tools.c. execute_code runs a cell
  * in a session when given session_id (its row is tooldefs.c's). Sessions are explicit ids,
  * independent of any MCP session, so they work in every protocol era and through any

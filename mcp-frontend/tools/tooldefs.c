@@ -2,7 +2,7 @@
  * description, arguments, output schema and handler (tools.h). A new tool is a row here and a
  * handler file. Descriptions name profiles only through proftext.h's placeholders, so they
  * follow common/profiles.c's table. Parameter names follow what users of the older sandbox
- * servers already send (issue #5, seeds/). Output schemas stay JSON text, so that what clients
+ * servers already send. Output schemas stay JSON text, so that what clients
  * see reads like what it is; a malformed one aborts at start. */
 #include "tooldefs.h"
 

@@ -331,7 +331,7 @@ void exchange_emit(void *ctx, call_t *call, json_t *msg, int final)
     if (ex->modern && code == RPC_METHOD_NOT_FOUND) status = MHD_HTTP_NOT_FOUND;
     if (ex->modern && code == RPC_MISSING_CAPABILITY) status = MHD_HTTP_BAD_REQUEST;
     if (rpc_code_is_rate_limit(code)) {
-        /* DESIGN.md §6: over quota is HTTP 429 with Retry-After when the response is not a stream
+        /* Over quota is HTTP 429 with Retry-After when the response is not a stream
          */
         json_int_t ms =
             json_integer_value(json_object_get(json_object_get(err, "data"), "retry_after_ms"));

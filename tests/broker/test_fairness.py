@@ -1,4 +1,4 @@
-"""Fairness across tenants (DESIGN.md §4): tenant A queues 2,000 jobs at once, then tenant B
+"""Fairness across tenants: tenant A queues 2,000 jobs at once, then tenant B
 submits 20; B's jobs are served alternately with A's and finish long before A's backlog
 drains. Asserted on positions in the completion order, never on durations."""
 import spwire as w

@@ -292,7 +292,7 @@ def up(url):
 
 class Peer:
     """A second front-end on a farm: the farm's own snakepit-mcp command line and environment
-    on another port (issue 13: any front-end answers any request). Started here, stopped by its
+    on another port (any front-end answers any request). Started here, stopped by its
     pid; not one of the farm's components, so no kill here finds it."""
 
     def __init__(self, farm, name="peer"):

@@ -1,6 +1,6 @@
 """SIGKILL of each component of a two-broker farm, one at a time, under a bounded MCP load
-(issue 15) sent to two front-ends — the farm's and a peer sharing its brokers and Redis — in
-both eras: MCP 2025-11-25 in legacy sessions (kept in Redis, issue 13) and 2026-07-28 without
+sent to two front-ends — the farm's and a peer sharing its brokers and Redis — in
+both eras: MCP 2025-11-25 in legacy sessions (kept in Redis) and 2026-07-28 without
 any. Each test asserts what the failure may cost a client and nothing more: every request
 answered (no hang), only the stated kinds of non-`ok`, the farm serving again within 5 s of the
 kill (polled), nothing lasting lost (tenants, keys, quotas, usage, session snapshots), every

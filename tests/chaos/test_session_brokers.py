@@ -1,4 +1,4 @@
-"""Sandbox sessions (issue 12) in a two-broker farm (issue 15). A session lives in one
+"""Sandbox sessions in a two-broker farm. A session lives in one
 executor's zygote, and the executor tells every broker where its sessions are (READY, SESSIONS):
 so when the broker the front-end uses dies, the session's next cell reaches it through the
 other broker, its globals intact; when the executor dies, the session's next cell is answered

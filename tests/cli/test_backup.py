@@ -1,5 +1,5 @@
 """`snakepit backup` while a farm serves, `snakepit restore` into a fresh farm: every tenant,
-API key, quota, usage counter, session record and snapshot is back and works there (issue 27).
+API key, quota, usage counter, session record and snapshot is back and works there.
 
 The file is read here by its own description (cli/backup_file.h), independently of the C
 reader: what it holds is compared with the fresh farm's Redis key by key."""

@@ -1,4 +1,4 @@
-"""Operating a farm with the `snakepit` command (issue 27): `up` on an address other machines
+"""Operating a farm with the `snakepit` command: `up` on an address other machines
 reach (refused without TLS or --allow-remote, served with either), `down` for a state
 directory's farm, components' logs kept to a size, and the installed farm's /etc/snakepit
 configuration read when no farm is named."""

@@ -1,4 +1,4 @@
-"""tests/cluster — three machines made of network namespaces (DESIGN.md §10, issue 4): the
+"""tests/cluster — three machines made of network namespaces : the
 broker on one, a real executor node (snakepit-executor, sandboxed CPython) on each of the
 other two, joined by a bridge, CURVE on everywhere. Two tenants put a few thousand jobs
 through from the root namespace (the front-end's place); one executor host is killed
@@ -275,7 +275,7 @@ def test_executor_host_killed_under_load_every_job_answered_once(cluster):
 
 
 class _Sessions:
-    """Session jobs (issue 12) over the client channel, one answer awaited at a time."""
+    """Session jobs over the client channel, one answer awaited at a time."""
 
     def __init__(self, client, tenant="alice"):
         self.client, self.tenant = client, tenant

@@ -1,4 +1,4 @@
-"""deploy/compose/compose.yaml (issue 27): a one-host farm with two executors, health checks on
+"""deploy/compose/compose.yaml: a one-host farm with two executors, health checks on
 every service, and the Redis settings the Kubernetes manifests use. Read as YAML (neither
 docker compose nor podman-compose is needed): its structure, its flags against each binary's
 --help, and the order in which services may start."""

@@ -1,4 +1,4 @@
-"""deploy/kubernetes and its variants (issue 27): rendered offline (kustomize.py, checked
+"""deploy/kubernetes and its variants: rendered offline (kustomize.py, checked
 against `kubectl kustomize` where one is installed), valid against the schemas of the
 Kubernetes API and of KEDA, and saying what a farm that scales and upgrades needs."""
 import copy

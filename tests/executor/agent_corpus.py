@@ -1,4 +1,4 @@
-"""tests/executor/agent_corpus.py — ordinary agent code (issue 14), written the way models write
+"""tests/executor/agent_corpus.py — ordinary agent code, written the way models write
 it: files in the workspace, os.path, sys.version, sqlite3, sklearn fits, seaborn plots, PIL
 edits, Excel round trips, non-ASCII names. Each snippet must end `ok` in its profile, and print
 what `expect` names (a substring, or each of a tuple). `files` are its inputs (PROTOCOL.md §4).

@@ -1,4 +1,4 @@
-"""The corpus of ordinary agent code (tests/executor/agent_corpus.py, issue 14): every snippet
+"""The corpus of ordinary agent code (tests/executor/agent_corpus.py): every snippet
 ends ok in its profile, printing what it is expected to print, with every sandbox layer on."""
 import base64
 

@@ -1,4 +1,4 @@
-"""python.data_science and python.filesystem driven the way the broker drives them (issue #8):
+"""python.data_science and python.filesystem driven the way the broker drives them:
 numpy, pandas and matplotlib as a user calls them, figures as PNG images, files in and out of
 the per-job workspace, PEP 723 dependencies, and the requests that must be turned away."""
 import json
@@ -254,7 +254,7 @@ def test_a_malformed_pep723_block_is_reported(ex):
     assert r["status"] == "error" and r["error"]["type"] == "ScriptMetadataError"
 
 
-# ---- rich outputs (issue 14) ---------------------------------------------------------------
+# ---- rich outputs ---------------------------------------------------------------
 
 
 def _outputs(r, kind=None):

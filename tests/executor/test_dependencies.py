@@ -1,4 +1,4 @@
-"""Dependencies (issue 14): a job's `dependencies` (and its PEP 723 block) resolved by the node
+"""Dependencies: a job's `dependencies` (and its PEP 723 block) resolved by the node
 from the operator's package source — here a directory of tiny wheels the test builds — into a
 cached, read-only environment with a warm zygote of its own, built once and reused; what cannot
 be resolved gets an error naming the requirement and what the source has."""

@@ -1,4 +1,4 @@
-"""The executor node's features, driven the way the broker drives it (issue #3): validation,
+"""The executor node's features, driven the way the broker drives it: validation,
 variables, stdin, import narrowing, limits, recycling, crash recovery, failing closed."""
 import errno
 import json

@@ -1,4 +1,4 @@
-"""Sessions on one executor node (issue 12), driven the way the broker drives it: the node's
+"""Sessions on one executor node, driven the way the broker drives it: the node's
 limits on sessions (how many, idle expiry, eviction of the least recently used idle ones when
 they hold more than the node's budget), and what each job kind on a session answers."""
 import time

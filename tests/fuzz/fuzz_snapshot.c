@@ -1,5 +1,5 @@
-/* tests/fuzz/fuzz_snapshot.c — libFuzzer target for a session's snapshot (proto/snapshot.c,
- * issue 12): what a zygote reads back from a session's process and what a restore hands an
+/* tests/fuzz/fuzz_snapshot.c — libFuzzer target for a session's snapshot (proto/snapshot.c):
+ * what a zygote reads back from a session's process and what a restore hands an
  * executor, bytes that crossed Redis and the tenant's hands. Beyond "no crash, no sanitizer
  * report", a decoded snapshot must keep the promises the zygote writes files on: every path
  * passes the workspace rule, none twice, the caps hold, every file's bytes lie inside the

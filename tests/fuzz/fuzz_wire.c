@@ -1,6 +1,6 @@
 /* tests/fuzz/fuzz_wire.c — libFuzzer target for the broker's frame decoding
  * (proto/wire.c: wire_parse_client, wire_parse_worker, and the route and READY bodies they
- * decode, sessions included: READY's list and SESSIONS, issue 12; and LEAVING, the drain). The
+ * decode, sessions included: READY's list and SESSIONS; and LEAVING, the drain). The
  * input is a channel byte, then frames as [u16 little-endian length][bytes], at most 8 (the broker
  * drops longer messages before parsing). Beyond "no crash, no sanitizer report", it checks what the
  * broker relies on after a successful parse: names in the allowed alphabet, a 16-byte job id inside

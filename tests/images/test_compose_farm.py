@@ -1,4 +1,4 @@
-"""deploy/compose/compose.yaml run for real, with podman and without a compose tool (issue 27):
+"""deploy/compose/compose.yaml run for real, with podman and without a compose tool:
 the image deploy/Containerfile builds from source on a debootstrap root; each service started
 as the file says (command, user, capabilities, security options, read-only root, volume),
 in depends_on order, each waited for until its own health check passes inside it; then a

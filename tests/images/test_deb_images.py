@@ -1,4 +1,4 @@
-"""The images deploy/Containerfile.deb makes from the package (issue 27): built offline on a
+"""The images deploy/Containerfile.deb makes from the package: built offline on a
 debootstrap root, a farm of them — Redis, the broker, two executors, the front-end, each its
 own container — answers a call in every profile the executor image serves; the image with the
 package's Depends only serves python.basic and python.filesystem and not python.data_science;

@@ -1,4 +1,4 @@
-"""Helpers for the session suites (issue 12): tool calls that return structuredContent, cells,
+"""Helpers for the session suites: tool calls that return structuredContent, cells,
 and tenants made with `snakepit tenant add`."""
 import json
 import os

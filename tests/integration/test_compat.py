@@ -158,7 +158,7 @@ def test_the_replaced_servers_weaknesses_stay_away(farm):
               ("exec-sandbox", "execute_python", {"script": "import os; print(os.environ)"}),
               ("code-sandbox", "test_code", {"code": "print(().__class__.__base__.__subclasses__())"}),
               ("python-sandbox", "execute_code", {"code": "import subprocess"})]
-    # the sandbox's environment is its own scrubbed one (os imports since issue 14): none of the
+    # the sandbox's environment is its own scrubbed one (os imports): none of the
     # host's variables may show, whatever the code prints
     sandbox_env = {"PATH", "LANG", "LC_ALL", "TZ", "HOME", "USER", "LOGNAME", "TMPDIR", "MPLBACKEND",
                    "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",

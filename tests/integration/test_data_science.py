@@ -1,4 +1,4 @@
-"""python.data_science end to end (issue #8): a real farm (`snakepit up --profiles
+"""python.data_science end to end: a real farm (`snakepit up --profiles
 python.basic,python.data_science`), used over MCP the way an agent uses it: files in, files and
 figures out, package versions in get_sandbox_info and sandbox://info, a tenant's profiles
 enforced, PEP 723 met and unmet."""

@@ -1,4 +1,4 @@
-"""execute_code's dependencies through MCP (issue 14): the `dependencies` argument and a PEP 723
+"""execute_code's dependencies through MCP: the `dependencies` argument and a PEP 723
 block, routed to the profile that has what some profile has, the rest resolved by the node from
 its --packages directory of tiny wheels the test builds; first and second call timed (printed,
 never asserted)."""

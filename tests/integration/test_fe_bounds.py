@@ -1,5 +1,4 @@
-"""What one tenant may hold of what the front-ends and Redis have for everyone (issue 30,
-findings 3 and 4), with the broker stand-in (fake_broker.py: `#files N BYTES` makes a job that
+"""What one tenant may hold of what the front-ends and Redis have for everyone , with the broker stand-in (fake_broker.py: `#files N BYTES` makes a job that
 wrote N files of BYTES bytes, `#sleep S` one that runs S seconds).
 
 Linked files: a tenant's are bounded by its max_linked_mb and max_linked_files, and all

@@ -64,7 +64,7 @@ def test_variables_and_stdin(client):
 
 
 def test_a_blocked_import_is_reported(client):
-    # os, socket & co. import since issue 14; what exists to get past the layers does not
+    # os, socket & co. import; what exists to get past the layers does not
     r, sc = run(client, "import ctypes")
     assert r["isError"] and sc["status"] == "error" and sc["error"]["type"] == "ModuleNotFoundError"
 

@@ -1,4 +1,4 @@
-"""Two front-ends, one farm: any front-end answers any request of either revision (issue 13).
+"""Two front-ends, one farm: any front-end answers any request of either revision.
 
 Front-ends A and B listen on different ports and share the broker (and its executor) and Redis.
 Clients alternate between them: a legacy session initialized on A is served by B; tasks created on

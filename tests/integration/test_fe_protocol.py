@@ -14,8 +14,8 @@ from fe_harness import Client, Frontend, wait_for
 
 CONTRACT = {"execution_id", "status", "stdout", "stderr", "truncated", "result", "variables", "error", "timings",
             "resources", "exit",
-            "images", "files",  # issue #8: figures and workspace files, empty lists elsewhere
-            "outputs",  # issue 14: display() and the last expression, rendered by type
+            "images", "files",  # figures and workspace files, empty lists elsewhere
+            "outputs",  # display() and the last expression, rendered by type
             "security_events",  # what the sandbox refused, caught or not (empty here)
             "profile", "profile_reason"}  # where it ran and why (limits_adjusted only when one was lowered)
 
@@ -75,7 +75,7 @@ def test_every_tool_declares_schemas(client):
             break
     assert names[:6] == ["execute_code", "validate_code", "get_sandbox_info", "get_execution", "list_executions",
                          "get_usage"]
-    assert sorted(names[6:]) == ["close_session", "create_session", "create_state_snapshot",  # issue 12
+    assert sorted(names[6:]) == ["close_session", "create_session", "create_state_snapshot",  # the session tools
                                  "delete_state_snapshot", "fork_session", "list_sessions",
                                  "list_state_snapshots", "map_session", "restore_state_snapshot"]
 

@@ -1,4 +1,4 @@
-"""Execution records kept within bounds and never lost (issue 15), against a real Redis with the
+"""Execution records kept within bounds and never lost, against a real Redis with the
 broker stand-in: retention by count and age, per tenant and farm-wide, deletes the records it
 drops; usage has no TTL (a full Redis must not evict it); every finished record can go to an
 export stream, once; and an acknowledged write lost with its Redis (restarted empty, as after

@@ -1,4 +1,4 @@
-"""`snakepit session new|run|fork|close|list` and `snakepit run --session` (issue 12) against a
+"""`snakepit session new|run|fork|close|list` and `snakepit run --session` against a
 real farm: what a person types in a shell."""
 import json
 import os

@@ -1,4 +1,4 @@
-"""How sessions end and what they may use (issue 12), through a real farm: a cell past its
+"""How sessions end and what they may use, through a real farm: a cell past its
 timeout is interrupted and the session lives on (or is killed after the grace when the code
 swallows KeyboardInterrupt); a session over its memory limit ends `memory_limit`; idle sessions
 expire; quotas per tenant; user code cannot fork; every end has a reason the next call gets;
@@ -66,7 +66,7 @@ def test_an_idle_session_expires_with_its_reason_when_its_tenant_keeps_none(farm
 
 def test_user_code_cannot_fork_even_in_a_session(mcp):
     """The session's C loop may clone itself for fork_session; Python code may not."""
-    # since issue 14 subprocess imports; its clone is what seccomp stops, and a trapped syscall
+    # subprocess imports; its clone is what seccomp stops, and a trapped syscall
     # ends the session (the reason says so)
     sid = new(mcp, "python.data_science")
     r = cell(mcp, sid, "import subprocess\nsubprocess.run(['true'])")

@@ -1,4 +1,4 @@
-"""Tenant isolation for every session tool (issue 12): another tenant's session or snapshot id
+"""Tenant isolation for every session tool: another tenant's session or snapshot id
 gets exactly the answer an unknown id gets, leaves the owner's state alone, and never shows in
 the other tenant's lists."""
 import json

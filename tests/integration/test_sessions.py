@@ -1,4 +1,4 @@
-"""Sessions end to end (issue 12) through a real farm (`snakepit up`: real Redis, broker,
+"""Sessions end to end through a real farm (`snakepit up`: real Redis, broker,
 executor node, sandboxed CPython): state that persists from cell to cell, fork_session's
 copy-on-write clones isolated both ways, snapshots that round-trip files (text and binary,
 mtimes) and variables into the same and into a new session, the resource, and the records."""

@@ -1,5 +1,5 @@
 """The walking skeleton, as a new user meets it: `snakepit up`, then execute_code over HTTP and
-stdio, the CLI, the record in Redis, and a clean stop (issue #2)."""
+stdio, the CLI, the record in Redis, and a clean stop."""
 import contextlib
 import json
 import os
@@ -101,7 +101,7 @@ def test_output_limit_must_be_a_positive_integer(mcp):
 
 def test_record_lands_in_redis(farm, mcp):
     """A client that holds an answer finds the final record at once, through any front-end: the
-    answer leaves only after Redis has the record (issue 11). Nothing here waits or retries."""
+    answer leaves only after Redis has the record. Nothing here waits or retries."""
     _, s = run(mcp, "print('recorded')")
     eid = s["execution_id"]
     r = farm.redis()

@@ -141,7 +141,7 @@ test("a running task can be cancelled", () =>
     assert.equal(t.status, "cancelled");
   }));
 
-// Sessions (issue 12): the main flows, every answer checked against its outputSchema by the SDK.
+// Sessions: the main flows, every answer checked against its outputSchema by the SDK.
 const call = async (c, name, args) => {
   const r = await c.callTool({ name, arguments: args });
   assert.equal(r.isError, false, `${name}: ${JSON.stringify(r.content)}`);

@@ -88,7 +88,7 @@ def test_a_full_redis_evicts_only_records():
         c.hset("sp:t:acme", mapping={"rate": "10", "burst": "20"})
         c.set("sp:key:" + "ab" * 32, "acme")
         c.hset("sp:t:acme:use:20260101", mapping={"executions": "5"})
-        c.set("sp:snap:acme:s1", "x" * 1000)  # a session snapshot (issue 12), no TTL
+        c.set("sp:snap:acme:s1", "x" * 1000)  # a session snapshot, no TTL
         c.set("sp:mrtr:key", "ab" * 32)  # seals requestState: every front-end must keep the same
         for k in lasting:
             lasting[k] = c.dump(k)

@@ -1,4 +1,4 @@
-"""The package installed, upgraded and purged as dpkg does it (issue 27):
+"""The package installed, upgraded and purged as dpkg does it:
 
 - into a fresh, throwaway root, with the maintainer scripts run outside it
   (--force-script-chrootless, every system command they call stubbed): installed and

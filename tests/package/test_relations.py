@@ -1,4 +1,4 @@
-"""The package's Depends and Recommends against what each profile imports (issue 27): derived
+"""The package's Depends and Recommends against what each profile imports: derived
 again here from the profiles table (the profile-modules tool prints it) and from dpkg, the
 way the executor's zygote would find each module, so a module the table gains without a
 package behind it, or a package the control file lost, fails here."""

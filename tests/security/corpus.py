@@ -8,7 +8,7 @@ secret environment variable in anything returned, a connection to the test's lis
 Statuses: "violation" = security_violation (seccomp trap or a blocked audit event); "error" =
 the code raised (ImportError, PermissionError, NameError...), which is the Python layer saying
 no. Where either can happen depending on the route taken, both are listed; the absent effect is
-what the case is really about. Since issue 14 the Python layer refuses operations rather than
+what the case is really about. The Python layer refuses operations rather than
 modules: `import os` works and `os.system` is the violation, so cases that used to end at the
 import end at the operation (and test_os_layers.py shows the OS layers stop each of them with
 the Python layer off).
@@ -69,7 +69,7 @@ CASES = [
      ".__init__.__globals__['popen']('touch {pwn}')", {V, E}),
 
     # --- __import__ and importlib tricks ----------------------------------------------------
-    # os, sys, subprocess & co. import since issue 14: what they would do is refused instead
+    # os, sys, subprocess & co. import: what they would do is refused instead
     ("import_os", "import os\nos.system('touch {pwn}')", {V}),
     ("import_sys", "import sys\nprint(len(sys.modules) > 10)", {"ok"}),
     ("import_importlib",  # import_module skips builtins.__import__: the operation is refused
@@ -126,7 +126,7 @@ CASES = [
     ("format_map_walk", "print('{{x.__class__.__mro__}}'.format_map({{'x': 1}}))", {"ok"}),
 
     # --- generator and frame escapes ---------------------------------------------------------
-    # frames are no longer refused (issue 14): with sys importable they hide nothing, and
+    # frames are no longer refused: with sys importable they hide nothing, and
     # traceback and inspect walk them; what an attacker does with the runner's globals is
     # still refused where it touches the system
     ("generator_gi_frame_back",
@@ -200,7 +200,7 @@ CASES = [
      "import socket\na, b = socket.socketpair()\nsocket.send_fds(a, [b'x'], [0])", {V}),
 
     # --- signals to the parent and to other jobs --------------------------------------------
-    # each job is pid 1 of its own pid namespace (issue 14): its parent is out of sight (getppid
+    # each job is pid 1 of its own pid namespace: its parent is out of sight (getppid
     # is 0, kill(0) its own group) and pid 1 is the job itself, so these end the job alone
     ("kill_parent", "import uuid\nuuid.os.kill(uuid.os.getppid(), 9)", {V, E}),
     ("kill_everything", "import uuid\nuuid.os.kill(-1, 9)", {V}),
@@ -274,7 +274,7 @@ CASES = [
      "import typing\ntyping.sys.settrace(lambda *a: None)\nimport uuid\nuuid.os.system('touch {pwn}')", {V}),
 ]
 
-# --- the new powers of python.data_science (issue #8): a workspace to write in, numpy's view of
+# --- the new powers of python.data_science: a workspace to write in, numpy's view of
 # the process's memory, pickles, matplotlib writing files. Run against that profile only. -----
 # A protocol-0 pickle that calls os.system, and one that calls builtins.eval (braces doubled
 # for str.format).

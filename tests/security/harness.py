@@ -67,7 +67,7 @@ class Executor:
     def run(self, code, service="python.basic", timeout=60, **job):
         """files: {path: bytes or str} for the job's workspace (PROTOCOL.md §4). session: the
         session (16 bytes) the job runs in; new_session: the id a session_new/fork/restore
-        makes (issue 12)."""
+        makes."""
         return self.wait(self.submit(code, service=service, **job), timeout, code)
 
     def submit(self, code, service="python.basic", kind="exec", wall_ms=5000, cpu_ms=0,
@@ -117,7 +117,7 @@ class Executor:
 
     def new_session(self, service="python.basic", tenant="attacker", memory_mb=0,
                     idle_timeout_s=None):
-        """A new session's id (issue 12)."""
+        """A new session's id."""
         sid = uuid.uuid4().bytes
         r = self.run("", service=service, kind="session_new", tenant=tenant, new_session=sid,
                      memory_mb=memory_mb, idle_timeout_s=idle_timeout_s)

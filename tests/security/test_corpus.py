@@ -1,6 +1,6 @@
 """The security corpus against a fully layered executor: each attack ends in its expected
-status and none of the effects it was after happened (issue #3), in python.basic and in
-python.data_science (issue #8), whose workspace, numpy and pickles bring attacks of their own."""
+status and none of the effects it was after happened, in python.basic and in
+python.data_science, whose workspace, numpy and pickles bring attacks of their own."""
 import secrets
 
 import pytest

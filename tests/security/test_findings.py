@@ -1,4 +1,4 @@
-"""The findings of the attack run against the landed farm (issue 14), each with the attack that
+"""The findings of the attack run against the landed farm, each with the attack that
 worked before its fix. Where an attack needs raw syscalls it runs with the Python layer switched
 off (in python.data_science numpy can disarm it from inside anyway): what is tested is that the
 OS layers hold on their own."""

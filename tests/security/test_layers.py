@@ -1,4 +1,4 @@
-"""Each sandbox layer, alone, stops an attack (issue #3).
+"""Each sandbox layer, alone, stops an attack.
 
 For every layer: the attack first runs on an executor with *every* layer switched off and
 succeeds (so the test can fail), then on an executor where only that layer is on, and is
@@ -100,7 +100,7 @@ def test_rlimits_alone_stop_a_memory_bomb():
 
 
 def test_python_layer_alone_refuses_the_operation():
-    # os imports (issue 14); listing the host's root is what the audit hook refuses
+    # os imports; listing the host's root is what the audit hook refuses
     ex = _with_only("python")
     try:
         r = ex.run(LIST_ROOT)
@@ -115,7 +115,7 @@ def test_python_layer_alone_refuses_the_operation():
         ex.close()
 
 
-# ---- the workspace (issue #8): writing outside it, each layer alone ---------------------------
+# ---- the workspace: writing outside it, each layer alone ---------------------------
 
 FS = "python.filesystem"
 WRITE_HOST = "import os\nfd = os.open({pwn!r}, os.O_WRONLY | os.O_CREAT, 0o644)\nos.write(fd, b'x')\nprint('wrote')"

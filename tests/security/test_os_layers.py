@@ -1,4 +1,4 @@
-"""What the Python layer used to refuse at the import, the OS layers stop on their own (issue 14).
+"""What the Python layer used to refuse at the import, the OS layers stop on their own.
 
 Since `import os` and `import subprocess` work, the Python layer refuses operations instead of
 modules. These attacks run with that layer switched off (--disable-layer python: no import
@@ -82,7 +82,7 @@ def test_the_os_layers_stop_it_without_the_python_layer(bare_python, listener, n
 
 
 def test_a_job_sees_no_other_process(bare_python):
-    # Before issue 14 every child of a zygote shared its pid namespace: os.getpgid() found the
+    # Once every child of a zygote shared its pid namespace: os.getpgid() found the
     # zygote (pid 1) and the other pooled children, other tenants' jobs included.
     r = bare_python.run("import os\nlive = []\nfor pid in range(1, 4096):\n    try:\n"
                         "        os.getpgid(pid)\n        live.append(pid)\n"

@@ -1,4 +1,4 @@
-"""The security corpus extended to sessions (issue 12). A session is a pooled child kept alive,
+"""The security corpus extended to sessions. A session is a pooled child kept alive,
 every layer in place: every attack of the corpus must still be contained when it runs as a
 session's cell; a cell cannot reach another session's or tenant's state, and fork_session's
 two sides cannot reach each other's files or process, not even with the Python layer out of

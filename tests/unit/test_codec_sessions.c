@@ -1,4 +1,4 @@
-/* tests/unit/test_codec_sessions.c — the session parts of the wire (issue #12): a JobSpec's
+/* tests/unit/test_codec_sessions.c — the session parts of the wire: a JobSpec's
  * session fields and what each kind requires of them, the route's session ids, READY's and
  * SESSIONS' lists read in place, a Result's session map and snapshot; hostile forms refused. */
 #include <setjmp.h>

@@ -197,9 +197,9 @@ static void test_dependencies_route_to_the_first_profile_that_has_them_all(void 
     const char *numpy[] = {"numpy", "pandas"}, *learn[] = {"scikit-learn", "pillow"},
                *paths[] = {"pathlib"}, *none[] = {"nosuchpkg"};
     assert_string_equal(profile_for_dependencies(numpy, 2, NULL, NULL)->name, "python.data_science");
-    /* distribution names too (issue 14) */
+    /* distribution names too */
     assert_string_equal(profile_for_dependencies(learn, 2, NULL, NULL)->name, "python.data_science");
-    /* pathlib is everywhere since issue 14: keep() decides */
+    /* pathlib is in every profile: keep() decides */
     assert_string_equal(profile_for_dependencies(paths, 1, NULL, NULL)->name, "python.basic");
     assert_string_equal(profile_for_dependencies(paths, 1, s_workspace_only, NULL)->name,
                         "python.filesystem");

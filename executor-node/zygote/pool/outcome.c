@@ -295,7 +295,7 @@ static void s_log_timings(const outcome_t *o, const result_t *res, long minflt)
 
 void outcome_log(const outcome_t *o, const result_t *res, long minflt)
 {
-    if (res->status == ST_SECURITY_VIOLATION) { /* the operator's audit trail (issue #6) */
+    if (res->status == ST_SECURITY_VIOLATION) { /* the operator's audit trail */
         char idstr[ID_STR_LEN + 1], what[200];
         id_format(o->id, idstr);
         log_warn("event=security_violation audit=1 job=%s tenant=%s profile=%s reason=%s syscall=%s",

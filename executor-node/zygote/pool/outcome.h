@@ -42,7 +42,7 @@ typedef struct {
 /* The Result of a finished job: what the zygote, the kernel and the child's area say, in that
  * order of trust, and then the files it wrote in its workspace. */
 void outcome_result(const outcome_t *o, result_t *res);
-/* The job's log lines: an audit line for a security violation (issue #6); at debug level where
+/* The job's log lines: an audit line for a security violation; at debug level where
  * its time went (minflt: its page faults, -1 when unknown). */
 void outcome_log(const outcome_t *o, const result_t *res, long minflt);
 

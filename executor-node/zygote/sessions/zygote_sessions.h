@@ -1,4 +1,4 @@
-/* executor-node/zygote/sessions/zygote_sessions.h — a zygote's sessions (issue 12): children kept
+/* executor-node/zygote/sessions/zygote_sessions.h — a zygote's sessions: children kept
  * alive between calls.
  *
  * A session is a child pooled for one (pool.h), taken out of the pool by its first job and
