@@ -460,7 +460,7 @@ def fmt(x, unit=""):
 def table(r, markdown=False):
     rows = [["snippet", "c", "(a) limit exec/s", "p50/p90/p99 ms", "(b) farm exec/s", "p50/p90/p99 ms",
              "(c) subprocess exec/s", "p50/p90/p99 ms", "(b)/(a)", "(b)/(c)", "(b)-(a) p50 ms", "errors a/b/c"]]
-    if markdown:  # the targets next to the numbers
+    if markdown:  # the targets next to the numbers
         rows[0][8:11] = ["(b)/(a) — target ≥ 0.7 at c8, c64", "(b)/(c) — target ≥ 20",
                          "(b)−(a) p50 ms — target ≤ 0.5 at c1"]
     V = r["variants"]

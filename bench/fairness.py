@@ -8,7 +8,7 @@ up, after its closed loops:
 - Redis per execution: INFO commandstats, network bytes and used_memory of the farm's Redis
   around two consecutive c8 windows of `print(1)`, each divided by its answers, so that a cost
   growing with the records already stored shows as a difference between the first window and
-  the second (the retention issue).
+  the second (records that cost more the more are kept).
 
 Both tenants get rates and concurrency far above what 2 cores serve: the flood is judged by
 what it costs the quiet tenant, not stopped by a rate limit."""

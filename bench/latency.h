@@ -57,7 +57,7 @@ int  run_accepting(const run_t *run, uint64_t now_us); /* may a new request star
 void run_answer(run_t *run, latency_t *lat, uint64_t started_us, uint64_t now_us, int ok,
                 const char *error);
 
-/* One JSON object (no newline): variant, snippet, concurrency, the five issue fields
+/* One JSON object (no newline): variant, snippet, concurrency, the five measured fields
  * (exec_per_s, p50_ms, p90_ms, p99_ms, errors), n, and whatever `extra` holds (a JSON
  * fragment starting with a comma, or NULL). */
 void latency_report(buf_t *out, const char *variant, const char *snippet, int concurrency,

@@ -65,7 +65,7 @@ def test_the_table_lists_every_profile_and_its_modules(table):
     assert profiles[0] == "python.basic"  # the default, first in the table
     assert {"python.basic", "python.filesystem", "python.data_science"} <= set(profiles)
     ds = {m for p, m in table if p == "python.data_science"}
-    # what the issue found missing from the Recommends of 0.1.0
+    # what 0.1.0's Recommends lacked, so that the data-science zygote could not start
     for module in ("sklearn", "seaborn", "statsmodels", "openpyxl", "networkx", "bs4", "lxml",
                    "yaml", "tabulate", "joblib", "sklearn.base"):
         assert module in ds, module
