@@ -225,17 +225,14 @@ static void s_progress(zygote_t *z)
 static void s_grant(zygote_t *z, const zmsg_t *msg)
 {
     explicit_bzero(z->grant_secret, sizeof z->grant_secret);
-    int hex = msg->len == EMSG_SECRET_LEN; /* the payload has no terminating NUL: bytes only */
-    for (size_t i = 0; hex && i < EMSG_SECRET_LEN; i++) {
-        char ch = (char)((const uint8_t *)msg->payload)[i];
-        hex = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
-    }
-    if (!z->sb.egress_port || !hex) {
+    if (msg->len == EMSG_SECRET_LEN) /* the payload has no NUL of its own: the buffer's is kept */
+        memcpy(z->grant_secret, msg->payload, EMSG_SECRET_LEN);
+    if (!z->sb.egress_port || strspn(z->grant_secret, "0123456789abcdef") != EMSG_SECRET_LEN) {
+        explicit_bzero(z->grant_secret, sizeof z->grant_secret);
         log_warn("event=egress_grant_ignored port=%d", z->sb.egress_port);
         return;
     }
     memcpy(z->grant_id, msg->id, ID_BYTES);
-    memcpy(z->grant_secret, msg->payload, EMSG_SECRET_LEN);
 }
 
 /* The job's proxy URL into url when the node granted it network egress; NULL otherwise. The
