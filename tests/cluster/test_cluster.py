@@ -38,6 +38,20 @@ def sh(*args, check=True):
     return subprocess.run(list(args), check=check, capture_output=True, text=True)
 
 
+def _wait_stopped(pid, limit_s=2.0):
+    """Until the process is stopped (or gone): a signal is queued before it is acted on."""
+    deadline = time.time() + limit_s
+    while time.time() < deadline:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in ("T", "t", "Z", "X"):
+            return
+        time.sleep(0.001)
+
+
 class Net:
     """A bridge in the root namespace with one veth per "host" namespace."""
 
@@ -71,12 +85,20 @@ class Net:
 
     def kill_host(self, host):
         """SIGKILL every process of the host: those in its network namespace and their
-        descendants (the sandbox zygotes live in namespaces of their own)."""
+        descendants (the sandbox zygotes live in namespaces of their own). Each is stopped
+        first, parents before children, so that none sees another die and speaks for it
+        (a node that saw its session's process killed answered the next cell itself): a host
+        that dies says nothing."""
         ns = self.hosts[host][0]
-        pids = set(int(p) for p in sh("ip", "netns", "pids", ns).stdout.split())
-        frontier = list(pids)
+        roots = [int(p) for p in sh("ip", "netns", "pids", ns).stdout.split()]
+        pids, frontier = set(roots), list(roots)
         while frontier:
             pid = frontier.pop()
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                continue
+            _wait_stopped(pid)  # stopped, it forks no more: its children now are all it will have
             for task in os.listdir("/proc/%d/task" % pid) if os.path.isdir("/proc/%d" % pid) else []:
                 try:
                     with open("/proc/%d/task/%s/children" % (pid, task)) as f:
