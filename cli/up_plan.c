@@ -37,6 +37,9 @@ static const cfg_opt_t s_opts[] = {
     CFG_OPT_INT(up_conf_t, metrics_port, "metrics-port", 0, 65535, "PORT",
                 "first of the /metrics ports: broker, executor, second broker (0: pick free "
                 "ports; the default's ports, when taken, are replaced by free ones)"),
+    CFG_OPT_STR(up_conf_t, port_range, "port-range", "LO-HI",
+                "where the ports left to the farm (--metrics-port 0, a default port that is "
+                "taken) are picked (default: 10000 up to the kernel's ephemeral range)"),
     CFG_OPT_INT(up_conf_t, brokers, "brokers", 1, 2, "N",
                 "brokers to run: with 2, the executor serves both and the front-end fails over "
                 "from the first to the second"),
@@ -133,6 +136,7 @@ config_rc_t up_options(up_conf_t *conf, int argc, char **argv, char *err, size_t
                               conf->metrics_port != defaults.metrics_port;
         rc = s_check_http(conf, err, errlen);
     }
+    if (rc == CONFIG_OK && up_ports_range(conf->port_range, err, errlen) < 0) rc = CONFIG_ERROR;
     return rc;
 }
 
@@ -389,9 +393,15 @@ int up_plan(up_plan_t *p, char *err, size_t errlen)
     if (!conf->profiles[0]) profiles_join(conf->profiles, sizeof conf->profiles, ",", s_installed);
     long metrics_port[3];
     static const char *const what[3] = {"broker metrics", "executor metrics", "broker2 metrics"};
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         metrics_port[i] = up_port_pick(conf->metrics_port ? conf->metrics_port + i : 0,
                                        conf->metrics_asked, what[i]);
+        if (metrics_port[i] < 0) {
+            snprintf(err, errlen, "no free port for the %s (--port-range %s)", what[i],
+                     conf->port_range[0] ? conf->port_range : "default");
+            return -1;
+        }
+    }
     s_farm(p, bin, metrics_port);
     p->hub = !endpoint_is_local(p->farm.executors);
     if (p->hub) {

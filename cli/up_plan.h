@@ -22,6 +22,7 @@ typedef struct {
     char profiles[256];
     char executors[PATH_MAX + 16];
     long metrics_port;
+    char port_range[32]; /* LO-HI: where ports left to the farm are picked (up_ports.h) */
     long brokers; /* how many brokers (1 or 2): executors and the front-end use every one */
     char disable_layer[128];
     char log_level[16];

@@ -49,25 +49,54 @@ static void s_ephemeral(long *lo, long *hi)
     fclose(f);
 }
 
+static long s_range_lo, s_range_hi; /* --port-range; 0 0: the default */
+
+int up_ports_range(const char *spec, char *err, size_t errlen)
+{
+    s_range_lo = s_range_hi = 0;
+    if (!spec || !*spec) return 0;
+    char *end;
+    long lo = strtol(spec, &end, 10), hi = -1;
+    if (end != spec && *end == '-') {
+        const char *at = end + 1;
+        hi = strtol(at, &end, 10);
+        if (end == at) hi = -1;
+    }
+    if (hi < 0 || *end || lo < 1 || hi > 65535 || hi < lo) {
+        snprintf(err, errlen, "--port-range %s: expected LO-HI, two ports with LO <= HI", spec);
+        return -1;
+    }
+    s_range_lo = lo, s_range_hi = hi;
+    return 0;
+}
+
 long up_port_any(void)
 {
-    /* a free port below the ephemeral range (above 10000, clear of the well-known ones), tried
-     * at random so that farms starting together seldom try the same; else any the kernel gives */
-    long lo, hi;
-    s_ephemeral(&lo, &hi);
-    if (lo > 10000 + 64) {
-        static unsigned seed;   /* one sequence for every pick of this process: picks made */
-        static long picked[16]; /* before any is bound must still differ */
-        static size_t n_picked;
-        if (!seed) seed = ((unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL)) | 1u;
-        for (int i = 0; i < 64; i++) {
-            long port = 10000 + (long)(rand_r(&seed) % (unsigned)(lo - 10000));
-            int again = 0;
-            for (size_t k = 0; k < n_picked; k++) again |= picked[k] == port;
-            if (again || s_bind(port) != port) continue;
-            picked[n_picked++ % 16] = port;
-            return port;
-        }
+    /* a free port below the ephemeral range (above 10000, clear of the well-known ones), or in
+     * --port-range, tried at random so that farms starting together seldom try the same; else
+     * (no such range) any the kernel gives */
+    static unsigned seed;   /* one sequence for every pick of this process: picks made */
+    static long picked[16]; /* before any is bound must still differ */
+    static size_t n_picked;
+    long lo = s_range_lo, hi = s_range_hi;
+    if (!hi) {
+        s_ephemeral(&lo, &hi);
+        hi = lo - 1, lo = 10000;
+    }
+    if (!seed) seed = ((unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL)) | 1u;
+    long span = hi - lo + 1;
+    for (long i = 0; span > 0 && i < 64 + (s_range_hi ? span : 0); i++) {
+        /* at random first; in a range given, then every port of it in turn */
+        long port = i < 64 ? lo + (long)(rand_r(&seed) % (unsigned long)span) : lo + (i - 64);
+        int again = 0;
+        for (size_t k = 0; k < n_picked && k < 16; k++) again |= picked[k] == port;
+        if (again || s_bind(port) != port) continue;
+        picked[n_picked++ % 16] = port;
+        return port;
+    }
+    if (s_range_hi) {
+        log_error("event=port_range_full range=%ld-%ld", s_range_lo, s_range_hi);
+        return -1;
     }
     return s_bind(0);
 }

@@ -6,10 +6,14 @@
  * means "any free one", as before. */
 #ifndef SP_UP_PORTS_H
 #define SP_UP_PORTS_H
+#include <stddef.h>
 
+/* Ports left to the farm are picked in "LO-HI" (--port-range; "" for the default: 10000 up to
+ * the kernel's ephemeral range). 0, or -1 with the reason. */
+int up_ports_range(const char *spec, char *err, size_t errlen);
 /* 1 when 127.0.0.1:port can be bound now. */
 int up_port_free(long port);
-/* A free loopback port, or -1. */
+/* A free loopback port, in the range when one was given, or -1. */
 long up_port_any(void);
 /* The port to listen on: any free one for 0; want when it is free or was asked for; else a
  * free one (said in the log). what names it there. */

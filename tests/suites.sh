@@ -8,7 +8,7 @@
 #   bg:wait    waits for it (and fails, with its log's end, if it failed);
 #   A,B|C,D    lanes side by side: A then B in one lane, C then D in another (for suites that
 #              mostly wait on processes, so that two of them fit on the machine at once). Each
-#              lane has its own range of test ports (SNAKEPIT_TEST_PORTS, tests/lib/ports.py)
+#              lane has its own range of test ports (SNAKEPIT_PORT_RANGE, tests/lib/ports.py)
 #              and its own pytest temporary directory; its output goes to build/lanes/N.log and
 #              is printed when every lane has ended; a lane stops at its first failure, and the
 #              token fails when any lane failed.
@@ -76,7 +76,7 @@ run_lanes() {
         echo "== lane $((i + 1)): ${lanes[i]//,/ } (build/lanes/$((i + 1)).log)"
         IFS=, read -ra targets <<<"${lanes[i]}"
         SUITES_LANE=$((i + 1)) SUITES_RESULTS=$resultsfile MAKE=$MAKE \
-            SNAKEPIT_TEST_PORTS=$((lo + i * span))-$((lo + (i + 1) * span - 1)) \
+            SNAKEPIT_PORT_RANGE=$((lo + i * span))-$((lo + (i + 1) * span - 1)) \
             PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --basetemp=$tmp/pytest" \
             setsid bash "$0" "${targets[@]}" >"build/lanes/$((i + 1)).log" 2>&1 &
         lane_pids+=($!)

@@ -14,6 +14,7 @@ import pytest
 
 import clilib
 from clilib import EX_USAGE, Farm, free_port, snakepit
+from ports import free_range
 from farm import McpHttp, McpStdio
 
 BASIC = ("--profiles", "python.basic")
@@ -47,6 +48,23 @@ def test_tls_cert_and_key_go_together(tmp_path):
     cert, _ = clilib.self_signed(str(tmp_path))
     r = snakepit("up", "--state-dir", str(tmp_path / "s"), "--tls-cert", cert, timeout=30)
     assert r.returncode == EX_USAGE and "--tls-key" in r.stderr
+
+
+def test_the_ports_up_picks_itself_come_from_the_port_range_given():
+    lo, hi = free_range(8)
+    with Farm(slots=1, extra=("--port-range", "%d-%d" % (lo, hi)) + BASIC) as farm:  # metrics 0
+        picked = [int(url.rsplit(":", 1)[1].split("/")[0]) for url in farm.ready["metrics"][:2]]
+        assert all(lo <= port <= hi for port in picked), (picked, lo, hi)
+        for port in picked:  # and the components listen there
+            urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read()
+
+
+@pytest.mark.parametrize("spec", ["9-5", "5", "a-b", "0-10", "10-70000", "1-2x"])
+def test_a_port_range_that_is_not_one_is_refused_before_anything_starts(tmp_path, spec):
+    state = str(tmp_path / "state")
+    r = snakepit("up", "--state-dir", state, "--port-range", spec, timeout=30)
+    assert r.returncode == EX_USAGE and "--port-range %s" % spec in r.stderr, r.stderr
+    assert not os.path.exists(state)
 
 
 def test_allow_remote_serves_plain_http_on_every_address():

@@ -5,8 +5,10 @@ gives every outgoing connection its local port from the ephemeral range
 (/proc/sys/net/ipv4/ip_local_port_range), so a port picked there can become some client's
 (a Redis or ZeroMQ connection, of this farm or of a suite running beside it) in between. A
 port is therefore picked below that range, at random, and never twice by one process; from
-SNAKEPIT_TEST_PORTS ("LO-HI") when it is set: tests/suites.sh gives each lane of suites that
-run side by side its own range, so that two lanes never pick the same port.
+SNAKEPIT_PORT_RANGE ("LO-HI") when it is set: tests/suites.sh gives each lane of suites that
+run side by side its own range, so that two lanes never pick the same port. `snakepit up` reads
+the same variable (its --port-range) for the ports it picks itself, so that a farm a test starts
+with `--metrics-port 0` stays in its lane's range too.
 """
 import os
 import random
@@ -17,7 +19,7 @@ _rand = random.Random(os.getpid() ^ int.from_bytes(os.urandom(4), "little"))
 
 
 def _range():
-    spec = os.environ.get("SNAKEPIT_TEST_PORTS", "")
+    spec = os.environ.get("SNAKEPIT_PORT_RANGE", "")
     if spec:
         lo, hi = (int(x) for x in spec.split("-"))
         return lo, hi
@@ -36,6 +38,19 @@ def _bindable(port):
         except OSError:
             return False
     return True
+
+
+def free_range(n):
+    """LO, HI: n consecutive ports of this process's range, each free now (for a command that
+    picks its own ports within a range it is given)."""
+    lo, hi = _range()
+    for _ in range(200):
+        start = _rand.randint(lo, hi - n + 1)
+        ports = range(start, start + n)
+        if not _picked.intersection(ports) and all(_bindable(p) for p in ports):
+            _picked.update(ports)
+            return start, start + n - 1
+    raise RuntimeError("no %d free consecutive ports in %d-%d" % (n, lo, hi))
 
 
 def free_port():
