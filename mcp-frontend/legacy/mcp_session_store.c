@@ -314,9 +314,26 @@ void mcp_session_store_touch(mcp_session_store_t *self, mcp_session_t *s)
     store_eval(*self->store_p, self->touch, NULL, NULL, 2, 5, args); /* lost when Redis is away */
 }
 
-static void s_on_done(void *arg, redisReply *r)
+/* The deletion's news is on its way to every front-end when its script answers, but not yet
+ * written to each: Redis writes the script's answer and the PUBLISH's messages in one pass at
+ * the end of its loop turn, in no order a client can count on, and on a busy machine this
+ * front-end, its client and another front-end could all run before Redis wrote that front-end's
+ * message (whose copy then served one more request after the DELETE was answered). Redis reads
+ * a new command only after that pass: once a PING sent after the answer is answered, every
+ * message is in its subscriber's socket, where bus_drain finds it before a copy is trusted. */
+static void s_on_written(void *arg, redisReply *r)
 {
-    s_op_end(arg, s_ok(r) ? 0 : -1);
+    (void)r; /* the deletion is done either way */
+    s_op_end(arg, 0);
+}
+
+static void s_on_deleted(void *arg, redisReply *r)
+{
+    op_t *op = arg;
+    if (!s_ok(r))
+        s_op_end(op, -1);
+    else if (store_queryf(*op->db->store_p, s_on_written, op, "PING") < 0)
+        s_op_end(op, 0);
 }
 
 void mcp_session_store_delete(mcp_session_store_t *self, mcp_session_t *s,
@@ -328,7 +345,7 @@ void mcp_session_store_delete(mcp_session_store_t *self, mcp_session_t *s,
     const char *args[] = {zset, prefix, s->id, bus_control(self->bus), s->tenant->name};
     self->stats.deleted++;
     op_t *op = s_op(self, s, done, arg);
-    if (!s->stored || store_eval(*self->store_p, self->del, s_on_done, op, 1, 5, args) < 0)
+    if (!s->stored || store_eval(*self->store_p, self->del, s_on_deleted, op, 1, 5, args) < 0)
         s_op_end(op, s->stored ? -1 : 0);
 }
 
