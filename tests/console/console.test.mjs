@@ -79,6 +79,8 @@ try {
   assert.equal(await page.evaluate(() => document.cookie), "", "the script cannot read the cookie");
   ok("signed in with the key, by keyboard; the cookie is HttpOnly and SameSite=Strict");
   await page.getByRole("heading", { name: "Executions" }).waitFor();
+  // the heading comes with "Loading…"; the filter form once the list has been read
+  await page.locator("#f-status").waitFor();
   await page.locator(".skip").focus();
   await page.keyboard.press("Enter");
   assert.equal(await page.evaluate(() => document.activeElement.id), "main", "the skip link moves the focus");
