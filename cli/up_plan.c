@@ -244,7 +244,6 @@ static void s_farm(up_plan_t *p, const char *bin, const long metrics_port[3])
         snprintf(f->redis, sizeof f->redis, "unix://%s/redis.sock", dir);
     else
         snprintf(f->redis, sizeof f->redis, "%s", conf->redis);
-    s_http(conf);
     s_urls(conf, f);
     /* a certificate the farm serves is also what a local client trusts it by (a self-signed
      * one, typically); the path absolute, for clients started elsewhere */
@@ -391,6 +390,7 @@ int up_plan(up_plan_t *p, char *err, size_t errlen)
     farm_bin_dir(bin, sizeof bin);
     p->private_redis = !conf->redis[0];
     if (!conf->profiles[0]) profiles_join(conf->profiles, sizeof conf->profiles, ",", s_installed);
+    s_http(conf); /* first: a port asked for is held against the picks below */
     long metrics_port[3];
     static const char *const what[3] = {"broker metrics", "executor metrics", "broker2 metrics"};
     for (int i = 0; i < 3; i++) {

@@ -49,6 +49,25 @@ static void s_ephemeral(long *lo, long *hi)
     fclose(f);
 }
 
+/* Every port this process has handed out, picked or asked for: none is bound yet when the next
+ * is picked, and none may be picked twice (the MCP endpoint's port given by flag and a metrics
+ * port picked in the same range met once). */
+static long s_handed[16];
+static size_t s_n_handed;
+
+static int s_was_handed(long port)
+{
+    for (size_t k = 0; k < s_n_handed && k < 16; k++)
+        if (s_handed[k] == port) return 1;
+    return 0;
+}
+
+static long s_hand(long port)
+{
+    if (port > 0) s_handed[s_n_handed++ % 16] = port;
+    return port;
+}
+
 static long s_range_lo, s_range_hi; /* --port-range; 0 0: the default */
 
 int up_ports_range(const char *spec, char *err, size_t errlen)
@@ -75,36 +94,34 @@ long up_port_any(void)
     /* a free port below the ephemeral range (above 10000, clear of the well-known ones), or in
      * --port-range, tried at random so that farms starting together seldom try the same; else
      * (no such range) any the kernel gives */
-    static unsigned seed;   /* one sequence for every pick of this process: picks made */
-    static long picked[16]; /* before any is bound must still differ */
-    static size_t n_picked;
     long lo = s_range_lo, hi = s_range_hi;
     if (!hi) {
         s_ephemeral(&lo, &hi);
         hi = lo - 1, lo = 10000;
     }
+    static unsigned seed; /* one sequence for every pick of this process */
     if (!seed) seed = ((unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL)) | 1u;
     long span = hi - lo + 1;
     for (long i = 0; span > 0 && i < 64 + (s_range_hi ? span : 0); i++) {
         /* at random first; in a range given, then every port of it in turn */
         long port = i < 64 ? lo + (long)(rand_r(&seed) % (unsigned long)span) : lo + (i - 64);
-        int again = 0;
-        for (size_t k = 0; k < n_picked && k < 16; k++) again |= picked[k] == port;
-        if (again || s_bind(port) != port) continue;
-        picked[n_picked++ % 16] = port;
-        return port;
+        if (!s_was_handed(port) && s_bind(port) == port) return s_hand(port);
     }
     if (s_range_hi) {
         log_error("event=port_range_full range=%ld-%ld", s_range_lo, s_range_hi);
         return -1;
     }
-    return s_bind(0);
+    for (int i = 0; i < 64; i++) { /* whatever the kernel gives, if not handed out already */
+        long port = s_bind(0);
+        if (port < 0 || !s_was_handed(port)) return s_hand(port);
+    }
+    return -1;
 }
 
 long up_port_pick(long want, int asked, const char *what)
 {
     if (want <= 0) return up_port_any();
-    if (asked || up_port_free(want)) return want;
+    if (asked || (!s_was_handed(want) && up_port_free(want))) return s_hand(want);
     long port = up_port_any();
     log_info("event=port_taken what=%s port=%ld instead=%ld", what, want, port);
     return port;

@@ -50,13 +50,19 @@ def test_tls_cert_and_key_go_together(tmp_path):
     assert r.returncode == EX_USAGE and "--tls-key" in r.stderr
 
 
-def test_the_ports_up_picks_itself_come_from_the_port_range_given():
-    lo, hi = free_range(8)
-    with Farm(slots=1, extra=("--port-range", "%d-%d" % (lo, hi)) + BASIC) as farm:  # metrics 0
+def test_the_ports_up_picks_itself_come_from_the_port_range_given_and_never_one_asked_for():
+    # four ports: the MCP endpoint's, asked for by flag, and three to pick (both brokers' and
+    # the executor's /metrics, with --metrics-port 0): only one way to fit, the asked one kept
+    lo, hi = free_range(4)
+    with Farm(slots=1, extra=("--http", "127.0.0.1:%d" % lo, "--port-range", "%d-%d" % (lo, hi))
+              + BASIC) as farm:
+        assert farm.url == "http://127.0.0.1:%d/mcp" % lo
         picked = [int(url.rsplit(":", 1)[1].split("/")[0]) for url in farm.ready["metrics"][:2]]
-        assert all(lo <= port <= hi for port in picked), (picked, lo, hi)
+        assert all(lo < port <= hi for port in picked) and len(set(picked)) == 2, (picked, lo, hi)
         for port in picked:  # and the components listen there
             urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read()
+        r = snakepit("run", "--state-dir", farm.dir, "print(6*7)")
+        assert r.returncode == 0 and r.stdout == "42\n", r.stderr
 
 
 @pytest.mark.parametrize("spec", ["9-5", "5", "a-b", "0-10", "10-70000", "1-2x"])
