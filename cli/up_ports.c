@@ -91,30 +91,27 @@ int up_ports_range(const char *spec, char *err, size_t errlen)
 
 long up_port_any(void)
 {
-    /* a free port below the ephemeral range (above 10000, clear of the well-known ones), or in
-     * --port-range, tried at random so that farms starting together seldom try the same; else
-     * (no such range) any the kernel gives */
+    /* a free port of --port-range, or below the ephemeral range (above 10000, clear of the
+     * well-known ones); tried from a random one on, so that farms starting together seldom try
+     * the same; with neither (an ephemeral range starting that low), any the kernel gives */
     long lo = s_range_lo, hi = s_range_hi;
     if (!hi) {
         s_ephemeral(&lo, &hi);
         hi = lo - 1, lo = 10000;
     }
+    long span = hi - lo + 1;
+    if (span <= 0) {
+        long port = s_bind(0);
+        return s_was_handed(port) ? -1 : s_hand(port);
+    }
     static unsigned seed; /* one sequence for every pick of this process */
     if (!seed) seed = ((unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL)) | 1u;
-    long span = hi - lo + 1;
-    for (long i = 0; span > 0 && i < 64 + (s_range_hi ? span : 0); i++) {
-        /* at random first; in a range given, then every port of it in turn */
-        long port = i < 64 ? lo + (long)(rand_r(&seed) % (unsigned long)span) : lo + (i - 64);
+    long start = (long)(rand_r(&seed) % (unsigned long)span);
+    for (long i = 0; i < span; i++) {
+        long port = lo + (start + i) % span;
         if (!s_was_handed(port) && s_bind(port) == port) return s_hand(port);
     }
-    if (s_range_hi) {
-        log_error("event=port_range_full range=%ld-%ld", s_range_lo, s_range_hi);
-        return -1;
-    }
-    for (int i = 0; i < 64; i++) { /* whatever the kernel gives, if not handed out already */
-        long port = s_bind(0);
-        if (port < 0 || !s_was_handed(port)) return s_hand(port);
-    }
+    log_error("event=port_range_full range=%ld-%ld", lo, hi);
     return -1;
 }
 

@@ -65,6 +65,14 @@ def test_the_ports_up_picks_itself_come_from_the_port_range_given_and_never_one_
         assert r.returncode == 0 and r.stdout == "42\n", r.stderr
 
 
+def test_a_port_range_too_small_for_the_farm_is_an_error_naming_it(tmp_path):
+    lo, hi = free_range(2)  # three /metrics ports to pick
+    r = snakepit("up", "--state-dir", str(tmp_path / "s"), "--port-range", "%d-%d" % (lo, hi),
+                 "--metrics-port", "0", "--http", "127.0.0.1:%d" % free_port(), *BASIC, timeout=60)
+    assert r.returncode != 0 and "no free port for the" in r.stderr, r.stderr
+    assert "--port-range %d-%d" % (lo, hi) in r.stderr
+
+
 @pytest.mark.parametrize("spec", ["9-5", "5", "a-b", "0-10", "10-70000", "1-2x"])
 def test_a_port_range_that_is_not_one_is_refused_before_anything_starts(tmp_path, spec):
     state = str(tmp_path / "state")
