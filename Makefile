@@ -387,7 +387,7 @@ BENCH_DRIVERS := $(BUILD)/bench/limit $(BUILD)/bench/http_load $(BUILD)/bench/sp
 $(BENCH_DRIVERS): $(BUILD)/bench/%: bench/%.c $(BENCH_COMMON) bench/latency.h bench/proctree.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) -I. $(CFLAGS) -o $@ $< $(BENCH_COMMON) $(LIB) $(LDFLAGS) $(LIBS)
-bench-tools: all $(BENCH_DRIVERS) $(BENCH_TOOLS) $(BUILD)/bench/forkcost
+bench-tools: all $(BENCH_DRIVERS) $(BENCH_TOOLS) $(BUILD)/bench/forkcost $(BUILD)/bench/record_fill
 BENCH_ENV := SNAKEPIT_BIN=$(abspath $(BIN)) SNAKEPIT_BENCH=$(abspath $(BUILD)/bench)
 bench: bench-tools
 	$(BENCH_ENV) /usr/bin/python3 bench/bench.py --mode full

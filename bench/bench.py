@@ -12,6 +12,8 @@ Runs, one after the other on this machine, each variant at each concurrency on e
   sessions        on (b)'s farm: print(1) as a session's cell, and fork_session latency
                   (bench/bench_sessions.py)
   profiles        bench/profiles.py: each profile's zygote memory, fork cost and CPU per job
+  redis cost      bench/redis_cost.py: a record's cost to a private Redis, pipelined and paced,
+                  beside plain writes and a PING
   independent     on (b)'s farm: bench/sdk_driver.mjs, the official MCP SDK client against the
                   farm and a fresh interpreter per call spawned by Node, windows alternating
 
@@ -36,6 +38,7 @@ import time
 import bench_sessions
 import fairness as fairness_bench
 import profiles as profiles_bench
+import redis_cost
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("SNAKEPIT_BIN", os.path.join(ROOT, "build/bin"))
@@ -216,6 +219,9 @@ def bench_farm(m, tmp, slots, mode="full", sessions=True):
             log("fairness: tenants quiet (c1) and flood (c64); Redis per execution (two c8 windows)")
             lines.append({"fairness": fairness_bench.bench_fairness(*args)})
             lines.append({"redis": fairness_bench.bench_redis(*args)})
+        log("redis cost: a record's write to a private Redis, pipelined and paced (bench/redis_cost.py)")
+        records, paced_n = {"full": (20000, 200), "quick": (5000, 100), "smoke": (500, 10)}[mode]
+        lines.append({"redis_cost": redis_cost.run(records, paced_n, PACE_MS)})
         sdk = bench_sdk(m, mode, tmp, url[1], key, up.pid)
         if sdk:
             lines.append({"independent": sdk})
@@ -338,7 +344,7 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=
             if "sessions" in l:
                 sessions = l["sessions"]
                 continue
-            if "fairness" in l or "redis" in l or "independent" in l:
+            if "fairness" in l or "redis" in l or "redis_cost" in l or "independent" in l:
                 extras.update(l)
                 continue
             if l.get("paced"):
@@ -439,6 +445,7 @@ def assemble(mode, m, slots, lines_by_variant, broker, started, cmd, by_profile=
         "sessions": sessions,
         "fairness": extras.get("fairness"),
         "redis": extras.get("redis"),
+        "redis_cost": extras.get("redis_cost"),
         "independent": extras.get("independent"),
         "profiles": by_profile,
         "run": {"mode": mode, "command": cmd, "date": started["date"], "git": git_rev(),
@@ -510,6 +517,8 @@ def summary(r, markdown=False):
     if r.get("sessions"):
         lines.append(bench_sessions.summary_line(r["sessions"]))
     lines += fairness_bench.summary_lines(r.get("fairness"), r.get("redis"))
+    if r.get("redis_cost"):
+        lines += redis_cost.summary(r["redis_cost"])
     ind = r.get("independent")
     if ind:
         f, p = ind["farm"], ind["fresh"]

@@ -5,11 +5,14 @@
  * and this is the front-end's own code writing it.
  *
  *   record_fill --redis URL --records N [--tenants T] [--code-bytes B] [--stdout-bytes B]
+ *               [--pace-ms P]
  *
  * The record's shape: a realistic small job (the sample below, ~70 bytes of code printing one
  * line and ending in an expression), spread over T tenants, each with the farm's default
  * retention (10,000 records, 7 days). Writes are paced so the journal never drops any; the
- * tool exits 0 once Redis has acknowledged every record, and prints the count. */
+ * tool exits 0 once Redis has acknowledged every record, and prints the count. With --pace-ms,
+ * one record at a time instead, the next P ms after the previous one's answer, as on a quiet
+ * farm (bench/redis_cost.py): it prints the count and the round trips' p50 and p90 in µs. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,12 @@ typedef struct {
     long landed, sent, failed;
 } fill_t;
 
+static int s_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static void s_landed(void *arg, redisReply *reply)
 {
     fill_t *f = arg;
@@ -42,6 +51,12 @@ static void s_landed(void *arg, redisReply *reply)
 static void s_until_connected(loop_t *loop, void *arg)
 {
     if (store_connected(arg)) loop_stop(loop);
+}
+
+static void s_pause(loop_t *loop, void *arg)
+{
+    (void)arg;
+    loop_stop(loop);
 }
 
 static const char *s_arg(int argc, char **argv, const char *name, const char *def)
@@ -67,6 +82,7 @@ int main(int argc, char **argv)
     long tenants = atol(s_arg(argc, argv, "--tenants", "100"));
     long code_bytes = atol(s_arg(argc, argv, "--code-bytes", "0"));
     long out_bytes = atol(s_arg(argc, argv, "--stdout-bytes", "0"));
+    long pace_ms = atol(s_arg(argc, argv, "--pace-ms", "0"));
     redis_url_t u;
     char err[512];
     if (!url || redis_url_parse(url, &u, err, sizeof err) < 0) {
@@ -74,7 +90,7 @@ int main(int argc, char **argv)
         return 2;
     }
     fill_t f = {.loop = loop_new()};
-    store_conf_t sc = {.timeout_ms = 30000, .buffer_commands = 4 * BATCH, .replay_ms = 0};
+    store_conf_t sc = {.timeout_ms = 30000, .buffer_commands = 16 * BATCH, .replay_ms = 0};
     store_t *store = store_new(f.loop, &u, &sc);
     records_conf_t rc = RECORDS_CONF_DEFAULTS; /* the front-end's */
     records_t *records = records_new(store, &rc, "vm:27867");
@@ -111,8 +127,10 @@ int main(int argc, char **argv)
     res.executor = "vm-27866";
 
     uint64_t created = clock_wall_ms();
+    uint64_t *rtt = pace_ms > 0 && n > 0 ? xcalloc((size_t)n, sizeof *rtt) : NULL;
     for (long done = 0; done < n;) {
-        long batch = n - done < BATCH ? n - done : BATCH;
+        long batch = rtt ? 1 : n - done < BATCH ? n - done : BATCH;
+        uint64_t t0 = clock_mono_us();
         for (long i = 0; i < batch; i++, done++) {
             uint8_t id[ID_BYTES];
             char hex[ID_STR_LEN + 1], tenant[32];
@@ -130,6 +148,12 @@ int main(int argc, char **argv)
             record_submit_destroy(&sub);
         }
         if (f.landed < f.sent) loop_run(f.loop); /* until this batch is in */
+        if (rtt) {
+            rtt[done - 1] = clock_mono_us() - t0;
+            uint64_t pause = loop_timer_add(f.loop, (uint64_t)pace_ms, 0, s_pause, NULL);
+            loop_run(f.loop);
+            loop_timer_cancel(f.loop, pause);
+        }
     }
     store_destroy(&store);
     records_destroy(&records);
@@ -141,6 +165,12 @@ int main(int argc, char **argv)
                 f.failed);
         return 1;
     }
-    printf("%ld\n", n);
+    if (rtt) {
+        qsort(rtt, (size_t)n, sizeof *rtt, s_cmp_u64);
+        printf("%ld %llu %llu\n", n, (unsigned long long)rtt[n / 2],
+               (unsigned long long)rtt[n * 9 / 10]);
+        free(rtt);
+    } else
+        printf("%ld\n", n);
     return 0;
 }

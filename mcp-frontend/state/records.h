@@ -25,7 +25,8 @@
  *                                for operators who keep everything elsewhere.
  *
  * A record is written when the job ends, by one idempotent script (record_scripts.h) the store
- * may replay; a job still running after --record-queued-after-ms (or a task, whose id leaves at
+ * may replay — sent the first time, when it needs none of the script's upkeep, as the same work
+ * in plain commands (store_write_first: cheaper for Redis); a job still running after --record-queued-after-ms (or a task, whose id leaves at
  * once) has it written when it is submitted too (status `queued`, so that it can be looked up
  * while it runs), and the end then writes only the final fields. The fields of the submission
  * are taken from the JobSpec as the job starts (record_submit_new) and kept until one of those

@@ -32,6 +32,7 @@ typedef struct op {
     store_resend_fn *resend; /* an error reply may have it sent again, changed (once) */
     void *resend_arg;
     journal_entry_t *entry; /* a write: its journal entry */
+    int part;               /* a command of a write's first form, before its last (entry NULL) */
     uint64_t conn;          /* the connection it was sent on */
     char *cmd;              /* a query waiting for the connection being made: its bytes */
     size_t len;
@@ -383,7 +384,7 @@ static int s_is_error(const redisReply *r, const char *prefix)
 /* A write's reply. NULL: its connection is gone, and the journal sends it again on the next
  * one. A replica's READONLY or a loading server's LOADING: the same, after reconnecting. */
 static void s_on_write_reply(store_t *self, op_t *op, redisReply *reply)
-{
+{ /* (a part of a first form has no entry: its errors count, the last command's answer acks) */
     if (!reply || op->conn != self->conn) return;
     if (s_is_error(reply, "READONLY") || s_is_error(reply, "LOADING") ||
         s_is_error(reply, "MASTERDOWN")) {
@@ -403,7 +404,7 @@ static void s_on_write_reply(store_t *self, op_t *op, redisReply *reply)
         self->stats.errors[STORE_OP_WRITE]++;
         log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
     }
-    journal_acked(self->journal, op->entry, clock_mono_ms());
+    if (op->entry) journal_acked(self->journal, op->entry, clock_mono_ms());
 }
 
 /* An error reply its sender takes back: the command, changed, goes again on the same op (its
@@ -429,7 +430,7 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
     s_sent_pop(self);
     if (op->resend && reply && reply->type == REDIS_REPLY_ERROR && s_resend(self, op, reply))
         return;
-    if (op->entry) {
+    if (op->entry || op->part) {
         s_on_write_reply(self, op, reply);
     } else if (!reply || reply->type == REDIS_REPLY_ERROR) {
         self->stats.errors[STORE_OP_QUERY]++;
@@ -630,6 +631,43 @@ int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, co
     if (s_write_formatted(self, cmd, (size_t)len, fn, arg) < 0) return -1;
     /* someone waits for the answer: on the wire now, not at the loop's next turn */
     redisAsyncHandleWrite(self->ac);
+    return 0;
+}
+
+int store_write_first(store_t *self, int argc, const char **argv, const size_t *argvlen,
+                      int n_first, const int *first_argc, const char **first_argv,
+                      const size_t *first_lens, store_reply_fn *fn, void *arg)
+{
+    if (!self) return -1;
+    char *cmd;
+    int len = s_format(&cmd, argc, argv, argvlen);
+    if (len < 0) return -1;
+    int immediate = self->ac && !self->closing && !self->drop &&
+                    !journal_next_unsent(self->journal) &&
+                    (long)self->sent_n + n_first <= self->conf.buffer_commands;
+    journal_entry_t *e = journal_append(self->journal, cmd, (size_t)len);
+    if (!e) {
+        s_dropped(self);
+        return -1;
+    }
+    if (!immediate || n_first < 1) return -1; /* the journal sends the replayable form */
+    for (int i = 0, at = 0; i < n_first; at += first_argc[i++]) {
+        char *part;
+        int plen = s_format(&part, first_argc[i], first_argv + at, first_lens + at);
+        if (plen < 0) return -1;
+        int last = i == n_first - 1;
+        op_t *op = last ? s_op_new(self, fn, arg) : s_op_new(self, NULL, NULL);
+        op->entry = last ? e : NULL;
+        op->part = !last;
+        int sent = s_send_op(self, op, part, (size_t)plen);
+        free(part);
+        if (sent < 0) { /* the connection went: the entry, unsent, goes on the next one */
+            s_op_free(op);
+            return -1;
+        }
+    }
+    journal_mark_sent(self->journal, e);
+    if (fn) redisAsyncHandleWrite(self->ac); /* someone waits for the answer: on the wire now */
     return 0;
 }
 

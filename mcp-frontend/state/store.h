@@ -87,6 +87,18 @@ void store_writef(store_t *self, const char *fmt, ...);
 int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, const char **argv,
                       const size_t *argvlen);
 
+/* A write with two forms. The journal keeps argv, the idempotent form (a script that counts
+ * usage only for a record's first final write, say) that any replay sends; when the write can
+ * go on the wire at once it goes as the first form instead: n_first plain commands (the i-th
+ * has first_argc[i] arguments, all of them back to back in first_argv/first_lens) that need not
+ * be idempotent, for they are sent once — cheaper for Redis than the script (bench/redis_cost.py).
+ * fn, if any, hears the last command's reply; since Redis applies a connection's commands in
+ * order, the whole first form (and every write before it) is in. A replay after the first form
+ * landed finds its work done. Returns as store_write_acked. */
+int store_write_first(store_t *self, int argc, const char **argv, const size_t *argvlen,
+                      int n_first, const int *first_argc, const char **first_argv,
+                      const size_t *first_lens, store_reply_fn *fn, void *arg);
+
 /* PUBLISH in the writes' order (a listener finds in Redis whatever was written before it), but
  * sent at most once: never replayed after a reconnect, for pub/sub is at most once anyway and a
  * listener would hear a replayed event twice. Dropped, counted, when the journal is full. */
@@ -137,5 +149,11 @@ int store_evaln(store_t *self, store_script_t *script, store_reply_fn *fn, void 
  * Saves Redis hashing a kilobyte of source per write, and the bytes. fn as store_write_eval's. */
 int store_write_script(store_t *self, store_script_t *script, int nkeys, int nargs,
                        const char **args, const size_t *lens, store_reply_fn *fn, void *arg);
+/* The same script as the replayable form of store_write_first, the first form beside it (sent
+ * as the script alone until its SHA-1 is known). */
+int store_write_script_first(store_t *self, store_script_t *script, int nkeys, int nargs,
+                             const char **args, const size_t *lens, int n_first,
+                             const int *first_argc, const char **first_argv,
+                             const size_t *first_lens, store_reply_fn *fn, void *arg);
 
 #endif

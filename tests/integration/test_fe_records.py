@@ -98,3 +98,51 @@ def test_replayed_task_writes_leave_finished_and_cancelled_tasks_as_they_were(fe
     assert settled() == ("completed", "cancelled")
     for tid in (done, stopped):
         assert r.zscore("sp:t:tasky:tasks", tid) and r.ttl("sp:exec:" + tid) > 0
+
+
+@pytest.fixture(scope="module")
+def fe_plain():
+    """a front-end as most run: no export stream, the default retention"""
+    f = Frontend(extra=["--redis-replay-ms", "60000"])
+    yield f
+    f.stop()
+
+
+def _calls(r, command):
+    return int(r.info("commandstats").get("cmdstat_" + command, {}).get("calls", 0))
+
+
+def test_a_record_written_as_plain_commands_is_replayed_by_its_script_without_counting_twice(
+        fe_plain):
+    """A final record's write goes out as plain commands (HSET, EXPIRE, ZADD, HINCRBY: cheaper
+    for Redis than the script) when it needs none of the script's upkeep, and stays in the
+    journal as the script, which counts usage only for a record's first final fields."""
+    fe = fe_plain
+    key = fe.add_tenant("plain", rate="1000", burst="1000")
+    r = fe.redis()
+    before = _calls(r, "hincrby")
+    ids = run(fe, key, 5)
+    day = time.strftime("%Y%m%d", time.gmtime())
+    assert r.hget("sp:t:plain:use:" + day, "executions") == "5"  # in before the answers
+    assert r.hget("sp:t:plain:use:" + day, "status:ok") == "5"
+    # the tenant's first write trims its index and sweeps old usage days (the script); the
+    # next four went as plain commands, four counters each
+    assert _calls(r, "hincrby") - before == 4 * 4
+    assert r.zrange("sp:t:plain:execs", 0, -1) == ids
+    assert all(0 < r.ttl("sp:exec:" + i) for i in ids)
+    assert all(r.hget("sp:exec:" + i, "status") == "ok" for i in ids)
+    # replayed into a Redis that has them: the script finds their final fields, counts nothing
+    replayed = fe.metric("snakepit_mcp_records_replayed_total")
+    r.client_kill_filter(_type="normal", skipme=True)
+    wait_for(lambda: fe.metric("snakepit_mcp_records_replayed_total") >= replayed + 5, 15,
+             "the journal sent again")
+    assert r.hget("sp:t:plain:use:" + day, "executions") == "5"
+    # replayed into a Redis that lost them: written again, counted once
+    fe.stop_redis()
+    fe.start_redis()
+    fe.add_tenant("plain", rate="1000", burst="1000")
+    r = fe.redis()
+    wait_for(lambda: all(r.hget("sp:exec:" + i, "status") == "ok" for i in ids), 15,
+             "the journal to replay every record")
+    assert r.hget("sp:t:plain:use:" + day, "executions") == "5"
+    assert r.zrange("sp:t:plain:execs", 0, -1) == ids
