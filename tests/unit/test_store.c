@@ -6,7 +6,8 @@
  * connection has the journal sent again (PUBLISH apart); a write whose answer is wanted hears it
  * exactly once; a replica's READONLY and a Redis that stops answering make the store reconnect
  * and write again; connect hooks come before the buffered writes; a script write goes by SHA, and
- * a NOSCRIPT answer has the scripts loaded again before it is sent again; the buffer's bound.
+ * a NOSCRIPT answer has the scripts loaded again before it is sent again; a write with two forms
+ * goes as its first and is sent again as its replayable one; the buffer's bound.
  * Linked against the front-end's library (libmcp.a). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -420,6 +421,84 @@ test_a_script_write_goes_by_sha_and_noscript_reloads_the_scripts_and_writes_agai
     assert_int_equal(store_stats(s)->errors[STORE_OP_WRITE], 0); /* not a failed write */
 }
 
+/* A write with two forms (store_write_first): "SET r 1" stands for the replayable script,
+ * "SET f 1" + "INCR n" for the plain commands that do its work once. */
+static const char *REPLAY[] = {"SET", "r", "1"};
+static const char *FIRST[] = {"SET", "f", "1", "INCR", "n"};
+static const size_t FIRST_LENS[] = {3, 1, 1, 4, 1};
+static const int FIRST_ARGC[] = {3, 2};
+
+static int s_two_form(store_t *s, store_reply_fn *fn)
+{
+    return store_write_first(s, 3, REPLAY, NULL, 2, FIRST_ARGC, FIRST, FIRST_LENS, fn, NULL);
+}
+
+static int s_two_seen(void)
+{
+    return R.n_seen == 2;
+}
+
+static int s_three_seen_and_acked_after_reconnect(void)
+{
+    return R.connections == 2 && R.n_seen == 3 && store_unacked(S) == 0;
+}
+
+static void
+test_a_two_form_write_goes_as_its_first_form_and_is_sent_again_as_its_replayable_one(void **state)
+{
+    (void)state;
+    store_t *s = s_connected_store(2000);
+    n_answers = 0;
+    R.hold = 1;
+    assert_int_equal(s_two_form(s, s_on_answer), 0);
+    assert_true(s_run_until(s_two_seen));
+    assert_string_equal(R.seen[0], "SET f 1");
+    assert_string_equal(R.seen[1], "INCR n");
+    assert_int_equal(n_answers, 0);
+    s_fake_release(); /* both answered: the last one's answer is the write's */
+    assert_true(s_run_until(s_answered));
+    assert_true(s_run_until(s_all_acked));
+    assert_int_equal(n_answers, 1);
+    assert_int_equal(last_answer_type, REDIS_REPLY_STATUS);
+    s_fake_close_conn(); /* a failover: the journal sends the write again, as its script */
+    assert_true(s_run_until(s_three_seen_and_acked_after_reconnect));
+    assert_string_equal(R.seen[2], "SET r 1");
+    assert_int_equal(store_stats(s)->writes_replayed, 1);
+    assert_int_equal(n_answers, 1);
+}
+
+static void test_a_two_form_write_lost_before_its_answer_is_sent_again_as_its_replayable_one(
+    void **state)
+{
+    (void)state;
+    store_t *s = s_connected_store(2000);
+    n_answers = 0;
+    R.hold = 1;
+    assert_int_equal(s_two_form(s, s_on_answer), 0);
+    assert_true(s_run_until(s_two_seen));
+    s_fake_close_conn(); /* unanswered: Redis may or may not have applied the first form */
+    R.hold = 0;
+    assert_true(s_run_until(s_answered));
+    assert_int_equal(last_answer_type, -1);
+    assert_true(s_run_until(s_three_seen_and_acked_after_reconnect));
+    assert_string_equal(R.seen[2], "SET r 1");
+}
+
+static void test_a_two_form_write_made_while_redis_is_away_goes_only_as_its_replayable_one(
+    void **state)
+{
+    (void)state;
+    store_t *s = s_store(2000, 100);
+    n_answers = 0;
+    assert_int_equal(s_two_form(s, s_on_answer), -1); /* kept: nobody will be told */
+    s_fake_listen();
+    assert_true(s_run_until(s_one_seen));
+    assert_true(s_run_until(s_all_acked));
+    assert_string_equal(R.seen[0], "SET r 1");
+    assert_int_equal(R.n_seen, 1);
+    assert_int_equal(n_answers, 0);
+}
+
 static void s_on_connect(void *arg, store_t *store)
 {
     (void)arg;
@@ -474,6 +553,15 @@ int main(void)
             teardown),
         cmocka_unit_test_setup_teardown(
             test_a_redis_that_stops_answering_is_dropped_and_the_write_goes_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_two_form_write_goes_as_its_first_form_and_is_sent_again_as_its_replayable_one,
+            setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_two_form_write_lost_before_its_answer_is_sent_again_as_its_replayable_one, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_two_form_write_made_while_redis_is_away_goes_only_as_its_replayable_one, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(test_connect_hooks_run_before_the_buffered_writes_are_sent,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
