@@ -639,6 +639,9 @@ int store_write_first(store_t *self, int argc, const char **argv, const size_t *
                       const size_t *first_lens, store_reply_fn *fn, void *arg)
 {
     if (!self) return -1;
+    if (n_first < 1) /* no first form: an ordinary write */
+        return fn ? store_write_acked(self, fn, arg, argc, argv, argvlen)
+                  : (store_write(self, argc, argv, argvlen), 0);
     char *cmd;
     int len = s_format(&cmd, argc, argv, argvlen);
     if (len < 0) return -1;
@@ -650,7 +653,7 @@ int store_write_first(store_t *self, int argc, const char **argv, const size_t *
         s_dropped(self);
         return -1;
     }
-    if (!immediate || n_first < 1) return -1; /* the journal sends the replayable form */
+    if (!immediate) return -1; /* the journal sends the replayable form */
     for (int i = 0, at = 0; i < n_first; at += first_argc[i++]) {
         char *part;
         int plen = s_format(&part, first_argc[i], first_argv + at, first_lens + at);
