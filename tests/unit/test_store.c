@@ -316,12 +316,20 @@ static int s_answered(void)
     return n_answers > 0;
 }
 
-static void test_a_write_whose_answer_is_wanted_hears_redis_s_reply_once(void **state)
+/* A connected store whose writes the fake will not answer until s_fake_release, no answer
+ * heard yet. */
+static store_t *s_store_holding_answers(void)
 {
-    (void)state;
     store_t *s = s_connected_store(2000);
     n_answers = 0;
     R.hold = 1;
+    return s;
+}
+
+static void test_a_write_whose_answer_is_wanted_hears_redis_s_reply_once(void **state)
+{
+    (void)state;
+    store_t *s = s_store_holding_answers();
     const char *argv[] = {"SET", "k", "v"};
     assert_int_equal(store_write_acked(s, s_on_answer, NULL, 3, argv, NULL), 0);
     assert_true(s_run_until(s_one_seen));
@@ -343,9 +351,7 @@ static void
 test_a_wanted_answer_lost_with_the_connection_is_null_and_the_write_goes_again(void **state)
 {
     (void)state;
-    store_t *s = s_connected_store(2000);
-    n_answers = 0;
-    R.hold = 1;
+    store_t *s = s_store_holding_answers();
     const char *argv[] = {"SET", "k", "v"};
     assert_int_equal(store_write_acked(s, s_on_answer, NULL, 3, argv, NULL), 0);
     assert_true(s_run_until(s_one_seen));
@@ -447,9 +453,7 @@ static void
 test_a_two_form_write_goes_as_its_first_form_and_is_sent_again_as_its_replayable_one(void **state)
 {
     (void)state;
-    store_t *s = s_connected_store(2000);
-    n_answers = 0;
-    R.hold = 1;
+    store_t *s = s_store_holding_answers();
     assert_int_equal(s_two_form(s, s_on_answer), 0);
     assert_true(s_run_until(s_two_seen));
     assert_string_equal(R.seen[0], "SET f 1");
@@ -471,9 +475,7 @@ static void test_a_two_form_write_lost_before_its_answer_is_sent_again_as_its_re
     void **state)
 {
     (void)state;
-    store_t *s = s_connected_store(2000);
-    n_answers = 0;
-    R.hold = 1;
+    store_t *s = s_store_holding_answers();
     assert_int_equal(s_two_form(s, s_on_answer), 0);
     assert_true(s_run_until(s_two_seen));
     s_fake_close_conn(); /* unanswered: Redis may or may not have applied the first form */
