@@ -100,7 +100,7 @@ def measure(pid, c, fn, n):
     out = fn()
     cpu, after_calls = redis_cpu_s(pid) - before, commands(c)
     cmds = sum(after_calls[k] - before_calls.get(k, 0) for k in after_calls if k not in ("info",))
-    return {"n": n, "redis_cpu_us": round(cpu / n * 1e6, 1), "commands": round((cmds - 1) / n, 2)}, out
+    return {"n": n, "redis_cpu_us": round(cpu / n * 1e6, 1), "commands": round(cmds / n, 2)}, out
 
 
 def record_fill(url, records, pace_ms=0):

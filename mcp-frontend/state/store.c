@@ -689,6 +689,15 @@ void store_writef(store_t *self, const char *fmt, ...)
 int store_write_call(store_t *self, const char *verb, const char *body, int nkeys, int nargs,
                      const char **args, const size_t *lens, store_reply_fn *fn, void *arg)
 {
+    return store_write_call_first(self, verb, body, nkeys, nargs, args, lens, 0, NULL, NULL, NULL,
+                                  fn, arg);
+}
+
+int store_write_call_first(store_t *self, const char *verb, const char *body, int nkeys,
+                           int nargs, const char **args, const size_t *lens, int n_first,
+                           const int *first_argc, const char **first_argv,
+                           const size_t *first_lens, store_reply_fn *fn, void *arg)
+{
     if (!self) return -1;
     int argc = 3 + nargs;
     const char **argv = xcalloc((size_t)argc, sizeof *argv);
@@ -702,8 +711,8 @@ int store_write_call(store_t *self, const char *verb, const char *body, int nkey
         argv[3 + i] = args[i];
         argl[3 + i] = lens ? lens[i] : strlen(args[i]);
     }
-    int rc = fn ? store_write_acked(self, fn, arg, argc, argv, argl)
-                : (store_write(self, argc, argv, argl), 0);
+    int rc = store_write_first(self, argc, argv, argl, n_first, first_argc, first_argv,
+                               first_lens, fn, arg); /* n_first 0: an ordinary write */
     free(argv);
     free(argl);
     return rc;

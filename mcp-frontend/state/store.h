@@ -108,6 +108,11 @@ void store_publish(store_t *self, const char *channel, const char *message);
  * arguments (lens NULL: strings). fn as store_write_acked's, or NULL. */
 int store_write_call(store_t *self, const char *verb, const char *body, int nkeys, int nargs,
                      const char **args, const size_t *lens, store_reply_fn *fn, void *arg);
+/* The same call as the replayable form of store_write_first, the first form beside it. */
+int store_write_call_first(store_t *self, const char *verb, const char *body, int nkeys,
+                           int nargs, const char **args, const size_t *lens, int n_first,
+                           const int *first_argc, const char **first_argv,
+                           const size_t *first_lens, store_reply_fn *fn, void *arg);
 /* An idempotent write that is a Lua script: EVAL with its source. fn as store_write_acked's,
  * or NULL. (store_write_script below sends a script made with store_script by SHA.) */
 int store_write_eval(store_t *self, const char *source, int nkeys, int nargs, const char **args,

@@ -140,21 +140,6 @@ int store_write_script_first(store_t *self, store_script_t *script, int nkeys, i
     if (!self) return -1;
     if (!script->sha[0]) /* not loaded yet: the script alone, by source */
         return store_write_eval(self, script->source, nkeys, nargs, args, lens, fn, arg);
-    int argc = 3 + nargs;
-    const char **argv = xcalloc((size_t)argc, sizeof *argv);
-    size_t *argl = xcalloc((size_t)argc, sizeof *argl);
-    char n[16];
-    snprintf(n, sizeof n, "%d", nkeys);
-    argv[0] = "EVALSHA", argl[0] = 7;
-    argv[1] = script->sha, argl[1] = strlen(script->sha);
-    argv[2] = n, argl[2] = strlen(n);
-    for (int i = 0; i < nargs; i++) {
-        argv[3 + i] = args[i];
-        argl[3 + i] = lens ? lens[i] : strlen(args[i]);
-    }
-    int rc = store_write_first(self, argc, argv, argl, n_first, first_argc, first_argv, first_lens,
-                               fn, arg);
-    free(argv);
-    free(argl);
-    return rc;
+    return store_write_call_first(self, "EVALSHA", script->sha, nkeys, nargs, args, lens, n_first,
+                                  first_argc, first_argv, first_lens, fn, arg);
 }
