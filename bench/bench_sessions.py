@@ -62,57 +62,74 @@ def _pct(xs, p):
     return round(xs[min(len(xs) - 1, max(0, int(round(p / 100 * len(xs) + 0.5)) - 1))], 3) if xs else None
 
 
+class _Parent:
+    """A python.basic session holding MB megabytes, forked over and over. Each fork_session
+    stacks one Landlock layer on the parent too, and a session has 15 to give: a fresh one
+    takes its place before they run out, whichever loop forked it last."""
+
+    RENEW_AFTER = 12
+
+    def __init__(self, mcp, mb):
+        self.mcp, self.mb, self.sid, self.forks = mcp, mb, None, 0
+        self._new()
+
+    def _new(self):
+        if self.sid:
+            self.mcp.call("close_session", {"session_id": self.sid})
+        args = {"profile": "python.basic"}
+        if self.mb:
+            args["memory_limit"] = 2 * self.mb + 256
+        self.sid, self.forks = self.mcp.call("create_session", args)["session_id"], 0
+        self.mcp.call("execute_code", {"session_id": self.sid,
+                                       "code": f"held = b'x' * ({self.mb} << 20)" if self.mb else "x = 1"})
+
+    def fresh(self):
+        """The session id, renewed first if its forks are nearly used up; counts one fork."""
+        if self.forks >= self.RENEW_AFTER:
+            self._new()
+        self.forks += 1
+        return self.sid
+
+    def close(self):
+        self.mcp.call("close_session", {"session_id": self.sid})
+
+
 def _forks(mcp, mode):
     out = {}
     for mb in SIZES_MB:
-        sid = mcp.call("create_session", {"profile": "python.basic", "memory_limit": 2 * mb + 256})["session_id"]
-        mcp.call("execute_code", {"session_id": sid, "code": f"held = b'x' * ({mb} << 20)"})
+        parent = _Parent(mcp, mb)
         times = []
         for _ in range(FORKS[mode]):
+            sid = parent.fresh()
             t0 = time.perf_counter()
             fid = mcp.call("fork_session", {"session_id": sid})["session_id"]
             times.append((time.perf_counter() - t0) * 1000)
             mcp.call("close_session", {"session_id": fid})
-            # (a lineage forks at most 15 deep, but each fork here is of the same session, whose
-            # own layers grow by one per fork: start a new one before it runs out)
-            if len(times) % 12 == 0:
-                mcp.call("close_session", {"session_id": sid})
-                sid = mcp.call("create_session", {"profile": "python.basic",
-                                                  "memory_limit": 2 * mb + 256})["session_id"]
-                mcp.call("execute_code", {"session_id": sid, "code": f"held = b'x' * ({mb} << 20)"})
         if mb == SIZES_MB[-1]:
-            out["fanout16_200MB"], out["map8"] = _fanout(mcp, mode, sid, mb)
-        mcp.call("close_session", {"session_id": sid})
+            out["fanout16_200MB"], out["map8"] = _fanout(mcp, mode, parent)
+        parent.close()
         out[f"{mb}MB"] = {"p50_ms": _pct(times, 50), "p90_ms": _pct(times, 90), "n": len(times)}
     return out
 
 
-def _fanout(mcp, mode, sid, mb):
+def _fanout(mcp, mode, big):
     """16 clones of the big session in one fork_session; map_session of 8 print(1) on a small
-    one. Every clone is closed again (a lineage stacks one Landlock layer per fork job: a fresh
-    parent before it runs out)."""
+    one (8 forks, one layer on the parent). Every clone is closed again."""
     times, maps = [], []
-    for i in range(FANOUTS[mode]):
-        if i and i % 12 == 0:
-            mcp.call("close_session", {"session_id": sid})
-            sid = mcp.call("create_session", {"profile": "python.basic",
-                                              "memory_limit": 2 * mb + 256})["session_id"]
-            mcp.call("execute_code", {"session_id": sid, "code": f"held = b'x' * ({mb} << 20)"})
+    for _ in range(FANOUTS[mode]):
+        sid = big.fresh()
         t0 = time.perf_counter()
         ids = mcp.call("fork_session", {"session_id": sid, "count": 16})["session_ids"]
         times.append((time.perf_counter() - t0) * 1000)
         for fid in ids:
             mcp.call("close_session", {"session_id": fid})
-    small = mcp.call("create_session", {"profile": "python.basic"})["session_id"]
-    mcp.call("execute_code", {"session_id": small, "code": "x = 1"})
-    for i in range(FANOUTS[mode]):
-        if i and i % 12 == 0:
-            mcp.call("close_session", {"session_id": small})
-            small = mcp.call("create_session", {"profile": "python.basic"})["session_id"]
+    small = _Parent(mcp, 0)
+    for _ in range(FANOUTS[mode]):
+        sid = small.fresh()
         t0 = time.perf_counter()
-        mcp.call("map_session", {"session_id": small, "codes": ["print(1)"] * 8})
+        mcp.call("map_session", {"session_id": sid, "codes": ["print(1)"] * 8})
         maps.append((time.perf_counter() - t0) * 1000)
-    mcp.call("close_session", {"session_id": small})
+    small.close()
     return ({"p50_ms": _pct(times, 50), "p90_ms": _pct(times, 90), "n": len(times)},
             {"p50_ms": _pct(maps, 50), "p90_ms": _pct(maps, 90), "n": len(maps)})
 

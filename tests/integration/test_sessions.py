@@ -97,6 +97,22 @@ def test_forks_run_out_with_a_clear_answer(farm):
     assert f.get("isError") and "snapshot" in f["error_text"], f
 
 
+def test_a_session_forked_over_and_over_runs_out_too(farm):
+    """The parent takes a layer at each of its forks as well: the same session forked 15 times
+    (each fork closed again) is refused the 16th, and the answer counts its forks, not a depth."""
+    mcp = add_tenant(farm, "reforker", "--max-sessions", "4")
+    made = sc(mcp, "create_session", {"profile": "python.basic"})
+    sid, left = made["session_id"], made["forks_left"]
+    for i in range(left):
+        f = sc(mcp, "fork_session", {"session_id": sid})
+        assert f["forks_left"] == left - i - 1, f
+        sc(mcp, "close_session", {"session_id": f["session_id"]})
+    f = sc(mcp, "fork_session", {"session_id": sid})
+    assert f.get("isError"), f
+    assert "used the %d forks" % left in f["error_text"] and "snapshot" in f["error_text"], f
+    assert out(mcp, sid, "print('still here')") == "still here\n"
+
+
 FILES = {
     "a.txt": b"hello\n",
     "dir/b.bin": bytes(range(256)) * 40,

@@ -470,9 +470,10 @@ int session_fork_start(session_fork_t *s, zygote_session_t *parent, const uint8_
     if (parent->layers >= LANDLOCK_MAX_LAYERS)
         return refusal_fill(
             why, ST_REJECTED, "ForkLimit",
-            "this session is a fork %d deep, as deep as Landlock's %d layers allow; "
-            "save it with create_state_snapshot and restore that into a new session, "
-            "which starts from a fresh sandbox",
+            "this session has used the %d forks Landlock's %d layers allow (every fork_session "
+            "of it, or of a session it was forked from, stacks one on it); save it with "
+            "create_state_snapshot and restore that into a new session, which starts from a "
+            "fresh sandbox",
             parent->layers - 1, LANDLOCK_MAX_LAYERS);
     uint8_t(*ids)[ID_BYTES] = xcalloc(n, ID_BYTES);
     memcpy(ids[0], job->new_session, ID_BYTES);
