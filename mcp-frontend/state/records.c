@@ -491,13 +491,14 @@ static void s_final_fields(records_t *self, args_t *a, const record_about_t *r, 
 }
 
 /* The first form of a final write (store_write_first): what RECORD_FINISH_LUA does, as plain
- * commands — the fields by HSET, the TTL, the id into the index when this is the job's only
- * write, the usage by HINCRBY. Without Lua Redis spends about a third less CPU on it, and on a quiet
- * farm (Redis waking for each call) answers ~100 µs sooner (bench/redis_cost.py). The script
- * stays the write's replayable form: it counts usage only when the final fields are new, so a
- * replay after this landed counts nothing again. Only for a write with none of the script's
- * upkeep (no trim due, no old usage days to delete, no export stream): 0 then. Every value
- * points into a, the script's arguments (ARGV[k] is a->argv[nkeys + k - 1]). */
+ * commands, which the store sends as one transaction — the fields by HSET, the TTL, the id into
+ * the index when this is the job's only write, the usage by HINCRBY. Without Lua Redis spends
+ * about a third less CPU on it, and on a quiet farm (Redis waking for each call) answers ~100 µs
+ * sooner (bench/redis_cost.py). The script stays the write's replayable form: it counts usage
+ * only when the final fields are new, so a replay after this landed counts nothing again. Only
+ * for a write with none of the script's upkeep (no trim due, no old usage days to delete, no
+ * export stream): 0 then. Every value points into a, the script's arguments (ARGV[k] is
+ * a->argv[nkeys + k - 1]). */
 #define FIRST_MAX_CMDS 16
 #define FIRST_MAX_ARGS (MAX_ARGS + 3 * FIRST_MAX_CMDS)
 typedef struct {

@@ -25,6 +25,8 @@
 #define MAX_CONNECT_HOOKS        8
 
 /* One command in flight: what to call back, and how it may be sent again. */
+enum { FIRST_PART = 1, FIRST_EXEC };
+
 typedef struct op {
     store_t *store;
     store_reply_fn *fn;
@@ -32,7 +34,8 @@ typedef struct op {
     store_resend_fn *resend; /* an error reply may have it sent again, changed (once) */
     void *resend_arg;
     journal_entry_t *entry; /* a write: its journal entry */
-    int part;               /* a command of a write's first form, before its last (entry NULL) */
+    int first;              /* of a write's first form: FIRST_PART (MULTI or a command, entry
+                               NULL) or FIRST_EXEC (the write's answer) */
     uint64_t conn;          /* the connection it was sent on */
     char *cmd;              /* a query waiting for the connection being made: its bytes */
     size_t len;
@@ -384,8 +387,11 @@ static int s_is_error(const redisReply *r, const char *prefix)
 /* A write's reply. NULL: its connection is gone, and the journal sends it again on the next
  * one. A replica's READONLY or a loading server's LOADING: the same, after reconnecting. */
 static void s_on_write_reply(store_t *self, op_t *op, redisReply *reply)
-{ /* (a part of a first form has no entry: its errors count, the last command's answer acks) */
+{ /* (a part of a first form has no entry: its errors count, EXEC's answer acks) */
     if (!reply || op->conn != self->conn) return;
+    /* a first form refused whole because a command in it met one of the errors below: none of
+     * it was applied, and the journal sends the write again on the next connection */
+    if (self->drop && op->first == FIRST_EXEC && s_is_error(reply, "EXECABORT")) return;
     if (s_is_error(reply, "READONLY") || s_is_error(reply, "LOADING") ||
         s_is_error(reply, "MASTERDOWN")) {
         self->drop = 1;
@@ -403,6 +409,12 @@ static void s_on_write_reply(store_t *self, op_t *op, redisReply *reply)
     if (reply->type == REDIS_REPLY_ERROR) {
         self->stats.errors[STORE_OP_WRITE]++;
         log_warn("event=redis_error_reply error=\"%.200s\"", reply->str ? reply->str : "");
+    } else if (op->first == FIRST_EXEC && reply->type == REDIS_REPLY_ARRAY) {
+        for (size_t i = 0; i < reply->elements; i++) /* a command of it that failed alone */
+            if (reply->element[i]->type == REDIS_REPLY_ERROR) {
+                self->stats.errors[STORE_OP_WRITE]++;
+                log_warn("event=redis_error_reply error=\"%.200s\"", reply->element[i]->str);
+            }
     }
     if (op->entry) journal_acked(self->journal, op->entry, clock_mono_ms());
 }
@@ -430,7 +442,7 @@ static void s_on_reply(redisAsyncContext *ac, void *r, void *privdata)
     s_sent_pop(self);
     if (op->resend && reply && reply->type == REDIS_REPLY_ERROR && s_resend(self, op, reply))
         return;
-    if (op->entry || op->part) {
+    if (op->entry || op->first) {
         s_on_write_reply(self, op, reply);
     } else if (!reply || reply->type == REDIS_REPLY_ERROR) {
         self->stats.errors[STORE_OP_QUERY]++;
@@ -647,24 +659,33 @@ int store_write_first(store_t *self, int argc, const char **argv, const size_t *
     if (len < 0) return -1;
     int immediate = self->ac && !self->closing && !self->drop &&
                     !journal_next_unsent(self->journal) &&
-                    (long)self->sent_n + n_first <= self->conf.buffer_commands;
+                    (long)self->sent_n + n_first + 2 <= self->conf.buffer_commands;
     journal_entry_t *e = journal_append(self->journal, cmd, (size_t)len);
     if (!e) {
         s_dropped(self);
         return -1;
     }
     if (!immediate) return -1; /* the journal sends the replayable form */
-    for (int i = 0, at = 0; i < n_first; at += first_argc[i++]) {
-        char *part;
-        int plen = s_format(&part, first_argc[i], first_argv + at, first_lens + at);
-        if (plen < 0) return -1;
-        int last = i == n_first - 1;
-        op_t *op = last ? s_op_new(self, fn, arg) : s_op_new(self, NULL, NULL);
-        op->entry = last ? e : NULL;
-        op->part = !last;
-        int sent = s_send_op(self, op, part, (size_t)plen);
+    /* One transaction, so that Redis (and a replica it feeds) applies all of it or none: a
+     * replay that found it half applied would take its usage for counted. */
+    static const char MULTI[] = "*1\r\n$5\r\nMULTI\r\n", EXEC[] = "*1\r\n$4\r\nEXEC\r\n";
+    for (int i = -1, at = 0; i <= n_first; i++) {
+        int exec = i == n_first;
+        char *part = NULL;
+        const char *word = i < 0 ? MULTI : EXEC;
+        size_t wlen = i < 0 ? sizeof MULTI - 1 : sizeof EXEC - 1;
+        if (i >= 0 && !exec) {
+            wlen = (size_t)s_format(&part, first_argc[i], first_argv + at, first_lens + at);
+            word = part;
+            at += first_argc[i];
+        }
+        op_t *op = s_op_new(self, exec ? fn : NULL, exec ? arg : NULL);
+        op->entry = exec ? e : NULL;
+        op->first = exec ? FIRST_EXEC : FIRST_PART;
+        int sent = s_send_op(self, op, word, wlen);
         free(part);
-        if (sent < 0) { /* the connection went: the entry, unsent, goes on the next one */
+        if (sent < 0) { /* the connection is going, the open MULTI with it: the entry, unsent,
+                           goes on the next one */
             s_op_free(op);
             return -1;
         }

@@ -92,9 +92,11 @@ int store_write_acked(store_t *self, store_reply_fn *fn, void *arg, int argc, co
  * go on the wire at once it goes as the first form instead: n_first plain commands (the i-th
  * has first_argc[i] arguments, all of them back to back in first_argv/first_lens) that need not
  * be idempotent, for they are sent once — cheaper for Redis than the script (bench/redis_cost.py).
- * fn, if any, hears the last command's reply; since Redis applies a connection's commands in
- * order, the whole first form (and every write before it) is in. A replay after the first form
- * landed finds its work done. Returns as store_write_acked. */
+ * They go as one MULTI/EXEC transaction, applied (and replicated) whole or not at all, so that a
+ * replay never meets them half done. fn, if any, hears EXEC's reply (an array: a command that
+ * failed alone is an error in it, counted and logged here); since Redis applies a connection's
+ * commands in order, the whole first form (and every write before it) is in. A replay after
+ * the first form landed finds its work done. Returns as store_write_acked. */
 int store_write_first(store_t *self, int argc, const char **argv, const size_t *argvlen,
                       int n_first, const int *first_argc, const char **first_argv,
                       const size_t *first_lens, store_reply_fn *fn, void *arg);

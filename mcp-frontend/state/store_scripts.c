@@ -125,11 +125,8 @@ int store_evaln(store_t *self, store_script_t *script, store_reply_fn *fn, void 
 int store_write_script(store_t *self, store_script_t *script, int nkeys, int nargs,
                        const char **args, const size_t *lens, store_reply_fn *fn, void *arg)
 {
-    if (!self) return -1;
-    /* By SHA once SCRIPT LOAD has answered (every connection loads every script before the
-     * journal is sent on it, so a replay finds it), by source until then. */
-    if (!script->sha[0]) return store_write_eval(self, script->source, nkeys, nargs, args, lens, fn, arg);
-    return store_write_call(self, "EVALSHA", script->sha, nkeys, nargs, args, lens, fn, arg);
+    return store_write_script_first(self, script, nkeys, nargs, args, lens, 0, NULL, NULL, NULL,
+                                    fn, arg); /* no first form: the script alone */
 }
 
 int store_write_script_first(store_t *self, store_script_t *script, int nkeys, int nargs,
@@ -138,7 +135,9 @@ int store_write_script_first(store_t *self, store_script_t *script, int nkeys, i
                              const size_t *first_lens, store_reply_fn *fn, void *arg)
 {
     if (!self) return -1;
-    if (!script->sha[0]) /* not loaded yet: the script alone, by source */
+    /* By SHA once SCRIPT LOAD has answered (every connection loads every script before the
+     * journal is sent on it, so a replay finds it), by source — the script alone — until then. */
+    if (!script->sha[0])
         return store_write_eval(self, script->source, nkeys, nargs, args, lens, fn, arg);
     return store_write_call_first(self, "EVALSHA", script->sha, nkeys, nargs, args, lens, n_first,
                                   first_argc, first_argv, first_lens, fn, arg);

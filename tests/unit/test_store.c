@@ -51,6 +51,7 @@ typedef struct {
     int hold;               /* answers are held back ... */
     int held;               /* ... this many so far */
     const char *error_next; /* the next command is answered with this error */
+    const char *error_at[MAX_SEEN]; /* the command seen n-th (from 0) is answered with this */
 } fake_redis_t;
 
 static fake_redis_t R;
@@ -90,7 +91,9 @@ static void s_fake_command(const redisReply *cmd)
         s_fake_send("$40\r\n" FAKE_SHA "\r\n");
         return;
     }
-    if (R.error_next) {
+    if (R.error_at[R.n_seen - 1]) {
+        s_fake_send(R.error_at[R.n_seen - 1]);
+    } else if (R.error_next) {
         s_fake_send(R.error_next);
         R.error_next = NULL;
     } else if (R.hold) {
@@ -428,7 +431,7 @@ test_a_script_write_goes_by_sha_and_noscript_reloads_the_scripts_and_writes_agai
 }
 
 /* A write with two forms (store_write_first): "SET r 1" stands for the replayable script,
- * "SET f 1" + "INCR n" for the plain commands that do its work once. */
+ * "SET f 1" + "INCR n" for the plain commands that do its work once, in a transaction. */
 static const char *REPLAY[] = {"SET", "r", "1"};
 static const char *FIRST[] = {"SET", "f", "1", "INCR", "n"};
 static const size_t FIRST_LENS[] = {3, 1, 1, 4, 1};
@@ -439,14 +442,22 @@ static int s_two_form(store_t *s, store_reply_fn *fn)
     return store_write_first(s, 3, REPLAY, NULL, 2, FIRST_ARGC, FIRST, FIRST_LENS, fn, NULL);
 }
 
-static int s_two_seen(void)
+static int s_transaction_seen(void)
 {
-    return R.n_seen == 2;
+    return R.n_seen == 4;
 }
 
-static int s_three_seen_and_acked_after_reconnect(void)
+static int s_replay_seen_and_acked_after_reconnect(void)
 {
-    return R.connections == 2 && R.n_seen == 3 && store_unacked(S) == 0;
+    return R.connections == 2 && R.n_seen == 5 && store_unacked(S) == 0;
+}
+
+static void s_assert_transaction_seen(void)
+{
+    assert_string_equal(R.seen[0], "MULTI");
+    assert_string_equal(R.seen[1], "SET f 1");
+    assert_string_equal(R.seen[2], "INCR n");
+    assert_string_equal(R.seen[3], "EXEC");
 }
 
 static void
@@ -455,18 +466,17 @@ test_a_two_form_write_goes_as_its_first_form_and_is_sent_again_as_its_replayable
     (void)state;
     store_t *s = s_store_holding_answers();
     assert_int_equal(s_two_form(s, s_on_answer), 0);
-    assert_true(s_run_until(s_two_seen));
-    assert_string_equal(R.seen[0], "SET f 1");
-    assert_string_equal(R.seen[1], "INCR n");
+    assert_true(s_run_until(s_transaction_seen));
+    s_assert_transaction_seen();
     assert_int_equal(n_answers, 0);
-    s_fake_release(); /* both answered: the last one's answer is the write's */
+    s_fake_release(); /* all answered: EXEC's answer is the write's */
     assert_true(s_run_until(s_answered));
     assert_true(s_run_until(s_all_acked));
     assert_int_equal(n_answers, 1);
     assert_int_equal(last_answer_type, REDIS_REPLY_STATUS);
     s_fake_close_conn(); /* a failover: the journal sends the write again, as its script */
-    assert_true(s_run_until(s_three_seen_and_acked_after_reconnect));
-    assert_string_equal(R.seen[2], "SET r 1");
+    assert_true(s_run_until(s_replay_seen_and_acked_after_reconnect));
+    assert_string_equal(R.seen[4], "SET r 1");
     assert_int_equal(store_stats(s)->writes_replayed, 1);
     assert_int_equal(n_answers, 1);
 }
@@ -477,13 +487,46 @@ static void test_a_two_form_write_lost_before_its_answer_is_sent_again_as_its_re
     (void)state;
     store_t *s = s_store_holding_answers();
     assert_int_equal(s_two_form(s, s_on_answer), 0);
-    assert_true(s_run_until(s_two_seen));
+    assert_true(s_run_until(s_transaction_seen));
     s_fake_close_conn(); /* unanswered: Redis may or may not have applied the first form */
     R.hold = 0;
     assert_true(s_run_until(s_answered));
     assert_int_equal(last_answer_type, -1);
-    assert_true(s_run_until(s_three_seen_and_acked_after_reconnect));
-    assert_string_equal(R.seen[2], "SET r 1");
+    assert_true(s_run_until(s_replay_seen_and_acked_after_reconnect));
+    assert_string_equal(R.seen[4], "SET r 1");
+}
+
+static void test_a_two_form_write_a_replica_refused_is_sent_again_as_its_replayable_one(
+    void **state)
+{
+    (void)state;
+    store_t *s = s_connected_store(2000);
+    n_answers = 0;
+    R.error_at[1] = "-READONLY You can't write against a read only replica.\r\n";
+    R.error_at[3] = "-EXECABORT Transaction discarded because of previous errors.\r\n";
+    assert_int_equal(s_two_form(s, s_on_answer), 0);
+    assert_true(s_run_until(s_answered));
+    s_assert_transaction_seen();
+    assert_int_equal(last_answer_type, REDIS_REPLY_ERROR); /* the write's answer: refused */
+    R.error_at[1] = R.error_at[3] = NULL;
+    /* nothing of it applied: not acknowledged, it goes again, as its script, to the next one */
+    assert_true(s_run_until(s_replay_seen_and_acked_after_reconnect));
+    assert_string_equal(R.seen[4], "SET r 1");
+    assert_int_equal(store_stats(s)->errors[STORE_OP_WRITE], 0); /* a reconnect, not a failure */
+}
+
+static void test_a_command_of_a_first_form_that_fails_alone_is_counted(void **state)
+{
+    (void)state;
+    store_t *s = s_connected_store(2000);
+    n_answers = 0;
+    R.error_at[3] = "*2\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind\r\n";
+    assert_int_equal(s_two_form(s, s_on_answer), 0);
+    assert_true(s_run_until(s_answered));
+    assert_true(s_run_until(s_all_acked)); /* applied, all but that command: not sent again */
+    assert_int_equal(last_answer_type, REDIS_REPLY_ARRAY);
+    assert_int_equal(store_stats(s)->errors[STORE_OP_WRITE], 1);
+    assert_int_equal(R.n_seen, 4);
 }
 
 static void test_a_two_form_write_made_while_redis_is_away_goes_only_as_its_replayable_one(
@@ -561,6 +604,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_a_two_form_write_lost_before_its_answer_is_sent_again_as_its_replayable_one, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_two_form_write_a_replica_refused_is_sent_again_as_its_replayable_one, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_a_command_of_a_first_form_that_fails_alone_is_counted,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_a_two_form_write_made_while_redis_is_away_goes_only_as_its_replayable_one, setup,
             teardown),
